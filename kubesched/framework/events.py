@@ -1,0 +1,137 @@
+"""Cluster events and queueing hints: what can make an unschedulable pod schedulable again.
+
+A plugin that rejects pods says, through ``events_to_register``, which cluster events could
+change its mind. The queue moves a rejected pod back only on those events, and only when the
+optional hint function (``hint(pod, old, new) -> QueueingHint``) agrees.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum, IntFlag
+from typing import Any, Callable, Optional
+
+
+class ActionType(IntFlag):
+    """What happened to an object, as upstream's ``framework.ActionType`` bits."""
+
+    ADD = 1
+    DELETE = 2
+    UPDATE_NODE_ALLOCATABLE = 4
+    UPDATE_NODE_LABEL = 8
+    UPDATE_NODE_TAINT = 16
+    UPDATE_NODE_CONDITION = 32
+    UPDATE_NODE_ANNOTATION = 64
+    UPDATE_POD_LABEL = 128
+    UPDATE_POD_SCALE_DOWN = 256
+    UPDATE_POD_TOLERATIONS = 512
+    UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
+    UPDATE_OTHER = 2048
+    UPDATE = (
+        UPDATE_NODE_ALLOCATABLE
+        | UPDATE_NODE_LABEL
+        | UPDATE_NODE_TAINT
+        | UPDATE_NODE_CONDITION
+        | UPDATE_NODE_ANNOTATION
+        | UPDATE_POD_LABEL
+        | UPDATE_POD_SCALE_DOWN
+        | UPDATE_POD_TOLERATIONS
+        | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+        | UPDATE_OTHER
+    )
+    ALL = ADD | DELETE | UPDATE
+
+
+class Resource(str, Enum):
+    """Kinds of objects events are about. ``POD`` means pods bound to a node (assigned)."""
+
+    POD = "Pod"
+    UNSCHEDULED_POD = "UnscheduledPod"
+    NODE = "Node"
+    NAMESPACE = "Namespace"
+    PERSISTENT_VOLUME = "PersistentVolume"
+    PERSISTENT_VOLUME_CLAIM = "PersistentVolumeClaim"
+    STORAGE_CLASS = "StorageClass"
+    CSI_NODE = "CSINode"
+    POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
+    WILDCARD = "*"
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    resource: Resource
+    action: ActionType
+    label: str = ""
+
+    def matches(self, other: ClusterEvent) -> bool:
+        """Whether a registration (``self``) covers an event that happened (``other``)."""
+        if self.resource is Resource.WILDCARD and self.action == ActionType.ALL:
+            return True
+        return (self.resource is Resource.WILDCARD or self.resource == other.resource) and bool(
+            self.action & other.action
+        )
+
+    def __str__(self) -> str:
+        return self.label or f"{self.resource.value}{self.action.name}"
+
+
+class QueueingHint(Enum):
+    QUEUE = "Queue"
+    SKIP = "QueueSkip"
+
+
+HintFn = Callable[[Any, Any, Any], QueueingHint]
+"""``hint(pod, old_obj, new_obj)``: may the event make ``pod`` (a pod dict) schedulable?"""
+
+
+@dataclass(frozen=True)
+class ClusterEventWithHint:
+    event: ClusterEvent
+    hint: Optional[HintFn] = None
+
+
+# Events upstream names, for reuse.
+NODE_ADD = ClusterEvent(Resource.NODE, ActionType.ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(Resource.NODE, ActionType.DELETE, "NodeDelete")
+ASSIGNED_POD_ADD = ClusterEvent(Resource.POD, ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent(Resource.POD, ActionType.UPDATE, "AssignedPodUpdate")
+ASSIGNED_POD_DELETE = ClusterEvent(Resource.POD, ActionType.DELETE, "AssignedPodDelete")
+UNSCHEDULED_POD_UPDATE = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.UPDATE, "UnscheduledPodUpdate")
+WILDCARD_EVENT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "WildCardEvent")
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate")
+
+
+def node_update_actions(old: dict[str, Any], new: dict[str, Any]) -> ActionType:
+    """Which kinds of node update happened between two versions of a node."""
+    actions = ActionType(0)
+    o_meta, n_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
+    o_st, n_st = old.get("status") or {}, new.get("status") or {}
+    if o_st.get("allocatable") != n_st.get("allocatable"):
+        actions |= ActionType.UPDATE_NODE_ALLOCATABLE
+    if o_meta.get("labels") != n_meta.get("labels"):
+        actions |= ActionType.UPDATE_NODE_LABEL
+    if o_spec.get("taints") != n_spec.get("taints") or o_spec.get("unschedulable") != n_spec.get("unschedulable"):
+        actions |= ActionType.UPDATE_NODE_TAINT
+    if o_st.get("conditions") != n_st.get("conditions"):
+        actions |= ActionType.UPDATE_NODE_CONDITION
+    if o_meta.get("annotations") != n_meta.get("annotations"):
+        actions |= ActionType.UPDATE_NODE_ANNOTATION
+    return actions
+
+
+def pod_update_actions(old: dict[str, Any], new: dict[str, Any]) -> ActionType:
+    """Which kinds of pod update happened between two versions of a pod."""
+    actions = ActionType(0)
+    o_meta, n_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
+    if o_meta.get("labels") != n_meta.get("labels"):
+        actions |= ActionType.UPDATE_POD_LABEL
+    if o_spec.get("tolerations") != n_spec.get("tolerations"):
+        actions |= ActionType.UPDATE_POD_TOLERATIONS
+    if o_spec.get("schedulingGates") and not n_spec.get("schedulingGates"):
+        actions |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
+    if o_spec.get("containers") != n_spec.get("containers"):
+        actions |= ActionType.UPDATE_POD_SCALE_DOWN
+    return actions or ActionType.UPDATE_OTHER

@@ -1,0 +1,331 @@
+"""The plugin contract: one Protocol per extension point, and what the runtime hands to plugins.
+
+A plugin is a class with a ``name`` and one method per extension point it implements. It is
+constructed once per profile as ``Plugin(args, handle)``, where ``args`` is an instance of the
+class attribute ``Args`` (a pydantic model validated from ``pluginConfig``; ``None`` when the
+plugin declares no ``Args``) and ``handle`` is the :class:`Handle` of its profile.
+
+Per-node methods (``filter``, ``score``) must be plain functions: they run once per node per
+pod. Per-pod methods may be ``async def``; the runtime awaits only those that are.
+
+A method returns a :class:`Status` (or ``None``, meaning Success). An exception raised from a
+plugin is a bug in that plugin: the runtime turns it into an ERROR status naming the plugin and
+the extension point, and the pod is retried with backoff.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Iterable, Protocol, Sequence, Union, runtime_checkable
+
+from .events import ClusterEventWithHint
+from .status import Status
+from .types import NodeInfo, PodInfo, QueuedPodInfo
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+MAX_NODE_SCORE = 100
+MIN_NODE_SCORE = 0
+MAX_TOTAL_SCORE = 2**63 - 1
+
+MaybeAwaitable = Union[Status, None, Awaitable[Union[Status, None]]]
+
+#: Extension points, in the order a pod meets them, with the method that implements each.
+EXTENSION_POINTS: dict[str, str] = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+
+
+class StateData(Protocol):
+    def clone(self) -> StateData: ...
+
+
+class CycleState:
+    """Data plugins share during one scheduling cycle, keyed by plugin-chosen strings.
+
+    ``clone`` copies each entry through its own ``clone()`` when it has one (preemption
+    simulates removing pods on a copy), otherwise shallowly.
+    """
+
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+
+    def __init__(self) -> None:
+        self._data: dict[str, Any] = {}
+        self.skip_filter_plugins: set[str] = set()
+        self.skip_score_plugins: set[str] = set()
+        self.record_plugin_metrics = False
+
+    def read(self, key: str) -> Any:
+        """The value stored under ``key``; raises ``KeyError`` naming it when absent."""
+        try:
+            return self._data[key]
+        except KeyError:
+            raise KeyError(f"{key!r} not found in CycleState") from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def write(self, key: str, value: Any) -> None:
+        self._data[key] = value
+
+    def delete(self, key: str) -> None:
+        self._data.pop(key, None)
+
+    def clone(self) -> CycleState:
+        c = CycleState()
+        for k, v in self._data.items():
+            cl = getattr(v, "clone", None)
+            c._data[k] = cl() if callable(cl) else copy.copy(v)
+        c.skip_filter_plugins = set(self.skip_filter_plugins)
+        c.skip_score_plugins = set(self.skip_score_plugins)
+        return c
+
+
+class PreFilterResult:
+    """Which nodes a PreFilter plugin allows; ``node_names=None`` means all of them.
+
+    The runtime intersects the results of all PreFilter plugins.
+    """
+
+    __slots__ = ("node_names",)
+
+    def __init__(self, node_names: Iterable[str] | None = None) -> None:
+        self.node_names: set[str] | None = None if node_names is None else set(node_names)
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.node_names is None:
+            return PreFilterResult(self.node_names)
+        if self.node_names is None:
+            return PreFilterResult(other.node_names)
+        return PreFilterResult(self.node_names & other.node_names)
+
+    def __repr__(self) -> str:
+        return f"PreFilterResult({sorted(self.node_names) if self.node_names is not None else 'all'})"
+
+
+class NodeScore:
+    """One node's score from one plugin; NormalizeScore rewrites ``score`` in place."""
+
+    __slots__ = ("name", "score")
+
+    def __init__(self, name: str, score: int) -> None:
+        self.name = name
+        self.score = score
+
+    def __repr__(self) -> str:
+        return f"NodeScore({self.name}={self.score})"
+
+
+class PostFilterResult:
+    """What PostFilter (preemption) achieved: the node the pod is nominated to, if any."""
+
+    __slots__ = ("nominated_node_name",)
+
+    def __init__(self, nominated_node_name: str = "") -> None:
+        self.nominated_node_name = nominated_node_name
+
+
+class WaitingPod(Protocol):
+    """A pod held at Permit. Other plugins may allow or reject it through the handle."""
+
+    @property
+    def pod(self) -> dict[str, Any]: ...
+
+    def pending_plugins(self) -> list[str]: ...
+
+    def allow(self, plugin: str) -> None: ...
+
+    def reject(self, plugin: str, message: str) -> None: ...
+
+
+class SharedLister(Protocol):
+    """The snapshot of the cluster taken at the start of a scheduling cycle."""
+
+    def list(self) -> Sequence[NodeInfo]: ...
+
+    def get(self, name: str) -> NodeInfo: ...
+
+    def have_pods_with_affinity(self) -> Sequence[NodeInfo]: ...
+
+    def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]: ...
+
+
+class Handle(Protocol):
+    """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings."""
+
+    @property
+    def profile_name(self) -> str: ...
+
+    def snapshot(self) -> SharedLister: ...
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]: ...
+
+    def reject_waiting_pod(self, uid: str) -> bool: ...
+
+    @property
+    def cluster(self) -> Any: ...
+
+    @property
+    def parallelism(self) -> int: ...
+
+
+# --- one Protocol per extension point ---------------------------------------------------------
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    """Every plugin has a ``name`` (the upstream name for in-tree plugins)."""
+
+    name: ClassVar[str]
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    """Called before a pod enters activeQ. Anything but Success keeps it gated (not scheduled)
+    until an event its plugin registered for lets it in."""
+
+    def pre_enqueue(self, pod: PodInfo) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    """Orders activeQ: ``less(a, b)`` is True when ``a`` should be scheduled before ``b``.
+    Exactly one per profile, and the same one in every profile."""
+
+    def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool: ...
+
+
+@runtime_checkable
+class EnqueueExtensions(Plugin, Protocol):
+    """Which cluster events may make a pod this plugin rejected schedulable again."""
+
+    def events_to_register(self) -> list[ClusterEventWithHint]: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    """Runs once per pod before Filter. Returns ``(result, status)``:
+
+    * ``result`` may narrow the nodes worth filtering (results of all plugins intersect);
+    * a rejecting status ends the attempt for every node (the pod is unschedulable);
+    * Skip means this plugin's Filter will not run for this pod.
+    A plugin may return a bare Status (or None) when it never narrows the nodes.
+    """
+
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> Any: ...
+
+
+@runtime_checkable
+class PreFilterExtensions(Plugin, Protocol):
+    """Incrementally update the state PreFilter wrote when a pod is added to or removed from
+    a node during evaluation (nominated pods, preemption)."""
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> MaybeAwaitable: ...
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    """Can the pod run on this node? Success, or Unschedulable(AndUnresolvable) with reasons.
+    Plain function. The runtime stops at the first plugin that rejects a node."""
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    """Runs only when no node fits. Returns ``(PostFilterResult | None, status)``; Success with a
+    nominated node ends PostFilter (preemption made room)."""
+
+    def post_filter(self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]) -> Any: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    """Runs once per pod with the feasible nodes, before Score. Skip: this plugin's Score is
+    not run for this pod."""
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    """Scores one feasible node; ``(score, status)`` or a bare int. Plain function.
+    After NormalizeScore every score must be within 0..100; the runtime multiplies by the
+    plugin's weight."""
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any: ...
+
+
+@runtime_checkable
+class ScoreExtensions(Plugin, Protocol):
+    """Rewrites this plugin's scores for all nodes in place (e.g. to 0..100)."""
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    """Reserve runs in order once a node is chosen; a failure unreserves every Reserve plugin
+    in reverse order. ``unreserve`` must be idempotent and may not fail."""
+
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    """Returns ``(status, timeout_seconds)`` or a bare Status: Success, Wait (the binding cycle
+    waits until allowed, rejected, or the timeout), or a rejection."""
+
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    """Runs before Bind in the binding cycle; a failure unreserves and retries the pod."""
+
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    """Binds the pod. Skip passes to the next Bind plugin; the first non-Skip answer wins."""
+
+    def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    """Informational, after a successful bind."""
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+
+
+def plugin_extension_points(cls: type) -> list[str]:
+    """The config names of the extension points a plugin class implements."""
+    points = [point for point, method in EXTENSION_POINTS.items() if callable(getattr(cls, method, None))]
+    return points
+
+
+def plugin_args_model(cls: type) -> type[BaseModel] | None:
+    return getattr(cls, "Args", None)

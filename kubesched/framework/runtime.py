@@ -1,0 +1,640 @@
+"""The per-profile runtime: runs each extension point over a profile's plugins, with upstream semantics.
+
+One :class:`Framework` exists per profile. It instantiates every plugin the profile enables
+exactly once, knows which methods are coroutines (and awaits only those), and turns a
+plugin's exception into an ERROR status that names the plugin and the extension point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from .events import ClusterEventWithHint
+from .interface import (
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    CycleState,
+    NodeScore,
+    PostFilterResult,
+    PreFilterResult,
+    SharedLister,
+)
+from .registry import Registry, RegistryError
+from .status import Code, Status
+from .types import NodeInfo, PodInfo, QueuedPodInfo
+
+log = logging.getLogger(__name__)
+
+#: Upstream caps how long a pod may wait at Permit.
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+class FrameworkError(Exception):
+    """A profile that cannot be built (bad plugin set or args); the message names profile and plugin."""
+
+
+@dataclass
+class PluginRef:
+    name: str
+    weight: int = 0
+
+
+@dataclass
+class ProfileSpec:
+    """What a profile enables at each extension point (config names: ``preFilter``, ``score``, ...),
+    and each plugin's validated args. Built from the configuration by ``kubesched.config``."""
+
+    scheduler_name: str
+    plugins: dict[str, list[PluginRef]]
+    plugin_args: dict[str, Any] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+class WaitingPod:
+    """A pod held at Permit by one or more plugins, each with its own timeout."""
+
+    def __init__(self, pod: PodInfo, plugin_timeouts: Mapping[str, float], loop: asyncio.AbstractEventLoop) -> None:
+        self.pod_info = pod
+        self._future: asyncio.Future[Status] = loop.create_future()
+        self._pending: dict[str, asyncio.TimerHandle] = {}
+        for plugin, timeout in plugin_timeouts.items():
+            self._pending[plugin] = loop.call_later(
+                timeout, self.reject, plugin, f"rejected due to timeout after waiting {_fmt_seconds(timeout)} at plugin {plugin}"
+            )
+
+    @property
+    def pod(self) -> dict[str, Any]:
+        return self.pod_info.pod
+
+    def pending_plugins(self) -> list[str]:
+        return list(self._pending)
+
+    def allow(self, plugin: str) -> None:
+        timer = self._pending.pop(plugin, None)
+        if timer is not None:
+            timer.cancel()
+        if not self._pending and not self._future.done():
+            self._future.set_result(Status(Code.SUCCESS))
+
+    def reject(self, plugin: str, message: str) -> None:
+        for timer in self._pending.values():
+            timer.cancel()
+        self._pending.clear()
+        if not self._future.done():
+            self._future.set_result(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
+
+    async def wait(self) -> Status:
+        return await self._future
+
+
+def _fmt_seconds(seconds: float) -> str:
+    """Durations the way Go prints them in upstream's messages (``10s``, ``1.5s``, ``2m0s``)."""
+    if seconds >= 60:
+        m, s = divmod(seconds, 60)
+        return f"{int(m)}m{s:g}s"
+    return f"{seconds:g}s"
+
+
+class WaitingPods:
+    """Pods waiting at Permit, shared by every profile so any plugin can allow or reject them."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, WaitingPod] = {}
+
+    def add(self, wp: WaitingPod) -> None:
+        self._pods[wp.pod_info.uid] = wp
+
+    def get(self, uid: str) -> WaitingPod | None:
+        return self._pods.get(uid)
+
+    def remove(self, uid: str) -> None:
+        self._pods.pop(uid, None)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._pods.values()))
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+
+class _Bound:
+    """A plugin method, whether it is a coroutine function, and its plugin's name."""
+
+    __slots__ = ("name", "fn", "is_async", "weight", "plugin")
+
+    def __init__(self, plugin: Any, method: str, weight: int = 0) -> None:
+        self.plugin = plugin
+        self.name: str = plugin.name
+        self.fn: Callable[..., Any] = getattr(plugin, method)
+        self.is_async = inspect.iscoroutinefunction(self.fn)
+        self.weight = weight
+
+    async def call(self, *args: Any) -> Any:
+        result = self.fn(*args)
+        if self.is_async or inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+def _error(point: str, plugin: str, exc: BaseException) -> Status:
+    return Status.as_error(RuntimeError(f'running "{plugin}" {point} plugin: {exc}'), plugin)
+
+
+def _split(result: Any) -> tuple[Any, Status | None]:
+    """Accept ``(value, status)``, a bare Status, or None (Success)."""
+    if isinstance(result, tuple):
+        return result[0], result[1]
+    if result is None or isinstance(result, Status):
+        return None, result
+    return result, None
+
+
+class Framework:
+    """A profile's plugins and the code that runs them (also the plugins' ``Handle``)."""
+
+    def __init__(
+        self,
+        spec: ProfileSpec,
+        registry: Registry,
+        *,
+        cluster: Any = None,
+        waiting_pods: WaitingPods | None = None,
+        parallelism: int = 16,
+        partial: bool = False,
+    ) -> None:
+        """``partial`` skips the whole-profile checks (one QueueSort, a Bind plugin): for
+        harnesses that run a single plugin."""
+        self.spec = spec
+        self.profile_name = spec.scheduler_name
+        self._cluster = cluster
+        self._parallelism = parallelism
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self._snapshot: SharedLister | None = None
+        self.plugins: dict[str, Any] = {}
+        self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
+
+        for point, refs in spec.plugins.items():
+            if point not in EXTENSION_POINTS:
+                raise FrameworkError(f"profile {self.profile_name!r}: unknown extension point {point!r}")
+            for ref in refs:
+                if ref.name in self.plugins:
+                    continue
+                try:
+                    entry = registry.get(ref.name)
+                except RegistryError as exc:
+                    raise FrameworkError(f"profile {self.profile_name!r}: {exc}") from exc
+                args = spec.plugin_args.get(ref.name)
+                args_model = getattr(entry.cls, "Args", None)
+                if args is None and args_model is not None:
+                    args = args_model()
+                try:
+                    self.plugins[ref.name] = entry.cls(args, self)
+                except Exception as exc:  # noqa: BLE001 - construction failure is a config error
+                    raise FrameworkError(
+                        f"profile {self.profile_name!r}: plugin {ref.name!r} failed to initialize: {exc}"
+                    ) from exc
+
+        def bound(point: str) -> list[_Bound]:
+            method = EXTENSION_POINTS[point]
+            out = []
+            for ref in spec.plugins.get(point, []):
+                plugin = self.plugins[ref.name]
+                if not callable(getattr(plugin, method, None)):
+                    raise FrameworkError(
+                        f"profile {self.profile_name!r}: plugin {ref.name!r} does not implement extension point {point!r}"
+                    )
+                out.append(_Bound(plugin, method, ref.weight))
+            return out
+
+        self.pre_enqueue_plugins = bound("preEnqueue")
+        self.queue_sort_plugins = bound("queueSort")
+        self.pre_filter_plugins = bound("preFilter")
+        self.filter_plugins = bound("filter")
+        self.post_filter_plugins = bound("postFilter")
+        self.pre_score_plugins = bound("preScore")
+        self.score_plugins = bound("score")
+        self.reserve_plugins = bound("reserve")
+        self.permit_plugins = bound("permit")
+        self.pre_bind_plugins = bound("preBind")
+        self.bind_plugins = bound("bind")
+        self.post_bind_plugins = bound("postBind")
+
+        if not partial and len(self.queue_sort_plugins) != 1:
+            raise FrameworkError(
+                f"profile {self.profile_name!r}: exactly one queueSort plugin must be enabled, "
+                f"found {len(self.queue_sort_plugins)}: {[b.name for b in self.queue_sort_plugins]}"
+            )
+        if not partial and not self.bind_plugins:
+            raise FrameworkError(f"profile {self.profile_name!r}: at least one bind plugin is needed")
+        for b in self.score_plugins:
+            if b.weight <= 0:
+                raise FrameworkError(
+                    f"profile {self.profile_name!r}: score plugin {b.name!r} has weight {b.weight}; it must be positive"
+                )
+        self._filter_fns = [(b.name, b.fn) for b in self.filter_plugins]
+        self._normalizers = {
+            b.name: _Bound(b.plugin, "normalize_score") for b in self.score_plugins if callable(getattr(b.plugin, "normalize_score", None))
+        }
+        self._reserve_bound = [b for b in self.reserve_plugins]
+        self._unreserve_bound = [_Bound(b.plugin, "unreserve") for b in self.reserve_plugins if callable(getattr(b.plugin, "unreserve", None))]
+        self._prefilter_ext = [
+            (_Bound(b.plugin, "add_pod"), _Bound(b.plugin, "remove_pod"))
+            for b in self.pre_filter_plugins
+            if callable(getattr(b.plugin, "add_pod", None)) and callable(getattr(b.plugin, "remove_pod", None))
+        ]
+        self.queue_sort_name = self.queue_sort_plugins[0].name if self.queue_sort_plugins else ""
+        self.less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = (
+            self.queue_sort_plugins[0].fn if self.queue_sort_plugins else (lambda a, b: a.timestamp < b.timestamp)
+        )
+
+    # --- Handle ---------------------------------------------------------------------------------
+    def snapshot(self) -> SharedLister:
+        if self._snapshot is None:
+            raise RuntimeError("no snapshot yet: the scheduler sets one at the start of each cycle")
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: SharedLister) -> None:
+        self._snapshot = snapshot
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
+        return iter(self.waiting_pods)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        for plugin in wp.pending_plugins():
+            wp.reject(plugin, "removed")
+            break
+        return True
+
+    @property
+    def cluster(self) -> Any:
+        return self._cluster
+
+    @property
+    def parallelism(self) -> int:
+        return self._parallelism
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
+        """Each plugin's registered events (plugins without ``events_to_register`` get none)."""
+        out: dict[str, list[ClusterEventWithHint]] = {}
+        for name, plugin in self.plugins.items():
+            fn = getattr(plugin, "events_to_register", None)
+            out[name] = list(fn()) if callable(fn) else []
+        return out
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    # --- PreEnqueue -----------------------------------------------------------------------------
+    async def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        for b in self.pre_enqueue_plugins:
+            try:
+                status = _split(await b.call(pod))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreEnqueue", b.name, exc)
+            if status is not None and not status.is_success():
+                status.with_plugin(b.name)
+                if status.is_rejected():
+                    return status
+                return Status.as_error(f'running PreEnqueue plugin "{b.name}": {status.message()}', b.name)
+        return None
+
+    # --- PreFilter ------------------------------------------------------------------------------
+    async def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, trace: dict[str, Any] | None = None
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """Run PreFilter plugins. Returns the merged node restriction (None: all nodes), a
+        non-success status when the pod cannot be scheduled, and the plugins that rejected it."""
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        for b in self.pre_filter_plugins:
+            try:
+                r, status = _split(await b.call(state, pod))
+            except Exception as exc:  # noqa: BLE001
+                return None, _error("PreFilter", b.name, exc), set()
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None:
+                if status.is_skip():
+                    state.skip_filter_plugins.add(b.name)
+                    continue
+                if not status.is_success():
+                    status.with_plugin(b.name)
+                    if status.is_rejected():
+                        return None, status, {b.name}
+                    return None, Status.as_error(f'running PreFilter plugin "{b.name}": {status.message()}', b.name), set()
+            if isinstance(r, PreFilterResult) and not r.all_nodes():
+                with_nodes.append(b.name)
+                result = r if result is None else result.merge(r)
+                if result.node_names is not None and not result.node_names:
+                    if len(with_nodes) == 1:
+                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugins [{' '.join(with_nodes)}] simultaneously"
+                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(with_nodes)
+        return result, None, set()
+
+    async def run_pre_filter_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
+        for add, _ in self._prefilter_ext:
+            if add.name in state.skip_filter_plugins:
+                continue
+            try:
+                status = _split(await add.call(state, pod, to_add, node))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("AddPod", add.name, exc)
+            if status is not None and not status.is_success():
+                return Status.as_error(f'running AddPod on PreFilter plugin "{add.name}": {status.message()}', add.name)
+        return None
+
+    async def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for _, remove in self._prefilter_ext:
+            if remove.name in state.skip_filter_plugins:
+                continue
+            try:
+                status = _split(await remove.call(state, pod, to_remove, node))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("RemovePod", remove.name, exc)
+            if status is not None and not status.is_success():
+                return Status.as_error(f'running RemovePod on PreFilter plugin "{remove.name}": {status.message()}', remove.name)
+        return None
+
+    # --- Filter ---------------------------------------------------------------------------------
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """Run Filter plugins on one node, stopping at the first that rejects it."""
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter_fns:
+            if skip and name in skip:
+                continue
+            try:
+                status = fn(state, pod, node)
+            except Exception as exc:  # noqa: BLE001
+                return _error("filter", name, exc)
+            if status is not None and status.code is not Code.SUCCESS:
+                status.plugin = status.plugin or name
+                if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                    return Status.as_error(f'running "{name}" filter plugin: {status.message()}', name)
+                return status
+        return None
+
+    def run_filter_traced(self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str]) -> Status | None:
+        """:meth:`run_filter`, recording each plugin that ran: ``"passed"`` or its reason."""
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter_fns:
+            if skip and name in skip:
+                continue
+            try:
+                status = fn(state, pod, node)
+            except Exception as exc:  # noqa: BLE001
+                status = _error("filter", name, exc)
+            if status is None or status.code is Code.SUCCESS:
+                trace[name] = "passed"
+                continue
+            status.plugin = status.plugin or name
+            trace[name] = status.message()
+            if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                return Status.as_error(f'running "{name}" filter plugin: {status.message()}', name)
+            return status
+        return None
+
+    # --- PostFilter -----------------------------------------------------------------------------
+    async def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], trace: dict[str, Any] | None = None
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Run PostFilter plugins until one succeeds or one returns UnschedulableAndUnresolvable."""
+        reasons: list[str] = []
+        rejectors: list[str] = []
+        for b in self.post_filter_plugins:
+            try:
+                r, status = _split(await b.call(state, pod, statuses))
+            except Exception as exc:  # noqa: BLE001
+                return None, _error("PostFilter", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status) if not isinstance(r, PostFilterResult) or not r.nominated_node_name else r.nominated_node_name
+            if status is None or status.is_success():
+                return r, Status(Code.SUCCESS, plugin=b.name)
+            status.with_plugin(b.name)
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status
+            if status.code is Code.ERROR:
+                return None, status
+            reasons.extend(status.reasons)
+            rejectors.append(b.name)
+        st = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejectors[0] if rejectors else "")
+        return None, st
+
+    # --- PreScore / Score -----------------------------------------------------------------------
+    async def run_pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], trace: dict[str, Any] | None = None
+    ) -> Status | None:
+        for b in self.pre_score_plugins:
+            try:
+                status = _split(await b.call(state, pod, nodes))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreScore", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is None or status.is_success():
+                continue
+            if status.is_skip():
+                state.skip_score_plugins.add(b.name)
+                continue
+            return Status.as_error(f'running PreScore plugin "{b.name}": {status.message()}', b.name)
+        return None
+
+    async def run_score(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: list[NodeInfo],
+        raw: dict[str, dict[str, int]] | None = None,
+        final: dict[str, dict[str, int]] | None = None,
+    ) -> tuple[list[int], Status | None]:
+        """Score every node with every (non-skipped) score plugin, normalize, apply weights.
+
+        Returns the total per node (same order as ``nodes``). ``raw``/``final``, when given, are
+        filled with ``{node: {plugin: score}}`` before and after normalization and weight.
+        """
+        totals = [0] * len(nodes)
+        skip = state.skip_score_plugins
+        for b in self.score_plugins:
+            if skip and b.name in skip:
+                continue
+            fn = b.fn
+            scores: list[NodeScore] = []
+            try:
+                for ni in nodes:
+                    r = fn(state, pod, ni)
+                    if isinstance(r, tuple):
+                        value, status = r
+                        if status is not None and not status.is_success():
+                            return [], Status.as_error(f'running Score plugin "{b.name}": {status.message()}', b.name)
+                    else:
+                        value = r
+                    scores.append(NodeScore(ni.name, int(value)))
+            except Exception as exc:  # noqa: BLE001
+                return [], _error("Score", b.name, exc)
+            if raw is not None:
+                for s in scores:
+                    raw.setdefault(s.name, {})[b.name] = s.score
+            norm = self._normalizers.get(b.name)
+            if norm is not None:
+                try:
+                    status = _split(await norm.call(state, pod, scores))[1]
+                except Exception as exc:  # noqa: BLE001
+                    return [], _error("NormalizeScore", b.name, exc)
+                if status is not None and not status.is_success():
+                    return [], Status.as_error(f'running Normalize on Score plugin "{b.name}": {status.message()}', b.name)
+            w = b.weight
+            for i, s in enumerate(scores):
+                if s.score > MAX_NODE_SCORE or s.score < MIN_NODE_SCORE:
+                    return [], Status.as_error(
+                        f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
+                        f"{s.score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        b.name,
+                    )
+                weighted = s.score * w
+                totals[i] += weighted
+                if final is not None:
+                    final.setdefault(s.name, {})[b.name] = weighted
+        return totals, None
+
+    # --- Reserve / Unreserve ----------------------------------------------------------------------
+    async def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+        for b in self._reserve_bound:
+            try:
+                status = _split(await b.call(state, pod, node_name))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("Reserve", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None and not status.is_success():
+                status.with_plugin(b.name)
+                if status.is_rejected():
+                    return status
+                return Status.as_error(f'running Reserve plugin "{b.name}": {status.message()}', b.name)
+        return None
+
+    async def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Unreserve every Reserve plugin in reverse order; failures are logged, never raised."""
+        for b in reversed(self._unreserve_bound):
+            try:
+                await b.call(state, pod, node_name)
+            except Exception:  # noqa: BLE001
+                log.exception("Unreserve of plugin %s failed for pod %s", b.name, pod.key)
+
+    # --- Permit ---------------------------------------------------------------------------------
+    async def run_permit(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+        """Success, a rejection, or Wait (the pod is then registered as a waiting pod)."""
+        waits: dict[str, float] = {}
+        for b in self.permit_plugins:
+            try:
+                r = await b.call(state, pod, node_name)
+            except Exception as exc:  # noqa: BLE001
+                return _error("Permit", b.name, exc)
+            timeout = 0.0
+            if isinstance(r, tuple):
+                status, timeout = r[0], float(r[1] or 0)
+            else:
+                status = r
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is None or status.is_success():
+                continue
+            status.with_plugin(b.name)
+            if status.is_wait():
+                waits[b.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                continue
+            if status.is_rejected():
+                return status
+            return Status.as_error(f'running Permit plugin "{b.name}": {status.message()}', b.name)
+        if waits:
+            wp = WaitingPod(pod, waits, asyncio.get_running_loop())
+            self.waiting_pods.add(wp)
+            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"')
+        return None
+
+    async def wait_on_permit(self, pod: PodInfo) -> Status | None:
+        wp = self.waiting_pods.get(pod.uid)
+        if wp is None:
+            return None
+        try:
+            status = await wp.wait()
+        finally:
+            self.waiting_pods.remove(pod.uid)
+        if status.is_success():
+            return None
+        return status
+
+    # --- PreBind / Bind / PostBind --------------------------------------------------------------
+    async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+        for b in self.pre_bind_plugins:
+            try:
+                status = _split(await b.call(state, pod, node_name))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreBind", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None and not status.is_success() and not status.is_skip():
+                status.with_plugin(b.name)
+                if status.is_rejected():
+                    return status
+                return Status.as_error(f'running PreBind plugin "{b.name}": {status.message()}', b.name)
+        return None
+
+    async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+        """The first Bind plugin that does not Skip decides; all skipping is an error."""
+        for b in self.bind_plugins:
+            try:
+                status = _split(await b.call(state, pod, node_name))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("Bind", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None and status.is_skip():
+                continue
+            if status is not None and not status.is_success():
+                status.with_plugin(b.name)
+                if status.is_rejected():
+                    return status
+                return Status.as_error(f'running Bind plugin "{b.name}": {status.message()}', b.name)
+            return None
+        return Status.as_error("all bind plugins skipped binding the pod")
+
+    async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for b in self.post_bind_plugins:
+            try:
+                await b.call(state, pod, node_name)
+            except Exception:  # noqa: BLE001
+                log.exception("PostBind of plugin %s failed for pod %s", b.name, pod.key)
+
+
+def _trace_value(status: Status | None) -> str:
+    if status is None or status.is_success():
+        return "success"
+    if status.is_skip():
+        return "skipped"
+    if status.is_wait():
+        return "wait"
+    return status.message() or status.code.upstream_name
+
+
+def weighted_plugins(refs: Sequence[PluginRef]) -> dict[str, int]:
+    return {r.name: r.weight for r in refs}

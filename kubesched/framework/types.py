@@ -1,0 +1,459 @@
+"""PodInfo, NodeInfo and QueuedPodInfo: Kubernetes objects with what the scheduler derives from them.
+
+Objects arrive as Kubernetes JSON (plain dicts, camelCase). Everything a plugin would otherwise
+recompute per node — effective requests, tolerations, compiled affinity, host ports — is derived
+once when the object enters the scheduler. ``NodeInfo`` keeps running totals that are adjusted
+as pods come and go, and a ``generation`` that lets the snapshot copy only what changed.
+"""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+from typing import Any, Iterable, Mapping
+
+from .resources import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+    Resource,
+    quantity_of,
+)
+from .selectors import LabelSelector, NodeSelector, PreferredTerm, compile_preferred
+
+Obj = dict[str, Any]
+
+_generation = itertools.count(1)
+
+
+def next_generation() -> int:
+    """A process-wide, strictly increasing number stamped on every NodeInfo change."""
+    return next(_generation)
+
+
+def parse_time(value: str | None) -> float:
+    """An RFC 3339 timestamp as seconds since the epoch (0.0 when absent or malformed)."""
+    if not value:
+        return 0.0
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
+
+
+def pod_key(pod: Mapping[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+
+
+class PodSpecError(ValueError):
+    """A pod whose spec cannot be understood (a bad quantity, an invalid selector).
+
+    The scheduler reports it on that pod and keeps serving the others.
+    """
+
+
+def _container_requests(container: Mapping[str, Any], non_zero: bool) -> Resource:
+    res = container.get("resources") or {}
+    requests = res.get("requests") or {}
+    limits = res.get("limits") or {}
+    r = Resource()
+    # The API server defaults a missing request to its limit; do the same for objects that did
+    # not pass through one (scenario files).
+    for name, value in limits.items():
+        if name not in requests:
+            r.add(name, quantity_of(name, value))
+    for name, value in requests.items():
+        r.add(name, quantity_of(name, value))
+    if non_zero:
+        if CPU not in requests and CPU not in limits:
+            r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
+        if MEMORY not in requests and MEMORY not in limits:
+            r.memory = DEFAULT_MEMORY_REQUEST
+    return r
+
+
+def compute_pod_requests(spec: Mapping[str, Any], non_zero: bool = False) -> Resource:
+    """Effective requests of a pod, as upstream's ``resource.PodRequests``.
+
+    The sum of the containers; raised to what any init container needs while it runs (with the
+    sidecars started before it); sidecars (restartable init containers) add to the sum; then the
+    pod overhead. With ``non_zero`` a container that requests no CPU/memory counts as 100m/200Mi,
+    which is what scoring uses.
+    """
+    total = Resource()
+    for c in spec.get("containers") or ():
+        total.add_resource(_container_requests(c, non_zero))
+    sidecars = Resource()
+    init_max = Resource()
+    for c in spec.get("initContainers") or ():
+        req = _container_requests(c, non_zero)
+        if c.get("restartPolicy") == "Always":
+            total.add_resource(req)
+            sidecars.add_resource(req)
+            init_max.max_with(sidecars)
+        else:
+            req.add_resource(sidecars)
+            init_max.max_with(req)
+    total.max_with(init_max)
+    overhead = spec.get("overhead")
+    if overhead:
+        total.add_list(overhead)
+    return total
+
+
+def _qos_class(spec: Mapping[str, Any]) -> str:
+    """Guaranteed, Burstable or BestEffort, from requests and limits of cpu and memory."""
+    containers = list(spec.get("containers") or ()) + list(spec.get("initContainers") or ())
+    any_set = False
+    guaranteed = True
+    for c in containers:
+        res = c.get("resources") or {}
+        req = res.get("requests") or {}
+        lim = res.get("limits") or {}
+        for name in (CPU, MEMORY):
+            r = req.get(name, lim.get(name))
+            lv = lim.get(name)
+            if r is not None and quantity_of(name, r) != 0 or lv is not None and quantity_of(name, lv) != 0:
+                any_set = True
+            if lv is None or r is None or quantity_of(name, r) != quantity_of(name, lv):
+                guaranteed = False
+    if not any_set:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+class AffinityTerm:
+    """A pod (anti-)affinity term compiled: namespaces, selectors and topology key."""
+
+    __slots__ = ("namespaces", "selector", "namespace_selector", "topology_key", "weight")
+
+    def __init__(self, term: Mapping[str, Any], pod_namespace: str, weight: int = 0) -> None:
+        self.topology_key: str = term.get("topologyKey", "")
+        self.selector = LabelSelector.compile(term.get("labelSelector"))
+        self.namespace_selector = LabelSelector.compile(term.get("namespaceSelector"))
+        ns = set(term.get("namespaces") or ())
+        if not ns and term.get("namespaceSelector") is None:
+            ns = {pod_namespace}
+        self.namespaces = frozenset(ns)
+        self.weight = weight
+
+    def matches(self, pod: PodInfo, ns_labels: Mapping[str, str] | None = None) -> bool:
+        """Whether ``pod`` is selected by this term (namespace, then labels)."""
+        if pod.namespace not in self.namespaces:
+            if self.namespace_selector is None or ns_labels is None or not self.namespace_selector.matches(ns_labels):
+                return False
+        return self.selector is not None and self.selector.matches(pod.labels)
+
+
+class PodInfo:
+    """A pod and everything derived from it once (see module docstring)."""
+
+    __slots__ = (
+        "pod",
+        "uid",
+        "name",
+        "namespace",
+        "key",
+        "labels",
+        "scheduler_name",
+        "node_name",
+        "priority",
+        "preemption_policy",
+        "creation",
+        "requests",
+        "non_zero_requests",
+        "tolerations",
+        "node_selector",
+        "required_node_affinity",
+        "preferred_node_affinity",
+        "host_ports",
+        "images",
+        "scheduling_gates",
+        "required_affinity",
+        "required_anti_affinity",
+        "preferred_affinity",
+        "preferred_anti_affinity",
+        "topology_spread_constraints",
+        "volumes",
+        "deleting",
+        "_qos",
+    )
+
+    def __init__(self, pod: Obj) -> None:
+        self.update(pod)
+
+    def update(self, pod: Obj) -> None:
+        """(Re)derive everything from ``pod``; raises :class:`PodSpecError` on what cannot be read."""
+        try:
+            self._derive(pod)
+        except PodSpecError:
+            raise
+        except (ValueError, TypeError, AttributeError, KeyError) as exc:
+            raise PodSpecError(f"pod {pod_key(pod)}: {exc}") from exc
+
+    def _derive(self, pod: Obj) -> None:
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        self.pod = pod
+        self.name = meta.get("name", "")
+        self.namespace = meta.get("namespace") or "default"
+        self.key = f"{self.namespace}/{self.name}"
+        self.uid = meta.get("uid") or self.key
+        self.labels: dict[str, str] = meta.get("labels") or {}
+        self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"
+        self.node_name: str = spec.get("nodeName") or ""
+        self.priority: int = int(spec.get("priority") or 0)
+        self.preemption_policy: str = spec.get("preemptionPolicy") or "PreemptLowerPriority"
+        self.creation = parse_time(meta.get("creationTimestamp"))
+        self.deleting = bool(meta.get("deletionTimestamp"))
+        self.requests = compute_pod_requests(spec)
+        self.non_zero_requests = compute_pod_requests(spec, non_zero=True)
+        self.tolerations: list[Obj] = list(spec.get("tolerations") or ())
+        self.node_selector: dict[str, str] = spec.get("nodeSelector") or {}
+        affinity = spec.get("affinity") or {}
+        node_aff = affinity.get("nodeAffinity") or {}
+        self.required_node_affinity: NodeSelector | None = NodeSelector.compile(
+            node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
+        )
+        self.preferred_node_affinity: list[PreferredTerm] = compile_preferred(
+            node_aff.get("preferredDuringSchedulingIgnoredDuringExecution")
+        )
+        pod_aff = affinity.get("podAffinity") or {}
+        anti = affinity.get("podAntiAffinity") or {}
+        ns = self.namespace
+        self.required_affinity = [AffinityTerm(t, ns) for t in pod_aff.get("requiredDuringSchedulingIgnoredDuringExecution") or ()]
+        self.required_anti_affinity = [
+            AffinityTerm(t, ns) for t in anti.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        self.preferred_affinity = [
+            AffinityTerm(t.get("podAffinityTerm") or {}, ns, int(t.get("weight", 0)))
+            for t in pod_aff.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        self.preferred_anti_affinity = [
+            AffinityTerm(t.get("podAffinityTerm") or {}, ns, int(t.get("weight", 0)))
+            for t in anti.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        self.topology_spread_constraints: list[Obj] = list(spec.get("topologySpreadConstraints") or ())
+        self.volumes: list[Obj] = list(spec.get("volumes") or ())
+        ports: list[tuple[str, str, int]] = []
+        images: list[str] = []
+        for c in itertools.chain(spec.get("initContainers") or (), spec.get("containers") or ()):
+            if c.get("image"):
+                images.append(c["image"])
+            for p in c.get("ports") or ():
+                hp = p.get("hostPort")
+                if hp:
+                    ports.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(hp)))
+        self.host_ports = ports
+        self.images = images
+        self.scheduling_gates: list[Obj] = list(spec.get("schedulingGates") or ())
+        self._qos: str | None = None
+
+    @property
+    def qos_class(self) -> str:
+        if self._qos is None:
+            status_qos = (self.pod.get("status") or {}).get("qosClass")
+            self._qos = status_qos or _qos_class(self.pod.get("spec") or {})
+        return self._qos
+
+    @property
+    def has_affinity(self) -> bool:
+        return bool(self.required_affinity or self.required_anti_affinity or self.preferred_affinity or self.preferred_anti_affinity)
+
+    def __repr__(self) -> str:
+        return f"PodInfo({self.key})"
+
+
+class ImageStateSummary:
+    """Size of an image and on how many nodes it is present (shared across NodeInfos)."""
+
+    __slots__ = ("size", "nodes")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.nodes: set[str] = set()
+
+    @property
+    def num_nodes(self) -> int:
+        return len(self.nodes)
+
+
+class NodeInfo:
+    """A node, the pods on it, and running totals kept current as pods are added and removed."""
+
+    __slots__ = (
+        "node",
+        "name",
+        "labels",
+        "taints",
+        "unschedulable",
+        "allocatable",
+        "requested",
+        "non_zero_requested",
+        "pods",
+        "pods_with_affinity",
+        "pods_with_required_anti_affinity",
+        "used_ports",
+        "image_states",
+        "images",
+        "generation",
+    )
+
+    def __init__(self, node: Obj | None = None) -> None:
+        self.node: Obj | None = None
+        self.name = ""
+        self.labels: dict[str, str] = {}
+        self.taints: list[Obj] = []
+        self.unschedulable = False
+        self.allocatable = Resource()
+        self.requested = Resource()
+        self.non_zero_requested = Resource()
+        self.pods: list[PodInfo] = []
+        self.pods_with_affinity: list[PodInfo] = []
+        self.pods_with_required_anti_affinity: list[PodInfo] = []
+        self.used_ports: dict[str, set[tuple[str, int]]] = {}
+        self.image_states: dict[str, ImageStateSummary] = {}
+        self.images: dict[str, int] = {}
+        self.generation = next_generation()
+        if node is not None:
+            self.set_node(node)
+
+    def set_node(self, node: Obj) -> None:
+        meta = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        self.node = node
+        self.name = meta.get("name", "")
+        self.labels = meta.get("labels") or {}
+        self.taints = list(spec.get("taints") or ())
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.allocatable = Resource.from_list(status.get("allocatable") or status.get("capacity") or {})
+        images: dict[str, int] = {}
+        for img in status.get("images") or ():
+            size = int(img.get("sizeBytes") or 0)
+            for n in img.get("names") or ():
+                images[n] = size
+        self.images = images
+        self.generation = next_generation()
+
+    # --- pods ---------------------------------------------------------------------------------
+    def add_pod(self, pi: PodInfo) -> None:
+        self.pods.append(pi)
+        if pi.has_affinity:
+            self.pods_with_affinity.append(pi)
+        if pi.required_anti_affinity:
+            self.pods_with_required_anti_affinity.append(pi)
+        self._account(pi, 1)
+
+    def remove_pod(self, pi: PodInfo) -> bool:
+        """Remove the pod with ``pi``'s uid; ``False`` when it was not here."""
+        for i, p in enumerate(self.pods):
+            if p.uid == pi.uid:
+                del self.pods[i]
+                self.pods_with_affinity = [q for q in self.pods_with_affinity if q.uid != pi.uid]
+                self.pods_with_required_anti_affinity = [
+                    q for q in self.pods_with_required_anti_affinity if q.uid != pi.uid
+                ]
+                self._account(p, -1)
+                return True
+        return False
+
+    def _account(self, pi: PodInfo, sign: int) -> None:
+        self.requested.add_resource(pi.requests, sign)
+        nz = self.non_zero_requested
+        nz.milli_cpu += sign * pi.non_zero_requests.milli_cpu
+        nz.memory += sign * pi.non_zero_requests.memory
+        for ip, proto, port in pi.host_ports:
+            if sign > 0:
+                self.used_ports.setdefault(ip, set()).add((proto, port))
+            else:
+                used = self.used_ports.get(ip)
+                if used is not None:
+                    used.discard((proto, port))
+                    if not used:
+                        del self.used_ports[ip]
+        self.generation = next_generation()
+
+    def port_in_use(self, ip: str, protocol: str, port: int) -> bool:
+        """Whether hostPort ``port`` conflicts, with 0.0.0.0 overlapping every address."""
+        if ip == "0.0.0.0":
+            for used in self.used_ports.values():
+                if (protocol, port) in used:
+                    return True
+            return False
+        for key in (ip, "0.0.0.0"):
+            used = self.used_ports.get(key)
+            if used is not None and (protocol, port) in used:
+                return True
+        return False
+
+    def clone(self) -> NodeInfo:
+        """A copy whose lists and totals can change without touching this one."""
+        c = NodeInfo.__new__(NodeInfo)
+        c.node = self.node
+        c.name = self.name
+        c.labels = self.labels
+        c.taints = self.taints
+        c.unschedulable = self.unschedulable
+        c.allocatable = self.allocatable
+        c.requested = self.requested.clone()
+        c.non_zero_requested = self.non_zero_requested.clone()
+        c.pods = list(self.pods)
+        c.pods_with_affinity = list(self.pods_with_affinity)
+        c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
+        c.used_ports = {k: set(v) for k, v in self.used_ports.items()}
+        c.image_states = self.image_states
+        c.images = self.images
+        c.generation = self.generation
+        return c
+
+    def __repr__(self) -> str:
+        return f"NodeInfo({self.name}, pods={len(self.pods)})"
+
+
+class QueuedPodInfo:
+    """A pod in the scheduling queue, with its queueing history."""
+
+    __slots__ = (
+        "pod_info",
+        "timestamp",
+        "initial_attempt_timestamp",
+        "attempts",
+        "unschedulable_plugins",
+        "pending_plugins",
+        "gated",
+        "gating_plugin",
+        "backoff_expiry",
+        "last_failure",
+    )
+
+    def __init__(self, pod_info: PodInfo, timestamp: float) -> None:
+        self.pod_info = pod_info
+        self.timestamp = timestamp
+        self.initial_attempt_timestamp: float | None = None
+        self.attempts = 0
+        self.unschedulable_plugins: set[str] = set()
+        self.pending_plugins: set[str] = set()
+        self.gated = False
+        self.gating_plugin = ""
+        self.backoff_expiry = 0.0
+        self.last_failure = ""
+
+    @property
+    def pod(self) -> Obj:
+        return self.pod_info.pod
+
+    def __repr__(self) -> str:
+        return f"QueuedPodInfo({self.pod_info.key}, attempts={self.attempts})"
+
+
+def node_infos(nodes: Iterable[Obj], pods: Iterable[Obj] = ()) -> list[NodeInfo]:
+    """NodeInfos for ``nodes`` with ``pods`` (those with ``spec.nodeName``) placed on them."""
+    infos = {n["metadata"]["name"]: NodeInfo(n) for n in nodes}
+    for p in pods:
+        name = (p.get("spec") or {}).get("nodeName")
+        if name in infos:
+            infos[name].add_pod(PodInfo(p))
+    return list(infos.values())

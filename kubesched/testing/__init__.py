@@ -1,0 +1,28 @@
+"""What a plugin author imports in tests: object builders and a harness that runs extension points."""
+
+from .builders import NodeBuilder, PodBuilder, make_node, make_pod
+from .harness import (
+    afilter_nodes,
+    as_node_infos,
+    as_pod_info,
+    ascore_nodes,
+    filter_nodes,
+    framework_for,
+    reasons,
+    score_nodes,
+)
+
+__all__ = [
+    "NodeBuilder",
+    "PodBuilder",
+    "afilter_nodes",
+    "as_node_infos",
+    "as_pod_info",
+    "ascore_nodes",
+    "filter_nodes",
+    "framework_for",
+    "make_node",
+    "make_pod",
+    "reasons",
+    "score_nodes",
+]

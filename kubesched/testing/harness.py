@@ -1,0 +1,166 @@
+"""Run one plugin's extension points against pods and nodes, through the real runtime.
+
+    from kubesched.testing import make_node, make_pod, filter_nodes, score_nodes
+
+    nodes = [make_node("n1").capacity(cpu="2"), make_node("n2").capacity(cpu="8")]
+    assert filter_nodes("NodeResourcesFit", make_pod("p").req(cpu="4"), nodes)["n1"].reasons == ["Insufficient cpu"]
+    assert score_nodes("NodeResourcesFit", make_pod("p").req(cpu="1"), nodes) == {"n1": 25, "n2": 46}
+
+A plugin is named by its registered name, or given as a class (an unregistered one is fine).
+``args`` is a dict validated by the plugin's ``Args`` model, or an ``Args`` instance.
+The functions are synchronous (they run their own event loop); the ``a``-prefixed versions
+are coroutines for async tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Iterable, Sequence
+
+from kubesched.cache import Snapshot
+from kubesched.framework.interface import EXTENSION_POINTS, CycleState, PreFilterResult
+from kubesched.framework.registry import Registry, default_registry
+from kubesched.framework.runtime import Framework, PluginRef, ProfileSpec
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+
+from .builders import NodeBuilder, PodBuilder
+
+PodLike = PodBuilder | PodInfo | dict[str, Any]
+NodeLike = NodeBuilder | NodeInfo | dict[str, Any]
+
+
+def as_pod_info(pod: PodLike) -> PodInfo:
+    if isinstance(pod, PodInfo):
+        return pod
+    if isinstance(pod, PodBuilder):
+        return pod.info()
+    return PodInfo(pod)
+
+
+def as_node_infos(nodes: Iterable[NodeLike], pods: Iterable[PodLike] = ()) -> list[NodeInfo]:
+    """NodeInfos for ``nodes``, with the bound ``pods`` (``spec.nodeName`` set) placed on them."""
+    infos: list[NodeInfo] = []
+    for n in nodes:
+        if isinstance(n, NodeInfo):
+            infos.append(n)
+        elif isinstance(n, NodeBuilder):
+            infos.append(n.info())
+        else:
+            infos.append(NodeInfo(n))
+    by_name = {ni.name: ni for ni in infos}
+    for p in pods:
+        pi = as_pod_info(p)
+        if pi.node_name in by_name:
+            by_name[pi.node_name].add_pod(pi)
+    return infos
+
+
+class _SoloPlugins(Registry):
+    pass
+
+
+def framework_for(
+    plugin: str | type,
+    args: Any = None,
+    nodes: Sequence[NodeInfo] = (),
+    weight: int = 1,
+    cluster: Any = None,
+) -> Framework:
+    """A partial profile holding only ``plugin`` at every point it implements."""
+    if isinstance(plugin, str):
+        entry = default_registry().get(plugin)
+        cls: type = entry.cls
+    else:
+        cls = plugin
+    registry = _SoloPlugins()
+    registry.register(cls, cls.name)  # type: ignore[attr-defined]
+    points: dict[str, list[PluginRef]] = {}
+    for point, method in EXTENSION_POINTS.items():
+        if callable(getattr(cls, method, None)):
+            points[point] = [PluginRef(cls.name, weight if point == "score" else 0)]  # type: ignore[attr-defined]
+    plugin_args: dict[str, Any] = {}
+    model = getattr(cls, "Args", None)
+    if args is not None:
+        plugin_args[cls.name] = model.model_validate(args) if model is not None and isinstance(args, dict) else args  # type: ignore[attr-defined]
+    fw = Framework(ProfileSpec("test-scheduler", points, plugin_args), registry, cluster=cluster, partial=True)
+    fw.set_snapshot(Snapshot(nodes))
+    return fw
+
+
+async def afilter_nodes(
+    plugin: str | type, pod: PodLike, nodes: Iterable[NodeLike], args: Any = None, pods: Iterable[PodLike] = ()
+) -> dict[str, Status | None]:
+    """PreFilter (if implemented) then Filter on every node: ``{node: None (fits) | Status}``.
+
+    A PreFilter rejection is reported on every node, as upstream does; nodes outside a
+    PreFilterResult get UnschedulableAndUnresolvable.
+    """
+    pi = as_pod_info(pod)
+    infos = as_node_infos(nodes, pods)
+    fw = framework_for(plugin, args, infos)
+    state = CycleState()
+    result, status, _ = await fw.run_pre_filter(state, pi)
+    out: dict[str, Status | None] = {}
+    for ni in infos:
+        if status is not None:
+            out[ni.name] = status
+        elif isinstance(result, PreFilterResult) and result.node_names is not None and ni.name not in result.node_names:
+            out[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy PreFilterResult")
+        else:
+            out[ni.name] = fw.run_filter(state, pi, ni)
+    return out
+
+
+async def ascore_nodes(
+    plugin: str | type,
+    pod: PodLike,
+    nodes: Iterable[NodeLike],
+    args: Any = None,
+    pods: Iterable[PodLike] = (),
+    normalize: bool = True,
+) -> dict[str, int]:
+    """PreScore (if implemented), Score and NormalizeScore over ``nodes``: ``{node: score}``.
+
+    With ``normalize=False`` the raw Score results. Weight is 1. PreFilter runs first when the
+    plugin implements it (some plugins compute their scoring state there).
+    """
+    pi = as_pod_info(pod)
+    infos = as_node_infos(nodes, pods)
+    fw = framework_for(plugin, args, infos)
+    state = CycleState()
+    _, status, _ = await fw.run_pre_filter(state, pi)
+    if status is not None and not status.is_success():
+        raise AssertionError(f"PreFilter rejected the pod: {status!r}")
+    status = await fw.run_pre_score(state, pi, infos)
+    if status is not None and not status.is_success():
+        raise AssertionError(f"PreScore failed: {status!r}")
+    raw: dict[str, dict[str, int]] = {}
+    final: dict[str, dict[str, int]] = {}
+    totals, status = await fw.run_score(state, pi, infos, raw, final)
+    if status is not None:
+        raise AssertionError(f"Score failed: {status!r}")
+    source = final if normalize else raw
+    return {ni.name: source.get(ni.name, {}).get(fw.score_plugins[0].name, 0) if fw.score_plugins else 0 for ni in infos}
+
+
+def filter_nodes(
+    plugin: str | type, pod: PodLike, nodes: Iterable[NodeLike], args: Any = None, pods: Iterable[PodLike] = ()
+) -> dict[str, Status | None]:
+    return asyncio.run(afilter_nodes(plugin, pod, nodes, args, pods))
+
+
+def score_nodes(
+    plugin: str | type,
+    pod: PodLike,
+    nodes: Iterable[NodeLike],
+    args: Any = None,
+    pods: Iterable[PodLike] = (),
+    normalize: bool = True,
+) -> dict[str, int]:
+    return asyncio.run(ascore_nodes(plugin, pod, nodes, args, pods, normalize))
+
+
+def reasons(statuses: dict[str, Status | None]) -> dict[str, list[str]]:
+    """``{node: reasons}`` with ``[]`` for nodes that fit: handy in table tests."""
+    return {n: ([] if s is None or s.is_success() else list(s.reasons)) for n, s in statuses.items()}
