@@ -284,13 +284,32 @@ class Framework:
     def parallelism(self) -> int:
         return self._parallelism
 
-    def events_to_register(self) -> dict[str, list[ClusterEventWithHint]]:
-        """Each plugin's registered events (plugins without ``events_to_register`` get none)."""
-        out: dict[str, list[ClusterEventWithHint]] = {}
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint] | None]:
+        """Each plugin's registered events; ``None`` for a plugin that does not say, which
+        (as upstream) means any event may make its rejected pods schedulable."""
+        out: dict[str, list[ClusterEventWithHint] | None] = {}
         for name, plugin in self.plugins.items():
             fn = getattr(plugin, "events_to_register", None)
-            out[name] = list(fn()) if callable(fn) else []
+            out[name] = list(fn()) if callable(fn) else None
         return out
+
+    @property
+    def pre_enqueue_is_async(self) -> bool:
+        return any(b.is_async for b in self.pre_enqueue_plugins)
+
+    def run_pre_enqueue_sync(self, pod: PodInfo) -> Status | None:
+        """:meth:`run_pre_enqueue` for profiles whose PreEnqueue plugins are all plain functions."""
+        for b in self.pre_enqueue_plugins:
+            try:
+                status = _split(b.fn(pod))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreEnqueue", b.name, exc)
+            if status is not None and not status.is_success():
+                status.with_plugin(b.name)
+                if status.is_rejected():
+                    return status
+                return Status.as_error(f'running PreEnqueue plugin "{b.name}": {status.message()}', b.name)
+        return None
 
     def has_filter_plugins(self) -> bool:
         return bool(self.filter_plugins)

@@ -251,6 +251,17 @@ class PodInfo:
         self.scheduling_gates: list[Obj] = list(spec.get("schedulingGates") or ())
         self._qos: str | None = None
 
+    def with_node(self, node_name: str) -> PodInfo:
+        """A copy bound to ``node_name`` (what the cache assumes), sharing the derived data."""
+        c = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(c, slot, getattr(self, slot))
+        pod = dict(self.pod)
+        pod["spec"] = {**(self.pod.get("spec") or {}), "nodeName": node_name}
+        c.pod = pod
+        c.node_name = node_name
+        return c
+
     @property
     def qos_class(self) -> str:
         if self._qos is None:

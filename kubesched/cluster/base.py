@@ -1,0 +1,76 @@
+"""The cluster protocol: everything the scheduler needs from a cluster, and nothing more.
+
+Two implementations exist: :class:`~kubesched.cluster.memory.InMemoryCluster` over the
+embedded object store (used by ``kubesched simulate`` and the tests), and the
+kubernetes_asyncio backend for real clusters. The scheduler cannot tell them apart.
+
+Objects cross this boundary as Kubernetes JSON dicts. Kinds are ``"Pod"``, ``"Node"``,
+``"Namespace"`` and ``"PriorityClass"``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+Obj = dict[str, Any]
+
+WATCHED_KINDS = ("Namespace", "PriorityClass", "Node", "Pod")
+
+
+class ClusterError(Exception):
+    """A write the cluster refused or could not complete; ``code`` is the HTTP-like status."""
+
+    def __init__(self, message: str, code: int = 500) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class NotFound(ClusterError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 404)
+
+
+class Conflict(ClusterError):
+    """409: e.g. binding a pod that is already bound. The scheduler forgets it, no retry."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 409)
+
+
+class Invalid(ClusterError):
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 422)
+
+
+class EventHandler(Protocol):
+    """Receives the cluster's objects: every existing one as an add at start, then changes."""
+
+    def on_add(self, kind: str, obj: Obj) -> None: ...
+
+    def on_update(self, kind: str, old: Obj, new: Obj) -> None: ...
+
+    def on_delete(self, kind: str, obj: Obj) -> None: ...
+
+
+class Cluster(Protocol):
+    async def start(self, handler: EventHandler) -> None:
+        """List every watched kind, deliver each object as an add, then keep delivering
+        changes. Returns once the initial lists have been delivered (informers synced)."""
+
+    async def stop(self) -> None: ...
+
+    async def bind(self, pod: Obj, node_name: str) -> None:
+        """Bind through the pods/binding subresource. Raises :class:`Conflict` when the pod is
+        already bound, :class:`NotFound` when it is gone, :class:`ClusterError` otherwise."""
+
+    async def record_event(
+        self, regarding: Obj, event_type: str, reason: str, action: str, message: str, reporting_controller: str
+    ) -> None:
+        """Write an Event about ``regarding``; repeats of the same event are aggregated."""
+
+    async def update_pod_condition(self, pod: Obj, condition: Obj, nominated_node_name: str | None = None) -> None:
+        """Set (or replace) one condition in ``status.conditions`` (and nominatedNodeName)."""
+
+    async def patch_pod_annotations(self, pod: Obj, annotations: dict[str, str]) -> None: ...
+
+    async def delete_pod(self, pod: Obj) -> None: ...

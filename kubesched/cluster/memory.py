@@ -1,0 +1,157 @@
+"""The cluster protocol over the in-memory :class:`Store`: what ``kubesched simulate`` runs on.
+
+Changes are delivered to the scheduler on the next turn of the event loop (never from inside
+the write that caused them), as an informer would: the scheduler never re-enters itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import zlib
+from typing import Any
+
+from .base import WATCHED_KINDS, EventHandler, NotFound
+from .store import Store, now_rfc3339
+
+Obj = dict[str, Any]
+
+
+class InMemoryCluster:
+    def __init__(self, store: Store | None = None) -> None:
+        self.store = store if store is not None else Store()
+        self._unsubscribe: Any = None
+        self._pending = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._event_seq = 0
+
+    async def start(self, handler: EventHandler) -> None:
+        loop = asyncio.get_running_loop()
+        for kind in WATCHED_KINDS:
+            items, _ = self.store.list(kind)
+            for obj in items:
+                handler.on_add(kind, obj)
+
+        def deliver(etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+            if kind not in WATCHED_KINDS:
+                return
+            self._pending += 1
+            self._idle.clear()
+            loop.call_soon(self._dispatch, handler, etype, kind, obj, old)
+
+        self._unsubscribe = self.store.subscribe(deliver)
+
+    def _dispatch(self, handler: EventHandler, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        try:
+            if etype == "ADDED":
+                handler.on_add(kind, obj)
+            elif etype == "MODIFIED":
+                handler.on_update(kind, old or obj, obj)
+            else:
+                handler.on_delete(kind, obj)
+        finally:
+            self._pending -= 1
+            if self._pending == 0:
+                self._idle.set()
+
+    async def wait_delivered(self) -> None:
+        """Return once every change made so far has reached the handler."""
+        while not self._idle.is_set():
+            await self._idle.wait()
+            await asyncio.sleep(0)
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+
+    # --- writes -------------------------------------------------------------------------------
+    async def bind(self, pod: Obj, node_name: str) -> None:
+        meta = pod["metadata"]
+        self.store.bind(meta.get("namespace") or "default", meta["name"], node_name)
+
+    async def record_event(
+        self, regarding: Obj, event_type: str, reason: str, action: str, message: str, reporting_controller: str
+    ) -> None:
+        meta = regarding.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        # Aggregate repeats of the same event about the same object into one with a count,
+        # as the event recorder does, so a pod retried a hundred times is one event.
+        digest = zlib.crc32(f"{meta.get('uid')}|{reason}|{message}".encode())
+        name = f"{meta.get('name', '')}.{reason.lower()}.{digest:08x}"
+        now = now_rfc3339()
+        try:
+            existing = self.store.get("Event", ns, name)
+        except NotFound:
+            existing = None
+        if existing is not None:
+            ev = copy.deepcopy(existing)
+            ev["count"] = int(ev.get("count") or 1) + 1
+            ev["lastTimestamp"] = now
+            self.store.update("Event", ev)
+            return
+        self.store.create(
+            "Event",
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": name, "namespace": ns},
+                "involvedObject": {
+                    "kind": regarding.get("kind", "Pod"),
+                    "namespace": ns,
+                    "name": meta.get("name", ""),
+                    "uid": meta.get("uid", ""),
+                    "apiVersion": regarding.get("apiVersion", "v1"),
+                    "resourceVersion": meta.get("resourceVersion", ""),
+                },
+                "type": event_type,
+                "reason": reason,
+                "action": action,
+                "message": message,
+                "reportingComponent": reporting_controller,
+                "reportingInstance": reporting_controller,
+                "source": {"component": reporting_controller},
+                "firstTimestamp": now,
+                "lastTimestamp": now,
+                "eventTime": None,
+                "count": 1,
+            },
+        )
+
+    async def update_pod_condition(self, pod: Obj, condition: Obj, nominated_node_name: str | None = None) -> None:
+        meta = pod["metadata"]
+
+        def set_condition(p: Obj) -> None:
+            status = p.setdefault("status", {})
+            conds = [c for c in status.get("conditions") or () if c.get("type") != condition["type"]]
+            conds.append(dict(condition))
+            status["conditions"] = conds
+            if nominated_node_name is not None:
+                status["nominatedNodeName"] = nominated_node_name or None
+
+        try:
+            self.store.mutate("Pod", meta.get("namespace"), meta["name"], set_condition)
+        except NotFound:
+            pass  # the pod was deleted meanwhile: nothing to report on
+
+    async def patch_pod_annotations(self, pod: Obj, annotations: dict[str, str]) -> None:
+        meta = pod["metadata"]
+
+        def annotate(p: Obj) -> None:
+            p["metadata"].setdefault("annotations", {}).update(annotations)
+
+        try:
+            self.store.mutate("Pod", meta.get("namespace"), meta["name"], annotate)
+        except NotFound:
+            pass
+
+    async def delete_pod(self, pod: Obj) -> None:
+        meta = pod["metadata"]
+        self.store.delete("Pod", meta.get("namespace"), meta["name"])
+
+    def events_for(self, pod: Obj) -> list[Obj]:
+        """Events about ``pod`` (for tests and reports)."""
+        uid = pod["metadata"].get("uid")
+        items, _ = self.store.list("Event")
+        return [e for e in items if e["involvedObject"].get("uid") == uid]

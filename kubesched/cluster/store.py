@@ -1,0 +1,197 @@
+"""An in-memory object store with resourceVersions and watch fan-out.
+
+This is the cluster the simulator runs, and what the embedded API server serves. Every write
+bumps one store-wide resourceVersion (as etcd's revision does), stamps it on the object, and
+appends a watch event to a bounded history so that a watcher can resume from a version or be
+told it is too old (410 Gone).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import uuid
+from collections import deque
+from datetime import datetime, timezone
+from typing import Any, Callable, Iterable
+
+from .base import Conflict, Invalid, NotFound
+
+Obj = dict[str, Any]
+WatchEvent = tuple[int, str, str, Obj, Obj | None]  # (rv, ADDED|MODIFIED|DELETED, kind, obj, old)
+Subscriber = Callable[[str, str, Obj, "Obj | None"], None]
+
+CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode"})
+
+API_VERSIONS = {
+    "Pod": "v1",
+    "Node": "v1",
+    "Namespace": "v1",
+    "Event": "v1",
+    "PriorityClass": "scheduling.k8s.io/v1",
+    "Lease": "coordination.k8s.io/v1",
+}
+
+
+def now_rfc3339() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Gone(Exception):
+    """The requested resourceVersion is older than the history kept (HTTP 410)."""
+
+
+class Store:
+    """Objects by kind and ``namespace/name``; writes notify subscribers synchronously."""
+
+    def __init__(self, history: int = 10_000) -> None:
+        self._objects: dict[str, dict[str, Obj]] = {}
+        self._rv = itertools.count(1)
+        self.resource_version = 0
+        self._history: deque[WatchEvent] = deque(maxlen=history)
+        self._subscribers: list[Subscriber] = []
+
+    # --- keys ---------------------------------------------------------------------------------
+    @staticmethod
+    def key(kind: str, namespace: str | None, name: str) -> str:
+        return name if kind in CLUSTER_SCOPED else f"{namespace or 'default'}/{name}"
+
+    def _key_of(self, kind: str, obj: Obj) -> str:
+        meta = obj.get("metadata") or {}
+        return self.key(kind, meta.get("namespace"), meta.get("name", ""))
+
+    # --- reads --------------------------------------------------------------------------------
+    def get(self, kind: str, namespace: str | None, name: str) -> Obj:
+        try:
+            return self._objects[kind][self.key(kind, namespace, name)]
+        except KeyError:
+            raise NotFound(f'{kind.lower()}s "{name}" not found') from None
+
+    def list(self, kind: str, namespace: str | None = None) -> tuple[list[Obj], int]:
+        objs = self._objects.get(kind, {})
+        if namespace is None or kind in CLUSTER_SCOPED:
+            items = list(objs.values())
+        else:
+            items = [o for o in objs.values() if (o["metadata"].get("namespace") or "default") == namespace]
+        return items, self.resource_version
+
+    def count(self, kind: str) -> int:
+        return len(self._objects.get(kind, {}))
+
+    # --- writes -------------------------------------------------------------------------------
+    def _stamp(self, obj: Obj) -> int:
+        rv = next(self._rv)
+        self.resource_version = rv
+        obj["metadata"]["resourceVersion"] = str(rv)
+        return rv
+
+    def _notify(self, rv: int, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        self._history.append((rv, etype, kind, obj, old))
+        for sub in list(self._subscribers):
+            sub(etype, kind, obj, old)
+
+    def create(self, kind: str, obj: Obj) -> Obj:
+        obj = copy.deepcopy(obj)
+        meta = obj.setdefault("metadata", {})
+        if not meta.get("name"):
+            if meta.get("generateName"):
+                meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
+            else:
+                raise Invalid(f"{kind}: metadata.name: Required value: name or generateName is required")
+        if kind not in CLUSTER_SCOPED:
+            meta["namespace"] = meta.get("namespace") or "default"
+        else:
+            meta.pop("namespace", None)
+        obj.setdefault("kind", kind)
+        obj.setdefault("apiVersion", API_VERSIONS.get(kind, "v1"))
+        key = self._key_of(kind, obj)
+        bucket = self._objects.setdefault(kind, {})
+        if key in bucket:
+            raise Conflict(f'{kind.lower()}s "{meta["name"]}" already exists')
+        meta.setdefault("uid", str(uuid.uuid4()))
+        meta.setdefault("creationTimestamp", now_rfc3339())
+        rv = self._stamp(obj)
+        bucket[key] = obj
+        self._notify(rv, "ADDED", kind, obj, None)
+        return obj
+
+    def update(self, kind: str, obj: Obj, check_version: bool = False) -> Obj:
+        """Replace an object. With ``check_version`` a stale resourceVersion is a Conflict."""
+        key = self._key_of(kind, obj)
+        bucket = self._objects.get(kind, {})
+        old = bucket.get(key)
+        if old is None:
+            raise NotFound(f'{kind.lower()}s "{obj["metadata"].get("name")}" not found')
+        if check_version:
+            want = (obj.get("metadata") or {}).get("resourceVersion")
+            if want and want != old["metadata"]["resourceVersion"]:
+                raise Conflict(
+                    f'Operation cannot be fulfilled on {kind.lower()}s "{old["metadata"]["name"]}": '
+                    "the object has been modified; please apply your changes to the latest version and try again"
+                )
+        new = copy.deepcopy(obj)
+        new["metadata"]["uid"] = old["metadata"]["uid"]
+        new["metadata"]["creationTimestamp"] = old["metadata"].get("creationTimestamp")
+        if kind not in CLUSTER_SCOPED:
+            new["metadata"]["namespace"] = old["metadata"]["namespace"]
+        new.setdefault("kind", kind)
+        new.setdefault("apiVersion", old.get("apiVersion"))
+        rv = self._stamp(new)
+        bucket[key] = new
+        self._notify(rv, "MODIFIED", kind, new, old)
+        return new
+
+    def mutate(self, kind: str, namespace: str | None, name: str, fn: Callable[[Obj], None]) -> Obj:
+        """Read-modify-write one object with ``fn`` applied to a copy."""
+        obj = copy.deepcopy(self.get(kind, namespace, name))
+        fn(obj)
+        return self.update(kind, obj)
+
+    def delete(self, kind: str, namespace: str | None, name: str) -> Obj:
+        key = self.key(kind, namespace, name)
+        bucket = self._objects.get(kind, {})
+        old = bucket.pop(key, None)
+        if old is None:
+            raise NotFound(f'{kind.lower()}s "{name}" not found')
+        gone = copy.copy(old)
+        gone["metadata"] = dict(old["metadata"])
+        rv = self._stamp(gone)
+        self._notify(rv, "DELETED", kind, gone, old)
+        return gone
+
+    def bind(self, namespace: str, name: str, node_name: str) -> Obj:
+        """The pods/binding subresource: set ``spec.nodeName`` once; a second bind conflicts."""
+        pod = self.get("Pod", namespace, name)
+        current = (pod.get("spec") or {}).get("nodeName")
+        if current:
+            raise Conflict(f'pod {name} is already assigned to node "{current}"')
+        if node_name not in self._objects.get("Node", {}):
+            # The API server accepts a binding to any name; kubelets never start such a pod.
+            pass
+
+        def assign(p: Obj) -> None:
+            p["spec"]["nodeName"] = node_name
+            status = p.setdefault("status", {})
+            conds = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"]
+            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now_rfc3339()})
+            status["conditions"] = conds
+
+        return self.mutate("Pod", namespace, name, assign)
+
+    # --- watch --------------------------------------------------------------------------------
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Call ``fn(type, kind, obj, old)`` after every write, until the returned callable is called."""
+        self._subscribers.append(fn)
+
+        def unsubscribe() -> None:
+            if fn in self._subscribers:
+                self._subscribers.remove(fn)
+
+        return unsubscribe
+
+    def events_since(self, resource_version: int, kinds: Iterable[str] | None = None) -> list[WatchEvent]:
+        """History after ``resource_version``; raises :class:`Gone` when it was compacted away."""
+        if self._history and resource_version < self._history[0][0] - 1:
+            raise Gone(f"too old resource version: {resource_version} ({self._history[0][0] - 1})")
+        wanted = set(kinds) if kinds is not None else None
+        return [e for e in self._history if e[0] > resource_version and (wanted is None or e[2] in wanted)]

@@ -1,0 +1,430 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool, as upstream's PriorityQueue.
+
+* **activeQ** holds pods ready to be tried, ordered by the (single, shared) QueueSort plugin.
+* **backoffQ** holds pods that failed and wait out their backoff: ``initial * 2^(attempts-1)``
+  seconds, capped at the maximum.
+* **unschedulable pool** holds pods rejected by plugins. A pod leaves it only on a cluster event
+  that one of its rejecting plugins registered for (and whose queueing hint says Queue), or
+  after ``max_unschedulable_duration`` (5 minutes upstream). Pods gated by a PreEnqueue plugin
+  wait here too, until an event lets their gate re-check pass.
+
+Events that arrive while a pod is being scheduled are remembered: if one of them could have
+made the pod schedulable, a failure sends it to backoffQ instead of the pool, so an event is
+never lost in the window between pop and failure.
+
+Time comes from ``clock`` (seconds), so tests and the simulator can drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import time
+from typing import Any, Callable, Iterator, Mapping
+
+from kubesched.framework.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    FORCE_ACTIVATE,
+    UNSCHEDULABLE_TIMEOUT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    Resource,
+)
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_UNSCHEDULABLE_DURATION = 5 * 60.0
+
+ACTIVE_Q = "active"
+BACKOFF_Q = "backoff"
+UNSCHEDULABLE_Q = "unschedulable"
+GATED_Q = "gated"
+
+
+class _ActiveEntry:
+    __slots__ = ("qpi", "less", "removed")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+        self.qpi = qpi
+        self.less = less
+        self.removed = False
+
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        return self.less(self.qpi, other.qpi)
+
+
+def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether an update could change a scheduling decision (status-only updates cannot)."""
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    return (
+        old.get("spec") != new.get("spec")
+        or om.get("labels") != nm.get("labels")
+        or om.get("annotations") != nm.get("annotations")
+    )
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        frameworks: Mapping[str, Framework],
+        clock: Callable[[], float] = time.monotonic,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_unschedulable_duration: float = DEFAULT_MAX_UNSCHEDULABLE_DURATION,
+    ) -> None:
+        self.frameworks = frameworks
+        self.clock = clock
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_unschedulable_duration = max_unschedulable_duration
+        first = next(iter(frameworks.values()))
+        self.less = first.less
+        self._events_map: dict[str, list[ClusterEventWithHint] | None] = {}
+        for fw in frameworks.values():
+            for plugin, regs in fw.events_to_register().items():
+                self._events_map.setdefault(plugin, regs)
+        self._active: list[_ActiveEntry] = []
+        self._active_by_uid: dict[str, _ActiveEntry] = {}
+        self._backoff: list[tuple[float, int, str]] = []
+        self._backoff_by_uid: dict[str, QueuedPodInfo] = {}
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._seq = itertools.count()
+        self._in_flight: dict[str, int] = {}
+        self._in_flight_events: list[tuple[ClusterEvent, Any, Any]] = []
+        self._events_base = 0
+        self._nonempty: asyncio.Event | None = None
+        self._closed = False
+        self._gate_tasks: set[asyncio.Task[None]] = set()
+        self.incoming: dict[str, int] = {}
+
+    # --- introspection ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._active_by_uid) + len(self._backoff_by_uid) + len(self._unschedulable)
+
+    def counts(self) -> dict[str, int]:
+        gated = sum(1 for q in self._unschedulable.values() if q.gated)
+        return {
+            ACTIVE_Q: len(self._active_by_uid),
+            BACKOFF_Q: len(self._backoff_by_uid),
+            UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
+            GATED_Q: gated,
+        }
+
+    def pending_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
+        for e in self._active_by_uid.values():
+            yield ACTIVE_Q, e.qpi
+        for q in self._backoff_by_uid.values():
+            yield BACKOFF_Q, q
+        for q in self._unschedulable.values():
+            yield (GATED_Q if q.gated else UNSCHEDULABLE_Q), q
+
+    def where(self, uid: str) -> str | None:
+        if uid in self._active_by_uid:
+            return ACTIVE_Q
+        if uid in self._backoff_by_uid:
+            return BACKOFF_Q
+        q = self._unschedulable.get(uid)
+        if q is not None:
+            return GATED_Q if q.gated else UNSCHEDULABLE_Q
+        return None
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        e = self._active_by_uid.get(uid)
+        if e is not None:
+            return e.qpi
+        return self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+
+    def has_active(self) -> bool:
+        return bool(self._active_by_uid)
+
+    def next_backoff_expiry(self) -> float | None:
+        while self._backoff and self._backoff[0][2] not in self._backoff_by_uid:
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    # --- backoff ------------------------------------------------------------------------------
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        d = self.initial_backoff
+        for _ in range(1, qpi.attempts):
+            d *= 2
+            if d > self.max_backoff:
+                return self.max_backoff
+        return min(d, self.max_backoff)
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        return qpi.timestamp + self.backoff_duration(qpi)
+
+    def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        return qpi.attempts > 0 and self.backoff_expiry(qpi) > self.clock()
+
+    # --- placing pods -------------------------------------------------------------------------
+    def _wake(self) -> None:
+        if self._nonempty is not None:
+            self._nonempty.set()
+
+    def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
+        self._remove_everywhere(qpi.pod_info.uid)
+        qpi.gated = False
+        entry = _ActiveEntry(qpi, self.less)
+        heapq.heappush(self._active, entry)
+        self._active_by_uid[qpi.pod_info.uid] = entry
+        self.incoming[event] = self.incoming.get(event, 0) + 1
+        self._wake()
+
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
+        self._remove_everywhere(qpi.pod_info.uid)
+        qpi.gated = False
+        expiry = self.backoff_expiry(qpi)
+        qpi.backoff_expiry = expiry
+        heapq.heappush(self._backoff, (expiry, next(self._seq), qpi.pod_info.uid))
+        self._backoff_by_uid[qpi.pod_info.uid] = qpi
+        self.incoming[event] = self.incoming.get(event, 0) + 1
+
+    def _push_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
+        self._remove_everywhere(qpi.pod_info.uid)
+        self._unschedulable[qpi.pod_info.uid] = qpi
+        self.incoming[event] = self.incoming.get(event, 0) + 1
+
+    def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
+        e = self._active_by_uid.pop(uid, None)
+        if e is not None:
+            e.removed = True
+            return e.qpi
+        q = self._backoff_by_uid.pop(uid, None)  # its heap entry is dropped lazily
+        if q is not None:
+            return q
+        return self._unschedulable.pop(uid, None)
+
+    def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
+        """Move a pod that may now fit: to backoffQ while it backs off, else activeQ."""
+        if self.is_backing_off(qpi):
+            self._push_backoff(qpi, event)
+        else:
+            self._push_active(qpi, event)
+
+    def _gate(self, qpi: QueuedPodInfo, event: str) -> None:
+        """Run PreEnqueue and place the pod: activeQ (or backoffQ) when it passes, the pool
+        (gated) otherwise. Async PreEnqueue plugins are awaited in a task the queue owns."""
+        fw = self.frameworks.get(qpi.pod_info.scheduler_name)
+        if fw is None or not fw.pre_enqueue_plugins:
+            self._requeue(qpi, event)
+            return
+        if not fw.pre_enqueue_is_async:
+            self._apply_gate(qpi, fw.run_pre_enqueue_sync(qpi.pod_info), event)
+            return
+
+        async def gate() -> None:
+            status = await fw.run_pre_enqueue(qpi.pod_info)
+            if self.get(qpi.pod_info.uid) is qpi or qpi.pod_info.uid not in self._in_flight:
+                self._apply_gate(qpi, status, event)
+
+        # Hold the pod in the pool (gated) until its gate has answered.
+        qpi.gated = True
+        self._push_unschedulable(qpi, event)
+        task = asyncio.get_running_loop().create_task(gate())
+        self._gate_tasks.add(task)
+        task.add_done_callback(self._gate_tasks.discard)
+
+    def _apply_gate(self, qpi: QueuedPodInfo, status: Status | None, event: str) -> None:
+        if status is None or status.is_success():
+            qpi.gating_plugin = ""
+            self._requeue(qpi, event)
+        else:
+            qpi.gated = True
+            qpi.gating_plugin = status.plugin
+            qpi.last_failure = status.message()
+            self._push_unschedulable(qpi, event)
+
+    # --- the informer side --------------------------------------------------------------------
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod for one of our profiles."""
+        if self.get(pod.uid) is not None or pod.uid in self._in_flight:
+            self.update(pod)
+            return
+        qpi = QueuedPodInfo(pod, self.clock())
+        self._gate(qpi, "PodAdd")
+
+    def update(self, pod: PodInfo) -> None:
+        """A pending pod changed. A change that could affect scheduling moves it out of the pool."""
+        uid = pod.uid
+        e = self._active_by_uid.get(uid)
+        if e is not None:
+            old = e.qpi.pod_info.pod
+            e.qpi.pod_info = pod
+            if _spec_changed(old, pod.pod):
+                # Re-position it: the sort key may have changed.
+                self._push_active(e.qpi, "PodUpdate")
+            return
+        q = self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+        if q is not None:
+            old = q.pod_info.pod
+            q.pod_info = pod
+            if _spec_changed(old, pod.pod):
+                if q.gated:
+                    self._gate(q, "PodUpdate")
+                elif uid in self._unschedulable:
+                    self._requeue(q, "PodUpdate")
+            return
+        if uid not in self._in_flight:
+            self.add(pod)
+
+    def delete(self, uid: str) -> None:
+        self._remove_everywhere(uid)
+
+    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
+        """A cluster event: move every pooled pod it may help. Returns how many moved."""
+        if self._in_flight:
+            self._in_flight_events.append((event, old, new))
+        moved = 0
+        for q in list(self._unschedulable.values()):
+            if q.gated:
+                fw = self.frameworks.get(q.pod_info.scheduler_name)
+                if self._event_may_help(q.pod, {q.gating_plugin} if q.gating_plugin else set(), event, old, new):
+                    if fw is not None:
+                        self._gate(q, str(event))
+                        moved += q.pod_info.uid not in self._unschedulable
+                continue
+            if self._event_may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new):
+                self._requeue(q, str(event))
+                moved += 1
+        return moved
+
+    def assigned_pod_added(self, pod: PodInfo) -> None:
+        self.on_event(ASSIGNED_POD_ADD, None, pod.pod)
+
+    def assigned_pod_deleted(self, pod: PodInfo) -> None:
+        self.on_event(ASSIGNED_POD_DELETE, pod.pod, None)
+
+    def _event_may_help(self, pod: Any, plugins: set[str], event: ClusterEvent, old: Any, new: Any) -> bool:
+        if event is UNSCHEDULABLE_TIMEOUT or event is FORCE_ACTIVATE or event.resource is Resource.WILDCARD:
+            return True
+        if not plugins:
+            return True
+        for plugin in plugins:
+            regs = self._events_map.get(plugin)
+            if regs is None:
+                return True
+            for reg in regs:
+                if not reg.event.matches(event):
+                    continue
+                if reg.hint is None:
+                    return True
+                try:
+                    if reg.hint(pod, old, new) is QueueingHint.QUEUE:
+                        return True
+                except Exception:  # noqa: BLE001 - a failing hint errs on the side of retrying
+                    log.exception("queueing hint of %s failed; requeueing", plugin)
+                    return True
+        return False
+
+    # --- the scheduler side -------------------------------------------------------------------
+    def _take(self) -> QueuedPodInfo | None:
+        while self._active:
+            entry = heapq.heappop(self._active)
+            if entry.removed:
+                continue
+            qpi = entry.qpi
+            del self._active_by_uid[qpi.pod_info.uid]
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self.clock()
+            self._in_flight[qpi.pod_info.uid] = self._events_base + len(self._in_flight_events)
+            return qpi
+        return None
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        return self._take()
+
+    async def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule; waits while activeQ is empty. ``None`` once closed."""
+        if self._nonempty is None:
+            self._nonempty = asyncio.Event()
+        while not self._closed:
+            qpi = self._take()
+            if qpi is not None:
+                return qpi
+            self._nonempty.clear()
+            await self._nonempty.wait()
+        return None
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake()
+
+    def done(self, uid: str) -> None:
+        """The pod's attempt is over (bound, or requeued): stop recording events for it."""
+        if self._in_flight.pop(uid, None) is None:
+            return
+        if not self._in_flight:
+            self._events_base += len(self._in_flight_events)
+            self._in_flight_events.clear()
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, rejectors: set[str] | None = None) -> str:
+        """A failed attempt: decide where the pod waits. Returns the queue it went to."""
+        uid = qpi.pod_info.uid
+        start = self._in_flight.get(uid)
+        if self.get(uid) is not None:
+            self.done(uid)
+            return self.where(uid) or ""
+        qpi.timestamp = self.clock()
+        qpi.unschedulable_plugins = set(rejectors or ())
+        target: str
+        if not qpi.unschedulable_plugins:
+            # Not rejected by any plugin (an error): retry after backoff.
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+            target = BACKOFF_Q
+        elif start is not None and any(
+            self._event_may_help(qpi.pod, qpi.unschedulable_plugins, ev, old, new)
+            for ev, old, new in self._in_flight_events[start - self._events_base :]
+        ):
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+            target = BACKOFF_Q
+        else:
+            self._push_unschedulable(qpi, "ScheduleAttemptFailure")
+            target = UNSCHEDULABLE_Q
+        self.done(uid)
+        return target
+
+    def requeue_after_error(self, qpi: QueuedPodInfo) -> None:
+        """Binding failed or the cluster erred: back off and try again."""
+        uid = qpi.pod_info.uid
+        if self.get(uid) is None:
+            qpi.timestamp = self.clock()
+            qpi.unschedulable_plugins = set()
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+        self.done(uid)
+
+    def flush_backoff_completed(self) -> int:
+        """Move pods whose backoff is over to activeQ."""
+        now = self.clock()
+        moved = 0
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, uid = heapq.heappop(self._backoff)
+            qpi = self._backoff_by_uid.get(uid)
+            if qpi is None or qpi.backoff_expiry > now:
+                continue
+            self._push_active(qpi, "BackoffComplete")
+            moved += 1
+        return moved
+
+    def flush_unschedulable_left_over(self) -> int:
+        """Give pods stuck in the pool longer than the limit another try."""
+        now = self.clock()
+        stale = [q for q in self._unschedulable.values() if not q.gated and now - q.timestamp > self.max_unschedulable_duration]
+        for q in stale:
+            self._requeue(q, str(UNSCHEDULABLE_TIMEOUT))
+        return len(stale)
+
+    def activate(self, uids: list[str]) -> None:
+        """Move the given pods straight to activeQ (a plugin asked for it)."""
+        for uid in uids:
+            q = self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+            if q is not None and not q.gated:
+                self._push_active(q, str(FORCE_ACTIVATE))

@@ -1,0 +1,689 @@
+"""The scheduler loop: pop a pod, run its scheduling cycle, spawn its binding cycle.
+
+Scheduling cycles are serial: one pod is decided at a time, against a snapshot of the cache
+taken at the start of its cycle. Binding cycles run concurrently as tasks the scheduler owns;
+each handles its own failure (Unreserve in reverse order, forget the assumed pod, requeue).
+
+A pod is never lost: it ends bound, or unschedulable with a FailedScheduling event and a
+``PodScheduled=False`` condition, waiting in the queue for an event that could make it fit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable
+
+from kubesched.cache import Cache, Snapshot
+from kubesched.cluster.base import Cluster, Conflict, NotFound
+from kubesched.framework.events import (
+    ASSIGNED_POD_UPDATE,
+    NODE_ADD,
+    NODE_DELETE,
+    ActionType,
+    ClusterEvent,
+    Resource,
+    node_update_actions,
+)
+from kubesched.framework.interface import CycleState, PostFilterResult
+from kubesched.framework.registry import Registry, default_registry
+from kubesched.framework.runtime import Framework, ProfileSpec, WaitingPods
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo, PodSpecError, QueuedPodInfo, pod_key
+from kubesched.queue import SchedulingQueue
+
+log = logging.getLogger(__name__)
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_MSG = "no nodes available to schedule pods"
+
+#: Annotations the simulator writes on pods, named as kube-scheduler-simulator names its own.
+RESULT_ANNOTATION_PREFIX = "kubesched.io/"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
+    """How many feasible nodes are enough before scoring (upstream's adaptive rule).
+
+    Below 100 nodes, all of them. Otherwise the configured percentage, or when unset (0) an
+    adaptive one: 50% minus 1% per 125 nodes, never under 5%; and never fewer than 100 nodes.
+    """
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage or 0
+    if pct >= 100:
+        return num_all_nodes
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class Diagnosis:
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+class FitError(Exception):
+    """No node fits the pod. Its message is upstream's FailedScheduling message."""
+
+    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            histogram: dict[str, int] = {}
+            for status in d.node_to_status.values():
+                for reason in status.reasons:
+                    histogram[reason] = histogram.get(reason, 0) + 1
+            if histogram:
+                msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in histogram.items())) + "."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+
+@dataclass
+class SchedulerOptions:
+    parallelism: int = 16
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff: float = 1.0
+    pod_max_backoff: float = 10.0
+    max_unschedulable_duration: float = 300.0
+    assumed_ttl: float = 15 * 60.0
+    seed: int | None = None
+    #: Keep each pod's per-plugin results (the simulator's report).
+    record_results: bool = False
+    #: Also write them onto the pod as ``kubesched.io/*-result`` annotations.
+    result_annotations: bool = False
+    #: Write FailedScheduling/Scheduled events and PodScheduled conditions.
+    report_to_cluster: bool = True
+
+
+@dataclass
+class PodResult:
+    """What happened to a pod on its last attempt, plugin by plugin."""
+
+    namespace: str
+    name: str
+    scheduler_name: str
+    node: str | None = None
+    phase: str = "Pending"
+    message: str = ""
+    attempts: int = 0
+    filter: dict[str, dict[str, str]] = field(default_factory=dict)
+    score: dict[str, dict[str, int]] = field(default_factory=dict)
+    final_score: dict[str, dict[str, int]] = field(default_factory=dict)
+    prefilter: dict[str, str] = field(default_factory=dict)
+    postfilter: dict[str, str] = field(default_factory=dict)
+    prescore: dict[str, str] = field(default_factory=dict)
+    reserve: dict[str, str] = field(default_factory=dict)
+    permit: dict[str, str] = field(default_factory=dict)
+    prebind: dict[str, str] = field(default_factory=dict)
+    bind: dict[str, str] = field(default_factory=dict)
+
+    def reset_attempt(self) -> None:
+        for d in (self.filter, self.score, self.final_score, self.prefilter, self.postfilter, self.prescore,
+                  self.reserve, self.permit, self.prebind, self.bind):
+            d.clear()
+
+    def annotations(self) -> dict[str, str]:
+        import json
+
+        def dump(v: Any) -> str:
+            return json.dumps(v, sort_keys=True, separators=(",", ":"))
+
+        return {
+            f"{RESULT_ANNOTATION_PREFIX}prefilter-result": dump(self.prefilter),
+            f"{RESULT_ANNOTATION_PREFIX}filter-result": dump(self.filter),
+            f"{RESULT_ANNOTATION_PREFIX}postfilter-result": dump(self.postfilter),
+            f"{RESULT_ANNOTATION_PREFIX}score-result": dump(self.score),
+            f"{RESULT_ANNOTATION_PREFIX}finalscore-result": dump(self.final_score),
+            f"{RESULT_ANNOTATION_PREFIX}reserve-result": dump(self.reserve),
+            f"{RESULT_ANNOTATION_PREFIX}permit-result": dump(self.permit),
+            f"{RESULT_ANNOTATION_PREFIX}prebind-result": dump(self.prebind),
+            f"{RESULT_ANNOTATION_PREFIX}bind-result": dump(self.bind),
+            f"{RESULT_ANNOTATION_PREFIX}selected-node": self.node or "",
+        }
+
+
+@dataclass
+class Stats:
+    attempts: int = 0
+    scheduled: int = 0
+    unschedulable: int = 0
+    errors: int = 0
+    #: Duration of each scheduling attempt (scheduling cycle), in seconds.
+    attempt_durations: list[float] = field(default_factory=list)
+
+
+class Scheduler:
+    """Profiles, queue, cache and the loop that ties them to a cluster."""
+
+    def __init__(
+        self,
+        profiles: Iterable[ProfileSpec],
+        cluster: Cluster,
+        options: SchedulerOptions | None = None,
+        registry: Registry | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.options = options or SchedulerOptions()
+        self.cluster = cluster
+        self.clock = clock
+        self.registry = registry if registry is not None else default_registry()
+        self.waiting_pods = WaitingPods()
+        self.frameworks: dict[str, Framework] = {}
+        for spec in profiles:
+            if spec.scheduler_name in self.frameworks:
+                raise ValueError(f"duplicate profile for schedulerName {spec.scheduler_name!r}")
+            self.frameworks[spec.scheduler_name] = Framework(
+                spec,
+                self.registry,
+                cluster=cluster,
+                waiting_pods=self.waiting_pods,
+                parallelism=self.options.parallelism,
+            )
+        if not self.frameworks:
+            raise ValueError("at least one profile is needed")
+        self.cache = Cache(assumed_ttl=self.options.assumed_ttl, clock=clock)
+        self.snapshot = Snapshot()
+        self.queue = SchedulingQueue(
+            self.frameworks,
+            clock=clock,
+            initial_backoff=self.options.pod_initial_backoff,
+            max_backoff=self.options.pod_max_backoff,
+            max_unschedulable_duration=self.options.max_unschedulable_duration,
+        )
+        self.rng = random.Random(self.options.seed)
+        self.next_start_node_index = 0
+        self.namespaces: dict[str, dict[str, Any]] = {}
+        self.priority_classes: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, PodResult] = {}
+        self.stats = Stats()
+        self._binding_tasks: set[asyncio.Task[None]] = set()
+        self._side_tasks: set[asyncio.Task[None]] = set()
+        self._stopping = False
+
+    # --- informer events ------------------------------------------------------------------------
+    def _responsible(self, pi: PodInfo) -> bool:
+        return pi.scheduler_name in self.frameworks
+
+    def _pod_info(self, obj: dict[str, Any]) -> PodInfo | None:
+        try:
+            return PodInfo(obj)
+        except PodSpecError as exc:
+            self._report_malformed(obj, str(exc))
+            return None
+
+    def on_add(self, kind: str, obj: dict[str, Any]) -> None:
+        if kind == "Pod":
+            pi = self._pod_info(obj)
+            if pi is None:
+                return
+            if pi.node_name:
+                if _terminal(obj):
+                    return
+                self.cache.add_pod(pi)
+                self.queue.assigned_pod_added(pi)
+            elif self._responsible(pi) and not _terminal(obj) and not pi.deleting:
+                self.queue.add(pi)
+        elif kind == "Node":
+            self.cache.add_node(obj)
+            self.queue.on_event(NODE_ADD, None, obj)
+        elif kind == "Namespace":
+            self.namespaces[obj["metadata"]["name"]] = obj
+        elif kind == "PriorityClass":
+            self.priority_classes[obj["metadata"]["name"]] = obj
+
+    def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if kind == "Pod":
+            pi = self._pod_info(new)
+            if pi is None:
+                return
+            if pi.node_name:
+                was_pending = not (old.get("spec") or {}).get("nodeName")
+                if was_pending:
+                    self.queue.delete(pi.uid)
+                if _terminal(new):
+                    if self.cache.remove_pod(pi.uid) is not None:
+                        self.queue.assigned_pod_deleted(pi)
+                    return
+                self.cache.add_pod(pi)
+                if was_pending:
+                    self.queue.assigned_pod_added(pi)
+                else:
+                    self.queue.on_event(ASSIGNED_POD_UPDATE, old, new)
+            elif self._responsible(pi):
+                self.queue.update(pi)
+        elif kind == "Node":
+            self.cache.update_node(old, new)
+            actions = node_update_actions(old, new)
+            if actions:
+                self.queue.on_event(ClusterEvent(Resource.NODE, actions, "NodeUpdate"), old, new)
+        elif kind == "Namespace":
+            self.namespaces[new["metadata"]["name"]] = new
+        elif kind == "PriorityClass":
+            self.priority_classes[new["metadata"]["name"]] = new
+
+    def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
+        if kind == "Pod":
+            uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
+            removed = self.cache.remove_pod(uid)
+            if removed is not None:
+                self.queue.assigned_pod_deleted(removed)
+            self.queue.delete(uid)
+            wp = self.waiting_pods.get(uid)
+            if wp is not None:
+                for plugin in wp.pending_plugins():
+                    wp.reject(plugin, "pod was deleted")
+                    break
+        elif kind == "Node":
+            self.cache.remove_node(obj)
+            self.queue.on_event(NODE_DELETE, obj, None)
+        elif kind == "Namespace":
+            self.namespaces.pop(obj["metadata"]["name"], None)
+        elif kind == "PriorityClass":
+            self.priority_classes.pop(obj["metadata"]["name"], None)
+
+    def _report_malformed(self, obj: dict[str, Any], message: str) -> None:
+        """A pod we cannot read is reported on that pod; everything else goes on."""
+        spec = obj.get("spec") or {}
+        if spec.get("nodeName") or (spec.get("schedulerName") or "default-scheduler") not in self.frameworks:
+            log.warning("ignoring malformed pod %s: %s", pod_key(obj), message)
+            return
+        key = pod_key(obj)
+        meta = obj.get("metadata") or {}
+        if self.options.record_results:
+            self.results[key] = PodResult(
+                meta.get("namespace") or "default", meta.get("name", ""), spec.get("schedulerName") or "default-scheduler",
+                phase="Error", message=message,
+            )
+        log.warning("pod %s cannot be scheduled: %s", key, message)
+        if self.options.report_to_cluster:
+            self._spawn_side(self._report_failure(obj, spec.get("schedulerName") or "default-scheduler", "SchedulerError", message))
+
+    # --- running ------------------------------------------------------------------------------
+    async def start(self) -> None:
+        """Connect to the cluster and wait until every informer has synced."""
+        await self.cluster.start(self)
+
+    async def run(self) -> None:
+        """Schedule until :meth:`stop`: the loop plus the queue's periodic flushes."""
+        await self.start()
+        flusher = asyncio.create_task(self._flush_periodically(), name="queue-flush")
+        try:
+            while not self._stopping:
+                qpi = await self.queue.pop()
+                if qpi is None:
+                    break
+                await self.schedule_one(qpi)
+        finally:
+            flusher.cancel()
+            await asyncio.gather(flusher, return_exceptions=True)
+
+    async def _flush_periodically(self) -> None:
+        last_pool_flush = self.clock()
+        while True:
+            await asyncio.sleep(1.0)
+            try:
+                self.queue.flush_backoff_completed()
+                if self.clock() - last_pool_flush >= 30.0:
+                    self.queue.flush_unschedulable_left_over()
+                    last_pool_flush = self.clock()
+                self.cache.cleanup_expired_assumed_pods()
+            except Exception:  # noqa: BLE001 - a periodic task must not die silently
+                log.exception("queue flush failed")
+
+    async def stop(self, grace: float = 30.0) -> None:
+        """Stop popping; let in-flight binding cycles finish within ``grace`` seconds."""
+        self._stopping = True
+        self.queue.close()
+        await self.wait_for_bindings(grace)
+
+    async def wait_for_bindings(self, timeout: float | None = None) -> None:
+        tasks = set(self._binding_tasks) | set(self._side_tasks)
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)
+
+    def in_flight(self) -> int:
+        return len(self._binding_tasks)
+
+    # --- the scheduling cycle -----------------------------------------------------------------
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        pi = qpi.pod_info
+        fw = self.frameworks.get(pi.scheduler_name)
+        if fw is None or pi.deleting or self.cache.is_assumed(pi.uid):
+            self.queue.done(pi.uid)
+            return
+        start = time.perf_counter()
+        self.stats.attempts += 1
+        record: PodResult | None = None
+        if self.options.record_results:
+            record = self.results.get(pi.key)
+            if record is None:
+                record = self.results[pi.key] = PodResult(pi.namespace, pi.name, pi.scheduler_name)
+            record.reset_attempt()
+            record.attempts = qpi.attempts
+        self.cache.update_snapshot(self.snapshot)
+        fw.set_snapshot(self.snapshot)
+        state = CycleState()
+        try:
+            node_name = await self._schedule_pod(fw, state, pi, record)
+        except FitError as fit:
+            await self._post_filter_and_fail(fw, state, qpi, fit, record)
+            self.stats.attempt_durations.append(time.perf_counter() - start)
+            return
+        except _CycleError as err:
+            self._fail(fw, qpi, err.status, record, start)
+            return
+        assumed = pi.with_node(node_name)
+        self.cache.assume_pod(assumed, node_name)
+        status = await fw.run_reserve(state, assumed, node_name, record.reserve if record else None)
+        if status is not None:
+            await fw.run_unreserve(state, assumed, node_name)
+            self.cache.forget_pod(assumed)
+            self._fail(fw, qpi, status, record, start)
+            return
+        status = await fw.run_permit(state, assumed, node_name, record.permit if record else None)
+        if status is not None and not status.is_wait():
+            await fw.run_unreserve(state, assumed, node_name)
+            self.cache.forget_pod(assumed)
+            self._fail(fw, qpi, status, record, start)
+            return
+        self.stats.attempt_durations.append(time.perf_counter() - start)
+        task = asyncio.create_task(self._binding_cycle(fw, state, qpi, assumed, node_name, record), name=f"bind {pi.key}")
+        self._binding_tasks.add(task)
+        task.add_done_callback(self._binding_done)
+
+    def _binding_done(self, task: asyncio.Task[None]) -> None:
+        self._binding_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("binding cycle %s crashed", task.get_name(), exc_info=task.exception())
+
+    async def _schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo, record: PodResult | None) -> str:
+        nodes = self.snapshot.list()
+        if not nodes:
+            raise _CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_MSG))
+        feasible, diagnosis = await self._find_nodes_that_fit(fw, state, pi, nodes, record)
+        if not feasible:
+            raise FitError(pi, len(nodes), diagnosis)
+        if len(feasible) == 1:
+            return feasible[0].name
+        status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
+        if status is not None:
+            raise _CycleError(status)
+        if not fw.has_score_plugins():
+            totals = [1] * len(feasible)
+        else:
+            totals, status = await fw.run_score(
+                state, pi, feasible, record.score if record else None, record.final_score if record else None
+            )
+            if status is not None:
+                raise _CycleError(status)
+        return self._select_host(feasible, totals)
+
+    def _select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
+        """The highest total; ties broken uniformly at random (reservoir sampling, seedable)."""
+        best = totals[0]
+        chosen = 0
+        ties = 1
+        rng = self.rng
+        for i in range(1, len(totals)):
+            t = totals[i]
+            if t > best:
+                best, chosen, ties = t, i, 1
+            elif t == best:
+                ties += 1
+                if rng.randrange(ties) == 0:
+                    chosen = i
+        return nodes[chosen].name
+
+    async def _find_nodes_that_fit(
+        self, fw: Framework, state: CycleState, pi: PodInfo, all_nodes: list[NodeInfo], record: PodResult | None
+    ) -> tuple[list[NodeInfo], Diagnosis]:
+        diagnosis = Diagnosis()
+        result, status, rejectors = await fw.run_pre_filter(state, pi, record.prefilter if record else None)
+        if status is not None:
+            if status.code is Code.ERROR:
+                raise _CycleError(status)
+            diagnosis.pre_filter_msg = status.message()
+            diagnosis.unschedulable_plugins = rejectors or ({status.plugin} if status.plugin else set())
+            for ni in all_nodes:
+                diagnosis.node_to_status[ni.name] = status
+            return [], diagnosis
+        nodes = all_nodes
+        if result is not None and result.node_names is not None:
+            names = result.node_names
+            nodes = [ni for ni in all_nodes if ni.name in names]
+            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) PreFilterResult")
+            for ni in all_nodes:
+                if ni.name not in names:
+                    diagnosis.node_to_status[ni.name] = absent
+        feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record)
+        return feasible, diagnosis
+
+    def _find_nodes_that_pass_filters(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        nodes: list[NodeInfo],
+        diagnosis: Diagnosis,
+        record: PodResult | None,
+    ) -> list[NodeInfo]:
+        n = len(nodes)
+        if n == 0:
+            return []
+        pct = fw.percentage_of_nodes_to_score
+        if pct is None:
+            pct = self.options.percentage_of_nodes_to_score
+        want = num_feasible_nodes_to_find(pct, n)
+        start = self.next_start_node_index % n
+        feasible: list[NodeInfo] = []
+        processed = 0
+        statuses = diagnosis.node_to_status
+        if not fw.has_filter_plugins():
+            for i in range(min(want, n)):
+                feasible.append(nodes[(start + i) % n])
+            self.next_start_node_index = (start + len(feasible)) % n
+            return feasible
+        run_filter = fw.run_filter
+        for i in range(n):
+            ni = nodes[(start + i) % n]
+            if record is not None:
+                trace: dict[str, str] = {}
+                status = fw.run_filter_traced(state, pi, ni, trace)
+                record.filter[ni.name] = trace
+            else:
+                status = run_filter(state, pi, ni)
+            processed += 1
+            if status is None:
+                feasible.append(ni)
+                if len(feasible) >= want:
+                    break
+            elif status.code is Code.ERROR:
+                raise _CycleError(status)
+            else:
+                statuses[ni.name] = status
+                if status.plugin:
+                    diagnosis.unschedulable_plugins.add(status.plugin)
+        self.next_start_node_index = (start + processed) % n
+        return feasible
+
+    async def _post_filter_and_fail(
+        self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError, record: PodResult | None
+    ) -> None:
+        pi = qpi.pod_info
+        nominated: str | None = None
+        if fw.has_post_filter_plugins():
+            result, status = await fw.run_post_filter(
+                state, pi, fit.diagnosis.node_to_status, record.postfilter if record else None
+            )
+            if status.code is Code.ERROR:
+                log.warning("PostFilter of pod %s failed: %s", pi.key, status.message())
+            elif not status.is_success() and status.message():
+                fit.diagnosis.post_filter_msg = status.message()
+            if isinstance(result, PostFilterResult) and result.nominated_node_name:
+                nominated = result.nominated_node_name
+        message = str(fit)
+        self.stats.unschedulable += 1
+        if record is not None:
+            record.phase = "Unschedulable"
+            record.node = None
+            record.message = message
+        self.queue.add_unschedulable_if_not_present(qpi, fit.diagnosis.unschedulable_plugins)
+        qpi.last_failure = message
+        await self._after_failure(fw, pi, "Unschedulable", message, record, nominated)
+
+    def _fail(self, fw: Framework, qpi: QueuedPodInfo, status: Status, record: PodResult | None, start: float | None) -> None:
+        """A failure outside Filter (Reserve, Permit, a plugin error): requeue and report."""
+        pi = qpi.pod_info
+        if start is not None:
+            self.stats.attempt_durations.append(time.perf_counter() - start)
+        message = status.message() or status.code.upstream_name
+        if status.code is Code.ERROR:
+            self.stats.errors += 1
+            reason = "SchedulerError"
+            self.queue.requeue_after_error(qpi)
+        else:
+            self.stats.unschedulable += 1
+            reason = "Unschedulable"
+            self.queue.add_unschedulable_if_not_present(qpi, {status.plugin} if status.plugin else set())
+        qpi.last_failure = message
+        if record is not None:
+            record.phase = "Error" if status.code is Code.ERROR else "Unschedulable"
+            record.node = None
+            record.message = message
+        self._spawn_side(self._after_failure(fw, pi, reason, message, record, None))
+
+    async def _after_failure(
+        self, fw: Framework, pi: PodInfo, reason: str, message: str, record: PodResult | None, nominated: str | None
+    ) -> None:
+        if self.options.report_to_cluster:
+            await self._report_failure(pi.pod, fw.profile_name, reason, message, nominated)
+        if record is not None and self.options.result_annotations:
+            await self._annotate(pi, record)
+
+    async def _report_failure(
+        self, pod: dict[str, Any], profile: str, reason: str, message: str, nominated: str | None = None
+    ) -> None:
+        condition = {
+            "type": "PodScheduled",
+            "status": "False",
+            "reason": reason,
+            "message": message,
+            "lastProbeTime": None,
+            "lastTransitionTime": _now(),
+        }
+        try:
+            await self.cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling", message, profile)
+            await self.cluster.update_pod_condition(pod, condition, nominated)
+        except NotFound:
+            pass
+        except Exception:  # noqa: BLE001 - reporting must never take the scheduler down
+            log.exception("could not report the failure of pod %s", pod_key(pod))
+
+    async def _annotate(self, pi: PodInfo, record: PodResult) -> None:
+        try:
+            await self.cluster.patch_pod_annotations(pi.pod, record.annotations())
+        except NotFound:
+            pass
+        except Exception:  # noqa: BLE001
+            log.exception("could not annotate pod %s", pi.key)
+
+    def _spawn_side(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._side_tasks.add(task)
+        task.add_done_callback(self._side_tasks.discard)
+
+    # --- the binding cycle --------------------------------------------------------------------
+    async def _binding_cycle(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        node_name: str,
+        record: PodResult | None,
+    ) -> None:
+        try:
+            status = await fw.wait_on_permit(assumed)
+            if status is None:
+                status = await fw.run_pre_bind(state, assumed, node_name, record.prebind if record else None)
+            if status is None:
+                status = await fw.run_bind(state, assumed, node_name, record.bind if record else None)
+        except Exception as exc:  # noqa: BLE001 - the task must handle its own failure
+            status = Status.as_error(exc)
+        if status is not None:
+            await fw.run_unreserve(state, assumed, node_name)
+            self.cache.forget_pod(assumed)
+            if isinstance(status.error, Conflict) or (
+                status.error is not None and isinstance(status.error.__cause__, Conflict)
+            ):
+                # Already bound by someone else: the informer brings the truth; do not retry.
+                log.info("pod %s was already bound: %s", assumed.key, status.message())
+                self.queue.done(assumed.uid)
+                return
+            self._fail(fw, qpi, status, record, None)
+            return
+        self.cache.finish_binding(assumed)
+        self.stats.scheduled += 1
+        self.queue.done(assumed.uid)
+        if record is not None:
+            record.phase = "Scheduled"
+            record.node = node_name
+            record.message = f"Successfully assigned {assumed.key} to {node_name}"
+        if self.options.report_to_cluster:
+            try:
+                await self.cluster.record_event(
+                    assumed.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {node_name}",
+                    fw.profile_name,
+                )
+            except Exception:  # noqa: BLE001
+                log.exception("could not record the Scheduled event of %s", assumed.key)
+        if record is not None and self.options.result_annotations:
+            await self._annotate(assumed, record)
+        await fw.run_post_bind(state, assumed, node_name)
+
+
+class _CycleError(Exception):
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def _terminal(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+__all__ = [
+    "ActionType",
+    "Diagnosis",
+    "FitError",
+    "PodResult",
+    "Scheduler",
+    "SchedulerOptions",
+    "num_feasible_nodes_to_find",
+]

@@ -1,0 +1,146 @@
+"""Scenarios: multi-document YAML of plain Kubernetes manifests.
+
+Supported kinds are Node, Pod, PriorityClass and Namespace (and ``kind: List`` of them). Pods
+with ``spec.nodeName`` are running there before scheduling starts; the others are created in
+document order and scheduled by the profile their ``schedulerName`` names.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
+
+import yaml
+
+SUPPORTED_KINDS = ("Node", "Pod", "PriorityClass", "Namespace")
+SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be loaded; the message names the document and field."""
+
+
+@dataclass
+class Scenario:
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    namespaces: list[dict[str, Any]] = field(default_factory=list)
+    priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    running_pods: list[dict[str, Any]] = field(default_factory=list)
+    pending_pods: list[dict[str, Any]] = field(default_factory=list)
+    source: str = ""
+
+    @property
+    def pods(self) -> list[dict[str, Any]]:
+        return self.running_pods + self.pending_pods
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    try:
+        with open(path, encoding="utf-8") as f:
+            docs = list(yaml.safe_load_all(f))
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
+    return parse_scenario(docs, str(path))
+
+
+def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
+    sc = Scenario(source=source)
+    prefix = f"{source}: " if source else ""
+    seen: set[tuple[str, str, str]] = set()
+    index = 0
+
+    def add(obj: Any, where: str) -> None:
+        nonlocal index
+        if not isinstance(obj, dict):
+            raise ScenarioError(f"{prefix}{where}: expected a Kubernetes object (a mapping), got {type(obj).__name__}")
+        kind = obj.get("kind")
+        if kind == "List":
+            for i, item in enumerate(obj.get("items") or ()):
+                add(item, f"{where}.items[{i}]")
+            return
+        if kind not in SUPPORTED_KINDS:
+            raise ScenarioError(
+                f"{prefix}{where}.kind: {kind!r} is not supported in scenarios; use one of {', '.join(SUPPORTED_KINDS)}"
+            )
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not meta.get("name"):
+            raise ScenarioError(f"{prefix}{where}.metadata.name: Required value ({kind})")
+        obj = copy.deepcopy(obj)
+        meta = obj["metadata"]
+        ns = meta.get("namespace") or "default" if kind == "Pod" else ""
+        ident = (kind, ns, meta["name"])
+        if ident in seen:
+            raise ScenarioError(f"{prefix}{where}: duplicate {kind} {(ns + '/') if ns else ''}{meta['name']}")
+        seen.add(ident)
+        index += 1
+        if kind == "Node":
+            _check_mapping(obj, "status", where, prefix, required=False)
+            sc.nodes.append(obj)
+        elif kind == "Namespace":
+            sc.namespaces.append(obj)
+        elif kind == "PriorityClass":
+            if not isinstance(obj.get("value"), int):
+                raise ScenarioError(f"{prefix}{where}.value: Required value: an integer priority ({meta['name']})")
+            sc.priority_classes.append(obj)
+        else:
+            spec = _check_mapping(obj, "spec", where, prefix, required=True)
+            if not isinstance(spec.get("containers"), list) or not spec["containers"]:
+                raise ScenarioError(f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container")
+            meta["namespace"] = ns
+            # Creation times advance one second per pod in document order, so that ordering
+            # by creation time is meaningful and runs are reproducible.
+            meta.setdefault("creationTimestamp", (SCENARIO_EPOCH + timedelta(seconds=index)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            if spec.get("nodeName"):
+                obj.setdefault("status", {}).setdefault("phase", "Running")
+                sc.running_pods.append(obj)
+            else:
+                obj.setdefault("status", {}).setdefault("phase", "Pending")
+                sc.pending_pods.append(obj)
+
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        add(doc, f"document {i + 1}")
+    return sc
+
+
+def _check_mapping(obj: dict[str, Any], key: str, where: str, prefix: str, required: bool) -> dict[str, Any]:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise ScenarioError(f"{prefix}{where}.{key}: Required value ({obj['kind']} {obj['metadata']['name']})")
+        return {}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{prefix}{where}.{key}: must be a mapping ({obj['kind']} {obj['metadata']['name']})")
+    return value
+
+
+def admit_pod(pod: dict[str, Any], priority_classes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What the API server's admission would do to a pod: resolve its priority class.
+
+    Raises :class:`ScenarioError` for a priorityClassName that does not exist, as the API
+    server refuses such a pod.
+    """
+    spec = pod["spec"]
+    spec.setdefault("schedulerName", "default-scheduler")
+    name = spec.get("priorityClassName")
+    pc: dict[str, Any] | None = None
+    if name:
+        pc = priority_classes.get(name)
+        if pc is None:
+            raise ScenarioError(
+                f"pod {pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}: spec.priorityClassName: "
+                f"no PriorityClass with name {name} was found"
+            )
+    else:
+        pc = next((p for p in priority_classes.values() if p.get("globalDefault")), None)
+    if pc is not None and "priority" not in spec:
+        spec["priority"] = int(pc["value"])
+        if pc.get("preemptionPolicy") and "preemptionPolicy" not in spec:
+            spec["preemptionPolicy"] = pc["preemptionPolicy"]
+    return pod

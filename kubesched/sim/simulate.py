@@ -1,0 +1,295 @@
+"""``kubesched simulate``: run the real scheduler over an in-memory cluster until nothing is left to try.
+
+The loop, queue, cache and plugins are the ones ``kubesched run`` uses. Only time is simulated:
+when every remaining pod is waiting out a backoff, the clock jumps to the next expiry instead
+of sleeping, so a run is as fast as the scheduling itself and, for a given seed, the same every
+time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from kubesched.cluster.memory import InMemoryCluster
+from kubesched.cluster.store import Store
+from kubesched.framework.resources import CPU, MEMORY, format_quantity
+from kubesched.framework.runtime import ProfileSpec
+from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
+
+from .scenario import Scenario, ScenarioError, admit_pod
+
+
+class ManualClock:
+    """Simulated seconds; advanced by the driver, never by waiting."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance_to(self, t: float) -> None:
+        if t > self.now:
+            self.now = t
+
+
+@dataclass
+class SimulationSettings:
+    parallelism: int = 16
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff: float = 1.0
+    pod_max_backoff: float = 10.0
+    seed: int | None = 0
+    #: Simulated seconds after which pods still backing off are no longer retried.
+    horizon: float = 300.0
+    result_annotations: bool = True
+
+
+@dataclass
+class SimulationResult:
+    pods: list[dict[str, Any]]
+    nodes: list[dict[str, Any]]
+    summary: dict[str, Any]
+    store: Store = field(repr=False)
+    scheduler: Scheduler = field(repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pods": self.pods, "nodes": self.nodes, "summary": self.summary}
+
+
+async def simulate(
+    profiles: list[ProfileSpec],
+    scenario: Scenario,
+    settings: SimulationSettings | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> SimulationResult:
+    """Schedule ``scenario``'s pending pods with ``profiles``; ``progress(done, total)`` is
+    called as pods reach a decision."""
+    settings = settings or SimulationSettings()
+    store = Store(history=1000)
+    cluster = InMemoryCluster(store)
+    clock = ManualClock()
+    options = SchedulerOptions(
+        parallelism=settings.parallelism,
+        percentage_of_nodes_to_score=settings.percentage_of_nodes_to_score,
+        pod_initial_backoff=settings.pod_initial_backoff,
+        pod_max_backoff=settings.pod_max_backoff,
+        seed=settings.seed,
+        record_results=True,
+        result_annotations=settings.result_annotations,
+        report_to_cluster=True,
+        assumed_ttl=0,
+    )
+    priority_classes = {pc["metadata"]["name"]: pc for pc in scenario.priority_classes}
+    namespaces = {ns["metadata"]["name"] for ns in scenario.namespaces}
+    for ns in scenario.namespaces:
+        store.create("Namespace", ns)
+    for name in ("default", "kube-system"):
+        if name not in namespaces:
+            store.create("Namespace", {"metadata": {"name": name}})
+    for pc in scenario.priority_classes:
+        store.create("PriorityClass", pc)
+    for node in scenario.nodes:
+        store.create("Node", node)
+    uid = 0
+
+    def with_uid(pod: dict[str, Any]) -> dict[str, Any]:
+        nonlocal uid
+        uid += 1
+        pod["metadata"].setdefault("uid", f"00000000-0000-0000-0000-{uid:012d}")
+        return pod
+
+    for pod in scenario.running_pods:
+        store.create("Pod", with_uid(admit_pod(pod, priority_classes)))
+
+    scheduler = Scheduler(profiles, cluster, options, clock=clock)
+    started = time.perf_counter()
+    await scheduler.start()
+    unknown: dict[str, PodResult] = {}
+    pending_keys: list[str] = []
+    for pod in scenario.pending_pods:
+        pod = with_uid(admit_pod(pod, priority_classes))
+        meta = pod["metadata"]
+        key = f"{meta['namespace']}/{meta['name']}"
+        pending_keys.append(key)
+        sched_name = pod["spec"].get("schedulerName") or "default-scheduler"
+        if sched_name not in scheduler.frameworks:
+            unknown[key] = PodResult(
+                meta["namespace"], meta["name"], sched_name, phase="Error",
+                message=f"no profile has schedulerName {sched_name!r}; known: {', '.join(scheduler.frameworks)}",
+            )
+        store.create("Pod", pod)
+    await cluster.wait_delivered()
+
+    total = len(pending_keys)
+    decided = 0
+    queue = scheduler.queue
+    while True:
+        qpi = queue.pop_nowait()
+        if qpi is not None:
+            first = qpi.attempts == 1
+            await scheduler.schedule_one(qpi)
+            if first:
+                decided += 1
+                if progress is not None:
+                    progress(decided, total)
+            # Let binding cycles and informer deliveries make progress as they would.
+            await asyncio.sleep(0)
+            continue
+        await scheduler.wait_for_bindings()
+        await cluster.wait_delivered()
+        if queue.has_active():
+            continue
+        expiry = queue.next_backoff_expiry()
+        if expiry is not None and expiry <= settings.horizon:
+            clock.advance_to(expiry)
+            queue.flush_backoff_completed()
+            continue
+        break
+    await scheduler.wait_for_bindings()
+    await cluster.wait_delivered()
+    elapsed = time.perf_counter() - started
+    if progress is not None:
+        progress(total, total)
+    return _report(scenario, scheduler, store, pending_keys, unknown, elapsed, clock.now)
+
+
+def _report(
+    scenario: Scenario,
+    scheduler: Scheduler,
+    store: Store,
+    pending_keys: list[str],
+    unknown: dict[str, PodResult],
+    elapsed: float,
+    sim_time: float,
+) -> dict[str, Any] | SimulationResult:
+    pods_out: list[dict[str, Any]] = []
+    phases: dict[str, int] = {"Scheduled": 0, "Unschedulable": 0, "Error": 0}
+    per_profile: dict[str, dict[str, int]] = {}
+    gated = {q.pod_info.key: q for _, q in scheduler.queue.pending_pods()}
+    for key in pending_keys:
+        ns, name = key.split("/", 1)
+        rec = unknown.get(key) or scheduler.results.get(key)
+        if rec is None:
+            q = gated.get(key)
+            rec = PodResult(ns, name, q.pod_info.scheduler_name if q else "", phase="Unschedulable")
+            rec.message = q.last_failure if q is not None and q.last_failure else "not attempted"
+        try:
+            live = store.get("Pod", ns, name)
+            node = (live.get("spec") or {}).get("nodeName")
+        except Exception:  # noqa: BLE001 - a pod deleted during the run
+            node = None
+        phase = "Scheduled" if node else (rec.phase if rec.phase in ("Unschedulable", "Error") else "Unschedulable")
+        phases[phase] += 1
+        prof = per_profile.setdefault(rec.scheduler_name, {"Scheduled": 0, "Unschedulable": 0, "Error": 0})
+        prof[phase] += 1
+        pods_out.append(
+            {
+                "namespace": ns,
+                "name": name,
+                "schedulerName": rec.scheduler_name,
+                "node": node,
+                "phase": phase,
+                "message": rec.message if not node else f"Successfully assigned {key} to {node}",
+                "attempts": rec.attempts,
+                "filter": rec.filter,
+                "score": rec.score,
+                "finalScore": rec.final_score,
+                "preFilter": rec.prefilter,
+                "postFilter": rec.postfilter,
+                "reserve": rec.reserve,
+                "permit": rec.permit,
+                "preBind": rec.prebind,
+                "bind": rec.bind,
+            }
+        )
+    nodes_out: list[dict[str, Any]] = []
+    for ni in scheduler.cache.nodes.values():
+        if ni.node is None:
+            continue
+        alloc, req = ni.allocatable, ni.requested
+        entry: dict[str, Any] = {
+            "name": ni.name,
+            "pods": len(ni.pods),
+            "allocatable": ni.allocatable.to_dict(),
+            "requested": ni.requested.to_dict(),
+            "cpuPercent": _pct(req.milli_cpu, alloc.milli_cpu),
+            "memoryPercent": _pct(req.memory, alloc.memory),
+        }
+        nodes_out.append(entry)
+    summary = {
+        "nodes": len(nodes_out),
+        "pods": len(pending_keys),
+        "runningBefore": len(scenario.running_pods),
+        "scheduled": phases["Scheduled"],
+        "unschedulable": phases["Unschedulable"],
+        "errors": phases["Error"],
+        "profiles": per_profile,
+        "attempts": scheduler.stats.attempts,
+        "seconds": round(elapsed, 3),
+        "podsPerSecond": round(len(pending_keys) / elapsed, 1) if elapsed > 0 else None,
+        "simulatedSeconds": sim_time,
+    }
+    return SimulationResult(pods_out, nodes_out, summary, store, scheduler)
+
+
+def _pct(used: int, total: int) -> float:
+    return round(100.0 * used / total, 1) if total else 0.0
+
+
+def format_table(result: SimulationResult, width: int | None = None) -> str:
+    """Readable tables: every pod with its node or reason, then node utilisation and a summary."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=width or 160, record=True, file=_NullFile(), force_terminal=False, color_system=None)
+    pods = Table(title="Pods", show_lines=False)
+    for col in ("pod", "profile", "node", "reason"):
+        pods.add_column(col, overflow="fold")
+    for p in result.pods:
+        pods.add_row(
+            f"{p['namespace']}/{p['name']}", p["schedulerName"], p["node"] or "-",
+            "" if p["phase"] == "Scheduled" else f"{p['phase']}: {p['message']}",
+        )
+    console.print(pods)
+    nodes = Table(title="Nodes")
+    for col, justify in (("node", "left"), ("pods", "right"), ("cpu requested", "right"), ("cpu %", "right"),
+                         ("memory requested", "right"), ("memory %", "right")):
+        nodes.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for n in result.nodes:
+        nodes.add_row(
+            n["name"], str(n["pods"]),
+            f"{format_quantity(CPU, n['requested'].get(CPU, 0))}/{format_quantity(CPU, n['allocatable'].get(CPU, 0))}",
+            f"{n['cpuPercent']:.1f}",
+            f"{format_quantity(MEMORY, n['requested'].get(MEMORY, 0))}/{format_quantity(MEMORY, n['allocatable'].get(MEMORY, 0))}",
+            f"{n['memoryPercent']:.1f}",
+        )
+    console.print(nodes)
+    s = result.summary
+    summary = Table(title="Summary", show_header=False)
+    summary.add_column("what")
+    summary.add_column("value", justify="right")
+    for label, value in (
+        ("nodes", s["nodes"]), ("pods to schedule", s["pods"]), ("scheduled", s["scheduled"]),
+        ("unschedulable", s["unschedulable"]), ("errors", s["errors"]), ("attempts", s["attempts"]),
+        ("wall seconds", s["seconds"]), ("pods/s", s["podsPerSecond"]),
+    ):
+        summary.add_row(label, str(value))
+    for prof, counts in s["profiles"].items():
+        summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
+    console.print(summary)
+    return console.export_text()
+
+
+class _NullFile:
+    def write(self, _: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+
+__all__ = ["ManualClock", "ScenarioError", "SimulationResult", "SimulationSettings", "format_table", "simulate"]

@@ -1,0 +1,315 @@
+"""Extension-point semantics of the per-profile runtime, through the real scheduler loop."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from conftest import make_harness, profile, registry_with
+from kubesched.framework import Code, CycleState, PreFilterResult, Status
+from kubesched.framework.runtime import Framework, FrameworkError, PluginRef, ProfileSpec
+from kubesched.scheduler import SchedulerOptions
+from kubesched.testing import make_node, make_pod
+
+CALLS: list[tuple[str, str]] = []
+
+
+@pytest.fixture(autouse=True)
+def _reset() -> None:
+    CALLS.clear()
+
+
+def plugin(name: str, **methods: Any) -> type:
+    """A test plugin class named ``name`` whose methods record their calls, then act."""
+
+    def wrap(point: str, fn: Any) -> Any:
+        if asyncio.iscoroutinefunction(fn):
+            async def async_method(self: Any, *args: Any) -> Any:
+                CALLS.append((name, point))
+                return await fn(self, *args)
+            return async_method
+
+        def method(self: Any, *args: Any) -> Any:
+            CALLS.append((name, point))
+            return fn(self, *args)
+        return method
+
+    ns: dict[str, Any] = {"name": name, "__init__": lambda self, args, handle: setattr(self, "handle", handle)}
+    for point, fn in methods.items():
+        ns[point] = wrap(point, fn)
+    return type(name, (), ns)
+
+
+def ok(*_: Any) -> None:
+    return None
+
+
+def nodes(*names: str) -> list[Any]:
+    return [make_node(n) for n in names]
+
+
+def calls(point: str) -> list[str]:
+    return [p for p, pt in CALLS if pt == point]
+
+
+async def test_filter_runs_in_order_and_stops_at_first_rejection() -> None:
+    A = plugin("A", filter=lambda self, s, p, n: None)
+    B = plugin("B", filter=lambda self, s, p, n: Status.unschedulable("b says no") if n.name == "n1" else None)
+    C = plugin("C", filter=lambda self, s, p, n: None)
+    h = await make_harness([profile(filter=["A", "B", "C"])], registry_with(A, B, C), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    assert calls("filter") == ["A", "B"]
+    rec = h.scheduler.results["default/p"]
+    assert rec.filter == {"n1": {"A": "passed", "B": "b says no"}}
+    assert rec.message == "0/1 nodes are available: 1 b says no."
+    assert h.node_of("p") is None
+
+
+async def test_filter_exception_becomes_error_naming_plugin() -> None:
+    def boom(self: Any, s: Any, p: Any, n: Any) -> None:
+        raise ValueError("kaput")
+
+    A = plugin("Boom", filter=boom)
+    h = await make_harness([profile(filter=["Boom"])], registry_with(A), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    rec = h.scheduler.results["default/p"]
+    assert rec.phase == "Error"
+    assert 'running "Boom" filter plugin: kaput' in rec.message
+    # An error is retried with backoff, not parked with the unschedulable pods.
+    assert h.scheduler.queue.where(h.pod("p")["metadata"]["uid"]) == "backoff"
+    events = h.events("p")
+    assert events and events[0]["reason"] == "FailedScheduling"
+
+
+async def test_prefilter_skip_skips_that_plugins_filter() -> None:
+    A = plugin("A", pre_filter=lambda self, s, p: Status.skip(), filter=lambda self, s, p, n: Status.unschedulable("never"))
+    h = await make_harness([profile(preFilter=["A"], filter=["A"])], registry_with(A), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    assert calls("filter") == []
+    assert h.node_of("p") == "n1"
+
+
+async def test_prefilter_results_intersect() -> None:
+    A = plugin("A", pre_filter=lambda self, s, p: (PreFilterResult({"n1", "n2"}), None))
+    B = plugin("B", pre_filter=lambda self, s, p: (PreFilterResult({"n2", "n3"}), None))
+    h = await make_harness(
+        [profile(preFilter=["A", "B"])], registry_with(A, B), objs=[*nodes("n1", "n2", "n3"), make_pod("p")]
+    )
+    await h.run_all()
+    assert h.node_of("p") == "n2"
+
+
+async def test_prefilter_disjoint_results_are_unresolvable() -> None:
+    A = plugin("A", pre_filter=lambda self, s, p: (PreFilterResult({"n1"}), None))
+    B = plugin("B", pre_filter=lambda self, s, p: (PreFilterResult({"n2"}), None))
+    h = await make_harness([profile(preFilter=["A", "B"])], registry_with(A, B), objs=[*nodes("n1", "n2"), make_pod("p")])
+    await h.run_all()
+    rec = h.scheduler.results["default/p"]
+    assert rec.message == "0/2 nodes are available: node(s) didn't satisfy plugins [A B] simultaneously."
+
+
+async def test_prefilter_rejection_message_is_not_repeated_per_node() -> None:
+    A = plugin("A", pre_filter=lambda self, s, p: Status.unresolvable("pod is cursed"))
+    h = await make_harness([profile(preFilter=["A"])], registry_with(A), objs=[*nodes("n1", "n2"), make_pod("p")])
+    await h.run_all()
+    assert h.scheduler.results["default/p"].message == "0/2 nodes are available: pod is cursed."
+
+
+async def test_postfilter_runs_only_when_nothing_fits() -> None:
+    F = plugin("F", filter=lambda self, s, p, n: Status.unschedulable("full") if p.name == "big" else None)
+    P = plugin("P", post_filter=lambda self, s, p, st: Status.unschedulable("preemption: not eligible"))
+    h = await make_harness(
+        [profile(filter=["F"], postFilter=["P"])], registry_with(F, P), objs=[*nodes("n1"), make_pod("small"), make_pod("big")]
+    )
+    await h.run_all()
+    assert calls("post_filter") == ["P"]
+    assert h.node_of("small") == "n1"
+    assert h.scheduler.results["default/big"].message == "0/1 nodes are available: 1 full. preemption: not eligible."
+
+
+async def test_scores_are_weighted_and_normalized() -> None:
+    S = plugin(
+        "S",
+        score=lambda self, s, p, n: {"n1": 10, "n2": 20, "n3": 5}[n.name],
+        normalize_score=lambda self, s, p, scores: [setattr(x, "score", x.score * 5) for x in scores] and None,
+    )
+    h = await make_harness([profile(score=[("S", 3)])], registry_with(S), objs=[*nodes("n1", "n2", "n3"), make_pod("p")])
+    await h.run_all()
+    rec = h.scheduler.results["default/p"]
+    assert rec.score == {"n1": {"S": 10}, "n2": {"S": 20}, "n3": {"S": 5}}
+    assert rec.final_score == {"n1": {"S": 150}, "n2": {"S": 300}, "n3": {"S": 75}}
+    assert h.node_of("p") == "n2"
+
+
+async def test_score_out_of_range_after_normalize_is_an_error() -> None:
+    S = plugin("S", score=lambda self, s, p, n: 101)
+    h = await make_harness([profile(score=["S"])], registry_with(S), objs=[*nodes("n1", "n2"), make_pod("p")])
+    await h.run_all()
+    rec = h.scheduler.results["default/p"]
+    assert rec.phase == "Error"
+    assert 'plugin "S" returns an invalid score 101' in rec.message
+
+
+async def test_prescore_skip_skips_score() -> None:
+    S = plugin("S", pre_score=lambda self, s, p, ns: Status.skip(), score=lambda self, s, p, n: 50)
+    h = await make_harness([profile(preScore=["S"], score=["S"])], registry_with(S), objs=[*nodes("n1", "n2"), make_pod("p")])
+    await h.run_all()
+    assert calls("pre_score") == ["S"]
+    assert calls("score") == []
+    assert h.node_of("p") in {"n1", "n2"}
+
+
+async def test_scoring_skipped_with_one_feasible_node() -> None:
+    F = plugin("F", filter=lambda self, s, p, n: None if n.name == "n2" else Status.unschedulable("no"))
+    S = plugin("S", pre_score=ok, score=lambda self, s, p, n: 1)
+    h = await make_harness(
+        [profile(filter=["F"], preScore=["S"], score=["S"])], registry_with(F, S), objs=[*nodes("n1", "n2"), make_pod("p")]
+    )
+    await h.run_all()
+    assert h.node_of("p") == "n2"
+    assert calls("pre_score") == [] and calls("score") == []
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+async def test_ties_are_broken_at_random_but_reproducibly(seed: int) -> None:
+    async def place(s: int) -> list[str | None]:
+        h = await make_harness(
+            [profile()], registry_with(), SchedulerOptions(seed=s, record_results=True),
+            objs=[*nodes(*[f"n{i}" for i in range(8)]), *[make_pod(f"p{i}") for i in range(6)]],
+        )
+        await h.run_all()
+        return [h.node_of(f"p{i}") for i in range(6)]
+
+    first = await place(seed)
+    assert first == await place(seed)
+    assert len(set(first)) > 1
+
+
+async def test_reserve_failure_unreserves_all_in_reverse_order() -> None:
+    R1 = plugin("R1", reserve=ok, unreserve=ok)
+    R2 = plugin("R2", reserve=lambda self, s, p, n: Status.unschedulable("r2 refuses"), unreserve=ok)
+    R3 = plugin("R3", reserve=ok, unreserve=ok)
+    h = await make_harness([profile(reserve=["R1", "R2", "R3"])], registry_with(R1, R2, R3), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    assert calls("reserve") == ["R1", "R2"]
+    assert calls("unreserve") == ["R3", "R2", "R1"]
+    assert h.scheduler.cache.pod_count() == 0  # forgotten
+    assert h.scheduler.results["default/p"].message == "r2 refuses"
+    assert h.scheduler.queue.where(h.pod("p")["metadata"]["uid"]) == "unschedulable"
+
+
+async def test_permit_reject_unreserves() -> None:
+    R = plugin("R", reserve=ok, unreserve=ok)
+    P = plugin("P", permit=lambda self, s, p, n: Status.unschedulable("not now"))
+    h = await make_harness([profile(reserve=["R"], permit=["P"])], registry_with(R, P), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    assert calls("unreserve") == ["R"]
+    assert h.node_of("p") is None
+
+
+async def test_permit_wait_then_allow_binds() -> None:
+    P = plugin("P", permit=lambda self, s, p, n: (Status.wait(), 30))
+    h = await make_harness([profile(permit=["P"])], registry_with(P), objs=[*nodes("n1"), make_pod("p")])
+    qpi = h.scheduler.queue.pop_nowait()
+    await h.scheduler.schedule_one(qpi)
+    await asyncio.sleep(0)
+    fw = h.scheduler.frameworks["default-scheduler"]
+    waiting = list(fw.iterate_waiting_pods())
+    assert [w.pod["metadata"]["name"] for w in waiting] == ["p"]
+    assert h.node_of("p") is None
+    waiting[0].allow("P")
+    await h.settle()
+    assert h.node_of("p") == "n1"
+
+
+async def test_permit_wait_then_reject_by_another_plugin() -> None:
+    P = plugin("P", permit=lambda self, s, p, n: (Status.wait(), 30))
+    R = plugin("R", reserve=ok, unreserve=ok)
+    h = await make_harness([profile(reserve=["R"], permit=["P"])], registry_with(P, R), objs=[*nodes("n1"), make_pod("p")])
+    await h.scheduler.schedule_one(h.scheduler.queue.pop_nowait())
+    await asyncio.sleep(0)
+    fw = h.scheduler.frameworks["default-scheduler"]
+    wp = fw.get_waiting_pod(h.pod("p")["metadata"]["uid"])
+    assert wp is not None
+    wp.reject("Coscheduling", "group incomplete")
+    await h.settle()
+    assert h.node_of("p") is None
+    assert calls("unreserve") == ["R"]
+    assert h.scheduler.results["default/p"].message == "group incomplete"
+
+
+@pytest.mark.looptime
+async def test_permit_wait_times_out() -> None:
+    P = plugin("P", permit=lambda self, s, p, n: (Status.wait(), 10))
+    h = await make_harness([profile(permit=["P"])], registry_with(P), objs=[*nodes("n1"), make_pod("p")])
+    await h.scheduler.schedule_one(h.scheduler.queue.pop_nowait())
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    await h.settle()
+    assert loop.time() - t0 == pytest.approx(10, abs=0.5)
+    assert h.node_of("p") is None
+    assert h.scheduler.results["default/p"].message == "rejected due to timeout after waiting 10s at plugin P"
+
+
+async def test_bind_falls_through_skip_to_next_bind_plugin() -> None:
+    async def skip_bind(self: Any, s: Any, p: Any, n: Any) -> Status:
+        return Status.skip()
+
+    B = plugin("SkipBinder", bind=skip_bind)
+    spec = profile()
+    spec.plugins["bind"] = [PluginRef("SkipBinder"), PluginRef("DefaultBinder")]
+    h = await make_harness([spec], registry_with(B), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    assert calls("bind") == ["SkipBinder"]
+    assert h.node_of("p") == "n1"
+    assert h.scheduler.results["default/p"].bind == {"SkipBinder": "skipped", "DefaultBinder": "success"}
+
+
+async def test_bind_failure_unreserves_forgets_and_retries() -> None:
+    R = plugin("R", reserve=ok, unreserve=ok)
+    B = plugin("FailBinder", bind=lambda self, s, p, n: Status.as_error("disk on fire"))
+    spec = profile(reserve=["R"])
+    spec.plugins["bind"] = [PluginRef("FailBinder")]
+    h = await make_harness([spec], registry_with(R, B), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    assert calls("unreserve") == ["R"]
+    assert h.scheduler.cache.pod_count() == 0
+    assert h.scheduler.queue.where(h.pod("p")["metadata"]["uid"]) == "backoff"
+    assert "disk on fire" in h.scheduler.results["default/p"].message
+
+
+async def test_async_per_pod_methods_are_awaited() -> None:
+    async def pre_filter(self: Any, s: CycleState, p: Any) -> Any:
+        await asyncio.sleep(0)
+        s.write("seen", p.name)
+        return None
+
+    A = plugin("A", pre_filter=pre_filter, filter=lambda self, s, p, n: None if s.read("seen") == p.name else Status.unschedulable("x"))
+    h = await make_harness([profile(preFilter=["A"], filter=["A"])], registry_with(A), objs=[*nodes("n1"), make_pod("p")])
+    await h.run_all()
+    assert h.node_of("p") == "n1"
+
+
+def test_profile_needs_exactly_one_queue_sort_and_a_binder() -> None:
+    reg = registry_with()
+    with pytest.raises(FrameworkError, match="exactly one queueSort"):
+        Framework(ProfileSpec("x", {"bind": [PluginRef("DefaultBinder")]}), reg)
+    with pytest.raises(FrameworkError, match="at least one bind plugin"):
+        Framework(ProfileSpec("x", {"queueSort": [PluginRef("PrioritySort")]}), reg)
+
+
+def test_plugin_enabled_at_a_point_it_does_not_implement_is_refused() -> None:
+    reg = registry_with()
+    spec = ProfileSpec("x", {"queueSort": [PluginRef("PrioritySort")], "bind": [PluginRef("DefaultBinder")],
+                             "score": [PluginRef("NodeName", 1)]})
+    with pytest.raises(FrameworkError, match="'NodeName' does not implement extension point 'score'"):
+        Framework(spec, reg)
+
+
+def test_status_codes_match_upstream_numbers() -> None:
+    assert [c.upstream_name for c in Code] == [
+        "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending",
+    ]
+    assert [int(c) for c in Code] == list(range(7))

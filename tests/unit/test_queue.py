@@ -1,0 +1,227 @@
+"""SchedulingQueue: ordering, backoff, the unschedulable pool, events and gates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conftest import profile, registry_with
+from kubesched.framework.events import (
+    ASSIGNED_POD_DELETE,
+    NODE_ADD,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    Resource,
+)
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Status
+from kubesched.queue import SchedulingQueue
+from kubesched.testing import make_pod
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class NodeAddOnly:
+    """Rejects pods; only a NodeAdd may help, and only for pods labelled ``wants=node``."""
+
+    name = "NodeAddOnly"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state: Any, pod: Any, node: Any) -> Status:
+        return Status.unschedulable("no")
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        def hint(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+            wants = (pod.get("metadata", {}).get("labels") or {}).get("wants")
+            return QueueingHint.QUEUE if wants == "node" else QueueingHint.SKIP
+
+        return [ClusterEventWithHint(NODE_ADD, hint)]
+
+
+class Silent:
+    """Registers no events at all: its rejections are permanent until the pool is flushed."""
+
+    name = "Silent"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state: Any, pod: Any, node: Any) -> Status:
+        return Status.unschedulable("no")
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return []
+
+
+def make_queue(clock: Clock, **kw: Any) -> SchedulingQueue:
+    reg = registry_with(NodeAddOnly, Silent)
+    fw = Framework(profile(filter=["NodeAddOnly", "Silent"], preEnqueue=["SchedulingGates"]), reg)
+    return SchedulingQueue({"default-scheduler": fw}, clock=clock, **kw)
+
+
+def test_active_queue_orders_by_priority_then_arrival() -> None:
+    clock = Clock()
+    q = make_queue(clock)
+    for name, prio in [("low", 1), ("high", 100), ("mid", 50)]:
+        q.add(make_pod(name).priority(prio).info())
+        clock.t += 1
+    q.add(make_pod("high2").priority(100).info())
+    order = [q.pop_nowait().pod_info.name for _ in range(4)]  # type: ignore[union-attr]
+    assert order == ["high", "high2", "mid", "low"]
+    assert q.pop_nowait() is None
+
+
+@pytest.mark.parametrize(
+    "attempts,expected",
+    [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (9, 10.0)],
+    ids=["first", "second", "third", "fourth", "capped", "still-capped"],
+)
+def test_backoff_doubles_up_to_the_maximum(attempts: int, expected: float) -> None:
+    q = make_queue(Clock(), initial_backoff=1.0, max_backoff=10.0)
+    q.add(make_pod("p").info())
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    qpi.attempts = attempts
+    assert q.backoff_duration(qpi) == expected
+
+
+def test_error_goes_to_backoff_and_returns_when_backoff_completes() -> None:
+    clock = Clock()
+    q = make_queue(clock)
+    q.add(make_pod("p").info())
+    qpi = q.pop_nowait()
+    assert q.add_unschedulable_if_not_present(qpi, set()) == "backoff"  # type: ignore[arg-type]
+    assert q.flush_backoff_completed() == 0
+    clock.t += 0.999
+    assert q.flush_backoff_completed() == 0
+    clock.t += 0.002
+    assert q.flush_backoff_completed() == 1
+    assert q.pop_nowait() is qpi
+    assert qpi.attempts == 2  # type: ignore[union-attr]
+
+
+def test_rejected_pod_waits_in_pool_until_an_event_its_plugin_registered() -> None:
+    clock = Clock()
+    q = make_queue(clock)
+    q.add(make_pod("p").label("wants", "node").info())
+    qpi = q.pop_nowait()
+    assert q.add_unschedulable_if_not_present(qpi, {"NodeAddOnly"}) == "unschedulable"  # type: ignore[arg-type]
+    # An event nobody registered for changes nothing.
+    assert q.on_event(ASSIGNED_POD_DELETE) == 0
+    assert q.where(qpi.pod_info.uid) == "unschedulable"  # type: ignore[union-attr]
+    # The registered event moves it; still backing off, so to backoffQ first.
+    assert q.on_event(NODE_ADD, None, {"metadata": {"name": "n9"}}) == 1
+    assert q.where(qpi.pod_info.uid) == "backoff"  # type: ignore[union-attr]
+    clock.t += 5
+    q.flush_backoff_completed()
+    assert q.where(qpi.pod_info.uid) == "active"  # type: ignore[union-attr]
+
+
+def test_queueing_hint_can_skip_an_event() -> None:
+    q = make_queue(Clock())
+    q.add(make_pod("p").label("wants", "nothing").info())
+    qpi = q.pop_nowait()
+    q.add_unschedulable_if_not_present(qpi, {"NodeAddOnly"})  # type: ignore[arg-type]
+    assert q.on_event(NODE_ADD, None, {}) == 0
+    assert q.where(qpi.pod_info.uid) == "unschedulable"  # type: ignore[union-attr]
+
+
+def test_event_during_the_attempt_sends_pod_to_backoff_not_the_pool() -> None:
+    q = make_queue(Clock())
+    q.add(make_pod("p").label("wants", "node").info())
+    qpi = q.pop_nowait()
+    q.on_event(NODE_ADD, None, {})  # arrives while the pod is being scheduled
+    assert q.add_unschedulable_if_not_present(qpi, {"NodeAddOnly"}) == "backoff"  # type: ignore[arg-type]
+
+
+def test_pool_is_flushed_after_five_minutes() -> None:
+    clock = Clock()
+    q = make_queue(clock)
+    q.add(make_pod("p").info())
+    qpi = q.pop_nowait()
+    q.add_unschedulable_if_not_present(qpi, {"Silent"})  # type: ignore[arg-type]
+    assert q.on_event(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_LABEL)) == 0
+    clock.t += 299
+    assert q.flush_unschedulable_left_over() == 0
+    clock.t += 2
+    assert q.flush_unschedulable_left_over() == 1
+    assert q.where(qpi.pod_info.uid) == "active"  # type: ignore[union-attr]
+
+
+def test_scheduling_gates_hold_a_pod_until_they_are_removed() -> None:
+    q = make_queue(Clock())
+    gated = make_pod("p").scheduling_gate("example.com/wait")
+    q.add(gated.info())
+    assert q.counts()["gated"] == 1
+    assert q.pop_nowait() is None
+    ungated = gated.obj()
+    ungated["spec"]["schedulingGates"] = []
+    from kubesched.framework.types import PodInfo
+
+    q.update(PodInfo(ungated))
+    assert q.counts()["gated"] == 0
+    assert q.pop_nowait() is not None
+
+
+def test_status_only_update_does_not_move_a_pooled_pod() -> None:
+    q = make_queue(Clock())
+    b = make_pod("p")
+    q.add(b.info())
+    qpi = q.pop_nowait()
+    q.add_unschedulable_if_not_present(qpi, {"Silent"})  # type: ignore[arg-type]
+    from kubesched.framework.types import PodInfo
+
+    obj = b.obj()
+    obj["metadata"]["uid"] = qpi.pod_info.uid  # type: ignore[union-attr]
+    obj["status"]["conditions"] = [{"type": "PodScheduled", "status": "False"}]
+    q.update(PodInfo(obj))
+    assert q.where(qpi.pod_info.uid) == "unschedulable"  # type: ignore[union-attr]
+    import copy
+
+    relabelled = copy.deepcopy(obj)
+    relabelled["metadata"]["labels"] = {"x": "y"}
+    q.update(PodInfo(relabelled))
+    assert q.where(qpi.pod_info.uid) in ("active", "backoff")  # type: ignore[union-attr]
+
+
+async def test_pop_waits_for_a_pod() -> None:
+    import asyncio
+
+    q = make_queue(Clock())
+    task = asyncio.create_task(q.pop())
+    await asyncio.sleep(0)
+    assert not task.done()
+    q.add(make_pod("p").info())
+    got = await asyncio.wait_for(task, 1)
+    assert got is not None and got.pod_info.name == "p"
+    q.close()
+    assert await q.pop() is None
+
+
+def test_delete_removes_from_every_queue() -> None:
+    q = make_queue(Clock())
+    q.add(make_pod("a").info())
+    q.add(make_pod("b").info())
+    uid = q.pop_nowait().pod_info.uid  # type: ignore[union-attr]
+    q.add_unschedulable_if_not_present(q.get(uid) or q._unschedulable.get(uid) or _qpi(q, uid), {"Silent"})
+    for u in [uid] + [qp.pod_info.uid for _, qp in q.pending_pods()]:
+        q.delete(u)
+    assert len(q) == 0
+
+
+def _qpi(q: SchedulingQueue, uid: str) -> Any:
+    # The popped pod is in flight and in no queue; rebuild its QueuedPodInfo for the test.
+    from kubesched.framework.types import QueuedPodInfo
+
+    return QueuedPodInfo(make_pod("a").uid(uid).info(), 0.0)
