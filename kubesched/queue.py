@@ -60,13 +60,23 @@ class _ActiveEntry:
         return self.less(self.qpi, other.qpi)
 
 
+#: Annotations the scheduler itself writes (per-plugin results); changing them is no reason
+#: to try a pod again.
+RESULT_ANNOTATION_PREFIX = "kubesched.io/"
+
+
+def _own_annotations_stripped(annotations: dict[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (annotations or {}).items() if not k.startswith(RESULT_ANNOTATION_PREFIX)}
+
+
 def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether an update could change a scheduling decision (status-only updates cannot)."""
+    """Whether an update could change a scheduling decision: as upstream's isPodUpdated,
+    anything but status, resourceVersion and the scheduler's own result annotations."""
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
     return (
         old.get("spec") != new.get("spec")
         or om.get("labels") != nm.get("labels")
-        or om.get("annotations") != nm.get("annotations")
+        or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
     )
 
 

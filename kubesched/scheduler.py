@@ -20,20 +20,20 @@ from typing import Any, Callable, Iterable
 from kubesched.cache import Cache, Snapshot
 from kubesched.cluster.base import Cluster, Conflict, NotFound
 from kubesched.framework.events import (
-    ASSIGNED_POD_UPDATE,
     NODE_ADD,
     NODE_DELETE,
     ActionType,
     ClusterEvent,
     Resource,
     node_update_actions,
+    pod_update_actions,
 )
 from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.runtime import Framework, ProfileSpec, WaitingPods
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, PodSpecError, QueuedPodInfo, pod_key
-from kubesched.queue import SchedulingQueue
+from kubesched.queue import RESULT_ANNOTATION_PREFIX, SchedulingQueue
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +41,6 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_MSG = "no nodes available to schedule pods"
 
-#: Annotations the simulator writes on pods, named as kube-scheduler-simulator names its own.
-RESULT_ANNOTATION_PREFIX = "kubesched.io/"
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -268,7 +266,8 @@ class Scheduler:
                 if was_pending:
                     self.queue.assigned_pod_added(pi)
                 else:
-                    self.queue.on_event(ASSIGNED_POD_UPDATE, old, new)
+                    actions = pod_update_actions(old, new)
+                    self.queue.on_event(ClusterEvent(Resource.POD, actions, "AssignedPodUpdate"), old, new)
             elif self._responsible(pi):
                 self.queue.update(pi)
         elif kind == "Node":

@@ -253,4 +253,9 @@ def is_hugepages(name: str) -> bool:
 
 def is_scalar_resource(name: str) -> bool:
     """Resources kept in ``Resource.scalar`` that the fit check considers (upstream's IsScalarResourceName)."""
-    return is_extended_resource(name) or is_hugepages(name) or name.startswith("attachable-volumes-")
+    return (
+        is_extended_resource(name)
+        or is_hugepages(name)
+        or "kubernetes.io/" in name
+        or name.startswith("attachable-volumes-")
+    )

@@ -242,6 +242,8 @@ class PodInfo:
         for c in itertools.chain(spec.get("initContainers") or (), spec.get("containers") or ()):
             if c.get("image"):
                 images.append(c["image"])
+            if c in (spec.get("initContainers") or ()) and c.get("restartPolicy") != "Always":
+                continue  # ports of a regular init container are free again once it exits
             for p in c.get("ports") or ():
                 hp = p.get("hostPort")
                 if hp:

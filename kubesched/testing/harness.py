@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Iterable, Sequence
 
-from kubesched.cache import Snapshot
+from kubesched.cache import Cache, Snapshot
 from kubesched.framework.interface import EXTENSION_POINTS, CycleState, PreFilterResult
 from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.runtime import Framework, PluginRef, ProfileSpec
@@ -40,14 +40,16 @@ def as_pod_info(pod: PodLike) -> PodInfo:
 
 def as_node_infos(nodes: Iterable[NodeLike], pods: Iterable[PodLike] = ()) -> list[NodeInfo]:
     """NodeInfos for ``nodes``, with the bound ``pods`` (``spec.nodeName`` set) placed on them."""
+    # Nodes given as objects go through a Cache, so derived cluster-wide state (image
+    # spread across nodes) is filled in exactly as the scheduler fills it.
+    cache = Cache()
     infos: list[NodeInfo] = []
     for n in nodes:
         if isinstance(n, NodeInfo):
             infos.append(n)
-        elif isinstance(n, NodeBuilder):
-            infos.append(n.info())
         else:
-            infos.append(NodeInfo(n))
+            obj = n.obj() if isinstance(n, NodeBuilder) else n
+            infos.append(cache.add_node(obj))
     by_name = {ni.name: ni for ni in infos}
     for p in pods:
         pi = as_pod_info(p)

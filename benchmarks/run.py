@@ -1,0 +1,262 @@
+"""scheduler_perf-shaped benchmarks on the in-memory cluster.
+
+Each workload creates its nodes, lets the scheduler place ``init_pods`` (not measured), then
+creates ``measure_pods`` at once and measures until every one of them is bound:
+
+* pods/s: measured pods divided by the time from their creation to the last bind;
+* p50/p90/p99 of the scheduling-attempt latency (one scheduling cycle) of the measured pods;
+* peak RSS of the process (each workload runs in a fresh process).
+
+    python -m benchmarks.run                      # every workload, a table
+    python -m benchmarks.run -w SchedulingBasic/5000Nodes_10000Pods --json
+    python -m benchmarks.run --list
+
+The node and pod templates follow upstream's scheduler_perf defaults (node: 4 CPU, 32Gi, 110
+pods; pod: 100m CPU, 500Mi memory). The default profile (every in-tree default plugin) is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+@dataclass
+class Workload:
+    name: str
+    nodes: int
+    init_pods: int
+    measure_pods: int
+    make_node: Callable[[int], dict[str, Any]] | None = None
+    make_pod: Callable[[str, int], dict[str, Any]] | None = None
+    config: str | None = None
+    description: str = ""
+
+
+def default_node(i: int) -> dict[str, Any]:
+    name = f"node-{i}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {},
+        "status": {
+            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+        },
+    }
+
+
+def default_pod(prefix: str, i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{prefix}-{i}", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}, "limits": {"cpu": "100m", "memory": "500Mi"}},
+                }
+            ]
+        },
+    }
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in [
+        Workload("SchedulingBasic/500Nodes", 500, 500, 1000, description="upstream SchedulingBasic, 500 nodes"),
+        Workload("SchedulingBasic/5000Nodes", 5000, 1000, 1000, description="upstream SchedulingBasic, 5000 nodes"),
+        Workload(
+            "SchedulingBasic/5000Nodes_10000Pods", 5000, 1000, 10000,
+            description="upstream SchedulingBasic, 5000 nodes, 10000 measured pods",
+        ),
+    ]
+}
+
+
+@dataclass
+class Result:
+    workload: str
+    nodes: int
+    init_pods: int
+    measure_pods: int
+    pods_per_second: float
+    seconds: float
+    attempt_p50_ms: float
+    attempt_p90_ms: float
+    attempt_p99_ms: float
+    peak_rss_mib: float
+    scheduled: int
+    python: str = field(default_factory=lambda: sys.version.split()[0])
+    loop: str = ""
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, int(round(p / 100.0 * (len(s) - 1)))))
+    return s[k]
+
+
+async def _run(w: Workload) -> Result:
+    from kubesched.cluster.memory import InMemoryCluster
+    from kubesched.cluster.store import Store
+    from kubesched.config import load_config
+    from kubesched.scheduler import Scheduler, SchedulerOptions
+
+    cfg = load_config(w.config)
+    store = Store(history=1000)
+    cluster = InMemoryCluster(store)
+    make_node = w.make_node or default_node
+    make_pod = w.make_pod or default_pod
+    for i in range(w.nodes):
+        store.create("Node", make_node(i))
+    m = cfg.model
+    sched = Scheduler(
+        cfg.profiles, cluster,
+        SchedulerOptions(parallelism=m.parallelism, percentage_of_nodes_to_score=m.percentageOfNodesToScore, seed=1),
+    )
+    bound = {"n": 0}
+
+    def count(etype: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if kind == "Pod" and etype == "MODIFIED" and old is not None:
+            if obj["spec"].get("nodeName") and not old["spec"].get("nodeName"):
+                bound["n"] += 1
+
+    store.subscribe(count)
+    runner = asyncio.create_task(sched.run())
+    await asyncio.sleep(0)
+
+    async def place(prefix: str, n: int) -> float:
+        target = bound["n"] + n
+        t0 = time.perf_counter()
+        for i in range(n):
+            store.create("Pod", make_pod(prefix, i))
+        while bound["n"] < target:
+            await asyncio.sleep(0.005)
+            if not runner.done():
+                continue
+            raise RuntimeError(f"scheduler stopped: {runner.exception()!r}")
+        return time.perf_counter() - t0
+
+    await place("init", w.init_pods)
+    before = len(sched.stats.attempt_durations)
+    seconds = await place("measured", w.measure_pods)
+    durations = sched.stats.attempt_durations[before:]
+    await sched.stop()
+    runner.cancel()
+    await asyncio.gather(runner, return_exceptions=True)
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return Result(
+        workload=w.name,
+        nodes=w.nodes,
+        init_pods=w.init_pods,
+        measure_pods=w.measure_pods,
+        pods_per_second=round(w.measure_pods / seconds, 1),
+        seconds=round(seconds, 3),
+        attempt_p50_ms=round(percentile(durations, 50) * 1000, 3),
+        attempt_p90_ms=round(percentile(durations, 90) * 1000, 3),
+        attempt_p99_ms=round(percentile(durations, 99) * 1000, 3),
+        peak_rss_mib=round(rss_kib / 1024, 1),
+        scheduled=bound["n"],
+    )
+
+
+def run_in_process(name: str, use_uvloop: bool = True) -> Result:
+    w = WORKLOADS[name]
+    if use_uvloop:
+        try:
+            import uvloop
+
+            result = uvloop.run(_run(w))
+            result.loop = "uvloop"
+            return result
+        except ImportError:
+            pass
+    result = asyncio.run(_run(w))
+    result.loop = "asyncio"
+    return result
+
+
+def run_isolated(name: str, use_uvloop: bool) -> Result:
+    """Run one workload in a fresh interpreter, so peak RSS is that workload's alone."""
+    cmd = [sys.executable, "-m", "benchmarks.run", "--workload", name, "--json", "--in-process"]
+    if not use_uvloop:
+        cmd.append("--no-uvloop")
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"workload {name} failed:\n{out.stderr}")
+    data = json.loads(out.stdout)[0]
+    return Result(**data)
+
+
+def print_table(results: list[Result]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="kubesched benchmarks (in-memory cluster, default profile)")
+    for col in ("workload", "nodes", "init", "measured", "pods/s", "p50 ms", "p90 ms", "p99 ms", "peak RSS MiB", "loop"):
+        t.add_column(col, justify="left" if col in ("workload", "loop") else "right")
+    for r in results:
+        t.add_row(r.workload, str(r.nodes), str(r.init_pods), str(r.measure_pods), f"{r.pods_per_second:.1f}",
+                  f"{r.attempt_p50_ms:.3f}", f"{r.attempt_p90_ms:.3f}", f"{r.attempt_p99_ms:.3f}",
+                  f"{r.peak_rss_mib:.1f}", r.loop)
+    Console(color_system=None, width=150).print(t)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("-w", "--workload", action="append", help="workload name (repeatable); default: all")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    ap.add_argument("--list", action="store_true", help="list workloads")
+    ap.add_argument("--no-uvloop", action="store_true", help="use the standard asyncio loop")
+    ap.add_argument("--in-process", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--save", metavar="FILE", help="also write the JSON results to FILE")
+    args = ap.parse_args(argv)
+    if args.list:
+        for w in WORKLOADS.values():
+            print(f"{w.name:45s} nodes={w.nodes} init={w.init_pods} measured={w.measure_pods}  {w.description}")
+        return 0
+    names = args.workload or list(WORKLOADS)
+    unknown = [n for n in names if n not in WORKLOADS]
+    if unknown:
+        print(f"unknown workload(s): {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    results: list[Result] = []
+    for name in names:
+        if args.in_process:
+            results.append(run_in_process(name, not args.no_uvloop))
+        else:
+            if not args.json:
+                print(f"running {name} ...", file=sys.stderr, flush=True)
+            results.append(run_isolated(name, not args.no_uvloop))
+    payload = [asdict(r) for r in results]
+    if args.save:
+        Path(args.save).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.save).write_text(json.dumps(payload, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(payload, indent=2))
+    else:
+        print_table(results)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

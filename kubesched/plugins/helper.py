@@ -1,0 +1,44 @@
+"""Helpers shared by the in-tree plugins (upstream's ``framework/plugins/helper``)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from kubesched.framework import NodeScore
+
+
+def go_div(a: int, b: int) -> int:
+    """Integer division truncating toward zero, as Go's ``/`` on integers does.
+
+    Python's ``//`` floors, which differs for negative operands; scores computed upstream with
+    int64 arithmetic must come out the same here.
+    """
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> None:
+    """Scale ``scores`` in place to ``0..max_priority`` relative to the highest score.
+
+    With ``reverse`` the scale is flipped (``max_priority - scaled``), so that the node with the
+    highest raw score gets 0. When every score is 0 (or below), the scores stay as they are,
+    except that with ``reverse`` every node gets ``max_priority``.
+    """
+    max_count = 0
+    for s in scores:
+        if s.score > max_count:
+            max_count = s.score
+    if max_count == 0:
+        if reverse:
+            for s in scores:
+                s.score = max_priority
+        return
+    for s in scores:
+        value = go_div(max_priority * s.score, max_count)
+        s.score = max_priority - value if reverse else value
+
+
+def pod_uid(pod: Mapping[str, Any]) -> str:
+    """The uid of a pod dict, falling back to ``namespace/name`` for objects without one."""
+    meta = pod.get("metadata") or {}
+    return meta.get("uid") or f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"

@@ -1,0 +1,74 @@
+"""ImageLocality: favour nodes that already hold the pod's container images."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.framework import MAX_NODE_SCORE, ClusterEventWithHint, CycleState, NodeInfo, PodInfo
+
+MB = 1024 * 1024
+#: Bounds of the summed image score: a range typical of compressed registry images.
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+_STATE_KEY = "ImageLocality/pod"
+
+
+def normalized_image_name(name: str) -> str:
+    """The name as the runtime reports it: an untagged, undigested reference gets ``:latest``."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    """Scale ``sum_scores`` from ``[MIN_THRESHOLD, MAX_CONTAINER_THRESHOLD * containers]``
+    (clamped) to ``0..MAX_NODE_SCORE``."""
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD) // (max_threshold - MIN_THRESHOLD)
+
+
+def scaled_image_score(size: int, num_nodes: int, total_num_nodes: int) -> int:
+    """The image size scaled by the share of nodes that have it, which keeps pods from piling
+    onto the few nodes that happen to hold a large image."""
+    spread = float(num_nodes) / float(total_num_nodes)
+    return int(float(size) * spread)
+
+
+class ImageLocality:
+    """Score only: the summed, spread-scaled size of the pod's images present on the node."""
+
+    name = "ImageLocality"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    def _pod_data(self, state: CycleState, pod: PodInfo) -> tuple[list[str], int, int]:
+        cached = state.get(_STATE_KEY)
+        if cached is not None and cached[0] == pod.uid:
+            return cached[1], cached[2], cached[3]
+        spec = pod.pod.get("spec") or {}
+        init = spec.get("initContainers") or ()
+        containers = spec.get("containers") or ()
+        images = [normalized_image_name(c.get("image") or "") for c in (*init, *containers)]
+        total = len(self.handle.snapshot().list())
+        state.write(_STATE_KEY, (pod.uid, images, len(init) + len(containers), total))
+        return images, len(init) + len(containers), total
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        images, num_containers, total = self._pod_data(state, pod)
+        states = node.image_states
+        total_score = 0
+        for image in images:
+            s = states.get(image)
+            if s is not None:
+                total_score += scaled_image_score(s.size, s.num_nodes, total)
+        return calculate_priority(total_score, num_containers)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        """None: a score plugin never rejects a pod."""
+        return []

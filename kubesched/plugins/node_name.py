@@ -1,0 +1,53 @@
+"""NodeName: a pod that names its node (``spec.nodeName``) fits only that node."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    PodInfo,
+    QueueingHint,
+    Status,
+)
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD)
+
+
+class NodeName:
+    """Filter: with ``spec.nodeName`` set, every other node is UnschedulableAndUnresolvable.
+
+    Upstream has no PreFilter here (a proposal to narrow the nodes through a PreFilterResult was
+    never merged), so neither do we.
+    """
+
+    name = "NodeName"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not pod.node_name or pod.node_name == node.name:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Only a new node can carry the requested name; updates never change the verdict.
+        return [ClusterEventWithHint(NODE_ADD, self.is_schedulable_after_node_add)]
+
+    @staticmethod
+    def is_schedulable_after_node_add(pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue only when the added node is the one the pod asks for (or it asks for none)."""
+        if not isinstance(new, Mapping):
+            return QueueingHint.QUEUE
+        wanted = ((pod or {}).get("spec") or {}).get("nodeName") or ""
+        added = (new.get("metadata") or {}).get("name", "")
+        return QueueingHint.QUEUE if not wanted or wanted == added else QueueingHint.SKIP

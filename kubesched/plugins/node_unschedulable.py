@@ -1,0 +1,86 @@
+"""NodeUnschedulable: keeps pods off cordoned nodes (``spec.unschedulable``)."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    PodInfo,
+    QueueingHint,
+    Status,
+)
+from kubesched.framework.selectors import tolerations_tolerate
+
+from .helper import pod_uid
+
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+
+_UNSCHEDULABLE_TAINT = {"key": TAINT_NODE_UNSCHEDULABLE, "effect": "NoSchedule"}
+
+NODE_ADD_OR_TAINT = ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
+POD_TOLERATIONS = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS)
+
+
+def tolerates_unschedulable(tolerations: Any) -> bool:
+    """A pod that tolerates the ``node.kubernetes.io/unschedulable:NoSchedule`` taint also
+    tolerates ``spec.unschedulable``."""
+    return tolerations_tolerate(list(tolerations or ()), _UNSCHEDULABLE_TAINT)
+
+
+def _unschedulable(node: Mapping[str, Any] | None) -> bool:
+    return bool(((node or {}).get("spec") or {}).get("unschedulable"))
+
+
+class NodeUnschedulable:
+    """Filter: an unschedulable node is rejected (UnschedulableAndUnresolvable) unless the pod
+    tolerates the unschedulable taint."""
+
+    name = "NodeUnschedulable"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not node.unschedulable:
+            return None
+        if tolerates_unschedulable(pod.tolerations):
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(NODE_ADD_OR_TAINT, self.is_schedulable_after_node_change),
+            ClusterEventWithHint(POD_TOLERATIONS, self.is_schedulable_after_pod_toleration_change),
+        ]
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when a schedulable node is added, or a node stops being unschedulable."""
+        if not isinstance(new, Mapping):
+            return QueueingHint.QUEUE
+        if old is None:
+            return QueueingHint.SKIP if _unschedulable(new) else QueueingHint.QUEUE
+        if _unschedulable(old) and not _unschedulable(new):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the rejected pod itself gained a toleration of the unschedulable taint."""
+        if not isinstance(new, Mapping) or not isinstance(old, Mapping):
+            return QueueingHint.QUEUE
+        if pod_uid(pod) != pod_uid(new):
+            return QueueingHint.SKIP
+        old_tol = (old.get("spec") or {}).get("tolerations")
+        new_tol = (new.get("spec") or {}).get("tolerations")
+        if not tolerates_unschedulable(old_tol) and tolerates_unschedulable(new_tol):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP

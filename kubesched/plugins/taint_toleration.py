@@ -1,0 +1,106 @@
+"""TaintToleration: NoSchedule/NoExecute taints a pod does not tolerate keep it off a node;
+untolerated PreferNoSchedule taints make a node less attractive."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from kubesched.framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    QueueingHint,
+    Status,
+)
+from kubesched.framework.selectors import find_untolerated_taint, format_taint, tolerations_tolerate
+
+from .helper import default_normalize_score, pod_uid
+
+PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
+
+NODE_ADD_OR_TAINT = ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
+POD_TOLERATIONS = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS)
+
+
+def _taints(node: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    return list(((node or {}).get("spec") or {}).get("taints") or ())
+
+
+def _tolerations(pod: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    return list(((pod or {}).get("spec") or {}).get("tolerations") or ())
+
+
+def prefer_no_schedule_tolerations(tolerations: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Tolerations that can tolerate a PreferNoSchedule taint: that effect, or any (empty)."""
+    return [t for t in tolerations if not t.get("effect") or t.get("effect") == "PreferNoSchedule"]
+
+
+def count_intolerable_prefer_no_schedule(
+    taints: Sequence[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]]
+) -> int:
+    return sum(1 for t in taints if t.get("effect") == "PreferNoSchedule" and not tolerations_tolerate(tolerations, t))
+
+
+class TaintToleration:
+    """Filter, PreScore, Score and NormalizeScore (reversed: fewer untolerated
+    PreferNoSchedule taints score higher)."""
+
+    name = "TaintToleration"
+
+    def __init__(self, args: Any = None, handle: Any = None) -> None:
+        self.handle = handle
+
+    # --- Filter ---------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if not node.taints:
+            return None
+        taint = find_untolerated_taint(node.taints, pod.tolerations)
+        if taint is None:
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) had untolerated taint {format_taint(taint)}")
+
+    # --- Score ----------------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        tolerations = state.get(PRE_SCORE_STATE_KEY)
+        if tolerations is None:
+            return 0, Status.as_error(f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState")
+        return count_intolerable_prefer_no_schedule(node.taints, tolerations), None
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, True, scores)
+        return None
+
+    # --- events ---------------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(NODE_ADD_OR_TAINT, self.is_schedulable_after_node_change),
+            ClusterEventWithHint(POD_TOLERATIONS, self.is_schedulable_after_pod_toleration_change),
+        ]
+
+    @staticmethod
+    def is_schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the node went from having an untolerated taint (or not existing) to none."""
+        if not isinstance(new, Mapping) or (old is not None and not isinstance(old, Mapping)):
+            return QueueingHint.QUEUE
+        tolerations = _tolerations(pod)
+        was_untolerated = old is None or find_untolerated_taint(_taints(old), tolerations) is not None
+        is_untolerated = find_untolerated_taint(_taints(new), tolerations) is not None
+        return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
+
+    @staticmethod
+    def is_schedulable_after_pod_toleration_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+        """A toleration added to the rejected pod itself may make it fit."""
+        if not isinstance(new, Mapping):
+            return QueueingHint.QUEUE
+        return QueueingHint.QUEUE if pod_uid(pod) == pod_uid(new) else QueueingHint.SKIP

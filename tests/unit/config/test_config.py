@@ -1,0 +1,777 @@
+"""KubeSchedulerConfiguration v1: defaults, plugin-set merging, multiPoint expansion, errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+import pytest
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from kubesched.config import (
+    ConfigError,
+    SchedulerConfig,
+    effective_config,
+    expand_plugins,
+    format_config_yaml,
+    load_config,
+    merge_plugin_set,
+    parse_config,
+)
+from kubesched.config.defaults import UPSTREAM_DEFAULT_MULTIPOINT, default_plugin_names
+from kubesched.config.models import Plugins, PluginSet, format_go_duration, parse_go_duration
+from kubesched.config.profiles import Entry, score_weights
+from kubesched.framework.registry import NOT_YET_IMPLEMENTED, Registry, default_registry
+
+HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+
+
+def cfg(**fields: Any) -> dict[str, Any]:
+    return {**HEADER, **fields}
+
+
+def load(data: dict[str, Any], registry: Registry | None = None) -> SchedulerConfig:
+    return parse_config(data, registry=registry)
+
+
+def errors_of(data: dict[str, Any], registry: Registry | None = None) -> list[str]:
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, registry=registry)
+    return info.value.errors
+
+
+def names(c: SchedulerConfig, point: str, profile: int = 0) -> list[str]:
+    return [r.name for r in c.profiles[profile].plugins.get(point, [])]
+
+
+def weighted(c: SchedulerConfig, point: str = "score", profile: int = 0) -> list[tuple[str, int]]:
+    return [(r.name, r.weight) for r in c.profiles[profile].plugins.get(point, [])]
+
+
+DEFAULT_POINTS = {
+    "preEnqueue": ["SchedulingGates"],
+    "queueSort": ["PrioritySort"],
+    "preFilter": ["NodeAffinity", "NodePorts", "NodeResourcesFit"],
+    "filter": ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit"],
+    "preScore": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation"],
+    "score": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality"],
+    "bind": ["DefaultBinder"],
+}
+DEFAULT_SCORE = [
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodeResourcesFit", 1),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+]
+
+
+# --- defaults ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("parallelism", 16),
+        ("percentageOfNodesToScore", None),
+        ("podInitialBackoffSeconds", 1),
+        ("podMaxBackoffSeconds", 10),
+        ("enableProfiling", True),
+        ("enableContentionProfiling", True),
+        ("delayCacheUntilActive", False),
+        ("leaderElection.leaderElect", True),
+        ("leaderElection.leaseDuration", 15.0),
+        ("leaderElection.renewDeadline", 10.0),
+        ("leaderElection.retryPeriod", 2.0),
+        ("leaderElection.resourceLock", "leases"),
+        ("leaderElection.resourceName", "kube-scheduler"),
+        ("leaderElection.resourceNamespace", "kube-system"),
+        ("clientConnection.kubeconfig", ""),
+        ("clientConnection.contentType", "application/vnd.kubernetes.protobuf"),
+        ("clientConnection.qps", 50.0),
+        ("clientConnection.burst", 100),
+        ("profiles.0.schedulerName", "default-scheduler"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_empty_config_defaults(field: str, expected: Any) -> None:
+    value: Any = load(cfg()).model
+    for part in field.split("."):
+        value = value[int(part)] if part.isdigit() else getattr(value, part)
+    assert value == expected
+
+
+def test_empty_config_default_profile_expands_upstream_defaults() -> None:
+    c = load(cfg())
+    assert len(c.profiles) == 1
+    spec = c.profiles[0]
+    assert spec.scheduler_name == "default-scheduler"
+    assert {p: [r.name for r in refs] for p, refs in spec.plugins.items()} == DEFAULT_POINTS
+    assert weighted(c) == DEFAULT_SCORE
+    assert all(r.weight == 0 for p, refs in spec.plugins.items() if p != "score" for r in refs)
+    # Plugins without pluginConfig get their default args, as upstream's defaulting appends them.
+    assert sorted(spec.plugin_args) == ["NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit"]
+    assert spec.plugin_args["NodeResourcesFit"].scoring_strategy.type == "LeastAllocated"
+
+
+def test_load_config_none_equals_empty_config() -> None:
+    assert effective_config(load_config(None)) == effective_config(load(cfg()))
+
+
+def test_default_set_keeps_upstream_order_and_marks_coming_later() -> None:
+    upstream = [n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT]
+    ours = default_plugin_names()
+    assert ours == [n for n in upstream if n not in NOT_YET_IMPLEMENTED]
+    assert {"PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "VolumeBinding"} <= set(upstream) - set(ours)
+    assert dict(UPSTREAM_DEFAULT_MULTIPOINT)["PodTopologySpread"] == 2
+    assert dict(UPSTREAM_DEFAULT_MULTIPOINT)["InterPodAffinity"] == 2
+
+
+# --- a real config --------------------------------------------------------------------------------
+
+UPSTREAM_STYLE = """
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: /etc/kubernetes/scheduler.conf
+leaderElection:
+  leaderElect: true
+  leaseDuration: 1m30s
+  renewDeadline: 1m
+  retryPeriod: 5s
+percentageOfNodesToScore: 50
+profiles:
+  - schedulerName: default-scheduler
+    pluginConfig:
+      - name: NodeResourcesFit
+        args:
+          apiVersion: kubescheduler.config.k8s.io/v1
+          kind: NodeResourcesFitArgs
+          scoringStrategy:
+            type: MostAllocated
+            resources:
+              - name: cpu
+                weight: 1
+              - name: memory
+                weight: 1
+  - schedulerName: no-scoring-scheduler
+    percentageOfNodesToScore: 10
+    plugins:
+      preScore:
+        disabled:
+          - name: '*'
+      score:
+        disabled:
+          - name: '*'
+    pluginConfig:
+      - name: PodTopologySpread
+        args:
+          apiVersion: kubescheduler.config.k8s.io/v1
+          kind: PodTopologySpreadArgs
+          defaultingType: List
+"""
+
+
+@pytest.fixture()
+def upstream_style(tmp_path: Any) -> SchedulerConfig:
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(UPSTREAM_STYLE)
+    return load_config(path)
+
+
+def test_upstream_style_config_loads(upstream_style: SchedulerConfig) -> None:
+    c = upstream_style
+    assert [p.scheduler_name for p in c.profiles] == ["default-scheduler", "no-scoring-scheduler"]
+    assert c.model.leaderElection.leaseDuration == 90.0
+    assert c.model.leaderElection.renewDeadline == 60.0
+    assert c.model.percentageOfNodesToScore == 50
+    assert c.profiles[1].percentage_of_nodes_to_score == 10
+    assert c.profiles[0].plugin_args["NodeResourcesFit"].scoring_strategy.type == "MostAllocated"
+    assert c.profiles[1].plugin_args["NodeResourcesFit"].scoring_strategy.type == "LeastAllocated"
+    assert weighted(c, profile=0) == DEFAULT_SCORE
+    assert "score" not in c.profiles[1].plugins and "preScore" not in c.profiles[1].plugins
+    assert names(c, "filter", 1) == DEFAULT_POINTS["filter"]
+    # PodTopologySpread is tuned but kubesched does not run it yet: the args are ignored.
+    assert "PodTopologySpread" not in c.profiles[1].plugin_args
+
+
+def test_effective_config_prints_like_write_config_to(upstream_style: SchedulerConfig) -> None:
+    out = effective_config(upstream_style)
+    assert out["leaderElection"]["leaseDuration"] == "1m30s"
+    assert out["leaderElection"]["renewDeadline"] == "1m0s"
+    prof = out["profiles"][1]
+    assert [p["name"] for p in prof["plugins"]["multiPoint"]["enabled"]] == default_plugin_names()
+    assert prof["plugins"]["score"] == {"disabled": [{"name": "*"}]}
+    assert prof["plugins"]["filter"] == {}
+    assert [pc["name"] for pc in prof["pluginConfig"]] == ["NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit"]
+    fit = out["profiles"][0]["pluginConfig"][2]["args"]
+    assert fit["kind"] == "NodeResourcesFitArgs"
+    assert fit["scoringStrategy"]["type"] == "MostAllocated"
+
+
+def test_printed_config_loads_back_to_the_same(upstream_style: SchedulerConfig) -> None:
+    again = load(yaml.safe_load(format_config_yaml(upstream_style)))
+    assert effective_config(again) == effective_config(upstream_style)
+    assert [(p.scheduler_name, p.plugins) for p in again.profiles] == [(p.scheduler_name, p.plugins) for p in upstream_style.profiles]
+
+
+def test_json_file_loads(tmp_path: Any) -> None:
+    path = tmp_path / "scheduler.json"
+    path.write_text(json.dumps(cfg(parallelism=4, profiles=[{"schedulerName": "json-scheduler"}])))
+    c = load_config(path)
+    assert c.model.parallelism == 4
+    assert c.profiles[0].scheduler_name == "json-scheduler"
+
+
+def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(cfg(parallelism=0, podMaxBackoffSeconds=0)))
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    lines = str(info.value).splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith(f"{path}: ") for line in lines)
+    assert info.value.errors[0].startswith("parallelism: ")
+
+
+# --- merging with the defaults ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("plugins", "point", "expected"),
+    [
+        pytest.param({"score": {"disabled": [{"name": "*"}]}}, "score", [], id="disable-star-at-score"),
+        pytest.param(
+            {"score": {"disabled": [{"name": "*"}], "enabled": [{"name": "ImageLocality", "weight": 4}]}},
+            "score",
+            [("ImageLocality", 4)],
+            id="disable-star-then-enable-one",
+        ),
+        pytest.param(
+            {"score": {"disabled": [{"name": "NodeAffinity"}]}},
+            "score",
+            [("TaintToleration", 3), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
+            id="disable-one-at-score",
+        ),
+        pytest.param(
+            {"multiPoint": {"enabled": [{"name": "NodeAffinity", "weight": 7}]}},
+            "score",
+            [("TaintToleration", 3), ("NodeAffinity", 7), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
+            id="reconfigured-default-keeps-its-place",
+        ),
+        pytest.param(
+            {"score": {"enabled": [{"name": "ImageLocality", "weight": 5}]}},
+            "score",
+            [("ImageLocality", 5), ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1)],
+            id="specific-score-entry-overrides-multipoint-and-goes-first",
+        ),
+        pytest.param(
+            {"multiPoint": {"enabled": [{"name": "TaintToleration", "weight": 0}]}},
+            "score",
+            [("TaintToleration", 1), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
+            id="weight-zero-counts-as-one",
+        ),
+        pytest.param(
+            {"filter": {"disabled": [{"name": "NodePorts"}]}},
+            "filter",
+            [(n, 0) for n in DEFAULT_POINTS["filter"] if n != "NodePorts"],
+            id="disable-at-one-point-only",
+        ),
+        pytest.param(
+            {"multiPoint": {"disabled": [{"name": "NodePorts"}]}},
+            "preFilter",
+            [("NodeAffinity", 0), ("NodeResourcesFit", 0)],
+            id="disable-default-in-multipoint",
+        ),
+    ],
+)
+def test_profile_merging(plugins: dict[str, Any], point: str, expected: list[tuple[str, int]]) -> None:
+    c = load(cfg(profiles=[{"plugins": plugins}]))
+    assert weighted(c, point) == expected
+
+
+def test_disable_at_point_keeps_other_points() -> None:
+    c = load(cfg(profiles=[{"plugins": {"filter": {"disabled": [{"name": "NodePorts"}]}}}]))
+    assert names(c, "preFilter") == DEFAULT_POINTS["preFilter"]
+
+
+@pytest.mark.parametrize(
+    ("default", "custom", "enabled", "disabled"),
+    [
+        pytest.param(["A", "B", "C"], {"enabled": [{"name": "D"}]}, ["A", "B", "C", "D"], [], id="append-custom"),
+        pytest.param(["A", "B", "C"], {"disabled": [{"name": "B"}]}, ["A", "C"], ["B"], id="disable-one"),
+        pytest.param(["A", "B", "C"], {"disabled": [{"name": "*"}], "enabled": [{"name": "C"}]}, ["C"], ["*"], id="disable-all"),
+        pytest.param(
+            ["A", "B", "C"],
+            {"enabled": [{"name": "D"}, {"name": "B", "weight": 4}]},
+            ["A", "B:4", "C", "D"],
+            [],
+            id="replace-in-place",
+        ),
+        pytest.param(["A"], {"enabled": [{"name": "D"}, {"name": "D"}]}, ["A", "D", "D"], [], id="duplicates-left-for-the-framework"),
+    ],
+)
+def test_merge_plugin_set(default: list[str], custom: dict[str, Any], enabled: list[str], disabled: list[str]) -> None:
+    merged = merge_plugin_set(PluginSet.model_validate({"enabled": [{"name": n} for n in default]}), PluginSet.model_validate(custom))
+    assert [p.name + (f":{p.weight}" if p.weight else "") for p in merged.enabled] == enabled
+    assert [p.name for p in merged.disabled] == disabled
+
+
+# --- multiPoint expansion, the cases of upstream's TestNewFrameworkMultiPointExpansion ----------------
+
+
+class _Base:
+    name = ""
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.args = args
+
+
+class FakeTestPlugin(_Base):
+    """Implements every point but PreEnqueue, like upstream's test plugin."""
+
+    name = "test-plugin"
+
+    def less(self, a: Any, b: Any) -> bool:
+        return False
+
+    def pre_filter(self, *a: Any) -> None: ...
+    def filter(self, *a: Any) -> None: ...
+    def post_filter(self, *a: Any) -> None: ...
+    def pre_score(self, *a: Any) -> None: ...
+    def score(self, *a: Any) -> int:
+        return 0
+
+    def reserve(self, *a: Any) -> None: ...
+    def permit(self, *a: Any) -> None: ...
+    def pre_bind(self, *a: Any) -> None: ...
+    def bind(self, *a: Any) -> None: ...
+    def post_bind(self, *a: Any) -> None: ...
+
+
+class FakeQueueSort(_Base):
+    name = "no-op-queue-sort-plugin"
+
+    def less(self, a: Any, b: Any) -> bool:
+        return False
+
+
+class FakeBind(_Base):
+    name = "bind-plugin"
+
+    def bind(self, *a: Any) -> None: ...
+
+
+class FakeScore1(_Base):
+    name = "score-plugin-1"
+
+    def pre_score(self, *a: Any) -> None: ...
+    def score(self, *a: Any) -> int:
+        return 0
+
+
+class FakeScore2(FakeScore1):
+    name = "score-plugin-2"
+
+
+class FakeScoreWithNormalize(_Base):
+    name = "score-with-normalize-plugin-1"
+
+    def score(self, *a: Any) -> int:
+        return 0
+
+    def normalize_score(self, *a: Any) -> None: ...
+
+
+class LocalArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    class Strategy(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
+
+    scoringStrategy: Strategy = Strategy()
+    limit: int = 3
+
+
+class FakeWithArgs(_Base):
+    name = "with-args"
+    Args = LocalArgs
+
+    def filter(self, *a: Any) -> None: ...
+
+
+@pytest.fixture()
+def fake_registry() -> Registry:
+    reg = Registry()
+    for cls in (FakeTestPlugin, FakeQueueSort, FakeBind, FakeScore1, FakeScore2, FakeScoreWithNormalize, FakeWithArgs):
+        reg.register(cls)
+    return reg
+
+
+T, QS, B, S1, S2, SN = "test-plugin", "no-op-queue-sort-plugin", "bind-plugin", "score-plugin-1", "score-plugin-2", "score-with-normalize-plugin-1"
+ALL_BUT_SCORE = ("queueSort", "preFilter", "filter", "postFilter", "reserve", "permit", "preBind", "bind", "postBind")
+
+
+def _t_everywhere(pre_score: list[str] | None, score: list[tuple[str, int]] | None) -> dict[str, list[tuple[str, int]]]:
+    out: dict[str, list[tuple[str, int]]] = {p: [(T, 0)] for p in ALL_BUT_SCORE}
+    if pre_score is not None:
+        out["preScore"] = [(n, 0) for n in pre_score]
+    if score is not None:
+        out["score"] = score
+    return out
+
+
+EXPANSION_CASES = [
+    pytest.param({"multiPoint": {"enabled": [{"name": T, "weight": 5}]}}, _t_everywhere([T], [(T, 5)]), id="plugin-expansion"),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": T}]}, "preScore": {"disabled": [{"name": T}]}, "score": {"disabled": [{"name": T}]}},
+        _t_everywhere(None, None),
+        id="disable-multipoint-plugin-at-some-points",
+    ),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": T}, {"name": S1}]}},
+        _t_everywhere([T, S1], [(T, 1), (S1, 1)]),
+        id="multiple-multipoint-plugins",
+    ),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": T}, {"name": S1}]}, "preScore": {"disabled": [{"name": "*"}]}},
+        _t_everywhere(None, [(T, 1), (S1, 1)]),
+        id="disable-multipoint-extension",
+    ),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": SN}, {"name": T}, {"name": S1}]}, "score": {"enabled": [{"name": S1}, {"name": T}]}},
+        _t_everywhere([T, S1], [(S1, 1), (T, 1), (SN, 1)]),
+        id="reorder-specified-extension-takes-precedence",
+    ),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": T}, {"name": S1}]}, "score": {"enabled": [{"name": SN}, {"name": S1}, {"name": T}]}},
+        _t_everywhere([T, S1], [(S1, 1), (T, 1), (SN, 1)]),
+        id="reorder-only-when-in-multipoint",
+    ),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": T}, {"name": S1}]}, "score": {"enabled": [{"name": S1, "weight": 5}, {"name": T, "weight": 3}]}},
+        _t_everywhere([T, S1], [(S1, 5), (T, 3)]),
+        id="override-multipoint-weights",
+    ),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": QS}, {"name": B}, {"name": S1}], "disabled": [{"name": "*"}]}},
+        {"queueSort": [(QS, 0)], "preScore": [(S1, 0)], "score": [(S1, 1)], "bind": [(B, 0)]},
+        id="disable-and-enable-with-star",
+    ),
+    pytest.param(
+        {"multiPoint": {"enabled": [{"name": B}, {"name": QS}, {"name": S1}], "disabled": [{"name": S1}]}},
+        {"queueSort": [(QS, 0)], "preScore": [(S1, 0)], "score": [(S1, 1)], "bind": [(B, 0)]},
+        id="disable-and-enable-by-name",
+    ),
+    pytest.param(
+        {
+            "multiPoint": {"enabled": [{"name": T}, {"name": S1}]},
+            "score": {"enabled": [{"name": S1, "weight": 5}, {"name": S2, "weight": 5}, {"name": T, "weight": 3}]},
+        },
+        _t_everywhere([T, S1], [(S1, 5), (T, 3), (S2, 5)]),
+        id="override-weights-and-load-once",
+    ),
+]
+
+
+@pytest.mark.parametrize(("plugins", "expected"), EXPANSION_CASES)
+def test_multipoint_expansion(fake_registry: Registry, plugins: dict[str, Any], expected: dict[str, list[tuple[str, int]]]) -> None:
+    got = expand_plugins(Plugins.model_validate(plugins), fake_registry)
+    assert {p: [(r.name, r.weight) for r in refs] for p, refs in got.items()} == expected
+
+
+def test_multipoint_double_registration(fake_registry: Registry) -> None:
+    with pytest.raises(ConfigError) as info:
+        expand_plugins(Plugins.model_validate({"multiPoint": {"enabled": [{"name": T}, {"name": T}]}}), fake_registry)
+    assert info.value.errors == ["plugins.multiPoint.enabled[1]: plugin 'test-plugin' already registered as 'PreFilterPlugin'"]
+
+
+def test_expansion_through_parse_config(fake_registry: Registry) -> None:
+    """Upstream's first case as a user writes it: the defaults switched off with '*' in multiPoint."""
+    c = load(cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": T, "weight": 5}], "disabled": [{"name": "*"}]}}}]), fake_registry)
+    assert weighted(c) == [(T, 5)]
+    assert names(c, "postBind") == [T]
+    assert "preEnqueue" not in c.profiles[0].plugins
+
+
+def test_score_weight_overflow() -> None:
+    entries = [Entry("a", 2**61, "x.a"), Entry("b", 2**61, "x.b")]
+    weights, errs = score_weights(entries, {"a": {"score"}, "b": {"score"}})
+    assert errs == ["x.a: total score of Score plugins could overflow"]
+    assert score_weights([Entry("a", 0), Entry("a", 9)], {"a": {"score"}}) == ({"a": 1}, [])
+
+
+# --- plugin args ----------------------------------------------------------------------------------
+
+
+def _star_profile(extra: dict[str, Any] | None = None, **plugins: Any) -> dict[str, Any]:
+    return {
+        "plugins": {"multiPoint": {"enabled": [{"name": QS}, {"name": B}, *plugins.get("enabled", [])], "disabled": [{"name": "*"}]}},
+        **(extra or {}),
+    }
+
+
+@pytest.mark.parametrize(
+    ("plugin_config", "expected_limit", "expected_type"),
+    [
+        pytest.param([], 3, "LeastAllocated", id="defaults-without-config"),
+        pytest.param([{"name": "with-args", "args": {"limit": 7}}], 7, "LeastAllocated", id="explicit"),
+        pytest.param(
+            [{"name": "with-args", "args": {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "with-argsArgs", "limit": 1}}],
+            1,
+            "LeastAllocated",
+            id="apiVersion-and-kind-dropped",
+        ),
+        pytest.param([{"name": "with-args", "args": None}], 3, "LeastAllocated", id="null-args"),
+    ],
+)
+def test_plugin_args(fake_registry: Registry, plugin_config: list[Any], expected_limit: int, expected_type: str) -> None:
+    c = load(cfg(profiles=[_star_profile({"pluginConfig": plugin_config}, enabled=[{"name": "with-args"}])]), fake_registry)
+    args = c.profiles[0].plugin_args["with-args"]
+    assert isinstance(args, LocalArgs)
+    assert (args.limit, args.scoringStrategy.type) == (expected_limit, expected_type)
+
+
+# --- errors ---------------------------------------------------------------------------------------
+
+
+def _two(p1: dict[str, Any]) -> dict[str, Any]:
+    return cfg(profiles=[{"schedulerName": "a"}, {"schedulerName": "b", **p1}])
+
+
+ERROR_CASES = [
+    pytest.param(
+        _two({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"kind": "NodeResourcesFitArgs", "scoringStrategy": {"type": "Least"}}}]}),
+        None,
+        "profiles[1].pluginConfig[0].args.scoringStrategy.type: 'Least' is not one of LeastAllocated, MostAllocated, RequestedToCapacityRatio",
+        id="scoring-strategy-type",
+    ),
+    pytest.param(
+        _two({"pluginConfig": [{"name": "with-args", "args": {"scoringStrategy": {"type": "Least"}}}], **_star_profile(enabled=[{"name": "with-args"}])}),
+        "fake",
+        "profiles[1].pluginConfig[0].args.scoringStrategy.type: 'Least' is not one of LeastAllocated, MostAllocated, RequestedToCapacityRatio",
+        id="scoring-strategy-type-local-plugin",
+    ),
+    pytest.param(cfg(profiles=[{"pluginz": {}}]), None, "profiles[0].pluginz: unknown field", id="unknown-field"),
+    pytest.param(cfg(leaderElection={"leaderElekt": True}), None, "leaderElection.leaderElekt: unknown field", id="unknown-nested-field"),
+    pytest.param(
+        _two({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategyy": {}}}]}),
+        None,
+        "profiles[1].pluginConfig[0].args.scoringStrategyy: unknown field",
+        id="unknown-args-field",
+    ),
+    pytest.param(cfg(profiles=[{"plugins": {"filter": {"enabled": [{"weight": 1}]}}}]), None, "profiles[0].plugins.filter.enabled[0].name: required field is missing", id="missing-name"),
+    pytest.param(cfg(parallelism="16"), None, "parallelism: must be an integer, got '16'", id="string-for-int"),
+    pytest.param(cfg(parallelism=0), None, "parallelism: should be an integer value greater than zero (got 0)", id="parallelism-zero"),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "NodeAffinty"}]}}}]),
+        None,
+        "profiles[0].plugins.score.enabled[0].name: unknown plugin 'NodeAffinty'; known plugins: ",
+        id="unknown-plugin",
+    ),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "PodTopologySpread", "weight": 2}]}}}]),
+        None,
+        "profiles[0].plugins.multiPoint.enabled[0].name: plugin 'PodTopologySpread' is an upstream plugin that kubesched does not implement yet",
+        id="not-yet-implemented-enabled",
+    ),
+    pytest.param(
+        cfg(profiles=[{"pluginConfig": [{"name": "NodeAffinty", "args": {}}]}]),
+        None,
+        "profiles[0].pluginConfig[0].name: unknown plugin 'NodeAffinty'",
+        id="unknown-plugin-in-pluginconfig",
+    ),
+    pytest.param(
+        cfg(profiles=[{"pluginConfig": [{"name": "NodeName", "args": {"foo": 1}}]}]),
+        None,
+        "profiles[0].pluginConfig[0].args: plugin 'NodeName' takes no args",
+        id="args-for-plugin-without-args",
+    ),
+    pytest.param(
+        cfg(profiles=[{"pluginConfig": [{"name": "NodeAffinity"}, {"name": "NodeAffinity"}]}]),
+        None,
+        "profiles[0].pluginConfig[1]: duplicate pluginConfig for plugin 'NodeAffinity'",
+        id="duplicate-pluginconfig",
+    ),
+    pytest.param(
+        cfg(profiles=[{"schedulerName": "s"}, {"schedulerName": "s"}]),
+        None,
+        "profiles[1].schedulerName: duplicate value 's' (already used by profiles[0].schedulerName)",
+        id="duplicate-scheduler-name",
+    ),
+    pytest.param(
+        cfg(profiles=[{"schedulerName": "s"}, {}]),
+        None,
+        "profiles[1].schedulerName: required field is missing",
+        id="unnamed-second-profile",
+    ),
+    pytest.param(
+        _two({"plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}}),
+        None,
+        "profiles[1].plugins.queueSort: queueSort must be the same for all profiles",
+        id="different-queue-sort-set",
+    ),
+    pytest.param(
+        cfg(profiles=[_star_profile({"schedulerName": "a"}), {"schedulerName": "b", "plugins": {"multiPoint": {"enabled": [{"name": T}], "disabled": [{"name": "*"}]}}}]),
+        "fake",
+        "profiles[1].plugins.queueSort: queueSort must be the same for all profiles (this profile uses 'test-plugin', profiles[0] uses 'no-op-queue-sort-plugin')",
+        id="different-queue-sort-after-expansion",
+    ),
+    pytest.param(
+        cfg(podInitialBackoffSeconds=5, podMaxBackoffSeconds=2),
+        None,
+        "podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds (2 < 5)",
+        id="max-backoff-below-initial",
+    ),
+    pytest.param(cfg(podInitialBackoffSeconds=0), None, "podInitialBackoffSeconds: must be greater than 0 (got 0)", id="initial-backoff-zero"),
+    pytest.param(cfg(percentageOfNodesToScore=101), None, "percentageOfNodesToScore: not in valid range [0-100] (got 101)", id="percentage-range"),
+    pytest.param(
+        cfg(profiles=[{"percentageOfNodesToScore": -1}]),
+        None,
+        "profiles[0].percentageOfNodesToScore: not in valid range [0-100] (got -1)",
+        id="profile-percentage-range",
+    ),
+    pytest.param(
+        cfg(leaderElection={"leaseDuration": "10s", "renewDeadline": "10s"}),
+        None,
+        "leaderElection.leaseDuration: must be greater than renewDeadline (10s <= 10s)",
+        id="lease-not-above-renew",
+    ),
+    pytest.param(
+        cfg(leaderElection={"renewDeadline": "2s", "retryPeriod": "2s"}),
+        None,
+        "leaderElection.renewDeadline: must be greater than retryPeriod*JitterFactor (2s <= 2s*1.2)",
+        id="renew-not-above-retry-jitter",
+    ),
+    pytest.param(cfg(leaderElection={"leaseDuration": 15}), None, 'leaderElection.leaseDuration: must be a duration string such as "15s"', id="duration-number"),
+    pytest.param(cfg(leaderElection={"leaseDuration": "15 seconds"}), None, "leaderElection.leaseDuration: invalid duration '15 seconds'", id="duration-garbage"),
+    pytest.param(
+        cfg(leaderElection={"resourceLock": "endpointsleases"}),
+        None,
+        'leaderElection.resourceLock: resourceLock value must be "leases"',
+        id="resource-lock",
+    ),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "PrioritySort", "weight": 2}]}}}]),
+        None,
+        "profiles[0].plugins.score.enabled[0]: plugin 'PrioritySort' does not extend ScorePlugin plugin",
+        id="plugin-at-wrong-point",
+    ),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "ImageLocality", "weight": -1}]}}}]),
+        None,
+        "profiles[0].plugins.score.enabled[0].weight: must be greater than or equal to 0 (got -1)",
+        id="negative-weight",
+    ),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"queueSort": {"disabled": [{"name": "*"}]}}}]),
+        None,
+        "profiles[0].plugins.queueSort: only one queue sort plugin required for profile with scheduler name 'default-scheduler', but got 0",
+        id="no-queue-sort",
+    ),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"bind": {"disabled": [{"name": "DefaultBinder"}]}}}]),
+        None,
+        "profiles[0].plugins.bind: at least one bind plugin is needed",
+        id="no-bind",
+    ),
+    pytest.param(
+        cfg(extenders=[{"urlPrefix": "http://e", "prioritizeVerb": "prioritize"}]),
+        None,
+        "extenders[0].weight: must have a positive weight applied to it (got 0)",
+        id="extender-weight",
+    ),
+    pytest.param(
+        cfg(extenders=[{"urlPrefix": "http://a", "bindVerb": "bind"}, {"urlPrefix": "http://b", "bindVerb": "bind"}]),
+        None,
+        "extenders: only one extender can implement bind, found 2",
+        id="two-binding-extenders",
+    ),
+    pytest.param(
+        cfg(extenders=[{"urlPrefix": "http://a", "managedResources": [{"name": "cpu"}]}]),
+        None,
+        "extenders[0].managedResources[0].name: 'cpu' is an invalid extended resource name",
+        id="extender-native-resource",
+    ),
+    pytest.param(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1beta3", "kind": "KubeSchedulerConfiguration"},
+        None,
+        "apiVersion: 'kubescheduler.config.k8s.io/v1beta3' is not supported; only 'kubescheduler.config.k8s.io/v1' is (v1beta versions are not supported",
+        id="v1beta3",
+    ),
+    pytest.param({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "Pod"}, None, "kind: 'Pod' is not supported", id="wrong-kind"),
+    pytest.param({"kind": "KubeSchedulerConfiguration"}, None, "apiVersion: required field is missing", id="missing-api-version"),
+]
+
+
+@pytest.mark.parametrize(("data", "registry", "expected"), ERROR_CASES)
+def test_config_errors(fake_registry: Registry, data: dict[str, Any], registry: str | None, expected: str) -> None:
+    errs = errors_of(data, fake_registry if registry == "fake" else None)
+    assert any(e.startswith(expected) for e in errs), errs
+
+
+def test_all_errors_reported_at_once() -> None:
+    errs = errors_of(cfg(parallelism=0, podInitialBackoffSeconds=5, podMaxBackoffSeconds=1, profiles=[{"schedulerName": "s"}, {"schedulerName": "s"}]))
+    assert [e.split(":")[0] for e in errs] == ["parallelism", "profiles[1].schedulerName", "podMaxBackoffSeconds"]
+
+
+def test_not_yet_implemented_args_ignored_when_not_enabled() -> None:
+    c = load(cfg(profiles=[{"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 5}}]}]))
+    assert "InterPodAffinity" not in c.profiles[0].plugin_args
+
+
+def test_null_values_mean_unset() -> None:
+    c = load(cfg(parallelism=None, leaderElection=None, profiles=[{"plugins": None, "pluginConfig": None}]))
+    assert c.model.parallelism == 16
+    assert c.model.leaderElection.leaseDuration == 15.0
+    assert weighted(c) == DEFAULT_SCORE
+
+
+def test_deprecated_bind_addresses_accepted_and_printed() -> None:
+    c = load(cfg(healthzBindAddress="0.0.0.0:10251", metricsBindAddress="0.0.0.0:10251"))
+    assert effective_config(c)["healthzBindAddress"] == "0.0.0.0:10251"
+    assert "healthzBindAddress" not in effective_config(load(cfg()))
+
+
+def test_registry_defaults_to_entry_points() -> None:
+    assert load(cfg()).profiles[0].plugins["bind"][0].name in default_registry()
+
+
+# --- durations ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds", "printed"),
+    [
+        ("15s", 15.0, "15s"),
+        ("1m30s", 90.0, "1m30s"),
+        ("90s", 90.0, "1m30s"),
+        ("1h", 3600.0, "1h0m0s"),
+        ("1.5s", 1.5, "1.5s"),
+        ("500ms", 0.5, "500ms"),
+        ("2m0.25s", 120.25, "2m0.25s"),
+        ("0", 0.0, "0s"),
+        ("1h2m3s", 3723.0, "1h2m3s"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_go_durations(text: str, seconds: float, printed: str) -> None:
+    assert parse_go_duration(text) == pytest.approx(seconds)
+    assert format_go_duration(seconds) == printed
+
+
+def test_durations_print_back_as_strings() -> None:
+    c = load(cfg(leaderElection={"leaseDuration": "90s", "renewDeadline": "1m", "retryPeriod": "500ms"}))
+    out = effective_config(c)["leaderElection"]
+    assert (out["leaseDuration"], out["renewDeadline"], out["retryPeriod"]) == ("1m30s", "1m0s", "500ms")
+
+
+def test_profile_specs_build_frameworks(upstream_style: SchedulerConfig) -> None:
+    from kubesched.framework.runtime import Framework
+
+    frameworks = [Framework(spec, default_registry()) for spec in upstream_style.profiles]
+    assert [b.name for b in frameworks[0].score_plugins] == [n for n, _ in DEFAULT_SCORE]
+    assert [b.weight for b in frameworks[0].score_plugins] == [w for _, w in DEFAULT_SCORE]
+    assert frameworks[1].score_plugins == []
