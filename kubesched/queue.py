@@ -112,6 +112,10 @@ class SchedulingQueue:
         self._nonempty: asyncio.Event | None = None
         self._closed = False
         self._gate_tasks: set[asyncio.Task[None]] = set()
+        # Pods deleted, or updated, while an attempt for them is in flight: the attempt's
+        # outcome must not resurrect a deleted pod, nor requeue a stale version.
+        self._gone: set[str] = set()
+        self._latest: dict[str, PodInfo] = {}
         self.incoming: dict[str, int] = {}
 
     # --- introspection ------------------------------------------------------------------------
@@ -282,18 +286,24 @@ class SchedulingQueue:
                 elif uid in self._unschedulable:
                     self._requeue(q, "PodUpdate")
             return
-        if uid not in self._in_flight:
-            self.add(pod)
+        if uid in self._in_flight:
+            self._latest[uid] = pod
+            return
+        self.add(pod)
 
     def delete(self, uid: str) -> None:
         self._remove_everywhere(uid)
+        if uid in self._in_flight:
+            self._gone.add(uid)
 
-    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None) -> int:
-        """A cluster event: move every pooled pod it may help. Returns how many moved."""
+    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None, skip_uid: str | None = None) -> int:
+        """A cluster event: move every pooled pod it may help (but ``skip_uid``). Returns how many moved."""
         if self._in_flight:
             self._in_flight_events.append((event, old, new))
         moved = 0
         for q in list(self._unschedulable.values()):
+            if skip_uid is not None and q.pod_info.uid == skip_uid:
+                continue
             if q.gated:
                 fw = self.frameworks.get(q.pod_info.scheduler_name)
                 if self._event_may_help(q.pod, {q.gating_plugin} if q.gating_plugin else set(), event, old, new):
@@ -313,7 +323,10 @@ class SchedulingQueue:
         self.on_event(ASSIGNED_POD_DELETE, pod.pod, None)
 
     def _event_may_help(self, pod: Any, plugins: set[str], event: ClusterEvent, old: Any, new: Any) -> bool:
-        if event is UNSCHEDULABLE_TIMEOUT or event is FORCE_ACTIVATE or event.resource is Resource.WILDCARD:
+        if event is FORCE_ACTIVATE:
+            # Activation names one pod (in ``new``); it is not a broadcast.
+            return new is None or (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid")
+        if event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
             return True
         if not plugins:
             return True
@@ -370,6 +383,8 @@ class SchedulingQueue:
 
     def done(self, uid: str) -> None:
         """The pod's attempt is over (bound, or requeued): stop recording events for it."""
+        self._gone.discard(uid)
+        self._latest.pop(uid, None)
         if self._in_flight.pop(uid, None) is None:
             return
         if not self._in_flight:
@@ -380,13 +395,20 @@ class SchedulingQueue:
         """A failed attempt: decide where the pod waits. Returns the queue it went to."""
         uid = qpi.pod_info.uid
         start = self._in_flight.get(uid)
+        if uid in self._gone:
+            self.done(uid)
+            return ""
         if self.get(uid) is not None:
             self.done(uid)
             return self.where(uid) or ""
         qpi.timestamp = self.clock()
         qpi.unschedulable_plugins = set(rejectors or ())
+        latest = self._latest.get(uid)
+        updated = latest is not None and _spec_changed(qpi.pod, latest.pod)
+        if latest is not None:
+            qpi.pod_info = latest
         target: str
-        if not qpi.unschedulable_plugins:
+        if not qpi.unschedulable_plugins or updated:
             # Not rejected by any plugin (an error): retry after backoff.
             self._push_backoff(qpi, "ScheduleAttemptFailure")
             target = BACKOFF_Q
@@ -405,7 +427,10 @@ class SchedulingQueue:
     def requeue_after_error(self, qpi: QueuedPodInfo) -> None:
         """Binding failed or the cluster erred: back off and try again."""
         uid = qpi.pod_info.uid
-        if self.get(uid) is None:
+        if uid not in self._gone and self.get(uid) is None:
+            latest = self._latest.get(uid)
+            if latest is not None:
+                qpi.pod_info = latest
             qpi.timestamp = self.clock()
             qpi.unschedulable_plugins = set()
             self._push_backoff(qpi, "ScheduleAttemptFailure")

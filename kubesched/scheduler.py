@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable
 from kubesched.cache import Cache, Snapshot
 from kubesched.cluster.base import Cluster, Conflict, NotFound
 from kubesched.framework.events import (
+    ASSIGNED_POD_DELETE,
     NODE_ADD,
     NODE_DELETE,
     ActionType,
@@ -103,7 +104,9 @@ class SchedulerOptions:
     pod_initial_backoff: float = 1.0
     pod_max_backoff: float = 10.0
     max_unschedulable_duration: float = 300.0
-    assumed_ttl: float = 15 * 60.0
+    #: Seconds after a finished bind before an unconfirmed assumed pod is dropped; 0 = never,
+    #: as upstream (expiring can double-count a pod whose confirmation is merely late).
+    assumed_ttl: float = 0.0
     seed: int | None = None
     #: Keep each pod's per-plugin results (the simulator's report).
     record_results: bool = False
@@ -222,11 +225,14 @@ class Scheduler:
     def _responsible(self, pi: PodInfo) -> bool:
         return pi.scheduler_name in self.frameworks
 
-    def _pod_info(self, obj: dict[str, Any]) -> PodInfo | None:
+    def _pod_info(self, obj: dict[str, Any], old: dict[str, Any] | None = None) -> PodInfo | None:
         try:
             return PodInfo(obj)
         except PodSpecError as exc:
-            self._report_malformed(obj, str(exc))
+            # Report once per version of the spec: the report itself updates the pod's status,
+            # and that update must not trigger another report.
+            if old is None or old.get("spec") != obj.get("spec"):
+                self._report_malformed(obj, str(exc))
             return None
 
     def on_add(self, kind: str, obj: dict[str, Any]) -> None:
@@ -251,7 +257,7 @@ class Scheduler:
 
     def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         if kind == "Pod":
-            pi = self._pod_info(new)
+            pi = self._pod_info(new, old)
             if pi is None:
                 return
             if pi.node_name:
@@ -397,13 +403,13 @@ class Scheduler:
         if status is not None:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
-            self._fail(fw, qpi, status, record, start)
+            self._fail(fw, qpi, status, record, start, node=node_name)
             return
         status = await fw.run_permit(state, assumed, node_name, record.permit if record else None)
         if status is not None and not status.is_wait():
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
-            self._fail(fw, qpi, status, record, start)
+            self._fail(fw, qpi, status, record, start, node=node_name)
             return
         self.stats.attempt_durations.append(time.perf_counter() - start)
         task = asyncio.create_task(self._binding_cycle(fw, state, qpi, assumed, node_name, record), name=f"bind {pi.key}")
@@ -470,11 +476,14 @@ class Scheduler:
         if result is not None and result.node_names is not None:
             names = result.node_names
             nodes = [ni for ni in all_nodes if ni.name in names]
-            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy plugin(s) PreFilterResult")
+            diagnosis.unschedulable_plugins |= rejectors
+            absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]"
+            )
             for ni in all_nodes:
                 if ni.name not in names:
                     diagnosis.node_to_status[ni.name] = absent
-        feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record)
+        feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
         return feasible, diagnosis
 
     def _find_nodes_that_pass_filters(
@@ -485,6 +494,7 @@ class Scheduler:
         nodes: list[NodeInfo],
         diagnosis: Diagnosis,
         record: PodResult | None,
+        num_all_nodes: int,
     ) -> list[NodeInfo]:
         n = len(nodes)
         if n == 0:
@@ -493,6 +503,8 @@ class Scheduler:
         if pct is None:
             pct = self.options.percentage_of_nodes_to_score
         want = num_feasible_nodes_to_find(pct, n)
+        if not fw.has_score_plugins():
+            want = 1  # nothing to rank them by: the first feasible node is the answer
         start = self.next_start_node_index % n
         feasible: list[NodeInfo] = []
         processed = 0
@@ -500,7 +512,7 @@ class Scheduler:
         if not fw.has_filter_plugins():
             for i in range(min(want, n)):
                 feasible.append(nodes[(start + i) % n])
-            self.next_start_node_index = (start + len(feasible)) % n
+            self.next_start_node_index = (start + len(feasible)) % num_all_nodes
             return feasible
         run_filter = fw.run_filter
         for i in range(n):
@@ -522,7 +534,7 @@ class Scheduler:
                 statuses[ni.name] = status
                 if status.plugin:
                     diagnosis.unschedulable_plugins.add(status.plugin)
-        self.next_start_node_index = (start + processed) % n
+        self.next_start_node_index = (start + processed) % num_all_nodes
         return feasible
 
     async def _post_filter_and_fail(
@@ -536,7 +548,7 @@ class Scheduler:
             )
             if status.code is Code.ERROR:
                 log.warning("PostFilter of pod %s failed: %s", pi.key, status.message())
-            elif not status.is_success() and status.message():
+            if not status.is_success() and status.message():
                 fit.diagnosis.post_filter_msg = status.message()
             if isinstance(result, PostFilterResult) and result.nominated_node_name:
                 nominated = result.nominated_node_name
@@ -550,15 +562,33 @@ class Scheduler:
         qpi.last_failure = message
         await self._after_failure(fw, pi, "Unschedulable", message, record, nominated)
 
-    def _fail(self, fw: Framework, qpi: QueuedPodInfo, status: Status, record: PodResult | None, start: float | None) -> None:
-        """A failure outside Filter (Reserve, Permit, a plugin error): requeue and report."""
+    def _fail(
+        self,
+        fw: Framework,
+        qpi: QueuedPodInfo,
+        status: Status,
+        record: PodResult | None,
+        start: float | None,
+        node: str | None = None,
+        backoff: bool = False,
+    ) -> None:
+        """A failure outside Filter (Reserve, Permit, binding, a plugin error): requeue and report.
+
+        A rejection on the chosen ``node`` is reported as upstream does, as a fit error over that
+        one node. ``backoff`` sends even a rejection to backoffQ (failures after Permit).
+        """
         pi = qpi.pod_info
         if start is not None:
             self.stats.attempt_durations.append(time.perf_counter() - start)
         message = status.message() or status.code.upstream_name
-        if status.code is Code.ERROR:
-            self.stats.errors += 1
-            reason = "SchedulerError"
+        if node is not None and status.is_rejected():
+            message = str(FitError(pi, 1, Diagnosis({node: status}, {status.plugin} - {""})))
+        if status.code is Code.ERROR or backoff:
+            if status.code is Code.ERROR:
+                self.stats.errors += 1
+            else:
+                self.stats.unschedulable += 1
+            reason = "SchedulerError" if status.code is Code.ERROR else "Unschedulable"
             self.queue.requeue_after_error(qpi)
         else:
             self.stats.unschedulable += 1
@@ -590,8 +620,10 @@ class Scheduler:
             "lastProbeTime": None,
             "lastTransitionTime": _now(),
         }
+        # Event notes are capped at 1 KiB by the API; the condition keeps the whole message.
+        note = message if len(message) <= 1024 else message[:1020] + " ..."
         try:
-            await self.cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling", message, profile)
+            await self.cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling", note, profile)
             await self.cluster.update_pod_condition(pod, condition, nominated)
         except NotFound:
             pass
@@ -621,9 +653,11 @@ class Scheduler:
         node_name: str,
         record: PodResult | None,
     ) -> None:
+        past_permit = False
         try:
             status = await fw.wait_on_permit(assumed)
             if status is None:
+                past_permit = True
                 status = await fw.run_pre_bind(state, assumed, node_name, record.prebind if record else None)
             if status is None:
                 status = await fw.run_bind(state, assumed, node_name, record.bind if record else None)
@@ -632,14 +666,15 @@ class Scheduler:
         if status is not None:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
-            if isinstance(status.error, Conflict) or (
-                status.error is not None and isinstance(status.error.__cause__, Conflict)
-            ):
-                # Already bound by someone else: the informer brings the truth; do not retry.
-                log.info("pod %s was already bound: %s", assumed.key, status.message())
+            # The room this pod held is free again: pods waiting for room may fit now.
+            self.queue.on_event(ASSIGNED_POD_DELETE, assumed.pod, None, skip_uid=assumed.uid)
+            err = status.error
+            if isinstance(err, (Conflict, NotFound)) or (err is not None and isinstance(err.__cause__, (Conflict, NotFound))):
+                # Already bound elsewhere, or deleted: the informer brings the truth; no retry.
+                log.info("pod %s not bound: %s", assumed.key, status.message())
                 self.queue.done(assumed.uid)
                 return
-            self._fail(fw, qpi, status, record, None)
+            self._fail(fw, qpi, status, record, None, node=None if past_permit else node_name, backoff=past_permit)
             return
         self.cache.finish_binding(assumed)
         self.stats.scheduled += 1

@@ -342,6 +342,7 @@ class Framework:
         non-success status when the pod cannot be scheduled, and the plugins that rejected it."""
         result: PreFilterResult | None = None
         with_nodes: list[str] = []
+        unschedulable: Status | None = None
         for b in self.pre_filter_plugins:
             try:
                 r, status = _split(await b.call(state, pod))
@@ -355,8 +356,13 @@ class Framework:
                     continue
                 if not status.is_success():
                     status.with_plugin(b.name)
-                    if status.is_rejected():
+                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE or status.code is Code.PENDING:
                         return None, status, {b.name}
+                    if status.code is Code.UNSCHEDULABLE:
+                        # Keep going: a later plugin may still say UnschedulableAndUnresolvable,
+                        # which is the more useful verdict (upstream does the same).
+                        unschedulable = status
+                        continue
                     return None, Status.as_error(f'running PreFilter plugin "{b.name}": {status.message()}', b.name), set()
             if isinstance(r, PreFilterResult) and not r.all_nodes():
                 with_nodes.append(b.name)
@@ -365,9 +371,11 @@ class Framework:
                     if len(with_nodes) == 1:
                         msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
                     else:
-                        msg = f"node(s) didn't satisfy plugins [{' '.join(with_nodes)}] simultaneously"
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
                     return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(with_nodes)
-        return result, None, set()
+        if unschedulable is not None:
+            return None, unschedulable, {unschedulable.plugin}
+        return result, None, set(with_nodes)
 
     async def run_pre_filter_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
         for add, _ in self._prefilter_ext:
@@ -504,7 +512,9 @@ class Framework:
                     if isinstance(r, tuple):
                         value, status = r
                         if status is not None and not status.is_success():
-                            return [], Status.as_error(f'running Score plugin "{b.name}": {status.message()}', b.name)
+                            return [], Status.as_error(
+                                f'running Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
+                            )
                     else:
                         value = r
                     scores.append(NodeScore(ni.name, int(value)))
@@ -520,7 +530,9 @@ class Framework:
                 except Exception as exc:  # noqa: BLE001
                     return [], _error("NormalizeScore", b.name, exc)
                 if status is not None and not status.is_success():
-                    return [], Status.as_error(f'running Normalize on Score plugin "{b.name}": {status.message()}', b.name)
+                    return [], Status.as_error(
+                        f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
+                    )
             w = b.weight
             for i, s in enumerate(scores):
                 if s.score > MAX_NODE_SCORE or s.score < MIN_NODE_SCORE:

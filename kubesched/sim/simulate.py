@@ -243,6 +243,7 @@ def _pct(used: int, total: int) -> float:
 def format_table(result: SimulationResult, width: int | None = None) -> str:
     """Readable tables: every pod with its node or reason, then node utilisation and a summary."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     console = Console(width=width or 160, record=True, file=_NullFile(), force_terminal=False, color_system=None)
@@ -250,9 +251,10 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
     for col in ("pod", "profile", "node", "reason"):
         pods.add_column(col, overflow="fold")
     for p in result.pods:
+        # Names and messages are data, not markup: "[example.com/gate]" must print as is.
         pods.add_row(
-            f"{p['namespace']}/{p['name']}", p["schedulerName"], p["node"] or "-",
-            "" if p["phase"] == "Scheduled" else f"{p['phase']}: {p['message']}",
+            escape(f"{p['namespace']}/{p['name']}"), escape(p["schedulerName"]), escape(p["node"] or "-"),
+            "" if p["phase"] == "Scheduled" else escape(f"{p['phase']}: {p['message']}"),
         )
     console.print(pods)
     nodes = Table(title="Nodes")
@@ -261,7 +263,7 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         nodes.add_column(col, justify=justify)  # type: ignore[arg-type]
     for n in result.nodes:
         nodes.add_row(
-            n["name"], str(n["pods"]),
+            escape(n["name"]), str(n["pods"]),
             f"{format_quantity(CPU, n['requested'].get(CPU, 0))}/{format_quantity(CPU, n['allocatable'].get(CPU, 0))}",
             f"{n['cpuPercent']:.1f}",
             f"{format_quantity(MEMORY, n['requested'].get(MEMORY, 0))}/{format_quantity(MEMORY, n['allocatable'].get(MEMORY, 0))}",

@@ -107,7 +107,7 @@ async def test_prefilter_disjoint_results_are_unresolvable() -> None:
     h = await make_harness([profile(preFilter=["A", "B"])], registry_with(A, B), objs=[*nodes("n1", "n2"), make_pod("p")])
     await h.run_all()
     rec = h.scheduler.results["default/p"]
-    assert rec.message == "0/2 nodes are available: node(s) didn't satisfy plugins [A B] simultaneously."
+    assert rec.message == "0/2 nodes are available: node(s) didn't satisfy plugin(s) [A B] simultaneously."
 
 
 async def test_prefilter_rejection_message_is_not_repeated_per_node() -> None:
@@ -196,7 +196,7 @@ async def test_reserve_failure_unreserves_all_in_reverse_order() -> None:
     assert calls("reserve") == ["R1", "R2"]
     assert calls("unreserve") == ["R3", "R2", "R1"]
     assert h.scheduler.cache.pod_count() == 0  # forgotten
-    assert h.scheduler.results["default/p"].message == "r2 refuses"
+    assert h.scheduler.results["default/p"].message == "0/1 nodes are available: 1 r2 refuses."
     assert h.scheduler.queue.where(h.pod("p")["metadata"]["uid"]) == "unschedulable"
 
 
@@ -237,7 +237,7 @@ async def test_permit_wait_then_reject_by_another_plugin() -> None:
     await h.settle()
     assert h.node_of("p") is None
     assert calls("unreserve") == ["R"]
-    assert h.scheduler.results["default/p"].message == "group incomplete"
+    assert h.scheduler.results["default/p"].message == "0/1 nodes are available: 1 group incomplete."
 
 
 @pytest.mark.looptime
@@ -250,7 +250,9 @@ async def test_permit_wait_times_out() -> None:
     await h.settle()
     assert loop.time() - t0 == pytest.approx(10, abs=0.5)
     assert h.node_of("p") is None
-    assert h.scheduler.results["default/p"].message == "rejected due to timeout after waiting 10s at plugin P"
+    assert h.scheduler.results["default/p"].message == (
+        "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin P."
+    )
 
 
 async def test_bind_falls_through_skip_to_next_bind_plugin() -> None:
@@ -313,3 +315,22 @@ def test_status_codes_match_upstream_numbers() -> None:
         "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending",
     ]
     assert [int(c) for c in Code] == list(range(7))
+
+
+async def test_prebind_rejection_goes_to_backoff_and_frees_the_room() -> None:
+    # A pod rejected after Permit backs off (upstream); the room it held is released, so a pod
+    # waiting for that room is moved out of the unschedulable pool at once.
+    F = plugin("OnePerNode", filter=lambda self, s, p, n: Status.unschedulable("occupied") if n.pods else None)
+    PB = plugin("PB", pre_bind=lambda self, s, p, n: Status.unschedulable("volume not ready") if p.name == "a" else None)
+    h = await make_harness([profile(filter=["OnePerNode"], preBind=["PB"])], registry_with(F, PB), objs=[*nodes("n1")])
+    h.add(make_pod("a").priority(10), make_pod("b"))
+    await h.settle()
+    sched = h.scheduler
+    await sched.schedule_one(sched.queue.pop_nowait())  # a: assumed on n1, binding cycle spawned
+    await sched.schedule_one(sched.queue.pop_nowait())  # b: n1 is occupied by the assumed a
+    uid_a, uid_b = h.pod("a")["metadata"]["uid"], h.pod("b")["metadata"]["uid"]
+    assert sched.queue.where(uid_b) == "unschedulable"
+    await h.settle()  # a's PreBind rejects
+    assert sched.queue.where(uid_a) == "backoff"
+    assert sched.queue.where(uid_b) in ("backoff", "active")
+    assert h.node_of("a") is None

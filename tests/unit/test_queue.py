@@ -225,3 +225,41 @@ def _qpi(q: SchedulingQueue, uid: str) -> Any:
     from kubesched.framework.types import QueuedPodInfo
 
     return QueuedPodInfo(make_pod("a").uid(uid).info(), 0.0)
+
+
+def test_pod_deleted_during_its_attempt_is_not_requeued() -> None:
+    q = make_queue(Clock())
+    q.add(make_pod("p").info())
+    qpi = q.pop_nowait()
+    q.delete(qpi.pod_info.uid)  # type: ignore[union-attr]
+    assert q.add_unschedulable_if_not_present(qpi, {"Silent"}) == ""  # type: ignore[arg-type]
+    assert len(q) == 0
+
+
+def test_pod_updated_during_its_attempt_is_requeued_with_the_new_spec() -> None:
+    from kubesched.framework.types import PodInfo
+
+    q = make_queue(Clock())
+    b = make_pod("p")
+    q.add(b.info())
+    qpi = q.pop_nowait()
+    fixed = b.obj()
+    fixed["metadata"]["uid"] = qpi.pod_info.uid  # type: ignore[union-attr]
+    fixed["spec"]["nodeSelector"] = {"zone": "a"}
+    q.update(PodInfo(fixed))
+    # Rejected by a plugin no event can satisfy, yet it must not sit in the pool: it changed.
+    assert q.add_unschedulable_if_not_present(qpi, {"Silent"}) == "backoff"  # type: ignore[arg-type]
+    assert qpi.pod_info.node_selector == {"zone": "a"}  # type: ignore[union-attr]
+
+
+def test_force_activate_targets_one_pod() -> None:
+    from kubesched.framework.events import FORCE_ACTIVATE
+
+    q = make_queue(Clock())
+    q.add(make_pod("a").info())
+    q.add(make_pod("b").info())
+    a, b = q.pop_nowait(), q.pop_nowait()
+    q.add_unschedulable_if_not_present(a, {"Silent"})  # type: ignore[arg-type]
+    q.add_unschedulable_if_not_present(b, {"Silent"})  # type: ignore[arg-type]
+    assert q.on_event(FORCE_ACTIVATE, None, a.pod) == 1  # type: ignore[union-attr]
+    assert q.where(b.pod_info.uid) == "unschedulable"  # type: ignore[union-attr]

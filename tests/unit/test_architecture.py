@@ -1,0 +1,45 @@
+"""The layering of DESIGN.md, enforced: import-linter contracts from pyproject.toml, and the
+public API of the framework package."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_import_layers_hold() -> None:
+    exe = shutil.which("lint-imports")
+    if exe is None:
+        pytest.fail("lint-imports (import-linter) is not installed; it is part of the [test] extra")
+    out = subprocess.run([exe, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "broken" not in out.stdout.split("Contracts:")[-1].lower() or "0 broken" in out.stdout
+
+
+def test_framework_public_api_is_curated() -> None:
+    import kubesched.framework as fw
+
+    assert sorted(fw.__all__) == sorted(set(fw.__all__))
+    for name in fw.__all__:
+        assert hasattr(fw, name), name
+
+
+def test_only_cluster_package_may_import_kubernetes_client() -> None:
+    offenders = []
+    for path in (ROOT / "kubesched").rglob("*.py"):
+        if "cluster" in path.relative_to(ROOT / "kubesched").parts[:1]:
+            continue
+        text = path.read_text()
+        if "kubernetes_asyncio" in text:
+            offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+def test_python_version() -> None:
+    assert sys.version_info >= (3, 11)
