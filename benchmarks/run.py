@@ -20,14 +20,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import resource
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -70,7 +70,10 @@ def default_pod(prefix: str, i: int) -> dict[str, Any]:
                     "name": "pause",
                     "image": "registry.k8s.io/pause:3.10",
                     "ports": [{"containerPort": 80}],
-                    "resources": {"requests": {"cpu": "100m", "memory": "500Mi"}, "limits": {"cpu": "100m", "memory": "500Mi"}},
+                    "resources": {
+                        "requests": {"cpu": "100m", "memory": "500Mi"},
+                        "limits": {"cpu": "100m", "memory": "500Mi"},
+                    },
                 }
             ]
         },
@@ -83,7 +86,10 @@ WORKLOADS: dict[str, Workload] = {
         Workload("SchedulingBasic/500Nodes", 500, 500, 1000, description="upstream SchedulingBasic, 500 nodes"),
         Workload("SchedulingBasic/5000Nodes", 5000, 1000, 1000, description="upstream SchedulingBasic, 5000 nodes"),
         Workload(
-            "SchedulingBasic/5000Nodes_10000Pods", 5000, 1000, 10000,
+            "SchedulingBasic/5000Nodes_10000Pods",
+            5000,
+            1000,
+            10000,
             description="upstream SchedulingBasic, 5000 nodes, 10000 measured pods",
         ),
     ]
@@ -130,7 +136,8 @@ async def _run(w: Workload) -> Result:
         store.create("Node", make_node(i))
     m = cfg.model
     sched = Scheduler(
-        cfg.profiles, cluster,
+        cfg.profiles,
+        cluster,
         SchedulerOptions(parallelism=m.parallelism, percentage_of_nodes_to_score=m.percentageOfNodesToScore, seed=1),
     )
     bound = {"n": 0}
@@ -212,17 +219,39 @@ def print_table(results: list[Result]) -> None:
     from rich.table import Table
 
     t = Table(title="kubesched benchmarks (in-memory cluster, default profile)")
-    for col in ("workload", "nodes", "init", "measured", "pods/s", "p50 ms", "p90 ms", "p99 ms", "peak RSS MiB", "loop"):
+    for col in (
+        "workload",
+        "nodes",
+        "init",
+        "measured",
+        "pods/s",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "peak RSS MiB",
+        "loop",
+    ):
         t.add_column(col, justify="left" if col in ("workload", "loop") else "right")
     for r in results:
-        t.add_row(r.workload, str(r.nodes), str(r.init_pods), str(r.measure_pods), f"{r.pods_per_second:.1f}",
-                  f"{r.attempt_p50_ms:.3f}", f"{r.attempt_p90_ms:.3f}", f"{r.attempt_p99_ms:.3f}",
-                  f"{r.peak_rss_mib:.1f}", r.loop)
+        t.add_row(
+            r.workload,
+            str(r.nodes),
+            str(r.init_pods),
+            str(r.measure_pods),
+            f"{r.pods_per_second:.1f}",
+            f"{r.attempt_p50_ms:.3f}",
+            f"{r.attempt_p90_ms:.3f}",
+            f"{r.attempt_p99_ms:.3f}",
+            f"{r.peak_rss_mib:.1f}",
+            r.loop,
+        )
     Console(color_system=None, width=150).print(t)
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("-w", "--workload", action="append", help="workload name (repeatable); default: all")
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--list", action="store_true", help="list workloads")

@@ -11,9 +11,11 @@ update and clones only those, so a scheduling cycle never copies the whole clust
 
 from __future__ import annotations
 
+import builtins
 import logging
 import time
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from kubesched.framework.types import ImageStateSummary, NodeInfo, PodInfo
 
@@ -80,10 +82,10 @@ class Snapshot:
         except KeyError:
             raise KeyError(f"nodeinfo not found for node name {name!r}") from None
 
-    def have_pods_with_affinity(self) -> list[NodeInfo]:
+    def have_pods_with_affinity(self) -> builtins.list[NodeInfo]:
         return self.with_affinity
 
-    def have_pods_with_required_anti_affinity(self) -> list[NodeInfo]:
+    def have_pods_with_required_anti_affinity(self) -> builtins.list[NodeInfo]:
         return self.with_required_anti_affinity
 
     def num_nodes(self) -> int:

@@ -7,8 +7,9 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from kubesched import __version__
 
@@ -70,7 +71,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         bar = Progress(
-            TextColumn("scheduling"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True,
+            TextColumn("scheduling"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=True,
             console=None,
         )
         task = bar.add_task("pods", total=len(scenario.pending_pods))
@@ -107,9 +112,13 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         entries = default_registry().entries()
     except RegistryError as exc:
         return _fail(str(exc))
-    rows = [
-        {"name": e.name, "extensionPoints": list(e.extension_points), "distribution": e.distribution,
-         "class": f"{e.cls.__module__}:{e.cls.__qualname__}"}
+    rows: list[dict[str, Any]] = [
+        {
+            "name": e.name,
+            "extensionPoints": list(e.extension_points),
+            "distribution": e.distribution,
+            "class": f"{e.cls.__module__}:{e.cls.__qualname__}",
+        }
         for e in entries
     ]
     if args.output == "json":

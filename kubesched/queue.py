@@ -22,7 +22,8 @@ import heapq
 import itertools
 import logging
 import time
-from typing import Any, Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
@@ -452,7 +453,11 @@ class SchedulingQueue:
     def flush_unschedulable_left_over(self) -> int:
         """Give pods stuck in the pool longer than the limit another try."""
         now = self.clock()
-        stale = [q for q in self._unschedulable.values() if not q.gated and now - q.timestamp > self.max_unschedulable_duration]
+        stale = [
+            q
+            for q in self._unschedulable.values()
+            if not q.gated and now - q.timestamp > self.max_unschedulable_duration
+        ]
         for q in stale:
             self._requeue(q, str(UNSCHEDULABLE_TIMEOUT))
         return len(stale)

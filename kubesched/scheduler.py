@@ -14,8 +14,10 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from datetime import UTC
+from typing import Any
 
 from kubesched.cache import Cache, Snapshot
 from kubesched.cluster.base import Cluster, Conflict, NotFound
@@ -41,7 +43,6 @@ log = logging.getLogger(__name__)
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_MSG = "no nodes available to schedule pods"
-
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -139,8 +140,18 @@ class PodResult:
     bind: dict[str, str] = field(default_factory=dict)
 
     def reset_attempt(self) -> None:
-        for d in (self.filter, self.score, self.final_score, self.prefilter, self.postfilter, self.prescore,
-                  self.reserve, self.permit, self.prebind, self.bind):
+        for d in (
+            self.filter,
+            self.score,
+            self.final_score,
+            self.prefilter,
+            self.postfilter,
+            self.prescore,
+            self.reserve,
+            self.permit,
+            self.prebind,
+            self.bind,
+        ):
             d.clear()
 
     def annotations(self) -> dict[str, str]:
@@ -182,11 +193,13 @@ class Scheduler:
         cluster: Cluster,
         options: SchedulerOptions | None = None,
         registry: Registry | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         self.options = options or SchedulerOptions()
         self.cluster = cluster
-        self.clock = clock
+        # The event loop's clock by default, so that backoff, flushes and timeouts all share one
+        # notion of time (and tests can fast-forward it).
+        self.clock = clock or loop_time
         self.registry = registry if registry is not None else default_registry()
         self.waiting_pods = WaitingPods()
         self.frameworks: dict[str, Framework] = {}
@@ -202,11 +215,11 @@ class Scheduler:
             )
         if not self.frameworks:
             raise ValueError("at least one profile is needed")
-        self.cache = Cache(assumed_ttl=self.options.assumed_ttl, clock=clock)
+        self.cache = Cache(assumed_ttl=self.options.assumed_ttl, clock=self.clock)
         self.snapshot = Snapshot()
         self.queue = SchedulingQueue(
             self.frameworks,
-            clock=clock,
+            clock=self.clock,
             initial_backoff=self.options.pod_initial_backoff,
             max_backoff=self.options.pod_max_backoff,
             max_unschedulable_duration=self.options.max_unschedulable_duration,
@@ -316,12 +329,17 @@ class Scheduler:
         meta = obj.get("metadata") or {}
         if self.options.record_results:
             self.results[key] = PodResult(
-                meta.get("namespace") or "default", meta.get("name", ""), spec.get("schedulerName") or "default-scheduler",
-                phase="Error", message=message,
+                meta.get("namespace") or "default",
+                meta.get("name", ""),
+                spec.get("schedulerName") or "default-scheduler",
+                phase="Error",
+                message=message,
             )
         log.warning("pod %s cannot be scheduled: %s", key, message)
         if self.options.report_to_cluster:
-            self._spawn_side(self._report_failure(obj, spec.get("schedulerName") or "default-scheduler", "SchedulerError", message))
+            self._spawn_side(
+                self._report_failure(obj, spec.get("schedulerName") or "default-scheduler", "SchedulerError", message)
+            )
 
     # --- running ------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -412,7 +430,9 @@ class Scheduler:
             self._fail(fw, qpi, status, record, start, node=node_name)
             return
         self.stats.attempt_durations.append(time.perf_counter() - start)
-        task = asyncio.create_task(self._binding_cycle(fw, state, qpi, assumed, node_name, record), name=f"bind {pi.key}")
+        task = asyncio.create_task(
+            self._binding_cycle(fw, state, qpi, assumed, node_name, record), name=f"bind {pi.key}"
+        )
         self._binding_tasks.add(task)
         task.add_done_callback(self._binding_done)
 
@@ -669,7 +689,9 @@ class Scheduler:
             # The room this pod held is free again: pods waiting for room may fit now.
             self.queue.on_event(ASSIGNED_POD_DELETE, assumed.pod, None, skip_uid=assumed.uid)
             err = status.error
-            if isinstance(err, (Conflict, NotFound)) or (err is not None and isinstance(err.__cause__, (Conflict, NotFound))):
+            if isinstance(err, (Conflict, NotFound)) or (
+                err is not None and isinstance(err.__cause__, (Conflict, NotFound))
+            ):
                 # Already bound elsewhere, or deleted: the informer brings the truth; no retry.
                 log.info("pod %s not bound: %s", assumed.key, status.message())
                 self.queue.done(assumed.uid)
@@ -686,7 +708,11 @@ class Scheduler:
         if self.options.report_to_cluster:
             try:
                 await self.cluster.record_event(
-                    assumed.pod, "Normal", "Scheduled", "Binding", f"Successfully assigned {assumed.key} to {node_name}",
+                    assumed.pod,
+                    "Normal",
+                    "Scheduled",
+                    "Binding",
+                    f"Successfully assigned {assumed.key} to {node_name}",
                     fw.profile_name,
                 )
             except Exception:  # noqa: BLE001
@@ -702,14 +728,22 @@ class _CycleError(Exception):
         self.status = status
 
 
+def loop_time() -> float:
+    """The running event loop's time; ``time.monotonic`` outside a loop."""
+    try:
+        return asyncio.get_running_loop().time()
+    except RuntimeError:
+        return time.monotonic()
+
+
 def _terminal(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 def _now() -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 __all__ = [

@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -44,9 +45,14 @@ def registry_with(*classes: type) -> Registry:
 def profile(name: str = "default-scheduler", **points: list[Any]) -> ProfileSpec:
     """A profile with PrioritySort and DefaultBinder plus the given points:
     ``profile(filter=["A", "B"], score=[("C", 2)])``."""
-    plugins: dict[str, list[PluginRef]] = {"queueSort": [PluginRef("PrioritySort")], "bind": [PluginRef("DefaultBinder")]}
+    plugins: dict[str, list[PluginRef]] = {
+        "queueSort": [PluginRef("PrioritySort")],
+        "bind": [PluginRef("DefaultBinder")],
+    }
     for point, refs in points.items():
-        plugins[point] = [PluginRef(r[0], r[1]) if isinstance(r, tuple) else PluginRef(r, 1 if point == "score" else 0) for r in refs]
+        plugins[point] = [
+            PluginRef(r[0], r[1]) if isinstance(r, tuple) else PluginRef(r, 1 if point == "score" else 0) for r in refs
+        ]
     return ProfileSpec(name, plugins)
 
 
@@ -108,7 +114,9 @@ async def make_harness(
     kwargs: dict[str, Any] = {}
     if clock is not None:
         kwargs["clock"] = clock
-    sched = Scheduler(list(profiles), cluster, options or SchedulerOptions(seed=1, record_results=True), registry, **kwargs)
+    sched = Scheduler(
+        list(profiles), cluster, options or SchedulerOptions(seed=1, record_results=True), registry, **kwargs
+    )
     h.scheduler = sched
     await sched.start()
     await asyncio.sleep(0)

@@ -14,8 +14,16 @@ import yaml
 ZONES = ["zone-a", "zone-b", "zone-c"]
 
 
-def node(name: str, zone: str, cpu: str, memory: str, labels: dict[str, str], taints: list[dict[str, str]] | None = None,
-         gpus: int = 0, unschedulable: bool = False) -> dict:
+def node(
+    name: str,
+    zone: str,
+    cpu: str,
+    memory: str,
+    labels: dict[str, str],
+    taints: list[dict[str, str]] | None = None,
+    gpus: int = 0,
+    unschedulable: bool = False,
+) -> dict:
     alloc = {"cpu": cpu, "memory": memory, "pods": "110", "ephemeral-storage": "100Gi"}
     if gpus:
         alloc["nvidia.com/gpu"] = str(gpus)
@@ -24,8 +32,13 @@ def node(name: str, zone: str, cpu: str, memory: str, labels: dict[str, str], ta
         "kind": "Node",
         "metadata": {
             "name": name,
-            "labels": {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-                       "topology.kubernetes.io/region": "demo", "topology.kubernetes.io/zone": zone, **labels},
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "topology.kubernetes.io/region": "demo",
+                "topology.kubernetes.io/zone": zone,
+                **labels,
+            },
         },
         "spec": {},
         "status": {
@@ -44,16 +57,22 @@ def node(name: str, zone: str, cpu: str, memory: str, labels: dict[str, str], ta
     return n
 
 
-def pod(name: str, scheduler: str, cpu: str, memory: str, image: str = "docker.io/library/nginx:1.27",
-        ns: str = "default", **spec_extra) -> dict:
+def pod(
+    name: str,
+    scheduler: str,
+    cpu: str,
+    memory: str,
+    image: str = "docker.io/library/nginx:1.27",
+    ns: str = "default",
+    **spec_extra,
+) -> dict:
     p = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "namespace": ns, "labels": {"app": name.rsplit("-", 1)[0]}},
         "spec": {
             "schedulerName": scheduler,
-            "containers": [{"name": "main", "image": image,
-                            "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+            "containers": [{"name": "main", "image": image, "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
             **spec_extra,
         },
     }
@@ -71,10 +90,21 @@ def main() -> None:
     for i in range(30):
         zone = ZONES[i % 3]
         size = ["4", "8", "16"][i % 3]
-        docs.append(node(f"node-{i:02d}", zone, size, f"{int(size) * 4}Gi", {"node.kubernetes.io/instance-type": f"m.{size}x"}))
+        docs.append(
+            node(f"node-{i:02d}", zone, size, f"{int(size) * 4}Gi", {"node.kubernetes.io/instance-type": f"m.{size}x"})
+        )
     for i in range(4):
-        docs.append(node(f"gpu-{i}", ZONES[i % 3], "32", "128Gi", {"accelerator": "nvidia-a100"},
-                         taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}], gpus=4))
+        docs.append(
+            node(
+                f"gpu-{i}",
+                ZONES[i % 3],
+                "32",
+                "128Gi",
+                {"accelerator": "nvidia-a100"},
+                taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}],
+                gpus=4,
+            )
+        )
     for i in range(2):
         docs.append(node(f"cordoned-{i}", ZONES[i], "8", "32Gi", {}, unschedulable=True))
     # Some pods already running.
@@ -91,20 +121,49 @@ def main() -> None:
         cpu = rng.choice(["250m", "500m", "1"])
         docs.append(pod(f"batch-{i:03d}", "bin-packing-scheduler", cpu, "1Gi", priorityClassName="low"))
     for i in range(12):
-        docs.append(pod(f"train-{i:02d}", "default-scheduler", "4", "16Gi", priorityClassName="high",
-                        tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
-                        nodeSelector={"accelerator": "nvidia-a100"}))
+        docs.append(
+            pod(
+                f"train-{i:02d}",
+                "default-scheduler",
+                "4",
+                "16Gi",
+                priorityClassName="high",
+                tolerations=[{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+                nodeSelector={"accelerator": "nvidia-a100"},
+            )
+        )
         docs[-1]["spec"]["containers"][0]["resources"]["limits"] = {"nvidia.com/gpu": "1"}
     for i in range(8):
-        docs.append(pod(f"zonal-{i}", "default-scheduler", "500m", "512Mi",
-                        affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                            "nodeSelectorTerms": [{"matchExpressions": [
-                                {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-b"]}]}]}}}))
+        docs.append(
+            pod(
+                f"zonal-{i}",
+                "default-scheduler",
+                "500m",
+                "512Mi",
+                affinity={
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone-b"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                },
+            )
+        )
     # Unschedulable on purpose, each for a different reason.
     docs.append(pod("too-big-0", "default-scheduler", "64", "1Gi"))
     docs.append(pod("too-big-1", "bin-packing-scheduler", "1", "1Ti"))
-    docs.append(pod("gpu-without-toleration", "default-scheduler", "1", "1Gi", nodeSelector={"accelerator": "nvidia-a100"}))
-    docs.append(pod("nowhere-zone", "default-scheduler", "100m", "64Mi", nodeSelector={"topology.kubernetes.io/zone": "zone-x"}))
+    docs.append(
+        pod("gpu-without-toleration", "default-scheduler", "1", "1Gi", nodeSelector={"accelerator": "nvidia-a100"})
+    )
+    docs.append(
+        pod("nowhere-zone", "default-scheduler", "100m", "64Mi", nodeSelector={"topology.kubernetes.io/zone": "zone-x"})
+    )
     docs.append(pod("gated", "default-scheduler", "100m", "64Mi", schedulingGates=[{"name": "example.com/approval"}]))
     hostport = []
     for i in range(40):

@@ -8,12 +8,14 @@ told it is too old (410 Gone).
 
 from __future__ import annotations
 
+import builtins
 import copy
 import itertools
 import uuid
 from collections import deque
-from datetime import datetime, timezone
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import Any
 
 from .base import Conflict, Invalid, NotFound
 
@@ -34,7 +36,7 @@ API_VERSIONS = {
 
 
 def now_rfc3339() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class Gone(Exception):
@@ -173,7 +175,9 @@ class Store:
             p["spec"]["nodeName"] = node_name
             status = p.setdefault("status", {})
             conds = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"]
-            conds.append({"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now_rfc3339()})
+            conds.append(
+                {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
+            )
             status["conditions"] = conds
 
         return self.mutate("Pod", namespace, name, assign)
@@ -189,7 +193,7 @@ class Store:
 
         return unsubscribe
 
-    def events_since(self, resource_version: int, kinds: Iterable[str] | None = None) -> list[WatchEvent]:
+    def events_since(self, resource_version: int, kinds: Iterable[str] | None = None) -> builtins.list[WatchEvent]:
         """History after ``resource_version``; raises :class:`Gone` when it was compacted away."""
         if self._history and resource_version < self._history[0][0] - 1:
             raise Gone(f"too old resource version: {resource_version} ({self._history[0][0] - 1})")

@@ -25,7 +25,16 @@ from kubesched.framework.runtime import ProfileSpec
 from .defaults import default_plugin_names, default_plugins
 from .errors import ConfigError, format_validation_error, join_path
 from .models import API_VERSION, KIND, KubeSchedulerConfiguration
-from .profiles import PLUGIN_SETS, PluginSets, expand_plugins, expand_sets, lookup_plugins, merge_plugin_set, merge_plugins, merge_sets
+from .profiles import (
+    PLUGIN_SETS,
+    PluginSets,
+    expand_plugins,
+    expand_sets,
+    lookup_plugins,
+    merge_plugin_set,
+    merge_plugins,
+    merge_sets,
+)
 from .validation import resolve_plugin_args, validate_configuration
 
 __all__ = [
@@ -77,7 +86,11 @@ def _check_header(data: Any, source: str) -> None:
     if api is None:
         errors.append(f"apiVersion: required field is missing (expected {API_VERSION!r})")
     elif api != API_VERSION:
-        hint = " (v1beta versions are not supported: migrate the file to v1)" if isinstance(api, str) and "v1beta" in api else ""
+        hint = (
+            " (v1beta versions are not supported: migrate the file to v1)"
+            if isinstance(api, str) and "v1beta" in api
+            else ""
+        )
         errors.append(f"apiVersion: {api!r} is not supported; only {API_VERSION!r} is{hint}")
     if kind is None:
         errors.append(f"kind: required field is missing (expected {KIND!r})")
@@ -156,7 +169,9 @@ def _same_queue_sort(specs: list[ProfileSpec]) -> list[str]:
                 f"(this profile uses {name!r}, profiles[0] uses {first!r})"
             )
         elif spec.plugin_args.get(name) != first_args:
-            errs.append(f"profiles[{i}].pluginConfig: queueSort must be the same for all profiles (args of {name!r} differ from profiles[0])")
+            errs.append(
+                f"profiles[{i}].pluginConfig: queueSort must be the same for all profiles (args of {name!r} differ from profiles[0])"
+            )
     return errs
 
 
@@ -194,7 +209,11 @@ def _plugin_set_out(ps: Any) -> dict[str, Any]:
 
 
 def _args_out(name: str, args: Any) -> dict[str, Any]:
-    body = args.model_dump(mode="json", by_alias=True, exclude_none=True) if hasattr(args, "model_dump") else dict(args or {})
+    body = (
+        args.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if hasattr(args, "model_dump")
+        else dict(args or {})
+    )
     return {"apiVersion": API_VERSION, "kind": f"{name}Args", **body}
 
 
@@ -227,7 +246,9 @@ def effective_config(cfg: SchedulerConfig) -> dict[str, Any]:
             p["percentageOfNodesToScore"] = prof.percentageOfNodesToScore
         assert prof.plugins is not None
         p["plugins"] = {s: _plugin_set_out(getattr(prof.plugins, s)) for s in PLUGIN_SETS}
-        p["pluginConfig"] = [{"name": name, "args": _args_out(name, spec.plugin_args[name])} for name in sorted(spec.plugin_args)]
+        p["pluginConfig"] = [
+            {"name": name, "args": _args_out(name, spec.plugin_args[name])} for name in sorted(spec.plugin_args)
+        ]
         profiles.append(p)
     out["profiles"] = profiles
     return out

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from kubesched.framework.registry import NOT_YET_IMPLEMENTED
 
-from .models import Plugin, PluginSet, Plugins
+from .models import Plugin, Plugins, PluginSet
 
 #: Upstream's default ``multiPoint.enabled`` list, in upstream order, with upstream weights
 #: (``None``: no weight given; a score plugin then counts with weight 1).
@@ -51,5 +51,9 @@ def default_plugin_names() -> list[str]:
 
 def default_plugins() -> Plugins:
     """A fresh default :class:`Plugins`: everything in ``multiPoint.enabled``, nothing elsewhere."""
-    enabled = [Plugin(name=name, weight=weight) for name, weight in UPSTREAM_DEFAULT_MULTIPOINT if name not in NOT_YET_IMPLEMENTED]
+    enabled = [
+        Plugin(name=name, weight=weight)
+        for name, weight in UPSTREAM_DEFAULT_MULTIPOINT
+        if name not in NOT_YET_IMPLEMENTED
+    ]
     return Plugins(multiPoint=PluginSet(enabled=enabled))

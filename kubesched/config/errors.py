@@ -9,7 +9,8 @@ so a user sees all of them at once and can fix the file in one go.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 

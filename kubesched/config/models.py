@@ -13,7 +13,7 @@ Python; they are printed back as Go would print them.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
@@ -24,7 +24,16 @@ INT32_MAX = 2**31 - 1
 
 # --- Go durations ---------------------------------------------------------------------------------
 
-_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "μs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+_UNITS_NS = {
+    "ns": 1,
+    "us": 1_000,
+    "µs": 1_000,
+    "μs": 1_000,
+    "ms": 1_000_000,
+    "s": 10**9,
+    "m": 60 * 10**9,
+    "h": 3600 * 10**9,
+}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 
 
@@ -44,7 +53,7 @@ def parse_go_duration(text: str) -> float:
     while pos < len(s):
         m = _DURATION_PART.match(s, pos)
         if m is None:
-            raise ValueError(f"invalid duration {text!r}: use a Go duration such as \"15s\", \"1m30s\" or \"500ms\"")
+            raise ValueError(f'invalid duration {text!r}: use a Go duration such as "15s", "1m30s" or "500ms"')
         total_ns += float(m.group(1)) * _UNITS_NS[m.group(2)]
         pos = m.end()
     return sign * total_ns / 1e9
@@ -86,7 +95,7 @@ def _duration_in(value: Any) -> Any:
     if isinstance(value, str):
         return parse_go_duration(value)
     # Upstream's metav1.Duration decodes only from a string; a bare number is a mistake there too.
-    raise ValueError(f"must be a duration string such as \"15s\" or \"1m30s\", got {value!r}")
+    raise ValueError(f'must be a duration string such as "15s" or "1m30s", got {value!r}')
 
 
 Duration = Annotated[float, BeforeValidator(_duration_in), PlainSerializer(format_go_duration, return_type=str)]
@@ -131,12 +140,16 @@ class LeaderElectionConfiguration(_Model):
 
     @model_validator(mode="after")
     def _zero_is_default(self) -> LeaderElectionConfiguration:
-        for name, default in (("leaseDuration", 15.0), ("renewDeadline", 10.0), ("retryPeriod", 2.0)):
-            if getattr(self, name) == 0:
-                setattr(self, name, default)
-        for name, default in (("resourceLock", "leases"), ("resourceName", "kube-scheduler"), ("resourceNamespace", "kube-system")):
-            if not getattr(self, name):
-                setattr(self, name, default)
+        for dname, dvalue in (("leaseDuration", 15.0), ("renewDeadline", 10.0), ("retryPeriod", 2.0)):
+            if getattr(self, dname) == 0:
+                setattr(self, dname, dvalue)
+        for sname, svalue in (
+            ("resourceLock", "leases"),
+            ("resourceName", "kube-scheduler"),
+            ("resourceNamespace", "kube-system"),
+        ):
+            if not getattr(self, sname):
+                setattr(self, sname, svalue)
         return self
 
 
@@ -165,7 +178,7 @@ class Plugin(_Model):
     """A plugin named in a plugin set; ``weight`` counts only at the Score point."""
 
     name: str
-    weight: Optional[Annotated[int, Field(ge=0, le=INT32_MAX)]] = None
+    weight: Annotated[int, Field(ge=0, le=INT32_MAX)] | None = None
 
 
 PluginList = Annotated[list[Plugin], BeforeValidator(_none_is_empty)]
@@ -198,13 +211,13 @@ class PluginConfig(_Model):
     """``args`` is the plugin's own object; it is validated against the plugin's ``Args`` model."""
 
     name: str
-    args: Optional[dict[str, Any]] = None
+    args: dict[str, Any] | None = None
 
 
 class KubeSchedulerProfile(_Model):
-    schedulerName: Optional[str] = None
-    percentageOfNodesToScore: Optional[Int32] = None
-    plugins: Optional[Plugins] = None
+    schedulerName: str | None = None
+    percentageOfNodesToScore: Int32 | None = None
+    plugins: Plugins | None = None
     pluginConfig: Annotated[list[PluginConfig], BeforeValidator(_none_is_empty)] = Field(default_factory=list)
 
 
@@ -237,10 +250,12 @@ class Extender(_Model):
     weight: int = 0
     bindVerb: str = ""
     enableHTTPS: bool = False
-    tlsConfig: Optional[ExtenderTLSConfig] = None
-    httpTimeout: Optional[Duration] = None
+    tlsConfig: ExtenderTLSConfig | None = None
+    httpTimeout: Duration | None = None
     nodeCacheCapable: bool = False
-    managedResources: Annotated[list[ExtenderManagedResource], BeforeValidator(_none_is_empty)] = Field(default_factory=list)
+    managedResources: Annotated[list[ExtenderManagedResource], BeforeValidator(_none_is_empty)] = Field(
+        default_factory=list
+    )
     ignorable: bool = False
 
 
@@ -256,12 +271,12 @@ class KubeSchedulerConfiguration(_Model):
     leaderElection: LeaderElectionConfiguration = Field(default_factory=LeaderElectionConfiguration)
     clientConnection: ClientConnectionConfiguration = Field(default_factory=ClientConnectionConfiguration)
     # Deprecated upstream (removed from the serving config); accepted so older files still load.
-    healthzBindAddress: Optional[str] = None
-    metricsBindAddress: Optional[str] = None
+    healthzBindAddress: str | None = None
+    metricsBindAddress: str | None = None
     # Upstream's DebuggingConfiguration is inlined: these are top-level keys.
     enableProfiling: bool = True
-    enableContentionProfiling: Optional[bool] = None
-    percentageOfNodesToScore: Optional[Int32] = None
+    enableContentionProfiling: bool | None = None
+    percentageOfNodesToScore: Int32 | None = None
     podInitialBackoffSeconds: int = 1
     podMaxBackoffSeconds: int = 10
     profiles: Annotated[list[KubeSchedulerProfile], BeforeValidator(_none_is_empty)] = Field(default_factory=list)

@@ -25,7 +25,7 @@ from kubesched.framework.runtime import PluginRef
 
 from .defaults import INVALID_IN_V1
 from .errors import ConfigError, join_path
-from .models import API_VERSION, Plugin, PluginSet, Plugins
+from .models import API_VERSION, Plugin, Plugins, PluginSet
 
 MULTI_POINT = "multiPoint"
 #: Every plugin set of a profile, in upstream's field order.
@@ -48,7 +48,20 @@ POINT_TYPES: dict[str, str] = {
 }
 
 # The order upstream's framework fills and expands extension points; it decides which error comes first.
-_BUILD_ORDER = ("preFilter", "filter", "postFilter", "reserve", "preScore", "score", "preBind", "bind", "postBind", "permit", "preEnqueue", "queueSort")
+_BUILD_ORDER = (
+    "preFilter",
+    "filter",
+    "postFilter",
+    "reserve",
+    "preScore",
+    "score",
+    "preBind",
+    "bind",
+    "postBind",
+    "permit",
+    "preEnqueue",
+    "queueSort",
+)
 
 
 @dataclass
@@ -75,7 +88,10 @@ class PluginSets:
             return out
         for s in PLUGIN_SETS:
             ps: PluginSet = getattr(plugins, s)
-            out.enabled[s] = [Entry(p.name, p.weight, join_path(path, s, "enabled", i) if path else "") for i, p in enumerate(ps.enabled)]
+            out.enabled[s] = [
+                Entry(p.name, p.weight, join_path(path, s, "enabled", i) if path else "")
+                for i, p in enumerate(ps.enabled)
+            ]
             out.disabled[s] = [p.name for p in ps.disabled]
         return out
 
@@ -99,7 +115,9 @@ class PluginSets:
         return list(seen)
 
 
-def _merge_set(default_enabled: list[Entry], default_disabled: list[str], enabled: list[Entry], disabled: list[str]) -> tuple[list[Entry], list[str]]:
+def _merge_set(
+    default_enabled: list[Entry], default_disabled: list[str], enabled: list[Entry], disabled: list[str]
+) -> tuple[list[Entry], list[str]]:
     disabled_out = [*disabled, *default_disabled]
     off = set(disabled_out)
     custom = {e.name: (i, e) for i, e in enumerate(enabled)}
@@ -124,7 +142,9 @@ def merge_sets(defaults: PluginSets, custom: PluginSets) -> PluginSets:
     """Upstream v1 ``mergePlugins``: each set merged into its default set."""
     out = PluginSets()
     for s in PLUGIN_SETS:
-        out.enabled[s], out.disabled[s] = _merge_set(defaults.enabled[s], defaults.disabled[s], custom.enabled[s], custom.disabled[s])
+        out.enabled[s], out.disabled[s] = _merge_set(
+            defaults.enabled[s], defaults.disabled[s], custom.enabled[s], custom.disabled[s]
+        )
     return out
 
 
@@ -143,7 +163,9 @@ def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
         [Entry(p.name, p.weight) for p in custom.enabled],
         [p.name for p in custom.disabled],
     )
-    return PluginSet(enabled=[Plugin(name=e.name, weight=e.weight) for e in enabled], disabled=[Plugin(name=n) for n in disabled])
+    return PluginSet(
+        enabled=[Plugin(name=e.name, weight=e.weight) for e in enabled], disabled=[Plugin(name=n) for n in disabled]
+    )
 
 
 @dataclass
@@ -185,7 +207,9 @@ def lookup_plugins(sets: PluginSets, registry: Registry, base: str) -> tuple[dic
     return found, errors
 
 
-def expand_sets(sets: PluginSets, entries: dict[str, PluginEntry], base: str = "plugins", scheduler_name: str = "") -> Expanded:
+def expand_sets(
+    sets: PluginSets, entries: dict[str, PluginEntry], base: str = "plugins", scheduler_name: str = ""
+) -> Expanded:
     """Steps 2 and 3 of the module docstring on already merged sets.
 
     ``entries`` must hold a registry entry for every enabled name (see :func:`lookup_plugins`).
@@ -266,7 +290,9 @@ def expand_sets(sets: PluginSets, entries: dict[str, PluginEntry], base: str = "
     return Expanded(plugins, [])
 
 
-def score_weights(entries: list[Entry], points_of: dict[str, set[str]], base: str = "plugins") -> tuple[dict[str, int], list[str]]:
+def score_weights(
+    entries: list[Entry], points_of: dict[str, set[str]], base: str = "plugins"
+) -> tuple[dict[str, int], list[str]]:
     """Upstream ``getScoreWeights``: the first weight seen per Score plugin (score set before
     multiPoint), 0/unset → 1, and the sum of ``weight × MaxNodeScore`` must fit an int64."""
     weights: dict[str, int] = {}
@@ -282,7 +308,9 @@ def score_weights(entries: list[Entry], points_of: dict[str, set[str]], base: st
     return weights, []
 
 
-def expand_plugins(plugins: Plugins, registry: Registry, path: str = "plugins", scheduler_name: str = "") -> dict[str, list[PluginRef]]:
+def expand_plugins(
+    plugins: Plugins, registry: Registry, path: str = "plugins", scheduler_name: str = ""
+) -> dict[str, list[PluginRef]]:
     """Expand ``plugins`` as given (no defaults merged) into the plugins per extension point.
 
     Raises :class:`ConfigError` listing every problem.

@@ -15,7 +15,14 @@ from kubesched.framework.registry import NOT_YET_IMPLEMENTED, PluginEntry, Regis
 
 from .defaults import INVALID_IN_V1
 from .errors import format_validation_error, join_path, show
-from .models import API_VERSION, Extender, KubeSchedulerConfiguration, KubeSchedulerProfile, LeaderElectionConfiguration, PluginSet
+from .models import (
+    API_VERSION,
+    Extender,
+    KubeSchedulerConfiguration,
+    KubeSchedulerProfile,
+    LeaderElectionConfiguration,
+    PluginSet,
+)
 from .models import format_go_duration as _d
 
 #: client-go's leader election jitter: renewDeadline must exceed retryPeriod × this.
@@ -31,7 +38,9 @@ def validate_leader_election(le: LeaderElectionConfiguration, path: str = "leade
         if getattr(le, name) <= 0:
             errs.append(f"{path}.{name}: must be greater than zero (got {_d(getattr(le, name))})")
     if le.leaseDuration <= le.renewDeadline:
-        errs.append(f"{path}.leaseDuration: must be greater than renewDeadline ({_d(le.leaseDuration)} <= {_d(le.renewDeadline)})")
+        errs.append(
+            f"{path}.leaseDuration: must be greater than renewDeadline ({_d(le.leaseDuration)} <= {_d(le.renewDeadline)})"
+        )
     if le.renewDeadline <= JITTER_FACTOR * le.retryPeriod:
         errs.append(
             f"{path}.renewDeadline: must be greater than retryPeriod*JitterFactor "
@@ -83,11 +92,16 @@ def _common_queue_sort(profiles: list[KubeSchedulerProfile]) -> list[str]:
     errs: list[str] = []
     first = profiles[0].plugins.queueSort if profiles[0].plugins else PluginSet()
     if len(first.enabled) > 1:
-        errs.append(f"profiles[0].plugins.queueSort.enabled: only one queue sort plugin can be enabled (got {len(first.enabled)})")
+        errs.append(
+            f"profiles[0].plugins.queueSort.enabled: only one queue sort plugin can be enabled (got {len(first.enabled)})"
+        )
     for i in range(1, len(profiles)):
-        cur = profiles[i].plugins.queueSort if profiles[i].plugins else PluginSet()
+        plugins_i = profiles[i].plugins
+        cur = plugins_i.queueSort if plugins_i is not None else PluginSet()
         if _plugin_set_key(cur) != _plugin_set_key(first):
-            errs.append(f"profiles[{i}].plugins.queueSort: queueSort must be the same for all profiles (differs from profiles[0])")
+            errs.append(
+                f"profiles[{i}].plugins.queueSort: queueSort must be the same for all profiles (differs from profiles[0])"
+            )
     return errs
 
 
@@ -208,7 +222,12 @@ def resolve_plugin_args(
             if raw:
                 errs.append(f"{path}.args: plugin {pc.name!r} takes no args")
             continue
-        if kind is not None and isinstance(api, str) and api.startswith("kubescheduler.config.k8s.io/") and kind != f"{pc.name}Args":
+        if (
+            kind is not None
+            and isinstance(api, str)
+            and api.startswith("kubescheduler.config.k8s.io/")
+            and kind != f"{pc.name}Args"
+        ):
             errs.append(f"{path}.args.kind: must be {pc.name + 'Args'!r} for plugin {pc.name!r} (got {show(kind)})")
             continue
         try:
@@ -230,5 +249,7 @@ def resolve_plugin_args(
         try:
             resolved[name] = model()
         except ValidationError as exc:
-            errs.append(f"{base}.pluginConfig: plugin {name!r} has required args and no pluginConfig entry: {exc.error_count()} field(s) missing")
+            errs.append(
+                f"{base}.pluginConfig: plugin {name!r} has required args and no pluginConfig entry: {exc.error_count()} field(s) missing"
+            )
     return resolved, where, errs

@@ -65,6 +65,7 @@ __all__ = [
     "PreFilterResult",
     "PreScorePlugin",
     "QueueSortPlugin",
+    "QueueingHint",
     "QueuedPodInfo",
     "Resource",
     "ReservePlugin",

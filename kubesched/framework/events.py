@@ -7,9 +7,10 @@ optional hint function (``hint(pod, old, new) -> QueueingHint``) agrees.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum, IntFlag
-from typing import Any, Callable, Optional
+from typing import Any
 
 
 class ActionType(IntFlag):
@@ -87,7 +88,7 @@ HintFn = Callable[[Any, Any, Any], QueueingHint]
 @dataclass(frozen=True)
 class ClusterEventWithHint:
     event: ClusterEvent
-    hint: Optional[HintFn] = None
+    hint: HintFn | None = None
 
 
 # Events upstream names, for reuse.

@@ -16,7 +16,8 @@ the extension point, and the pod is retried with backoff.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any, Awaitable, ClassVar, Iterable, Protocol, Sequence, Union, runtime_checkable
+from collections.abc import Awaitable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from .events import ClusterEventWithHint
 from .status import Status
@@ -29,7 +30,7 @@ MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_TOTAL_SCORE = 2**63 - 1
 
-MaybeAwaitable = Union[Status, None, Awaitable[Union[Status, None]]]
+MaybeAwaitable = Status | None | Awaitable[Status | None]
 
 #: Extension points, in the order a pod meets them, with the method that implements each.
 EXTENSION_POINTS: dict[str, str] = {

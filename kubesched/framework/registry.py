@@ -8,9 +8,9 @@ distributions claiming one name is an error naming both.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Iterable
 
 from .interface import plugin_extension_points
 
@@ -55,7 +55,7 @@ class Registry:
         self._entries: dict[str, PluginEntry] = {}
 
     def register(self, cls: type, name: str | None = None, distribution: str = "") -> PluginEntry:
-        name = name or getattr(cls, "name", "")
+        name = name or str(getattr(cls, "name", ""))
         where = f" (from {distribution})" if distribution else ""
         if not isinstance(cls, type):
             raise RegistryError(f"plugin {name!r}{where}: entry point must name a class, got {cls!r}")
@@ -112,7 +112,9 @@ class Registry:
             try:
                 cls = ep.load()
             except Exception as exc:  # noqa: BLE001 - any import failure is reported with its plugin
-                raise RegistryError(f"plugin {ep.name!r} (from {dist or '?'}): cannot load {ep.value!r}: {exc}") from exc
+                raise RegistryError(
+                    f"plugin {ep.name!r} (from {dist or '?'}): cannot load {ep.value!r}: {exc}"
+                ) from exc
             self.register(cls, ep.name, dist)
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -56,7 +57,9 @@ def parse_quantity(value: str | int | float) -> Fraction:
     text = str(value).strip()
     m = _QUANTITY.match(text)
     if not m:
-        raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {value!r}")
+        raise QuantityError(
+            f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {value!r}"
+        )
     number, exponent, suffix = m.groups()
     base = Fraction(number)
     if exponent:

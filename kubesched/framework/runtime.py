@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .events import ClusterEventWithHint
 from .interface import (
@@ -64,7 +65,10 @@ class WaitingPod:
         self._pending: dict[str, asyncio.TimerHandle] = {}
         for plugin, timeout in plugin_timeouts.items():
             self._pending[plugin] = loop.call_later(
-                timeout, self.reject, plugin, f"rejected due to timeout after waiting {_fmt_seconds(timeout)} at plugin {plugin}"
+                timeout,
+                self.reject,
+                plugin,
+                f"rejected due to timeout after waiting {_fmt_seconds(timeout)} at plugin {plugin}",
             )
 
     @property
@@ -238,10 +242,16 @@ class Framework:
                 )
         self._filter_fns = [(b.name, b.fn) for b in self.filter_plugins]
         self._normalizers = {
-            b.name: _Bound(b.plugin, "normalize_score") for b in self.score_plugins if callable(getattr(b.plugin, "normalize_score", None))
+            b.name: _Bound(b.plugin, "normalize_score")
+            for b in self.score_plugins
+            if callable(getattr(b.plugin, "normalize_score", None))
         }
         self._reserve_bound = [b for b in self.reserve_plugins]
-        self._unreserve_bound = [_Bound(b.plugin, "unreserve") for b in self.reserve_plugins if callable(getattr(b.plugin, "unreserve", None))]
+        self._unreserve_bound = [
+            _Bound(b.plugin, "unreserve")
+            for b in self.reserve_plugins
+            if callable(getattr(b.plugin, "unreserve", None))
+        ]
         self._prefilter_ext = [
             (_Bound(b.plugin, "add_pod"), _Bound(b.plugin, "remove_pod"))
             for b in self.pre_filter_plugins
@@ -363,7 +373,11 @@ class Framework:
                         # which is the more useful verdict (upstream does the same).
                         unschedulable = status
                         continue
-                    return None, Status.as_error(f'running PreFilter plugin "{b.name}": {status.message()}', b.name), set()
+                    return (
+                        None,
+                        Status.as_error(f'running PreFilter plugin "{b.name}": {status.message()}', b.name),
+                        set(),
+                    )
             if isinstance(r, PreFilterResult) and not r.all_nodes():
                 with_nodes.append(b.name)
                 result = r if result is None else result.merge(r)
@@ -377,7 +391,9 @@ class Framework:
             return None, unschedulable, {unschedulable.plugin}
         return result, None, set(with_nodes)
 
-    async def run_pre_filter_add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
+    async def run_pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
         for add, _ in self._prefilter_ext:
             if add.name in state.skip_filter_plugins:
                 continue
@@ -400,7 +416,9 @@ class Framework:
             except Exception as exc:  # noqa: BLE001
                 return _error("RemovePod", remove.name, exc)
             if status is not None and not status.is_success():
-                return Status.as_error(f'running RemovePod on PreFilter plugin "{remove.name}": {status.message()}', remove.name)
+                return Status.as_error(
+                    f'running RemovePod on PreFilter plugin "{remove.name}": {status.message()}', remove.name
+                )
         return None
 
     # --- Filter ---------------------------------------------------------------------------------
@@ -421,7 +439,9 @@ class Framework:
                 return status
         return None
 
-    def run_filter_traced(self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str]) -> Status | None:
+    def run_filter_traced(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str]
+    ) -> Status | None:
         """:meth:`run_filter`, recording each plugin that ran: ``"passed"`` or its reason."""
         skip = state.skip_filter_plugins
         for name, fn in self._filter_fns:
@@ -454,7 +474,11 @@ class Framework:
             except Exception as exc:  # noqa: BLE001
                 return None, _error("PostFilter", b.name, exc)
             if trace is not None:
-                trace[b.name] = _trace_value(status) if not isinstance(r, PostFilterResult) or not r.nominated_node_name else r.nominated_node_name
+                trace[b.name] = (
+                    _trace_value(status)
+                    if not isinstance(r, PostFilterResult) or not r.nominated_node_name
+                    else r.nominated_node_name
+                )
             if status is None or status.is_success():
                 return r, Status(Code.SUCCESS, plugin=b.name)
             status.with_plugin(b.name)
@@ -548,7 +572,9 @@ class Framework:
         return totals, None
 
     # --- Reserve / Unreserve ----------------------------------------------------------------------
-    async def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+    async def run_reserve(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
         for b in self._reserve_bound:
             try:
                 status = _split(await b.call(state, pod, node_name))[1]
@@ -572,7 +598,9 @@ class Framework:
                 log.exception("Unreserve of plugin %s failed for pod %s", b.name, pod.key)
 
     # --- Permit ---------------------------------------------------------------------------------
-    async def run_permit(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+    async def run_permit(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
         """Success, a rejection, or Wait (the pod is then registered as a waiting pod)."""
         waits: dict[str, float] = {}
         for b in self.permit_plugins:
@@ -615,7 +643,9 @@ class Framework:
         return status
 
     # --- PreBind / Bind / PostBind --------------------------------------------------------------
-    async def run_pre_bind(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+    async def run_pre_bind(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
         for b in self.pre_bind_plugins:
             try:
                 status = _split(await b.call(state, pod, node_name))[1]
@@ -630,7 +660,9 @@ class Framework:
                 return Status.as_error(f'running PreBind plugin "{b.name}": {status.message()}', b.name)
         return None
 
-    async def run_bind(self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None) -> Status | None:
+    async def run_bind(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
         """The first Bind plugin that does not Skip decides; all skipping is an error."""
         for b in self.bind_plugins:
             try:

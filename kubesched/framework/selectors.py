@@ -6,7 +6,8 @@ whose ``matches`` is cheap, because the same pod's affinity is matched against e
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 Labels = Mapping[str, str]
 
@@ -47,7 +48,9 @@ class LabelSelector:
                     raise SelectorError(f"values: for 'In', 'NotIn' operators, values set can't be empty (key {key!r})")
             elif op in ("Exists", "DoesNotExist"):
                 if values:
-                    raise SelectorError(f"values: may not be specified when `operator` is 'Exists' or 'DoesNotExist' (key {key!r})")
+                    raise SelectorError(
+                        f"values: may not be specified when `operator` is 'Exists' or 'DoesNotExist' (key {key!r})"
+                    )
             else:
                 raise SelectorError(f"operator: {op!r} is not a valid label selector operator")
             reqs.append((key, op, values))
@@ -125,14 +128,20 @@ class NodeSelectorTerm:
             raise SelectorError(f"{where}.operator: Unsupported value: {op!r}")
         if op in ("In", "NotIn"):
             if not raw:
-                raise SelectorError(f"{where}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'")
+                raise SelectorError(
+                    f"{where}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+                )
             return key, op, frozenset(raw)
         if op in ("Exists", "DoesNotExist"):
             if raw:
-                raise SelectorError(f"{where}.values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")
+                raise SelectorError(
+                    f"{where}.values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'"
+                )
             return key, op, None
         if len(raw) != 1:
-            raise SelectorError(f"{where}.values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'")
+            raise SelectorError(
+                f"{where}.values: Required value: must be specified single value when `operator` is 'Lt' or 'Gt'"
+            )
         return key, op, _as_int(raw[0], f"{where}.values")
 
     def matches(self, labels: Labels, name: str) -> bool:

@@ -16,8 +16,8 @@ kube-scheduler exactly, so a reason written here reads the same as upstream's:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import IntEnum
-from typing import Iterable
 
 
 class Code(IntEnum):

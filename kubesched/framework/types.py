@@ -9,8 +9,9 @@ as pods come and go, and a ``generation`` that lets the snapshot copy only what 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .resources import (
     CPU,
@@ -223,7 +224,9 @@ class PodInfo:
         pod_aff = affinity.get("podAffinity") or {}
         anti = affinity.get("podAntiAffinity") or {}
         ns = self.namespace
-        self.required_affinity = [AffinityTerm(t, ns) for t in pod_aff.get("requiredDuringSchedulingIgnoredDuringExecution") or ()]
+        self.required_affinity = [
+            AffinityTerm(t, ns) for t in pod_aff.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
         self.required_anti_affinity = [
             AffinityTerm(t, ns) for t in anti.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
         ]
@@ -273,7 +276,12 @@ class PodInfo:
 
     @property
     def has_affinity(self) -> bool:
-        return bool(self.required_affinity or self.required_anti_affinity or self.preferred_affinity or self.preferred_anti_affinity)
+        return bool(
+            self.required_affinity
+            or self.required_anti_affinity
+            or self.preferred_affinity
+            or self.preferred_anti_affinity
+        )
 
     def __repr__(self) -> str:
         return f"PodInfo({self.key})"
@@ -397,8 +405,8 @@ class NodeInfo:
                     return True
             return False
         for key in (ip, "0.0.0.0"):
-            used = self.used_ports.get(key)
-            if used is not None and (protocol, port) in used:
+            hit = self.used_ports.get(key)
+            if hit is not None and (protocol, port) in hit:
                 return True
         return False
 

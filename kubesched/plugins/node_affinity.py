@@ -3,7 +3,8 @@ the scheduler profile adds to every pod (``addedAffinity``)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -50,12 +51,12 @@ class _Model(BaseModel):
 class NodeSelectorRequirement(_Model):
     key: str
     operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
-    values: Optional[list[str]] = None
+    values: list[str] | None = None
 
 
 class NodeSelectorTerm(_Model):
-    matchExpressions: Optional[list[NodeSelectorRequirement]] = None
-    matchFields: Optional[list[NodeSelectorRequirement]] = None
+    matchExpressions: list[NodeSelectorRequirement] | None = None
+    matchFields: list[NodeSelectorRequirement] | None = None
 
 
 class NodeSelectorSpec(_Model):
@@ -70,15 +71,15 @@ class PreferredSchedulingTerm(_Model):
 class NodeAffinitySpec(_Model):
     """``v1.NodeAffinity``: the shape of ``addedAffinity``."""
 
-    requiredDuringSchedulingIgnoredDuringExecution: Optional[NodeSelectorSpec] = None
-    preferredDuringSchedulingIgnoredDuringExecution: Optional[list[PreferredSchedulingTerm]] = None
+    requiredDuringSchedulingIgnoredDuringExecution: NodeSelectorSpec | None = None
+    preferredDuringSchedulingIgnoredDuringExecution: list[PreferredSchedulingTerm] | None = None
 
 
 class NodeAffinityArgs(_Model):
     """``NodeAffinityArgs``: ``addedAffinity`` is ANDed with (required) or added to (preferred)
     the node affinity of every pod this profile schedules."""
 
-    addedAffinity: Optional[NodeAffinitySpec] = None
+    addedAffinity: NodeAffinitySpec | None = None
 
     @model_validator(mode="after")
     def _selectors_compile(self) -> NodeAffinityArgs:

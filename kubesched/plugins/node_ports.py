@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kubesched.framework import (
     ActionType,
@@ -82,7 +83,7 @@ class NodePorts:
         if not spec.get("nodeName") and not status.get("nominatedNodeName"):
             return QueueingHint.SKIP
         try:
-            freed = PodInfo(old).host_ports
+            freed = PodInfo(dict(old)).host_ports
             wanted = pod.host_ports if isinstance(pod, PodInfo) else PodInfo(pod).host_ports
         except ValueError:
             return QueueingHint.QUEUE

@@ -92,7 +92,9 @@ def qualified_name_errors(value: str) -> list[str]:
             errs.append("prefix part " + _SUBDOMAIN_FMT)
     else:
         return [
-            "a qualified name " + _NAME_FMT + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+            "a qualified name "
+            + _NAME_FMT
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
         ]
     if not name:
         errs.append("name part must be non-empty")
@@ -205,8 +207,12 @@ class NodeResourcesFitArgs(BaseModel):
         errs: list[str] = []
         for i, group in enumerate(v):
             if "/" in group:
-                errs.append(f"ignoredResourceGroups[{i}]: Invalid value: {group!r}: resource group name can't contain '/'")
-            errs.extend(f"ignoredResourceGroups[{i}]: Invalid value: {group!r}: {msg}" for msg in qualified_name_errors(group))
+                errs.append(
+                    f"ignoredResourceGroups[{i}]: Invalid value: {group!r}: resource group name can't contain '/'"
+                )
+            errs.extend(
+                f"ignoredResourceGroups[{i}]: Invalid value: {group!r}: {msg}" for msg in qualified_name_errors(group)
+            )
         if errs:
             raise ValueError("; ".join(errs))
         return v
@@ -353,6 +359,7 @@ def is_schedulable_after_node_change(pod: dict[str, Any], old: Any, new: Any) ->
 
 
 # --- the plugin ---------------------------------------------------------------------------------
+
 
 def strategy_scorer(strategy: ScoringStrategy) -> Scorer:
     """The scoring function of a (validated) strategy."""

@@ -19,7 +19,7 @@ integers off the NodeInfo. Arithmetic is integer and truncating where upstream's
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel, ConfigDict, field_validator
 

@@ -3,7 +3,8 @@ untolerated PreferNoSchedule taints make a node less attractive."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from kubesched.framework import (
     MAX_NODE_SCORE,

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
-from typing import Any, Iterable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import yaml
 
 SUPPORTED_KINDS = ("Node", "Pod", "PriorityClass", "Namespace")
-SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
+SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 class ScenarioError(ValueError):
@@ -90,11 +91,15 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
         else:
             spec = _check_mapping(obj, "spec", where, prefix, required=True)
             if not isinstance(spec.get("containers"), list) or not spec["containers"]:
-                raise ScenarioError(f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container")
+                raise ScenarioError(
+                    f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container"
+                )
             meta["namespace"] = ns
             # Creation times advance one second per pod in document order, so that ordering
             # by creation time is meaningful and runs are reproducible.
-            meta.setdefault("creationTimestamp", (SCENARIO_EPOCH + timedelta(seconds=index)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            meta.setdefault(
+                "creationTimestamp", (SCENARIO_EPOCH + timedelta(seconds=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            )
             if spec.get("nodeName"):
                 obj.setdefault("status", {}).setdefault("phase", "Running")
                 sc.running_pods.append(obj)

@@ -9,9 +9,11 @@ time.
 from __future__ import annotations
 
 import asyncio
+import io
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
@@ -118,7 +120,10 @@ async def simulate(
         sched_name = pod["spec"].get("schedulerName") or "default-scheduler"
         if sched_name not in scheduler.frameworks:
             unknown[key] = PodResult(
-                meta["namespace"], meta["name"], sched_name, phase="Error",
+                meta["namespace"],
+                meta["name"],
+                sched_name,
+                phase="Error",
                 message=f"no profile has schedulerName {sched_name!r}; known: {', '.join(scheduler.frameworks)}",
             )
         store.create("Pod", pod)
@@ -165,7 +170,7 @@ def _report(
     unknown: dict[str, PodResult],
     elapsed: float,
     sim_time: float,
-) -> dict[str, Any] | SimulationResult:
+) -> SimulationResult:
     pods_out: list[dict[str, Any]] = []
     phases: dict[str, int] = {"Scheduled": 0, "Unschedulable": 0, "Error": 0}
     per_profile: dict[str, dict[str, int]] = {}
@@ -246,24 +251,33 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
     from rich.markup import escape
     from rich.table import Table
 
-    console = Console(width=width or 160, record=True, file=_NullFile(), force_terminal=False, color_system=None)
+    console = Console(width=width or 160, record=True, file=io.StringIO(), force_terminal=False, color_system=None)
     pods = Table(title="Pods", show_lines=False)
     for col in ("pod", "profile", "node", "reason"):
         pods.add_column(col, overflow="fold")
     for p in result.pods:
         # Names and messages are data, not markup: "[example.com/gate]" must print as is.
         pods.add_row(
-            escape(f"{p['namespace']}/{p['name']}"), escape(p["schedulerName"]), escape(p["node"] or "-"),
+            escape(f"{p['namespace']}/{p['name']}"),
+            escape(p["schedulerName"]),
+            escape(p["node"] or "-"),
             "" if p["phase"] == "Scheduled" else escape(f"{p['phase']}: {p['message']}"),
         )
     console.print(pods)
     nodes = Table(title="Nodes")
-    for col, justify in (("node", "left"), ("pods", "right"), ("cpu requested", "right"), ("cpu %", "right"),
-                         ("memory requested", "right"), ("memory %", "right")):
+    for col, justify in (
+        ("node", "left"),
+        ("pods", "right"),
+        ("cpu requested", "right"),
+        ("cpu %", "right"),
+        ("memory requested", "right"),
+        ("memory %", "right"),
+    ):
         nodes.add_column(col, justify=justify)  # type: ignore[arg-type]
     for n in result.nodes:
         nodes.add_row(
-            escape(n["name"]), str(n["pods"]),
+            escape(n["name"]),
+            str(n["pods"]),
             f"{format_quantity(CPU, n['requested'].get(CPU, 0))}/{format_quantity(CPU, n['allocatable'].get(CPU, 0))}",
             f"{n['cpuPercent']:.1f}",
             f"{format_quantity(MEMORY, n['requested'].get(MEMORY, 0))}/{format_quantity(MEMORY, n['allocatable'].get(MEMORY, 0))}",
@@ -275,23 +289,20 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
     summary.add_column("what")
     summary.add_column("value", justify="right")
     for label, value in (
-        ("nodes", s["nodes"]), ("pods to schedule", s["pods"]), ("scheduled", s["scheduled"]),
-        ("unschedulable", s["unschedulable"]), ("errors", s["errors"]), ("attempts", s["attempts"]),
-        ("wall seconds", s["seconds"]), ("pods/s", s["podsPerSecond"]),
+        ("nodes", s["nodes"]),
+        ("pods to schedule", s["pods"]),
+        ("scheduled", s["scheduled"]),
+        ("unschedulable", s["unschedulable"]),
+        ("errors", s["errors"]),
+        ("attempts", s["attempts"]),
+        ("wall seconds", s["seconds"]),
+        ("pods/s", s["podsPerSecond"]),
     ):
         summary.add_row(label, str(value))
     for prof, counts in s["profiles"].items():
         summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
     console.print(summary)
     return console.export_text()
-
-
-class _NullFile:
-    def write(self, _: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
 
 
 __all__ = ["ManualClock", "ScenarioError", "SimulationResult", "SimulationSettings", "format_table", "simulate"]

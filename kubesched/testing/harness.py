@@ -15,7 +15,8 @@ are coroutines for async tests.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from kubesched.cache import Cache, Snapshot
 from kubesched.framework.interface import EXTENSION_POINTS, CycleState, PreFilterResult
@@ -143,7 +144,9 @@ async def ascore_nodes(
     if status is not None:
         raise AssertionError(f"Score failed: {status!r}")
     source = final if normalize else raw
-    return {ni.name: source.get(ni.name, {}).get(fw.score_plugins[0].name, 0) if fw.score_plugins else 0 for ni in infos}
+    return {
+        ni.name: source.get(ni.name, {}).get(fw.score_plugins[0].name, 0) if fw.score_plugins else 0 for ni in infos
+    }
 
 
 def filter_nodes(

@@ -35,7 +35,9 @@ CONFIG = {
 def _pip(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
 
 
@@ -69,7 +71,9 @@ def test_entry_point_registers_the_plugin(qos_sort_installed: None) -> None:
 
 
 def test_cli_lists_it_with_its_distribution(qos_sort_installed: None) -> None:
-    out = subprocess.run([sys.executable, "-m", "kubesched", "plugins", "--output", "json"], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "kubesched", "plugins", "--output", "json"], capture_output=True, text=True, check=True
+    )
     import json
 
     rows = {r["name"]: r for r in json.loads(out.stdout)}

@@ -43,3 +43,23 @@ def test_only_cluster_package_may_import_kubernetes_client() -> None:
 
 def test_python_version() -> None:
     assert sys.version_info >= (3, 11)
+
+
+def _tool(name: str) -> str:
+    exe = shutil.which(name)
+    if exe is None:
+        pytest.fail(f"{name} is not installed; it is part of the [test] extra")
+    return exe
+
+
+def test_ruff_lint_and_format_are_clean() -> None:
+    paths = ["kubesched", "tests", "benchmarks", "plugins", "tools"]
+    lint = subprocess.run([_tool("ruff"), "check", *paths], cwd=ROOT, capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    fmt = subprocess.run([_tool("ruff"), "format", "--check", *paths], cwd=ROOT, capture_output=True, text=True)
+    assert fmt.returncode == 0, fmt.stdout + fmt.stderr
+
+
+def test_mypy_is_clean_on_the_package() -> None:
+    out = subprocess.run([_tool("mypy"), "kubesched"], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

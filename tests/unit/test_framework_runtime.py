@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
-
 from conftest import make_harness, profile, registry_with
+
 from kubesched.framework import Code, CycleState, PreFilterResult, Status
 from kubesched.framework.runtime import Framework, FrameworkError, PluginRef, ProfileSpec
 from kubesched.scheduler import SchedulerOptions
@@ -26,14 +26,17 @@ def plugin(name: str, **methods: Any) -> type:
 
     def wrap(point: str, fn: Any) -> Any:
         if asyncio.iscoroutinefunction(fn):
+
             async def async_method(self: Any, *args: Any) -> Any:
                 CALLS.append((name, point))
                 return await fn(self, *args)
+
             return async_method
 
         def method(self: Any, *args: Any) -> Any:
             CALLS.append((name, point))
             return fn(self, *args)
+
         return method
 
     ns: dict[str, Any] = {"name": name, "__init__": lambda self, args, handle: setattr(self, "handle", handle)}
@@ -58,7 +61,9 @@ async def test_filter_runs_in_order_and_stops_at_first_rejection() -> None:
     A = plugin("A", filter=lambda self, s, p, n: None)
     B = plugin("B", filter=lambda self, s, p, n: Status.unschedulable("b says no") if n.name == "n1" else None)
     C = plugin("C", filter=lambda self, s, p, n: None)
-    h = await make_harness([profile(filter=["A", "B", "C"])], registry_with(A, B, C), objs=[*nodes("n1"), make_pod("p")])
+    h = await make_harness(
+        [profile(filter=["A", "B", "C"])], registry_with(A, B, C), objs=[*nodes("n1"), make_pod("p")]
+    )
     await h.run_all()
     assert calls("filter") == ["A", "B"]
     rec = h.scheduler.results["default/p"]
@@ -84,8 +89,12 @@ async def test_filter_exception_becomes_error_naming_plugin() -> None:
 
 
 async def test_prefilter_skip_skips_that_plugins_filter() -> None:
-    A = plugin("A", pre_filter=lambda self, s, p: Status.skip(), filter=lambda self, s, p, n: Status.unschedulable("never"))
-    h = await make_harness([profile(preFilter=["A"], filter=["A"])], registry_with(A), objs=[*nodes("n1"), make_pod("p")])
+    A = plugin(
+        "A", pre_filter=lambda self, s, p: Status.skip(), filter=lambda self, s, p, n: Status.unschedulable("never")
+    )
+    h = await make_harness(
+        [profile(preFilter=["A"], filter=["A"])], registry_with(A), objs=[*nodes("n1"), make_pod("p")]
+    )
     await h.run_all()
     assert calls("filter") == []
     assert h.node_of("p") == "n1"
@@ -104,7 +113,9 @@ async def test_prefilter_results_intersect() -> None:
 async def test_prefilter_disjoint_results_are_unresolvable() -> None:
     A = plugin("A", pre_filter=lambda self, s, p: (PreFilterResult({"n1"}), None))
     B = plugin("B", pre_filter=lambda self, s, p: (PreFilterResult({"n2"}), None))
-    h = await make_harness([profile(preFilter=["A", "B"])], registry_with(A, B), objs=[*nodes("n1", "n2"), make_pod("p")])
+    h = await make_harness(
+        [profile(preFilter=["A", "B"])], registry_with(A, B), objs=[*nodes("n1", "n2"), make_pod("p")]
+    )
     await h.run_all()
     rec = h.scheduler.results["default/p"]
     assert rec.message == "0/2 nodes are available: node(s) didn't satisfy plugin(s) [A B] simultaneously."
@@ -121,7 +132,9 @@ async def test_postfilter_runs_only_when_nothing_fits() -> None:
     F = plugin("F", filter=lambda self, s, p, n: Status.unschedulable("full") if p.name == "big" else None)
     P = plugin("P", post_filter=lambda self, s, p, st: Status.unschedulable("preemption: not eligible"))
     h = await make_harness(
-        [profile(filter=["F"], postFilter=["P"])], registry_with(F, P), objs=[*nodes("n1"), make_pod("small"), make_pod("big")]
+        [profile(filter=["F"], postFilter=["P"])],
+        registry_with(F, P),
+        objs=[*nodes("n1"), make_pod("small"), make_pod("big")],
     )
     await h.run_all()
     assert calls("post_filter") == ["P"]
@@ -135,7 +148,9 @@ async def test_scores_are_weighted_and_normalized() -> None:
         score=lambda self, s, p, n: {"n1": 10, "n2": 20, "n3": 5}[n.name],
         normalize_score=lambda self, s, p, scores: [setattr(x, "score", x.score * 5) for x in scores] and None,
     )
-    h = await make_harness([profile(score=[("S", 3)])], registry_with(S), objs=[*nodes("n1", "n2", "n3"), make_pod("p")])
+    h = await make_harness(
+        [profile(score=[("S", 3)])], registry_with(S), objs=[*nodes("n1", "n2", "n3"), make_pod("p")]
+    )
     await h.run_all()
     rec = h.scheduler.results["default/p"]
     assert rec.score == {"n1": {"S": 10}, "n2": {"S": 20}, "n3": {"S": 5}}
@@ -154,7 +169,9 @@ async def test_score_out_of_range_after_normalize_is_an_error() -> None:
 
 async def test_prescore_skip_skips_score() -> None:
     S = plugin("S", pre_score=lambda self, s, p, ns: Status.skip(), score=lambda self, s, p, n: 50)
-    h = await make_harness([profile(preScore=["S"], score=["S"])], registry_with(S), objs=[*nodes("n1", "n2"), make_pod("p")])
+    h = await make_harness(
+        [profile(preScore=["S"], score=["S"])], registry_with(S), objs=[*nodes("n1", "n2"), make_pod("p")]
+    )
     await h.run_all()
     assert calls("pre_score") == ["S"]
     assert calls("score") == []
@@ -165,7 +182,9 @@ async def test_scoring_skipped_with_one_feasible_node() -> None:
     F = plugin("F", filter=lambda self, s, p, n: None if n.name == "n2" else Status.unschedulable("no"))
     S = plugin("S", pre_score=ok, score=lambda self, s, p, n: 1)
     h = await make_harness(
-        [profile(filter=["F"], preScore=["S"], score=["S"])], registry_with(F, S), objs=[*nodes("n1", "n2"), make_pod("p")]
+        [profile(filter=["F"], preScore=["S"], score=["S"])],
+        registry_with(F, S),
+        objs=[*nodes("n1", "n2"), make_pod("p")],
     )
     await h.run_all()
     assert h.node_of("p") == "n2"
@@ -176,7 +195,9 @@ async def test_scoring_skipped_with_one_feasible_node() -> None:
 async def test_ties_are_broken_at_random_but_reproducibly(seed: int) -> None:
     async def place(s: int) -> list[str | None]:
         h = await make_harness(
-            [profile()], registry_with(), SchedulerOptions(seed=s, record_results=True),
+            [profile()],
+            registry_with(),
+            SchedulerOptions(seed=s, record_results=True),
             objs=[*nodes(*[f"n{i}" for i in range(8)]), *[make_pod(f"p{i}") for i in range(6)]],
         )
         await h.run_all()
@@ -191,7 +212,9 @@ async def test_reserve_failure_unreserves_all_in_reverse_order() -> None:
     R1 = plugin("R1", reserve=ok, unreserve=ok)
     R2 = plugin("R2", reserve=lambda self, s, p, n: Status.unschedulable("r2 refuses"), unreserve=ok)
     R3 = plugin("R3", reserve=ok, unreserve=ok)
-    h = await make_harness([profile(reserve=["R1", "R2", "R3"])], registry_with(R1, R2, R3), objs=[*nodes("n1"), make_pod("p")])
+    h = await make_harness(
+        [profile(reserve=["R1", "R2", "R3"])], registry_with(R1, R2, R3), objs=[*nodes("n1"), make_pod("p")]
+    )
     await h.run_all()
     assert calls("reserve") == ["R1", "R2"]
     assert calls("unreserve") == ["R3", "R2", "R1"]
@@ -203,7 +226,9 @@ async def test_reserve_failure_unreserves_all_in_reverse_order() -> None:
 async def test_permit_reject_unreserves() -> None:
     R = plugin("R", reserve=ok, unreserve=ok)
     P = plugin("P", permit=lambda self, s, p, n: Status.unschedulable("not now"))
-    h = await make_harness([profile(reserve=["R"], permit=["P"])], registry_with(R, P), objs=[*nodes("n1"), make_pod("p")])
+    h = await make_harness(
+        [profile(reserve=["R"], permit=["P"])], registry_with(R, P), objs=[*nodes("n1"), make_pod("p")]
+    )
     await h.run_all()
     assert calls("unreserve") == ["R"]
     assert h.node_of("p") is None
@@ -227,7 +252,9 @@ async def test_permit_wait_then_allow_binds() -> None:
 async def test_permit_wait_then_reject_by_another_plugin() -> None:
     P = plugin("P", permit=lambda self, s, p, n: (Status.wait(), 30))
     R = plugin("R", reserve=ok, unreserve=ok)
-    h = await make_harness([profile(reserve=["R"], permit=["P"])], registry_with(P, R), objs=[*nodes("n1"), make_pod("p")])
+    h = await make_harness(
+        [profile(reserve=["R"], permit=["P"])], registry_with(P, R), objs=[*nodes("n1"), make_pod("p")]
+    )
     await h.scheduler.schedule_one(h.scheduler.queue.pop_nowait())
     await asyncio.sleep(0)
     fw = h.scheduler.frameworks["default-scheduler"]
@@ -288,8 +315,14 @@ async def test_async_per_pod_methods_are_awaited() -> None:
         s.write("seen", p.name)
         return None
 
-    A = plugin("A", pre_filter=pre_filter, filter=lambda self, s, p, n: None if s.read("seen") == p.name else Status.unschedulable("x"))
-    h = await make_harness([profile(preFilter=["A"], filter=["A"])], registry_with(A), objs=[*nodes("n1"), make_pod("p")])
+    A = plugin(
+        "A",
+        pre_filter=pre_filter,
+        filter=lambda self, s, p, n: None if s.read("seen") == p.name else Status.unschedulable("x"),
+    )
+    h = await make_harness(
+        [profile(preFilter=["A"], filter=["A"])], registry_with(A), objs=[*nodes("n1"), make_pod("p")]
+    )
     await h.run_all()
     assert h.node_of("p") == "n1"
 
@@ -304,15 +337,27 @@ def test_profile_needs_exactly_one_queue_sort_and_a_binder() -> None:
 
 def test_plugin_enabled_at_a_point_it_does_not_implement_is_refused() -> None:
     reg = registry_with()
-    spec = ProfileSpec("x", {"queueSort": [PluginRef("PrioritySort")], "bind": [PluginRef("DefaultBinder")],
-                             "score": [PluginRef("NodeName", 1)]})
+    spec = ProfileSpec(
+        "x",
+        {
+            "queueSort": [PluginRef("PrioritySort")],
+            "bind": [PluginRef("DefaultBinder")],
+            "score": [PluginRef("NodeName", 1)],
+        },
+    )
     with pytest.raises(FrameworkError, match="'NodeName' does not implement extension point 'score'"):
         Framework(spec, reg)
 
 
 def test_status_codes_match_upstream_numbers() -> None:
     assert [c.upstream_name for c in Code] == [
-        "Success", "Error", "Unschedulable", "UnschedulableAndUnresolvable", "Wait", "Skip", "Pending",
+        "Success",
+        "Error",
+        "Unschedulable",
+        "UnschedulableAndUnresolvable",
+        "Wait",
+        "Skip",
+        "Pending",
     ]
     assert [int(c) for c in Code] == list(range(7))
 
@@ -321,7 +366,9 @@ async def test_prebind_rejection_goes_to_backoff_and_frees_the_room() -> None:
     # A pod rejected after Permit backs off (upstream); the room it held is released, so a pod
     # waiting for that room is moved out of the unschedulable pool at once.
     F = plugin("OnePerNode", filter=lambda self, s, p, n: Status.unschedulable("occupied") if n.pods else None)
-    PB = plugin("PB", pre_bind=lambda self, s, p, n: Status.unschedulable("volume not ready") if p.name == "a" else None)
+    PB = plugin(
+        "PB", pre_bind=lambda self, s, p, n: Status.unschedulable("volume not ready") if p.name == "a" else None
+    )
     h = await make_harness([profile(filter=["OnePerNode"], preBind=["PB"])], registry_with(F, PB), objs=[*nodes("n1")])
     h.add(make_pod("a").priority(10), make_pod("b"))
     await h.settle()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from conftest import profile, registry_with
+
 from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,

@@ -55,7 +55,13 @@ DEFAULT_POINTS = {
     "preFilter": ["NodeAffinity", "NodePorts", "NodeResourcesFit"],
     "filter": ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit"],
     "preScore": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation"],
-    "score": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation", "ImageLocality"],
+    "score": [
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "NodeResourcesBalancedAllocation",
+        "ImageLocality",
+    ],
     "bind": ["DefaultBinder"],
 }
 DEFAULT_SCORE = [
@@ -204,7 +210,11 @@ def test_effective_config_prints_like_write_config_to(upstream_style: SchedulerC
     assert [p["name"] for p in prof["plugins"]["multiPoint"]["enabled"]] == default_plugin_names()
     assert prof["plugins"]["score"] == {"disabled": [{"name": "*"}]}
     assert prof["plugins"]["filter"] == {}
-    assert [pc["name"] for pc in prof["pluginConfig"]] == ["NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit"]
+    assert [pc["name"] for pc in prof["pluginConfig"]] == [
+        "NodeAffinity",
+        "NodeResourcesBalancedAllocation",
+        "NodeResourcesFit",
+    ]
     fit = out["profiles"][0]["pluginConfig"][2]["args"]
     assert fit["kind"] == "NodeResourcesFitArgs"
     assert fit["scoringStrategy"]["type"] == "MostAllocated"
@@ -213,7 +223,9 @@ def test_effective_config_prints_like_write_config_to(upstream_style: SchedulerC
 def test_printed_config_loads_back_to_the_same(upstream_style: SchedulerConfig) -> None:
     again = load(yaml.safe_load(format_config_yaml(upstream_style)))
     assert effective_config(again) == effective_config(upstream_style)
-    assert [(p.scheduler_name, p.plugins) for p in again.profiles] == [(p.scheduler_name, p.plugins) for p in upstream_style.profiles]
+    assert [(p.scheduler_name, p.plugins) for p in again.profiles] == [
+        (p.scheduler_name, p.plugins) for p in upstream_style.profiles
+    ]
 
 
 def test_json_file_loads(tmp_path: Any) -> None:
@@ -251,25 +263,48 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
         pytest.param(
             {"score": {"disabled": [{"name": "NodeAffinity"}]}},
             "score",
-            [("TaintToleration", 3), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
+            [
+                ("TaintToleration", 3),
+                ("NodeResourcesFit", 1),
+                ("NodeResourcesBalancedAllocation", 1),
+                ("ImageLocality", 1),
+            ],
             id="disable-one-at-score",
         ),
         pytest.param(
             {"multiPoint": {"enabled": [{"name": "NodeAffinity", "weight": 7}]}},
             "score",
-            [("TaintToleration", 3), ("NodeAffinity", 7), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
+            [
+                ("TaintToleration", 3),
+                ("NodeAffinity", 7),
+                ("NodeResourcesFit", 1),
+                ("NodeResourcesBalancedAllocation", 1),
+                ("ImageLocality", 1),
+            ],
             id="reconfigured-default-keeps-its-place",
         ),
         pytest.param(
             {"score": {"enabled": [{"name": "ImageLocality", "weight": 5}]}},
             "score",
-            [("ImageLocality", 5), ("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1)],
+            [
+                ("ImageLocality", 5),
+                ("TaintToleration", 3),
+                ("NodeAffinity", 2),
+                ("NodeResourcesFit", 1),
+                ("NodeResourcesBalancedAllocation", 1),
+            ],
             id="specific-score-entry-overrides-multipoint-and-goes-first",
         ),
         pytest.param(
             {"multiPoint": {"enabled": [{"name": "TaintToleration", "weight": 0}]}},
             "score",
-            [("TaintToleration", 1), ("NodeAffinity", 2), ("NodeResourcesFit", 1), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)],
+            [
+                ("TaintToleration", 1),
+                ("NodeAffinity", 2),
+                ("NodeResourcesFit", 1),
+                ("NodeResourcesBalancedAllocation", 1),
+                ("ImageLocality", 1),
+            ],
             id="weight-zero-counts-as-one",
         ),
         pytest.param(
@@ -301,7 +336,9 @@ def test_disable_at_point_keeps_other_points() -> None:
     [
         pytest.param(["A", "B", "C"], {"enabled": [{"name": "D"}]}, ["A", "B", "C", "D"], [], id="append-custom"),
         pytest.param(["A", "B", "C"], {"disabled": [{"name": "B"}]}, ["A", "C"], ["B"], id="disable-one"),
-        pytest.param(["A", "B", "C"], {"disabled": [{"name": "*"}], "enabled": [{"name": "C"}]}, ["C"], ["*"], id="disable-all"),
+        pytest.param(
+            ["A", "B", "C"], {"disabled": [{"name": "*"}], "enabled": [{"name": "C"}]}, ["C"], ["*"], id="disable-all"
+        ),
         pytest.param(
             ["A", "B", "C"],
             {"enabled": [{"name": "D"}, {"name": "B", "weight": 4}]},
@@ -309,11 +346,19 @@ def test_disable_at_point_keeps_other_points() -> None:
             [],
             id="replace-in-place",
         ),
-        pytest.param(["A"], {"enabled": [{"name": "D"}, {"name": "D"}]}, ["A", "D", "D"], [], id="duplicates-left-for-the-framework"),
+        pytest.param(
+            ["A"],
+            {"enabled": [{"name": "D"}, {"name": "D"}]},
+            ["A", "D", "D"],
+            [],
+            id="duplicates-left-for-the-framework",
+        ),
     ],
 )
 def test_merge_plugin_set(default: list[str], custom: dict[str, Any], enabled: list[str], disabled: list[str]) -> None:
-    merged = merge_plugin_set(PluginSet.model_validate({"enabled": [{"name": n} for n in default]}), PluginSet.model_validate(custom))
+    merged = merge_plugin_set(
+        PluginSet.model_validate({"enabled": [{"name": n} for n in default]}), PluginSet.model_validate(custom)
+    )
     assert [p.name + (f":{p.weight}" if p.weight else "") for p in merged.enabled] == enabled
     assert [p.name for p in merged.disabled] == disabled
 
@@ -410,7 +455,14 @@ def fake_registry() -> Registry:
     return reg
 
 
-T, QS, B, S1, S2, SN = "test-plugin", "no-op-queue-sort-plugin", "bind-plugin", "score-plugin-1", "score-plugin-2", "score-with-normalize-plugin-1"
+T, QS, B, S1, S2, SN = (
+    "test-plugin",
+    "no-op-queue-sort-plugin",
+    "bind-plugin",
+    "score-plugin-1",
+    "score-plugin-2",
+    "score-with-normalize-plugin-1",
+)
 ALL_BUT_SCORE = ("queueSort", "preFilter", "filter", "postFilter", "reserve", "permit", "preBind", "bind", "postBind")
 
 
@@ -424,9 +476,15 @@ def _t_everywhere(pre_score: list[str] | None, score: list[tuple[str, int]] | No
 
 
 EXPANSION_CASES = [
-    pytest.param({"multiPoint": {"enabled": [{"name": T, "weight": 5}]}}, _t_everywhere([T], [(T, 5)]), id="plugin-expansion"),
     pytest.param(
-        {"multiPoint": {"enabled": [{"name": T}]}, "preScore": {"disabled": [{"name": T}]}, "score": {"disabled": [{"name": T}]}},
+        {"multiPoint": {"enabled": [{"name": T, "weight": 5}]}}, _t_everywhere([T], [(T, 5)]), id="plugin-expansion"
+    ),
+    pytest.param(
+        {
+            "multiPoint": {"enabled": [{"name": T}]},
+            "preScore": {"disabled": [{"name": T}]},
+            "score": {"disabled": [{"name": T}]},
+        },
         _t_everywhere(None, None),
         id="disable-multipoint-plugin-at-some-points",
     ),
@@ -441,17 +499,26 @@ EXPANSION_CASES = [
         id="disable-multipoint-extension",
     ),
     pytest.param(
-        {"multiPoint": {"enabled": [{"name": SN}, {"name": T}, {"name": S1}]}, "score": {"enabled": [{"name": S1}, {"name": T}]}},
+        {
+            "multiPoint": {"enabled": [{"name": SN}, {"name": T}, {"name": S1}]},
+            "score": {"enabled": [{"name": S1}, {"name": T}]},
+        },
         _t_everywhere([T, S1], [(S1, 1), (T, 1), (SN, 1)]),
         id="reorder-specified-extension-takes-precedence",
     ),
     pytest.param(
-        {"multiPoint": {"enabled": [{"name": T}, {"name": S1}]}, "score": {"enabled": [{"name": SN}, {"name": S1}, {"name": T}]}},
+        {
+            "multiPoint": {"enabled": [{"name": T}, {"name": S1}]},
+            "score": {"enabled": [{"name": SN}, {"name": S1}, {"name": T}]},
+        },
         _t_everywhere([T, S1], [(S1, 1), (T, 1), (SN, 1)]),
         id="reorder-only-when-in-multipoint",
     ),
     pytest.param(
-        {"multiPoint": {"enabled": [{"name": T}, {"name": S1}]}, "score": {"enabled": [{"name": S1, "weight": 5}, {"name": T, "weight": 3}]}},
+        {
+            "multiPoint": {"enabled": [{"name": T}, {"name": S1}]},
+            "score": {"enabled": [{"name": S1, "weight": 5}, {"name": T, "weight": 3}]},
+        },
         _t_everywhere([T, S1], [(S1, 5), (T, 3)]),
         id="override-multipoint-weights",
     ),
@@ -477,7 +544,9 @@ EXPANSION_CASES = [
 
 
 @pytest.mark.parametrize(("plugins", "expected"), EXPANSION_CASES)
-def test_multipoint_expansion(fake_registry: Registry, plugins: dict[str, Any], expected: dict[str, list[tuple[str, int]]]) -> None:
+def test_multipoint_expansion(
+    fake_registry: Registry, plugins: dict[str, Any], expected: dict[str, list[tuple[str, int]]]
+) -> None:
     got = expand_plugins(Plugins.model_validate(plugins), fake_registry)
     assert {p: [(r.name, r.weight) for r in refs] for p, refs in got.items()} == expected
 
@@ -485,12 +554,19 @@ def test_multipoint_expansion(fake_registry: Registry, plugins: dict[str, Any], 
 def test_multipoint_double_registration(fake_registry: Registry) -> None:
     with pytest.raises(ConfigError) as info:
         expand_plugins(Plugins.model_validate({"multiPoint": {"enabled": [{"name": T}, {"name": T}]}}), fake_registry)
-    assert info.value.errors == ["plugins.multiPoint.enabled[1]: plugin 'test-plugin' already registered as 'PreFilterPlugin'"]
+    assert info.value.errors == [
+        "plugins.multiPoint.enabled[1]: plugin 'test-plugin' already registered as 'PreFilterPlugin'"
+    ]
 
 
 def test_expansion_through_parse_config(fake_registry: Registry) -> None:
     """Upstream's first case as a user writes it: the defaults switched off with '*' in multiPoint."""
-    c = load(cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": T, "weight": 5}], "disabled": [{"name": "*"}]}}}]), fake_registry)
+    c = load(
+        cfg(
+            profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": T, "weight": 5}], "disabled": [{"name": "*"}]}}}]
+        ),
+        fake_registry,
+    )
     assert weighted(c) == [(T, 5)]
     assert names(c, "postBind") == [T]
     assert "preEnqueue" not in c.profiles[0].plugins
@@ -508,7 +584,12 @@ def test_score_weight_overflow() -> None:
 
 def _star_profile(extra: dict[str, Any] | None = None, **plugins: Any) -> dict[str, Any]:
     return {
-        "plugins": {"multiPoint": {"enabled": [{"name": QS}, {"name": B}, *plugins.get("enabled", [])], "disabled": [{"name": "*"}]}},
+        "plugins": {
+            "multiPoint": {
+                "enabled": [{"name": QS}, {"name": B}, *plugins.get("enabled", [])],
+                "disabled": [{"name": "*"}],
+            }
+        },
         **(extra or {}),
     }
 
@@ -519,7 +600,12 @@ def _star_profile(extra: dict[str, Any] | None = None, **plugins: Any) -> dict[s
         pytest.param([], 3, "LeastAllocated", id="defaults-without-config"),
         pytest.param([{"name": "with-args", "args": {"limit": 7}}], 7, "LeastAllocated", id="explicit"),
         pytest.param(
-            [{"name": "with-args", "args": {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "with-argsArgs", "limit": 1}}],
+            [
+                {
+                    "name": "with-args",
+                    "args": {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "with-argsArgs", "limit": 1},
+                }
+            ],
             1,
             "LeastAllocated",
             id="apiVersion-and-kind-dropped",
@@ -527,8 +613,12 @@ def _star_profile(extra: dict[str, Any] | None = None, **plugins: Any) -> dict[s
         pytest.param([{"name": "with-args", "args": None}], 3, "LeastAllocated", id="null-args"),
     ],
 )
-def test_plugin_args(fake_registry: Registry, plugin_config: list[Any], expected_limit: int, expected_type: str) -> None:
-    c = load(cfg(profiles=[_star_profile({"pluginConfig": plugin_config}, enabled=[{"name": "with-args"}])]), fake_registry)
+def test_plugin_args(
+    fake_registry: Registry, plugin_config: list[Any], expected_limit: int, expected_type: str
+) -> None:
+    c = load(
+        cfg(profiles=[_star_profile({"pluginConfig": plugin_config}, enabled=[{"name": "with-args"}])]), fake_registry
+    )
     args = c.profiles[0].plugin_args["with-args"]
     assert isinstance(args, LocalArgs)
     assert (args.limit, args.scoringStrategy.type) == (expected_limit, expected_type)
@@ -543,28 +633,57 @@ def _two(p1: dict[str, Any]) -> dict[str, Any]:
 
 ERROR_CASES = [
     pytest.param(
-        _two({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"kind": "NodeResourcesFitArgs", "scoringStrategy": {"type": "Least"}}}]}),
+        _two(
+            {
+                "pluginConfig": [
+                    {
+                        "name": "NodeResourcesFit",
+                        "args": {"kind": "NodeResourcesFitArgs", "scoringStrategy": {"type": "Least"}},
+                    }
+                ]
+            }
+        ),
         None,
         "profiles[1].pluginConfig[0].args.scoringStrategy.type: 'Least' is not one of LeastAllocated, MostAllocated, RequestedToCapacityRatio",
         id="scoring-strategy-type",
     ),
     pytest.param(
-        _two({"pluginConfig": [{"name": "with-args", "args": {"scoringStrategy": {"type": "Least"}}}], **_star_profile(enabled=[{"name": "with-args"}])}),
+        _two(
+            {
+                "pluginConfig": [{"name": "with-args", "args": {"scoringStrategy": {"type": "Least"}}}],
+                **_star_profile(enabled=[{"name": "with-args"}]),
+            }
+        ),
         "fake",
         "profiles[1].pluginConfig[0].args.scoringStrategy.type: 'Least' is not one of LeastAllocated, MostAllocated, RequestedToCapacityRatio",
         id="scoring-strategy-type-local-plugin",
     ),
     pytest.param(cfg(profiles=[{"pluginz": {}}]), None, "profiles[0].pluginz: unknown field", id="unknown-field"),
-    pytest.param(cfg(leaderElection={"leaderElekt": True}), None, "leaderElection.leaderElekt: unknown field", id="unknown-nested-field"),
+    pytest.param(
+        cfg(leaderElection={"leaderElekt": True}),
+        None,
+        "leaderElection.leaderElekt: unknown field",
+        id="unknown-nested-field",
+    ),
     pytest.param(
         _two({"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategyy": {}}}]}),
         None,
         "profiles[1].pluginConfig[0].args.scoringStrategyy: unknown field",
         id="unknown-args-field",
     ),
-    pytest.param(cfg(profiles=[{"plugins": {"filter": {"enabled": [{"weight": 1}]}}}]), None, "profiles[0].plugins.filter.enabled[0].name: required field is missing", id="missing-name"),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"filter": {"enabled": [{"weight": 1}]}}}]),
+        None,
+        "profiles[0].plugins.filter.enabled[0].name: required field is missing",
+        id="missing-name",
+    ),
     pytest.param(cfg(parallelism="16"), None, "parallelism: must be an integer, got '16'", id="string-for-int"),
-    pytest.param(cfg(parallelism=0), None, "parallelism: should be an integer value greater than zero (got 0)", id="parallelism-zero"),
+    pytest.param(
+        cfg(parallelism=0),
+        None,
+        "parallelism: should be an integer value greater than zero (got 0)",
+        id="parallelism-zero",
+    ),
     pytest.param(
         cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "NodeAffinty"}]}}}]),
         None,
@@ -614,7 +733,15 @@ ERROR_CASES = [
         id="different-queue-sort-set",
     ),
     pytest.param(
-        cfg(profiles=[_star_profile({"schedulerName": "a"}), {"schedulerName": "b", "plugins": {"multiPoint": {"enabled": [{"name": T}], "disabled": [{"name": "*"}]}}}]),
+        cfg(
+            profiles=[
+                _star_profile({"schedulerName": "a"}),
+                {
+                    "schedulerName": "b",
+                    "plugins": {"multiPoint": {"enabled": [{"name": T}], "disabled": [{"name": "*"}]}},
+                },
+            ]
+        ),
         "fake",
         "profiles[1].plugins.queueSort: queueSort must be the same for all profiles (this profile uses 'test-plugin', profiles[0] uses 'no-op-queue-sort-plugin')",
         id="different-queue-sort-after-expansion",
@@ -625,8 +752,18 @@ ERROR_CASES = [
         "podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds (2 < 5)",
         id="max-backoff-below-initial",
     ),
-    pytest.param(cfg(podInitialBackoffSeconds=0), None, "podInitialBackoffSeconds: must be greater than 0 (got 0)", id="initial-backoff-zero"),
-    pytest.param(cfg(percentageOfNodesToScore=101), None, "percentageOfNodesToScore: not in valid range [0-100] (got 101)", id="percentage-range"),
+    pytest.param(
+        cfg(podInitialBackoffSeconds=0),
+        None,
+        "podInitialBackoffSeconds: must be greater than 0 (got 0)",
+        id="initial-backoff-zero",
+    ),
+    pytest.param(
+        cfg(percentageOfNodesToScore=101),
+        None,
+        "percentageOfNodesToScore: not in valid range [0-100] (got 101)",
+        id="percentage-range",
+    ),
     pytest.param(
         cfg(profiles=[{"percentageOfNodesToScore": -1}]),
         None,
@@ -645,8 +782,18 @@ ERROR_CASES = [
         "leaderElection.renewDeadline: must be greater than retryPeriod*JitterFactor (2s <= 2s*1.2)",
         id="renew-not-above-retry-jitter",
     ),
-    pytest.param(cfg(leaderElection={"leaseDuration": 15}), None, 'leaderElection.leaseDuration: must be a duration string such as "15s"', id="duration-number"),
-    pytest.param(cfg(leaderElection={"leaseDuration": "15 seconds"}), None, "leaderElection.leaseDuration: invalid duration '15 seconds'", id="duration-garbage"),
+    pytest.param(
+        cfg(leaderElection={"leaseDuration": 15}),
+        None,
+        'leaderElection.leaseDuration: must be a duration string such as "15s"',
+        id="duration-number",
+    ),
+    pytest.param(
+        cfg(leaderElection={"leaseDuration": "15 seconds"}),
+        None,
+        "leaderElection.leaseDuration: invalid duration '15 seconds'",
+        id="duration-garbage",
+    ),
     pytest.param(
         cfg(leaderElection={"resourceLock": "endpointsleases"}),
         None,
@@ -701,8 +848,15 @@ ERROR_CASES = [
         "apiVersion: 'kubescheduler.config.k8s.io/v1beta3' is not supported; only 'kubescheduler.config.k8s.io/v1' is (v1beta versions are not supported",
         id="v1beta3",
     ),
-    pytest.param({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "Pod"}, None, "kind: 'Pod' is not supported", id="wrong-kind"),
-    pytest.param({"kind": "KubeSchedulerConfiguration"}, None, "apiVersion: required field is missing", id="missing-api-version"),
+    pytest.param(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "Pod"},
+        None,
+        "kind: 'Pod' is not supported",
+        id="wrong-kind",
+    ),
+    pytest.param(
+        {"kind": "KubeSchedulerConfiguration"}, None, "apiVersion: required field is missing", id="missing-api-version"
+    ),
 ]
 
 
@@ -713,7 +867,14 @@ def test_config_errors(fake_registry: Registry, data: dict[str, Any], registry: 
 
 
 def test_all_errors_reported_at_once() -> None:
-    errs = errors_of(cfg(parallelism=0, podInitialBackoffSeconds=5, podMaxBackoffSeconds=1, profiles=[{"schedulerName": "s"}, {"schedulerName": "s"}]))
+    errs = errors_of(
+        cfg(
+            parallelism=0,
+            podInitialBackoffSeconds=5,
+            podMaxBackoffSeconds=1,
+            profiles=[{"schedulerName": "s"}, {"schedulerName": "s"}],
+        )
+    )
     assert [e.split(":")[0] for e in errs] == ["parallelism", "profiles[1].schedulerName", "podMaxBackoffSeconds"]
 
 

@@ -66,4 +66,9 @@ def test_run_bind_reports_the_failure_with_the_plugin_name() -> None:
     assert status is not None and status.code is Code.ERROR
     assert status.plugin == "DefaultBinder"
     assert "conflict" in status.message()
-    assert asyncio.run(framework_for(DefaultBinder, cluster=FakeCluster()).run_bind(CycleState(), make_pod("p").info(), "n")) is None
+    assert (
+        asyncio.run(
+            framework_for(DefaultBinder, cluster=FakeCluster()).run_bind(CycleState(), make_pod("p").info(), "n")
+        )
+        is None
+    )

@@ -32,7 +32,11 @@ def pod(*imgs: str):
     return b
 
 
-NODE_40_300_2000 = ((40, ["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"]), (300, ["gcr.io/300:latest", "gcr.io/300:v1"]), (2000, ["gcr.io/2000:latest"]))
+NODE_40_300_2000 = (
+    (40, ["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"]),
+    (300, ["gcr.io/300:latest", "gcr.io/300:v1"]),
+    (2000, ["gcr.io/2000:latest"]),
+)
 NODE_250_10 = ((250, ["gcr.io/250:latest"]), (10, ["gcr.io/10:latest", "gcr.io/10:v1"]))
 NODE_600_40_900 = ((600, ["gcr.io/600:latest"]), (40, ["gcr.io/40:latest"]), (900, ["gcr.io/900:latest"]))
 NODE_300_600_900 = ((300, ["gcr.io/300:latest"]), (600, ["gcr.io/600:latest"]), (900, ["gcr.io/900:latest"]))

@@ -60,7 +60,15 @@ FILTER_CASES = [
         (None, None),
         ERR_POD,
     ),
-    ("In operator matches", required(term([expr("foo", "In", "bar", "value2")])), "n", {"foo": "bar"}, None, (None, None), None),
+    (
+        "In operator matches",
+        required(term([expr("foo", "In", "bar", "value2")])),
+        "n",
+        {"foo": "bar"},
+        None,
+        (None, None),
+        None,
+    ),
     (
         "Gt operator matches",
         required(term([expr("kernel-version", "Gt", "0204")])),
@@ -79,7 +87,15 @@ FILTER_CASES = [
         (None, None),
         None,
     ),
-    ("Exists operator matches", required(term([expr("GPU", "Exists")])), "n", {"GPU": "NVIDIA-GRID-K1"}, None, (None, None), None),
+    (
+        "Exists operator matches",
+        required(term([expr("GPU", "Exists")])),
+        "n",
+        {"GPU": "NVIDIA-GRID-K1"},
+        None,
+        (None, None),
+        None,
+    ),
     (
         "affinity that does not match the labels",
         required(term([expr("foo", "In", "value1", "value2")])),
@@ -146,7 +162,15 @@ FILTER_CASES = [
         (None, None),
         ERR_POD,
     ),
-    ("matchFields In matches the node", required(term(fields=[name_in("node1")])), "node1", {}, None, (None, {"node1"}), None),
+    (
+        "matchFields In matches the node",
+        required(term(fields=[name_in("node1")])),
+        "node1",
+        {},
+        None,
+        (None, {"node1"}),
+        None,
+    ),
     (
         "matchFields In does not match the node",
         required(term(fields=[name_in("node1")])),
@@ -308,7 +332,9 @@ AFFINITY2_PREFERRED = [
 
 
 def preferred_pod(terms: list[dict]):
-    return make_pod("p").set("spec.affinity", {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}})
+    return make_pod("p").set(
+        "spec.affinity", {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": terms}}
+    )
 
 
 SCORE_CASES = [
@@ -363,7 +389,9 @@ SCORE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("pod", "nodes", "args", "expected"), [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES])
+@pytest.mark.parametrize(
+    ("pod", "nodes", "args", "expected"), [c[1:] for c in SCORE_CASES], ids=[c[0] for c in SCORE_CASES]
+)
 def test_score(pod, nodes, args, expected: dict[str, int]) -> None:
     node_builders = [_node(n, labels) for n, labels in nodes]
     assert score_nodes(NodeAffinity, pod, node_builders, args=args) == expected
@@ -394,10 +422,30 @@ def test_pre_score_skips_without_preferences() -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term([expr("a", "In")])]}}},
-        {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term(fields=[expr("metadata.labels", "In", "x")])]}}},
-        {"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1, "preference": term([expr("a", "Gt", "x")])}]}},
-        {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term([expr("a", "Foo")])]}}},
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term([expr("a", "In")])]}
+            }
+        },
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [term(fields=[expr("metadata.labels", "In", "x")])]
+                }
+            }
+        },
+        {
+            "addedAffinity": {
+                "preferredDuringSchedulingIgnoredDuringExecution": [
+                    {"weight": 1, "preference": term([expr("a", "Gt", "x")])}
+                ]
+            }
+        },
+        {
+            "addedAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term([expr("a", "Foo")])]}
+            }
+        },
         {"addedAffinity": {"unknownField": {}}},
         {"unknown": 1},
     ],
@@ -418,7 +466,11 @@ def test_invalid_args_are_refused(args: dict) -> None:
 def test_valid_args_error_names_the_field() -> None:
     with pytest.raises(ValidationError, match="addedAffinity.requiredDuringSchedulingIgnoredDuringExecution"):
         NodeAffinityArgs.model_validate(
-            {"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term([expr("a", "In")])]}}}
+            {
+                "addedAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term([expr("a", "In")])]}
+                }
+            }
         )
 
 

@@ -23,12 +23,27 @@ CASES = [
     ("different host ip", ["TCP/127.0.0.1/8080"], ["TCP/127.0.0.2/8080"], False),
     ("different protocol", ["UDP/127.0.0.1/8080"], ["TCP/127.0.0.1/8080"], False),
     ("second udp port conflict", ["UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080"], ["UDP/127.0.0.1/8080"], True),
-    ("first tcp port conflict", ["TCP/127.0.0.1/8001", "UDP/127.0.0.1/8080"], ["TCP/127.0.0.1/8001", "UDP/127.0.0.1/8081"], True),
+    (
+        "first tcp port conflict",
+        ["TCP/127.0.0.1/8001", "UDP/127.0.0.1/8080"],
+        ["TCP/127.0.0.1/8001", "UDP/127.0.0.1/8081"],
+        True,
+    ),
     ("first tcp port conflict due to 0.0.0.0 hostIP", ["TCP/0.0.0.0/8001"], ["TCP/127.0.0.1/8001"], True),
-    ("TCP hostPort conflict due to 0.0.0.0 hostIP", ["TCP/10.0.10.10/8001", "TCP/0.0.0.0/8001"], ["TCP/127.0.0.1/8001"], True),
+    (
+        "TCP hostPort conflict due to 0.0.0.0 hostIP",
+        ["TCP/10.0.10.10/8001", "TCP/0.0.0.0/8001"],
+        ["TCP/127.0.0.1/8001"],
+        True,
+    ),
     ("second tcp port conflict to 0.0.0.0 hostIP", ["TCP/127.0.0.1/8001"], ["TCP/0.0.0.0/8001"], True),
     ("second different protocol", ["UDP/127.0.0.1/8001"], ["TCP/0.0.0.0/8001"], False),
-    ("UDP hostPort conflict due to 0.0.0.0 hostIP", ["UDP/127.0.0.1/8001"], ["TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001"], True),
+    (
+        "UDP hostPort conflict due to 0.0.0.0 hostIP",
+        ["UDP/127.0.0.1/8001"],
+        ["TCP/0.0.0.0/8001", "UDP/0.0.0.0/8001"],
+        True,
+    ),
 ]
 
 

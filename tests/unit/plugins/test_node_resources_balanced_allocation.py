@@ -169,7 +169,11 @@ def test_args_defaults() -> None:
 
 
 BAD_ARGS = [
-    ("weight other than one", {"resources": [{"name": "cpu", "weight": 2}]}, "resources[0].weight: Invalid value: 2: must be 1"),
+    (
+        "weight other than one",
+        {"resources": [{"name": "cpu", "weight": 2}]},
+        "resources[0].weight: Invalid value: 2: must be 1",
+    ),
     (
         "duplicate resource",
         {"resources": [{"name": "cpu"}, {"name": "memory"}, {"name": "cpu"}]},

@@ -117,7 +117,14 @@ ENOUGH_REQUESTS = [
         U,
         [CPU_R],
     ),
-    ("too many resources fails due to init container memory", pod(r(1, 1), init=(r(1, 3),)), r(9, 19), None, U, [MEM_R]),
+    (
+        "too many resources fails due to init container memory",
+        pod(r(1, 1), init=(r(1, 3),)),
+        r(9, 19),
+        None,
+        U,
+        [MEM_R],
+    ),
     (
         "too many resources fails due to highest init container memory",
         pod(r(1, 1), init=(r(1, 3), r(1, 2))),
@@ -382,7 +389,9 @@ def test_filter_without_pre_filter_is_an_error() -> None:
 # --- Score ----------------------------------------------------------------------------------------
 
 
-def score(strategy: str, p: Any, nodes: list[Any], existing: Any = (), resources: Any = None, shape: Any = None) -> dict[str, int]:
+def score(
+    strategy: str, p: Any, nodes: list[Any], existing: Any = (), resources: Any = None, shape: Any = None
+) -> dict[str, int]:
     scoring: dict[str, Any] = {"type": strategy}
     if resources is not None:
         scoring["resources"] = resources
@@ -412,7 +421,14 @@ EMPTY_ON = [pod(node=n, name=f"e{i}") for i, n in enumerate(["node1", "node1", "
 
 LEAST = [
     ("nothing scheduled, nothing requested", pod(), N4_10, [], None, {"node1": 100, "node2": 100}),
-    ("nothing scheduled, resources requested, differently sized nodes", TWO_CONTAINERS, N4_6, [], None, {"node1": 37, "node2": 50}),
+    (
+        "nothing scheduled, resources requested, differently sized nodes",
+        TWO_CONTAINERS,
+        N4_6,
+        [],
+        None,
+        {"node1": 37, "node2": 50},
+    ),
     ("no resources requested, pods scheduled", pod(), N4_10, EMPTY_ON, None, {"node1": 100, "node2": 100}),
     (
         "no resources requested, pods scheduled with resources",
@@ -422,7 +438,14 @@ LEAST = [
         None,
         {"node1": 70, "node2": 57},
     ),
-    ("resources requested, pods scheduled with resources", TWO_CONTAINERS, N10_20, [ON1_3000, ON2_3000_5000], None, {"node1": 57, "node2": 45}),
+    (
+        "resources requested, pods scheduled with resources",
+        TWO_CONTAINERS,
+        N10_20,
+        [ON1_3000, ON2_3000_5000],
+        None,
+        {"node1": 57, "node2": 45},
+    ),
     (
         "resources requested, pods scheduled with resources, differently sized nodes",
         TWO_CONTAINERS,
@@ -431,8 +454,22 @@ LEAST = [
         None,
         {"node1": 57, "node2": 60},
     ),
-    ("requested resources exceed node capacity", pod(cm("3000", "0")), N4_10, [ON1_3000, ON2_3000_5000], None, {"node1": 50, "node2": 25}),
-    ("zero node resources, pods scheduled with resources", pod(), [node("node1", {}), node("node2", {})], [ON1_3000, ON2_3000_5000], None, {"node1": 0, "node2": 0}),
+    (
+        "requested resources exceed node capacity",
+        pod(cm("3000", "0")),
+        N4_10,
+        [ON1_3000, ON2_3000_5000],
+        None,
+        {"node1": 50, "node2": 25},
+    ),
+    (
+        "zero node resources, pods scheduled with resources",
+        pod(),
+        [node("node1", {}), node("node2", {})],
+        [ON1_3000, ON2_3000_5000],
+        None,
+        {"node1": 0, "node2": 0},
+    ),
     (
         "nothing scheduled, resources requested with different weight on CPU and memory, differently sized nodes",
         TWO_CONTAINERS,
@@ -441,7 +478,14 @@ LEAST = [
         [{"name": "memory", "weight": 2}, {"name": "cpu", "weight": 1}],
         {"node1": 41, "node2": 50},
     ),
-    ("bypass extended resource if the pod does not request", TWO_CONTAINERS, N6_EXT, [], EXTENDED_RESOURCE_SET, {"node1": 50, "node2": 50}),
+    (
+        "bypass extended resource if the pod does not request",
+        TWO_CONTAINERS,
+        N6_EXT,
+        [],
+        EXTENDED_RESOURCE_SET,
+        {"node1": 50, "node2": 50},
+    ),
     (
         "honor extended resource if the pod requests",
         pod({"cpu": "3000", "memory": "5000", EXTENDED_RES: "2"}),
@@ -475,7 +519,14 @@ N250 = [node("node1", cm("250m", "1000Mi")), node("node2", cm("250m", "1000Mi"))
 
 MOST = [
     ("nothing scheduled, nothing requested", pod(), N4_10, [], None, {"node1": 0, "node2": 0}),
-    ("nothing scheduled, resources requested, differently sized nodes", TWO_CONTAINERS, N4_6, [], None, {"node1": 62, "node2": 50}),
+    (
+        "nothing scheduled, resources requested, differently sized nodes",
+        TWO_CONTAINERS,
+        N4_6,
+        [],
+        None,
+        {"node1": 62, "node2": 50},
+    ),
     (
         "no resources requested, pods scheduled with resources",
         pod(),
@@ -484,7 +535,14 @@ MOST = [
         None,
         {"node1": 30, "node2": 42},
     ),
-    ("resources requested, pods scheduled with resources", TWO_CONTAINERS, N10_20, [ON1_3000, ON2_3000_5000], None, {"node1": 42, "node2": 55}),
+    (
+        "resources requested, pods scheduled with resources",
+        TWO_CONTAINERS,
+        N10_20,
+        [ON1_3000, ON2_3000_5000],
+        None,
+        {"node1": 42, "node2": 55},
+    ),
     (
         "resources requested equal node capacity",
         pod(cm("2000", "4000"), cm("3000", "5000")),
@@ -509,7 +567,14 @@ MOST = [
         None,
         {"node1": 80, "node2": 30},
     ),
-    ("bypass extended resource if the pod does not request", TWO_CONTAINERS, N6_EXT, [], EXTENDED_RESOURCE_SET, {"node1": 50, "node2": 50}),
+    (
+        "bypass extended resource if the pod does not request",
+        TWO_CONTAINERS,
+        N6_EXT,
+        [],
+        EXTENDED_RESOURCE_SET,
+        {"node1": 50, "node2": 50},
+    ),
     (
         "honor extended resource if the pod requests",
         pod({"cpu": "3000", "memory": "5000", EXTENDED_RES: "2"}),
@@ -577,14 +642,24 @@ SINGLE_NODES = [ext_node("node1", {FOO: 8}), ext_node("node2", {FOO: 4})]
 
 SINGLE_EXTENDED = [
     ("nothing scheduled, nothing requested", pod(), [pod(name="x")], {"node1": 0, "node2": 0}),
-    ("resources requested, pods scheduled with less resources", pod({FOO: "2"}), [pod(name="x")], {"node1": 2, "node2": 5}),
+    (
+        "resources requested, pods scheduled with less resources",
+        pod({FOO: "2"}),
+        [pod(name="x")],
+        {"node1": 2, "node2": 5},
+    ),
     (
         "resources requested, pods scheduled with resources, on node with existing pod running",
         pod({FOO: "2"}),
         [pod({FOO: "2"}, node="node2", name="x")],
         {"node1": 2, "node2": 10},
     ),
-    ("resources requested, pods scheduled with more resources", pod({FOO: "4"}), [pod(name="x")], {"node1": 5, "node2": 10}),
+    (
+        "resources requested, pods scheduled with more resources",
+        pod({FOO: "4"}),
+        [pod(name="x")],
+        {"node1": 5, "node2": 10},
+    ),
 ]
 
 
@@ -610,7 +685,12 @@ MULTIPLE_EXTENDED = [
         [pod({FOO: "4", BAR: "2"}, node="node2", name="x")],
         {"node1": 4, "node2": 7},
     ),
-    ("resources requested, pods scheduled with more resources", pod({FOO: "4", BAR: "2"}), [pod(name="x")], {"node1": 5, "node2": 5}),
+    (
+        "resources requested, pods scheduled with more resources",
+        pod({FOO: "4", BAR: "2"}),
+        [pod(name="x")],
+        {"node1": 5, "node2": 5},
+    ),
 ]
 
 
@@ -693,7 +773,9 @@ BAD_ARGS = [
         {
             "scoringStrategy": {
                 "type": "RequestedToCapacityRatio",
-                "requestedToCapacityRatio": {"shape": [{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}]},
+                "requestedToCapacityRatio": {
+                    "shape": [{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}]
+                },
             }
         },
         "scoringStrategy.requestedToCapacityRatio",
@@ -723,7 +805,12 @@ BAD_ARGS = [
     ),
     (
         "shape given for another strategy",
-        {"scoringStrategy": {"type": "MostAllocated", "requestedToCapacityRatio": {"shape": [{"utilization": 1, "score": 1}]}}},
+        {
+            "scoringStrategy": {
+                "type": "MostAllocated",
+                "requestedToCapacityRatio": {"shape": [{"utilization": 1, "score": 1}]},
+            }
+        },
         "scoringStrategy",
         "requestedToCapacityRatio: Forbidden: must be nil when type is not RequestedToCapacityRatio",
     ),

@@ -24,7 +24,11 @@ REASON = "node(s) were unschedulable"
             make_node("n").unschedulable(),
             True,
         ),
-        (make_pod("p").toleration("other", effect="NoSchedule", operator="Exists"), make_node("n").unschedulable(), True),
+        (
+            make_pod("p").toleration("other", effect="NoSchedule", operator="Exists"),
+            make_node("n").unschedulable(),
+            True,
+        ),
     ],
     ids=[
         "does not schedule onto an unschedulable node",
@@ -84,9 +88,19 @@ def test_hint_node_change(old, new, hint) -> None:
 def test_hint_pod_toleration_change() -> None:
     pod = make_pod("p").uid("u1")
     old = pod.obj()
-    tolerating = make_pod("p").uid("u1").toleration("node.kubernetes.io/unschedulable", effect="NoSchedule", operator="Exists").obj()
+    tolerating = (
+        make_pod("p")
+        .uid("u1")
+        .toleration("node.kubernetes.io/unschedulable", effect="NoSchedule", operator="Exists")
+        .obj()
+    )
     other_toleration = make_pod("p").uid("u1").toleration("x", effect="NoSchedule", operator="Exists").obj()
-    other_pod = make_pod("q").uid("u2").toleration("node.kubernetes.io/unschedulable", effect="NoSchedule", operator="Exists").obj()
+    other_pod = (
+        make_pod("q")
+        .uid("u2")
+        .toleration("node.kubernetes.io/unschedulable", effect="NoSchedule", operator="Exists")
+        .obj()
+    )
     hint = NodeUnschedulable.is_schedulable_after_pod_toleration_change
     assert hint(old, old, tolerating) is QueueingHint.QUEUE
     assert hint(old, old, other_toleration) is QueueingHint.SKIP

@@ -16,7 +16,11 @@ from kubesched.testing import framework_for, make_pod
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
             "waiting for scheduling gates: [foo bar]",
         ),
-        (make_pod("p").scheduling_gate("only"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "waiting for scheduling gates: [only]"),
+        (
+            make_pod("p").scheduling_gate("only"),
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            "waiting for scheduling gates: [only]",
+        ),
     ],
     ids=["pod without gates", "pod with two gates", "pod with one gate"],
 )
