@@ -391,8 +391,23 @@ class Scheduler:
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         pi = qpi.pod_info
         fw = self.frameworks.get(pi.scheduler_name)
-        if fw is None or pi.deleting or self.cache.is_assumed(pi.uid):
+        if fw is None or self.cache.is_assumed(pi.uid):
             self.queue.done(pi.uid)
+            return
+        if pi.deleting:
+            # Upstream's skipPodSchedule: say so on the pod rather than drop it silently.
+            self.queue.done(pi.uid)
+            if self.options.report_to_cluster:
+                self._spawn_side(
+                    self.cluster.record_event(
+                        pi.pod,
+                        "Warning",
+                        "FailedScheduling",
+                        "Scheduling",
+                        f"skip schedule deleting pod: {pi.key}",
+                        fw.profile_name,
+                    )
+                )
             return
         start = time.perf_counter()
         self.stats.attempts += 1

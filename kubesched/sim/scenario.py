@@ -144,6 +144,12 @@ def admit_pod(pod: dict[str, Any], priority_classes: dict[str, dict[str, Any]]) 
             )
     else:
         pc = next((p for p in priority_classes.values() if p.get("globalDefault")), None)
+    if pc is not None and "priority" in spec and name and int(spec["priority"]) != int(pc["value"]):
+        raise ScenarioError(
+            f"pod {pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}: spec.priority: Forbidden: "
+            f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; priority admission "
+            f"controller computed {pc['value']} from the given PriorityClass name"
+        )
     if pc is not None and "priority" not in spec:
         spec["priority"] = int(pc["value"])
         if pc.get("preemptionPolicy") and "preemptionPolicy" not in spec:
