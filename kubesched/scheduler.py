@@ -479,19 +479,10 @@ class Scheduler:
         return self._select_host(feasible, totals)
 
     def _select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
-        """The highest total; ties broken uniformly at random (reservoir sampling, seedable)."""
-        best = totals[0]
-        chosen = 0
-        ties = 1
-        rng = self.rng
-        for i in range(1, len(totals)):
-            t = totals[i]
-            if t > best:
-                best, chosen, ties = t, i, 1
-            elif t == best:
-                ties += 1
-                if rng.randrange(ties) == 0:
-                    chosen = i
+        """The highest total; ties broken uniformly at random (seedable)."""
+        best = max(totals)
+        ties = [i for i, t in enumerate(totals) if t == best]
+        chosen = ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
         return nodes[chosen].name
 
     async def _find_nodes_that_fit(

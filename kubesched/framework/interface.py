@@ -16,7 +16,7 @@ the extension point, and the pod is retried with backoff.
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from .events import ClusterEventWithHint
@@ -53,6 +53,11 @@ class StateData(Protocol):
     def clone(self) -> StateData: ...
 
 
+class _StateDict(dict[str, Any]):
+    def __missing__(self, key: str) -> Any:
+        raise KeyError(f"{key!r} not found in CycleState")
+
+
 class CycleState:
     """Data plugins share during one scheduling cycle, keyed by plugin-chosen strings.
 
@@ -60,20 +65,16 @@ class CycleState:
     simulates removing pods on a copy), otherwise shallowly.
     """
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics")
+    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics", "read")
 
     def __init__(self) -> None:
-        self._data: dict[str, Any] = {}
+        self._data: dict[str, Any] = _StateDict()
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.record_plugin_metrics = False
-
-    def read(self, key: str) -> Any:
-        """The value stored under ``key``; raises ``KeyError`` naming it when absent."""
-        try:
-            return self._data[key]
-        except KeyError:
-            raise KeyError(f"{key!r} not found in CycleState") from None
+        #: ``read(key)``: the value stored under ``key``; raises ``KeyError`` naming it when
+        #: absent. Bound straight to the dict lookup: plugins call it once per node.
+        self.read: Callable[[str], Any] = self._data.__getitem__
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)

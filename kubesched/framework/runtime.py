@@ -529,26 +529,28 @@ class Framework:
             if skip and b.name in skip:
                 continue
             fn = b.fn
-            scores: list[NodeScore] = []
             try:
-                for ni in nodes:
-                    r = fn(state, pod, ni)
-                    if isinstance(r, tuple):
-                        value, status = r
+                values = [fn(state, pod, ni) for ni in nodes]
+            except Exception as exc:  # noqa: BLE001
+                return [], _error("Score", b.name, exc)
+            # Plugins may return a bare int (the fast, common case) or (score, status).
+            for i, v in enumerate(values):
+                if type(v) is not int:
+                    if isinstance(v, tuple):
+                        value, status = v
                         if status is not None and not status.is_success():
                             return [], Status.as_error(
                                 f'running Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
                             )
+                        values[i] = int(value)
                     else:
-                        value = r
-                    scores.append(NodeScore(ni.name, int(value)))
-            except Exception as exc:  # noqa: BLE001
-                return [], _error("Score", b.name, exc)
+                        values[i] = int(v)
             if raw is not None:
-                for s in scores:
-                    raw.setdefault(s.name, {})[b.name] = s.score
+                for ni, v in zip(nodes, values):
+                    raw.setdefault(ni.name, {})[b.name] = v
             norm = self._normalizers.get(b.name)
             if norm is not None:
+                scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values)]
                 try:
                     status = _split(await norm.call(state, pod, scores))[1]
                 except Exception as exc:  # noqa: BLE001
@@ -557,18 +559,22 @@ class Framework:
                     return [], Status.as_error(
                         f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
                     )
+                values = [int(x.score) for x in scores]
+            if values and (max(values) > MAX_NODE_SCORE or min(values) < MIN_NODE_SCORE):
+                bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
+                return [], Status.as_error(
+                    f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
+                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    b.name,
+                )
             w = b.weight
-            for i, s in enumerate(scores):
-                if s.score > MAX_NODE_SCORE or s.score < MIN_NODE_SCORE:
-                    return [], Status.as_error(
-                        f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
-                        f"{s.score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                        b.name,
-                    )
-                weighted = s.score * w
-                totals[i] += weighted
-                if final is not None:
-                    final.setdefault(s.name, {})[b.name] = weighted
+            if w == 1:
+                totals = [t + v for t, v in zip(totals, values)]
+            else:
+                totals = [t + v * w for t, v in zip(totals, values)]
+            if final is not None:
+                for ni, v in zip(nodes, values):
+                    final.setdefault(ni.name, {})[b.name] = v * w
         return totals, None
 
     # --- Reserve / Unreserve ----------------------------------------------------------------------
