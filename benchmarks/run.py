@@ -43,6 +43,10 @@ class Workload:
     make_pod: Callable[[str, int], dict[str, Any]] | None = None
     config: str | None = None
     description: str = ""
+    #: A scenario (nodes + pending pods) instead of templates; its pods are all measured.
+    scenario: Callable[[], Any] | None = None
+    #: Why the workload cannot run here (e.g. trace data absent), or None.
+    unavailable: Callable[[], str | None] | None = None
 
 
 def default_node(i: int) -> dict[str, Any]:
@@ -80,6 +84,21 @@ def default_pod(prefix: str, i: int) -> dict[str, Any]:
     }
 
 
+def _openb(pods: str) -> Callable[[], Any]:
+    def load() -> Any:
+        from kubesched.sim.openb import load_openb
+
+        return load_openb(pods=pods)
+
+    return load
+
+
+def _openb_missing() -> str | None:
+    from kubesched.sim.openb import trace_dir
+
+    return None if trace_dir() is not None else "the openb trace is absent (../shared/traces/alibaba-gpu-v2023)"
+
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in [
@@ -91,6 +110,24 @@ WORKLOADS: dict[str, Workload] = {
             1000,
             10000,
             description="upstream SchedulingBasic, 5000 nodes, 10000 measured pods",
+        ),
+        Workload(
+            "OpenbGPU/default",
+            1523,
+            0,
+            8152,
+            scenario=_openb("default"),
+            unavailable=_openb_missing,
+            description="Alibaba GPU trace: 1523 real nodes, 8152 real pods in arrival order (GPU sharing as gpu-milli)",
+        ),
+        Workload(
+            "OpenbGPU/gpuspec33",
+            1523,
+            0,
+            8152,
+            scenario=_openb("gpuspec33"),
+            unavailable=_openb_missing,
+            description="as OpenbGPU/default, a third of GPU pods constrained to GPU models (node affinity)",
         ),
     ]
 }
@@ -104,6 +141,7 @@ class Result:
     measure_pods: int
     pods_per_second: float
     seconds: float
+    unschedulable: int
     attempt_p50_ms: float
     attempt_p90_ms: float
     attempt_p99_ms: float
@@ -130,10 +168,15 @@ async def _run(w: Workload) -> Result:
     cfg = load_config(w.config)
     store = Store(history=1000)
     cluster = InMemoryCluster(store)
-    make_node = w.make_node or default_node
+    scenario = w.scenario() if w.scenario is not None else None
+    if scenario is not None:
+        for node in scenario.nodes:
+            store.create("Node", node)
+    else:
+        make_node = w.make_node or default_node
+        for i in range(w.nodes):
+            store.create("Node", make_node(i))
     make_pod = w.make_pod or default_pod
-    for i in range(w.nodes):
-        store.create("Node", make_node(i))
     m = cfg.model
     sched = Scheduler(
         cfg.profiles,
@@ -151,21 +194,33 @@ async def _run(w: Workload) -> Result:
     runner = asyncio.create_task(sched.run())
     await asyncio.sleep(0)
 
-    async def place(prefix: str, n: int) -> float:
-        target = bound["n"] + n
+    async def place(pods: list[dict[str, Any]]) -> float:
+        """Create ``pods`` at once; return the seconds until each has been decided: bound, or
+        found unschedulable on its first attempt."""
+        attempts_before = sched.stats.attempts
         t0 = time.perf_counter()
-        for i in range(n):
-            store.create("Pod", make_pod(prefix, i))
-        while bound["n"] < target:
+        for pod in pods:
+            store.create("Pod", pod)
+        await asyncio.sleep(0)
+        while not (
+            sched.stats.attempts - attempts_before >= len(pods)
+            and not sched.queue.has_active()
+            and sched.in_flight() == 0
+        ):
             await asyncio.sleep(0.005)
-            if not runner.done():
-                continue
-            raise RuntimeError(f"scheduler stopped: {runner.exception()!r}")
+            if runner.done():
+                raise RuntimeError(f"scheduler stopped: {runner.exception()!r}")
         return time.perf_counter() - t0
 
-    await place("init", w.init_pods)
+    if scenario is None:
+        await place([make_pod("init", i) for i in range(w.init_pods)])
     before = len(sched.stats.attempt_durations)
-    seconds = await place("measured", w.measure_pods)
+    bound_before = bound["n"]
+    unschedulable_before = sched.stats.unschedulable
+    measured = (
+        scenario.pending_pods if scenario is not None else [make_pod("measured", i) for i in range(w.measure_pods)]
+    )
+    seconds = await place(measured)
     durations = sched.stats.attempt_durations[before:]
     await sched.stop()
     runner.cancel()
@@ -173,16 +228,17 @@ async def _run(w: Workload) -> Result:
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return Result(
         workload=w.name,
-        nodes=w.nodes,
+        nodes=len(scenario.nodes) if scenario is not None else w.nodes,
         init_pods=w.init_pods,
-        measure_pods=w.measure_pods,
-        pods_per_second=round(w.measure_pods / seconds, 1),
+        measure_pods=len(measured),
+        pods_per_second=round(len(measured) / seconds, 1),
         seconds=round(seconds, 3),
+        unschedulable=sched.stats.unschedulable - unschedulable_before,
         attempt_p50_ms=round(percentile(durations, 50) * 1000, 3),
         attempt_p90_ms=round(percentile(durations, 90) * 1000, 3),
         attempt_p99_ms=round(percentile(durations, 99) * 1000, 3),
         peak_rss_mib=round(rss_kib / 1024, 1),
-        scheduled=bound["n"],
+        scheduled=bound["n"] - bound_before,
     )
 
 
@@ -224,6 +280,8 @@ def print_table(results: list[Result]) -> None:
         "nodes",
         "init",
         "measured",
+        "scheduled",
+        "unschedulable",
         "pods/s",
         "p50 ms",
         "p90 ms",
@@ -238,6 +296,8 @@ def print_table(results: list[Result]) -> None:
             str(r.nodes),
             str(r.init_pods),
             str(r.measure_pods),
+            str(r.scheduled),
+            str(r.unschedulable),
             f"{r.pods_per_second:.1f}",
             f"{r.attempt_p50_ms:.3f}",
             f"{r.attempt_p90_ms:.3f}",
@@ -268,6 +328,15 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"unknown workload(s): {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2
+    runnable = []
+    for n in names:
+        check = WORKLOADS[n].unavailable
+        why = check() if check is not None else None
+        if why:
+            print(f"skipping {n}: {why}", file=sys.stderr)
+        else:
+            runnable.append(n)
+    names = runnable
     results: list[Result] = []
     for name in names:
         if args.in_process:

@@ -159,6 +159,98 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- run ------------------------------------------------------------------------------------------
+
+
+def _setup_logging(verbosity: int) -> None:
+    import logging
+
+    level = logging.WARNING if verbosity < 0 else logging.INFO if verbosity == 0 else logging.DEBUG
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from kubesched.app import RunOptions, run
+    from kubesched.config import ConfigError, load_config
+    from kubesched.framework.registry import RegistryError
+
+    try:
+        cfg = load_config(args.config)
+    except (ConfigError, RegistryError) as exc:
+        return _fail(str(exc))
+    _setup_logging(args.v)
+    opts = RunOptions(
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        bind_address=args.bind_address,
+        port=args.port,
+        record_results=args.record_results,
+        identity=args.identity,
+    )
+    return int(_event_loop_runner()(run(cfg, opts)))
+
+
+# --- sim serve ------------------------------------------------------------------------------------
+
+
+def cmd_sim_serve(args: argparse.Namespace) -> int:
+    from kubesched.config import ConfigError, load_config
+    from kubesched.framework.registry import RegistryError
+    from kubesched.sim.scenario import ScenarioError, load_scenario
+
+    cfg = None
+    try:
+        scenario = load_scenario(args.scenario) if args.scenario else None
+        if args.with_scheduler:
+            cfg = load_config(args.config) if args.config else load_config(None)
+    except (ConfigError, ScenarioError, RegistryError) as exc:
+        return _fail(str(exc))
+    _setup_logging(args.v)
+    return int(_event_loop_runner()(_sim_serve(args, scenario, cfg)))
+
+
+async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any) -> int:
+    import signal
+
+    from kubesched.cluster.store import Store
+    from kubesched.sim.apiserver import APIServer, load_scenario_into
+
+    store = Store()
+    if scenario is not None:
+        load_scenario_into(store, scenario)
+    server = APIServer(store, host=args.address, port=args.port)
+    await server.start()
+    kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
+    print(f"kubesched embedded API server on {server.url}", flush=True)
+    print(f"kubeconfig written to {kubeconfig}; try:  kubectl --kubeconfig {kubeconfig} get nodes", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    code = 0
+    try:
+        if cfg is not None:
+            from kubesched.app import RunOptions, run
+
+            print(
+                f"scheduler running with {len(cfg.profiles)} profile(s): "
+                + ", ".join(p.scheduler_name for p in cfg.profiles),
+                flush=True,
+            )
+            code = await run(
+                cfg,
+                RunOptions(
+                    kubeconfig=kubeconfig, bind_address=args.address, port=args.scheduler_port, record_results=True
+                ),
+                stop,
+            )
+        else:
+            await stop.wait()
+    finally:
+        await server.stop()
+    return code
+
+
 # --- entry point ----------------------------------------------------------------------------------
 
 
@@ -174,6 +266,40 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking between equal nodes (default 0)")
     sim.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     sim.set_defaults(func=cmd_simulate)
+
+    run_p = sub.add_parser("run", help="schedule pods in a cluster (kubeconfig or in-cluster)")
+    run_p.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    run_p.add_argument(
+        "--kubeconfig", help="kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, in-cluster)"
+    )
+    run_p.add_argument("--context", help="kubeconfig context")
+    run_p.add_argument("--bind-address", default="0.0.0.0", help="address for /healthz, /readyz, /livez, /metrics")
+    run_p.add_argument("--port", type=int, default=10259, help="port for /healthz, /readyz, /livez, /metrics (0: any)")
+    run_p.add_argument(
+        "--record-results",
+        action="store_true",
+        help="write each pod's per-plugin results as kubesched.io/*-result annotations",
+    )
+    run_p.add_argument("--identity", help="leader-election identity (default: hostname_pid)")
+    run_p.add_argument("-v", action="count", default=0, help="more logging")
+    run_p.set_defaults(func=cmd_run)
+
+    sim_p = sub.add_parser("sim", help="the embedded simulated cluster")
+    sim_sub = sim_p.add_subparsers(dest="sim_command", required=True)
+    serve = sim_sub.add_parser("serve", help="serve an in-memory cluster as a Kubernetes API (kubectl works)")
+    serve.add_argument("--scenario", help="scenario YAML to load first (nodes, pods, ...)")
+    serve.add_argument("--address", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080, help="API server port (0: any)")
+    serve.add_argument("--kubeconfig-out", default="kubesched-sim.kubeconfig", help="where to write the kubeconfig")
+    serve.add_argument(
+        "--with-scheduler",
+        action="store_true",
+        help="also run the scheduler in this process, over HTTP through the real cluster backend",
+    )
+    serve.add_argument("--config", help="KubeSchedulerConfiguration for --with-scheduler (default: built-in defaults)")
+    serve.add_argument("--scheduler-port", type=int, default=0, help="health/metrics port of the scheduler (0: any)")
+    serve.add_argument("-v", action="count", default=0, help="more logging")
+    serve.set_defaults(func=cmd_sim_serve)
 
     plugins = sub.add_parser("plugins", help="list the plugins found through entry points")
     plugins.add_argument("--output", choices=("table", "json"), default="table")

@@ -118,6 +118,8 @@ class SchedulingQueue:
         self._gone: set[str] = set()
         self._latest: dict[str, PodInfo] = {}
         self.incoming: dict[str, int] = {}
+        #: Told ``(queue, event)`` each time a pod enters a queue (the incoming-pods metric).
+        self.on_incoming: Callable[[str, str], None] | None = None
 
     # --- introspection ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -190,7 +192,7 @@ class SchedulingQueue:
         entry = _ActiveEntry(qpi, self.less)
         heapq.heappush(self._active, entry)
         self._active_by_uid[qpi.pod_info.uid] = entry
-        self.incoming[event] = self.incoming.get(event, 0) + 1
+        self._count_incoming(ACTIVE_Q, event)
         self._wake()
 
     def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
@@ -200,12 +202,17 @@ class SchedulingQueue:
         qpi.backoff_expiry = expiry
         heapq.heappush(self._backoff, (expiry, next(self._seq), qpi.pod_info.uid))
         self._backoff_by_uid[qpi.pod_info.uid] = qpi
-        self.incoming[event] = self.incoming.get(event, 0) + 1
+        self._count_incoming(BACKOFF_Q, event)
 
     def _push_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
         self._remove_everywhere(qpi.pod_info.uid)
         self._unschedulable[qpi.pod_info.uid] = qpi
+        self._count_incoming(GATED_Q if qpi.gated else UNSCHEDULABLE_Q, event)
+
+    def _count_incoming(self, queue: str, event: str) -> None:
         self.incoming[event] = self.incoming.get(event, 0) + 1
+        if self.on_incoming is not None:
+            self.on_incoming(queue, event)
 
     def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
         e = self._active_by_uid.pop(uid, None)

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.cache import Cache, Snapshot
 from kubesched.cluster.base import Cluster, Conflict, NotFound
@@ -96,6 +96,52 @@ class FitError(Exception):
         if d.post_filter_msg:
             msg += f" {d.post_filter_msg}."
         return msg
+
+
+class Observer(Protocol):
+    """Where the scheduler reports what it does (metrics). :class:`NullObserver` by default;
+    ``kubesched.metrics.PrometheusObserver`` exports it with kube-scheduler's metric names."""
+
+    def schedule_attempt(self, result: str, profile: str, seconds: float) -> None: ...
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None: ...
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
+
+    def pod_scheduled(self, attempts: int, seconds: float) -> None: ...
+
+    def queue_incoming(self, queue: str, event: str) -> None: ...
+
+    def preemption_attempt(self) -> None: ...
+
+    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None: ...
+
+
+class NullObserver:
+    def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
+        pass
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        pass
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        pass
+
+    def pod_scheduled(self, attempts: int, seconds: float) -> None:
+        pass
+
+    def queue_incoming(self, queue: str, event: str) -> None:
+        pass
+
+    def preemption_attempt(self) -> None:
+        pass
+
+    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
+        pass
+
+
+#: Share of scheduling cycles in which every plugin call is timed (upstream samples 10%).
+PLUGIN_METRICS_SAMPLE_PERCENT = 10
 
 
 @dataclass
@@ -194,6 +240,7 @@ class Scheduler:
         options: SchedulerOptions | None = None,
         registry: Registry | None = None,
         clock: Callable[[], float] | None = None,
+        observer: Observer | None = None,
     ) -> None:
         self.options = options or SchedulerOptions()
         self.cluster = cluster
@@ -225,6 +272,13 @@ class Scheduler:
             max_unschedulable_duration=self.options.max_unschedulable_duration,
         )
         self.rng = random.Random(self.options.seed)
+        self.observer: Observer = observer if observer is not None else NullObserver()
+        self._cycles = 0
+        if observer is not None:
+            for fw in self.frameworks.values():
+                fw.observer = observer
+            self.queue.on_incoming = observer.queue_incoming
+            observer.watch_pending(self.queue.counts)
         self.next_start_node_index = 0
         self.namespaces: dict[str, dict[str, Any]] = {}
         self.priority_classes: dict[str, dict[str, Any]] = {}
@@ -233,6 +287,9 @@ class Scheduler:
         self._binding_tasks: set[asyncio.Task[None]] = set()
         self._side_tasks: set[asyncio.Task[None]] = set()
         self._stopping = False
+        self.synced = False
+        self.leading = True
+        self._unreported: dict[str, tuple[dict[str, Any], str]] = {}
 
     # --- informer events ------------------------------------------------------------------------
     def _responsible(self, pi: PodInfo) -> bool:
@@ -302,6 +359,7 @@ class Scheduler:
     def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "Pod":
             uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
+            self._unreported.pop(uid, None)
             removed = self.cache.remove_pod(uid)
             if removed is not None:
                 self.queue.assigned_pod_deleted(removed)
@@ -336,19 +394,38 @@ class Scheduler:
                 message=message,
             )
         log.warning("pod %s cannot be scheduled: %s", key, message)
+        if not self.leading:
+            # Only the leader writes to the cluster; report it once leadership is ours.
+            self._unreported[meta.get("uid") or key] = (obj, message)
+            return
         if self.options.report_to_cluster:
             self._spawn_side(
                 self._report_failure(obj, spec.get("schedulerName") or "default-scheduler", "SchedulerError", message)
             )
 
+    def set_leading(self, leading: bool) -> None:
+        """Whether this process may write to the cluster (leader election); becoming the leader
+        reports what was held back meanwhile."""
+        self.leading = leading
+        if leading:
+            pending, self._unreported = self._unreported, {}
+            for obj, message in pending.values():
+                self._report_malformed(obj, message)
+
     # --- running ------------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect to the cluster and wait until every informer has synced."""
         await self.cluster.start(self)
+        self.synced = True
 
-    async def run(self) -> None:
-        """Schedule until :meth:`stop`: the loop plus the queue's periodic flushes."""
-        await self.start()
+    async def run(self, start: bool = True) -> None:
+        """Schedule until :meth:`stop`: the loop plus the queue's periodic flushes.
+
+        With ``start=False`` the informers must already be synced (:meth:`start`), e.g. when
+        the process synced first and then waited to become the leader.
+        """
+        if start:
+            await self.start()
         flusher = asyncio.create_task(self._flush_periodically(), name="queue-flush")
         try:
             while not self._stopping:
@@ -421,24 +498,31 @@ class Scheduler:
         self.cache.update_snapshot(self.snapshot)
         fw.set_snapshot(self.snapshot)
         state = CycleState()
+        self._cycles += 1
+        state.record_plugin_metrics = self._cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
         try:
             node_name = await self._schedule_pod(fw, state, pi, record)
         except FitError as fit:
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
             self.stats.attempt_durations.append(time.perf_counter() - start)
+            self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
             return
         except _CycleError as err:
             self._fail(fw, qpi, err.status, record, start)
             return
         assumed = pi.with_node(node_name)
         self.cache.assume_pod(assumed, node_name)
+        t0 = time.perf_counter()
         status = await fw.run_reserve(state, assumed, node_name, record.reserve if record else None)
+        self._ep("Reserve", status, fw, t0)
         if status is not None:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
             self._fail(fw, qpi, status, record, start, node=node_name)
             return
+        t0 = time.perf_counter()
         status = await fw.run_permit(state, assumed, node_name, record.permit if record else None)
+        self._ep("Permit", status, fw, t0)
         if status is not None and not status.is_wait():
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
@@ -446,10 +530,14 @@ class Scheduler:
             return
         self.stats.attempt_durations.append(time.perf_counter() - start)
         task = asyncio.create_task(
-            self._binding_cycle(fw, state, qpi, assumed, node_name, record), name=f"bind {pi.key}"
+            self._binding_cycle(fw, state, qpi, assumed, node_name, record, start), name=f"bind {pi.key}"
         )
         self._binding_tasks.add(task)
         task.add_done_callback(self._binding_done)
+
+    def _ep(self, point: str, status: Status | None, fw: Framework, t0: float) -> None:
+        label = "Success" if status is None else status.code.upstream_name
+        self.observer.extension_point(point, label, fw.profile_name, time.perf_counter() - t0)
 
     def _binding_done(self, task: asyncio.Task[None]) -> None:
         self._binding_tasks.discard(task)
@@ -465,15 +553,19 @@ class Scheduler:
             raise FitError(pi, len(nodes), diagnosis)
         if len(feasible) == 1:
             return feasible[0].name
+        t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
+        self._ep("PreScore", status, fw, t0)
         if status is not None:
             raise _CycleError(status)
         if not fw.has_score_plugins():
             totals = [1] * len(feasible)
         else:
+            t0 = time.perf_counter()
             totals, status = await fw.run_score(
                 state, pi, feasible, record.score if record else None, record.final_score if record else None
             )
+            self._ep("Score", status, fw, t0)
             if status is not None:
                 raise _CycleError(status)
         return self._select_host(feasible, totals)
@@ -489,7 +581,9 @@ class Scheduler:
         self, fw: Framework, state: CycleState, pi: PodInfo, all_nodes: list[NodeInfo], record: PodResult | None
     ) -> tuple[list[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
+        t0 = time.perf_counter()
         result, status, rejectors = await fw.run_pre_filter(state, pi, record.prefilter if record else None)
+        self._ep("PreFilter", status, fw, t0)
         if status is not None:
             if status.code is Code.ERROR:
                 raise _CycleError(status)
@@ -509,7 +603,11 @@ class Scheduler:
             for ni in all_nodes:
                 if ni.name not in names:
                     diagnosis.node_to_status[ni.name] = absent
+        t0 = time.perf_counter()
         feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
+        self.observer.extension_point(
+            "Filter", "Success" if feasible else "Unschedulable", fw.profile_name, time.perf_counter() - t0
+        )
         return feasible, diagnosis
 
     def _find_nodes_that_pass_filters(
@@ -569,9 +667,11 @@ class Scheduler:
         pi = qpi.pod_info
         nominated: str | None = None
         if fw.has_post_filter_plugins():
+            t0 = time.perf_counter()
             result, status = await fw.run_post_filter(
                 state, pi, fit.diagnosis.node_to_status, record.postfilter if record else None
             )
+            self._ep("PostFilter", status, fw, t0)
             if status.code is Code.ERROR:
                 log.warning("PostFilter of pod %s failed: %s", pi.key, status.message())
             if not status.is_success() and status.message():
@@ -597,6 +697,7 @@ class Scheduler:
         start: float | None,
         node: str | None = None,
         backoff: bool = False,
+        attempt_start: float | None = None,
     ) -> None:
         """A failure outside Filter (Reserve, Permit, binding, a plugin error): requeue and report.
 
@@ -604,8 +705,13 @@ class Scheduler:
         one node. ``backoff`` sends even a rejection to backoffQ (failures after Permit).
         """
         pi = qpi.pod_info
+        now = time.perf_counter()
         if start is not None:
-            self.stats.attempt_durations.append(time.perf_counter() - start)
+            self.stats.attempt_durations.append(now - start)
+        began = start if start is not None else attempt_start
+        if began is not None:
+            result = "error" if status.code is Code.ERROR else "unschedulable"
+            self.observer.schedule_attempt(result, fw.profile_name, now - began)
         message = status.message() or status.code.upstream_name
         if node is not None and status.is_rejected():
             message = str(FitError(pi, 1, Diagnosis({node: status}, {status.plugin} - {""})))
@@ -678,15 +784,20 @@ class Scheduler:
         assumed: PodInfo,
         node_name: str,
         record: PodResult | None,
+        start: float,
     ) -> None:
         past_permit = False
         try:
             status = await fw.wait_on_permit(assumed)
             if status is None:
                 past_permit = True
+                t0 = time.perf_counter()
                 status = await fw.run_pre_bind(state, assumed, node_name, record.prebind if record else None)
+                self._ep("PreBind", status, fw, t0)
             if status is None:
+                t0 = time.perf_counter()
                 status = await fw.run_bind(state, assumed, node_name, record.bind if record else None)
+                self._ep("Bind", status, fw, t0)
         except Exception as exc:  # noqa: BLE001 - the task must handle its own failure
             status = Status.as_error(exc)
         if status is not None:
@@ -702,10 +813,22 @@ class Scheduler:
                 log.info("pod %s not bound: %s", assumed.key, status.message())
                 self.queue.done(assumed.uid)
                 return
-            self._fail(fw, qpi, status, record, None, node=None if past_permit else node_name, backoff=past_permit)
+            self._fail(
+                fw,
+                qpi,
+                status,
+                record,
+                None,
+                node=None if past_permit else node_name,
+                backoff=past_permit,
+                attempt_start=start,
+            )
             return
         self.cache.finish_binding(assumed)
         self.stats.scheduled += 1
+        self.observer.schedule_attempt("scheduled", fw.profile_name, time.perf_counter() - start)
+        if qpi.initial_attempt_timestamp is not None:
+            self.observer.pod_scheduled(qpi.attempts, self.clock() - qpi.initial_attempt_timestamp)
         self.queue.done(assumed.uid)
         if record is not None:
             record.phase = "Scheduled"
@@ -725,7 +848,9 @@ class Scheduler:
                 log.exception("could not record the Scheduled event of %s", assumed.key)
         if record is not None and self.options.result_annotations:
             await self._annotate(assumed, record)
+        t0 = time.perf_counter()
         await fw.run_post_bind(state, assumed, node_name)
+        self._ep("PostBind", None, fw, t0)
 
 
 class _CycleError(Exception):

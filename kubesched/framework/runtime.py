@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -179,6 +180,8 @@ class Framework:
         self._parallelism = parallelism
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._snapshot: SharedLister | None = None
+        #: Receives ``plugin_execution(plugin, point, status, seconds)`` in sampled cycles.
+        self.observer: Any = None
         self.plugins: dict[str, Any] = {}
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
 
@@ -261,6 +264,43 @@ class Framework:
         self.less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = (
             self.queue_sort_plugins[0].fn if self.queue_sort_plugins else (lambda a, b: a.timestamp < b.timestamp)
         )
+
+    # --- plugin metrics (sampled cycles only) -------------------------------------------------
+    async def _call(self, b: _Bound, point: str, state: CycleState, *args: Any) -> Any:
+        """Call a per-pod plugin method; in a sampled cycle, also time it for the observer."""
+        observer = self.observer
+        if observer is None or not state.record_plugin_metrics:
+            return await b.call(state, *args)
+        t0 = time.perf_counter()
+        try:
+            result = await b.call(state, *args)
+        except BaseException:
+            observer.plugin_execution(b.name, point, "Error", time.perf_counter() - t0)
+            raise
+        status = result[0] if point == "Permit" and isinstance(result, tuple) else _split(result)[1]
+        observer.plugin_execution(b.name, point, _status_label(status), time.perf_counter() - t0)
+        return result
+
+    def _run_filter_timed(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        observer = self.observer
+        assert observer is not None
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter_fns:
+            if skip and name in skip:
+                continue
+            t0 = time.perf_counter()
+            try:
+                status = fn(state, pod, node)
+            except Exception as exc:  # noqa: BLE001
+                observer.plugin_execution(name, "Filter", "Error", time.perf_counter() - t0)
+                return _error("filter", name, exc)
+            observer.plugin_execution(name, "Filter", _status_label(status), time.perf_counter() - t0)
+            if status is not None and status.code is not Code.SUCCESS:
+                status.plugin = status.plugin or name
+                if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                    return Status.as_error(f'running "{name}" filter plugin: {status.message()}', name)
+                return status
+        return None
 
     # --- Handle ---------------------------------------------------------------------------------
     def snapshot(self) -> SharedLister:
@@ -355,7 +395,7 @@ class Framework:
         unschedulable: Status | None = None
         for b in self.pre_filter_plugins:
             try:
-                r, status = _split(await b.call(state, pod))
+                r, status = _split(await self._call(b, "PreFilter", state, pod))
             except Exception as exc:  # noqa: BLE001
                 return None, _error("PreFilter", b.name, exc), set()
             if trace is not None:
@@ -424,6 +464,8 @@ class Framework:
     # --- Filter ---------------------------------------------------------------------------------
     def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         """Run Filter plugins on one node, stopping at the first that rejects it."""
+        if state.record_plugin_metrics and self.observer is not None:
+            return self._run_filter_timed(state, pod, node)
         skip = state.skip_filter_plugins
         for name, fn in self._filter_fns:
             if skip and name in skip:
@@ -470,7 +512,7 @@ class Framework:
         rejectors: list[str] = []
         for b in self.post_filter_plugins:
             try:
-                r, status = _split(await b.call(state, pod, statuses))
+                r, status = _split(await self._call(b, "PostFilter", state, pod, statuses))
             except Exception as exc:  # noqa: BLE001
                 return None, _error("PostFilter", b.name, exc)
             if trace is not None:
@@ -497,7 +539,7 @@ class Framework:
     ) -> Status | None:
         for b in self.pre_score_plugins:
             try:
-                status = _split(await b.call(state, pod, nodes))[1]
+                status = _split(await self._call(b, "PreScore", state, pod, nodes))[1]
             except Exception as exc:  # noqa: BLE001
                 return _error("PreScore", b.name, exc)
             if trace is not None:
@@ -530,7 +572,15 @@ class Framework:
                 continue
             fn = b.fn
             try:
-                values = [fn(state, pod, ni) for ni in nodes]
+                if state.record_plugin_metrics and self.observer is not None:
+                    t0 = time.perf_counter()
+                    values = [fn(state, pod, ni) for ni in nodes]
+                    # One observation per node call, as upstream records Score.
+                    per_call = (time.perf_counter() - t0) / max(1, len(nodes))
+                    for _ in nodes:
+                        self.observer.plugin_execution(b.name, "Score", "Success", per_call)
+                else:
+                    values = [fn(state, pod, ni) for ni in nodes]
             except Exception as exc:  # noqa: BLE001
                 return [], _error("Score", b.name, exc)
             # Plugins may return a bare int (the fast, common case) or (score, status).
@@ -583,7 +633,7 @@ class Framework:
     ) -> Status | None:
         for b in self._reserve_bound:
             try:
-                status = _split(await b.call(state, pod, node_name))[1]
+                status = _split(await self._call(b, "Reserve", state, pod, node_name))[1]
             except Exception as exc:  # noqa: BLE001
                 return _error("Reserve", b.name, exc)
             if trace is not None:
@@ -611,7 +661,7 @@ class Framework:
         waits: dict[str, float] = {}
         for b in self.permit_plugins:
             try:
-                r = await b.call(state, pod, node_name)
+                r = await self._call(b, "Permit", state, pod, node_name)
             except Exception as exc:  # noqa: BLE001
                 return _error("Permit", b.name, exc)
             timeout = 0.0
@@ -654,7 +704,7 @@ class Framework:
     ) -> Status | None:
         for b in self.pre_bind_plugins:
             try:
-                status = _split(await b.call(state, pod, node_name))[1]
+                status = _split(await self._call(b, "PreBind", state, pod, node_name))[1]
             except Exception as exc:  # noqa: BLE001
                 return _error("PreBind", b.name, exc)
             if trace is not None:
@@ -672,7 +722,7 @@ class Framework:
         """The first Bind plugin that does not Skip decides; all skipping is an error."""
         for b in self.bind_plugins:
             try:
-                status = _split(await b.call(state, pod, node_name))[1]
+                status = _split(await self._call(b, "Bind", state, pod, node_name))[1]
             except Exception as exc:  # noqa: BLE001
                 return _error("Bind", b.name, exc)
             if trace is not None:
@@ -693,6 +743,10 @@ class Framework:
                 await b.call(state, pod, node_name)
             except Exception:  # noqa: BLE001
                 log.exception("PostBind of plugin %s failed for pod %s", b.name, pod.key)
+
+
+def _status_label(status: Status | None) -> str:
+    return "Success" if status is None else status.code.upstream_name
 
 
 def _trace_value(status: Status | None) -> str:

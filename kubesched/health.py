@@ -1,0 +1,58 @@
+"""The health and metrics endpoints of ``kubesched run``: ``/healthz``, ``/livez``, ``/readyz``, ``/metrics``.
+
+KubeSchedulerConfiguration v1 has no fields for these (kube-scheduler takes them as flags), so
+``--bind-address`` and ``--port`` choose where they are served.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from aiohttp import web
+
+from kubesched.metrics import PrometheusObserver
+
+
+class HealthServer:
+    """``ready()`` decides /readyz (informers synced); /healthz and /livez answer while the loop runs."""
+
+    def __init__(
+        self, observer: PrometheusObserver, ready: Callable[[], bool], host: str = "0.0.0.0", port: int = 10259
+    ) -> None:
+        self.observer = observer
+        self.ready = ready
+        self.host = host
+        self.port = port
+        self._runner: web.AppRunner | None = None
+        self.app = web.Application()
+        self.app.router.add_get("/healthz", self._ok)
+        self.app.router.add_get("/livez", self._ok)
+        self.app.router.add_get("/readyz", self._readyz)
+        self.app.router.add_get("/metrics", self._metrics)
+
+    async def _ok(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        if self.ready():
+            return web.Response(text="ok")
+        return web.Response(status=503, text="[-]informer-sync failed: informers not synced yet\nreadyz check failed")
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        body = self.observer.exposition()
+        return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        # Port 0 asks the OS for a free one; report the one we got.
+        sockets = getattr(site._server, "sockets", None)
+        if sockets:
+            self.port = sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

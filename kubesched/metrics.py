@@ -1,0 +1,124 @@
+"""Prometheus metrics with kube-scheduler's names, labels and buckets.
+
+The scheduler reports through the small :class:`Observer` interface it defines; this module is
+the Prometheus implementation wired in by ``kubesched run``. Each instance owns its registry,
+so several schedulers in one process (tests) never collide, and no ``_created`` series are
+exported (kube-scheduler has none).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import prometheus_client
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+prometheus_client.disable_created_metrics()
+
+
+def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
+    return [start * factor**i for i in range(count)]
+
+
+class _PendingPods(Collector):
+    """``scheduler_pending_pods{queue}``, read from the queue at scrape time."""
+
+    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
+        self._counts = counts
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        g = GaugeMetricFamily(
+            "scheduler_pending_pods",
+            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
+            "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler "
+            "attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never "
+            "attempted to schedule because they are gated.",
+            labels=["queue"],
+        )
+        for queue, n in self._counts().items():
+            g.add_metric([queue], n)
+        yield g
+
+
+class PrometheusObserver:
+    """The scheduler's metrics, registered in ``self.registry``."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.schedule_attempts = Counter(
+            "scheduler_schedule_attempts",
+            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, "
+            "while 'error' means an internal scheduler problem.",
+            ["result", "profile"],
+            registry=r,
+        )
+        self.attempt_duration = Histogram(
+            "scheduler_scheduling_attempt_duration_seconds",
+            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            ["result", "profile"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.extension_point_duration = Histogram(
+            "scheduler_framework_extension_point_duration_seconds",
+            "Latency for running all plugins of a specific extension point.",
+            ["extension_point", "status", "profile"],
+            buckets=exponential_buckets(0.0001, 2, 12),
+            registry=r,
+        )
+        self.plugin_duration = Histogram(
+            "scheduler_plugin_execution_duration_seconds",
+            "Duration for running a plugin at a specific extension point.",
+            ["plugin", "extension_point", "status"],
+            buckets=exponential_buckets(0.00001, 1.5, 20),
+            registry=r,
+        )
+        self.sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
+            "involve multiple scheduling attempts.",
+            ["attempts"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=r,
+        )
+        self.incoming = Counter(
+            "scheduler_queue_incoming_pods",
+            "Number of pods added to scheduling queues by event and queue type.",
+            ["queue", "event"],
+            registry=r,
+        )
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r
+        )
+        self._pending: _PendingPods | None = None
+
+    # --- the Observer interface (see kubesched.scheduler.Observer) ----------------------------
+    def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
+        self.schedule_attempts.labels(result, profile).inc()
+        self.attempt_duration.labels(result, profile).observe(seconds)
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        self.extension_point_duration.labels(point, status, profile).observe(seconds)
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        self.plugin_duration.labels(plugin, point, status).observe(seconds)
+
+    def pod_scheduled(self, attempts: int, seconds: float) -> None:
+        self.sli_duration.labels(str(attempts)).observe(seconds)
+
+    def queue_incoming(self, queue: str, event: str) -> None:
+        self.incoming.labels(queue, event).inc()
+
+    def preemption_attempt(self) -> None:
+        self.preemption_attempts.inc()
+
+    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
+        if self._pending is None:
+            self._pending = _PendingPods(counts)
+            self.registry.register(self._pending)
+
+    def exposition(self) -> bytes:
+        return prometheus_client.generate_latest(self.registry)
