@@ -52,6 +52,7 @@ class Store:
         self.resource_version = 0
         self._history: deque[WatchEvent] = deque(maxlen=history)
         self._subscribers: list[Subscriber] = []
+        self._compacted = 0
 
     # --- keys ---------------------------------------------------------------------------------
     @staticmethod
@@ -195,7 +196,16 @@ class Store:
 
     def events_since(self, resource_version: int, kinds: Iterable[str] | None = None) -> builtins.list[WatchEvent]:
         """History after ``resource_version``; raises :class:`Gone` when it was compacted away."""
-        if self._history and resource_version < self._history[0][0] - 1:
-            raise Gone(f"too old resource version: {resource_version} ({self._history[0][0] - 1})")
+        oldest = self._history[0][0] - 1 if self._history else self.resource_version
+        floor = max(oldest, self._compacted) if (self._history or self._compacted) else 0
+        if resource_version < floor:
+            raise Gone(f"too old resource version: {resource_version} ({floor})")
         wanted = set(kinds) if kinds is not None else None
         return [e for e in self._history if e[0] > resource_version and (wanted is None or e[2] in wanted)]
+
+    def compact(self) -> int:
+        """Forget the watch history up to now (as etcd compaction does); returns the revision
+        below which watches now get :class:`Gone`."""
+        self._history.clear()
+        self._compacted = self.resource_version
+        return self._compacted
