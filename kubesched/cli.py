@@ -232,6 +232,10 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any) -> int:
         if cfg is not None:
             from kubesched.app import RunOptions, run
 
+            # The embedded server is on this machine: a client-side rate limit meant to protect a
+            # shared API server would only slow the simulation down.
+            cc = cfg.model.clientConnection
+            cc.qps, cc.burst = max(float(cc.qps), 5000.0), max(int(cc.burst), 10000)
             print(
                 f"scheduler running with {len(cfg.profiles)} profile(s): "
                 + ", ".join(p.scheduler_name for p in cfg.profiles),

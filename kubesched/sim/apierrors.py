@@ -1,0 +1,103 @@
+"""API errors as upstream reports them: a ``Status`` object with a reason and an HTTP code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Obj = dict[str, Any]
+
+
+class APIError(Exception):
+    """An error response; :meth:`status` is the ``Status`` body the client decodes."""
+
+    def __init__(self, code: int, reason: str, message: str, details: Obj | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    def status(self) -> Obj:
+        body: Obj = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details is not None:
+            body["details"] = self.details
+        return body
+
+
+def _details(name: str, plural: str, group: str) -> Obj:
+    d: Obj = {"name": name, "kind": plural}
+    if group:
+        d["group"] = group
+    return d
+
+
+def qualified(plural: str, group: str) -> str:
+    return f"{plural}.{group}" if group else plural
+
+
+def not_found(plural: str, group: str, name: str) -> APIError:
+    return APIError(404, "NotFound", f'{qualified(plural, group)} "{name}" not found', _details(name, plural, group))
+
+
+def already_exists(plural: str, group: str, name: str) -> APIError:
+    return APIError(
+        409, "AlreadyExists", f'{qualified(plural, group)} "{name}" already exists', _details(name, plural, group)
+    )
+
+
+def conflict(plural: str, group: str, name: str, why: str) -> APIError:
+    return APIError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified(plural, group)} "{name}": {why}',
+        _details(name, plural, group),
+    )
+
+
+def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]) -> APIError:
+    """422 with ``causes`` as (field, reason, message) — e.g. ("spec.containers", "FieldValueRequired",
+    "Required value")."""
+    summary = ", ".join(f"{f}: {m}" for f, _, m in causes)
+    text = f"[{summary}]" if len(causes) > 1 else summary
+    details: Obj = {
+        "name": name,
+        "kind": kind,
+        "causes": [{"reason": r, "message": m, "field": f} for f, r, m in causes],
+    }
+    if group:
+        details["group"] = group
+    return APIError(422, "Invalid", f'{kind}{"." + group if group else ""} "{name}" is invalid: {text}', details)
+
+
+def bad_request(message: str) -> APIError:
+    return APIError(400, "BadRequest", message)
+
+
+def forbidden(plural: str, group: str, name: str, why: str) -> APIError:
+    return APIError(
+        403, "Forbidden", f'{qualified(plural, group)} "{name}" is forbidden: {why}', _details(name, plural, group)
+    )
+
+
+def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> APIError:
+    return APIError(405, "MethodNotAllowed", message)
+
+
+def unsupported_media_type(content_type: str) -> APIError:
+    return APIError(
+        415,
+        "UnsupportedMediaType",
+        f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/strategic-merge-patch+json, application/json-patch+json, application/apply-patch+yaml ({content_type})",
+    )
+
+
+def expired(message: str) -> APIError:
+    return APIError(410, "Expired", message)

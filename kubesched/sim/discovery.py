@@ -1,0 +1,213 @@
+"""The resources the embedded API server serves, and the discovery documents describing them.
+
+Both discovery flavours are produced from one table: the legacy per-group documents
+(``/api``, ``/api/v1``, ``/apis``, ``/apis/<group>/<version>``) and the aggregated
+``apidiscovery.k8s.io/v2`` documents kubectl asks for first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
+
+
+@dataclass(frozen=True)
+class Resource:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    #: subresource name -> (kind it answers with, verbs)
+    subresources: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    verbs: tuple[str, ...] = VERBS
+    #: the kind the object is stored under (events.k8s.io Events are core Events in the store)
+    store_kind: str = ""
+
+    @property
+    def group_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def singular(self) -> str:
+        return self.kind.lower()
+
+    @property
+    def stored_as(self) -> str:
+        return self.store_kind or self.kind
+
+
+_STATUS = ("get", "patch", "update")
+
+RESOURCES: tuple[Resource, ...] = (
+    Resource("", "v1", "namespaces", "Namespace", False, ("ns",), subresources={"status": ("Namespace", _STATUS)}),
+    Resource("", "v1", "nodes", "Node", False, ("no",), subresources={"status": ("Node", _STATUS)}),
+    Resource(
+        "",
+        "v1",
+        "pods",
+        "Pod",
+        True,
+        ("po",),
+        ("all",),
+        subresources={"binding": ("Binding", ("create",)), "status": ("Pod", _STATUS)},
+    ),
+    Resource("", "v1", "bindings", "Binding", True, verbs=("create",)),
+    Resource("", "v1", "events", "Event", True, ("ev",)),
+    Resource("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
+    Resource("coordination.k8s.io", "v1", "leases", "Lease", True),
+    Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
+)
+
+GROUPS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES if r.group).keys())
+
+
+def find(group: str, version: str, plural: str) -> Resource | None:
+    for r in RESOURCES:
+        if r.group == group and r.version == version and r.plural == plural:
+            return r
+    return None
+
+
+def resource_for_kind(kind: str, group: str = "") -> Resource | None:
+    for r in RESOURCES:
+        if r.kind == kind and r.group == group:
+            return r
+    return None
+
+
+# --- legacy discovery --------------------------------------------------------------------------
+
+
+def api_versions(server_address: str) -> Obj:
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+    }
+
+
+def _group_entry(group: str, version: str) -> Obj:
+    gv = {"groupVersion": f"{group}/{version}", "version": version}
+    return {"name": group, "versions": [gv], "preferredVersion": gv}
+
+
+def api_group_list() -> Obj:
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g, v) for g, v in GROUPS]}
+
+
+def api_group(group: str) -> Obj | None:
+    for g, v in GROUPS:
+        if g == group:
+            return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(g, v)}
+    return None
+
+
+def api_resource_list(group: str, version: str) -> Obj | None:
+    items = [r for r in RESOURCES if r.group == group and r.version == version]
+    if not items:
+        return None
+    out: list[Obj] = []
+    for r in items:
+        entry: Obj = {
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": list(r.verbs),
+        }
+        if r.short_names:
+            entry["shortNames"] = list(r.short_names)
+        if r.categories:
+            entry["categories"] = list(r.categories)
+        out.append(entry)
+        for sub, (kind, verbs) in r.subresources.items():
+            out.append(
+                {
+                    "name": f"{r.plural}/{sub}",
+                    "singularName": "",
+                    "namespaced": r.namespaced,
+                    "kind": kind,
+                    "verbs": list(verbs),
+                }
+            )
+    return {
+        "kind": "APIResourceList",
+        "apiVersion": "v1",
+        "groupVersion": f"{group}/{version}" if group else version,
+        "resources": out,
+    }
+
+
+# --- aggregated discovery ----------------------------------------------------------------------
+
+AGGREGATED_V2 = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+AGGREGATED_V2BETA1 = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> str | None:
+    """The aggregated discovery media type the client accepts first, if any."""
+    for part in accept.split(","):
+        params = {p.strip().split("=", 1)[0]: p.strip().split("=", 1)[-1] for p in part.split(";")[1:] if "=" in p}
+        if params.get("g") == "apidiscovery.k8s.io" and params.get("as") == "APIGroupDiscoveryList":
+            if params.get("v") == "v2":
+                return AGGREGATED_V2
+            if params.get("v") == "v2beta1":
+                return AGGREGATED_V2BETA1
+    return None
+
+
+def _discovery_resource(r: Resource) -> Obj:
+    entry: Obj = {
+        "resource": r.plural,
+        "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
+        "scope": "Namespaced" if r.namespaced else "Cluster",
+        "singularResource": r.singular,
+        "verbs": list(r.verbs),
+    }
+    if r.short_names:
+        entry["shortNames"] = list(r.short_names)
+    if r.categories:
+        entry["categories"] = list(r.categories)
+    if r.subresources:
+        entry["subresources"] = [
+            {
+                "subresource": sub,
+                "responseKind": {"group": r.group if kind != "Binding" else "", "version": r.version, "kind": kind},
+                "verbs": list(verbs),
+            }
+            for sub, (kind, verbs) in r.subresources.items()
+        ]
+    return entry
+
+
+def aggregated_discovery(core: bool, media_type: str) -> Obj:
+    """``/api`` (core) or ``/apis`` (named groups) as an APIGroupDiscoveryList."""
+    version = "v2" if media_type == AGGREGATED_V2 else "v2beta1"
+    groups = [("", "v1")] if core else list(GROUPS)
+    items = []
+    for g, v in groups:
+        items.append(
+            {
+                "metadata": {"name": g, "creationTimestamp": None},
+                "versions": [
+                    {
+                        "version": v,
+                        "resources": [_discovery_resource(r) for r in RESOURCES if r.group == g and r.version == v],
+                        "freshness": "Current",
+                    }
+                ],
+            }
+        )
+    return {
+        "kind": "APIGroupDiscoveryList",
+        "apiVersion": f"apidiscovery.k8s.io/{version}",
+        "metadata": {},
+        "items": items,
+    }

@@ -1,0 +1,252 @@
+"""The real kubectl against the embedded API server, with the real scheduler running on the
+same store in the same event loop: what a user types must work as against a real cluster."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.cluster.memory import InMemoryCluster
+from kubesched.cluster.store import Store
+from kubesched.config import load_config
+from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.sim.apiserver import APIServer
+from kubesched.testing import make_node
+
+KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
+pytestmark = pytest.mark.skipif(
+    not os.access(KUBECTL, os.X_OK), reason="kubectl is not installed (looked on PATH and at /usr/bin/kubectl)"
+)
+
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  labels: {{app: web}}
+spec:
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+    resources:
+      requests: {{cpu: "{cpu}", memory: 64Mi}}
+"""
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@dataclass
+class Cluster:
+    store: Store
+    server: APIServer
+    kubeconfig: str
+    cache: str
+    tmp: Path
+
+    async def kubectl(self, *args: str, stdin: str | None = None, timeout: float = 30) -> Result:
+        proc = await asyncio.create_subprocess_exec(
+            KUBECTL,
+            "--kubeconfig",
+            self.kubeconfig,
+            "--cache-dir",
+            self.cache,
+            *args,
+            stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "KUBECONFIG": self.kubeconfig, "HOME": str(self.tmp)},
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), timeout)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
+            raise AssertionError(f"kubectl {' '.join(args)} did not finish within {timeout}s") from None
+        assert proc.returncode is not None
+        return Result(proc.returncode, out.decode(), err.decode())
+
+    async def ok(self, *args: str, stdin: str | None = None) -> str:
+        r = await self.kubectl(*args, stdin=stdin)
+        assert r.code == 0, f"kubectl {' '.join(args)} failed: {r.err}"
+        return r.out
+
+    def pod_file(self, name: str, cpu: str = "100m") -> str:
+        path = self.tmp / f"{name}.yaml"
+        path.write_text(POD.format(name=name, cpu=cpu))
+        return str(path)
+
+    async def wait_for(self, cond: Any, timeout: float = 10) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not cond():
+            assert loop.time() < deadline, "condition not reached in time"
+            await asyncio.sleep(0.02)
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
+    store = Store()
+    server = APIServer(store)
+    await server.start()
+    for i in (1, 2):
+        node = make_node(f"node-{i}").capacity(cpu="4", memory="8Gi", pods="110")
+        node.set("status.conditions", [{"type": "Ready", "status": "True"}])
+        node.set("status.nodeInfo", {"kubeletVersion": "v1.32.0"})
+        store.create("Node", node.obj())
+    cfg = load_config(None)
+    sched = Scheduler(cfg.profiles, InMemoryCluster(store), SchedulerOptions(seed=1))
+    task = asyncio.create_task(sched.run())
+    try:
+        yield Cluster(
+            store, server, server.write_kubeconfig(tmp_path / "kubeconfig"), str(tmp_path / "cache"), tmp_path
+        )
+    finally:
+        await sched.stop(grace=1)
+        await asyncio.wait_for(task, 5)
+        await server.stop()
+
+
+def node_of(store: Store, name: str) -> str | None:
+    return store.get("Pod", "default", name)["spec"].get("nodeName")
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        pytest.param(("version",), ["Server Version: v1.32.0-kubesched"], id="version"),
+        pytest.param(
+            ("api-resources",),
+            ["pods", "po", "priorityclasses", "pc", "scheduling.k8s.io/v1", "leases", "events.k8s.io/v1"],
+            id="api-resources",
+        ),
+        pytest.param(("get", "nodes"), ["node-1", "Ready", "v1.32.0"], id="get-nodes"),
+        pytest.param(("get", "namespaces"), ["default", "kube-system", "Active"], id="get-namespaces"),
+        pytest.param(("get", "pc"), ["system-node-critical", "2000001000"], id="get-priorityclasses"),
+        pytest.param(("explain", "pod.spec.schedulerName"), ["schedulerName", "string"], id="explain"),
+    ],
+)
+async def test_read_only_commands(cluster: Cluster, args: tuple[str, ...], expected: list[str]) -> None:
+    out = await cluster.ok(*args)
+    for text in expected:
+        assert text in out
+
+
+async def test_apply_is_scheduled_and_shown_with_its_node_and_event(cluster: Cluster) -> None:
+    out = await cluster.ok("apply", "-f", cluster.pod_file("web"))
+    assert "pod/web created" in out
+    await cluster.wait_for(lambda: node_of(cluster.store, "web") is not None)
+    node = node_of(cluster.store, "web")
+    wide = await cluster.ok("get", "pods", "-o", "wide")
+    header, row = wide.splitlines()[:2]
+    assert header.split()[:5] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] and "NOMINATED NODE" in header
+    assert row.split()[0] == "web" and node in row.split()
+    await cluster.wait_for(lambda: any(e["reason"] == "Scheduled" for e in cluster.store.list("Event", "default")[0]))
+    events = await cluster.ok("get", "events")
+    assert "Scheduled" in events and "pod/web" in events and f"to {node}" in events
+    # Applying the same file again is a no-op; a changed one is patched (client-side apply).
+    assert "pod/web unchanged" in await cluster.ok("apply", "-f", cluster.pod_file("web"))
+
+
+async def test_describe_unschedulable_pod_shows_failed_scheduling(cluster: Cluster) -> None:
+    await cluster.ok("apply", "-f", cluster.pod_file("huge", cpu="64"))
+    await cluster.wait_for(
+        lambda: any(e["reason"] == "FailedScheduling" for e in cluster.store.list("Event", "default")[0])
+    )
+    out = await cluster.ok("describe", "pod", "huge")
+    assert "FailedScheduling" in out
+    assert "0/2 nodes are available" in out and "Insufficient cpu" in out
+    assert "Status:" in out and "Pending" in out
+
+
+async def test_server_side_apply_creates_and_updates(cluster: Cluster) -> None:
+    path = cluster.pod_file("ssa")
+    assert "pod/ssa serverside-applied" in await cluster.ok("apply", "--server-side", "-f", path)
+    Path(path).write_text(Path(path).read_text().replace("{app: web}", "{app: web, tier: fe}"))
+    assert "serverside-applied" in await cluster.ok("apply", "--server-side", "-f", path)
+    assert cluster.store.get("Pod", "default", "ssa")["metadata"]["labels"] == {"app": "web", "tier": "fe"}
+
+
+@pytest.mark.parametrize(
+    ("args", "check"),
+    [
+        pytest.param(("label", "pod", "p", "team=a"), lambda p: p["metadata"]["labels"]["team"] == "a", id="label"),
+        pytest.param(
+            ("annotate", "pod", "p", "note=hi"), lambda p: p["metadata"]["annotations"]["note"] == "hi", id="annotate"
+        ),
+        pytest.param(
+            ("patch", "pod", "p", "--type", "merge", "-p", '{"metadata":{"labels":{"m":"1"}}}'),
+            lambda p: p["metadata"]["labels"]["m"] == "1",
+            id="patch-merge",
+        ),
+        pytest.param(
+            ("patch", "pod", "p", "--type", "json", "-p", '[{"op":"add","path":"/metadata/labels/j","value":"2"}]'),
+            lambda p: p["metadata"]["labels"]["j"] == "2",
+            id="patch-json",
+        ),
+        pytest.param(
+            (
+                "patch",
+                "pod",
+                "p",
+                "--type",
+                "strategic",
+                "-p",
+                '{"spec":{"containers":[{"name":"main","image":"x:2"}]}}',
+            ),
+            lambda p: [c["image"] for c in p["spec"]["containers"]] == ["x:2"],
+            id="patch-strategic",
+        ),
+    ],
+)
+async def test_edits(cluster: Cluster, args: tuple[str, ...], check: Any) -> None:
+    await cluster.ok("apply", "-f", cluster.pod_file("p"))
+    out = await cluster.ok(*args)
+    assert "pod/p" in out
+    assert check(cluster.store.get("Pod", "default", "p"))
+
+
+async def test_strict_validation_rejects_unknown_fields(cluster: Cluster) -> None:
+    path = cluster.tmp / "bad.yaml"
+    path.write_text(POD.format(name="bad", cpu="1").replace("  containers:", "  colour: red\n  containers:"))
+    r = await cluster.kubectl("apply", "-f", str(path))
+    assert r.code != 0
+    assert 'unknown field "spec.colour"' in r.err
+
+
+async def test_label_selector_and_field_selector(cluster: Cluster) -> None:
+    await cluster.ok("apply", "-f", cluster.pod_file("a"))
+    await cluster.ok("run", "b", "--image=registry.k8s.io/pause:3.10", "--labels=app=db")
+    await cluster.wait_for(lambda: node_of(cluster.store, "a") and node_of(cluster.store, "b"))
+    out = await cluster.ok("get", "pods", "-l", "app=web", "-o", "name")
+    assert out.split() == ["pod/a"]
+    node = node_of(cluster.store, "b")
+    out = await cluster.ok("get", "pods", "--field-selector", f"spec.nodeName={node},metadata.name=b", "-o", "name")
+    assert out.split() == ["pod/b"]
+
+
+async def test_get_watch_streams_changes(cluster: Cluster) -> None:
+    watcher = asyncio.create_task(cluster.kubectl("get", "pods", "-w", "--request-timeout=2s", timeout=15))
+    await asyncio.sleep(0.5)
+    await cluster.ok("apply", "-f", cluster.pod_file("w"))
+    r = await watcher
+    assert "w" in r.out.split()
+
+
+async def test_delete_returns_once_the_pod_is_gone(cluster: Cluster) -> None:
+    await cluster.ok("apply", "-f", cluster.pod_file("gone"))
+    out = await cluster.ok("delete", "pod", "gone")
+    assert 'pod "gone" deleted' in out
+    r = await cluster.kubectl("get", "pod", "gone")
+    assert r.code != 0 and 'pods "gone" not found' in r.err

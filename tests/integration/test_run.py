@@ -1,0 +1,217 @@
+"""`kubesched run` as a user runs it: separate processes, the embedded API server over real HTTP
+(kubernetes_asyncio on both sides of the wire), leader election between two replicas, metrics,
+health, and a clean SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from kubesched.cluster.store import Store
+from kubesched.sim.apiserver import APIServer
+from kubesched.testing import make_node, make_pod
+
+ROOT = Path(__file__).resolve().parents[2]
+LEASE_SECONDS = 4
+
+CONFIG = f"""\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+leaderElection:
+  leaderElect: true
+  leaseDuration: {LEASE_SECONDS}s
+  renewDeadline: 3s
+  retryPeriod: 1s
+  resourceName: kubesched-test
+  resourceNamespace: kube-system
+profiles:
+  - schedulerName: kubesched
+"""
+
+
+class Replica:
+    def __init__(self, proc: asyncio.subprocess.Process, identity: str) -> None:
+        self.proc = proc
+        self.identity = identity
+        self.port: int | None = None
+        self.lines: list[str] = []
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stderr is not None
+        while True:
+            line = await self.proc.stderr.readline()
+            if not line:
+                return
+            text = line.decode(errors="replace")
+            self.lines.append(text)
+            m = re.search(r"/metrics on [^:]+:(\d+)", text)
+            if m:
+                self.port = int(m.group(1))
+
+    def log(self) -> str:
+        return "".join(self.lines)
+
+    async def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.returncode is None:
+            self.proc.send_signal(sig)
+        code = await asyncio.wait_for(self.proc.wait(), 30)
+        await asyncio.wait_for(self._reader, 5)
+        return code
+
+
+async def start_replica(kubeconfig: Path, config: Path, identity: str) -> Replica:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "kubesched",
+        "run",
+        "--config",
+        str(config),
+        "--kubeconfig",
+        str(kubeconfig),
+        "--bind-address",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--identity",
+        identity,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    return Replica(proc, identity)
+
+
+async def eventually(cond: Any, timeout: float, what: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not cond():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+async def server(tmp_path: Path) -> Any:
+    store = Store()
+    srv = APIServer(store)
+    await srv.start()
+    kubeconfig = Path(srv.write_kubeconfig(str(tmp_path / "kubeconfig")))
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    yield store, srv, kubeconfig, config
+    await srv.stop()
+
+
+def holder(store: Store) -> str:
+    try:
+        return store.get("Lease", "kube-system", "kubesched-test")["spec"].get("holderIdentity") or ""
+    except Exception:  # noqa: BLE001 - not created yet
+        return ""
+
+
+def scheduled_events(store: Store, pod_name: str) -> int:
+    items, _ = store.list("Event")
+    return sum(1 for e in items if e["involvedObject"].get("name") == pod_name and e.get("reason") == "Scheduled")
+
+
+def bound(store: Store, name: str) -> str | None:
+    return store.get("Pod", "default", name)["spec"].get("nodeName")
+
+
+async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) -> None:
+    store, srv, kubeconfig, config = server
+    for i in range(3):
+        store.create("Node", make_node(f"n{i}").obj())
+    a = await start_replica(kubeconfig, config, "replica-a")
+    b = await start_replica(kubeconfig, config, "replica-b")
+    replicas = {"replica-a": a, "replica-b": b}
+    try:
+        await eventually(lambda: holder(store) in replicas, 30, "a leader")
+        leader = replicas[holder(store)]
+        follower = b if leader is a else a
+        for i in range(5):
+            store.create("Pod", make_pod(f"first-{i}").scheduler("kubesched").obj())
+        await eventually(lambda: all(bound(store, f"first-{i}") for i in range(5)), 30, "pods bound by the leader")
+        assert "successfully acquired lease" in leader.log()
+        assert "successfully acquired lease" not in follower.log()
+
+        # Metrics and health of the leader, with upstream's names.
+        assert leader.port is not None and follower.port is not None
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://127.0.0.1:{leader.port}/metrics") as r:
+                text = await r.text()
+            for port in (leader.port, follower.port):
+                async with http.get(f"http://127.0.0.1:{port}/healthz") as r:
+                    assert r.status == 200
+                # Ready once informers have synced, leader or not.
+                for _ in range(100):
+                    async with http.get(f"http://127.0.0.1:{port}/readyz") as r:
+                        if r.status == 200:
+                            break
+                    await asyncio.sleep(0.1)
+                assert r.status == 200
+        assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 5.0' in text
+        assert "scheduler_scheduling_attempt_duration_seconds_bucket" in text
+        assert 'scheduler_pending_pods{queue="active"}' in text
+        assert "scheduler_framework_extension_point_duration_seconds_bucket" in text
+        assert "scheduler_pod_scheduling_sli_duration_seconds_bucket" in text
+        assert "scheduler_queue_incoming_pods_total" in text
+        assert "_created" not in text
+
+        # Kill the leader outright (no lease release): the follower takes over once the lease
+        # has gone unrenewed for leaseDuration, as it observes it. As in client-go, that is
+        # within leaseDuration plus up to two jittered retry periods (1s x 2.2) of the kill.
+        await leader.stop(signal.SIGKILL)
+        loop = asyncio.get_running_loop()
+        killed_at = loop.time()
+        for i in range(3):
+            store.create("Pod", make_pod(f"second-{i}").scheduler("kubesched").obj())
+        await eventually(lambda: holder(store) == follower.identity, LEASE_SECONDS + 10, "the follower to take over")
+        took = loop.time() - killed_at
+        assert took <= LEASE_SECONDS + 2 * 2.2 + 0.5, f"took over after {took:.1f}s"
+        assert took >= 1.0, f"took over after {took:.1f}s: before the lease could have expired"
+        await eventually(lambda: all(bound(store, f"second-{i}") for i in range(3)), 30, "pods bound by the new leader")
+        for name in [f"first-{i}" for i in range(5)] + [f"second-{i}" for i in range(3)]:
+            assert scheduled_events(store, name) == 1, f"{name} bound more than once"
+
+        # SIGTERM: exit 0 and the lease released so a successor need not wait.
+        assert await follower.stop(signal.SIGTERM) == 0, follower.log()
+        lease = store.get("Lease", "kube-system", "kubesched-test")
+        assert not lease["spec"].get("holderIdentity"), lease
+    finally:
+        for r in (a, b):
+            if r.proc.returncode is None:
+                r.proc.kill()
+                await r.proc.wait()
+
+
+async def test_broken_config_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(CONFIG.replace("retryPeriod: 1s", "retryPeriod: 1s\n  bogus: 1"))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "kubesched",
+        "run",
+        "--config",
+        str(bad),
+        "--kubeconfig",
+        str(tmp_path / "none"),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode != 0
+    assert "leaderElection.bogus" in err.decode()
