@@ -47,11 +47,15 @@ def default_identity() -> str:
 
 
 def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
+    from kubesched.cluster.base import ClusterError
     from kubesched.cluster.kube import KubeCluster
 
     cc = cfg.model.clientConnection
+    path = opts.kubeconfig or cc.kubeconfig or None
+    if path and not os.path.isfile(os.path.expanduser(path)):
+        raise ClusterError(f"kubeconfig {path}: no such file", 0)
     return KubeCluster(
-        kubeconfig=opts.kubeconfig or cc.kubeconfig or None,
+        kubeconfig=path,
         context=opts.context,
         qps=float(cc.qps),
         burst=int(cc.burst),
@@ -60,6 +64,7 @@ def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
 
 async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None = None) -> int:
     """Run until ``stop`` is set (or SIGTERM/SIGINT). Returns the process exit code."""
+    cluster = opts.cluster if opts.cluster is not None else build_cluster(cfg, opts)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
@@ -72,7 +77,6 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
 
     m = cfg.model
     observer = PrometheusObserver()
-    cluster = opts.cluster if opts.cluster is not None else build_cluster(cfg, opts)
     sched = Scheduler(
         cfg.profiles,
         cluster,

@@ -187,7 +187,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         record_results=args.record_results,
         identity=args.identity,
     )
-    return int(_event_loop_runner()(run(cfg, opts)))
+    from kubesched.cluster.base import ClusterError
+
+    try:
+        return int(_event_loop_runner()(run(cfg, opts)))
+    except ClusterError as exc:
+        return _fail(str(exc), 1)
 
 
 # --- sim serve ------------------------------------------------------------------------------------
