@@ -132,6 +132,7 @@ class APIServer:
         self.port = port
         #: seconds between BOOKMARK events on watches that asked for them
         self.bookmark_interval = 5.0
+        self._stopping = False
         self._runner: web.AppRunner | None = None
         self._watches: set[_Watch] = set()
 
@@ -144,7 +145,8 @@ class APIServer:
         self.ensure_defaults()
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port)
         await site.start()
@@ -153,6 +155,7 @@ class APIServer:
             self.port = sockets[0].getsockname()[1]
 
     async def stop(self) -> None:
+        self._stopping = True
         self.drop_watches()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -709,6 +712,8 @@ class APIServer:
 
     # --- watch --------------------------------------------------------------------------------
     async def _watch(self, request: web.Request, req: _Request) -> web.StreamResponse:
+        if self._stopping:
+            raise web.HTTPServiceUnavailable(text="the server is shutting down")
         q = request.query
         match = self._selectors(request, req)
         if req.name is not None:
