@@ -14,7 +14,18 @@ from typing import Any, Protocol
 
 Obj = dict[str, Any]
 
-WATCHED_KINDS = ("Namespace", "PriorityClass", "Node", "Pod")
+#: Delivered in this order at start: what pods refer to comes before the pods.
+WATCHED_KINDS = (
+    "Namespace",
+    "PriorityClass",
+    "StorageClass",
+    "CSINode",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "Node",
+    "Pod",
+)
 
 
 class ClusterError(Exception):
@@ -74,3 +85,7 @@ class Cluster(Protocol):
     async def patch_pod_annotations(self, pod: Obj, annotations: dict[str, str]) -> None: ...
 
     async def delete_pod(self, pod: Obj) -> None: ...
+
+    async def update_object(self, kind: str, obj: Obj) -> Obj:
+        """Replace an object (optimistic concurrency on ``metadata.resourceVersion``: a stale one
+        raises :class:`Conflict`). Used by plugins that write, e.g. VolumeBinding's PreBind."""

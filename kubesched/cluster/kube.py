@@ -76,6 +76,11 @@ class _Resource:
 RESOURCES = {
     "Namespace": _Resource("Namespace", "v1", "/api/v1/namespaces"),
     "PriorityClass": _Resource("PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1/priorityclasses"),
+    "StorageClass": _Resource("StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"),
+    "CSINode": _Resource("CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes"),
+    "PersistentVolume": _Resource("PersistentVolume", "v1", "/api/v1/persistentvolumes"),
+    "PersistentVolumeClaim": _Resource("PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"),
+    "PodDisruptionBudget": _Resource("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),
     "Node": _Resource("Node", "v1", "/api/v1/nodes"),
     "Pod": _Resource("Pod", "v1", "/api/v1/pods"),
 }

@@ -150,6 +150,9 @@ class InMemoryCluster:
         meta = pod["metadata"]
         self.store.delete("Pod", meta.get("namespace"), meta["name"])
 
+    async def update_object(self, kind: str, obj: Obj) -> Obj:
+        return self.store.update(kind, obj, check_version=True)
+
     def events_for(self, pod: Obj) -> list[Obj]:
         """Events about ``pod`` (for tests and reports)."""
         uid = pod["metadata"].get("uid")

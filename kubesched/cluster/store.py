@@ -32,6 +32,11 @@ API_VERSIONS = {
     "Event": "v1",
     "PriorityClass": "scheduling.k8s.io/v1",
     "Lease": "coordination.k8s.io/v1",
+    "PersistentVolume": "v1",
+    "PersistentVolumeClaim": "v1",
+    "StorageClass": "storage.k8s.io/v1",
+    "CSINode": "storage.k8s.io/v1",
+    "PodDisruptionBudget": "policy/v1",
 }
 
 

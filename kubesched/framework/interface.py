@@ -167,8 +167,32 @@ class SharedLister(Protocol):
     def have_pods_with_required_anti_affinity(self) -> Sequence[NodeInfo]: ...
 
 
+class Listers(Protocol):
+    """Read access to the cluster objects the scheduler caches besides pods and nodes:
+    ``Namespace``, ``PriorityClass``, ``PersistentVolume``, ``PersistentVolumeClaim``,
+    ``StorageClass``, ``CSINode``, ``PodDisruptionBudget`` (Kubernetes JSON dicts)."""
+
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None: ...
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]: ...
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]: ...
+
+
+class Nominator(Protocol):
+    """Pods nominated to run on a node (by preemption), not yet bound there."""
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
+
+
 class Handle(Protocol):
     """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings."""
+
+    @property
+    def listers(self) -> Listers: ...
+
+    @property
+    def nominator(self) -> Nominator: ...
 
     @property
     def profile_name(self) -> str: ...

@@ -127,6 +127,25 @@ class WaitingPods:
         return len(self._pods)
 
 
+class _NoListers:
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        return None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return []
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        return {}
+
+
+class _NoNominator:
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return []
+
+    def has_nominated(self, node_name: str) -> bool:
+        return False
+
+
 class _Bound:
     """A plugin method, whether it is a coroutine function, and its plugin's name."""
 
@@ -182,6 +201,9 @@ class Framework:
         self._snapshot: SharedLister | None = None
         #: Receives ``plugin_execution(plugin, point, status, seconds)`` in sampled cycles.
         self.observer: Any = None
+        #: Set by the scheduler: cached cluster objects, and pods nominated to nodes.
+        self.listers: Any = _NoListers()
+        self.nominator: Any = _NoNominator()
         self.plugins: dict[str, Any] = {}
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
 
@@ -480,6 +502,39 @@ class Framework:
                     return Status.as_error(f'running "{name}" filter plugin: {status.message()}', name)
                 return status
         return None
+
+    async def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str] | None = None
+    ) -> Status | None:
+        """Filter as upstream's RunFilterPluginsWithNominatedPods: first with the pods nominated to
+        this node (of equal or higher priority) added, as if they were running there; then,
+        only if that passed and some were added, once more without them — so that a pod fits
+        only where it fits both with and without them."""
+        nominated = [
+            p
+            for p in self.nominator.nominated_pods_for_node(node.name)
+            if p.uid != pod.uid and p.priority >= pod.priority
+        ]
+        if not nominated:
+            if trace is not None:
+                return self.run_filter_traced(state, pod, node, trace)
+            return self.run_filter(state, pod, node)
+        state_with = state.clone()
+        node_with = node.clone()
+        for p in nominated:
+            node_with.add_pod(p)
+            status = await self.run_pre_filter_add_pod(state_with, pod, p, node_with)
+            if status is not None and not status.is_success():
+                return status
+        if trace is not None:
+            first = self.run_filter_traced(state_with, pod, node_with, trace)
+        else:
+            first = self.run_filter(state_with, pod, node_with)
+        if first is not None:
+            return first
+        if trace is not None:
+            return self.run_filter_traced(state, pod, node, trace)
+        return self.run_filter(state, pod, node)
 
     def run_filter_traced(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str]

@@ -63,6 +63,11 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
+    Resource("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",)),
+    Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
+    Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
+    Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
+    Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
 )
 
 GROUPS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES if r.group).keys())

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kubesched.cluster import kube
-from kubesched.cluster.base import ClusterError, Conflict, NotFound
+from kubesched.cluster.base import WATCHED_KINDS, ClusterError, Conflict, NotFound
 from kubesched.cluster.kube import KubeCluster
 from kubesched.cluster.leader import LeaderElector
 from kubesched.cluster.store import Store
@@ -104,7 +104,7 @@ async def test_start_delivers_existing_objects_in_kind_order_and_returns_synced(
     assert ("add", "Namespace", "default") in rec.log
     assert any(k == "PriorityClass" for _, k, _ in rec.log)
     kinds = [k for _, k, _ in rec.log]
-    order = ["Namespace", "PriorityClass", "Node", "Pod"]
+    order = list(WATCHED_KINDS)
     assert kinds == sorted(kinds, key=order.index)
     pod = rec.objects[("Pod", "p1")]
     assert (pod["kind"], pod["apiVersion"]) == ("Pod", "v1")  # list items get their type back
@@ -279,7 +279,7 @@ async def test_a_crashed_informer_is_logged_and_restarted(
 async def test_stop_cancels_every_informer(cluster: KubeCluster) -> None:
     await started(cluster)
     tasks = set(cluster._tasks)
-    assert len(tasks) == 4
+    assert len(tasks) == len(WATCHED_KINDS)
     await cluster.stop()
     assert all(t.done() for t in tasks)
     assert not cluster._tasks
