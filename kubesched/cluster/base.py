@@ -84,6 +84,9 @@ class Cluster(Protocol):
 
     async def patch_pod_annotations(self, pod: Obj, annotations: dict[str, str]) -> None: ...
 
+    async def set_nominated_node_name(self, pod: Obj, node_name: str) -> None:
+        """Set ``status.nominatedNodeName`` (``""`` clears it), as preemption does."""
+
     async def delete_pod(self, pod: Obj) -> None: ...
 
     async def update_object(self, kind: str, obj: Obj) -> Obj:

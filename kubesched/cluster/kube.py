@@ -776,6 +776,29 @@ class KubeCluster:
         meta = pod["metadata"]
         await self.request("DELETE", _ns_path("v1", meta.get("namespace") or "default", "pods", meta["name"]))
 
+    async def set_nominated_node_name(self, pod: Obj, node_name: str) -> None:
+        meta = pod["metadata"]
+        path = _ns_path("v1", meta.get("namespace") or "default", "pods", meta["name"], "status")
+        try:
+            await self.request(
+                "PATCH",
+                path,
+                body={"status": {"nominatedNodeName": node_name or None}},
+                content_type="application/merge-patch+json",
+            )
+        except NotFound:
+            pass
+
+    async def update_object(self, kind: str, obj: Obj) -> Obj:
+        res = RESOURCES.get(kind)
+        if res is None:
+            raise ClusterError(f"kind {kind!r} is not known to this backend", 0)
+        meta = obj["metadata"]
+        from kubesched.cluster.store import CLUSTER_SCOPED
+
+        namespace = None if kind in CLUSTER_SCOPED else (meta.get("namespace") or "default")
+        return await self.request("PUT", res.object_path(namespace, meta["name"]), body=obj)
+
     # --- leases -------------------------------------------------------------------------------
     def leases(self) -> KubeLeases:
         """The :class:`~kubesched.cluster.leader.LeaseClient` of this cluster."""

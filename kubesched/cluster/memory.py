@@ -150,6 +150,21 @@ class InMemoryCluster:
         meta = pod["metadata"]
         self.store.delete("Pod", meta.get("namespace"), meta["name"])
 
+    async def set_nominated_node_name(self, pod: Obj, node_name: str) -> None:
+        meta = pod["metadata"]
+
+        def nominate(p: Obj) -> None:
+            status = p.setdefault("status", {})
+            if node_name:
+                status["nominatedNodeName"] = node_name
+            else:
+                status.pop("nominatedNodeName", None)
+
+        try:
+            self.store.mutate("Pod", meta.get("namespace"), meta["name"], nominate)
+        except NotFound:
+            pass
+
     async def update_object(self, kind: str, obj: Obj) -> Obj:
         return self.store.update(kind, obj, check_version=True)
 

@@ -63,12 +63,40 @@ class _SoloPlugins(Registry):
     pass
 
 
+class ObjectListers:
+    """The handle's ``listers`` over a fixed list of objects (Namespaces, PVCs, PVs, ...)."""
+
+    def __init__(self, objects: Iterable[dict[str, Any]] = ()) -> None:
+        self._by_kind: dict[str, list[dict[str, Any]]] = {}
+        for o in objects:
+            self._by_kind.setdefault(o["kind"], []).append(o)
+
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        for o in self._by_kind.get(kind, []):
+            meta = o.get("metadata") or {}
+            if meta.get("name") == name and (namespace is None or (meta.get("namespace") or "default") == namespace):
+                return o
+        return None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return [
+            o
+            for o in self._by_kind.get(kind, [])
+            if namespace is None or ((o.get("metadata") or {}).get("namespace") or "default") == namespace
+        ]
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        ns = self.get("Namespace", None, namespace)
+        return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
+
+
 def framework_for(
     plugin: str | type,
     args: Any = None,
     nodes: Sequence[NodeInfo] = (),
     weight: int = 1,
     cluster: Any = None,
+    objects: Iterable[dict[str, Any]] = (),
 ) -> Framework:
     """A partial profile holding only ``plugin`` at every point it implements."""
     if isinstance(plugin, str):
@@ -88,11 +116,17 @@ def framework_for(
         plugin_args[cls.name] = model.model_validate(args) if model is not None and isinstance(args, dict) else args  # type: ignore[attr-defined]
     fw = Framework(ProfileSpec("test-scheduler", points, plugin_args), registry, cluster=cluster, partial=True)
     fw.set_snapshot(Snapshot(nodes))
+    fw.listers = ObjectListers(objects)
     return fw
 
 
 async def afilter_nodes(
-    plugin: str | type, pod: PodLike, nodes: Iterable[NodeLike], args: Any = None, pods: Iterable[PodLike] = ()
+    plugin: str | type,
+    pod: PodLike,
+    nodes: Iterable[NodeLike],
+    args: Any = None,
+    pods: Iterable[PodLike] = (),
+    objects: Iterable[dict[str, Any]] = (),
 ) -> dict[str, Status | None]:
     """PreFilter (if implemented) then Filter on every node: ``{node: None (fits) | Status}``.
 
@@ -101,7 +135,7 @@ async def afilter_nodes(
     """
     pi = as_pod_info(pod)
     infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos)
+    fw = framework_for(plugin, args, infos, objects=objects)
     state = CycleState()
     result, status, _ = await fw.run_pre_filter(state, pi)
     out: dict[str, Status | None] = {}
@@ -122,6 +156,7 @@ async def ascore_nodes(
     args: Any = None,
     pods: Iterable[PodLike] = (),
     normalize: bool = True,
+    objects: Iterable[dict[str, Any]] = (),
 ) -> dict[str, int]:
     """PreScore (if implemented), Score and NormalizeScore over ``nodes``: ``{node: score}``.
 
@@ -130,7 +165,7 @@ async def ascore_nodes(
     """
     pi = as_pod_info(pod)
     infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos)
+    fw = framework_for(plugin, args, infos, objects=objects)
     state = CycleState()
     _, status, _ = await fw.run_pre_filter(state, pi)
     if status is not None and not status.is_success():
@@ -150,9 +185,14 @@ async def ascore_nodes(
 
 
 def filter_nodes(
-    plugin: str | type, pod: PodLike, nodes: Iterable[NodeLike], args: Any = None, pods: Iterable[PodLike] = ()
+    plugin: str | type,
+    pod: PodLike,
+    nodes: Iterable[NodeLike],
+    args: Any = None,
+    pods: Iterable[PodLike] = (),
+    objects: Iterable[dict[str, Any]] = (),
 ) -> dict[str, Status | None]:
-    return asyncio.run(afilter_nodes(plugin, pod, nodes, args, pods))
+    return asyncio.run(afilter_nodes(plugin, pod, nodes, args, pods, objects))
 
 
 def score_nodes(
@@ -162,8 +202,9 @@ def score_nodes(
     args: Any = None,
     pods: Iterable[PodLike] = (),
     normalize: bool = True,
+    objects: Iterable[dict[str, Any]] = (),
 ) -> dict[str, int]:
-    return asyncio.run(ascore_nodes(plugin, pod, nodes, args, pods, normalize))
+    return asyncio.run(ascore_nodes(plugin, pod, nodes, args, pods, normalize, objects))
 
 
 def reasons(statuses: dict[str, Status | None]) -> dict[str, list[str]]:
