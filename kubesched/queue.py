@@ -81,6 +81,42 @@ def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
     )
 
 
+class Nominator:
+    """Pods nominated to a node (by preemption) and not yet bound: other pods' filters count
+    them as if they were already there, so the room preemption made is not taken by others."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add(self, pod: PodInfo, node_name: str) -> None:
+        self.delete(pod.uid)
+        self._by_node.setdefault(node_name, {})[pod.uid] = pod
+        self._node_of[pod.uid] = node_name
+
+    def delete(self, uid: str) -> None:
+        node = self._node_of.pop(uid, None)
+        if node is not None:
+            pods = self._by_node.get(node)
+            if pods is not None:
+                pods.pop(uid, None)
+                if not pods:
+                    del self._by_node[node]
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        pods = self._by_node.get(node_name)
+        return list(pods.values()) if pods else []
+
+    def has_nominated(self, node_name: str) -> bool:
+        return node_name in self._by_node
+
+    def node_of(self, uid: str) -> str | None:
+        return self._node_of.get(uid)
+
+    def __bool__(self) -> bool:
+        return bool(self._node_of)
+
+
 class SchedulingQueue:
     def __init__(
         self,
@@ -112,6 +148,7 @@ class SchedulingQueue:
         self._events_base = 0
         self._nonempty: asyncio.Event | None = None
         self._closed = False
+        self.nominator = Nominator()
         self._gate_tasks: set[asyncio.Task[None]] = set()
         # Pods deleted, or updated, while an attempt for them is in flight: the attempt's
         # outcome must not resurrect a deleted pod, nor requeue a stale version.

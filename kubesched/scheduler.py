@@ -280,8 +280,10 @@ class Scheduler:
             self.queue.on_incoming = observer.queue_incoming
             observer.watch_pending(self.queue.counts)
         self.next_start_node_index = 0
-        self.namespaces: dict[str, dict[str, Any]] = {}
-        self.priority_classes: dict[str, dict[str, Any]] = {}
+        self.listers = ObjectCache()
+        for fw in self.frameworks.values():
+            fw.listers = self.listers
+            fw.nominator = self.queue.nominator
         self.results: dict[str, PodResult] = {}
         self.stats = Stats()
         self._binding_tasks: set[asyncio.Task[None]] = set()
@@ -316,14 +318,14 @@ class Scheduler:
                 self.cache.add_pod(pi)
                 self.queue.assigned_pod_added(pi)
             elif self._responsible(pi) and not _terminal(obj) and not pi.deleting:
+                self._nominate_from(pi)
                 self.queue.add(pi)
         elif kind == "Node":
             self.cache.add_node(obj)
             self.queue.on_event(NODE_ADD, None, obj)
-        elif kind == "Namespace":
-            self.namespaces[obj["metadata"]["name"]] = obj
-        elif kind == "PriorityClass":
-            self.priority_classes[obj["metadata"]["name"]] = obj
+        else:
+            self.listers.put(kind, obj)
+            self._other_event(kind, ActionType.ADD, None, obj)
 
     def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         if kind == "Pod":
@@ -334,6 +336,7 @@ class Scheduler:
                 was_pending = not (old.get("spec") or {}).get("nodeName")
                 if was_pending:
                     self.queue.delete(pi.uid)
+                    self.queue.nominator.delete(pi.uid)
                 if _terminal(new):
                     if self.cache.remove_pod(pi.uid) is not None:
                         self.queue.assigned_pod_deleted(pi)
@@ -345,21 +348,22 @@ class Scheduler:
                     actions = pod_update_actions(old, new)
                     self.queue.on_event(ClusterEvent(Resource.POD, actions, "AssignedPodUpdate"), old, new)
             elif self._responsible(pi):
+                self._nominate_from(pi)
                 self.queue.update(pi)
         elif kind == "Node":
             self.cache.update_node(old, new)
             actions = node_update_actions(old, new)
             if actions:
                 self.queue.on_event(ClusterEvent(Resource.NODE, actions, "NodeUpdate"), old, new)
-        elif kind == "Namespace":
-            self.namespaces[new["metadata"]["name"]] = new
-        elif kind == "PriorityClass":
-            self.priority_classes[new["metadata"]["name"]] = new
+        else:
+            self.listers.put(kind, new)
+            self._other_event(kind, ActionType.UPDATE, old, new)
 
     def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "Pod":
             uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
             self._unreported.pop(uid, None)
+            self.queue.nominator.delete(uid)
             removed = self.cache.remove_pod(uid)
             if removed is not None:
                 self.queue.assigned_pod_deleted(removed)
@@ -372,10 +376,24 @@ class Scheduler:
         elif kind == "Node":
             self.cache.remove_node(obj)
             self.queue.on_event(NODE_DELETE, obj, None)
-        elif kind == "Namespace":
-            self.namespaces.pop(obj["metadata"]["name"], None)
-        elif kind == "PriorityClass":
-            self.priority_classes.pop(obj["metadata"]["name"], None)
+        else:
+            self.listers.remove(kind, obj)
+            self._other_event(kind, ActionType.DELETE, obj, None)
+
+    def _nominate_from(self, pi: PodInfo) -> None:
+        """Keep the nominator in step with ``status.nominatedNodeName`` of a pending pod."""
+        nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+        if nominated:
+            self.queue.nominator.add(pi, nominated)
+        else:
+            self.queue.nominator.delete(pi.uid)
+
+    def _other_event(
+        self, kind: str, action: ActionType, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
+        resource = _EVENT_RESOURCES.get(kind)
+        if resource is not None:
+            self.queue.on_event(ClusterEvent(resource, action, f"{kind}{_ACTION_NAMES[action]}"), old, new)
 
     def _report_malformed(self, obj: dict[str, Any], message: str) -> None:
         """A pod we cannot read is reported on that pod; everything else goes on."""
@@ -604,13 +622,26 @@ class Scheduler:
                 if ni.name not in names:
                     diagnosis.node_to_status[ni.name] = absent
         t0 = time.perf_counter()
-        feasible = self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
+        nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+        if nominated and any(ni.name == nominated for ni in nodes):
+            # Preemption made room there: try that node alone first, as upstream does.
+            ni = self.snapshot.get(nominated)
+            trace: dict[str, str] | None = {} if record is not None else None
+            status = await fw.run_filter_with_nominated_pods(state, pi, ni, trace)
+            if record is not None and trace is not None:
+                record.filter[ni.name] = trace
+            if status is None:
+                self.observer.extension_point("Filter", "Success", fw.profile_name, time.perf_counter() - t0)
+                return [ni], diagnosis
+            if status.code is Code.ERROR:
+                raise _CycleError(status)
+        feasible = await self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
         self.observer.extension_point(
             "Filter", "Success" if feasible else "Unschedulable", fw.profile_name, time.perf_counter() - t0
         )
         return feasible, diagnosis
 
-    def _find_nodes_that_pass_filters(
+    async def _find_nodes_that_pass_filters(
         self,
         fw: Framework,
         state: CycleState,
@@ -639,9 +670,15 @@ class Scheduler:
             self.next_start_node_index = (start + len(feasible)) % num_all_nodes
             return feasible
         run_filter = fw.run_filter
+        nominator = self.queue.nominator
         for i in range(n):
             ni = nodes[(start + i) % n]
-            if record is not None:
+            if nominator and nominator.has_nominated(ni.name):
+                trace_n: dict[str, str] | None = {} if record is not None else None
+                status = await fw.run_filter_with_nominated_pods(state, pi, ni, trace_n)
+                if record is not None and trace_n is not None:
+                    record.filter[ni.name] = trace_n
+            elif record is not None:
                 trace: dict[str, str] = {}
                 status = fw.run_filter_traced(state, pi, ni, trace)
                 record.filter[ni.name] = trace
@@ -678,6 +715,9 @@ class Scheduler:
                 fit.diagnosis.post_filter_msg = status.message()
             if isinstance(result, PostFilterResult) and result.nominated_node_name:
                 nominated = result.nominated_node_name
+                # Hold the room preemption made: other pods' filters now count this pod there.
+                self.queue.nominator.add(pi, nominated)
+            self.observer.preemption_attempt()
         message = str(fit)
         self.stats.unschedulable += 1
         if record is not None:
@@ -857,6 +897,54 @@ class _CycleError(Exception):
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
         self.status = status
+
+
+_EVENT_RESOURCES = {
+    "Namespace": Resource.NAMESPACE,
+    "PersistentVolume": Resource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": Resource.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": Resource.STORAGE_CLASS,
+    "CSINode": Resource.CSI_NODE,
+    "PodDisruptionBudget": Resource.POD_DISRUPTION_BUDGET,
+}
+_ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
+
+
+class ObjectCache:
+    """The cluster objects plugins read besides pods and nodes (the handle's ``listers``)."""
+
+    def __init__(self) -> None:
+        self._objects: dict[str, dict[str, dict[str, Any]]] = {}
+
+    @staticmethod
+    def _key(obj: dict[str, Any]) -> str:
+        meta = obj.get("metadata") or {}
+        ns = meta.get("namespace")
+        return f"{ns}/{meta.get('name', '')}" if ns else meta.get("name", "")
+
+    def put(self, kind: str, obj: dict[str, Any]) -> None:
+        self._objects.setdefault(kind, {})[self._key(obj)] = obj
+
+    def remove(self, kind: str, obj: dict[str, Any]) -> None:
+        self._objects.get(kind, {}).pop(self._key(obj), None)
+
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        objs = self._objects.get(kind, {})
+        if namespace:
+            found = objs.get(f"{namespace}/{name}")
+            if found is not None:
+                return found
+        return objs.get(name)
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        objs = self._objects.get(kind, {}).values()
+        if namespace is None:
+            return list(objs)
+        return [o for o in objs if ((o.get("metadata") or {}).get("namespace") or "") == namespace]
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        ns = self._objects.get("Namespace", {}).get(namespace)
+        return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
 
 
 def loop_time() -> float:
