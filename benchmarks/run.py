@@ -47,6 +47,10 @@ class Workload:
     scenario: Callable[[], Any] | None = None
     #: Why the workload cannot run here (e.g. trace data absent), or None.
     unavailable: Callable[[], str | None] | None = None
+    #: Template of the init pods when it differs from the measured pods'.
+    make_init_pod: Callable[[str, int], dict[str, Any]] | None = None
+    #: Measure until every measured pod is bound (preemption: pods need a second attempt).
+    wait_bound: bool = False
 
 
 def default_node(i: int) -> dict[str, Any]:
@@ -84,6 +88,90 @@ def default_pod(prefix: str, i: int) -> dict[str, Any]:
     }
 
 
+def zoned_node(zones: list[str]) -> Callable[[int], dict[str, Any]]:
+    """node-default with ``topology.kubernetes.io/zone`` cycling through ``zones`` (upstream's
+    labelNodePrepareStrategy)."""
+
+    def make(i: int) -> dict[str, Any]:
+        node = default_node(i)
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = zones[i % len(zones)]
+        return node
+
+    return make
+
+
+def _pod(
+    namespace: str = "default", labels: dict[str, str] | None = None, cpu: str = "100m", **spec: Any
+) -> Callable[[str, int], dict[str, Any]]:
+    def make(prefix: str, i: int) -> dict[str, Any]:
+        pod = default_pod(prefix, i)
+        pod["metadata"]["namespace"] = namespace
+        if labels:
+            pod["metadata"]["labels"] = dict(labels)
+        res = pod["spec"]["containers"][0]["resources"]
+        res["requests"]["cpu"] = res["limits"]["cpu"] = cpu
+        pod["spec"].update(spec)
+        return pod
+
+    return make
+
+
+def _anti_affinity(namespace: str) -> Callable[[str, int], dict[str, Any]]:
+    term = {
+        "labelSelector": {"matchLabels": {"color": "green"}},
+        "topologyKey": "kubernetes.io/hostname",
+        "namespaces": ["sched-0", "sched-1"],
+    }
+    return _pod(
+        namespace,
+        {"color": "green"},
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+
+
+def _affinity(namespace: str) -> Callable[[str, int], dict[str, Any]]:
+    term = {
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+        "topologyKey": "topology.kubernetes.io/zone",
+        "namespaces": ["sched-0", "sched-1"],
+    }
+    return _pod(
+        namespace,
+        {"color": "blue"},
+        affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+
+
+NODE_AFFINITY_POD = _pod(
+    affinity={
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone1", "zone2"]}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+)
+SPREADING_POD = _pod(
+    labels={"color": "blue"},
+    topologySpreadConstraints=[
+        {
+            "maxSkew": 5,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"color": "blue"}},
+        }
+    ],
+)
+LOW_PRIORITY_POD = _pod(cpu="900m", terminationGracePeriodSeconds=0)
+HIGH_PRIORITY_POD = _pod(cpu="3000m", priority=10)
+
+
 def _openb(pods: str) -> Callable[[], Any]:
     def load() -> Any:
         from kubesched.sim.openb import load_openb
@@ -110,6 +198,54 @@ WORKLOADS: dict[str, Workload] = {
             1000,
             10000,
             description="upstream SchedulingBasic, 5000 nodes, 10000 measured pods",
+        ),
+        Workload(
+            "SchedulingPodAntiAffinity/5000Nodes",
+            5000,
+            1000,
+            1000,
+            make_init_pod=_anti_affinity("sched-0"),
+            make_pod=_anti_affinity("sched-1"),
+            description="upstream SchedulingPodAntiAffinity: required anti-affinity on hostname",
+        ),
+        Workload(
+            "SchedulingPodAffinity/5000Nodes",
+            5000,
+            5000,
+            1000,
+            make_node=zoned_node(["zone1"]),
+            make_init_pod=_affinity("sched-0"),
+            make_pod=_affinity("sched-1"),
+            description="upstream SchedulingPodAffinity: required affinity on zone",
+        ),
+        Workload(
+            "SchedulingNodeAffinity/5000Nodes",
+            5000,
+            5000,
+            1000,
+            make_node=zoned_node(["zone1"]),
+            make_pod=NODE_AFFINITY_POD,
+            description="upstream SchedulingNodeAffinity",
+        ),
+        Workload(
+            "TopologySpreading/5000Nodes",
+            5000,
+            5000,
+            2000,
+            make_node=zoned_node(["moon-1", "moon-2", "moon-3"]),
+            make_init_pod=default_pod,
+            make_pod=SPREADING_POD,
+            description="upstream TopologySpreading: maxSkew 5 over three zones, DoNotSchedule",
+        ),
+        Workload(
+            "PreemptionBasic/500Nodes",
+            500,
+            2000,
+            500,
+            make_init_pod=LOW_PRIORITY_POD,
+            make_pod=HIGH_PRIORITY_POD,
+            wait_bound=True,
+            description="upstream PreemptionBasic: every measured pod must preempt",
         ),
         Workload(
             "OpenbGPU/default",
@@ -194,33 +330,43 @@ async def _run(w: Workload) -> Result:
     runner = asyncio.create_task(sched.run())
     await asyncio.sleep(0)
 
-    async def place(pods: list[dict[str, Any]]) -> float:
+    async def place(pods: list[dict[str, Any]], wait_bound: bool = False) -> float:
         """Create ``pods`` at once; return the seconds until each has been decided: bound, or
-        found unschedulable on its first attempt."""
+        found unschedulable on its first attempt (or, with ``wait_bound``, until all are bound)."""
         attempts_before = sched.stats.attempts
+        bound_before = bound["n"]
         t0 = time.perf_counter()
         for pod in pods:
             store.create("Pod", pod)
         await asyncio.sleep(0)
-        while not (
-            sched.stats.attempts - attempts_before >= len(pods)
-            and not sched.queue.has_active()
-            and sched.in_flight() == 0
-        ):
+
+        def decided() -> bool:
+            if wait_bound:
+                return bound["n"] - bound_before >= len(pods)
+            return (
+                sched.stats.attempts - attempts_before >= len(pods)
+                and not sched.queue.has_active()
+                and sched.in_flight() == 0
+            )
+
+        while not decided():
             await asyncio.sleep(0.005)
             if runner.done():
                 raise RuntimeError(f"scheduler stopped: {runner.exception()!r}")
         return time.perf_counter() - t0
 
+    for ns in ("sched-0", "sched-1"):
+        store.create("Namespace", {"metadata": {"name": ns}})
     if scenario is None:
-        await place([make_pod("init", i) for i in range(w.init_pods)])
+        make_init = w.make_init_pod or make_pod
+        await place([make_init("init", i) for i in range(w.init_pods)])
     before = len(sched.stats.attempt_durations)
     bound_before = bound["n"]
     unschedulable_before = sched.stats.unschedulable
     measured = (
         scenario.pending_pods if scenario is not None else [make_pod("measured", i) for i in range(w.measure_pods)]
     )
-    seconds = await place(measured)
+    seconds = await place(measured, w.wait_bound)
     durations = sched.stats.attempt_durations[before:]
     await sched.stop()
     runner.cancel()
