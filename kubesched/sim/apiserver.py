@@ -858,8 +858,9 @@ async def serve(store: Store, host: str = "127.0.0.1", port: int = 0) -> APIServ
 
 def load_scenario_into(store: Store, scenario: Any) -> None:
     """Create a parsed scenario's objects in ``store`` as the API server would admit them:
-    namespaces (the defaults, the declared ones and any a pod uses), priority classes, nodes,
-    running pods, then pending pods with priority admission."""
+    namespaces (the defaults, the declared ones and any a pod or claim uses), priority classes,
+    storage and disruption objects (``scenario.others``), nodes, running pods, then pending pods
+    with priority admission."""
     from .scenario import admit_pod
 
     def ensure_ns(name: str, obj: Obj | None = None) -> None:
@@ -879,6 +880,11 @@ def load_scenario_into(store: Store, scenario: Any) -> None:
         obj.setdefault("apiVersion", "scheduling.k8s.io/v1")
         obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
         store.create("PriorityClass", obj)
+    for other in getattr(scenario, "others", ()):
+        kind = other["kind"]
+        if kind in ("PersistentVolumeClaim", "PodDisruptionBudget"):
+            ensure_ns(other["metadata"].get("namespace") or "default")
+        store.create(kind, copy.deepcopy(other))
     for node in scenario.nodes:
         store.create("Node", node)
     classes = {p["metadata"]["name"]: p for p in store.list("PriorityClass")[0]}

@@ -1,8 +1,16 @@
 """Scenarios: multi-document YAML of plain Kubernetes manifests.
 
-Supported kinds are Node, Pod, PriorityClass and Namespace (and ``kind: List`` of them). Pods
-with ``spec.nodeName`` are running there before scheduling starts; the others are created in
-document order and scheduled by the profile their ``schedulerName`` names.
+Supported kinds are Node, Pod, PriorityClass, Namespace, and the storage and disruption objects
+plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
+PodDisruptionBudget), and ``kind: List`` of them. Pods with ``spec.nodeName`` are running there
+before scheduling starts; the others are created in document order and scheduled by the profile
+their ``schedulerName`` names. The storage and disruption objects (``Scenario.others``) exist
+before any node or pod.
+
+A scenario describes a settled cluster, and the simulated one has no PV controller: claims and
+volumes are given the defaults the API server would give them and the binding state the PV
+controller would have reached (a claim naming an existing volume is bound to it, an unclaimed
+volume is Available).
 """
 
 from __future__ import annotations
@@ -16,7 +24,22 @@ from typing import Any
 
 import yaml
 
-SUPPORTED_KINDS = ("Node", "Pod", "PriorityClass", "Namespace")
+SUPPORTED_KINDS = (
+    "Node",
+    "Pod",
+    "PriorityClass",
+    "Namespace",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "PodDisruptionBudget",
+)
+#: Kinds kept in ``Scenario.others``, in the order they are created.
+OTHER_KINDS = ("StorageClass", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget")
+_NAMESPACED_OTHERS = frozenset({"PersistentVolumeClaim", "PodDisruptionBudget"})
+_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 
 
@@ -31,6 +54,9 @@ class Scenario:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     running_pods: list[dict[str, Any]] = field(default_factory=list)
     pending_pods: list[dict[str, Any]] = field(default_factory=list)
+    #: StorageClasses, CSINodes, PersistentVolumes, PersistentVolumeClaims and
+    #: PodDisruptionBudgets, ordered by :data:`OTHER_KINDS` (then document order).
+    others: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
 
     @property
@@ -73,7 +99,8 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
             raise ScenarioError(f"{prefix}{where}.metadata.name: Required value ({kind})")
         obj = copy.deepcopy(obj)
         meta = obj["metadata"]
-        ns = meta.get("namespace") or "default" if kind == "Pod" else ""
+        namespaced = kind == "Pod" or kind in _NAMESPACED_OTHERS
+        ns = meta.get("namespace") or "default" if namespaced else ""
         ident = (kind, ns, meta["name"])
         if ident in seen:
             raise ScenarioError(f"{prefix}{where}: duplicate {kind} {(ns + '/') if ns else ''}{meta['name']}")
@@ -84,6 +111,13 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
             sc.nodes.append(obj)
         elif kind == "Namespace":
             sc.namespaces.append(obj)
+        elif kind in OTHER_KINDS:
+            if kind in _NAMESPACED_OTHERS:
+                meta["namespace"] = ns
+            else:
+                meta.pop("namespace", None)
+            _check_mapping(obj, "spec", where, prefix, required=kind in ("PersistentVolume", "PersistentVolumeClaim"))
+            sc.others.append(obj)
         elif kind == "PriorityClass":
             if not isinstance(obj.get("value"), int):
                 raise ScenarioError(f"{prefix}{where}.value: Required value: an integer priority ({meta['name']})")
@@ -111,7 +145,57 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
         if doc is None:
             continue
         add(doc, f"document {i + 1}")
+    order = {k: i for i, k in enumerate(OTHER_KINDS)}
+    sc.others.sort(key=lambda o: order[o["kind"]])
+    _settle_storage(sc.others)
     return sc
+
+
+def _settle_storage(objs: list[dict[str, Any]]) -> None:
+    """Apply the API server's defaults to storage objects, then the PV controller's binding: a
+    claim whose ``volumeName`` names an existing volume is bound to it (both ways), volumes
+    claimed by nobody are Available. Values the scenario sets are kept."""
+    pvs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "PersistentVolume"}
+    for o in objs:
+        kind = o["kind"]
+        if kind == "StorageClass":
+            o.setdefault("reclaimPolicy", "Delete")
+            o.setdefault("volumeBindingMode", "Immediate")
+        elif kind == "PersistentVolume":
+            o["spec"].setdefault("persistentVolumeReclaimPolicy", "Retain")
+            o["spec"].setdefault("volumeMode", "Filesystem")
+        elif kind == "PersistentVolumeClaim":
+            o["spec"].setdefault("volumeMode", "Filesystem")
+    for o in objs:
+        if o["kind"] != "PersistentVolumeClaim":
+            continue
+        pv = pvs.get(o["spec"].get("volumeName") or "")
+        if pv is None:
+            o.setdefault("status", {}).setdefault("phase", "Pending")
+            continue
+        meta = o["metadata"]
+        ref = pv["spec"].get("claimRef")
+        if ref and (ref.get("name") != meta["name"] or (ref.get("namespace") or "default") != meta["namespace"]):
+            o.setdefault("status", {}).setdefault("phase", "Pending")
+            continue
+        if not ref:
+            pv["spec"]["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": meta["namespace"],
+                "name": meta["name"],
+            }
+            pv["metadata"].setdefault("annotations", {}).setdefault(_BOUND_BY_CONTROLLER, "yes")
+        meta.setdefault("annotations", {}).setdefault(_BIND_COMPLETED, "yes")
+        status = o.setdefault("status", {})
+        status.setdefault("phase", "Bound")
+        if pv["spec"].get("accessModes"):
+            status.setdefault("accessModes", list(pv["spec"]["accessModes"]))
+        if pv["spec"].get("capacity"):
+            status.setdefault("capacity", dict(pv["spec"]["capacity"]))
+        pv.setdefault("status", {}).setdefault("phase", "Bound")
+    for pv in pvs.values():
+        pv.setdefault("status", {}).setdefault("phase", "Bound" if pv["spec"].get("claimRef") else "Available")
 
 
 def _check_mapping(obj: dict[str, Any], key: str, where: str, prefix: str, required: bool) -> dict[str, Any]:

@@ -94,6 +94,9 @@ async def simulate(
             store.create("Namespace", {"metadata": {"name": name}})
     for pc in scenario.priority_classes:
         store.create("PriorityClass", pc)
+    # Storage and disruption objects before nodes and pods: pods refer to them.
+    for obj in scenario.others:
+        store.create(obj["kind"], obj)
     for node in scenario.nodes:
         store.create("Node", node)
     uid = 0
