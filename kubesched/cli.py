@@ -159,6 +159,39 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_config_migrate_policy(args: argparse.Namespace) -> int:
+    """``config migrate-policy``: a legacy Policy file → a v1 configuration (YAML), warnings on stderr."""
+    import yaml
+
+    from kubesched.config.policy import PolicyError, migrate_policy
+
+    try:
+        with open(args.file, encoding="utf-8") as fh:
+            policy = yaml.safe_load(fh)  # JSON, as Policy files usually are, is YAML too
+        config, warnings = migrate_policy(policy)
+    except OSError as exc:
+        print(f"kubesched: {args.file}: cannot read: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except yaml.YAMLError as exc:
+        print(f"kubesched: {args.file}: not valid JSON or YAML: {exc}", file=sys.stderr)
+        return 1
+    except PolicyError as exc:
+        print(f"kubesched: {args.file}: not a scheduler Policy: {exc}", file=sys.stderr)
+        return 1
+    text = yaml.safe_dump(config, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.output:
+        try:
+            Path(args.output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            print(f"kubesched: {args.output}: cannot write: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
 # --- run ------------------------------------------------------------------------------------------
 
 
@@ -322,6 +355,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = csub.add_parser("print", help="print the effective configuration (defaults applied, plugins merged)")
     p.add_argument("file", nargs="?", default=None)
     p.set_defaults(func=cmd_config)
+    m = csub.add_parser(
+        "migrate-policy", help="convert a legacy scheduler Policy (JSON/YAML) into a v1 KubeSchedulerConfiguration"
+    )
+    m.add_argument("file", help="the Policy file")
+    m.add_argument("--output", "-o", help="write the configuration here instead of stdout")
+    m.set_defaults(func=cmd_config_migrate_policy)
     return parser
 
 

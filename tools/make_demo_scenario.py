@@ -165,6 +165,106 @@ def main() -> None:
         pod("nowhere-zone", "default-scheduler", "100m", "64Mi", nodeSelector={"topology.kubernetes.io/zone": "zone-x"})
     )
     docs.append(pod("gated", "default-scheduler", "100m", "64Mi", schedulingGates=[{"name": "example.com/approval"}]))
+    # Pod anti-affinity: one cache replica per node.
+    for i in range(6):
+        p = pod(f"cache-{i}", "default-scheduler", "250m", "256Mi")
+        p["metadata"]["labels"] = {"app": "cache"}
+        p["spec"]["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": "kubernetes.io/hostname"}
+                ]
+            }
+        }
+        docs.append(p)
+    # Topology spread: evenly over the three zones.
+    for i in range(9):
+        p = pod(f"spread-{i}", "default-scheduler", "100m", "128Mi")
+        p["metadata"]["labels"] = {"app": "spread"}
+        p["spec"]["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "topology.kubernetes.io/zone",
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"app": "spread"}},
+            }
+        ]
+        docs.append(p)
+    # A local volume that exists on one node only: the pod using it must go there.
+    docs.append(
+        {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": "local"},
+            "provisioner": "kubernetes.io/no-provisioner",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+    )
+    docs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolume",
+            "metadata": {"name": "local-pv-node-05"},
+            "spec": {
+                "capacity": {"storage": "10Gi"},
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "local",
+                "local": {"path": "/mnt/disks/ssd1"},
+                "nodeAffinity": {
+                    "required": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": "kubernetes.io/hostname", "operator": "In", "values": ["node-05"]}
+                                ]
+                            }
+                        ]
+                    }
+                },
+            },
+        }
+    )
+    docs.append(
+        {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "db-data", "namespace": "default"},
+            "spec": {
+                "accessModes": ["ReadWriteOnce"],
+                "storageClassName": "local",
+                "resources": {"requests": {"storage": "5Gi"}},
+            },
+        }
+    )
+    db = pod("db", "default-scheduler", "100m", "256Mi")
+    db["spec"]["volumes"] = [{"name": "data", "persistentVolumeClaim": {"claimName": "db-data"}}]
+    docs.append(db)
+    # Preemption: a node reserved for this demo, already full of low-priority pods; the critical
+    # pod fits only by evicting some of them.
+    docs.append(
+        node(
+            "preempt-node",
+            "zone-a",
+            "8",
+            "32Gi",
+            {"demo": "preemption"},
+            taints=[{"key": "demo", "value": "preemption", "effect": "NoSchedule"}],
+        )
+    )
+    for i in range(7):
+        filler = pod(f"filler-{i}", "default-scheduler", "1", "1Gi", priorityClassName="low")
+        filler["spec"]["nodeName"] = "preempt-node"
+        docs.append(filler)
+    critical = pod(
+        "critical",
+        "default-scheduler",
+        "3",
+        "4Gi",
+        priorityClassName="high",
+        nodeSelector={"demo": "preemption"},
+        tolerations=[{"key": "demo", "operator": "Equal", "value": "preemption", "effect": "NoSchedule"}],
+    )
+    docs.append(critical)
     hostport = []
     for i in range(40):
         p = pod(f"hostport-{i:02d}", "default-scheduler", "100m", "64Mi")

@@ -222,7 +222,8 @@ def effective_config(cfg: SchedulerConfig) -> dict[str, Any]:
 
     Each profile shows its merged plugin sets (the defaults in ``multiPoint.enabled``, as
     upstream prints them) and a ``pluginConfig`` entry with the defaulted args of every plugin it
-    runs that takes args, sorted by name. Loading the result gives the same configuration.
+    runs that takes args: the profile's own entries first, in their order, then the others sorted
+    by name. Loading the result gives the same configuration.
     """
     m = cfg.model
     out: dict[str, Any] = m.model_dump(
@@ -246,9 +247,11 @@ def effective_config(cfg: SchedulerConfig) -> dict[str, Any]:
             p["percentageOfNodesToScore"] = prof.percentageOfNodesToScore
         assert prof.plugins is not None
         p["plugins"] = {s: _plugin_set_out(getattr(prof.plugins, s)) for s in PLUGIN_SETS}
-        p["pluginConfig"] = [
-            {"name": name, "args": _args_out(name, spec.plugin_args[name])} for name in sorted(spec.plugin_args)
-        ]
+        # Upstream keeps the user's entries first, in their order, then appends the defaulted
+        # args of the other plugins sorted by name (v1 setDefaults_KubeSchedulerProfile).
+        given = [pc.name for pc in prof.pluginConfig if pc.name in spec.plugin_args]
+        order = [*dict.fromkeys(given), *sorted(set(spec.plugin_args) - set(given))]
+        p["pluginConfig"] = [{"name": name, "args": _args_out(name, spec.plugin_args[name])} for name in order]
         profiles.append(p)
     out["profiles"] = profiles
     return out

@@ -20,13 +20,6 @@ ENTRY_POINT_GROUP = "kubesched.plugins"
 #: this explanation instead of an "unknown plugin" error.
 NOT_YET_IMPLEMENTED = frozenset(
     {
-        "PodTopologySpread",
-        "InterPodAffinity",
-        "DefaultPreemption",
-        "VolumeBinding",
-        "VolumeRestrictions",
-        "VolumeZone",
-        "NodeVolumeLimits",
         "EBSLimits",
         "GCEPDLimits",
         "AzureDiskLimits",

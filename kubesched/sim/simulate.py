@@ -178,6 +178,12 @@ def _report(
     phases: dict[str, int] = {"Scheduled": 0, "Unschedulable": 0, "Error": 0}
     per_profile: dict[str, dict[str, int]] = {}
     gated = {q.pod_info.key: q for _, q in scheduler.queue.pending_pods()}
+    events, _ = store.list("Event")
+    preempted = {
+        f"{e['involvedObject'].get('namespace')}/{e['involvedObject'].get('name')}": f"preempted and deleted: {e['message']}"
+        for e in events
+        if e.get("reason") == "Preempted"
+    }
     for key in pending_keys:
         ns, name = key.split("/", 1)
         rec = unknown.get(key) or scheduler.results.get(key)
@@ -185,12 +191,20 @@ def _report(
             q = gated.get(key)
             rec = PodResult(ns, name, q.pod_info.scheduler_name if q else "", phase="Unschedulable")
             rec.message = q.last_failure if q is not None and q.last_failure else "not attempted"
+        deleted = False
         try:
             live = store.get("Pod", ns, name)
             node = (live.get("spec") or {}).get("nodeName")
-        except Exception:  # noqa: BLE001 - a pod deleted during the run
+        except Exception:  # noqa: BLE001 - deleted during the run: a preemption victim
             node = None
+            deleted = True
         phase = "Scheduled" if node else (rec.phase if rec.phase in ("Unschedulable", "Error") else "Unschedulable")
+        message = rec.message if not node else f"Successfully assigned {key} to {node}"
+        if deleted:
+            # A victim: it ran, then preemption deleted it (its controller would recreate it,
+            # pending again). Say who preempted it.
+            phase = "Unschedulable"
+            message = preempted.get(key, "deleted during the simulation")
         phases[phase] += 1
         prof = per_profile.setdefault(rec.scheduler_name, {"Scheduled": 0, "Unschedulable": 0, "Error": 0})
         prof[phase] += 1
@@ -201,7 +215,8 @@ def _report(
                 "schedulerName": rec.scheduler_name,
                 "node": node,
                 "phase": phase,
-                "message": rec.message if not node else f"Successfully assigned {key} to {node}",
+                "message": message,
+                "deleted": deleted,
                 "attempts": rec.attempts,
                 "filter": rec.filter,
                 "score": rec.score,
@@ -240,6 +255,7 @@ def _report(
         "seconds": round(elapsed, 3),
         "podsPerSecond": round(len(pending_keys) / elapsed, 1) if elapsed > 0 else None,
         "simulatedSeconds": sim_time,
+        "preempted": sorted(preempted),
     }
     return SimulationResult(pods_out, nodes_out, summary, store, scheduler)
 

@@ -125,7 +125,7 @@ def test_apply_then_get_shows_the_node(served: tuple[Path, Path]) -> None:
 def test_describe_shows_why_a_pod_does_not_fit(served: tuple[Path, Path]) -> None:
     kubectl(served, "apply", "-f", "-", input=HUGE)
     text = until(lambda: (lambda t: t if "FailedScheduling" in t else "")(kubectl(served, "describe", "pod", "huge")))
-    assert "0/36 nodes are available:" in text
+    assert "0/37 nodes are available:" in text
     assert "Insufficient cpu" in text
 
 

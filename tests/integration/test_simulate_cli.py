@@ -26,6 +26,13 @@ DEMO = REPO / "config" / "scenarios" / "demo.yaml"
 
 IN_TREE = (
     "DefaultBinder",
+    "DefaultPreemption",
+    "InterPodAffinity",
+    "NodeVolumeLimits",
+    "PodTopologySpread",
+    "VolumeBinding",
+    "VolumeRestrictions",
+    "VolumeZone",
     "ImageLocality",
     "NodeAffinity",
     "NodeName",
@@ -38,7 +45,7 @@ IN_TREE = (
     "TaintToleration",
 )
 #: Default score weights of the upstream default profile; plugins not listed weigh 1.
-WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2}
+WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "PodTopologySpread": 2, "InterPodAffinity": 2}
 #: Score plugins whose NormalizeScore is upstream's DefaultNormalizeScore, and whether reversed.
 NORMALIZED = {"TaintToleration": True, "NodeAffinity": False}
 MAX_NODE_SCORE = 100
@@ -137,11 +144,11 @@ def test_no_arguments_prints_pods_nodes_and_a_summary(demo_table: str) -> None:
         "pods to schedule",
         "profile default-scheduler",
         "profile bin-packing-scheduler",
-        "Unschedulable: 0/36 nodes are available",
+        "Unschedulable: 0/37 nodes are available",
     ):
         assert fragment in demo_table, fragment
     summary = demo_table[demo_table.index("Summary") :]
-    for label, value in (("pods to schedule", "345"), ("nodes", "36")):
+    for label, value in (("pods to schedule", "362"), ("nodes", "37")):
         line = next(ln for ln in summary.splitlines() if f" {label} " in ln)
         assert line.split("│")[2].strip() == value, label
 
@@ -154,9 +161,9 @@ def test_table_shows_reasons_verbatim(demo_table: str) -> None:
 def test_json_has_pods_nodes_and_a_consistent_summary(demo: dict[str, Any], demo_node_names: set[str]) -> None:
     assert set(demo) == {"pods", "nodes", "summary"}
     s = demo["summary"]
-    assert s["pods"] == len(demo["pods"]) == 345
-    assert s["nodes"] == len(demo["nodes"]) == len(demo_node_names) == 36
-    assert s["runningBefore"] == 20
+    assert s["pods"] == len(demo["pods"]) == 362
+    assert s["nodes"] == len(demo["nodes"]) == len(demo_node_names) == 37
+    assert s["runningBefore"] == 27
     phases = [p["phase"] for p in demo["pods"]]
     assert s["scheduled"] == phases.count("Scheduled")
     assert s["unschedulable"] == phases.count("Unschedulable")
@@ -164,7 +171,9 @@ def test_json_has_pods_nodes_and_a_consistent_summary(demo: dict[str, Any], demo
     assert s["scheduled"] + s["unschedulable"] == s["pods"]
     assert {n["name"] for n in demo["nodes"]} == demo_node_names
     # Every scheduled pod is counted on its node, besides the 20 that ran before.
-    assert sum(n["pods"] for n in demo["nodes"]) == s["scheduled"] + s["runningBefore"]
+    # Preemption victims were running before and were deleted to make room.
+    assert s["preempted"], "the demo's critical pod preempts lower-priority pods"
+    assert sum(n["pods"] for n in demo["nodes"]) == s["scheduled"] + s["runningBefore"] - len(s["preempted"])
 
 
 def test_every_pod_record_has_the_required_shape(demo: dict[str, Any], demo_node_names: set[str]) -> None:
@@ -230,18 +239,18 @@ ON_PURPOSE = [
         "too-big-0",
         "default-scheduler",
         [
-            "0/36 nodes are available: ",
+            "0/37 nodes are available: ",
             "30 Insufficient cpu",
             "2 node(s) were unschedulable",
             "4 node(s) had untolerated taint {dedicated: gpu}",
         ],
     ),
-    ("too-big-1", "bin-packing-scheduler", ["0/36 nodes are available: ", "30 Insufficient memory"]),
+    ("too-big-1", "bin-packing-scheduler", ["0/37 nodes are available: ", "30 Insufficient memory"]),
     (
         "gpu-without-toleration",
         "default-scheduler",
         [
-            "0/36 nodes are available: ",
+            "0/37 nodes are available: ",
             "30 node(s) didn't match Pod's node affinity/selector",
             "4 node(s) had untolerated taint {dedicated: gpu}",
         ],
@@ -249,7 +258,7 @@ ON_PURPOSE = [
     (
         "nowhere-zone",
         "default-scheduler",
-        ["0/36 nodes are available: ", "node(s) didn't match Pod's node affinity/selector"],
+        ["0/37 nodes are available: ", "node(s) didn't match Pod's node affinity/selector"],
     ),
     ("gated", "default-scheduler", ["waiting for scheduling gates", "example.com/approval"]),
 ]
@@ -290,7 +299,7 @@ def test_host_port_pods_take_one_general_node_each(demo: dict[str, Any]) -> None
     assert len(refused) == 10
     for pod in refused:
         assert pod["phase"] == "Unschedulable"
-        assert pod["message"].startswith("0/36 nodes are available: ")
+        assert pod["message"].startswith("0/37 nodes are available: ")
         assert "30 node(s) didn't have free ports for the requested pod ports" in pod["message"]
 
 

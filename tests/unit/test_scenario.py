@@ -284,9 +284,9 @@ def test_load_scenario_errors_name_the_file(tmp_path: Path, content: str | None,
 
 def test_the_shipped_demo_scenario_loads() -> None:
     sc = load_scenario(REPO / "config" / "scenarios" / "demo.yaml")
-    assert len(sc.nodes) == 36
-    assert len(sc.running_pods) == 20
-    assert len(sc.pending_pods) == 345
+    assert len(sc.nodes) == 37
+    assert len(sc.running_pods) == 27
+    assert len(sc.pending_pods) == 362
     assert names(sc.priority_classes) == ["high", "low"]
     assert {p["spec"]["nodeName"] for p in sc.running_pods} <= set(names(sc.nodes))
     classes = {pc["metadata"]["name"]: pc for pc in sc.priority_classes}

@@ -49,27 +49,101 @@ def weighted(c: SchedulerConfig, point: str = "score", profile: int = 0) -> list
     return [(r.name, r.weight) for r in c.profiles[profile].plugins.get(point, [])]
 
 
+#: Upstream v1 ``getDefaultPlugins()`` multiPoint list with its weights (DynamicResources is only
+#: inserted by a feature gate; the removed in-tree volume-limit plugins are not in v1 any more).
+UPSTREAM_DEFAULTS = [
+    ("SchedulingGates", None),
+    ("PrioritySort", None),
+    ("NodeUnschedulable", None),
+    ("NodeName", None),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", None),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", None),
+    ("NodeVolumeLimits", None),
+    ("VolumeBinding", None),
+    ("VolumeZone", None),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DefaultPreemption", None),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", None),
+]
+
+#: Upstream's ExpandedPluginsV1 (apis/config/testing/defaults): the defaults after multiPoint expansion.
 DEFAULT_POINTS = {
     "preEnqueue": ["SchedulingGates"],
     "queueSort": ["PrioritySort"],
-    "preFilter": ["NodeAffinity", "NodePorts", "NodeResourcesFit"],
-    "filter": ["NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit"],
-    "preScore": ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation"],
+    "preFilter": [
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    ],
+    "filter": [
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+        "VolumeRestrictions",
+        "NodeVolumeLimits",
+        "VolumeBinding",
+        "VolumeZone",
+        "PodTopologySpread",
+        "InterPodAffinity",
+    ],
+    "postFilter": ["DefaultPreemption"],
+    "preScore": [
+        "TaintToleration",
+        "NodeAffinity",
+        "NodeResourcesFit",
+        "VolumeBinding",
+        "PodTopologySpread",
+        "InterPodAffinity",
+        "NodeResourcesBalancedAllocation",
+    ],
     "score": [
         "TaintToleration",
         "NodeAffinity",
         "NodeResourcesFit",
+        "VolumeBinding",
+        "PodTopologySpread",
+        "InterPodAffinity",
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     ],
+    "reserve": ["VolumeBinding"],
+    "preBind": ["VolumeBinding"],
     "bind": ["DefaultBinder"],
 }
 DEFAULT_SCORE = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("VolumeBinding", 1),  # no weight in multiPoint: counts as 1
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
+]
+#: Plugins upstream appends default args for (its PluginConfigsV1, without DynamicResources).
+DEFAULT_ARGS = [
+    "DefaultPreemption",
+    "InterPodAffinity",
+    "NodeAffinity",
+    "NodeResourcesBalancedAllocation",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "VolumeBinding",
 ]
 
 
@@ -117,21 +191,34 @@ def test_empty_config_default_profile_expands_upstream_defaults() -> None:
     assert weighted(c) == DEFAULT_SCORE
     assert all(r.weight == 0 for p, refs in spec.plugins.items() if p != "score" for r in refs)
     # Plugins without pluginConfig get their default args, as upstream's defaulting appends them.
-    assert sorted(spec.plugin_args) == ["NodeAffinity", "NodeResourcesBalancedAllocation", "NodeResourcesFit"]
-    assert spec.plugin_args["NodeResourcesFit"].scoring_strategy.type == "LeastAllocated"
+    assert sorted(spec.plugin_args) == DEFAULT_ARGS
+    args = spec.plugin_args
+    assert args["NodeResourcesFit"].scoring_strategy.type == "LeastAllocated"
+    assert (
+        args["DefaultPreemption"].min_candidate_nodes_percentage,
+        args["DefaultPreemption"].min_candidate_nodes_absolute,
+    ) == (10, 100)
+    assert args["InterPodAffinity"].hard_pod_affinity_weight == 1
+    assert args["PodTopologySpread"].defaultingType == "System"
+    assert args["VolumeBinding"].bindTimeoutSeconds == 600
 
 
 def test_load_config_none_equals_empty_config() -> None:
     assert effective_config(load_config(None)) == effective_config(load(cfg()))
 
 
-def test_default_set_keeps_upstream_order_and_marks_coming_later() -> None:
+def test_default_set_is_upstreams_in_upstream_order() -> None:
     upstream = [n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT]
     ours = default_plugin_names()
     assert ours == [n for n in upstream if n not in NOT_YET_IMPLEMENTED]
-    assert {"PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "VolumeBinding"} <= set(upstream) - set(ours)
-    assert dict(UPSTREAM_DEFAULT_MULTIPOINT)["PodTopologySpread"] == 2
-    assert dict(UPSTREAM_DEFAULT_MULTIPOINT)["InterPodAffinity"] == 2
+    # Only the feature-gated DynamicResources is still left out of the default set.
+    assert set(upstream) - set(ours) == {"DynamicResources"}
+    assert [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in ours] == UPSTREAM_DEFAULTS
+    # Upstream places DynamicResources right before DefaultPreemption when its gate is on.
+    assert upstream.index("DynamicResources") + 1 == upstream.index("DefaultPreemption")
+    multi = load(cfg()).model.profiles[0].plugins
+    assert multi is not None
+    assert [(p.name, p.weight) for p in multi.multiPoint.enabled] == UPSTREAM_DEFAULTS
 
 
 # --- a real config --------------------------------------------------------------------------------
@@ -198,8 +285,9 @@ def test_upstream_style_config_loads(upstream_style: SchedulerConfig) -> None:
     assert weighted(c, profile=0) == DEFAULT_SCORE
     assert "score" not in c.profiles[1].plugins and "preScore" not in c.profiles[1].plugins
     assert names(c, "filter", 1) == DEFAULT_POINTS["filter"]
-    # PodTopologySpread is tuned but kubesched does not run it yet: the args are ignored.
-    assert "PodTopologySpread" not in c.profiles[1].plugin_args
+    assert names(c, "postFilter", 1) == ["DefaultPreemption"]
+    assert c.profiles[1].plugin_args["PodTopologySpread"].defaultingType == "List"
+    assert c.profiles[0].plugin_args["PodTopologySpread"].defaultingType == "System"
 
 
 def test_effective_config_prints_like_write_config_to(upstream_style: SchedulerConfig) -> None:
@@ -209,15 +297,25 @@ def test_effective_config_prints_like_write_config_to(upstream_style: SchedulerC
     prof = out["profiles"][1]
     assert [p["name"] for p in prof["plugins"]["multiPoint"]["enabled"]] == default_plugin_names()
     assert prof["plugins"]["score"] == {"disabled": [{"name": "*"}]}
+    assert prof["plugins"]["preScore"] == {"disabled": [{"name": "*"}]}
     assert prof["plugins"]["filter"] == {}
-    assert [pc["name"] for pc in prof["pluginConfig"]] == [
-        "NodeAffinity",
-        "NodeResourcesBalancedAllocation",
-        "NodeResourcesFit",
+    # Upstream keeps the profile's own pluginConfig entries first, then appends defaults sorted by name.
+    assert [pc["name"] for pc in prof["pluginConfig"]] == ["PodTopologySpread"] + [
+        n for n in DEFAULT_ARGS if n != "PodTopologySpread"
     ]
-    fit = out["profiles"][0]["pluginConfig"][2]["args"]
+    assert prof["pluginConfig"][0]["args"] == {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "PodTopologySpreadArgs",
+        "defaultConstraints": [],
+        "defaultingType": "List",
+    }
+    first = out["profiles"][0]["pluginConfig"]
+    assert [pc["name"] for pc in first] == ["NodeResourcesFit"] + [n for n in DEFAULT_ARGS if n != "NodeResourcesFit"]
+    fit = first[0]["args"]
     assert fit["kind"] == "NodeResourcesFitArgs"
     assert fit["scoringStrategy"]["type"] == "MostAllocated"
+    preemption = next(pc["args"] for pc in first if pc["name"] == "DefaultPreemption")
+    assert (preemption["minCandidateNodesPercentage"], preemption["minCandidateNodesAbsolute"]) == (10, 100)
 
 
 def test_printed_config_loads_back_to_the_same(upstream_style: SchedulerConfig) -> None:
@@ -266,6 +364,9 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
             [
                 ("TaintToleration", 3),
                 ("NodeResourcesFit", 1),
+                ("VolumeBinding", 1),
+                ("PodTopologySpread", 2),
+                ("InterPodAffinity", 2),
                 ("NodeResourcesBalancedAllocation", 1),
                 ("ImageLocality", 1),
             ],
@@ -278,6 +379,9 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
                 ("TaintToleration", 3),
                 ("NodeAffinity", 7),
                 ("NodeResourcesFit", 1),
+                ("VolumeBinding", 1),
+                ("PodTopologySpread", 2),
+                ("InterPodAffinity", 2),
                 ("NodeResourcesBalancedAllocation", 1),
                 ("ImageLocality", 1),
             ],
@@ -291,6 +395,9 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
                 ("TaintToleration", 3),
                 ("NodeAffinity", 2),
                 ("NodeResourcesFit", 1),
+                ("VolumeBinding", 1),
+                ("PodTopologySpread", 2),
+                ("InterPodAffinity", 2),
                 ("NodeResourcesBalancedAllocation", 1),
             ],
             id="specific-score-entry-overrides-multipoint-and-goes-first",
@@ -302,6 +409,9 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
                 ("TaintToleration", 1),
                 ("NodeAffinity", 2),
                 ("NodeResourcesFit", 1),
+                ("VolumeBinding", 1),
+                ("PodTopologySpread", 2),
+                ("InterPodAffinity", 2),
                 ("NodeResourcesBalancedAllocation", 1),
                 ("ImageLocality", 1),
             ],
@@ -316,8 +426,41 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
         pytest.param(
             {"multiPoint": {"disabled": [{"name": "NodePorts"}]}},
             "preFilter",
-            [("NodeAffinity", 0), ("NodeResourcesFit", 0)],
+            [
+                ("NodeAffinity", 0),
+                ("NodeResourcesFit", 0),
+                ("VolumeRestrictions", 0),
+                ("NodeVolumeLimits", 0),
+                ("VolumeBinding", 0),
+                ("VolumeZone", 0),
+                ("PodTopologySpread", 0),
+                ("InterPodAffinity", 0),
+            ],
             id="disable-default-in-multipoint",
+        ),
+        pytest.param(
+            {"multiPoint": {"disabled": [{"name": "VolumeBinding"}]}},
+            "reserve",
+            [],
+            id="disable-in-multipoint-removes-every-point",
+        ),
+        pytest.param(
+            {"preBind": {"disabled": [{"name": "VolumeBinding"}]}},
+            "reserve",
+            [("VolumeBinding", 0)],
+            id="disable-at-prebind-keeps-reserve",
+        ),
+        pytest.param(
+            {"postFilter": {"disabled": [{"name": "*"}]}},
+            "postFilter",
+            [],
+            id="no-preemption",
+        ),
+        pytest.param(
+            {"multiPoint": {"enabled": [{"name": "PodTopologySpread", "weight": 5}]}},
+            "preScore",
+            [(n, 0) for n in DEFAULT_POINTS["preScore"]],
+            id="reweighted-default-stays-at-every-point",
         ),
     ],
 )
@@ -329,6 +472,11 @@ def test_profile_merging(plugins: dict[str, Any], point: str, expected: list[tup
 def test_disable_at_point_keeps_other_points() -> None:
     c = load(cfg(profiles=[{"plugins": {"filter": {"disabled": [{"name": "NodePorts"}]}}}]))
     assert names(c, "preFilter") == DEFAULT_POINTS["preFilter"]
+    assert "NodePorts" not in names(c, "filter")
+    c = load(cfg(profiles=[{"plugins": {"score": {"disabled": [{"name": "InterPodAffinity"}]}}}]))
+    assert names(c, "preScore") == DEFAULT_POINTS["preScore"]
+    assert names(c, "filter") == DEFAULT_POINTS["filter"]
+    assert "InterPodAffinity" not in names(c, "score")
 
 
 @pytest.mark.parametrize(
@@ -691,9 +839,9 @@ ERROR_CASES = [
         id="unknown-plugin",
     ),
     pytest.param(
-        cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "PodTopologySpread", "weight": 2}]}}}]),
+        cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}}]),
         None,
-        "profiles[0].plugins.multiPoint.enabled[0].name: plugin 'PodTopologySpread' is an upstream plugin that kubesched does not implement yet",
+        "profiles[0].plugins.multiPoint.enabled[0].name: plugin 'DynamicResources' is an upstream plugin that kubesched does not implement yet",
         id="not-yet-implemented-enabled",
     ),
     pytest.param(
@@ -879,8 +1027,33 @@ def test_all_errors_reported_at_once() -> None:
 
 
 def test_not_yet_implemented_args_ignored_when_not_enabled() -> None:
-    c = load(cfg(profiles=[{"pluginConfig": [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 5}}]}]))
-    assert "InterPodAffinity" not in c.profiles[0].plugin_args
+    c = load(cfg(profiles=[{"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "10s"}}]}]))
+    assert "DynamicResources" not in c.profiles[0].plugin_args
+    assert sorted(c.profiles[0].plugin_args) == DEFAULT_ARGS
+
+
+def test_args_of_newly_implemented_defaults_are_applied() -> None:
+    c = load(
+        cfg(
+            profiles=[
+                {
+                    "pluginConfig": [
+                        {"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": 5}},
+                        {"name": "DefaultPreemption", "args": {"minCandidateNodesAbsolute": 7}},
+                        {"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 30}},
+                    ]
+                }
+            ]
+        )
+    )
+    args = c.profiles[0].plugin_args
+    assert args["InterPodAffinity"].hard_pod_affinity_weight == 5
+    # A partly given args object is defaulted field by field.
+    assert (
+        args["DefaultPreemption"].min_candidate_nodes_percentage,
+        args["DefaultPreemption"].min_candidate_nodes_absolute,
+    ) == (10, 7)
+    assert args["VolumeBinding"].bindTimeoutSeconds == 30
 
 
 def test_null_values_mean_unset() -> None:

@@ -1,0 +1,560 @@
+"""InterPodAffinity: required and preferred pod affinity / anti-affinity, both ways.
+
+Filter enforces three rules, each decided from counts PreFilter computed once per pod:
+
+* the incoming pod's required affinity: every term's topology key exists on the node and the
+  node's domain holds a pod matching all the terms (or no pod matches anywhere yet and the pod
+  matches its own terms: the first pod of a group may go anywhere its topology keys exist);
+* the incoming pod's required anti-affinity: no matching pod in the node's domain of any term;
+* the required anti-affinity of existing pods: the node is in no domain from which an existing
+  pod's term repels the incoming pod.
+
+Scoring sums, per topology domain, the weights of the incoming pod's preferred terms matched by
+existing pods, of existing pods' preferred terms matched by the incoming pod, and of existing
+pods' required affinity terms matched by the incoming pod (weighted by ``hardPodAffinityWeight``);
+anti-affinity weights count negatively. NormalizeScore scales the sums min..max onto 0..100.
+
+Counts are nested dicts ``{topologyKey: {topologyValue: count}}`` so Filter and Score touch only
+the keys that matter, never every label of the node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from kubesched.framework import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    QueueingHint,
+    Status,
+)
+from kubesched.framework.selectors import LabelSelector
+from kubesched.framework.types import AffinityTerm
+
+NAME = "InterPodAffinity"
+PRE_FILTER_STATE_KEY = "PreFilter" + NAME
+PRE_SCORE_STATE_KEY = "PreScore" + NAME
+
+ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't satisfy existing pods anti-affinity rules"
+ERR_REASON_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod affinity rules"
+ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affinity rules"
+
+DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
+MIN_HARD_POD_AFFINITY_WEIGHT = 0
+MAX_HARD_POD_AFFINITY_WEIGHT = 100
+
+Counts = dict[str, dict[str, int]]
+
+
+# --- args ------------------------------------------------------------------------------------
+
+
+class InterPodAffinityArgs(BaseModel):
+    """Upstream ``InterPodAffinityArgs`` (kubescheduler.config.k8s.io/v1), defaults applied."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    hard_pod_affinity_weight: int = Field(default=DEFAULT_HARD_POD_AFFINITY_WEIGHT, alias="hardPodAffinityWeight")
+    ignore_preferred_terms_of_existing_pods: bool = Field(default=False, alias="ignorePreferredTermsOfExistingPods")
+
+    @field_validator("hard_pod_affinity_weight")
+    @classmethod
+    def _check_weight(cls, v: int) -> int:
+        if v < MIN_HARD_POD_AFFINITY_WEIGHT or v > MAX_HARD_POD_AFFINITY_WEIGHT:
+            raise ValueError(
+                f"hardPodAffinityWeight: Invalid value: {v}: not in valid range "
+                f"[{MIN_HARD_POD_AFFINITY_WEIGHT}, {MAX_HARD_POD_AFFINITY_WEIGHT}]"
+            )
+        return v
+
+
+# --- terms of the incoming pod, namespaces resolved --------------------------------------------
+
+
+class ResolvedTerm:
+    """An incoming pod's term with its ``namespaceSelector`` folded into a namespace set.
+
+    Upstream resolves the selector against the namespace lister once per pod, so matching an
+    existing pod never needs that pod's namespace labels. An empty selector (``{}``) selects
+    every namespace and stays a wildcard.
+    """
+
+    __slots__ = ("namespaces", "all_namespaces", "selector", "topology_key", "weight")
+
+    def __init__(
+        self,
+        namespaces: frozenset[str],
+        all_namespaces: bool,
+        selector: LabelSelector | None,
+        topology_key: str,
+        weight: int = 0,
+    ) -> None:
+        self.namespaces = namespaces
+        self.all_namespaces = all_namespaces
+        self.selector = selector
+        self.topology_key = topology_key
+        self.weight = weight
+
+    def matches(self, pod: PodInfo) -> bool:
+        if not self.all_namespaces and pod.namespace not in self.namespaces:
+            return False
+        return self.selector is not None and self.selector.matches(pod.labels)
+
+
+def resolve_terms(terms: Sequence[AffinityTerm], listers: Any) -> list[ResolvedTerm]:
+    """The incoming pod's ``terms`` with namespace selectors resolved through ``listers``."""
+    out: list[ResolvedTerm] = []
+    namespace_objects: list[dict[str, Any]] | None = None
+    for t in terms:
+        ns_sel = t.namespace_selector
+        names = t.namespaces
+        all_ns = False
+        if ns_sel is not None:
+            if ns_sel.empty:
+                all_ns = True
+            else:
+                if namespace_objects is None:
+                    namespace_objects = list(listers.list("Namespace"))
+                extra = {
+                    (o.get("metadata") or {}).get("name", "")
+                    for o in namespace_objects
+                    if ns_sel.matches((o.get("metadata") or {}).get("labels") or {})
+                }
+                if extra:
+                    names = names | extra
+        out.append(ResolvedTerm(names, all_ns, t.selector, t.topology_key, t.weight))
+    return out
+
+
+def pod_matches_all_terms(terms: Sequence[ResolvedTerm], pod: PodInfo) -> bool:
+    """Whether ``pod`` matches every one of ``terms`` (False when there are none)."""
+    if not terms:
+        return False
+    for t in terms:
+        if not t.matches(pod):
+            return False
+    return True
+
+
+# --- counts ------------------------------------------------------------------------------------
+
+
+def _bump(counts: Counts, labels: Mapping[str, str], key: str, delta: int) -> None:
+    value = labels.get(key)
+    if value is None:
+        return
+    by_value = counts.get(key)
+    if by_value is None:
+        by_value = counts[key] = {}
+    n = by_value.get(value, 0) + delta
+    if n == 0:
+        # Counts go down on RemovePod; a zero entry must vanish so that "no pod matches
+        # anywhere" (an empty map) stays detectable.
+        by_value.pop(value, None)
+        if not by_value:
+            del counts[key]
+    else:
+        by_value[value] = n
+
+
+def flatten(counts: Counts) -> dict[tuple[str, str], int]:
+    """``{(topologyKey, topologyValue): count}``: upstream's shape, for tests and debugging."""
+    return {(k, v): n for k, vals in counts.items() for v, n in vals.items()}
+
+
+def _clone_counts(counts: Counts) -> Counts:
+    return {k: dict(v) for k, v in counts.items()}
+
+
+class PreFilterState:
+    """What Filter reads: the three count maps and the incoming pod's resolved terms."""
+
+    __slots__ = (
+        "existing_anti_affinity_counts",
+        "affinity_counts",
+        "anti_affinity_counts",
+        "affinity_terms",
+        "anti_affinity_terms",
+        "pod",
+        "namespace_labels",
+        "matches_own_affinity",
+    )
+
+    def __init__(
+        self,
+        pod: PodInfo,
+        affinity_terms: list[ResolvedTerm],
+        anti_affinity_terms: list[ResolvedTerm],
+        namespace_labels: Mapping[str, str],
+    ) -> None:
+        self.pod = pod
+        self.affinity_terms = affinity_terms
+        self.anti_affinity_terms = anti_affinity_terms
+        self.namespace_labels = namespace_labels
+        self.existing_anti_affinity_counts: Counts = {}
+        self.affinity_counts: Counts = {}
+        self.anti_affinity_counts: Counts = {}
+        self.matches_own_affinity = pod_matches_all_terms(affinity_terms, pod)
+
+    def clone(self) -> PreFilterState:
+        c = PreFilterState.__new__(PreFilterState)
+        c.pod = self.pod
+        c.affinity_terms = self.affinity_terms
+        c.anti_affinity_terms = self.anti_affinity_terms
+        c.namespace_labels = self.namespace_labels
+        c.matches_own_affinity = self.matches_own_affinity
+        c.existing_anti_affinity_counts = _clone_counts(self.existing_anti_affinity_counts)
+        c.affinity_counts = _clone_counts(self.affinity_counts)
+        c.anti_affinity_counts = _clone_counts(self.anti_affinity_counts)
+        return c
+
+    def update_with_pod(self, other: PodInfo, node_labels: Mapping[str, str], delta: int) -> None:
+        """Account for ``other`` appearing on (``delta=1``) or leaving (``-1``) a node."""
+        incoming = self.pod
+        ns_labels = self.namespace_labels
+        for t in other.required_anti_affinity:
+            if t.matches(incoming, ns_labels):
+                _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
+        if pod_matches_all_terms(self.affinity_terms, other):
+            for rt in self.affinity_terms:
+                _bump(self.affinity_counts, node_labels, rt.topology_key, delta)
+        for rt in self.anti_affinity_terms:
+            if rt.matches(other):
+                _bump(self.anti_affinity_counts, node_labels, rt.topology_key, delta)
+
+
+class PreScoreState:
+    """``{topologyKey: {topologyValue: score}}`` accumulated in PreScore, read by Score."""
+
+    __slots__ = ("topology_score",)
+
+    def __init__(self, topology_score: Counts) -> None:
+        self.topology_score = topology_score
+
+    def clone(self) -> PreScoreState:
+        # Never modified after PreScore.
+        return self
+
+
+# --- plugin ------------------------------------------------------------------------------------
+
+
+class InterPodAffinity:
+    """PreFilter (+ AddPod/RemovePod), Filter, PreScore, Score and NormalizeScore for inter-pod
+    affinity and anti-affinity, as upstream's ``InterPodAffinity``."""
+
+    name = NAME
+    Args = InterPodAffinityArgs
+
+    def __init__(self, args: InterPodAffinityArgs | None, handle: Any = None) -> None:
+        self.args = args if args is not None else InterPodAffinityArgs()
+        self.handle = handle
+
+    # --- helpers ---------------------------------------------------------------------------------
+    def _listers(self) -> Any:
+        return getattr(self.handle, "listers", None)
+
+    def _namespace_labels(self, namespace: str) -> dict[str, str]:
+        listers = self._listers()
+        if listers is None:
+            return {}
+        return listers.namespace_labels(namespace) or {}
+
+    # --- PreFilter ---------------------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
+        snapshot = self.handle.snapshot()
+        listers = self._listers()
+        ns_labels = self._namespace_labels(pod.namespace)
+        affinity_terms = resolve_terms(pod.required_affinity, listers)
+        anti_terms = resolve_terms(pod.required_anti_affinity, listers)
+        s = PreFilterState(pod, affinity_terms, anti_terms, ns_labels)
+
+        existing = s.existing_anti_affinity_counts
+        for ni in snapshot.have_pods_with_required_anti_affinity():
+            labels = ni.labels
+            for other in ni.pods_with_required_anti_affinity:
+                for t in other.required_anti_affinity:
+                    if t.matches(pod, ns_labels):
+                        _bump(existing, labels, t.topology_key, 1)
+
+        if affinity_terms or anti_terms:
+            aff = s.affinity_counts
+            anti = s.anti_affinity_counts
+            for ni in snapshot.list():
+                labels = ni.labels
+                for other in ni.pods:
+                    if affinity_terms and pod_matches_all_terms(affinity_terms, other):
+                        for rt in affinity_terms:
+                            _bump(aff, labels, rt.topology_key, 1)
+                    for rt in anti_terms:
+                        if rt.matches(other):
+                            _bump(anti, labels, rt.topology_key, 1)
+
+        if not existing and not affinity_terms and not anti_terms:
+            return Status(Code.SKIP)
+        state.write(PRE_FILTER_STATE_KEY, s)
+        return None
+
+    def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s.update_with_pod(to_add, node.labels, 1)
+        return None
+
+    def remove_pod(self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo) -> Status | None:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        s.update_with_pod(to_remove, node.labels, -1)
+        return None
+
+    # --- Filter ------------------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        try:
+            s: PreFilterState = state.read(PRE_FILTER_STATE_KEY)
+        except KeyError:
+            return Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycleState: not found')
+        labels = node.labels
+
+        terms = s.affinity_terms
+        if terms:
+            counts = s.affinity_counts
+            pods_exist = True
+            for rt in terms:
+                key = rt.topology_key
+                value = labels.get(key)
+                if value is None:
+                    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+                by_value = counts.get(key)
+                if by_value is None or by_value.get(value, 0) <= 0:
+                    pods_exist = False
+            if not pods_exist and (counts or not s.matches_own_affinity):
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
+
+        counts = s.anti_affinity_counts
+        if counts:
+            for rt in s.anti_affinity_terms:
+                key = rt.topology_key
+                by_value = counts.get(key)
+                if by_value is not None:
+                    value = labels.get(key)
+                    if value is not None and by_value.get(value, 0) > 0:
+                        return Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
+
+        counts = s.existing_anti_affinity_counts
+        if counts:
+            for key, by_value in counts.items():
+                value = labels.get(key)
+                if value is not None and by_value.get(value, 0) > 0:
+                    return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
+        return None
+
+    # --- PreScore / Score ----------------------------------------------------------------------------
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+        if not nodes:
+            return Status(Code.SKIP)
+        has_constraints = bool(pod.preferred_affinity or pod.preferred_anti_affinity)
+        if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
+            return Status(Code.SKIP)
+        snapshot = self.handle.snapshot()
+        all_nodes: Iterable[NodeInfo] = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity()
+
+        listers = self._listers()
+        pref = resolve_terms(pod.preferred_affinity, listers)
+        pref_anti = resolve_terms(pod.preferred_anti_affinity, listers)
+        ns_labels = self._namespace_labels(pod.namespace)
+        hard_weight = self.args.hard_pod_affinity_weight
+
+        scores: Counts = {}
+
+        def add(labels: Mapping[str, str], key: str, delta: int) -> None:
+            value = labels.get(key)
+            if value is None:
+                return
+            by_value = scores.get(key)
+            if by_value is None:
+                by_value = scores[key] = {}
+            by_value[value] = by_value.get(value, 0) + delta
+
+        for ni in all_nodes:
+            labels = ni.labels
+            if not labels:
+                continue
+            for other in ni.pods if has_constraints else ni.pods_with_affinity:
+                for rt in pref:
+                    if rt.matches(other):
+                        add(labels, rt.topology_key, rt.weight)
+                for rt in pref_anti:
+                    if rt.matches(other):
+                        add(labels, rt.topology_key, -rt.weight)
+                if hard_weight > 0:
+                    for t in other.required_affinity:
+                        if t.matches(pod, ns_labels):
+                            add(labels, t.topology_key, hard_weight)
+                for t in other.preferred_affinity:
+                    if t.matches(pod, ns_labels):
+                        add(labels, t.topology_key, t.weight)
+                for t in other.preferred_anti_affinity:
+                    if t.matches(pod, ns_labels):
+                        add(labels, t.topology_key, -t.weight)
+
+        if not scores:
+            return Status(Code.SKIP)
+        state.write(PRE_SCORE_STATE_KEY, PreScoreState(scores))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
+        try:
+            s: PreScoreState = state.read(PRE_SCORE_STATE_KEY)
+        except KeyError:
+            return 0, Status.as_error(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        labels = node.labels
+        total = 0
+        for key, by_value in s.topology_score.items():
+            value = labels.get(key)
+            if value is not None:
+                total += by_value.get(value, 0)
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return Status.as_error(f'error reading "{PRE_SCORE_STATE_KEY}" from cycleState: not found')
+        if not s.topology_score or not scores:
+            return None
+        values = [ns.score for ns in scores]
+        lo, hi = min(values), max(values)
+        diff = hi - lo
+        for ns in scores:
+            # Float arithmetic truncated toward zero, as upstream: the same inputs give the
+            # same integers.
+            ns.score = int(float(MAX_NODE_SCORE) * (float(ns.score - lo) / float(diff))) if diff > 0 else 0
+        return None
+
+    # --- events ------------------------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            # An assigned pod added may satisfy the pod's affinity; one deleted or relabelled may
+            # stop violating an anti-affinity.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+                self.is_schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
+                self.is_schedulable_after_node_change,
+            ),
+        ]
+
+    def is_schedulable_after_pod_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when an assigned pod was added (or relabelled) to match all of the pod's
+        affinity terms, relabelled or deleted so it no longer matches its anti-affinity terms,
+        or deleted while its own required anti-affinity repelled the pod."""
+        if (new is not None and not isinstance(new, Mapping)) or (old is not None and not isinstance(old, Mapping)):
+            return QueueingHint.QUEUE
+        if (new is not None and not _node_name(new)) or (old is not None and not _node_name(old)):
+            return QueueingHint.SKIP
+        target = _as_pod_info(pod)
+        if target is None:
+            return QueueingHint.QUEUE
+        terms = target.required_affinity
+        anti = target.required_anti_affinity
+        if old is not None and new is not None:
+            if not _all_match_raw(terms, old) and _all_match_raw(terms, new):
+                return QueueingHint.QUEUE
+            if _all_match_raw(anti, old) and not _all_match_raw(anti, new):
+                return QueueingHint.QUEUE
+            return QueueingHint.SKIP
+        if new is not None:
+            return QueueingHint.QUEUE if _all_match_raw(terms, new) else QueueingHint.SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if _all_match_raw(anti, old):
+            return QueueingHint.QUEUE
+        # The pod may have been kept off by the deleted pod's own anti-affinity: its removal
+        # frees those domains, so it must not be skipped either.
+        if _deleted_pod_repels(old, target, self._namespace_labels(target.namespace)):
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+    def is_schedulable_after_node_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        """Queue when the added or updated node carries a topology key of one of the pod's
+        required affinity or anti-affinity terms."""
+        if not isinstance(new, Mapping):
+            return QueueingHint.QUEUE
+        target = _as_pod_info(pod)
+        if target is None:
+            return QueueingHint.QUEUE
+        labels = (new.get("metadata") or {}).get("labels") or {}
+        for t in target.required_affinity:
+            if t.topology_key in labels:
+                return QueueingHint.QUEUE
+        for t in target.required_anti_affinity:
+            if t.topology_key in labels:
+                return QueueingHint.QUEUE
+        return QueueingHint.SKIP
+
+
+# --- hint helpers ----------------------------------------------------------------------------------
+
+
+def _node_name(pod: Mapping[str, Any]) -> str:
+    return (pod.get("spec") or {}).get("nodeName") or ""
+
+
+def _as_pod_info(pod: Any) -> PodInfo | None:
+    if isinstance(pod, PodInfo):
+        return pod
+    if isinstance(pod, Mapping):
+        try:
+            return PodInfo(dict(pod))
+        except ValueError:
+            return None
+    return None
+
+
+_NO_LABELS: dict[str, str] = {}
+
+
+def _term_matches_raw(term: AffinityTerm, pod: Mapping[str, Any]) -> bool:
+    """``term`` against a pod dict with no namespace labels at hand (upstream passes nil)."""
+    meta = pod.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    if namespace not in term.namespaces:
+        if term.namespace_selector is None or not term.namespace_selector.matches(_NO_LABELS):
+            return False
+    return term.selector is not None and term.selector.matches(meta.get("labels") or {})
+
+
+def _all_match_raw(terms: Sequence[AffinityTerm], pod: Mapping[str, Any]) -> bool:
+    if not terms:
+        return False
+    for t in terms:
+        if not _term_matches_raw(t, pod):
+            return False
+    return True
+
+
+def _deleted_pod_repels(deleted: Mapping[str, Any], target: PodInfo, ns_labels: Mapping[str, str]) -> bool:
+    affinity = (deleted.get("spec") or {}).get("affinity") or {}
+    if not (affinity.get("podAntiAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+        return False
+    info = _as_pod_info(deleted)
+    if info is None:
+        return True
+    for t in info.required_anti_affinity:
+        if t.matches(target, ns_labels):
+            return True
+    return False
