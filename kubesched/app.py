@@ -76,6 +76,9 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             pass
 
     m = cfg.model
+    from kubesched.extender import HTTPExtender
+
+    extenders = [HTTPExtender(spec) for spec in (m.extenders or [])]
     observer = PrometheusObserver()
     sched = Scheduler(
         cfg.profiles,
@@ -89,6 +92,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             result_annotations=opts.record_results,
         ),
         observer=observer,
+        extenders=extenders,
     )
     health = HealthServer(observer, ready=lambda: sched.synced, host=opts.bind_address, port=opts.port)
     await health.start()
@@ -153,6 +157,8 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             await elector.stop_renewing()
         await cluster.stop()
         await health.stop()
+        for ext in extenders:
+            await ext.close()
         for sig in installed:
             loop.remove_signal_handler(sig)
 

@@ -84,8 +84,25 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             bar.update(task, completed=done)
 
         bar.start()
+    from kubesched.extender import ExtenderError, HTTPExtender
+
     try:
-        result = _event_loop_runner()(simulate(cfg.profiles, scenario, settings, progress_cb))
+        extender_specs = list(model.extenders or [])
+        for spec in extender_specs:
+            HTTPExtender(spec)  # refuse a broken tlsConfig before anything runs
+    except ExtenderError as exc:
+        return _fail(f"extenders: {exc}")
+
+    async def run_simulation() -> Any:
+        extenders = [HTTPExtender(spec) for spec in extender_specs]
+        try:
+            return await simulate(cfg.profiles, scenario, settings, progress_cb, extenders)
+        finally:
+            for ext in extenders:
+                await ext.close()
+
+    try:
+        result = _event_loop_runner()(run_simulation())
     finally:
         if bar is not None:
             bar.stop()
@@ -221,10 +238,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         identity=args.identity,
     )
     from kubesched.cluster.base import ClusterError
+    from kubesched.extender import ExtenderError
 
     try:
         return int(_event_loop_runner()(run(cfg, opts)))
-    except ClusterError as exc:
+    except (ClusterError, ExtenderError) as exc:
         return _fail(str(exc), 1)
 
 

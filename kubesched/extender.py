@@ -540,6 +540,7 @@ async def find_nodes_that_pass_extenders(
     pod_info: PodInfo,
     feasible: Sequence[NodeInfo],
     statuses: dict[str, Status],
+    trace: dict[str, dict[str, str]] | None = None,
 ) -> list[NodeInfo]:
     """Run the interested extenders' filters one after the other on the nodes still feasible.
 
@@ -556,10 +557,17 @@ async def find_nodes_that_pass_extenders(
             continue
         try:
             passed, failed, unresolvable = await ext.filter(pod_info, nodes)
-        except ExtenderError:
+        except ExtenderError as exc:
+            if trace is not None:
+                for n in nodes:
+                    trace.setdefault(n.name, {})[ext.name] = f"error: {exc}"
             if ext.is_ignorable():
                 continue
             raise
+        if trace is not None:
+            for n in nodes:
+                why = unresolvable.get(n.name) or failed.get(n.name)
+                trace.setdefault(n.name, {})[ext.name] = why if why is not None else "passed"
         for node, msg in unresolvable.items():
             prev = statuses.get(node)
             reasons = [*prev.reasons, msg] if prev is not None else [msg]

@@ -21,6 +21,13 @@ from typing import Any, Protocol
 
 from kubesched.cache import Cache, Snapshot
 from kubesched.cluster.base import Cluster, Conflict, NotFound
+from kubesched.extender import (
+    ExtenderError,
+    HTTPExtender,
+    binder_for,
+    find_nodes_that_pass_extenders,
+    prioritize_with_extenders,
+)
 from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
     NODE_ADD,
@@ -31,7 +38,7 @@ from kubesched.framework.events import (
     node_update_actions,
     pod_update_actions,
 )
-from kubesched.framework.interface import CycleState, PostFilterResult
+from kubesched.framework.interface import PODS_TO_ACTIVATE_KEY, CycleState, PostFilterResult
 from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.runtime import Framework, ProfileSpec, WaitingPods
 from kubesched.framework.status import Code, Status
@@ -184,6 +191,9 @@ class PodResult:
     permit: dict[str, str] = field(default_factory=dict)
     prebind: dict[str, str] = field(default_factory=dict)
     bind: dict[str, str] = field(default_factory=dict)
+    extender_filter: dict[str, dict[str, str]] = field(default_factory=dict)
+    extender_prioritize: dict[str, dict[str, int]] = field(default_factory=dict)
+    extender_bind: dict[str, str] = field(default_factory=dict)
 
     def reset_attempt(self) -> None:
         for d in (
@@ -197,6 +207,9 @@ class PodResult:
             self.permit,
             self.prebind,
             self.bind,
+            self.extender_filter,
+            self.extender_prioritize,
+            self.extender_bind,
         ):
             d.clear()
 
@@ -217,6 +230,9 @@ class PodResult:
             f"{RESULT_ANNOTATION_PREFIX}prebind-result": dump(self.prebind),
             f"{RESULT_ANNOTATION_PREFIX}bind-result": dump(self.bind),
             f"{RESULT_ANNOTATION_PREFIX}selected-node": self.node or "",
+            f"{RESULT_ANNOTATION_PREFIX}extender-filter-result": dump(self.extender_filter),
+            f"{RESULT_ANNOTATION_PREFIX}extender-prioritize-result": dump(self.extender_prioritize),
+            f"{RESULT_ANNOTATION_PREFIX}extender-bind-result": dump(self.extender_bind),
         }
 
 
@@ -241,8 +257,11 @@ class Scheduler:
         registry: Registry | None = None,
         clock: Callable[[], float] | None = None,
         observer: Observer | None = None,
+        extenders: Iterable[HTTPExtender] = (),
     ) -> None:
         self.options = options or SchedulerOptions()
+        #: HTTP extenders, shared by all profiles, run after the plugins as upstream orders them.
+        self.extenders: list[HTTPExtender] = list(extenders)
         self.cluster = cluster
         # The event loop's clock by default, so that backoff, flushes and timeouts all share one
         # notion of time (and tests can fast-forward it).
@@ -547,11 +566,19 @@ class Scheduler:
             self._fail(fw, qpi, status, record, start, node=node_name)
             return
         self.stats.attempt_durations.append(time.perf_counter() - start)
+        self._activate_requested(state)
         task = asyncio.create_task(
             self._binding_cycle(fw, state, qpi, assumed, node_name, record, start), name=f"bind {pi.key}"
         )
         self._binding_tasks.add(task)
         task.add_done_callback(self._binding_done)
+
+    def _activate_requested(self, state: CycleState) -> None:
+        """Move the pods plugins asked for (PodsToActivate) to activeQ."""
+        pods = state.get(PODS_TO_ACTIVATE_KEY)
+        if pods:
+            self.queue.activate(list(pods))
+            pods.clear()
 
     def _ep(self, point: str, status: Status | None, fw: Framework, t0: float) -> None:
         label = "Success" if status is None else status.code.upstream_name
@@ -576,7 +603,7 @@ class Scheduler:
         self._ep("PreScore", status, fw, t0)
         if status is not None:
             raise _CycleError(status)
-        if not fw.has_score_plugins():
+        if not fw.has_score_plugins() and not self.extenders:
             totals = [1] * len(feasible)
         else:
             t0 = time.perf_counter()
@@ -586,6 +613,13 @@ class Scheduler:
             self._ep("Score", status, fw, t0)
             if status is not None:
                 raise _CycleError(status)
+            if self.extenders:
+                extra = await prioritize_with_extenders(self.extenders, pi, feasible)
+                for i, ni in enumerate(feasible):
+                    for ext_name, weighted in extra.get(ni.name, ()):
+                        totals[i] += weighted
+                        if record is not None:
+                            record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
         return self._select_host(feasible, totals)
 
     def _select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
@@ -636,6 +670,17 @@ class Scheduler:
             if status.code is Code.ERROR:
                 raise _CycleError(status)
         feasible = await self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
+        if self.extenders and feasible:
+            try:
+                after = await find_nodes_that_pass_extenders(
+                    self.extenders, pi, feasible, diagnosis.node_to_status, record.extender_filter if record else None
+                )
+            except ExtenderError as exc:
+                raise _CycleError(Status.as_error(exc)) from exc
+            if len(after) != len(feasible):
+                # Extenders register no events: a pod they rejected is retried on any event.
+                diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
+            feasible = after
         self.observer.extension_point(
             "Filter", "Success" if feasible else "Unschedulable", fw.profile_name, time.perf_counter() - t0
         )
@@ -658,7 +703,7 @@ class Scheduler:
         if pct is None:
             pct = self.options.percentage_of_nodes_to_score
         want = num_feasible_nodes_to_find(pct, n)
-        if not fw.has_score_plugins():
+        if not fw.has_score_plugins() and not self.extenders:
             want = 1  # nothing to rank them by: the first feasible node is the answer
         start = self.next_start_node_index % n
         feasible: list[NodeInfo] = []
@@ -836,7 +881,19 @@ class Scheduler:
                 self._ep("PreBind", status, fw, t0)
             if status is None:
                 t0 = time.perf_counter()
-                status = await fw.run_bind(state, assumed, node_name, record.bind if record else None)
+                binder = binder_for(self.extenders, assumed) if self.extenders else None
+                if binder is not None:
+                    # A binding extender binds instead of the Bind plugins (upstream).
+                    try:
+                        await binder.bind(assumed, node_name)
+                        if record is not None:
+                            record.extender_bind[binder.name] = "success"
+                    except ExtenderError as exc:
+                        status = Status.as_error(exc)
+                        if record is not None:
+                            record.extender_bind[binder.name] = str(exc)
+                else:
+                    status = await fw.run_bind(state, assumed, node_name, record.bind if record else None)
                 self._ep("Bind", status, fw, t0)
         except Exception as exc:  # noqa: BLE001 - the task must handle its own failure
             status = Status.as_error(exc)
@@ -891,6 +948,7 @@ class Scheduler:
         t0 = time.perf_counter()
         await fw.run_post_bind(state, assumed, node_name)
         self._ep("PostBind", None, fw, t0)
+        self._activate_requested(state)
 
 
 class _CycleError(Exception):
@@ -945,6 +1003,10 @@ class ObjectCache:
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         ns = self._objects.get("Namespace", {}).get(namespace)
         return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
+
+
+#: How upstream names extenders among a pod's rejectors.
+EXTENDER_NAME = "Extender"
 
 
 def loop_time() -> float:

@@ -26,6 +26,10 @@ from .types import NodeInfo, PodInfo, QueuedPodInfo
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
+#: CycleState key under which plugins put ``{uid: pod}`` of pods to move to activeQ at the end
+#: of the cycle (upstream's PodsToActivate), e.g. a gang's siblings once one member is placed.
+PODS_TO_ACTIVATE_KEY = "kubernetes.io/pods-to-activate"
+
 MAX_NODE_SCORE = 100
 MIN_NODE_SCORE = 0
 MAX_TOTAL_SCORE = 2**63 - 1

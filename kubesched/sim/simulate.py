@@ -67,6 +67,7 @@ async def simulate(
     scenario: Scenario,
     settings: SimulationSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
+    extenders: list[Any] | None = None,
 ) -> SimulationResult:
     """Schedule ``scenario``'s pending pods with ``profiles``; ``progress(done, total)`` is
     called as pods reach a decision."""
@@ -110,7 +111,7 @@ async def simulate(
     for pod in scenario.running_pods:
         store.create("Pod", with_uid(admit_pod(pod, priority_classes)))
 
-    scheduler = Scheduler(profiles, cluster, options, clock=clock)
+    scheduler = Scheduler(profiles, cluster, options, clock=clock, extenders=extenders or ())
     started = time.perf_counter()
     await scheduler.start()
     unknown: dict[str, PodResult] = {}
@@ -227,6 +228,9 @@ def _report(
                 "permit": rec.permit,
                 "preBind": rec.prebind,
                 "bind": rec.bind,
+                "extenderFilter": rec.extender_filter,
+                "extenderPrioritize": rec.extender_prioritize,
+                "extenderBind": rec.extender_bind,
             }
         )
     nodes_out: list[dict[str, Any]] = []

@@ -381,3 +381,33 @@ async def test_prebind_rejection_goes_to_backoff_and_frees_the_room() -> None:
     assert sched.queue.where(uid_a) == "backoff"
     assert sched.queue.where(uid_b) in ("backoff", "active")
     assert h.node_of("a") is None
+
+
+async def test_pods_to_activate_are_moved_to_the_active_queue() -> None:
+    from kubesched.framework.interface import PODS_TO_ACTIVATE_KEY
+
+    # "waiter" is rejected and parked; when "trigger" is placed, its Reserve asks for the waiter.
+    def reserve(self: Any, state: Any, pod: Any, node: str) -> None:
+        if pod.name == "trigger":
+            state.write(PODS_TO_ACTIVATE_KEY, {UIDS["waiter"]: None})
+        return None
+
+    F = plugin(
+        "OnlyTrigger", filter=lambda self, s, p, n: None if p.name == "trigger" else Status.unschedulable("later")
+    )
+    R = plugin("Activator", reserve=reserve, unreserve=ok)
+    h = await make_harness(
+        [profile(filter=["OnlyTrigger"], reserve=["Activator"])], registry_with(F, R), objs=[*nodes("n1")]
+    )
+    h.add(make_pod("waiter").priority(10))
+    await h.settle()
+    UIDS["waiter"] = h.pod("waiter")["metadata"]["uid"]
+    await h.run_once()
+    assert h.scheduler.queue.where(UIDS["waiter"]) == "unschedulable"
+    h.add(make_pod("trigger"))
+    await h.settle()
+    await h.scheduler.schedule_one(h.scheduler.queue.pop_nowait())
+    assert h.scheduler.queue.where(UIDS["waiter"]) == "active"
+
+
+UIDS: dict[str, str] = {}
