@@ -223,6 +223,7 @@ def _report(
                 "score": rec.score,
                 "finalScore": rec.final_score,
                 "preFilter": rec.prefilter,
+                "preScore": rec.prescore,
                 "postFilter": rec.postfilter,
                 "reserve": rec.reserve,
                 "permit": rec.permit,

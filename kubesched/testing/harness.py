@@ -160,8 +160,9 @@ async def ascore_nodes(
 ) -> dict[str, int]:
     """PreScore (if implemented), Score and NormalizeScore over ``nodes``: ``{node: score}``.
 
-    With ``normalize=False`` the raw Score results. Weight is 1. PreFilter runs first when the
-    plugin implements it (some plugins compute their scoring state there).
+    With ``normalize=False`` the raw Score results. Weight is 1. PreFilter and Filter run first,
+    as in a real cycle (some plugins compute their scoring state there); Filter verdicts are not
+    applied: every node given is scored.
     """
     pi = as_pod_info(pod)
     infos = as_node_infos(nodes, pods)
@@ -170,6 +171,9 @@ async def ascore_nodes(
     _, status, _ = await fw.run_pre_filter(state, pi)
     if status is not None and not status.is_success():
         raise AssertionError(f"PreFilter rejected the pod: {status!r}")
+    for ni in infos:
+        # As in a real cycle: some plugins (VolumeBinding) score what their Filter found on each node.
+        fw.run_filter(state, pi, ni)
     status = await fw.run_pre_score(state, pi, infos)
     if status is not None and not status.is_success():
         raise AssertionError(f"PreScore failed: {status!r}")
