@@ -24,8 +24,10 @@ from kubesched.cluster.base import Cluster, Conflict, NotFound
 from kubesched.extender import (
     ExtenderError,
     HTTPExtender,
+    Victims,
     binder_for,
     find_nodes_that_pass_extenders,
+    preempt_with_extenders,
     prioritize_with_extenders,
 )
 from kubesched.framework.events import (
@@ -300,9 +302,12 @@ class Scheduler:
             observer.watch_pending(self.queue.counts)
         self.next_start_node_index = 0
         self.listers = ObjectCache()
+        preempting = any(e.supports_preemption() for e in self.extenders)
         for fw in self.frameworks.values():
             fw.listers = self.listers
             fw.nominator = self.queue.nominator
+            if preempting:
+                fw.preempt_with_extenders = self._preempt_with_extenders
         self.results: dict[str, PodResult] = {}
         self.stats = Stats()
         self._binding_tasks: set[asyncio.Task[None]] = set()
@@ -572,6 +577,13 @@ class Scheduler:
         )
         self._binding_tasks.add(task)
         task.add_done_callback(self._binding_done)
+
+    async def _preempt_with_extenders(
+        self, pod: PodInfo, candidates: dict[str, tuple[list[PodInfo], int]]
+    ) -> dict[str, tuple[list[PodInfo], int]]:
+        victims = {node: Victims(list(pods), n) for node, (pods, n) in candidates.items()}
+        kept = await preempt_with_extenders(self.extenders, pod, victims, self.snapshot.node_info_map)
+        return {node: (v.pods, v.num_pdb_violations) for node, v in kept.items()}
 
     def _activate_requested(self, state: CycleState) -> None:
         """Move the pods plugins asked for (PodsToActivate) to activeQ."""

@@ -204,6 +204,10 @@ class Framework:
         #: Set by the scheduler: cached cluster objects, and pods nominated to nodes.
         self.listers: Any = _NoListers()
         self.nominator: Any = _NoNominator()
+        #: Set by the scheduler when an extender takes part in preemption:
+        #: ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the same,
+        #: possibly narrowed.
+        self.preempt_with_extenders: Any = None
         self.plugins: dict[str, Any] = {}
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
 

@@ -164,6 +164,15 @@ class DefaultPreemption:
         if not candidates:
             return None, Status(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), node_statuses))
 
+        # Extenders with a preemptVerb may drop candidates or victims (upstream callExtenders).
+        via_extenders = getattr(self.handle, "preempt_with_extenders", None)
+        if via_extenders is not None:
+            try:
+                kept = await via_extenders(pod, {c.name: (c.victims, c.num_pdb_violations) for c in candidates})
+            except Exception as exc:  # noqa: BLE001 - an extender failure fails this preemption
+                return None, Status(Code.ERROR, str(exc))
+            candidates = [Candidate(c.name, *kept[c.name]) for c in candidates if c.name in kept]
+
         best = self.select_candidate(candidates)
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")

@@ -122,3 +122,34 @@ async def test_managed_resources_limit_calls_to_interested_pods() -> None:
         await server.close()
     assert seen == ["wants-foo"]
     assert pods["plain"]["phase"] == pods["wants-foo"]["phase"] == "Scheduled"
+
+
+async def test_preempting_extender_narrows_the_candidates() -> None:
+    seen: list[list[str]] = []
+
+    def preempt(pod: dict[str, Any], victims: dict[str, Any]) -> dict[str, Any]:
+        seen.append(sorted(victims))
+        return {node: v for node, v in victims.items() if node != "n1"}  # never preempt on n1
+
+    server = await serve_extender(make_extender_app(preempt=preempt), "127.0.0.1")
+    try:
+        cfg = config(server.url, preemptVerb="preempt")
+        low = [make_pod(f"low-{n}").priority(0).req(cpu="3").node(n) for n in ("n1", "n2")]
+        sc = scenario(
+            make_node("n1").capacity(cpu="4", memory="8Gi", pods="10"),
+            make_node("n2").capacity(cpu="4", memory="8Gi", pods="10"),
+            *low,
+            make_pod("urgent").priority(100).req(cpu="3"),
+        )
+        extenders = [HTTPExtender(e) for e in cfg.model.extenders]
+        try:
+            result = await simulate(cfg.profiles, sc, extenders=extenders)
+        finally:
+            for e in extenders:
+                await e.close()
+    finally:
+        await server.close()
+    assert seen and seen[0] == ["n1", "n2"]
+    pods = {p["name"]: p for p in result.pods}
+    assert pods["urgent"]["node"] == "n2"
+    assert result.summary["preempted"] == ["default/low-n2"]
