@@ -169,6 +169,24 @@ def _error(point: str, plugin: str, exc: BaseException) -> Status:
     return Status.as_error(RuntimeError(f'running "{plugin}" {point} plugin: {exc}'), plugin)
 
 
+def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
+    """A non-success status from a per-pod point: a rejection goes on as it is (credited to
+    ``plugin``); anything else becomes an error naming the point and the plugin."""
+    status.with_plugin(plugin)
+    if status.is_rejected():
+        return status
+    return Status.as_error(f'running {point} plugin "{plugin}": {status.message()}', plugin)
+
+
+def _filter_verdict(plugin: str, status: Status) -> Status:
+    """A non-success Filter status: Unschedulable(AndUnresolvable) goes on as it is (credited to
+    ``plugin``); any other code becomes an error naming the plugin."""
+    status.plugin = status.plugin or plugin
+    if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+        return Status.as_error(f'running "{plugin}" filter plugin: {status.message()}', plugin)
+    return status
+
+
 def _split(result: Any) -> tuple[Any, Status | None]:
     """Accept ``(value, status)``, a bare Status, or None (Success)."""
     if isinstance(result, tuple):
@@ -275,7 +293,6 @@ class Framework:
             for b in self.score_plugins
             if callable(getattr(b.plugin, "normalize_score", None))
         }
-        self._reserve_bound = [b for b in self.reserve_plugins]
         self._unreserve_bound = [
             _Bound(b.plugin, "unreserve")
             for b in self.reserve_plugins
@@ -322,10 +339,7 @@ class Framework:
                 return _error("filter", name, exc)
             observer.plugin_execution(name, "Filter", _status_label(status), time.perf_counter() - t0)
             if status is not None and status.code is not Code.SUCCESS:
-                status.plugin = status.plugin or name
-                if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                    return Status.as_error(f'running "{name}" filter plugin: {status.message()}', name)
-                return status
+                return _filter_verdict(name, status)
         return None
 
     # --- Handle ---------------------------------------------------------------------------------
@@ -381,10 +395,7 @@ class Framework:
             except Exception as exc:  # noqa: BLE001
                 return _error("PreEnqueue", b.name, exc)
             if status is not None and not status.is_success():
-                status.with_plugin(b.name)
-                if status.is_rejected():
-                    return status
-                return Status.as_error(f'running PreEnqueue plugin "{b.name}": {status.message()}', b.name)
+                return _rejected_or_error("PreEnqueue", b.name, status)
         return None
 
     def has_filter_plugins(self) -> bool:
@@ -404,10 +415,7 @@ class Framework:
             except Exception as exc:  # noqa: BLE001
                 return _error("PreEnqueue", b.name, exc)
             if status is not None and not status.is_success():
-                status.with_plugin(b.name)
-                if status.is_rejected():
-                    return status
-                return Status.as_error(f'running PreEnqueue plugin "{b.name}": {status.message()}', b.name)
+                return _rejected_or_error("PreEnqueue", b.name, status)
         return None
 
     # --- PreFilter ------------------------------------------------------------------------------
@@ -501,10 +509,7 @@ class Framework:
             except Exception as exc:  # noqa: BLE001
                 return _error("filter", name, exc)
             if status is not None and status.code is not Code.SUCCESS:
-                status.plugin = status.plugin or name
-                if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                    return Status.as_error(f'running "{name}" filter plugin: {status.message()}', name)
-                return status
+                return _filter_verdict(name, status)
         return None
 
     async def run_filter_with_nominated_pods(
@@ -555,11 +560,8 @@ class Framework:
             if status is None or status.code is Code.SUCCESS:
                 trace[name] = "passed"
                 continue
-            status.plugin = status.plugin or name
             trace[name] = status.message()
-            if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-                return Status.as_error(f'running "{name}" filter plugin: {status.message()}', name)
-            return status
+            return _filter_verdict(name, status)
         return None
 
     # --- PostFilter -----------------------------------------------------------------------------
@@ -690,7 +692,7 @@ class Framework:
     async def run_reserve(
         self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
     ) -> Status | None:
-        for b in self._reserve_bound:
+        for b in self.reserve_plugins:
             try:
                 status = _split(await self._call(b, "Reserve", state, pod, node_name))[1]
             except Exception as exc:  # noqa: BLE001
@@ -698,10 +700,7 @@ class Framework:
             if trace is not None:
                 trace[b.name] = _trace_value(status)
             if status is not None and not status.is_success():
-                status.with_plugin(b.name)
-                if status.is_rejected():
-                    return status
-                return Status.as_error(f'running Reserve plugin "{b.name}": {status.message()}', b.name)
+                return _rejected_or_error("Reserve", b.name, status)
         return None
 
     async def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -736,9 +735,7 @@ class Framework:
             if status.is_wait():
                 waits[b.name] = min(timeout, MAX_PERMIT_TIMEOUT)
                 continue
-            if status.is_rejected():
-                return status
-            return Status.as_error(f'running Permit plugin "{b.name}": {status.message()}', b.name)
+            return _rejected_or_error("Permit", b.name, status)
         if waits:
             wp = WaitingPod(pod, waits, asyncio.get_running_loop())
             self.waiting_pods.add(wp)
@@ -769,10 +766,7 @@ class Framework:
             if trace is not None:
                 trace[b.name] = _trace_value(status)
             if status is not None and not status.is_success() and not status.is_skip():
-                status.with_plugin(b.name)
-                if status.is_rejected():
-                    return status
-                return Status.as_error(f'running PreBind plugin "{b.name}": {status.message()}', b.name)
+                return _rejected_or_error("PreBind", b.name, status)
         return None
 
     async def run_bind(
@@ -789,10 +783,7 @@ class Framework:
             if status is not None and status.is_skip():
                 continue
             if status is not None and not status.is_success():
-                status.with_plugin(b.name)
-                if status.is_rejected():
-                    return status
-                return Status.as_error(f'running Bind plugin "{b.name}": {status.message()}', b.name)
+                return _rejected_or_error("Bind", b.name, status)
             return None
         return Status.as_error("all bind plugins skipped binding the pod")
 

@@ -114,6 +114,27 @@ class UtilizationShapePoint(BaseModel):
     score: int
 
 
+def shape_errors(shape: list[UtilizationShapePoint]) -> list[str]:
+    """Why a scoring shape is invalid (upstream's ``validateFunctionShape``, shared by
+    RequestedToCapacityRatio and VolumeBinding): utilizations strictly increasing, each in
+    [0, 100], each score in [0, MAX_CUSTOM_PRIORITY_SCORE]. Empty when it is valid."""
+    errs: list[str] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errs.append(
+                f"shape[{i}].utilization: Invalid value: {shape[i].utilization}: values must be sorted in increasing order"
+            )
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= 100:
+            errs.append(f"shape[{i}].utilization: Invalid value: {point.utilization}: not in valid range [0, 100]")
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            errs.append(
+                f"shape[{i}].score: Invalid value: {point.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
+            )
+    return errs
+
+
 class RequestedToCapacityRatioParam(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -121,23 +142,9 @@ class RequestedToCapacityRatioParam(BaseModel):
 
     @model_validator(mode="after")
     def _check_shape(self) -> RequestedToCapacityRatioParam:
-        shape = self.shape
-        if not shape:
+        if not self.shape:
             raise ValueError("shape: Required value: at least one point must be specified")
-        errs: list[str] = []
-        for i in range(1, len(shape)):
-            if shape[i - 1].utilization >= shape[i].utilization:
-                errs.append(
-                    f"shape[{i}].utilization: Invalid value: {shape[i].utilization}: values must be sorted in increasing order"
-                )
-                break
-        for i, point in enumerate(shape):
-            if not 0 <= point.utilization <= 100:
-                errs.append(f"shape[{i}].utilization: Invalid value: {point.utilization}: not in valid range [0, 100]")
-            if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
-                errs.append(
-                    f"shape[{i}].score: Invalid value: {point.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
-                )
+        errs = shape_errors(self.shape)
         if errs:
             raise ValueError("; ".join(errs))
         return self

@@ -42,6 +42,7 @@ from .volume_helpers import (
     namespace_of,
     not_found,
     pvc_class,
+    queue_if_pod_claim,
     spec,
     translated_csi,
     volume_claim,
@@ -209,10 +210,6 @@ def volume_limits(node: NodeInfo, csi_node: Obj | None) -> dict[str, int]:
     return limits
 
 
-def _pod_obj(pod: Any) -> Mapping[str, Any]:
-    return pod.pod if isinstance(pod, PodInfo) else pod
-
-
 def is_schedulable_after_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHint:
     """Queue when a placed pod that used a claim or a migratable inline volume went away."""
     deleted = old if isinstance(old, Mapping) else new
@@ -228,14 +225,4 @@ def is_schedulable_after_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHi
 
 
 def is_schedulable_after_pvc_added(pod: Any, old: Any, new: Any) -> QueueingHint:
-    p = _pod_obj(pod)
-    if not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    if namespace_of(new) != namespace_of(p):
-        return QueueingHint.SKIP
-    name = (new.get("metadata") or {}).get("name")
-    for v in spec(p).get("volumes") or ():
-        claim = volume_claim(p, v)
-        if claim is not None and claim[0] == name:
-            return QueueingHint.QUEUE
-    return QueueingHint.SKIP
+    return queue_if_pod_claim(pod, new, include_ephemeral=True)

@@ -29,6 +29,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework import (
+    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -42,8 +43,8 @@ from kubesched.framework import (
 )
 from kubesched.framework.selectors import LabelSelector, SelectorError
 
-from .node_resources_fit import UtilizationShapePoint
-from .resource_allocation import broken_linear_function, go_round
+from .node_resources_fit import UtilizationShapePoint, shape_errors
+from .resource_allocation import MAX_CUSTOM_PRIORITY_SCORE, broken_linear_function, go_round
 from .volume_helpers import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
@@ -59,11 +60,13 @@ from .volume_helpers import (
     name_of,
     namespace_of,
     not_found,
+    pod_claim_names,
     pv_capacity,
     pv_class,
     pvc_class,
     pvc_key,
     pvc_request,
+    queue_if_pod_claim,
     resource_version,
     spec,
     volume_claim,
@@ -80,8 +83,6 @@ ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound t
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
 MAX_UTILIZATION = 100
-MAX_CUSTOM_PRIORITY_SCORE = 10
-MAX_NODE_SCORE = 100
 
 
 class VolumeBindingArgs(BaseModel):
@@ -107,20 +108,7 @@ class VolumeBindingArgs(BaseModel):
     def _check_shape(cls, shape: list[UtilizationShapePoint] | None) -> list[UtilizationShapePoint] | None:
         if not shape:
             return shape
-        errs: list[str] = []
-        for i in range(1, len(shape)):
-            if shape[i - 1].utilization >= shape[i].utilization:
-                errs.append(
-                    f"shape[{i}].utilization: Invalid value: {shape[i].utilization}: values must be sorted in increasing order"
-                )
-                break
-        for i, point in enumerate(shape):
-            if not 0 <= point.utilization <= MAX_UTILIZATION:
-                errs.append(f"shape[{i}].utilization: Invalid value: {point.utilization}: not in valid range [0, 100]")
-            if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
-                errs.append(
-                    f"shape[{i}].score: Invalid value: {point.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
-                )
+        errs = shape_errors(shape)
         if errs:
             raise ValueError("; ".join(errs))
         return shape
@@ -480,11 +468,8 @@ class VolumeBinding:
 
     def _all_bound(self, pod: Obj) -> bool:
         ns = namespace_of(pod)
-        for v in spec(pod).get("volumes") or ():
-            claim = volume_claim(pod, v)
-            if claim is None:
-                continue
-            pvc = self._pvc(ns, claim[0])
+        for claim_name in pod_claim_names(pod):
+            pvc = self._pvc(ns, claim_name)
             if pvc is None or not self._fully_bound(pvc):
                 return False
         return True
@@ -692,22 +677,9 @@ def _build_scorer(shape: list[tuple[int, int]]) -> Any:
 # --- queueing hints -----------------------------------------------------------------------------
 
 
-def _pod_obj(pod: Any) -> Mapping[str, Any]:
-    return pod.pod if isinstance(pod, PodInfo) else pod
-
-
 def is_schedulable_after_pvc_change(pod: Any, old: Any, new: Any) -> QueueingHint:
     """Queue when the claim is one the pod uses (in its namespace)."""
-    p = _pod_obj(pod)
-    if not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    if namespace_of(new) != namespace_of(p):
-        return QueueingHint.SKIP
-    for v in spec(p).get("volumes") or ():
-        claim = volume_claim(p, v)
-        if claim is not None and claim[0] == name_of(new):
-            return QueueingHint.QUEUE
-    return QueueingHint.SKIP
+    return queue_if_pod_claim(pod, new, include_ephemeral=True)
 
 
 def is_schedulable_after_storage_class_change(pod: Any, old: Any, new: Any) -> QueueingHint:

@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from kubesched.framework import PodInfo, QueueingHint
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.framework.selectors import NodeSelector, SelectorError
 
@@ -154,6 +155,22 @@ def pod_claim_names(pod: Mapping[str, Any], include_ephemeral: bool = True) -> l
         if claim is not None and (include_ephemeral or not claim[1]):
             names.append(claim[0])
     return names
+
+
+def pod_obj(pod: Any) -> Mapping[str, Any]:
+    """The pod dict behind a queueing hint's ``pod`` argument (a PodInfo or the dict itself)."""
+    return pod.pod if isinstance(pod, PodInfo) else pod
+
+
+def queue_if_pod_claim(pod: Any, new: Any, include_ephemeral: bool) -> QueueingHint:
+    """Hint for a claim event: queue when ``new`` is one of the pod's claims (in its namespace),
+    or when the event carries no object to tell."""
+    p = pod_obj(pod)
+    if not isinstance(new, Mapping):
+        return QueueingHint.QUEUE
+    if namespace_of(new) != namespace_of(p):
+        return QueueingHint.SKIP
+    return QueueingHint.QUEUE if name_of(new) in pod_claim_names(p, include_ephemeral) else QueueingHint.SKIP
 
 
 def volume_is_for_pod(pod: Mapping[str, Any], pvc: Mapping[str, Any]) -> str | None:

@@ -25,7 +25,16 @@ from kubesched.framework import (
     Status,
 )
 
-from .volume_helpers import READ_WRITE_ONCE_POD, namespace_of, not_found, pvc_key, spec
+from .volume_helpers import (
+    READ_WRITE_ONCE_POD,
+    namespace_of,
+    not_found,
+    pod_claim_names,
+    pod_obj,
+    pvc_key,
+    queue_if_pod_claim,
+    spec,
+)
 
 NAME = "VolumeRestrictions"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -86,15 +95,6 @@ def satisfy_volume_conflicts(pod: Mapping[str, Any], node: NodeInfo) -> bool:
     return True
 
 
-def _claim_names(pod: Mapping[str, Any]) -> list[str]:
-    out = []
-    for v in spec(pod).get("volumes") or ():
-        src = v.get("persistentVolumeClaim")
-        if src is not None:
-            out.append(str((src or {}).get("claimName") or ""))
-    return out
-
-
 class _PreFilterState:
     """The pod's ReadWriteOncePod claims and how many scheduled pods use them."""
 
@@ -105,7 +105,8 @@ class _PreFilterState:
         self.conflicting_ref_count = conflicting_ref_count
 
     def update_with_pod(self, pod: PodInfo, multiplier: int) -> None:
-        self.conflicting_ref_count += multiplier * sum(1 for c in _claim_names(pod.pod) if c in self.rwop_claims)
+        claims = pod_claim_names(pod.pod, include_ephemeral=False)
+        self.conflicting_ref_count += multiplier * sum(1 for c in claims if c in self.rwop_claims)
 
     def clone(self) -> _PreFilterState:
         return _PreFilterState(self.rwop_claims, self.conflicting_ref_count)
@@ -121,7 +122,7 @@ class VolumeRestrictions:
         obj = pod.pod
         needs_check = any(needs_restrictions_check(v) for v in spec(obj).get("volumes") or ())
         rwop: set[str] = set()
-        for claim_name in _claim_names(obj):
+        for claim_name in pod_claim_names(obj, include_ephemeral=False):
             pvc = self.handle.listers.get("PersistentVolumeClaim", pod.namespace, claim_name)
             if pvc is None:
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, not_found("PersistentVolumeClaim", claim_name))
@@ -141,7 +142,7 @@ class VolumeRestrictions:
         used: set[str] = set()
         for ni in self.handle.snapshot().list():
             for p in ni.pods:
-                for c in _claim_names(p.pod):
+                for c in pod_claim_names(p.pod, include_ephemeral=False):
                     used.add(pvc_key(p.namespace, c))
         return used
 
@@ -180,23 +181,13 @@ class VolumeRestrictions:
         ]
 
 
-def _pod_obj(pod: Any) -> Mapping[str, Any]:
-    return pod.pod if isinstance(pod, PodInfo) else pod
-
-
 def is_schedulable_after_pvc_added(pod: Any, old: Any, new: Any) -> QueueingHint:
-    p = _pod_obj(pod)
-    if not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    if namespace_of(new) != namespace_of(p):
-        return QueueingHint.SKIP
-    name = (new.get("metadata") or {}).get("name")
-    return QueueingHint.QUEUE if name in _claim_names(p) else QueueingHint.SKIP
+    return queue_if_pod_claim(pod, new, include_ephemeral=False)
 
 
 def is_schedulable_after_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHint:
     """Queue when the deleted pod held a disk the pod conflicts on, or used one of its claims."""
-    p = _pod_obj(pod)
+    p = pod_obj(pod)
     deleted = old if isinstance(old, Mapping) else new
     if not isinstance(deleted, Mapping):
         return QueueingHint.QUEUE
@@ -205,6 +196,7 @@ def is_schedulable_after_pod_deleted(pod: Any, old: Any, new: Any) -> QueueingHi
     for v in spec(p).get("volumes") or ():
         if needs_restrictions_check(v) and is_volume_conflict(v, deleted):
             return QueueingHint.QUEUE
-    if set(_claim_names(p)) & set(_claim_names(deleted)):
+    claims = set(pod_claim_names(p, include_ephemeral=False))
+    if claims & set(pod_claim_names(deleted, include_ephemeral=False)):
         return QueueingHint.QUEUE
     return QueueingHint.SKIP

@@ -33,9 +33,10 @@ from .volume_helpers import (
     LABEL_ZONE,
     labels_of,
     name_of,
-    namespace_of,
     not_found,
+    pod_claim_names,
     pvc_class,
+    queue_if_pod_claim,
     spec,
     zones_to_set,
 )
@@ -66,15 +67,6 @@ def pv_topologies(pv: Mapping[str, Any]) -> list[PVTopology]:
     return out
 
 
-def _claim_names(pod: Mapping[str, Any]) -> list[str]:
-    out = []
-    for v in spec(pod).get("volumes") or ():
-        src = v.get("persistentVolumeClaim")
-        if src is not None:
-            out.append(str((src or {}).get("claimName") or ""))
-    return out
-
-
 class _State:
     __slots__ = ("topologies",)
 
@@ -94,7 +86,7 @@ class VolumeZone:
     def _pod_topologies(self, pod: PodInfo) -> tuple[list[PVTopology], Status | None]:
         listers = self.handle.listers
         out: list[PVTopology] = []
-        for claim_name in _claim_names(pod.pod):
+        for claim_name in pod_claim_names(pod.pod, include_ephemeral=False):
             if not claim_name:
                 return [], Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "PersistentVolumeClaim had no name")
             pvc = listers.get("PersistentVolumeClaim", pod.namespace, claim_name)
@@ -167,17 +159,8 @@ class VolumeZone:
         ]
 
 
-def _pod_obj(pod: Any) -> Mapping[str, Any]:
-    return pod.pod if isinstance(pod, PodInfo) else pod
-
-
 def is_schedulable_after_pvc_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-    p = _pod_obj(pod)
-    if not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    if namespace_of(new) != namespace_of(p):
-        return QueueingHint.SKIP
-    return QueueingHint.QUEUE if name_of(new) in _claim_names(p) else QueueingHint.SKIP
+    return queue_if_pod_claim(pod, new, include_ephemeral=False)
 
 
 def is_schedulable_after_storage_class_added(pod: Any, old: Any, new: Any) -> QueueingHint:
