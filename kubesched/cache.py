@@ -56,6 +56,12 @@ class Snapshot:
         self.node_info_map: dict[str, NodeInfo] = {}
         self.node_info_list: list[NodeInfo] = []
         self._index: dict[str, int] = {}
+        # Nodes with pods that have (anti-)affinity, kept per node as clones are replaced, so a
+        # cycle never scans every node to find them; the lists are rebuilt only when read after
+        # a change.
+        self._affinity: dict[str, NodeInfo] = {}
+        self._anti_affinity: dict[str, NodeInfo] = {}
+        self._lists_stale = False
         self.with_affinity: list[NodeInfo] = []
         self.with_required_anti_affinity: list[NodeInfo] = []
         for ni in node_infos:
@@ -69,8 +75,29 @@ class Snapshot:
         self._refresh_affinity_lists()
 
     def _refresh_affinity_lists(self) -> None:
-        self.with_affinity = [n for n in self.node_info_list if n.pods_with_affinity]
-        self.with_required_anti_affinity = [n for n in self.node_info_list if n.pods_with_required_anti_affinity]
+        self._affinity = {n.name: n for n in self.node_info_list if n.pods_with_affinity}
+        self._anti_affinity = {n.name: n for n in self.node_info_list if n.pods_with_required_anti_affinity}
+        self._lists_stale = True
+
+    def _replace(self, clone: NodeInfo) -> None:
+        """Account a replaced clone in the (anti-)affinity indexes."""
+        name = clone.name
+        if clone.pods_with_affinity:
+            self._affinity[name] = clone
+            self._lists_stale = True
+        elif self._affinity.pop(name, None) is not None:
+            self._lists_stale = True
+        if clone.pods_with_required_anti_affinity:
+            self._anti_affinity[name] = clone
+            self._lists_stale = True
+        elif self._anti_affinity.pop(name, None) is not None:
+            self._lists_stale = True
+
+    def _fresh_lists(self) -> None:
+        if self._lists_stale:
+            self.with_affinity = list(self._affinity.values())
+            self.with_required_anti_affinity = list(self._anti_affinity.values())
+            self._lists_stale = False
 
     # SharedLister
     def list(self) -> list[NodeInfo]:
@@ -83,9 +110,11 @@ class Snapshot:
             raise KeyError(f"nodeinfo not found for node name {name!r}") from None
 
     def have_pods_with_affinity(self) -> builtins.list[NodeInfo]:
+        self._fresh_lists()
         return self.with_affinity
 
     def have_pods_with_required_anti_affinity(self) -> builtins.list[NodeInfo]:
+        self._fresh_lists()
         return self.with_required_anti_affinity
 
     def num_nodes(self) -> int:
@@ -287,7 +316,6 @@ class Cache:
         """Bring ``snapshot`` up to date, cloning only the nodes changed since the last call."""
         if not self._dirty and not self._order_changed:
             return
-        affinity_changed = False
         for name in self._dirty:
             ni = self.nodes.get(name)
             old = snapshot.node_info_map.get(name)
@@ -295,26 +323,18 @@ class Cache:
                 if old is not None:
                     del snapshot.node_info_map[name]
                     self._order_changed = True
-                    affinity_changed = True
                 continue
             clone = ni.clone()
             if old is None:
                 self._order_changed = True
-            elif (
-                bool(old.pods_with_affinity) != bool(clone.pods_with_affinity)
-                or bool(old.pods_with_required_anti_affinity) != bool(clone.pods_with_required_anti_affinity)
-                or clone.pods_with_affinity
-            ):
-                affinity_changed = True
             snapshot.node_info_map[name] = clone
             if not self._order_changed:
                 snapshot.node_info_list[snapshot._index[name]] = clone
+                snapshot._replace(clone)
         self._dirty.clear()
         if self._order_changed:
             snapshot._relist([n for n in self._node_order() if n in snapshot.node_info_map])
             self._order_changed = False
-        elif affinity_changed:
-            snapshot._refresh_affinity_lists()
 
     def dump(self) -> dict[str, Any]:
         return {

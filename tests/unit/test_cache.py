@@ -107,3 +107,39 @@ def test_image_states_count_nodes() -> None:
     assert c.nodes["n1"].image_states["nginx:1"].num_nodes == 2
     c.remove_node(make_node("n2").obj())
     assert c.nodes["n1"].image_states["nginx:1"].num_nodes == 1
+
+
+def test_snapshot_affinity_lists_follow_incremental_updates() -> None:
+    c = Cache()
+    for i in range(3):
+        c.add_node(make_node(f"n{i}").obj())
+    snap = Snapshot()
+    c.update_snapshot(snap)
+    assert snap.have_pods_with_affinity() == []
+
+    def anti(name: str, node: str):  # type: ignore[no-untyped-def]
+        term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+        return (
+            make_pod(name)
+            .label("app", "x")
+            .set("spec.affinity", {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+            .node(node)
+            .info()
+        )
+
+    a = anti("a", "n1")
+    c.add_pod(a)
+    c.add_pod(make_pod("plain").node("n2").info())
+    c.update_snapshot(snap)
+    assert [n.name for n in snap.have_pods_with_affinity()] == ["n1"]
+    assert [n.name for n in snap.have_pods_with_required_anti_affinity()] == ["n1"]
+    # The listed NodeInfo is the current clone, not a stale one.
+    assert snap.have_pods_with_affinity()[0] is snap.get("n1")
+    c.add_pod(anti("b", "n1"))
+    c.update_snapshot(snap)
+    assert snap.have_pods_with_affinity()[0] is snap.get("n1")
+    assert len(snap.get("n1").pods_with_affinity) == 2
+    c.remove_pod(a.uid)
+    c.remove_pod(next(p.uid for p in snap.get("n1").pods if p.name == "b"))
+    c.update_snapshot(snap)
+    assert snap.have_pods_with_affinity() == [] and snap.have_pods_with_required_anti_affinity() == []
