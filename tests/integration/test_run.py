@@ -215,3 +215,45 @@ async def test_broken_config_is_refused_before_anything_runs(tmp_path: Path) -> 
     _, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode != 0
     assert "leaderElection.bogus" in err.decode()
+
+
+async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_path: Path) -> None:
+    """`kubesched run` (in-process here, over real HTTP) keeps scheduling when the server drops
+    every watch, and when it must relist because its resourceVersion was compacted away."""
+    from kubesched.app import RunOptions, run
+    from kubesched.config import load_config
+
+    store, srv, kubeconfig, _ = server
+    config = tmp_path / "no-le.yaml"
+    config.write_text(CONFIG.replace("leaderElect: true", "leaderElect: false"))
+    store.create("Node", make_node("n1").obj())
+    stop = asyncio.Event()
+    task = asyncio.create_task(
+        run(load_config(config), RunOptions(kubeconfig=str(kubeconfig), bind_address="127.0.0.1", port=0), stop)
+    )
+    try:
+        store.create("Pod", make_pod("before").scheduler("kubesched").obj())
+        await eventually(lambda: bound(store, "before") == "n1", 20, "the first pod bound")
+        events = [e for e in store.list("Event")[0] if e["involvedObject"].get("name") == "before"]
+        assert [e["reason"] for e in events] == ["Scheduled"]
+
+        srv.drop_watches()
+        store.create("Pod", make_pod("after-drop").scheduler("kubesched").obj())
+        await eventually(lambda: bound(store, "after-drop") == "n1", 20, "a pod created after the watches dropped")
+
+        # Compact the history and drop the watches: resuming from the old resourceVersion gets
+        # 410 Gone, so the informers relist; a pod deleted and one created meanwhile are seen.
+        store.create("Pod", make_pod("unfit").scheduler("kubesched").req(cpu="100").obj())
+        await eventually(
+            lambda: bool(store.get("Pod", "default", "unfit")["status"].get("conditions")), 20, "the unfit pod reported"
+        )
+        cond = store.get("Pod", "default", "unfit")["status"]["conditions"][0]
+        assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
+        srv.compact()
+        srv.drop_watches()
+        store.delete("Pod", "default", "unfit")
+        store.create("Pod", make_pod("after-410").scheduler("kubesched").obj())
+        await eventually(lambda: bound(store, "after-410") == "n1", 20, "a pod created across a 410 relist")
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, 30) == 0
