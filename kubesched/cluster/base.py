@@ -23,6 +23,11 @@ WATCHED_KINDS = (
     "PersistentVolume",
     "PersistentVolumeClaim",
     "PodDisruptionBudget",
+    # What selects a pod (PodTopologySpread's system default constraints use their selectors).
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
     "Node",
     "Pod",
 )

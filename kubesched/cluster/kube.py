@@ -81,6 +81,10 @@ RESOURCES = {
     "PersistentVolume": _Resource("PersistentVolume", "v1", "/api/v1/persistentvolumes"),
     "PersistentVolumeClaim": _Resource("PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"),
     "PodDisruptionBudget": _Resource("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),
+    "Service": _Resource("Service", "v1", "/api/v1/services"),
+    "ReplicationController": _Resource("ReplicationController", "v1", "/api/v1/replicationcontrollers"),
+    "ReplicaSet": _Resource("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets"),
+    "StatefulSet": _Resource("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets"),
     "Node": _Resource("Node", "v1", "/api/v1/nodes"),
     "Pod": _Resource("Pod", "v1", "/api/v1/pods"),
 }

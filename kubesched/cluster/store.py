@@ -37,6 +37,10 @@ API_VERSIONS = {
     "StorageClass": "storage.k8s.io/v1",
     "CSINode": "storage.k8s.io/v1",
     "PodDisruptionBudget": "policy/v1",
+    "Service": "v1",
+    "ReplicationController": "v1",
+    "ReplicaSet": "apps/v1",
+    "StatefulSet": "apps/v1",
 }
 
 

@@ -20,10 +20,9 @@ Default constraints apply only to pods that declare none. Upstream gives them a 
 from the Services, ReplicationControllers, ReplicaSets and StatefulSets that select the pod
 (``helper.DefaultSelector``); when none is found the pod gets no default constraints. Here those
 objects are looked up through the handle's listers under the kinds ``Service``,
-``ReplicationController``, ``ReplicaSet`` and ``StatefulSet``. The scheduler's informers do not
-watch these kinds, so in practice no selector is found and pods without constraints of their own
-get no default spreading (PreFilter and PreScore Skip them), exactly as upstream does for a pod
-no workload object selects.
+``ReplicationController``, ``ReplicaSet`` and ``StatefulSet``, which the scheduler watches (and
+scenarios may contain); a pod that none of them selects gets no default spreading (PreFilter and
+PreScore Skip it), exactly as upstream.
 """
 
 from __future__ import annotations

@@ -68,6 +68,10 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
+    Resource("", "v1", "services", "Service", True, ("svc",), ("all",)),
+    Resource("", "v1", "replicationcontrollers", "ReplicationController", True, ("rc",), ("all",)),
+    Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("all",)),
+    Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("all",)),
 )
 
 GROUPS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES if r.group).keys())

@@ -34,10 +34,26 @@ SUPPORTED_KINDS = (
     "StorageClass",
     "CSINode",
     "PodDisruptionBudget",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
 )
 #: Kinds kept in ``Scenario.others``, in the order they are created.
-OTHER_KINDS = ("StorageClass", "CSINode", "PersistentVolume", "PersistentVolumeClaim", "PodDisruptionBudget")
-_NAMESPACED_OTHERS = frozenset({"PersistentVolumeClaim", "PodDisruptionBudget"})
+OTHER_KINDS = (
+    "StorageClass",
+    "CSINode",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+)
+_NAMESPACED_OTHERS = frozenset(
+    {"PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicationController", "ReplicaSet", "StatefulSet"}
+)
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 _BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)

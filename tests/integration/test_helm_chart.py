@@ -359,6 +359,8 @@ LEAST_PRIVILEGE = {
     *(("scheduling.k8s.io", "priorityclasses", v) for v in READ),
     *(("storage.k8s.io", r, v) for r in ("storageclasses", "csinodes") for v in READ),
     *(("policy", "poddisruptionbudgets", v) for v in READ),
+    *(("", r, v) for r in ("services", "replicationcontrollers") for v in READ),
+    *(("apps", r, v) for r in ("replicasets", "statefulsets") for v in READ),
     ("", "pods/binding", "create"),
     ("", "pods/status", "patch"),
     ("", "pods/status", "update"),

@@ -1700,3 +1700,43 @@ def test_a_pod_naming_its_node_is_never_scheduled(tmp_path: Path) -> None:
 def test_case_ids_are_unique() -> None:
     ids = [case_id(c) for c in CASES]
     assert len(ids) == len(set(ids))
+
+
+async def test_system_default_spreading_follows_the_owning_replicaset() -> None:
+    """With the default profile, pods owned by a ReplicaSet (no constraints of their own) are spread
+    over zones by PodTopologySpread's system defaults (zone maxSkew 5, hostname maxSkew 3); the
+    ReplicaSet's selector decides which pods count."""
+    from kubesched.config import load_config
+    from kubesched.sim.scenario import parse_scenario
+    from kubesched.sim.simulate import simulate
+
+    rs = {
+        "apiVersion": "apps/v1",
+        "kind": "ReplicaSet",
+        "metadata": {"name": "web", "namespace": "default", "uid": "rs-uid"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {"metadata": {"labels": {"app": "web"}}}},
+    }
+    nodes = [
+        make_node(f"{z}-{i}").zone(z).capacity(cpu="8", memory="16Gi", pods="110") for z in ("a", "b") for i in range(2)
+    ]
+    pods = []
+    for i in range(8):
+        p = make_pod(f"web-{i}").label("app", "web").req(cpu="100m").obj()
+        p["metadata"]["ownerReferences"] = [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web", "uid": "rs-uid", "controller": True}
+        ]
+        pods.append(p)
+    result = await simulate(load_config(None).profiles, parse_scenario([*(n.obj() for n in nodes), rs, *pods]))
+    placed = {p["name"]: p["node"] for p in result.pods}
+    assert all(placed.values())
+    per_node = {n.obj()["metadata"]["name"]: 0 for n in nodes}
+    for node in placed.values():
+        per_node[node] += 1
+    # Spread evenly: two per node, four per zone.
+    assert sorted(per_node.values()) == [2, 2, 2, 2]
+    web1 = next(p for p in result.pods if p["name"] == "web-1")
+    assert all("PodTopologySpread" in scores for scores in web1["score"].values())
+    # Without the ReplicaSet nothing selects the pods: no default constraints, no spread score.
+    alone = await simulate(load_config(None).profiles, parse_scenario([*(n.obj() for n in nodes), *pods]))
+    web1 = next(p for p in alone.pods if p["name"] == "web-1")
+    assert not any("PodTopologySpread" in scores for scores in web1["score"].values())

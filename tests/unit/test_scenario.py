@@ -197,8 +197,8 @@ def test_same_name_is_fine_in_another_namespace_or_kind(docs: list[dict[str, Any
             "s.yaml: document 1.kind: 'Deployment' is not supported in scenarios; use one of Node, Pod, PriorityClass, Namespace",
         ),
         (
-            [{"kind": "List", "items": [make_node("n").obj(), {"kind": "Service", "metadata": {"name": "svc"}}]}],
-            "document 1.items[1].kind: 'Service' is not supported",
+            [{"kind": "List", "items": [make_node("n").obj(), {"kind": "ConfigMap", "metadata": {"name": "cm"}}]}],
+            "document 1.items[1].kind: 'ConfigMap' is not supported",
         ),
         ([{"metadata": {"name": "nokind"}}], "document 1.kind: None is not supported"),
         (["just a string"], "document 1: expected a Kubernetes object (a mapping), got str"),
