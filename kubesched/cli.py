@@ -63,11 +63,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         pod_initial_backoff=float(model.podInitialBackoffSeconds),
         pod_max_backoff=float(model.podMaxBackoffSeconds),
         seed=args.seed,
+        # The table shows outcomes only; the per-node plugin maps are for --output json.
+        plugin_results=args.output == "json" and not args.outcomes_only,
     )
     show_progress = not args.no_progress and sys.stderr.isatty() and len(scenario.pending_pods) >= 50
     progress_cb = None
     bar: Any = None
     if show_progress:
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         bar = Progress(
@@ -76,7 +79,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             MofNCompleteColumn(),
             TimeElapsedColumn(),
             transient=True,
-            console=None,
+            # On stderr, so that `simulate --output json > out.json` still shows it.
+            console=Console(stderr=True),
         )
         task = bar.add_task("pods", total=len(scenario.pending_pods))
 
@@ -107,7 +111,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.stop()
     if args.output == "json":
-        json.dump(result.to_json(), sys.stdout, indent=2, sort_keys=False)
+        # Per-node results grow with pods x nodes: indent small reports for reading, keep big ones compact.
+        indent = 2 if len(result.pods) * max(1, len(result.nodes)) <= 100_000 else None
+        json.dump(result.to_json(), sys.stdout, indent=indent, separators=None if indent else (",", ":"))
         sys.stdout.write("\n")
     else:
         width = None
@@ -325,6 +331,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--output", choices=("table", "json"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking between equal nodes (default 0)")
     sim.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    sim.add_argument(
+        "--outcomes-only",
+        action="store_true",
+        help="with --output json: leave out the per-node plugin results (filter/score maps), which grow with "
+        "pods x nodes",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     run_p = sub.add_parser("run", help="schedule pods in a cluster (kubeconfig or in-cluster)")

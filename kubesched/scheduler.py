@@ -164,8 +164,11 @@ class SchedulerOptions:
     #: as upstream (expiring can double-count a pod whose confirmation is merely late).
     assumed_ttl: float = 0.0
     seed: int | None = None
-    #: Keep each pod's per-plugin results (the simulator's report).
+    #: Keep each pod's outcome (node, phase, message) for a report.
     record_results: bool = False
+    #: With ``record_results``, also each plugin's result per node (filter/score maps): what
+    #: the JSON report and the result annotations show; costly on large clusters.
+    record_plugin_results: bool = True
     #: Also write them onto the pod as ``kubesched.io/*-result`` annotations.
     result_annotations: bool = False
     #: Write FailedScheduling/Scheduled events and PodScheduled conditions.
@@ -543,7 +546,7 @@ class Scheduler:
         self._cycles += 1
         state.record_plugin_metrics = self._cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
         try:
-            node_name = await self._schedule_pod(fw, state, pi, record)
+            node_name = await self._schedule_pod(fw, state, pi, self._traces(record))
         except FitError as fit:
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
             self.stats.attempt_durations.append(time.perf_counter() - start)
@@ -555,7 +558,8 @@ class Scheduler:
         assumed = pi.with_node(node_name)
         self.cache.assume_pod(assumed, node_name)
         t0 = time.perf_counter()
-        status = await fw.run_reserve(state, assumed, node_name, record.reserve if record else None)
+        tr = self._traces(record)
+        status = await fw.run_reserve(state, assumed, node_name, tr.reserve if tr else None)
         self._ep("Reserve", status, fw, t0)
         if status is not None:
             await fw.run_unreserve(state, assumed, node_name)
@@ -563,7 +567,7 @@ class Scheduler:
             self._fail(fw, qpi, status, record, start, node=node_name)
             return
         t0 = time.perf_counter()
-        status = await fw.run_permit(state, assumed, node_name, record.permit if record else None)
+        status = await fw.run_permit(state, assumed, node_name, tr.permit if tr else None)
         self._ep("Permit", status, fw, t0)
         if status is not None and not status.is_wait():
             await fw.run_unreserve(state, assumed, node_name)
@@ -584,6 +588,10 @@ class Scheduler:
         victims = {node: Victims(list(pods), n) for node, (pods, n) in candidates.items()}
         kept = await preempt_with_extenders(self.extenders, pod, victims, self.snapshot.node_info_map)
         return {node: (v.pods, v.num_pdb_violations) for node, v in kept.items()}
+
+    def _traces(self, record: PodResult | None) -> PodResult | None:
+        """Where per-plugin results go: the pod's record, unless only outcomes are kept."""
+        return record if record is not None and self.options.record_plugin_results else None
 
     def _activate_requested(self, state: CycleState) -> None:
         """Move the pods plugins asked for (PodsToActivate) to activeQ."""
@@ -763,7 +771,7 @@ class Scheduler:
         if fw.has_post_filter_plugins():
             t0 = time.perf_counter()
             result, status = await fw.run_post_filter(
-                state, pi, fit.diagnosis.node_to_status, record.postfilter if record else None
+                state, pi, fit.diagnosis.node_to_status, tr.postfilter if (tr := self._traces(record)) else None
             )
             self._ep("PostFilter", status, fw, t0)
             if status.code is Code.ERROR:
@@ -889,7 +897,9 @@ class Scheduler:
             if status is None:
                 past_permit = True
                 t0 = time.perf_counter()
-                status = await fw.run_pre_bind(state, assumed, node_name, record.prebind if record else None)
+                status = await fw.run_pre_bind(
+                    state, assumed, node_name, tr.prebind if (tr := self._traces(record)) else None
+                )
                 self._ep("PreBind", status, fw, t0)
             if status is None:
                 t0 = time.perf_counter()
@@ -898,14 +908,16 @@ class Scheduler:
                     # A binding extender binds instead of the Bind plugins (upstream).
                     try:
                         await binder.bind(assumed, node_name)
-                        if record is not None:
-                            record.extender_bind[binder.name] = "success"
+                        if (tr := self._traces(record)) is not None:
+                            tr.extender_bind[binder.name] = "success"
                     except ExtenderError as exc:
                         status = Status.as_error(exc)
-                        if record is not None:
-                            record.extender_bind[binder.name] = str(exc)
+                        if (tr := self._traces(record)) is not None:
+                            tr.extender_bind[binder.name] = str(exc)
                 else:
-                    status = await fw.run_bind(state, assumed, node_name, record.bind if record else None)
+                    status = await fw.run_bind(
+                        state, assumed, node_name, tr.bind if (tr := self._traces(record)) else None
+                    )
                 self._ep("Bind", status, fw, t0)
         except Exception as exc:  # noqa: BLE001 - the task must handle its own failure
             status = Status.as_error(exc)

@@ -47,7 +47,12 @@ class SimulationSettings:
     seed: int | None = 0
     #: Simulated seconds after which pods still backing off are no longer retried.
     horizon: float = 300.0
-    result_annotations: bool = True
+    #: Also write the results onto each pod as annotations (the report has them already; the
+    #: annotations matter where a client reads pods, as with `sim serve`).
+    result_annotations: bool = False
+    #: Keep every plugin's result on every node (the JSON report's filter/score maps). A table
+    #: shows only outcomes, and large clusters make these maps very large.
+    plugin_results: bool = True
 
 
 @dataclass
@@ -82,6 +87,7 @@ async def simulate(
         pod_max_backoff=settings.pod_max_backoff,
         seed=settings.seed,
         record_results=True,
+        record_plugin_results=settings.plugin_results or settings.result_annotations,
         result_annotations=settings.result_annotations,
         report_to_cluster=True,
         assumed_ttl=0,

@@ -567,3 +567,39 @@ def test_plugins_json_parses_and_names_distribution_and_points() -> None:
     assert rows["NodeResourcesFit"]["extensionPoints"] == ["preFilter", "filter", "preScore", "score"]
     assert rows["SchedulingGates"]["extensionPoints"] == ["preEnqueue"]
     assert rows["DefaultBinder"]["extensionPoints"] == ["bind"]
+
+
+def test_outcomes_only_leaves_out_the_per_node_maps(tmp_path: Path) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        "\n---\n".join(
+            json.dumps(o)
+            for o in (
+                make_node("n1").obj(),
+                make_node("n2").obj(),
+                make_pod("p").req(cpu="100m").obj(),
+                make_pod("big").req(cpu="64").obj(),
+            )
+        )
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "simulate",
+            "--scenario",
+            str(scenario),
+            "--output",
+            "json",
+            "--outcomes-only",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    pods = {p["name"]: p for p in json.loads(out.stdout)["pods"]}
+    assert pods["p"]["phase"] == "Scheduled" and pods["p"]["node"] in {"n1", "n2"}
+    assert pods["big"]["phase"] == "Unschedulable" and "Insufficient cpu" in pods["big"]["message"]
+    assert all(p["filter"] == {} and p["score"] == {} and p["finalScore"] == {} for p in pods.values())
