@@ -302,7 +302,12 @@ class ImageStateSummary:
 
 
 class NodeInfo:
-    """A node, the pods on it, and running totals kept current as pods are added and removed."""
+    """A node, the pods on it, and running totals kept current as pods are added and removed.
+
+    Its pods and labels change only through :meth:`add_pod`, :meth:`remove_pod` and
+    :meth:`set_node`, and each of them gives it a new ``generation``: plugins may cache what they
+    derive from a NodeInfo under its name and generation.
+    """
 
     __slots__ = (
         "node",

@@ -16,11 +16,16 @@ anti-affinity weights count negatively. NormalizeScore scales the sums min..max 
 
 Counts are nested dicts ``{topologyKey: {topologyValue: count}}`` so Filter and Score touch only
 the keys that matter, never every label of the node.
+
+PreFilter and PreScore sum per-node contributions. Those sums are kept across cycles (see
+:class:`_NodeSums`), keyed by everything a contribution depends on besides the node itself, and
+only nodes whose ``NodeInfo.generation`` changed since the last cycle are walked again: a
+snapshot's clone keeps its node's generation, and every change of pods or labels bumps it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -177,6 +182,131 @@ def _clone_counts(counts: Counts) -> Counts:
     return {k: dict(v) for k, v in counts.items()}
 
 
+#: One node's share of one or more count maps: ``(map, topologyKey, topologyValue, sum, touches)``,
+#: ``map`` the index of the map it adds to and ``touches`` how many increments (of any size, zero
+#: included) made up ``sum``.
+Contribution = tuple[tuple[int, str, str, int, int], ...]
+_NOTHING: Contribution = ()
+
+
+class _Tally:
+    """Increments gathered for one node, folded per map and topology pair."""
+
+    __slots__ = ("acc",)
+
+    def __init__(self) -> None:
+        self.acc: dict[tuple[int, str, str], list[int]] = {}
+
+    def add(self, labels: Mapping[str, str], key: str, delta: int, times: int = 1, into: int = 0) -> None:
+        value = labels.get(key)
+        if value is None:
+            return
+        slot = self.acc.get((into, key, value))
+        if slot is None:
+            self.acc[(into, key, value)] = [delta * times, times]
+        else:
+            slot[0] += delta * times
+            slot[1] += times
+
+    def result(self) -> Contribution:
+        if not self.acc:
+            return _NOTHING
+        return tuple((i, k, v, n, t) for (i, k, v), (n, t) in self.acc.items())
+
+
+class _NodeSums:
+    """Per-node contributions summed over a node list, kept up to date across cycles.
+
+    ``refresh`` recomputes only the nodes whose generation differs from the one their stored
+    contribution was computed at, and drops nodes no longer listed; the result is the same maps
+    a full walk would build. An entry exists once any increment touched it, even one summing
+    to zero, as a full walk that adds into a fresh map would leave it.
+    """
+
+    __slots__ = ("per_node", "sums")
+
+    def __init__(self, maps: int) -> None:
+        self.per_node: dict[str, tuple[int, Contribution]] = {}
+        #: One ``{topologyKey: {topologyValue: [sum, touches]}}`` per map.
+        self.sums: list[dict[str, dict[str, list[int]]]] = [{} for _ in range(maps)]
+
+    def _apply(self, contribution: Contribution, sign: int) -> None:
+        for index, key, value, n, touches in contribution:
+            sums = self.sums[index]
+            by_value = sums.get(key)
+            if by_value is None:
+                by_value = sums[key] = {}
+            slot = by_value.get(value)
+            if slot is None:
+                by_value[value] = [n, touches]
+                continue
+            slot[0] += sign * n
+            slot[1] += sign * touches
+            if slot[1] == 0:
+                del by_value[value]
+                if not by_value:
+                    del sums[key]
+
+    def refresh(self, nodes: Sequence[NodeInfo], compute: Callable[[NodeInfo], Contribution]) -> list[Counts]:
+        """The sums over ``nodes``, one fresh map per map index, which the caller may modify."""
+        per_node = self.per_node
+        for ni in nodes:
+            entry = per_node.get(ni.name)
+            generation = ni.generation
+            if entry is not None:
+                if entry[0] == generation:
+                    continue
+                self._apply(entry[1], -1)
+            contribution = compute(ni)
+            per_node[ni.name] = (generation, contribution)
+            if contribution:
+                self._apply(contribution, 1)
+        if len(per_node) != len(nodes):
+            listed = {ni.name for ni in nodes}
+            for name in [n for n in per_node if n not in listed]:
+                self._apply(per_node.pop(name)[1], -1)
+        return [{k: {v: slot[0] for v, slot in by_value.items()} for k, by_value in m.items()} for m in self.sums]
+
+
+class _SumsCache:
+    """A few :class:`_NodeSums`, least recently used evicted, one per distinct key."""
+
+    __slots__ = ("entries", "size", "maps")
+
+    def __init__(self, maps: int = 1, size: int = 8) -> None:
+        self.entries: dict[Hashable, _NodeSums] = {}
+        self.size = size
+        self.maps = maps
+
+    def get(self, key: Hashable) -> _NodeSums:
+        sums = self.entries.pop(key, None)
+        if sums is None:
+            sums = _NodeSums(self.maps)
+            if len(self.entries) >= self.size:
+                del self.entries[next(iter(self.entries))]
+        self.entries[key] = sums
+        return sums
+
+
+def _terms_key(terms: Sequence[ResolvedTerm]) -> tuple[Hashable, ...]:
+    """Everything of ``terms`` that decides which pods they match, and where they count."""
+    return tuple(
+        (
+            t.namespaces,
+            t.all_namespaces,
+            None if t.selector is None else t.selector.requirements,
+            t.topology_key,
+            t.weight,
+        )
+        for t in terms
+    )
+
+
+def _pod_key(pod: PodInfo, ns_labels: Mapping[str, str]) -> tuple[Hashable, ...]:
+    """Everything of ``pod`` an existing pod's term looks at: namespace, labels, namespace labels."""
+    return (pod.namespace, tuple(sorted(pod.labels.items())), tuple(sorted(ns_labels.items())))
+
+
 class PreFilterState:
     """What Filter reads: the three count maps and the incoming pod's resolved terms."""
 
@@ -260,6 +390,9 @@ class InterPodAffinity:
     def __init__(self, args: InterPodAffinityArgs | None, handle: Any = None) -> None:
         self.args = args if args is not None else InterPodAffinityArgs()
         self.handle = handle
+        self._existing_anti_sums = _SumsCache()
+        self._incoming_sums = _SumsCache(maps=2)
+        self._score_sums = _SumsCache()
 
     # --- helpers ---------------------------------------------------------------------------------
     def _listers(self) -> Any:
@@ -280,28 +413,54 @@ class InterPodAffinity:
         anti_terms = resolve_terms(pod.required_anti_affinity, listers)
         s = PreFilterState(pod, affinity_terms, anti_terms, ns_labels)
 
-        existing = s.existing_anti_affinity_counts
-        for ni in snapshot.have_pods_with_required_anti_affinity():
+        def existing_anti(ni: NodeInfo) -> Contribution:
             labels = ni.labels
+            tally = _Tally()
             for other in ni.pods_with_required_anti_affinity:
                 for t in other.required_anti_affinity:
                     if t.matches(pod, ns_labels):
-                        _bump(existing, labels, t.topology_key, 1)
+                        tally.add(labels, t.topology_key, 1)
+            return tally.result()
+
+        (s.existing_anti_affinity_counts,) = self._existing_anti_sums.get(_pod_key(pod, ns_labels)).refresh(
+            snapshot.have_pods_with_required_anti_affinity(), existing_anti
+        )
 
         if affinity_terms or anti_terms:
-            aff = s.affinity_counts
-            anti = s.anti_affinity_counts
-            for ni in snapshot.list():
-                labels = ni.labels
-                for other in ni.pods:
-                    if affinity_terms and pod_matches_all_terms(affinity_terms, other):
-                        for rt in affinity_terms:
-                            _bump(aff, labels, rt.topology_key, 1)
-                    for rt in anti_terms:
-                        if rt.matches(other):
-                            _bump(anti, labels, rt.topology_key, 1)
+            aff_keys = [rt.topology_key for rt in affinity_terms]
 
-        if not existing and not affinity_terms and not anti_terms:
+            def incoming(ni: NodeInfo) -> Contribution:
+                pods = ni.pods
+                if not pods:
+                    return _NOTHING
+                labels = ni.labels
+                tally = _Tally()
+                # A term whose topology key the node lacks counts nowhere: skip matching when
+                # no term can count here.
+                if any(k in labels for k in aff_keys):
+                    matched = 0
+                    for other in pods:
+                        if pod_matches_all_terms(affinity_terms, other):
+                            matched += 1
+                    if matched:
+                        for key in aff_keys:
+                            tally.add(labels, key, 1, matched)
+                for rt in anti_terms:
+                    key = rt.topology_key
+                    if key not in labels:
+                        continue
+                    matched = 0
+                    for other in pods:
+                        if rt.matches(other):
+                            matched += 1
+                    if matched:
+                        tally.add(labels, key, 1, matched, into=1)
+                return tally.result()
+
+            sums = self._incoming_sums.get((_terms_key(affinity_terms), _terms_key(anti_terms)))
+            s.affinity_counts, s.anti_affinity_counts = sums.refresh(snapshot.list(), incoming)
+
+        if not s.existing_anti_affinity_counts and not affinity_terms and not anti_terms:
             return Status(Code.SKIP)
         state.write(PRE_FILTER_STATE_KEY, s)
         return None
@@ -369,7 +528,7 @@ class InterPodAffinity:
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot()
-        all_nodes: Iterable[NodeInfo] = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity()
+        all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity()
 
         listers = self._listers()
         pref = resolve_terms(pod.preferred_affinity, listers)
@@ -377,38 +536,32 @@ class InterPodAffinity:
         ns_labels = self._namespace_labels(pod.namespace)
         hard_weight = self.args.hard_pod_affinity_weight
 
-        scores: Counts = {}
-
-        def add(labels: Mapping[str, str], key: str, delta: int) -> None:
-            value = labels.get(key)
-            if value is None:
-                return
-            by_value = scores.get(key)
-            if by_value is None:
-                by_value = scores[key] = {}
-            by_value[value] = by_value.get(value, 0) + delta
-
-        for ni in all_nodes:
+        def contribution(ni: NodeInfo) -> Contribution:
             labels = ni.labels
             if not labels:
-                continue
+                return _NOTHING
+            tally = _Tally()
             for other in ni.pods if has_constraints else ni.pods_with_affinity:
                 for rt in pref:
                     if rt.matches(other):
-                        add(labels, rt.topology_key, rt.weight)
+                        tally.add(labels, rt.topology_key, rt.weight)
                 for rt in pref_anti:
                     if rt.matches(other):
-                        add(labels, rt.topology_key, -rt.weight)
+                        tally.add(labels, rt.topology_key, -rt.weight)
                 if hard_weight > 0:
                     for t in other.required_affinity:
                         if t.matches(pod, ns_labels):
-                            add(labels, t.topology_key, hard_weight)
+                            tally.add(labels, t.topology_key, hard_weight)
                 for t in other.preferred_affinity:
                     if t.matches(pod, ns_labels):
-                        add(labels, t.topology_key, t.weight)
+                        tally.add(labels, t.topology_key, t.weight)
                 for t in other.preferred_anti_affinity:
                     if t.matches(pod, ns_labels):
-                        add(labels, t.topology_key, -t.weight)
+                        tally.add(labels, t.topology_key, -t.weight)
+            return tally.result()
+
+        key = (has_constraints, _terms_key(pref), _terms_key(pref_anti), _pod_key(pod, ns_labels))
+        (scores,) = self._score_sums.get(key).refresh(all_nodes, contribution)
 
         if not scores:
             return Status(Code.SKIP)

@@ -1286,3 +1286,151 @@ def test_node_change_hint(old, new, want):
 def test_node_hint_skips_for_a_pod_without_required_terms():
     plain = pod("plain", aff=STAY_S1_REGION).obj()
     assert InterPodAffinity(None, None).is_schedulable_after_node_change(plain, None, node("n", region="r").obj()) is S
+
+
+# --- sums kept across cycles: a node's change must show in the next cycle ------------------------
+
+BLUE = {"color": "blue"}
+RED = {"color": "red"}
+ZONED = [node("n1", zone="z1", host="n1"), node("n2", zone="z1", host="n2"), node("n3", zone="z2", host="n3")]
+WITH_BLUE_IN_ZONE = affinity(aff=[in_("color", "zone", "blue")])
+AWAY_FROM_RED_HOST = affinity(anti=[in_("color", "host", "red")])
+AWAY_FROM_BLUE_HOST = affinity(anti=[in_("color", "host", "blue")])
+TOWARDS_RED_ZONE = affinity(paff=[(10, in_("color", "zone", "red"))])
+
+
+def _add(name: str, on: str, labels: dict, aff: dict | None = None):
+    return lambda cache: cache.add_pod(as_pod_info(pod(name, node=on, labels=labels, aff=aff)))
+
+
+def _remove(name: str):
+    def remove(cache):
+        for ni in cache.nodes.values():
+            for pi in ni.pods:
+                if pi.name == name:
+                    assert cache.remove_pod(pi.uid) is not None
+                    return
+        raise AssertionError(f"no pod {name}")
+
+    return remove
+
+
+def _relabel(name: str, **labels: str):
+    def change(cache):
+        obj = node(name, **labels).obj()
+        cache.update_node(None, obj)
+
+    return change
+
+
+CROSS_CYCLE_CASES = [
+    (
+        "matching pod added: its zone becomes feasible",
+        pod(labels=RED, aff=WITH_BLUE_IN_ZONE),
+        [],
+        _add("blue", "n3", BLUE),
+        ([AFF, AFF, AFF], [AFF, AFF, OK]),
+    ),
+    (
+        "matching pod removed: no node is feasible",
+        pod(labels=RED, aff=WITH_BLUE_IN_ZONE),
+        [("blue", "n1", BLUE, None)],
+        _remove("blue"),
+        ([OK, OK, AFF], [AFF, AFF, AFF]),
+    ),
+    (
+        "repelling pod removed: its host is free again",
+        pod(labels=BLUE, aff=AWAY_FROM_RED_HOST),
+        [("red", "n2", RED, None)],
+        _remove("red"),
+        ([OK, ANTI, OK], [OK, OK, OK]),
+    ),
+    (
+        "existing pod with anti-affinity added: its host repels",
+        pod(labels=BLUE),
+        [("other", "n1", RED, AWAY_FROM_BLUE_HOST)],
+        _add("guard", "n3", RED, AWAY_FROM_BLUE_HOST),
+        ([EXISTING, OK, OK], [EXISTING, OK, EXISTING]),
+    ),
+    (
+        "existing pod with anti-affinity removed: its host is free again",
+        pod(labels=BLUE),
+        [("guard", "n2", RED, AWAY_FROM_BLUE_HOST)],
+        _remove("guard"),
+        ([OK, EXISTING, OK], ["skip"]),
+    ),
+    (
+        "node of the matching pod relabelled into the other zone",
+        pod(labels=RED, aff=WITH_BLUE_IN_ZONE),
+        [("blue", "n3", BLUE, None)],
+        _relabel("n3", zone="z1", host="n3"),
+        ([AFF, AFF, OK], [OK, OK, OK]),
+    ),
+    (
+        "node of a repelling pod relabelled onto another host",
+        pod(labels=BLUE),
+        [("guard", "n1", RED, AWAY_FROM_BLUE_HOST)],
+        _relabel("n1", zone="z1", host="n2"),
+        ([EXISTING, OK, OK], [EXISTING, EXISTING, OK]),
+    ),
+]
+
+
+def _cross_cycle_cache(existing):
+    from kubesched.cache import Cache, Snapshot
+
+    cache = Cache()
+    for n in ZONED:
+        cache.add_node(n.obj())
+    for name, on, labels, aff in existing:
+        _add(name, on, labels, aff)(cache)
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    return cache, snapshot
+
+
+@pytest.mark.parametrize(
+    "incoming, existing, change, want",
+    [c[1:] for c in CROSS_CYCLE_CASES],
+    ids=[c[0] for c in CROSS_CYCLE_CASES],
+)
+def test_prefilter_sums_follow_node_changes_across_cycles(incoming, existing, change, want):
+    cache, snapshot = _cross_cycle_cache(existing)
+    fw = framework_for(InterPodAffinity, None, [])
+    fw.set_snapshot(snapshot)
+    pi = as_pod_info(incoming)
+
+    def cycle() -> list:
+        state = CycleState()
+        _, status, _ = asyncio.run(fw.run_pre_filter(state, pi))
+        assert status is None
+        if NAME in state.skip_filter_plugins:
+            return ["skip"]
+        return [_outcome(fw.run_filter(state, pi, ni)) for ni in snapshot.list()]
+
+    first = cycle()
+    change(cache)
+    cache.update_snapshot(snapshot)
+    assert (first, cycle()) == want
+
+
+def test_prescore_sums_follow_node_changes_across_cycles():
+    cache, snapshot = _cross_cycle_cache([("red", "n1", RED, None)])
+    fw = framework_for(InterPodAffinity, None, [])
+    fw.set_snapshot(snapshot)
+    pi = as_pod_info(pod(labels=BLUE, aff=TOWARDS_RED_ZONE))
+
+    def cycle() -> dict[str, int]:
+        state = CycleState()
+        nodes = snapshot.list()
+        assert asyncio.run(fw.run_pre_score(state, pi, nodes)) is None
+        final: dict[str, dict[str, int]] = {}
+        _, status = asyncio.run(fw.run_score(state, pi, nodes, None, final))
+        assert status is None
+        return {n: s.get(NAME, 0) for n, s in final.items()}
+
+    assert cycle() == {"n1": 100, "n2": 100, "n3": 0}
+    _remove("red")(cache)
+    _add("red2", "n3", RED)(cache)
+    cache.update_snapshot(snapshot)
+    assert cycle() == {"n1": 0, "n2": 0, "n3": 100}
