@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -121,3 +122,35 @@ async def make_harness(
     await sched.start()
     await asyncio.sleep(0)
     return h
+
+
+def _pip(*args: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@contextlib.contextmanager
+def installed_package(path: Any, distribution: str) -> Any:
+    """pip-install the plugin package at ``path`` for the duration, as a user ships one: a
+    regular (not editable) install, built with the setuptools already present (no network);
+    the entry-point registry is rediscovered on the way in and out."""
+    import importlib
+
+    from kubesched.framework.registry import reset_default_registry
+
+    out = _pip("install", "--no-deps", "--no-build-isolation", str(path))
+    assert out.returncode == 0, out.stderr
+    importlib.invalidate_caches()
+    reset_default_registry()
+    try:
+        yield
+    finally:
+        _pip("uninstall", "-y", distribution)
+        reset_default_registry()

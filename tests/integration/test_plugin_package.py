@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import installed_package
 
 from kubesched.framework.registry import default_registry, reset_default_registry
 from kubesched.framework.types import QueuedPodInfo
@@ -32,26 +32,10 @@ CONFIG = {
 }
 
 
-def _pip(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-
-
 @pytest.fixture(scope="module")
 def qos_sort_installed():
-    # A regular (not editable) install, the way a user ships a plugin; build with the
-    # setuptools already present so the test needs no network.
-    out = _pip("install", "--no-deps", "--no-build-isolation", str(PACKAGE))
-    assert out.returncode == 0, out.stderr
-    importlib.invalidate_caches()
-    reset_default_registry()
-    yield
-    _pip("uninstall", "-y", "kubesched-qos-sort")
-    reset_default_registry()
+    with installed_package(PACKAGE, "kubesched-qos-sort"):
+        yield
 
 
 def test_config_naming_an_uninstalled_plugin_is_refused() -> None:
