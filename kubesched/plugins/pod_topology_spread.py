@@ -16,6 +16,14 @@ Counting follows upstream:
   Honor skips nodes with NoSchedule/NoExecute taints the pod does not tolerate);
 * with ``minDomains``, when fewer domains than ``minDomains`` exist the global minimum is 0.
 
+PreFilter and PreScore walk every node in the snapshot. What one node contributes (its topology
+values and matching pods per constraint, or that it does not count) is kept across cycles, keyed
+by everything it depends on besides the node — namespace, selectors, topology keys, inclusion
+policies and the pod's node selector, required node affinity and tolerations where a policy
+honors them — and recomputed only when the node's ``NodeInfo.generation`` changed: a snapshot's
+clone keeps its node's generation, and every change of pods, labels or taints bumps it. The sums
+are still built in node order each cycle, so they come out exactly as an uncached walk.
+
 Default constraints apply only to pods that declare none. Upstream gives them a selector built
 from the Services, ReplicationControllers, ReplicaSets and StatefulSets that select the pod
 (``helper.DefaultSelector``); when none is found the pod gets no default constraints. Here those
@@ -29,7 +37,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -295,6 +303,66 @@ class _Inclusion:
         return True
 
 
+# --- per-node counts cached across cycles -------------------------------------------------------
+
+#: One node's share for one pod's constraints: per constraint ``(topologyValue, matchingPods)``,
+#: or ``None`` where the node does not count for it; ``None`` as a whole when the node is skipped.
+NodeCounts = tuple[tuple[str, int] | None, ...] | None
+
+
+class _NodeCountsCache:
+    """Per-node :data:`NodeCounts` under a few keys (least recently used evicted), each entry
+    valid while its node's generation is the one it was computed at."""
+
+    __slots__ = ("entries", "size")
+
+    def __init__(self, size: int = 8) -> None:
+        self.entries: dict[Hashable, dict[str, tuple[int, NodeCounts]]] = {}
+        self.size = size
+
+    def walk(
+        self, key: Hashable, nodes: Sequence[NodeInfo], compute: Callable[[NodeInfo], NodeCounts]
+    ) -> list[NodeCounts]:
+        """``[compute(node) for node in nodes]``, computing only for nodes changed since the last walk."""
+        per_node = self.entries.pop(key, None)
+        if per_node is None:
+            per_node = {}
+            if len(self.entries) >= self.size:
+                del self.entries[next(iter(self.entries))]
+        self.entries[key] = per_node
+        out: list[NodeCounts] = []
+        append = out.append
+        for ni in nodes:
+            entry = per_node.get(ni.name)
+            if entry is None or entry[0] != ni.generation:
+                entry = per_node[ni.name] = (ni.generation, compute(ni))
+            append(entry[1])
+        if len(per_node) > len(nodes):
+            listed = {ni.name for ni in nodes}
+            for name in [n for n in per_node if n not in listed]:
+                del per_node[name]
+        return out
+
+
+def _counts_key(pod: PodInfo, constraints: Sequence[Constraint]) -> tuple[Hashable, ...]:
+    """Everything besides the node that decides a node's :data:`NodeCounts`."""
+    honor_affinity = any(c.honor_affinity for c in constraints)
+    honor_taints = any(c.honor_taints for c in constraints)
+    required = pod.required_node_affinity
+    return (
+        pod.namespace,
+        tuple(
+            (c.topology_key, None if c.selector is None else c.selector.requirements, c.honor_affinity, c.honor_taints)
+            for c in constraints
+        ),
+        repr(pod.node_selector) if honor_affinity else None,
+        None
+        if not honor_affinity or required is None
+        else tuple((tuple(t.labels), tuple(t.fields)) for t in required.terms),
+        repr(pod.tolerations) if honor_taints else None,
+    )
+
+
 # --- PreFilter state -------------------------------------------------------------------------
 
 
@@ -425,6 +493,8 @@ class PodTopologySpread:
             if self.system_defaulted
             else [c.model_dump(exclude_none=True) for c in args.defaultConstraints]
         )
+        self._pre_filter_counts = _NodeCountsCache()
+        self._pre_score_counts = _NodeCountsCache()
 
     # --- constraints of a pod -------------------------------------------------------------------
     def _constraints(
@@ -502,16 +572,27 @@ class PodTopologySpread:
         counts: list[dict[str, int]] = [{} for _ in constraints]
         inclusion = _Inclusion(pod)
         ns = pod.namespace
-        for node in self.handle.snapshot().list():
+
+        def compute(node: NodeInfo) -> NodeCounts:
             labels = node.labels
             if not node_has_all_keys(labels, constraints):
+                return None
+            return tuple(
+                (labels[c.topology_key], count_matching(node.pods, c.selector, ns))
+                if inclusion.includes(c, node)
+                else None
+                for c in constraints
+            )
+
+        nodes = self.handle.snapshot().list()
+        for shares in self._pre_filter_counts.walk(_counts_key(pod, constraints), nodes, compute):
+            if shares is None:
                 continue
-            for i, c in enumerate(constraints):
-                if not inclusion.includes(c, node):
-                    continue
-                value = labels[c.topology_key]
-                tp = counts[i]
-                tp[value] = tp.get(value, 0) + count_matching(node.pods, c.selector, ns)
+            for i, share in enumerate(shares):
+                if share is not None:
+                    value, n = share
+                    tp = counts[i]
+                    tp[value] = tp.get(value, 0) + n
         paths = []
         for tp in counts:
             cp = CriticalPaths()
@@ -605,18 +686,29 @@ class PodTopologySpread:
             s.weights.append(topology_normalizing_weight(size))
         inclusion = _Inclusion(pod)
         ns = pod.namespace
-        for node in all_nodes:
+
+        def compute(node: NodeInfo) -> NodeCounts:
             labels = node.labels
             if require_all and not node_has_all_keys(labels, constraints):
+                return None
+            # Hostname domains are counted per node in Score, never here.
+            return tuple(
+                None
+                if c.topology_key == LABEL_HOSTNAME or not inclusion.includes(c, node)
+                else (labels.get(c.topology_key, ""), count_matching(node.pods, c.selector, ns))
+                for c in constraints
+            )
+
+        key = (require_all, *_counts_key(pod, constraints))
+        for shares in self._pre_score_counts.walk(key, all_nodes, compute):
+            if shares is None:
                 continue
-            for i, c in enumerate(constraints):
-                if not inclusion.includes(c, node):
-                    continue
-                tp = s.counts[i]
-                value = labels.get(c.topology_key, "")
-                if value not in tp:
-                    continue
-                tp[value] += count_matching(node.pods, c.selector, ns)
+            for i, share in enumerate(shares):
+                if share is not None:
+                    value, n = share
+                    tp = s.counts[i]
+                    if value in tp:
+                        tp[value] += n
         state.write(PRE_SCORE_KEY, s)
         return None
 
