@@ -1618,3 +1618,319 @@ NODE_HINTS = [
 @pytest.mark.parametrize("old, new, want", [c[1:] for c in NODE_HINTS], ids=[c[0] for c in NODE_HINTS])
 def test_node_change_hint(old, new, want):
     assert _plugin().is_schedulable_after_node_change(TARGET, old, new) is want
+
+
+# --- per-node counts kept across cycles ------------------------------------------------------
+
+
+def _cluster(nodes: list[NodeBuilder], existing: list[PodBuilder]) -> tuple[Any, Any]:
+    from kubesched.cache import Cache, Snapshot
+
+    cache = Cache()
+    for n in nodes:
+        cache.add_node(n.obj())
+    for p in existing:
+        cache.add_pod(as_pod_info(p))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    return cache, snapshot
+
+
+def _add_pod(b: PodBuilder):
+    return lambda cache: cache.add_pod(as_pod_info(b))
+
+
+def _remove_pod(name: str):
+    def remove(cache):
+        for ni in cache.nodes.values():
+            for pi in ni.pods:
+                if pi.name == name:
+                    assert cache.remove_pod(pi.uid) is not None
+                    return
+        raise AssertionError(f"no pod {name}")
+
+    return remove
+
+
+def _set_node(b: NodeBuilder):
+    return lambda cache: cache.update_node(None, b.obj())
+
+
+def _pre_filter_outcome(fw: Any, pi: Any) -> Any:
+    state = CycleState()
+    _, status, _ = asyncio.run(fw.run_pre_filter(state, pi))
+    if status is not None:
+        return status.code
+    if "PodTopologySpread" in state.skip_filter_plugins:
+        return "skip"
+    s = state.get(PRE_FILTER_KEY)
+    return [(list(tp.items()), p.pairs()) for tp, p in zip(s.counts, s.paths, strict=True)]
+
+
+_MAX = 2**31 - 1
+_ZONE_FOO = spread(pod("p", foo=""), 1, "zone", DNS, FOO)
+_THREE_ZONES = [zn("node-a", "zone1"), zn("node-b", "zone2"), zn("node-c", "zone3")]
+
+CROSS_CYCLE_PRE_FILTER = [
+    (
+        "a matching pod is added",
+        _ZONE_FOO,
+        [on("node-a", "e1", foo="")],
+        _add_pod(on("node-b", "e2", foo="")),
+        [([("zone1", 1), ("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+        [([("zone1", 1), ("zone2", 1), ("zone3", 0)], (("zone3", 0), ("zone1", 1)))],
+    ),
+    (
+        "a matching pod is removed",
+        _ZONE_FOO,
+        [on("node-a", "e1", foo=""), on("node-b", "e2", foo="")],
+        _remove_pod("e1"),
+        [([("zone1", 1), ("zone2", 1), ("zone3", 0)], (("zone3", 0), ("zone1", 1)))],
+        [([("zone1", 0), ("zone2", 1), ("zone3", 0)], (("zone1", 0), ("zone3", 0)))],
+    ),
+    (
+        "a pod's labels change so it no longer matches",
+        _ZONE_FOO,
+        [on("node-a", "e1", foo="").uid("e1")],
+        _add_pod(on("node-a", "e1", bar="").uid("e1")),
+        [([("zone1", 1), ("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+        [([("zone1", 0), ("zone2", 0), ("zone3", 0)], (("zone1", 0), ("zone2", 0)))],
+    ),
+    (
+        "a node moves to another zone",
+        _ZONE_FOO,
+        [on("node-a", "e1", foo="")],
+        _set_node(zn("node-a", "zone2")),
+        [([("zone1", 1), ("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+        [([("zone2", 1), ("zone3", 0)], (("zone3", 0), ("zone2", 1)))],
+    ),
+    (
+        "a node loses the topology key",
+        _ZONE_FOO,
+        [on("node-a", "e1", foo="")],
+        _set_node(node("node-a", node="node-a")),
+        [([("zone1", 1), ("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+        [([("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+    ),
+    (
+        "a node is tainted while the constraint honors taints",
+        spread(pod("p", foo=""), 1, "zone", DNS, FOO, taints="Honor"),
+        [on("node-a", "e1", foo="")],
+        _set_node(tainted(zn("node-a", "zone1"))),
+        [([("zone1", 1), ("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+        [([("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "incoming, existing, change, before, after",
+    [c[1:] for c in CROSS_CYCLE_PRE_FILTER],
+    ids=[c[0] for c in CROSS_CYCLE_PRE_FILTER],
+)
+def test_pre_filter_counts_follow_node_changes_across_cycles(incoming, existing, change, before, after):
+    cache, snapshot = _cluster(_THREE_ZONES, existing)
+    fw = framework_for(PodTopologySpread, None, [])
+    fw.set_snapshot(snapshot)
+    pi = as_pod_info(incoming)
+    first = _pre_filter_outcome(fw, pi)
+    change(cache)
+    cache.update_snapshot(snapshot)
+    assert (first, _pre_filter_outcome(fw, pi)) == (before, after)
+
+
+_HONOR_TAINTS = spread(pod("p", foo=""), 1, "zone", DNS, FOO, taints="Honor")
+
+SAME_NODES_OTHER_POD = [
+    (
+        "another namespace",
+        _ZONE_FOO,
+        spread(pod("p", "other", foo=""), 1, "zone", DNS, FOO),
+        [([("zone1", 0), ("zone2", 0), ("zone3", 0)], (("zone1", 0), ("zone2", 0)))],
+    ),
+    (
+        "a node selector (nodeAffinityPolicy Honor)",
+        _ZONE_FOO,
+        spread(pod("p", foo="").node_selector(zone="zone1"), 1, "zone", DNS, FOO),
+        [([("zone1", 2)], (("zone1", 2), ("", _MAX)))],
+    ),
+    (
+        "a node selector ignored (nodeAffinityPolicy Ignore)",
+        _ZONE_FOO,
+        spread(pod("p", foo="").node_selector(zone="zone1"), 1, "zone", DNS, FOO, affinity="Ignore"),
+        [([("zone1", 2), ("zone2", 1), ("zone3", 0)], (("zone3", 0), ("zone2", 1)))],
+    ),
+    (
+        "required node affinity",
+        _ZONE_FOO,
+        spread(pod("p", foo="").node_affinity_in("zone", ["zone2", "zone3"]), 1, "zone", DNS, FOO),
+        [([("zone2", 1), ("zone3", 0)], (("zone3", 0), ("zone2", 1)))],
+    ),
+    (
+        "honoring taints without a toleration",
+        _ZONE_FOO,
+        _HONOR_TAINTS,
+        [([("zone2", 1), ("zone3", 0)], (("zone3", 0), ("zone2", 1)))],
+    ),
+    (
+        "honoring taints, then with a toleration",
+        _HONOR_TAINTS,
+        tolerate_unschedulable(spread(pod("p", foo=""), 1, "zone", DNS, FOO, taints="Honor")),
+        [([("zone1", 2), ("zone2", 1), ("zone3", 0)], (("zone3", 0), ("zone2", 1)))],
+    ),
+    (
+        "another selector",
+        _ZONE_FOO,
+        spread(pod("p", foo=""), 1, "zone", DNS, BAR),
+        [([("zone1", 1), ("zone2", 0), ("zone3", 0)], (("zone2", 0), ("zone3", 0)))],
+    ),
+    (
+        "another topology key",
+        _ZONE_FOO,
+        spread(pod("p", foo=""), 1, "node", DNS, FOO),
+        [([("node-a", 2), ("node-b", 1), ("node-c", 0)], (("node-c", 0), ("node-b", 1)))],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "first, second, want", [c[1:] for c in SAME_NODES_OTHER_POD], ids=[c[0] for c in SAME_NODES_OTHER_POD]
+)
+def test_pre_filter_counts_are_not_shared_between_different_pods(first, second, want):
+    """One plugin instance, unchanged nodes: a pod differing in what decides the counts gets its own."""
+    _, snapshot = _cluster(
+        [tainted(zn("node-a", "zone1")), zn("node-b", "zone2"), zn("node-c", "zone3")],
+        [on("node-a", "e1", foo=""), on("node-a", "e2", foo="", bar=""), on("node-b", "e3", foo="")],
+    )
+    kept = framework_for(PodTopologySpread, None, [])
+    kept.set_snapshot(snapshot)
+    fresh = framework_for(PodTopologySpread, None, [])
+    fresh.set_snapshot(snapshot)
+    assert _pre_filter_outcome(kept, as_pod_info(first)) == _pre_filter_outcome(fresh, as_pod_info(first))
+    assert _pre_filter_outcome(kept, as_pod_info(second)) == want
+
+
+def _pre_score_outcome(fw: Any, pi: Any, nodes: list[Any]) -> Any:
+    state = CycleState()
+    status = asyncio.run(fw.run_pre_score(state, pi, nodes))
+    if status is not None:
+        return status.code
+    s = state.get(PRE_SCORE_KEY)
+    if s is None:
+        return "skip"
+    return sorted(s.ignored_nodes), [list(tp.items()) for tp in s.counts], s.weights
+
+
+def test_pre_score_counts_follow_node_changes_across_cycles():
+    incoming = as_pod_info(spread(pod("p", foo=""), 1, "zone", SA, FOO))
+    cache, snapshot = _cluster(_THREE_ZONES, [on("node-a", "e1", foo="")])
+    fw = framework_for(PodTopologySpread, None, [])
+    fw.set_snapshot(snapshot)
+    w = topology_normalizing_weight(3)
+    assert _pre_score_outcome(fw, incoming, snapshot.list()) == (
+        [],
+        [[("zone1", 1), ("zone2", 0), ("zone3", 0)]],
+        [w],
+    )
+    _add_pod(on("node-c", "e2", foo=""))(cache)
+    _add_pod(on("node-c", "e3", foo=""))(cache)
+    _remove_pod("e1")(cache)
+    cache.update_snapshot(snapshot)
+    assert _pre_score_outcome(fw, incoming, snapshot.list()) == (
+        [],
+        [[("zone1", 0), ("zone2", 0), ("zone3", 2)]],
+        [w],
+    )
+
+
+def test_pre_score_counts_are_not_shared_between_system_defaults_and_the_same_own_constraints():
+    """Own constraints equal to the system defaults still require every topology key, the
+    defaults do not: a node without a zone label counts under "" only for the latter."""
+    own = pod("own", foo="")
+    spread(own, 3, HOST, SA, {"matchLabels": {"foo": ""}})
+    spread(own, 5, ZONE_STD, SA, {"matchLabels": {"foo": ""}})
+    _, snapshot = _cluster(
+        [node("node-a", **{ZONE_STD: "", HOST: "node-a"}), h("node-b")], [on("node-b", "e1", foo="")]
+    )
+    kept = framework_for(PodTopologySpread, None, [], objects=[SERVICE])
+    kept.set_snapshot(snapshot)
+    defaulted = _pre_score_outcome(kept, as_pod_info(pod("defaulted", foo="")), snapshot.list())
+    assert defaulted[:2] == ([], [[], [("", 1)]])
+    fresh = framework_for(PodTopologySpread, None, [], objects=[SERVICE])
+    fresh.set_snapshot(snapshot)
+    got = _pre_score_outcome(kept, as_pod_info(own), snapshot.list())
+    assert got[:2] == (["node-b"], [[], [("", 0)]])
+    assert got == _pre_score_outcome(fresh, as_pod_info(own), snapshot.list())
+
+
+def _random_incoming(rng: Any) -> PodBuilder:
+    b = pod("incoming", rng.choice(["default", "other"]), foo="")
+    for when in rng.sample([DNS, SA], rng.randint(1, 2)):
+        for key in rng.sample(["zone", HOST, "node"], rng.randint(1, 2)):
+            spread(
+                b,
+                rng.randint(1, 3),
+                key,
+                when,
+                rng.choice([FOO, BAR, {"matchLabels": {"foo": ""}}, {}]),
+                min_domains=rng.choice([None, 2, 5]) if when == DNS else None,
+                affinity=rng.choice([None, "Honor", "Ignore"]),
+                taints=rng.choice([None, "Honor", "Ignore"]),
+            )
+    if rng.random() < 0.3:
+        b.node_selector(zone=rng.choice(["zone1", "zone2"]))
+    if rng.random() < 0.3:
+        b.node_affinity_in("zone", rng.sample(["zone1", "zone2", "zone3"], 2))
+    if rng.random() < 0.5:
+        tolerate_unschedulable(b)
+    return b
+
+
+def _random_node(rng: Any, name: str) -> NodeBuilder:
+    labels = {"node": name, HOST: name}
+    if rng.random() < 0.85:
+        labels["zone"] = rng.choice(["zone1", "zone2", "zone3"])
+    b = node(name, **labels)
+    return tainted(b) if rng.random() < 0.25 else b
+
+
+def _random_change(rng: Any, cache: Any, names: list[str], serial: list[int]) -> None:
+    pods = [(ni.name, pi) for ni in cache.nodes.values() if ni.node is not None for pi in ni.pods]
+    kind = rng.choice(["add", "add", "remove", "relabel pod", "node"])
+    if kind == "remove" and pods:
+        cache.remove_pod(rng.choice(pods)[1].uid)
+    elif kind == "relabel pod" and pods:
+        where, pi = rng.choice(pods)
+        labels = rng.choice([{"foo": ""}, {"bar": ""}, {"foo": "", "bar": ""}, {}])
+        cache.update_pod(as_pod_info(pod(pi.name, pi.namespace, **labels).uid(pi.uid).node(where)))
+    elif kind == "node":
+        cache.update_node(None, _random_node(rng, rng.choice(names)).obj())
+    else:
+        serial[0] += 1
+        labels = rng.choice([{"foo": ""}, {"bar": ""}, {"foo": "", "bar": ""}, {}])
+        ns = rng.choice(["default", "default", "other"])
+        cache.add_pod(as_pod_info(pod(f"e{serial[0]}", ns, **labels).node(rng.choice(names))))
+
+
+@pytest.mark.parametrize("seed", range(4), ids=lambda s: f"seed {s}")
+def test_cached_counts_equal_a_fresh_walk_under_random_changes(seed):
+    """A long-lived plugin instance agrees, cycle after cycle, with a fresh one that walks every node."""
+    import random
+
+    rng = random.Random(seed)
+    names = [f"n{i}" for i in range(10)]
+    cache, snapshot = _cluster([_random_node(rng, n) for n in names], [])
+    kept = framework_for(PodTopologySpread, None, [])
+    kept.set_snapshot(snapshot)
+    incoming = [as_pod_info(_random_incoming(rng)) for _ in range(4)]
+    serial = [0]
+    for _ in range(120):
+        for _ in range(rng.randint(0, 3)):
+            _random_change(rng, cache, names, serial)
+        cache.update_snapshot(snapshot)
+        fresh = framework_for(PodTopologySpread, None, [])
+        fresh.set_snapshot(snapshot)
+        pi = rng.choice(incoming)
+        nodes = rng.sample(snapshot.list(), rng.randint(1, len(names)))
+        assert _pre_filter_outcome(kept, pi) == _pre_filter_outcome(fresh, pi)
+        assert _pre_score_outcome(kept, pi, nodes) == _pre_score_outcome(fresh, pi, nodes)
