@@ -179,7 +179,8 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
             store.create("Pod", make_pod(f"second-{i}").scheduler("kubesched").obj())
         await eventually(lambda: holder(store) == follower.identity, LEASE_SECONDS + 10, "the follower to take over")
         took = loop.time() - killed_at
-        assert took <= LEASE_SECONDS + 2 * 2.2 + 0.5, f"took over after {took:.1f}s"
+        # (+2 s for a loaded machine: two processes and the server share two cores.)
+        assert took <= LEASE_SECONDS + 2 * 2.2 + 2.0, f"took over after {took:.1f}s"
         assert took >= 1.0, f"took over after {took:.1f}s: before the lease could have expired"
         await eventually(lambda: all(bound(store, f"second-{i}") for i in range(3)), 30, "pods bound by the new leader")
         for name in [f"first-{i}" for i in range(5)] + [f"second-{i}" for i in range(3)]:
