@@ -147,7 +147,8 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
         assert "successfully acquired lease" not in follower.log()
 
         # Metrics and health of the leader, with upstream's names.
-        assert leader.port is not None and follower.port is not None
+        # A slow machine may start the follower well after the leader: wait for its endpoints.
+        await eventually(lambda: leader.port is not None and follower.port is not None, 30, "both health endpoints")
         async with aiohttp.ClientSession() as http:
             async with http.get(f"http://127.0.0.1:{leader.port}/metrics") as r:
                 text = await r.text()
@@ -169,6 +170,7 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
         assert "scheduler_queue_incoming_pods_total" in text
         assert "_created" not in text
 
+        await eventually(lambda: "attempting to acquire leader lease" in follower.log(), 30, "the follower to wait")
         # Kill the leader outright (no lease release): the follower takes over once the lease
         # has gone unrenewed for leaseDuration, as it observes it. As in client-go, that is
         # within leaseDuration plus up to two jittered retry periods (1s x 2.2) of the kill.
@@ -183,7 +185,10 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
         assert took <= LEASE_SECONDS + 2 * 2.2 + 2.0, f"took over after {took:.1f}s"
         assert took >= 1.0, f"took over after {took:.1f}s: before the lease could have expired"
         await eventually(lambda: all(bound(store, f"second-{i}") for i in range(3)), 30, "pods bound by the new leader")
-        for name in [f"first-{i}" for i in range(5)] + [f"second-{i}" for i in range(3)]:
+        names = [f"first-{i}" for i in range(5)] + [f"second-{i}" for i in range(3)]
+        # The Scheduled event follows the binding: wait for it, then no pod may have two.
+        await eventually(lambda: all(scheduled_events(store, n) >= 1 for n in names), 20, "Scheduled events")
+        for name in names:
             assert scheduled_events(store, name) == 1, f"{name} bound more than once"
 
         # SIGTERM: exit 0 and the lease released so a successor need not wait.
