@@ -329,6 +329,8 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         ("pods/s", s["podsPerSecond"]),
     ):
         summary.add_row(label, str(value))
+    if s.get("preempted"):
+        summary.add_row("preempted (deleted)", escape(", ".join(s["preempted"])))
     for prof, counts in s["profiles"].items():
         summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
     console.print(summary)
