@@ -529,7 +529,12 @@ async def test_the_scheduler_runs_over_the_api(store: Store, server: APIServer, 
         events = await events_about(cluster, huge)
         assert [(e["reason"], e["type"]) for e in events] == [("FailedScheduling", "Warning")]
         assert events[0]["reportingController"] == "default-scheduler"
-        scheduled = await events_about(cluster, store.get("Pod", "default", "p0"))
+        # The Scheduled event follows p0's binding; give it the time a loaded machine may need.
+        for _ in range(200):
+            scheduled = await events_about(cluster, store.get("Pod", "default", "p0"))
+            if scheduled:
+                break
+            await asyncio.sleep(0.05)
         assert [e["reason"] for e in scheduled] == ["Scheduled"]
         assert not store.get("Pod", "default", "huge")["spec"].get("nodeName")
     finally:

@@ -240,6 +240,8 @@ async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_
     try:
         store.create("Pod", make_pod("before").scheduler("kubesched").obj())
         await eventually(lambda: bound(store, "before") == "n1", 20, "the first pod bound")
+        # The Scheduled event follows the binding.
+        await eventually(lambda: scheduled_events(store, "before") == 1, 20, "the Scheduled event")
         events = [e for e in store.list("Event")[0] if e["involvedObject"].get("name") == "before"]
         assert [e["reason"] for e in events] == ["Scheduled"]
 
