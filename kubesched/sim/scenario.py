@@ -24,6 +24,9 @@ from typing import Any
 
 import yaml
 
+from kubesched.cluster.base import WATCHED_KINDS
+from kubesched.cluster.store import CLUSTER_SCOPED
+
 SUPPORTED_KINDS = (
     "Node",
     "Pod",
@@ -39,21 +42,10 @@ SUPPORTED_KINDS = (
     "ReplicaSet",
     "StatefulSet",
 )
-#: Kinds kept in ``Scenario.others``, in the order they are created.
-OTHER_KINDS = (
-    "StorageClass",
-    "CSINode",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "PodDisruptionBudget",
-    "Service",
-    "ReplicationController",
-    "ReplicaSet",
-    "StatefulSet",
-)
-_NAMESPACED_OTHERS = frozenset(
-    {"PersistentVolumeClaim", "PodDisruptionBudget", "Service", "ReplicationController", "ReplicaSet", "StatefulSet"}
-)
+#: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
+#: watches besides namespaces, priority classes, nodes and pods, in the order it lists them.
+OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod"))
+_NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED)
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 _BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
