@@ -16,11 +16,11 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC
 from typing import Any, Protocol
 
 from kubesched.cache import Cache, Snapshot
 from kubesched.cluster.base import Cluster, Conflict, NotFound
+from kubesched.cluster.store import now_rfc3339
 from kubesched.extender import (
     ExtenderError,
     HTTPExtender,
@@ -855,7 +855,7 @@ class Scheduler:
             "reason": reason,
             "message": message,
             "lastProbeTime": None,
-            "lastTransitionTime": _now(),
+            "lastTransitionTime": now_rfc3339(),
         }
         # Event notes are capped at 1 KiB by the API; the condition keeps the whole message.
         note = message if len(message) <= 1024 else message[:1020] + " ..."
@@ -1043,12 +1043,6 @@ def loop_time() -> float:
 
 def _terminal(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
-
-
-def _now() -> str:
-    from datetime import datetime
-
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 __all__ = [

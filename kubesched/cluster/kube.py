@@ -28,7 +28,6 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -40,6 +39,7 @@ from kubernetes_asyncio.config import ConfigException, load_incluster_config, lo
 
 from .base import WATCHED_KINDS, ClusterError, Conflict, EventHandler, Invalid, NotFound
 from .leader import micro_time
+from .store import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +112,6 @@ def _rv(obj: Obj) -> str:
 
 def _uid(obj: Obj) -> str | None:
     return (obj.get("metadata") or {}).get("uid")
-
-
-def _now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def api_error(status: int, body: bytes | str | None, what: str) -> ClusterError:
@@ -718,7 +714,7 @@ class KubeCluster:
                 series.name = (created.get("metadata") or {}).get("name") or name
                 series.api, series.count = "events.k8s.io", 1
                 return
-        now = _now_rfc3339()
+        now = now_rfc3339()
         core: Obj = {
             "apiVersion": "v1",
             "kind": "Event",
@@ -747,7 +743,7 @@ class KubeCluster:
             patch: Obj = {"series": {"count": count, "lastObservedTime": micro_time()}}
         else:
             path = _ns_path("v1", series.namespace, "events", series.name)
-            patch = {"count": count, "lastTimestamp": _now_rfc3339()}
+            patch = {"count": count, "lastTimestamp": now_rfc3339()}
         await self.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
         series.count = count
 
