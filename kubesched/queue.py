@@ -171,6 +171,11 @@ class SchedulingQueue:
             GATED_Q: gated,
         }
 
+    def in_flight_counts(self) -> tuple[int, int]:
+        """Pods whose attempt is under way (popped, not yet :meth:`done`), and the cluster events
+        kept for them meanwhile. Both return to 0 when nothing is being scheduled or bound."""
+        return len(self._in_flight), len(self._in_flight_events)
+
     def pending_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
         for e in self._active_by_uid.values():
             yield ACTIVE_Q, e.qpi

@@ -52,6 +52,9 @@ log = logging.getLogger(__name__)
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_MSG = "no nodes available to schedule pods"
+#: Error codes after which a write may or may not have been applied: the request timed out or
+#: its connection broke (:class:`~kubesched.cluster.base.ClusterError` codes of the backends).
+AMBIGUOUS_WRITE_CODES = frozenset({500, 502, 503, 504})
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -478,6 +481,10 @@ class Scheduler:
                 if qpi is None:
                     break
                 await self.schedule_one(qpi)
+                # A cycle is CPU work on the loop that also carries binds, watch events, lease
+                # renewals and health checks: give it back between pods, or a burst of pods
+                # starves all of them until the queue drains.
+                await asyncio.sleep(0)
         finally:
             flusher.cancel()
             await asyncio.gather(flusher, return_exceptions=True)
@@ -922,30 +929,96 @@ class Scheduler:
         except Exception as exc:  # noqa: BLE001 - the task must handle its own failure
             status = Status.as_error(exc)
         if status is not None:
-            await fw.run_unreserve(state, assumed, node_name)
-            self.cache.forget_pod(assumed)
-            # The room this pod held is free again: pods waiting for room may fit now.
-            self.queue.on_event(ASSIGNED_POD_DELETE, assumed.pod, None, skip_uid=assumed.uid)
-            err = status.error
-            if isinstance(err, (Conflict, NotFound)) or (
-                err is not None and isinstance(err.__cause__, (Conflict, NotFound))
-            ):
-                # Already bound elsewhere, or deleted: the informer brings the truth; no retry.
-                log.info("pod %s not bound: %s", assumed.key, status.message())
-                self.queue.done(assumed.uid)
-                return
-            self._fail(
-                fw,
-                qpi,
-                status,
-                record,
-                None,
-                node=None if past_permit else node_name,
-                backoff=past_permit,
-                attempt_start=start,
-            )
+            try:
+                if await self._bound_after_all(assumed, node_name, status):
+                    await self._binding_succeeded(fw, state, qpi, assumed, node_name, record, start)
+                else:
+                    await self._binding_failed(fw, state, qpi, assumed, node_name, record, start, status, past_permit)
+            except Exception:
+                # The attempt must end whatever went wrong here: a pod left "in flight" would keep
+                # the queue recording every cluster event for it, forever, and never be retried.
+                log.exception("handling the failed binding of %s failed", assumed.key)
+                cached = self.cache.get_pod(assumed.uid)
+                if cached is not None and cached.node_name and not self.cache.is_assumed(assumed.uid):
+                    self.queue.done(assumed.uid)
+                else:
+                    self.queue.requeue_after_error(qpi)
             return
-        self.cache.finish_binding(assumed)
+        await self._binding_succeeded(fw, state, qpi, assumed, node_name, record, start)
+
+    async def _bound_after_all(self, assumed: PodInfo, node_name: str, status: Status) -> bool:
+        """Whether a bind reported as failed in fact took effect on ``node_name``.
+
+        A bind that timed out (or lost its connection) may have been applied by the server: the
+        informer may already show the pod bound there, or the server does when asked. Reporting
+        such a pod as unschedulable would be a false event, and retrying it a second binding."""
+        err = status.error
+        if err is None or isinstance(err, (Conflict, NotFound)) or isinstance(err.__cause__, (Conflict, NotFound)):
+            return False
+        cached = self.cache.get_pod(assumed.uid)
+        if cached is not None and not self.cache.is_assumed(assumed.uid):
+            return cached.node_name == node_name
+        code = getattr(err, "code", None) or getattr(err.__cause__, "code", None)
+        if code not in AMBIGUOUS_WRITE_CODES:
+            return False
+        try:
+            live = await self.cluster.get_pod(assumed.namespace, assumed.name)
+        except Exception:  # noqa: BLE001 - the API is still unreachable: treat as not bound
+            return False
+        meta = live.get("metadata") or {}
+        return meta.get("uid") == assumed.uid and (live.get("spec") or {}).get("nodeName") == node_name
+
+    async def _binding_failed(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        node_name: str,
+        record: PodResult | None,
+        start: float,
+        status: Status,
+        past_permit: bool,
+    ) -> None:
+        await fw.run_unreserve(state, assumed, node_name)
+        if self.cache.is_assumed(assumed.uid):
+            self.cache.forget_pod(assumed)
+        # The room this pod held is free again: pods waiting for room may fit now.
+        self.queue.on_event(ASSIGNED_POD_DELETE, assumed.pod, None, skip_uid=assumed.uid)
+        err = status.error
+        cached = self.cache.get_pod(assumed.uid)
+        if (
+            isinstance(err, (Conflict, NotFound))
+            or (err is not None and isinstance(err.__cause__, (Conflict, NotFound)))
+            or (cached is not None and cached.node_name)
+        ):
+            # Already bound elsewhere, or deleted: the informer brings the truth; no retry.
+            log.info("pod %s not bound: %s", assumed.key, status.message())
+            self.queue.done(assumed.uid)
+            return
+        self._fail(
+            fw,
+            qpi,
+            status,
+            record,
+            None,
+            node=None if past_permit else node_name,
+            backoff=past_permit,
+            attempt_start=start,
+        )
+
+    async def _binding_succeeded(
+        self,
+        fw: Framework,
+        state: CycleState,
+        qpi: QueuedPodInfo,
+        assumed: PodInfo,
+        node_name: str,
+        record: PodResult | None,
+        start: float,
+    ) -> None:
+        if self.cache.is_assumed(assumed.uid):
+            self.cache.finish_binding(assumed)
         self.stats.scheduled += 1
         self.observer.schedule_attempt("scheduled", fw.profile_name, time.perf_counter() - start)
         if qpi.initial_attempt_timestamp is not None:

@@ -79,6 +79,11 @@ class Cluster(Protocol):
         """Bind through the pods/binding subresource. Raises :class:`Conflict` when the pod is
         already bound, :class:`NotFound` when it is gone, :class:`ClusterError` otherwise."""
 
+    async def get_pod(self, namespace: str, name: str) -> Obj:
+        """Read one pod from the cluster itself, not from the informers (raises :class:`NotFound`).
+
+        Used after a bind whose answer was lost (a timeout) to learn whether it took effect."""
+
     async def record_event(
         self, regarding: Obj, event_type: str, reason: str, action: str, message: str, reporting_controller: str
     ) -> None:

@@ -632,6 +632,9 @@ class KubeCluster:
             binding["metadata"]["uid"] = meta["uid"]
         await self.request("POST", _ns_path("v1", ns, "pods", meta["name"], "binding"), body=binding)
 
+    async def get_pod(self, namespace: str, name: str) -> Obj:
+        return await self.request("GET", _ns_path("v1", namespace, "pods", name))
+
     async def record_event(
         self, regarding: Obj, event_type: str, reason: str, action: str, message: str, reporting_controller: str
     ) -> None:

@@ -71,6 +71,9 @@ class InMemoryCluster:
         meta = pod["metadata"]
         self.store.bind(meta.get("namespace") or "default", meta["name"], node_name)
 
+    async def get_pod(self, namespace: str, name: str) -> Obj:
+        return copy.deepcopy(self.store.get("Pod", namespace, name))
+
     async def record_event(
         self, regarding: Obj, event_type: str, reason: str, action: str, message: str, reporting_controller: str
     ) -> None:

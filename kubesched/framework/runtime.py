@@ -175,7 +175,11 @@ def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
     status.with_plugin(plugin)
     if status.is_rejected():
         return status
-    return Status.as_error(f'running {point} plugin "{plugin}": {status.message()}', plugin)
+    # The plugin's exception stays attached: the scheduler tells a Conflict or a timeout of the
+    # cluster from other errors by it.
+    return Status(
+        Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin, error=status.error
+    )
 
 
 def _filter_verdict(plugin: str, status: Status) -> Status:
