@@ -113,7 +113,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
 
             identity = opts.identity or default_identity()
             elector = LeaderElector(
-                cluster.leases(),
+                cluster.leases(renew_deadline=float(le.renewDeadline)),
                 identity=identity,
                 namespace=le.resourceNamespace,
                 name=le.resourceName,

@@ -431,6 +431,7 @@ class KubeCluster:
         backoff_initial: float = 0.5,
         backoff_cap: float = 30.0,
         hostname: str | None = None,
+        user_agent: str = "kubesched",
     ) -> None:
         self.kubeconfig = kubeconfig or None
         self.context = context or None
@@ -442,6 +443,8 @@ class KubeCluster:
         self.backoff_initial = backoff_initial
         self.backoff_cap = backoff_cap
         self.hostname = hostname or socket.gethostname()
+        self.user_agent = user_agent
+        self._lease_clients: list[KubeCluster] = []
         self.requests = 0
         self._api: ApiClient | None = None
         self._api_lock = asyncio.Lock()
@@ -467,7 +470,7 @@ class KubeCluster:
                 if self._configuration is None:
                     self._configuration = await load_configuration(self.kubeconfig, self.context)
                 api = ApiClient(configuration=self._configuration)
-                api.user_agent = "kubesched"
+                api.user_agent = self.user_agent
                 self._api = api
         return self._api
 
@@ -617,6 +620,9 @@ class KubeCluster:
         api, self._api = self._api, None
         if api is not None:
             await api.close()
+        for own in self._lease_clients:
+            await own.stop()
+        self._lease_clients.clear()
 
     # --- writes -------------------------------------------------------------------------------
     async def bind(self, pod: Obj, node_name: str) -> None:
@@ -803,13 +809,30 @@ class KubeCluster:
         return await self.request("PUT", res.object_path(namespace, meta["name"]), body=obj)
 
     # --- leases -------------------------------------------------------------------------------
-    def leases(self) -> KubeLeases:
-        """The :class:`~kubesched.cluster.leader.LeaseClient` of this cluster."""
-        return KubeLeases(self)
+    def leases(self, renew_deadline: float | None = None) -> KubeLeases:
+        """The :class:`~kubesched.cluster.leader.LeaseClient` of this cluster, on a client of its own.
+
+        As upstream gives leader election its own client, renewals never wait behind the
+        scheduler's binds and events: their own connection pool, their own rate limit (same qps
+        and burst), and a request timeout of max(1 s, renew_deadline / 2), so that one hung
+        request cannot use up the whole renew deadline. Closed by :meth:`stop`."""
+        timeout = self.request_timeout if renew_deadline is None else max(1.0, renew_deadline / 2)
+        own = KubeCluster(
+            self.kubeconfig,
+            self.context,
+            qps=self.limiter.qps,
+            burst=self.limiter.burst,
+            configuration=self._configuration,
+            request_timeout=timeout,
+            hostname=self.hostname,
+            user_agent=f"{self.user_agent}/leader-election",
+        )
+        self._lease_clients.append(own)
+        return KubeLeases(own)
 
 
 class KubeLeases:
-    """coordination.k8s.io/v1 Leases as raw dicts, through the cluster's rate limit."""
+    """coordination.k8s.io/v1 Leases as raw dicts, through the (lease) cluster's client."""
 
     def __init__(self, cluster: KubeCluster) -> None:
         self.cluster = cluster

@@ -493,6 +493,40 @@ async def test_leader_election_over_the_api(store: Store, server: APIServer, tmp
         await b_cluster.stop()
 
 
+async def test_lease_renewals_do_not_wait_behind_the_schedulers_requests(
+    store: Store, server: APIServer, tmp_path: Path
+) -> None:
+    # Five requests per second, and three hundred of the scheduler's queued: renewals through
+    # that client would wait a minute. Leader election has a client (and a limit) of its own.
+    cluster = KubeCluster(kubeconfig=server.write_kubeconfig(tmp_path / "kc"), qps=5, burst=1)
+    lost: list[bool] = []
+    try:
+        backlog = [asyncio.create_task(cluster.request("GET", "/api/v1/namespaces")) for _ in range(300)]
+        await asyncio.sleep(0.2)
+        elector = LeaderElector(
+            cluster.leases(renew_deadline=1.0),
+            "a",
+            "kube-system",
+            "kubesched",
+            retry_period=0.2,
+            renew_deadline=1.0,
+            lease_duration=2.0,
+        )
+        await asyncio.wait_for(elector.acquire(), timeout=2)
+        elector.start_renewing(on_lost=lambda: lost.append(True))
+        first = store.get("Lease", "kube-system", "kubesched")["spec"]["renewTime"]
+        await asyncio.sleep(3)  # three renew deadlines
+        assert not lost and elector.is_leader
+        assert store.get("Lease", "kube-system", "kubesched")["spec"]["renewTime"] != first
+        assert sum(t.done() for t in backlog) < 30  # the scheduler's requests are still waiting
+        await elector.stop_renewing()
+        for t in backlog:
+            t.cancel()
+        await asyncio.gather(*backlog, return_exceptions=True)
+    finally:
+        await cluster.stop()
+
+
 # --- the scheduler on top -----------------------------------------------------------------------
 
 
