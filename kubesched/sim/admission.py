@@ -15,35 +15,15 @@ from typing import Any
 from kubesched.framework.resources import QuantityError, parse_quantity
 
 from .apierrors import forbidden, invalid
+from .validation_core import validate_node_spec, validate_pod_scheduling, validate_tolerations
+from .validation_meta import validate_object_meta, validate_object_meta_update
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _HAS_STATUS_SUBRESOURCE = frozenset({"Pod", "Node", "Namespace"})
 _IGNORED_META_ON_WRITE = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "selfLink")
-
-
-def _name_causes(meta: Obj, subdomain: bool = True) -> list[Cause]:
-    name = meta.get("name") or ""
-    if not name:
-        if meta.get("generateName"):
-            return []
-        return [("metadata.name", "FieldValueRequired", "Required value: name or generateName is required")]
-    pattern, limit, what = (
-        (_DNS1123_SUBDOMAIN, 253, "RFC 1123 subdomain") if subdomain else (_DNS1123_LABEL, 63, "RFC 1123 label")
-    )
-    if len(name) > limit or not pattern.match(name):
-        return [
-            (
-                "metadata.name",
-                "FieldValueInvalid",
-                f'Invalid value: "{name}": a lowercase {what} must consist of lower case alphanumeric characters, '
-                "'-' or '.', and must start and end with an alphanumeric character",
-            )
-        ]
-    return []
 
 
 # --- pods ---------------------------------------------------------------------------------------
@@ -67,7 +47,9 @@ def _default_container(c: Obj) -> None:
         limits = res.get("limits") or {}
         if limits:
             # Requests default to limits for every resource that has a limit and no request.
-            requests = res.setdefault("requests", {})
+            if not isinstance(res.get("requests"), dict):
+                res["requests"] = {}
+            requests = res["requests"]
             for name, value in limits.items():
                 requests.setdefault(name, value)
     for p in c.get("ports") or ():
@@ -144,8 +126,7 @@ def _validate_containers(spec: Obj, field: str, required: bool) -> list[Cause]:
         for section, values in (("requests", req), ("limits", lim)):
             for rname, value in values.items():
                 try:
-                    if parse_quantity(value) < 0:
-                        raise QuantityError("negative")
+                    negative = parse_quantity(value) < 0
                 except (QuantityError, TypeError, ValueError):
                     causes.append(
                         (
@@ -153,6 +134,15 @@ def _validate_containers(spec: Obj, field: str, required: bool) -> list[Cause]:
                             "FieldValueInvalid",
                             f'Invalid value: "{value}": quantities must match the regular expression '
                             "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+                        )
+                    )
+                    continue
+                if negative:
+                    causes.append(
+                        (
+                            f"{path}.resources.{section}[{rname}]",
+                            "FieldValueInvalid",
+                            f'Invalid value: "{value}": must be greater than or equal to 0',
                         )
                     )
         for rname, value in req.items():
@@ -183,9 +173,10 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         raise invalid("Pod", "", name, [("spec.containers", "FieldValueRequired", "Required value")])
-    causes = _name_causes(meta)
+    causes = validate_object_meta(meta)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
+    causes += validate_pod_scheduling(spec)
     if causes:
         raise invalid("Pod", "", name, causes)
 
@@ -223,7 +214,9 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
     spec.setdefault("preemptionPolicy", (pc or {}).get("preemptionPolicy") or "PreemptLowerPriority")
 
     # DefaultTolerationSeconds admission: tolerate not-ready/unreachable nodes for five minutes.
-    tolerations = spec.setdefault("tolerations", [])
+    if not isinstance(spec.get("tolerations"), list):
+        spec["tolerations"] = []
+    tolerations = spec["tolerations"]
     for key in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"):
         if not any(t.get("key") == key and t.get("effect") in (None, "", "NoExecute") for t in tolerations):
             tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
@@ -256,14 +249,18 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
         return admit_new_pod(obj, priority_classes)
     name = meta.get("name") or meta.get("generateName") or ""
     if kind == "Namespace":
-        causes = _name_causes(meta, subdomain=False)
+        causes = validate_object_meta(meta, subdomain_name=False)
         if causes:
             raise invalid(kind, group, name, causes)
-        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
-        obj.setdefault("spec", {}).setdefault("finalizers", ["kubernetes"])
+        if not isinstance(meta.get("labels"), dict):
+            meta["labels"] = {}
+        meta["labels"]["kubernetes.io/metadata.name"] = meta["name"]
+        if not isinstance(obj.get("spec"), dict):
+            obj["spec"] = {}
+        obj["spec"].setdefault("finalizers", ["kubernetes"])
         obj["status"] = {"phase": "Active"}
     elif kind == "PriorityClass":
-        causes = _name_causes(meta)
+        causes = validate_object_meta(meta)
         if not isinstance(obj.get("value"), int) or isinstance(obj.get("value"), bool):
             causes.append(("value", "FieldValueRequired", "Required value"))
         elif obj["value"] > 1_000_000_000 and not str(meta.get("name", "")).startswith("system-"):
@@ -301,11 +298,13 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
                     ],
                 )
     else:
-        causes = _name_causes(meta)
+        causes = validate_object_meta(meta)
+        if kind == "Node":
+            causes += validate_node_spec(obj.get("spec"))
         if causes:
             raise invalid(kind, group, name, causes)
-        if kind == "Node":
-            obj.setdefault("spec", {})
+        if kind == "Node" and not isinstance(obj.get("spec"), dict):
+            obj["spec"] = {}
         elif kind == "Event":
             obj.setdefault("count", 1)
     return obj
@@ -329,8 +328,16 @@ def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
 
 
 def validate_update(kind: str, group: str, old: Obj, new: Obj) -> None:
-    """The immutable parts of objects, refused with 422 when changed."""
+    """The immutable parts of objects, refused with 422 when changed, and the fields an update may
+    change validated as on create (labels, annotations, tolerations, taints)."""
     name = old["metadata"]["name"]
+    causes = validate_object_meta_update(new.get("metadata") or {})
+    if kind == "Pod":
+        causes += validate_tolerations((new.get("spec") or {}).get("tolerations"))
+    elif kind == "Node":
+        causes += validate_node_spec(new.get("spec"))
+    if causes:
+        raise invalid(kind, group, name, causes)
     if kind == "Pod":
         old_node = (old.get("spec") or {}).get("nodeName")
         new_node = (new.get("spec") or {}).get("nodeName")

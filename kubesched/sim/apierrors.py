@@ -101,3 +101,15 @@ def unsupported_media_type(content_type: str) -> APIError:
 
 def expired(message: str) -> APIError:
     return APIError(410, "Expired", message)
+
+
+#: kube-apiserver's limit on a write request's body (MaxRequestBodyBytes)
+MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
+#: etcd's default --max-request-bytes: a stored object may not be larger
+MAX_STORED_OBJECT_BYTES = 1536 * 1024
+
+
+def request_entity_too_large(message: str) -> APIError:
+    """413, as kube-apiserver answers a body over :data:`MAX_REQUEST_BODY_BYTES` ("limit is 3145728")
+    and, here, an object etcd would refuse ("etcdserver: request is too large")."""
+    return APIError(413, "RequestEntityTooLarge", message)

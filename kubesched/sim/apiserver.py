@@ -39,6 +39,7 @@ from .admission import (
     validate_update,
 )
 from .apierrors import (
+    MAX_REQUEST_BODY_BYTES,
     APIError,
     already_exists,
     bad_request,
@@ -46,6 +47,7 @@ from .apierrors import (
     expired,
     method_not_allowed,
     not_found,
+    request_entity_too_large,
     unsupported_media_type,
 )
 from .apiselectors import (
@@ -66,6 +68,7 @@ from .discovery import (
     wants_aggregated,
 )
 from .patching import PatchError, json_patch, merge_patch, strategic_merge_patch
+from .validation_decode import check_decodable, check_stored_size
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +146,8 @@ class APIServer:
 
     async def start(self) -> None:
         self.ensure_defaults()
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+        # One byte over the limit is what tells a body at the limit from one beyond it.
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES + 1)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
@@ -220,6 +224,9 @@ class APIServer:
             return await self._route(request)
         except APIError as exc:
             return _json(exc.status(), exc.code)
+        except web.HTTPRequestEntityTooLarge:
+            too_large = request_entity_too_large(f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}")
+            return _json(too_large.status(), too_large.code)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
         except Exception as exc:  # a bug here must answer 500, not drop the connection
@@ -395,6 +402,7 @@ class APIServer:
                 else f"the kind in the data ({kind}) does not match the expected kind ({res.kind})"
             )
         obj["kind"], obj["apiVersion"] = res.kind, res.group_version
+        check_decodable(res.kind, res.group, res.version, obj)
         meta = obj.get("metadata")
         if meta is None:
             meta = obj["metadata"] = {}
@@ -503,6 +511,7 @@ class APIServer:
             obj = copy.deepcopy(obj)
             obj["metadata"].setdefault("uid", "00000000-0000-0000-0000-000000000000")
             return obj
+        check_stored_size(obj)
         try:
             return self.store.create(req.res.stored_as, obj)
         except Conflict:
@@ -533,6 +542,7 @@ class APIServer:
                 new["metadata"][key] = old["metadata"][key]
         if dry_run:
             return new
+        check_stored_size(new)
         try:
             return self.store.update(kind, new, check_version=True)
         except NotFound:
@@ -595,6 +605,7 @@ class APIServer:
                 ) from None
             if not isinstance(new, dict):
                 raise bad_request("the patch did not produce an object")
+            check_decodable(req.res.kind, req.res.group, req.res.version, new)
             warnings = self._field_validation(request, req, new)
         meta = new.setdefault("metadata", {})
         if meta.get("name") != stored["metadata"]["name"] or (
@@ -616,6 +627,8 @@ class APIServer:
         if raw.strip():
             with contextlib.suppress(ValueError):
                 opts = json.loads(raw) or {}
+        if not isinstance(opts, dict) or not isinstance(opts.get("preconditions") or {}, dict):
+            raise bad_request("the body of a delete must be DeleteOptions")
         pre = opts.get("preconditions") or {}
         meta = stored["metadata"]
         if pre.get("uid") and pre["uid"] != meta.get("uid"):
@@ -672,6 +685,7 @@ class APIServer:
     def _bind(self, namespace: str, name: str, body: Any) -> web.Response:
         if not isinstance(body, dict):
             raise bad_request("the body must be a Binding")
+        check_decodable("Binding", "", "v1", body)
         target = body.get("target") or {}
         node = target.get("name")
         if not node:

@@ -1,0 +1,210 @@
+"""What Go's strict JSON decoding in kube-apiserver refuses, checked against the served schema.
+
+kube-apiserver decodes a request body into Go structs before anything else looks at it: a string
+where a list is expected, a number where a label value (a string) is expected, a fraction where an
+integer is expected, an unparseable resource quantity — each fails decoding and the request is
+answered 400 BadRequest with the decoder's message, which names the Go struct and the field path
+(without indices or map keys), e.g.::
+
+    Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct
+    field PodSpec.spec.tolerations of type []v1.Toleration
+
+:func:`check_stored_size` refuses, with 413, an object larger than etcd stores.
+
+The schema is :data:`kubesched.sim.openapi_types.DEFINITIONS`; kinds without a definition there
+have their ``metadata`` checked as ``ObjectMeta`` and nothing else. ``null`` is accepted
+anywhere, as Go leaves the zero value.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kubesched.framework.resources import QuantityError, parse_quantity
+
+from .apierrors import MAX_STORED_OBJECT_BYTES, bad_request, request_entity_too_large
+from .openapi import definition_of
+from .openapi_types import DEFINITIONS
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+_QUANTITY_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+#: fields holding resource.Quantity values (maps of them, or one): numbers and strings both decode
+_QUANTITY_FIELDS = frozenset(
+    {
+        ("io.k8s.api.core.v1.ResourceRequirements", "limits"),
+        ("io.k8s.api.core.v1.ResourceRequirements", "requests"),
+        ("io.k8s.api.core.v1.VolumeResourceRequirements", "limits"),
+        ("io.k8s.api.core.v1.VolumeResourceRequirements", "requests"),
+        ("io.k8s.api.core.v1.NodeStatus", "capacity"),
+        ("io.k8s.api.core.v1.NodeStatus", "allocatable"),
+        ("io.k8s.api.core.v1.PodSpec", "overhead"),
+        ("io.k8s.api.core.v1.PodStatus", "allocatedResources"),
+        ("io.k8s.api.core.v1.ContainerStatus", "allocatedResources"),
+        ("io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus", "resources"),
+        ("io.k8s.api.core.v1.EmptyDirVolumeSource", "sizeLimit"),
+    }
+)
+#: integer fields that are int64 in Go; the others are int32
+_INT64_FIELDS = frozenset(
+    {
+        "activeDeadlineSeconds",
+        "deletionGracePeriodSeconds",
+        "expirationSeconds",
+        "fsGroup",
+        "generation",
+        "observedGeneration",
+        "runAsGroup",
+        "runAsUser",
+        "seconds",
+        "sizeBytes",
+        "supplementalGroups",
+        "terminationGracePeriodSeconds",
+        "tolerationSeconds",
+    }
+)
+#: fields typed ``object`` that are IntOrString in Go (the others are free-form)
+_INT_OR_STRING_FIELDS = frozenset({"port", "targetPort", "maxUnavailable", "maxSurge", "minAvailable"})
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+class _DecodeError(Exception):
+    pass
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _go_type(typ: str, field: str) -> str:
+    if typ == "string":
+        return "string"
+    if typ == "integer":
+        return "int64" if field in _INT64_FIELDS else "int32"
+    if typ == "number":
+        return "float64"
+    if typ == "boolean":
+        return "bool"
+    if typ == "date-time":
+        return "v1.Time"
+    if typ.startswith("#"):
+        return "v1." + typ.rsplit(".", 1)[-1]
+    if typ.startswith("["):
+        return "[]" + _go_type(typ[1:-1], field)
+    if typ.startswith("{"):
+        return "map[string]" + _go_type(typ[1:-1], field)
+    return "interface {}"
+
+
+def _fail(value: Any, struct: str, path: str, typ: str, field: str) -> _DecodeError:
+    return _DecodeError(
+        f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{path} of type {_go_type(typ, field)}"
+    )
+
+
+def _check_quantity(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _DecodeError(_QUANTITY_ERROR)
+    try:
+        parse_quantity(value)
+    except (QuantityError, TypeError, ValueError, ArithmeticError):
+        raise _DecodeError(_QUANTITY_ERROR) from None
+
+
+def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bool) -> None:
+    if value is None:
+        return
+    if quantity and not typ.startswith(("{", "[")):
+        _check_quantity(value)
+        return
+    if typ == "string":
+        if not isinstance(value, str):
+            raise _fail(value, struct, path, typ, field)
+    elif typ == "integer":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _fail(value, struct, path, typ, field)
+        low, high = _INT_RANGES[_go_type(typ, field)]
+        if isinstance(value, float) or not low <= value <= high:
+            raise _DecodeError(
+                f"json: cannot unmarshal number {value} into Go struct field {struct}.{path} "
+                f"of type {_go_type(typ, field)}"
+            )
+    elif typ == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _fail(value, struct, path, typ, field)
+    elif typ == "boolean":
+        if not isinstance(value, bool):
+            raise _fail(value, struct, path, typ, field)
+    elif typ == "date-time":
+        if not isinstance(value, str):
+            raise _DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go value of type string")
+    elif typ == "object":
+        if field in _INT_OR_STRING_FIELDS and (isinstance(value, bool) or not isinstance(value, str | int)):
+            raise _DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go value of type int32")
+    elif typ.startswith("#"):
+        if not isinstance(value, dict):
+            raise _fail(value, struct, path, typ, field)
+        name = typ[1:]
+        props = DEFINITIONS.get(name)
+        if props is None:
+            return
+        inner = name.rsplit(".", 1)[-1]
+        for key, sub in value.items():
+            sub_typ = props.get(key)
+            if sub_typ is None:
+                continue  # unknown fields are fieldValidation's business
+            _walk(sub_typ, sub, inner, f"{path}.{key}" if path else key, key, (name, key) in _QUANTITY_FIELDS)
+    elif typ.startswith("["):
+        if not isinstance(value, list):
+            raise _fail(value, struct, path, typ, field)
+        for item in value:
+            _walk(typ[1:-1], item, struct, path, field, quantity)
+    elif typ.startswith("{"):
+        if not isinstance(value, dict):
+            raise _fail(value, struct, path, typ, field)
+        for item in value.values():
+            _walk(typ[1:-1], item, struct, path, field, quantity)
+
+
+def decode_error(kind: str, group: str, obj: dict[str, Any]) -> str | None:
+    """The decoder's message for the first field of ``obj`` its Go type refuses, or None."""
+    name = definition_of(kind, group)
+    try:
+        if name is not None:
+            _walk(f"#{name}", obj, "", "", "", False)
+        elif "metadata" in obj:
+            _walk(f"#{_META}", obj["metadata"], kind, "metadata", "metadata", False)
+            if obj.get("spec") is not None and not isinstance(obj["spec"], dict):
+                raise _DecodeError(
+                    f"json: cannot unmarshal {_json_type(obj['spec'])} into Go struct field {kind}.spec "
+                    f"of type v1.{kind}Spec"
+                )
+    except _DecodeError as exc:
+        return str(exc)
+    return None
+
+
+def check_decodable(kind: str, group: str, version: str, obj: dict[str, Any]) -> None:
+    """Raise the 400 kube-apiserver answers when ``obj`` does not decode into the kind's Go type."""
+    error = decode_error(kind, group, obj)
+    if error is not None:
+        raise bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
+
+
+def check_stored_size(obj: dict[str, Any]) -> None:
+    """Refuse an object whose JSON is over etcd's request limit (1.5 MiB) with 413.
+
+    kube-apiserver passes etcd's "etcdserver: request is too large" through (as a 500 — upstream
+    issue kubernetes#112152); the client sent the oversized object, so it is answered here as
+    the client error it is."""
+    size = len(json.dumps(obj, separators=(",", ":")).encode())
+    if size > MAX_STORED_OBJECT_BYTES:
+        raise request_entity_too_large("etcdserver: request is too large")

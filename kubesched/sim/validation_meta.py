@@ -1,0 +1,213 @@
+"""Object metadata as apimachinery validates it (v1.32): names, label keys and values,
+annotation keys and their total size.
+
+Every check returns a list of causes ``(field, reason, message)`` worded as kube-apiserver words
+them, so that :func:`kubesched.sim.apierrors.invalid` turns them into the same 422 Status.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+Cause = tuple[str, str, str]
+
+#: ``metadata.annotations``: keys and values together (apimachinery TotalAnnotationSizeLimitB)
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+LABEL_VALUE_MAX_LENGTH = 63
+QUALIFIED_NAME_MAX_LENGTH = 63
+DNS1123_LABEL_MAX_LENGTH = 63
+DNS1123_SUBDOMAIN_MAX_LENGTH = 253
+
+_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_QNAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + r"(\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+
+_QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
+_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
+_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
+_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """apimachinery's RegexError wording: the rule, examples, and the regex itself."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
+
+
+def max_len_error(n: int) -> str:
+    return f"must be no more than {n} characters"
+
+
+def quote(value: Any) -> str:
+    """A value as Go's ``%q`` prints it in field errors."""
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def invalid_cause(path: str, value: Any, detail: str) -> Cause:
+    return (path, "FieldValueInvalid", f"Invalid value: {quote(value)}: {detail}")
+
+
+def required_cause(path: str, detail: str = "") -> Cause:
+    return (path, "FieldValueRequired", f"Required value: {detail}" if detail else "Required value")
+
+
+def forbidden_cause(path: str, detail: str) -> Cause:
+    return (path, "FieldValueForbidden", f"Forbidden: {detail}")
+
+
+def not_supported_cause(path: str, value: Any, supported: tuple[str, ...]) -> Cause:
+    listed = ", ".join(f'"{s}"' for s in supported)
+    return (path, "FieldValueNotSupported", f"Unsupported value: {quote(value)}: supported values: {listed}")
+
+
+# --- string formats -----------------------------------------------------------------------------
+
+
+def dns1123_label_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > DNS1123_LABEL_MAX_LENGTH:
+        errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
+    if not _DNS1123_LABEL_RE.match(value):
+        if _DNS1123_SUBDOMAIN_RE.match(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def dns1123_subdomain_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
+    if not _DNS1123_SUBDOMAIN_RE.match(value):
+        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def qualified_name_errors(value: str) -> list[str]:
+    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63 characters."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += ["prefix part " + m for m in dns1123_subdomain_errors(prefix)]
+    else:
+        return [
+            "a qualified name "
+            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
+        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX_LENGTH))
+    if not _QNAME_RE.match(name):
+        errs.append("name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    errs = []
+    if len(value) > LABEL_VALUE_MAX_LENGTH:
+        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
+    if not _LABEL_VALUE_RE.match(value):
+        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+# --- metadata -----------------------------------------------------------------------------------
+
+
+def validate_label_name(key: str, path: str) -> list[Cause]:
+    return [invalid_cause(path, key, m) for m in qualified_name_errors(key)]
+
+
+def validate_labels(labels: Any, path: str) -> list[Cause]:
+    """Label keys are qualified names, values at most 63 characters of the label alphabet."""
+    causes: list[Cause] = []
+    if not isinstance(labels, dict):
+        return causes
+    for key, value in labels.items():
+        causes += validate_label_name(str(key), path)
+        if isinstance(value, str):
+            causes += [invalid_cause(path, value, m) for m in label_value_errors(value)]
+    return causes
+
+
+def validate_annotations(annotations: Any, path: str) -> list[Cause]:
+    """Annotation keys are qualified names (case-insensitive); keys and values together at most 256 KiB."""
+    causes: list[Cause] = []
+    if not isinstance(annotations, dict):
+        return causes
+    total = 0
+    for key, value in annotations.items():
+        key = str(key)
+        causes += [invalid_cause(path, key, m) for m in qualified_name_errors(key.lower())]
+        total += len(key.encode()) + len(str(value or "").encode())
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT:
+        causes.append(
+            (path, "FieldValueTooLong", f"Too long: may not be more than {TOTAL_ANNOTATION_SIZE_LIMIT} bytes")
+        )
+    return causes
+
+
+def validate_name(meta: dict[str, Any], subdomain: bool = True) -> list[Cause]:
+    """``metadata.name`` (or ``generateName``) as an RFC 1123 subdomain, or label for namespaces."""
+    check = dns1123_subdomain_errors if subdomain else dns1123_label_errors
+    causes: list[Cause] = []
+    generate = meta.get("generateName")
+    if isinstance(generate, str) and generate:
+        # A generated name gets random characters appended, so a trailing dash is fine (upstream masks it).
+        masked = generate[:-2] + "a" if len(generate) > 1 and generate.endswith("-") else generate
+        causes += [invalid_cause("metadata.generateName", generate, m) for m in check(masked)]
+    name = meta.get("name")
+    if not name:
+        if not generate:
+            causes.append(required_cause("metadata.name", "name or generateName is required"))
+        return causes
+    return causes + [invalid_cause("metadata.name", name, m) for m in check(str(name))]
+
+
+def validate_object_meta(meta: dict[str, Any], subdomain_name: bool = True) -> list[Cause]:
+    """ValidateObjectMeta on create: the name, labels, annotations and finalizers."""
+    causes = validate_name(meta, subdomain_name)
+    causes += validate_labels(meta.get("labels"), "metadata.labels")
+    causes += validate_annotations(meta.get("annotations"), "metadata.annotations")
+    for finalizer in meta.get("finalizers") or ():
+        if isinstance(finalizer, str):
+            causes += [invalid_cause("metadata.finalizers", finalizer, m) for m in qualified_name_errors(finalizer)]
+    return causes
+
+
+def validate_object_meta_update(meta: dict[str, Any]) -> list[Cause]:
+    """ValidateObjectMetaUpdate's share that does not compare with the old object."""
+    causes = validate_labels(meta.get("labels"), "metadata.labels")
+    return causes + validate_annotations(meta.get("annotations"), "metadata.annotations")
