@@ -14,13 +14,22 @@ from kubesched.metrics import PrometheusObserver
 
 
 class HealthServer:
-    """``ready()`` decides /readyz (informers synced); /healthz and /livez answer while the loop runs."""
+    """``ready()`` decides /readyz (informers synced); ``problems()`` lists what makes every check
+    fail (an informer that can no longer list or watch): /healthz, /livez and /readyz then answer
+    500 naming it, so that a liveness probe restarts a scheduler whose view of the cluster froze.
+    Otherwise /healthz and /livez answer while the loop runs."""
 
     def __init__(
-        self, observer: PrometheusObserver, ready: Callable[[], bool], host: str = "0.0.0.0", port: int = 10259
+        self,
+        observer: PrometheusObserver,
+        ready: Callable[[], bool],
+        host: str = "0.0.0.0",
+        port: int = 10259,
+        problems: Callable[[], list[str]] | None = None,
     ) -> None:
         self.observer = observer
         self.ready = ready
+        self.problems = problems
         self.host = host
         self.port = port
         self._runner: web.AppRunner | None = None
@@ -30,10 +39,21 @@ class HealthServer:
         self.app.router.add_get("/readyz", self._readyz)
         self.app.router.add_get("/metrics", self._metrics)
 
+    def _failed(self, check: str) -> web.Response | None:
+        problems = self.problems() if self.problems is not None else []
+        if not problems:
+            return None
+        lines = "".join(f"[-]informer-progress failed: {p}\n" for p in problems)
+        return web.Response(status=500, text=f"[+]ping ok\n{lines}{check} check failed\n")
+
     async def _ok(self, request: web.Request) -> web.Response:
-        return web.Response(text="ok")
+        failed = self._failed(request.path.strip("/"))
+        return failed if failed is not None else web.Response(text="ok")
 
     async def _readyz(self, request: web.Request) -> web.Response:
+        failed = self._failed("readyz")
+        if failed is not None:
+            return failed
         if self.ready():
             return web.Response(text="ok")
         return web.Response(status=503, text="[-]informer-sync failed: informers not synced yet\nreadyz check failed")

@@ -26,7 +26,7 @@ import random
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,12 @@ EVENT_SERIES_WINDOW = 6 * 60.0
 #: Distinct event series remembered for aggregation (client-go's cache holds 4096).
 EVENT_CACHE_SIZE = 4096
 LIST_PAGE_SIZE = 500
+#: The longest watch event read (one object): far above what the API server stores (1.5 MiB).
+MAX_WATCH_EVENT_BYTES = 64 * 1024 * 1024
+#: After this many watches in a row broke at the same resourceVersion, relist.
+RELIST_AFTER_STUCK_WATCHES = 2
+#: An informer that has made no progress for this long makes the health checks fail.
+INFORMER_STALL_SECONDS = 60.0
 
 
 class Expired(ClusterError):
@@ -224,6 +230,10 @@ async def load_configuration(kubeconfig: str | None = None, context: str | None 
 # --- informers --------------------------------------------------------------------------------
 
 
+class _WatchBroke(ClusterError):
+    """A watch that had started failed while its events were read."""
+
+
 class _Informer:
     """List-then-watch of one kind, delivering adds/updates/deletes in order to the handler."""
 
@@ -247,6 +257,18 @@ class _Informer:
         self.backoff = Backoff(initial=cluster.backoff_initial, cap=cluster.backoff_cap)
         self.lists = 0
         self.watches = 0
+        #: Since when every list and watch has failed without delivering anything (None while
+        #: the informer makes progress), and the last failure: what health checks report.
+        self.failing_since: float | None = None
+        self.last_error = ""
+
+    def _progressed(self) -> None:
+        self.failing_since = None
+
+    def _failed(self, exc: BaseException) -> None:
+        if self.failing_since is None:
+            self.failing_since = time.monotonic()
+        self.last_error = str(exc) or type(exc).__name__
 
     # --- delivery -----------------------------------------------------------------------------
     def _call(self, method: str, *args: Any) -> None:
@@ -332,18 +354,24 @@ class _Informer:
             timeout=aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=timeout + 30),
         )
         self.watches += 1
+        if self.resource_version:
+            # Connected and current as of the version it resumes from.
+            self._progressed()
         try:
-            async for line in resp.content:
+            async for line in _lines(resp.content, MAX_WATCH_EVENT_BYTES):
                 if not line.strip():
                     continue
                 event = json.loads(line)
                 self._apply(event)
                 delivered += 1
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
-            raise ClusterError(f"watch of {self.kind} broke: {exc!r}", 503) from exc
+            raise _WatchBroke(f"watch of {self.kind} broke: {exc!r}", 503) from exc
         finally:
             resp.close()
-        return delivered > 0 or time.monotonic() - started >= 1.0
+        healthy = delivered > 0 or time.monotonic() - started >= 1.0
+        if healthy:
+            self._progressed()
+        return healthy
 
     def _apply(self, event: Obj) -> None:
         etype = event.get("type")
@@ -356,6 +384,7 @@ class _Informer:
             if rv:
                 self.resource_version = rv
             return
+        self._progressed()
         obj = self._complete(obj)
         if etype in ("ADDED", "MODIFIED"):
             self._upsert(obj)
@@ -371,13 +400,21 @@ class _Informer:
     async def run(self) -> None:
         need_list = not self.synced.is_set() or not self.resource_version
         expired_in_a_row = 0
+        #: Watches in a row that broke without moving resourceVersion: the same event keeps
+        #: breaking them (one the client cannot read, say), and only a relist gets past it.
+        stuck = 0
+        watched_from = ""
         while True:
             try:
                 if need_list:
                     await self.relist()
+                    self._progressed()
                     need_list = False
+                    stuck = 0
                     self.backoff.reset()
+                watched_from = self.resource_version
                 if await self.watch():
+                    stuck = 0
                     expired_in_a_row = 0
                     self.backoff.reset()
                     continue
@@ -390,10 +427,44 @@ class _Informer:
                 log.info("%s watch expired (%s); relisting", self.kind, exc)
                 if expired_in_a_row > 1:
                     await asyncio.sleep(self.backoff.next())
-            except ClusterError as exc:
+            except Exception as exc:  # noqa: BLE001 - whatever broke, the informer must go on
+                self._failed(exc)
+                # Only a watch that broke while its events were read counts: one that could not
+                # even connect says nothing about the events (an outage resumes from its version).
+                if not need_list and (isinstance(exc, _WatchBroke) or not isinstance(exc, ClusterError)):
+                    stuck = stuck + 1 if self.resource_version == watched_from else 0
+                    if stuck >= RELIST_AFTER_STUCK_WATCHES:
+                        log.warning(
+                            "%s watch broke %d times at resourceVersion %s; relisting", self.kind, stuck, watched_from
+                        )
+                        need_list = True
                 delay = self.backoff.next()
-                log.warning("%s informer: %s; retrying in %.1fs", self.kind, exc, delay)
+                if isinstance(exc, ClusterError):
+                    log.warning("%s informer: %s; retrying in %.1fs", self.kind, exc, delay)
+                else:
+                    log.error("%s informer failed; retrying in %.1fs", self.kind, delay, exc_info=exc)
                 await asyncio.sleep(delay)
+
+
+async def _lines(stream: aiohttp.StreamReader, limit: int) -> AsyncIterator[bytes]:
+    """The newline-separated lines of a watch stream, however long (up to ``limit`` bytes).
+
+    aiohttp's own line iteration refuses lines over its buffer size; a watch event carries a
+    whole object, and one large object must not break every watch of its kind."""
+    buf = bytearray()
+    async for chunk in stream.iter_any():
+        buf += chunk
+        start = 0
+        while (end := buf.find(b"\n", start)) >= 0:
+            if end - start > limit:
+                break
+            yield bytes(buf[start : end + 1])
+            start = end + 1
+        del buf[:start]
+        if len(buf) > limit:
+            raise ValueError(f"a watch event is longer than {limit} bytes")
+    if buf:
+        yield bytes(buf)
 
 
 # --- event aggregation ------------------------------------------------------------------------
@@ -432,6 +503,7 @@ class KubeCluster:
         backoff_cap: float = 30.0,
         hostname: str | None = None,
         user_agent: str = "kubesched",
+        stall_seconds: float = INFORMER_STALL_SECONDS,
     ) -> None:
         self.kubeconfig = kubeconfig or None
         self.context = context or None
@@ -444,6 +516,7 @@ class KubeCluster:
         self.backoff_cap = backoff_cap
         self.hostname = hostname or socket.gethostname()
         self.user_agent = user_agent
+        self.stall_seconds = stall_seconds
         self._lease_clients: list[KubeCluster] = []
         self.requests = 0
         self._api: ApiClient | None = None
@@ -579,6 +652,7 @@ class KubeCluster:
             return
         delay = inf.backoff.next()
         exc = task.exception()
+        inf._failed(exc or RuntimeError("informer ended"))
         if exc is not None:
             log.error("%s informer crashed; restarting in %.1fs", inf.kind, delay, exc_info=exc)
         else:
@@ -592,6 +666,16 @@ class KubeCluster:
 
         handle = asyncio.get_running_loop().call_later(delay, restart)
         self._restarts.add(handle)
+
+    def health_problems(self) -> list[str]:
+        """What keeps this cluster's view from being current: one line per informer that has
+        failed to list or watch for longer than ``stall_seconds`` (empty when all is well)."""
+        now = time.monotonic()
+        problems = []
+        for kind, inf in self._informers.items():
+            if inf.failing_since is not None and now - inf.failing_since >= self.stall_seconds:
+                problems.append(f"{kind} informer: no progress for {now - inf.failing_since:.0f}s: {inf.last_error}")
+        return problems
 
     def informer_stats(self) -> dict[str, dict[str, Any]]:
         """Per kind: lists and watches made, objects known, last resourceVersion (diagnostics)."""
