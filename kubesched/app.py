@@ -14,13 +14,14 @@ import logging
 import os
 import signal
 import socket
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config import SchedulerConfig
 from kubesched.health import HealthServer
 from kubesched.metrics import PrometheusObserver
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.serving import DelegationOptions, Serving, ServingOptions
 
 log = logging.getLogger("kubesched")
 
@@ -33,7 +34,13 @@ class RunOptions:
     kubeconfig: str | None = None
     context: str | None = None
     bind_address: str = "0.0.0.0"
-    port: int = 10259
+    #: HTTPS with delegated authentication and authorization (None: off; 0: any free port).
+    secure_port: int | None = 10259
+    #: Plain HTTP without authentication, for local runs only (None: off; 0: any free port).
+    port: int | None = None
+    tls_cert_file: str | None = None
+    tls_private_key_file: str | None = None
+    delegation: DelegationOptions = field(default_factory=DelegationOptions)
     record_results: bool = False
     identity: str | None = None
     #: For tests: an already-built cluster (anything implementing the Cluster protocol with
@@ -94,13 +101,14 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
         observer=observer,
         extenders=extenders,
     )
-    health = HealthServer(observer, ready=lambda: sched.synced, host=opts.bind_address, port=opts.port)
-    await health.start()
-    log.info("serving /healthz, /readyz, /livez and /metrics on %s:%d", opts.bind_address, health.port)
+    health = HealthServer(observer, ready=lambda: sched.synced, host=opts.bind_address)
+    # The health server's application, served on the secure (and, if asked, the insecure) port.
+    serving = Serving(health.app, _serving_options(opts), _reviews(cluster))
     elector = None
     lost = asyncio.Event()
     loop_task: asyncio.Task[None] | None = None
     try:
+        await serving.start()
         le = m.leaderElection
         if le.leaderElect:
             sched.set_leading(False)
@@ -156,11 +164,29 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
         if elector is not None:
             await elector.stop_renewing()
         await cluster.stop()
-        await health.stop()
+        await serving.stop()
         for ext in extenders:
             await ext.close()
         for sig in installed:
             loop.remove_signal_handler(sig)
+
+
+def _serving_options(opts: RunOptions) -> ServingOptions:
+    return ServingOptions(
+        bind_address=opts.bind_address,
+        secure_port=opts.secure_port,
+        port=opts.port,
+        tls_cert_file=opts.tls_cert_file,
+        tls_private_key_file=opts.tls_private_key_file,
+        delegation=opts.delegation,
+    )
+
+
+def _reviews(cluster: Any) -> Any:
+    """Where the secure port's TokenReviews and SubjectAccessReviews go: the scheduler's cluster."""
+    from kubesched.cluster.delegated_auth import reviews_for
+
+    return reviews_for(cluster)
 
 
 async def _until(coro: Any, stop: asyncio.Event) -> None:

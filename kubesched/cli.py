@@ -234,12 +234,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg = load_config(args.config)
     except (ConfigError, RegistryError) as exc:
         return _fail(str(exc))
+    from kubesched.serving import DelegationOptions, ServingError
+
     _setup_logging(args.v)
     opts = RunOptions(
         kubeconfig=args.kubeconfig,
         context=args.context,
         bind_address=args.bind_address,
-        port=args.port,
+        # Upstream's meaning of 0 for both: not served.
+        secure_port=args.secure_port or None,
+        port=args.port or None,
+        tls_cert_file=args.tls_cert_file,
+        tls_private_key_file=args.tls_private_key_file,
+        delegation=DelegationOptions(
+            token_cache_ttl=args.authentication_token_webhook_cache_ttl,
+            allow_cache_ttl=args.authorization_webhook_cache_authorized_ttl,
+            deny_cache_ttl=args.authorization_webhook_cache_unauthorized_ttl,
+            always_allow_paths=tuple(p.strip() for p in args.authorization_always_allow_paths.split(",") if p.strip()),
+        ),
         record_results=args.record_results,
         identity=args.identity,
     )
@@ -248,8 +260,21 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         return int(_event_loop_runner()(run(cfg, opts)))
-    except (ClusterError, ExtenderError) as exc:
+    except (ClusterError, ExtenderError, ServingError) as exc:
         return _fail(str(exc), 1)
+
+
+def _duration_flag(text: str) -> float:
+    """argparse type of a non-negative Go duration (``10s``, ``1m``)."""
+    from kubesched.config.models import parse_go_duration
+
+    try:
+        seconds = parse_go_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text!r}")
+    return seconds
 
 
 # --- sim serve ------------------------------------------------------------------------------------
@@ -258,29 +283,39 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     from kubesched.config import ConfigError, load_config
     from kubesched.framework.registry import RegistryError
+    from kubesched.sim.authn import TokenFileError, read_token_file
     from kubesched.sim.scenario import ScenarioError, load_scenario
 
     cfg = None
+    users = {}
+    if args.token is not None and not args.token.strip():
+        return _fail("--token: must not be empty")
     try:
         scenario = load_scenario(args.scenario) if args.scenario else None
         if args.with_scheduler:
             cfg = load_config(args.config) if args.config else load_config(None)
-    except (ConfigError, ScenarioError, RegistryError) as exc:
+        if args.token_auth_file:
+            users = read_token_file(args.token_auth_file)
+    except (ConfigError, ScenarioError, RegistryError, TokenFileError) as exc:
         return _fail(str(exc))
     _setup_logging(args.v)
-    return int(_event_loop_runner()(_sim_serve(args, scenario, cfg)))
+    return int(_event_loop_runner()(_sim_serve(args, scenario, cfg, users)))
 
 
-async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any) -> int:
+async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: Any) -> int:
     import signal
 
     from kubesched.cluster.store import Store
     from kubesched.sim.apiserver import APIServer, load_scenario_into
+    from kubesched.sim.authn import generate_token
 
     store = Store()
     if scenario is not None:
         load_scenario_into(store, scenario)
-    server = APIServer(store, host=args.address, port=args.port)
+    # A token always, loopback or not: every local user and process can reach loopback too. And
+    # HTTPS, as kubectl sends no credentials over plain HTTP.
+    token = args.token or generate_token()
+    server = APIServer(store, host=args.address, port=args.port, token=token, users=users, tls=True)
     await server.start()
     kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
     print(f"kubesched embedded API server on {server.url}", flush=True)
@@ -305,8 +340,12 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any) -> int:
             )
             code = await run(
                 cfg,
+                # Secure serving as in a cluster, delegating to this server: the admin token reads /metrics.
                 RunOptions(
-                    kubeconfig=kubeconfig, bind_address=args.address, port=args.scheduler_port, record_results=True
+                    kubeconfig=kubeconfig,
+                    bind_address=args.address,
+                    secure_port=args.scheduler_port,
+                    record_results=True,
                 ),
                 stop,
             )
@@ -345,8 +384,58 @@ def build_parser() -> argparse.ArgumentParser:
         "--kubeconfig", help="kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, in-cluster)"
     )
     run_p.add_argument("--context", help="kubeconfig context")
-    run_p.add_argument("--bind-address", default="0.0.0.0", help="address for /healthz, /readyz, /livez, /metrics")
-    run_p.add_argument("--port", type=int, default=10259, help="port for /healthz, /readyz, /livez, /metrics (0: any)")
+    run_p.add_argument(
+        "--bind-address", default="0.0.0.0", help="address of the secure (and insecure) port (default 0.0.0.0)"
+    )
+    serving = run_p.add_argument_group(
+        "secure serving",
+        "/healthz, /readyz, /livez and /metrics over HTTPS, as kube-scheduler serves them: bearer tokens checked "
+        "by TokenReview, requests authorized by SubjectAccessReview against the cluster",
+    )
+    serving.add_argument(
+        "--secure-port", type=int, default=10259, help="HTTPS port (default 10259; 0: no HTTPS at all)"
+    )
+    serving.add_argument(
+        "--tls-cert-file",
+        help="serving certificate (PEM, may include intermediates); default: a self-signed one made in memory at "
+        "start for localhost and 127.0.0.1",
+    )
+    serving.add_argument("--tls-private-key-file", help="the key of --tls-cert-file (PEM)")
+    serving.add_argument(
+        "--authentication-token-webhook-cache-ttl",
+        type=_duration_flag,
+        default=10.0,
+        metavar="DURATION",
+        help="how long TokenReview answers are cached (default 10s)",
+    )
+    serving.add_argument(
+        "--authorization-webhook-cache-authorized-ttl",
+        type=_duration_flag,
+        default=10.0,
+        metavar="DURATION",
+        help="how long 'allowed' SubjectAccessReview answers are cached (default 10s)",
+    )
+    serving.add_argument(
+        "--authorization-webhook-cache-unauthorized-ttl",
+        type=_duration_flag,
+        default=10.0,
+        metavar="DURATION",
+        help="how long 'denied' SubjectAccessReview answers are cached (default 10s)",
+    )
+    serving.add_argument(
+        "--authorization-always-allow-paths",
+        default="/healthz,/readyz,/livez",
+        metavar="PATHS",
+        help="comma-separated paths served without authorization; a trailing * matches a prefix "
+        "(default /healthz,/readyz,/livez)",
+    )
+    serving.add_argument(
+        "--port",
+        type=int,
+        default=0,
+        help="INSECURE: also serve plain HTTP on this port, with no authentication at all (default 0: off); "
+        "for local runs only, e.g. --secure-port 0 --port 10251",
+    )
     run_p.add_argument(
         "--record-results",
         action="store_true",
@@ -362,14 +451,32 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--scenario", help="scenario YAML to load first (nodes, pods, ...)")
     serve.add_argument("--address", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080, help="API server port (0: any)")
-    serve.add_argument("--kubeconfig-out", default="kubesched-sim.kubeconfig", help="where to write the kubeconfig")
+    serve.add_argument(
+        "--kubeconfig-out",
+        default="kubesched-sim.kubeconfig",
+        help="where to write the kubeconfig (it holds the admin token: created mode 0600)",
+    )
+    serve.add_argument(
+        "--token",
+        help="bearer token of the admin user kubesched-admin (system:masters); default: a random one, "
+        "written into the kubeconfig. Every request but /healthz, /livez, /readyz, /version needs a token",
+    )
+    serve.add_argument(
+        "--token-auth-file",
+        help='more users, as kube-apiserver\'s token file: token,user,uid[,"group1,group2"] a line',
+    )
     serve.add_argument(
         "--with-scheduler",
         action="store_true",
         help="also run the scheduler in this process, over HTTP through the real cluster backend",
     )
     serve.add_argument("--config", help="KubeSchedulerConfiguration for --with-scheduler (default: built-in defaults)")
-    serve.add_argument("--scheduler-port", type=int, default=0, help="health/metrics port of the scheduler (0: any)")
+    serve.add_argument(
+        "--scheduler-port",
+        type=int,
+        default=0,
+        help="HTTPS port of the scheduler's health and metrics (0: any free one)",
+    )
     serve.add_argument("-v", action="count", default=0, help="more logging")
     serve.set_defaults(func=cmd_sim_serve)
 

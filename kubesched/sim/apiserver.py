@@ -15,12 +15,16 @@ resourceVersion still in the store's history; an older one gets an ``ERROR`` eve
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import copy
+import ipaddress
 import json
 import logging
 import os
-from collections.abc import Callable
+import socket
+import ssl
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import yaml
@@ -28,6 +32,7 @@ from aiohttp import web
 
 from kubesched.cluster.base import ClusterError, Conflict, NotFound
 from kubesched.cluster.store import Gone, Store
+from kubesched.serving.certs import self_signed_certificate, ssl_context_from_pem
 
 from . import apitables, openapi
 from .admission import (
@@ -57,6 +62,7 @@ from .apiselectors import (
     parse_field_selector,
     parse_label_selector,
 )
+from .authn import Authenticator, UserInfo, subject_access_review, token_review
 from .discovery import (
     Resource,
     aggregated_discovery,
@@ -127,12 +133,33 @@ class _Request:
 
 class APIServer:
     """An aiohttp application serving ``store`` as a Kubernetes API on ``host:port``
-    (port 0 picks a free one; :attr:`url` tells which after :meth:`start`)."""
+    (port 0 picks a free one; :attr:`url` tells which after :meth:`start`).
 
-    def __init__(self, store: Store, host: str = "127.0.0.1", port: int = 0) -> None:
+    With ``token`` (the admin's: user ``kubesched-admin`` in ``system:masters``) and/or ``users``
+    (more bearer tokens, see :mod:`kubesched.sim.authn`), every request but the health and version
+    probes must carry one of those tokens, else 401. Without either — the default, for servers
+    built in-process by tests and tools — no token is asked for. :meth:`write_kubeconfig` writes
+    the admin token, if any. With ``tls`` it serves HTTPS with a self-signed certificate made at
+    start (kubectl sends credentials only over TLS), which the kubeconfig carries as its CA."""
+
+    def __init__(
+        self,
+        store: Store,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        token: str | None = None,
+        users: Mapping[str, UserInfo] | None = None,
+        tls: bool = False,
+    ) -> None:
         self.store = store
         self.host = host
         self.port = port
+        self.token = token
+        self.tls = tls
+        #: the self-signed serving certificate (PEM) when ``tls``, made at :meth:`start`
+        self.certificate: bytes | None = None
+        self.authn = Authenticator.with_admin(token, users) if token else Authenticator(users)
         #: seconds between BOOKMARK events on watches that asked for them
         self.bookmark_interval = 5.0
         self._stopping = False
@@ -142,7 +169,7 @@ class APIServer:
     # --- lifecycle ----------------------------------------------------------------------------
     @property
     def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     async def start(self) -> None:
         self.ensure_defaults()
@@ -152,11 +179,21 @@ class APIServer:
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
+        site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl_context())
         await site.start()
         sockets = getattr(site._server, "sockets", None)
         if sockets:
             self.port = sockets[0].getsockname()[1]
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if not self.tls:
+            return None
+        ips = ["127.0.0.1", "::1"]
+        with contextlib.suppress(ValueError):
+            ips.append(str(ipaddress.ip_address(self.host)))
+        dns = tuple({socket.gethostname(), self.host} - {"localhost", *ips})
+        self.certificate, key = self_signed_certificate("localhost", ips=tuple(dict.fromkeys(ips)), dns=dns)
+        return ssl_context_from_pem(self.certificate, key)
 
     async def stop(self) -> None:
         self._stopping = True
@@ -203,24 +240,31 @@ class APIServer:
         return self.store.compact()
 
     def write_kubeconfig(self, path: str | os.PathLike[str], context: str = "kubesched-sim") -> str:
-        """Write a kubeconfig pointing at this server (plain HTTP, no credentials); returns the path."""
+        """Write a kubeconfig pointing at this server (its CA with TLS; the admin token, if any); returns the path.
+
+        The file holds a credential: it is created readable by its owner only."""
+        cluster: Obj = {"server": self.url, "insecure-skip-tls-verify": True}
+        if self.certificate is not None:
+            cluster = {"server": self.url, "certificate-authority-data": base64.b64encode(self.certificate).decode()}
         config = {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [{"name": context, "cluster": {"server": self.url, "insecure-skip-tls-verify": True}}],
-            "users": [{"name": context, "user": {"token": "kubesched-sim"}}],
+            "clusters": [{"name": context, "cluster": cluster}],
+            "users": [{"name": context, "user": {"token": self.token} if self.token else {}}],
             "contexts": [{"name": context, "context": {"cluster": context, "user": context, "namespace": "default"}}],
             "current-context": context,
             "preferences": {},
         }
         text = yaml.safe_dump(config, sort_keys=False)
-        with open(path, "w", encoding="utf-8") as f:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         return os.fspath(path)
 
     # --- dispatch -----------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         try:
+            self.authn.check(request.path, request.headers.get("Authorization"))
             return await self._route(request)
         except APIError as exc:
             return _json(exc.status(), exc.code)
@@ -254,6 +298,15 @@ class APIServer:
             return web.Response(text="ok", content_type="text/plain")
         if parts and parts[0] == "openapi":
             return self._openapi(parts[1:])
+        if path in (
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+        ):
+            if request.method != "POST":
+                raise method_not_allowed()
+            body = await self._body(request)
+            review = token_review(self.authn, body) if "tokenreviews" in path else subject_access_review(body)
+            return _json(review, 201)
         if not parts or parts[0] not in ("api", "apis"):
             raise APIError(404, "NotFound", "the server could not find the requested resource")
         accept = request.headers.get("Accept", "")

@@ -8,6 +8,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from kubesched.sim.apiserver import APIServer
 from kubesched.testing import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
+ADMIN_TOKEN = "test-admin-token"
 LEASE_SECONDS = 4
 
 CONFIG = f"""\
@@ -53,7 +55,7 @@ class Replica:
                 return
             text = line.decode(errors="replace")
             self.lines.append(text)
-            m = re.search(r"/metrics on [^:]+:(\d+)", text)
+            m = re.search(r"serving securely on [^:]+:(\d+)", text)
             if m:
                 self.port = int(m.group(1))
 
@@ -80,8 +82,8 @@ async def start_replica(kubeconfig: Path, config: Path, identity: str) -> Replic
         str(kubeconfig),
         "--bind-address",
         "127.0.0.1",
-        "--port",
-        "0",
+        "--secure-port",
+        str(free_port()),
         "--identity",
         identity,
         cwd=ROOT,
@@ -90,6 +92,12 @@ async def start_replica(kubeconfig: Path, config: Path, identity: str) -> Replic
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     return Replica(proc, identity)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 async def eventually(cond: Any, timeout: float, what: str) -> None:
@@ -104,7 +112,8 @@ async def eventually(cond: Any, timeout: float, what: str) -> None:
 @pytest.fixture
 async def server(tmp_path: Path) -> Any:
     store = Store()
-    srv = APIServer(store)
+    # The replicas' secure ports delegate to this server: the admin token may read their metrics.
+    srv = APIServer(store, token=ADMIN_TOKEN)
     await srv.start()
     kubeconfig = Path(srv.write_kubeconfig(str(tmp_path / "kubeconfig")))
     config = tmp_path / "config.yaml"
@@ -149,15 +158,16 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
         # Metrics and health of the leader, with upstream's names.
         # A slow machine may start the follower well after the leader: wait for its endpoints.
         await eventually(lambda: leader.port is not None and follower.port is not None, 30, "both health endpoints")
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.1:{leader.port}/metrics") as r:
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
+            admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+            async with http.get(f"https://127.0.0.1:{leader.port}/metrics", headers=admin) as r:
                 text = await r.text()
             for port in (leader.port, follower.port):
-                async with http.get(f"http://127.0.0.1:{port}/healthz") as r:
+                async with http.get(f"https://127.0.0.1:{port}/healthz") as r:
                     assert r.status == 200
                 # Ready once informers have synced, leader or not.
                 for _ in range(100):
-                    async with http.get(f"http://127.0.0.1:{port}/readyz") as r:
+                    async with http.get(f"https://127.0.0.1:{port}/readyz") as r:
                         if r.status == 200:
                             break
                     await asyncio.sleep(0.1)
@@ -235,7 +245,7 @@ async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_
     store.create("Node", make_node("n1").obj())
     stop = asyncio.Event()
     task = asyncio.create_task(
-        run(load_config(config), RunOptions(kubeconfig=str(kubeconfig), bind_address="127.0.0.1", port=0), stop)
+        run(load_config(config), RunOptions(kubeconfig=str(kubeconfig), bind_address="127.0.0.1", secure_port=0), stop)
     )
     try:
         store.create("Pod", make_pod("before").scheduler("kubesched").obj())

@@ -71,7 +71,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pat
             break
         if proc.poll() is not None:
             break
-    assert re.search(r"embedded API server on http://127\.0\.0\.1:\d+", seen), seen
+    assert re.search(r"embedded API server on https://127\.0\.0\.1:\d+", seen), seen
     assert kubeconfig.is_file(), seen
     try:
         yield kubeconfig, tmp / "kubectl-cache"
