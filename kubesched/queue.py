@@ -440,6 +440,15 @@ class SchedulingQueue:
         if not self._in_flight:
             self._events_base += len(self._in_flight_events)
             self._in_flight_events.clear()
+            return
+        # Events older than the oldest attempt still in flight concern no one any more. Under a
+        # steady stream of pods some attempt is always in flight, so waiting for none would let
+        # the list grow without bound. (Insertion order is pop order: the first is the oldest.)
+        oldest = next(iter(self._in_flight.values()))
+        drop = oldest - self._events_base
+        if drop >= 256 or (drop > 0 and 2 * drop >= len(self._in_flight_events)):
+            del self._in_flight_events[:drop]
+            self._events_base = oldest
 
     def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, rejectors: set[str] | None = None) -> str:
         """A failed attempt: decide where the pod waits. Returns the queue it went to."""

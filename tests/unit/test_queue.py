@@ -145,6 +145,27 @@ def test_event_during_the_attempt_sends_pod_to_backoff_not_the_pool() -> None:
     assert q.add_unschedulable_if_not_present(qpi, {"NodeAddOnly"}) == "backoff"  # type: ignore[arg-type]
 
 
+def test_events_kept_for_attempts_in_flight_stay_bounded_under_a_steady_stream() -> None:
+    q = make_queue(Clock())
+    for i in range(3):
+        q.add(make_pod(f"p{i}").label("wants", "node").info())
+    first, second = q.pop_nowait(), q.pop_nowait()
+    assert first is not None and second is not None
+    for _ in range(300):
+        q.on_event(NODE_ADD, None, {})
+    # Always some attempt in flight: each new one starts while the previous is still binding.
+    third = q.pop_nowait()
+    assert third is not None
+    q.done(first.pod_info.uid)
+    assert q.in_flight_counts() == (2, 300)  # the second pod's attempt saw all of them
+    q.done(second.pod_info.uid)
+    assert q.in_flight_counts() == (1, 0)  # none happened during the third's
+    q.on_event(NODE_ADD, None, {})
+    # The third still sees the event that happened during its attempt.
+    assert q.add_unschedulable_if_not_present(third, {"NodeAddOnly"}) == "backoff"
+    assert q.in_flight_counts() == (0, 0)
+
+
 def test_pool_is_flushed_after_five_minutes() -> None:
     clock = Clock()
     q = make_queue(clock)
