@@ -185,7 +185,10 @@ def _check_service_monitor(monitor: dict[str, Any], service: dict[str, Any]) -> 
     (endpoint,) = spec["endpoints"]
     assert endpoint["port"] in [p["name"] for p in service["spec"]["ports"]]
     assert endpoint["path"] == "/metrics"
-    assert endpoint["scheme"] == "http"
+    # The secure port: HTTPS, a self-signed certificate by default, Prometheus's own token.
+    assert endpoint["scheme"] == "https"
+    assert endpoint["bearerTokenFile"] == "/var/run/secrets/kubernetes.io/serviceaccount/token"
+    assert endpoint["tlsConfig"] == {"insecureSkipVerify": True}
     assert isinstance(endpoint["interval"], str) and endpoint["interval"].endswith("s")
 
 
@@ -229,6 +232,8 @@ def test_every_manifest_is_valid_kubernetes(rendered: Any) -> None:
         ({"extraPackages": ["-e git+https://example.com/x"]}, "extraPackages"),
         ({"schedulerConfig": {"profiles": []}}, "schedulerConfig"),
         ({"metrics": {"port": 70000}}, "port"),
+        ({"metrics": {"port": 10259, "tlsSecretName": "Not_A_Name"}}, "tlsSecretName"),
+        ({"serviceMonitor": {"tlsConfig": "skip"}}, "tlsConfig"),
     ],
     ids=[
         "zero-replicas",
@@ -242,6 +247,8 @@ def test_every_manifest_is_valid_kubernetes(rendered: Any) -> None:
         "pip-option-as-package",
         "profiles-smuggled-into-schedulerConfig",
         "port-out-of-range",
+        "tls-secret-not-a-name",
+        "tls-config-not-an-object",
     ],
 )
 def test_schema_refuses_bad_values(helm: Path, tmp_path: Path, values: dict[str, Any], error: str) -> None:
@@ -368,6 +375,9 @@ LEAST_PRIVILEGE = {
     *((g, "events", v) for g in ("", "events.k8s.io") for v in ("create", "patch", "update")),
     ("", "persistentvolumes", "update"),
     ("", "persistentvolumeclaims", "update"),
+    # The secure port's delegated authentication and authorization (system:auth-delegator).
+    ("authentication.k8s.io", "tokenreviews", "create"),
+    ("authorization.k8s.io", "subjectaccessreviews", "create"),
 }
 
 
@@ -431,18 +441,51 @@ def test_container_runs_the_scheduler_on_the_metrics_port(rendered: Any) -> None
     values, docs = rendered
     c = container(docs)
     port = values.get("metrics", {}).get("port", 10259)
-    base = ["run", "--config", CONFIG_PATH, "--bind-address", "0.0.0.0", "--port", str(port)]
+    base = ["run", "--config", CONFIG_PATH, "--bind-address", "0.0.0.0", "--secure-port", str(port)]
     assert c["args"][: len(base)] == base
     # The image's entrypoint is `kubesched`: the args must be a valid command line for it.
     args = build_parser().parse_args(c["args"])
     assert args.func is cmd_run
-    assert (args.config, args.bind_address, args.port) == (CONFIG_PATH, "0.0.0.0", port)
+    assert (args.config, args.bind_address, args.secure_port) == (CONFIG_PATH, "0.0.0.0", port)
+    assert args.port == 0  # never the insecure port in a cluster
+    assert args.tls_cert_file is None  # a self-signed certificate unless a Secret is given
     assert args.record_results is values.get("recordResults", False)
     assert args.v == values.get("logVerbosity", 0)
     assert c["ports"] == [{"name": "metrics", "containerPort": port, "protocol": "TCP"}]
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
-    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics", "scheme": "HTTPS"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics", "scheme": "HTTPS"}
     assert c["resources"]["requests"] and c["resources"]["limits"]["memory"]
+
+
+def test_a_tls_secret_is_mounted_and_served(helm: Path, tmp_path: Path) -> None:
+    docs = render(helm, tmp_path, {"metrics": {"port": 10259, "tlsSecretName": "kubesched-tls"}})
+    c = container(docs)
+    args = build_parser().parse_args(c["args"])
+    mount = next(m for m in c["volumeMounts"] if m["name"] == "tls")
+    assert mount["readOnly"] is True
+    assert (args.tls_cert_file, args.tls_private_key_file) == (
+        f"{mount['mountPath']}/tls.crt",
+        f"{mount['mountPath']}/tls.key",
+    )
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
+    assert next(v for v in pod["volumes"] if v["name"] == "tls") == {
+        "name": "tls",
+        "secret": {"secretName": "kubesched-tls"},
+    }
+    for doc in docs:
+        kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+def test_config_rbac_grants_the_same_delegation() -> None:
+    """config/rbac.yaml, for running outside the chart, lets the secure port delegate too."""
+    role = next(
+        d for d in yaml.safe_load_all((ROOT / "config" / "rbac.yaml").read_text()) if d["kind"] == "ClusterRole"
+    )
+    grants = _grants(role["rules"])
+    assert {
+        ("authentication.k8s.io", "tokenreviews", "create"),
+        ("authorization.k8s.io", "subjectaccessreviews", "create"),
+    } <= grants
 
 
 def test_config_is_mounted_where_the_args_read_it(rendered: Any) -> None:
