@@ -30,7 +30,7 @@ from kubesched.cluster.kube import KubeCluster
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.serving import DelegatingAuth, User, self_signed_certificate
-from kubesched.serving.auth import Unauthorized
+from kubesched.serving.auth import AuthorizationFailed, Unauthorized
 from kubesched.sim.apiserver import APIServer
 from kubesched.sim.authn import UserInfo, read_token_file
 from kubesched.testing import make_node, make_pod
@@ -297,7 +297,10 @@ async def test_reviews_are_cached_for_their_ttl_and_failures_are_not(api: Any) -
         for _ in range(2):
             with pytest.raises(Unauthorized):
                 await auth.authenticate("Bearer anything")
-        assert auth.token_reviews == 2
+            with pytest.raises(AuthorizationFailed):  # answered 500 by the secure port
+                await auth.authorize(User("someone"), "get", "/metrics")
+        assert (auth.token_reviews, auth.access_reviews) == (2, 2)
+        assert await auth.authorize(User("root", groups=("system:masters",)), "get", "/metrics") == (True, "")
     finally:
         await down.close()
 
