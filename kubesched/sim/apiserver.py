@@ -75,6 +75,7 @@ from .discovery import (
 )
 from .patching import PatchError, json_patch, merge_patch, strategic_merge_patch
 from .validation_decode import check_decodable, check_stored_size
+from .validation_meta import go_quote
 
 log = logging.getLogger(__name__)
 
@@ -370,7 +371,8 @@ class APIServer:
             if method != "POST" or req.name is not None:
                 raise method_not_allowed()
             body = await self._body(request)
-            name = (body.get("metadata") or {}).get("name", "")
+            meta = body.get("metadata") if isinstance(body, dict) else None
+            name = meta.get("name", "") if isinstance(meta, dict) else ""
             return self._bind(req.namespace or "default", name, body)
         if req.name is None:
             if method == "GET":
@@ -489,12 +491,12 @@ class APIServer:
         if not unknown:
             return []
         if mode == "Strict":
-            listed = ", ".join(f'unknown field "{f}"' for f in unknown)
+            listed = ", ".join(f"unknown field {go_quote(f)}" for f in unknown)
             raise bad_request(
                 f'{req.res.kind} in version "{req.res.version}" cannot be handled as a {req.res.kind}: '
                 f"strict decoding error: {listed}"
             )
-        return [f'unknown field "{f}"' for f in unknown]
+        return [f"unknown field {go_quote(f)}" for f in unknown]
 
     def _check_namespace(self, req: _Request) -> None:
         if req.res.namespaced and req.namespace:

@@ -57,10 +57,33 @@ def max_len_error(n: int) -> str:
     return f"must be no more than {n} characters"
 
 
+_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
+
+
+def go_quote(text: str) -> str:
+    """``text`` as Go's ``%q`` prints it: quotes and backslashes escaped, control characters as
+    escapes — so that it is also safe in an HTTP header."""
+    out = []
+    for ch in text:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif ord(ch) < 0x80:
+            out.append(f"\\x{ord(ch):02x}")
+        elif ord(ch) <= 0xFFFF:
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
 def quote(value: Any) -> str:
-    """A value as Go's ``%q`` prints it in field errors."""
+    """A value as Go's ``%q`` (strings) or ``%v`` prints it in field errors."""
     if isinstance(value, str):
-        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
