@@ -55,6 +55,8 @@ LIST_PAGE_SIZE = 500
 MAX_WATCH_EVENT_BYTES = 64 * 1024 * 1024
 #: After this many watches in a row broke at the same resourceVersion, relist.
 RELIST_AFTER_STUCK_WATCHES = 2
+#: How often a request answered 429/5xx with Retry-After is sent again (client-go's default).
+MAX_RETRIES = 10
 #: An informer that has made no progress for this long makes the health checks fail.
 INFORMER_STALL_SECONDS = 60.0
 
@@ -228,6 +230,16 @@ async def load_configuration(kubeconfig: str | None = None, context: str | None 
 
 
 # --- informers --------------------------------------------------------------------------------
+
+
+def _retry_after(resp: aiohttp.ClientResponse) -> int | None:
+    """Seconds to wait before sending the request again, when the server asked for it."""
+    if resp.status != 429 and resp.status < 500:
+        return None
+    try:
+        return max(0, int(resp.headers.get("Retry-After", "")))
+    except ValueError:
+        return None
 
 
 class _WatchBroke(ClusterError):
@@ -519,6 +531,8 @@ class KubeCluster:
         self.stall_seconds = stall_seconds
         self._lease_clients: list[KubeCluster] = []
         self.requests = 0
+        #: Requests sent again because the server said Retry-After.
+        self.retries = 0
         self._api: ApiClient | None = None
         self._api_lock = asyncio.Lock()
         self._informers: dict[str, _Informer] = {}
@@ -562,39 +576,49 @@ class KubeCluster:
     ) -> aiohttp.ClientResponse:
         """Send one request (after taking a token); the response is returned unread.
 
-        Error statuses are raised as our exceptions (the body read for the message)."""
+        Error statuses are raised as our exceptions (the body read for the message). As
+        client-go does, a 429 or 5xx answer that carries ``Retry-After`` (the server did not
+        process the request: priority and fairness, or a server going away) is retried after
+        that many seconds, up to :data:`MAX_RETRIES` times, whatever the verb."""
         api = await self._client()
-        await self.limiter.acquire()
-        self.requests += 1
         what = f"{method} {path}"
-        try:
-            resp: aiohttp.ClientResponse = await api.call_api(
-                path,
-                method,
-                query_params=query or [],
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                body=body,
-                auth_settings=["BearerToken"],
-                _preload_content=False,
-                _request_timeout=self.request_timeout if timeout is None else timeout,
-            )
-        except TimeoutError as exc:
-            raise ClusterError(f"{what}: timed out", 504) from exc
-        except (aiohttp.ClientError, OSError) as exc:
-            raise ClusterError(f"{what}: {exc}", 503) from exc
-        except ApiException as exc:
-            raise api_error(int(exc.status or 500), exc.body, what) from exc
-        except (OpenApiException, ConfigException) as exc:
-            raise ClusterError(f"{what}: {exc}", 500) from exc
-        if resp.status >= 400:
+        for attempt in range(MAX_RETRIES + 1):
+            await self.limiter.acquire()
+            self.requests += 1
+            try:
+                resp: aiohttp.ClientResponse = await api.call_api(
+                    path,
+                    method,
+                    query_params=query or [],
+                    header_params={"Accept": "application/json", "Content-Type": content_type},
+                    body=body,
+                    auth_settings=["BearerToken"],
+                    _preload_content=False,
+                    _request_timeout=self.request_timeout if timeout is None else timeout,
+                )
+            except TimeoutError as exc:
+                raise ClusterError(f"{what}: timed out", 504) from exc
+            except (aiohttp.ClientError, OSError) as exc:
+                raise ClusterError(f"{what}: {exc}", 503) from exc
+            except ApiException as exc:
+                raise api_error(int(exc.status or 500), exc.body, what) from exc
+            except (OpenApiException, ConfigException) as exc:
+                raise ClusterError(f"{what}: {exc}", 500) from exc
+            if resp.status < 400:
+                return resp
+            wait = _retry_after(resp) if attempt < MAX_RETRIES else None
             try:
                 data = await resp.read()
             except (aiohttp.ClientError, TimeoutError):
                 data = b""
             finally:
                 resp.release()
-            raise api_error(resp.status, data, what)
-        return resp
+            if wait is None:
+                raise api_error(resp.status, data, what)
+            self.retries += 1
+            log.debug("%s: %d, retrying after %ds", what, resp.status, wait)
+            await asyncio.sleep(wait)
+        raise AssertionError("unreachable")
 
     async def request(
         self,
