@@ -529,7 +529,8 @@ class KubeCluster:
         self.hostname = hostname or socket.gethostname()
         self.user_agent = user_agent
         self.stall_seconds = stall_seconds
-        self._lease_clients: list[KubeCluster] = []
+        self._siblings: list[KubeCluster] = []
+        self._events_sender: KubeCluster | None = None
         self.requests = 0
         #: Requests sent again because the server said Retry-After.
         self.retries = 0
@@ -728,9 +729,10 @@ class KubeCluster:
         api, self._api = self._api, None
         if api is not None:
             await api.close()
-        for own in self._lease_clients:
+        for own in self._siblings:
             await own.stop()
-        self._lease_clients.clear()
+        self._siblings.clear()
+        self._events_sender = None
 
     # --- writes -------------------------------------------------------------------------------
     async def bind(self, pod: Obj, node_name: str) -> None:
@@ -777,7 +779,7 @@ class KubeCluster:
 
     async def _events_group_served(self) -> bool:
         try:
-            await self.request("GET", "/apis/events.k8s.io/v1")
+            await self._event_client().request("GET", "/apis/events.k8s.io/v1")
         except NotFound:
             return False
         return True
@@ -819,7 +821,9 @@ class KubeCluster:
                 "regarding": ref,
             }
             try:
-                created = await self.request("POST", _ns_path("events.k8s.io/v1", ns, "events"), body=body)
+                created = await self._event_client().request(
+                    "POST", _ns_path("events.k8s.io/v1", ns, "events"), body=body
+                )
             except NotFound:
                 # A 404 on a collection is either the namespace or the whole group missing.
                 if self._events_api == "events.k8s.io" or await self._events_group_served():
@@ -848,7 +852,7 @@ class KubeCluster:
             "lastTimestamp": now,
             "count": 1,
         }
-        created = await self.request("POST", _ns_path("v1", ns, "events"), body=core)
+        created = await self._event_client().request("POST", _ns_path("v1", ns, "events"), body=core)
         series.name = (created.get("metadata") or {}).get("name") or name
         series.api, series.count = "core", 1
 
@@ -861,7 +865,7 @@ class KubeCluster:
         else:
             path = _ns_path("v1", series.namespace, "events", series.name)
             patch = {"count": count, "lastTimestamp": now_rfc3339()}
-        await self.request("PATCH", path, body=patch, content_type="application/merge-patch+json")
+        await self._event_client().request("PATCH", path, body=patch, content_type="application/merge-patch+json")
         series.count = count
 
     async def update_pod_condition(self, pod: Obj, condition: Obj, nominated_node_name: str | None = None) -> None:
@@ -925,18 +929,30 @@ class KubeCluster:
         and burst), and a request timeout of max(1 s, renew_deadline / 2), so that one hung
         request cannot use up the whole renew deadline. Closed by :meth:`stop`."""
         timeout = self.request_timeout if renew_deadline is None else max(1.0, renew_deadline / 2)
+        return KubeLeases(self._sibling("leader-election", timeout))
+
+    def _sibling(self, purpose: str, request_timeout: float) -> KubeCluster:
+        """A client to the same cluster with its own connections and its own rate limit (same
+        qps and burst), for work that must not queue behind the scheduler's. Closed by :meth:`stop`."""
         own = KubeCluster(
             self.kubeconfig,
             self.context,
             qps=self.limiter.qps,
             burst=self.limiter.burst,
             configuration=self._configuration,
-            request_timeout=timeout,
+            request_timeout=request_timeout,
             hostname=self.hostname,
-            user_agent=f"{self.user_agent}/leader-election",
+            user_agent=f"{self.user_agent}/{purpose}",
         )
-        self._lease_clients.append(own)
-        return KubeLeases(own)
+        self._siblings.append(own)
+        return own
+
+    def _event_client(self) -> KubeCluster:
+        """Events go through a client of their own, as upstream's event client: writing them
+        never halves the rate of binds."""
+        if self._events_sender is None:
+            self._events_sender = self._sibling("events", self.request_timeout)
+        return self._events_sender
 
 
 class KubeLeases:

@@ -413,17 +413,29 @@ async def test_a_deleted_event_starts_a_new_series(store: Store, cluster: KubeCl
     assert second["metadata"]["name"] != first["metadata"]["name"]
 
 
+async def test_events_do_not_spend_the_schedulers_rate_limit(store: Store, cluster: KubeCluster) -> None:
+    pod = store.create("Pod", make_pod("p").obj())
+    before = cluster.requests
+    for reason in ("Scheduled", "FailedScheduling", "Scheduled"):
+        await cluster.record_event(pod, "Normal", reason, "Binding", "x", "s")
+    assert cluster.requests == before  # the binds' budget is untouched
+    assert cluster._event_client().requests >= 3
+    items, _ = store.list("Event")
+    assert sorted(e["reason"] for e in items) == ["FailedScheduling", "Scheduled"]
+
+
 async def test_events_fall_back_to_core_v1_when_events_k8s_io_is_not_served(
     store: Store, cluster: KubeCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_request = cluster.request
+    events = cluster._event_client()  # events go through a client of their own
+    real_request = events.request
 
     async def without_events_group(method: str, path: str, **kw: Any) -> Obj:
         if path.startswith("/apis/events.k8s.io"):
             raise NotFound("the server could not find the requested resource")
         return await real_request(method, path, **kw)
 
-    monkeypatch.setattr(cluster, "request", without_events_group)
+    monkeypatch.setattr(events, "request", without_events_group)
     pod = store.create("Pod", make_pod("p").obj())
     await cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit", "s")
     await cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling", "no fit", "s")
