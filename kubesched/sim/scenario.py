@@ -27,6 +27,8 @@ import yaml
 from kubesched.cluster.base import WATCHED_KINDS
 from kubesched.cluster.store import CLUSTER_SCOPED
 
+from .validation import scheduling_problems
+
 SUPPORTED_KINDS = (
     "Node",
     "Pod",
@@ -148,6 +150,10 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
             else:
                 obj.setdefault("status", {}).setdefault("phase", "Pending")
                 sc.pending_pods.append(obj)
+        # What the API server would refuse, refused as it words it (labels, selectors, taints...).
+        problems = scheduling_problems(kind, obj)
+        if problems:
+            raise ScenarioError(f"{prefix}{where}: {'; '.join(problems)} ({kind} {meta['name']})")
 
     for i, doc in enumerate(docs):
         if doc is None:

@@ -142,10 +142,10 @@ def _validate_node_affinity(na: Obj, path: str) -> list[Cause]:
     return causes
 
 
-def _validate_pod_affinity_term(term: Obj, path: str) -> list[Cause]:
+def _validate_pod_affinity_term(term: Obj, path: str, names: bool) -> list[Cause]:
     causes = validate_label_selector(term.get("labelSelector"), f"{path}.labelSelector")
     causes += validate_label_selector(term.get("namespaceSelector"), f"{path}.namespaceSelector")
-    for name in term.get("namespaces") or ():
+    for name in term.get("namespaces") or () if names else ():
         causes += [invalid_cause(f"{path}.namespace", name, m) for m in dns1123_label_errors(_str(name))]
     key = _str(term.get("topologyKey"))
     if not key:
@@ -153,20 +153,22 @@ def _validate_pod_affinity_term(term: Obj, path: str) -> list[Cause]:
     return causes + validate_label_name(key, f"{path}.topologyKey")
 
 
-def _validate_pod_affinity(pa: Obj, path: str) -> list[Cause]:
+def _validate_pod_affinity(pa: Obj, path: str, names: bool) -> list[Cause]:
     causes: list[Cause] = []
     for i, term in _dicts(pa.get("requiredDuringSchedulingIgnoredDuringExecution")):
-        causes += _validate_pod_affinity_term(term, f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]")
+        causes += _validate_pod_affinity_term(
+            term, f"{path}.requiredDuringSchedulingIgnoredDuringExecution[{i}]", names
+        )
     for i, weighted in _dicts(pa.get("preferredDuringSchedulingIgnoredDuringExecution")):
         where = f"{path}.preferredDuringSchedulingIgnoredDuringExecution[{i}]"
         weight = weighted.get("weight") or 0
         if not 1 <= weight <= 100:
             causes.append(invalid_cause(f"{where}.weight", weight, _WEIGHT_RANGE))
-        causes += _validate_pod_affinity_term(weighted.get("podAffinityTerm") or {}, f"{where}.podAffinityTerm")
+        causes += _validate_pod_affinity_term(weighted.get("podAffinityTerm") or {}, f"{where}.podAffinityTerm", names)
     return causes
 
 
-def validate_affinity(affinity: Any, path: str = "spec.affinity") -> list[Cause]:
+def validate_affinity(affinity: Any, path: str = "spec.affinity", names: bool = True) -> list[Cause]:
     if not isinstance(affinity, dict):
         return []
     causes: list[Cause] = []
@@ -174,7 +176,7 @@ def validate_affinity(affinity: Any, path: str = "spec.affinity") -> list[Cause]
         causes += _validate_node_affinity(affinity["nodeAffinity"], f"{path}.nodeAffinity")
     for field in ("podAffinity", "podAntiAffinity"):
         if isinstance(affinity.get(field), dict):
-            causes += _validate_pod_affinity(affinity[field], f"{path}.{field}")
+            causes += _validate_pod_affinity(affinity[field], f"{path}.{field}", names)
     return causes
 
 
@@ -315,10 +317,11 @@ def validate_topology_spread_constraints(constraints: Any, path: str = "spec.top
 # --- pods and nodes -----------------------------------------------------------------------------
 
 
-def validate_pod_scheduling(spec: Obj) -> list[Cause]:
-    """The pod spec fields the scheduler reads, validated as on create."""
+def validate_pod_scheduling(spec: Obj, names: bool = True) -> list[Cause]:
+    """The pod spec fields the scheduler reads, validated as on create; ``names=False`` leaves out
+    the formats of the object names they mention (``nodeName``, affinity terms' namespaces)."""
     causes = validate_labels(spec.get("nodeSelector"), "spec.nodeSelector")
-    causes += validate_affinity(spec.get("affinity"))
+    causes += validate_affinity(spec.get("affinity"), names=names)
     causes += validate_tolerations(spec.get("tolerations"))
     causes += validate_topology_spread_constraints(spec.get("topologySpreadConstraints"))
     pc = spec.get("priorityClassName")
@@ -328,7 +331,7 @@ def validate_pod_scheduling(spec: Obj) -> list[Cause]:
     if policy is not None and policy not in PREEMPTION_POLICIES:
         causes.append(not_supported_cause("spec.preemptionPolicy", policy, PREEMPTION_POLICIES))
     node = spec.get("nodeName")
-    if node:
+    if node and names:
         causes += [invalid_cause("spec.nodeName", node, m) for m in dns1123_subdomain_errors(node)]
     return causes
 
