@@ -35,7 +35,7 @@ from .profiles import (
     merge_plugins,
     merge_sets,
 )
-from .validation import resolve_plugin_args, validate_configuration
+from .validation import document_problems, resolve_plugin_args, validate_configuration
 
 __all__ = [
     "API_VERSION",
@@ -106,6 +106,9 @@ def parse_config(data: Any, source: str = "", registry: Registry | None = None) 
     Raises :class:`ConfigError` listing every problem found.
     """
     _check_header(data, source)
+    problems = document_problems(data)
+    if problems:
+        raise ConfigError(problems, source)
     try:
         model = KubeSchedulerConfiguration.model_validate(data)
     except ValidationError as exc:
@@ -185,17 +188,24 @@ def load_config(path: str | os.PathLike[str] | None, registry: Registry | None =
             text = fh.read()
     except OSError as exc:
         raise ConfigError([f"<file>: cannot read: {exc.strerror or exc}"], source) from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"<file>: not UTF-8 text: byte {exc.start} cannot be decoded"], source) from None
     data: Any = None
     if text.lstrip().startswith("{"):
         try:
             data = json.loads(text)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             data = None  # YAML flow style starts with "{" too; let the YAML parser decide
     if data is None:
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise ConfigError([f"<file>: not valid YAML or JSON: {exc}"], source) from exc
+        except RecursionError:
+            raise ConfigError(["<file>: not valid YAML or JSON: nested too deeply"], source) from None
+        except ValueError as exc:
+            # Python refuses integers of more than 4300 digits; say so without its own advice.
+            raise ConfigError([f"<file>: not valid YAML or JSON: {str(exc).split(';')[0]}"], source) from None
     return parse_config(data, source, registry)
 
 

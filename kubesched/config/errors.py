@@ -38,6 +38,8 @@ def join_path(base: str, *parts: str | int) -> str:
     for p in parts:
         if isinstance(p, int):
             out += f"[{p}]"
+        elif not p.isprintable():
+            out += f"[{p!r}]"  # a key with a newline or a control character: keep the line one line
         elif out:
             out += f".{p}"
         else:
@@ -125,6 +127,13 @@ def format_validation_error(exc: ValidationError, prefix: str = "") -> list[str]
     """One ``"path: reason"`` line per error of ``exc``, paths under ``prefix``."""
     lines: list[str] = []
     for err in exc.errors():
-        path = _loc_path(prefix, err.get("loc", ()))
+        loc = tuple(err.get("loc", ()))
+        if err.get("type") == "invalid_key" or loc[-1:] == ("[key]",):
+            # A mapping key that is not a string (YAML's `1:` or `null:`): name the mapping.
+            parent = loc[:-1] if loc[-1:] != ("[key]",) else loc[:-2]
+            path = _loc_path(prefix, parent)
+            lines.append(f"{path or '<root>'}: key {show(err.get('input'))} is not a string; field names are strings")
+            continue
+        path = _loc_path(prefix, loc)
         lines.append(f"{path or '<root>'}: {reason_for(dict(err))}")
     return lines

@@ -12,15 +12,21 @@ Python; they are printed back as Go would print them.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, model_validator
 
 API_VERSION = "kubescheduler.config.k8s.io/v1"
 KIND = "KubeSchedulerConfiguration"
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+#: Go's longest ``time.Duration`` (``math.MaxInt64`` nanoseconds), as Go prints it.
+MAX_DURATION = "2562047h47m16.854775807s"
+#: The largest finite float32 (Go's ``math.MaxFloat32``): ``qps`` is a float32 upstream.
+FLOAT32_MAX = 3.4028234663852886e38
 
 # --- Go durations ---------------------------------------------------------------------------------
 
@@ -56,6 +62,9 @@ def parse_go_duration(text: str) -> float:
             raise ValueError(f'invalid duration {text!r}: use a Go duration such as "15s", "1m30s" or "500ms"')
         total_ns += float(m.group(1)) * _UNITS_NS[m.group(2)]
         pos = m.end()
+    if total_ns > INT64_MAX:
+        # Go holds a duration in an int64 of nanoseconds; its parser refuses anything longer.
+        raise ValueError(f"invalid duration {text!r}: out of range (at most {MAX_DURATION})")
     return sign * total_ns / 1e9
 
 
@@ -107,6 +116,17 @@ def _none_is_empty(value: Any) -> Any:
 
 
 Int32 = Annotated[int, Field(ge=-(2**31), le=INT32_MAX)]
+Int64 = Annotated[int, Field(ge=-(2**63), le=INT64_MAX)]
+
+
+def _finite_float32(value: float) -> float:
+    # Infinity and NaN do not survive upstream's YAML-to-JSON decoding, nor does a float32 overflow.
+    if not math.isfinite(value) or abs(value) > FLOAT32_MAX:
+        raise ValueError(f"must be a finite number within the float32 range, got {value}")
+    return value
+
+
+Float32 = Annotated[float, AfterValidator(_finite_float32)]
 
 
 class _Model(BaseModel):
@@ -157,7 +177,7 @@ class ClientConnectionConfiguration(_Model):
     kubeconfig: str = ""
     acceptContentTypes: str = ""
     contentType: str = "application/vnd.kubernetes.protobuf"
-    qps: float = 50.0
+    qps: Float32 = 50.0
     burst: Int32 = 100
 
     @model_validator(mode="after")
@@ -247,7 +267,7 @@ class Extender(_Model):
     filterVerb: str = ""
     preemptVerb: str = ""
     prioritizeVerb: str = ""
-    weight: int = 0
+    weight: Int64 = 0
     bindVerb: str = ""
     enableHTTPS: bool = False
     tlsConfig: ExtenderTLSConfig | None = None
@@ -277,8 +297,8 @@ class KubeSchedulerConfiguration(_Model):
     enableProfiling: bool = True
     enableContentionProfiling: bool | None = None
     percentageOfNodesToScore: Int32 | None = None
-    podInitialBackoffSeconds: int = 1
-    podMaxBackoffSeconds: int = 10
+    podInitialBackoffSeconds: Int64 = 1
+    podMaxBackoffSeconds: Int64 = 10
     profiles: Annotated[list[KubeSchedulerProfile], BeforeValidator(_none_is_empty)] = Field(default_factory=list)
     extenders: Annotated[list[Extender], BeforeValidator(_none_is_empty)] = Field(default_factory=list)
     delayCacheUntilActive: bool = False

@@ -6,6 +6,7 @@ Each returns ``"path: reason"`` lines; an empty list means valid.
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -17,6 +18,7 @@ from .defaults import INVALID_IN_V1
 from .errors import format_validation_error, join_path, show
 from .models import (
     API_VERSION,
+    INT64_MAX,
     Extender,
     KubeSchedulerConfiguration,
     KubeSchedulerProfile,
@@ -27,6 +29,36 @@ from .models import format_go_duration as _d
 
 #: client-go's leader election jitter: renewDeadline must exceed retryPeriod × this.
 JITTER_FACTOR = 1.2
+
+
+#: How deeply a document may nest. Real configurations nest a dozen levels; a limit keeps a
+#: pathological file from exhausting the interpreter's stack in the checks that recurse.
+MAX_DEPTH = 100
+
+
+def document_problems(data: Any) -> list[str]:
+    """Numbers no Go field can hold, and nesting too deep to check, anywhere in a decoded
+    document (plugin args included). Iterative, so any depth is safe to inspect.
+
+    Upstream decodes YAML through JSON: infinity and NaN do not survive that, and no field is
+    wider than an int64.
+    """
+    errs: list[str] = []
+    stack: list[tuple[Any, str, int]] = [(data, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth >= MAX_DEPTH:
+                errs.append(f"{path or '<root>'}: nested more than {MAX_DEPTH} levels deep")
+                continue
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            children = [(v, join_path(path, k if isinstance(value, list) else str(k)), depth + 1) for k, v in items]
+            stack.extend(reversed(children))
+        elif isinstance(value, float) and not math.isfinite(value):
+            errs.append(f"{path or '<root>'}: must be a finite number, got {value}")
+        elif isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value <= INT64_MAX:
+            errs.append(f"{path or '<root>'}: must fit a 64-bit integer, got {value}")
+    return errs
 
 
 def validate_leader_election(le: LeaderElectionConfiguration, path: str = "leaderElection") -> list[str]:
