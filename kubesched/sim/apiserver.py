@@ -258,6 +258,7 @@ class APIServer:
         }
         text = yaml.safe_dump(config, sort_keys=False)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_TRUNC
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         return os.fspath(path)
