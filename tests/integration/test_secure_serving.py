@@ -311,6 +311,11 @@ async def test_reviews_are_cached_for_their_ttl_and_failures_are_not(api: Any) -
 async def test_api_server_refuses_requests_without_its_token(api: Any, tmp_path: Path) -> None:
     _, srv, kubeconfig = api
     assert stat.S_IMODE(kubeconfig.stat().st_mode) == 0o600
+    shared = tmp_path / "shared"
+    shared.write_text("")
+    shared.chmod(0o644)
+    srv.write_kubeconfig(shared)  # the token does not stay readable by others through an overwrite
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o600
     assert yaml.safe_load(kubeconfig.read_text())["users"][0]["user"] == {"token": ADMIN}
 
     async def call(method: str, path: str, token: str | None, body: Any = None) -> tuple[int, Any]:
