@@ -298,6 +298,14 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
             users = read_token_file(args.token_auth_file)
     except (ConfigError, ScenarioError, RegistryError, TokenFileError) as exc:
         return _fail(str(exc))
+    if args.faults:
+        from kubesched.sim.faults import FaultConfigError
+        from kubesched.sim.faults import load_config as load_faults
+
+        try:
+            args.fault_config = load_faults(args.faults)
+        except FaultConfigError as exc:
+            return _fail(f"--faults {exc}")
     _setup_logging(args.v)
     return int(_event_loop_runner()(_sim_serve(args, scenario, cfg, users)))
 
@@ -316,6 +324,9 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
     # HTTPS, as kubectl sends no credentials over plain HTTP.
     token = args.token or generate_token()
     server = APIServer(store, host=args.address, port=args.port, token=token, users=users, tls=True)
+    if getattr(args, "fault_config", None) is not None:
+        server.faults.configure(args.fault_config)
+        print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
     await server.start()
     kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
     print(f"kubesched embedded API server on {server.url}", flush=True)
@@ -449,6 +460,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim_sub = sim_p.add_subparsers(dest="sim_command", required=True)
     serve = sim_sub.add_parser("serve", help="serve an in-memory cluster as a Kubernetes API (kubectl works)")
     serve.add_argument("--scenario", help="scenario YAML to load first (nodes, pods, ...)")
+    serve.add_argument(
+        "--faults",
+        metavar="FILE",
+        help="fault injection rules (YAML: seed, faults) applied from the start; switch them at run time "
+        "with GET/PUT/DELETE /kubesched/faults",
+    )
     serve.add_argument("--address", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080, help="API server port (0: any)")
     serve.add_argument(

@@ -73,6 +73,7 @@ from .discovery import (
     find,
     wants_aggregated,
 )
+from .faults import FaultInjector
 from .patching import PatchError, json_patch, merge_patch, strategic_merge_patch
 from .validation_decode import check_decodable, check_stored_size
 from .validation_meta import go_quote
@@ -166,6 +167,12 @@ class APIServer:
         self._stopping = False
         self._runner: web.AppRunner | None = None
         self._watches: set[_Watch] = set()
+        #: fault injection and binding counts, served at /kubesched/faults and /kubesched/stats
+        self.faults = FaultInjector(
+            self.drop_watches,
+            lambda: self.store.resource_version,
+            lambda request: self.authn.check(request.path, request.headers.get("Authorization")),
+        )
 
     # --- lifecycle ----------------------------------------------------------------------------
     @property
@@ -177,6 +184,7 @@ class APIServer:
         # One byte over the limit is what tells a body at the limit from one beyond it.
         app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES + 1)
         app.router.add_route("*", "/{tail:.*}", self._handle)
+        self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
