@@ -75,7 +75,7 @@ from .discovery import (
 )
 from .faults import FaultInjector
 from .patching import PatchError, json_patch, merge_patch, strategic_merge_patch
-from .validation_decode import check_decodable, check_stored_size
+from .validation_decode import check_decodable, check_stored_size, json_body
 from .validation_meta import go_quote
 
 log = logging.getLogger(__name__)
@@ -106,6 +106,11 @@ def _status_success(code: int = 200, details: Obj | None = None) -> Obj:
     if details:
         body["details"] = details
     return body
+
+
+def _no_json_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity; JSON (and Go's decoder) has no such literals.
+    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
 
 
 def _truthy(value: str | None) -> bool:
@@ -448,10 +453,12 @@ class APIServer:
             raise unsupported_media_type(ctype)
         try:
             if "yaml" in ctype:
-                return yaml.safe_load(raw.decode())
-            return json.loads(raw)
+                return json_body(yaml.safe_load(raw.decode()), yaml_source=True)
+            return json_body(json.loads(raw, parse_constant=_no_json_constant))
         except (ValueError, yaml.YAMLError) as exc:
             raise bad_request(f"the object provided is unrecognized or malformed: {exc}") from None
+        except RecursionError:
+            raise bad_request("the object provided is unrecognized or malformed: nested too deeply") from None
 
     def _check_body(self, req: _Request, obj: Any) -> Obj:
         res = req.res

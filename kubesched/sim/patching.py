@@ -162,7 +162,9 @@ def _smp_list(field: str, current: list[Any], patch: list[Any]) -> list[Any]:
 # --- JSON patch ---------------------------------------------------------------------------------
 
 
-def _pointer(path: str) -> list[str]:
+def _pointer(path: Any) -> list[str]:
+    if not isinstance(path, str):
+        raise PatchError(f"invalid JSON pointer {path!r}")
     if path == "":
         return []
     if not path.startswith("/"):
@@ -196,6 +198,8 @@ def _get(doc: Any, path: str) -> Any:
 
 def _remove(doc: Any, path: str) -> Any:
     parts = _pointer(path)
+    if not parts:
+        raise PatchError("unable to remove the whole document: missing value")
     parent, last = _parent(doc, parts, path)
     if isinstance(parent, dict) and last in parent:
         return parent.pop(last)
@@ -242,6 +246,8 @@ def json_patch(target: Any, ops: Any) -> Any:
             _remove(doc, path)
         elif kind == "replace":
             doc = _add(doc, path, copy.deepcopy(op.get("value")), replace=True)
+        elif kind in ("move", "copy") and not isinstance(op.get("from"), str):
+            raise PatchError("operation, missing from field: missing value")
         elif kind == "move":
             value = _remove(doc, op["from"])
             doc = _add(doc, path, value)

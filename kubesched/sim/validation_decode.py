@@ -18,7 +18,10 @@ anywhere, as Go leaves the zero value.
 
 from __future__ import annotations
 
+import base64
+import datetime
 import json
+import math
 from typing import Any
 
 from kubesched.framework.resources import QuantityError, parse_quantity
@@ -28,6 +31,8 @@ from .openapi import definition_of
 from .openapi_types import DEFINITIONS
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+#: how deeply a request body may nest (real objects nest a dozen levels)
+MAX_BODY_DEPTH = 100
 _QUANTITY_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 #: fields holding resource.Quantity values (maps of them, or one): numbers and strings both decode
 _QUANTITY_FIELDS = frozenset(
@@ -172,6 +177,43 @@ def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bo
             raise _fail(value, struct, path, typ, field)
         for item in value.values():
             _walk(typ[1:-1], item, struct, path, field, quantity)
+
+
+def json_body(value: Any, yaml_source: bool = False, depth: int = 0) -> Any:
+    """A decoded request body as the JSON kube-apiserver decodes: refused (``ValueError``) when
+    nested more than :data:`MAX_BODY_DEPTH` levels, which deep copies and responses could not
+    handle; from YAML, timestamps and binary become the strings they are in JSON, keys become
+    strings; NaN or an infinity is refused, as JSON has no such number."""
+    if depth > MAX_BODY_DEPTH:
+        raise ValueError(f"nested more than {MAX_BODY_DEPTH} levels deep")
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, str) else _yaml_key(k)): json_body(v, yaml_source, depth + 1) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [json_body(v, yaml_source, depth + 1) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no NaN or infinity (1e999 overflows into one): Go's decoder refuses them.
+        raise ValueError(f"unsupported value: {value}")
+    if not yaml_source:
+        return value
+    if isinstance(value, datetime.datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return value
+
+
+def _yaml_key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, datetime.date | bytes | float | int):
+        return str(json_body(key, True))
+    raise ValueError(f"a mapping key must be a string, got {type(key).__name__}")
 
 
 def decode_error(kind: str, group: str, obj: dict[str, Any]) -> str | None:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -92,6 +93,17 @@ _ANY_JSON = st.recursive(
     | st.text(max_size=10),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
     max_leaves=6,
+)
+
+
+#: what YAML has and JSON has not: timestamps, binary, non-string keys (as PyYAML decodes them)
+_ANY_YAML = st.recursive(
+    st.dates() | st.datetimes() | st.binary(max_size=4) | st.floats() | st.integers() | st.text(max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=2)
+        | st.dictionaries(st.integers() | st.booleans() | st.dates() | st.text(max_size=4), inner, max_size=2)
+    ),
+    max_leaves=4,
 )
 
 
@@ -244,7 +256,13 @@ def requests(draw: st.DrawFn) -> tuple[str, str, bytes | None, str]:
     )
     ctype = "application/json"
     body: bytes | None = None
-    if method in ("post", "put"):
+    if method in ("post", "put") and res and draw(st.integers(0, 4)) == 0:
+        ctype = "application/yaml"
+        doc = draw(body_for(res.kind, res.group))
+        if isinstance(doc, dict) and doc:
+            doc[draw(st.sampled_from(sorted(doc)))] = draw(_ANY_YAML)
+        body = yaml.safe_dump(doc).encode()
+    elif method in ("post", "put"):
         body = json.dumps(draw(body_for(res.kind, res.group)) if res else draw(_ANY_JSON)).encode()
     elif method == "patch":
         ctype = draw(st.sampled_from(PATCH_TYPES))

@@ -573,3 +573,45 @@ async def test_kubectl_apply_shows_the_refusal(server: APIServer, tmp_path: Path
         'The Pod "bad" is invalid: '
         f'{_NODE_EXPR}.operator: Invalid value: "Bogus": not a valid selector operator' in err.decode()
     ), err.decode()
+
+
+@pytest.mark.parametrize(
+    ("body", "ctype", "fragment"),
+    [
+        ('{"metadata": {"name": "p"}, "spec": {"priority": NaN}}', "application/json", "invalid character 'N'"),
+        ('{"metadata": {"name": "p"}, "x": 1e999}', "application/json", "unsupported value: inf"),
+        ('{"metadata": {"name": "p"}, "x": ' + "[" * 150 + "]" * 150 + "}", "application/json", "nested more than 100"),
+        ("[" * 100_000, "application/json", "nested too deeply"),
+        ("metadata: {name: p}\nx: .nan\n", "application/yaml", "unsupported value: nan"),
+    ],
+    ids=["json-nan", "json-overflow", "nested-150", "nested-100000", "yaml-nan"],
+)
+async def test_bodies_json_cannot_carry_are_a_bad_request(
+    server: APIServer, body: str, ctype: str, fragment: str
+) -> None:
+    status, reply = await send(server, "POST", PODS, body, ctype)
+    assert status == 400, reply
+    assert fragment in reply["message"]
+
+
+async def test_yaml_timestamps_and_binary_are_stored_as_json_strings(server: APIServer) -> None:
+    text = "metadata: {name: p}\nx: 2024-01-01\ny: !!binary aGVsbG8=\nspec:\n  containers: [{name: c, image: i}]\n"
+    status, created = await send(server, "POST", PODS + "?fieldValidation=Ignore", text, "application/yaml")
+    assert status == 201, created
+    assert (created["x"], created["y"]) == ("2024-01-01", "aGVsbG8=")
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        [{"op": "move", "path": "/metadata/labels"}],
+        [{"op": "copy", "path": "/x", "from": 5}],
+        [{"op": "remove", "path": ""}],
+        [{"op": "add", "path": 7, "value": 1}],
+    ],
+    ids=["move-without-from", "copy-from-number", "remove-root", "path-number"],
+)
+async def test_malformed_json_patches_are_refused_not_failed(server: APIServer, ops: list[Obj]) -> None:
+    assert (await send(server, "POST", PODS, pod()))[0] == 201
+    status, reply = await send(server, "PATCH", PODS + "/p", ops, "application/json-patch+json")
+    assert status == 422, reply
