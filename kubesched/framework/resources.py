@@ -41,6 +41,10 @@ _DECIMAL = {
 _QUANTITY = re.compile(r"^([+-]?(?:\d+\.?\d*|\.\d+))(?:([eE][+-]?\d+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$")
 
 
+#: The largest decimal exponent accepted (``1e100``); amounts that large fit no int64 anyway.
+MAX_EXPONENT = 100
+
+
 class QuantityError(ValueError):
     """A string that is not a Kubernetes quantity."""
 
@@ -63,7 +67,11 @@ def parse_quantity(value: str | int | float) -> Fraction:
     number, exponent, suffix = m.groups()
     base = Fraction(number)
     if exponent:
-        return base * Fraction(10) ** int(exponent[1:])
+        power = int(exponent[1:])
+        if abs(power) > MAX_EXPONENT:
+            # Far beyond any int64 amount; computing 10**power exactly would take minutes.
+            raise QuantityError(f"quantity {value!r} is out of range: the exponent must be within ±{MAX_EXPONENT}")
+        return base * Fraction(10) ** power
     if suffix in _BINARY:
         return base * _BINARY[suffix]
     return base * _DECIMAL[suffix or ""]
@@ -79,8 +87,12 @@ def int_value(value: str | int | float) -> int:
     return math.ceil(parse_quantity(value))
 
 
-def quantity_of(name: str, value: str | int | float) -> int:
-    """The integer the scheduler keeps for resource ``name``: millicores for CPU, units else."""
+def quantity_of(name: str, value: str | int | float | None) -> int:
+    """The integer the scheduler keeps for resource ``name``: millicores for CPU, units else.
+
+    ``null`` is a zero quantity, as the API server decodes it."""
+    if value is None:
+        return 0
     return milli_value(value) if name == CPU else int_value(value)
 
 

@@ -125,6 +125,16 @@ def _qos_class(spec: Mapping[str, Any]) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+def _host_port(port: Mapping[str, Any], host_port: Any) -> tuple[str, str, int]:
+    """``(hostIP, protocol, hostPort)`` of a container port; the node's port table hashes them."""
+    ip = port.get("hostIP") or "0.0.0.0"
+    protocol = port.get("protocol") or "TCP"
+    for name, value in (("hostIP", ip), ("protocol", protocol)):
+        if not isinstance(value, str):
+            raise ValueError(f"containers[].ports[].{name}: must be a string, got {value!r}")
+    return ip, protocol, int(host_port)
+
+
 class AffinityTerm:
     """A pod (anti-)affinity term compiled: namespaces, selectors and topology key."""
 
@@ -250,7 +260,7 @@ class PodInfo:
             for p in c.get("ports") or ():
                 hp = p.get("hostPort")
                 if hp:
-                    ports.append((p.get("hostIP") or "0.0.0.0", p.get("protocol") or "TCP", int(hp)))
+                    ports.append(_host_port(p, hp))
         self.host_ports = ports
         self.images = images
         self.scheduling_gates: list[Obj] = list(spec.get("schedulingGates") or ())
@@ -358,6 +368,8 @@ class NodeInfo:
         self.allocatable = Resource.from_list(status.get("allocatable") or status.get("capacity") or {})
         images: dict[str, int] = {}
         for img in status.get("images") or ():
+            if img is None:
+                continue  # a null entry decodes to an image with no names
             size = int(img.get("sizeBytes") or 0)
             for n in img.get("names") or ():
                 images[n] = size

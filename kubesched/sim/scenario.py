@@ -25,9 +25,10 @@ from typing import Any
 import yaml
 
 from kubesched.cluster.base import WATCHED_KINDS
-from kubesched.cluster.store import CLUSTER_SCOPED
+from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
 
 from .validation import scheduling_problems
+from .validation_decode import decode_error
 
 SUPPORTED_KINDS = (
     "Node",
@@ -51,6 +52,8 @@ _NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 _BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
 SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+#: How deeply an object may nest (real manifests nest a dozen levels).
+MAX_DEPTH = 100
 
 
 class ScenarioError(ValueError):
@@ -77,11 +80,19 @@ class Scenario:
 def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     try:
         with open(path, encoding="utf-8") as f:
-            docs = list(yaml.safe_load_all(f))
+            text = f.read()
+        docs = list(yaml.safe_load_all(text))
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise ScenarioError(f"{path}: not valid YAML: nested too deeply") from None
+    except ValueError as exc:
+        # Python refuses integers of more than 4300 digits; say so without its own advice.
+        raise ScenarioError(f"{path}: not valid YAML: {str(exc).split(';')[0]}") from None
     return parse_scenario(docs, str(path))
 
 
@@ -89,12 +100,16 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
     sc = Scenario(source=source)
     prefix = f"{source}: " if source else ""
     seen: set[tuple[str, str, str]] = set()
+    pod_where: dict[int, str] = {}  # id(pod) -> its document, for admission errors
     index = 0
 
     def add(obj: Any, where: str) -> None:
         nonlocal index
         if not isinstance(obj, dict):
             raise ScenarioError(f"{prefix}{where}: expected a Kubernetes object (a mapping), got {type(obj).__name__}")
+        too_deep = _too_deep(obj)
+        if too_deep is not None:
+            raise ScenarioError(f"{prefix}{where}{too_deep}: nested more than {MAX_DEPTH} levels deep")
         kind = obj.get("kind")
         if kind == "List":
             for i, item in enumerate(obj.get("items") or ()):
@@ -109,6 +124,7 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
             raise ScenarioError(f"{prefix}{where}.metadata.name: Required value ({kind})")
         obj = copy.deepcopy(obj)
         meta = obj["metadata"]
+        _check_metadata(meta, f"{prefix}{where}.metadata", kind)
         namespaced = kind == "Pod" or kind in _NAMESPACED_OTHERS
         ns = meta.get("namespace") or "default" if namespaced else ""
         ident = (kind, ns, meta["name"])
@@ -138,6 +154,7 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
                 raise ScenarioError(
                     f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container"
                 )
+            pod_where[id(obj)] = f"{prefix}{where}"
             meta["namespace"] = ns
             # Creation times advance one second per pod in document order, so that ordering
             # by creation time is meaningful and runs are reproducible.
@@ -150,6 +167,11 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
             else:
                 obj.setdefault("status", {}).setdefault("phase", "Pending")
                 sc.pending_pods.append(obj)
+        # A field of the wrong type is refused as kube-apiserver's decoder refuses it, field path
+        # included; the checks below, admission and the scheduler may then rely on the types.
+        decoding = decode_error(kind, API_VERSIONS.get(kind, "v1").rpartition("/")[0], obj)
+        if decoding is not None:
+            raise ScenarioError(f"{prefix}{where}: {decoding} ({kind} {meta['name']})")
         # What the API server would refuse, refused as it words it (labels, selectors, taints...).
         problems = scheduling_problems(kind, obj)
         if problems:
@@ -159,6 +181,14 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
         if doc is None:
             continue
         add(doc, f"document {i + 1}")
+    # What admission would refuse (a priorityClassName naming no PriorityClass of the scenario)
+    # is refused here, before anything runs, rather than half-way through a simulation.
+    classes = {pc["metadata"]["name"]: pc for pc in sc.priority_classes}
+    for pod in sc.pods:
+        try:
+            admit_pod(copy.deepcopy(pod), classes)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{pod_where[id(pod)]}: {exc}") from None
     order = {k: i for i, k in enumerate(OTHER_KINDS)}
     sc.others.sort(key=lambda o: order[o["kind"]])
     _settle_storage(sc.others)
@@ -221,6 +251,40 @@ def _check_mapping(obj: dict[str, Any], key: str, where: str, prefix: str, requi
     if not isinstance(value, dict):
         raise ScenarioError(f"{prefix}{where}.{key}: must be a mapping ({obj['kind']} {obj['metadata']['name']})")
     return value
+
+
+def _too_deep(obj: Any) -> str | None:
+    """The path (``.spec.affinity...``) where ``obj`` nests deeper than :data:`MAX_DEPTH`, if it
+    does. Iterative: the objects are copied and read recursively afterwards, so they must be
+    shallow enough for that."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth >= MAX_DEPTH:
+            return path
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend((v, f"{path}[{k}]" if isinstance(value, list) else f"{path}.{k}", depth + 1) for k, v in items)
+    return None
+
+
+def _require_string(value: Any, path: str, what: str) -> None:
+    if not isinstance(value, str):
+        got = "null" if value is None else type(value).__name__
+        raise ScenarioError(f"{path}: must be a string, got {got} ({what})")
+
+
+def _check_metadata(meta: dict[str, Any], path: str, kind: str) -> None:
+    """What is read before the object's types are checked: its name and namespace (an object's
+    identity). An unquoted YAML timestamp becomes the API's RFC 3339 string, in place."""
+    _require_string(meta["name"], f"{path}.name", kind)
+    if meta.get("namespace") is not None:
+        _require_string(meta["namespace"], f"{path}.namespace", f"{kind} {meta['name']}")
+    created = meta.get("creationTimestamp")
+    if isinstance(created, datetime):
+        when = created if created.tzinfo else created.replace(tzinfo=UTC)
+        meta["creationTimestamp"] = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def admit_pod(pod: dict[str, Any], priority_classes: dict[str, dict[str, Any]]) -> dict[str, Any]:
