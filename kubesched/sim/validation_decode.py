@@ -31,6 +31,8 @@ from .openapi import definition_of
 from .openapi_types import DEFINITIONS
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+#: served kinds whose Go type has no ``spec`` (there it is an unknown field, left to fieldValidation)
+_KINDS_WITHOUT_SPEC = frozenset({"StorageClass"})
 #: how deeply a request body may nest (real objects nest a dozen levels)
 MAX_BODY_DEPTH = 100
 _QUANTITY_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
@@ -222,9 +224,9 @@ def decode_error(kind: str, group: str, obj: dict[str, Any]) -> str | None:
     try:
         if name is not None:
             _walk(f"#{name}", obj, "", "", "", False)
-        elif "metadata" in obj:
-            _walk(f"#{_META}", obj["metadata"], kind, "metadata", "metadata", False)
-            if obj.get("spec") is not None and not isinstance(obj["spec"], dict):
+        else:
+            _walk(f"#{_META}", obj.get("metadata"), kind, "metadata", "metadata", False)
+            if kind not in _KINDS_WITHOUT_SPEC and obj.get("spec") is not None and not isinstance(obj["spec"], dict):
                 raise _DecodeError(
                     f"json: cannot unmarshal {_json_type(obj['spec'])} into Go struct field {kind}.spec "
                     f"of type v1.{kind}Spec"

@@ -162,6 +162,14 @@ CASES: list[tuple[str, str, str, Callable[[], Any], int, str]] = [
         "json: cannot unmarshal bool into Go struct field ObjectMeta.metadata.labels of type string",
     ),
     (
+        "service-spec-string",
+        "POST",
+        "/api/v1/namespaces/default/services",
+        lambda: {"metadata": {"name": "s"}, "spec": "ClusterIP"},
+        400,
+        "json: cannot unmarshal string into Go struct field Service.spec of type v1.ServiceSpec",
+    ),
+    (
         "binding-target-string",
         "POST",
         PODS + "/p/binding",
