@@ -125,6 +125,30 @@ def _qos_class(spec: Mapping[str, Any]) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+def _kind_of(value: Any) -> str:
+    return "a list" if isinstance(value, list) else "a mapping" if isinstance(value, dict) else repr(value)
+
+
+def _mapping(obj: Mapping[str, Any], key: str, path: str) -> dict[str, Any]:
+    """``obj[key]`` when it is a mapping or unset; plugins call ``.items()``/``.get()`` on it."""
+    value = obj.get(key) or {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: must be a mapping, got {_kind_of(value)}")
+    return value
+
+
+def _mappings(spec: Mapping[str, Any], key: str) -> list[Obj]:
+    """``spec[key]`` as a list of mappings (a null entry is an empty one, as Go decodes it)."""
+    value = spec.get(key) or ()
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"spec.{key}: must be a list, got {_kind_of(value)}")
+    out = [{} if v is None else v for v in value]
+    for i, v in enumerate(out):
+        if not isinstance(v, dict):
+            raise ValueError(f"spec.{key}[{i}]: must be a mapping, got {_kind_of(v)}")
+    return out
+
+
 def _host_port(port: Mapping[str, Any], host_port: Any) -> tuple[str, str, int]:
     """``(hostIP, protocol, hostPort)`` of a container port; the node's port table hashes them."""
     ip = port.get("hostIP") or "0.0.0.0"
@@ -212,7 +236,7 @@ class PodInfo:
         self.namespace = meta.get("namespace") or "default"
         self.key = f"{self.namespace}/{self.name}"
         self.uid = meta.get("uid") or self.key
-        self.labels: dict[str, str] = meta.get("labels") or {}
+        self.labels: dict[str, str] = _mapping(meta, "labels", "metadata.labels")
         self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"
         self.node_name: str = spec.get("nodeName") or ""
         self.priority: int = int(spec.get("priority") or 0)
@@ -221,8 +245,8 @@ class PodInfo:
         self.deleting = bool(meta.get("deletionTimestamp"))
         self.requests = compute_pod_requests(spec)
         self.non_zero_requests = compute_pod_requests(spec, non_zero=True)
-        self.tolerations: list[Obj] = list(spec.get("tolerations") or ())
-        self.node_selector: dict[str, str] = spec.get("nodeSelector") or {}
+        self.tolerations: list[Obj] = _mappings(spec, "tolerations")
+        self.node_selector: dict[str, str] = _mapping(spec, "nodeSelector", "spec.nodeSelector")
         affinity = spec.get("affinity") or {}
         node_aff = affinity.get("nodeAffinity") or {}
         self.required_node_affinity: NodeSelector | None = NodeSelector.compile(
@@ -248,8 +272,8 @@ class PodInfo:
             AffinityTerm(t.get("podAffinityTerm") or {}, ns, int(t.get("weight", 0)))
             for t in anti.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
         ]
-        self.topology_spread_constraints: list[Obj] = list(spec.get("topologySpreadConstraints") or ())
-        self.volumes: list[Obj] = list(spec.get("volumes") or ())
+        self.topology_spread_constraints: list[Obj] = _mappings(spec, "topologySpreadConstraints")
+        self.volumes: list[Obj] = _mappings(spec, "volumes")
         ports: list[tuple[str, str, int]] = []
         images: list[str] = []
         for c in itertools.chain(spec.get("initContainers") or (), spec.get("containers") or ()):
@@ -263,7 +287,7 @@ class PodInfo:
                     ports.append(_host_port(p, hp))
         self.host_ports = ports
         self.images = images
-        self.scheduling_gates: list[Obj] = list(spec.get("schedulingGates") or ())
+        self.scheduling_gates: list[Obj] = _mappings(spec, "schedulingGates")
         self._qos: str | None = None
 
     def with_node(self, node_name: str) -> PodInfo:

@@ -154,6 +154,7 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
                 raise ScenarioError(
                     f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container"
                 )
+            _check_pod_fields(spec, f"{prefix}{where}.spec", f"Pod {ns}/{meta['name']}")
             pod_where[id(obj)] = f"{prefix}{where}"
             meta["namespace"] = ns
             # Creation times advance one second per pod in document order, so that ordering
@@ -167,11 +168,16 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
             else:
                 obj.setdefault("status", {}).setdefault("phase", "Pending")
                 sc.pending_pods.append(obj)
-        # A field of the wrong type is refused as kube-apiserver's decoder refuses it, field path
-        # included; the checks below, admission and the scheduler may then rely on the types.
-        decoding = decode_error(kind, API_VERSIONS.get(kind, "v1").rpartition("/")[0], obj)
+        # A field of the wrong type is refused as kube-apiserver's decoder words it. A pod's spec
+        # is the exception: a pod the scheduler cannot read is reported on that pod (Error) while
+        # the others are scheduled, so such a pod goes on as written, skipping the API server's
+        # checks below (they read the fields as their types).
+        group = API_VERSIONS.get(kind, "v1").rpartition("/")[0]
+        decoding = decode_error(kind, group, {"metadata": meta} if kind == "Pod" else obj)
         if decoding is not None:
             raise ScenarioError(f"{prefix}{where}: {decoding} ({kind} {meta['name']})")
+        if kind == "Pod" and decode_error(kind, group, obj) is not None:
+            return
         # What the API server would refuse, refused as it words it (labels, selectors, taints...).
         problems = scheduling_problems(kind, obj)
         if problems:
@@ -285,6 +291,17 @@ def _check_metadata(meta: dict[str, Any], path: str, kind: str) -> None:
     if isinstance(created, datetime):
         when = created if created.tzinfo else created.replace(tzinfo=UTC)
         meta["creationTimestamp"] = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_pod_fields(spec: dict[str, Any], path: str, what: str) -> None:
+    """The pod fields the simulator and admission read before the scheduler does (profile, node,
+    priority): of the wrong type, the pod could not even be created."""
+    for key in ("schedulerName", "nodeName", "priorityClassName", "preemptionPolicy"):
+        if spec.get(key) is not None:
+            _require_string(spec[key], f"{path}.{key}", what)
+    priority = spec.get("priority")
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
+        raise ScenarioError(f"{path}.priority: must be an integer, got {type(priority).__name__} ({what})")
 
 
 def admit_pod(pod: dict[str, Any], priority_classes: dict[str, dict[str, Any]]) -> dict[str, Any]:
