@@ -112,7 +112,10 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
             raise ScenarioError(f"{prefix}{where}{too_deep}: nested more than {MAX_DEPTH} levels deep")
         kind = obj.get("kind")
         if kind == "List":
-            for i, item in enumerate(obj.get("items") or ()):
+            items = obj.get("items")
+            if items is not None and not isinstance(items, list):
+                raise ScenarioError(f"{prefix}{where}.items: must be a list, got {type(items).__name__}")
+            for i, item in enumerate(items or ()):
                 add(item, f"{where}.items[{i}]")
             return
         if kind not in SUPPORTED_KINDS:

@@ -5,8 +5,9 @@ end, every pod Scheduled, Unschedulable or Error; and a malformed pod is reporte
 
 The documents are objects of ``config/scenarios/demo.yaml`` (a few nodes and one pod of each
 sort) plus a few that reach more of the pod spec, broken in one to three places
-(:mod:`fuzzing`); files also get random text and YAML syntax errors. Examples are
-derandomized so a failure here reproduces everywhere.
+(:mod:`fuzzing`); files also get random text, YAML syntax errors, bytes that are not UTF-8,
+deep nesting and overlong integers. Examples are derandomized so a failure here reproduces
+everywhere. Below them, each traceback they found, pinned as an example.
 """
 
 from __future__ import annotations
@@ -135,7 +136,10 @@ _EXTRA_PODS = [
 def _demo_base() -> list[dict[str, Any]]:
     docs = [d for d in yaml.safe_load_all((REPO / "config" / "scenarios" / "demo.yaml").read_text()) if d]
     picked = [d for d in docs if d["metadata"]["name"] in _DEMO_OBJECTS.get(d["kind"], ())]
-    return picked + copy.deepcopy(_EXTRA_PODS)
+    # The priority classes come as a `kind: List`, so that mutations reach a list's items too.
+    classes = [d for d in picked if d["kind"] == "PriorityClass"]
+    others = [d for d in picked if d["kind"] != "PriorityClass"]
+    return [{"apiVersion": "v1", "kind": "List", "items": classes}, *others, *copy.deepcopy(_EXTRA_PODS)]
 
 
 DEMO = _demo_base()
@@ -351,6 +355,7 @@ _Q = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGT
             "(Node n)",
         ),
         ([pod(x=deep(150))], "document 1.spec.x" + "[0]" * 98 + ": nested more than 100 levels deep"),
+        ([{"apiVersion": "v1", "kind": "List", "items": 5}], "document 1.items: must be a list, got int"),
     ],
     ids=[
         "name-a-list",
@@ -367,6 +372,7 @@ _Q = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGT
         "image-size-a-mapping",
         "taint-effect-a-list",
         "nested-150-deep",
+        "list-items-a-number",
     ],
 )
 def test_what_crashed_the_loader_or_the_simulation_is_refused_with_its_field(docs: list[Any], expected: str) -> None:

@@ -4,8 +4,10 @@
 
 The documents are the repository's configurations, the fully defaulted ones (every plugin's
 args spelt out) and a hand-written one using every section, each broken in one to three places
-(:mod:`fuzzing`), plus random YAML-ish values and random text. Examples are derandomized so a
-failure here reproduces everywhere.
+(:mod:`fuzzing`), plus random YAML-ish values and random files (syntax errors, bytes that are
+not UTF-8, deep nesting, overlong integers). What loads must hold only values Go's types can hold
+and print back to a file that loads. Examples are derandomized so a failure here reproduces
+everywhere. Below them, what they found, pinned as examples.
 """
 
 from __future__ import annotations
