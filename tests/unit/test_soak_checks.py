@@ -1,0 +1,138 @@
+"""The soak benchmark's verdicts (benchmarks.soak.judge) on hand-made end states: each check
+passes on a clean run and fails on the defect it is there to catch."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks.soak import EVENT_GRACE, Report, judge
+
+Obj = dict[str, Any]
+BOUND_AT = 1_700_000_000.0
+
+
+def pod(name: str, node: str | None) -> Obj:
+    return {"metadata": {"name": name, "namespace": "default"}, "spec": {"nodeName": node} if node else {}}
+
+
+def event(reason: str, name: str, note: str, at: float, count: int | None = None) -> Obj:
+    ev: Obj = {
+        "reason": reason,
+        "regarding": {"kind": "Pod", "namespace": "default", "name": name},
+        "note": note,
+        "eventTime": f"{_rfc3339(at)}",
+    }
+    if count is not None:
+        ev["series"] = {"count": count, "lastObservedTime": _rfc3339(at + 1)}
+    return ev
+
+
+def _rfc3339(t: float) -> str:
+    from datetime import UTC, datetime
+
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def scheduled(name: str, node: str, at: float = BOUND_AT + 0.1) -> Obj:
+    return event("Scheduled", name, f"Successfully assigned default/{name} to {node}", at)
+
+
+def clean() -> dict[str, Any]:
+    """Two pods, each bound once to its node, each with one Scheduled event."""
+    return {
+        "expected": 2,
+        "created": {"soak-0", "soak-1"},
+        "pods": {"soak-0": pod("soak-0", "n1"), "soak-1": pod("soak-1", "n2")},
+        "per_pod": {
+            "default/soak-0": {"binds": 1, "conflicts": 0, "firstBoundAt": BOUND_AT},
+            "default/soak-1": {"binds": 1, "conflicts": 0, "firstBoundAt": BOUND_AT},
+        },
+        "events": [scheduled("soak-0", "n1"), scheduled("soak-1", "n2")],
+        "first_seen": {"soak-0": "n1", "soak-1": "n2"},
+        "rebinds": [],
+        "killed_wall": None,
+    }
+
+
+def verdicts(**changes: Any) -> dict[str, bool]:
+    state = clean()
+    state.update(changes)
+    return {c.name: c.ok for c in judge(Report(2, 2, "default", 1), **state)}
+
+
+def failing(**changes: Any) -> set[str]:
+    return {name for name, ok in verdicts(**changes).items() if not ok}
+
+
+def test_a_clean_end_state_passes_every_check() -> None:
+    assert failing() == set()
+
+
+def _events_with(*extra: Obj, drop: str | None = None) -> list[Obj]:
+    base = [e for e in clean()["events"] if e["regarding"]["name"] != drop]
+    return [*base, *extra]
+
+
+@pytest.mark.parametrize(
+    ("changes", "want"),
+    [
+        ({"pods": {"soak-0": pod("soak-0", "n1")}, "events": _events_with(drop="soak-1")}, {"none lost"}),
+        (
+            {
+                "pods": {"soak-0": pod("soak-0", "n1"), "soak-1": pod("soak-1", None)},
+                "events": _events_with(drop="soak-1"),
+            },
+            {"all bound"},
+        ),
+        (
+            {"per_pod": {**clean()["per_pod"], "default/soak-1": {"binds": 2, "firstBoundAt": BOUND_AT}}},
+            {"bound once"},
+        ),
+        ({"rebinds": [("soak-1", "n2", "n3")]}, {"bound once"}),
+        ({"first_seen": {"soak-0": "n1", "soak-1": "n9"}}, {"bound once"}),
+        ({"events": _events_with(scheduled("soak-1", "n2"))}, {"no duplicate Scheduled"}),
+        (
+            {
+                "events": _events_with(
+                    event("Scheduled", "soak-1", "Successfully assigned default/soak-1 to n2", BOUND_AT, count=2),
+                    drop="soak-1",
+                )
+            },
+            {"no duplicate Scheduled"},
+        ),
+        ({"events": _events_with(scheduled("soak-1", "n7"), drop="soak-1")}, {"no duplicate Scheduled"}),
+        ({"events": _events_with(drop="soak-1")}, {"Scheduled for each bound pod"}),
+        (
+            {"events": _events_with(event("FailedScheduling", "soak-1", "binding timed out", BOUND_AT + 0.5))},
+            {"no false failure"},
+        ),
+    ],
+    ids=[
+        "lost",
+        "unbound",
+        "bound-twice",
+        "node-changed-on-watch",
+        "node-changed-at-end",
+        "two-scheduled-events",
+        "scheduled-series-of-two",
+        "scheduled-names-another-node",
+        "scheduled-missing",
+        "failure-after-bind",
+    ],
+)
+def test_each_defect_fails_its_check(changes: dict[str, Any], want: set[str]) -> None:
+    assert failing(**changes) == want
+
+
+def test_a_failure_before_the_bind_is_no_false_failure() -> None:
+    genuine = event("FailedScheduling", "soak-1", "0/2 nodes are available", BOUND_AT - 2.0)
+    assert failing(events=_events_with(genuine)) == set()
+
+
+def test_a_missing_scheduled_event_is_excused_only_just_before_the_kill() -> None:
+    events = _events_with(drop="soak-1")
+    assert failing(events=events, killed_wall=BOUND_AT + 1.0) == set()
+    assert failing(events=events, killed_wall=BOUND_AT + EVENT_GRACE + 5) == {"Scheduled for each bound pod"}
+    assert failing(events=events, killed_wall=BOUND_AT - 1.0) == {"Scheduled for each bound pod"}
