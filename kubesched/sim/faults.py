@@ -341,10 +341,9 @@ class FaultInjector:
         #: faults that fired, by kind
         self.fired: Counter[str] = Counter()
         self._stall_until = 0.0
-        self._unstalled: asyncio.Event | None = None
         #: successful bindings per "namespace/name"
         self.binds: Counter[str] = Counter()
-        #: bindings refused with 409 (already assigned, or injected) per "namespace/name"
+        #: bindings the server itself refused with 409 (already assigned) per "namespace/name"
         self.bind_conflicts: Counter[str] = Counter()
         #: wall-clock time of each pod's first successful binding
         self.first_bound: dict[str, float] = {}
