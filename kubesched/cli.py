@@ -280,6 +280,17 @@ def _duration_flag(text: str) -> float:
 # --- sim serve ------------------------------------------------------------------------------------
 
 
+def _is_loopback(address: str) -> bool:
+    import ipaddress
+
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     from kubesched.config import ConfigError, load_config
     from kubesched.framework.registry import RegistryError
@@ -290,6 +301,13 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     users = {}
     if args.token is not None and not args.token.strip():
         return _fail("--token: must not be empty")
+    if args.insecure:
+        if not _is_loopback(args.address):
+            return _fail(
+                f"--insecure: serves without authentication, so only on a loopback address, not {args.address}"
+            )
+        if args.token or args.token_auth_file:
+            return _fail("--insecure: asks for no token; drop --token and --token-auth-file")
     try:
         scenario = load_scenario(args.scenario) if args.scenario else None
         if args.with_scheduler:
@@ -321,9 +339,13 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
     if scenario is not None:
         load_scenario_into(store, scenario)
     # A token always, loopback or not: every local user and process can reach loopback too. And
-    # HTTPS, as kubectl sends no credentials over plain HTTP.
-    token = args.token or generate_token()
-    server = APIServer(store, host=args.address, port=args.port, token=token, users=users, tls=True)
+    # HTTPS, as kubectl sends no credentials over plain HTTP. --insecure (loopback only) is the
+    # explicit way out, for load probes and tools that speak plain HTTP.
+    if args.insecure:
+        server = APIServer(store, host=args.address, port=args.port)
+    else:
+        token = args.token or generate_token()
+        server = APIServer(store, host=args.address, port=args.port, token=token, users=users, tls=True)
     if getattr(args, "fault_config", None) is not None:
         server.faults.configure(args.fault_config)
         print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
@@ -477,6 +499,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--token",
         help="bearer token of the admin user kubesched-admin (system:masters); default: a random one, "
         "written into the kubeconfig. Every request but /healthz, /livez, /readyz, /version needs a token",
+    )
+    serve.add_argument(
+        "--insecure",
+        action="store_true",
+        help="plain HTTP without authentication (loopback addresses only): for load probes and tools "
+        "that speak plain HTTP",
     )
     serve.add_argument(
         "--token-auth-file",

@@ -148,3 +148,38 @@ def test_results_are_annotations_on_the_pod(served: tuple[Path, Path]) -> None:
 def test_delete_returns(served: tuple[Path, Path]) -> None:
     assert 'pod "hello" deleted' in kubectl(served, "delete", "pod", "hello")
     assert "hello" not in kubectl(served, "get", "pods", "--no-headers")
+
+
+def test_insecure_serves_plain_http_without_a_token_on_loopback_only(tmp_path: Path) -> None:
+    import json
+    import urllib.request
+
+    refused = subprocess.run(
+        [sys.executable, "-m", "kubesched", "sim", "serve", "--insecure", "--address", "0.0.0.0", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert refused.returncode == 2
+    assert "--insecure: serves without authentication, so only on a loopback address, not 0.0.0.0" in refused.stderr
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kubesched", "sim", "serve", "--insecure", "--port", "0"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        match = re.search(r"embedded API server on (http://127\.0\.0\.1:\d+)", line)
+        assert match, line
+        with urllib.request.urlopen(f"{match.group(1)}/api/v1/namespaces", timeout=10) as resp:
+            names = [ns["metadata"]["name"] for ns in json.load(resp)["items"]]
+        assert "default" in names
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
