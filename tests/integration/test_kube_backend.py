@@ -413,6 +413,29 @@ async def test_a_deleted_event_starts_a_new_series(store: Store, cluster: KubeCl
     assert second["metadata"]["name"] != first["metadata"]["name"]
 
 
+async def test_a_throttled_request_is_sent_again_after_retry_after(
+    store: Store, server: APIServer, cluster: KubeCluster
+) -> None:
+    from kubesched.sim.faults import parse_config as faults
+
+    store.create("Node", make_node("n1").obj())
+    pod = store.create("Pod", make_pod("p").obj())
+    server.faults.configure(
+        faults({"faults": [{"kind": "throttle", "retryAfter": 1, "verbs": ["create"], "resources": ["pods/binding"]}]})
+    )
+    bind = asyncio.create_task(cluster.bind(pod, "n1"))
+    await asyncio.sleep(0.5)  # refused once (429, Retry-After: 1) and waiting
+    assert not bind.done() and cluster.retries == 1
+    server.faults.clear()
+    await asyncio.wait_for(bind, timeout=5)
+    assert store.get("Pod", "default", "p")["spec"]["nodeName"] == "n1"
+    # A 500 without Retry-After is an answer, not an invitation: no retry.
+    server.faults.configure(faults({"faults": [{"kind": "error", "code": 500, "verbs": ["get"]}]}))
+    with pytest.raises(ClusterError) as err:
+        await cluster.get_pod("default", "p")
+    assert err.value.code == 500 and cluster.retries == 1
+
+
 async def test_events_do_not_spend_the_schedulers_rate_limit(store: Store, cluster: KubeCluster) -> None:
     pod = store.create("Pod", make_pod("p").obj())
     before = cluster.requests
