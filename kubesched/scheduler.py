@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from kubesched.cache import Cache, Snapshot
-from kubesched.cluster.base import Cluster, Conflict, NotFound
+from kubesched.cluster.base import Cluster, ClusterError, Conflict, NotFound
 from kubesched.cluster.store import now_rfc3339
 from kubesched.extender import (
     ExtenderError,
@@ -55,6 +55,8 @@ NO_NODES_MSG = "no nodes available to schedule pods"
 #: Error codes after which a write may or may not have been applied: the request timed out or
 #: its connection broke (:class:`~kubesched.cluster.base.ClusterError` codes of the backends).
 AMBIGUOUS_WRITE_CODES = frozenset({500, 502, 503, 504})
+#: Where the pod of a failed bind turned out to be (see Scheduler._where_after_failed_bind).
+_BOUND_HERE, _ELSEWHERE, _UNBOUND = "bound here", "elsewhere", "unbound"
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -301,6 +303,8 @@ class Scheduler:
         self.rng = random.Random(self.options.seed)
         self.observer: Observer = observer if observer is not None else NullObserver()
         self._cycles = 0
+        #: A scheduling cycle is under way (it may await async plugins): the snapshot is its own.
+        self._in_cycle = False
         if observer is not None:
             for fw in self.frameworks.values():
                 fw.observer = observer
@@ -480,7 +484,11 @@ class Scheduler:
                 qpi = await self.queue.pop()
                 if qpi is None:
                     break
-                await self.schedule_one(qpi)
+                self._in_cycle = True
+                try:
+                    await self.schedule_one(qpi)
+                finally:
+                    self._in_cycle = False
                 # A cycle is CPU work on the loop that also carries binds, watch events, lease
                 # renewals and health checks: give it back between pods, or a burst of pods
                 # starves all of them until the queue drains.
@@ -499,6 +507,11 @@ class Scheduler:
                     self.queue.flush_unschedulable_left_over()
                     last_pool_flush = self.clock()
                 self.cache.cleanup_expired_assumed_pods()
+                if not self._in_cycle and not self.queue.has_active():
+                    # Idle: bring the snapshot up to date now rather than at the next cycle, so
+                    # that what was deleted meanwhile (say, thousands of pods) is not kept alive
+                    # by stale node copies until another pod arrives.
+                    self.cache.update_snapshot(self.snapshot)
             except Exception:  # noqa: BLE001 - a periodic task must not die silently
                 log.exception("queue flush failed")
 
@@ -930,10 +943,13 @@ class Scheduler:
             status = Status.as_error(exc)
         if status is not None:
             try:
-                if await self._bound_after_all(assumed, node_name, status):
+                where = await self._where_after_failed_bind(assumed, node_name, status)
+                if where == _BOUND_HERE:
                     await self._binding_succeeded(fw, state, qpi, assumed, node_name, record, start)
                 else:
-                    await self._binding_failed(fw, state, qpi, assumed, node_name, record, start, status, past_permit)
+                    await self._binding_failed(
+                        fw, state, qpi, assumed, node_name, record, start, status, past_permit, where
+                    )
             except Exception:
                 # The attempt must end whatever went wrong here: a pod left "in flight" would keep
                 # the queue recording every cluster event for it, forever, and never be retried.
@@ -946,27 +962,38 @@ class Scheduler:
             return
         await self._binding_succeeded(fw, state, qpi, assumed, node_name, record, start)
 
-    async def _bound_after_all(self, assumed: PodInfo, node_name: str, status: Status) -> bool:
-        """Whether a bind reported as failed in fact took effect on ``node_name``.
+    async def _where_after_failed_bind(self, assumed: PodInfo, node_name: str, status: Status) -> str:
+        """Where the pod of a failed bind is now: :data:`_BOUND_HERE` (the bind took effect after
+        all), :data:`_ELSEWHERE` (bound to another node, or gone) or :data:`_UNBOUND`.
 
-        A bind that timed out (or lost its connection) may have been applied by the server: the
-        informer may already show the pod bound there, or the server does when asked. Reporting
-        such a pod as unschedulable would be a false event, and retrying it a second binding."""
-        err = status.error
-        if err is None or isinstance(err, (Conflict, NotFound)) or isinstance(err.__cause__, (Conflict, NotFound)):
-            return False
+        A bind that timed out or lost its connection may have been applied by the server, and a
+        409 says the pod is bound already, perhaps by this very bind: the informer may already
+        show where, else the server is asked. Reporting a pod bound here as unschedulable would
+        be a false event, and retrying it a second binding; dropping an unbound pod on a 409
+        would lose it (upstream, too, requeues unless its informer shows the pod assigned)."""
         cached = self.cache.get_pod(assumed.uid)
         if cached is not None and not self.cache.is_assumed(assumed.uid):
-            return cached.node_name == node_name
-        code = getattr(err, "code", None) or getattr(err.__cause__, "code", None)
-        if code not in AMBIGUOUS_WRITE_CODES:
-            return False
+            return _BOUND_HERE if cached.node_name == node_name else _ELSEWHERE
+        err = status.error
+        if err is None:
+            return _UNBOUND
+        cause = err if isinstance(err, ClusterError) else err.__cause__
+        if not isinstance(cause, ClusterError) or not (
+            isinstance(cause, (Conflict, NotFound)) or cause.code in AMBIGUOUS_WRITE_CODES
+        ):
+            return _UNBOUND
         try:
             live = await self.cluster.get_pod(assumed.namespace, assumed.name)
-        except Exception:  # noqa: BLE001 - the API is still unreachable: treat as not bound
-            return False
-        meta = live.get("metadata") or {}
-        return meta.get("uid") == assumed.uid and (live.get("spec") or {}).get("nodeName") == node_name
+        except NotFound:
+            return _ELSEWHERE
+        except Exception:  # noqa: BLE001 - the API is still unreachable: retry, the informer corrects
+            return _UNBOUND
+        if (live.get("metadata") or {}).get("uid") != assumed.uid:
+            return _ELSEWHERE  # deleted, perhaps recreated under the same name
+        bound_to = (live.get("spec") or {}).get("nodeName")
+        if not bound_to:
+            return _UNBOUND
+        return _BOUND_HERE if bound_to == node_name else _ELSEWHERE
 
     async def _binding_failed(
         self,
@@ -979,20 +1006,15 @@ class Scheduler:
         start: float,
         status: Status,
         past_permit: bool,
+        where: str,
     ) -> None:
         await fw.run_unreserve(state, assumed, node_name)
         if self.cache.is_assumed(assumed.uid):
             self.cache.forget_pod(assumed)
         # The room this pod held is free again: pods waiting for room may fit now.
         self.queue.on_event(ASSIGNED_POD_DELETE, assumed.pod, None, skip_uid=assumed.uid)
-        err = status.error
-        cached = self.cache.get_pod(assumed.uid)
-        if (
-            isinstance(err, (Conflict, NotFound))
-            or (err is not None and isinstance(err.__cause__, (Conflict, NotFound)))
-            or (cached is not None and cached.node_name)
-        ):
-            # Already bound elsewhere, or deleted: the informer brings the truth; no retry.
+        if where == _ELSEWHERE:
+            # Bound by someone else, or deleted: the informer brings the truth; no retry.
             log.info("pod %s not bound: %s", assumed.key, status.message())
             self.queue.done(assumed.uid)
             return

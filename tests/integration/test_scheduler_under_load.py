@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.cluster.base import ClusterError
+from kubesched.cluster.base import ClusterError, Conflict
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.config import parse_config
@@ -75,11 +75,14 @@ class LostAnswerCluster(InMemoryCluster):
     """A cluster whose binds of chosen pods take effect but answer with a timeout, as when the
     API server applies a binding and the connection stalls past the client's timeout."""
 
-    def __init__(self, store: Store, pods: set[str], delivered_first: bool, applied: bool = True) -> None:
+    def __init__(
+        self, store: Store, pods: set[str], delivered_first: bool, applied: bool = True, conflict: bool = False
+    ) -> None:
         super().__init__(store)
         self.pods = pods
         self.delivered_first = delivered_first
         self.applied = applied
+        self.conflict = conflict
         self.binds: dict[str, int] = {}
 
     async def bind(self, pod: dict[str, Any], node_name: str) -> None:
@@ -93,17 +96,19 @@ class LostAnswerCluster(InMemoryCluster):
             await super().bind(pod, node_name)
         if self.delivered_first:
             await self.wait_delivered()  # the watch shows the pod bound before the answer times out
+        if self.conflict:
+            raise Conflict(f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is already assigned')
         raise ClusterError(f"POST pods/{name}/binding: timed out", 504)
 
 
 @pytest.mark.parametrize(
-    "delivered_first",
-    [True, False],
-    ids=["watch-already-shows-it-bound", "server-shows-it-bound"],
+    ("delivered_first", "conflict"),
+    [(True, False), (False, False), (False, True)],
+    ids=["watch-already-shows-it-bound", "server-shows-it-bound", "conflict-already-assigned-here"],
 )
-async def test_a_bind_that_timed_out_but_took_effect_is_a_success(delivered_first: bool) -> None:
+async def test_a_bind_that_failed_but_took_effect_is_a_success(delivered_first: bool, conflict: bool) -> None:
     store = Store()
-    cluster = LostAnswerCluster(store, {"p0", "p3"}, delivered_first)
+    cluster = LostAnswerCluster(store, {"p0", "p3"}, delivered_first, conflict=conflict)
     create(store, *[make_node(f"n{i}").capacity(cpu="8", memory="16Gi", pods="20") for i in range(3)])
     create(store, *[make_pod(f"p{i}").req(cpu="100m") for i in range(6)])
     sched = scheduler_over(cluster)
@@ -126,9 +131,10 @@ async def test_a_bind_that_timed_out_but_took_effect_is_a_success(delivered_firs
     assert sched.cache.assumed_count() == 0
 
 
-async def test_a_bind_that_timed_out_and_did_not_take_effect_is_retried() -> None:
+@pytest.mark.parametrize("conflict", [False, True], ids=["timed-out", "conflict"])
+async def test_a_bind_that_failed_and_did_not_take_effect_is_retried(conflict: bool) -> None:
     store = Store()
-    cluster = LostAnswerCluster(store, {"p0"}, delivered_first=False, applied=False)
+    cluster = LostAnswerCluster(store, {"p0"}, delivered_first=False, applied=False, conflict=conflict)
     create(store, make_node("n0").capacity(cpu="8", memory="16Gi", pods="20"))
     create(store, make_pod("p0").req(cpu="100m"))
     sched = Scheduler(
