@@ -995,6 +995,19 @@ class Scheduler:
             return _UNBOUND
         return _BOUND_HERE if bound_to == node_name else _ELSEWHERE
 
+    async def _record_scheduled(self, assumed: PodInfo, node_name: str, profile: str) -> None:
+        try:
+            await self.cluster.record_event(
+                assumed.pod,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {assumed.key} to {node_name}",
+                profile,
+            )
+        except Exception:  # noqa: BLE001 - reporting must never take the scheduler down
+            log.exception("could not record the Scheduled event of %s", assumed.key)
+
     async def _binding_failed(
         self,
         fw: Framework,
@@ -1051,17 +1064,9 @@ class Scheduler:
             record.node = node_name
             record.message = f"Successfully assigned {assumed.key} to {node_name}"
         if self.options.report_to_cluster:
-            try:
-                await self.cluster.record_event(
-                    assumed.pod,
-                    "Normal",
-                    "Scheduled",
-                    "Binding",
-                    f"Successfully assigned {assumed.key} to {node_name}",
-                    fw.profile_name,
-                )
-            except Exception:  # noqa: BLE001
-                log.exception("could not record the Scheduled event of %s", assumed.key)
+            # In its own task, as upstream's event recorder: a write the cluster keeps failing
+            # (and retrying) must not hold the binding cycle.
+            self._spawn_side(self._record_scheduled(assumed, node_name, fw.profile_name))
         if record is not None and self.options.result_annotations:
             await self._annotate(assumed, record)
         t0 = time.perf_counter()

@@ -57,6 +57,8 @@ MAX_WATCH_EVENT_BYTES = 64 * 1024 * 1024
 RELIST_AFTER_STUCK_WATCHES = 2
 #: How often a request answered 429/5xx with Retry-After is sent again (client-go's default).
 MAX_RETRIES = 10
+#: How often an event write is tried when the transport or the server fails (client-go's).
+EVENT_MAX_TRIES = 12
 #: An informer that has made no progress for this long makes the health checks fail.
 INFORMER_STALL_SECONDS = 60.0
 
@@ -542,6 +544,8 @@ class KubeCluster:
         self._stopping = False
         self._events: OrderedDict[tuple[str, ...], _Series] = OrderedDict()
         self._events_api: str | None = None  # "events.k8s.io" or "core", once known
+        #: Seconds between tries of a failed event write (client-go's sleep between tries).
+        self.event_retry_interval = 10.0
         self._rng = random.Random()
 
     @classmethod
@@ -777,6 +781,26 @@ class KubeCluster:
             await self._create_event(series, regarding, event_type, reason, action, message, reporting_controller)
             series.last_seen = now
 
+    async def _write_event(self, method: str, path: str, body: Obj, content_type: str = "application/json") -> Obj:
+        """One event write, through the event client, tried up to :data:`EVENT_MAX_TRIES` times
+        :attr:`event_retry_interval` apart (the first wait randomized) when the transport or the
+        server failed (5xx), as client-go's event sink retries. The same object, same name, each
+        time: a create whose answer was lost comes back 409 AlreadyExists, and it was written."""
+        for attempt in range(1, EVENT_MAX_TRIES + 1):
+            try:
+                return await self._event_client().request(method, path, body=body, content_type=content_type)
+            except Conflict:
+                if method == "POST" and attempt > 1:
+                    return body
+                raise
+            except ClusterError as exc:
+                if exc.code < 500 or attempt == EVENT_MAX_TRIES:
+                    raise
+                delay = self.event_retry_interval * (self._rng.random() if attempt == 1 else 1.0)
+                log.info("could not write an event (%s); trying again in %.1fs", exc, delay)
+                await asyncio.sleep(delay)
+        raise AssertionError("unreachable")
+
     async def _events_group_served(self) -> bool:
         try:
             await self._event_client().request("GET", "/apis/events.k8s.io/v1")
@@ -821,9 +845,7 @@ class KubeCluster:
                 "regarding": ref,
             }
             try:
-                created = await self._event_client().request(
-                    "POST", _ns_path("events.k8s.io/v1", ns, "events"), body=body
-                )
+                created = await self._write_event("POST", _ns_path("events.k8s.io/v1", ns, "events"), body)
             except NotFound:
                 # A 404 on a collection is either the namespace or the whole group missing.
                 if self._events_api == "events.k8s.io" or await self._events_group_served():
@@ -852,7 +874,7 @@ class KubeCluster:
             "lastTimestamp": now,
             "count": 1,
         }
-        created = await self._event_client().request("POST", _ns_path("v1", ns, "events"), body=core)
+        created = await self._write_event("POST", _ns_path("v1", ns, "events"), core)
         series.name = (created.get("metadata") or {}).get("name") or name
         series.api, series.count = "core", 1
 
@@ -865,7 +887,7 @@ class KubeCluster:
         else:
             path = _ns_path("v1", series.namespace, "events", series.name)
             patch = {"count": count, "lastTimestamp": now_rfc3339()}
-        await self._event_client().request("PATCH", path, body=patch, content_type="application/merge-patch+json")
+        await self._write_event("PATCH", path, patch, content_type="application/merge-patch+json")
         series.count = count
 
     async def update_pod_condition(self, pod: Obj, condition: Obj, nominated_node_name: str | None = None) -> None:

@@ -447,6 +447,27 @@ async def test_events_do_not_spend_the_schedulers_rate_limit(store: Store, clust
     assert sorted(e["reason"] for e in items) == ["FailedScheduling", "Scheduled"]
 
 
+@pytest.mark.parametrize("phase", ["before", "after"], ids=["not-written", "written-answer-lost"])
+async def test_an_event_write_the_server_failed_is_tried_again_and_written_once(
+    store: Store, server: APIServer, cluster: KubeCluster, phase: str
+) -> None:
+    from kubesched.sim.faults import parse_config as faults
+
+    cluster.event_retry_interval = 0.3
+    pod = store.create("Pod", make_pod("p").obj())
+    server.faults.configure(
+        faults(
+            {"faults": [{"kind": "error", "code": 500, "phase": phase, "verbs": ["create"], "resources": ["events"]}]}
+        )
+    )
+    write = asyncio.create_task(cluster.record_event(pod, "Normal", "Scheduled", "Binding", "assigned", "s"))
+    await asyncio.sleep(0.15)  # the first try failed; the next one is due after ~0.3 s at most
+    server.faults.clear()
+    await asyncio.wait_for(write, timeout=5)
+    items, _ = store.list("Event")
+    assert [e["reason"] for e in items] == ["Scheduled"]
+
+
 async def test_events_fall_back_to_core_v1_when_events_k8s_io_is_not_served(
     store: Store, cluster: KubeCluster, monkeypatch: pytest.MonkeyPatch
 ) -> None:
