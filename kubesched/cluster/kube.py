@@ -59,6 +59,8 @@ RELIST_AFTER_STUCK_WATCHES = 2
 MAX_RETRIES = 10
 #: How often an event write is tried when the transport or the server fails (client-go's).
 EVENT_MAX_TRIES = 12
+#: The longest wait between two tries of an event write (client-go's sleep between tries).
+EVENT_RETRY_CAP = 10.0
 #: An informer that has made no progress for this long makes the health checks fail.
 INFORMER_STALL_SECONDS = 60.0
 
@@ -544,8 +546,8 @@ class KubeCluster:
         self._stopping = False
         self._events: OrderedDict[tuple[str, ...], _Series] = OrderedDict()
         self._events_api: str | None = None  # "events.k8s.io" or "core", once known
-        #: Seconds between tries of a failed event write (client-go's sleep between tries).
-        self.event_retry_interval = 10.0
+        #: The first wait before an event write is tried again (doubling after, up to the cap).
+        self.event_retry_interval = 1.0
         self._rng = random.Random()
 
     @classmethod
@@ -783,9 +785,11 @@ class KubeCluster:
 
     async def _write_event(self, method: str, path: str, body: Obj, content_type: str = "application/json") -> Obj:
         """One event write, through the event client, tried up to :data:`EVENT_MAX_TRIES` times
-        :attr:`event_retry_interval` apart (the first wait randomized) when the transport or the
-        server failed (5xx), as client-go's event sink retries. The same object, same name, each
-        time: a create whose answer was lost comes back 409 AlreadyExists, and it was written."""
+        when the transport or the server failed (5xx), as client-go's event sink retries. The
+        waits start shorter than client-go's constant 10 s (:attr:`event_retry_interval`, the
+        first randomized, then doubling up to :data:`EVENT_RETRY_CAP`), so that an event is
+        seldom lost with its process. The same object, same name, each time: a create whose
+        answer was lost comes back 409 AlreadyExists, and it was written."""
         for attempt in range(1, EVENT_MAX_TRIES + 1):
             try:
                 return await self._event_client().request(method, path, body=body, content_type=content_type)
@@ -796,7 +800,9 @@ class KubeCluster:
             except ClusterError as exc:
                 if exc.code < 500 or attempt == EVENT_MAX_TRIES:
                     raise
-                delay = self.event_retry_interval * (self._rng.random() if attempt == 1 else 1.0)
+                delay = min(EVENT_RETRY_CAP, self.event_retry_interval * 2 ** (attempt - 1))
+                if attempt == 1:
+                    delay *= self._rng.random()
                 log.info("could not write an event (%s); trying again in %.1fs", exc, delay)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
