@@ -372,7 +372,7 @@ async def _run(w: Workload) -> Result:
     # As ``kubesched run`` does once its informers have synced: what exists now lives on, and
     # the collector no longer scans it (no pauses of tens of milliseconds mid-burst).
     gc.freeze()
-    before = len(sched.stats.attempt_durations)
+    sched.stats.attempt_durations.clear()
     bound_before = bound["n"]
     unschedulable_before = sched.stats.unschedulable
     measured = (
@@ -394,7 +394,7 @@ async def _run(w: Workload) -> Result:
     seconds = await place(measured, w.wait_bound, on_queued=lambda: lag_tasks.append(asyncio.create_task(watch_lag())))
     for t in lag_tasks:
         t.cancel()
-    durations = sched.stats.attempt_durations[before:]
+    durations = list(sched.stats.attempt_durations)
     await sched.stop()
     runner.cancel()
     await asyncio.gather(runner, return_exceptions=True)

@@ -14,6 +14,7 @@ import asyncio
 import logging
 import random
 import time
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -55,6 +56,8 @@ NO_NODES_MSG = "no nodes available to schedule pods"
 #: Error codes after which a write may or may not have been applied: the request timed out or
 #: its connection broke (:class:`~kubesched.cluster.base.ClusterError` codes of the backends).
 AMBIGUOUS_WRITE_CODES = frozenset({500, 502, 503, 504})
+#: How many attempt durations :class:`Stats` keeps (the newest).
+KEPT_ATTEMPT_DURATIONS = 100_000
 #: Where the pod of a failed bind turned out to be (see Scheduler._where_after_failed_bind).
 _BOUND_HERE, _ELSEWHERE, _UNBOUND = "bound here", "elsewhere", "unbound"
 
@@ -252,8 +255,9 @@ class Stats:
     scheduled: int = 0
     unschedulable: int = 0
     errors: int = 0
-    #: Duration of each scheduling attempt (scheduling cycle), in seconds.
-    attempt_durations: list[float] = field(default_factory=list)
+    #: Duration of each scheduling attempt (scheduling cycle), in seconds: the most recent
+    #: :data:`KEPT_ATTEMPT_DURATIONS`, so that a scheduler that runs for months does not grow.
+    attempt_durations: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_ATTEMPT_DURATIONS))
 
 
 class Scheduler:
