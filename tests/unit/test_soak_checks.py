@@ -136,3 +136,8 @@ def test_a_missing_scheduled_event_is_excused_only_just_before_the_kill() -> Non
     assert failing(events=events, killed_wall=BOUND_AT + 1.0) == set()
     assert failing(events=events, killed_wall=BOUND_AT + EVENT_GRACE + 5) == {"Scheduled for each bound pod"}
     assert failing(events=events, killed_wall=BOUND_AT - 1.0) == {"Scheduled for each bound pod"}
+    # Committed after the kill but before anyone else held the lease: the killed leader's.
+    assert failing(events=events, killed_wall=BOUND_AT - 1.0, takeover_wall=BOUND_AT + 1.0) == set()
+    assert failing(events=events, killed_wall=BOUND_AT - 3.0, takeover_wall=BOUND_AT - 1.0) == {
+        "Scheduled for each bound pod"
+    }
