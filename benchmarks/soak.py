@@ -825,6 +825,8 @@ class Soak:
                 )
             else:
                 rep.checks.append(Check("failover", False, "the leader was never killed (no holder known)"))
+            await self._verify(api, label)
+            await self._memory_after_delete(api, label)
             rep.checks.append(
                 Check(
                     "health",
@@ -837,8 +839,6 @@ class Soak:
                     ),
                 )
             )
-            await self._verify(api, label)
-            await self._memory_after_delete(api, label)
         finally:
             for t in tasks:
                 t.cancel()
