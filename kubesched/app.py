@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config import SchedulerConfig
-from kubesched.health import HealthServer
+from kubesched.health import HealthApp
 from kubesched.metrics import PrometheusObserver
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.serving import DelegationOptions, Serving, ServingOptions
@@ -102,12 +102,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
         observer=observer,
         extenders=extenders,
     )
-    health = HealthServer(
-        observer,
-        ready=lambda: sched.synced,
-        host=opts.bind_address,
-        problems=getattr(cluster, "health_problems", None),
-    )
+    health = HealthApp(observer, ready=lambda: sched.synced, problems=getattr(cluster, "health_problems", None))
     # The health server's application, served on the secure (and, if asked, the insecure) port.
     serving = Serving(health.app, _serving_options(opts), _reviews(cluster))
     elector = None

@@ -1,7 +1,8 @@
 """The health and metrics endpoints of ``kubesched run``: ``/healthz``, ``/livez``, ``/readyz``, ``/metrics``.
 
-KubeSchedulerConfiguration v1 has no fields for these (kube-scheduler takes them as flags), so
-``--bind-address`` and ``--port`` choose where they are served.
+This module is the application; :mod:`kubesched.serving` serves it (HTTPS with delegated
+authentication and authorization on ``--secure-port``, or plain HTTP on ``--port``), since
+KubeSchedulerConfiguration v1 has no fields for these (kube-scheduler takes them as flags).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from aiohttp import web
 from kubesched.metrics import PrometheusObserver
 
 
-class HealthServer:
+class HealthApp:
     """``ready()`` decides /readyz (informers synced); ``problems()`` lists what makes every check
     fail (an informer that can no longer list or watch): /healthz, /livez and /readyz then answer
     500 naming it, so that a liveness probe restarts a scheduler whose view of the cluster froze.
@@ -23,16 +24,11 @@ class HealthServer:
         self,
         observer: PrometheusObserver,
         ready: Callable[[], bool],
-        host: str = "0.0.0.0",
-        port: int = 10259,
         problems: Callable[[], list[str]] | None = None,
     ) -> None:
         self.observer = observer
         self.ready = ready
         self.problems = problems
-        self.host = host
-        self.port = port
-        self._runner: web.AppRunner | None = None
         self.app = web.Application()
         self.app.router.add_get("/healthz", self._ok)
         self.app.router.add_get("/livez", self._ok)
@@ -61,18 +57,3 @@ class HealthServer:
     async def _metrics(self, request: web.Request) -> web.Response:
         body = self.observer.exposition()
         return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
-
-    async def start(self) -> None:
-        self._runner = web.AppRunner(self.app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        # Port 0 asks the OS for a free one; report the one we got.
-        sockets = getattr(site._server, "sockets", None)
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None

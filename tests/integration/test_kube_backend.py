@@ -309,16 +309,19 @@ async def test_a_watch_that_keeps_breaking_at_one_event_relists(
 async def test_an_informer_that_cannot_progress_fails_the_health_checks(store: Store, server: APIServer) -> None:
     from kubernetes_asyncio.client import Configuration
 
-    from kubesched.health import HealthServer
+    from kubesched.health import HealthApp
     from kubesched.metrics import PrometheusObserver
+    from kubesched.serving import Serving, ServingOptions
 
     proxy = Proxy(server.port)
     await proxy.up()
     c = KubeCluster.from_configuration(
         Configuration(host=f"http://127.0.0.1:{proxy.port}"), backoff_initial=0.05, backoff_cap=0.2, stall_seconds=0.5
     )
-    health = HealthServer(
-        PrometheusObserver(), ready=lambda: True, host="127.0.0.1", port=0, problems=c.health_problems
+    health = Serving(
+        HealthApp(PrometheusObserver(), ready=lambda: True, problems=c.health_problems).app,
+        ServingOptions(bind_address="127.0.0.1", secure_port=None, port=0),
+        None,
     )
     await health.start()
 
