@@ -601,7 +601,7 @@ class Scheduler:
         self.stats.attempt_durations.append(time.perf_counter() - start)
         self._activate_requested(state)
         task = asyncio.create_task(
-            self._binding_cycle(fw, state, qpi, assumed, node_name, record, start), name=f"bind {pi.key}"
+            self._binding_cycle(_Binding(fw, state, qpi, assumed, node_name, record, start)), name=f"bind {pi.key}"
         )
         self._binding_tasks.add(task)
         task.add_done_callback(self._binding_done)
@@ -905,16 +905,8 @@ class Scheduler:
         task.add_done_callback(self._side_tasks.discard)
 
     # --- the binding cycle --------------------------------------------------------------------
-    async def _binding_cycle(
-        self,
-        fw: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        node_name: str,
-        record: PodResult | None,
-        start: float,
-    ) -> None:
+    async def _binding_cycle(self, b: _Binding) -> None:
+        fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
         past_permit = False
         try:
             status = await fw.wait_on_permit(assumed)
@@ -949,11 +941,9 @@ class Scheduler:
             try:
                 where = await self._where_after_failed_bind(assumed, node_name, status)
                 if where == _BOUND_HERE:
-                    await self._binding_succeeded(fw, state, qpi, assumed, node_name, record, start)
+                    await self._binding_succeeded(b)
                 else:
-                    await self._binding_failed(
-                        fw, state, qpi, assumed, node_name, record, start, status, past_permit, where
-                    )
+                    await self._binding_failed(b, status, past_permit, where)
             except Exception:
                 # The attempt must end whatever went wrong here: a pod left "in flight" would keep
                 # the queue recording every cluster event for it, forever, and never be retried.
@@ -962,9 +952,9 @@ class Scheduler:
                 if cached is not None and cached.node_name and not self.cache.is_assumed(assumed.uid):
                     self.queue.done(assumed.uid)
                 else:
-                    self.queue.requeue_after_error(qpi)
+                    self.queue.requeue_after_error(b.qpi)
             return
-        await self._binding_succeeded(fw, state, qpi, assumed, node_name, record, start)
+        await self._binding_succeeded(b)
 
     async def _where_after_failed_bind(self, assumed: PodInfo, node_name: str, status: Status) -> str:
         """Where the pod of a failed bind is now: :data:`_BOUND_HERE` (the bind took effect after
@@ -1012,19 +1002,8 @@ class Scheduler:
         except Exception:  # noqa: BLE001 - reporting must never take the scheduler down
             log.exception("could not record the Scheduled event of %s", assumed.key)
 
-    async def _binding_failed(
-        self,
-        fw: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        node_name: str,
-        record: PodResult | None,
-        start: float,
-        status: Status,
-        past_permit: bool,
-        where: str,
-    ) -> None:
+    async def _binding_failed(self, b: _Binding, status: Status, past_permit: bool, where: str) -> None:
+        fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
         await fw.run_unreserve(state, assumed, node_name)
         if self.cache.is_assumed(assumed.uid):
             self.cache.forget_pod(assumed)
@@ -1037,25 +1016,18 @@ class Scheduler:
             return
         self._fail(
             fw,
-            qpi,
+            b.qpi,
             status,
             record,
             None,
             node=None if past_permit else node_name,
             backoff=past_permit,
-            attempt_start=start,
+            attempt_start=b.start,
         )
 
-    async def _binding_succeeded(
-        self,
-        fw: Framework,
-        state: CycleState,
-        qpi: QueuedPodInfo,
-        assumed: PodInfo,
-        node_name: str,
-        record: PodResult | None,
-        start: float,
-    ) -> None:
+    async def _binding_succeeded(self, b: _Binding) -> None:
+        fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
+        qpi, start = b.qpi, b.start
         if self.cache.is_assumed(assumed.uid):
             self.cache.finish_binding(assumed)
         self.stats.scheduled += 1
@@ -1077,6 +1049,19 @@ class Scheduler:
         await fw.run_post_bind(state, assumed, node_name)
         self._ep("PostBind", None, fw, t0)
         self._activate_requested(state)
+
+
+@dataclass(slots=True)
+class _Binding:
+    """One pod's binding cycle: what its scheduling cycle decided, and for which attempt."""
+
+    fw: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    assumed: PodInfo
+    node_name: str
+    record: PodResult | None
+    start: float
 
 
 class _CycleError(Exception):
