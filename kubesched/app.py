@@ -22,7 +22,7 @@ from kubesched.config import SchedulerConfig
 from kubesched.health import HealthApp
 from kubesched.metrics import PrometheusObserver
 from kubesched.scheduler import Scheduler, SchedulerOptions
-from kubesched.serving import DelegationOptions, Serving, ServingOptions
+from kubesched.serving import Serving, ServingOptions
 
 log = logging.getLogger("kubesched")
 
@@ -34,14 +34,8 @@ SHUTDOWN_GRACE_SECONDS = 30.0
 class RunOptions:
     kubeconfig: str | None = None
     context: str | None = None
-    bind_address: str = "0.0.0.0"
-    #: HTTPS with delegated authentication and authorization (None: off; 0: any free port).
-    secure_port: int | None = 10259
-    #: Plain HTTP without authentication, for local runs only (None: off; 0: any free port).
-    port: int | None = None
-    tls_cert_file: str | None = None
-    tls_private_key_file: str | None = None
-    delegation: DelegationOptions = field(default_factory=DelegationOptions)
+    #: Where and how /healthz, /readyz, /livez and /metrics are served.
+    serving: ServingOptions = field(default_factory=ServingOptions)
     record_results: bool = False
     identity: str | None = None
     #: For tests: an already-built cluster (anything implementing the Cluster protocol with
@@ -104,7 +98,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
     )
     health = HealthApp(observer, ready=lambda: sched.synced, problems=getattr(cluster, "health_problems", None))
     # The health server's application, served on the secure (and, if asked, the insecure) port.
-    serving = Serving(health.app, _serving_options(opts), _reviews(cluster))
+    serving = Serving(health.app, opts.serving, _reviews(cluster))
     elector = None
     lost = asyncio.Event()
     loop_task: asyncio.Task[None] | None = None
@@ -173,17 +167,6 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             await ext.close()
         for sig in installed:
             loop.remove_signal_handler(sig)
-
-
-def _serving_options(opts: RunOptions) -> ServingOptions:
-    return ServingOptions(
-        bind_address=opts.bind_address,
-        secure_port=opts.secure_port,
-        port=opts.port,
-        tls_cert_file=opts.tls_cert_file,
-        tls_private_key_file=opts.tls_private_key_file,
-        delegation=opts.delegation,
-    )
 
 
 def _reviews(cluster: Any) -> Any:

@@ -234,23 +234,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg = load_config(args.config)
     except (ConfigError, RegistryError) as exc:
         return _fail(str(exc))
-    from kubesched.serving import DelegationOptions, ServingError
+    from kubesched.serving import DelegationOptions, ServingError, ServingOptions
 
     _setup_logging(args.v)
     opts = RunOptions(
         kubeconfig=args.kubeconfig,
         context=args.context,
-        bind_address=args.bind_address,
-        # Upstream's meaning of 0 for both: not served.
-        secure_port=args.secure_port or None,
-        port=args.port or None,
-        tls_cert_file=args.tls_cert_file,
-        tls_private_key_file=args.tls_private_key_file,
-        delegation=DelegationOptions(
-            token_cache_ttl=args.authentication_token_webhook_cache_ttl,
-            allow_cache_ttl=args.authorization_webhook_cache_authorized_ttl,
-            deny_cache_ttl=args.authorization_webhook_cache_unauthorized_ttl,
-            always_allow_paths=tuple(p.strip() for p in args.authorization_always_allow_paths.split(",") if p.strip()),
+        serving=ServingOptions(
+            bind_address=args.bind_address,
+            # Upstream's meaning of 0 for both: not served.
+            secure_port=args.secure_port or None,
+            port=args.port or None,
+            tls_cert_file=args.tls_cert_file,
+            tls_private_key_file=args.tls_private_key_file,
+            delegation=DelegationOptions(
+                token_cache_ttl=args.authentication_token_webhook_cache_ttl,
+                allow_cache_ttl=args.authorization_webhook_cache_authorized_ttl,
+                deny_cache_ttl=args.authorization_webhook_cache_unauthorized_ttl,
+                always_allow_paths=tuple(
+                    p.strip() for p in args.authorization_always_allow_paths.split(",") if p.strip()
+                ),
+            ),
         ),
         record_results=args.record_results,
         identity=args.identity,
@@ -361,6 +365,7 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
     try:
         if cfg is not None:
             from kubesched.app import RunOptions, run
+            from kubesched.serving import ServingOptions
 
             # The embedded server is on this machine: a client-side rate limit meant to protect a
             # shared API server would only slow the simulation down.
@@ -376,8 +381,7 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
                 # Secure serving as in a cluster, delegating to this server: the admin token reads /metrics.
                 RunOptions(
                     kubeconfig=kubeconfig,
-                    bind_address=args.address,
-                    secure_port=args.scheduler_port,
+                    serving=ServingOptions(bind_address=args.address, secure_port=args.scheduler_port),
                     record_results=True,
                 ),
                 stop,

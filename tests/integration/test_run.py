@@ -238,6 +238,7 @@ async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_
     every watch, and when it must relist because its resourceVersion was compacted away."""
     from kubesched.app import RunOptions, run
     from kubesched.config import load_config
+    from kubesched.serving import ServingOptions
 
     store, srv, kubeconfig, _ = server
     config = tmp_path / "no-le.yaml"
@@ -245,7 +246,11 @@ async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_
     store.create("Node", make_node("n1").obj())
     stop = asyncio.Event()
     task = asyncio.create_task(
-        run(load_config(config), RunOptions(kubeconfig=str(kubeconfig), bind_address="127.0.0.1", secure_port=0), stop)
+        run(
+            load_config(config),
+            RunOptions(kubeconfig=str(kubeconfig), serving=ServingOptions(bind_address="127.0.0.1", secure_port=0)),
+            stop,
+        )
     )
     try:
         store.create("Pod", make_pod("before").scheduler("kubesched").obj())

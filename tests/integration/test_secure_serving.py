@@ -29,7 +29,7 @@ from kubesched.cluster.delegated_auth import KubeReviews
 from kubesched.cluster.kube import KubeCluster
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
-from kubesched.serving import DelegatingAuth, User, self_signed_certificate
+from kubesched.serving import DelegatingAuth, ServingOptions, User, self_signed_certificate
 from kubesched.serving.auth import AuthorizationFailed, Unauthorized
 from kubesched.sim.apiserver import APIServer
 from kubesched.sim.authn import UserInfo, read_token_file
@@ -83,7 +83,7 @@ async def scheduler(kubeconfig: Path, tmp_path: Path, **options: Any) -> AsyncIt
     config = tmp_path / "config.yaml"
     config.write_text(CONFIG)
     stop = asyncio.Event()
-    opts = RunOptions(kubeconfig=str(kubeconfig), bind_address="127.0.0.1", **options)
+    opts = RunOptions(kubeconfig=str(kubeconfig), serving=ServingOptions(bind_address="127.0.0.1", **options))
     task = asyncio.create_task(run(load_config(config), opts, stop))
     try:
         yield task
