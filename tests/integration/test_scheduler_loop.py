@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import wait_until
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
@@ -17,15 +18,6 @@ from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-async def wait_until(cond: Any, timeout: float = 5.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.01)
 
 
 class Running:

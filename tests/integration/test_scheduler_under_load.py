@@ -8,6 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from conftest import wait_until
 
 from kubesched.cluster.base import ClusterError, Conflict
 from kubesched.cluster.memory import InMemoryCluster
@@ -15,15 +16,6 @@ from kubesched.cluster.store import Store
 from kubesched.config import parse_config
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import make_node, make_pod
-
-
-async def wait_until(cond: Any, timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.01)
 
 
 def scheduler_over(cluster: InMemoryCluster) -> Scheduler:
@@ -59,7 +51,7 @@ async def test_binds_and_other_tasks_progress_while_pods_are_queued() -> None:
     probe = asyncio.create_task(neighbour())
     runner = asyncio.create_task(sched.run(start=False))
     try:
-        await wait_until(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]))
+        await wait_until(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]), timeout=10)
     finally:
         await sched.stop(grace=1)
         probe.cancel()
@@ -114,7 +106,7 @@ async def test_a_bind_that_failed_but_took_effect_is_a_success(delivered_first: 
     sched = scheduler_over(cluster)
     runner = asyncio.create_task(sched.run())
     try:
-        await wait_until(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]))
+        await wait_until(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]), timeout=10)
         await sched.wait_for_bindings(2)
         await cluster.wait_delivered()
     finally:
