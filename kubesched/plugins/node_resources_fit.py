@@ -12,7 +12,6 @@ the configured resources, see :mod:`kubesched.plugins.resource_allocation`.
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -30,6 +29,7 @@ from kubesched.framework import (
     Resource,
     Status,
 )
+from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.resources import is_extended_resource
 from kubesched.framework.types import compute_pod_requests
 
@@ -61,48 +61,6 @@ REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
 
 
 # --- args ---------------------------------------------------------------------------------------
-
-_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_NAME_FMT = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation "
-    "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-_SUBDOMAIN_FMT = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
-    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """Why ``value`` is not a label name (apimachinery ``IsQualifiedName``); empty when it is."""
-    parts = value.split("/")
-    errs: list[str] = []
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        elif len(prefix) > 253:
-            errs.append("prefix part must be no more than 253 characters")
-        elif not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            errs.append("prefix part " + _SUBDOMAIN_FMT)
-    else:
-        return [
-            "a qualified name "
-            + _NAME_FMT
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    elif not _NAME_RE.match(name):
-        errs.append("name part " + _NAME_FMT)
-    return errs
 
 
 class UtilizationShapePoint(BaseModel):

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.framework.names import dns1123_label_errors, dns1123_subdomain_errors, label_value_errors
+
 from .validation_meta import (
     Cause,
-    dns1123_label_errors,
-    dns1123_subdomain_errors,
     forbidden_cause,
     invalid_cause,
-    label_value_errors,
     not_supported_cause,
     quote,
     required_cause,

@@ -7,56 +7,19 @@ them, so that :func:`kubesched.sim.apierrors.invalid` turns them into the same 4
 
 from __future__ import annotations
 
-import re
 from typing import Any
+
+from kubesched.framework.names import (
+    dns1123_label_errors,
+    dns1123_subdomain_errors,
+    label_value_errors,
+    qualified_name_errors,
+)
 
 Cause = tuple[str, str, str]
 
 #: ``metadata.annotations``: keys and values together (apimachinery TotalAnnotationSizeLimitB)
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
-LABEL_VALUE_MAX_LENGTH = 63
-QUALIFIED_NAME_MAX_LENGTH = 63
-DNS1123_LABEL_MAX_LENGTH = 63
-DNS1123_SUBDOMAIN_MAX_LENGTH = 253
-
-_QNAME_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_QNAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-)
-_LABEL_VALUE_FMT = f"({_QNAME_FMT})?"
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_LABEL_MSG = (
-    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + r"(\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-
-_QNAME_RE = re.compile(f"^{_QNAME_FMT}$")
-_LABEL_VALUE_RE = re.compile(f"^{_LABEL_VALUE_FMT}$")
-_DNS1123_LABEL_RE = re.compile(f"^{_DNS1123_LABEL_FMT}$")
-_DNS1123_SUBDOMAIN_RE = re.compile(f"^{_DNS1123_SUBDOMAIN_FMT}$")
-
-
-def regex_error(msg: str, fmt: str, *examples: str) -> str:
-    """apimachinery's RegexError wording: the rule, examples, and the regex itself."""
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    shown = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {shown}regex used for validation is '{fmt}')"
-
-
-def max_len_error(n: int) -> str:
-    return f"must be no more than {n} characters"
-
-
 _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
@@ -104,66 +67,6 @@ def forbidden_cause(path: str, detail: str) -> Cause:
 def not_supported_cause(path: str, value: Any, supported: tuple[str, ...]) -> Cause:
     listed = ", ".join(f'"{s}"' for s in supported)
     return (path, "FieldValueNotSupported", f"Unsupported value: {quote(value)}: supported values: {listed}")
-
-
-# --- string formats -----------------------------------------------------------------------------
-
-
-def dns1123_label_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_LABEL_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_LABEL_MAX_LENGTH))
-    if not _DNS1123_LABEL_RE.match(value):
-        if _DNS1123_SUBDOMAIN_RE.match(value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > DNS1123_SUBDOMAIN_MAX_LENGTH:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX_LENGTH))
-    if not _DNS1123_SUBDOMAIN_RE.match(value):
-        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """IsQualifiedName: an optional DNS subdomain prefix and '/', then a name of at most 63 characters."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs += ["prefix part " + m for m in dns1123_subdomain_errors(prefix)]
-    else:
-        return [
-            "a qualified name "
-            + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > QUALIFIED_NAME_MAX_LENGTH:
-        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX_LENGTH))
-    if not _QNAME_RE.match(name):
-        errs.append("name part " + regex_error(_QNAME_MSG, _QNAME_FMT, "MyName", "my.name", "123-abc"))
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    errs = []
-    if len(value) > LABEL_VALUE_MAX_LENGTH:
-        errs.append(max_len_error(LABEL_VALUE_MAX_LENGTH))
-    if not _LABEL_VALUE_RE.match(value):
-        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
 
 
 # --- metadata -----------------------------------------------------------------------------------
