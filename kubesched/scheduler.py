@@ -59,7 +59,9 @@ AMBIGUOUS_WRITE_CODES = frozenset({500, 502, 503, 504})
 #: How many attempt durations :class:`Stats` keeps (the newest).
 KEPT_ATTEMPT_DURATIONS = 100_000
 #: Where the pod of a failed bind turned out to be (see Scheduler._where_after_failed_bind).
-_BOUND_HERE, _ELSEWHERE, _UNBOUND = "bound here", "elsewhere", "unbound"
+_BOUND_HERE, _ELSEWHERE, _UNBOUND, _UNKNOWN = "bound here", "elsewhere", "unbound", "unknown"
+#: Seconds between the reads that find out whether a bind took effect after all.
+VERIFY_BIND_WAITS = (0.5, 1.0, 2.0)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -958,7 +960,8 @@ class Scheduler:
 
     async def _where_after_failed_bind(self, assumed: PodInfo, node_name: str, status: Status) -> str:
         """Where the pod of a failed bind is now: :data:`_BOUND_HERE` (the bind took effect after
-        all), :data:`_ELSEWHERE` (bound to another node, or gone) or :data:`_UNBOUND`.
+        all), :data:`_ELSEWHERE` (bound to another node, or gone), :data:`_UNBOUND`, or
+        :data:`_UNKNOWN` (the server could not be asked, a few times over).
 
         A bind that timed out or lost its connection may have been applied by the server, and a
         409 says the pod is bound already, perhaps by this very bind: the informer may already
@@ -976,12 +979,19 @@ class Scheduler:
             isinstance(cause, (Conflict, NotFound)) or cause.code in AMBIGUOUS_WRITE_CODES
         ):
             return _UNBOUND
-        try:
-            live = await self.cluster.get_pod(assumed.namespace, assumed.name)
-        except NotFound:
-            return _ELSEWHERE
-        except Exception:  # noqa: BLE001 - the API is still unreachable: retry, the informer corrects
-            return _UNBOUND
+        live = None
+        for wait in (*VERIFY_BIND_WAITS, None):
+            try:
+                live = await self.cluster.get_pod(assumed.namespace, assumed.name)
+                break
+            except NotFound:
+                return _ELSEWHERE
+            except Exception as exc:  # noqa: BLE001 - the API is unreachable for now
+                if wait is None:
+                    log.info("pod %s: cannot tell whether its bind took effect (%s)", assumed.key, exc)
+                    return _UNKNOWN
+                await asyncio.sleep(wait)
+        assert live is not None
         if (live.get("metadata") or {}).get("uid") != assumed.uid:
             return _ELSEWHERE  # deleted, perhaps recreated under the same name
         bound_to = (live.get("spec") or {}).get("nodeName")
@@ -1013,6 +1023,11 @@ class Scheduler:
             # Bound by someone else, or deleted: the informer brings the truth; no retry.
             log.info("pod %s not bound: %s", assumed.key, status.message())
             self.queue.done(assumed.uid)
+            return
+        if where == _UNKNOWN:
+            # Perhaps bound after all: retry after backoff (the informer takes the pod out of the
+            # queue if it shows it bound meanwhile), but report no failure that may be false.
+            self.queue.requeue_after_error(b.qpi)
             return
         self._fail(
             fw,

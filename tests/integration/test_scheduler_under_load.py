@@ -147,3 +147,44 @@ async def test_a_bind_that_failed_and_did_not_take_effect_is_retried(conflict: b
     assert reasons == ["FailedScheduling", "Scheduled"]
     assert cluster.binds["p0"] == 2
     assert sched.queue.in_flight_counts() == (0, 0)
+
+
+class UnreadableCluster(LostAnswerCluster):
+    """Binds that take effect but time out, and reads of the pod that fail ``failures`` times."""
+
+    def __init__(self, store: Store, pods: set[str], failures: int) -> None:
+        super().__init__(store, pods, delivered_first=False)
+        self.failures = failures
+
+    async def get_pod(self, namespace: str, name: str) -> dict[str, Any]:
+        if self.failures > 0:
+            self.failures -= 1
+            raise ClusterError("GET pods: the server is currently unable to handle the request", 503)
+        return await super().get_pod(namespace, name)
+
+
+@pytest.mark.parametrize("failures", [2, 100], ids=["read-on-the-third-try", "never-readable"])
+async def test_a_bind_whose_outcome_cannot_be_read_is_never_reported_as_failed(
+    failures: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import kubesched.scheduler as scheduler_module
+
+    monkeypatch.setattr(scheduler_module, "VERIFY_BIND_WAITS", (0.01, 0.01, 0.01))
+    store = Store()
+    cluster = UnreadableCluster(store, {"p0"}, failures)
+    create(store, make_node("n0").capacity(cpu="8", memory="16Gi", pods="20"))
+    create(store, make_pod("p0").req(cpu="100m"))
+    sched = scheduler_over(cluster)
+    runner = asyncio.create_task(sched.run())
+    try:
+        await wait_until(lambda: store.get("Pod", "default", "p0")["spec"].get("nodeName") == "n0")
+        await sched.wait_for_bindings(2)
+        await cluster.wait_delivered()
+        await wait_until(lambda: sched.queue.in_flight_counts() == (0, 0) and len(sched.queue) == 0)
+    finally:
+        await sched.stop(grace=1)
+        await asyncio.gather(runner, return_exceptions=True)
+    reasons = [e["reason"] for e in cluster.events_for(store.get("Pod", "default", "p0"))]
+    # Read in the end: a success. Never read: no report at all, rather than a false failure.
+    assert reasons == (["Scheduled"] if failures == 2 else [])
+    assert cluster.binds["p0"] == 1
