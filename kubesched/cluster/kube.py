@@ -26,7 +26,7 @@ import random
 import socket
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +51,8 @@ EVENT_SERIES_WINDOW = 6 * 60.0
 #: Distinct event series remembered for aggregation (client-go's cache holds 4096).
 EVENT_CACHE_SIZE = 4096
 LIST_PAGE_SIZE = 500
+#: Listed objects delivered between two turns of the event loop.
+DELIVER_BATCH = 256
 #: The longest watch event read (one object): far above what the API server stores (1.5 MiB).
 MAX_WATCH_EVENT_BYTES = 64 * 1024 * 1024
 #: After this many watches in a row broke at the same resourceVersion, relist.
@@ -336,8 +338,7 @@ class _Informer:
             if self.deliver_after is not None:
                 await self.deliver_after.wait()
             self.objects = {}
-            for obj in fresh.values():
-                self._upsert(obj)
+            await self._deliver(fresh.values())
             self.resource_version = rv
             self.synced.set()
             log.debug("%s informer synced: %d objects at %s", self.kind, len(fresh), rv)
@@ -346,9 +347,16 @@ class _Informer:
         for key in [k for k in self.objects if k not in fresh]:
             old = self.objects.pop(key)
             self._call("on_delete", old)
-        for obj in fresh.values():
-            self._upsert(obj)
+        await self._deliver(fresh.values())
         self.resource_version = rv
+
+    async def _deliver(self, objs: Iterable[Obj]) -> None:
+        """Deliver listed objects, giving the loop back every :data:`DELIVER_BATCH` of them: a
+        relist of ten thousand pods must not hold up binds, renewals and health checks."""
+        for i, obj in enumerate(objs, 1):
+            self._upsert(obj)
+            if i % DELIVER_BATCH == 0:
+                await asyncio.sleep(0)
 
     # --- watch --------------------------------------------------------------------------------
     async def watch(self) -> bool:
