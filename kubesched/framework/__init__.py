@@ -10,6 +10,7 @@ from .events import Resource as EventResource
 from .interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    BatchScorePlugin,
     BindPlugin,
     CycleState,
     EnqueueExtensions,
@@ -38,6 +39,7 @@ from .types import NodeInfo, PodInfo, PodSpecError, QueuedPodInfo
 
 __all__ = [
     "ActionType",
+    "BatchScorePlugin",
     "BindPlugin",
     "ClusterEvent",
     "ClusterEventWithHint",

@@ -306,6 +306,18 @@ class ScorePlugin(Plugin, Protocol):
 
 
 @runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """A Score plugin that can also score all the feasible nodes of one pod in one call:
+    ``score_nodes`` returns one score per node, in the order of ``nodes``, each exactly what
+    ``score`` returns for that node (bare ints). The runtime prefers it when present; ``score``
+    stays the contract (and what tests and extenders of the plugin may call). Worth it where
+    per-pod work can be done once instead of once per node, or where the nodes' data can be
+    read in bulk."""
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Sequence[int]: ...
+
+
+@runtime_checkable
 class ScoreExtensions(Plugin, Protocol):
     """Rewrites this plugin's scores for all nodes in place (e.g. to 0..100)."""
 

@@ -149,7 +149,7 @@ class _NoNominator:
 class _Bound:
     """A plugin method, whether it is a coroutine function, and its plugin's name."""
 
-    __slots__ = ("name", "fn", "is_async", "weight", "plugin")
+    __slots__ = ("name", "fn", "is_async", "weight", "plugin", "batch")
 
     def __init__(self, plugin: Any, method: str, weight: int = 0) -> None:
         self.plugin = plugin
@@ -157,6 +157,8 @@ class _Bound:
         self.fn: Callable[..., Any] = getattr(plugin, method)
         self.is_async = inspect.iscoroutinefunction(self.fn)
         self.weight = weight
+        #: the batch form of a per-node method (``score`` → ``score_nodes``), when the plugin has one
+        self.batch: Callable[..., Any] | None = getattr(plugin, f"{method}_nodes", None) if method == "score" else None
 
     async def call(self, *args: Any) -> Any:
         result = self.fn(*args)
@@ -636,16 +638,20 @@ class Framework:
             if skip and b.name in skip:
                 continue
             fn = b.fn
+            batch = b.batch
             try:
-                if state.record_plugin_metrics and self.observer is not None:
-                    t0 = time.perf_counter()
+                t0 = time.perf_counter()
+                if batch is not None:
+                    values = list(batch(state, pod, nodes))
+                    if len(values) != len(nodes):
+                        raise ValueError(f"score_nodes returned {len(values)} scores for {len(nodes)} nodes")
+                else:
                     values = [fn(state, pod, ni) for ni in nodes]
-                    # One observation per node call, as upstream records Score.
+                if state.record_plugin_metrics and self.observer is not None:
+                    # One observation per node, as upstream records Score, whichever form ran.
                     per_call = (time.perf_counter() - t0) / max(1, len(nodes))
                     for _ in nodes:
                         self.observer.plugin_execution(b.name, "Score", "Success", per_call)
-                else:
-                    values = [fn(state, pod, ni) for ni in nodes]
             except Exception as exc:  # noqa: BLE001
                 return [], _error("Score", b.name, exc)
             # Plugins may return a bare int (the fast, common case) or (score, status).

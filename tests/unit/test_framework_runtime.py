@@ -158,6 +158,36 @@ async def test_scores_are_weighted_and_normalized() -> None:
     assert h.node_of("p") == "n2"
 
 
+async def test_a_batch_score_is_used_when_present_and_reported_per_node() -> None:
+    table = {"n1": 10, "n2": 40, "n3": 5}
+    batches: list[list[str]] = []
+
+    def score_nodes(self: Any, s: Any, p: Any, ns: Any) -> list[int]:
+        batches.append([n.name for n in ns])
+        return [table[n.name] for n in ns]
+
+    S = plugin("S", score=lambda self, s, p, n: table[n.name], score_nodes=score_nodes)
+    h = await make_harness(
+        [profile(score=[("S", 2)])], registry_with(S), objs=[*nodes("n1", "n2", "n3"), make_pod("p")]
+    )
+    await h.run_all()
+    rec = h.scheduler.results["default/p"]
+    assert calls("score") == []  # one call for the pod, not one per node
+    assert [sorted(b) for b in batches] == [["n1", "n2", "n3"]]
+    assert rec.score == {"n1": {"S": 10}, "n2": {"S": 40}, "n3": {"S": 5}}
+    assert rec.final_score == {"n1": {"S": 20}, "n2": {"S": 80}, "n3": {"S": 10}}
+    assert h.node_of("p") == "n2"
+
+
+async def test_a_batch_score_with_a_score_missing_is_an_error_naming_the_plugin() -> None:
+    S = plugin("S", score=lambda self, s, p, n: 1, score_nodes=lambda self, s, p, ns: [1])
+    h = await make_harness([profile(score=["S"])], registry_with(S), objs=[*nodes("n1", "n2"), make_pod("p")])
+    await h.run_all()
+    rec = h.scheduler.results["default/p"]
+    assert rec.phase == "Error"
+    assert 'running "S" Score plugin: score_nodes returned 1 scores for 2 nodes' in rec.message
+
+
 async def test_score_out_of_range_after_normalize_is_an_error() -> None:
     S = plugin("S", score=lambda self, s, p, n: 101)
     h = await make_harness([profile(score=["S"])], registry_with(S), objs=[*nodes("n1", "n2"), make_pod("p")])
