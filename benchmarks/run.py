@@ -7,10 +7,14 @@ creates ``measure_pods`` at once and measures until every one of them is bound:
 * p50/p90/p99 of the scheduling-attempt latency (one scheduling cycle) of the measured pods;
 * peak RSS of the process (each workload runs in a fresh process);
 * the event loop's largest lag while the measured pods are scheduled: how long a bind, a watch
-  event, a lease renewal or a health check could have waited for the scheduling loop.
+  event, a lease renewal or a health check could have waited for the scheduling loop;
+* upstream's throughput floor for the workload (scheduler_perf's ``threshold``) and our pods/s
+  divided by it; "-" where upstream sets none.
 
-    python -m benchmarks.run                      # every workload, a table
+    python -m benchmarks.run                      # every workload but the slow ones, a table
+    python -m benchmarks.run --all                # the slow ones too (15000 nodes: minutes)
     python -m benchmarks.run -w SchedulingBasic/5000Nodes_10000Pods --json
+    python -m benchmarks.run --scaling            # SchedulingBasic at 500, 5000, 15000 nodes
     python -m benchmarks.run --list
 
 The node and pod templates follow upstream's scheduler_perf defaults (node: 4 CPU, 32Gi, 110
@@ -36,6 +40,28 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+@dataclass(frozen=True)
+class Floor:
+    """Upstream's throughput floor: scheduler_perf fails a run whose pods/s falls below it."""
+
+    pods_per_second: float
+    #: The upstream test case the threshold belongs to ("SchedulingPodAntiAffinity/5000Nodes_2000Pods").
+    upstream: str
+
+
+# Thresholds of kubernetes/kubernetes test/integration/scheduler_perf, the newest stored versions
+# of misc/, affinity/ and topology_spreading/performance-config.yaml (master after v1.34: the
+# configs already name v1.35's NodeDeclaredFeatures gate). Upstream sets a threshold only on its
+# large `performance` cases; a workload of ours with the same test and node count but fewer
+# measured pods carries that case's floor, named, so the table can say the sizes differ.
+# PreemptionBasic has no threshold upstream (570 belongs to PreemptionAsync, a different test).
+SCHEDULING_BASIC_FLOOR = Floor(680, "SchedulingBasic/5000Nodes_10000Pods")
+ANTI_AFFINITY_FLOOR = Floor(60, "SchedulingPodAntiAffinity/5000Nodes_2000Pods")
+AFFINITY_FLOOR = Floor(35, "SchedulingPodAffinity/5000Nodes_5000Pods")
+NODE_AFFINITY_FLOOR = Floor(220, "SchedulingNodeAffinity/5000Nodes_10000Pods")
+SPREADING_FLOOR = Floor(460, "TopologySpreading/5000Nodes_5000Pods")
+
+
 @dataclass
 class Workload:
     name: str
@@ -54,6 +80,10 @@ class Workload:
     make_init_pod: Callable[[str, int], dict[str, Any]] | None = None
     #: Measure until every measured pod is bound (preemption: pods need a second attempt).
     wait_bound: bool = False
+    #: Upstream's throughput floor for this workload, or None where upstream sets none.
+    floor: Floor | None = None
+    #: Takes minutes: run only when named (-w), with --all or by --scaling.
+    slow: bool = False
 
 
 def default_node(i: int) -> dict[str, Any]:
@@ -194,13 +224,29 @@ WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in [
         Workload("SchedulingBasic/500Nodes", 500, 500, 1000, description="upstream SchedulingBasic, 500 nodes"),
-        Workload("SchedulingBasic/5000Nodes", 5000, 1000, 1000, description="upstream SchedulingBasic, 5000 nodes"),
+        Workload(
+            "SchedulingBasic/5000Nodes",
+            5000,
+            1000,
+            1000,
+            floor=SCHEDULING_BASIC_FLOOR,
+            description="upstream SchedulingBasic, 5000 nodes",
+        ),
         Workload(
             "SchedulingBasic/5000Nodes_10000Pods",
             5000,
             1000,
             10000,
+            floor=SCHEDULING_BASIC_FLOOR,
             description="upstream SchedulingBasic, 5000 nodes, 10000 measured pods",
+        ),
+        Workload(
+            "SchedulingBasic/15000Nodes_50000Pods",
+            15000,
+            5000,
+            50000,
+            slow=True,
+            description="SchedulingBasic at 15000 nodes (no upstream case): init and measured as 5000Nodes_50000Pods",
         ),
         Workload(
             "SchedulingPodAntiAffinity/5000Nodes",
@@ -209,6 +255,7 @@ WORKLOADS: dict[str, Workload] = {
             1000,
             make_init_pod=_anti_affinity("sched-0"),
             make_pod=_anti_affinity("sched-1"),
+            floor=ANTI_AFFINITY_FLOOR,
             description="upstream SchedulingPodAntiAffinity: required anti-affinity on hostname",
         ),
         Workload(
@@ -219,6 +266,7 @@ WORKLOADS: dict[str, Workload] = {
             make_node=zoned_node(["zone1"]),
             make_init_pod=_affinity("sched-0"),
             make_pod=_affinity("sched-1"),
+            floor=AFFINITY_FLOOR,
             description="upstream SchedulingPodAffinity: required affinity on zone",
         ),
         Workload(
@@ -228,6 +276,7 @@ WORKLOADS: dict[str, Workload] = {
             1000,
             make_node=zoned_node(["zone1"]),
             make_pod=NODE_AFFINITY_POD,
+            floor=NODE_AFFINITY_FLOOR,
             description="upstream SchedulingNodeAffinity",
         ),
         Workload(
@@ -238,6 +287,7 @@ WORKLOADS: dict[str, Workload] = {
             make_node=zoned_node(["moon-1", "moon-2", "moon-3"]),
             make_init_pod=default_pod,
             make_pod=SPREADING_POD,
+            floor=SPREADING_FLOOR,
             description="upstream TopologySpreading: maxSkew 5 over three zones, DoNotSchedule",
         ),
         Workload(
@@ -289,6 +339,19 @@ class Result:
     loop_lag_max_ms: float = 0.0
     python: str = field(default_factory=lambda: sys.version.split()[0])
     loop: str = ""
+    #: Upstream's floor (pods/s), our pods/s divided by it, and the upstream case it is from.
+    floor_pods_per_second: float | None = None
+    floor_ratio: float | None = None
+    floor_source: str | None = None
+
+
+def with_floor(result: Result, floor: Floor | None) -> Result:
+    """``result`` with upstream's floor and our ratio to it filled in (left None without a floor)."""
+    if floor is not None:
+        result.floor_pods_per_second = floor.pods_per_second
+        result.floor_ratio = round(result.pods_per_second / floor.pods_per_second, 2)
+        result.floor_source = floor.upstream
+    return result
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -424,12 +487,12 @@ def run_in_process(name: str, use_uvloop: bool = True) -> Result:
 
             result = uvloop.run(_run(w))
             result.loop = "uvloop"
-            return result
+            return with_floor(result, w.floor)
         except ImportError:
             pass
     result = asyncio.run(_run(w))
     result.loop = "asyncio"
-    return result
+    return with_floor(result, w.floor)
 
 
 def run_isolated(name: str, use_uvloop: bool) -> Result:
@@ -457,6 +520,8 @@ def print_table(results: list[Result]) -> None:
         "scheduled",
         "unschedulable",
         "pods/s",
+        "floor",
+        "ours/floor",
         "p50 ms",
         "p90 ms",
         "p99 ms",
@@ -464,8 +529,15 @@ def print_table(results: list[Result]) -> None:
         "max loop lag ms",
         "loop",
     ):
-        t.add_column(col, justify="left" if col in ("workload", "loop") else "right")
+        t.add_column(col, justify="left" if col in ("workload", "loop") else "right", no_wrap=col == "workload")
+    borrowed: dict[str, str] = {}
     for r in results:
+        floor = "-"
+        if r.floor_pods_per_second is not None:
+            floor = f"{r.floor_pods_per_second:g}"
+            if r.floor_source != r.workload:
+                floor += "*"
+                borrowed[r.workload] = r.floor_source or ""
         t.add_row(
             r.workload,
             str(r.nodes),
@@ -474,12 +546,66 @@ def print_table(results: list[Result]) -> None:
             str(r.scheduled),
             str(r.unschedulable),
             f"{r.pods_per_second:.1f}",
+            floor,
+            f"{r.floor_ratio:.2f}" if r.floor_ratio is not None else "-",
             f"{r.attempt_p50_ms:.3f}",
             f"{r.attempt_p90_ms:.3f}",
             f"{r.attempt_p99_ms:.3f}",
             f"{r.peak_rss_mib:.1f}",
             f"{r.loop_lag_max_ms:.1f}",
             r.loop,
+        )
+    console = Console(color_system=None, width=200)
+    console.print(t)
+    if borrowed:
+        console.print("floor: upstream scheduler_perf's threshold (pods/s); * from the upstream case of that test")
+        console.print("with the same node count and more measured pods:")
+        for ours, theirs in borrowed.items():
+            console.print(f"  {ours}: {theirs}")
+
+
+#: SchedulingBasic at growing cluster sizes, for --scaling.
+SCALING = ["SchedulingBasic/500Nodes", "SchedulingBasic/5000Nodes_10000Pods", "SchedulingBasic/15000Nodes_50000Pods"]
+
+
+def scaling_rows(results: list[Result]) -> list[dict[str, Any]]:
+    """Time per measured pod at each size, and how many times the smallest size's it is."""
+    rows: list[dict[str, Any]] = []
+    for r in results:
+        ms = 1000.0 / r.pods_per_second if r.pods_per_second else float("inf")
+        base = rows[0]["ms_per_pod"] if rows else ms
+        rows.append(
+            {
+                "workload": r.workload,
+                "nodes": r.nodes,
+                "measure_pods": r.measure_pods,
+                "pods_per_second": r.pods_per_second,
+                "ms_per_pod": round(ms, 3),
+                "growth": round(ms / base, 2),
+                "attempt_p50_ms": r.attempt_p50_ms,
+                "peak_rss_mib": r.peak_rss_mib,
+            }
+        )
+    return rows
+
+
+def print_scaling(rows: list[dict[str, Any]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="SchedulingBasic: time per pod as the cluster grows")
+    for col in ("workload", "nodes", "measured", "pods/s", "ms per pod", "x smallest", "p50 ms", "peak RSS MiB"):
+        t.add_column(col, justify="left" if col == "workload" else "right")
+    for row in rows:
+        t.add_row(
+            row["workload"],
+            str(row["nodes"]),
+            str(row["measure_pods"]),
+            f"{row['pods_per_second']:.1f}",
+            f"{row['ms_per_pod']:.2f}",
+            f"{row['growth']:.2f}",
+            f"{row['attempt_p50_ms']:.3f}",
+            f"{row['peak_rss_mib']:.1f}",
         )
     Console(color_system=None, width=150).print(t)
 
@@ -488,7 +614,15 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("-w", "--workload", action="append", help="workload name (repeatable); default: all")
+    ap.add_argument(
+        "-w", "--workload", action="append", help="workload name (repeatable); default: all but the slow ones"
+    )
+    ap.add_argument("--all", action="store_true", help="every workload, the slow ones too")
+    ap.add_argument(
+        "--scaling",
+        action="store_true",
+        help="run SchedulingBasic at 500, 5000 and 15000 nodes and show how time per pod grows",
+    )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--list", action="store_true", help="list workloads")
     ap.add_argument("--no-uvloop", action="store_true", help="use the standard asyncio loop")
@@ -497,9 +631,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.list:
         for w in WORKLOADS.values():
-            print(f"{w.name:45s} nodes={w.nodes} init={w.init_pods} measured={w.measure_pods}  {w.description}")
+            slow = " (slow: only with -w or --all)" if w.slow else ""
+            print(f"{w.name:45s} nodes={w.nodes} init={w.init_pods} measured={w.measure_pods}  {w.description}{slow}")
         return 0
-    names = args.workload or list(WORKLOADS)
+    if args.scaling and (args.workload or args.all):
+        print("--scaling runs its own workloads; it does not combine with -w or --all", file=sys.stderr)
+        return 2
+    names = args.workload or default_names(args.all)
+    if args.scaling:
+        names = list(SCALING)
     unknown = [n for n in names if n not in WORKLOADS]
     if unknown:
         print(f"unknown workload(s): {', '.join(unknown)}; see --list", file=sys.stderr)
@@ -525,11 +665,23 @@ def main(argv: list[str] | None = None) -> int:
     if args.save:
         Path(args.save).parent.mkdir(parents=True, exist_ok=True)
         Path(args.save).write_text(json.dumps(payload, indent=2) + "\n")
+    if args.scaling:
+        rows = scaling_rows(results)
+        if args.json:
+            print(json.dumps(rows, indent=2))
+        else:
+            print_scaling(rows)
+        return 0
     if args.json:
         print(json.dumps(payload, indent=2))
     else:
         print_table(results)
     return 0
+
+
+def default_names(everything: bool = False) -> list[str]:
+    """The workloads a run without -w runs: all of them but the slow ones (all with ``everything``)."""
+    return [w.name for w in WORKLOADS.values() if everything or not w.slow]
 
 
 if __name__ == "__main__":

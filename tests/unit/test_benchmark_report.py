@@ -1,0 +1,101 @@
+"""The benchmark runner's reporting: upstream's throughput floors beside our pods/s, the slow
+workload left out of a default run, and the --scaling summary. No workload is run here."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import run
+from benchmarks.run import WORKLOADS, Result, default_names, print_table, scaling_rows, with_floor
+
+
+def result(workload: str, pods_per_second: float, nodes: int = 5000, measured: int = 1000) -> Result:
+    return Result(
+        workload=workload,
+        nodes=nodes,
+        init_pods=0,
+        measure_pods=measured,
+        pods_per_second=pods_per_second,
+        seconds=measured / pods_per_second,
+        unschedulable=0,
+        attempt_p50_ms=1.0,
+        attempt_p90_ms=2.0,
+        attempt_p99_ms=3.0,
+        peak_rss_mib=100.0,
+        scheduled=measured,
+    )
+
+
+@pytest.mark.parametrize(
+    ("workload", "floor", "source"),
+    [
+        ("SchedulingBasic/500Nodes", None, None),
+        ("SchedulingBasic/5000Nodes_10000Pods", 680, "SchedulingBasic/5000Nodes_10000Pods"),
+        ("SchedulingBasic/5000Nodes", 680, "SchedulingBasic/5000Nodes_10000Pods"),
+        ("SchedulingBasic/15000Nodes_50000Pods", None, None),
+        ("SchedulingPodAntiAffinity/5000Nodes", 60, "SchedulingPodAntiAffinity/5000Nodes_2000Pods"),
+        ("SchedulingPodAffinity/5000Nodes", 35, "SchedulingPodAffinity/5000Nodes_5000Pods"),
+        ("SchedulingNodeAffinity/5000Nodes", 220, "SchedulingNodeAffinity/5000Nodes_10000Pods"),
+        ("TopologySpreading/5000Nodes", 460, "TopologySpreading/5000Nodes_5000Pods"),
+        ("PreemptionBasic/500Nodes", None, None),
+        ("OpenbGPU/default", None, None),
+    ],
+    ids=lambda v: str(v),
+)
+def test_each_workload_carries_upstreams_floor_or_none(workload: str, floor: float | None, source: str | None) -> None:
+    w = WORKLOADS[workload]
+    assert (w.floor.pods_per_second if w.floor else None) == floor
+    assert (w.floor.upstream if w.floor else None) == source
+
+
+def test_ratio_is_ours_over_the_floor() -> None:
+    r = with_floor(
+        result("SchedulingBasic/5000Nodes_10000Pods", 340.0), WORKLOADS["SchedulingBasic/5000Nodes_10000Pods"].floor
+    )
+    assert (r.floor_pods_per_second, r.floor_ratio, r.floor_source) == (680, 0.5, "SchedulingBasic/5000Nodes_10000Pods")
+    plain = with_floor(result("PreemptionBasic/500Nodes", 80.0, nodes=500), None)
+    assert (plain.floor_pods_per_second, plain.floor_ratio, plain.floor_source) == (None, None, None)
+
+
+def test_table_prints_floor_ratio_dash_and_names_a_borrowed_floor(capsys: pytest.CaptureFixture[str]) -> None:
+    exact = with_floor(result("SchedulingBasic/5000Nodes_10000Pods", 340.0, measured=10000), run.SCHEDULING_BASIC_FLOOR)
+    borrowed = with_floor(result("SchedulingPodAntiAffinity/5000Nodes", 150.0), run.ANTI_AFFINITY_FLOOR)
+    none = with_floor(result("PreemptionBasic/500Nodes", 80.0, nodes=500), None)
+    print_table([exact, borrowed, none])
+    out = capsys.readouterr().out
+    rows = {
+        line.split("│")[1].strip(): [c.strip() for c in line.split("│")[1:-1]]
+        for line in out.splitlines()
+        if line.count("│") > 10
+    }
+    assert rows["SchedulingBasic/5000Nodes_10000Pods"][7:9] == ["680", "0.50"]
+    assert rows["SchedulingPodAntiAffinity/5000Nodes"][7:9] == ["60*", "2.50"]
+    assert rows["PreemptionBasic/500Nodes"][7:9] == ["-", "-"]
+    assert "SchedulingPodAntiAffinity/5000Nodes: SchedulingPodAntiAffinity/5000Nodes_2000Pods" in out
+
+
+def test_default_run_skips_the_slow_workload_but_all_and_w_include_it() -> None:
+    assert "SchedulingBasic/15000Nodes_50000Pods" not in default_names()
+    assert "SchedulingBasic/5000Nodes_10000Pods" in default_names()
+    assert default_names(everything=True) == list(WORKLOADS)
+
+
+def test_scaling_rows_give_time_per_pod_and_growth() -> None:
+    rows = scaling_rows(
+        [
+            result("SchedulingBasic/500Nodes", 500.0, nodes=500),
+            result("SchedulingBasic/5000Nodes_10000Pods", 250.0, measured=10000),
+            result("SchedulingBasic/15000Nodes_50000Pods", 100.0, nodes=15000, measured=50000),
+        ]
+    )
+    assert [(r["nodes"], r["ms_per_pod"], r["growth"]) for r in rows] == [
+        (500, 2.0, 1.0),
+        (5000, 4.0, 2.0),
+        (15000, 10.0, 5.0),
+    ]
+    assert [r["workload"] for r in rows] == run.SCALING
+
+
+def test_scaling_refuses_to_combine_with_named_workloads(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run.main(["--scaling", "-w", "SchedulingBasic/500Nodes"]) == 2
+    assert "--scaling" in capsys.readouterr().err
