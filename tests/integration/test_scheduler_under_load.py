@@ -167,9 +167,9 @@ class UnreadableCluster(LostAnswerCluster):
 async def test_a_bind_whose_outcome_cannot_be_read_is_never_reported_as_failed(
     failures: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import kubesched.scheduler as scheduler_module
+    import kubesched.scheduler.binding_cycle as binding_cycle
 
-    monkeypatch.setattr(scheduler_module, "VERIFY_BIND_WAITS", (0.01, 0.01, 0.01))
+    monkeypatch.setattr(binding_cycle, "VERIFY_BIND_WAITS", (0.01, 0.01, 0.01))
     store = Store()
     cluster = UnreadableCluster(store, {"p0"}, failures)
     create(store, make_node("n0").capacity(cpu="8", memory="16Gi", pods="20"))

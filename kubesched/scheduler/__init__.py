@@ -1,0 +1,48 @@
+"""The scheduler: pop a pod, run its scheduling cycle, spawn its binding cycle.
+
+Scheduling cycles are serial: one pod is decided at a time, against a snapshot of the cache
+taken at the start of its cycle. Binding cycles run concurrently as tasks the scheduler owns;
+each handles its own failure (Unreserve in reverse order, forget the assumed pod, requeue).
+
+A pod is never lost: it ends bound, or unschedulable with a FailedScheduling event and a
+``PodScheduled=False`` condition, waiting in the queue for an event that could make it fit.
+
+One module per job, as upstream's ``pkg/scheduler``:
+
+* :mod:`.scheduler` -- :class:`Scheduler` (assembled from the mixins below), its options, its
+  stats, and the loop (start, run, stop);
+* :mod:`.eventhandlers` -- what the informers' add/update/delete events do to cache and queue;
+* :mod:`.schedule_one` -- the scheduling cycle: filter, score, select a host, reserve, permit;
+* :mod:`.binding_cycle` -- the binding cycle: wait on permit, pre-bind, bind, post-bind;
+* :mod:`.failures` -- failure handling: requeue, FailedScheduling event and condition;
+* :mod:`.base` -- the fields and small helpers those mixins share;
+* :mod:`.errors` -- :class:`FitError` and its :class:`Diagnosis`;
+* :mod:`.results` -- :class:`PodResult`, a pod's last attempt plugin by plugin;
+* :mod:`.listers` -- :class:`ObjectCache`, the other cluster objects plugins read;
+* :mod:`.observer` -- the :class:`Observer` protocol metrics implement.
+
+Tunables are read from the module that uses them (e.g. ``binding_cycle.VERIFY_BIND_WAITS``).
+"""
+
+from kubesched.framework.events import ActionType
+from kubesched.scheduler.errors import Diagnosis, FitError
+from kubesched.scheduler.listers import ObjectCache
+from kubesched.scheduler.observer import NullObserver, Observer
+from kubesched.scheduler.results import PodResult
+from kubesched.scheduler.schedule_one import num_feasible_nodes_to_find
+from kubesched.scheduler.scheduler import Scheduler, SchedulerOptions, Stats, loop_time
+
+__all__ = [
+    "ActionType",
+    "Diagnosis",
+    "FitError",
+    "NullObserver",
+    "ObjectCache",
+    "Observer",
+    "PodResult",
+    "Scheduler",
+    "SchedulerOptions",
+    "Stats",
+    "loop_time",
+    "num_feasible_nodes_to_find",
+]

@@ -1,0 +1,210 @@
+"""The binding cycle of one pod, a task the scheduler owns: wait on Permit, PreBind, Bind (or a
+binding extender), PostBind; on failure find out where the pod is before undoing anything."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass
+
+from kubesched.cluster.base import ClusterError, Conflict, NotFound
+from kubesched.extender import ExtenderError, binder_for
+from kubesched.framework.events import ASSIGNED_POD_DELETE
+from kubesched.framework.interface import CycleState
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.scheduler.failures import FailureReporting
+from kubesched.scheduler.results import PodResult
+
+# One logger for the whole package: log lines name the scheduler, whichever module writes them.
+log = logging.getLogger("kubesched.scheduler")
+
+#: Error codes after which a write may or may not have been applied: the request timed out or
+#: its connection broke (:class:`~kubesched.cluster.base.ClusterError` codes of the backends).
+AMBIGUOUS_WRITE_CODES = frozenset({500, 502, 503, 504})
+#: Where the pod of a failed bind turned out to be (see BindingCycle._where_after_failed_bind).
+_BOUND_HERE, _ELSEWHERE, _UNBOUND, _UNKNOWN = "bound here", "elsewhere", "unbound", "unknown"
+#: Seconds between the reads that find out whether a bind took effect after all.
+VERIFY_BIND_WAITS = (0.5, 1.0, 2.0)
+
+
+@dataclass(slots=True)
+class PendingBinding:
+    """One pod's binding cycle: what its scheduling cycle decided, and for which attempt."""
+
+    fw: Framework
+    state: CycleState
+    qpi: QueuedPodInfo
+    assumed: PodInfo
+    node_name: str
+    record: PodResult | None
+    start: float
+
+
+class BindingCycle(FailureReporting):
+    """Binding cycles: run concurrently, each handles its own failure."""
+
+    def _binding_done(self, task: asyncio.Task[None]) -> None:
+        self._binding_tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("binding cycle %s crashed", task.get_name(), exc_info=task.exception())
+
+    async def _binding_cycle(self, b: PendingBinding) -> None:
+        fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
+        past_permit = False
+        try:
+            status = await fw.wait_on_permit(assumed)
+            if status is None:
+                past_permit = True
+                t0 = time.perf_counter()
+                status = await fw.run_pre_bind(
+                    state, assumed, node_name, tr.prebind if (tr := self._traces(record)) else None
+                )
+                self._ep("PreBind", status, fw, t0)
+            if status is None:
+                t0 = time.perf_counter()
+                binder = binder_for(self.extenders, assumed) if self.extenders else None
+                if binder is not None:
+                    # A binding extender binds instead of the Bind plugins (upstream).
+                    try:
+                        await binder.bind(assumed, node_name)
+                        if (tr := self._traces(record)) is not None:
+                            tr.extender_bind[binder.name] = "success"
+                    except ExtenderError as exc:
+                        status = Status.as_error(exc)
+                        if (tr := self._traces(record)) is not None:
+                            tr.extender_bind[binder.name] = str(exc)
+                else:
+                    status = await fw.run_bind(
+                        state, assumed, node_name, tr.bind if (tr := self._traces(record)) else None
+                    )
+                self._ep("Bind", status, fw, t0)
+        except Exception as exc:  # noqa: BLE001 - the task must handle its own failure
+            status = Status.as_error(exc)
+        if status is not None:
+            try:
+                where = await self._where_after_failed_bind(assumed, node_name, status)
+                if where == _BOUND_HERE:
+                    await self._binding_succeeded(b)
+                else:
+                    await self._binding_failed(b, status, past_permit, where)
+            except Exception:
+                # The attempt must end whatever went wrong here: a pod left "in flight" would keep
+                # the queue recording every cluster event for it, forever, and never be retried.
+                log.exception("handling the failed binding of %s failed", assumed.key)
+                cached = self.cache.get_pod(assumed.uid)
+                if cached is not None and cached.node_name and not self.cache.is_assumed(assumed.uid):
+                    self.queue.done(assumed.uid)
+                else:
+                    self.queue.requeue_after_error(b.qpi)
+            return
+        await self._binding_succeeded(b)
+
+    async def _where_after_failed_bind(self, assumed: PodInfo, node_name: str, status: Status) -> str:
+        """Where the pod of a failed bind is now: :data:`_BOUND_HERE` (the bind took effect after
+        all), :data:`_ELSEWHERE` (bound to another node, or gone), :data:`_UNBOUND`, or
+        :data:`_UNKNOWN` (the server could not be asked, a few times over).
+
+        A bind that timed out or lost its connection may have been applied by the server, and a
+        409 says the pod is bound already, perhaps by this very bind: the informer may already
+        show where, else the server is asked. Reporting a pod bound here as unschedulable would
+        be a false event, and retrying it a second binding; dropping an unbound pod on a 409
+        would lose it (upstream, too, requeues unless its informer shows the pod assigned)."""
+        cached = self.cache.get_pod(assumed.uid)
+        if cached is not None and not self.cache.is_assumed(assumed.uid):
+            return _BOUND_HERE if cached.node_name == node_name else _ELSEWHERE
+        err = status.error
+        if err is None:
+            return _UNBOUND
+        cause = err if isinstance(err, ClusterError) else err.__cause__
+        if not isinstance(cause, ClusterError) or not (
+            isinstance(cause, (Conflict, NotFound)) or cause.code in AMBIGUOUS_WRITE_CODES
+        ):
+            return _UNBOUND
+        live = None
+        for wait in (*VERIFY_BIND_WAITS, None):
+            try:
+                live = await self.cluster.get_pod(assumed.namespace, assumed.name)
+                break
+            except NotFound:
+                return _ELSEWHERE
+            except Exception as exc:  # noqa: BLE001 - the API is unreachable for now
+                if wait is None:
+                    log.info("pod %s: cannot tell whether its bind took effect (%s)", assumed.key, exc)
+                    return _UNKNOWN
+                await asyncio.sleep(wait)
+        assert live is not None
+        if (live.get("metadata") or {}).get("uid") != assumed.uid:
+            return _ELSEWHERE  # deleted, perhaps recreated under the same name
+        bound_to = (live.get("spec") or {}).get("nodeName")
+        if not bound_to:
+            return _UNBOUND
+        return _BOUND_HERE if bound_to == node_name else _ELSEWHERE
+
+    async def _record_scheduled(self, assumed: PodInfo, node_name: str, profile: str) -> None:
+        try:
+            await self.cluster.record_event(
+                assumed.pod,
+                "Normal",
+                "Scheduled",
+                "Binding",
+                f"Successfully assigned {assumed.key} to {node_name}",
+                profile,
+            )
+        except Exception:  # noqa: BLE001 - reporting must never take the scheduler down
+            log.exception("could not record the Scheduled event of %s", assumed.key)
+
+    async def _binding_failed(self, b: PendingBinding, status: Status, past_permit: bool, where: str) -> None:
+        fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
+        await fw.run_unreserve(state, assumed, node_name)
+        if self.cache.is_assumed(assumed.uid):
+            self.cache.forget_pod(assumed)
+        # The room this pod held is free again: pods waiting for room may fit now.
+        self.queue.on_event(ASSIGNED_POD_DELETE, assumed.pod, None, skip_uid=assumed.uid)
+        if where == _ELSEWHERE:
+            # Bound by someone else, or deleted: the informer brings the truth; no retry.
+            log.info("pod %s not bound: %s", assumed.key, status.message())
+            self.queue.done(assumed.uid)
+            return
+        if where == _UNKNOWN:
+            # Perhaps bound after all: retry after backoff (the informer takes the pod out of the
+            # queue if it shows it bound meanwhile), but report no failure that may be false.
+            self.queue.requeue_after_error(b.qpi)
+            return
+        self._fail(
+            fw,
+            b.qpi,
+            status,
+            record,
+            None,
+            node=None if past_permit else node_name,
+            backoff=past_permit,
+            attempt_start=b.start,
+        )
+
+    async def _binding_succeeded(self, b: PendingBinding) -> None:
+        fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
+        qpi, start = b.qpi, b.start
+        if self.cache.is_assumed(assumed.uid):
+            self.cache.finish_binding(assumed)
+        self.stats.scheduled += 1
+        self.observer.schedule_attempt("scheduled", fw.profile_name, time.perf_counter() - start)
+        if qpi.initial_attempt_timestamp is not None:
+            self.observer.pod_scheduled(qpi.attempts, self.clock() - qpi.initial_attempt_timestamp)
+        self.queue.done(assumed.uid)
+        if record is not None:
+            record.phase = "Scheduled"
+            record.node = node_name
+            record.message = f"Successfully assigned {assumed.key} to {node_name}"
+        if self.options.report_to_cluster:
+            # In its own task, as upstream's event recorder: a write the cluster keeps failing
+            # (and retrying) must not hold the binding cycle.
+            self._spawn_side(self._record_scheduled(assumed, node_name, fw.profile_name))
+        if record is not None and self.options.result_annotations:
+            await self._annotate(assumed, record)
+        t0 = time.perf_counter()
+        await fw.run_post_bind(state, assumed, node_name)
+        self._ep("PostBind", None, fw, t0)
+        self._activate_requested(state)

@@ -1,0 +1,51 @@
+"""Why a pod fits nowhere: :class:`FitError`, its :class:`Diagnosis`, and the error that ends a
+scheduling cycle early."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
+
+
+@dataclass
+class Diagnosis:
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    unschedulable_plugins: set[str] = field(default_factory=set)
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+class FitError(Exception):
+    """No node fits the pod. Its message is upstream's FailedScheduling message."""
+
+    def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
+        super().__init__()
+        self.pod = pod
+        self.num_all_nodes = num_all_nodes
+        self.diagnosis = diagnosis
+
+    def __str__(self) -> str:
+        msg = f"0/{self.num_all_nodes} nodes are available:"
+        d = self.diagnosis
+        if d.pre_filter_msg:
+            msg += f" {d.pre_filter_msg}."
+        else:
+            histogram: dict[str, int] = {}
+            for status in d.node_to_status.values():
+                for reason in status.reasons:
+                    histogram[reason] = histogram.get(reason, 0) + 1
+            if histogram:
+                msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in histogram.items())) + "."
+        if d.post_filter_msg:
+            msg += f" {d.post_filter_msg}."
+        return msg
+
+
+class CycleError(Exception):
+    """Ends a scheduling cycle early; ``status`` says why (an error, a rejection outside Filter, no nodes)."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status

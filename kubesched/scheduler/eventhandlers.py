@@ -1,0 +1,177 @@
+"""What the informers' events do: keep the cache, the queue, the nominator and the listers in
+step with the cluster, and report pods that cannot be read."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from kubesched.framework.events import (
+    NODE_ADD,
+    NODE_DELETE,
+    ActionType,
+    ClusterEvent,
+    Resource,
+    node_update_actions,
+    pod_update_actions,
+)
+from kubesched.framework.types import PodInfo, PodSpecError, pod_key
+from kubesched.scheduler.failures import FailureReporting
+from kubesched.scheduler.results import PodResult
+
+# One logger for the whole package: log lines name the scheduler, whichever module writes them.
+log = logging.getLogger("kubesched.scheduler")
+
+_EVENT_RESOURCES = {
+    "Namespace": Resource.NAMESPACE,
+    "PersistentVolume": Resource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": Resource.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": Resource.STORAGE_CLASS,
+    "CSINode": Resource.CSI_NODE,
+    "PodDisruptionBudget": Resource.POD_DISRUPTION_BUDGET,
+}
+_ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
+
+
+def _terminal(pod: dict[str, Any]) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
+
+class EventHandlers(FailureReporting):
+    """The handler the cluster's informers call (``on_add`` / ``on_update`` / ``on_delete``)."""
+
+    def _responsible(self, pi: PodInfo) -> bool:
+        return pi.scheduler_name in self.frameworks
+
+    def _pod_info(self, obj: dict[str, Any], old: dict[str, Any] | None = None) -> PodInfo | None:
+        try:
+            return PodInfo(obj)
+        except PodSpecError as exc:
+            # Report once per version of the spec: the report itself updates the pod's status,
+            # and that update must not trigger another report.
+            if old is None or old.get("spec") != obj.get("spec"):
+                self._report_malformed(obj, str(exc))
+            return None
+
+    def on_add(self, kind: str, obj: dict[str, Any]) -> None:
+        if kind == "Pod":
+            pi = self._pod_info(obj)
+            if pi is None:
+                return
+            if pi.node_name:
+                if _terminal(obj):
+                    return
+                self.cache.add_pod(pi)
+                self.queue.assigned_pod_added(pi)
+            elif self._responsible(pi) and not _terminal(obj) and not pi.deleting:
+                self._nominate_from(pi)
+                self.queue.add(pi)
+        elif kind == "Node":
+            self.cache.add_node(obj)
+            self.queue.on_event(NODE_ADD, None, obj)
+        else:
+            self.listers.put(kind, obj)
+            self._other_event(kind, ActionType.ADD, None, obj)
+
+    def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if kind == "Pod":
+            pi = self._pod_info(new, old)
+            if pi is None:
+                return
+            if pi.node_name:
+                was_pending = not (old.get("spec") or {}).get("nodeName")
+                if was_pending:
+                    self.queue.delete(pi.uid)
+                    self.queue.nominator.delete(pi.uid)
+                if _terminal(new):
+                    if self.cache.remove_pod(pi.uid) is not None:
+                        self.queue.assigned_pod_deleted(pi)
+                    return
+                self.cache.add_pod(pi)
+                if was_pending:
+                    self.queue.assigned_pod_added(pi)
+                else:
+                    actions = pod_update_actions(old, new)
+                    self.queue.on_event(ClusterEvent(Resource.POD, actions, "AssignedPodUpdate"), old, new)
+            elif self._responsible(pi):
+                self._nominate_from(pi)
+                self.queue.update(pi)
+        elif kind == "Node":
+            self.cache.update_node(old, new)
+            actions = node_update_actions(old, new)
+            if actions:
+                self.queue.on_event(ClusterEvent(Resource.NODE, actions, "NodeUpdate"), old, new)
+        else:
+            self.listers.put(kind, new)
+            self._other_event(kind, ActionType.UPDATE, old, new)
+
+    def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
+        if kind == "Pod":
+            uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
+            self._unreported.pop(uid, None)
+            self.queue.nominator.delete(uid)
+            removed = self.cache.remove_pod(uid)
+            if removed is not None:
+                self.queue.assigned_pod_deleted(removed)
+            self.queue.delete(uid)
+            wp = self.waiting_pods.get(uid)
+            if wp is not None:
+                for plugin in wp.pending_plugins():
+                    wp.reject(plugin, "pod was deleted")
+                    break
+        elif kind == "Node":
+            self.cache.remove_node(obj)
+            self.queue.on_event(NODE_DELETE, obj, None)
+        else:
+            self.listers.remove(kind, obj)
+            self._other_event(kind, ActionType.DELETE, obj, None)
+
+    def _nominate_from(self, pi: PodInfo) -> None:
+        """Keep the nominator in step with ``status.nominatedNodeName`` of a pending pod."""
+        nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+        if nominated:
+            self.queue.nominator.add(pi, nominated)
+        else:
+            self.queue.nominator.delete(pi.uid)
+
+    def _other_event(
+        self, kind: str, action: ActionType, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
+        resource = _EVENT_RESOURCES.get(kind)
+        if resource is not None:
+            self.queue.on_event(ClusterEvent(resource, action, f"{kind}{_ACTION_NAMES[action]}"), old, new)
+
+    def _report_malformed(self, obj: dict[str, Any], message: str) -> None:
+        """A pod we cannot read is reported on that pod; everything else goes on."""
+        spec = obj.get("spec") or {}
+        if spec.get("nodeName") or (spec.get("schedulerName") or "default-scheduler") not in self.frameworks:
+            log.warning("ignoring malformed pod %s: %s", pod_key(obj), message)
+            return
+        key = pod_key(obj)
+        meta = obj.get("metadata") or {}
+        if self.options.record_results:
+            self.results[key] = PodResult(
+                meta.get("namespace") or "default",
+                meta.get("name", ""),
+                spec.get("schedulerName") or "default-scheduler",
+                phase="Error",
+                message=message,
+            )
+        log.warning("pod %s cannot be scheduled: %s", key, message)
+        if not self.leading:
+            # Only the leader writes to the cluster; report it once leadership is ours.
+            self._unreported[meta.get("uid") or key] = (obj, message)
+            return
+        if self.options.report_to_cluster:
+            self._spawn_side(
+                self._report_failure(obj, spec.get("schedulerName") or "default-scheduler", "SchedulerError", message)
+            )
+
+    def set_leading(self, leading: bool) -> None:
+        """Whether this process may write to the cluster (leader election); becoming the leader
+        reports what was held back meanwhile."""
+        self.leading = leading
+        if leading:
+            pending, self._unreported = self._unreported, {}
+            for obj, message in pending.values():
+                self._report_malformed(obj, message)

@@ -1,0 +1,48 @@
+"""Where the scheduler reports what it does: the :class:`Observer` protocol metrics implement."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+
+class Observer(Protocol):
+    """Where the scheduler reports what it does (metrics). :class:`NullObserver` by default;
+    ``kubesched.metrics.PrometheusObserver`` exports it with kube-scheduler's metric names."""
+
+    def schedule_attempt(self, result: str, profile: str, seconds: float) -> None: ...
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None: ...
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
+
+    def pod_scheduled(self, attempts: int, seconds: float) -> None: ...
+
+    def queue_incoming(self, queue: str, event: str) -> None: ...
+
+    def preemption_attempt(self) -> None: ...
+
+    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None: ...
+
+
+class NullObserver:
+    def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
+        pass
+
+    def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
+        pass
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
+        pass
+
+    def pod_scheduled(self, attempts: int, seconds: float) -> None:
+        pass
+
+    def queue_incoming(self, queue: str, event: str) -> None:
+        pass
+
+    def preemption_attempt(self) -> None:
+        pass
+
+    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
+        pass
