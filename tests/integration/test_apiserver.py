@@ -6,39 +6,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from pathlib import Path
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 import pytest
-from kubernetes_asyncio import client, config, watch
+from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from kubesched.cluster.store import Store
 from kubesched.sim.apiserver import APIServer
 from kubesched.testing import make_node, make_pod
 
 Obj = dict[str, Any]
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    srv = APIServer(Store())
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
-
-
-@pytest.fixture
-async def api(server: APIServer, tmp_path: Path) -> AsyncIterator[client.ApiClient]:
-    path = server.write_kubeconfig(tmp_path / "kubeconfig")
-    cfg = client.Configuration()
-    await config.load_kube_config(config_file=path, client_configuration=cfg)
-    async with client.ApiClient(cfg) as api_client:
-        yield api_client
 
 
 def pod_body(name: str, **kw: Any) -> Obj:

@@ -9,14 +9,13 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
-from kubesched.cluster.store import Store
 from kubesched.sim.apiserver import APIServer
 from kubesched.testing import make_node, make_pod
 
@@ -24,16 +23,6 @@ Obj = dict[str, Any]
 MiB = 1024 * 1024
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
 PODS = "/api/v1/namespaces/default/pods"
-
-
-@pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    srv = APIServer(Store())
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
 
 
 async def send(

@@ -11,16 +11,14 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
-from kubernetes_asyncio import client, config, watch
+from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from kubesched.cluster.store import Store
 from kubesched.sim.apiserver import APIServer
 from kubesched.sim.faults import FaultConfigError, parse_config, request_info
 from kubesched.testing import make_node, make_pod
@@ -29,22 +27,8 @@ Obj = dict[str, Any]
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    srv = APIServer(Store())
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
-
-
-@pytest.fixture
-async def v1(server: APIServer, tmp_path: Path) -> AsyncIterator[client.CoreV1Api]:
-    path = server.write_kubeconfig(tmp_path / "kubeconfig")
-    cfg = client.Configuration()
-    await config.load_kube_config(config_file=path, client_configuration=cfg)
-    async with client.ApiClient(cfg) as api_client:
-        yield client.CoreV1Api(api_client)
+def v1(api: client.ApiClient) -> client.CoreV1Api:
+    return client.CoreV1Api(api)
 
 
 def pod_body(name: str) -> Obj:
