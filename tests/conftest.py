@@ -2,16 +2,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
 from typing import Any
 
 import pytest
+from kubernetes_asyncio import client as kube_client
+from kubernetes_asyncio import config as kube_config
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.runtime import PluginRef, ProfileSpec
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.sim.apiserver import APIServer
 from kubesched.testing import NodeBuilder, PodBuilder
 
 
@@ -164,3 +168,24 @@ def installed_package(path: Any, distribution: str) -> Any:
     finally:
         _pip("uninstall", "-y", distribution)
         reset_default_registry()
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[APIServer]:
+    """An embedded API server on a free loopback port, over an empty store (no token asked)."""
+    srv = APIServer(Store())
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.fixture
+async def api(server: APIServer, tmp_path: Path) -> AsyncIterator[kube_client.ApiClient]:
+    """A kubernetes_asyncio client configured from the kubeconfig the server writes."""
+    path = server.write_kubeconfig(tmp_path / "kubeconfig")
+    cfg = kube_client.Configuration()
+    await kube_config.load_kube_config(config_file=path, client_configuration=cfg)
+    async with kube_client.ApiClient(cfg) as api_client:
+        yield api_client
