@@ -71,6 +71,7 @@ from .discovery import (
     api_resource_list,
     api_versions,
     find,
+    split_resource_path,
     wants_aggregated,
 )
 from .faults import FaultInjector
@@ -355,15 +356,7 @@ class APIServer:
         return await self._serve(request, req)
 
     def _parse(self, group: str, version: str, rest: list[str]) -> _Request:
-        watch = False
-        if rest[0] == "watch":
-            watch = True
-            rest = rest[1:]
-        namespace = None
-        if len(rest) >= 3 and rest[0] == "namespaces":
-            res = find(group, version, rest[2])
-            if res is not None and res.namespaced:
-                namespace, rest = rest[1], rest[2:]
+        watch, namespace, rest = split_resource_path(group, version, rest)
         if not rest:
             raise APIError(404, "NotFound", "the server could not find the requested resource")
         res = find(group, version, rest[0])

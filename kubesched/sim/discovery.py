@@ -84,6 +84,21 @@ def find(group: str, version: str, plural: str) -> Resource | None:
     return None
 
 
+def split_resource_path(group: str, version: str, rest: list[str]) -> tuple[bool, str | None, list[str]]:
+    """The path of a resource request after ``/api/v1`` or ``/apis/GROUP/VERSION``: whether it
+    is the legacy ``watch/`` form, the namespace (taken only for a namespaced kind), and what
+    follows it, ``plural[/name[/subresource]]``."""
+    watch = False
+    if rest and rest[0] == "watch":
+        watch, rest = True, rest[1:]
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        res = find(group, version, rest[2])
+        if res is not None and res.namespaced:
+            namespace, rest = rest[1], rest[2:]
+    return watch, namespace, rest
+
+
 def resource_for_kind(kind: str, group: str = "") -> Resource | None:
     for r in RESOURCES:
         if r.kind == kind and r.group == group:

@@ -52,7 +52,7 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .apierrors import APIError
-from .discovery import find
+from .discovery import split_resource_path
 
 Obj = dict[str, Any]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -236,14 +236,7 @@ def request_info(method: str, path: str, query: Any) -> RequestInfo | None:
         group, version, rest = parts[1], parts[2], parts[3:]
     else:
         return None
-    watch = False
-    if rest and rest[0] == "watch":
-        watch, rest = True, rest[1:]
-    namespace = None
-    if len(rest) >= 3 and rest[0] == "namespaces":
-        res = find(group, version, rest[2])
-        if res is not None and res.namespaced:
-            namespace, rest = rest[1], rest[2:]
+    watch, namespace, rest = split_resource_path(group, version, rest)
     if not rest:
         return None
     plural = rest[0]
