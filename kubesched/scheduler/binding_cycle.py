@@ -94,13 +94,20 @@ class BindingCycle(FailureReporting):
                 # The attempt must end whatever went wrong here: a pod left "in flight" would keep
                 # the queue recording every cluster event for it, forever, and never be retried.
                 log.exception("handling the failed binding of %s failed", assumed.key)
-                cached = self.cache.get_pod(assumed.uid)
-                if cached is not None and cached.node_name and not self.cache.is_assumed(assumed.uid):
+                if self._informer_node(assumed.uid) is not None:
                     self.queue.done(assumed.uid)
                 else:
                     self.queue.requeue_after_error(b.qpi)
             return
         await self._binding_succeeded(b)
+
+    def _informer_node(self, uid: str) -> str | None:
+        """The node the informer shows the pod bound to; None while it shows it pending (the
+        cache holds it only as assumed, or not at all)."""
+        cached = self.cache.get_pod(uid)
+        if cached is None or self.cache.is_assumed(uid):
+            return None
+        return cached.node_name or None
 
     async def _where_after_failed_bind(self, assumed: PodInfo, node_name: str, status: Status) -> str:
         """Where the pod of a failed bind is now: :data:`_BOUND_HERE` (the bind took effect after
@@ -112,9 +119,9 @@ class BindingCycle(FailureReporting):
         show where, else the server is asked. Reporting a pod bound here as unschedulable would
         be a false event, and retrying it a second binding; dropping an unbound pod on a 409
         would lose it (upstream, too, requeues unless its informer shows the pod assigned)."""
-        cached = self.cache.get_pod(assumed.uid)
-        if cached is not None and not self.cache.is_assumed(assumed.uid):
-            return _BOUND_HERE if cached.node_name == node_name else _ELSEWHERE
+        seen = self._informer_node(assumed.uid)
+        if seen is not None:
+            return _BOUND_HERE if seen == node_name else _ELSEWHERE
         err = status.error
         if err is None:
             return _UNBOUND
