@@ -188,6 +188,16 @@ class TokenBucket:
             raise
 
 
+def _retry_after(resp: aiohttp.ClientResponse) -> int | None:
+    """Seconds to wait before sending the request again, when the server asked for it."""
+    if resp.status != 429 and resp.status < 500:
+        return None
+    try:
+        return max(0, int(resp.headers.get("Retry-After", "")))
+    except ValueError:
+        return None
+
+
 # --- backoff ----------------------------------------------------------------------------------
 
 
@@ -236,16 +246,6 @@ async def load_configuration(kubeconfig: str | None = None, context: str | None 
 
 
 # --- informers --------------------------------------------------------------------------------
-
-
-def _retry_after(resp: aiohttp.ClientResponse) -> int | None:
-    """Seconds to wait before sending the request again, when the server asked for it."""
-    if resp.status != 429 and resp.status < 500:
-        return None
-    try:
-        return max(0, int(resp.headers.get("Retry-After", "")))
-    except ValueError:
-        return None
 
 
 class _WatchBroke(ClusterError):
