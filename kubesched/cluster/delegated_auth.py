@@ -30,13 +30,8 @@ class KubeReviews:
     """``token_review`` and ``subject_access_review`` over the API server ``cluster`` talks to."""
 
     def __init__(self, cluster: KubeCluster) -> None:
-        self._client = KubeCluster(
-            kubeconfig=cluster.kubeconfig,
-            context=cluster.context,
-            configuration=cluster._configuration,
-            qps=REVIEW_QPS,
-            burst=REVIEW_BURST,
-            request_timeout=REVIEW_TIMEOUT,
+        self._client = cluster.sibling(
+            "delegated-auth", request_timeout=REVIEW_TIMEOUT, qps=REVIEW_QPS, burst=REVIEW_BURST
         )
 
     async def token_review(self, token: str) -> Obj:

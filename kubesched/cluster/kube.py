@@ -965,18 +965,26 @@ class KubeCluster:
         and burst), and a request timeout of max(1 s, renew_deadline / 2), so that one hung
         request cannot use up the whole renew deadline. Closed by :meth:`stop`."""
         timeout = self.request_timeout if renew_deadline is None else max(1.0, renew_deadline / 2)
-        return KubeLeases(self._sibling("leader-election", timeout))
+        return KubeLeases(self.sibling("leader-election", request_timeout=timeout))
 
-    def _sibling(self, purpose: str, request_timeout: float) -> KubeCluster:
-        """A client to the same cluster with its own connections and its own rate limit (same
-        qps and burst), for work that must not queue behind the scheduler's. Closed by :meth:`stop`."""
+    def sibling(
+        self,
+        purpose: str,
+        *,
+        request_timeout: float | None = None,
+        qps: float | None = None,
+        burst: int | None = None,
+    ) -> KubeCluster:
+        """A client to the same cluster with its own connections and its own rate limit (this
+        one's qps and burst unless given), for work that must not queue behind the scheduler's;
+        its user agent names ``purpose``. Closed by :meth:`stop`."""
         own = KubeCluster(
             self.kubeconfig,
             self.context,
-            qps=self.limiter.qps,
-            burst=self.limiter.burst,
+            qps=self.limiter.qps if qps is None else qps,
+            burst=self.limiter.burst if burst is None else burst,
             configuration=self._configuration,
-            request_timeout=request_timeout,
+            request_timeout=self.request_timeout if request_timeout is None else request_timeout,
             hostname=self.hostname,
             user_agent=f"{self.user_agent}/{purpose}",
         )
@@ -987,7 +995,7 @@ class KubeCluster:
         """Events go through a client of their own, as upstream's event client: writing them
         never halves the rate of binds."""
         if self._events_sender is None:
-            self._events_sender = self._sibling("events", self.request_timeout)
+            self._events_sender = self.sibling("events")
         return self._events_sender
 
 
