@@ -22,7 +22,7 @@ import heapq
 import itertools
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from kubesched.framework.events import (
@@ -50,15 +50,24 @@ GATED_Q = "gated"
 
 
 class _ActiveEntry:
-    __slots__ = ("qpi", "less", "removed")
+    """A pod in activeQ's heap. Pods the QueueSort plugin cannot tell apart (same priority and
+    timestamp: created in one turn of the loop) leave in the order they came in, so a run does
+    not depend on the heap's shape."""
 
-    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool]) -> None:
+    __slots__ = ("qpi", "less", "removed", "seq")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], seq: int) -> None:
         self.qpi = qpi
         self.less = less
         self.removed = False
+        self.seq = seq
 
     def __lt__(self, other: _ActiveEntry) -> bool:
-        return self.less(self.qpi, other.qpi)
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq
 
 
 #: Annotations the scheduler itself writes (per-plugin results); changing them is no reason
@@ -110,6 +119,10 @@ class Nominator:
     def has_nominated(self, node_name: str) -> bool:
         return node_name in self._by_node
 
+    def nominated_nodes(self) -> Iterable[str]:
+        """The nodes some pod is nominated to."""
+        return self._by_node.keys()
+
     def node_of(self, uid: str) -> str | None:
         return self._node_of.get(uid)
 
@@ -138,6 +151,7 @@ class SchedulingQueue:
             for plugin, regs in fw.events_to_register().items():
                 self._events_map.setdefault(plugin, regs)
         self._active: list[_ActiveEntry] = []
+        self._active_seq = 0
         self._active_by_uid: dict[str, _ActiveEntry] = {}
         self._backoff: list[tuple[float, int, str]] = []
         self._backoff_by_uid: dict[str, QueuedPodInfo] = {}
@@ -231,7 +245,8 @@ class SchedulingQueue:
     def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
         self._remove_everywhere(qpi.pod_info.uid)
         qpi.gated = False
-        entry = _ActiveEntry(qpi, self.less)
+        self._active_seq += 1
+        entry = _ActiveEntry(qpi, self.less, self._active_seq)
         heapq.heappush(self._active, entry)
         self._active_by_uid[qpi.pod_info.uid] = entry
         self._count_incoming(ACTIVE_Q, event)
