@@ -362,7 +362,9 @@ def percentile(values: list[float], p: float) -> float:
     return s[k]
 
 
-async def _run(w: Workload) -> Result:
+async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | None = None) -> Result:
+    """Run ``w`` once. ``batch`` picks the scheduler's batch (columnar) or per-node Filter and
+    Score; ``placements``, when given, receives each bound pod's node (``namespace/name``)."""
     from kubesched.cluster.memory import InMemoryCluster
     from kubesched.cluster.store import Store
     from kubesched.config import load_config
@@ -384,7 +386,9 @@ async def _run(w: Workload) -> Result:
     sched = Scheduler(
         cfg.profiles,
         cluster,
-        SchedulerOptions(parallelism=m.parallelism, percentage_of_nodes_to_score=m.percentageOfNodesToScore, seed=1),
+        SchedulerOptions(
+            parallelism=m.parallelism, percentage_of_nodes_to_score=m.percentageOfNodesToScore, seed=1, batch=batch
+        ),
     )
     bound = {"n": 0}
 
@@ -392,6 +396,9 @@ async def _run(w: Workload) -> Result:
         if kind == "Pod" and etype == "MODIFIED" and old is not None:
             if obj["spec"].get("nodeName") and not old["spec"].get("nodeName"):
                 bound["n"] += 1
+                if placements is not None:
+                    meta = obj["metadata"]
+                    placements[f"{meta.get('namespace')}/{meta['name']}"] = obj["spec"]["nodeName"]
 
     store.subscribe(count)
     runner = asyncio.create_task(sched.run())

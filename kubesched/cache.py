@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kubesched.framework.columns import NodeColumns
 from kubesched.framework.types import ImageStateSummary, NodeInfo, PodInfo
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ class Snapshot:
         self._affinity: dict[str, NodeInfo] = {}
         self._anti_affinity: dict[str, NodeInfo] = {}
         self._lists_stale = False
+        self._columns: NodeColumns | None = None
         self.with_affinity: list[NodeInfo] = []
         self.with_required_anti_affinity: list[NodeInfo] = []
         for ni in node_infos:
@@ -72,6 +74,7 @@ class Snapshot:
     def _relist(self, order: list[str]) -> None:
         self.node_info_list = [self.node_info_map[n] for n in order]
         self._index = {n: i for i, n in enumerate(order)}
+        self._columns = None
         self._refresh_affinity_lists()
 
     def _refresh_affinity_lists(self) -> None:
@@ -80,8 +83,13 @@ class Snapshot:
         self._lists_stale = True
 
     def _replace(self, clone: NodeInfo) -> None:
-        """Account a replaced clone in the (anti-)affinity indexes."""
+        """Put a fresh clone of a node in its place: the list, the columns and the
+        (anti-)affinity indexes."""
         name = clone.name
+        i = self._index[name]
+        self.node_info_list[i] = clone
+        if self._columns is not None:
+            self._columns.set_row(i, clone)
         if clone.pods_with_affinity:
             self._affinity[name] = clone
             self._lists_stale = True
@@ -119,6 +127,13 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)
+
+    def columns(self) -> NodeColumns:
+        """The nodes as numpy columns, row ``i`` being ``list()[i]``: built on first use after
+        the node set changes, then kept current row by row as nodes are re-cloned."""
+        if self._columns is None:
+            self._columns = NodeColumns(self.node_info_list)
+        return self._columns
 
 
 class Cache:
@@ -329,7 +344,6 @@ class Cache:
                 self._order_changed = True
             snapshot.node_info_map[name] = clone
             if not self._order_changed:
-                snapshot.node_info_list[snapshot._index[name]] = clone
                 snapshot._replace(clone)
         self._dirty.clear()
         if self._order_changed:

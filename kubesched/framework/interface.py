@@ -293,7 +293,7 @@ class PreScorePlugin(Plugin, Protocol):
     """Runs once per pod with the feasible nodes, before Score. Skip: this plugin's Score is
     not run for this pod."""
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> MaybeAwaitable: ...
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> MaybeAwaitable: ...
 
 
 @runtime_checkable

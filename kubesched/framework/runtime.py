@@ -15,6 +15,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from .batch_filter import BatchFilterResult, filter_verdict, run_filter_batch
+from .columns import NodeBatch
 from .events import ClusterEventWithHint
 from .interface import (
     EXTENSION_POINTS,
@@ -27,7 +31,7 @@ from .interface import (
     SharedLister,
 )
 from .registry import Registry, RegistryError
-from .status import Code, Status
+from .status import Code, Status, plugin_error
 from .types import NodeInfo, PodInfo, QueuedPodInfo
 
 log = logging.getLogger(__name__)
@@ -157,8 +161,10 @@ class _Bound:
         self.fn: Callable[..., Any] = getattr(plugin, method)
         self.is_async = inspect.iscoroutinefunction(self.fn)
         self.weight = weight
-        #: the batch form of a per-node method (``score`` → ``score_nodes``), when the plugin has one
-        self.batch: Callable[..., Any] | None = getattr(plugin, f"{method}_nodes", None) if method == "score" else None
+        #: the batch form of a per-node method (``filter`` → ``filter_nodes``, ``score`` →
+        #: ``score_nodes``), when the plugin has one
+        batch = getattr(plugin, f"{method}_nodes", None) if method in ("filter", "score") else None
+        self.batch: Callable[..., Any] | None = batch if callable(batch) else None
 
     async def call(self, *args: Any) -> Any:
         result = self.fn(*args)
@@ -167,8 +173,7 @@ class _Bound:
         return result
 
 
-def _error(point: str, plugin: str, exc: BaseException) -> Status:
-    return Status.as_error(RuntimeError(f'running "{plugin}" {point} plugin: {exc}'), plugin)
+_error = plugin_error
 
 
 def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
@@ -184,15 +189,6 @@ def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
     )
 
 
-def _filter_verdict(plugin: str, status: Status) -> Status:
-    """A non-success Filter status: Unschedulable(AndUnresolvable) goes on as it is (credited to
-    ``plugin``); any other code becomes an error naming the plugin."""
-    status.plugin = status.plugin or plugin
-    if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
-        return Status.as_error(f'running "{plugin}" filter plugin: {status.message()}', plugin)
-    return status
-
-
 def _split(result: Any) -> tuple[Any, Status | None]:
     """Accept ``(value, status)``, a bare Status, or None (Success)."""
     if isinstance(result, tuple):
@@ -200,6 +196,14 @@ def _split(result: Any) -> tuple[Any, Status | None]:
     if result is None or isinstance(result, Status):
         return None, result
     return result, None
+
+
+class _ScoreStatusError(Exception):
+    """A per-node Score returned a non-success status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
 
 
 class Framework:
@@ -294,6 +298,7 @@ class Framework:
                     f"profile {self.profile_name!r}: score plugin {b.name!r} has weight {b.weight}; it must be positive"
                 )
         self._filter_fns = [(b.name, b.fn) for b in self.filter_plugins]
+        self._batch_filter_fns = [(b.name, b.fn, b.batch) for b in self.filter_plugins]
         self._normalizers = {
             b.name: _Bound(b.plugin, "normalize_score")
             for b in self.score_plugins
@@ -345,7 +350,7 @@ class Framework:
                 return _error("filter", name, exc)
             observer.plugin_execution(name, "Filter", _status_label(status), time.perf_counter() - t0)
             if status is not None and status.code is not Code.SUCCESS:
-                return _filter_verdict(name, status)
+                return filter_verdict(name, status)
         return None
 
     # --- Handle ---------------------------------------------------------------------------------
@@ -515,8 +520,15 @@ class Framework:
             except Exception as exc:  # noqa: BLE001
                 return _error("filter", name, exc)
             if status is not None and status.code is not Code.SUCCESS:
-                return _filter_verdict(name, status)
+                return filter_verdict(name, status)
         return None
+
+    def run_filter_batch(self, state: CycleState, pod: PodInfo, batch: NodeBatch) -> BatchFilterResult:
+        """Filter every node of ``batch`` at once: the same verdicts as :meth:`run_filter` node by
+        node, each plugin evaluating the nodes the previous ones let through (in one call when it
+        has ``filter_nodes``). Statuses of rejected nodes are computed when asked for."""
+        observer = self.observer if state.record_plugin_metrics else None
+        return run_filter_batch(self._batch_filter_fns, state, pod, batch, observer)
 
     async def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str] | None = None
@@ -567,7 +579,7 @@ class Framework:
                 trace[name] = "passed"
                 continue
             trace[name] = status.message()
-            return _filter_verdict(name, status)
+            return filter_verdict(name, status)
         return None
 
     # --- PostFilter -----------------------------------------------------------------------------
@@ -602,7 +614,7 @@ class Framework:
 
     # --- PreScore / Score -----------------------------------------------------------------------
     async def run_pre_score(
-        self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo], trace: dict[str, Any] | None = None
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], trace: dict[str, Any] | None = None
     ) -> Status | None:
         for b in self.pre_score_plugins:
             try:
@@ -623,7 +635,7 @@ class Framework:
         self,
         state: CycleState,
         pod: PodInfo,
-        nodes: list[NodeInfo],
+        nodes: Sequence[NodeInfo],
         raw: dict[str, dict[str, int]] | None = None,
         final: dict[str, dict[str, int]] | None = None,
     ) -> tuple[list[int], Status | None]:
@@ -632,71 +644,101 @@ class Framework:
         Returns the total per node (same order as ``nodes``). ``raw``/``final``, when given, are
         filled with ``{node: {plugin: score}}`` before and after normalization and weight.
         """
-        totals = [0] * len(nodes)
+        totals, status = await self.run_score_array(state, pod, nodes, raw, final)
+        return ([] if status is not None else totals.tolist()), status
+
+    async def run_score_array(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        raw: dict[str, dict[str, int]] | None = None,
+        final: dict[str, dict[str, int]] | None = None,
+    ) -> tuple[np.ndarray, Status | None]:
+        """:meth:`run_score` with the totals as an int64 array. ``nodes`` may be a
+        :class:`NodeBatch`: batch plugins then read the snapshot's columns."""
+        totals = np.zeros(len(nodes), np.int64)
         skip = state.skip_score_plugins
+        names: list[str] | None = None
+        if raw is not None or final is not None:
+            names = [ni.name for ni in nodes]
         for b in self.score_plugins:
             if skip and b.name in skip:
                 continue
-            fn = b.fn
-            batch = b.batch
             try:
                 t0 = time.perf_counter()
-                if batch is not None:
-                    values = list(batch(state, pod, nodes))
-                    if len(values) != len(nodes):
-                        raise ValueError(f"score_nodes returned {len(values)} scores for {len(nodes)} nodes")
-                else:
-                    values = [fn(state, pod, ni) for ni in nodes]
+                values = self._score_values(b, state, pod, nodes)
                 if state.record_plugin_metrics and self.observer is not None:
                     # One observation per node, as upstream records Score, whichever form ran.
                     per_call = (time.perf_counter() - t0) / max(1, len(nodes))
-                    for _ in nodes:
+                    for _ in range(len(nodes)):
                         self.observer.plugin_execution(b.name, "Score", "Success", per_call)
+            except _ScoreStatusError as err:
+                return totals, Status.as_error(
+                    f'running Score plugins: plugin "{b.name}" failed with: {err.status.message()}', b.name
+                )
             except Exception as exc:  # noqa: BLE001
-                return [], _error("Score", b.name, exc)
-            # Plugins may return a bare int (the fast, common case) or (score, status).
-            for i, v in enumerate(values):
-                if type(v) is not int:
-                    if isinstance(v, tuple):
-                        value, status = v
-                        if status is not None and not status.is_success():
-                            return [], Status.as_error(
-                                f'running Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
-                            )
-                        values[i] = int(value)
-                    else:
-                        values[i] = int(v)
-            if raw is not None:
-                for ni, v in zip(nodes, values):
-                    raw.setdefault(ni.name, {})[b.name] = v
+                return totals, _error("Score", b.name, exc)
+            if raw is not None and names is not None:
+                for name, v in zip(names, values.tolist()):
+                    raw.setdefault(name, {})[b.name] = v
             norm = self._normalizers.get(b.name)
             if norm is not None:
-                scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values)]
+                batch_norm = getattr(b.plugin, "normalize_scores", None)
                 try:
-                    status = _split(await norm.call(state, pod, scores))[1]
+                    if callable(batch_norm):
+                        values = np.asarray(batch_norm(state, pod, values), dtype=np.int64)
+                        status = None
+                    else:
+                        scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values.tolist())]
+                        status = _split(await norm.call(state, pod, scores))[1]
+                        values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
                 except Exception as exc:  # noqa: BLE001
-                    return [], _error("NormalizeScore", b.name, exc)
+                    return totals, _error("NormalizeScore", b.name, exc)
                 if status is not None and not status.is_success():
-                    return [], Status.as_error(
+                    return totals, Status.as_error(
                         f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
                     )
-                values = [int(x.score) for x in scores]
-            if values and (max(values) > MAX_NODE_SCORE or min(values) < MIN_NODE_SCORE):
-                bad = next(v for v in values if v > MAX_NODE_SCORE or v < MIN_NODE_SCORE)
-                return [], Status.as_error(
+            if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
+                bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
+                return totals, Status.as_error(
                     f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
                     f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     b.name,
                 )
             w = b.weight
             if w == 1:
-                totals = [t + v for t, v in zip(totals, values)]
+                totals += values
             else:
-                totals = [t + v * w for t, v in zip(totals, values)]
-            if final is not None:
-                for ni, v in zip(nodes, values):
-                    final.setdefault(ni.name, {})[b.name] = v * w
+                totals += values * w
+            if final is not None and names is not None:
+                for name, v in zip(names, values.tolist()):
+                    final.setdefault(name, {})[b.name] = v * w
         return totals, None
+
+    @staticmethod
+    def _score_values(b: _Bound, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray:
+        """One plugin's raw scores as int64: its batch form when it has one (and does not decline
+        with ``None``), else node by node. Per-node results may be a bare int or ``(score, status)``."""
+        values = b.batch(state, pod, nodes) if b.batch is not None else None
+        if values is not None:
+            if len(values) != len(nodes):
+                raise ValueError(f"score_nodes returned {len(values)} scores for {len(nodes)} nodes")
+            if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+                return values.astype(np.int64, copy=False)
+            return np.fromiter((int(v) for v in values), np.int64, len(nodes))
+        fn = b.fn
+        out = np.empty(len(nodes), np.int64)
+        for i, ni in enumerate(nodes):
+            v = fn(state, pod, ni)
+            if type(v) is not int:
+                if isinstance(v, tuple):
+                    v, status = v
+                    if status is not None and not status.is_success():
+                        raise _ScoreStatusError(status)
+                v = int(v)
+            out[i] = v
+        return out
 
     # --- Reserve / Unreserve ----------------------------------------------------------------------
     async def run_reserve(

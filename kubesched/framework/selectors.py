@@ -148,33 +148,34 @@ class NodeSelectorTerm:
         if self.empty:
             return False
         for key, op, values in self.labels:
-            v = labels.get(key)
-            if op == "In":
-                if v is None or v not in values:
-                    return False
-            elif op == "NotIn":
-                if v is not None and v in values:
-                    return False
-            elif op == "Exists":
-                if v is None:
-                    return False
-            elif op == "DoesNotExist":
-                if v is not None:
-                    return False
-            else:  # Gt / Lt compare the label as an integer; a non-integer label does not match
-                if v is None:
-                    return False
-                try:
-                    n = int(v)
-                except ValueError:
-                    return False
-                if (op == "Gt" and not n > values) or (op == "Lt" and not n < values):
-                    return False
+            if not requirement_matches(op, values, labels.get(key)):
+                return False
         for _key, op, values in self.fields:
             inside = name in values
             if (op == "In") != inside:
                 return False
         return True
+
+
+def requirement_matches(op: str, values: Any, v: str | None) -> bool:
+    """Whether a label value (``None``: the node lacks the label) meets one compiled node
+    selector requirement."""
+    if op == "In":
+        return v is not None and v in values
+    if op == "NotIn":
+        return v is None or v not in values
+    if op == "Exists":
+        return v is not None
+    if op == "DoesNotExist":
+        return v is None
+    # Gt / Lt compare the label as an integer; a non-integer label does not match
+    if v is None:
+        return False
+    try:
+        n = int(v)
+    except ValueError:
+        return False
+    return n > values if op == "Gt" else n < values
 
 
 class NodeSelector:

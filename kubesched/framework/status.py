@@ -136,6 +136,11 @@ class Status:
 _REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
 
 
+def plugin_error(point: str, plugin: str, exc: BaseException) -> Status:
+    """The Error status for an exception raised by ``plugin`` at extension point ``point``."""
+    return Status.as_error(RuntimeError(f'running "{plugin}" {point} plugin: {exc}'), plugin)
+
+
 def code_of(status: Status | None) -> Code:
     """The code of a status, treating ``None`` as Success."""
     return Code.SUCCESS if status is None else status.code

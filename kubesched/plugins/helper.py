@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from kubesched.framework import NodeScore
 
 
@@ -37,6 +39,16 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     for s in scores:
         value = go_div(max_priority * s.score, max_count)
         s.score = max_priority - value if reverse else value
+
+
+def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
+    """:func:`default_normalize_score` over an int64 array (a new array is returned)."""
+    max_count = int(scores.max()) if len(scores) else 0
+    if max_count <= 0:
+        return np.full(len(scores), max_priority, np.int64) if reverse else scores
+    product = max_priority * scores
+    value = np.abs(product) // max_count * np.sign(product)  # Go's truncating division
+    return max_priority - value if reverse else value
 
 
 def pod_uid(pod: Mapping[str, Any]) -> str:

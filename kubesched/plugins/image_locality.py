@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from kubesched.framework import MAX_NODE_SCORE, ClusterEventWithHint, CycleState, NodeInfo, PodInfo
+from kubesched.framework.columns import Array, columns_of
 
 MB = 1024 * 1024
 #: Bounds of the summed image score: a range typical of compressed registry images.
@@ -68,6 +72,18 @@ class ImageLocality:
             if s is not None:
                 total_score += scaled_image_score(s.size, s.num_nodes, total)
         return calculate_priority(total_score, num_containers)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        """Nodes that hold no image at all score as if none of the pod's images were there; only
+        the others are scored one by one."""
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        _, num_containers, _ = self._pod_data(state, pod)
+        scores = np.full(len(batch), calculate_priority(0, num_containers), np.int64)
+        for j in np.flatnonzero(batch.columns.has_images[batch.rows]).tolist():
+            scores[j] = self.score(state, pod, batch[j])
+        return scores
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """None: a score plugin never rejects a pod."""

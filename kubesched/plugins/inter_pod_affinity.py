@@ -521,7 +521,7 @@ class InterPodAffinity:
         return None
 
     # --- PreScore / Score ----------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if not nodes:
             return Status(Code.SKIP)
         has_constraints = bool(pod.preferred_affinity or pod.preferred_anti_affinity)

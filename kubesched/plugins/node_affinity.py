@@ -3,9 +3,10 @@ the scheduler profile adds to every pod (``addedAffinity``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from kubesched.framework import (
@@ -23,6 +24,8 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.batch_selectors import label_map_mask, node_selector_mask, term_mask
+from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.selectors import (
     NodeSelector,
     PreferredTerm,
@@ -30,7 +33,7 @@ from kubesched.framework.selectors import (
     compile_preferred,
 )
 
-from .helper import default_normalize_score
+from .helper import default_normalize_score, default_normalize_scores
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"
@@ -179,8 +182,21 @@ class NodeAffinity:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        ok = np.ones(len(batch), bool)
+        if self.added_node_selector is not None:
+            ok &= node_selector_mask(self.added_node_selector, batch)
+        if pod.node_selector:
+            ok &= label_map_mask(pod.node_selector, batch)
+        if pod.required_node_affinity is not None:
+            ok &= node_selector_mask(pod.required_node_affinity, batch)
+        return ok
+
     # --- PreScore / Score -----------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if not pod.preferred_node_affinity and self.added_pref_sched_terms is None:
             return Status(Code.SKIP)
         return None
@@ -197,9 +213,21 @@ class NodeAffinity:
                 count += t.weight
         return count
 
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        count = np.zeros(len(batch), np.int64)
+        for t in (*(self.added_pref_sched_terms or ()), *pod.preferred_node_affinity):
+            count += np.where(term_mask(t.term, batch), t.weight, 0)
+        return count
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from kubesched.framework import (
     ActionType,
@@ -17,6 +19,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import Array, columns_of
 
 ERR_REASON = "node(s) didn't match the requested node name"
 
@@ -39,6 +42,14 @@ class NodeName:
         if not pod.node_name or pod.node_name == node.name:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        if not pod.node_name:
+            return np.ones(len(batch), bool)
+        return batch.rows == batch.columns.index.get(pod.node_name, -1)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Only a new node can carry the requested name; updates never change the verdict.

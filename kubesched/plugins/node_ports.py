@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from kubesched.framework import (
     ActionType,
     ClusterEvent,
@@ -17,6 +19,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import Array, columns_of
 
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 PRE_FILTER_STATE_KEY = "PreFilterNodePorts"
@@ -65,6 +68,18 @@ class NodePorts:
         if not fits_ports(want, node):
             return Status(Code.UNSCHEDULABLE, ERR_REASON)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        """Nodes with no host port in use pass at once; the others are checked one by one."""
+        batch = columns_of(nodes)
+        want = state.get(PRE_FILTER_STATE_KEY)
+        if batch is None or want is None:
+            return None
+        busy = batch.columns.has_ports[batch.rows]
+        ok = ~busy
+        for j in np.flatnonzero(busy).tolist():
+            ok[j] = fits_ports(want, batch[j])
+        return ok
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Ports of a pod cannot change (the field is immutable): only deletions free them.

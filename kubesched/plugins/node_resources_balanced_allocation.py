@@ -8,11 +8,14 @@ scored at all: PreScore returns Skip, so such pods do not all pile onto one "bal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework.columns import Array, columns_of
 
 from .resource_allocation import (
     Entry,
@@ -22,6 +25,7 @@ from .resource_allocation import (
     compile_requests,
     default_resources,
 )
+from .resource_allocation_batch import balanced, batch_inputs
 
 NAME = "NodeResourcesBalancedAllocation"
 PRE_SCORE_KEY = "PreScore" + NAME
@@ -71,7 +75,7 @@ class NodeResourcesBalancedAllocation:
             return None
         return compile_requests(self.scorer.resources, requests)
 
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         entries = self._entries(pod)
         if entries is None:
             return Status.skip()
@@ -85,3 +89,15 @@ class NodeResourcesBalancedAllocation:
             if entries is None:
                 return 0
         return self.scorer.score(node, entries)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        entries: tuple[Entry, ...] | None = state.get(PRE_SCORE_KEY)
+        if entries is None:
+            entries = self._entries(pod)
+            if entries is None:
+                return np.zeros(len(batch), np.int64)
+        inputs = batch_inputs(entries, batch, use_requested=True)
+        return None if inputs is None else balanced(*inputs)

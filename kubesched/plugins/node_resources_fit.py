@@ -12,6 +12,7 @@ the configured resources, see :mod:`kubesched.plugins.resource_allocation`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -29,6 +30,7 @@ from kubesched.framework import (
     Resource,
     Status,
 )
+from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_of
 from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.resources import is_extended_resource
 from kubesched.framework.types import compute_pod_requests
@@ -44,6 +46,13 @@ from .resource_allocation import (
     least_allocated_scorer,
     most_allocated_scorer,
     requested_to_capacity_ratio_scorer,
+)
+from .resource_allocation_batch import (
+    BatchScorer,
+    batch_inputs,
+    least_allocated,
+    most_allocated,
+    requested_to_capacity_ratio,
 )
 
 NAME = "NodeResourcesFit"
@@ -326,6 +335,40 @@ def is_schedulable_after_node_change(pod: dict[str, Any], old: Any, new: Any) ->
 # --- the plugin ---------------------------------------------------------------------------------
 
 
+def strategy_batch_scorer(strategy: ScoringStrategy) -> BatchScorer:
+    """The vectorized twin of :func:`strategy_scorer`."""
+    if strategy.type == MOST_ALLOCATED:
+        return most_allocated
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        ratio = strategy.requested_to_capacity_ratio
+        assert ratio is not None
+        return requested_to_capacity_ratio([(p.utilization, p.score) for p in ratio.shape])
+    return least_allocated
+
+
+def fits_batch(req: FitRequest, batch: NodeBatch) -> Array | None:
+    """:func:`insufficient_resources` is ``None``, for every node of ``batch``; ``None`` when
+    the amounts are too large for exact int64 arithmetic."""
+    cols = batch.columns
+    if not cols.exact or any(
+        abs(q) >= EXACT_LIMIT for q in (req.milli_cpu, req.memory, req.ephemeral_storage, *(q for _, q in req.scalar))
+    ):
+        return None
+    rows = batch.rows
+    ok = cols.num_pods[rows] + 1 <= cols.alloc_pods[rows]
+    for amount, alloc, used in (
+        (req.milli_cpu, cols.alloc_cpu, cols.req_cpu),
+        (req.memory, cols.alloc_memory, cols.req_memory),
+        (req.ephemeral_storage, cols.alloc_ephemeral, cols.req_ephemeral),
+    ):
+        if amount > 0:
+            ok &= amount <= alloc[rows] - used[rows]
+    for name, qty in req.scalar:
+        alloc, used = cols.scalar(name)
+        ok &= qty <= alloc[rows] - used[rows]
+    return ok
+
+
 def strategy_scorer(strategy: ScoringStrategy) -> Scorer:
     """The scoring function of a (validated) strategy."""
     if strategy.type == MOST_ALLOCATED:
@@ -353,6 +396,7 @@ class NodeResourcesFit:
         self.scorer = ResourceAllocationScorer(
             strategy.type, strategy.resources, strategy_scorer(strategy), use_requested=False
         )
+        self.batch_scorer = strategy_batch_scorer(strategy)
 
     # PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
@@ -368,8 +412,15 @@ class NodeResourcesFit:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        req = state.get(PRE_FILTER_KEY)
+        if batch is None or req is None:
+            return None
+        return fits_batch(req, batch)
+
     # PreScore / Score
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_KEY, self.scorer.compile(pod))
         return None
 
@@ -378,6 +429,16 @@ class NodeResourcesFit:
         if entries is None:
             entries = self.scorer.compile(pod)
         return self.scorer.score(node, entries)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        entries: tuple[Entry, ...] | None = state.get(PRE_SCORE_KEY)
+        if entries is None:
+            entries = self.scorer.compile(pod)
+        inputs = batch_inputs(entries, batch, use_requested=False)
+        return None if inputs is None else self.batch_scorer(*inputs)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Node label/taint updates are not registered: queueing hints replace upstream's preCheck,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from kubesched.framework import (
     ActionType,
@@ -17,6 +19,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.selectors import tolerations_tolerate
 
 from .helper import pod_uid
@@ -55,6 +58,14 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.tolerations):
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSCHEDULABLE)
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        if tolerates_unschedulable(pod.tolerations):
+            return np.ones(len(batch), bool)
+        return ~batch.columns.unschedulable[batch.rows]
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

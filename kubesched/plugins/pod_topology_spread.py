@@ -651,7 +651,7 @@ class PodTopologySpread:
         return None
 
     # --- PreScore / Score -----------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         all_nodes = self.handle.snapshot().list()
         if not all_nodes:
             return Status(Code.SKIP)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from kubesched.framework import (
     MAX_NODE_SCORE,
     ActionType,
@@ -20,9 +22,10 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.selectors import find_untolerated_taint, format_taint, tolerations_tolerate
 
-from .helper import default_normalize_score, pod_uid
+from .helper import default_normalize_score, default_normalize_scores, pod_uid
 
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
 
@@ -67,8 +70,16 @@ class TaintToleration:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) had untolerated taint {format_taint(taint)}")
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        taints = batch.columns.taints
+        tolerations = pod.tolerations
+        return taints.mask(batch.rows, lambda ts: find_untolerated_taint(ts, tolerations) is None)
+
     # --- Score ----------------------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         state.write(PRE_SCORE_STATE_KEY, prefer_no_schedule_tolerations(pod.tolerations))
         return None
 
@@ -78,9 +89,25 @@ class TaintToleration:
             return 0, Status.as_error(f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState")
         return count_intolerable_prefer_no_schedule(node.taints, tolerations), None
 
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        tolerations = state.get(PRE_SCORE_STATE_KEY)
+        if batch is None or tolerations is None:
+            return None
+        taints = batch.columns.taints
+        counts = np.fromiter(
+            (count_intolerable_prefer_no_schedule(ts, tolerations) for ts in taints.values),
+            np.int64,
+            len(taints.values),
+        )
+        return counts[taints.codes[batch.rows]]
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)
         return None
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:

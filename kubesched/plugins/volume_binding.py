@@ -23,7 +23,7 @@ the CSI translation of in-tree PVs' node affinity are not modelled.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -411,7 +411,7 @@ class VolumeBinding:
         return True, True, provisions
 
     # --- PreScore / Score -----------------------------------------------------------------------
-    def pre_score(self, state: CycleState, pod: PodInfo, nodes: list[NodeInfo]) -> Status | None:
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if self._scorer is None:
             return Status(Code.SKIP)
         s: _State | None = state.get(STATE_KEY)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Sequence
+
+import numpy as np
 
 from kubesched.extender import (
     ExtenderError,
@@ -15,6 +18,8 @@ from kubesched.extender import (
     preempt_with_extenders,
     prioritize_with_extenders,
 )
+from kubesched.framework.batch_filter import BatchFilterResult, rows_of
+from kubesched.framework.columns import NodeBatch
 from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
@@ -151,11 +156,12 @@ class SchedulingCycle(BindingCycle):
         self._ep("PreScore", status, fw, t0)
         if status is not None:
             raise CycleError(status)
+        totals: list[int] | np.ndarray
         if not fw.has_score_plugins() and not self.extenders:
             totals = [1] * len(feasible)
         else:
             t0 = time.perf_counter()
-            totals, status = await fw.run_score(
+            totals, status = await fw.run_score_array(
                 state, pi, feasible, record.score if record else None, record.final_score if record else None
             )
             self._ep("Score", status, fw, t0)
@@ -170,16 +176,16 @@ class SchedulingCycle(BindingCycle):
                             record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
         return self._select_host(feasible, totals)
 
-    def _select_host(self, nodes: list[NodeInfo], totals: list[int]) -> str:
+    def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
         """The highest total; ties broken uniformly at random (seedable)."""
-        best = max(totals)
-        ties = [i for i, t in enumerate(totals) if t == best]
-        chosen = ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]
+        scores = np.asarray(totals)
+        ties = np.flatnonzero(scores == scores.max())
+        chosen = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.randrange(len(ties))])
         return nodes[chosen].name
 
     async def _find_nodes_that_fit(
         self, fw: Framework, state: CycleState, pi: PodInfo, all_nodes: list[NodeInfo], record: PodResult | None
-    ) -> tuple[list[NodeInfo], Diagnosis]:
+    ) -> tuple[Sequence[NodeInfo], Diagnosis]:
         diagnosis = Diagnosis()
         t0 = time.perf_counter()
         result, status, rejectors = await fw.run_pre_filter(state, pi, record.prefilter if record else None)
@@ -228,7 +234,11 @@ class SchedulingCycle(BindingCycle):
             if len(after) != len(feasible):
                 # Extenders register no events: a pod they rejected is retried on any event.
                 diagnosis.unschedulable_plugins.add(EXTENDER_NAME)
-            feasible = after
+            feasible = (
+                NodeBatch(feasible.columns, rows_of(after, feasible.columns.index))
+                if isinstance(feasible, NodeBatch)
+                else after
+            )
         self.observer.extension_point(
             "Filter", "Success" if feasible else "Unschedulable", fw.profile_name, time.perf_counter() - t0
         )
@@ -243,7 +253,7 @@ class SchedulingCycle(BindingCycle):
         diagnosis: Diagnosis,
         record: PodResult | None,
         num_all_nodes: int,
-    ) -> list[NodeInfo]:
+    ) -> Sequence[NodeInfo]:
         n = len(nodes)
         if n == 0:
             return []
@@ -262,6 +272,8 @@ class SchedulingCycle(BindingCycle):
                 feasible.append(nodes[(start + i) % n])
             self.next_start_node_index = (start + len(feasible)) % num_all_nodes
             return feasible
+        if self.options.batch:
+            return await self._filter_batched(fw, state, pi, nodes, diagnosis, record, num_all_nodes, want, start)
         run_filter = fw.run_filter
         nominator = self.queue.nominator
         for i in range(n):
@@ -290,6 +302,76 @@ class SchedulingCycle(BindingCycle):
                     diagnosis.unschedulable_plugins.add(status.plugin)
         self.next_start_node_index = (start + processed) % num_all_nodes
         return feasible
+
+    async def _filter_batched(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pi: PodInfo,
+        nodes: list[NodeInfo],
+        diagnosis: Diagnosis,
+        record: PodResult | None,
+        num_all_nodes: int,
+        want: int,
+        start: int,
+    ) -> NodeBatch:
+        """The node-by-node loop above, over the snapshot's columns: nodes are taken in the same
+        rotated order, in chunks, each chunk filtered with one call per plugin; the cycle stops at
+        the same ``want``-th feasible node, so the same nodes are processed and the next start
+        index moves the same way. Statuses of rejected nodes are computed only where the
+        per-node loop would have used them: the diagnosis of a pod nothing fits (or that
+        extenders may still reject), and recorded traces."""
+        n = len(nodes)
+        cols = self.snapshot.columns()
+        order = (start + np.arange(n)) % n
+        rows = order if nodes is self.snapshot.node_info_list else rows_of(nodes, cols.index)[order]
+        nominator = self.queue.nominator
+        nominated: set[int] = set()
+        if nominator:
+            nominated = {cols.index[name] for name in nominator.nominated_nodes() if name in cols.index}
+        feasible: list[int] = []
+        rejected: list[tuple[BatchFilterResult, np.ndarray]] = []
+        pos = 0
+        while pos < n and len(feasible) < want:
+            need = want - len(feasible)
+            size = min(n - pos, need if pos == 0 else max(2 * need, 128))
+            chunk = rows[pos : pos + size]
+            res = fw.run_filter_batch(state, pi, NodeBatch(cols, chunk))
+            traces: dict[int, dict[str, str]] = {}
+            if nominated:
+                for j in np.flatnonzero(np.isin(chunk, list(nominated))).tolist():
+                    trace: dict[str, str] | None = {} if record is not None else None
+                    status = await fw.run_filter_with_nominated_pods(state, pi, cols.node(int(chunk[j])), trace)
+                    res.ok[j] = status is None
+                    if status is not None:
+                        res.statuses[j] = status
+                    if trace is not None:
+                        traces[j] = trace
+            passed = np.flatnonzero(res.ok)
+            cut = int(passed[need - 1]) + 1 if len(passed) >= need else size
+            for j in sorted(j for j, st in res.statuses.items() if j < cut and st.code is Code.ERROR)[:1]:
+                raise CycleError(res.statuses[j])
+            feasible.extend(chunk[passed[passed < cut]].tolist())
+            if record is not None:
+                for j in range(cut):
+                    record.filter[cols.names[int(chunk[j])]] = traces[j] if j in traces else res.trace(j)
+            failed = np.flatnonzero(~res.ok[:cut])
+            if len(failed):
+                rejected.append((res, failed))
+            pos += cut
+        self.next_start_node_index = (start + pos) % num_all_nodes
+        if not feasible or self.extenders or record is not None:
+            statuses = diagnosis.node_to_status
+            for res, failed in rejected:
+                for j in failed.tolist():
+                    status = res.status(j)
+                    assert status is not None
+                    if status.code is Code.ERROR:
+                        raise CycleError(status)
+                    statuses[res.node_name(j)] = status
+                    if status.plugin:
+                        diagnosis.unschedulable_plugins.add(status.plugin)
+        return NodeBatch(cols, np.asarray(feasible, dtype=np.intp))
 
     async def _post_filter_and_fail(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError, record: PodResult | None

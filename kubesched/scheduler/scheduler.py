@@ -51,6 +51,10 @@ class SchedulerOptions:
     result_annotations: bool = False
     #: Write FailedScheduling/Scheduled events and PodScheduled conditions.
     report_to_cluster: bool = True
+    #: Evaluate Filter and Score over the snapshot's node columns, one call per plugin and pod
+    #: (``filter_nodes``/``score_nodes`` where a plugin has them). Off: node by node, as the
+    #: plugin contract reads. Decisions are the same either way.
+    batch: bool = True
 
 
 @dataclass

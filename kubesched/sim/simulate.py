@@ -53,6 +53,8 @@ class SimulationSettings:
     #: Keep every plugin's result on every node (the JSON report's filter/score maps). A table
     #: shows only outcomes, and large clusters make these maps very large.
     plugin_results: bool = True
+    #: Filter and Score over the node columns (see ``SchedulerOptions.batch``); same decisions.
+    batch: bool = True
 
 
 @dataclass
@@ -91,6 +93,7 @@ async def simulate(
         result_annotations=settings.result_annotations,
         report_to_cluster=True,
         assumed_ttl=0,
+        batch=settings.batch,
     )
     priority_classes = {pc["metadata"]["name"]: pc for pc in scenario.priority_classes}
     namespaces = {ns["metadata"]["name"] for ns in scenario.namespaces}

@@ -1,0 +1,267 @@
+"""Columnar node state: what the hot plugins read of every node, as numpy arrays.
+
+Row ``i`` of :class:`NodeColumns` describes ``snapshot.list()[i]``. The snapshot builds the
+columns once and then rewrites only the rows of the nodes that changed (the same dirty nodes it
+re-clones), so a scheduling cycle reads every node's allocatable, requested and non-zero
+requested amounts, pod count, cordon, taints, labels and host-port use without touching a
+NodeInfo. Batch plugins (``filter_nodes`` / ``score_nodes``) receive a :class:`NodeBatch`: the
+positions of the nodes to evaluate in these columns, and the NodeInfos themselves for whatever
+the columns do not hold.
+
+Labels and taints are categorical: each distinct value (a label value of one key, a node's whole
+taint list) gets an integer code, and a plugin evaluates its predicate once per distinct value,
+then indexes the verdicts by code (``table[codes]``). Few distinct values, many nodes: the
+per-node cost is one array lookup, and the predicate is the very function the per-node path calls.
+
+Amounts are int64. An amount of 2**52 or more (no real node has one) makes :attr:`NodeColumns.exact`
+false: Python's integers and float division would then differ from int64 and float64, so batch
+plugins leave such clusters to their per-node form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from typing import Any, overload
+
+import numpy as np
+
+from .types import NodeInfo
+
+#: Amounts at or above this make the columns inexact (sums stay below 2**53, products below 2**63).
+EXACT_LIMIT = 2**52
+
+#: The code of a node without the label (``label_codes``) and of a node without taints.
+MISSING = -1
+NO_TAINTS = 0
+
+Array = np.ndarray
+
+
+def _taint_key(taints: Sequence[Mapping[str, Any]]) -> Any:
+    """A hashable identity of a taint list (the order matters: the first untolerated taint is
+    the one reported)."""
+    return tuple(tuple(sorted((k, str(v)) for k, v in t.items())) for t in taints)
+
+
+class Categorical:
+    """One categorical column: an int32 code per row and the distinct values behind the codes."""
+
+    __slots__ = ("codes", "values", "_code_of", "_tables")
+
+    #: Verdict tables kept per column (see :meth:`table`); beyond this many the cache restarts.
+    MAX_TABLES = 256
+
+    def __init__(self, n: int) -> None:
+        self.codes: Array = np.full(n, MISSING, dtype=np.int32)
+        #: ``values[code]``: the value every row with that code has.
+        self.values: list[Any] = []
+        self._code_of: dict[Any, int] = {}
+        self._tables: dict[Hashable, Array] = {}
+
+    def code(self, key: Any, value: Any) -> int:
+        c = self._code_of.get(key)
+        if c is None:
+            c = self._code_of[key] = len(self.values)
+            self.values.append(value)
+        return c
+
+    def code_of(self, key: Any) -> int | None:
+        """The code of a value, or ``None`` when no row ever had it."""
+        return self._code_of.get(key)
+
+    def table(self, predicate: Callable[[Any], Any], missing: bool = False, key: Hashable = None) -> Array:
+        """``predicate(value)`` for every distinct value, indexable by code; the last entry is
+        the verdict for a row without a value (code -1), ``missing``.
+
+        With a ``key`` naming the predicate, the table is kept and, as codes are only ever
+        added, later calls evaluate the predicate on new values alone.
+        """
+        old = self._tables.get(key) if key is not None else None
+        done = 0 if old is None else len(old) - 1
+        if done == len(self.values) and old is not None:
+            return old
+        out = np.empty(len(self.values) + 1, dtype=bool)
+        if old is not None:
+            out[:done] = old[:done]
+        for i in range(done, len(self.values)):
+            out[i] = bool(predicate(self.values[i]))
+        out[-1] = missing
+        if key is not None:
+            if len(self._tables) >= self.MAX_TABLES:
+                self._tables.clear()
+            self._tables[key] = out
+        return out
+
+    def mask(self, rows: Array, predicate: Callable[[Any], Any], missing: bool = False, key: Hashable = None) -> Array:
+        """``predicate`` of each row's value (``missing`` where it has none)."""
+        return self.table(predicate, missing, key)[self.codes[rows]]
+
+
+class NodeColumns:
+    """Arrays over the snapshot's nodes (see the module docstring)."""
+
+    def __init__(self, nodes: Sequence[NodeInfo]) -> None:
+        n = len(nodes)
+        self.n = n
+        self.names: list[str] = [ni.name for ni in nodes]
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        i64 = np.int64
+        self.alloc_cpu = np.zeros(n, i64)
+        self.alloc_memory = np.zeros(n, i64)
+        self.alloc_ephemeral = np.zeros(n, i64)
+        self.alloc_pods = np.zeros(n, i64)
+        self.req_cpu = np.zeros(n, i64)
+        self.req_memory = np.zeros(n, i64)
+        self.req_ephemeral = np.zeros(n, i64)
+        self.nz_cpu = np.zeros(n, i64)
+        self.nz_memory = np.zeros(n, i64)
+        self.num_pods = np.zeros(n, i64)
+        self.unschedulable = np.zeros(n, bool)
+        self.has_ports = np.zeros(n, bool)
+        self.has_images = np.zeros(n, bool)
+        self.has_scalar = np.zeros(n, bool)
+        self._inexact = np.zeros(n, bool)
+        self._inexact_rows = 0
+        #: Taint lists by code; code 0 is the empty list.
+        self.taints = Categorical(n)
+        self.taints.code((), [])
+        self._scalar: dict[str, tuple[Array, Array]] = {}
+        self._labels: dict[str, Categorical] = {}
+        self._nodes = list(nodes)
+        for i, ni in enumerate(nodes):
+            self._fill(i, ni)
+
+    @property
+    def exact(self) -> bool:
+        """Whether every amount is below :data:`EXACT_LIMIT` (int64 arithmetic equals Python's)."""
+        return self._inexact_rows == 0
+
+    def node(self, i: int) -> NodeInfo:
+        return self._nodes[i]
+
+    def set_row(self, i: int, ni: NodeInfo) -> None:
+        """Row ``i`` now describes ``ni`` (a fresh clone of the same node)."""
+        self._nodes[i] = ni
+        self._fill(i, ni)
+
+    def _fill(self, i: int, ni: NodeInfo) -> None:
+        a = ni.allocatable
+        r = ni.requested
+        nz = ni.non_zero_requested
+        amounts: tuple[int, ...] = (
+            a.milli_cpu,
+            a.memory,
+            a.ephemeral_storage,
+            a.allowed_pod_number,
+            r.milli_cpu,
+            r.memory,
+            r.ephemeral_storage,
+            nz.milli_cpu,
+            nz.memory,
+        )
+        inexact = any(abs(x) >= EXACT_LIMIT for x in amounts) or any(
+            abs(x) >= EXACT_LIMIT for x in (*a.scalar.values(), *r.scalar.values())
+        )
+        if inexact != self._inexact[i]:
+            self._inexact[i] = inexact
+            self._inexact_rows += 1 if inexact else -1
+        if inexact:
+            amounts = tuple(0 for _ in amounts)
+        (
+            self.alloc_cpu[i],
+            self.alloc_memory[i],
+            self.alloc_ephemeral[i],
+            self.alloc_pods[i],
+            self.req_cpu[i],
+            self.req_memory[i],
+            self.req_ephemeral[i],
+            self.nz_cpu[i],
+            self.nz_memory[i],
+        ) = amounts
+        self.num_pods[i] = len(ni.pods)
+        self.unschedulable[i] = ni.unschedulable
+        self.has_ports[i] = bool(ni.used_ports)
+        self.has_images[i] = bool(ni.image_states)
+        self.has_scalar[i] = bool(a.scalar or r.scalar)
+        taints = ni.taints
+        if taints:
+            try:
+                self.taints.codes[i] = self.taints.code(_taint_key(taints), taints)
+            except TypeError:  # an unhashable field: give this list a code of its own
+                self.taints.codes[i] = self.taints.code(object(), taints)
+        else:
+            self.taints.codes[i] = NO_TAINTS
+        if self._scalar and not inexact:
+            for name, (alloc, req) in self._scalar.items():
+                alloc[i] = a.scalar.get(name, 0)
+                req[i] = r.scalar.get(name, 0)
+        labels = ni.labels
+        for key, col in self._labels.items():
+            v = labels.get(key)
+            col.codes[i] = MISSING if v is None else col.code(v, v)
+
+    def scalar(self, name: str) -> tuple[Array, Array]:
+        """Allocatable and requested amounts of a scalar resource (extended, hugepages, ...)."""
+        cols = self._scalar.get(name)
+        if cols is None:
+            alloc = np.zeros(self.n, np.int64)
+            req = np.zeros(self.n, np.int64)
+            for i, ni in enumerate(self._nodes):
+                if not self._inexact[i]:
+                    alloc[i] = ni.allocatable.scalar.get(name, 0)
+                    req[i] = ni.requested.scalar.get(name, 0)
+            cols = self._scalar[name] = (alloc, req)
+        return cols
+
+    def labels(self, key: str) -> Categorical:
+        """The values of label ``key``: codes per row (-1 where the node lacks the label)."""
+        col = self._labels.get(key)
+        if col is None:
+            col = self._labels[key] = Categorical(self.n)
+            codes = col.codes
+            for i, ni in enumerate(self._nodes):
+                v = ni.labels.get(key)
+                if v is not None:
+                    codes[i] = col.code(v, v)
+        return col
+
+
+class NodeBatch(Sequence[NodeInfo]):
+    """The nodes a batch plugin evaluates for one pod: a sequence of NodeInfos (what the
+    per-node form reads) and ``rows``, their positions in ``columns``."""
+
+    __slots__ = ("columns", "rows")
+
+    def __init__(self, columns: NodeColumns, rows: Array) -> None:
+        self.columns = columns
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, i: int) -> NodeInfo: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[NodeInfo]: ...
+
+    def __getitem__(self, i: int | slice) -> NodeInfo | Sequence[NodeInfo]:
+        if isinstance(i, slice):
+            return NodeBatch(self.columns, self.rows[i])
+        return self.columns.node(int(self.rows[i]))
+
+    def __iter__(self) -> Iterator[NodeInfo]:
+        node = self.columns.node
+        for r in self.rows.tolist():
+            yield node(r)
+
+    def names(self) -> list[str]:
+        names = self.columns.names
+        return [names[r] for r in self.rows.tolist()]
+
+
+def columns_of(nodes: Sequence[NodeInfo]) -> NodeBatch | None:
+    """``nodes`` as a batch over the snapshot's columns, when they are one; ``None`` for a plain
+    list (a test, a preemption dry run on cloned nodes), which batch plugins must evaluate
+    node by node."""
+    return nodes if isinstance(nodes, NodeBatch) else None
