@@ -116,6 +116,8 @@ class NodeColumns:
         self.nz_cpu = np.zeros(n, i64)
         self.nz_memory = np.zeros(n, i64)
         self.num_pods = np.zeros(n, i64)
+        #: ``NodeInfo.generation`` of each row: what changed since a plugin last looked.
+        self.generation = np.zeros(n, i64)
         self.unschedulable = np.zeros(n, bool)
         self.has_ports = np.zeros(n, bool)
         self.has_images = np.zeros(n, bool)
@@ -179,6 +181,7 @@ class NodeColumns:
             self.nz_memory[i],
         ) = amounts
         self.num_pods[i] = len(ni.pods)
+        self.generation[i] = ni.generation
         self.unschedulable[i] = ni.unschedulable
         self.has_ports[i] = bool(ni.used_ports)
         self.has_images[i] = bool(ni.image_states)

@@ -37,9 +37,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from kubesched.framework import (
@@ -56,9 +57,11 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import MISSING, columns_of
 from kubesched.framework.selectors import LabelSelector, NodeSelector, SelectorError, find_untolerated_taint
 
 from .helper import pod_uid
+from .topology_counts import DomainCounts, NodeCounts
 
 NAME = "PodTopologySpread"
 PRE_FILTER_KEY = "PreFilter" + NAME
@@ -305,44 +308,6 @@ class _Inclusion:
 
 # --- per-node counts cached across cycles -------------------------------------------------------
 
-#: One node's share for one pod's constraints: per constraint ``(topologyValue, matchingPods)``,
-#: or ``None`` where the node does not count for it; ``None`` as a whole when the node is skipped.
-NodeCounts = tuple[tuple[str, int] | None, ...] | None
-
-
-class _NodeCountsCache:
-    """Per-node :data:`NodeCounts` under a few keys (least recently used evicted), each entry
-    valid while its node's generation is the one it was computed at."""
-
-    __slots__ = ("entries", "size")
-
-    def __init__(self, size: int = 8) -> None:
-        self.entries: dict[Hashable, dict[str, tuple[int, NodeCounts]]] = {}
-        self.size = size
-
-    def walk(
-        self, key: Hashable, nodes: Sequence[NodeInfo], compute: Callable[[NodeInfo], NodeCounts]
-    ) -> list[NodeCounts]:
-        """``[compute(node) for node in nodes]``, computing only for nodes changed since the last walk."""
-        per_node = self.entries.pop(key, None)
-        if per_node is None:
-            per_node = {}
-            if len(self.entries) >= self.size:
-                del self.entries[next(iter(self.entries))]
-        self.entries[key] = per_node
-        out: list[NodeCounts] = []
-        append = out.append
-        for ni in nodes:
-            entry = per_node.get(ni.name)
-            if entry is None or entry[0] != ni.generation:
-                entry = per_node[ni.name] = (ni.generation, compute(ni))
-            append(entry[1])
-        if len(per_node) > len(nodes):
-            listed = {ni.name for ni in nodes}
-            for name in [n for n in per_node if n not in listed]:
-                del per_node[name]
-        return out
-
 
 def _counts_key(pod: PodInfo, constraints: Sequence[Constraint]) -> tuple[Hashable, ...]:
     """Everything besides the node that decides a node's :data:`NodeCounts`."""
@@ -407,10 +372,11 @@ class PreFilterState:
     """Hard constraints and, per constraint, matching pods per topology value.
 
     ``self_match[i]``: whether the incoming pod matches constraint ``i``'s selector (fixed for
-    the cycle, so Filter does not re-evaluate it per node).
+    the cycle, so Filter does not re-evaluate it per node). ``shared``: ``counts`` are the
+    cross-cycle cache's own dicts, copied before the first change (:meth:`own_counts`).
     """
 
-    __slots__ = ("constraints", "self_match", "counts", "paths")
+    __slots__ = ("constraints", "self_match", "counts", "paths", "shared")
 
     def __init__(
         self,
@@ -418,17 +384,26 @@ class PreFilterState:
         self_match: list[int],
         counts: list[dict[str, int]],
         paths: list[CriticalPaths],
+        shared: bool = False,
     ) -> None:
         self.constraints = constraints
         self.self_match = self_match
         self.counts = counts
         self.paths = paths
+        self.shared = shared
 
     def min_match(self, i: int) -> int:
         """The global minimum for constraint ``i``: 0 while fewer domains than minDomains exist."""
         if len(self.counts[i]) < self.constraints[i].min_domains:
             return 0
         return self.paths[i].n0
+
+    def own_counts(self) -> list[dict[str, int]]:
+        """``counts``, safe to change."""
+        if self.shared:
+            self.counts = [dict(c) for c in self.counts]
+            self.shared = False
+        return self.counts
 
     def clone(self) -> PreFilterState:
         # Constraints never change during a cycle: share them.
@@ -493,8 +468,8 @@ class PodTopologySpread:
             if self.system_defaulted
             else [c.model_dump(exclude_none=True) for c in args.defaultConstraints]
         )
-        self._pre_filter_counts = _NodeCountsCache()
-        self._pre_score_counts = _NodeCountsCache()
+        self._pre_filter_counts = DomainCounts()
+        self._pre_score_counts = DomainCounts()
 
     # --- constraints of a pod -------------------------------------------------------------------
     def _constraints(
@@ -569,7 +544,6 @@ class PodTopologySpread:
             return None, Status.as_error(f"get constraints from pod: {exc}")
         if not constraints:
             return None, Status(Code.SKIP)
-        counts: list[dict[str, int]] = [{} for _ in constraints]
         inclusion = _Inclusion(pod)
         ns = pod.namespace
 
@@ -584,23 +558,19 @@ class PodTopologySpread:
                 for c in constraints
             )
 
-        nodes = self.handle.snapshot().list()
-        for shares in self._pre_filter_counts.walk(_counts_key(pod, constraints), nodes, compute):
-            if shares is None:
-                continue
-            for i, share in enumerate(shares):
-                if share is not None:
-                    value, n = share
-                    tp = counts[i]
-                    tp[value] = tp.get(value, 0) + n
+        sums = self._pre_filter_counts.sums(
+            _counts_key(pod, constraints), self.handle.snapshot(), len(constraints), compute
+        )
         paths = []
-        for tp in counts:
+        for tp in sums:
             cp = CriticalPaths()
-            for value, num in tp.items():
-                cp.update(value, num)
+            # In value order: which of two equally small domains is paths[0] must not depend on
+            # the order the nodes were counted in (upstream iterates a Go map here).
+            for value in sorted(tp):
+                cp.update(value, tp[value])
             paths.append(cp)
         self_match = [1 if c.matches(pod.labels) else 0 for c in constraints]
-        state.write(PRE_FILTER_KEY, PreFilterState(constraints, self_match, counts, paths))
+        state.write(PRE_FILTER_KEY, PreFilterState(constraints, self_match, sums, paths, shared=True))
         return None, None
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> Status | None:
@@ -627,7 +597,7 @@ class PodTopologySpread:
             if not inclusion.includes(c, node):
                 continue
             value = labels[c.topology_key]
-            tp = s.counts[i]
+            tp = s.own_counts()[i]
             tp[value] = tp.get(value, 0) + delta
             s.paths[i].update(value, tp[value])
         return None
@@ -649,6 +619,27 @@ class PodTopologySpread:
             if tp.get(value, 0) + self_match[i] - minimum > c.max_skew:
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
         return None
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray | None:
+        batch = columns_of(nodes)
+        s = state.get(PRE_FILTER_KEY)
+        if batch is None or s is None:
+            return None
+        ok = np.ones(len(batch), bool)
+        for i, c in enumerate(s.constraints):
+            col = batch.columns.labels(c.topology_key)
+            codes = col.codes[batch.rows]
+            tp = s.counts[i]
+            minimum = 0 if len(tp) < c.min_domains else s.paths[i].n0
+            # Matching pods by the code of the topology value; the extra last entry is what
+            # code -1 (no such label: rejected anyway) reads.
+            matching = np.zeros(len(col.values) + 1, np.int64)
+            for value, n in tp.items():
+                code = col.code_of(value)
+                if code is not None:
+                    matching[code] = n
+            ok &= (codes != MISSING) & (matching[codes] + s.self_match[i] - minimum <= c.max_skew)
+        return ok
 
     # --- PreScore / Score -----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -700,15 +691,11 @@ class PodTopologySpread:
             )
 
         key = (require_all, *_counts_key(pod, constraints))
-        for shares in self._pre_score_counts.walk(key, all_nodes, compute):
-            if shares is None:
-                continue
-            for i, share in enumerate(shares):
-                if share is not None:
-                    value, n = share
-                    tp = s.counts[i]
-                    if value in tp:
-                        tp[value] += n
+        sums = self._pre_score_counts.sums(key, self.handle.snapshot(), len(constraints), compute)
+        for i, tp in enumerate(s.counts):
+            totals = sums[i]
+            for value in tp:
+                tp[value] = totals.get(value, 0)
         state.write(PRE_SCORE_KEY, s)
         return None
 
