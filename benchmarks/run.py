@@ -15,6 +15,7 @@ creates ``measure_pods`` at once and measures until every one of them is bound:
     python -m benchmarks.run --all                # the slow ones too (15000 nodes: minutes)
     python -m benchmarks.run -w SchedulingBasic/5000Nodes_10000Pods --json
     python -m benchmarks.run --scaling            # SchedulingBasic at 500, 5000, 15000 nodes
+    python -m benchmarks.run --compare            # per-node vs batch path, same placements checked
     python -m benchmarks.run --list
 
 The node and pod templates follow upstream's scheduler_perf defaults (node: 4 CPU, 32Gi, 110
@@ -630,6 +631,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="run SchedulingBasic at 500, 5000 and 15000 nodes and show how time per pod grows",
     )
+    ap.add_argument(
+        "--compare",
+        action="store_true",
+        help="run each workload twice in one process, node by node and in batches; check both placed every pod "
+        "on the same node and print both speeds (exit 1 when a placement differs)",
+    )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--list", action="store_true", help="list workloads")
     ap.add_argument("--no-uvloop", action="store_true", help="use the standard asyncio loop")
@@ -660,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             runnable.append(n)
     names = runnable
+    if args.compare:
+        return compare(names, args)
     results: list[Result] = []
     for name in names:
         if args.in_process:
@@ -684,6 +693,27 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print_table(results)
     return 0
+
+
+def compare(names: list[str], args: argparse.Namespace) -> int:
+    from benchmarks.compare import compare_in_process, compare_isolated, print_comparisons
+
+    rows: list[dict[str, Any]] = []
+    for name in names:
+        if args.in_process:
+            rows.append(compare_in_process(name, not args.no_uvloop).to_json())
+        else:
+            if not args.json:
+                print(f"comparing {name} ...", file=sys.stderr, flush=True)
+            rows.append(compare_isolated(name, not args.no_uvloop))
+    if args.save:
+        Path(args.save).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.save).write_text(json.dumps(rows, indent=2) + "\n")
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print_comparisons(rows)
+    return 0 if all(r["same_placements"] for r in rows) else 1
 
 
 def default_names(everything: bool = False) -> list[str]:
