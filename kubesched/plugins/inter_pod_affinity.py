@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework import (
@@ -44,6 +45,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import MISSING, Categorical, NodeColumns, columns_of
 from kubesched.framework.selectors import LabelSelector
 from kubesched.framework.types import AffinityTerm
 
@@ -223,32 +225,45 @@ class _NodeSums:
     to zero, as a full walk that adds into a fresh map would leave it.
     """
 
-    __slots__ = ("per_node", "sums")
+    __slots__ = ("per_node", "sums", "totals", "columns", "generation")
 
     def __init__(self, maps: int) -> None:
         self.per_node: dict[str, tuple[int, Contribution]] = {}
+        #: ``sums`` without the touch counts: what callers read (and must not change).
+        self.totals: list[Counts] = [{} for _ in range(maps)]
+        #: The snapshot columns last seen, and the generation of each of their rows then.
+        self.columns: NodeColumns | None = None
+        self.generation: np.ndarray = np.empty(0, np.int64)
         #: One ``{topologyKey: {topologyValue: [sum, touches]}}`` per map.
         self.sums: list[dict[str, dict[str, list[int]]]] = [{} for _ in range(maps)]
 
     def _apply(self, contribution: Contribution, sign: int) -> None:
         for index, key, value, n, touches in contribution:
             sums = self.sums[index]
+            totals = self.totals[index]
             by_value = sums.get(key)
             if by_value is None:
                 by_value = sums[key] = {}
+                totals[key] = {}
             slot = by_value.get(value)
             if slot is None:
                 by_value[value] = [n, touches]
+                totals[key][value] = n
                 continue
             slot[0] += sign * n
             slot[1] += sign * touches
             if slot[1] == 0:
                 del by_value[value]
+                del totals[key][value]
                 if not by_value:
                     del sums[key]
+                    del totals[key]
+            else:
+                totals[key][value] = slot[0]
 
     def refresh(self, nodes: Sequence[NodeInfo], compute: Callable[[NodeInfo], Contribution]) -> list[Counts]:
-        """The sums over ``nodes``, one fresh map per map index, which the caller may modify."""
+        """The sums over ``nodes``, one map per map index: kept up to date by later calls, so
+        the caller must copy before changing them."""
         per_node = self.per_node
         for ni in nodes:
             entry = per_node.get(ni.name)
@@ -265,7 +280,56 @@ class _NodeSums:
             listed = {ni.name for ni in nodes}
             for name in [n for n in per_node if n not in listed]:
                 self._apply(per_node.pop(name)[1], -1)
-        return [{k: {v: slot[0] for v, slot in by_value.items()} for k, by_value in m.items()} for m in self.sums]
+        return self._totals()
+
+    def refresh_snapshot(
+        self,
+        snapshot: Any,
+        nodes: Callable[[], Sequence[NodeInfo]],
+        listed: Callable[[NodeInfo], bool],
+        compute: Callable[[NodeInfo], Contribution],
+    ) -> list[Counts]:
+        """:meth:`refresh` over ``nodes()``, the nodes of ``snapshot`` for which ``listed`` holds.
+        With the snapshot's columns, the nodes changed since the last call are found by
+        comparing generations in one vector operation, and only those are visited."""
+        columns = getattr(snapshot, "columns", None)
+        if not callable(columns):
+            return self.refresh(nodes(), compute)
+        cols: NodeColumns = columns()
+        if self.columns is not cols:
+            totals = self.refresh(nodes(), compute)
+            self.columns = cols
+            self.generation = cols.generation.copy()
+            return totals
+        per_node = self.per_node
+        changed = np.flatnonzero(cols.generation != self.generation)
+        for r in changed.tolist():
+            ni = cols.node(r)
+            entry = per_node.pop(ni.name, None)
+            if entry is not None:
+                self._apply(entry[1], -1)
+            if listed(ni):
+                contribution = compute(ni)
+                per_node[ni.name] = (ni.generation, contribution)
+                if contribution:
+                    self._apply(contribution, 1)
+        self.generation[changed] = cols.generation[changed]
+        return self._totals()
+
+    def _totals(self) -> list[Counts]:
+        return self.totals
+
+
+def _any(ni: NodeInfo) -> bool:
+    return True
+
+
+def _has_anti_affinity_pods(ni: NodeInfo) -> bool:
+    return bool(ni.pods_with_required_anti_affinity)
+
+
+def _has_affinity_pods(ni: NodeInfo) -> bool:
+    return bool(ni.pods_with_affinity)
 
 
 class _SumsCache:
@@ -319,6 +383,8 @@ class PreFilterState:
         "pod",
         "namespace_labels",
         "matches_own_affinity",
+        "shared",
+        "_tables",
     )
 
     def __init__(
@@ -336,6 +402,24 @@ class PreFilterState:
         self.affinity_counts: Counts = {}
         self.anti_affinity_counts: Counts = {}
         self.matches_own_affinity = pod_matches_all_terms(affinity_terms, pod)
+        #: The count maps are the cross-cycle sums' own: copied before the first change.
+        self.shared = True
+        self._tables: dict[tuple[int, str], np.ndarray] = {}
+
+    def positive(self, which: int, key: str, col: Categorical, rows: np.ndarray) -> np.ndarray:
+        """Whether each row's value of ``key`` (``col``) has a count above zero in map ``which``
+        (0 existing anti-affinity, 1 affinity, 2 anti-affinity); the table by code is built once
+        per cycle and map."""
+        table = self._tables.get((which, key))
+        if table is None or len(table) != len(col.values) + 1:
+            maps = (self.existing_anti_affinity_counts, self.affinity_counts, self.anti_affinity_counts)
+            table = self._tables[(which, key)] = np.zeros(len(col.values) + 1, bool)
+            for value, n in (maps[which].get(key) or {}).items():
+                if n > 0:
+                    code = col.code_of(value)
+                    if code is not None:
+                        table[code] = True
+        return table[col.codes[rows]]
 
     def clone(self) -> PreFilterState:
         c = PreFilterState.__new__(PreFilterState)
@@ -344,6 +428,8 @@ class PreFilterState:
         c.anti_affinity_terms = self.anti_affinity_terms
         c.namespace_labels = self.namespace_labels
         c.matches_own_affinity = self.matches_own_affinity
+        c.shared = False
+        c._tables = {}
         c.existing_anti_affinity_counts = _clone_counts(self.existing_anti_affinity_counts)
         c.affinity_counts = _clone_counts(self.affinity_counts)
         c.anti_affinity_counts = _clone_counts(self.anti_affinity_counts)
@@ -351,6 +437,12 @@ class PreFilterState:
 
     def update_with_pod(self, other: PodInfo, node_labels: Mapping[str, str], delta: int) -> None:
         """Account for ``other`` appearing on (``delta=1``) or leaving (``-1``) a node."""
+        if self.shared:
+            self.existing_anti_affinity_counts = _clone_counts(self.existing_anti_affinity_counts)
+            self.affinity_counts = _clone_counts(self.affinity_counts)
+            self.anti_affinity_counts = _clone_counts(self.anti_affinity_counts)
+            self.shared = False
+        self._tables = {}
         incoming = self.pod
         ns_labels = self.namespace_labels
         for t in other.required_anti_affinity:
@@ -422,8 +514,8 @@ class InterPodAffinity:
                         tally.add(labels, t.topology_key, 1)
             return tally.result()
 
-        (s.existing_anti_affinity_counts,) = self._existing_anti_sums.get(_pod_key(pod, ns_labels)).refresh(
-            snapshot.have_pods_with_required_anti_affinity(), existing_anti
+        (s.existing_anti_affinity_counts,) = self._existing_anti_sums.get(_pod_key(pod, ns_labels)).refresh_snapshot(
+            snapshot, snapshot.have_pods_with_required_anti_affinity, _has_anti_affinity_pods, existing_anti
         )
 
         if affinity_terms or anti_terms:
@@ -458,7 +550,7 @@ class InterPodAffinity:
                 return tally.result()
 
             sums = self._incoming_sums.get((_terms_key(affinity_terms), _terms_key(anti_terms)))
-            s.affinity_counts, s.anti_affinity_counts = sums.refresh(snapshot.list(), incoming)
+            s.affinity_counts, s.anti_affinity_counts = sums.refresh_snapshot(snapshot, snapshot.list, _any, incoming)
 
         if not s.existing_anti_affinity_counts and not affinity_terms and not anti_terms:
             return Status(Code.SKIP)
@@ -520,6 +612,30 @@ class InterPodAffinity:
                     return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
         return None
 
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray | None:
+        batch = columns_of(nodes)
+        s: PreFilterState | None = state.get(PRE_FILTER_STATE_KEY)
+        if batch is None or s is None:
+            return None
+        cols, rows = batch.columns, batch.rows
+        ok = np.ones(len(batch), bool)
+        if s.affinity_terms:
+            counts = s.affinity_counts
+            pods_exist = np.ones(len(batch), bool)
+            for rt in s.affinity_terms:
+                col = cols.labels(rt.topology_key)
+                ok &= col.codes[rows] != MISSING
+                pods_exist &= s.positive(1, rt.topology_key, col, rows)
+            if counts or not s.matches_own_affinity:
+                ok &= pods_exist
+        if s.anti_affinity_counts:
+            for rt in s.anti_affinity_terms:
+                if rt.topology_key in s.anti_affinity_counts:
+                    ok &= ~s.positive(2, rt.topology_key, cols.labels(rt.topology_key), rows)
+        for key in s.existing_anti_affinity_counts:
+            ok &= ~s.positive(0, key, cols.labels(key), rows)
+        return ok
+
     # --- PreScore / Score ----------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if not nodes:
@@ -528,7 +644,6 @@ class InterPodAffinity:
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot()
-        all_nodes = snapshot.list() if has_constraints else snapshot.have_pods_with_affinity()
 
         listers = self._listers()
         pref = resolve_terms(pod.preferred_affinity, listers)
@@ -561,7 +676,13 @@ class InterPodAffinity:
             return tally.result()
 
         key = (has_constraints, _terms_key(pref), _terms_key(pref_anti), _pod_key(pod, ns_labels))
-        (scores,) = self._score_sums.get(key).refresh(all_nodes, contribution)
+        sums = self._score_sums.get(key)
+        if has_constraints:
+            (scores,) = sums.refresh_snapshot(snapshot, snapshot.list, _any, contribution)
+        else:
+            (scores,) = sums.refresh_snapshot(
+                snapshot, snapshot.have_pods_with_affinity, _has_affinity_pods, contribution
+            )
 
         if not scores:
             return Status(Code.SKIP)
