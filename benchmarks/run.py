@@ -85,6 +85,9 @@ class Workload:
     floor: Floor | None = None
     #: Takes minutes: run only when named (-w), with --all or by --scaling.
     slow: bool = False
+    #: Where pods land depends on wall-clock timing (preemption: when a preemptor's backoff
+    #: ends against when its victims are gone), so two runs may differ on any path.
+    timing_dependent: bool = False
 
 
 def default_node(i: int) -> dict[str, Any]:
@@ -299,6 +302,7 @@ WORKLOADS: dict[str, Workload] = {
             make_init_pod=LOW_PRIORITY_POD,
             make_pod=HIGH_PRIORITY_POD,
             wait_bound=True,
+            timing_dependent=True,
             description="upstream PreemptionBasic: every measured pod must preempt",
         ),
         Workload(
