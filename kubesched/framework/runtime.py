@@ -686,8 +686,9 @@ class Framework:
             if norm is not None:
                 batch_norm = getattr(b.plugin, "normalize_scores", None)
                 try:
-                    if callable(batch_norm):
-                        values = np.asarray(batch_norm(state, pod, values), dtype=np.int64)
+                    normalized = batch_norm(state, pod, values) if callable(batch_norm) else None
+                    if normalized is not None:
+                        values = np.asarray(normalized, dtype=np.int64)
                         status = None
                     else:
                         scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values.tolist())]

@@ -702,6 +702,35 @@ class InterPodAffinity:
                 total += by_value.get(value, 0)
         return total
 
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray | None:
+        batch = columns_of(nodes)
+        s: PreScoreState | None = state.get(PRE_SCORE_STATE_KEY)
+        if batch is None or s is None:
+            return None
+        total = np.zeros(len(batch), np.int64)
+        for key, by_value in s.topology_score.items():
+            col = batch.columns.labels(key)
+            # By code; the extra last entry (code -1: no such label) adds nothing.
+            table = np.zeros(len(col.values) + 1, np.int64)
+            for value, n in by_value.items():
+                code = col.code_of(value)
+                if code is not None:
+                    table[code] = n
+            total += table[col.codes[batch.rows]]
+        return total
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray | None:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return None  # normalize_score reports it
+        if not s.topology_score or not len(scores):
+            return scores
+        lo, hi = int(scores.min()), int(scores.max())
+        diff = hi - lo
+        if diff <= 0:
+            return np.zeros(len(scores), np.int64)
+        return (float(MAX_NODE_SCORE) * ((scores - lo).astype(np.float64) / float(diff))).astype(np.int64)
+
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
