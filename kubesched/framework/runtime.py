@@ -150,6 +150,9 @@ class _NoNominator:
         return False
 
 
+_PLAIN_RESULTS = frozenset({type(None), Status, tuple, int, bool})
+
+
 class _Bound:
     """A plugin method, whether it is a coroutine function, and its plugin's name."""
 
@@ -168,6 +171,9 @@ class _Bound:
 
     async def call(self, *args: Any) -> Any:
         result = self.fn(*args)
+        # What plain plugins return (None, a Status, a tuple) is never awaitable: skip the check.
+        if type(result) in _PLAIN_RESULTS and not self.is_async:
+            return result
         if self.is_async or inspect.isawaitable(result):
             result = await result
         return result

@@ -182,6 +182,10 @@ class AffinityTerm:
         return self.selector is not None and self.selector.matches(pod.labels)
 
 
+#: What of a pod's metadata PodInfo derives anything from.
+_DERIVED_METADATA = ("name", "namespace", "uid", "labels", "creationTimestamp", "deletionTimestamp")
+
+
 class PodInfo:
     """A pod and everything derived from it once (see module docstring)."""
 
@@ -299,6 +303,30 @@ class PodInfo:
         pod["spec"] = {**(self.pod.get("spec") or {}), "nodeName": node_name}
         c.pod = pod
         c.node_name = node_name
+        return c
+
+    def rebased(self, pod: Obj) -> PodInfo | None:
+        """A PodInfo for ``pod`` sharing this one's derived data, when ``pod`` differs from
+        this one's object only where nothing is derived from (``spec.nodeName``, status, the
+        resourceVersion, annotations...): a bind confirmed, a status written. ``None`` when
+        something derived may differ, and ``pod`` must be derived afresh."""
+        mine = self.pod
+        m1 = mine.get("metadata") or {}
+        m2 = pod.get("metadata") or {}
+        for key in _DERIVED_METADATA:
+            if m1.get(key) != m2.get(key):
+                return None
+        s1 = mine.get("spec") or {}
+        s2 = pod.get("spec") or {}
+        for key in s1.keys() | s2.keys():
+            if key != "nodeName" and s1.get(key) != s2.get(key):
+                return None
+        c = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(c, slot, getattr(self, slot))
+        c.pod = pod
+        c.node_name = s2.get("nodeName") or ""
+        c._qos = None  # status.qosClass may have been set
         return c
 
     @property

@@ -503,6 +503,9 @@ class InterPodAffinity:
         ns_labels = self._namespace_labels(pod.namespace)
         affinity_terms = resolve_terms(pod.required_affinity, listers)
         anti_terms = resolve_terms(pod.required_anti_affinity, listers)
+        if not affinity_terms and not anti_terms and not snapshot.have_pods_with_required_anti_affinity():
+            # Nothing to count anywhere: what the walks below would conclude, without them.
+            return Status(Code.SKIP)
         s = PreFilterState(pod, affinity_terms, anti_terms, ns_labels)
 
         def existing_anti(ni: NodeInfo) -> Contribution:
@@ -644,6 +647,8 @@ class InterPodAffinity:
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot()
+        if not has_constraints and not snapshot.have_pods_with_affinity():
+            return Status(Code.SKIP)  # no pod anywhere to score against: the sums would be empty
 
         listers = self._listers()
         pref = resolve_terms(pod.preferred_affinity, listers)

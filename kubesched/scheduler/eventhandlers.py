@@ -44,6 +44,13 @@ class EventHandlers(FailureReporting):
         return pi.scheduler_name in self.frameworks
 
     def _pod_info(self, obj: dict[str, Any], old: dict[str, Any] | None = None) -> PodInfo | None:
+        if old is not None:
+            # An update of a pod the cache holds (most often: its bind confirmed) usually
+            # changes nothing derived: keep what was derived.
+            known = self.cache.get_pod((obj.get("metadata") or {}).get("uid") or pod_key(obj))
+            rebased = known.rebased(obj) if known is not None else None
+            if rebased is not None:
+                return rebased
         try:
             return PodInfo(obj)
         except PodSpecError as exc:
