@@ -85,6 +85,8 @@ class Workload:
     floor: Floor | None = None
     #: Takes minutes: run only when named (-w), with --all or by --scaling.
     slow: bool = False
+    #: Upstream's OpportunisticBatching feature gate on (SchedulerOptions.opportunistic_batching).
+    opportunistic_batching: bool = False
     #: Where pods land depends on wall-clock timing (preemption: when a preemptor's backoff
     #: ends against when its victims are gone), so two runs may differ on any path.
     timing_dependent: bool = False
@@ -207,6 +209,7 @@ SPREADING_POD = _pod(
 )
 LOW_PRIORITY_POD = _pod(cpu="900m", terminationGracePeriodSeconds=0)
 HIGH_PRIORITY_POD = _pod(cpu="3000m", priority=10)
+SATURATING_POD = _pod(cpu="3")
 
 
 def _openb(pods: str) -> Callable[[], Any]:
@@ -306,6 +309,17 @@ WORKLOADS: dict[str, Workload] = {
             description="upstream PreemptionBasic: every measured pod must preempt",
         ),
         Workload(
+            "Batching/ResourceSaturation_5000Nodes",
+            5000,
+            0,
+            5000,
+            make_pod=SATURATING_POD,
+            config=str(ROOT / "benchmarks" / "no-topology-defaults.yaml"),
+            opportunistic_batching=True,
+            description="upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
+            "OpportunisticBatching on, no default spreading (which makes pods unsignable)",
+        ),
+        Workload(
             "OpenbGPU/default",
             1523,
             0,
@@ -392,7 +406,11 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
         cfg.profiles,
         cluster,
         SchedulerOptions(
-            parallelism=m.parallelism, percentage_of_nodes_to_score=m.percentageOfNodesToScore, seed=1, batch=batch
+            parallelism=m.parallelism,
+            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+            seed=1,
+            batch=batch,
+            opportunistic_batching=w.opportunistic_batching,
         ),
     )
     bound = {"n": 0}

@@ -38,6 +38,8 @@ class RunOptions:
     serving: ServingOptions = field(default_factory=ServingOptions)
     record_results: bool = False
     identity: str | None = None
+    #: ``--feature-gates`` (kubesched.config.feature_gates): gate name → on.
+    feature_gates: dict[str, bool] = field(default_factory=dict)
     #: For tests: an already-built cluster (anything implementing the Cluster protocol with
     #: ``leases()``), instead of one built from the kubeconfig.
     cluster: Any = None
@@ -92,6 +94,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             pod_max_backoff=float(m.podMaxBackoffSeconds),
             record_results=opts.record_results,
             result_annotations=opts.record_results,
+            opportunistic_batching=opts.feature_gates.get("OpportunisticBatching", False),
         ),
         observer=observer,
         extenders=extenders,

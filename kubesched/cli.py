@@ -45,6 +45,7 @@ def _fail(message: str, code: int = 2) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.config import ConfigError, load_config
+    from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
     from kubesched.framework.registry import RegistryError
     from kubesched.sim.scenario import ScenarioError, load_scenario
     from kubesched.sim.simulate import SimulationSettings, format_table, simulate
@@ -56,6 +57,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         scenario = load_scenario(scenario_path)
     except (ConfigError, ScenarioError, RegistryError) as exc:
         return _fail(str(exc))
+    try:
+        gates = parse_feature_gates(args.feature_gates)
+    except FeatureGateError as exc:
+        return _fail(str(exc))
     model = cfg.model
     settings = SimulationSettings(
         parallelism=model.parallelism,
@@ -65,6 +70,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         seed=args.seed,
         # The table shows outcomes only; the per-node plugin maps are for --output json.
         plugin_results=args.output == "json" and not args.outcomes_only,
+        opportunistic_batching=gates["OpportunisticBatching"],
     )
     show_progress = not args.no_progress and sys.stderr.isatty() and len(scenario.pending_pods) >= 50
     progress_cb = None
@@ -228,11 +234,13 @@ def _setup_logging(verbosity: int) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.app import RunOptions, run
     from kubesched.config import ConfigError, load_config
+    from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
     from kubesched.framework.registry import RegistryError
 
     try:
         cfg = load_config(args.config)
-    except (ConfigError, RegistryError) as exc:
+        gates = parse_feature_gates(args.feature_gates)
+    except (ConfigError, RegistryError, FeatureGateError) as exc:
         return _fail(str(exc))
     from kubesched.serving import DelegationOptions, ServingError, ServingOptions
 
@@ -258,6 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         ),
         record_results=args.record_results,
         identity=args.identity,
+        feature_gates=gates,
     )
     from kubesched.cluster.base import ClusterError
     from kubesched.extender import ExtenderError
@@ -297,6 +306,7 @@ def _is_loopback(address: str) -> bool:
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     from kubesched.config import ConfigError, load_config
+    from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
     from kubesched.framework.registry import RegistryError
     from kubesched.sim.authn import TokenFileError, read_token_file
     from kubesched.sim.scenario import ScenarioError, load_scenario
@@ -318,7 +328,8 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
             cfg = load_config(args.config) if args.config else load_config(None)
         if args.token_auth_file:
             users = read_token_file(args.token_auth_file)
-    except (ConfigError, ScenarioError, RegistryError, TokenFileError) as exc:
+        args.gates = parse_feature_gates(args.feature_gates)
+    except (ConfigError, ScenarioError, RegistryError, TokenFileError, FeatureGateError) as exc:
         return _fail(str(exc))
     if args.faults:
         from kubesched.sim.faults import FaultConfigError
@@ -383,6 +394,7 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
                     kubeconfig=kubeconfig,
                     serving=ServingOptions(bind_address=args.address, secure_port=args.scheduler_port),
                     record_results=True,
+                    feature_gates=args.gates,
                 ),
                 stop,
             )
@@ -396,6 +408,12 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
 # --- entry point ----------------------------------------------------------------------------------
 
 
+_GATES_HELP = (
+    "kube-scheduler's feature gates; kubesched acts on OpportunisticBatching (default false) and "
+    "accepts the others with a warning"
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubesched", description="The Kubernetes scheduling framework on asyncio.")
     parser.add_argument("--version", action="version", version=f"kubesched {__version__}")
@@ -407,6 +425,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--output", choices=("table", "json"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking between equal nodes (default 0)")
     sim.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    sim.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP)
     sim.add_argument(
         "--outcomes-only",
         action="store_true",
@@ -479,6 +498,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="write each pod's per-plugin results as kubesched.io/*-result annotations",
     )
     run_p.add_argument("--identity", help="leader-election identity (default: hostname_pid)")
+    run_p.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP)
     run_p.add_argument("-v", action="count", default=0, help="more logging")
     run_p.set_defaults(func=cmd_run)
 
@@ -526,6 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=0,
         help="HTTPS port of the scheduler's health and metrics (0: any free one)",
     )
+    serve.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP + " (with --with-scheduler)")
     serve.add_argument("-v", action="count", default=0, help="more logging")
     serve.set_defaults(func=cmd_sim_serve)
 

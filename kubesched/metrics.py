@@ -93,6 +93,18 @@ class PrometheusObserver:
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r
         )
+        self.batch_attempts = Counter(
+            "scheduler_batch_attempts",
+            "Counts of results when attempting to use batching (opportunistic batching).",
+            ["profile", "result"],
+            registry=r,
+        )
+        self.batch_flushes = Counter(
+            "scheduler_batch_cache_flushed",
+            "Counts of cached batches flushed, by the reason (opportunistic batching).",
+            ["profile", "reason"],
+            registry=r,
+        )
         self._pending: _PendingPods | None = None
 
     # --- the Observer interface (see kubesched.scheduler.Observer) ----------------------------
@@ -114,6 +126,12 @@ class PrometheusObserver:
 
     def preemption_attempt(self) -> None:
         self.preemption_attempts.inc()
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        self.batch_attempts.labels(profile, result).inc()
+
+    def batch_flush(self, profile: str, reason: str) -> None:
+        self.batch_flushes.labels(profile, reason).inc()
 
     def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
         if self._pending is None:

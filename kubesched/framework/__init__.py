@@ -32,6 +32,7 @@ from .interface import (
     ReservePlugin,
     ScoreExtensions,
     ScorePlugin,
+    SignPlugin,
 )
 from .resources import Resource
 from .status import Code, Status
@@ -73,5 +74,6 @@ __all__ = [
     "ReservePlugin",
     "ScoreExtensions",
     "ScorePlugin",
+    "SignPlugin",
     "Status",
 ]

@@ -16,7 +16,7 @@ the extension point, and the pod is retried with backoff.
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from .events import ClusterEventWithHint
@@ -278,6 +278,17 @@ class FilterPlugin(Plugin, Protocol):
     Plain function. The runtime stops at the first plugin that rejects a node."""
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    """What of a pod this plugin reads, for opportunistic batching: a mapping of fragment names
+    to JSON-serialisable values such that two pods with equal fragments (from every plugin)
+    get the same answers from this plugin. ``None``: this pod cannot be signed, and is never
+    batched. Every PreFilter, Filter, PreScore and Score plugin of a profile must implement it
+    for that profile to batch at all. Plain function."""
+
+    def sign_pod(self, pod: PodInfo) -> Mapping[str, Any] | None: ...
 
 
 @runtime_checkable

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -324,6 +325,43 @@ class Framework:
         self.less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = (
             self.queue_sort_plugins[0].fn if self.queue_sort_plugins else (lambda a, b: a.timestamp < b.timestamp)
         )
+
+    # --- pod signatures (opportunistic batching) ----------------------------------------------
+    @property
+    def signable(self) -> bool:
+        """Whether every PreFilter, Filter, PreScore and Score plugin can sign a pod: only then
+        may pods of this profile share a batch (upstream's rule; extenders disable it too, which
+        the scheduler checks)."""
+        for b in (*self.pre_filter_plugins, *self.filter_plugins, *self.pre_score_plugins, *self.score_plugins):
+            if not callable(getattr(b.plugin, "sign_pod", None)):
+                return False
+        return True
+
+    def sign_pod(self, pod: PodInfo) -> bytes | None:
+        """What every plugin that decides where ``pod`` may go reads of it, as one comparable
+        value: two pods with the same signature get the same answers from this profile's plugins
+        on the same cluster. ``None`` when the profile or a plugin cannot sign it (a plugin's
+        ``sign_pod`` returned ``None``, or raised)."""
+        if not self.signable:
+            return None
+        fragments: dict[str, Any] = {"v1.Pod.Spec.SchedulerName": pod.scheduler_name}
+        seen: set[str] = set()
+        for b in (*self.pre_filter_plugins, *self.filter_plugins, *self.pre_score_plugins, *self.score_plugins):
+            if b.name in seen:
+                continue
+            seen.add(b.name)
+            try:
+                part = b.plugin.sign_pod(pod)
+            except Exception:  # noqa: BLE001 - an error is a refusal, as upstream logs and refuses
+                log.debug("plugin %s could not sign pod %s", b.name, pod.key, exc_info=True)
+                return None
+            if part is None:
+                return None
+            fragments.update(part)
+        try:
+            return json.dumps(fragments, sort_keys=True, separators=(",", ":"), default=repr).encode()
+        except (TypeError, ValueError):
+            return None
 
     # --- plugin metrics (sampled cycles only) -------------------------------------------------
     async def _call(self, b: _Bound, point: str, state: CycleState, *args: Any) -> Any:

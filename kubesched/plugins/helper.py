@@ -51,6 +51,28 @@ def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarra
     return max_priority - value if reverse else value
 
 
+def tolerations_fragment(pod: Any) -> dict[str, Any]:
+    """The signature fragment of a pod's tolerations (order does not change any verdict)."""
+    return {"Tolerations": sorted(pod.tolerations, key=lambda t: sorted((k, str(v)) for k, v in t.items()))}
+
+
+def requests_fragment(pod: Any) -> dict[str, Any]:
+    """The signature fragment of a pod's resource requests (and their non-zero defaults)."""
+    return {
+        "ContainerRequestsAndOverheads": [pod.requests.to_dict(), pod.non_zero_requests.to_dict()],
+    }
+
+
+def volumes_fragment(pod: Any) -> dict[str, Any]:
+    """The signature fragment of a pod's volumes, leaving out ConfigMaps and Secrets (no volume
+    plugin reads them)."""
+    kept = [v for v in pod.volumes if "configMap" not in v and "secret" not in v]
+    if not kept:
+        return {"Volumes": []}
+    # Claims are named within the pod's namespace.
+    return {"Volumes": sorted(kept, key=lambda v: str(sorted(v.items()))), "VolumesNamespace": pod.namespace}
+
+
 def pod_uid(pod: Mapping[str, Any]) -> str:
     """The uid of a pod dict, falling back to ``namespace/name`` for objects without one."""
     meta = pod.get("metadata") or {}

@@ -85,6 +85,12 @@ class ImageLocality:
             scores[j] = self.score(state, pod, batch[j])
         return scores
 
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        spec = pod.pod.get("spec") or {}
+        containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+        # The count matters too: it scales the score.
+        return {"Images": sorted(normalized_image_name(c.get("image") or "") for c in containers)}
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """None: a score plugin never rejects a pod."""
         return []

@@ -751,6 +751,13 @@ class InterPodAffinity:
             ns.score = int(float(MAX_NODE_SCORE) * (float(ns.score - lo) / float(diff))) if diff > 0 else 0
         return None
 
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any] | None:
+        """A pod with (anti-)affinity terms of its own is never batched. Others are judged by
+        existing pods' terms, which read their labels and namespace."""
+        if pod.has_affinity:
+            return None
+        return {"Labels": pod.labels, "Namespace": pod.namespace}
+
     # --- events ------------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -229,6 +229,10 @@ class NodeAffinity:
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
         return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        affinity = ((pod.pod.get("spec") or {}).get("affinity") or {}).get("nodeAffinity")
+        return {"NodeAffinity": affinity, "NodeSelector": pod.node_selector}
+
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(NODE_ADD_OR_LABEL, self.is_schedulable_after_node_change)]

@@ -51,6 +51,9 @@ class NodeName:
             return np.ones(len(batch), bool)
         return batch.rows == batch.columns.index.get(pod.node_name, -1)
 
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return {"NodeName": pod.node_name}
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Only a new node can carry the requested name; updates never change the verdict.
         return [ClusterEventWithHint(NODE_ADD, self.is_schedulable_after_node_add)]

@@ -81,6 +81,9 @@ class NodePorts:
             ok[j] = fits_ports(want, batch[j])
         return ok
 
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return {"HostPorts": sorted(set(pod.host_ports))}
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Ports of a pod cannot change (the field is immutable): only deletions free them.
         return [

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.columns import Array, columns_of
 
+from .helper import requests_fragment
 from .resource_allocation import (
     Entry,
     ResourceAllocationScorer,
@@ -101,3 +102,6 @@ class NodeResourcesBalancedAllocation:
                 return np.zeros(len(batch), np.int64)
         inputs = batch_inputs(entries, batch, use_requested=True)
         return None if inputs is None else balanced(*inputs)
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return requests_fragment(pod)

@@ -35,6 +35,7 @@ from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.resources import is_extended_resource
 from kubesched.framework.types import compute_pod_requests
 
+from .helper import requests_fragment
 from .resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     Entry,
@@ -439,6 +440,9 @@ class NodeResourcesFit:
             entries = self.scorer.compile(pod)
         inputs = batch_inputs(entries, batch, use_requested=False)
         return None if inputs is None else self.batch_scorer(*inputs)
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return requests_fragment(pod)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Node label/taint updates are not registered: queueing hints replace upstream's preCheck,

@@ -22,7 +22,7 @@ from kubesched.framework import (
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.selectors import tolerations_tolerate
 
-from .helper import pod_uid
+from .helper import pod_uid, tolerations_fragment
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
@@ -66,6 +66,9 @@ class NodeUnschedulable:
         if tolerates_unschedulable(pod.tolerations):
             return np.ones(len(batch), bool)
         return ~batch.columns.unschedulable[batch.rows]
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return tolerations_fragment(pod)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -32,6 +32,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.resources import QuantityError, parse_quantity
 
+from .helper import volumes_fragment
 from .volume_helpers import (
     ATTACHABLE_VOLUMES_PREFIX,
     IN_TREE_DRIVER_BY_PLUGIN,
@@ -179,6 +180,9 @@ class NodeVolumeLimits:
                 return "", ""
             return IN_TREE_DRIVER_BY_PLUGIN[provisioner], handle
         return provisioner, handle
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return volumes_fragment(pod)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -792,6 +792,13 @@ class PodTopologySpread:
                 ns.score = MAX_NODE_SCORE * (max_score + (min_score or 0) - ns.score) // max_score
         return None
 
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any] | None:
+        """Spreading depends on where every earlier pod went: a pod with constraints (its own,
+        or the plugin's defaults, which the System defaulting always has) is never batched."""
+        if pod.topology_spread_constraints or self.default_constraints:
+            return None
+        return {}
+
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

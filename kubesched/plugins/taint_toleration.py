@@ -25,7 +25,7 @@ from kubesched.framework import (
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.selectors import find_untolerated_taint, format_taint, tolerations_tolerate
 
-from .helper import default_normalize_score, default_normalize_scores, pod_uid
+from .helper import default_normalize_score, default_normalize_scores, pod_uid, tolerations_fragment
 
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
 
@@ -108,6 +108,9 @@ class TaintToleration:
 
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray:
         return default_normalize_scores(MAX_NODE_SCORE, True, scores)
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return tolerations_fragment(pod)
 
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -43,6 +43,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.selectors import LabelSelector, SelectorError
 
+from .helper import volumes_fragment
 from .node_resources_fit import UtilizationShapePoint, shape_errors
 from .resource_allocation import MAX_CUSTOM_PRIORITY_SCORE, broken_linear_function, go_round
 from .volume_helpers import (
@@ -523,6 +524,9 @@ class VolumeBinding:
         return None
 
     # --- events ---------------------------------------------------------------------------------
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return volumes_fragment(pod)
+
     def events_to_register(self) -> list[ClusterEventWithHint]:
         add_or_update = ActionType.ADD | ActionType.UPDATE
         return [

@@ -25,6 +25,7 @@ from kubesched.framework import (
     Status,
 )
 
+from .helper import volumes_fragment
 from .volume_helpers import (
     READ_WRITE_ONCE_POD,
     namespace_of,
@@ -169,6 +170,9 @@ class VolumeRestrictions:
         if s.conflicting_ref_count > 0:
             return Status(Code.UNSCHEDULABLE, ERR_REASON_RWOP_CONFLICT)
         return None
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return volumes_fragment(pod)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -25,6 +25,7 @@ from kubesched.framework import (
     Status,
 )
 
+from .helper import volumes_fragment
 from .volume_helpers import (
     BINDING_WAIT_FOR_FIRST_CONSUMER,
     LABEL_BETA_REGION,
@@ -142,6 +143,9 @@ class VolumeZone:
             if v is None or v not in values:
                 return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_CONFLICT)
         return None
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return volumes_fragment(pod)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         add_or_update = ActionType.ADD | ActionType.UPDATE

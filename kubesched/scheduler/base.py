@@ -20,6 +20,7 @@ from kubesched.framework.interface import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.runtime import Framework, WaitingPods
 from kubesched.framework.status import Status
 from kubesched.queue import SchedulingQueue
+from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.listers import ObjectCache
 from kubesched.scheduler.observer import Observer
 from kubesched.scheduler.results import PodResult
@@ -51,6 +52,10 @@ class SchedulerBase:
     _side_tasks: set[asyncio.Task[None]]
     leading: bool
     _unreported: dict[str, tuple[dict[str, Any], str]]
+    batching: OpportunisticBatching
+    #: The profiles whose pods may be batched (every filtering and scoring plugin signs pods,
+    #: and no extender is configured).
+    _batchable: list[Framework]
 
     def _traces(self, record: PodResult | None) -> PodResult | None:
         """Where per-plugin results go: the pod's record, unless only outcomes are kept."""

@@ -22,6 +22,10 @@ class Observer(Protocol):
 
     def preemption_attempt(self) -> None: ...
 
+    def batch_attempt(self, profile: str, result: str) -> None: ...
+
+    def batch_flush(self, profile: str, reason: str) -> None: ...
+
     def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None: ...
 
 
@@ -42,6 +46,12 @@ class NullObserver:
         pass
 
     def preemption_attempt(self) -> None:
+        pass
+
+    def batch_attempt(self, profile: str, result: str) -> None:
+        pass
+
+    def batch_flush(self, profile: str, reason: str) -> None:
         pass
 
     def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:

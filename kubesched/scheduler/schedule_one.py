@@ -59,8 +59,22 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+class _BatchCycle:
+    """Opportunistic batching in one scheduling cycle: the pod's signature, whether a hint was
+    tried, and whether it became the pod's node."""
+
+    __slots__ = ("signature", "hinted", "hint_taken")
+
+    def __init__(self, signature: bytes | None) -> None:
+        self.signature = signature
+        self.hinted = False
+        self.hint_taken = False
+
+
 class SchedulingCycle(BindingCycle):
     """Scheduling cycles: serial, one pod at a time, against the snapshot taken at its start."""
+
+    _batch_cycle: _BatchCycle | None = None
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:
         pi = qpi.pod_info
@@ -96,15 +110,20 @@ class SchedulingCycle(BindingCycle):
         fw.set_snapshot(self.snapshot)
         state = CycleState()
         self._cycles += 1
+        self._batch_cycle = (
+            _BatchCycle(fw.sign_pod(pi)) if self.options.opportunistic_batching and fw in self._batchable else None
+        )
         state.record_plugin_metrics = self._cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
         try:
             node_name = await self._schedule_pod(fw, state, pi, self._traces(record))
         except FitError as fit:
+            self.batching.flush("pod_failed")
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
             self.stats.attempt_durations.append(time.perf_counter() - start)
             self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
             return
         except CycleError as err:
+            self.batching.flush("pod_failed")
             self._fail(fw, qpi, err.status, record, start)
             return
         assumed = pi.with_node(node_name)
@@ -149,7 +168,13 @@ class SchedulingCycle(BindingCycle):
         feasible, diagnosis = await self._find_nodes_that_fit(fw, state, pi, nodes, record)
         if not feasible:
             raise FitError(pi, len(nodes), diagnosis)
+        batch = self._batch_cycle
+        if batch is not None and batch.hint_taken:
+            self.batching.hint_used(fw.profile_name, self._cycles, feasible[0].name)
+            return feasible[0].name
         if len(feasible) == 1:
+            if batch is not None:
+                self.batching.store(fw, batch.signature, self._cycles, feasible, [0], feasible[0].name, batch.hinted)
             return feasible[0].name
         t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
@@ -174,7 +199,10 @@ class SchedulingCycle(BindingCycle):
                         totals[i] += weighted
                         if record is not None:
                             record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
-        return self._select_host(feasible, totals)
+        chosen = self._select_host(feasible, totals)
+        if batch is not None:
+            self.batching.store(fw, batch.signature, self._cycles, feasible, totals, chosen, batch.hinted)
+        return chosen
 
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
         """The highest total; ties broken uniformly at random (seedable)."""
@@ -223,6 +251,23 @@ class SchedulingCycle(BindingCycle):
                 return [ni], diagnosis
             if status.code is Code.ERROR:
                 raise CycleError(status)
+        batch = self._batch_cycle
+        if batch is not None:
+            hint = self.batching.hint(
+                fw, state, pi, batch.signature, self._cycles, bool(nominated), self.snapshot.node_info_map.get
+            )
+            if hint is not None and (nodes is all_nodes or any(ni is hint for ni in nodes)):
+                batch.hinted = True
+                trace = {} if record is not None else None
+                status = await fw.run_filter_with_nominated_pods(state, pi, hint, trace)
+                if record is not None and trace is not None:
+                    record.filter[hint.name] = trace
+                if status is None:
+                    batch.hint_taken = True
+                    self.observer.extension_point("Filter", "Success", fw.profile_name, time.perf_counter() - t0)
+                    return [hint], diagnosis
+                if status.code is Code.ERROR:
+                    raise CycleError(status)
         feasible = await self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
         if self.extenders and feasible:
             try:

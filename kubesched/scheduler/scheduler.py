@@ -18,6 +18,7 @@ from kubesched.extender import HTTPExtender
 from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.runtime import Framework, ProfileSpec, WaitingPods
 from kubesched.queue import SchedulingQueue
+from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.eventhandlers import EventHandlers
 from kubesched.scheduler.listers import ObjectCache
 from kubesched.scheduler.observer import NullObserver, Observer
@@ -55,6 +56,9 @@ class SchedulerOptions:
     #: (``filter_nodes``/``score_nodes`` where a plugin has them). Off: node by node, as the
     #: plugin contract reads. Decisions are the same either way.
     batch: bool = True
+    #: Upstream's OpportunisticBatching feature gate: identical pods popped in a row reuse the
+    #: first one's ranked nodes (see kubesched.scheduler.batching).
+    opportunistic_batching: bool = False
 
 
 @dataclass
@@ -134,6 +138,8 @@ class Scheduler(EventHandlers, SchedulingCycle):
             fw.nominator = self.queue.nominator
             if preempting:
                 fw.preempt_with_extenders = self._preempt_with_extenders
+        self.batching = OpportunisticBatching(self.clock, self.observer)
+        self._batchable = [] if self.extenders else [fw for fw in self.frameworks.values() if fw.signable]
         self.results: dict[str, PodResult] = {}
         self.stats = Stats()
         self._binding_tasks: set[asyncio.Task[None]] = set()

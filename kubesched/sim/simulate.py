@@ -55,6 +55,8 @@ class SimulationSettings:
     plugin_results: bool = True
     #: Filter and Score over the node columns (see ``SchedulerOptions.batch``); same decisions.
     batch: bool = True
+    #: Upstream's OpportunisticBatching (see ``SchedulerOptions.opportunistic_batching``).
+    opportunistic_batching: bool = False
 
 
 @dataclass
@@ -94,6 +96,7 @@ async def simulate(
         report_to_cluster=True,
         assumed_ttl=0,
         batch=settings.batch,
+        opportunistic_batching=settings.opportunistic_batching,
     )
     priority_classes = {pc["metadata"]["name"]: pc for pc in scenario.priority_classes}
     namespaces = {ns["metadata"]["name"] for ns in scenario.namespaces}
