@@ -152,6 +152,7 @@ class SchedulingQueue:
                 self._events_map.setdefault(plugin, regs)
         self._active: list[_ActiveEntry] = []
         self._active_seq = 0
+        self._matching: dict[tuple[Any, int], dict[str, list[ClusterEventWithHint] | None]] = {}
         self._active_by_uid: dict[str, _ActiveEntry] = {}
         self._backoff: list[tuple[float, int, str]] = []
         self._backoff_by_uid: dict[str, QueuedPodInfo] = {}
@@ -395,13 +396,12 @@ class SchedulingQueue:
             return True
         if not plugins:
             return True
+        matching = self._matching_registrations(event)
         for plugin in plugins:
-            regs = self._events_map.get(plugin)
-            if regs is None:
+            regs = matching.get(plugin)
+            if regs is None:  # not registered, or registered for every event
                 return True
             for reg in regs:
-                if not reg.event.matches(event):
-                    continue
                 if reg.hint is None:
                     return True
                 try:
@@ -411,6 +411,18 @@ class SchedulingQueue:
                     log.exception("queueing hint of %s failed; requeueing", plugin)
                     return True
         return False
+
+    def _matching_registrations(self, event: ClusterEvent) -> dict[str, list[ClusterEventWithHint] | None]:
+        """Per plugin, its registrations that cover ``event`` (``None``: it registers for
+        everything); computed once per kind of event."""
+        key = (event.resource, event.bits)
+        found = self._matching.get(key)
+        if found is None:
+            found = self._matching[key] = {
+                plugin: None if regs is None else [r for r in regs if r.event.matches(event)]
+                for plugin, regs in self._events_map.items()
+            }
+        return found
 
     # --- the scheduler side -------------------------------------------------------------------
     def _take(self) -> QueuedPodInfo | None:

@@ -52,8 +52,20 @@ class BatchFilterResult:
         self._pod = pod
         self._batch = batch
 
-    def node_name(self, pos: int) -> str:
-        return self._batch.columns.names[int(self._batch.rows[pos])]
+    def rejected(self, positions: Sequence[int]) -> list[tuple[str, Status]]:
+        """``(node name, status)`` of each rejected node at ``positions``."""
+        cols = self._batch.columns
+        rows = self._batch.rows.tolist()
+        rejector = self.rejector.tolist()
+        known = self.statuses
+        out: list[tuple[str, Status]] = []
+        for pos in positions:
+            row = rows[pos]
+            status = known.get(pos)
+            if status is None:
+                status = self._status(pos, rejector[pos], cols.node(row))
+            out.append((cols.names[row], status))
+        return out
 
     def status(self, pos: int) -> Status | None:
         """The node's Filter status (None: it passed), as the per-node path returns it."""
@@ -62,9 +74,10 @@ class BatchFilterResult:
         known = self.statuses.get(pos)
         if known is not None:
             return known
-        k = int(self.rejector[pos])
+        return self._status(pos, int(self.rejector[pos]), self._batch[pos])
+
+    def _status(self, pos: int, k: int, node: NodeInfo) -> Status:
         name, fn, _ = self._fns[k]
-        node = self._batch[pos]
         try:
             status = fn(self._state, self._pod, node)
         except Exception as exc:  # noqa: BLE001

@@ -8,7 +8,7 @@ optional hint function (``hint(pod, old, new) -> QueueingHint``) agrees.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum, IntFlag
 from typing import Any
 
@@ -58,19 +58,26 @@ class Resource(str, Enum):
     WILDCARD = "*"
 
 
+_ALL_BITS = int(ActionType.ALL)
+
+
 @dataclass(frozen=True)
 class ClusterEvent:
     resource: Resource
     action: ActionType
     label: str = ""
+    #: ``action`` as a plain int: flag arithmetic on IntFlag members is slow, and the queue
+    #: matches every event against every registration of every pooled pod.
+    bits: int = field(init=False, repr=False, compare=False, default=0)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "bits", int(self.action))
 
     def matches(self, other: ClusterEvent) -> bool:
         """Whether a registration (``self``) covers an event that happened (``other``)."""
-        if self.resource is Resource.WILDCARD and self.action == ActionType.ALL:
-            return True
-        return (self.resource is Resource.WILDCARD or self.resource == other.resource) and bool(
-            self.action & other.action
-        )
+        if self.resource is Resource.WILDCARD:
+            return self.bits == _ALL_BITS or bool(self.bits & other.bits)
+        return self.resource == other.resource and bool(self.bits & other.bits)
 
     def __str__(self) -> str:
         return self.label or f"{self.resource.value}{self.action.name}"

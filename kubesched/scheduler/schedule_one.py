@@ -407,15 +407,14 @@ class SchedulingCycle(BindingCycle):
         self.next_start_node_index = (start + pos) % num_all_nodes
         if not feasible or self.extenders or record is not None:
             statuses = diagnosis.node_to_status
+            plugins = diagnosis.unschedulable_plugins
             for res, failed in rejected:
-                for j in failed.tolist():
-                    status = res.status(j)
-                    assert status is not None
+                for name, status in res.rejected(failed.tolist()):
                     if status.code is Code.ERROR:
                         raise CycleError(status)
-                    statuses[res.node_name(j)] = status
+                    statuses[name] = status
                     if status.plugin:
-                        diagnosis.unschedulable_plugins.add(status.plugin)
+                        plugins.add(status.plugin)
         return NodeBatch(cols, np.asarray(feasible, dtype=np.intp))
 
     async def _post_filter_and_fail(
