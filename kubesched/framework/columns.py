@@ -20,6 +20,7 @@ plugins leave such clusters to their per-node form.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any, overload
 
@@ -39,8 +40,8 @@ Array = np.ndarray
 
 def _taint_key(taints: Sequence[Mapping[str, Any]]) -> Any:
     """A hashable identity of a taint list (the order matters: the first untolerated taint is
-    the one reported)."""
-    return tuple(tuple(sorted((k, str(v)) for k, v in t.items())) for t in taints)
+    the one reported). Values keep their type: ``null`` and ``"None"`` are different taints."""
+    return tuple(json.dumps(t, sort_keys=True, default=repr) for t in taints)
 
 
 class Categorical:

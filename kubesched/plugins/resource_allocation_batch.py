@@ -4,7 +4,8 @@ Each function here is the vectorized twin of a scorer in :mod:`.resource_allocat
 same integer truncation and the same float operations in the same order, so every node gets the
 score the per-node scorer gives it (the property tests hold them to it). Inputs per configured
 resource ``k``: ``requested[k]`` (the node's requests plus the pod's), ``allocatable[k]``, the
-weight, and ``counted[k]``, whether the resource counts on that node (its allocatable is not 0).
+weight, and ``counted[k]``, whether the resource counts on that node (its allocatable is not 0);
+``n`` is the number of nodes (there may be no resource at all).
 A function returns ``None`` where its order-dependent arithmetic cannot be vectorized for this
 batch; the caller then scores node by node.
 """
@@ -27,7 +28,7 @@ from .resource_allocation import (
     broken_linear_function,
 )
 
-BatchScorer = Callable[[Sequence[Array], Sequence[Array], Sequence[int], Sequence[Array]], Array | None]
+BatchScorer = Callable[[int, Sequence[Array], Sequence[Array], Sequence[int], Sequence[Array]], Array | None]
 
 
 def _weighted_average(
@@ -47,9 +48,8 @@ def _floor_div_or_zero(a: Array, b: Array) -> Array:
 
 
 def least_allocated(
-    requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
+    n: int, requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
 ) -> Array:
-    n = len(requested[0]) if requested else 0
     scores = []
     for req, cap in zip(requested, allocatable):
         free = _floor_div_or_zero((cap - req) * MAX_NODE_SCORE, cap)
@@ -59,9 +59,8 @@ def least_allocated(
 
 
 def most_allocated(
-    requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
+    n: int, requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
 ) -> Array:
-    n = len(requested[0]) if requested else 0
     scores = [
         _floor_div_or_zero(np.minimum(req, cap) * MAX_NODE_SCORE, cap) for req, cap in zip(requested, allocatable)
     ]
@@ -77,9 +76,12 @@ def requested_to_capacity_ratio(shape: Sequence[tuple[int, int]]) -> BatchScorer
     at_max = raw(MAX_UTILIZATION)
 
     def scorer(
-        requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
+        n: int,
+        requested: Sequence[Array],
+        allocatable: Sequence[Array],
+        weights: Sequence[int],
+        counted: Sequence[Array],
     ) -> Array:
-        n = len(requested[0]) if requested else 0
         total = np.zeros(n, np.int64)
         weight_sum = np.zeros(n, np.int64)
         for req, cap, w, m in zip(requested, allocatable, weights, counted):
@@ -99,13 +101,12 @@ def requested_to_capacity_ratio(shape: Sequence[tuple[int, int]]) -> BatchScorer
 
 
 def balanced(
-    requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
+    n: int, requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
 ) -> Array | None:
     """``(1 - std) * MaxNodeScore``. Which fractions enter the std depends on which resources
     count on each node; only batches where all of them count everywhere are vectorized."""
     if not all(bool(m.all()) for m in counted):
         return None
-    n = len(requested[0]) if requested else 0
     fractions = [np.minimum(req / cap, 1.0) for req, cap in zip(requested, allocatable)]
     k = len(fractions)
     if k < 2:
@@ -126,7 +127,7 @@ def balanced(
 
 def batch_inputs(
     entries: Sequence[tuple[int, str, int, int]], batch: NodeBatch, use_requested: bool
-) -> tuple[list[Array], list[Array], list[int], list[Array]] | None:
+) -> tuple[int, list[Array], list[Array], list[int], list[Array]] | None:
     """What :meth:`ResourceAllocationScorer.score` reads off each node, for every node of
     ``batch`` at once: requested (node + pod), allocatable, weight and whether it counts, per
     compiled entry. ``None`` when an amount is too large for exact int64 arithmetic."""
@@ -158,4 +159,4 @@ def batch_inputs(
         allocatable.append(alloc)
         weights.append(weight)
         counted.append(alloc != 0)
-    return requested, allocatable, weights, counted
+    return len(rows), requested, allocatable, weights, counted
