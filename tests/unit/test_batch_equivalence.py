@@ -23,7 +23,7 @@ not list them), they must give what the per-node forms give, on any cluster:
 
 Examples are derandomized (``KUBESCHED_FUZZ_EXAMPLES`` runs more, with fresh seeds), as in
 ``test_scenario_fuzz.py``. ``--hypothesis-show-statistics`` shows which batch forms answered or
-declined. The discrepancies found are pinned at the end, as strict xfails.
+declined. The discrepancies they found are pinned at the end, as plain tests.
 """
 
 from __future__ import annotations
