@@ -25,6 +25,8 @@ import os
 import random
 import socket
 import time
+import urllib.parse
+import urllib.request
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
@@ -149,6 +151,41 @@ def api_error(status: int, body: bytes | str | None, what: str) -> ClusterError:
     if status == 422:
         return Invalid(message)
     return ClusterError(message, status)
+
+
+# --- transport ------------------------------------------------------------------------------
+
+
+def _environment_matters(url: str) -> bool:
+    """Whether requests to ``url`` could be routed or authenticated by the environment: a proxy
+    set for its scheme and not bypassed for its host, or a netrc file."""
+    host = urllib.parse.urlsplit(url).hostname or ""
+    proxies = urllib.request.getproxies()
+    scheme = urllib.parse.urlsplit(url).scheme or "https"
+    if (proxies.get(scheme) or proxies.get("all")) and not urllib.request.proxy_bypass(host):
+        return True
+    netrc = os.environ.get("NETRC") or os.path.expanduser("~/.netrc")
+    return os.path.exists(netrc)
+
+
+def _without_environment_lookups(api: ApiClient, host: str) -> aiohttp.ClientSession | None:
+    """kubernetes_asyncio's session trusts the environment, and aiohttp then looks up proxies
+    and netrc credentials in a worker thread on *every* request — two thread hops per bind,
+    event and watch, which more than halves what one event loop gets through. Where the
+    environment cannot matter (no proxy for this server, no netrc) the same connections are
+    used by a session that does not look. Returns the replaced session, which owns the
+    connections: close it after the client."""
+    if _environment_matters(host):
+        return None
+    rest = api.rest_client
+    trusting: aiohttp.ClientSession = rest.pool_manager
+    rest.pool_manager = aiohttp.ClientSession(
+        connector=trusting.connector,
+        connector_owner=False,
+        trust_env=False,
+        read_bufsize=2**21,  # as kubernetes_asyncio's: watch events of large objects
+    )
+    return trusting
 
 
 # --- rate limiting ----------------------------------------------------------------------------
@@ -533,6 +570,8 @@ class KubeCluster:
         self.context = context or None
         self._configuration = configuration
         self.limiter = TokenBucket(qps, burst)
+        #: The session that owns the client's connections, when the client uses another.
+        self._connections: aiohttp.ClientSession | None = None
         self.request_timeout = request_timeout
         #: Watches ask the server to end them after [min, 2×min) seconds, as client-go does.
         self.min_watch_timeout = min_watch_timeout
@@ -573,6 +612,7 @@ class KubeCluster:
                     self._configuration = await load_configuration(self.kubeconfig, self.context)
                 api = ApiClient(configuration=self._configuration)
                 api.user_agent = self.user_agent
+                self._connections = _without_environment_lookups(api, self._configuration.host or "")
                 self._api = api
         return self._api
 
@@ -743,6 +783,9 @@ class KubeCluster:
         api, self._api = self._api, None
         if api is not None:
             await api.close()
+        connections, self._connections = self._connections, None
+        if connections is not None:
+            await connections.close()
         for own in self._siblings:
             await own.stop()
         self._siblings.clear()
