@@ -18,7 +18,7 @@ import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchmarks.run import ROOT, WORKLOADS, Result, _run
+from benchmarks.run import ROOT, WORKLOADS, Result, runner_for
 
 
 @dataclass
@@ -58,8 +58,9 @@ class Comparison:
         }
 
 
-def compare_in_process(name: str, use_uvloop: bool = True) -> Comparison:
+def compare_in_process(name: str, use_uvloop: bool = True, backend: str = "memory") -> Comparison:
     w = WORKLOADS[name]
+    run = runner_for(backend)
     runner: Any = asyncio.run
     if use_uvloop:
         try:
@@ -72,7 +73,7 @@ def compare_in_process(name: str, use_uvloop: bool = True) -> Comparison:
     results: dict[bool, Result] = {}
     for batch in (False, True):
         placements[batch] = {}
-        results[batch] = runner(_run(w, batch=batch, placements=placements[batch]))
+        results[batch] = runner(run(w, batch=batch, placements=placements[batch]))
     a, b = placements[False], placements[True]
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     return Comparison(
@@ -86,9 +87,10 @@ def compare_in_process(name: str, use_uvloop: bool = True) -> Comparison:
     )
 
 
-def compare_isolated(name: str, use_uvloop: bool) -> dict[str, Any]:
+def compare_isolated(name: str, use_uvloop: bool, backend: str = "memory") -> dict[str, Any]:
     """One comparison in a fresh interpreter (both runs inside it)."""
     cmd = [sys.executable, "-m", "benchmarks.run", "--compare", "--in-process", "--json", "--workload", name]
+    cmd += ["--backend", backend]
     if not use_uvloop:
         cmd.append("--no-uvloop")
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)

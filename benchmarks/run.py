@@ -16,6 +16,7 @@ creates ``measure_pods`` at once and measures until every one of them is bound:
     python -m benchmarks.run -w SchedulingBasic/5000Nodes_10000Pods --json
     python -m benchmarks.run --scaling            # SchedulingBasic at 500, 5000, 15000 nodes
     python -m benchmarks.run --compare            # per-node vs batch path, same placements checked
+    python -m benchmarks.run --backend http -w SchedulingBasic/5000Nodes_10000Pods   # over HTTP
     python -m benchmarks.run --list
 
 The node and pod templates follow upstream's scheduler_perf defaults (node: 4 CPU, 32Gi, 110
@@ -358,6 +359,8 @@ class Result:
     loop_lag_max_ms: float = 0.0
     python: str = field(default_factory=lambda: sys.version.split()[0])
     loop: str = ""
+    #: ``memory`` (the in-memory cluster) or ``http`` (the embedded API server over HTTP).
+    backend: str = "memory"
     #: Upstream's floor (pods/s), our pods/s divided by it, and the upstream case it is from.
     floor_pods_per_second: float | None = None
     floor_ratio: float | None = None
@@ -509,25 +512,35 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
     )
 
 
-def run_in_process(name: str, use_uvloop: bool = True) -> Result:
+def runner_for(backend: str) -> Callable[..., Any]:
+    """The coroutine function that runs a workload once on ``backend`` (``memory`` or ``http``)."""
+    if backend == "http":
+        from benchmarks.http_backend import run_http
+
+        return run_http
+    return _run
+
+
+def run_in_process(name: str, use_uvloop: bool = True, backend: str = "memory") -> Result:
     w = WORKLOADS[name]
+    run = runner_for(backend)
     if use_uvloop:
         try:
             import uvloop
 
-            result = uvloop.run(_run(w))
+            result = uvloop.run(run(w))
             result.loop = "uvloop"
             return with_floor(result, w.floor)
         except ImportError:
             pass
-    result = asyncio.run(_run(w))
+    result = asyncio.run(run(w))
     result.loop = "asyncio"
     return with_floor(result, w.floor)
 
 
-def run_isolated(name: str, use_uvloop: bool) -> Result:
+def run_isolated(name: str, use_uvloop: bool, backend: str = "memory") -> Result:
     """Run one workload in a fresh interpreter, so peak RSS is that workload's alone."""
-    cmd = [sys.executable, "-m", "benchmarks.run", "--workload", name, "--json", "--in-process"]
+    cmd = [sys.executable, "-m", "benchmarks.run", "--workload", name, "--json", "--in-process", "--backend", backend]
     if not use_uvloop:
         cmd.append("--no-uvloop")
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
@@ -541,7 +554,8 @@ def print_table(results: list[Result]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    t = Table(title="kubesched benchmarks (in-memory cluster, default profile)")
+    backend = "in-memory cluster" if not results or results[0].backend == "memory" else "over HTTP"
+    t = Table(title=f"kubesched benchmarks ({backend}, default profile)")
     for col in (
         "workload",
         "nodes",
@@ -659,6 +673,13 @@ def main(argv: list[str] | None = None) -> int:
         help="run each workload twice in one process, node by node and in batches; check both placed every pod "
         "on the same node and print both speeds (exit 1 when a placement differs)",
     )
+    ap.add_argument(
+        "--backend",
+        choices=("memory", "http"),
+        default="memory",
+        help="memory: the in-memory cluster; http: through the embedded API server over HTTP, "
+        "pods created by a client (see benchmarks/http_backend.py)",
+    )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--list", action="store_true", help="list workloads")
     ap.add_argument("--no-uvloop", action="store_true", help="use the standard asyncio loop")
@@ -694,11 +715,11 @@ def main(argv: list[str] | None = None) -> int:
     results: list[Result] = []
     for name in names:
         if args.in_process:
-            results.append(run_in_process(name, not args.no_uvloop))
+            results.append(run_in_process(name, not args.no_uvloop, args.backend))
         else:
             if not args.json:
                 print(f"running {name} ...", file=sys.stderr, flush=True)
-            results.append(run_isolated(name, not args.no_uvloop))
+            results.append(run_isolated(name, not args.no_uvloop, args.backend))
     payload = [asdict(r) for r in results]
     if args.save:
         Path(args.save).parent.mkdir(parents=True, exist_ok=True)
@@ -723,11 +744,11 @@ def compare(names: list[str], args: argparse.Namespace) -> int:
     rows: list[dict[str, Any]] = []
     for name in names:
         if args.in_process:
-            rows.append(compare_in_process(name, not args.no_uvloop).to_json())
+            rows.append(compare_in_process(name, not args.no_uvloop, args.backend).to_json())
         else:
             if not args.json:
                 print(f"comparing {name} ...", file=sys.stderr, flush=True)
-            rows.append(compare_isolated(name, not args.no_uvloop))
+            rows.append(compare_isolated(name, not args.no_uvloop, args.backend))
     if args.save:
         Path(args.save).parent.mkdir(parents=True, exist_ok=True)
         Path(args.save).write_text(json.dumps(rows, indent=2) + "\n")

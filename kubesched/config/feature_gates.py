@@ -20,6 +20,13 @@ KNOWN_GATES: dict[str, bool] = {
 }
 
 
+#: What Go's strconv.ParseBool (kube-scheduler's parser) accepts.
+_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
 class FeatureGateError(ValueError):
     """A malformed ``--feature-gates`` value."""
 
@@ -35,11 +42,11 @@ def parse_feature_gates(text: str | None) -> dict[str, bool]:
         name = name.strip()
         if not sep or not name:
             raise FeatureGateError(f"--feature-gates: {item!r}: missing bool value for {name or 'a gate'}")
-        lowered = value.strip().lower()
-        if lowered not in ("true", "false"):
+        parsed = _BOOLS.get(value.strip())
+        if parsed is None:
             raise FeatureGateError(f"--feature-gates: invalid value of {name}: {value.strip()!r}, err: not a boolean")
         if name not in KNOWN_GATES:
             log.warning("--feature-gates: unrecognized feature gate %s (ignored)", name)
             continue
-        gates[name] = lowered == "true"
+        gates[name] = parsed
     return gates

@@ -7,9 +7,10 @@ best first, with the pod's signature (:meth:`Framework.sign_pod`). The next cycl
 head of that list as a *hint* when all of these hold, else the batch is flushed and the cycle
 runs in full:
 
-* it is the very next scheduling cycle, of the same profile, and the previous one placed its pod;
+* it is the very next scheduling cycle (of any profile: each profile keeps a batch of its own),
+  and that cycle placed its pod with this profile;
 * the pod has the same signature, and no nominated node;
-* the batch is younger than :data:`MAX_BATCH_AGE`;
+* the batch is no older than :data:`MAX_BATCH_AGE`;
 * the node the previous pod went to is still there and now *rejects* this pod. A node that
   still fits it would have to be scored again against the cached ones, which 1.35 does not do:
   batching helps where each node takes one such pod.
@@ -57,26 +58,25 @@ class _Batch:
 @dataclass
 class BatchStats:
     """Counts behind upstream's ``scheduler_batch_attempts_total`` and
-    ``scheduler_batch_cache_flushed_total``, by result and by reason."""
+    ``scheduler_batch_cache_flushed_total``, by result and by reason (all profiles)."""
 
     attempts: Counter[str] = field(default_factory=Counter)
     flushes: Counter[str] = field(default_factory=Counter)
 
 
 class OpportunisticBatching:
-    """The one batch the scheduler keeps (see the module docstring)."""
+    """The batch each profile keeps (see the module docstring)."""
 
     def __init__(self, clock: Callable[[], float], observer: Observer) -> None:
         self.clock = clock
         self.observer = observer
-        self.batch: _Batch | None = None
+        self.batches: dict[str, _Batch] = {}
         self.stats = BatchStats()
 
-    def flush(self, reason: str) -> None:
-        if self.batch is not None:
+    def flush(self, profile: str, reason: str) -> None:
+        if self.batches.pop(profile, None) is not None:
             self.stats.flushes[reason] += 1
-            self.observer.batch_flush(self.batch.profile, reason)
-            self.batch = None
+            self.observer.batch_flush(profile, reason)
 
     def _attempt(self, profile: str, result: str) -> None:
         self.stats.attempts[result] += 1
@@ -92,45 +92,67 @@ class OpportunisticBatching:
         nominated: bool,
         node_of: Callable[[str], NodeInfo | None],
     ) -> NodeInfo | None:
-        """The node to try first for ``pod`` (after its PreFilter ran), or ``None``."""
-        b = self.batch
+        """The node to try first for ``pod`` (after its PreFilter ran), or ``None`` (counted as
+        ``no_hint``)."""
+        node = self._hint(fw, state, pod, signature, cycle, nominated, node_of)
+        if node is None:
+            self._attempt(fw.profile_name, NO_HINT)
+        return node
+
+    def _hint(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        signature: bytes | None,
+        cycle: int,
+        nominated: bool,
+        node_of: Callable[[str], NodeInfo | None],
+    ) -> NodeInfo | None:
+        profile = fw.profile_name
+        b = self.batches.get(profile)
         if b is None:
             return None
         if signature is None:
-            self.flush("pod_not_batchable")
+            self.flush(profile, "pod_not_batchable")
             return None
-        if b.profile != fw.profile_name or b.cycle + 1 != cycle:
-            self.flush("pod_skipped")
+        if b.cycle + 1 != cycle:
+            self.flush(profile, "pod_skipped")
             return None
         if nominated:
-            self.flush("pod_nominated")
+            self.flush(profile, "pod_nominated")
             return None
         if b.signature != signature:
-            self.flush("pod_incompatible")
+            self.flush(profile, "pod_incompatible")
             return None
-        if self.clock() - b.stored_at >= MAX_BATCH_AGE:
-            self.flush("expired")
+        if self.clock() - b.stored_at > MAX_BATCH_AGE:
+            self.flush(profile, "expired")
             return None
         previous = node_of(b.node)
         if previous is None:
-            self.flush("node_missing")
+            self.flush(profile, "node_missing")
             return None
         if fw.run_filter(state, pod, previous) is None:
-            self.flush("node_not_full")
+            self.flush(profile, "node_not_full")
             return None
         while b.nodes:
             node = node_of(b.nodes.pop(0))
             if node is not None:
                 return node
-        self.flush("empty_list")
+        self.flush(profile, "empty_list")
         return None
 
     def hint_used(self, profile: str, cycle: int, node: str) -> None:
         """The hint was the pod's node: the batch carries on from this cycle."""
         self._attempt(profile, HINT_USED)
-        if self.batch is not None:
-            self.batch.cycle = cycle
-            self.batch.node = node
+        b = self.batches.get(profile)
+        if b is not None:
+            b.cycle = cycle
+            b.node = node
+
+    def hint_not_used(self, profile: str) -> None:
+        """The hint did not fit the pod: the cycle runs in full."""
+        self._attempt(profile, HINT_NOT_USED)
 
     def store(
         self,
@@ -140,16 +162,15 @@ class OpportunisticBatching:
         nodes: Sequence[NodeInfo],
         totals: Sequence[int] | np.ndarray,
         chosen: str,
-        hinted: bool,
     ) -> None:
         """After a full cycle placed its pod on ``chosen``: keep the other scored nodes, best
         first (ties in the order they were scored)."""
-        self._attempt(fw.profile_name, HINT_NOT_USED if hinted else NO_HINT)
+        profile = fw.profile_name
         if signature is None or len(nodes) < 2:
-            self.flush("pod_not_batchable" if signature is None else "empty_list")
+            self.flush(profile, "pod_not_batchable" if signature is None else "empty_list")
             return
         scores = np.asarray(totals)
         order = np.argsort(-scores, kind="stable").tolist()
         names = [nodes[i].name for i in order]
         names.remove(chosen)
-        self.batch = _Batch(fw.profile_name, signature, names, cycle, chosen, self.clock())
+        self.batches[profile] = _Batch(profile, signature, names, cycle, chosen, self.clock())

@@ -60,14 +60,13 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 class _BatchCycle:
-    """Opportunistic batching in one scheduling cycle: the pod's signature, whether a hint was
-    tried, and whether it became the pod's node."""
+    """Opportunistic batching in one scheduling cycle: the pod's signature, and whether the
+    hint became the pod's node."""
 
-    __slots__ = ("signature", "hinted", "hint_taken")
+    __slots__ = ("signature", "hint_taken")
 
     def __init__(self, signature: bytes | None) -> None:
         self.signature = signature
-        self.hinted = False
         self.hint_taken = False
 
 
@@ -117,13 +116,13 @@ class SchedulingCycle(BindingCycle):
         try:
             node_name = await self._schedule_pod(fw, state, pi, self._traces(record))
         except FitError as fit:
-            self.batching.flush("pod_failed")
+            self.batching.flush(fw.profile_name, "pod_failed")
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
             self.stats.attempt_durations.append(time.perf_counter() - start)
             self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
             return
         except CycleError as err:
-            self.batching.flush("pod_failed")
+            self.batching.flush(fw.profile_name, "pod_failed")
             self._fail(fw, qpi, err.status, record, start)
             return
         assumed = pi.with_node(node_name)
@@ -174,7 +173,7 @@ class SchedulingCycle(BindingCycle):
             return feasible[0].name
         if len(feasible) == 1:
             if batch is not None:
-                self.batching.store(fw, batch.signature, self._cycles, feasible, [0], feasible[0].name, batch.hinted)
+                self.batching.store(fw, batch.signature, self._cycles, feasible, [0], feasible[0].name)
             return feasible[0].name
         t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
@@ -201,7 +200,7 @@ class SchedulingCycle(BindingCycle):
                             record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
         chosen = self._select_host(feasible, totals)
         if batch is not None:
-            self.batching.store(fw, batch.signature, self._cycles, feasible, totals, chosen, batch.hinted)
+            self.batching.store(fw, batch.signature, self._cycles, feasible, totals, chosen)
         return chosen
 
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
@@ -239,6 +238,13 @@ class SchedulingCycle(BindingCycle):
                     diagnosis.node_to_status[ni.name] = absent
         t0 = time.perf_counter()
         nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+        batch = self._batch_cycle
+        hint: NodeInfo | None = None
+        if batch is not None:
+            # Asked even for a nominated pod (which gets none, and flushes the batch), as upstream.
+            hint = self.batching.hint(
+                fw, state, pi, batch.signature, self._cycles, bool(nominated), self.snapshot.node_info_map.get
+            )
         if nominated and any(ni.name == nominated for ni in nodes):
             # Preemption made room there: try that node alone first, as upstream does.
             ni = self.snapshot.get(nominated)
@@ -251,13 +257,8 @@ class SchedulingCycle(BindingCycle):
                 return [ni], diagnosis
             if status.code is Code.ERROR:
                 raise CycleError(status)
-        batch = self._batch_cycle
-        if batch is not None:
-            hint = self.batching.hint(
-                fw, state, pi, batch.signature, self._cycles, bool(nominated), self.snapshot.node_info_map.get
-            )
-            if hint is not None and (nodes is all_nodes or any(ni is hint for ni in nodes)):
-                batch.hinted = True
+        if batch is not None and hint is not None:
+            if nodes is all_nodes or any(ni is hint for ni in nodes):
                 trace = {} if record is not None else None
                 status = await fw.run_filter_with_nominated_pods(state, pi, hint, trace)
                 if record is not None and trace is not None:
@@ -268,6 +269,7 @@ class SchedulingCycle(BindingCycle):
                     return [hint], diagnosis
                 if status.code is Code.ERROR:
                     raise CycleError(status)
+            self.batching.hint_not_used(fw.profile_name)
         feasible = await self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
         if self.extenders and feasible:
             try:
