@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
-import resource
 import tempfile
 import time
 from pathlib import Path
@@ -34,7 +33,7 @@ CLIENT_QPS = 100_000.0
 async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None = None) -> Any:
     import aiohttp
 
-    from benchmarks.run import Result, default_node, default_pod, percentile
+    from benchmarks.run import BindCounter, LoopLag, default_node, default_pod, measured_result
     from kubesched.cluster.kube import KubeCluster
     from kubesched.cluster.store import Store
     from kubesched.config import load_config
@@ -49,18 +48,8 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         store.create("Node", node)
     for ns in ("sched-0", "sched-1"):
         store.create("Namespace", {"metadata": {"name": ns}})
-    bound = {"n": 0, "last": 0.0}
-
-    def count(etype: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        if kind == "Pod" and etype == "MODIFIED" and old is not None:
-            if obj["spec"].get("nodeName") and not old["spec"].get("nodeName"):
-                bound["n"] += 1
-                bound["last"] = time.perf_counter()
-                if placements is not None:
-                    meta = obj["metadata"]
-                    placements[f"{meta.get('namespace')}/{meta['name']}"] = obj["spec"]["nodeName"]
-
-    store.subscribe(count)
+    bound = BindCounter(placements)
+    store.subscribe(bound)
     make_pod = w.make_pod or default_pod
     if scenario is None:
         make_init = w.make_init_pod or make_pod
@@ -89,36 +78,36 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         expected_init = 0 if scenario is not None else w.init_pods
         while not sched.synced or sched.stats.attempts < expected_init:
             await _check(runner)
-        while sched.queue.has_active() or sched.in_flight() or bound["n"] < expected_init - sched.stats.unschedulable:
+        while sched.queue.has_active() or sched.in_flight() or bound.n < expected_init - sched.stats.unschedulable:
             await _check(runner)
         gc.collect()
         gc.freeze()
         sched.stats.attempt_durations.clear()
-        bound_before = bound["n"]
+        bound_before = bound.n
         unschedulable_before = sched.stats.unschedulable
         measured = (
             scenario.pending_pods if scenario is not None else [make_pod("measured", i) for i in range(w.measure_pods)]
         )
-        lag = {"max": 0.0}
-        lagger = asyncio.create_task(_watch_lag(lag))
+        lag = LoopLag()
+        lag.start()
         t0 = time.perf_counter()
         await _create_all(session, measured)
         attempts_goal = sched.stats.attempts + len(measured)
 
         def decided() -> bool:
             if w.wait_bound:
-                return bound["n"] - bound_before >= len(measured)
+                return bound.n - bound_before >= len(measured)
             return (
                 sched.stats.attempts >= attempts_goal
                 and not sched.queue.has_active()
                 and sched.in_flight() == 0
-                and bound["n"] - bound_before + sched.stats.unschedulable - unschedulable_before >= len(measured)
+                and bound.n - bound_before + sched.stats.unschedulable - unschedulable_before >= len(measured)
             )
 
         while not decided():
             await _check(runner)
-        seconds = (bound["last"] if bound["n"] > bound_before else time.perf_counter()) - t0
-        lagger.cancel()
+        seconds = (bound.last if bound.n > bound_before else time.perf_counter()) - t0
+        lag.stop()
         durations = list(sched.stats.attempt_durations)
     finally:
         await session.close()
@@ -128,21 +117,15 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         await cluster.stop()
         await server.stop()
         tmp.cleanup()
-    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return Result(
-        workload=w.name,
-        nodes=len(nodes),
-        init_pods=w.init_pods,
-        measure_pods=len(measured),
-        pods_per_second=round(len(measured) / seconds, 1),
-        seconds=round(seconds, 3),
-        unschedulable=sched.stats.unschedulable - unschedulable_before,
-        attempt_p50_ms=round(percentile(durations, 50) * 1000, 3),
-        attempt_p90_ms=round(percentile(durations, 90) * 1000, 3),
-        attempt_p99_ms=round(percentile(durations, 99) * 1000, 3),
-        peak_rss_mib=round(rss_kib / 1024, 1),
-        scheduled=bound["n"] - bound_before,
-        loop_lag_max_ms=round(lag["max"] * 1000, 1),
+    return measured_result(
+        w,
+        len(nodes),
+        len(measured),
+        seconds,
+        durations,
+        sched.stats.unschedulable - unschedulable_before,
+        bound.n - bound_before,
+        lag,
         backend="http",
     )
 
@@ -170,11 +153,3 @@ async def _create_all(session: Any, pods: list[dict[str, Any]]) -> None:
                     raise RuntimeError(f"creating pod {pod['metadata']['name']}: {resp.status} {await resp.text()}")
 
     await asyncio.gather(*(worker() for _ in range(CREATE_CONCURRENCY)))
-
-
-async def _watch_lag(lag: dict[str, float]) -> None:
-    loop = asyncio.get_running_loop()
-    while True:
-        t = loop.time()
-        await asyncio.sleep(0.001)
-        lag["max"] = max(lag["max"], loop.time() - t - 0.001)

@@ -416,17 +416,8 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
             opportunistic_batching=w.opportunistic_batching,
         ),
     )
-    bound = {"n": 0}
-
-    def count(etype: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
-        if kind == "Pod" and etype == "MODIFIED" and old is not None:
-            if obj["spec"].get("nodeName") and not old["spec"].get("nodeName"):
-                bound["n"] += 1
-                if placements is not None:
-                    meta = obj["metadata"]
-                    placements[f"{meta.get('namespace')}/{meta['name']}"] = obj["spec"]["nodeName"]
-
-    store.subscribe(count)
+    bound = BindCounter(placements)
+    store.subscribe(bound)
     runner = asyncio.create_task(sched.run())
     await asyncio.sleep(0)
 
@@ -436,7 +427,7 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
         """Create ``pods`` at once; return the seconds until each has been decided: bound, or
         found unschedulable on its first attempt (or, with ``wait_bound``, until all are bound)."""
         attempts_before = sched.stats.attempts
-        bound_before = bound["n"]
+        bound_before = bound.n
         t0 = time.perf_counter()
         for pod in pods:
             store.create("Pod", pod)
@@ -447,7 +438,7 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
 
         def decided() -> bool:
             if wait_bound:
-                return bound["n"] - bound_before >= len(pods)
+                return bound.n - bound_before >= len(pods)
             return (
                 sched.stats.attempts - attempts_before >= len(pods)
                 and not sched.queue.has_active()
@@ -469,46 +460,100 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
     # the collector no longer scans it (no pauses of tens of milliseconds mid-burst).
     gc.freeze()
     sched.stats.attempt_durations.clear()
-    bound_before = bound["n"]
+    bound_before = bound.n
     unschedulable_before = sched.stats.unschedulable
     measured = (
         scenario.pending_pods if scenario is not None else [make_pod("measured", i) for i in range(w.measure_pods)]
     )
-    lag = {"max": 0.0}
-
-    async def watch_lag() -> None:
-        # A neighbour on the loop that wants to run every millisecond: how late it gets to.
-        loop = asyncio.get_running_loop()
-        while True:
-            t = loop.time()
-            await asyncio.sleep(0.001)
-            lag["max"] = max(lag["max"], loop.time() - t - 0.001)
-
-    lag_tasks: list[asyncio.Task[None]] = []
+    lag = LoopLag()
     # Measured once every pod is in the queue: creating thousands of pods in one go (and the
     # in-memory cluster delivering them in one turn) is the benchmark's own doing.
-    seconds = await place(measured, w.wait_bound, on_queued=lambda: lag_tasks.append(asyncio.create_task(watch_lag())))
-    for t in lag_tasks:
-        t.cancel()
+    seconds = await place(measured, w.wait_bound, on_queued=lag.start)
+    lag.stop()
     durations = list(sched.stats.attempt_durations)
     await sched.stop()
     runner.cancel()
     await asyncio.gather(runner, return_exceptions=True)
+    return measured_result(
+        w,
+        len(scenario.nodes) if scenario is not None else w.nodes,
+        len(measured),
+        seconds,
+        durations,
+        sched.stats.unschedulable - unschedulable_before,
+        bound.n - bound_before,
+        lag,
+    )
+
+
+class BindCounter:
+    """A store subscriber counting the pods bound (and, with ``placements``, where)."""
+
+    def __init__(self, placements: dict[str, str] | None = None) -> None:
+        self.n = 0
+        #: ``time.perf_counter()`` of the last bind.
+        self.last = 0.0
+        self.placements = placements
+
+    def __call__(self, etype: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
+        if kind == "Pod" and etype == "MODIFIED" and old is not None:
+            if obj["spec"].get("nodeName") and not old["spec"].get("nodeName"):
+                self.n += 1
+                self.last = time.perf_counter()
+                if self.placements is not None:
+                    meta = obj["metadata"]
+                    self.placements[f"{meta.get('namespace')}/{meta['name']}"] = obj["spec"]["nodeName"]
+
+
+class LoopLag:
+    """A neighbour on the loop that wants to run every millisecond: how late it gets to."""
+
+    def __init__(self) -> None:
+        self.max = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._watch())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            t = loop.time()
+            await asyncio.sleep(0.001)
+            self.max = max(self.max, loop.time() - t - 0.001)
+
+
+def measured_result(
+    w: Workload,
+    nodes: int,
+    measured: int,
+    seconds: float,
+    durations: list[float],
+    unschedulable: int,
+    scheduled: int,
+    lag: LoopLag,
+    backend: str = "memory",
+) -> Result:
     rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return Result(
         workload=w.name,
-        nodes=len(scenario.nodes) if scenario is not None else w.nodes,
+        nodes=nodes,
         init_pods=w.init_pods,
-        measure_pods=len(measured),
-        pods_per_second=round(len(measured) / seconds, 1),
+        measure_pods=measured,
+        pods_per_second=round(measured / seconds, 1),
         seconds=round(seconds, 3),
-        unschedulable=sched.stats.unschedulable - unschedulable_before,
+        unschedulable=unschedulable,
         attempt_p50_ms=round(percentile(durations, 50) * 1000, 3),
         attempt_p90_ms=round(percentile(durations, 90) * 1000, 3),
         attempt_p99_ms=round(percentile(durations, 99) * 1000, 3),
         peak_rss_mib=round(rss_kib / 1024, 1),
-        scheduled=bound["n"] - bound_before,
-        loop_lag_max_ms=round(lag["max"] * 1000, 1),
+        scheduled=scheduled,
+        loop_lag_max_ms=round(lag.max * 1000, 1),
+        backend=backend,
     )
 
 
