@@ -1,0 +1,25 @@
+"""The benchmark runner's HTTP backend works end to end on a tiny workload (its speed is the
+benchmark's business, not a test's)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.http_backend import run_http  # noqa: E402
+from benchmarks.run import Workload  # noqa: E402
+
+
+async def test_a_workload_runs_through_the_embedded_api_server_over_http():
+    w = Workload("Tiny/http", nodes=10, init_pods=5, measure_pods=20)
+    placements: dict[str, str] = {}
+    result = await run_http(w, placements=placements)
+    assert result.backend == "http"
+    assert (result.scheduled, result.unschedulable, result.measure_pods) == (20, 0, 20)
+    # Every pod, init and measured, was bound by the server to one of the nodes.
+    assert len(placements) == 25
+    assert set(placements.values()) <= {f"node-{i}" for i in range(10)}
+    assert result.pods_per_second > 0 and result.attempt_p50_ms > 0
