@@ -90,9 +90,9 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         )
         lag = LoopLag()
         lag.start()
+        attempts_goal = sched.stats.attempts + len(measured)
         t0 = time.perf_counter()
         await _create_all(session, measured)
-        attempts_goal = sched.stats.attempts + len(measured)
 
         def decided() -> bool:
             if w.wait_bound:

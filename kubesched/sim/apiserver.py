@@ -24,7 +24,7 @@ import logging
 import os
 import socket
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -116,6 +116,11 @@ def _no_json_constant(name: str) -> Any:
 
 def _truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1", "yes")
+
+
+def _event_line(etype: str, obj: Obj) -> bytes:
+    """One watch event, as the API server streams it: a JSON object and a newline."""
+    return json.dumps({"type": etype, "object": obj}, separators=(",", ":")).encode() + b"\n"
 
 
 class _Watch:
@@ -845,7 +850,8 @@ class APIServer:
                 await self._send(resp, "ERROR", error.status())
                 return resp
 
-            async def emit(etype: str, obj: Obj, old: Obj | None) -> None:
+            def encode(etype: str, obj: Obj, old: Obj | None) -> bytes | None:
+                """The line for one stored change, or None when this watch does not see it."""
                 now = match(obj)
                 before = old is not None and match(old)
                 if etype == "MODIFIED" and now != before:
@@ -862,14 +868,18 @@ class APIServer:
                             else obj
                         )
                 elif not now:
-                    return
+                    return None
                 view = self._view(req.res, obj)
                 if as_table:
                     view = apitables.table(req.res, [view], int(obj["metadata"].get("resourceVersion") or 0), include)
-                await self._send(resp, etype, view)
+                return _event_line(etype, view)
 
-            for etype, obj, old in initial:
-                await emit(etype, obj, old)
+            async def emit_all(changes: Iterable[tuple[str, Obj, Obj | None]]) -> None:
+                lines = [line for change in changes if (line := encode(*change)) is not None]
+                if lines:
+                    await resp.write(b"".join(lines))
+
+            await emit_all(initial)
             loop = asyncio.get_running_loop()
             deadline = loop.time() + timeout if timeout is not None else None
             while True:
@@ -895,8 +905,19 @@ class APIServer:
                     continue
                 if item is None:
                     break
-                etype, _, obj, old = item
-                await emit(etype, obj, old)
+                # Whatever else is queued already goes out in the same write: a burst of changes
+                # costs one write and one wake-up of the client, not one per change.
+                batch = [item]
+                closing = False
+                while not watch.queue.empty():
+                    more = watch.queue.get_nowait()
+                    if more is None:
+                        closing = True
+                        break
+                    batch.append(more)
+                await emit_all((etype, obj, old) for etype, _, obj, old in batch)
+                if closing:
+                    break
         except (ConnectionResetError, ConnectionError):
             pass
         finally:
@@ -909,7 +930,7 @@ class APIServer:
 
     @staticmethod
     async def _send(resp: web.StreamResponse, etype: str, obj: Obj) -> None:
-        await resp.write(json.dumps({"type": etype, "object": obj}, separators=(",", ":")).encode() + b"\n")
+        await resp.write(_event_line(etype, obj))
 
     # --- openapi ------------------------------------------------------------------------------
     def _openapi(self, rest: list[str]) -> web.Response:
