@@ -33,11 +33,10 @@ CLIENT_QPS = 100_000.0
 async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None = None) -> Any:
     import aiohttp
 
-    from benchmarks.run import BindCounter, LoopLag, default_node, default_pod, measured_result
+    from benchmarks.run import BindCounter, LoopLag, default_node, default_pod, measured_result, workload_scheduler
     from kubesched.cluster.kube import KubeCluster
     from kubesched.cluster.store import Store
     from kubesched.config import load_config
-    from kubesched.scheduler import Scheduler, SchedulerOptions
     from kubesched.sim.apiserver import APIServer
 
     cfg = load_config(w.config)
@@ -60,18 +59,7 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
     tmp = tempfile.TemporaryDirectory()
     kubeconfig = server.write_kubeconfig(Path(tmp.name) / "kubeconfig")
     cluster = KubeCluster(kubeconfig=kubeconfig, qps=CLIENT_QPS, burst=int(CLIENT_QPS))
-    m = cfg.model
-    sched = Scheduler(
-        cfg.profiles,
-        cluster,
-        SchedulerOptions(
-            parallelism=m.parallelism,
-            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
-            seed=1,
-            batch=batch,
-            opportunistic_batching=w.opportunistic_batching,
-        ),
-    )
+    sched = workload_scheduler(w, cfg, cluster, batch)
     runner = asyncio.create_task(sched.run())
     session = aiohttp.ClientSession(server.url)
     try:

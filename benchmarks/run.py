@@ -390,7 +390,6 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
     from kubesched.cluster.memory import InMemoryCluster
     from kubesched.cluster.store import Store
     from kubesched.config import load_config
-    from kubesched.scheduler import Scheduler, SchedulerOptions
 
     cfg = load_config(w.config)
     store = Store(history=1000)
@@ -404,18 +403,7 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
         for i in range(w.nodes):
             store.create("Node", make_node(i))
     make_pod = w.make_pod or default_pod
-    m = cfg.model
-    sched = Scheduler(
-        cfg.profiles,
-        cluster,
-        SchedulerOptions(
-            parallelism=m.parallelism,
-            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
-            seed=1,
-            batch=batch,
-            opportunistic_batching=w.opportunistic_batching,
-        ),
-    )
+    sched = workload_scheduler(w, cfg, cluster, batch)
     bound = BindCounter(placements)
     store.subscribe(bound)
     runner = asyncio.create_task(sched.run())
@@ -483,6 +471,24 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
         sched.stats.unschedulable - unschedulable_before,
         bound.n - bound_before,
         lag,
+    )
+
+
+def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
+    """The scheduler a workload runs: its configuration's profiles and options, seed 1."""
+    from kubesched.scheduler import Scheduler, SchedulerOptions
+
+    m = cfg.model
+    return Scheduler(
+        cfg.profiles,
+        cluster,
+        SchedulerOptions(
+            parallelism=m.parallelism,
+            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+            seed=1,
+            batch=batch,
+            opportunistic_batching=w.opportunistic_batching,
+        ),
     )
 
 
