@@ -378,6 +378,9 @@ class SchedulingCycle(BindingCycle):
             nominated = {cols.index[name] for name in nominator.nominated_nodes() if name in cols.index}
         feasible: list[int] = []
         rejected: list[tuple[BatchFilterResult, np.ndarray]] = []
+        #: Nominated nodes the batch already rejected: they fail with the nominated pods too,
+        #: and only a diagnosis needs their status (which the nominated-pods filter gives).
+        deferred: list[tuple[BatchFilterResult, int, NodeInfo]] = []
         pos = 0
         while pos < n and len(feasible) < want:
             need = want - len(feasible)
@@ -385,10 +388,15 @@ class SchedulingCycle(BindingCycle):
             chunk = rows[pos : pos + size]
             res = fw.run_filter_batch(state, pi, NodeBatch(cols, chunk))
             traces: dict[int, dict[str, str]] = {}
+            chunk_deferred: list[tuple[BatchFilterResult, int, NodeInfo]] = []
             if nominated:
                 for j in np.flatnonzero(np.isin(chunk, list(nominated))).tolist():
+                    node = cols.node(int(chunk[j]))
+                    if record is None and not res.ok[j]:
+                        chunk_deferred.append((res, j, node))
+                        continue
                     trace: dict[str, str] | None = {} if record is not None else None
-                    status = await fw.run_filter_with_nominated_pods(state, pi, cols.node(int(chunk[j])), trace)
+                    status = await fw.run_filter_with_nominated_pods(state, pi, node, trace)
                     res.ok[j] = status is None
                     if status is not None:
                         res.statuses[j] = status
@@ -399,6 +407,7 @@ class SchedulingCycle(BindingCycle):
             for j in sorted(j for j, st in res.statuses.items() if j < cut and st.code is Code.ERROR)[:1]:
                 raise CycleError(res.statuses[j])
             feasible.extend(chunk[passed[passed < cut]].tolist())
+            deferred.extend(d for d in chunk_deferred if d[1] < cut)
             if record is not None:
                 for j in range(cut):
                     record.filter[cols.names[int(chunk[j])]] = traces[j] if j in traces else res.trace(j)
@@ -408,6 +417,11 @@ class SchedulingCycle(BindingCycle):
             pos += cut
         self.next_start_node_index = (start + pos) % num_all_nodes
         if not feasible or self.extenders or record is not None:
+            for res, j, node in deferred:
+                status = await fw.run_filter_with_nominated_pods(state, pi, node)
+                res.statuses[j] = status or Status.as_error(
+                    f"node {node.name!r} passed the filters with its nominated pods, failed them without"
+                )
             statuses = diagnosis.node_to_status
             plugins = diagnosis.unschedulable_plugins
             for res, failed in rejected:
