@@ -93,53 +93,37 @@ class OpportunisticBatching:
         node_of: Callable[[str], NodeInfo | None],
     ) -> NodeInfo | None:
         """The node to try first for ``pod`` (after its PreFilter ran), or ``None`` (counted as
-        ``no_hint``)."""
-        node = self._hint(fw, state, pod, signature, cycle, nominated, node_of)
-        if node is None:
-            self._attempt(fw.profile_name, NO_HINT)
-        return node
-
-    def _hint(
-        self,
-        fw: Framework,
-        state: CycleState,
-        pod: PodInfo,
-        signature: bytes | None,
-        cycle: int,
-        nominated: bool,
-        node_of: Callable[[str], NodeInfo | None],
-    ) -> NodeInfo | None:
+        ``no_hint``, and the batch flushed with the reason)."""
         profile = fw.profile_name
         b = self.batches.get(profile)
         if b is None:
-            return None
+            return self._no_hint(profile)
         if signature is None:
-            self.flush(profile, "pod_not_batchable")
-            return None
+            return self._no_hint(profile, "pod_not_batchable")
         if b.cycle + 1 != cycle:
-            self.flush(profile, "pod_skipped")
-            return None
+            return self._no_hint(profile, "pod_skipped")
         if nominated:
-            self.flush(profile, "pod_nominated")
-            return None
+            return self._no_hint(profile, "pod_nominated")
         if b.signature != signature:
-            self.flush(profile, "pod_incompatible")
-            return None
+            return self._no_hint(profile, "pod_incompatible")
         if self.clock() - b.stored_at > MAX_BATCH_AGE:
-            self.flush(profile, "expired")
-            return None
+            return self._no_hint(profile, "expired")
         previous = node_of(b.node)
         if previous is None:
-            self.flush(profile, "node_missing")
-            return None
+            return self._no_hint(profile, "node_missing")
         if fw.run_filter(state, pod, previous) is None:
-            self.flush(profile, "node_not_full")
-            return None
+            return self._no_hint(profile, "node_not_full")
         while b.nodes:
             node = node_of(b.nodes.pop(0))
             if node is not None:
                 return node
-        self.flush(profile, "empty_list")
+        return self._no_hint(profile, "empty_list")
+
+    def _no_hint(self, profile: str, flush: str | None = None) -> NodeInfo | None:
+        """No hint for this pod (the batch flushed with ``flush``, when given): ``None``."""
+        if flush is not None:
+            self.flush(profile, flush)
+        self._attempt(profile, NO_HINT)
         return None
 
     def hint_used(self, profile: str, cycle: int, node: str) -> None:
