@@ -93,6 +93,16 @@ class Categorical:
             self._tables[key] = out
         return out
 
+    def by_code(self, mapping: Mapping[Any, Any], dtype: Any = np.int64) -> Array:
+        """``mapping[value]`` for every distinct value (0 for values it lacks), indexable by code;
+        the last entry, 0, is what a row without a value (code -1) reads."""
+        out = np.zeros(len(self.values) + 1, dtype)
+        for value, n in mapping.items():
+            code = self._code_of.get(value)
+            if code is not None:
+                out[code] = n
+        return out
+
     def mask(self, rows: Array, predicate: Callable[[Any], Any], missing: bool = False, key: Hashable = None) -> Array:
         """``predicate`` of each row's value (``missing`` where it has none)."""
         return self.table(predicate, missing, key)[self.codes[rows]]
@@ -122,7 +132,6 @@ class NodeColumns:
         self.unschedulable = np.zeros(n, bool)
         self.has_ports = np.zeros(n, bool)
         self.has_images = np.zeros(n, bool)
-        self.has_scalar = np.zeros(n, bool)
         self._inexact = np.zeros(n, bool)
         self._inexact_rows = 0
         #: Taint lists by code; code 0 is the empty list.
@@ -186,7 +195,6 @@ class NodeColumns:
         self.unschedulable[i] = ni.unschedulable
         self.has_ports[i] = bool(ni.used_ports)
         self.has_images[i] = bool(ni.image_states)
-        self.has_scalar[i] = bool(a.scalar or r.scalar)
         taints = ni.taints
         if taints:
             try:

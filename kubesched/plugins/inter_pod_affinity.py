@@ -280,7 +280,7 @@ class _NodeSums:
             listed = {ni.name for ni in nodes}
             for name in [n for n in per_node if n not in listed]:
                 self._apply(per_node.pop(name)[1], -1)
-        return self._totals()
+        return self.totals
 
     def refresh_snapshot(
         self,
@@ -314,9 +314,6 @@ class _NodeSums:
                 if contribution:
                     self._apply(contribution, 1)
         self.generation[changed] = cols.generation[changed]
-        return self._totals()
-
-    def _totals(self) -> list[Counts]:
         return self.totals
 
 
@@ -413,12 +410,7 @@ class PreFilterState:
         table = self._tables.get((which, key))
         if table is None or len(table) != len(col.values) + 1:
             maps = (self.existing_anti_affinity_counts, self.affinity_counts, self.anti_affinity_counts)
-            table = self._tables[(which, key)] = np.zeros(len(col.values) + 1, bool)
-            for value, n in (maps[which].get(key) or {}).items():
-                if n > 0:
-                    code = col.code_of(value)
-                    if code is not None:
-                        table[code] = True
+            table = self._tables[(which, key)] = col.by_code(maps[which].get(key) or {}) > 0
         return table[col.codes[rows]]
 
     def clone(self) -> PreFilterState:
@@ -715,13 +707,8 @@ class InterPodAffinity:
         total = np.zeros(len(batch), np.int64)
         for key, by_value in s.topology_score.items():
             col = batch.columns.labels(key)
-            # By code; the extra last entry (code -1: no such label) adds nothing.
-            table = np.zeros(len(col.values) + 1, np.int64)
-            for value, n in by_value.items():
-                code = col.code_of(value)
-                if code is not None:
-                    table[code] = n
-            total += table[col.codes[batch.rows]]
+            # By code; code -1 (no such label) reads the extra last entry, 0.
+            total += col.by_code(by_value)[col.codes[batch.rows]]
         return total
 
     def normalize_scores(self, state: CycleState, pod: PodInfo, scores: np.ndarray) -> np.ndarray | None:

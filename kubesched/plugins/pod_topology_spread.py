@@ -631,13 +631,9 @@ class PodTopologySpread:
             codes = col.codes[batch.rows]
             tp = s.counts[i]
             minimum = 0 if len(tp) < c.min_domains else s.paths[i].n0
-            # Matching pods by the code of the topology value; the extra last entry is what
-            # code -1 (no such label: rejected anyway) reads.
-            matching = np.zeros(len(col.values) + 1, np.int64)
-            for value, n in tp.items():
-                code = col.code_of(value)
-                if code is not None:
-                    matching[code] = n
+            # Matching pods by the code of the topology value (code -1, no such label, is
+            # rejected anyway).
+            matching = col.by_code(tp)
             ok &= (codes != MISSING) & (matching[codes] + s.self_match[i] - minimum <= c.max_skew)
         return ok
 
@@ -734,12 +730,7 @@ class PodTopologySpread:
                 for j in np.flatnonzero(present).tolist():
                     count[j] = count_matching(batch[j].pods, c.selector, pod.namespace)
             else:
-                by_code = np.zeros(len(col.values) + 1, np.int64)
-                for value, n in s.counts[i].items():
-                    code = col.code_of(value)
-                    if code is not None:
-                        by_code[code] = n
-                count = by_code[codes]
+                count = col.by_code(s.counts[i])[codes]
             # The same float operations, in the same order, as score_for_count node by node.
             total = total + np.where(present, count * s.weights[i] + (c.max_skew - 1), 0.0)
         rounded = np.where(total >= 0, np.floor(total + 0.5), -np.floor(-total + 0.5)).astype(np.int64)
