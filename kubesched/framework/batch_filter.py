@@ -10,6 +10,7 @@ diagnosis, a recorded trace, a sampled metric), which for a scheduled pod is nev
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -20,6 +21,8 @@ from .columns import NodeBatch
 from .interface import CycleState
 from .status import Code, Status, plugin_error
 from .types import NodeInfo, PodInfo
+
+log = logging.getLogger(__name__)
 
 #: ``(name, filter, filter_nodes or None)`` of each Filter plugin, in profile order.
 FilterFns = Sequence[tuple[str, Callable[..., Any], Callable[..., Any] | None]]
@@ -124,12 +127,7 @@ def run_filter_batch(
             break
         sub = batch if len(live) == len(batch) else NodeBatch(batch.columns, batch.rows[live])
         t0 = time.perf_counter()
-        passed = None
-        if batch_fn is not None:
-            try:
-                passed = batch_fn(state, pod, sub)
-            except Exception:  # noqa: BLE001 - the per-node form below reports it, node by node
-                passed = None
+        passed = _batch_verdicts(name, batch_fn, state, pod, sub) if batch_fn is not None else None
         if passed is None:
             passed = np.ones(len(live), bool)
             for j, node in enumerate(sub):
@@ -140,10 +138,6 @@ def run_filter_batch(
                 if status is not None and status.code is not Code.SUCCESS:
                     passed[j] = False
                     result.statuses[int(live[j])] = filter_verdict(name, status)
-        else:
-            passed = np.asarray(passed, dtype=bool)
-            if passed.shape != (len(live),):
-                raise ValueError(f"{name}: filter_nodes returned {passed.shape} verdicts for {len(live)} nodes")
         rejected = live[~passed]
         ok[rejected] = False
         result.rejector[rejected] = k
@@ -154,6 +148,28 @@ def run_filter_batch(
                 observer.plugin_execution(name, "Filter", label, per_call)
         live = live[passed]
     return result
+
+
+def _batch_verdicts(
+    name: str, batch_fn: Callable[..., Any], state: CycleState, pod: PodInfo, nodes: NodeBatch
+) -> np.ndarray | None:
+    """A plugin's ``filter_nodes`` as one bool per node, or ``None`` — it declined, raised, or
+    answered for another number of nodes — to have its per-node ``filter`` decide (and report
+    any error, node by node)."""
+    try:
+        verdicts = batch_fn(state, pod, nodes)
+    except Exception:  # noqa: BLE001
+        log.debug("%s: filter_nodes failed; filtering node by node", name, exc_info=True)
+        return None
+    if verdicts is None:
+        return None
+    passed = np.asarray(verdicts, dtype=bool)
+    if passed.shape != (len(nodes),):
+        log.warning(
+            "%s: filter_nodes returned %s verdicts for %d nodes; filtering node by node", name, passed.shape, len(nodes)
+        )
+        return None
+    return passed
 
 
 def _label(status: Status | None) -> str:

@@ -88,6 +88,34 @@ async def test_filter_exception_becomes_error_naming_plugin() -> None:
     assert events and events[0]["reason"] == "FailedScheduling"
 
 
+@pytest.mark.parametrize(
+    "filter_nodes",
+    [
+        lambda self, s, p, nodes: [True] * (len(nodes) + 1),
+        lambda self, s, p, nodes: (_ for _ in ()).throw(ValueError("kaput")),
+        lambda self, s, p, nodes: None,
+    ],
+    ids=["verdicts for another number of nodes", "an exception", "declined"],
+)
+async def test_a_batch_filter_that_cannot_answer_leaves_it_to_the_per_node_filter(filter_nodes: Any) -> None:
+    """Whatever ``filter_nodes`` does wrong, the pod is filtered node by node and the scheduler
+    goes on (an uncaught error here would end its loop)."""
+    A = plugin(
+        "A",
+        filter=lambda self, s, p, n: Status.unschedulable("not n1") if n.name == "n1" else None,
+        filter_nodes=filter_nodes,
+    )
+    h = await make_harness(
+        [profile(filter=["A"])], registry_with(A), objs=[*nodes("n1", "n2"), make_pod("p"), make_pod("q")]
+    )
+    await h.run_all()
+    assert (h.node_of("p"), h.node_of("q")) == ("n2", "n2")
+    # Without Score plugins the first feasible node is the answer: chunks of one node, n1 then
+    # n2, for each pod; every chunk asked filter_nodes first, then filter.
+    assert calls("filter_nodes") == ["A"] * 4
+    assert calls("filter") == ["A"] * 4
+
+
 async def test_prefilter_skip_skips_that_plugins_filter() -> None:
     A = plugin(
         "A", pre_filter=lambda self, s, p: Status.skip(), filter=lambda self, s, p, n: Status.unschedulable("never")
