@@ -306,6 +306,14 @@ class Framework:
                 )
         self._filter_fns = [(b.name, b.fn) for b in self.filter_plugins]
         self._batch_filter_fns = [(b.name, b.fn, b.batch) for b in self.filter_plugins]
+        #: The plugins that decide where a pod may go, each once: what signs a pod.
+        self._signers = {
+            b.name: b.plugin
+            for b in (*self.pre_filter_plugins, *self.filter_plugins, *self.pre_score_plugins, *self.score_plugins)
+        }
+        #: Whether every one of them can sign a pod: only then may pods of this profile share a
+        #: batch (upstream's rule; extenders disable it too, which the scheduler checks).
+        self.signable = all(callable(getattr(p, "sign_pod", None)) for p in self._signers.values())
         self._normalizers = {
             b.name: _Bound(b.plugin, "normalize_score")
             for b in self.score_plugins
@@ -327,16 +335,6 @@ class Framework:
         )
 
     # --- pod signatures (opportunistic batching) ----------------------------------------------
-    @property
-    def signable(self) -> bool:
-        """Whether every PreFilter, Filter, PreScore and Score plugin can sign a pod: only then
-        may pods of this profile share a batch (upstream's rule; extenders disable it too, which
-        the scheduler checks)."""
-        for b in (*self.pre_filter_plugins, *self.filter_plugins, *self.pre_score_plugins, *self.score_plugins):
-            if not callable(getattr(b.plugin, "sign_pod", None)):
-                return False
-        return True
-
     def sign_pod(self, pod: PodInfo) -> bytes | None:
         """What every plugin that decides where ``pod`` may go reads of it, as one comparable
         value: two pods with the same signature get the same answers from this profile's plugins
@@ -345,15 +343,11 @@ class Framework:
         if not self.signable:
             return None
         fragments: dict[str, Any] = {"v1.Pod.Spec.SchedulerName": pod.scheduler_name}
-        seen: set[str] = set()
-        for b in (*self.pre_filter_plugins, *self.filter_plugins, *self.pre_score_plugins, *self.score_plugins):
-            if b.name in seen:
-                continue
-            seen.add(b.name)
+        for name, plugin in self._signers.items():
             try:
-                part = b.plugin.sign_pod(pod)
+                part = plugin.sign_pod(pod)
             except Exception:  # noqa: BLE001 - an error is a refusal, as upstream logs and refuses
-                log.debug("plugin %s could not sign pod %s", b.name, pod.key, exc_info=True)
+                log.debug("plugin %s could not sign pod %s", name, pod.key, exc_info=True)
                 return None
             if part is None:
                 return None
