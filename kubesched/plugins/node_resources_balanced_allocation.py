@@ -100,7 +100,7 @@ class NodeResourcesBalancedAllocation:
             entries = self._entries(pod)
             if entries is None:
                 return np.zeros(len(batch), np.int64)
-        inputs = batch_inputs(entries, batch, use_requested=True)
+        inputs = batch_inputs(entries, batch, self.scorer.use_requested)
         return None if inputs is None else balanced(*inputs)
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:

@@ -438,7 +438,7 @@ class NodeResourcesFit:
         entries: tuple[Entry, ...] | None = state.get(PRE_SCORE_KEY)
         if entries is None:
             entries = self.scorer.compile(pod)
-        inputs = batch_inputs(entries, batch, use_requested=False)
+        inputs = batch_inputs(entries, batch, self.scorer.use_requested)
         return None if inputs is None else self.batch_scorer(*inputs)
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
