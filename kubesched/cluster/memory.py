@@ -7,12 +7,11 @@ the write that caused them), as an informer would: the scheduler never re-enters
 from __future__ import annotations
 
 import asyncio
-import copy
 import zlib
 from typing import Any
 
 from .base import WATCHED_KINDS, EventHandler, NotFound
-from .store import Store, now_rfc3339
+from .store import Store, json_copy, now_rfc3339
 
 Obj = dict[str, Any]
 
@@ -72,7 +71,7 @@ class InMemoryCluster:
         self.store.bind(meta.get("namespace") or "default", meta["name"], node_name)
 
     async def get_pod(self, namespace: str, name: str) -> Obj:
-        return copy.deepcopy(self.store.get("Pod", namespace, name))
+        return json_copy(self.store.get("Pod", namespace, name))
 
     async def record_event(
         self, regarding: Obj, event_type: str, reason: str, action: str, message: str, reporting_controller: str
@@ -89,7 +88,7 @@ class InMemoryCluster:
         except NotFound:
             existing = None
         if existing is not None:
-            ev = copy.deepcopy(existing)
+            ev = json_copy(existing)
             ev["count"] = int(ev.get("count") or 1) + 1
             ev["lastTimestamp"] = now
             self.store.update("Event", ev)
