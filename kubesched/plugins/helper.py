@@ -42,7 +42,8 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
 
 
 def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarray) -> np.ndarray:
-    """:func:`default_normalize_score` over an int64 array (a new array is returned)."""
+    """:func:`default_normalize_score` over an int64 array: a new array, or ``scores`` itself
+    where nothing changes (all at or below 0, not reversed)."""
     max_count = int(scores.max()) if len(scores) else 0
     if max_count <= 0:
         return np.full(len(scores), max_priority, np.int64) if reverse else scores
