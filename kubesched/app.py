@@ -95,6 +95,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             record_results=opts.record_results,
             result_annotations=opts.record_results,
             opportunistic_batching=opts.feature_gates.get("OpportunisticBatching", False),
+            async_preemption=opts.feature_gates.get("SchedulerAsyncPreemption", True),
         ),
         observer=observer,
         extenders=extenders,

@@ -71,6 +71,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         # The table shows outcomes only; the per-node plugin maps are for --output json.
         plugin_results=args.output == "json" and not args.outcomes_only,
         opportunistic_batching=gates["OpportunisticBatching"],
+        async_preemption=gates["SchedulerAsyncPreemption"],
     )
     show_progress = not args.no_progress and sys.stderr.isatty() and len(scenario.pending_pods) >= 50
     progress_cb = None

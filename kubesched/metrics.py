@@ -93,6 +93,25 @@ class PrometheusObserver:
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r
         )
+        self.preemption_victims_hist = Histogram(
+            "scheduler_preemption_victims",
+            "Number of selected preemption victims",
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
+        )
+        self.preemption_goroutines_duration = Histogram(
+            "scheduler_preemption_goroutines_duration_seconds",
+            "Duration in seconds for running goroutines for the preemption.",
+            ["result"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=r,
+        )
+        self.preemption_goroutines_total = Counter(
+            "scheduler_preemption_goroutines_execution",
+            "Number of preemption goroutines executed.",
+            ["result"],
+            registry=r,
+        )
         self.batch_attempts = Counter(
             "scheduler_batch_attempts",
             "Counts of results when attempting to use batching (opportunistic batching).",
@@ -126,6 +145,13 @@ class PrometheusObserver:
 
     def preemption_attempt(self) -> None:
         self.preemption_attempts.inc()
+
+    def preemption_victims(self, count: int) -> None:
+        self.preemption_victims_hist.observe(count)
+
+    def preemption_goroutine(self, result: str, seconds: float) -> None:
+        self.preemption_goroutines_duration.labels(result).observe(seconds)
+        self.preemption_goroutines_total.labels(result).inc()
 
     def batch_attempt(self, profile: str, result: str) -> None:
         self.batch_attempts.labels(profile, result).inc()

@@ -289,21 +289,24 @@ class SchedulingQueue:
         else:
             self._push_active(qpi, event)
 
-    def _gate(self, qpi: QueuedPodInfo, event: str) -> None:
-        """Run PreEnqueue and place the pod: activeQ (or backoffQ) when it passes, the pool
-        (gated) otherwise. Async PreEnqueue plugins are awaited in a task the queue owns."""
+    def _gate(self, qpi: QueuedPodInfo, event: str, place: Callable[[QueuedPodInfo, str], None] | None = None) -> None:
+        """Run PreEnqueue and place the pod: with ``place`` when it passes (by default activeQ,
+        or backoffQ while it backs off), in the pool (gated) otherwise. Every move towards
+        activeQ goes through here, as upstream's ``moveToActiveQ`` runs PreEnqueue on each.
+        Async PreEnqueue plugins are awaited in a task the queue owns."""
+        place = place or self._requeue
         fw = self.frameworks.get(qpi.pod_info.scheduler_name)
         if fw is None or not fw.pre_enqueue_plugins:
-            self._requeue(qpi, event)
+            place(qpi, event)
             return
         if not fw.pre_enqueue_is_async:
-            self._apply_gate(qpi, fw.run_pre_enqueue_sync(qpi.pod_info), event)
+            self._apply_gate(qpi, fw.run_pre_enqueue_sync(qpi.pod_info), event, place)
             return
 
         async def gate() -> None:
             status = await fw.run_pre_enqueue(qpi.pod_info)
             if self.get(qpi.pod_info.uid) is qpi or qpi.pod_info.uid not in self._in_flight:
-                self._apply_gate(qpi, status, event)
+                self._apply_gate(qpi, status, event, place)
 
         # Hold the pod in the pool (gated) until its gate has answered.
         qpi.gated = True
@@ -312,10 +315,16 @@ class SchedulingQueue:
         self._gate_tasks.add(task)
         task.add_done_callback(self._gate_tasks.discard)
 
-    def _apply_gate(self, qpi: QueuedPodInfo, status: Status | None, event: str) -> None:
+    def _apply_gate(
+        self,
+        qpi: QueuedPodInfo,
+        status: Status | None,
+        event: str,
+        place: Callable[[QueuedPodInfo, str], None] | None = None,
+    ) -> None:
         if status is None or status.is_success():
             qpi.gating_plugin = ""
-            self._requeue(qpi, event)
+            (place or self._requeue)(qpi, event)
         else:
             qpi.gated = True
             qpi.gating_plugin = status.plugin
@@ -347,10 +356,8 @@ class SchedulingQueue:
             old = q.pod_info.pod
             q.pod_info = pod
             if _spec_changed(old, pod.pod):
-                if q.gated:
+                if q.gated or uid in self._unschedulable:
                     self._gate(q, "PodUpdate")
-                elif uid in self._unschedulable:
-                    self._requeue(q, "PodUpdate")
             return
         if uid in self._in_flight:
             self._latest[uid] = pod
@@ -371,15 +378,19 @@ class SchedulingQueue:
             if skip_uid is not None and q.pod_info.uid == skip_uid:
                 continue
             if q.gated:
-                fw = self.frameworks.get(q.pod_info.scheduler_name)
-                if self._event_may_help(q.pod, {q.gating_plugin} if q.gating_plugin else set(), event, old, new):
-                    if fw is not None:
+                # A pod gated after a failed attempt (its preemption still under way) also
+                # waits for what its rejecting plugins wait for.
+                plugins = q.unschedulable_plugins | q.pending_plugins
+                if q.gating_plugin:
+                    plugins = plugins | {q.gating_plugin}
+                if self._event_may_help(q.pod, plugins, event, old, new):
+                    if q.pod_info.scheduler_name in self.frameworks:
                         self._gate(q, str(event))
                         moved += q.pod_info.uid not in self._unschedulable
                 continue
             if self._event_may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new):
-                self._requeue(q, str(event))
-                moved += 1
+                self._gate(q, str(event))
+                moved += q.pod_info.uid not in self._unschedulable
         return moved
 
     def assigned_pod_added(self, pod: PodInfo) -> None:
@@ -531,8 +542,8 @@ class SchedulingQueue:
             qpi = self._backoff_by_uid.get(uid)
             if qpi is None or qpi.backoff_expiry > now:
                 continue
-            self._push_active(qpi, "BackoffComplete")
-            moved += 1
+            self._gate(qpi, "BackoffComplete", self._push_active)
+            moved += qpi.pod_info.uid not in self._unschedulable
         return moved
 
     def flush_unschedulable_left_over(self) -> int:
@@ -544,12 +555,15 @@ class SchedulingQueue:
             if not q.gated and now - q.timestamp > self.max_unschedulable_duration
         ]
         for q in stale:
-            self._requeue(q, str(UNSCHEDULABLE_TIMEOUT))
+            self._gate(q, str(UNSCHEDULABLE_TIMEOUT))
         return len(stale)
 
-    def activate(self, uids: list[str]) -> None:
-        """Move the given pods straight to activeQ (a plugin asked for it)."""
+    def activate(self, uids: Iterable[str]) -> None:
+        """Move the given pods straight to activeQ (a plugin asked for it), through their
+        PreEnqueue gates. A pod being scheduled right now is moved when its attempt fails."""
         for uid in uids:
             q = self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
-            if q is not None and not q.gated:
-                self._push_active(q, str(FORCE_ACTIVATE))
+            if q is not None:
+                self._gate(q, str(FORCE_ACTIVATE), self._push_active)
+            elif uid in self._in_flight:
+                self._in_flight_events.append((FORCE_ACTIVATE, None, {"metadata": {"uid": uid}}))

@@ -17,6 +17,8 @@ KNOWN_GATES: dict[str, bool] = {
     # node equally good candidates go to, and the System default spreading makes every pod
     # unsignable anyway.
     "OpportunisticBatching": False,
+    # Upstream: beta and on by default since 1.33, as here.
+    "SchedulerAsyncPreemption": True,
 }
 
 

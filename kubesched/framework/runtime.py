@@ -12,7 +12,7 @@ import inspect
 import json
 import logging
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -243,6 +243,14 @@ class Framework:
         #: ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the same,
         #: possibly narrowed.
         self.preempt_with_extenders: Any = None
+        #: Upstream's SchedulerAsyncPreemption (on by default, as since 1.33): preemption's API
+        #: calls run in the background instead of inside the scheduling cycle.
+        self.async_preemption = True
+        #: Set by the scheduler: ``activator(uids)`` moves pods to activeQ, ``spawner(coro)``
+        #: runs work the scheduler waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
+        self.activator: Callable[[list[str]], None] | None = None
+        self.spawner: Callable[[Coroutine[Any, Any, None]], None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
         self.plugins: dict[str, Any] = {}
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
 
@@ -414,6 +422,27 @@ class Framework:
             wp.reject(plugin, "removed")
             break
         return True
+
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        """Move ``pods`` (waiting in backoffQ or the unschedulable pool) to activeQ, through
+        their PreEnqueue gates (upstream's ``Handle.Activate``)."""
+        if self.activator is not None:
+            self.activator([p.uid for p in pods])
+
+    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` beside the scheduling loop, e.g. API calls a cycle must not wait for.
+        The scheduler waits for it when it stops."""
+        if self.spawner is not None:
+            self.spawner(coro)
+            return
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def wait_background(self) -> None:
+        """Wait for the work :meth:`run_in_background` started here (no scheduler attached)."""
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     @property
     def cluster(self) -> Any:

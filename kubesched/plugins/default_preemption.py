@@ -15,10 +15,18 @@ Follows upstream's ``defaultpreemption`` plugin and its ``preemption.Evaluator``
    deleted (or rejected, when waiting at Permit) with a ``Preempted`` event each, and
    lower-priority pods nominated to that node lose their nomination.
 4. The preemptor is nominated to the node; it is scheduled once the victims are gone.
+
+With async preemption (upstream's SchedulerAsyncPreemption, on by default since 1.33) step 3
+runs in the background: the cycle nominates the preemptor at once and moves on to the next pod.
+Until the background work has deleted every victim but the last, the preemptor is held by this
+plugin's PreEnqueue ("waiting for the preemption for this pod to be finished"); the last
+victim's deletion is then the event that brings it back. When an API call fails, the preemptor
+is activated so that it does not wait in the pool for an event that will not come.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import time
@@ -29,12 +37,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
     ClusterEventWithHint,
     Code,
     CycleState,
+    EventResource,
     NodeInfo,
     PodInfo,
     PostFilterResult,
+    QueueingHint,
     Status,
 )
 
@@ -55,6 +67,8 @@ NAME = "DefaultPreemption"
 
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
 DISRUPTION_TARGET = "DisruptionTarget"
 PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
@@ -132,6 +146,18 @@ class DefaultPreemption:
         #: yet successive attempts start at different nodes. Tests may replace it.
         self.offset_source: Callable[[int], int] | None = None
         self._calls = 0
+        #: Preemptors whose victims are being deleted in the background (by uid).
+        self._preempting: set[str] = set()
+
+    # --- PreEnqueue -------------------------------------------------------------------------
+    def pre_enqueue(self, pod: PodInfo) -> Status | None:
+        """Hold a preemptor back while its preemption is still deleting victims."""
+        if pod.uid in self._preempting:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_PREEMPTION)
+        return None
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        return uid in self._preempting
 
     # --- PostFilter -------------------------------------------------------------------------
     async def post_filter(
@@ -144,9 +170,12 @@ class DefaultPreemption:
         return result, status
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        # Preemption never rejects a pod by itself (the Filter plugins do), so it has nothing to
-        # be requeued on.
-        return []
+        """With async preemption, pod deletions, hinted Skip: this plugin's PreEnqueue holds
+        only preemptors, whose other rejecting plugins (the filters preemption works around)
+        decide when a deletion lets them go. Without it the plugin rejects nothing."""
+        if not getattr(self.handle, "async_preemption", False):
+            return []
+        return [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), _skip)]
 
     async def preempt(
         self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status | None]
@@ -177,10 +206,13 @@ class DefaultPreemption:
         if best is None or not best.name:
             return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
 
-        status = await self.prepare_candidate(best, pod)
-        if not _is_success(status):
-            assert status is not None
-            return None, status
+        if getattr(self.handle, "async_preemption", False):
+            self.prepare_candidate_async(best, pod)
+        else:
+            status = await self.prepare_candidate(best, pod)
+            if not _is_success(status):
+                assert status is not None
+                return None, status
         return PostFilterResult(best.name), Status(Code.SUCCESS)
 
     # --- eligibility ----------------------------------------------------------------------------
@@ -362,8 +394,7 @@ class DefaultPreemption:
     async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
         """Evict the victims, then clear the nomination of lower-priority pods nominated to
         the node (they may no longer fit there; clearing it lets them look elsewhere sooner)."""
-        handle = self.handle
-        cluster = handle.cluster
+        self._observe_victims(c)
         for victim in c.victims:
             if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
                 continue  # graceful deletion already under way
@@ -371,15 +402,83 @@ class DefaultPreemption:
                 await self._preempt_pod(c, pod, victim)
             except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
                 return Status.as_error(exc)
-
-        lower = [p for p in handle.nominator.nominated_pods_for_node(c.name) if p.priority < pod.priority]
-        if cluster is not None:
-            for p in lower:
-                try:
-                    await cluster.set_nominated_node_name(p.pod, "")
-                except Exception:  # noqa: BLE001 - not critical: the pod is retried anyway
-                    log.exception("cannot clear nominatedNodeName of pod %s", p.key)
+        await self._clear_lower_nominations(c, pod)
         return None
+
+    def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
+        """:meth:`prepare_candidate` in the background (upstream's ``prepareCandidateAsync``).
+
+        The preemptor is marked as preempting at once, so that PreEnqueue holds it. Every
+        victim but the last is deleted concurrently (at most ``parallelism`` at a time, the
+        rest abandoned after the first failure); then the mark is lifted and the last victim
+        deleted, so that its deletion event finds the preemptor free to go. After a failure
+        the preemptor is activated: no deletion event may ever come for it.
+        """
+        self._observe_victims(c)
+        self._preempting.add(pod.uid)
+        self.handle.run_in_background(self._preempt_in_background(c, pod))
+
+    async def _preempt_in_background(self, c: Candidate, pod: PodInfo) -> None:
+        started = time.perf_counter()
+        failed = False
+        try:
+            await self._clear_lower_nominations(c, pod)
+            victims = [v for v in c.victims if not (v.pod.get("metadata") or {}).get("deletionTimestamp")]
+            if not victims:
+                return
+            *first, last = victims
+            failed = not await self._preempt_concurrently(c, pod, first)
+            self._preempting.discard(pod.uid)
+            try:
+                await self._preempt_pod(c, pod, last)
+            except Exception:  # noqa: BLE001 - reported, and the preemptor is activated below
+                log.exception("async preemption for pod %s: cannot preempt %s", pod.key, last.key)
+                failed = True
+        finally:
+            self._preempting.discard(pod.uid)
+            if failed:
+                self.handle.activate([pod])
+            observer = getattr(self.handle, "observer", None)
+            if observer is not None:
+                observer.preemption_goroutine("error" if failed else "success", time.perf_counter() - started)
+
+    async def _preempt_concurrently(self, c: Candidate, pod: PodInfo, victims: Sequence[PodInfo]) -> bool:
+        """Preempt ``victims``, ``parallelism`` at a time; stop starting new ones after the
+        first failure. Whether all went well."""
+        if not victims:
+            return True
+        limit = asyncio.Semaphore(max(1, int(getattr(self.handle, "parallelism", 16) or 16)))
+        failures: list[BaseException] = []
+
+        async def one(victim: PodInfo) -> None:
+            async with limit:
+                if failures:
+                    return
+                try:
+                    await self._preempt_pod(c, pod, victim)
+                except Exception as exc:  # noqa: BLE001 - collected, reported once
+                    failures.append(exc)
+
+        await asyncio.gather(*(one(v) for v in victims))
+        if failures:
+            log.error("async preemption for pod %s on node %s failed: %s", pod.key, c.name, failures[0])
+        return not failures
+
+    async def _clear_lower_nominations(self, c: Candidate, pod: PodInfo) -> None:
+        cluster = self.handle.cluster
+        if cluster is None:
+            return
+        lower = [p for p in self.handle.nominator.nominated_pods_for_node(c.name) if p.priority < pod.priority]
+        for p in lower:
+            try:
+                await cluster.set_nominated_node_name(p.pod, "")
+            except Exception:  # noqa: BLE001 - not critical: the pod is retried anyway
+                log.exception("cannot clear nominatedNodeName of pod %s", p.key)
+
+    def _observe_victims(self, c: Candidate) -> None:
+        observer = getattr(self.handle, "observer", None)
+        if observer is not None:
+            observer.preemption_victims(len(c.victims))
 
     async def _preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
         handle = self.handle
@@ -413,6 +512,10 @@ class DefaultPreemption:
                 f"Preempted by pod {preemptor.uid} on node {c.name}",
                 handle.profile_name,
             )
+
+
+def _skip(pod: Any, old: Any, new: Any) -> QueueingHint:
+    return QueueingHint.SKIP
 
 
 def _as_error(status: Status) -> Status:

@@ -22,6 +22,10 @@ class Observer(Protocol):
 
     def preemption_attempt(self) -> None: ...
 
+    def preemption_victims(self, count: int) -> None: ...
+
+    def preemption_goroutine(self, result: str, seconds: float) -> None: ...
+
     def batch_attempt(self, profile: str, result: str) -> None: ...
 
     def batch_flush(self, profile: str, reason: str) -> None: ...
@@ -46,6 +50,12 @@ class NullObserver:
         pass
 
     def preemption_attempt(self) -> None:
+        pass
+
+    def preemption_victims(self, count: int) -> None:
+        pass
+
+    def preemption_goroutine(self, result: str, seconds: float) -> None:
         pass
 
     def batch_attempt(self, profile: str, result: str) -> None:

@@ -59,6 +59,10 @@ class SchedulerOptions:
     #: Upstream's OpportunisticBatching feature gate: identical pods popped in a row reuse the
     #: first one's ranked nodes (see kubesched.scheduler.batching).
     opportunistic_batching: bool = False
+    #: Upstream's SchedulerAsyncPreemption (beta, on by default since 1.33): a preemptor is
+    #: nominated at once and its victims are deleted in the background; it waits, gated, until
+    #: they are gone. Off: the deletions happen inside the scheduling cycle.
+    async_preemption: bool = True
 
 
 @dataclass
@@ -109,6 +113,9 @@ class Scheduler(EventHandlers, SchedulingCycle):
                 waiting_pods=self.waiting_pods,
                 parallelism=self.options.parallelism,
             )
+            # Before the queue asks the plugins for their events: DefaultPreemption registers
+            # some only with async preemption.
+            self.frameworks[spec.scheduler_name].async_preemption = self.options.async_preemption
         if not self.frameworks:
             raise ValueError("at least one profile is needed")
         self.cache = Cache(assumed_ttl=self.options.assumed_ttl, clock=self.clock)
@@ -136,6 +143,8 @@ class Scheduler(EventHandlers, SchedulingCycle):
         for fw in self.frameworks.values():
             fw.listers = self.listers
             fw.nominator = self.queue.nominator
+            fw.activator = self.queue.activate
+            fw.spawner = self._spawn_side
             if preempting:
                 fw.preempt_with_extenders = self._preempt_with_extenders
         self.batching = OpportunisticBatching(self.clock, self.observer)

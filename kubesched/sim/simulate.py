@@ -57,6 +57,8 @@ class SimulationSettings:
     batch: bool = True
     #: Upstream's OpportunisticBatching (see ``SchedulerOptions.opportunistic_batching``).
     opportunistic_batching: bool = False
+    #: Upstream's SchedulerAsyncPreemption (see ``SchedulerOptions.async_preemption``).
+    async_preemption: bool = True
 
 
 @dataclass
@@ -97,6 +99,7 @@ async def simulate(
         assumed_ttl=0,
         batch=settings.batch,
         opportunistic_batching=settings.opportunistic_batching,
+        async_preemption=settings.async_preemption,
     )
     priority_classes = {pc["metadata"]["name"]: pc for pc in scenario.priority_classes}
     namespaces = {ns["metadata"]["name"] for ns in scenario.namespaces}

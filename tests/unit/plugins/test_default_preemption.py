@@ -205,6 +205,7 @@ def build(
     pre_filter_only: Sequence[type] = (),
     args: dict[str, Any] | None = None,
     objects: Iterable[Obj] = (),
+    async_preemption: bool = True,
 ) -> Env:
     """A partial profile: ``filters`` at PreFilter (when they have one) and Filter,
     ``pre_filter_only`` at PreFilter, DefaultPreemption at PostFilter; the pods stored in an
@@ -224,6 +225,7 @@ def build(
     }
     plugin_args = {DefaultPreemption.name: DefaultPreemptionArgs.model_validate(args)} if args else {}
     fw = Framework(ProfileSpec("default-scheduler", points, plugin_args), registry, cluster=cluster, partial=True)
+    fw.async_preemption = async_preemption
     infos = as_node_infos(nodes, pods)
     fw.set_snapshot(Snapshot(infos))
     fw.listers = ObjectListers(objects)
@@ -254,6 +256,7 @@ async def run_post_filter(
     else:
         filtered = {name: Status(code) for name, code in statuses.items()}
     result, status = await env.fw.run_post_filter(state, pi, filtered)
+    await env.fw.wait_background()  # async preemption: the victims' deletion
     return (result.nominated_node_name if result is not None else None), status
 
 
@@ -960,7 +963,8 @@ def test_pod_eligible_to_preempt_others(
 # --- TestPreempt: preparation side effects ----------------------------------------------------------
 
 
-async def test_preempt_basic_deletes_victims_and_records_events() -> None:
+@pytest.mark.parametrize("async_preemption", [True, False])
+async def test_preempt_basic_deletes_victims_and_records_events(async_preemption: bool) -> None:
     preemptor = pod("p", HIGH, req=VERY_LARGE)
     pods = [
         pod("p1.1", LOW, "node1", SMALL),
@@ -968,7 +972,12 @@ async def test_preempt_basic_deletes_victims_and_records_events() -> None:
         pod("p2.1", HIGH, "node2", LARGE),
         pod("p3.1", MID, "node3", MEDIUM),
     ]
-    env = build([node(n, VERY_LARGE) for n in ("node1", "node2", "node3")], pods, preemptor=preemptor)
+    env = build(
+        [node(n, VERY_LARGE) for n in ("node1", "node2", "node3")],
+        pods,
+        preemptor=preemptor,
+        async_preemption=async_preemption,
+    )
     victim_uids = {"p1.1", "p1.2"}
     got_node, status = await run_post_filter(env, preemptor)
     assert (got_node, status) == ("node1", Status(Code.SUCCESS))
@@ -980,10 +989,11 @@ async def test_preempt_basic_deletes_victims_and_records_events() -> None:
     assert {e["type"] for e in preempted.values()} == {"Normal"}
 
 
-async def test_preempt_rejects_a_victim_waiting_at_permit_instead_of_deleting_it() -> None:
+@pytest.mark.parametrize("async_preemption", [True, False])
+async def test_preempt_rejects_a_victim_waiting_at_permit_instead_of_deleting_it(async_preemption: bool) -> None:
     preemptor = pod("p", HIGH, req=VERY_LARGE)
     victim = pod("v", LOW, "node1", VERY_LARGE)
-    env = build([node("node1", VERY_LARGE)], [victim], preemptor=preemptor)
+    env = build([node("node1", VERY_LARGE)], [victim], preemptor=preemptor, async_preemption=async_preemption)
     waiting = WaitingPod(PodInfo(victim), {"Coscheduling": 60.0}, asyncio.get_running_loop())
     env.fw.waiting_pods.add(waiting)
     got_node, status = await run_post_filter(env, preemptor)
@@ -993,11 +1003,17 @@ async def test_preempt_rejects_a_victim_waiting_at_permit_instead_of_deleting_it
     assert "v" in env.pod_names()
 
 
-async def test_preempt_clears_nomination_of_lower_priority_pods_on_the_node() -> None:
+@pytest.mark.parametrize("async_preemption", [True, False])
+async def test_preempt_clears_nomination_of_lower_priority_pods_on_the_node(async_preemption: bool) -> None:
     preemptor = pod("p", HIGH, req=VERY_LARGE)
     lower = _nominated(pod("lower", LOW, req=SMALL), "node1")
     higher = _nominated(pod("higher", VERY_HIGH), "node1")
-    env = build([node("node1", VERY_LARGE)], [pod("v", LOW, "node1", SMALL), lower, higher], preemptor=preemptor)
+    env = build(
+        [node("node1", VERY_LARGE)],
+        [pod("v", LOW, "node1", SMALL), lower, higher],
+        preemptor=preemptor,
+        async_preemption=async_preemption,
+    )
     env.fw.nominator = FakeNominator({"node1": [PodInfo(lower), PodInfo(higher)]})
     got_node, _ = await run_post_filter(env, preemptor)
     assert got_node == "node1"
@@ -1006,10 +1022,16 @@ async def test_preempt_clears_nomination_of_lower_priority_pods_on_the_node() ->
     assert "v" not in env.pod_names()
 
 
-async def test_preempt_skips_victims_already_being_deleted() -> None:
+@pytest.mark.parametrize("async_preemption", [True, False])
+async def test_preempt_skips_victims_already_being_deleted(async_preemption: bool) -> None:
     preemptor = pod("p", HIGH, req=VERY_LARGE)
     victim = _terminating(pod("v", LOW, "node1", SMALL), by_preemption=False)
-    env = build([node("node1", VERY_LARGE)], [victim, pod("w", LOW, "node1", SMALL)], preemptor=preemptor)
+    env = build(
+        [node("node1", VERY_LARGE)],
+        [victim, pod("w", LOW, "node1", SMALL)],
+        preemptor=preemptor,
+        async_preemption=async_preemption,
+    )
     got_node, _ = await run_post_filter(env, preemptor)
     assert got_node == "node1"
     assert env.pod_names() == {"p", "v"}
