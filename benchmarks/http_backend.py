@@ -33,7 +33,16 @@ CLIENT_QPS = 100_000.0
 async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None = None) -> Any:
     import aiohttp
 
-    from benchmarks.run import BindCounter, LoopLag, default_node, default_pod, measured_result, workload_scheduler
+    from benchmarks.run import (
+        BindCounter,
+        Churn,
+        LoopLag,
+        default_node,
+        default_pod,
+        measured_result,
+        not_churn,
+        workload_scheduler,
+    )
     from kubesched.cluster.kube import KubeCluster
     from kubesched.cluster.store import Store
     from kubesched.config import load_config
@@ -47,7 +56,7 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         store.create("Node", node)
     for ns in ("sched-0", "sched-1"):
         store.create("Namespace", {"metadata": {"name": ns}})
-    bound = BindCounter(placements)
+    bound = BindCounter(placements, only=not_churn)
     store.subscribe(bound)
     make_pod = w.make_pod or default_pod
     if scenario is None:
@@ -78,6 +87,8 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         )
         lag = LoopLag()
         lag.start()
+        churn = Churn(w, lambda pod: _create_all(session, [pod]))
+        churn.start()
         attempts_goal = sched.stats.attempts + len(measured)
         t0 = time.perf_counter()
         await _create_all(session, measured)
@@ -96,6 +107,7 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
             await _check(runner)
         seconds = (bound.last if bound.n > bound_before else time.perf_counter()) - t0
         lag.stop()
+        await churn.stop()
         durations = list(sched.stats.attempt_durations)
     finally:
         await session.close()

@@ -56,12 +56,14 @@ class Floor:
 # configs already name v1.35's NodeDeclaredFeatures gate). Upstream sets a threshold only on its
 # large `performance` cases; a workload of ours with the same test and node count but fewer
 # measured pods carries that case's floor, named, so the table can say the sizes differ.
-# PreemptionBasic has no threshold upstream (570 belongs to PreemptionAsync, a different test).
+# PreemptionBasic has no threshold upstream (570 belongs to PreemptionAsync: default pods measured
+# while a high-priority pod preempts every 200 ms).
 SCHEDULING_BASIC_FLOOR = Floor(680, "SchedulingBasic/5000Nodes_10000Pods")
 ANTI_AFFINITY_FLOOR = Floor(60, "SchedulingPodAntiAffinity/5000Nodes_2000Pods")
 AFFINITY_FLOOR = Floor(35, "SchedulingPodAffinity/5000Nodes_5000Pods")
 NODE_AFFINITY_FLOOR = Floor(220, "SchedulingNodeAffinity/5000Nodes_10000Pods")
 SPREADING_FLOOR = Floor(460, "TopologySpreading/5000Nodes_5000Pods")
+PREEMPTION_ASYNC_FLOOR = Floor(570, "PreemptionAsync/5000Nodes")
 
 
 @dataclass
@@ -91,6 +93,10 @@ class Workload:
     #: Where pods land depends on wall-clock timing (preemption: when a preemptor's backoff
     #: ends against when its victims are gone), so two runs may differ on any path.
     timing_dependent: bool = False
+    #: Upstream's ``churn`` op in ``create`` mode: while the measured pods are scheduled, one pod
+    #: of this template every ``churn_interval`` seconds (not measured; they may preempt).
+    make_churn_pod: Callable[[str, int], dict[str, Any]] | None = None
+    churn_interval: float = 0.2
 
 
 def default_node(i: int) -> dict[str, Any]:
@@ -310,6 +316,20 @@ WORKLOADS: dict[str, Workload] = {
             description="upstream PreemptionBasic: every measured pod must preempt",
         ),
         Workload(
+            "PreemptionAsync/5000Nodes",
+            5000,
+            20000,
+            5000,
+            make_init_pod=LOW_PRIORITY_POD,
+            make_churn_pod=HIGH_PRIORITY_POD,
+            churn_interval=0.2,
+            wait_bound=True,
+            timing_dependent=True,
+            floor=PREEMPTION_ASYNC_FLOOR,
+            description="upstream PreemptionAsync: default pods measured while a high-priority pod that "
+            "must preempt arrives every 200 ms (async preemption, as upstream's default)",
+        ),
+        Workload(
             "Batching/ResourceSaturation_5000Nodes",
             5000,
             0,
@@ -404,7 +424,7 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
             store.create("Node", make_node(i))
     make_pod = w.make_pod or default_pod
     sched = workload_scheduler(w, cfg, cluster, batch)
-    bound = BindCounter(placements)
+    bound = BindCounter(placements, only=not_churn)
     store.subscribe(bound)
     runner = asyncio.create_task(sched.run())
     await asyncio.sleep(0)
@@ -454,10 +474,13 @@ async def _run(w: Workload, batch: bool = True, placements: dict[str, str] | Non
         scenario.pending_pods if scenario is not None else [make_pod("measured", i) for i in range(w.measure_pods)]
     )
     lag = LoopLag()
+    churn = Churn(w, lambda pod: store.create("Pod", pod))
+    churn.start()
     # Measured once every pod is in the queue: creating thousands of pods in one go (and the
     # in-memory cluster delivering them in one turn) is the benchmark's own doing.
     seconds = await place(measured, w.wait_bound, on_queued=lag.start)
     lag.stop()
+    await churn.stop()
     durations = list(sched.stats.attempt_durations)
     await sched.stop()
     runner.cancel()
@@ -492,18 +515,60 @@ def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
     )
 
 
-class BindCounter:
-    """A store subscriber counting the pods bound (and, with ``placements``, where)."""
+CHURN_PREFIX = "churn"
 
-    def __init__(self, placements: dict[str, str] | None = None) -> None:
+
+def not_churn(pod: dict[str, Any]) -> bool:
+    return not pod["metadata"]["name"].startswith(CHURN_PREFIX)
+
+
+class Churn:
+    """Upstream's ``churn`` op in ``create`` mode: ``create(pod)`` one pod of the workload's
+    churn template every interval, from :meth:`start` to :meth:`stop` (nothing without one)."""
+
+    def __init__(self, w: Workload, create: Callable[[dict[str, Any]], Any]) -> None:
+        self.w = w
+        self.create = create
+        self.created = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.w.make_churn_pod is not None:
+            self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        assert self.w.make_churn_pod is not None
+        while True:
+            result = self.create(self.w.make_churn_pod(CHURN_PREFIX, self.created))
+            if asyncio.iscoroutine(result):
+                await result
+            self.created += 1
+            await asyncio.sleep(self.w.churn_interval)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+class BindCounter:
+    """A store subscriber counting the pods bound (and, with ``placements``, where); with
+    ``only``, just the pods it accepts."""
+
+    def __init__(
+        self, placements: dict[str, str] | None = None, only: Callable[[dict[str, Any]], bool] | None = None
+    ) -> None:
         self.n = 0
         #: ``time.perf_counter()`` of the last bind.
         self.last = 0.0
         self.placements = placements
+        self.only = only
 
     def __call__(self, etype: str, kind: str, obj: dict[str, Any], old: dict[str, Any] | None) -> None:
         if kind == "Pod" and etype == "MODIFIED" and old is not None:
             if obj["spec"].get("nodeName") and not old["spec"].get("nodeName"):
+                if self.only is not None and not self.only(obj):
+                    return
                 self.n += 1
                 self.last = time.perf_counter()
                 if self.placements is not None:
