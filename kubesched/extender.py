@@ -576,10 +576,8 @@ async def find_nodes_that_pass_extenders(
             if node in unresolvable:
                 continue
             prev = statuses.get(node)
-            if prev is None:
-                statuses[node] = Status.unschedulable(msg)
-            else:
-                prev.reasons.append(msg)
+            # A new Status, never an append: statuses may be shared between nodes.
+            statuses[node] = Status.unschedulable(*(prev.reasons if prev is not None else ()), msg)
         nodes = passed
     return nodes
 

@@ -5,7 +5,9 @@ The per-node contract is unchanged: a node passes when every plugin's ``filter``
 success, in profile order, and a rejected node's Status is the one the first rejecting plugin's
 ``filter`` returns for it. A batch plugin only says *whether* each node passes; the Status of a
 rejected node is asked of its per-node ``filter`` when someone needs it (a failed pod's
-diagnosis, a recorded trace, a sampled metric), which for a scheduled pod is never.
+diagnosis, a recorded trace, a sampled metric), which for a scheduled pod is never. A plugin
+with ``filter_statuses`` gives those statuses for many nodes in one call (a pod that fits
+nowhere needs one per node).
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from .types import NodeInfo, PodInfo
 
 log = logging.getLogger(__name__)
 
-#: ``(name, filter, filter_nodes or None)`` of each Filter plugin, in profile order.
-FilterFns = Sequence[tuple[str, Callable[..., Any], Callable[..., Any] | None]]
+#: ``(name, filter, filter_nodes or None, filter_statuses or None)`` of each Filter plugin, in
+#: profile order.
+FilterFns = Sequence[tuple[str, Callable[..., Any], Callable[..., Any] | None, Callable[..., Any] | None]]
 
 
 def filter_verdict(plugin: str, status: Status) -> Status:
@@ -61,6 +64,7 @@ class BatchFilterResult:
         rows = self._batch.rows.tolist()
         rejector = self.rejector.tolist()
         known = self.statuses
+        self._bulk([pos for pos in positions if pos not in known], rejector)
         out: list[tuple[str, Status]] = []
         for pos in positions:
             row = rows[pos]
@@ -79,8 +83,35 @@ class BatchFilterResult:
             return known
         return self._status(pos, int(self.rejector[pos]), self._batch[pos])
 
+    def _bulk(self, positions: Sequence[int], rejector: list[int]) -> None:
+        """Fill in, from each rejecting plugin's ``filter_statuses``, the statuses of the nodes
+        at ``positions``; what a plugin cannot answer is left to its per-node ``filter``."""
+        if len(positions) < 2:
+            return
+        by_plugin: dict[int, list[int]] = {}
+        for pos in positions:
+            k = rejector[pos]
+            if self._fns[k][3] is not None:
+                by_plugin.setdefault(k, []).append(pos)
+        batch = self._batch
+        for k, where in by_plugin.items():
+            name, _, _, bulk = self._fns[k]
+            assert bulk is not None
+            sub = NodeBatch(batch.columns, batch.rows[np.asarray(where, dtype=np.intp)])
+            try:
+                statuses = bulk(self._state, self._pod, sub)
+            except Exception:  # noqa: BLE001 - the per-node filter answers instead
+                log.debug("%s: filter_statuses failed; asking node by node", name, exc_info=True)
+                continue
+            if statuses is None or len(statuses) != len(where):
+                continue
+            for pos, status in zip(where, statuses, strict=True):
+                # A node the bulk form lets through is left to the per-node form (the contract).
+                if status is not None and status.code is not Code.SUCCESS:
+                    self.statuses[pos] = filter_verdict(name, status)
+
     def _status(self, pos: int, k: int, node: NodeInfo) -> Status:
-        name, fn, _ = self._fns[k]
+        name, fn, _, _ = self._fns[k]
         try:
             status = fn(self._state, self._pod, node)
         except Exception as exc:  # noqa: BLE001
@@ -100,7 +131,7 @@ class BatchFilterResult:
         skip = self._state.skip_filter_plugins
         last = int(self.rejector[pos])
         out: dict[str, str] = {}
-        for k, (name, _, _) in enumerate(self._fns):
+        for k, (name, _, _, _) in enumerate(self._fns):
             if skip and name in skip:
                 continue
             if k == last:
@@ -120,7 +151,7 @@ def run_filter_batch(
     ok = result.ok
     skip = state.skip_filter_plugins
     live = np.arange(len(batch))
-    for k, (name, fn, batch_fn) in enumerate(fns):
+    for k, (name, fn, batch_fn, _) in enumerate(fns):
         if skip and name in skip:
             continue
         if not len(live):

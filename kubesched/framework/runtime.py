@@ -157,7 +157,7 @@ _PLAIN_RESULTS = frozenset({type(None), Status, tuple, int, bool})
 class _Bound:
     """A plugin method, whether it is a coroutine function, and its plugin's name."""
 
-    __slots__ = ("name", "fn", "is_async", "weight", "plugin", "batch")
+    __slots__ = ("name", "fn", "is_async", "weight", "plugin", "batch", "statuses")
 
     def __init__(self, plugin: Any, method: str, weight: int = 0) -> None:
         self.plugin = plugin
@@ -169,6 +169,9 @@ class _Bound:
         #: ``score_nodes``), when the plugin has one
         batch = getattr(plugin, f"{method}_nodes", None) if method in ("filter", "score") else None
         self.batch: Callable[..., Any] | None = batch if callable(batch) else None
+        #: ``filter_statuses``: the per-node Filter statuses of many nodes at once, if it has it
+        statuses = getattr(plugin, "filter_statuses", None) if method == "filter" else None
+        self.statuses: Callable[..., Any] | None = statuses if callable(statuses) else None
 
     async def call(self, *args: Any) -> Any:
         result = self.fn(*args)
@@ -313,7 +316,7 @@ class Framework:
                     f"profile {self.profile_name!r}: score plugin {b.name!r} has weight {b.weight}; it must be positive"
                 )
         self._filter_fns = [(b.name, b.fn) for b in self.filter_plugins]
-        self._batch_filter_fns = [(b.name, b.fn, b.batch) for b in self.filter_plugins]
+        self._batch_filter_fns = [(b.name, b.fn, b.batch, b.statuses) for b in self.filter_plugins]
         #: The plugins that decide where a pod may go, each once: what signs a pod.
         self._signers = {
             b.name: b.plugin

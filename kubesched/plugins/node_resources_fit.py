@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from kubesched.framework import (
@@ -370,6 +371,59 @@ def fits_batch(req: FitRequest, batch: NodeBatch) -> Array | None:
     return ok
 
 
+def statuses_batch(req: FitRequest, batch: NodeBatch) -> list[Status | None] | None:
+    """:class:`NodeResourcesFit`'s per-node ``filter`` Status for every node of ``batch``, from
+    the columns; nodes with the same reasons share one Status. ``None`` when the amounts are
+    too large for exact int64 arithmetic."""
+    cols = batch.columns
+    if not cols.exact or any(
+        abs(q) >= EXACT_LIMIT for q in (req.milli_cpu, req.memory, req.ephemeral_storage, *(q for _, q in req.scalar))
+    ):
+        return None
+    rows = batch.rows
+    # One (short-of, beyond-allocatable) pair of masks per reason, in the per-node order.
+    checks: list[tuple[str, Array, Array]] = []
+    too_many = cols.num_pods[rows] + 1 > cols.alloc_pods[rows]
+    checks.append((TOO_MANY_PODS, too_many, np.zeros(len(rows), bool)))
+    for reason, amount, alloc, used in (
+        (INSUFFICIENT_CPU, req.milli_cpu, cols.alloc_cpu, cols.req_cpu),
+        (INSUFFICIENT_MEMORY, req.memory, cols.alloc_memory, cols.req_memory),
+        (INSUFFICIENT_EPHEMERAL_STORAGE, req.ephemeral_storage, cols.alloc_ephemeral, cols.req_ephemeral),
+    ):
+        if amount > 0:
+            a = alloc[rows]
+            checks.append((reason, amount > a - used[rows], amount > a))
+    for name, qty in req.scalar:
+        alloc, used = cols.scalar(name)
+        a = alloc[rows]
+        checks.append((f"Insufficient {name}", qty > a - used[rows], qty > a))
+    if len(checks) > 62:
+        return None
+    # A node's reasons as bits: one small integer per node, one Status per distinct value.
+    code = np.zeros(len(rows), np.int64)
+    beyond = np.zeros(len(rows), bool)
+    for bit, (_, short, over) in enumerate(checks):
+        code |= short.astype(np.int64) << bit
+        beyond |= short & over
+    code = code * 2 + beyond
+    made: dict[int, Status | None] = {}
+    out: list[Status | None] = []
+    for value in code.tolist():
+        if value in made:
+            out.append(made[value])
+            continue
+        bits = value >> 1
+        reasons = [reason for bit, (reason, _, _) in enumerate(checks) if bits >> bit & 1]
+        status = (
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if value & 1 else Code.UNSCHEDULABLE, *reasons)
+            if reasons
+            else None
+        )
+        made[value] = status
+        out.append(status)
+    return out
+
+
 def strategy_scorer(strategy: ScoringStrategy) -> Scorer:
     """The scoring function of a (validated) strategy."""
     if strategy.type == MOST_ALLOCATED:
@@ -419,6 +473,13 @@ class NodeResourcesFit:
         if batch is None or req is None:
             return None
         return fits_batch(req, batch)
+
+    def filter_statuses(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None] | None:
+        batch = columns_of(nodes)
+        req = state.get(PRE_FILTER_KEY)
+        if batch is None or req is None:
+            return None
+        return statuses_batch(req, batch)
 
     # PreScore / Score
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:

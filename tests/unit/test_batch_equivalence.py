@@ -511,10 +511,25 @@ def assert_filter_agrees(
         want = [passed(fw.plugins[name].filter(state_n, pod, ni)) for ni in nodes]
         assert np.asarray(verdicts, bool).tolist() == want, name
         note(f"{name}.filter_nodes answered")
+    for name in [b.name for b in fw.filter_plugins]:
+        filter_statuses = getattr(fw.plugins[name], "filter_statuses", None)
+        if filter_statuses is None or name in state_b.skip_filter_plugins:
+            continue
+        bulk = filter_statuses(state_b, pod, batch)
+        if bulk is None:
+            note(f"{name}.filter_statuses declined")
+            continue
+        assert [summary(s) for s in bulk] == [summary(fw.plugins[name].filter(state_n, pod, ni)) for ni in nodes], name
+        note(f"{name}.filter_statuses answered")
 
     statuses = [fw.run_filter(state_n, pod, ni) for ni in nodes]
     result = fw.run_filter_batch(state_b, pod, batch)
     assert result.ok.tolist() == [s is None for s in statuses]
+    # All rejected nodes at once (bulk statuses where a plugin has them), as a diagnosis asks.
+    failed = [pos for pos, s in enumerate(statuses) if s is not None]
+    assert [(n, summary(st)) for n, st in fw.run_filter_batch(state_b, pod, batch).rejected(failed)] == [
+        (nodes[pos].name, summary(statuses[pos])) for pos in failed
+    ]
     for pos, (ni, status) in enumerate(zip(nodes, statuses)):
         assert summary(result.status(pos)) == summary(status), ni.name
         trace: dict[str, str] = {}
