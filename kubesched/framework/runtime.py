@@ -546,6 +546,16 @@ class Framework:
             return None, unschedulable, {unschedulable.plugin}
         return result, None, set(with_nodes)
 
+    def filter_plugins_in_play(self, state: CycleState) -> list[Any]:
+        """The Filter plugins a cycle runs (those its PreFilter did not skip), in order."""
+        skip = state.skip_filter_plugins
+        return [b.plugin for b in self.filter_plugins if not (skip and b.name in skip)]
+
+    def pre_filter_extensions_in_play(self, state: CycleState) -> bool:
+        """Whether some PreFilter plugin the cycle did not skip has AddPod/RemovePod."""
+        skip = state.skip_filter_plugins
+        return any(add.name not in skip for add, _ in self._prefilter_ext)
+
     async def run_pre_filter_add_pod(
         self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
     ) -> Status | None:

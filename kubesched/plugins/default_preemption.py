@@ -50,6 +50,7 @@ from kubesched.framework import (
     Status,
 )
 
+from .preemption_arithmetic import ArithmeticVictims
 from .preemption_helpers import (
     NO_VICTIMS_FOUND,
     Candidate,
@@ -304,22 +305,31 @@ class DefaultPreemption:
         statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential_nodes)
+        # Where only resources are at stake, the same answer without copying node and state
+        # (unless a subclass selects victims its own way).
+        arithmetic = (
+            ArithmeticVictims.for_cycle(self.handle, state, pod, self.is_preemption_allowed)
+            if type(self).select_victims_on_node is DefaultPreemption.select_victims_on_node
+            else None
+        )
         for i in range(n):
-            node_copy = potential_nodes[(offset + i) % n].clone()
-            state_copy = state.clone()
-            victims, num_violations, status = await self.select_victims_on_node(state_copy, pod, node_copy, pdbs)
+            node = potential_nodes[(offset + i) % n]
+            got = arithmetic.select(node, pdbs) if arithmetic is not None else None
+            if got is None:
+                got = await self.select_victims_on_node(state.clone(), pod, node.clone(), pdbs)
+            victims, num_violations, status = got
             if _is_success(status) and victims:
-                c = Candidate(node_copy.name, victims, num_violations)
+                c = Candidate(node.name, victims, num_violations)
                 (non_violating if num_violations == 0 else violating).add(c)
                 if len(non_violating) > 0 and len(non_violating) + len(violating) >= num_candidates:
                     break
                 continue
             if _is_success(status):
-                status = Status(Code.ERROR, f'expected at least one victim pod on node "{node_copy.name}"')
+                status = Status(Code.ERROR, f'expected at least one victim pod on node "{node.name}"')
             assert status is not None
             if status.code is Code.ERROR:
                 errors.append(status.message())
-            statuses[node_copy.name] = status
+            statuses[node.name] = status
         return non_violating.items + violating.items, statuses, aggregate_errors(errors) if errors else ""
 
     async def select_victims_on_node(

@@ -227,15 +227,50 @@ class FitRequest:
         return self
 
 
+def fits(req: FitRequest, alloc: Resource, used: Resource, num_pods: int) -> bool:
+    """Whether :func:`insufficient_resources` finds nothing missing on a node with ``alloc``,
+    ``used`` requested and ``num_pods`` pods (which need not be a real node's)."""
+    if num_pods + 1 > alloc.allowed_pod_number:
+        return False
+    cpu = req.milli_cpu
+    if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
+        return False
+    mem = req.memory
+    if mem > 0 and mem > alloc.memory - used.memory:
+        return False
+    eph = req.ephemeral_storage
+    if eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage:
+        return False
+    if req.scalar:
+        a_scalar = alloc.scalar
+        u_scalar = used.scalar
+        for name, qty in req.scalar:
+            if qty > a_scalar.get(name, 0) - u_scalar.get(name, 0):
+                return False
+    return True
+
+
 def insufficient_resources(req: FitRequest, node: NodeInfo) -> tuple[list[str] | None, bool]:
     """Reasons the pod does not fit (``None`` when it does), and whether some request exceeds the
     node's whole allocatable."""
-    alloc = node.allocatable
+    return insufficient(req, node.allocatable, node.requested, len(node.pods))
+
+
+def fit_status(req: FitRequest, alloc: Resource, used: Resource, num_pods: int) -> Status | None:
+    """The Filter status for a node with ``alloc``, ``used`` requested and ``num_pods`` pods."""
+    reasons, unresolvable = insufficient(req, alloc, used, num_pods)
+    if reasons is None:
+        return None
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
+
+
+def insufficient(req: FitRequest, alloc: Resource, used: Resource, num_pods: int) -> tuple[list[str] | None, bool]:
+    """:func:`insufficient_resources` for a node with ``alloc``, ``used`` requested and
+    ``num_pods`` pods (which need not be a real node's)."""
     reasons: list[str] | None = None
     unresolvable = False
-    if len(node.pods) + 1 > alloc.allowed_pod_number:
+    if num_pods + 1 > alloc.allowed_pod_number:
         reasons = [TOO_MANY_PODS]
-    used = node.requested
     cpu = req.milli_cpu
     if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
         reasons = reasons or []
@@ -462,10 +497,7 @@ class NodeResourcesFit:
         req = state.get(PRE_FILTER_KEY)
         if req is None:
             return Status.as_error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
-        reasons, unresolvable = insufficient_resources(req, node)
-        if reasons is None:
-            return None
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
+        return fit_status(req, node.allocatable, node.requested, len(node.pods))
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
         batch = columns_of(nodes)

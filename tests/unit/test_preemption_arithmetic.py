@@ -1,0 +1,156 @@
+"""DefaultPreemption's dry run by arithmetic (kubesched.plugins.preemption_arithmetic) against the
+full dry run (copy node and state, run the Filter plugins after each change), on random clusters
+under the default profile: the same candidates, victims, PDB violation counts and Statuses."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fuzzing import fuzz_settings
+from hypothesis import event, given
+from hypothesis import strategies as st
+
+from kubesched.cache import Cache, Snapshot
+from kubesched.config import load_config
+from kubesched.framework.interface import CycleState
+from kubesched.framework.registry import Registry, default_registry
+from kubesched.framework.runtime import Framework
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.default_preemption import DefaultPreemption
+from kubesched.plugins.preemption_arithmetic import ArithmeticVictims
+from kubesched.testing import make_node, make_pod
+from kubesched.testing.harness import ObjectListers
+
+DEFAULT_PROFILE = load_config(None).profiles[0]
+
+
+class FullDryRun(DefaultPreemption):
+    """DefaultPreemption made to take the full dry run on every node (an override of
+    ``select_victims_on_node`` turns the arithmetic off)."""
+
+    async def select_victims_on_node(self, *args: Any) -> Any:
+        return await super().select_victims_on_node(*args)
+
+
+class Nominator:
+    def __init__(self, by_node: dict[str, list[PodInfo]]) -> None:
+        self.by_node = by_node
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self.by_node.get(node_name, ()))
+
+
+CPU = st.sampled_from(["0", "100m", "500m", "1", "2", "3"])
+LABELS = st.sampled_from([{}, {"app": "a"}, {"app": "b"}])
+
+
+@st.composite
+def cluster(draw: st.DrawFn) -> dict[str, Any]:
+    n = draw(st.integers(1, 6))
+    nodes = []
+    for i in range(n):
+        b = make_node(f"n{i}").capacity(
+            cpu=draw(st.sampled_from(["2", "4"])), memory="8Gi", pods=str(draw(st.integers(2, 6)))
+        )
+        if draw(st.integers(0, 5)) == 0:
+            b = b.taint("dedicated", "x")
+        if draw(st.integers(0, 7)) == 0:
+            b = b.unschedulable()
+        nodes.append(b.obj())
+    running = []
+    for j in range(draw(st.integers(0, 14))):
+        b = (
+            make_pod(f"r{j}")
+            .node(f"n{draw(st.integers(0, n - 1))}")
+            .priority(draw(st.integers(0, 4)))
+            .req(cpu=draw(CPU), memory=draw(st.sampled_from(["0", "1Gi", "3Gi"])))
+            .labels(**draw(LABELS))
+        )
+        if draw(st.booleans()):
+            b = b.set("status.startTime", f"2026-01-01T00:00:{draw(st.integers(0, 59)):02d}Z")
+        running.append(b.obj())
+    pdbs = [
+        {
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": f"pdb-{app}", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": app}}},
+            "status": {"disruptionsAllowed": draw(st.integers(0, 2))},
+        }
+        for app in draw(st.sets(st.sampled_from(["a", "b"])))
+    ]
+    preemptor = make_pod("preemptor").priority(draw(st.integers(1, 5))).req(cpu=draw(CPU), memory="1Gi")
+    if draw(st.integers(0, 4)) == 0:
+        preemptor = preemptor.toleration("dedicated", "x", "NoSchedule", "Equal")
+    if draw(st.integers(0, 5)) == 0:
+        preemptor = preemptor.host_port(8080)  # NodePorts in play: the full dry run everywhere
+    nominated: dict[str, list[dict[str, Any]]] = {}
+    for k in range(draw(st.integers(0, 3))):
+        where = f"n{draw(st.integers(0, n - 1))}"
+        p = make_pod(f"nom{k}").priority(draw(st.integers(0, 6))).req(cpu=draw(CPU)).obj()
+        nominated.setdefault(where, []).append(p)
+    return {"nodes": nodes, "running": running, "pdbs": pdbs, "preemptor": preemptor.obj(), "nominated": nominated}
+
+
+def summary(status: Status | None) -> Any:
+    return None if status is None else (status.code, list(status.reasons), status.plugin)
+
+
+async def dry_run(plugin_cls: type, c: dict[str, Any], offset: int) -> tuple[Any, bool]:
+    cache = Cache()
+    for node in c["nodes"]:
+        cache.add_node(node)
+    for p in c["running"]:
+        cache.add_pod(PodInfo(p))
+    snapshot = Snapshot()
+    cache.update_snapshot(snapshot)
+    registry = Registry()
+    for entry in default_registry().entries():
+        registry.register(plugin_cls if entry.name == DefaultPreemption.name else entry.cls, entry.name)
+    fw = Framework(DEFAULT_PROFILE, registry)
+    fw.set_snapshot(snapshot)
+    fw.nominator = Nominator({k: [PodInfo(p) for p in v] for k, v in c["nominated"].items()})
+    fw.listers = ObjectListers(c["pdbs"])
+    plugin = fw.plugins[DefaultPreemption.name]
+    plugin.offset_source = lambda n: offset % n
+    pod = PodInfo(c["preemptor"])
+    state = CycleState()
+    _, status, _ = await fw.run_pre_filter(state, pod)
+    assert status is None or status.is_success()
+    nodes: list[NodeInfo] = list(snapshot.list())
+    filtered = {ni.name: st for ni in nodes if (st := fw.run_filter(state, pod, ni)) is not None}
+    arithmetic = ArithmeticVictims.for_cycle(fw, state, pod, plugin.is_preemption_allowed) is not None
+    candidates, statuses, error = await plugin.find_candidates(state, nodes, pod, filtered)
+    got = (
+        [(cand.name, [v.name for v in cand.victims], cand.num_pdb_violations) for cand in candidates],
+        {name: summary(s) for name, s in statuses.items()},
+        error,
+    )
+    return got, arithmetic
+
+
+@fuzz_settings(300)
+@given(cluster(), st.integers(0, 10))
+def test_the_arithmetic_dry_run_agrees_with_the_full_one(c: dict[str, Any], offset: int) -> None:
+    fast, used = asyncio.run(dry_run(DefaultPreemption, c, offset))
+    full, not_used = asyncio.run(dry_run(FullDryRun, c, offset))
+    event("arithmetic" if used else "full dry run (a plugin in play looks at pods)")
+    event(f"{len(fast[0])} candidate(s)")
+    assert fast == full
+    assert not_used == used  # the same cycle either way; only the override decides
+
+
+def test_a_plugin_that_looks_at_pods_turns_the_arithmetic_off() -> None:
+    c = {
+        "nodes": [make_node("n0").capacity(cpu="1", memory="1Gi", pods="5").obj()],
+        "running": [make_pod("r").node("n0").priority(0).req(cpu="1").obj()],
+        "pdbs": [],
+        "nominated": {},
+    }
+    plain = dict(c, preemptor=make_pod("p").priority(5).req(cpu="1").obj())
+    with_port = dict(c, preemptor=make_pod("p").priority(5).req(cpu="1").host_port(80).obj())
+    (cands, _, _), used = asyncio.run(dry_run(DefaultPreemption, plain, 0))
+    assert used and cands == [("n0", ["r"], 0)]
+    (cands, _, _), used = asyncio.run(dry_run(DefaultPreemption, with_port, 0))
+    assert not used and cands == [("n0", ["r"], 0)]
