@@ -9,11 +9,27 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .names import label_value_errors
+
 Labels = Mapping[str, str]
 
 
 class SelectorError(ValueError):
     """A selector that the API server would have refused (unknown operator, bad values)."""
+
+
+class InvalidValue(SelectorError):
+    """A node selector requirement whose values the API server lets through but a label
+    requirement cannot hold (not a label value; ``Gt``/``Lt`` not an integer): upstream's
+    scheduler lets such a term match no node rather than refuse the pod."""
+
+
+def _label_value_problem(key: str, values: Iterable[str], where: str) -> str:
+    for i, value in enumerate(values):
+        errs = label_value_errors(value)
+        if errs:
+            return f"{where}.values[{i}]: Invalid value: {value!r}: {'; '.join(errs)} (key {key!r})"
+    return ""
 
 
 # --- label selectors (metav1.LabelSelector) ---------------------------------------------------
@@ -53,6 +69,9 @@ class LabelSelector:
                     )
             else:
                 raise SelectorError(f"operator: {op!r} is not a valid label selector operator")
+            problem = _label_value_problem(key, sorted(values), "matchExpressions")
+            if problem:
+                raise SelectorError(problem)
             reqs.append((key, op, values))
         return cls(reqs)
 
@@ -90,22 +109,30 @@ def _as_int(text: str, what: str) -> int:
     try:
         return int(text)
     except (TypeError, ValueError):
-        raise SelectorError(f"{what}: for 'Gt', 'Lt' operators, the value must be an integer: {text!r}") from None
+        raise InvalidValue(f"{what}: for 'Gt', 'Lt' operators, the value must be an integer: {text!r}") from None
 
 
 class NodeSelectorTerm:
     """One term: its label expressions and field expressions (only ``metadata.name``), ANDed.
 
-    A term with no expressions matches no node, as upstream.
+    A term with no expressions matches no node, as upstream. With ``lazy`` (a pod's required
+    node affinity, as upstream's LazyErrorNodeSelector) a requirement whose values no label can
+    have makes the term match no node (``invalid`` says why); otherwise it is refused.
     """
 
-    __slots__ = ("labels", "fields", "empty")
+    __slots__ = ("labels", "fields", "empty", "invalid")
 
-    def __init__(self, term: Mapping[str, Any]) -> None:
+    def __init__(self, term: Mapping[str, Any], lazy: bool = False) -> None:
         self.labels: list[tuple[str, str, Any]] = []
         self.fields: list[tuple[str, str, frozenset[str]]] = []
+        self.invalid = ""
         for expr in term.get("matchExpressions") or ():
-            self.labels.append(self._compile(expr, "matchExpressions"))
+            try:
+                self.labels.append(self._compile(expr, "matchExpressions"))
+            except InvalidValue as exc:
+                if not lazy:
+                    raise
+                self.invalid = self.invalid or str(exc)
         for expr in term.get("matchFields") or ():
             key = expr.get("key")
             op = expr.get("operator")
@@ -117,7 +144,7 @@ class NodeSelectorTerm:
             if len(values) != 1:
                 raise SelectorError("matchFields.values: must have exactly one value for 'metadata.name'")
             self.fields.append((key, op, values))
-        self.empty = not self.labels and not self.fields
+        self.empty = (not self.labels and not self.fields) or bool(self.invalid)
 
     @staticmethod
     def _compile(expr: Mapping[str, Any], where: str) -> tuple[str, str, Any]:
@@ -131,6 +158,9 @@ class NodeSelectorTerm:
                 raise SelectorError(
                     f"{where}.values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
                 )
+            problem = _label_value_problem(key, raw, where)
+            if problem:
+                raise InvalidValue(problem)
             return key, op, frozenset(raw)
         if op in ("Exists", "DoesNotExist"):
             if raw:
@@ -187,10 +217,11 @@ class NodeSelector:
         self.terms = tuple(terms)
 
     @classmethod
-    def compile(cls, selector: Mapping[str, Any] | None) -> NodeSelector | None:
+    def compile(cls, selector: Mapping[str, Any] | None, lazy: bool = False) -> NodeSelector | None:
+        """``lazy``: see :class:`NodeSelectorTerm` (a term with impossible values matches nothing)."""
         if selector is None:
             return None
-        return cls([NodeSelectorTerm(t or {}) for t in selector.get("nodeSelectorTerms") or ()])
+        return cls([NodeSelectorTerm(t or {}, lazy) for t in selector.get("nodeSelectorTerms") or ()])
 
     def matches(self, labels: Labels, name: str) -> bool:
         for t in self.terms:

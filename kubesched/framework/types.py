@@ -254,7 +254,7 @@ class PodInfo:
         affinity = spec.get("affinity") or {}
         node_aff = affinity.get("nodeAffinity") or {}
         self.required_node_affinity: NodeSelector | None = NodeSelector.compile(
-            node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
+            node_aff.get("requiredDuringSchedulingIgnoredDuringExecution"), lazy=True
         )
         self.preferred_node_affinity: list[PreferredTerm] = compile_preferred(
             node_aff.get("preferredDuringSchedulingIgnoredDuringExecution")
