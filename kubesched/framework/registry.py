@@ -8,6 +8,7 @@ distributions claiming one name is an error naming both.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
@@ -27,6 +28,34 @@ NOT_YET_IMPLEMENTED = frozenset(
         "DynamicResources",
     }
 )
+
+#: Plugins provided by the example packages in this repository's ``plugins/`` folder: plugin
+#: name → (distribution, folder). Named when a configuration asks for one that is not installed.
+REPOSITORY_PACKAGES: dict[str, tuple[str, str]] = {
+    "Coscheduling": ("kubesched-coscheduling", "plugins/coscheduling"),
+    "QOSSort": ("kubesched-qos-sort", "plugins/qos-sort"),
+    "RandomPredicate": ("kubesched-random-scheduler", "plugins/random-scheduler"),
+    "RandomPriority": ("kubesched-random-scheduler", "plugins/random-scheduler"),
+}
+
+
+def unknown_plugin_message(name: str, known: Iterable[str]) -> str:
+    """Why ``name`` cannot be found: a close known name ("did you mean"), the repository
+    package that provides it, and the plugins that are known."""
+    known = sorted(known)
+    msg = f"unknown plugin {name!r}"
+    candidates = {n.lower(): n for n in [*REPOSITORY_PACKAGES, *known]}
+    close = [candidates[c] for c in difflib.get_close_matches(name.lower(), list(candidates), n=1, cutoff=0.75)]
+    package = REPOSITORY_PACKAGES.get(name)
+    if package is not None:
+        dist, folder = package
+        msg += (
+            f": it is provided by the {dist} package ({folder} in the kubesched repository), "
+            f"which is not installed; install it with `pip install ./{folder}` from a clone"
+        )
+    elif close:
+        msg += f" (did you mean {close[0]!r}?)"
+    return f"{msg}; known plugins: {', '.join(known)}"
 
 
 class RegistryError(Exception):
@@ -80,7 +109,7 @@ class Registry:
                     f"plugin {name!r} is an upstream plugin that kubesched does not implement yet; "
                     "disable it in this profile"
                 ) from None
-            raise RegistryError(f"unknown plugin {name!r}; known plugins: {', '.join(sorted(self._entries))}") from None
+            raise RegistryError(unknown_plugin_message(name, self._entries)) from None
 
     def __contains__(self, name: object) -> bool:
         return name in self._entries

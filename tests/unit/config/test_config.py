@@ -835,8 +835,21 @@ ERROR_CASES = [
     pytest.param(
         cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "NodeAffinty"}]}}}]),
         None,
-        "profiles[0].plugins.score.enabled[0].name: unknown plugin 'NodeAffinty'; known plugins: ",
+        "profiles[0].plugins.score.enabled[0].name: unknown plugin 'NodeAffinty' (did you mean 'NodeAffinity'?); "
+        "known plugins: ",
         id="unknown-plugin",
+    ),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"queueSort": {"enabled": [{"name": "qossort"}]}}}]),
+        None,
+        "profiles[0].plugins.queueSort.enabled[0].name: unknown plugin 'qossort' (did you mean 'QOSSort'?)",
+        id="unknown-plugin-case",
+    ),
+    pytest.param(
+        cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "Zzzzz"}]}}}]),
+        None,
+        "profiles[0].plugins.score.enabled[0].name: unknown plugin 'Zzzzz'; known plugins: DefaultBinder, ",
+        id="unknown-plugin-nothing-close",
     ),
     pytest.param(
         cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}}]),
@@ -1109,3 +1122,13 @@ def test_profile_specs_build_frameworks(upstream_style: SchedulerConfig) -> None
     assert [b.name for b in frameworks[0].score_plugins] == [n for n, _ in DEFAULT_SCORE]
     assert [b.weight for b in frameworks[0].score_plugins] == [w for _, w in DEFAULT_SCORE]
     assert frameworks[1].score_plugins == []
+
+
+def test_an_uninstalled_repository_plugin_is_named_with_its_package() -> None:
+    from kubesched.framework.registry import unknown_plugin_message
+
+    msg = unknown_plugin_message("QOSSort", ["PrioritySort", "NodeName"])
+    assert msg.startswith("unknown plugin 'QOSSort': it is provided by the kubesched-qos-sort package")
+    assert "pip install ./plugins/qos-sort" in msg
+    assert msg.endswith("known plugins: NodeName, PrioritySort")
+    assert "did you mean 'PrioritySort'" in unknown_plugin_message("PrioritySrot", ["PrioritySort"])
