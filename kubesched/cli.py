@@ -35,6 +35,24 @@ def _event_loop_runner() -> Any:
         return asyncio.run
 
 
+_PLUGIN_HELP = (
+    "load a plugin without packaging it: module:Class, or path/to/file.py:Class (repeatable); "
+    "a profile then names it by its class's `name`"
+)
+
+
+def _local_plugins(args: argparse.Namespace) -> str | None:
+    """Register ``--plugin`` classes; an error message, or None."""
+    from kubesched.framework.local_plugins import register_local_plugins
+    from kubesched.framework.registry import RegistryError
+
+    try:
+        register_local_plugins(getattr(args, "plugin", None))
+    except RegistryError as exc:
+        return str(exc)
+    return None
+
+
 def _fail(message: str, code: int = 2) -> int:
     print(f"kubesched: {message}", file=sys.stderr)
     return code
@@ -52,6 +70,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     config_path = Path(args.config) if args.config else _default_path(DEFAULT_CONFIG)
     scenario_path = Path(args.scenario) if args.scenario else _default_path(DEFAULT_SCENARIO)
+    if (problem := _local_plugins(args)) is not None:
+        return _fail(problem)
     try:
         cfg = load_config(config_path)
         scenario = load_scenario(scenario_path)
@@ -238,6 +258,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
     from kubesched.framework.registry import RegistryError
 
+    if (problem := _local_plugins(args)) is not None:
+        return _fail(problem)
     try:
         cfg = load_config(args.config)
         gates = parse_feature_gates(args.feature_gates)
@@ -323,6 +345,8 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
             )
         if args.token or args.token_auth_file:
             return _fail("--insecure: asks for no token; drop --token and --token-auth-file")
+    if (problem := _local_plugins(args)) is not None:
+        return _fail(problem)
     try:
         scenario = load_scenario(args.scenario) if args.scenario else None
         if args.with_scheduler:
@@ -427,6 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking between equal nodes (default 0)")
     sim.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     sim.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP)
+    sim.add_argument("--plugin", action="append", metavar="MODULE:CLASS", help=_PLUGIN_HELP)
     sim.add_argument(
         "--outcomes-only",
         action="store_true",
@@ -500,6 +525,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run_p.add_argument("--identity", help="leader-election identity (default: hostname_pid)")
     run_p.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP)
+    run_p.add_argument("--plugin", action="append", metavar="MODULE:CLASS", help=_PLUGIN_HELP)
     run_p.add_argument("-v", action="count", default=0, help="more logging")
     run_p.set_defaults(func=cmd_run)
 
@@ -548,6 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="HTTPS port of the scheduler's health and metrics (0: any free one)",
     )
     serve.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP + " (with --with-scheduler)")
+    serve.add_argument(
+        "--plugin", action="append", metavar="MODULE:CLASS", help=_PLUGIN_HELP + " (with --with-scheduler)"
+    )
     serve.add_argument("-v", action="count", default=0, help="more logging")
     serve.set_defaults(func=cmd_sim_serve)
 
