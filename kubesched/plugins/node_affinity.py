@@ -195,6 +195,26 @@ class NodeAffinity:
             ok &= node_selector_mask(pod.required_node_affinity, batch)
         return ok
 
+    def filter_statuses(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None] | None:
+        """:meth:`filter`'s Status for each node, two shared Statuses at most."""
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        n = len(batch)
+        enforced = (
+            ~node_selector_mask(self.added_node_selector, batch)
+            if self.added_node_selector is not None
+            else np.zeros(n, bool)
+        )
+        ok = np.ones(n, bool)
+        if pod.node_selector:
+            ok &= label_map_mask(pod.node_selector, batch)
+        if pod.required_node_affinity is not None:
+            ok &= node_selector_mask(pod.required_node_affinity, batch)
+        by_added = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_ENFORCED)
+        by_pod = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
+        return [by_added if e else None if o else by_pod for e, o in zip(enforced.tolist(), ok.tolist(), strict=True)]
+
     # --- PreScore / Score -----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if not pod.preferred_node_affinity and self.added_pref_sched_terms is None:
