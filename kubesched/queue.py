@@ -130,6 +130,14 @@ class Nominator:
         return bool(self._node_of)
 
 
+def queue_sort_key(fw: Framework) -> tuple[str, str]:
+    """What makes two profiles sort pods alike: the QueueSort plugin's name and its args."""
+    refs = fw.spec.plugins.get("queueSort") or []
+    name = refs[0].name if refs else ""
+    args = fw.spec.plugin_args.get(name)
+    return name, repr(args)
+
+
 class SchedulingQueue:
     def __init__(
         self,
@@ -144,13 +152,24 @@ class SchedulingQueue:
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_unschedulable_duration = max_unschedulable_duration
-        first = next(iter(frameworks.values()))
-        self.less = first.less
+        # Profiles that sort with the same QueueSort plugin (and args) share one activeQ, ordered
+        # by it: with one such group, upstream's single queue. Groups take turns at pop.
+        groups: dict[Any, int] = {}
+        self._less: list[Callable[[QueuedPodInfo, QueuedPodInfo], bool]] = []
+        self._group_of: dict[str, int] = {}
+        for name, fw in frameworks.items():
+            key = queue_sort_key(fw)
+            if key not in groups:
+                groups[key] = len(self._less)
+                self._less.append(fw.less)
+            self._group_of[name] = groups[key]
+        self.less = self._less[0]
+        self._heaps: list[list[_ActiveEntry]] = [[] for _ in self._less]
+        self._turn = 0
         self._events_map: dict[str, list[ClusterEventWithHint] | None] = {}
         for fw in frameworks.values():
             for plugin, regs in fw.events_to_register().items():
                 self._events_map.setdefault(plugin, regs)
-        self._active: list[_ActiveEntry] = []
         self._active_seq = 0
         self._matching: dict[tuple[Any, int], dict[str, list[ClusterEventWithHint] | None]] = {}
         self._active_by_uid: dict[str, _ActiveEntry] = {}
@@ -185,6 +204,19 @@ class SchedulingQueue:
             UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
             GATED_Q: gated,
         }
+
+    def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
+        """Pods in the unschedulable pool per (rejecting plugin, profile); a pod counts once for
+        each plugin that rejected it (``scheduler_unschedulable_pods``)."""
+        out: dict[tuple[str, str], int] = {}
+        for q in self._unschedulable.values():
+            plugins = q.unschedulable_plugins | q.pending_plugins
+            if q.gated and q.gating_plugin:
+                plugins = plugins | {q.gating_plugin}
+            for plugin in plugins:
+                key = (plugin, q.pod_info.scheduler_name)
+                out[key] = out.get(key, 0) + 1
+        return out
 
     def in_flight_counts(self) -> tuple[int, int]:
         """Pods whose attempt is under way (popped, not yet :meth:`done`), and the cluster events
@@ -247,8 +279,9 @@ class SchedulingQueue:
         self._remove_everywhere(qpi.pod_info.uid)
         qpi.gated = False
         self._active_seq += 1
-        entry = _ActiveEntry(qpi, self.less, self._active_seq)
-        heapq.heappush(self._active, entry)
+        group = self._group_of.get(qpi.pod_info.scheduler_name, 0)
+        entry = _ActiveEntry(qpi, self._less[group], self._active_seq)
+        heapq.heappush(self._heaps[group], entry)
         self._active_by_uid[qpi.pod_info.uid] = entry
         self._count_incoming(ACTIVE_Q, event)
         self._wake()
@@ -437,10 +470,8 @@ class SchedulingQueue:
 
     # --- the scheduler side -------------------------------------------------------------------
     def _take(self) -> QueuedPodInfo | None:
-        while self._active:
-            entry = heapq.heappop(self._active)
-            if entry.removed:
-                continue
+        entry = self._next_entry()
+        if entry is not None:
             qpi = entry.qpi
             del self._active_by_uid[qpi.pod_info.uid]
             qpi.attempts += 1
@@ -448,6 +479,21 @@ class SchedulingQueue:
                 qpi.initial_attempt_timestamp = self.clock()
             self._in_flight[qpi.pod_info.uid] = self._events_base + len(self._in_flight_events)
             return qpi
+        return None
+
+    def _next_entry(self) -> _ActiveEntry | None:
+        """The head of the next queue group in turn that has one (round robin over groups;
+        with one group, simply its head)."""
+        n = len(self._heaps)
+        for k in range(n):
+            group = (self._turn + k) % n
+            heap = self._heaps[group]
+            while heap:
+                entry = heapq.heappop(heap)
+                if entry.removed:
+                    continue
+                self._turn = (group + 1) % n
+                return entry
         return None
 
     def pop_nowait(self) -> QueuedPodInfo | None:

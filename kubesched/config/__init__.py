@@ -151,29 +151,22 @@ def parse_config(data: Any, source: str = "", registry: Registry | None = None) 
             )
         )
     if not errors and not queue_sort_reported:
-        errors.extend(_same_queue_sort(specs))
+        errors.extend(_one_queue_sort_each(specs))
     if errors:
         raise ConfigError(errors, source)
     return SchedulerConfig(model, specs, source)
 
 
-def _same_queue_sort(specs: list[ProfileSpec]) -> list[str]:
-    """Every profile must sort the one queue the same way: same plugin, same args."""
-    if not specs:
-        return []
-    first = specs[0].plugins["queueSort"][0].name
-    first_args = specs[0].plugin_args.get(first)
+def _one_queue_sort_each(specs: list[ProfileSpec]) -> list[str]:
+    """Each profile sorts its pods with exactly one QueueSort plugin. Unlike kube-scheduler,
+    profiles may name different ones (see kubesched.queue: each sorts its own pods)."""
     errs: list[str] = []
-    for i, spec in enumerate(specs[1:], start=1):
-        name = spec.plugins["queueSort"][0].name
-        if name != first:
+    for i, spec in enumerate(specs):
+        names = [ref.name for ref in spec.plugins.get("queueSort") or []]
+        if len(names) != 1:
             errs.append(
-                f"profiles[{i}].plugins.queueSort: queueSort must be the same for all profiles "
-                f"(this profile uses {name!r}, profiles[0] uses {first!r})"
-            )
-        elif spec.plugin_args.get(name) != first_args:
-            errs.append(
-                f"profiles[{i}].pluginConfig: queueSort must be the same for all profiles (args of {name!r} differ from profiles[0])"
+                f"profiles[{i}].plugins.queueSort: exactly one queue sort plugin must be enabled "
+                f"(got {len(names)}: {names})"
             )
     return errs
 

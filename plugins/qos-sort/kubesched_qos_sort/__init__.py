@@ -2,7 +2,8 @@
 
 The scheduler-plugins project's QOSSort idea: among pods of equal priority, schedule the ones
 with the strongest resource guarantees first (Guaranteed > Burstable > BestEffort), and among
-those the oldest first. Enable it in every profile (one QueueSort is shared by all profiles)::
+those the oldest first. Enable it in a profile (profiles with another QueueSort keep their own
+order; kubesched takes pods from the differently sorted queues in turn)::
 
     profiles:
       - schedulerName: default-scheduler

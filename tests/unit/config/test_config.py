@@ -888,26 +888,6 @@ ERROR_CASES = [
         id="unnamed-second-profile",
     ),
     pytest.param(
-        _two({"plugins": {"queueSort": {"enabled": [{"name": "PrioritySort"}]}}}),
-        None,
-        "profiles[1].plugins.queueSort: queueSort must be the same for all profiles",
-        id="different-queue-sort-set",
-    ),
-    pytest.param(
-        cfg(
-            profiles=[
-                _star_profile({"schedulerName": "a"}),
-                {
-                    "schedulerName": "b",
-                    "plugins": {"multiPoint": {"enabled": [{"name": T}], "disabled": [{"name": "*"}]}},
-                },
-            ]
-        ),
-        "fake",
-        "profiles[1].plugins.queueSort: queueSort must be the same for all profiles (this profile uses 'test-plugin', profiles[0] uses 'no-op-queue-sort-plugin')",
-        id="different-queue-sort-after-expansion",
-    ),
-    pytest.param(
         cfg(podInitialBackoffSeconds=5, podMaxBackoffSeconds=2),
         None,
         "podMaxBackoffSeconds: must be greater than or equal to podInitialBackoffSeconds (2 < 5)",
