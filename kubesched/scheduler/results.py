@@ -1,4 +1,5 @@
-"""A pod's last attempt, plugin by plugin (:class:`PodResult`), and its result annotations."""
+"""A pod's attempts, plugin by plugin (:class:`PodResult`: the last one, and the earlier ones
+as its history), and its result annotations."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.queue import RESULT_ANNOTATION_PREFIX
+
+#: Attempts kept in a pod's history (the oldest are dropped): a pod retried for hours must not
+#: hold every attempt's per-node maps.
+HISTORY_LIMIT = 16
+HISTORY_ANNOTATION = f"{RESULT_ANNOTATION_PREFIX}result-history"
 
 
 @dataclass
@@ -32,8 +38,37 @@ class PodResult:
     extender_filter: dict[str, dict[str, str]] = field(default_factory=dict)
     extender_prioritize: dict[str, dict[str, int]] = field(default_factory=dict)
     extender_bind: dict[str, str] = field(default_factory=dict)
+    #: The earlier attempts, oldest first (at most :data:`HISTORY_LIMIT`), as :meth:`attempt`
+    #: gives them; the current (last) attempt is the fields above.
+    history: list[dict[str, Any]] = field(default_factory=list)
+
+    def attempt(self) -> dict[str, Any]:
+        """This attempt as JSON: its number, outcome and every plugin's results."""
+        return {
+            "attempt": self.attempts,
+            "node": self.node,
+            "phase": self.phase,
+            "message": self.message,
+            "preFilter": dict(self.prefilter),
+            "filter": {k: dict(v) for k, v in self.filter.items()},
+            "postFilter": dict(self.postfilter),
+            "preScore": dict(self.prescore),
+            "score": {k: dict(v) for k, v in self.score.items()},
+            "finalScore": {k: dict(v) for k, v in self.final_score.items()},
+            "reserve": dict(self.reserve),
+            "permit": dict(self.permit),
+            "preBind": dict(self.prebind),
+            "bind": dict(self.bind),
+            "extenderFilter": {k: dict(v) for k, v in self.extender_filter.items()},
+            "extenderPrioritize": {k: dict(v) for k, v in self.extender_prioritize.items()},
+            "extenderBind": dict(self.extender_bind),
+        }
 
     def reset_attempt(self) -> None:
+        """A new attempt begins: the last one goes to the history."""
+        if self.attempts:
+            self.history.append(self.attempt())
+            del self.history[:-HISTORY_LIMIT]
         for d in (
             self.filter,
             self.score,
@@ -71,4 +106,6 @@ class PodResult:
             f"{RESULT_ANNOTATION_PREFIX}extender-filter-result": dump(self.extender_filter),
             f"{RESULT_ANNOTATION_PREFIX}extender-prioritize-result": dump(self.extender_prioritize),
             f"{RESULT_ANNOTATION_PREFIX}extender-bind-result": dump(self.extender_bind),
+            # Every attempt, this one last (kube-scheduler-simulator's result history).
+            HISTORY_ANNOTATION: dump([*self.history, self.attempt()]),
         }

@@ -247,6 +247,8 @@ def _report(
                 "extenderFilter": rec.extender_filter,
                 "extenderPrioritize": rec.extender_prioritize,
                 "extenderBind": rec.extender_bind,
+                # Every attempt, oldest first, the last one included (same keys as above).
+                "history": [*rec.history, rec.attempt()] if rec.attempts else [],
             }
         )
     nodes_out: list[dict[str, Any]] = []
@@ -284,13 +286,57 @@ def _pct(used: int, total: int) -> float:
     return round(100.0 * used / total, 1) if total else 0.0
 
 
+#: ``--only`` choices → the phases they keep.
+ONLY_PHASES = {"unschedulable": ("Unschedulable",), "scheduled": ("Scheduled",), "errors": ("Error",)}
+
+
+def only_pods(pods: list[dict[str, Any]], only: str) -> list[dict[str, Any]]:
+    """The pods ``--only`` keeps: ``unschedulable``, ``scheduled`` or ``errors``."""
+    phases = ONLY_PHASES[only]
+    return [p for p in pods if p["phase"] in phases]
+
+
 def format_table(result: SimulationResult, width: int | None = None) -> str:
-    """Readable tables: every pod with its node or reason, then node utilisation and a summary."""
+    """Readable tables, what a person looks for first on top: the summary, the pods that did not
+    get a node and why, then every pod with its node or reason, then node utilisation."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     console = Console(width=width or 160, record=True, file=io.StringIO(), force_terminal=False, color_system=None)
+    s = result.summary
+    summary = Table(title="Summary", show_header=False)
+    summary.add_column("what")
+    summary.add_column("value", justify="right")
+    for label, value in (
+        ("nodes", s["nodes"]),
+        ("pods to schedule", s["pods"]),
+        ("scheduled", s["scheduled"]),
+        ("unschedulable", s["unschedulable"]),
+        ("errors", s["errors"]),
+        ("attempts", s["attempts"]),
+        ("wall seconds", s["seconds"]),
+        ("pods/s", s["podsPerSecond"]),
+    ):
+        summary.add_row(label, str(value))
+    if s.get("preempted"):
+        summary.add_row("preempted (deleted)", escape(", ".join(s["preempted"])))
+    for prof, counts in s["profiles"].items():
+        summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
+    console.print(summary)
+    failed = [p for p in result.pods if p["phase"] != "Scheduled"]
+    if failed and len(failed) < len(result.pods):
+        why = Table(title="Not scheduled", show_lines=False)
+        for col in ("pod", "profile", "phase", "reason"):
+            why.add_column(col, overflow="fold")
+        for p in failed:
+            why.add_row(
+                escape(f"{p['namespace']}/{p['name']}"),
+                escape(p["schedulerName"]),
+                escape(p["phase"]),
+                escape(p["message"]),
+            )
+        console.print(why)
     pods = Table(title="Pods", show_lines=False)
     for col in ("pod", "profile", "node", "reason"):
         pods.add_column(col, overflow="fold")
@@ -323,27 +369,15 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
             f"{n['memoryPercent']:.1f}",
         )
     console.print(nodes)
-    s = result.summary
-    summary = Table(title="Summary", show_header=False)
-    summary.add_column("what")
-    summary.add_column("value", justify="right")
-    for label, value in (
-        ("nodes", s["nodes"]),
-        ("pods to schedule", s["pods"]),
-        ("scheduled", s["scheduled"]),
-        ("unschedulable", s["unschedulable"]),
-        ("errors", s["errors"]),
-        ("attempts", s["attempts"]),
-        ("wall seconds", s["seconds"]),
-        ("pods/s", s["podsPerSecond"]),
-    ):
-        summary.add_row(label, str(value))
-    if s.get("preempted"):
-        summary.add_row("preempted (deleted)", escape(", ".join(s["preempted"])))
-    for prof, counts in s["profiles"].items():
-        summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
-    console.print(summary)
     return console.export_text()
 
 
-__all__ = ["ManualClock", "ScenarioError", "SimulationResult", "SimulationSettings", "format_table", "simulate"]
+__all__ = [
+    "ManualClock",
+    "ScenarioError",
+    "SimulationResult",
+    "SimulationSettings",
+    "format_table",
+    "only_pods",
+    "simulate",
+]
