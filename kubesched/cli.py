@@ -66,7 +66,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
     from kubesched.framework.registry import RegistryError
     from kubesched.sim.scenario import ScenarioError, load_scenario
-    from kubesched.sim.simulate import SimulationSettings, format_table, simulate
+    from kubesched.sim.simulate import SimulationSettings, format_table, only_pods, simulate
 
     config_path = Path(args.config) if args.config else _default_path(DEFAULT_CONFIG)
     scenario_path = Path(args.scenario) if args.scenario else _default_path(DEFAULT_SCENARIO)
@@ -137,6 +137,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.stop()
+    if args.only:
+        result.pods = only_pods(result.pods, args.only)
     if args.output == "json":
         # Per-node results grow with pods x nodes: indent small reports for reading, keep big ones compact.
         indent = 2 if len(result.pods) * max(1, len(result.nodes)) <= 100_000 else None
@@ -265,9 +267,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         gates = parse_feature_gates(args.feature_gates)
     except (ConfigError, RegistryError, FeatureGateError) as exc:
         return _fail(str(exc))
+    from kubesched import kube_scheduler_flags as kflags
     from kubesched.serving import DelegationOptions, ServingError, ServingOptions
 
-    _setup_logging(args.v)
+    problems = kflags.apply_leader_election(cfg.model, args)
+    if problems:
+        return _fail("; ".join(problems))
+    _setup_logging(kflags.verbosity(args))
+    kflags.warn_ignored(args)
+    if args.write_config_to:
+        from kubesched.config import format_config_yaml
+
+        try:
+            Path(args.write_config_to).write_text(format_config_yaml(cfg))
+        except OSError as exc:
+            return _fail(f"--write-config-to: {args.write_config_to}: cannot write: {exc.strerror or exc}")
+        return 0
     opts = RunOptions(
         kubeconfig=args.kubeconfig,
         context=args.context,
@@ -458,6 +473,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --output json: leave out the per-node plugin results (filter/score maps), which grow with "
         "pods x nodes",
     )
+    sim.add_argument(
+        "--only",
+        choices=("unschedulable", "scheduled", "errors"),
+        help="list only these pods (the summary still counts them all)",
+    )
     sim.set_defaults(func=cmd_simulate)
 
     run_p = sub.add_parser("run", help="schedule pods in a cluster (kubeconfig or in-cluster)")
@@ -527,6 +547,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_p.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP)
     run_p.add_argument("--plugin", action="append", metavar="MODULE:CLASS", help=_PLUGIN_HELP)
     run_p.add_argument("-v", action="count", default=0, help="more logging")
+    from kubesched.kube_scheduler_flags import add_kube_scheduler_flags
+
+    add_kube_scheduler_flags(run_p, _duration_flag)
     run_p.set_defaults(func=cmd_run)
 
     sim_p = sub.add_parser("sim", help="the embedded simulated cluster")

@@ -42,6 +42,24 @@ class _PendingPods(Collector):
         yield g
 
 
+class _Gauge(Collector):
+    """A gauge family read at scrape time: ``values()`` maps label tuples to numbers."""
+
+    def __init__(
+        self, name: str, documentation: str, labels: list[str], values: Callable[[], dict[tuple[str, ...], int]]
+    ) -> None:
+        self._name = name
+        self._doc = documentation
+        self._labels = labels
+        self._values = values
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        g = GaugeMetricFamily(self._name, self._doc, labels=self._labels)
+        for labels, n in self._values().items():
+            g.add_metric(list(labels), n)
+        yield g
+
+
 class PrometheusObserver:
     """The scheduler's metrics, registered in ``self.registry``."""
 
@@ -93,6 +111,19 @@ class PrometheusObserver:
         self.preemption_attempts = Counter(
             "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r
         )
+        self.scheduling_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            "Number of attempts to successfully schedule a pod.",
+            buckets=exponential_buckets(1, 2, 5),
+            registry=r,
+        )
+        self.permit_wait = Histogram(
+            "scheduler_permit_wait_duration_seconds",
+            "Duration of waiting on permit.",
+            ["result"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
         self.preemption_victims_hist = Histogram(
             "scheduler_preemption_victims",
             "Number of selected preemption victims",
@@ -139,6 +170,10 @@ class PrometheusObserver:
 
     def pod_scheduled(self, attempts: int, seconds: float) -> None:
         self.sli_duration.labels(str(attempts)).observe(seconds)
+        self.scheduling_attempts.observe(attempts)
+
+    def permit_waited(self, result: str, seconds: float) -> None:
+        self.permit_wait.labels(result).observe(seconds)
 
     def queue_incoming(self, queue: str, event: str) -> None:
         self.incoming.labels(queue, event).inc()
@@ -163,6 +198,29 @@ class PrometheusObserver:
         if self._pending is None:
             self._pending = _PendingPods(counts)
             self.registry.register(self._pending)
+
+    def watch_cache(self, sizes: Callable[[], dict[str, int]]) -> None:
+        """``scheduler_cache_size{type}``: ``sizes()`` gives nodes, pods and assumed_pods."""
+        self.registry.register(
+            _Gauge(
+                "scheduler_cache_size",
+                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                ["type"],
+                lambda: {(k,): v for k, v in sizes().items()},
+            )
+        )
+
+    def watch_unschedulable(self, counts: Callable[[], dict[tuple[str, str], int]]) -> None:
+        """``scheduler_unschedulable_pods{plugin,profile}``: ``counts()`` per (plugin, profile)."""
+        self.registry.register(
+            _Gauge(
+                "scheduler_unschedulable_pods",
+                "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all "
+                "plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+                ["plugin", "profile"],
+                lambda: {tuple(k): v for k, v in counts().items()},
+            )
+        )
 
     def exposition(self) -> bytes:
         return prometheus_client.generate_latest(self.registry)

@@ -879,10 +879,13 @@ class Framework:
         wp = self.waiting_pods.get(pod.uid)
         if wp is None:
             return None
+        started = time.perf_counter()
         try:
             status = await wp.wait()
         finally:
             self.waiting_pods.remove(pod.uid)
+        if self.observer is not None:
+            self.observer.permit_waited(status.code.upstream_name, time.perf_counter() - started)
         if status.is_success():
             return None
         return status

@@ -32,6 +32,12 @@ class Observer(Protocol):
 
     def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None: ...
 
+    def permit_waited(self, result: str, seconds: float) -> None: ...
+
+    def watch_cache(self, sizes: Callable[[], dict[str, int]]) -> None: ...
+
+    def watch_unschedulable(self, counts: Callable[[], dict[tuple[str, str], int]]) -> None: ...
+
 
 class NullObserver:
     def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -65,4 +71,13 @@ class NullObserver:
         pass
 
     def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
+        pass
+
+    def permit_waited(self, result: str, seconds: float) -> None:
+        pass
+
+    def watch_cache(self, sizes: Callable[[], dict[str, int]]) -> None:
+        pass
+
+    def watch_unschedulable(self, counts: Callable[[], dict[tuple[str, str], int]]) -> None:
         pass

@@ -137,6 +137,14 @@ class Scheduler(EventHandlers, SchedulingCycle):
                 fw.observer = observer
             self.queue.on_incoming = observer.queue_incoming
             observer.watch_pending(self.queue.counts)
+            observer.watch_unschedulable(self.queue.unschedulable_by_plugin)
+            observer.watch_cache(
+                lambda: {
+                    "nodes": len(self.cache.nodes),
+                    "pods": self.cache.pod_count(),
+                    "assumed_pods": self.cache.assumed_count(),
+                }
+            )
         self.next_start_node_index = 0
         self.listers = ObjectCache()
         preempting = any(e.supports_preemption() for e in self.extenders)

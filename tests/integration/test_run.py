@@ -178,6 +178,11 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
         assert "scheduler_framework_extension_point_duration_seconds_bucket" in text
         assert "scheduler_pod_scheduling_sli_duration_seconds_bucket" in text
         assert "scheduler_queue_incoming_pods_total" in text
+        assert "scheduler_pod_scheduling_attempts_count 5.0" in text
+        assert 'scheduler_cache_size{type="nodes"} 3.0' in text and 'scheduler_cache_size{type="pods"} 5.0' in text
+        assert "# TYPE scheduler_unschedulable_pods gauge" in text
+        assert "# TYPE scheduler_preemption_victims histogram" in text
+        assert "# TYPE scheduler_permit_wait_duration_seconds histogram" in text
         assert "_created" not in text
 
         await eventually(lambda: "attempting to acquire leader lease" in follower.log(), 30, "the follower to wait")

@@ -1,0 +1,37 @@
+"""The metric families kube-scheduler serves, with their labels, fed the way the scheduler feeds
+them: unschedulable pods per rejecting plugin and profile, cache sizes, attempts, permit waits."""
+
+from __future__ import annotations
+
+from kubesched.metrics import PrometheusObserver
+
+
+def sample(obs: PrometheusObserver, name: str, **labels: str) -> float | None:
+    return obs.registry.get_sample_value(name, labels)
+
+
+def test_unschedulable_pods_and_cache_size_are_read_at_scrape_time() -> None:
+    obs = PrometheusObserver()
+    pool = {("NodeResourcesFit", "default-scheduler"): 2}
+    sizes = {"nodes": 3, "pods": 7, "assumed_pods": 1}
+    obs.watch_unschedulable(lambda: dict(pool))
+    obs.watch_cache(lambda: dict(sizes))
+    assert sample(obs, "scheduler_unschedulable_pods", plugin="NodeResourcesFit", profile="default-scheduler") == 2
+    pool[("TaintToleration", "default-scheduler")] = 1
+    sizes["pods"] = 8
+    assert sample(obs, "scheduler_unschedulable_pods", plugin="TaintToleration", profile="default-scheduler") == 1
+    assert sample(obs, "scheduler_cache_size", type="pods") == 8
+    assert sample(obs, "scheduler_cache_size", type="assumed_pods") == 1
+
+
+def test_attempts_permit_waits_and_victims_are_histograms() -> None:
+    obs = PrometheusObserver()
+    obs.pod_scheduled(3, 0.5)
+    obs.pod_scheduled(1, 0.1)
+    obs.permit_waited("Unschedulable", 0.02)
+    obs.preemption_victims(4)
+    assert sample(obs, "scheduler_pod_scheduling_attempts_count") == 2
+    assert sample(obs, "scheduler_pod_scheduling_attempts_sum") == 4
+    assert sample(obs, "scheduler_pod_scheduling_attempts_bucket", le="2.0") == 1
+    assert sample(obs, "scheduler_permit_wait_duration_seconds_count", result="Unschedulable") == 1
+    assert sample(obs, "scheduler_preemption_victims_bucket", le="4.0") == 1
