@@ -77,6 +77,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         scenario = load_scenario(scenario_path)
     except (ConfigError, ScenarioError, RegistryError) as exc:
         return _fail(str(exc))
+    for warning in scenario.warnings:
+        print(f"kubesched: warning: {warning}", file=sys.stderr)
     try:
         gates = parse_feature_gates(args.feature_gates)
     except FeatureGateError as exc:
@@ -364,6 +366,8 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
         return _fail(problem)
     try:
         scenario = load_scenario(args.scenario) if args.scenario else None
+        for warning in scenario.warnings if scenario is not None else ():
+            print(f"kubesched: warning: {warning}", file=sys.stderr)
         if args.with_scheduler:
             cfg = load_config(args.config) if args.config else load_config(None)
         if args.token_auth_file:

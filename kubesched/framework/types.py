@@ -55,7 +55,15 @@ class PodSpecError(ValueError):
     """
 
 
-def _container_requests(container: Mapping[str, Any], non_zero: bool) -> Resource:
+def _quantity_at(path: str, name: str, value: Any) -> int:
+    """``quantity_of``, its error naming the field (``spec.containers[0].resources.requests[cpu]``)."""
+    try:
+        return quantity_of(name, value)
+    except ValueError as exc:
+        raise ValueError(f"{path}[{name}]: {exc}") from None
+
+
+def _container_requests(container: Mapping[str, Any], non_zero: bool, path: str = "spec.containers[0]") -> Resource:
     res = container.get("resources") or {}
     requests = res.get("requests") or {}
     limits = res.get("limits") or {}
@@ -64,9 +72,9 @@ def _container_requests(container: Mapping[str, Any], non_zero: bool) -> Resourc
     # not pass through one (scenario files).
     for name, value in limits.items():
         if name not in requests:
-            r.add(name, quantity_of(name, value))
+            r.add(name, _quantity_at(f"{path}.resources.limits", name, value))
     for name, value in requests.items():
-        r.add(name, quantity_of(name, value))
+        r.add(name, _quantity_at(f"{path}.resources.requests", name, value))
     if non_zero:
         if CPU not in requests and CPU not in limits:
             r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
@@ -84,12 +92,12 @@ def compute_pod_requests(spec: Mapping[str, Any], non_zero: bool = False) -> Res
     which is what scoring uses.
     """
     total = Resource()
-    for c in spec.get("containers") or ():
-        total.add_resource(_container_requests(c, non_zero))
+    for i, c in enumerate(spec.get("containers") or ()):
+        total.add_resource(_container_requests(c, non_zero, f"spec.containers[{i}]"))
     sidecars = Resource()
     init_max = Resource()
-    for c in spec.get("initContainers") or ():
-        req = _container_requests(c, non_zero)
+    for i, c in enumerate(spec.get("initContainers") or ()):
+        req = _container_requests(c, non_zero, f"spec.initContainers[{i}]")
         if c.get("restartPolicy") == "Always":
             total.add_resource(req)
             sidecars.add_resource(req)
@@ -100,7 +108,8 @@ def compute_pod_requests(spec: Mapping[str, Any], non_zero: bool = False) -> Res
     total.max_with(init_max)
     overhead = spec.get("overhead")
     if overhead:
-        total.add_list(overhead)
+        for name, value in overhead.items():
+            total.add(name, _quantity_at("spec.overhead", name, value))
     return total
 
 

@@ -27,8 +27,10 @@ import yaml
 from kubesched.cluster.base import WATCHED_KINDS
 from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
 
+from .openapi import unknown_fields
 from .validation import scheduling_problems
 from .validation_decode import decode_error
+from .validation_meta import go_quote
 
 SUPPORTED_KINDS = (
     "Node",
@@ -71,6 +73,9 @@ class Scenario:
     #: PodDisruptionBudgets, ordered by :data:`OTHER_KINDS` (then document order).
     others: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
+    #: What is legal but probably not meant (an empty scenario, no nodes, a node without
+    #: allocatable): said on stderr by the commands that load the scenario.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def pods(self) -> list[dict[str, Any]]:
@@ -175,7 +180,18 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
         # is the exception: a pod the scheduler cannot read is reported on that pod (Error) while
         # the others are scheduled, so such a pod goes on as written, skipping the API server's
         # checks below (they read the fields as their types).
-        group = API_VERSIONS.get(kind, "v1").rpartition("/")[0]
+        api_version = API_VERSIONS.get(kind, "v1")
+        group = api_version.rpartition("/")[0]
+        # Strict decoding, as the API server's (and kubectl's default --validate=strict): a
+        # misspelt field is refused with its path, never silently ignored.
+        unknown = unknown_fields(kind, group, obj)
+        if unknown:
+            listed = ", ".join(f"unknown field {go_quote(f)}" for f in unknown)
+            version = api_version.rpartition("/")[2]
+            raise ScenarioError(
+                f'{prefix}{where}: {kind} in version "{version}" cannot be handled as a {kind}: '
+                f"strict decoding error: {listed} ({kind} {meta['name']})"
+            )
         decoding = decode_error(kind, group, {"metadata": meta} if kind == "Pod" else obj)
         if decoding is not None:
             raise ScenarioError(f"{prefix}{where}: {decoding} ({kind} {meta['name']})")
@@ -201,7 +217,25 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
     order = {k: i for i, k in enumerate(OTHER_KINDS)}
     sc.others.sort(key=lambda o: order[o["kind"]])
     _settle_storage(sc.others)
+    sc.warnings = _warnings(sc)
     return sc
+
+
+def _warnings(sc: Scenario) -> list[str]:
+    where = f"{sc.source}: " if sc.source else ""
+    if not sc.nodes and not sc.pods and not sc.others and not sc.namespaces and not sc.priority_classes:
+        return [f"{where}the scenario is empty: there is nothing to schedule"]
+    out = []
+    if not sc.nodes:
+        out.append(f"{where}the scenario has no nodes: every pod will be unschedulable")
+    for node in sc.nodes:
+        status = node.get("status") or {}
+        if not status.get("allocatable") and not status.get("capacity"):
+            out.append(
+                f"{where}Node {node['metadata']['name']}: no status.allocatable (nor status.capacity): "
+                "it can run no pod"
+            )
+    return out
 
 
 def _settle_storage(objs: list[dict[str, Any]]) -> None:

@@ -393,7 +393,7 @@ def test_what_crashed_the_loader_or_the_simulation_is_refused_with_its_field(doc
         ),
         (
             {"containers": [{**_CONTAINER, "resources": {"requests": {"cpu": "1e99999999"}}}]},
-            "pod default/bad: quantity '1e99999999' is out of range: the exponent must be within ±100",
+            "pod default/bad: spec.containers[0].resources.requests[cpu]: quantity '1e99999999' is out of range: the exponent must be within ±100",
         ),
         (
             {"containers": [_CONTAINER], "tolerations": "dedicated"},
