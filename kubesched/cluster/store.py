@@ -42,6 +42,8 @@ API_VERSIONS = {
     "ReplicationController": "v1",
     "ReplicaSet": "apps/v1",
     "StatefulSet": "apps/v1",
+    "ConfigMap": "v1",
+    "Secret": "v1",
 }
 
 

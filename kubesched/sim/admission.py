@@ -8,6 +8,7 @@ served through events.k8s.io/v1 converted field by field, as upstream converts t
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
 from typing import Any
@@ -259,6 +260,14 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
             obj["spec"] = {}
         obj["spec"].setdefault("finalizers", ["kubernetes"])
         obj["status"] = {"phase": "Active"}
+    elif kind == "Secret":
+        # As the API server stores them: stringData merged into data (base64), type defaulted.
+        string_data = obj.pop("stringData", None)
+        if isinstance(string_data, dict):
+            data = obj["data"] = dict(obj.get("data") or {})
+            for key, value in string_data.items():
+                data[key] = base64.b64encode(str(value).encode()).decode()
+        obj.setdefault("type", "Opaque")
     elif kind == "PriorityClass":
         causes = validate_object_meta(meta)
         if not isinstance(obj.get("value"), int) or isinstance(obj.get("value"), bool):
@@ -378,6 +387,22 @@ _MOVED_TO_EVENTS_V1 = {
     "reportingComponent": "reportingController",
 }
 _SHARED_EVENT_FIELDS = ("metadata", "reason", "type", "action", "related", "series", "eventTime", "reportingInstance")
+
+
+def event_core_view(core: Obj) -> Obj:
+    """A stored Event as core/v1 serves it: as the API server converts an events.k8s.io/v1
+    Event, ``count`` and ``lastTimestamp`` come from its series; timestamps never set are
+    ``null``, not absent (Go writes a zero time as ``null``), which is what lets
+    ``kubectl get events --sort-by=.lastTimestamp`` sort events a scheduler wrote."""
+    out = {**core, "kind": "Event", "apiVersion": "v1"}
+    series = core.get("series") or {}
+    if series.get("count") and not out.get("count"):
+        out["count"] = series["count"]
+    if series.get("lastObservedTime") and not out.get("lastTimestamp"):
+        out["lastTimestamp"] = series["lastObservedTime"]
+    for key in ("firstTimestamp", "lastTimestamp", "eventTime"):
+        out.setdefault(key, None)
+    return out
 
 
 def event_to_v1(core: Obj) -> Obj:

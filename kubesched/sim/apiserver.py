@@ -37,6 +37,7 @@ from kubesched.serving.certs import self_signed_certificate, ssl_context_from_pe
 from . import apitables, openapi
 from .admission import (
     admit_new,
+    event_core_view,
     event_from_v1,
     event_to_v1,
     prepare_update,
@@ -74,8 +75,10 @@ from .discovery import (
     split_resource_path,
     wants_aggregated,
 )
+from .eviction import evict
 from .faults import FaultInjector
 from .patching import PatchError, json_patch, merge_patch, strategic_merge_patch
+from .protobuf import ProtobufError, decode_object
 from .validation_decode import check_decodable, check_stored_size, json_body
 from .validation_meta import go_quote
 
@@ -403,6 +406,11 @@ class APIServer:
                 raise method_not_allowed()
             body = await self._body(request)
             return self._bind(req.namespace or "default", req.name, body)
+        if req.sub == "eviction":
+            if method != "POST":
+                raise method_not_allowed()
+            body = await self._body(request, "Eviction", "policy/v1")
+            return _json(evict(self.store, req.namespace or "default", req.name, body, self._remove), 201)
         if method == "GET":
             return self._respond(request, req, self._view(res, self._get(req)))
         if method == "PUT":
@@ -432,6 +440,8 @@ class APIServer:
         """The stored object as this endpoint serves it."""
         if res.group == "events.k8s.io":
             return event_to_v1(obj)
+        if res.kind == "Event":
+            return event_core_view(obj)
         if obj.get("kind") != res.kind or obj.get("apiVersion") != res.group_version:
             obj = {**obj, "kind": res.kind, "apiVersion": res.group_version}
         return obj
@@ -442,11 +452,18 @@ class APIServer:
             return event_from_v1(obj)
         return obj
 
-    async def _body(self, request: web.Request) -> Any:
+    async def _body(self, request: web.Request, kind: str = "", api_version: str = "") -> Any:
+        """The request's object: JSON, YAML, or (for the kinds kubectl's typed clients send
+        that way) Kubernetes protobuf, read as ``kind``."""
         raw = await request.read()
         ctype = (request.content_type or "application/json").lower()
         if not raw.strip():
             raise bad_request("the body of the request was empty")
+        if "protobuf" in ctype and kind:
+            try:
+                return decode_object(raw, kind, api_version)
+            except ProtobufError as exc:
+                raise APIError(415, "UnsupportedMediaType", f"{unsupported_media_type(ctype).message}: {exc}") from None
         if "protobuf" in ctype or "cbor" in ctype:
             raise unsupported_media_type(ctype)
         try:
@@ -587,7 +604,7 @@ class APIServer:
             raise already_exists(req.res.plural, req.res.group, obj["metadata"].get("name", "")) from None
 
     async def _create(self, request: web.Request, req: _Request) -> web.Response:
-        obj = self._check_body(req, await self._body(request))
+        obj = self._check_body(req, await self._body(request, req.res.kind, req.res.group_version))
         warnings = self._field_validation(request, req, obj)
         self._check_namespace(req)
         created = self._store_create(req, self._admit(req, obj), request.query.get("dryRun") == "All")
@@ -620,7 +637,7 @@ class APIServer:
             raise conflict(req.res.plural, req.res.group, name, "the object has been modified") from None
 
     async def _update(self, request: web.Request, req: _Request) -> web.Response:
-        obj = self._check_body(req, await self._body(request))
+        obj = self._check_body(req, await self._body(request, req.res.kind, req.res.group_version))
         warnings = self._field_validation(request, req, obj)
         old = self._get(req)
         new = self._unview(req.res, obj)

@@ -249,6 +249,19 @@ LEASE_COLUMNS: list[Column] = [
     ("Age", "string", 0, _age),
 ]
 
+CONFIG_MAP_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Data", "integer", 0, lambda c: len(c.get("data") or {}) + len(c.get("binaryData") or {})),
+    ("Age", "string", 0, _age),
+]
+
+SECRET_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Type", "string", 0, lambda s: s.get("type") or "Opaque"),
+    ("Data", "integer", 0, lambda s: len(s.get("data") or {})),
+    ("Age", "string", 0, _age),
+]
+
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _name), ("Created At", "date", 0, _age)]
 
 COLUMNS_BY_KIND: dict[str, list[Column]] = {
@@ -258,6 +271,8 @@ COLUMNS_BY_KIND: dict[str, list[Column]] = {
     "Namespace": NAMESPACE_COLUMNS,
     "PriorityClass": PRIORITY_CLASS_COLUMNS,
     "Lease": LEASE_COLUMNS,
+    "ConfigMap": CONFIG_MAP_COLUMNS,
+    "Secret": SECRET_COLUMNS,
 }
 
 

@@ -45,6 +45,9 @@ class Resource:
 
 _STATUS = ("get", "patch", "update")
 
+#: Subresources answering with a kind of another API group: kind -> (group, version).
+SUBRESOURCE_GROUPS: dict[str, tuple[str, str]] = {"Eviction": ("policy", "v1")}
+
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "Namespace", False, ("ns",), subresources={"status": ("Namespace", _STATUS)}),
     Resource("", "v1", "nodes", "Node", False, ("no",), subresources={"status": ("Node", _STATUS)}),
@@ -56,7 +59,11 @@ RESOURCES: tuple[Resource, ...] = (
         True,
         ("po",),
         ("all",),
-        subresources={"binding": ("Binding", ("create",)), "status": ("Pod", _STATUS)},
+        subresources={
+            "binding": ("Binding", ("create",)),
+            "eviction": ("Eviction", ("create",)),
+            "status": ("Pod", _STATUS),
+        },
     ),
     Resource("", "v1", "bindings", "Binding", True, verbs=("create",)),
     Resource("", "v1", "events", "Event", True, ("ev",)),
@@ -72,6 +79,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "replicationcontrollers", "ReplicationController", True, ("rc",), ("all",)),
     Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("all",)),
     Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("all",)),
+    Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
+    Resource("", "v1", "secrets", "Secret", True),
 )
 
 GROUPS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES if r.group).keys())
@@ -152,15 +161,16 @@ def api_resource_list(group: str, version: str) -> Obj | None:
             entry["categories"] = list(r.categories)
         out.append(entry)
         for sub, (kind, verbs) in r.subresources.items():
-            out.append(
-                {
-                    "name": f"{r.plural}/{sub}",
-                    "singularName": "",
-                    "namespaced": r.namespaced,
-                    "kind": kind,
-                    "verbs": list(verbs),
-                }
-            )
+            sub_entry: Obj = {
+                "name": f"{r.plural}/{sub}",
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": kind,
+                "verbs": list(verbs),
+            }
+            if kind in SUBRESOURCE_GROUPS:
+                sub_entry["group"], sub_entry["version"] = SUBRESOURCE_GROUPS[kind]
+            out.append(sub_entry)
     return {
         "kind": "APIResourceList",
         "apiVersion": "v1",
@@ -203,7 +213,11 @@ def _discovery_resource(r: Resource) -> Obj:
         entry["subresources"] = [
             {
                 "subresource": sub,
-                "responseKind": {"group": r.group if kind != "Binding" else "", "version": r.version, "kind": kind},
+                "responseKind": {
+                    "group": SUBRESOURCE_GROUPS.get(kind, (r.group if kind != "Binding" else "", r.version))[0],
+                    "version": SUBRESOURCE_GROUPS.get(kind, ("", r.version))[1],
+                    "kind": kind,
+                },
                 "verbs": list(verbs),
             }
             for sub, (kind, verbs) in r.subresources.items()

@@ -4,6 +4,7 @@ same store in the same event loop: what a user types must work as against a real
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -250,3 +251,71 @@ async def test_delete_returns_once_the_pod_is_gone(cluster: Cluster) -> None:
     assert 'pod "gone" deleted' in out
     r = await cluster.kubectl("get", "pod", "gone")
     assert r.code != 0 and 'pods "gone" not found' in r.err
+
+
+# --- kubectl habits: typed-client commands (protobuf bodies), events, drain -----------------------
+
+
+async def test_create_commands_that_send_protobuf(cluster: Cluster) -> None:
+    assert "namespace/team-a created" in await cluster.ok("create", "namespace", "team-a")
+    await cluster.ok("create", "priorityclass", "high", "--value=1000", "--description=important")
+    await cluster.ok("create", "configmap", "settings", "--from-literal=a=1", "--from-literal=b=2", "-n", "team-a")
+    await cluster.ok("create", "secret", "generic", "creds", "--from-literal=password=s3cret")
+    ns = cluster.store.get("Namespace", None, "team-a")
+    assert ns["status"]["phase"] == "Active"
+    pc = cluster.store.get("PriorityClass", None, "high")
+    assert (pc["value"], pc["description"], pc.get("globalDefault", False)) == (1000, "important", False)
+    assert cluster.store.get("ConfigMap", "team-a", "settings")["data"] == {"a": "1", "b": "2"}
+    secret = cluster.store.get("Secret", "default", "creds")
+    assert base64.b64decode(secret["data"]["password"]) == b"s3cret" and secret["type"] == "Opaque"
+    listed = await cluster.ok("get", "configmaps", "-n", "team-a")
+    assert listed.split()[:3] == ["NAME", "DATA", "AGE"] and "settings" in listed
+    # The pod of a priority class created that way gets its priority.
+    pod = POD.format(name="vip", cpu="100m").replace("spec:\n", "spec:\n  priorityClassName: high\n")
+    await cluster.ok("apply", "-f", "-", stdin=pod)
+    assert cluster.store.get("Pod", "default", "vip")["spec"]["priority"] == 1000
+
+
+async def test_get_events_sorted_by_last_timestamp(cluster: Cluster) -> None:
+    await cluster.ok("apply", "-f", cluster.pod_file("ev"))
+    await cluster.wait_for(lambda: any(e["reason"] == "Scheduled" for e in cluster.store.list("Event", "default")[0]))
+    out = await cluster.ok("get", "events", "--sort-by=.lastTimestamp")
+    assert "Scheduled" in out and "pod/ev" in out
+
+
+async def test_drain_evicts_through_the_disruption_budget(cluster: Cluster) -> None:
+    for name in ("web-1", "web-2"):
+        await cluster.ok(
+            "run",
+            name,
+            "--image=registry.k8s.io/pause:3.10",
+            "--labels=app=web",
+            "--overrides",
+            '{"spec": {"nodeName": "node-1"}}',
+        )
+    cluster.store.create(
+        "PodDisruptionBudget",
+        {
+            "metadata": {"name": "web", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "minAvailable": 1},
+            "status": {"disruptionsAllowed": 1, "currentHealthy": 2, "desiredHealthy": 1, "expectedPods": 2},
+        },
+    )
+    r = await cluster.kubectl("drain", "node-1", "--force", "--timeout=3s", timeout=30)
+    # One pod may go; the budget keeps the other, and drain says why.
+    assert r.code != 0
+    assert "Cannot evict pod as it would violate the pod's disruption budget" in r.err
+    left = [n for n in ("web-1", "web-2") if _exists(cluster, n)]
+    assert len(left) == 1
+    pdb = cluster.store.get("PodDisruptionBudget", "default", "web")
+    assert pdb["status"]["disruptionsAllowed"] == 0
+    assert list(pdb["status"]["disruptedPods"]) == [n for n in ("web-1", "web-2") if n not in left]
+    assert cluster.store.get("Node", None, "node-1")["spec"]["unschedulable"] is True
+
+
+def _exists(cluster: Cluster, name: str) -> bool:
+    try:
+        cluster.store.get("Pod", "default", name)
+    except Exception:  # noqa: BLE001 - not found
+        return False
+    return True

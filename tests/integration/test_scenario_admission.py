@@ -56,7 +56,9 @@ def simulate(tmp_path: Path, *docs: str, output: str = "json") -> subprocess.Com
     )
 
 
-STRICT = 'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].resoures"'
+STRICT = (
+    'Pod in version "v1" cannot be handled as a Pod: strict decoding error: unknown field "spec.containers[0].resoures"'
+)
 
 
 def test_a_misspelt_field_is_refused_with_its_path(tmp_path: Path) -> None:
