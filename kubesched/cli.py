@@ -408,6 +408,10 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
     if getattr(args, "fault_config", None) is not None:
         server.faults.configure(args.fault_config)
         print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
+    from kubesched.sim.controllers import ControllerManager
+
+    controllers = ControllerManager(store)
+    controllers.start()
     await server.start()
     kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
     print(f"kubesched embedded API server on {server.url}", flush=True)
@@ -446,6 +450,7 @@ async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: A
             await stop.wait()
     finally:
         await server.stop()
+        await controllers.stop()
     return code
 
 

@@ -44,6 +44,9 @@ API_VERSIONS = {
     "StatefulSet": "apps/v1",
     "ConfigMap": "v1",
     "Secret": "v1",
+    "Deployment": "apps/v1",
+    "DaemonSet": "apps/v1",
+    "Job": "batch/v1",
 }
 
 

@@ -23,7 +23,9 @@ Obj = dict[str, Any]
 Cause = tuple[str, str, str]
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_HAS_STATUS_SUBRESOURCE = frozenset({"Pod", "Node", "Namespace"})
+_HAS_STATUS_SUBRESOURCE = frozenset(
+    {"Pod", "Node", "Namespace", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"}
+)
 _IGNORED_META_ON_WRITE = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "selfLink")
 
 
@@ -241,6 +243,20 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
 # --- other kinds --------------------------------------------------------------------------------
 
 
+#: Spec fields the API server defaults on create, per workload kind.
+WORKLOAD_DEFAULTS: dict[str, Obj] = {
+    "Deployment": {
+        "replicas": 1,
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "25%", "maxSurge": "25%"}},
+        "revisionHistoryLimit": 10,
+        "progressDeadlineSeconds": 600,
+    },
+    "ReplicaSet": {"replicas": 1},
+    "StatefulSet": {"replicas": 1, "podManagementPolicy": "OrderedReady"},
+    "Job": {"parallelism": 1, "completions": 1, "backoffLimit": 6, "completionMode": "NonIndexed", "suspend": False},
+}
+
+
 def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj]) -> Obj:
     """Defaulting and validation on create, by kind."""
     meta = obj["metadata"]
@@ -260,7 +276,21 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
             obj["spec"] = {}
         obj["spec"].setdefault("finalizers", ["kubernetes"])
         obj["status"] = {"phase": "Active"}
+    elif kind in WORKLOAD_DEFAULTS:
+        causes = validate_object_meta(meta)
+        if causes:
+            raise invalid(kind, group, name, causes)
+        # The defaults the API server gives these kinds on create (the few the simulated
+        # controllers and kubectl's columns read).
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else None
+        if spec is not None:
+            for key, value in WORKLOAD_DEFAULTS[kind].items():
+                if spec.get(key) in (None, {}):
+                    spec[key] = copy.deepcopy(value)
     elif kind == "Secret":
+        causes = validate_object_meta(meta)
+        if causes:
+            raise invalid(kind, group, name, causes)
         # As the API server stores them: stringData merged into data (base64), type defaulted.
         string_data = obj.pop("stringData", None)
         if isinstance(string_data, dict):

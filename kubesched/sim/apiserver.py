@@ -79,6 +79,7 @@ from .eviction import evict
 from .faults import FaultInjector
 from .patching import PatchError, json_patch, merge_patch, strategic_merge_patch
 from .protobuf import ProtobufError, decode_object
+from .scale import scale_view, scaled
 from .validation_decode import check_decodable, check_stored_size, json_body
 from .validation_meta import go_quote
 
@@ -406,6 +407,8 @@ class APIServer:
                 raise method_not_allowed()
             body = await self._body(request)
             return self._bind(req.namespace or "default", req.name, body)
+        if req.sub == "scale":
+            return await self._scale(request, req)
         if req.sub == "eviction":
             if method != "POST":
                 raise method_not_allowed()
@@ -704,6 +707,33 @@ class APIServer:
         new["kind"], new["apiVersion"] = stored.get("kind", req.res.kind), stored.get("apiVersion")
         updated = self._store_update(req, stored, new, dry_run)
         return self._respond(request, req, self._view(req.res, updated), 200, warnings)
+
+    async def _scale(self, request: web.Request, req: _Request) -> web.Response:
+        """GET, PUT or PATCH a workload's Scale: only ``spec.replicas`` can change."""
+        stored = self._get(req)
+        if request.method == "GET":
+            return _json(scale_view(stored))
+        if request.method == "PUT":
+            wanted = await self._body(request)
+        elif request.method == "PATCH":
+            ctype = (request.content_type or "").lower()
+            if ctype not in (_MERGE, _STRATEGIC, _JSON_PATCH):
+                raise unsupported_media_type(ctype)
+            patch = await self._body(request)
+            try:
+                if ctype == _JSON_PATCH:
+                    wanted = json_patch(scale_view(stored), patch)
+                elif not isinstance(patch, dict):
+                    raise bad_request("a merge patch must be a JSON object")
+                else:
+                    wanted = merge_patch(scale_view(stored), patch)
+            except PatchError as exc:
+                raise APIError(422, "Invalid", str(exc)) from None
+        else:
+            raise method_not_allowed()
+        new = scaled(copy.deepcopy(stored), wanted)
+        updated = self._store_update(req, stored, new, request.query.get("dryRun") == "All")
+        return _json(scale_view(updated))
 
     async def _delete(self, request: web.Request, req: _Request) -> web.Response:
         assert req.name is not None

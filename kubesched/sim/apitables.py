@@ -262,6 +262,53 @@ SECRET_COLUMNS: list[Column] = [
     ("Age", "string", 0, _age),
 ]
 
+
+def _st(obj: Obj, key: str) -> int:
+    return int((obj.get("status") or {}).get(key) or 0)
+
+
+def _want(obj: Obj) -> int:
+    value = (obj.get("spec") or {}).get("replicas")
+    return 1 if value is None else int(value)
+
+
+DEPLOYMENT_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Ready", "string", 0, lambda d: f"{_st(d, 'readyReplicas')}/{_want(d)}"),
+    ("Up-to-date", "integer", 0, lambda d: _st(d, "updatedReplicas")),
+    ("Available", "integer", 0, lambda d: _st(d, "availableReplicas")),
+    ("Age", "string", 0, _age),
+]
+
+REPLICA_SET_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Desired", "integer", 0, _want),
+    ("Current", "integer", 0, lambda r: _st(r, "replicas")),
+    ("Ready", "integer", 0, lambda r: _st(r, "readyReplicas")),
+    ("Age", "string", 0, _age),
+]
+
+STATEFUL_SET_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Ready", "string", 0, lambda s: f"{_st(s, 'readyReplicas')}/{_want(s)}"),
+    ("Age", "string", 0, _age),
+]
+
+DAEMON_SET_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Desired", "integer", 0, lambda d: _st(d, "desiredNumberScheduled")),
+    ("Current", "integer", 0, lambda d: _st(d, "currentNumberScheduled")),
+    ("Ready", "integer", 0, lambda d: _st(d, "numberReady")),
+    ("Age", "string", 0, _age),
+]
+
+JOB_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Active", "integer", 0, lambda j: _st(j, "active")),
+    ("Completions", "string", 0, lambda j: f"{_st(j, 'succeeded')}/{(j.get('spec') or {}).get('completions', 1)}"),
+    ("Age", "string", 0, _age),
+]
+
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _name), ("Created At", "date", 0, _age)]
 
 COLUMNS_BY_KIND: dict[str, list[Column]] = {
@@ -273,6 +320,12 @@ COLUMNS_BY_KIND: dict[str, list[Column]] = {
     "Lease": LEASE_COLUMNS,
     "ConfigMap": CONFIG_MAP_COLUMNS,
     "Secret": SECRET_COLUMNS,
+    "Deployment": DEPLOYMENT_COLUMNS,
+    "ReplicaSet": REPLICA_SET_COLUMNS,
+    "ReplicationController": REPLICA_SET_COLUMNS,
+    "StatefulSet": STATEFUL_SET_COLUMNS,
+    "DaemonSet": DAEMON_SET_COLUMNS,
+    "Job": JOB_COLUMNS,
 }
 
 

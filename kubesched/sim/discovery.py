@@ -46,7 +46,8 @@ class Resource:
 _STATUS = ("get", "patch", "update")
 
 #: Subresources answering with a kind of another API group: kind -> (group, version).
-SUBRESOURCE_GROUPS: dict[str, tuple[str, str]] = {"Eviction": ("policy", "v1")}
+SUBRESOURCE_GROUPS: dict[str, tuple[str, str]] = {"Eviction": ("policy", "v1"), "Scale": ("autoscaling", "v1")}
+_SCALE = ("get", "patch", "update")
 
 RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "namespaces", "Namespace", False, ("ns",), subresources={"status": ("Namespace", _STATUS)}),
@@ -76,9 +77,57 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
     Resource("", "v1", "services", "Service", True, ("svc",), ("all",)),
-    Resource("", "v1", "replicationcontrollers", "ReplicationController", True, ("rc",), ("all",)),
-    Resource("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",), ("all",)),
-    Resource("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",), ("all",)),
+    Resource(
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        True,
+        ("rc",),
+        ("all",),
+        subresources={"scale": ("Scale", _SCALE), "status": ("ReplicationController", _STATUS)},
+    ),
+    Resource(
+        "apps",
+        "v1",
+        "replicasets",
+        "ReplicaSet",
+        True,
+        ("rs",),
+        ("all",),
+        subresources={"scale": ("Scale", _SCALE), "status": ("ReplicaSet", _STATUS)},
+    ),
+    Resource(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        True,
+        ("sts",),
+        ("all",),
+        subresources={"scale": ("Scale", _SCALE), "status": ("StatefulSet", _STATUS)},
+    ),
+    Resource(
+        "apps",
+        "v1",
+        "deployments",
+        "Deployment",
+        True,
+        ("deploy",),
+        ("all",),
+        subresources={"scale": ("Scale", _SCALE), "status": ("Deployment", _STATUS)},
+    ),
+    Resource(
+        "apps",
+        "v1",
+        "daemonsets",
+        "DaemonSet",
+        True,
+        ("ds",),
+        ("all",),
+        subresources={"status": ("DaemonSet", _STATUS)},
+    ),
+    Resource("batch", "v1", "jobs", "Job", True, (), ("all",), subresources={"status": ("Job", _STATUS)}),
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     Resource("", "v1", "secrets", "Secret", True),
 )

@@ -46,10 +46,18 @@ SUPPORTED_KINDS = (
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "Job",
 )
 #: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
-#: watches besides namespaces, priority classes, nodes and pods, in the order it lists them.
-OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod"))
+#: watches besides namespaces, priority classes, nodes and pods, in the order it lists them,
+#: then the workloads only the simulated controllers read.
+OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod")) + (
+    "Deployment",
+    "DaemonSet",
+    "Job",
+)
 _NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED)
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
 _BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"

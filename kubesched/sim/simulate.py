@@ -21,6 +21,7 @@ from kubesched.framework.resources import CPU, MEMORY, format_quantity
 from kubesched.framework.runtime import ProfileSpec
 from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
 
+from .controllers import ControllerManager
 from .scenario import Scenario, ScenarioError, admit_pod
 
 
@@ -131,6 +132,16 @@ async def simulate(
     await scheduler.start()
     unknown: dict[str, PodResult] = {}
     pending_keys: list[str] = []
+
+    def made_by_controller(etype: str, kind: str, obj: dict[str, Any], old: Any) -> None:
+        # Pods the workload controllers make are reported as the scenario's own pods are.
+        if kind == "Pod" and etype == "ADDED" and (obj["metadata"].get("ownerReferences")):
+            if not obj["spec"].get("nodeName"):
+                pending_keys.append(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
+
+    store.subscribe(made_by_controller)
+    controllers = ControllerManager(store)
+    controllers.follow()
     for pod in scenario.pending_pods:
         pod = with_uid(admit_pod(pod, priority_classes))
         meta = pod["metadata"]
@@ -146,6 +157,7 @@ async def simulate(
                 message=f"no profile has schedulerName {sched_name!r}; known: {', '.join(scheduler.frameworks)}",
             )
         store.create("Pod", pod)
+    controllers.run_pending()
     await cluster.wait_delivered()
 
     total = len(pending_keys)
@@ -165,6 +177,10 @@ async def simulate(
             continue
         await scheduler.wait_for_bindings()
         await cluster.wait_delivered()
+        if controllers.pending():
+            # Pods were bound or deleted (preemption): replicas come back, ordinals go on.
+            controllers.run_pending()
+            await cluster.wait_delivered()
         if queue.has_active():
             continue
         expiry = queue.next_backoff_expiry()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import os
 import shutil
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.sim.apiserver import APIServer
+from kubesched.sim.controllers import ControllerManager
 from kubesched.testing import make_node
 
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
@@ -109,11 +111,14 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
     cfg = load_config(None)
     sched = Scheduler(cfg.profiles, InMemoryCluster(store), SchedulerOptions(seed=1))
     task = asyncio.create_task(sched.run())
+    controllers = ControllerManager(store)  # as `sim serve` runs them
+    controllers.start()
     try:
         yield Cluster(
             store, server, server.write_kubeconfig(tmp_path / "kubeconfig"), str(tmp_path / "cache"), tmp_path
         )
     finally:
+        await controllers.stop()
         await sched.stop(grace=1)
         await asyncio.wait_for(task, 5)
         await server.stop()
@@ -319,3 +324,71 @@ def _exists(cluster: Cluster, name: str) -> bool:
     except Exception:  # noqa: BLE001 - not found
         return False
     return True
+
+
+# --- workloads: the simulated controllers behind kubectl --------------------------------------------
+
+
+def _owned_pods(cluster: Cluster, prefix: str) -> list[dict[str, Any]]:
+    items, _ = cluster.store.list("Pod", "default")
+    return [p for p in items if p["metadata"]["name"].startswith(prefix)]
+
+
+async def test_create_and_scale_a_deployment(cluster: Cluster) -> None:
+    out = await cluster.ok("create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=3")
+    assert "deployment.apps/web created" in out
+    await cluster.wait_for(lambda: sum(1 for p in _owned_pods(cluster, "web-") if p["spec"].get("nodeName")) == 3)
+    await cluster.wait_for(
+        lambda: (
+            "3/3" in cluster.store.get("Deployment", "default", "web").get("status", {}).__repr__()
+            or cluster.store.get("Deployment", "default", "web")["status"].get("readyReplicas") == 3
+        )
+    )
+    listed = await cluster.ok("get", "deployments")
+    assert listed.split()[:5] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"] and "3/3" in listed
+    assert "deployment.apps/web scaled" in await cluster.ok("scale", "deployment", "web", "--replicas=5")
+    await cluster.wait_for(lambda: len(_owned_pods(cluster, "web-")) == 5)
+    assert "deployment.apps/web scaled" in await cluster.ok("scale", "deployment", "web", "--replicas=1")
+    await cluster.wait_for(lambda: len(_owned_pods(cluster, "web-")) == 1)
+    scale = json.loads(await cluster.ok("get", "--raw", "/apis/apps/v1/namespaces/default/deployments/web/scale"))
+    assert (scale["kind"], scale["spec"]["replicas"]) == ("Scale", 1)
+    assert scale["status"]["selector"] == "app=web"
+
+
+async def test_create_job(cluster: Cluster) -> None:
+    assert "job.batch/hello created" in await cluster.ok(
+        "create", "job", "hello", "--image=registry.k8s.io/pause:3.10", "--", "echo", "hi"
+    )
+    await cluster.wait_for(lambda: len(_owned_pods(cluster, "hello-")) == 1)
+    (pod,) = _owned_pods(cluster, "hello-")
+    assert pod["spec"]["containers"][0]["command"] == ["echo", "hi"]
+    assert pod["metadata"]["labels"]["job-name"] == "hello"
+
+
+async def test_a_preempted_replica_comes_back(cluster: Cluster) -> None:
+    # One big replica per node fills both nodes; a higher-priority pod preempts one of them.
+    deploy = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: big}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: big}}
+  template:
+    metadata: {labels: {app: big}}
+    spec:
+      containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "3"}}}]
+"""
+    await cluster.ok("apply", "-f", "-", stdin=deploy)
+    await cluster.wait_for(lambda: sum(1 for p in _owned_pods(cluster, "big-") if p["spec"].get("nodeName")) == 2)
+    before = {p["metadata"]["name"] for p in _owned_pods(cluster, "big-")}
+    await cluster.ok("create", "priorityclass", "urgent", "--value=1000")
+    vip = POD.format(name="vip", cpu="3").replace("spec:\n", "spec:\n  priorityClassName: urgent\n")
+    await cluster.ok("apply", "-f", "-", stdin=vip)
+    await cluster.wait_for(lambda: node_of(cluster.store, "vip") is not None, timeout=20)
+    # The ReplicaSet made a new replica in place of the victim; it waits for room.
+    await cluster.wait_for(lambda: len(_owned_pods(cluster, "big-")) == 2)
+    after = {p["metadata"]["name"] for p in _owned_pods(cluster, "big-")}
+    assert len(after - before) == 1
+    (replacement,) = after - before
+    assert node_of(cluster.store, replacement) is None

@@ -1,0 +1,127 @@
+"""Runs the workload controllers over a store: every write that may concern a workload queues
+it (a pod queues its controller, a ReplicaSet its Deployment, a node every DaemonSet), and
+:meth:`ControllerManager.run_pending` reconciles what is queued, until nothing is left."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from kubesched.cluster.base import NotFound
+from kubesched.cluster.store import Store
+
+from .common import Names, Obj
+from .daemonset import reconcile_daemonset
+from .deployment import reconcile_deployment
+from .job import reconcile_job
+from .replicaset import reconcile_replicaset
+from .statefulset import reconcile_statefulset
+
+log = logging.getLogger(__name__)
+
+WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "Job", "StatefulSet", "DaemonSet", "ReplicationController")
+
+#: Reconciles per run before giving up on a workload that never settles (a bug, not a state).
+_MAX_ROUNDS = 100_000
+
+
+class ControllerManager:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.names = Names(store)
+        self._queue: dict[tuple[str, str, str], None] = {}
+        self._wake = asyncio.Event() if _has_loop() else None
+        self._task: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
+        self._reconcilers: dict[str, Callable[[Obj], None]] = {
+            "Deployment": lambda o: reconcile_deployment(store, o),
+            "ReplicaSet": lambda o: reconcile_replicaset(store, o, self.names),
+            "ReplicationController": lambda o: reconcile_replicaset(store, o, self.names, "ReplicationController"),
+            "Job": lambda o: reconcile_job(store, o, self.names),
+            "StatefulSet": lambda o: reconcile_statefulset(store, o),
+            "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names),
+        }
+
+    # --- following the store -----------------------------------------------------------------
+    def follow(self) -> None:
+        """Queue every workload the store holds now, and whatever changes from now on."""
+        self._unsubscribe = self.store.subscribe(self._on_write)
+        for kind in WORKLOAD_KINDS:
+            items, _ = self.store.list(kind)
+            for obj in items:
+                self._enqueue(kind, obj)
+
+    def _enqueue(self, kind: str, obj: Obj) -> None:
+        meta = obj.get("metadata") or {}
+        self._queue[(kind, meta.get("namespace") or "", meta.get("name", ""))] = None
+        if self._wake is not None:
+            self._wake.set()
+
+    def _on_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        if kind in WORKLOAD_KINDS:
+            self._enqueue(kind, obj)
+        if kind in ("Pod", "ReplicaSet"):
+            for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+                if ref.get("controller") and ref.get("kind") in WORKLOAD_KINDS:
+                    ns = (obj.get("metadata") or {}).get("namespace") or ""
+                    self._queue[(ref["kind"], ns, ref.get("name", ""))] = None
+                    if self._wake is not None:
+                        self._wake.set()
+        elif kind == "Node":
+            items, _ = self.store.list("DaemonSet")
+            for ds in items:
+                self._enqueue("DaemonSet", ds)
+
+    # --- reconciling --------------------------------------------------------------------------
+    def pending(self) -> bool:
+        return bool(self._queue)
+
+    def run_pending(self) -> int:
+        """Reconcile until the queue is empty; how many reconciles ran."""
+        rounds = 0
+        while self._queue and rounds < _MAX_ROUNDS:
+            key = next(iter(self._queue))
+            del self._queue[key]
+            kind, ns, name = key
+            try:
+                obj = self.store.get(kind, ns or None, name)
+            except NotFound:
+                continue  # deleted: its pods stay, as with orphaning (no garbage collector)
+            try:
+                self._reconcilers[kind](obj)
+            except Exception:  # noqa: BLE001 - one broken workload must not stop the others
+                log.exception("reconciling %s %s/%s failed", kind, ns, name)
+            rounds += 1
+        return rounds
+
+    async def run(self) -> None:
+        """Reconcile whenever something is queued, until cancelled."""
+        assert self._wake is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            self.run_pending()
+            await asyncio.sleep(0)
+
+    def start(self) -> None:
+        self.follow()
+        self._task = asyncio.get_running_loop().create_task(self.run(), name="controllers")
+
+    async def stop(self) -> None:
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+
+def _has_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+__all__ = ["WORKLOAD_KINDS", "ControllerManager"]
