@@ -615,7 +615,15 @@ async def test_core_events_are_served_by_events_v1(api: client.ApiClient) -> Non
             lambda c: client.ApisApi(c).get_api_versions(),
             lambda g: (
                 {x.name for x in g.groups}
-                == {"events.k8s.io", "coordination.k8s.io", "scheduling.k8s.io", "storage.k8s.io", "policy", "apps", "batch"}
+                == {
+                    "events.k8s.io",
+                    "coordination.k8s.io",
+                    "scheduling.k8s.io",
+                    "storage.k8s.io",
+                    "policy",
+                    "apps",
+                    "batch",
+                }
             ),
             id="groups",
         ),

@@ -392,3 +392,13 @@ spec:
     assert len(after - before) == 1
     (replacement,) = after - before
     assert node_of(cluster.store, replacement) is None
+
+
+@pytest.mark.parametrize("flags", [("--grace-period=5",), ("--grace-period=0", "--force"), ("--now",)])
+async def test_delete_with_a_grace_period(cluster: Cluster, flags: tuple[str, ...]) -> None:
+    await cluster.ok("apply", "-f", cluster.pod_file("graceful"))
+    await cluster.wait_for(lambda: node_of(cluster.store, "graceful") is not None)
+    r = await cluster.kubectl("delete", "pod", "graceful", *flags)
+    assert r.code == 0, r.err
+    assert 'pod "graceful"' in r.out and ("deleted" in r.out or "force deleted" in r.out)
+    assert not _exists(cluster, "graceful")  # no kubelet to wait for: gone at once
