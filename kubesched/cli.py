@@ -384,74 +384,9 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
         except FaultConfigError as exc:
             return _fail(f"--faults {exc}")
     _setup_logging(args.v)
-    return int(_event_loop_runner()(_sim_serve(args, scenario, cfg, users)))
+    from kubesched.sim.serve import sim_serve
 
-
-async def _sim_serve(args: argparse.Namespace, scenario: Any, cfg: Any, users: Any) -> int:
-    import signal
-
-    from kubesched.cluster.store import Store
-    from kubesched.sim.apiserver import APIServer, load_scenario_into
-    from kubesched.sim.authn import generate_token
-
-    store = Store()
-    if scenario is not None:
-        load_scenario_into(store, scenario)
-    # A token always, loopback or not: every local user and process can reach loopback too. And
-    # HTTPS, as kubectl sends no credentials over plain HTTP. --insecure (loopback only) is the
-    # explicit way out, for load probes and tools that speak plain HTTP.
-    if args.insecure:
-        server = APIServer(store, host=args.address, port=args.port)
-    else:
-        token = args.token or generate_token()
-        server = APIServer(store, host=args.address, port=args.port, token=token, users=users, tls=True)
-    if getattr(args, "fault_config", None) is not None:
-        server.faults.configure(args.fault_config)
-        print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
-    from kubesched.sim.controllers import ControllerManager
-
-    controllers = ControllerManager(store)
-    controllers.start()
-    await server.start()
-    kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
-    print(f"kubesched embedded API server on {server.url}", flush=True)
-    print(f"kubeconfig written to {kubeconfig}; try:  kubectl --kubeconfig {kubeconfig} get nodes", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    code = 0
-    try:
-        if cfg is not None:
-            from kubesched.app import RunOptions, run
-            from kubesched.serving import ServingOptions
-
-            # The embedded server is on this machine: a client-side rate limit meant to protect a
-            # shared API server would only slow the simulation down.
-            cc = cfg.model.clientConnection
-            cc.qps, cc.burst = max(float(cc.qps), 5000.0), max(int(cc.burst), 10000)
-            print(
-                f"scheduler running with {len(cfg.profiles)} profile(s): "
-                + ", ".join(p.scheduler_name for p in cfg.profiles),
-                flush=True,
-            )
-            code = await run(
-                cfg,
-                # Secure serving as in a cluster, delegating to this server: the admin token reads /metrics.
-                RunOptions(
-                    kubeconfig=kubeconfig,
-                    serving=ServingOptions(bind_address=args.address, secure_port=args.scheduler_port),
-                    record_results=True,
-                    feature_gates=args.gates,
-                ),
-                stop,
-            )
-        else:
-            await stop.wait()
-    finally:
-        await server.stop()
-        await controllers.stop()
-    return code
+    return int(_event_loop_runner()(sim_serve(args, scenario, cfg, users)))
 
 
 # --- entry point ----------------------------------------------------------------------------------

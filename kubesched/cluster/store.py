@@ -229,6 +229,10 @@ class Store:
         return self.mutate("Pod", namespace, name, assign)
 
     # --- watch --------------------------------------------------------------------------------
+    def kinds(self) -> builtins.list[str]:
+        """Every kind the store has held an object of."""
+        return builtins.list(self._objects)
+
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Call ``fn(type, kind, obj, old)`` after every write, until the returned callable is called."""
         self._subscribers.append(fn)

@@ -80,6 +80,8 @@ from .faults import FaultInjector
 from .patching import PatchError, json_patch, merge_patch, strategic_merge_patch
 from .protobuf import ProtobufError, decode_object
 from .scale import scale_view, scaled
+from .simulator_api import PATHS as SIMULATOR_PATHS
+from .simulator_api import SimulatorAPI
 from .validation_decode import check_decodable, check_stored_size, json_body
 from .validation_meta import go_quote
 
@@ -188,6 +190,8 @@ class APIServer:
             lambda: self.store.resource_version,
             lambda request: self.authn.check(request.path, request.headers.get("Authorization")),
         )
+        #: The simulator's own API (kubesched.sim.simulator_api), when ``sim serve`` sets one.
+        self.simulator: SimulatorAPI | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
     @property
@@ -334,6 +338,13 @@ class APIServer:
             return _json(review, 201)
         if not parts or parts[0] not in ("api", "apis"):
             raise APIError(404, "NotFound", "the server could not find the requested resource")
+        if self.simulator is not None and parts[:2] == ["api", "v1"] and len(parts) > 2 and parts[2] in SIMULATOR_PATHS:
+            status, body, ctype = await self.simulator.handle(
+                request.method, parts[2:], request.query, await request.read()
+            )
+            if ctype == "application/json":
+                return _json(body, status)
+            return web.Response(text=body, status=status, content_type=ctype)
         accept = request.headers.get("Accept", "")
         if parts[0] == "api":
             if len(parts) == 1:

@@ -49,11 +49,15 @@ SUPPORTED_KINDS = (
     "Deployment",
     "DaemonSet",
     "Job",
+    "ConfigMap",
+    "Secret",
 )
 #: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
 #: watches besides namespaces, priority classes, nodes and pods, in the order it lists them,
 #: then the workloads only the simulated controllers read.
 OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod")) + (
+    "ConfigMap",
+    "Secret",
     "Deployment",
     "DaemonSet",
     "Job",

@@ -389,7 +389,7 @@ def _deployment_scenario(tmp_path: Path) -> list[str]:
     path = write_scenario(
         tmp_path / "deploy.yaml",
         make_node("n1").capacity(cpu="4"),
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": {}},
+        {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "web"}, "spec": {}},
     )
     return ["--scenario", str(path)]
 
@@ -415,7 +415,7 @@ SIMULATE_ERRORS = [
             "'Least' is not one of LeastAllocated, MostAllocated, RequestedToCapacityRatio",
         ],
     ),
-    ("unsupported-kind", _deployment_scenario, ["deploy.yaml", "document 2", "'Deployment' is not supported"]),
+    ("unsupported-kind", _deployment_scenario, ["deploy.yaml", "document 2", "'CronJob' is not supported"]),
     (
         "pod-without-containers",
         _no_containers_scenario,

@@ -172,3 +172,45 @@ def test_a_daemon_set_pins_one_pod_to_each_node_that_should_run_it(env: tuple[St
         "nodeSelectorTerms"
     ][0]["matchFields"][0]["values"] == ["n4"]
     assert store.get("DaemonSet", "default", "agent")["status"]["desiredNumberScheduled"] == 1
+
+
+def test_orphans_matching_the_selector_are_adopted_not_duplicated(env: tuple[Store, ControllerManager]) -> None:
+    store, manager = env
+    for i in range(2):
+        store.create(
+            "Pod",
+            {
+                "metadata": {"name": f"old-{i}", "namespace": "default", "labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        )
+    rs = store.create(
+        "ReplicaSet",
+        workload("ReplicaSet", "web", replicas=3, selector={"matchLabels": {"app": "web"}}, template=template("web")),
+    )
+    manager.run_pending()
+    made = pods(store)
+    assert len(made) == 3  # the two orphans adopted, one made
+    adopted = [p for p in made if p["metadata"]["name"].startswith("old-")]
+    assert all(p["metadata"]["ownerReferences"][0]["uid"] == rs["metadata"]["uid"] for p in adopted)
+
+
+def test_a_scenario_workload_without_replicas_only_selects(env: tuple[Store, ControllerManager]) -> None:
+    store, manager = env
+    store.create("ReplicaSet", workload("ReplicaSet", "web", selector={"matchLabels": {"app": "web"}}))
+    manager.run_pending()
+    assert pods(store) == []
+
+
+async def test_simulate_makes_the_pods_of_a_scenarios_workloads() -> None:
+    from kubesched.config import load_config
+    from kubesched.sim.scenario import parse_scenario
+    from kubesched.sim.simulate import simulate
+
+    node = make_node("n1").capacity(cpu="4", memory="8Gi", pods="10").obj()
+    rs = workload("ReplicaSet", "web", replicas=3, selector={"matchLabels": {"app": "web"}}, template=template("web"))
+    sts = workload("StatefulSet", "db", replicas=2, selector={"matchLabels": {"app": "db"}}, template=template("db"))
+    result = await simulate(load_config(None).profiles, parse_scenario([node, rs, sts]))
+    placed = sorted(p["name"] for p in result.pods if p["node"] == "n1")
+    assert len([n for n in placed if n.startswith("web-")]) == 3
+    assert [n for n in placed if n.startswith("db-")] == ["db-0", "db-1"]

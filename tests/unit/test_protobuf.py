@@ -78,7 +78,7 @@ def test_maps_bytes_negative_numbers_and_times() -> None:
             envelope("v1", "ConfigMap", field(1, meta("c")) + field(9, "x")),
             "field number 9 of ConfigMap is not supported",
         ),
-        (envelope("apps/v1", "Deployment", b""), "Deployment objects in protobuf are not supported; send JSON"),
+        (envelope("batch/v1", "CronJob", b""), "CronJob objects in protobuf are not supported; send JSON"),
         (b"\x0a\x00", "does not start with the Kubernetes protobuf prefix"),
         (MAGIC + field(2, b"\x0a\x05ab"), "truncated"),
     ],

@@ -193,12 +193,12 @@ def test_same_name_is_fine_in_another_namespace_or_kind(docs: list[dict[str, Any
     ("docs", "expected"),
     [
         (
-            [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}}],
-            "s.yaml: document 1.kind: 'Deployment' is not supported in scenarios; use one of Node, Pod, PriorityClass, Namespace",
+            [{"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "web"}}],
+            "s.yaml: document 1.kind: 'CronJob' is not supported in scenarios; use one of Node, Pod, PriorityClass, Namespace",
         ),
         (
-            [{"kind": "List", "items": [make_node("n").obj(), {"kind": "ConfigMap", "metadata": {"name": "cm"}}]}],
-            "document 1.items[1].kind: 'ConfigMap' is not supported",
+            [{"kind": "List", "items": [make_node("n").obj(), {"kind": "CronJob", "metadata": {"name": "cm"}}]}],
+            "document 1.items[1].kind: 'CronJob' is not supported",
         ),
         ([{"metadata": {"name": "nokind"}}], "document 1.kind: None is not supported"),
         (["just a string"], "document 1: expected a Kubernetes object (a mapping), got str"),
@@ -267,7 +267,7 @@ def test_load_scenario_reads_multi_document_yaml(tmp_path: Path) -> None:
     [
         (None, "cannot read scenario: No such file or directory"),
         ("kind: Pod\n  metadata: [\n", "not valid YAML"),
-        ("kind: Deployment\nmetadata: {name: d}\n", "document 1.kind: 'Deployment' is not supported"),
+        ("kind: CronJob\nmetadata: {name: d}\n", "document 1.kind: 'CronJob' is not supported"),
     ],
     ids=["missing-file", "invalid-yaml", "unsupported-kind"],
 )

@@ -8,6 +8,7 @@ from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.framework.selectors import LabelSelector, SelectorError
 
 from ..admission import admit_new_pod
 
@@ -60,10 +61,44 @@ def owned_by(obj: Obj, owner: Obj) -> bool:
     return any(r.get("controller") and r.get("uid") == uid for r in obj["metadata"].get("ownerReferences") or ())
 
 
+def selector_of(owner: Obj) -> LabelSelector | None:
+    """The owner's pod selector (a ReplicationController's is a plain map); ``None`` when it
+    has none that selects anything."""
+    raw = (owner.get("spec") or {}).get("selector")
+    if not raw:
+        return None
+    if owner.get("kind") == "ReplicationController":
+        raw = {"matchLabels": raw}
+    try:
+        selector = LabelSelector.compile(raw)
+    except SelectorError:
+        return None
+    return None if selector is None or selector.empty else selector
+
+
 def owned(store: Store, kind: str, owner: Obj) -> list[Obj]:
-    """Live objects of ``kind`` in the owner's namespace that it controls."""
+    """Live objects of ``kind`` in the owner's namespace that it controls, after adopting the
+    orphans its selector matches (no controller yet), as upstream's controllers claim them."""
     items, _ = store.list(kind, owner["metadata"].get("namespace"))
-    return [o for o in items if owned_by(o, owner) and not o["metadata"].get("deletionTimestamp")]
+    selector = selector_of(owner)
+    out = []
+    for o in items:
+        meta = o["metadata"]
+        if meta.get("deletionTimestamp"):
+            continue
+        if owned_by(o, owner):
+            out.append(o)
+        elif (
+            selector is not None
+            and not any(r.get("controller") for r in meta.get("ownerReferences") or ())
+            and selector.matches(meta.get("labels") or {})
+        ):
+            adopted = {
+                **o,
+                "metadata": {**meta, "ownerReferences": [*(meta.get("ownerReferences") or []), controller_ref(owner)]},
+            }
+            out.append(store.update(kind, adopted))
+    return out
 
 
 def priority_classes(store: Store) -> dict[str, Obj]:

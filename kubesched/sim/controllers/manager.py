@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "Job", "StatefulSet", "DaemonSet", "ReplicationController")
 
+#: Workloads whose size is spec.replicas.
+_COUNTED = frozenset({"Deployment", "ReplicaSet", "ReplicationController", "StatefulSet"})
+
 #: Reconciles per run before giving up on a workload that never settles (a bug, not a state).
 _MAX_ROUNDS = 100_000
 
@@ -88,6 +91,10 @@ class ControllerManager:
                 obj = self.store.get(kind, ns or None, name)
             except NotFound:
                 continue  # deleted: its pods stay, as with orphaning (no garbage collector)
+            if kind in _COUNTED and (obj.get("spec") or {}).get("replicas") is None:
+                # The API server always defaults it; a scenario's workload without one only
+                # selects pods (for spreading), as scenarios have always used them.
+                continue
             try:
                 self._reconcilers[kind](obj)
             except Exception:  # noqa: BLE001 - one broken workload must not stop the others

@@ -1,0 +1,182 @@
+"""``kubesched sim serve``: the simulated cluster as a running service — the store, its API
+server, the workload controllers, the simulator API and, with ``--with-scheduler``, a scheduler
+that the simulator API can reconfigure while the cluster stays."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import signal
+from typing import Any
+
+from kubesched.cluster.base import NotFound
+from kubesched.cluster.store import Store
+
+from .apiserver import APIServer, load_scenario_into
+from .authn import generate_token
+from .controllers import ControllerManager
+from .scenario import ScenarioError, parse_scenario
+from .simulator_api import SchedulerControl, SimulatorAPI
+
+
+class SchedulerSupervisor:
+    """Runs ``kubesched run`` against the embedded server, and runs it again with another
+    configuration when asked: informers list the cluster afresh, so the pods still pending are
+    tried under the new profiles."""
+
+    def __init__(self, cfg: Any, options: Any, stop: asyncio.Event) -> None:
+        self.start_cfg = cfg
+        self.cfg = cfg
+        self.options = options
+        self.stop = stop
+        self._restart = asyncio.Event()
+        self.restarts = 0
+
+    async def apply(self, cfg: Any | None) -> None:
+        self.cfg = cfg if cfg is not None else self.start_cfg
+        self._restart.set()
+
+    def current(self) -> dict[str, Any]:
+        from kubesched.config import effective_config
+
+        return effective_config(self.cfg)
+
+    async def _relay(self, inner: asyncio.Event) -> None:
+        """Set ``inner`` (the running scheduler's stop) on a stop or a restart."""
+        waits = [asyncio.ensure_future(self.stop.wait()), asyncio.ensure_future(self._restart.wait())]
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+        inner.set()
+
+    async def run(self) -> int:
+        from kubesched.app import run
+
+        while True:
+            inner = asyncio.Event()
+            self._restart.clear()
+
+            relay_task = asyncio.create_task(self._relay(inner))
+            try:
+                code = await run(self.cfg, self.options, inner)
+            finally:
+                relay_task.cancel()
+            if self.stop.is_set() or not self._restart.is_set():
+                return int(code)
+            self.restarts += 1
+
+
+async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
+    store = Store()
+    if scenario is not None:
+        load_scenario_into(store, scenario)
+    initial = {kind: copy.deepcopy(store.list(kind)[0]) for kind in store.kinds()}
+    # A token always, loopback or not: every local user and process can reach loopback too. And
+    # HTTPS, as kubectl sends no credentials over plain HTTP. --insecure (loopback only) is the
+    # explicit way out, for load probes and tools that speak plain HTTP.
+    if args.insecure:
+        server = APIServer(store, host=args.address, port=args.port)
+    else:
+        token = args.token or generate_token()
+        server = APIServer(store, host=args.address, port=args.port, token=token, users=users, tls=True)
+    if getattr(args, "fault_config", None) is not None:
+        server.faults.configure(args.fault_config)
+        print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
+    controllers = ControllerManager(store)
+    controllers.start()
+    stop = asyncio.Event()
+    supervisor: SchedulerSupervisor | None = None
+    if cfg is not None:
+        from kubesched.app import RunOptions
+        from kubesched.config import parse_config
+        from kubesched.serving import ServingOptions
+
+        def fast_client(c: Any) -> Any:
+            # The embedded server is on this machine: a client-side rate limit meant to protect a
+            # shared API server would only slow the simulation down.
+            cc = c.model.clientConnection
+            cc.qps, cc.burst = max(float(cc.qps), 5000.0), max(int(cc.burst), 10000)
+            return c
+
+        def parse(obj: Any) -> Any:
+            return fast_client(parse_config(obj))
+
+        supervisor = SchedulerSupervisor(fast_client(cfg), None, stop)
+        server.simulator = SimulatorAPI(
+            store,
+            lambda: _reset(store, initial),
+            lambda docs: _import(store, docs),
+            SchedulerControl(supervisor.current, supervisor.apply, parse),
+        )
+    else:
+        server.simulator = SimulatorAPI(store, lambda: _reset(store, initial), lambda docs: _import(store, docs))
+    await server.start()
+    kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
+    print(f"kubesched embedded API server on {server.url}", flush=True)
+    print(f"kubeconfig written to {kubeconfig}; try:  kubectl --kubeconfig {kubeconfig} get nodes", flush=True)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    code = 0
+    try:
+        if supervisor is not None:
+            supervisor.options = RunOptions(
+                kubeconfig=kubeconfig,
+                # Secure serving as in a cluster, delegating to this server: the admin token reads /metrics.
+                serving=ServingOptions(bind_address=args.address, secure_port=args.scheduler_port),
+                record_results=True,
+                feature_gates=args.gates,
+            )
+            print(
+                f"scheduler running with {len(cfg.profiles)} profile(s): "
+                + ", ".join(p.scheduler_name for p in cfg.profiles),
+                flush=True,
+            )
+            code = await supervisor.run()
+        else:
+            await stop.wait()
+    finally:
+        await server.stop()
+        await controllers.stop()
+    return code
+
+
+def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:
+    """Delete what was made since the start, and bring back what was there then."""
+    for kind in store.kinds():
+        items, _ = store.list(kind)
+        for obj in items:
+            meta = obj["metadata"]
+            try:
+                store.delete(kind, meta.get("namespace"), meta["name"])
+            except NotFound:
+                pass
+    for kind, objs in initial.items():
+        for obj in objs:
+            fresh = copy.deepcopy(obj)
+            fresh["metadata"].pop("resourceVersion", None)
+            store.create(kind, fresh)
+
+
+def _import(store: Store, docs: list[Any]) -> None:
+    """Add a scenario's objects, refusing the whole of it (400) when it is invalid or names an
+    object that exists already (409)."""
+    from .apierrors import APIError, bad_request
+
+    try:
+        scenario = parse_scenario(docs, "import")
+    except ScenarioError as exc:
+        raise bad_request(str(exc)) from None
+    taken = []
+    for obj in [*scenario.nodes, *scenario.others, *scenario.pods]:
+        meta = obj["metadata"]
+        try:
+            store.get(obj["kind"], meta.get("namespace") if obj["kind"] != "Node" else None, meta["name"])
+            taken.append(f"{obj['kind']} {meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta['name']}")
+        except (NotFound, KeyError):
+            pass
+    if taken:
+        raise APIError(409, "AlreadyExists", f"these objects exist already: {', '.join(taken)}")
+    load_scenario_into(store, scenario)
