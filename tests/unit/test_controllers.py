@@ -214,3 +214,53 @@ async def test_simulate_makes_the_pods_of_a_scenarios_workloads() -> None:
     placed = sorted(p["name"] for p in result.pods if p["node"] == "n1")
     assert len([n for n in placed if n.startswith("web-")]) == 3
     assert [n for n in placed if n.startswith("db-")] == ["db-0", "db-1"]
+
+
+@pytest.mark.parametrize(
+    ("budget", "healthy", "allowed"),
+    [
+        ({"minAvailable": 2}, 3, 1),
+        ({"minAvailable": "50%"}, 3, 1),  # 50% of 4 pods, rounded up: 2 must stay
+        ({"maxUnavailable": 1}, 3, 0),  # 4 - 1 = 3 must stay
+        ({"maxUnavailable": "50%"}, 3, 1),
+        ({}, 3, 0),
+    ],
+)
+def test_a_budgets_status_counts_its_pods(
+    env: tuple[Store, ControllerManager], budget: Obj, healthy: int, allowed: int
+) -> None:
+    store, manager = env
+    for i in range(4):
+        p = store.create(
+            "Pod",
+            {
+                "metadata": {"name": f"p{i}", "namespace": "default", "labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        )
+        if i < 3:
+            bind(store, p)
+    store.create(
+        "PodDisruptionBudget",
+        {
+            "metadata": {"name": "b", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, **budget},
+        },
+    )
+    manager.run_pending()
+    status = store.get("PodDisruptionBudget", "default", "b")["status"]
+    assert (status["expectedPods"], status["currentHealthy"], status["disruptionsAllowed"]) == (4, healthy, allowed)
+
+
+def test_a_budget_status_written_by_hand_is_kept(env: tuple[Store, ControllerManager]) -> None:
+    store, manager = env
+    store.create(
+        "PodDisruptionBudget",
+        {
+            "metadata": {"name": "b", "namespace": "default"},
+            "spec": {"selector": {}, "minAvailable": 0},
+            "status": {"disruptionsAllowed": 0},
+        },
+    )
+    manager.run_pending()
+    assert store.get("PodDisruptionBudget", "default", "b")["status"] == {"disruptionsAllowed": 0}

@@ -14,6 +14,7 @@ from kubesched.cluster.store import Store
 from .common import Names, Obj
 from .daemonset import reconcile_daemonset
 from .deployment import reconcile_deployment
+from .disruption import reconcile_budget
 from .job import reconcile_job
 from .replicaset import reconcile_replicaset
 from .statefulset import reconcile_statefulset
@@ -44,13 +45,14 @@ class ControllerManager:
             "Job": lambda o: reconcile_job(store, o, self.names),
             "StatefulSet": lambda o: reconcile_statefulset(store, o),
             "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names),
+            "PodDisruptionBudget": lambda o: reconcile_budget(store, o),
         }
 
     # --- following the store -----------------------------------------------------------------
     def follow(self) -> None:
         """Queue every workload the store holds now, and whatever changes from now on."""
         self._unsubscribe = self.store.subscribe(self._on_write)
-        for kind in WORKLOAD_KINDS:
+        for kind in (*WORKLOAD_KINDS, "PodDisruptionBudget"):
             items, _ = self.store.list(kind)
             for obj in items:
                 self._enqueue(kind, obj)
@@ -62,8 +64,13 @@ class ControllerManager:
             self._wake.set()
 
     def _on_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
-        if kind in WORKLOAD_KINDS:
+        if kind in WORKLOAD_KINDS or kind == "PodDisruptionBudget":
             self._enqueue(kind, obj)
+        if kind == "Pod":
+            # Budgets count the pods they select: any pod change in a namespace with budgets.
+            items, _ = self.store.list("PodDisruptionBudget", (obj.get("metadata") or {}).get("namespace"))
+            for pdb in items:
+                self._enqueue("PodDisruptionBudget", pdb)
         if kind in ("Pod", "ReplicaSet"):
             for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
                 if ref.get("controller") and ref.get("kind") in WORKLOAD_KINDS:
