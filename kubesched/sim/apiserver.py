@@ -34,7 +34,7 @@ from kubesched.cluster.base import ClusterError, Conflict, NotFound
 from kubesched.cluster.store import Gone, Store
 from kubesched.serving.certs import self_signed_certificate, ssl_context_from_pem
 
-from . import apitables, openapi
+from . import apitables, openapi, webui
 from .admission import (
     admit_new,
     event_core_view,
@@ -336,6 +336,8 @@ class APIServer:
             body = await self._body(request)
             review = token_review(self.authn, body) if "tokenreviews" in path else subject_access_review(body)
             return _json(review, 201)
+        if webui.is_ui_path(path) and request.method == "GET":
+            return webui.response(path)
         if not parts or parts[0] not in ("api", "apis"):
             raise APIError(404, "NotFound", "the server could not find the requested resource")
         if self.simulator is not None and parts[:2] == ["api", "v1"] and len(parts) > 2 and parts[2] in SIMULATOR_PATHS:

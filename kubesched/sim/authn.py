@@ -35,7 +35,9 @@ AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
 
 #: Paths answered without a token, as kube-apiserver answers them to anonymous requests.
-OPEN_PATHS = ("/healthz", "/livez", "/readyz", "/version")
+#: Open to anyone: health, version, and the web view's files (they hold no data; the page asks
+#: for the token before it reads anything).
+OPEN_PATHS = ("/healthz", "/livez", "/readyz", "/version", "/", "/ui")
 
 _MONITORING_URLS = ("/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*")
 _PUBLIC_INFO_URLS = ("/healthz", "/version", "/version/", "/livez", "/readyz")

@@ -115,6 +115,8 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     await server.start()
     kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
     print(f"kubesched embedded API server on {server.url}", flush=True)
+    fragment = f"#token={server.token}" if server.token else ""
+    print(f"web view: {server.url}/{fragment}", flush=True)
     print(f"kubeconfig written to {kubeconfig}; try:  kubectl --kubeconfig {kubeconfig} get nodes", flush=True)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
