@@ -535,6 +535,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--config", help="KubeSchedulerConfiguration for --with-scheduler (default: built-in defaults)")
     serve.add_argument(
+        "--import-from",
+        metavar="KUBECONFIG",
+        help="copy a live cluster first: namespaces, priority classes, storage, PodDisruptionBudgets, nodes and "
+        "pods (bound ones as bound, pending ones pending)",
+    )
+    serve.add_argument("--selector", default="", help="with --import-from: only the nodes and pods with these labels")
+    serve.add_argument("--sync", action="store_true", help="with --import-from: keep following the live cluster")
+    serve.add_argument(
         "--scheduler-port",
         type=int,
         default=0,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import signal
+import sys
 from typing import Any
 
 from kubesched.cluster.base import NotFound
@@ -72,6 +73,18 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     store = Store()
     if scenario is not None:
         load_scenario_into(store, scenario)
+    importer = None
+    if getattr(args, "import_from", None):
+        from .importer import Importer
+
+        importer = Importer(store, args.import_from, args.selector)
+        try:
+            n = await importer.run_once()
+        except Exception as exc:  # noqa: BLE001 - the source cannot be read: say so, start nothing
+            await importer.close()
+            print(f"kubesched: --import-from {args.import_from}: {exc}", file=sys.stderr, flush=True)
+            return 2
+        print(f"imported {n} object(s) from {args.import_from}", flush=True)
     initial = {kind: copy.deepcopy(store.list(kind)[0]) for kind in store.kinds()}
     # A token always, loopback or not: every local user and process can reach loopback too. And
     # HTTPS, as kubectl sends no credentials over plain HTTP. --insecure (loopback only) is the
@@ -122,6 +135,9 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     code = 0
+    syncing = (
+        asyncio.create_task(importer.sync(stop)) if importer is not None and getattr(args, "sync", False) else None
+    )
     try:
         if supervisor is not None:
             supervisor.options = RunOptions(
@@ -140,6 +156,11 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         else:
             await stop.wait()
     finally:
+        stop.set()
+        if syncing is not None:
+            await asyncio.gather(syncing, return_exceptions=True)
+        if importer is not None:
+            await importer.close()
         await server.stop()
         await controllers.stop()
     return code

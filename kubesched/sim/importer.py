@@ -1,0 +1,184 @@
+"""``sim serve --import-from KUBECONFIG``: copy a live cluster into the simulated one, as
+kube-scheduler-simulator's importer does, and with ``--sync`` keep following it (its syncer).
+
+What is copied: namespaces, priority classes, storage classes, CSI nodes, persistent volumes and
+claims, PodDisruptionBudgets, nodes and pods (bound ones stay on their nodes; pending ones stay
+pending, for the simulator's scheduler to place). ``--selector`` (a label selector) narrows the
+pods and nodes copied. Objects lose what the source server set (uid, resourceVersion, managed
+fields); pods owned by a controller keep their owner references only as labels carry them (the
+simulator's controllers do not take over a live cluster's workloads).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from kubesched.cluster.base import Conflict, NotFound
+from kubesched.cluster.kube import KubeCluster
+from kubesched.cluster.store import Store
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+#: kind → (list path, whether --selector applies), in the order objects are created.
+IMPORTED: dict[str, tuple[str, bool]] = {
+    "Namespace": ("/api/v1/namespaces", False),
+    "PriorityClass": ("/apis/scheduling.k8s.io/v1/priorityclasses", False),
+    "StorageClass": ("/apis/storage.k8s.io/v1/storageclasses", False),
+    "CSINode": ("/apis/storage.k8s.io/v1/csinodes", False),
+    "PersistentVolume": ("/api/v1/persistentvolumes", False),
+    "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", False),
+    "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", False),
+    "Node": ("/api/v1/nodes", True),
+    "Pod": ("/api/v1/pods", True),
+}
+
+_SERVER_FIELDS = ("uid", "resourceVersion", "managedFields", "selfLink", "generation")
+
+
+def copied(kind: str, obj: Obj) -> Obj:
+    """``obj`` as the simulated cluster stores it."""
+    out = copy.deepcopy(obj)
+    out["kind"] = kind
+    meta = out.setdefault("metadata", {})
+    for key in _SERVER_FIELDS:
+        meta.pop(key, None)
+    meta.pop("ownerReferences", None)  # owners are not copied; their uids would mean nothing here
+    if kind == "Pod" and not (out.get("spec") or {}).get("nodeName"):
+        # Pending: the simulator's scheduler decides, from a clean slate.
+        status = out.setdefault("status", {})
+        status.pop("nominatedNodeName", None)
+        status["conditions"] = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"]
+    return out
+
+
+class Importer:
+    """Copies a cluster reachable with ``kubeconfig`` into ``store``; :meth:`sync` follows it."""
+
+    def __init__(self, store: Store, kubeconfig: str, selector: str = "", context: str | None = None) -> None:
+        self.store = store
+        self.selector = selector
+        self.source = KubeCluster(kubeconfig=kubeconfig, context=context)
+        self.versions: dict[str, str] = {}
+        self.copied = 0
+        #: What came from the source, per kind: only these are deleted when the source drops them.
+        self.imported: dict[str, set[tuple[str, str]]] = {kind: set() for kind in IMPORTED}
+
+    async def run_once(self) -> int:
+        """Copy every imported kind; the number of objects copied."""
+        for kind, (path, selected) in IMPORTED.items():
+            query = [("labelSelector", self.selector)] if selected and self.selector else []
+            listed = await self.source.request("GET", path, query=query)
+            self.versions[kind] = (listed.get("metadata") or {}).get("resourceVersion", "")
+            for item in listed.get("items") or ():
+                self._put(kind, item)
+        return self.copied
+
+    def _put(self, kind: str, obj: Obj) -> None:
+        local = copied(kind, obj)
+        meta = local["metadata"]
+        ns = meta.get("namespace")
+        try:
+            current = self.store.get(kind, ns, meta["name"])
+        except NotFound:
+            current = None
+        if current is not None and kind == "Pod":
+            here = (current.get("spec") or {}).get("nodeName")
+            if here and not (local.get("spec") or {}).get("nodeName"):
+                return  # placed here by the simulator's scheduler: the source's pending copy is older news
+        try:
+            if current is None:
+                self.store.create(kind, local)
+            else:
+                local["metadata"]["uid"] = current["metadata"].get("uid")
+                self.store.update(kind, local)
+            self.copied += 1
+            self.imported[kind].add(_key(local))
+        except (Conflict, ValueError) as exc:
+            log.warning("import: %s %s/%s not copied: %s", kind, ns or "", meta.get("name"), exc)
+
+    def _drop(self, kind: str, obj: Obj) -> None:
+        if _key(obj) not in self.imported[kind]:
+            return  # made here, not imported: not the source's to delete
+        self.imported[kind].discard(_key(obj))
+        meta = obj.get("metadata") or {}
+        try:
+            self.store.delete(kind, meta.get("namespace"), meta.get("name", ""))
+        except NotFound:
+            pass
+
+    async def sync(self, stop: asyncio.Event) -> None:
+        """Follow the source's changes (watches, re-listing when one ends) until ``stop``."""
+        tasks = [asyncio.create_task(self._follow(kind, stop)) for kind in IMPORTED]
+        try:
+            await stop.wait()
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _follow(self, kind: str, stop: asyncio.Event) -> None:
+        path, selected = IMPORTED[kind]
+        while not stop.is_set():
+            query = [("watch", "true"), ("resourceVersion", self.versions.get(kind, ""))]
+            if selected and self.selector:
+                query.append(("labelSelector", self.selector))
+            try:
+                resp = await self.source.open("GET", path, query=query, timeout=None)
+                try:
+                    async for line in resp.content:
+                        if line.strip():
+                            self._apply(kind, line)
+                finally:
+                    resp.release()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the source may go away for a while
+                log.warning("sync of %s: %s; listing again", kind, exc)
+                await asyncio.sleep(1.0)
+                try:
+                    await self._relist(kind)
+                except Exception:  # noqa: BLE001
+                    continue
+
+    def _apply(self, kind: str, line: bytes) -> None:
+        import json
+
+        event = json.loads(line)
+        obj = event.get("object") or {}
+        version = (obj.get("metadata") or {}).get("resourceVersion")
+        if version:
+            self.versions[kind] = version
+        if event.get("type") in ("ADDED", "MODIFIED"):
+            self._put(kind, obj)
+        elif event.get("type") == "DELETED":
+            self._drop(kind, obj)
+
+    async def _relist(self, kind: str) -> None:
+        path, selected = IMPORTED[kind]
+        query = [("labelSelector", self.selector)] if selected and self.selector else []
+        listed = await self.source.request("GET", path, query=query)
+        self.versions[kind] = (listed.get("metadata") or {}).get("resourceVersion", "")
+        names = set()
+        for item in listed.get("items") or ():
+            self._put(kind, item)
+            names.add(_key(item))
+        gone: Iterable[Obj] = [o for o in self.store.list(kind)[0] if _key(o) not in names]
+        for obj in gone:
+            self._drop(kind, obj)
+
+    async def close(self) -> None:
+        await self.source.stop()
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return meta.get("namespace") or "", meta.get("name", "")
+
+
+__all__ = ["IMPORTED", "Importer", "copied"]

@@ -1,0 +1,166 @@
+"""``sim serve --import-from KUBECONFIG [--selector] [--sync]`` against a second ``sim serve``
+standing in for a live cluster: what is copied, how (bound pods stay bound, pending ones are
+placed by the simulator's scheduler), and what ``--sync`` follows."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def node(name: str, **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+    }
+
+
+def pod(name: str, on: str | None = None, **labels: str) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "nginx"}]}
+    if on:
+        spec["nodeName"] = on
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}, "spec": spec}
+
+
+class Served:
+    def __init__(self, url: str, kubeconfig: Path) -> None:
+        self.url = url
+        self.kubeconfig = kubeconfig
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read() or b"{}")
+
+    def names(self, path: str) -> set[str]:
+        return {o["metadata"]["name"] for o in self.call("GET", path)[1].get("items", [])}
+
+    def wait(self, cond: Any, timeout: float = 15) -> None:
+        deadline = time.monotonic() + timeout
+        while not cond():
+            assert time.monotonic() < deadline, "condition not reached in time"
+            time.sleep(0.1)
+
+
+@contextmanager
+def serve(tmp: Path, *args: str) -> Iterator[Served]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    kubeconfig = tmp / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "sim",
+            "serve",
+            "--insecure",
+            "--port",
+            "0",
+            "--kubeconfig-out",
+            str(kubeconfig),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=tmp,
+    )
+    try:
+        assert proc.stdout is not None
+        url = ""
+        for line in proc.stdout:
+            if "embedded API server on" in line:
+                url = line.split(" on ")[1].strip()
+                break
+        assert url, "sim serve did not start"
+        yield Served(url, kubeconfig)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def live_cluster(tmp_path: Path) -> Path:
+    scenario = tmp_path / "live.yaml"
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    scenario.write_text(
+        yaml.safe_dump_all(
+            [
+                node("a", team="x"),
+                node("b", team="y"),
+                pod("running", on="b", app="web"),
+                pod("waiting", app="web"),
+                pdb,
+            ]
+        )
+    )
+    return scenario
+
+
+def test_a_live_cluster_is_copied_and_its_pending_pods_placed_here(tmp_path: Path) -> None:
+    with serve(tmp_path / "live", "--scenario", str(live_cluster(tmp_path))) as live:
+        with serve(tmp_path / "sim", "--import-from", str(live.kubeconfig), "--with-scheduler") as sim:
+            assert sim.names("/api/v1/nodes") == {"a", "b"}
+            assert sim.call("GET", "/api/v1/namespaces/default/pods/running")[1]["spec"]["nodeName"] == "b"
+            sim.wait(
+                lambda: bool(sim.call("GET", "/api/v1/namespaces/default/pods/waiting")[1]["spec"].get("nodeName"))
+            )
+            assert "web" in sim.names("/apis/policy/v1/namespaces/default/poddisruptionbudgets")
+            # The live cluster is only read.
+            assert not live.call("GET", "/api/v1/namespaces/default/pods/waiting")[1]["spec"].get("nodeName")
+
+
+def test_a_selector_narrows_nodes_and_pods(tmp_path: Path) -> None:
+    with serve(tmp_path / "live", "--scenario", str(live_cluster(tmp_path))) as live:
+        with serve(tmp_path / "sim", "--import-from", str(live.kubeconfig), "--selector", "team=x") as sim:
+            assert sim.names("/api/v1/nodes") == {"a"}
+            assert sim.names("/api/v1/namespaces/default/pods") == set()
+
+
+def test_sync_follows_the_live_cluster(tmp_path: Path) -> None:
+    with serve(tmp_path / "live", "--scenario", str(live_cluster(tmp_path))) as live:
+        with serve(tmp_path / "sim", "--import-from", str(live.kubeconfig), "--sync") as sim:
+            sim.call("POST", "/api/v1/namespaces/default/pods", pod("mine"))  # made here
+            live.call("POST", "/api/v1/nodes", node("c"))
+            sim.wait(lambda: "c" in sim.names("/api/v1/nodes"))
+            live.call("DELETE", "/api/v1/namespaces/default/pods/running")
+            sim.wait(lambda: "running" not in sim.names("/api/v1/namespaces/default/pods"))
+            assert "mine" in sim.names("/api/v1/namespaces/default/pods")  # not the source's to delete
+
+
+def test_an_unreachable_source_is_refused_before_serving(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere.kubeconfig"
+    out = subprocess.run(
+        [sys.executable, "-m", "kubesched", "sim", "serve", "--insecure", "--port", "0", "--import-from", str(missing)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 2 and f"--import-from {missing}" in out.stderr
