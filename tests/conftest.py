@@ -189,3 +189,12 @@ async def api(server: APIServer, tmp_path: Path) -> AsyncIterator[kube_client.Ap
     await kube_config.load_kube_config(config_file=path, client_configuration=cfg)
     async with kube_client.ApiClient(cfg) as api_client:
         yield api_client
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: Any, call: Any) -> Any:
+    """Keep each test's outcome on its node (``item.rep_call``), so that a fixture can act on a
+    failure (the browser tests keep a screenshot)."""
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
