@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import re
 import shutil
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import sim_serve_process
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 try:
@@ -76,40 +74,8 @@ profiles:
 
 @pytest.fixture
 def url(tmp_path: Path) -> Iterator[str]:
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "sim",
-            "serve",
-            "--insecure",
-            "--port",
-            "0",
-            "--with-scheduler",
-            "--kubeconfig-out",
-            str(tmp_path / "kubeconfig"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=tmp_path,
-    )
-    try:
-        assert proc.stdout is not None
-        address = ""
-        for line in proc.stdout:
-            if line.startswith("web view: "):
-                address = line.removeprefix("web view: ").strip()
-                break
-        assert address, "sim serve did not print its web view's address"
-        yield address
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with sim_serve_process(tmp_path, "--with-scheduler") as printed:
+        yield printed["web"]
 
 
 @pytest.fixture

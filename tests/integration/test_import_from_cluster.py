@@ -5,7 +5,6 @@ placed by the simulator's scheduler), and what ``--sync`` follows."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from conftest import sim_serve_process
 
 
 def node(name: str, **labels: str) -> dict[str, Any]:
@@ -63,42 +63,8 @@ class Served:
 
 @contextmanager
 def serve(tmp: Path, *args: str) -> Iterator[Served]:
-    tmp.mkdir(parents=True, exist_ok=True)
-    kubeconfig = tmp / "kubeconfig"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "sim",
-            "serve",
-            "--insecure",
-            "--port",
-            "0",
-            "--kubeconfig-out",
-            str(kubeconfig),
-            *args,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=tmp,
-    )
-    try:
-        assert proc.stdout is not None
-        url = ""
-        for line in proc.stdout:
-            if "embedded API server on" in line:
-                url = line.split(" on ")[1].strip()
-                break
-        assert url, "sim serve did not start"
-        yield Served(url, kubeconfig)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with sim_serve_process(tmp, *args) as printed:
+        yield Served(printed["url"], Path(printed["kubeconfig"]))
 
 
 def live_cluster(tmp_path: Path) -> Path:

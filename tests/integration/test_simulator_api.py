@@ -5,9 +5,6 @@ exported as a scenario, imported, reset; a pod's results attempt by attempt."""
 from __future__ import annotations
 
 import json
-import signal
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -17,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from conftest import sim_serve_process
 
 from kubesched.sim.scenario import parse_scenario
 
@@ -69,44 +67,10 @@ class Server:
 def server(tmp_path: Path) -> Iterator[Server]:
     scenario = tmp_path / "start.yaml"
     scenario.write_text(yaml.safe_dump_all([NODE, pod("first")]))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "sim",
-            "serve",
-            "--insecure",
-            "--port",
-            "0",
-            "--with-scheduler",
-            "--scenario",
-            str(scenario),
-            "--kubeconfig-out",
-            str(tmp_path / "kubeconfig"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=tmp_path,
-    )
-    try:
-        assert proc.stdout is not None
-        url = ""
-        for line in proc.stdout:
-            if "embedded API server on" in line:
-                url = line.split(" on ")[1].strip()
-                break
-        assert url, "sim serve did not start"
-        srv = Server(url)
+    with sim_serve_process(tmp_path, "--with-scheduler", "--scenario", str(scenario)) as printed:
+        srv = Server(printed["url"])
         srv.wait(lambda: srv.pod("first").get("spec", {}).get("nodeName") == "n1")
         yield srv
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 def test_the_configuration_is_read_replaced_and_reset(server: Server) -> None:
