@@ -29,6 +29,7 @@ from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 
 from .apierrors import APIError, bad_request, method_not_allowed, not_found
+from .scenario import OTHER_KINDS
 
 Obj = dict[str, Any]
 
@@ -39,26 +40,7 @@ PATHS = frozenset({"schedulerconfiguration", "reset", "export", "import", "resul
 _SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "selfLink")
 #: What an export holds, in the order a scenario creates it. Events and Leases are the cluster's
 #: own doing, and pods a workload controls are made again by it.
-EXPORTED_KINDS = (
-    "Namespace",
-    "PriorityClass",
-    "StorageClass",
-    "CSINode",
-    "PersistentVolume",
-    "PersistentVolumeClaim",
-    "PodDisruptionBudget",
-    "Service",
-    "ConfigMap",
-    "Secret",
-    "Node",
-    "Deployment",
-    "ReplicaSet",
-    "ReplicationController",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "Pod",
-)
+EXPORTED_KINDS = ("Namespace", "PriorityClass", *OTHER_KINDS, "Node", "Pod")
 RESULT_HISTORY = "kubesched.io/result-history"
 
 
