@@ -28,6 +28,7 @@ from kubesched.cluster.base import WATCHED_KINDS
 from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
 
 from .openapi import unknown_fields
+from .timeline import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
 from .validation import scheduling_problems
 from .validation_decode import decode_error
 from .validation_meta import go_quote
@@ -88,6 +89,9 @@ class Scenario:
     #: What is legal but probably not meant (an empty scenario, no nodes, a node without
     #: allocatable): said on stderr by the commands that load the scenario.
     warnings: list[str] = field(default_factory=list)
+    #: ``kind: Steps`` documents' steps (kubesched.sim.timeline), each with its objects to
+    #: create parsed as a scenario of their own (``step.scenario``).
+    steps: list[Any] = field(default_factory=list)
 
     @property
     def pods(self) -> list[dict[str, Any]]:
@@ -113,8 +117,11 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     return parse_scenario(docs, str(path))
 
 
-def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
+def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterable[dict[str, Any]] = ()) -> Scenario:
+    """A scenario from its documents; ``known_classes`` are PriorityClasses its pods may name
+    besides its own (a step's objects may name the scenario's)."""
     sc = Scenario(source=source)
+    step_where: list[str] = []
     prefix = f"{source}: " if source else ""
     seen: set[tuple[str, str, str]] = set()
     pod_where: dict[int, str] = {}  # id(pod) -> its document, for admission errors
@@ -134,6 +141,14 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
                 raise ScenarioError(f"{prefix}{where}.items: must be a list, got {type(items).__name__}")
             for i, item in enumerate(items or ()):
                 add(item, f"{where}.items[{i}]")
+            return
+        if kind == STEPS_KIND:
+            try:
+                steps = parse_steps(obj, f"{prefix}{where}", len(sc.steps), sc.steps[-1].at if sc.steps else 0.0)
+            except TimelineError as exc:
+                raise ScenarioError(str(exc)) from None
+            step_where.extend(f"{source} {where}.steps[{i}].create".strip() for i in range(len(steps)))
+            sc.steps.extend(steps)
             return
         if kind not in SUPPORTED_KINDS:
             raise ScenarioError(
@@ -175,6 +190,12 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
                     f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container"
                 )
             _check_pod_fields(spec, f"{prefix}{where}.spec", f"Pod {ns}/{meta['name']}")
+            lifetime = (meta.get("annotations") or {}).get(LIFETIME)
+            if lifetime is not None:
+                try:
+                    seconds(lifetime, f"{prefix}{where}.metadata.annotations[{LIFETIME}]")
+                except TimelineError as exc:
+                    raise ScenarioError(str(exc)) from None
             pod_where[id(obj)] = f"{prefix}{where}"
             meta["namespace"] = ns
             # Creation times advance one second per pod in document order, so that ordering
@@ -220,7 +241,7 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
         add(doc, f"document {i + 1}")
     # What admission would refuse (a priorityClassName naming no PriorityClass of the scenario)
     # is refused here, before anything runs, rather than half-way through a simulation.
-    classes = {pc["metadata"]["name"]: pc for pc in sc.priority_classes}
+    classes = {pc["metadata"]["name"]: pc for pc in [*known_classes, *sc.priority_classes]}
     for pod in sc.pods:
         try:
             admit_pod(copy.deepcopy(pod), classes)
@@ -229,16 +250,18 @@ def parse_scenario(docs: Iterable[Any], source: str = "") -> Scenario:
     order = {k: i for i, k in enumerate(OTHER_KINDS)}
     sc.others.sort(key=lambda o: order[o["kind"]])
     _settle_storage(sc.others)
+    for step, where in zip(sc.steps, step_where, strict=True):
+        step.scenario = parse_scenario(step.create, where, classes.values())
     sc.warnings = _warnings(sc)
     return sc
 
 
 def _warnings(sc: Scenario) -> list[str]:
     where = f"{sc.source}: " if sc.source else ""
-    if not sc.nodes and not sc.pods and not sc.others and not sc.namespaces and not sc.priority_classes:
+    if not (sc.nodes or sc.pods or sc.others or sc.namespaces or sc.priority_classes or sc.steps):
         return [f"{where}the scenario is empty: there is nothing to schedule"]
     out = []
-    if not sc.nodes:
+    if not sc.nodes and not any(step.scenario is not None and step.scenario.nodes for step in sc.steps):
         out.append(f"{where}the scenario has no nodes: every pod will be unschedulable")
     for node in sc.nodes:
         status = node.get("status") or {}

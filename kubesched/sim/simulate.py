@@ -23,6 +23,7 @@ from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
 
 from .controllers import ControllerManager
 from .scenario import Scenario, ScenarioError, admit_pod
+from .timeline import Agenda, Lives
 
 
 class ManualClock:
@@ -142,59 +143,115 @@ async def simulate(
     store.subscribe(made_by_controller)
     controllers = ControllerManager(store)
     controllers.follow()
-    for pod in scenario.pending_pods:
-        pod = with_uid(admit_pod(pod, priority_classes))
-        meta = pod["metadata"]
-        key = f"{meta['namespace']}/{meta['name']}"
-        pending_keys.append(key)
-        sched_name = pod["spec"].get("schedulerName") or "default-scheduler"
-        if sched_name not in scheduler.frameworks:
-            unknown[key] = PodResult(
-                meta["namespace"],
-                meta["name"],
-                sched_name,
-                phase="Error",
-                message=f"no profile has schedulerName {sched_name!r}; known: {', '.join(scheduler.frameworks)}",
-            )
-        store.create("Pod", pod)
+
+    def add_pending(pods: list[dict[str, Any]]) -> None:
+        for pod in pods:
+            pod = with_uid(admit_pod(pod, priority_classes))
+            meta = pod["metadata"]
+            key = f"{meta['namespace']}/{meta['name']}"
+            pending_keys.append(key)
+            sched_name = pod["spec"].get("schedulerName") or "default-scheduler"
+            if sched_name not in scheduler.frameworks:
+                unknown[key] = PodResult(
+                    meta["namespace"],
+                    meta["name"],
+                    sched_name,
+                    phase="Error",
+                    message=f"no profile has schedulerName {sched_name!r}; known: {', '.join(scheduler.frameworks)}",
+                )
+            store.create("Pod", pod)
+
+    # Time: steps, and pods that end once they have run their lifetime.
+    agenda = Agenda(scenario.steps)
+    life = Lives(store, agenda, clock)
+    store.subscribe(life.on_write)
+    for pod in scenario.running_pods:
+        life.started(pod)
+    add_pending(scenario.pending_pods)
     controllers.run_pending()
     await cluster.wait_delivered()
 
     total = len(pending_keys)
     decided = 0
     queue = scheduler.queue
-    while True:
-        qpi = queue.pop_nowait()
-        if qpi is not None:
-            first = qpi.attempts == 1
-            await scheduler.schedule_one(qpi)
-            if first:
-                decided += 1
-                if progress is not None:
-                    progress(decided, total)
-            # Let binding cycles and informer deliveries make progress as they would.
-            await asyncio.sleep(0)
-            continue
-        await scheduler.wait_for_bindings()
-        await cluster.wait_delivered()
-        if controllers.pending():
-            # Pods were bound or deleted (preemption): replicas come back, ordinals go on.
-            controllers.run_pending()
+    horizon_end = settings.horizon
+
+    async def settle() -> None:
+        """Schedule until nothing is left to try before the next event on the agenda."""
+        nonlocal decided
+        while True:
+            qpi = queue.pop_nowait()
+            if qpi is not None:
+                first = qpi.attempts == 1
+                await scheduler.schedule_one(qpi)
+                if first:
+                    decided += 1
+                    if progress is not None:
+                        progress(decided, max(total, decided))
+                # Let binding cycles and informer deliveries make progress as they would.
+                await asyncio.sleep(0)
+                continue
+            await scheduler.wait_for_bindings()
             await cluster.wait_delivered()
-        if queue.has_active():
-            continue
-        expiry = queue.next_backoff_expiry()
-        if expiry is not None and expiry <= settings.horizon:
-            clock.advance_to(expiry)
-            queue.flush_backoff_completed()
-            continue
-        break
+            if controllers.pending():
+                # Pods were bound or deleted (preemption): replicas come back, ordinals go on.
+                controllers.run_pending()
+                await cluster.wait_delivered()
+            if queue.has_active():
+                continue
+            expiry = queue.next_backoff_expiry()
+            upcoming = agenda.next_time()
+            if expiry is not None and expiry <= horizon_end and (upcoming is None or expiry <= upcoming):
+                clock.advance_to(expiry)
+                queue.flush_backoff_completed()
+                continue
+            break
+
+    await settle()
+    timeline = [life.moment("start", pending_keys, scheduler)] if agenda or life.any else []
+    while agenda:
+        at, what, item = agenda.pop()
+        clock.advance_to(at)
+        horizon_end = clock.now + settings.horizon
+        if what == "step":
+            sub = item.scenario
+            for obj in [*sub.namespaces, *sub.priority_classes]:
+                if obj["kind"] == "PriorityClass":
+                    priority_classes[obj["metadata"]["name"]] = obj
+                _create_or_replace(store, obj["kind"], obj)
+            for obj in [*sub.others, *sub.nodes]:
+                _create_or_replace(store, obj["kind"], obj)
+            for pod in sub.running_pods:
+                store.create("Pod", with_uid(admit_pod(pod, priority_classes)))
+                life.started(pod)
+            add_pending(sub.pending_pods)
+            life.apply_step(item)
+            event = item.describe()
+        else:
+            event = life.end(item)
+        await cluster.wait_delivered()
+        queue.flush_backoff_completed()
+        await settle()
+        timeline.append(life.moment(event, pending_keys, scheduler))
     await scheduler.wait_for_bindings()
     await cluster.wait_delivered()
     elapsed = time.perf_counter() - started
     if progress is not None:
-        progress(total, total)
-    return _report(scenario, scheduler, store, pending_keys, unknown, elapsed, clock.now)
+        progress(decided, max(total, decided))
+    result = _report(scenario, scheduler, store, pending_keys, unknown, elapsed, clock.now, life)
+    if timeline:
+        result.summary["timeline"] = timeline
+    return result
+
+
+def _create_or_replace(store: Store, kind: str, obj: dict[str, Any]) -> None:
+    meta = obj["metadata"]
+    try:
+        current = store.get(kind, meta.get("namespace"), meta["name"])
+    except Exception:  # noqa: BLE001 - not there yet
+        store.create(kind, obj)
+        return
+    store.update(kind, {**obj, "metadata": {**meta, "uid": current["metadata"].get("uid")}})
 
 
 def _report(
@@ -205,6 +262,7 @@ def _report(
     unknown: dict[str, PodResult],
     elapsed: float,
     sim_time: float,
+    life: Lives | None = None,
 ) -> SimulationResult:
     pods_out: list[dict[str, Any]] = []
     phases: dict[str, int] = {"Scheduled": 0, "Unschedulable": 0, "Error": 0}
@@ -232,14 +290,21 @@ def _report(
             deleted = True
         phase = "Scheduled" if node else (rec.phase if rec.phase in ("Unschedulable", "Error") else "Unschedulable")
         message = rec.message if not node else f"Successfully assigned {key} to {node}"
-        if deleted:
+        completed = life.completed.get(key) if life is not None else None
+        if completed is not None:
+            node, begun, ended = completed
+            deleted = False
+            phase = "Completed"
+            message = f"ran on {node} from {begun:g}s to {ended:g}s"
+        elif deleted:
             # A victim: it ran, then preemption deleted it (its controller would recreate it,
-            # pending again). Say who preempted it.
+            # pending again). Say who preempted it; or the step that deleted it.
             phase = "Unschedulable"
-            message = preempted.get(key, "deleted during the simulation")
-        phases[phase] += 1
+            removed = life.removed.get(key) if life is not None else None
+            message = preempted.get(key) or removed or "deleted during the simulation"
+        phases[phase] = phases.get(phase, 0) + 1
         prof = per_profile.setdefault(rec.scheduler_name, {"Scheduled": 0, "Unschedulable": 0, "Error": 0})
-        prof[phase] += 1
+        prof[phase] = prof.get(phase, 0) + 1
         pods_out.append(
             {
                 "namespace": ns,
@@ -295,6 +360,8 @@ def _report(
         "simulatedSeconds": sim_time,
         "preempted": sorted(preempted),
     }
+    if phases.get("Completed"):
+        summary["completed"] = phases["Completed"]
     return SimulationResult(pods_out, nodes_out, summary, store, scheduler)
 
 
@@ -330,6 +397,7 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         ("scheduled", s["scheduled"]),
         ("unschedulable", s["unschedulable"]),
         ("errors", s["errors"]),
+        *((("completed", s["completed"]),) if s.get("completed") else ()),
         ("attempts", s["attempts"]),
         ("wall seconds", s["seconds"]),
         ("pods/s", s["podsPerSecond"]),
@@ -385,6 +453,27 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
             f"{n['memoryPercent']:.1f}",
         )
     console.print(nodes)
+    if s.get("timeline"):
+        timeline = Table(title="Timeline")
+        for col, justify in (
+            ("time s", "right"),
+            ("event", "left"),
+            ("running", "right"),
+            ("pending", "right"),
+            ("cpu %", "right"),
+            ("memory %", "right"),
+        ):
+            timeline.add_column(col, justify=justify)  # type: ignore[arg-type]
+        for m in s["timeline"]:
+            timeline.add_row(
+                f"{m['time']:g}",
+                escape(m["event"]),
+                str(m["running"]),
+                str(m["pending"]),
+                f"{m['cpuPercent']:.1f}",
+                f"{m['memoryPercent']:.1f}",
+            )
+        console.print(timeline)
     return console.export_text()
 
 
