@@ -24,6 +24,11 @@ def main() -> int:
     ap.add_argument("--node-limit", type=int)
     ap.add_argument("--pod-limit", type=int)
     ap.add_argument("--scheduler-name", default="default-scheduler")
+    ap.add_argument(
+        "--churn",
+        action="store_true",
+        help="pods arrive at their creation times and end at their deletion times (a Steps document)",
+    )
     args = ap.parse_args()
     try:
         sc = load_openb(
@@ -32,11 +37,16 @@ def main() -> int:
             node_limit=args.node_limit,
             pod_limit=args.pod_limit,
             scheduler_name=args.scheduler_name,
+            churn=args.churn,
         )
     except TraceError as exc:
         print(f"openb_scenario: {exc}", file=sys.stderr)
         return 2
-    yaml.safe_dump_all(sc.nodes + sc.pending_pods, sys.stdout, sort_keys=False)
+    docs: list[object] = [*sc.nodes, *sc.pending_pods]
+    if sc.steps:
+        steps = [{"at": f"{s.at:g}s", "create": s.create} for s in sc.steps]
+        docs.append({"apiVersion": "kubesched.io/v1", "kind": "Steps", "steps": steps})
+    yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)
     return 0
 
 

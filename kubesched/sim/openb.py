@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .scenario import Scenario, parse_scenario
+from .timeline import LIFETIME
 
 GPU = "nvidia.com/gpu"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
@@ -93,6 +94,13 @@ def node_objects(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
 def pod_objects(
     path: Path, limit: int | None = None, scheduler_name: str = "default-scheduler"
 ) -> list[dict[str, Any]]:
+    return [pod for _, _, pod in timed_pod_objects(path, limit, scheduler_name)]
+
+
+def timed_pod_objects(
+    path: Path, limit: int | None = None, scheduler_name: str = "default-scheduler"
+) -> list[tuple[int, int | None, dict[str, Any]]]:
+    """``(creation_time, deletion_time or None, pod)`` of each pod, in creation order."""
     rows = []
     with open(path, newline="", encoding="utf-8") as f:
         for i, row in enumerate(csv.DictReader(f)):
@@ -101,7 +109,7 @@ def pod_objects(
     rows.sort(key=lambda r: (_int(r[1], "creation_time", path.name) if "creation_time" in r[1] else 0, r[0]))
     if limit is not None:
         rows = rows[:limit]
-    pods = []
+    pods: list[tuple[int, int | None, dict[str, Any]]] = []
     for i, row in rows:
         where = f"{path.name} row {i + 2}"
         name = (row.get("name") or "").strip()
@@ -145,13 +153,19 @@ def pod_objects(
         qos = (row.get("qos") or "").strip()
         if qos:
             labels["openb/qos"] = qos
+        created = _int(row, "creation_time", where)
+        deleted = _int(row, "deletion_time", where) if (row.get("deletion_time") or "").strip() else None
         pods.append(
-            {
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": name, "namespace": "default", "labels": labels},
-                "spec": spec,
-            }
+            (
+                created,
+                deleted,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": name, "namespace": "default", "labels": labels},
+                    "spec": spec,
+                },
+            )
         )
     return pods
 
@@ -163,9 +177,14 @@ def load_openb(
     node_limit: int | None = None,
     pod_limit: int | None = None,
     scheduler_name: str = "default-scheduler",
+    churn: bool = False,
 ) -> Scenario:
     """A scenario of the trace's nodes and pods (``pods`` names a pod list: default, gpuspec33,
-    multigpu50, cpu050; ``nodes``: all_node or gpu_node)."""
+    multigpu50, cpu050; ``nodes``: all_node or gpu_node).
+
+    With ``churn`` the pods arrive as they did in the traced cluster: each at its
+    ``creation_time`` (a step, see kubesched.sim.timeline), and each with a deletion time runs
+    for ``deletion_time - creation_time`` seconds once placed (``kubesched.io/lifetime``)."""
     d = directory or trace_dir()
     if d is None:
         raise TraceError("the openb trace is not present (looked in $KUBESCHED_TRACES and ../shared/traces)")
@@ -174,5 +193,14 @@ def load_openb(
     for p in (node_path, pod_path):
         if not p.is_file():
             raise TraceError(f"{p}: no such trace file")
-    docs = node_objects(node_path, node_limit) + pod_objects(pod_path, pod_limit, scheduler_name)
-    return parse_scenario(docs, f"openb:{pods}")
+    docs: list[Any] = node_objects(node_path, node_limit)
+    if not churn:
+        return parse_scenario(docs + pod_objects(pod_path, pod_limit, scheduler_name), f"openb:{pods}")
+    arrivals: dict[int, list[dict[str, Any]]] = {}
+    for created, deleted, pod in timed_pod_objects(pod_path, pod_limit, scheduler_name):
+        if deleted is not None and deleted > created:
+            pod["metadata"]["annotations"] = {LIFETIME: f"{deleted - created}s"}
+        arrivals.setdefault(created, []).append(pod)
+    steps = [{"at": f"{t}s", "create": batch} for t, batch in sorted(arrivals.items())]
+    docs.append({"apiVersion": "kubesched.io/v1", "kind": "Steps", "steps": steps})
+    return parse_scenario(docs, f"openb:{pods} (churn)")

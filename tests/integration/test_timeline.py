@@ -100,3 +100,20 @@ def test_a_bad_lifetime_is_refused() -> None:
     }
     with pytest.raises(ScenarioError, match="kubesched.io/lifetime"):
         parse_scenario([pod])
+
+
+def test_an_openb_trace_replays_with_churn() -> None:
+    from kubesched.sim.openb import load_openb, trace_dir
+
+    if trace_dir() is None:
+        pytest.skip("the openb trace is not present (../shared/traces/alibaba-gpu-v2023)")
+    scenario = load_openb("default", node_limit=60, pod_limit=120, churn=True)
+    assert scenario.pending_pods == [] and scenario.steps
+    assert all(not (step.at < prev.at) for prev, step in zip(scenario.steps, scenario.steps[1:]))
+    result = asyncio.run(simulate(load_config(None).profiles, scenario, settings=None))
+    phases = {p["phase"] for p in result.pods}
+    assert "Completed" in phases  # pods ran their traced lifetime and left
+    timeline = result.summary["timeline"]
+    assert timeline[0]["event"] == "start"
+    assert any("ended on" in m["event"] for m in timeline)
+    assert [m["time"] for m in timeline] == sorted(m["time"] for m in timeline)
