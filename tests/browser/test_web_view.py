@@ -120,6 +120,7 @@ def test_build_a_cluster_read_why_and_reconfigure(page: Page) -> None:
     expect(table.locator("th", has_text="filter NodeResourcesFit")).to_be_visible()
     expect(table.locator("th", has_text="final NodeResourcesFit")).to_be_visible()
     expect(table.locator('tr[data-node="small"]')).to_be_visible()
+    expect(page.get_by_test_id("results-points")).to_contain_text("Bind: DefaultBinder success")
     table.locator("th", has_text="total").click()  # sortable
     page.locator("#results button[value=close]").click()
 

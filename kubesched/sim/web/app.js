@@ -209,21 +209,39 @@ function showAttempt(attempt) {
   table.tHead.replaceChildren();
   table.tBodies[0].replaceChildren();
   if (!attempt) { table.tHead.append(el("tr", {}, el("th", {}, "no attempt yet"))); return; }
-  const nodes = new Set([...Object.keys(attempt.filter || {}), ...Object.keys(attempt.score || {})]);
+  // Per-pod extension points: a line each.
+  const points = $("results-points");
+  points.replaceChildren();
+  for (const [label, key] of [["PreFilter", "preFilter"], ["PostFilter", "postFilter"], ["PreScore", "preScore"],
+    ["Reserve", "reserve"], ["Permit", "permit"], ["PreBind", "preBind"], ["Bind", "bind"], ["extender Bind", "extenderBind"]]) {
+    const results = attempt[key] || {};
+    if (Object.keys(results).length) {
+      points.append(el("li", {}, `${label}: ${Object.entries(results).map(([p, v]) => `${p} ${v}`).join(", ")}`));
+    }
+  }
+  const nodes = new Set([...Object.keys(attempt.filter || {}), ...Object.keys(attempt.score || {}),
+    ...Object.keys(attempt.extenderFilter || {})]);
   const filters = [...new Set([...nodes].flatMap((n) => Object.keys((attempt.filter || {})[n] || {})))];
   const scores = [...new Set([...nodes].flatMap((n) => Object.keys((attempt.score || {})[n] || {})))];
-  const head = ["node", ...filters.map((f) => `filter ${f}`), ...scores.map((s) => `score ${s}`),
-    ...scores.map((s) => `final ${s}`), "total"];
+  const extFilters = [...new Set([...nodes].flatMap((n) => Object.keys((attempt.extenderFilter || {})[n] || {})))];
+  const extScores = [...new Set([...nodes].flatMap((n) => Object.keys((attempt.extenderPrioritize || {})[n] || {})))];
+  const head = ["node", ...filters.map((f) => `filter ${f}`), ...extFilters.map((f) => `extender filter ${f}`),
+    ...scores.map((s) => `score ${s}`), ...scores.map((s) => `final ${s}`),
+    ...extScores.map((s) => `extender score ${s}`), "total"];
   table.tHead.append(el("tr", {}, ...head.map((h, i) => el("th", { onclick: () => sortBy(i) }, h))));
   for (const n of [...nodes].sort()) {
     const f = (attempt.filter || {})[n] || {};
     const s = (attempt.score || {})[n] || {};
     const fs = (attempt.finalScore || {})[n] || {};
     const total = Object.values(fs).reduce((a, b) => a + b, 0);
+    const ef = (attempt.extenderFilter || {})[n] || {};
+    const es = (attempt.extenderPrioritize || {})[n] || {};
     const row = el("tr", { class: n === attempt.node ? "chosen" : "", "data-node": n }, el("td", {}, n),
       ...filters.map((p) => el("td", { class: f[p] && f[p] !== "passed" ? "rejected" : "" }, f[p] ?? "")),
+      ...extFilters.map((p) => el("td", { class: ef[p] && ef[p] !== "passed" ? "rejected" : "" }, ef[p] ?? "")),
       ...scores.map((p) => el("td", {}, s[p] ?? "")),
       ...scores.map((p) => el("td", {}, fs[p] ?? "")),
+      ...extScores.map((p) => el("td", {}, es[p] ?? "")),
       el("td", {}, Object.keys(fs).length ? String(total) : ""));
     table.tBodies[0].append(row);
   }
