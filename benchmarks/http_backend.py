@@ -1,17 +1,18 @@
 """``python -m benchmarks.run --backend http``: a workload through the embedded API server.
 
 The in-memory backend hands the scheduler its events in-process; this one puts real HTTP in
-between, as in a cluster: the embedded API server (``kubesched sim serve``'s, plain HTTP on
-loopback) serves the store, the scheduler talks to it through the same kubernetes_asyncio
+between, as in a cluster: ``kubesched sim serve`` runs in a process of its own (plain HTTP on
+loopback) and serves the cluster, the scheduler talks to it through the same kubernetes_asyncio
 backend ``kubesched run`` uses (list+watch informers, the binding subresource, events, status
 patches), and the measured pods are created by a client over HTTP, ``CREATE_CONCURRENCY`` at a
 time. Measured, as in the in-memory backend: from the first create to the last bind the server
-committed. Nodes and init pods go into the store directly (setup, not measured).
+committed (its own clock, ``GET /kubesched/stats``). Nodes and init pods come in the server's
+start scenario (setup, not measured).
 
-Everything runs in one process on one event loop — API server, scheduler and client, as
-upstream's scheduler_perf runs its API server beside the scheduler — so the figure is what one
-core does with all three. The scheduler's client is not rate limited (``clientConnection.qps``
-is the cluster operator's choice; the default 50 would make this a measure of the limit).
+The server has its own process, as `sim serve` and `kubesched run` have in use; the client that
+creates the measured pods shares the scheduler's. The scheduler's client is not rate limited
+(``clientConnection.qps`` is the cluster operator's choice; the default 50 would make this a
+measure of the limit).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import signal
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -32,90 +36,98 @@ CLIENT_QPS = 100_000.0
 
 async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None = None) -> Any:
     import aiohttp
+    import yaml
 
     from benchmarks.run import (
-        BindCounter,
+        CHURN_PREFIX,
         Churn,
         LoopLag,
         default_node,
         default_pod,
         measured_result,
-        not_churn,
         workload_scheduler,
     )
     from kubesched.cluster.kube import KubeCluster
-    from kubesched.cluster.store import Store
     from kubesched.config import load_config
-    from kubesched.sim.apiserver import APIServer
 
     cfg = load_config(w.config)
-    store = Store(history=100_000)
     scenario = w.scenario() if w.scenario is not None else None
     nodes = scenario.nodes if scenario is not None else [(w.make_node or default_node)(i) for i in range(w.nodes)]
-    for node in nodes:
-        store.create("Node", node)
-    for ns in ("sched-0", "sched-1"):
-        store.create("Namespace", {"metadata": {"name": ns}})
-    bound = BindCounter(placements, only=not_churn)
-    store.subscribe(bound)
     make_pod = w.make_pod or default_pod
-    if scenario is None:
-        make_init = w.make_init_pod or make_pod
-        for i in range(w.init_pods):
-            store.create("Pod", make_init("init", i))
-    server = APIServer(store)
-    await server.start()
+    init = [] if scenario is not None else [(w.make_init_pod or make_pod)("init", i) for i in range(w.init_pods)]
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in ("sched-0", "sched-1")]
     tmp = tempfile.TemporaryDirectory()
-    kubeconfig = server.write_kubeconfig(Path(tmp.name) / "kubeconfig")
-    cluster = KubeCluster(kubeconfig=kubeconfig, qps=CLIENT_QPS, burst=int(CLIENT_QPS))
+    start = Path(tmp.name) / "start.yaml"
+    start.write_text(yaml.safe_dump_all([*namespaces, *nodes, *init], sort_keys=False))
+    server = await _start_server(Path(tmp.name), start)
+    cluster = KubeCluster(kubeconfig=str(Path(tmp.name) / "kubeconfig"), qps=CLIENT_QPS, burst=int(CLIENT_QPS))
     sched = workload_scheduler(w, cfg, cluster, batch)
     runner = asyncio.create_task(sched.run())
     session = aiohttp.ClientSession(server.url)
     try:
-        expected_init = 0 if scenario is not None else w.init_pods
+        expected_init = len(init)
         while not sched.synced or sched.stats.attempts < expected_init:
             await _check(runner)
-        while sched.queue.has_active() or sched.in_flight() or bound.n < expected_init - sched.stats.unschedulable:
+        while sched.queue.has_active() or sched.in_flight():
+            await _check(runner)
+        while (await _bound(session)) < expected_init - sched.stats.unschedulable:
+            await asyncio.sleep(0.1)
             await _check(runner)
         gc.collect()
         gc.freeze()
         sched.stats.attempt_durations.clear()
-        bound_before = bound.n
         unschedulable_before = sched.stats.unschedulable
         measured = (
             scenario.pending_pods if scenario is not None else [make_pod("measured", i) for i in range(w.measure_pods)]
         )
+        names = {f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}" for p in measured}
         lag = LoopLag()
         lag.start()
         churn = Churn(w, lambda pod: _create_all(session, [pod]))
         churn.start()
         attempts_goal = sched.stats.attempts + len(measured)
-        t0 = time.perf_counter()
+        t0 = time.time()
         await _create_all(session, measured)
 
-        def decided() -> bool:
+        async def decided() -> tuple[bool, dict[str, Any]]:
+            stats = await _stats(session)
+            done = sum(1 for key in names if key in stats["pods"])
             if w.wait_bound:
-                return bound.n - bound_before >= len(measured)
-            return (
+                return done >= len(measured), stats
+            settled = (
                 sched.stats.attempts >= attempts_goal
                 and not sched.queue.has_active()
                 and sched.in_flight() == 0
-                and bound.n - bound_before + sched.stats.unschedulable - unschedulable_before >= len(measured)
+                and done + sched.stats.unschedulable - unschedulable_before >= len(measured)
             )
+            return settled, stats
 
-        while not decided():
+        while True:
+            finished, stats = await decided()
+            if finished:
+                break
+            # The bind times come from the server's clock; polling only says when to stop, so
+            # seldom, to leave the server (whose stats hold every pod) to its work.
+            await asyncio.sleep(0.1)
             await _check(runner)
-        seconds = (bound.last if bound.n > bound_before else time.perf_counter()) - t0
+        bound_at = [stats["pods"][key]["firstBoundAt"] for key in names if key in stats["pods"]]
+        seconds = (max(bound_at) if bound_at else time.time()) - t0
         lag.stop()
         await churn.stop()
         durations = list(sched.stats.attempt_durations)
+        if placements is not None:
+            async with session.get("/api/v1/pods") as resp:
+                for pod in (await resp.json())["items"]:
+                    meta = pod["metadata"]
+                    if pod["spec"].get("nodeName") and not meta["name"].startswith(CHURN_PREFIX):
+                        placements[f"{meta['namespace']}/{meta['name']}"] = pod["spec"]["nodeName"]
     finally:
         await session.close()
         await sched.stop()
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
         await cluster.stop()
-        await server.stop()
+        server.stop()
         tmp.cleanup()
     return measured_result(
         w,
@@ -124,10 +136,69 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         seconds,
         durations,
         sched.stats.unschedulable - unschedulable_before,
-        bound.n - bound_before,
+        len(bound_at),
         lag,
         backend="http",
     )
+
+
+class _Server:
+    def __init__(self, proc: Any, url: str) -> None:
+        self.proc = proc
+        self.url = url
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+async def _start_server(directory: Path, scenario: Path) -> _Server:
+    """``kubesched sim serve`` in its own process, started from ``scenario``."""
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "sim",
+            "serve",
+            "--insecure",
+            "--port",
+            "0",
+            "--scenario",
+            str(scenario),
+            "--kubeconfig-out",
+            str(directory / "kubeconfig"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=directory,
+    )
+    assert proc.stdout is not None
+    url = await asyncio.to_thread(_read_url, proc.stdout)
+    if not url:
+        proc.kill()
+        raise RuntimeError("sim serve did not start")
+    return _Server(proc, url)
+
+
+def _read_url(stdout: Any) -> str:
+    for line in stdout:
+        if "embedded API server on" in line:
+            return str(line.split(" on ")[1].strip())
+    return ""
+
+
+async def _stats(session: Any) -> dict[str, Any]:
+    async with session.get("/kubesched/stats") as resp:
+        return dict(await resp.json())
+
+
+async def _bound(session: Any) -> int:
+    return int((await _stats(session))["boundPods"])
 
 
 async def _check(runner: asyncio.Task[Any]) -> None:
