@@ -79,14 +79,15 @@ def _time(buf: bytes) -> str | None:
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _scalar(f: Field, wire: int, value: Any, path: str) -> Any:
+def _scalar(f: Field, value: Any, path: str) -> Any:
     t = f.type
     if t == "string":
         return bytes(value).decode()
     if t == "bytes":
         return base64.b64encode(bytes(value)).decode()
     if t in ("int32", "int64"):
-        return _signed64(value) if t == "int64" else (value - (1 << 64) if value >= 1 << 63 else value)
+        # A negative int32 travels sign-extended to 64 bits, as an int64 does.
+        return _signed64(value)
     if t == "bool":
         return bool(value)
     if t == "double":
@@ -119,7 +120,7 @@ def decode_message(name: str, buf: bytes, path: str = "") -> dict[str, Any]:
             out.setdefault(f.json, {})[key] = (
                 decode_message(f.type, bytes(item), f"{where}[{key}]")
                 if f.type in MESSAGES
-                else _scalar(f, 2, item, where)
+                else _scalar(f, item, where)
             )
             continue
         if f.type in MESSAGES:
@@ -130,11 +131,11 @@ def decode_message(name: str, buf: bytes, path: str = "") -> dict[str, Any]:
             data = bytes(value)
             while pos < len(data):
                 v, pos = _varint(data, pos)
-                items.append(_scalar(f, 0, v, where))
+                items.append(_scalar(f, v, where))
             out.setdefault(f.json, []).extend(items)
             continue
         else:
-            item = _scalar(f, wire, value, where)
+            item = _scalar(f, value, where)
         if f.kind == "repeated":
             out.setdefault(f.json, []).append(item)
         else:

@@ -128,12 +128,9 @@ class SimulatorAPI:
         for kind in EXPORTED_KINDS:
             objs, _ = self.store.list(kind)
             for obj in objs:
-                if kind == "Pod" and any(r.get("controller") for r in obj["metadata"].get("ownerReferences") or ()):
-                    continue
-                if kind == "ReplicaSet" and any(
-                    r.get("controller") for r in obj["metadata"].get("ownerReferences") or ()
-                ):
-                    continue  # its Deployment makes it again
+                controlled = any(r.get("controller") for r in obj["metadata"].get("ownerReferences") or ())
+                if controlled and kind in ("Pod", "ReplicaSet"):
+                    continue  # its workload (a ReplicaSet's: its Deployment) makes it again
                 items.append(_exported(obj))
         if fmt == "yaml":
             text = yaml.safe_dump_all(items, sort_keys=False)
