@@ -18,11 +18,9 @@ measure of the limit).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -49,6 +47,7 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
     )
     from kubesched.cluster.kube import KubeCluster
     from kubesched.config import load_config
+    from kubesched.testing import sim_serve_process
 
     cfg = load_config(w.config)
     scenario = w.scenario() if w.scenario is not None else None
@@ -59,11 +58,12 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
     tmp = tempfile.TemporaryDirectory()
     start = Path(tmp.name) / "start.yaml"
     start.write_text(yaml.safe_dump_all([*namespaces, *nodes, *init], sort_keys=False))
-    server = await _start_server(Path(tmp.name), start)
-    cluster = KubeCluster(kubeconfig=str(Path(tmp.name) / "kubeconfig"), qps=CLIENT_QPS, burst=int(CLIENT_QPS))
+    served = contextlib.ExitStack()
+    server = served.enter_context(sim_serve_process(Path(tmp.name), "--scenario", str(start)))
+    cluster = KubeCluster(kubeconfig=server["kubeconfig"], qps=CLIENT_QPS, burst=int(CLIENT_QPS))
     sched = workload_scheduler(w, cfg, cluster, batch)
     runner = asyncio.create_task(sched.run())
-    session = aiohttp.ClientSession(server.url)
+    session = aiohttp.ClientSession(server["url"])
     try:
         expected_init = len(init)
         while not sched.synced or sched.stats.attempts < expected_init:
@@ -127,7 +127,7 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
         await cluster.stop()
-        server.stop()
+        served.close()
         tmp.cleanup()
     return measured_result(
         w,
@@ -140,56 +140,6 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         lag,
         backend="http",
     )
-
-
-class _Server:
-    def __init__(self, proc: Any, url: str) -> None:
-        self.proc = proc
-        self.url = url
-
-    def stop(self) -> None:
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-
-
-async def _start_server(directory: Path, scenario: Path) -> _Server:
-    """``kubesched sim serve`` in its own process, started from ``scenario``."""
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "sim",
-            "serve",
-            "--insecure",
-            "--port",
-            "0",
-            "--scenario",
-            str(scenario),
-            "--kubeconfig-out",
-            str(directory / "kubeconfig"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=directory,
-    )
-    assert proc.stdout is not None
-    url = await asyncio.to_thread(_read_url, proc.stdout)
-    if not url:
-        proc.kill()
-        raise RuntimeError("sim serve did not start")
-    return _Server(proc, url)
-
-
-def _read_url(stdout: Any) -> str:
-    for line in stdout:
-        if "embedded API server on" in line:
-            return str(line.split(" on ")[1].strip())
-    return ""
 
 
 async def _stats(session: Any) -> dict[str, Any]:

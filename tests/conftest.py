@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -198,52 +198,3 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
-
-
-@contextlib.contextmanager
-def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
-    """A real ``kubesched sim serve --insecure --port 0`` process started in ``cwd`` with
-    ``args``; yields what it printed: ``url`` (the API), ``web`` (the web view) and
-    ``kubeconfig``. SIGTERM at the end."""
-    import signal
-    import subprocess
-    import sys
-
-    cwd.mkdir(parents=True, exist_ok=True)
-    kubeconfig = cwd / "kubeconfig"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "sim",
-            "serve",
-            "--insecure",
-            "--port",
-            "0",
-            "--kubeconfig-out",
-            str(kubeconfig),
-            *args,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=cwd,
-    )
-    try:
-        assert proc.stdout is not None
-        printed = {"kubeconfig": str(kubeconfig)}
-        for line in proc.stdout:
-            if "embedded API server on" in line:
-                printed["url"] = line.split(" on ")[1].strip()
-            elif line.startswith("web view: "):
-                printed["web"] = line.removeprefix("web view: ").strip()
-                break
-        assert "url" in printed and "web" in printed, "sim serve did not start"
-        yield printed
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()

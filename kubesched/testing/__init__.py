@@ -11,6 +11,7 @@ from .harness import (
     reasons,
     score_nodes,
 )
+from .processes import sim_serve_process
 
 __all__ = [
     "NodeBuilder",
@@ -25,4 +26,5 @@ __all__ = [
     "make_pod",
     "reasons",
     "score_nodes",
+    "sim_serve_process",
 ]

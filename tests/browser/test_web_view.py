@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import sim_serve_process
+
+from kubesched.testing import sim_serve_process
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 try:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import sim_serve_process
+
+from kubesched.testing import sim_serve_process
 
 
 def node(name: str, **labels: str) -> dict[str, Any]:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import sim_serve_process
 
 from kubesched.sim.scenario import parse_scenario
+from kubesched.testing import sim_serve_process
 
 NODE = {
     "apiVersion": "v1",

@@ -1,0 +1,56 @@
+"""A real ``kubesched sim serve`` process, for tests and benchmarks that talk to it as clients do."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
+    """A ``kubesched sim serve --insecure --port 0`` process started in ``cwd`` with ``args``;
+    yields what it printed: ``url`` (the API), ``web`` (the web view) and ``kubeconfig``.
+    SIGTERM at the end."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    kubeconfig = cwd / "kubeconfig"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubesched",
+            "sim",
+            "serve",
+            "--insecure",
+            "--port",
+            "0",
+            "--kubeconfig-out",
+            str(kubeconfig),
+            *args,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        cwd=cwd,
+    )
+    try:
+        assert proc.stdout is not None
+        printed = {"kubeconfig": str(kubeconfig)}
+        for line in proc.stdout:
+            if "embedded API server on" in line:
+                printed["url"] = line.split(" on ")[1].strip()
+            elif line.startswith("web view: "):
+                printed["web"] = line.removeprefix("web view: ").strip()
+                break
+        if "url" not in printed or "web" not in printed:
+            raise RuntimeError("sim serve did not start")
+        yield printed
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
