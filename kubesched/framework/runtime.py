@@ -610,6 +610,15 @@ class Framework:
         observer = self.observer if state.record_plugin_metrics else None
         return run_filter_batch(self._batch_filter_fns, state, pod, batch, observer)
 
+    def nominated_pods_counted(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name`` that ``pod``'s filters count as placed there:
+        the others of equal or higher priority."""
+        return [
+            p
+            for p in self.nominator.nominated_pods_for_node(node_name)
+            if p.uid != pod.uid and p.priority >= pod.priority
+        ]
+
     async def run_filter_with_nominated_pods(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str] | None = None
     ) -> Status | None:
@@ -617,11 +626,7 @@ class Framework:
         this node (of equal or higher priority) added, as if they were running there; then,
         only if that passed and some were added, once more without them — so that a pod fits
         only where it fits both with and without them."""
-        nominated = [
-            p
-            for p in self.nominator.nominated_pods_for_node(node.name)
-            if p.uid != pod.uid and p.priority >= pod.priority
-        ]
+        nominated = self.nominated_pods_counted(pod, node.name)
         if not nominated:
             if trace is not None:
                 return self.run_filter_traced(state, pod, node, trace)

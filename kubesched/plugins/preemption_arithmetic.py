@@ -16,6 +16,7 @@ given and the caller runs the full dry run: a node-only plugin rejecting the nod
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -82,19 +83,10 @@ class ArithmeticVictims:
                 node_only.append(plugin.filter)
             else:
                 return None
-        if req is None:
+        counted = getattr(handle, "nominated_pods_counted", None)
+        if req is None or counted is None:
             return None
-        nominator = handle.nominator
-
-        def nominated(node_name: str) -> list[PodInfo]:
-            # As Framework.run_filter_with_nominated_pods counts them.
-            return [
-                p
-                for p in nominator.nominated_pods_for_node(node_name)
-                if p.uid != pod.uid and p.priority >= pod.priority
-            ]
-
-        return cls(state, pod, req, node_only, nominated, allowed, fit_name)
+        return cls(state, pod, req, node_only, functools.partial(counted, pod), allowed, fit_name)
 
     def select(
         self, node: NodeInfo, pdbs: Sequence[Mapping[str, Any]]
