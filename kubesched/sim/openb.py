@@ -14,6 +14,10 @@ How it becomes Kubernetes objects:
   ``gpu-milli: gpu_milli`` (so default plugins account the GPU share as a scalar resource —
   placement on one specific GPU device is beyond the default plugin set);
 * ``gpu_spec`` becomes required node affinity on the model label;
+* a pod with GPUs also carries the annotations the FGD artifact's GPU-sharing scheduler reads
+  (``alibabacloud.com/gpu-count``, ``alibabacloud.com/gpu-milli`` per GPU, at most 1000, and
+  ``alibabacloud.com/gpu-card-model`` for ``gpu_spec``), so that per-GPU placement (the
+  gpushare plugin package) can work from the same scenario;
 * pods are created in order of ``creation_time`` (rows without one keep file order).
 """
 
@@ -30,6 +34,10 @@ from .timeline import LIFETIME
 GPU = "nvidia.com/gpu"
 GPU_MILLI = "alibabacloud.com/gpu-milli"
 GPU_MODEL_LABEL = "alibabacloud.com/gpu-model"
+#: Pod annotations of the FGD artifact (hkust-adsl/kubernetes-scheduler-simulator).
+GPU_COUNT_ANNOTATION = "alibabacloud.com/gpu-count"
+GPU_MILLI_ANNOTATION = "alibabacloud.com/gpu-milli"
+GPU_MODEL_ANNOTATION = "alibabacloud.com/gpu-card-model"
 
 #: Where the project keeps the trace, relative to the repository root.
 DEFAULT_TRACE_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "traces" / "alibaba-gpu-v2023"
@@ -155,18 +163,17 @@ def timed_pod_objects(
             labels["openb/qos"] = qos
         created = _int(row, "creation_time", where)
         deleted = _int(row, "deletion_time", where) if (row.get("deletion_time") or "").strip() else None
-        pods.append(
-            (
-                created,
-                deleted,
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {"name": name, "namespace": "default", "labels": labels},
-                    "spec": spec,
-                },
-            )
-        )
+        meta: dict[str, Any] = {"name": name, "namespace": "default", "labels": labels}
+        if num_gpu:
+            annotations = {
+                GPU_COUNT_ANNOTATION: str(num_gpu),
+                GPU_MILLI_ANNOTATION: str(min(max(gpu_milli, 0), 1000)),
+            }
+            models = "|".join(m for m in gpu_spec.split("|") if m)
+            if models:
+                annotations[GPU_MODEL_ANNOTATION] = models
+            meta["annotations"] = annotations
+        pods.append((created, deleted, {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}))
     return pods
 
 
@@ -199,7 +206,7 @@ def load_openb(
     arrivals: dict[int, list[dict[str, Any]]] = {}
     for created, deleted, pod in timed_pod_objects(pod_path, pod_limit, scheduler_name):
         if deleted is not None and deleted > created:
-            pod["metadata"]["annotations"] = {LIFETIME: f"{deleted - created}s"}
+            pod["metadata"].setdefault("annotations", {})[LIFETIME] = f"{deleted - created}s"
         arrivals.setdefault(created, []).append(pod)
     steps = [{"at": f"{t}s", "create": batch} for t, batch in sorted(arrivals.items())]
     docs.append({"apiVersion": "kubesched.io/v1", "kind": "Steps", "steps": steps})

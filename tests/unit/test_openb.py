@@ -8,7 +8,10 @@ import pytest
 
 from kubesched.sim.openb import (
     GPU,
+    GPU_COUNT_ANNOTATION,
     GPU_MILLI,
+    GPU_MILLI_ANNOTATION,
+    GPU_MODEL_ANNOTATION,
     GPU_MODEL_LABEL,
     TraceError,
     load_openb,
@@ -52,6 +55,43 @@ def test_rows_become_nodes_and_pods(tmp_path: Path) -> None:
     assert late["limits"] == {GPU: "2"} and late["requests"][GPU_MILLI] == "2000"
     terms = pods[0]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert terms["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == ["V100M16", "V100M32"]
+
+
+def test_gpu_pods_carry_the_artifacts_annotations(tmp_path: Path) -> None:
+    """The FGD artifact's pod annotations: GPU count, milli-GPU per GPU (at most 1000), models."""
+    pods = pod_objects(
+        write(
+            tmp_path,
+            "p.csv",
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time\n"
+            "whole,1000,1024,4,1000,,1\n"
+            "share,6000,12288,1,460,V100M16|V100M32,2\n"
+            "over,6000,12288,1,1500,|P100|,3\n"
+            "cpu,2000,2048,0,0,,4\n",
+        )
+    )
+    annotations = {p["metadata"]["name"]: p["metadata"].get("annotations") for p in pods}
+    assert annotations == {
+        "whole": {GPU_COUNT_ANNOTATION: "4", GPU_MILLI_ANNOTATION: "1000"},
+        "share": {GPU_COUNT_ANNOTATION: "1", GPU_MILLI_ANNOTATION: "460", GPU_MODEL_ANNOTATION: "V100M16|V100M32"},
+        "over": {GPU_COUNT_ANNOTATION: "1", GPU_MILLI_ANNOTATION: "1000", GPU_MODEL_ANNOTATION: "P100"},
+        "cpu": None,
+    }
+
+
+def test_churn_keeps_the_gpu_annotations(tmp_path: Path) -> None:
+    write(tmp_path, "openb_node_list_all_node.csv", "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,262144,2,T4\n")
+    write(
+        tmp_path,
+        "openb_pod_list_default.csv",
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,creation_time,deletion_time\n"
+        "share,6000,12288,1,460,,10,70\n",
+    )
+    sc = load_openb(directory=tmp_path, churn=True)
+    pods = [obj for step in sc.steps for obj in step.create]
+    assert [p["metadata"]["name"] for p in pods] == ["share"]
+    assert pods[0]["metadata"]["annotations"][GPU_MILLI_ANNOTATION] == "460"
+    assert pods[0]["metadata"]["annotations"]["kubesched.io/lifetime"] == "60s"
 
 
 def test_bad_rows_are_named(tmp_path: Path) -> None:
