@@ -336,6 +336,8 @@ class FaultInjector:
         self._stall_until = 0.0
         #: successful bindings per "namespace/name"
         self.binds: Counter[str] = Counter()
+        #: successful bindings in all (the sum of :attr:`binds`)
+        self.bind_total = 0
         #: bindings the server itself refused with 409 (already assigned) per "namespace/name"
         self.bind_conflicts: Counter[str] = Counter()
         #: wall-clock time of each pod's first successful binding
@@ -493,6 +495,7 @@ class FaultInjector:
             key = f"{info.namespace or 'default'}/{await self._binding_name(request, info)}"
             if response.status == 201:
                 self.binds[key] += 1
+                self.bind_total += 1
                 self.first_bound.setdefault(key, time.time())
             elif response.status == 409:
                 self.bind_conflicts[key] += 1
@@ -592,17 +595,20 @@ class FaultInjector:
             "stalledFor": round(max(0.0, self._stall_left()), 3),
         }
 
-    def stats(self) -> Obj:
-        """What ``GET /kubesched/stats`` answers: bindings per pod."""
+    def stats(self, per_pod: bool = True) -> Obj:
+        """What ``GET /kubesched/stats`` answers: bindings per pod (``?pods=false``: the totals
+        alone, for a poller that must not cost the server work that grows with the pods)."""
         pods: dict[str, Obj] = {}
-        for key in sorted(set(self.binds) | set(self.bind_conflicts)):
+        for key in sorted(set(self.binds) | set(self.bind_conflicts)) if per_pod else ():
             entry: Obj = {"binds": self.binds.get(key, 0), "conflicts": self.bind_conflicts.get(key, 0)}
             if key in self.first_bound:
                 entry["firstBoundAt"] = self.first_bound[key]
             pods[key] = entry
+        totals: Obj = {"binds": self.bind_total, "boundPods": len(self.binds)}
+        if not per_pod:
+            return totals
         return {
-            "binds": sum(self.binds.values()),
-            "boundPods": len(self.binds),
+            **totals,
             "podsBoundMoreThanOnce": sorted(k for k, n in self.binds.items() if n > 1),
             "bindConflicts": sum(self.bind_conflicts.values()),
             "pods": pods,
@@ -644,7 +650,7 @@ class FaultInjector:
             self.fired["watch-drop-all"] += 1
             return _json(self.snapshot())
         elif path == f"{ENDPOINT}/stats" and method == "GET":
-            return _json(self.stats())
+            return _json(self.stats(per_pod=request.query.get("pods") != "false"))
         elif path in (f"{ENDPOINT}/faults", f"{ENDPOINT}/stats", f"{ENDPOINT}/faults/stall"):
             return _json(_status(405, "MethodNotAllowed", f"{method} is not allowed on {path}"), 405)
         return _json(_status(404, "NotFound", f"{path}: no such endpoint"), 404)

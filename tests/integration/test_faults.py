@@ -352,6 +352,9 @@ async def test_bindings_are_counted_per_pod(server: APIServer, v1: client.CoreV1
     assert stats["pods"]["default/a"]["binds"] == 1 and stats["pods"]["default/a"]["conflicts"] == 1
     assert stats["podsBoundMoreThanOnce"] == []
     assert "default/b" not in stats["pods"]
+    await bind(v1, "b")
+    _, totals = await faults(server, "GET", path="/kubesched/stats?pods=false")
+    assert totals == {"binds": 2, "boundPods": 2}  # no per-pod table for a poller
 
 
 @pytest.mark.parametrize(
