@@ -156,7 +156,7 @@ def write_typical_pods(path: str | Path, pods: Sequence[TypicalPod]) -> None:
 
 
 class TypicalPodTable:
-    """A typical-pod list as arrays, shares scaled to sum to 1."""
+    """A typical-pod list as arrays, shares scaled to sum to 1 (weights, or percentages that do not)."""
 
     def __init__(self, pods: Sequence[TypicalPod]) -> None:
         if not pods:
@@ -166,7 +166,8 @@ class TypicalPodTable:
         total = sum(shares)
         if total <= 0:
             raise ValueError("the shares of the typical pods sum to 0")
-        self.shares: list[float] = shares if total == 1.0 else [s / total for s in shares]
+        # A list that sums to 1 up to rounding (the builder's) is taken as it is, as the artifact does.
+        self.shares: list[float] = shares if abs(total - 1.0) < 1e-9 else [s / total for s in shares]
         self.cpu_list = [p.milli_cpu for p in pods]
         self.milli_list = [p.gpu_milli if p.gpu_count > 0 else 0 for p in pods]
         self.count_list = [p.gpu_count if p.gpu_milli > 0 else 0 for p in pods]
