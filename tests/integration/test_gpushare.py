@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 import tomllib
 from collections import Counter
 from typing import Any
@@ -399,8 +400,12 @@ def test_each_configuration_scores_with_its_policy_alone(policy: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def gpushare_installed() -> Any:
-    with installed_package(PACKAGE, "kubesched-gpushare"):
+def gpushare_installed(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    # Built from a copy: the build writes egg-info into the source folder, and that folder is
+    # on sys.path for these tests, so it would keep announcing the entry points after uninstall.
+    source = tmp_path_factory.mktemp("gpushare") / "gpushare"
+    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    with installed_package(source, "kubesched-gpushare"):
         yield
 
 
