@@ -30,6 +30,7 @@ from kubesched.framework.events import (
     ASSIGNED_POD_DELETE,
     FORCE_ACTIVATE,
     UNSCHEDULABLE_TIMEOUT,
+    ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     QueueingHint,
@@ -40,6 +41,13 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 
 log = logging.getLogger(__name__)
+
+#: A namespace's labels, by its name (the listers' view).
+NamespaceLabels = Callable[[str], Mapping[str, str]]
+
+#: Plugins the queue's pre-filters name, as upstream's queue names them.
+SCHEDULING_GATES = "SchedulingGates"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 
 DEFAULT_MAX_UNSCHEDULABLE_DURATION = 5 * 60.0
 
@@ -402,15 +410,30 @@ class SchedulingQueue:
         if uid in self._in_flight:
             self._gone.add(uid)
 
-    def on_event(self, event: ClusterEvent, old: Any = None, new: Any = None, skip_uid: str | None = None) -> int:
-        """A cluster event: move every pooled pod it may help (but ``skip_uid``). Returns how many moved."""
+    def on_event(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        skip_uid: str | None = None,
+        candidates: Iterable[QueuedPodInfo] | None = None,
+    ) -> int:
+        """A cluster event: move every pooled pod it may help (but ``skip_uid``); only among
+        ``candidates`` when given (a pre-filtered part of the pool). Returns how many moved.
+
+        As upstream, an event no plugin registers for moves nothing (nor is it looked at pod by
+        pod), though in-flight pods still hear of it."""
         if self._in_flight:
             self._in_flight_events.append((event, old, new))
+        if not self._of_interest(event):
+            return 0
         moved = 0
-        for q in list(self._unschedulable.values()):
+        for q in list(self._unschedulable.values() if candidates is None else candidates):
             if skip_uid is not None and q.pod_info.uid == skip_uid:
                 continue
             if q.gated:
+                if q.gating_plugin == SCHEDULING_GATES:
+                    continue  # only an update of the pod itself ungates it (upstream skips these too)
                 # A pod gated after a failed attempt (its preemption still under way) also
                 # waits for what its rejecting plugins wait for.
                 plugins = q.unschedulable_plugins | q.pending_plugins
@@ -426,11 +449,47 @@ class SchedulingQueue:
                 moved += q.pod_info.uid not in self._unschedulable
         return moved
 
-    def assigned_pod_added(self, pod: PodInfo) -> None:
-        self.on_event(ASSIGNED_POD_ADD, None, pod.pod)
+    def assigned_pod_added(self, pod: PodInfo, ns_labels: NamespaceLabels | None = None) -> None:
+        """A pod was bound (or found bound): as upstream, only pooled pods it could help across
+        nodes are considered — rejected by PodTopologySpread in its namespace, or with a required
+        affinity term it matches (``ns_labels``: the labels of a namespace, by name)."""
+        self.on_event(ASSIGNED_POD_ADD, None, pod.pod, candidates=self._cross_topology(pod, ns_labels))
+
+    def assigned_pod_updated(
+        self, old: Any, new: PodInfo, event: ClusterEvent, ns_labels: NamespaceLabels | None = None
+    ) -> None:
+        """A bound pod changed: scaling down may free room anywhere, so every pooled pod is
+        considered; any other change only those it could help across nodes."""
+        if event.bits & ActionType.UPDATE_POD_SCALE_DOWN:
+            self.on_event(event, old, new.pod)
+        else:
+            self.on_event(event, old, new.pod, candidates=self._cross_topology(new, ns_labels))
 
     def assigned_pod_deleted(self, pod: PodInfo) -> None:
         self.on_event(ASSIGNED_POD_DELETE, pod.pod, None)
+
+    def _cross_topology(self, pod: PodInfo, ns_labels: NamespaceLabels | None) -> list[QueuedPodInfo]:
+        """Upstream's getUnschedulablePodsWithCrossTopologyTerm (the namespace's labels looked
+        up once, and only if a pooled pod has an affinity term to match)."""
+        labels: Mapping[str, str] | None = None
+        found = []
+        for q in self._unschedulable.values():
+            if POD_TOPOLOGY_SPREAD in q.unschedulable_plugins and q.pod_info.namespace == pod.namespace:
+                found.append(q)
+                continue
+            for term in q.pod_info.required_affinity:
+                if labels is None:
+                    labels = ns_labels(pod.namespace) if ns_labels is not None else {}
+                if term.matches(pod, labels):
+                    found.append(q)
+                    break
+        return found
+
+    def _of_interest(self, event: ClusterEvent) -> bool:
+        """Upstream's isEventOfInterest: a wildcard, or an event some plugin registers for."""
+        if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
+            return True
+        return any(regs is None or regs for regs in self._matching_registrations(event).values())
 
     def _event_may_help(self, pod: Any, plugins: set[str], event: ClusterEvent, old: Any, new: Any) -> bool:
         if event is FORCE_ACTIVATE:

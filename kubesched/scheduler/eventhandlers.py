@@ -69,7 +69,7 @@ class EventHandlers(FailureReporting):
                 if _terminal(obj):
                     return
                 self.cache.add_pod(pi)
-                self.queue.assigned_pod_added(pi)
+                self.queue.assigned_pod_added(pi, self.listers.namespace_labels)
             elif self._responsible(pi) and not _terminal(obj) and not pi.deleting:
                 self._nominate_from(pi)
                 self.queue.add(pi)
@@ -96,10 +96,10 @@ class EventHandlers(FailureReporting):
                     return
                 self.cache.add_pod(pi)
                 if was_pending:
-                    self.queue.assigned_pod_added(pi)
+                    self.queue.assigned_pod_added(pi, self.listers.namespace_labels)
                 else:
-                    actions = pod_update_actions(old, new)
-                    self.queue.on_event(ClusterEvent(Resource.POD, actions, "AssignedPodUpdate"), old, new)
+                    event = ClusterEvent(Resource.POD, pod_update_actions(old, new), "AssignedPodUpdate")
+                    self.queue.assigned_pod_updated(old, pi, event, self.listers.namespace_labels)
             elif self._responsible(pi):
                 self._nominate_from(pi)
                 self.queue.update(pi)

@@ -8,6 +8,7 @@ import pytest
 from conftest import profile, registry_with
 
 from kubesched.framework.events import (
+    ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
     NODE_ADD,
     ActionType,
@@ -64,9 +65,29 @@ class Silent:
         return []
 
 
+class PodAdded:
+    """Rejects pods; any bound pod appearing or scaling down may help (its hint always queues)."""
+
+    name = "PodAdded"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state: Any, pod: Any, node: Any) -> Status:
+        return Status.unschedulable("no")
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ASSIGNED_POD_ADD, lambda pod, old, new: QueueingHint.QUEUE),
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_SCALE_DOWN), lambda pod, old, new: QueueingHint.QUEUE
+            ),
+        ]
+
+
 def make_queue(clock: Clock, **kw: Any) -> SchedulingQueue:
-    reg = registry_with(NodeAddOnly, Silent)
-    fw = Framework(profile(filter=["NodeAddOnly", "Silent"], preEnqueue=["SchedulingGates"]), reg)
+    reg = registry_with(NodeAddOnly, Silent, PodAdded)
+    fw = Framework(profile(filter=["NodeAddOnly", "Silent", "PodAdded"], preEnqueue=["SchedulingGates"]), reg)
     return SchedulingQueue({"default-scheduler": fw}, clock=clock, **kw)
 
 
@@ -284,3 +305,64 @@ def test_force_activate_targets_one_pod() -> None:
     q.add_unschedulable_if_not_present(b, {"Silent"})  # type: ignore[arg-type]
     assert q.on_event(FORCE_ACTIVATE, None, a.pod) == 1  # type: ignore[union-attr]
     assert q.where(b.pod_info.uid) == "unschedulable"  # type: ignore[union-attr]
+
+
+def pooled(q: SchedulingQueue, pod: Any, plugins: set[str]) -> str:
+    """``pod`` tried once and rejected by ``plugins``; its uid."""
+    q.add(pod.info())
+    qpi = q.pop_nowait()
+    assert qpi is not None
+    q.add_unschedulable_if_not_present(qpi, plugins)
+    return qpi.pod_info.uid
+
+
+def with_required_affinity(pod: Any, **labels: str) -> Any:
+    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": "kubernetes.io/hostname"}
+    return pod.set("spec.affinity", {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}})
+
+
+def test_a_bound_pod_only_moves_pods_it_could_help_across_nodes() -> None:
+    """Upstream's AssignedPodAdded: pods rejected by PodTopologySpread in the bound pod's
+    namespace, or with a required affinity term it matches; not the others, whatever their
+    plugins' hints say."""
+    q = make_queue(Clock())
+    plain = pooled(q, make_pod("plain"), {"PodAdded"})
+    spread = pooled(q, make_pod("spread"), {"PodTopologySpread", "PodAdded"})
+    spread_elsewhere = pooled(q, make_pod("spread-other").namespace("other"), {"PodTopologySpread", "PodAdded"})
+    wants_web = pooled(q, with_required_affinity(make_pod("wants-web"), app="web"), {"PodAdded"})
+    wants_db = pooled(q, with_required_affinity(make_pod("wants-db"), app="db"), {"PodAdded"})
+    bound = make_pod("web-1").label("app", "web").node("n1").info()
+    q.assigned_pod_added(bound, lambda ns: {})
+    where = {uid: q.where(uid) for uid in (plain, spread, spread_elsewhere, wants_web, wants_db)}
+    assert where == {
+        plain: "unschedulable",
+        spread: "backoff",
+        spread_elsewhere: "unschedulable",
+        wants_web: "backoff",
+        wants_db: "unschedulable",
+    }
+
+
+def test_a_bound_pod_scaling_down_moves_every_pod_its_hints_accept() -> None:
+    q = make_queue(Clock())
+    plain = pooled(q, make_pod("plain"), {"PodAdded"})
+    old = make_pod("big").node("n1").req(cpu="2").obj()
+    new = make_pod("big").node("n1").req(cpu="1").info()
+    scaled_down = ClusterEvent(Resource.POD, ActionType.UPDATE_POD_SCALE_DOWN, "AssignedPodUpdate")
+    q.assigned_pod_updated(old, new, scaled_down, lambda ns: {})
+    assert q.where(plain) == "backoff"
+    relabelled = pooled(q, make_pod("relabelled"), {"PodAdded"})
+    q.assigned_pod_updated(old, new, ClusterEvent(Resource.POD, ActionType.UPDATE_POD_LABEL), lambda ns: {})
+    assert q.where(relabelled) == "unschedulable"  # not across nodes, and nobody registered it
+
+
+def test_an_event_no_plugin_registers_for_moves_nothing() -> None:
+    """Upstream's isEventOfInterest: even a pod rejected by a plugin the queue knows no events
+    of (one no longer in any profile) waits for an event some plugin cares about."""
+    q = make_queue(Clock())
+    rejected = pooled(q, make_pod("p"), {"RemovedPlugin"})
+    assert q.where(rejected) == "unschedulable"
+    assert q.on_event(ASSIGNED_POD_DELETE, make_pod("gone").node("n1").obj(), None) == 0
+    assert q.where(rejected) == "unschedulable"
+    assert q.on_event(NODE_ADD, None, {"metadata": {"name": "n2"}}) == 1
+    assert q.where(rejected) == "backoff"
