@@ -149,6 +149,8 @@ class DefaultPreemption:
         self._calls = 0
         #: Preemptors whose victims are being deleted in the background (by uid).
         self._preempting: set[str] = set()
+        #: Per node name: (generation, the lowest priority of its pods).
+        self._lowest: dict[str, tuple[int, int | None]] = {}
 
     # --- PreEnqueue -------------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
@@ -244,6 +246,15 @@ class DefaultPreemption:
         """Only pods of lower priority than the preemptor may be evicted."""
         return victim.priority < preemptor.priority
 
+    def _lowest_priority(self, node: NodeInfo) -> int | None:
+        """The lowest priority among the node's pods (None: it has none), cached by generation."""
+        cached = self._lowest.get(node.name)
+        if cached is not None and cached[0] == node.generation:
+            return cached[1]
+        lowest = min((p.priority for p in node.pods), default=None)
+        self._lowest[node.name] = (node.generation, lowest)
+        return lowest
+
     # --- finding candidates -------------------------------------------------------------------
     async def find_candidates(
         self,
@@ -308,7 +319,17 @@ class DefaultPreemption:
         # Where only resources are at stake, the same answer without copying node and state
         # (unless a subclass selects victims its own way).
         arithmetic = (
-            ArithmeticVictims.for_cycle(self.handle, state, pod, self.is_preemption_allowed)
+            ArithmeticVictims.for_cycle(
+                self.handle,
+                state,
+                pod,
+                self.is_preemption_allowed,
+                # Where victims are chosen by priority alone, a node whose pods all rank at least
+                # as high as the preemptor has none: known without looking at its pods again.
+                self._lowest_priority
+                if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed
+                else None,
+            )
             if type(self).select_victims_on_node is DefaultPreemption.select_victims_on_node
             else None
         )

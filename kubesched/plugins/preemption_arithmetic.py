@@ -51,8 +51,11 @@ class ArithmeticVictims:
         nominated: Callable[[str], list[PodInfo]],
         allowed: Callable[[NodeInfo, PodInfo, PodInfo], bool],
         fit_name: str = NodeResourcesFit.name,
+        lowest_priority: Callable[[NodeInfo], int | None] | None = None,
     ) -> None:
         self.fit_name = fit_name
+        #: Where ``allowed`` is "lower priority than the preemptor": the node's lowest priority.
+        self.lowest_priority = lowest_priority
         self.state = state
         self.pod = pod
         self.req = req
@@ -62,10 +65,17 @@ class ArithmeticVictims:
 
     @classmethod
     def for_cycle(
-        cls, handle: Any, state: CycleState, pod: PodInfo, allowed: Callable[[NodeInfo, PodInfo, PodInfo], bool]
+        cls,
+        handle: Any,
+        state: CycleState,
+        pod: PodInfo,
+        allowed: Callable[[NodeInfo, PodInfo, PodInfo], bool],
+        lowest_priority: Callable[[NodeInfo], int | None] | None = None,
     ) -> ArithmeticVictims | None:
         """The arithmetic for this cycle, or ``None`` when some plugin in play (or a PreFilter
-        extension) may judge a node by its pods otherwise than by their requests."""
+        extension) may judge a node by its pods otherwise than by their requests.
+        ``lowest_priority``, given only where ``allowed`` admits exactly the pods of lower
+        priority than the preemptor, lets a node without any be passed over at once."""
         in_play = getattr(handle, "filter_plugins_in_play", None)
         extensions = getattr(handle, "pre_filter_extensions_in_play", None)
         if in_play is None or extensions is None or extensions(state):
@@ -86,7 +96,7 @@ class ArithmeticVictims:
         counted = getattr(handle, "nominated_pods_counted", None)
         if req is None or counted is None:
             return None
-        return cls(state, pod, req, node_only, functools.partial(counted, pod), allowed, fit_name)
+        return cls(state, pod, req, node_only, functools.partial(counted, pod), allowed, fit_name, lowest_priority)
 
     def select(
         self, node: NodeInfo, pdbs: Sequence[Mapping[str, Any]]
@@ -94,7 +104,13 @@ class ArithmeticVictims:
         """``select_victims_on_node``'s answer for ``node`` (left untouched), or ``None`` where
         the full dry run must give it."""
         pod = self.pod
-        potential = [p for p in node.pods if self.allowed(node, p, pod)]
+        if self.lowest_priority is not None:
+            lowest = self.lowest_priority(node)
+            potential = (
+                [] if lowest is None or lowest >= pod.priority else [p for p in node.pods if p.priority < pod.priority]
+            )
+        else:
+            potential = [p for p in node.pods if self.allowed(node, p, pod)]
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOUND)
         for fn in self.node_only:
