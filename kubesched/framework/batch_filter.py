@@ -61,17 +61,16 @@ class BatchFilterResult:
     def rejected(self, positions: Sequence[int]) -> list[tuple[str, Status]]:
         """``(node name, status)`` of each rejected node at ``positions``."""
         cols = self._batch.columns
-        rows = self._batch.rows.tolist()
-        rejector = self.rejector.tolist()
         known = self.statuses
-        self._bulk([pos for pos in positions if pos not in known], rejector)
+        self._bulk([pos for pos in positions if pos not in known])
+        names = cols.names
+        rows = self._batch.rows[np.asarray(positions, dtype=np.intp)].tolist()
         out: list[tuple[str, Status]] = []
-        for pos in positions:
-            row = rows[pos]
+        for pos, row in zip(positions, rows):
             status = known.get(pos)
             if status is None:
-                status = self._status(pos, rejector[pos], cols.node(row))
-            out.append((cols.names[row], status))
+                status = self._status(pos, int(self.rejector[pos]), cols.node(row))
+            out.append((names[row], status))
         return out
 
     def status(self, pos: int) -> Status | None:
@@ -83,21 +82,21 @@ class BatchFilterResult:
             return known
         return self._status(pos, int(self.rejector[pos]), self._batch[pos])
 
-    def _bulk(self, positions: Sequence[int], rejector: list[int]) -> None:
+    def _bulk(self, positions: Sequence[int]) -> None:
         """Fill in, from each rejecting plugin's ``filter_statuses``, the statuses of the nodes
         at ``positions``; what a plugin cannot answer is left to its per-node ``filter``."""
         if len(positions) < 2:
             return
-        by_plugin: dict[int, list[int]] = {}
-        for pos in positions:
-            k = rejector[pos]
-            if self._fns[k][3] is not None:
-                by_plugin.setdefault(k, []).append(pos)
+        at = np.asarray(positions, dtype=np.intp)
+        rejector = self.rejector[at]
         batch = self._batch
-        for k, where in by_plugin.items():
+        known = self.statuses
+        for k in np.unique(rejector).tolist():
             name, _, _, bulk = self._fns[k]
-            assert bulk is not None
-            sub = NodeBatch(batch.columns, batch.rows[np.asarray(where, dtype=np.intp)])
+            if bulk is None:
+                continue
+            where = at[rejector == k]
+            sub = NodeBatch(batch.columns, batch.rows[where])
             try:
                 statuses = bulk(self._state, self._pod, sub)
             except Exception:  # noqa: BLE001 - the per-node filter answers instead
@@ -105,10 +104,18 @@ class BatchFilterResult:
                 continue
             if statuses is None or len(statuses) != len(where):
                 continue
-            for pos, status in zip(where, statuses, strict=True):
-                # A node the bulk form lets through is left to the per-node form (the contract).
-                if status is not None and status.code is not Code.SUCCESS:
-                    self.statuses[pos] = filter_verdict(name, status)
+            # Bulk forms share one Status among nodes rejected alike: judge each one once.
+            verdicts: dict[int, Status | None] = {}
+            for pos, status in zip(where.tolist(), statuses, strict=True):
+                if status is None:
+                    continue
+                key = id(status)
+                if key not in verdicts:
+                    # A node the bulk form lets through is left to the per-node form (the contract).
+                    verdicts[key] = None if status.code is Code.SUCCESS else filter_verdict(name, status)
+                verdict = verdicts[key]
+                if verdict is not None:
+                    known[pos] = verdict
 
     def _status(self, pos: int, k: int, node: NodeInfo) -> Status:
         name, fn, _, _ = self._fns[k]
