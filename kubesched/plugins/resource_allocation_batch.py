@@ -44,12 +44,31 @@ def _weighted_average(
 
 def _floor_div_or_zero(a: Array, b: Array) -> Array:
     """``a // b`` where ``b`` is not 0, else 0 (both non-negative, so floor is Go's truncation)."""
-    return np.where(b != 0, a // np.where(b != 0, b, 1), 0)
+    nonzero = b != 0
+    if nonzero.all():
+        return a // b
+    return np.where(nonzero, a // np.where(nonzero, b, 1), 0)
+
+
+def _everywhere(counted: Sequence[Array]) -> bool:
+    """Every resource counts on every node (no allocatable of 0): the common case, where the
+    per-node guards against division by zero and uncounted resources have nothing to do."""
+    return all(bool(m.all()) for m in counted)
 
 
 def least_allocated(
     n: int, requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
 ) -> Array:
+    if _everywhere(counted):
+        weight_sum = sum(weights)
+        if weight_sum == 0:
+            return np.zeros(n, np.int64)
+        total = np.zeros(n, np.int64)
+        for req, cap, w in zip(requested, allocatable, weights):
+            free = (cap - req) * MAX_NODE_SCORE // cap
+            free[req > cap] = 0  # negative there; the node scores 0 for this resource
+            total += free * w
+        return total // weight_sum
     scores = []
     for req, cap in zip(requested, allocatable):
         free = _floor_div_or_zero((cap - req) * MAX_NODE_SCORE, cap)
