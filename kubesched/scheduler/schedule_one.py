@@ -370,8 +370,8 @@ class SchedulingCycle(BindingCycle):
         extenders may still reject), and recorded traces."""
         n = len(nodes)
         cols = self.snapshot.columns()
-        order = (start + np.arange(n)) % n
-        rows = order if nodes is self.snapshot.node_info_list else rows_of(nodes, cols.index)[order]
+        # Rows of the snapshot's columns, in the list's order (the snapshot's own list: the rows).
+        listed = None if nodes is self.snapshot.node_info_list else rows_of(nodes, cols.index)
         nominator = self.queue.nominator
         nominated: set[int] = set()
         if nominator:
@@ -385,7 +385,9 @@ class SchedulingCycle(BindingCycle):
         while pos < n and len(feasible) < want:
             need = want - len(feasible)
             size = min(n - pos, need if pos == 0 else max(2 * need, 128))
-            chunk = rows[pos : pos + size]
+            chunk = np.arange(start + pos, start + pos + size) % n  # in rotated order
+            if listed is not None:
+                chunk = listed[chunk]
             res = fw.run_filter_batch(state, pi, NodeBatch(cols, chunk))
             traces: dict[int, dict[str, str]] = {}
             chunk_deferred: list[tuple[BatchFilterResult, int, NodeInfo]] = []
