@@ -511,6 +511,7 @@ def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
             seed=1,
             batch=batch,
             opportunistic_batching=w.opportunistic_batching,
+            gc_pacing=True,  # as `kubesched run` has it
         ),
     )
 

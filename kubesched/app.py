@@ -96,6 +96,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             result_annotations=opts.record_results,
             opportunistic_batching=opts.feature_gates.get("OpportunisticBatching", False),
             async_preemption=opts.feature_gates.get("SchedulerAsyncPreemption", True),
+            gc_pacing=True,
         ),
         observer=observer,
         extenders=extenders,

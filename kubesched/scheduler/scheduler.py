@@ -20,6 +20,7 @@ from kubesched.framework.runtime import Framework, ProfileSpec, WaitingPods
 from kubesched.queue import SchedulingQueue
 from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.eventhandlers import EventHandlers
+from kubesched.scheduler.gc_pacing import GcPacer
 from kubesched.scheduler.listers import ObjectCache
 from kubesched.scheduler.observer import NullObserver, Observer
 from kubesched.scheduler.results import PodResult
@@ -63,6 +64,10 @@ class SchedulerOptions:
     #: nominated at once and its victims are deleted in the background; it waits, gated, until
     #: they are gone. Off: the deletions happen inside the scheduling cycle.
     async_preemption: bool = True
+    #: Keep the garbage collector's full collections out of busy periods (see
+    #: :mod:`kubesched.scheduler.gc_pacing`). It freezes the process's objects, so it is for a
+    #: process that is the scheduler (``kubesched run``), not for one that embeds it.
+    gc_pacing: bool = False
 
 
 @dataclass
@@ -201,9 +206,12 @@ class Scheduler(EventHandlers, SchedulingCycle):
 
     async def _flush_periodically(self) -> None:
         last_pool_flush = self.clock()
+        pacer = GcPacer() if self.options.gc_pacing else None
         while True:
             await asyncio.sleep(1.0)
             try:
+                if pacer is not None:
+                    pacer.tick(idle=not self._in_cycle and not self.queue.has_active() and not self.in_flight())
                 self.queue.flush_backoff_completed()
                 if self.clock() - last_pool_flush >= 30.0:
                     self.queue.flush_unschedulable_left_over()

@@ -1,0 +1,81 @@
+"""GcPacer: survivors frozen while busy, everything collected when idle or after long load."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from collections.abc import Iterator
+
+import pytest
+
+from kubesched.scheduler.gc_pacing import GcPacer
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+class Node:
+    """An object that can sit in a reference cycle."""
+
+    def __init__(self) -> None:
+        self.other: Node | None = None
+
+
+def cycle() -> weakref.ref[Node]:
+    """A reference cycle nobody refers to: only a full collection frees it."""
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    return weakref.ref(a)
+
+
+@pytest.fixture(autouse=True)
+def thawed() -> Iterator[None]:
+    gc.collect()
+    yield
+    gc.unfreeze()  # leave the test process's collector as it was
+
+
+def test_busy_ticks_freeze_survivors_so_collections_pass_them_by() -> None:
+    clock = Clock()
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock)
+    garbage = cycle()
+    clock.t = 1
+    pacer.tick(idle=False)
+    assert gc.get_freeze_count() > 0
+    gc.collect()
+    assert garbage() is not None  # frozen: even a full collection does not look at it
+    assert pacer.full_collections == 0
+
+
+def test_an_idle_tick_collects_everything_but_not_more_often_than_asked() -> None:
+    clock = Clock()
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock)
+    garbage = cycle()
+    clock.t = 1
+    pacer.tick(idle=False)
+    clock.t = 30
+    pacer.tick(idle=True)  # idle, but a full collection ran less than a minute ago (start)
+    assert garbage() is not None and pacer.full_collections == 0
+    clock.t = 61
+    pacer.tick(idle=True)
+    assert garbage() is None
+    assert pacer.full_collections == 1 and pacer.freed >= 2
+    assert gc.get_freeze_count() > 0  # what is left is frozen again
+
+
+def test_uninterrupted_load_still_collects_every_busy_interval() -> None:
+    clock = Clock()
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock)
+    garbage = cycle()
+    for t in range(1, 600):
+        clock.t = t
+        pacer.tick(idle=False)
+    assert garbage() is not None
+    clock.t = 600
+    pacer.tick(idle=False)
+    assert garbage() is None and pacer.full_collections == 1
