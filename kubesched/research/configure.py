@@ -1,0 +1,56 @@
+"""The configuration an experiment runs: the user's file, with what the protocol fixes.
+
+* ``percentageOfNodesToScore: 100`` — every feasible node is scored, as in the paper's runs;
+* FGD gets the typical pods of the workload being replayed, and the seeded plugins the
+  experiment's seed (:func:`kubesched.research.gpushare.hand_over`);
+* ties between equally scored nodes go to the first in a seeded node order, as the artifact's
+  scheduler breaks them (:func:`kubesched.research.gpushare.break_ties_by_node_order`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.config import ConfigError, SchedulerConfig, parse_config
+from kubesched.framework.registry import RegistryError
+
+from . import gpushare
+from .errors import ReplayError
+
+PERCENTAGE_OF_NODES_TO_SCORE = 100
+
+
+def experiment_config(path: Path, typical: Sequence[Any], seed: int) -> tuple[SchedulerConfig, list[str]]:
+    """The parsed configuration, and what the experiment changed in it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ReplayError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ReplayError(f"{path}: not valid YAML or JSON: {exc}") from None
+    changed: list[str] = []
+    if isinstance(data, dict):
+        if data.get("percentageOfNodesToScore") != PERCENTAGE_OF_NODES_TO_SCORE:
+            changed.append(f"percentageOfNodesToScore: {PERCENTAGE_OF_NODES_TO_SCORE}")
+        data["percentageOfNodesToScore"] = PERCENTAGE_OF_NODES_TO_SCORE
+        for profile in data.get("profiles") or []:
+            if isinstance(profile, dict) and profile.get("percentageOfNodesToScore") is not None:
+                profile["percentageOfNodesToScore"] = PERCENTAGE_OF_NODES_TO_SCORE
+        changed += gpushare.hand_over(data, typical, seed)
+    try:
+        cfg = parse_config(data, source=str(path))
+    except (ConfigError, RegistryError) as exc:
+        raise ReplayError(str(exc)) from None
+    changed += gpushare.break_ties_by_node_order(cfg.profiles, seed)
+    return cfg, changed
+
+
+__all__ = ["PERCENTAGE_OF_NODES_TO_SCORE", "experiment_config"]
