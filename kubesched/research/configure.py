@@ -4,7 +4,9 @@
 * FGD gets the typical pods of the workload being replayed, and the seeded plugins the
   experiment's seed (:func:`kubesched.research.gpushare.hand_over`);
 * ties between equally scored nodes go to the first in a seeded node order, as the artifact's
-  scheduler breaks them (:func:`kubesched.research.gpushare.break_ties_by_node_order`).
+  scheduler breaks them (:func:`kubesched.research.gpushare.break_ties_by_node_order`);
+* no preemption: the trace's pods share one priority, so it could never find a victim
+  (:func:`without_preemption`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from . import gpushare
 from .errors import ReplayError
 
 PERCENTAGE_OF_NODES_TO_SCORE = 100
+PREEMPTION = "DefaultPreemption"
 
 
 def experiment_config(path: Path, typical: Sequence[Any], seed: int) -> tuple[SchedulerConfig, list[str]]:
@@ -50,7 +53,21 @@ def experiment_config(path: Path, typical: Sequence[Any], seed: int) -> tuple[Sc
     except (ConfigError, RegistryError) as exc:
         raise ReplayError(str(exc)) from None
     changed += gpushare.break_ties_by_node_order(cfg.profiles, seed)
+    changed += without_preemption(cfg)
     return cfg, changed
 
 
-__all__ = ["PERCENTAGE_OF_NODES_TO_SCORE", "experiment_config"]
+def without_preemption(cfg: SchedulerConfig) -> list[str]:
+    """Take DefaultPreemption out of PostFilter. Every pod of a trace has the same priority, and
+    preemption only ever evicts pods of a lower one: it can find no victim, so leaving it out
+    changes no decision; it only saves its dry run over every node for each pod that does not fit."""
+    changed: list[str] = []
+    for spec in cfg.profiles:
+        kept = [ref for ref in spec.plugins.get("postFilter", []) if ref.name != PREEMPTION]
+        if len(kept) != len(spec.plugins.get("postFilter", [])):
+            spec.plugins["postFilter"] = kept
+            changed.append(f"{spec.scheduler_name}: postFilter {PREEMPTION} off (the pods all have one priority)")
+    return changed
+
+
+__all__ = ["PERCENTAGE_OF_NODES_TO_SCORE", "experiment_config", "without_preemption"]

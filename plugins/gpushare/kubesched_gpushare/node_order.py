@@ -60,30 +60,45 @@ class NodeOrder:
         return key
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        names = nodes.names() if hasattr(nodes, "names") else [n.name for n in nodes]
+        names = list(nodes.names()) if hasattr(nodes, "names") else [n.name for n in nodes]
+        # NodeOrder and NodeOrderFine of one seed share the ranks of a cycle.
+        state_key = f"NodeOrder/{self.seed}"
+        held = state.get(state_key)
+        if held is not None and held[0] == names:
+            return None
         keys = np.fromiter((self.key(n) for n in names), np.int64, len(names))
         ranks = np.empty(len(names), np.int64)
         ranks[np.argsort(keys, kind="stable")] = np.arange(len(names))
-        state.write(f"{self.name}/rank", dict(zip(names, ranks.tolist())))
+        # [names, their ranks, a name -> rank map made only when a per-node score asks]
+        state.write(state_key, [names, ranks, None])
         return None
 
-    def _digit(self, rank: int) -> int:
-        return MAX_NODE_SCORE - min(rank // BASE, MAX_NODE_SCORE)
+    def _ranks(self, state: CycleState) -> Any:
+        held = state.get(f"NodeOrder/{self.seed}")
+        if held is not None and held[2] is None:
+            held[2] = dict(zip(held[0], held[1].tolist()))
+        return held
+
+    def _digits(self, ranks: Any) -> Any:
+        return MAX_NODE_SCORE - np.minimum(ranks // BASE, MAX_NODE_SCORE)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
-        ranks = state.get(f"{self.name}/rank")
-        if ranks is None or node.name not in ranks:
-            return MIN_NODE_SCORE, Status.as_error(f"reading {self.name + '/rank'!r} from cycleState: not found")
-        return self._digit(ranks[node.name])
+        held = self._ranks(state)
+        if held is None or node.name not in held[2]:
+            return MIN_NODE_SCORE, Status.as_error(f"reading 'NodeOrder/{self.seed}' from cycleState: not found")
+        return int(self._digits(np.int64(held[2][node.name])))
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
-        ranks = state.get(f"{self.name}/rank")
-        if ranks is None:
+        held = state.get(f"NodeOrder/{self.seed}")
+        if held is None:
             return None
-        names = nodes.names() if hasattr(nodes, "names") else [n.name for n in nodes]
+        names = list(nodes.names()) if hasattr(nodes, "names") else [n.name for n in nodes]
+        if names == held[0]:
+            return self._digits(held[1])
+        ranks = self._ranks(state)[2]
         if any(n not in ranks for n in names):
             return None
-        return np.array([self._digit(ranks[n]) for n in names], np.int64)
+        return self._digits(np.array([ranks[n] for n in names], np.int64))
 
 
 class NodeOrderFine(NodeOrder):
@@ -92,8 +107,8 @@ class NodeOrderFine(NodeOrder):
     name = "NodeOrderFine"
     weight = FINE_WEIGHT
 
-    def _digit(self, rank: int) -> int:
-        return MAX_NODE_SCORE - rank % BASE
+    def _digits(self, ranks: Any) -> Any:
+        return MAX_NODE_SCORE - ranks % BASE
 
 
 __all__ = ["COARSE_WEIGHT", "FINE_WEIGHT", "POLICY_FACTOR", "NodeOrder", "NodeOrderArgs", "NodeOrderFine"]
