@@ -30,6 +30,8 @@ PLUGINS: tuple[type, ...] = (
     gs.GpuPacking,
     gs.GpuClustering,
     gs.RandomScore,
+    gs.NodeOrder,
+    gs.NodeOrderFine,
 )
 
 
