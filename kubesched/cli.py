@@ -1,4 +1,4 @@
-"""``kubesched`` command line: ``simulate``, ``replay``, ``plugins``, ``config validate|print``."""
+"""``kubesched`` command line: ``simulate``, ``replay``, ``compare``, ``plugins``, ``config validate|print``."""
 
 from __future__ import annotations
 
@@ -456,6 +456,47 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace) -> int:
+    """Several configurations replayed on one trace, side by side (kubesched.research.compare)."""
+    from kubesched.research import ReplayError, ReplayOptions
+    from kubesched.research.compare import run_compare
+    from kubesched.research.output import comparison_csv, comparison_json, format_comparison
+    from kubesched.research.plot import write_plot
+
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        return _fail(f"--seeds: a comma-separated list of integers, not {args.seeds!r}")
+    base = ReplayOptions(
+        nodes=Path(args.nodes),
+        pods=Path(args.pods),
+        config=Path(args.config[0]),
+        inflate=args.inflate,
+        churn=args.churn,
+        all_nodes=args.all_nodes,
+    )
+
+    def progress(name: str, seed: int) -> None:
+        if not args.no_progress and sys.stderr.isatty():
+            print(f"replaying {name}, seed {seed}", file=sys.stderr)
+
+    try:
+        compared = run_compare(base, [Path(c) for c in args.config], seeds, progress)
+        if args.plot:
+            write_plot(
+                Path(args.plot), {c.name: c.curve for c in compared}, title=f"{base.pods.name}, seeds {args.seeds}"
+            )
+    except ReplayError as exc:
+        return _fail(str(exc))
+    if args.output == "json":
+        print(comparison_json(compared))
+    elif args.output == "csv":
+        print(comparison_csv(compared), end="")
+    else:
+        print(format_comparison(compared), end="")
+    return 0
+
+
 def _add_replay_parser(sub: Any) -> None:
     rp = sub.add_parser(
         "replay",
@@ -487,6 +528,24 @@ def _add_replay_parser(sub: Any) -> None:
     rp.add_argument("--plot", metavar="FILE.svg|FILE.png", help="draw GPU allocation against arrived load into FILE")
     rp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     rp.set_defaults(func=cmd_replay)
+
+    cp = sub.add_parser(
+        "compare",
+        help="replay one trace with several configurations and show their quality metrics side by side",
+    )
+    cp.add_argument("--nodes", required=True, help="node list CSV (openb columns)")
+    cp.add_argument("--pods", required=True, help="pod list CSV (openb columns)")
+    cp.add_argument(
+        "--config", required=True, action="append", help="a KubeSchedulerConfiguration file (repeat: one per profile)"
+    )
+    cp.add_argument("--seeds", default="42", metavar="42,43,...", help="seeds to average over (default 42)")
+    cp.add_argument("--inflate", type=float, default=None, help="as for replay (default 1.3)")
+    cp.add_argument("--churn", action="store_true", help="replay the trace's own creation and deletion times")
+    cp.add_argument("--all-nodes", action="store_true", help="keep nodes without GPUs")
+    cp.add_argument("--output", choices=("table", "json", "csv"), default="table")
+    cp.add_argument("--plot", metavar="FILE.svg|FILE.png", help="draw each configuration's mean allocation curve")
+    cp.add_argument("--no-progress", action="store_true", help="say nothing while replaying")
+    cp.set_defaults(func=cmd_compare)
 
 
 def build_parser() -> argparse.ArgumentParser:

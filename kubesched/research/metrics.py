@@ -103,6 +103,18 @@ class ClusterGauge:
         node.frag = self._fragmentation(node.model, node.cpu_left, node.left)
         self.frag += node.frag - before
 
+    def spread(self) -> dict[str, Any]:
+        """How the pods spread over the GPU nodes now: nodes with any GPU in use, nodes with every
+        GPU fully used, and the standard deviation of the nodes' GPU allocation (percent)."""
+        shares = [100.0 * (1 - sum(n.left) / (MILLI * len(n.left))) for n in self._nodes.values() if n.left]
+        mean = sum(shares) / len(shares) if shares else 0.0
+        stdev = (sum((x - mean) ** 2 for x in shares) / len(shares)) ** 0.5 if shares else 0.0
+        return {
+            "gpuNodesUsed": sum(1 for x in shares if x > 0),
+            "gpuNodesFull": sum(1 for x in shares if x >= 100.0),
+            "nodeGpuAllocationStdev": round(stdev, 2),
+        }
+
     def record(self) -> None:
         s = self.samples
         s.arrived_gpu_milli.append(self.arrived)

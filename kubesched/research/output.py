@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from .compare import KINDS, METRICS, Compared
 from .grid import COLUMNS
 from .replay import ReplayResult
 
@@ -71,4 +72,86 @@ def format_table(result: ReplayResult, width: int = 120) -> str:
     return console.export_text()
 
 
-__all__ = ["TABLE_POINTS", "curve_csv", "format_table", "to_json"]
+# --- compare --------------------------------------------------------------------------------------
+
+#: Table headings of the compared metrics.
+METRIC_LABELS = {
+    "gpuAllocationAt100": "GPU alloc % at arrived 100 %",
+    "gpuAllocation": "GPU alloc % at the end",
+    "gpuFragmentation": "GPU frag % of capacity",
+    "gpuFragmentationRatio": "GPU frag % of idle",
+    "cpuAllocation": "CPU alloc %",
+    "memoryAllocation": "memory alloc %",
+    "unscheduled": "pods without a node",
+    "gpuNodesUsed": "GPU nodes used",
+    "gpuNodesFull": "GPU nodes full",
+    "nodeGpuAllocationStdev": "stdev of node GPU alloc %",
+}
+
+
+def comparison_json(compared: Sequence[Compared]) -> str:
+    """``{"configurations": [{"name", "config", "seeds", "metrics", "curve"}, ...]}``."""
+    return json.dumps({"configurations": [c.to_json() for c in compared]}, indent=2)
+
+
+def comparison_csv(compared: Sequence[Compared]) -> str:
+    """One row per configuration: its name, the seeds, then each metric (means over the seeds)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["name", "config", "seeds", *METRICS, *(f"unscheduled_{k}" for k in KINDS), "seconds"])
+    for c in compared:
+        m = c.metrics
+        writer.writerow(
+            [
+                c.name,
+                str(c.config),
+                " ".join(str(s["seed"]) for s in c.summaries),
+                *("" if m.get(k) is None else m[k] for k in METRICS),
+                *("" if m["unscheduledByKind"].get(k) is None else m["unscheduledByKind"][k] for k in KINDS),
+                "" if m.get("seconds") is None else m["seconds"],
+            ]
+        )
+    return out.getvalue()
+
+
+def format_comparison(compared: Sequence[Compared], width: int = 160) -> str:
+    """The metrics side by side, one column per configuration, the best of each row marked."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(width=width, record=True, file=io.StringIO(), force_terminal=False, color_system=None)
+    seeds = ", ".join(str(s["seed"]) for s in compared[0].summaries) if compared else ""
+    table = Table(title=f"Compared (means over seeds {seeds}; * best)")
+    table.add_column("metric")
+    for c in compared:
+        table.add_column(escape(c.name), justify="right")
+    higher_is_better = {"gpuAllocationAt100", "gpuAllocation", "cpuAllocation", "memoryAllocation"}
+    lower_is_better = {"gpuFragmentation", "gpuFragmentationRatio", "unscheduled"}
+    for metric in METRICS:
+        values = [c.metrics.get(metric) for c in compared]
+        best: float | None = None
+        known = [v for v in values if v is not None]
+        if known and len(compared) > 1:
+            best = max(known) if metric in higher_is_better else min(known) if metric in lower_is_better else None
+        table.add_row(
+            METRIC_LABELS[metric],
+            *("-" if v is None else f"{v:g}{' *' if best is not None and v == best else ''}" for v in values),
+        )
+    for kind in KINDS:
+        table.add_row(f"  without a node: {kind}", *(f"{c.metrics['unscheduledByKind'][kind]:g}" for c in compared))
+    table.add_row("seconds per experiment", *(f"{c.metrics['seconds']:g}" for c in compared))
+    console.print(table)
+    return console.export_text()
+
+
+__all__ = [
+    "METRIC_LABELS",
+    "TABLE_POINTS",
+    "comparison_csv",
+    "comparison_json",
+    "curve_csv",
+    "format_comparison",
+    "format_table",
+    "to_json",
+]

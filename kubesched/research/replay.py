@@ -140,6 +140,7 @@ async def replay(options: ReplayOptions, progress: Callable[[int, int], None] | 
         "cpuAllocation": _pct(gauge.used_cpu, gauge.cpu_capacity_milli),
         "memoryAllocation": _pct(gauge.used_memory, gauge.memory_capacity_mib),
         "gpuAllocationAt100": at_100,
+        **gauge.spread(),
         "typicalPods": len(typical),
         "seed": options.seed,
         "inflate": ratio,

@@ -283,3 +283,24 @@ def test_a_slice_of_the_openb_trace(tmp_path: Path, gpushare_installed: None) ->
     assert s["arrived"] is not None and 129 < s["arrived"] <= 130
     assert s["gpuAllocationAt100"] is not None and 80 < s["gpuAllocationAt100"] <= 100
     assert result.curve[0]["gpuFragmentation"] > 0  # CPU pods among the typical pods: idle GPUs count
+
+
+def test_compare_puts_configurations_side_by_side(
+    tmp_path: Path, gpushare_installed: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    nodes, pods = write_trace(tmp_path)
+    configs = [str(FGD_CONFIG), str(ROOT / "config" / "gpushare" / "Random.yaml")]
+    figure = tmp_path / "compare.svg"
+    args = ["compare", "--nodes", str(nodes), "--pods", str(pods), "--config", configs[0], "--config", configs[1]]
+    assert main([*args, "--seeds", "1,2", "--output", "json", "--plot", str(figure), "--no-progress"]) == 0
+    data = json.loads(capsys.readouterr().out)["configurations"]
+    assert [c["name"] for c in data] == ["FGD", "Random"]
+    assert all(c["seeds"] == [1, 2] and len(c["curve"]) == 131 for c in data)
+    # each metric is the mean of the two seeds' replays
+    one = [asyncio.run(replay(ReplayOptions(nodes, pods, FGD_CONFIG, seed=s))).summary for s in (1, 2)]
+    assert data[0]["metrics"]["gpuAllocation"] == round((one[0]["gpuAllocation"] + one[1]["gpuAllocation"]) / 2, 2)
+    assert data[0]["metrics"]["unscheduled"] == (one[0]["unscheduled"] + one[1]["unscheduled"]) / 2
+    titles = [t.text for t in ET.fromstring(figure.read_text()).iter("{http://www.w3.org/2000/svg}title")]
+    assert titles == ["FGD", "Random"]
+    assert main([*args, "--seeds", "x"]) == 2
+    assert "--seeds: a comma-separated list of integers" in capsys.readouterr().err

@@ -213,6 +213,8 @@ def test_gauge_counts_arrivals_of_failed_pods_and_gives_back_on_removal() -> Non
     assert s.frag_gpu_milli == [300.0, 300.0]
     assert s.idle_gpu_milli == [2300, 2300]
     assert s.used_cpu_milli == [1000, 1000]
+    # n0 has 700 of its 2000 in use (35 %), n1 none
+    assert gauge.spread() == {"gpuNodesUsed": 1, "gpuNodesFull": 0, "nodeGpuAllocationStdev": 17.5}
     gauge.removed(shared)
     gauge.removed(failed)  # never placed: nothing to give back
     gauge.record()
@@ -313,3 +315,26 @@ def test_png_without_matplotlib_names_the_extra(tmp_path: Path, monkeypatch: pyt
     assert PLOT_EXTRA in str(err.value) and "c.png" in str(err.value)
     with pytest.raises(ReplayError, match=r"\.svg or \.png"):
         write_plot(tmp_path / "c.pdf", {"FGD": result().curve})
+
+
+# --- compare ----------------------------------------------------------------------------------------
+
+
+def test_compare_averages_seeds_metric_by_metric_and_point_by_point() -> None:
+    from kubesched.research.compare import METRICS, summarize
+
+    def one(at100: float | None, unscheduled: int, shift: float) -> ReplayResult:
+        points = curve(samples([(i * 100, int(i * shift), 0.0, 0) for i in range(132)]), 10000)
+        summary: dict[str, object] = {m: 1.0 for m in METRICS} | {
+            "gpuAllocationAt100": at100,
+            "unscheduled": unscheduled,
+        }
+        summary |= {"unscheduledByKind": {"oneGpu": unscheduled}, "seconds": 2.0}
+        return ReplayResult(points, summary, Samples())
+
+    metrics, mean_curve = summarize([one(90.0, 10, 90), one(95.0, 20, 80), one(None, 30, 70)])
+    assert metrics["gpuAllocationAt100"] == 92.5  # a seed without a value at 100 is left out
+    assert metrics["unscheduled"] == 20
+    assert metrics["unscheduledByKind"] == {"cpu": 0, "sharedGpu": 0, "oneGpu": 20, "multiGpu": 0}
+    assert [p["arrived"] for p in mean_curve] == list(range(131))
+    assert mean_curve[100]["gpuAllocation"] == 80.0
