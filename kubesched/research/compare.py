@@ -32,6 +32,8 @@ METRICS = (
     "nodeGpuAllocationStdev",
 )
 KINDS = ("cpu", "sharedGpu", "oneGpu", "multiGpu")
+#: What the JSON keeps of each seed's replay.
+PER_SEED = ("seed", "gpuAllocationAt100", "gpuAllocation", "gpuFragmentation", "pods", "unscheduled", "seconds")
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Compared:
             "config": str(self.config),
             "seeds": [s["seed"] for s in self.summaries],
             "metrics": self.metrics,
+            "perSeed": [{k: s.get(k) for k in PER_SEED} for s in self.summaries],
             "curve": self.curve,
         }
 

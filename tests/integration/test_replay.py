@@ -300,6 +300,7 @@ def test_compare_puts_configurations_side_by_side(
     one = [asyncio.run(replay(ReplayOptions(nodes, pods, FGD_CONFIG, seed=s))).summary for s in (1, 2)]
     assert data[0]["metrics"]["gpuAllocation"] == round((one[0]["gpuAllocation"] + one[1]["gpuAllocation"]) / 2, 2)
     assert data[0]["metrics"]["unscheduled"] == (one[0]["unscheduled"] + one[1]["unscheduled"]) / 2
+    assert [p["gpuAllocationAt100"] for p in data[0]["perSeed"]] == [o["gpuAllocationAt100"] for o in one]
     titles = [t.text for t in ET.fromstring(figure.read_text()).iter("{http://www.w3.org/2000/svg}title")]
     assert titles == ["FGD", "Random"]
     assert main([*args, "--seeds", "x"]) == 2
