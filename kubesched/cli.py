@@ -1,4 +1,4 @@
-"""``kubesched`` command line: ``simulate``, ``replay``, ``compare``, ``plugins``, ``config validate|print``."""
+"""``kubesched`` command line: ``simulate``, ``replay``, ``compare``, ``sweep``, ``plugins``, ``config validate|print``."""
 
 from __future__ import annotations
 
@@ -548,6 +548,148 @@ def _add_replay_parser(sub: Any) -> None:
     cp.set_defaults(func=cmd_compare)
 
 
+# --- sweep ----------------------------------------------------------------------------------------
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.partial")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """A grid of replays on local processes or a Dask cluster; the work is in kubesched.research."""
+    import time
+
+    from kubesched.research import ReplayError
+    from kubesched.research.engines import EngineError, engine_for
+    from kubesched.research.gpushare import require
+    from kubesched.research.sweep import ExperimentOutcome, SweepError, in_grid_order, iter_sweep, make_grid
+    from kubesched.research.sweep_output import allocation_csv, format_report, fragmentation_csv, summary_csv
+
+    try:
+        grid = make_grid(
+            Path(args.grid) if args.grid else None,
+            args.nodes,
+            args.pods or (),
+            args.config or (),
+            args.seeds,
+            args.inflate or (),
+        )
+        files = grid.read_inputs()
+        if args.address is None:
+            require()  # the local workers replay with this environment's packages
+        engine = engine_for(args.address, args.workers)
+    except (SweepError, EngineError, ReplayError) as exc:
+        return _fail(str(exc))
+    experiments = grid.experiments()
+    outputs = [(Path(args.output), allocation_csv)]
+    if args.frag_output:
+        outputs.append((Path(args.frag_output), fragmentation_csv))
+    if args.summary:
+        outputs.append((Path(args.summary), summary_csv))
+    done: list[ExperimentOutcome] = []
+
+    def save() -> None:
+        ordered = in_grid_order(done, experiments)
+        for path, render in outputs:
+            _write_atomically(path, render(ordered))
+
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    err = Console(stderr=True)
+    print(f"kubesched sweep: {len(experiments)} experiments on {engine.description}", file=sys.stderr)
+    bar = Progress(
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+        console=err,
+        disable=args.no_progress or not sys.stderr.isatty(),
+    )
+    task = bar.add_task("experiments", total=len(experiments), failed=0)
+    started = time.perf_counter()
+    try:
+        with bar:
+            for outcome in iter_sweep(grid, engine, files):
+                done.append(outcome)
+                # every completed experiment is on disk at once: an interrupted sweep keeps them
+                save()
+                if not outcome.ok:
+                    bar.console.print(f"FAILED {outcome.experiment.label}: {outcome.error}", markup=False)
+                    if outcome.detail:
+                        bar.console.print(outcome.detail, markup=False)
+                bar.update(task, advance=1, failed=sum(1 for o in done if not o.ok))
+    except KeyboardInterrupt:
+        save()
+        return _fail(f"interrupted: {len(done)} of {len(experiments)} experiments done, in {args.output}", 130)
+    except (SweepError, EngineError, ReplayError) as exc:
+        return _fail(str(exc))
+    save()
+    ordered = in_grid_order(done, experiments)
+    print(format_report(ordered, engine.description, time.perf_counter() - started), end="")
+    failed = sum(1 for o in done if not o.ok)
+    if failed:
+        return _fail(
+            f"{failed} of {len(experiments)} experiments failed (listed above); the others are in {args.output}", 1
+        )
+    return 0
+
+
+def _add_sweep_parser(sub: Any) -> None:
+    sp = sub.add_parser(
+        "sweep",
+        help="replay a grid of workloads x configurations x seeds on local processes or a Dask cluster; one CSV",
+        description="Each experiment is one `kubesched replay` (the FGD paper's protocol). Flags given replace the "
+        "--grid file's fields.",
+    )
+    sp.add_argument("--grid", metavar="GRID.yaml", help="the grid as a file: nodes, workloads, configs, seeds, inflate")
+    sp.add_argument("--nodes", metavar="NODES.csv", help="node list CSV (openb columns)")
+    sp.add_argument(
+        "--pods", action="append", metavar="PODS.csv", help="a workload: pod list CSV (repeat; its stem names it)"
+    )
+    sp.add_argument(
+        "--config", action="append", metavar="X.yaml", help="a policy: configuration file (repeat; its stem names it)"
+    )
+    sp.add_argument("--seeds", metavar="42-51", help="seeds: 42, 42-51 or 42,45,50-52 (default 42)")
+    sp.add_argument(
+        "--inflate",
+        type=float,
+        action="append",
+        metavar="RATIO",
+        help="arrived GPU demand as a multiple of capacity (repeatable; default 1.3)",
+    )
+    sp.add_argument(
+        "--output",
+        required=True,
+        metavar="FILE.csv",
+        help="GPU allocation: workload, policy, tune, seed, total_gpus, 0..130",
+    )
+    sp.add_argument(
+        "--frag-output", metavar="FILE.csv", help="also GPU fragmentation: workload, policy, tune, seed, 0..130"
+    )
+    sp.add_argument("--summary", metavar="FILE.csv", help="also one row per experiment: status, pods, seconds, error")
+    sp.add_argument(
+        "--address",
+        metavar="tcp://HOST:8786",
+        help="run on the Dask cluster of this scheduler (needs pip install 'kubesched[distributed]')",
+    )
+    sp.add_argument("--workers", type=int, metavar="N", help="local processes (default: this machine's cores)")
+    sp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    sp.set_defaults(func=cmd_sweep)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kubesched", description="The Kubernetes scheduling framework on asyncio.")
     parser.add_argument("--version", action="version", version=f"kubesched {__version__}")
@@ -574,6 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sim.set_defaults(func=cmd_simulate)
     _add_replay_parser(sub)
+    _add_sweep_parser(sub)
 
     run_p = sub.add_parser("run", help="schedule pods in a cluster (kubeconfig or in-cluster)")
     run_p.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
