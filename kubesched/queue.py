@@ -89,10 +89,14 @@ def _own_annotations_stripped(annotations: dict[str, str] | None) -> dict[str, s
 
 def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether an update could change a scheduling decision: as upstream's isPodUpdated,
-    anything but status, resourceVersion and the scheduler's own result annotations."""
+    anything but status, resourceVersion and the scheduler's own result annotations — but for
+    the claims made from the pod's ResourceClaimTemplates (``status.resourceClaimStatuses``),
+    which DynamicResources waits for."""
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
     return (
         old.get("spec") != new.get("spec")
+        or (old.get("status") or {}).get("resourceClaimStatuses")
+        != (new.get("status") or {}).get("resourceClaimStatuses")
         or om.get("labels") != nm.get("labels")
         or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
     )

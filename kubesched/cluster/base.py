@@ -28,6 +28,10 @@ WATCHED_KINDS = (
     "ReplicationController",
     "ReplicaSet",
     "StatefulSet",
+    # Dynamic resource allocation: what devices exist, their classes, and who claims them.
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
     "Node",
     "Pod",
 )
@@ -99,6 +103,7 @@ class Cluster(Protocol):
 
     async def delete_pod(self, pod: Obj) -> None: ...
 
-    async def update_object(self, kind: str, obj: Obj) -> Obj:
+    async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
         """Replace an object (optimistic concurrency on ``metadata.resourceVersion``: a stale one
-        raises :class:`Conflict`). Used by plugins that write, e.g. VolumeBinding's PreBind."""
+        raises :class:`Conflict`), or with ``subresource="status"`` its status. Used by plugins
+        that write, e.g. VolumeBinding's and DynamicResources' PreBind."""

@@ -101,6 +101,9 @@ RESOURCES = {
     "ReplicationController": _Resource("ReplicationController", "v1", "/api/v1/replicationcontrollers"),
     "ReplicaSet": _Resource("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets"),
     "StatefulSet": _Resource("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets"),
+    "DeviceClass": _Resource("DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses"),
+    "ResourceSlice": _Resource("ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices"),
+    "ResourceClaim": _Resource("ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims"),
     "Node": _Resource("Node", "v1", "/api/v1/nodes"),
     "Pod": _Resource("Pod", "v1", "/api/v1/pods"),
 }
@@ -1015,7 +1018,7 @@ class KubeCluster:
         except NotFound:
             pass
 
-    async def update_object(self, kind: str, obj: Obj) -> Obj:
+    async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
         res = RESOURCES.get(kind)
         if res is None:
             raise ClusterError(f"kind {kind!r} is not known to this backend", 0)
@@ -1023,7 +1026,8 @@ class KubeCluster:
         from kubesched.cluster.store import CLUSTER_SCOPED
 
         namespace = None if kind in CLUSTER_SCOPED else (meta.get("namespace") or "default")
-        return await self.request("PUT", res.object_path(namespace, meta["name"]), body=obj)
+        path = res.object_path(namespace, meta["name"])
+        return await self.request("PUT", f"{path}/{subresource}" if subresource else path, body=obj)
 
     # --- leases -------------------------------------------------------------------------------
     def leases(self, renew_deadline: float | None = None) -> KubeLeases:

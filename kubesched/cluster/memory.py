@@ -167,7 +167,7 @@ class InMemoryCluster:
         except NotFound:
             pass
 
-    async def update_object(self, kind: str, obj: Obj) -> Obj:
+    async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
         return self.store.update(kind, obj, check_version=True)
 
     def events_for(self, pod: Obj) -> list[Obj]:

@@ -24,7 +24,18 @@ Obj = dict[str, Any]
 WatchEvent = tuple[int, str, str, Obj, Obj | None]  # (rv, ADDED|MODIFIED|DELETED, kind, obj, old)
 Subscriber = Callable[[str, str, Obj, "Obj | None"], None]
 
-CLUSTER_SCOPED = frozenset({"Node", "Namespace", "PriorityClass", "PersistentVolume", "StorageClass", "CSINode"})
+CLUSTER_SCOPED = frozenset(
+    {
+        "Node",
+        "Namespace",
+        "PriorityClass",
+        "PersistentVolume",
+        "StorageClass",
+        "CSINode",
+        "DeviceClass",
+        "ResourceSlice",
+    }
+)
 
 API_VERSIONS = {
     "Pod": "v1",
@@ -47,6 +58,10 @@ API_VERSIONS = {
     "Deployment": "apps/v1",
     "DaemonSet": "apps/v1",
     "Job": "batch/v1",
+    "DeviceClass": "resource.k8s.io/v1",
+    "ResourceSlice": "resource.k8s.io/v1",
+    "ResourceClaim": "resource.k8s.io/v1",
+    "ResourceClaimTemplate": "resource.k8s.io/v1",
 }
 
 

@@ -28,6 +28,8 @@ class ActionType(IntFlag):
     UPDATE_POD_TOLERATIONS = 512
     UPDATE_POD_SCHEDULING_GATES_ELIMINATED = 1024
     UPDATE_OTHER = 2048
+    #: ``status.resourceClaimStatuses`` of a pod changed: the claims made from its templates.
+    UPDATE_POD_GENERATED_RESOURCE_CLAIM = 4096
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
         | UPDATE_NODE_LABEL
@@ -39,6 +41,7 @@ class ActionType(IntFlag):
         | UPDATE_POD_TOLERATIONS
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_OTHER
+        | UPDATE_POD_GENERATED_RESOURCE_CLAIM
     )
     ALL = ADD | DELETE | UPDATE
 
@@ -55,6 +58,9 @@ class Resource(str, Enum):
     STORAGE_CLASS = "StorageClass"
     CSI_NODE = "CSINode"
     POD_DISRUPTION_BUDGET = "PodDisruptionBudget"
+    RESOURCE_CLAIM = "ResourceClaim"
+    RESOURCE_SLICE = "ResourceSlice"
+    DEVICE_CLASS = "DeviceClass"
     WILDCARD = "*"
 
 
@@ -142,4 +148,6 @@ def pod_update_actions(old: dict[str, Any], new: dict[str, Any]) -> ActionType:
         actions |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
     if o_spec.get("containers") != n_spec.get("containers"):
         actions |= ActionType.UPDATE_POD_SCALE_DOWN
+    if (old.get("status") or {}).get("resourceClaimStatuses") != (new.get("status") or {}).get("resourceClaimStatuses"):
+        actions |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM
     return actions or ActionType.UPDATE_OTHER

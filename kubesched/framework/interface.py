@@ -174,7 +174,8 @@ class SharedLister(Protocol):
 class Listers(Protocol):
     """Read access to the cluster objects the scheduler caches besides pods and nodes:
     ``Namespace``, ``PriorityClass``, ``PersistentVolume``, ``PersistentVolumeClaim``,
-    ``StorageClass``, ``CSINode``, ``PodDisruptionBudget`` (Kubernetes JSON dicts)."""
+    ``StorageClass``, ``CSINode``, ``PodDisruptionBudget``, ``DeviceClass``, ``ResourceSlice``,
+    ``ResourceClaim`` (Kubernetes JSON dicts)."""
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None: ...
 

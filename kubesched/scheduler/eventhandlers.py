@@ -29,6 +29,9 @@ _EVENT_RESOURCES = {
     "StorageClass": Resource.STORAGE_CLASS,
     "CSINode": Resource.CSI_NODE,
     "PodDisruptionBudget": Resource.POD_DISRUPTION_BUDGET,
+    "ResourceClaim": Resource.RESOURCE_CLAIM,
+    "ResourceSlice": Resource.RESOURCE_SLICE,
+    "DeviceClass": Resource.DEVICE_CLASS,
 }
 _ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
 

@@ -31,7 +31,7 @@ import yaml
 from aiohttp import web
 
 from kubesched.cluster.base import ClusterError, Conflict, NotFound
-from kubesched.cluster.store import Gone, Store
+from kubesched.cluster.store import CLUSTER_SCOPED, Gone, Store
 from kubesched.serving.certs import self_signed_certificate, ssl_context_from_pem
 
 from . import apitables, openapi, webui
@@ -1041,7 +1041,7 @@ def load_scenario_into(store: Store, scenario: Any) -> None:
         store.create("PriorityClass", obj)
     for other in getattr(scenario, "others", ()):
         kind = other["kind"]
-        if kind in ("PersistentVolumeClaim", "PodDisruptionBudget"):
+        if kind not in CLUSTER_SCOPED:
             ensure_ns(other["metadata"].get("namespace") or "default")
         store.create(kind, copy.deepcopy(other))
     for node in scenario.nodes:

@@ -76,6 +76,17 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
+    Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
+    Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
+    Resource(
+        "resource.k8s.io",
+        "v1",
+        "resourceclaims",
+        "ResourceClaim",
+        True,
+        subresources={"status": ("ResourceClaim", _STATUS)},
+    ),
+    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
     Resource("", "v1", "services", "Service", True, ("svc",), ("all",)),
     Resource(
         "",

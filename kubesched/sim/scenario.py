@@ -52,6 +52,10 @@ SUPPORTED_KINDS = (
     "Job",
     "ConfigMap",
     "Secret",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
 )
 #: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
 #: watches besides namespaces, priority classes, nodes and pods, in the order it lists them,
@@ -62,6 +66,7 @@ OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "Priority
     "Deployment",
     "DaemonSet",
     "Job",
+    "ResourceClaimTemplate",
 )
 _NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED)
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"

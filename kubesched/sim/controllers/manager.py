@@ -17,6 +17,7 @@ from .deployment import reconcile_deployment
 from .disruption import reconcile_budget
 from .job import reconcile_job
 from .replicaset import reconcile_replicaset
+from .resourceclaim import pod_needs_claims, reconcile_claim, reconcile_pod_claims
 from .statefulset import reconcile_statefulset
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,10 @@ class ControllerManager:
             "StatefulSet": lambda o: reconcile_statefulset(store, o),
             "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names),
             "PodDisruptionBudget": lambda o: reconcile_budget(store, o),
+            # The resource-claim controller: claims from a pod's templates, reservations of
+            # pods that are gone.
+            "Pod": lambda o: reconcile_pod_claims(store, o),
+            "ResourceClaim": lambda o: reconcile_claim(store, o),
         }
 
     # --- following the store -----------------------------------------------------------------
@@ -56,6 +61,9 @@ class ControllerManager:
             items, _ = self.store.list(kind)
             for obj in items:
                 self._enqueue(kind, obj)
+        for pod in self.store.list("Pod")[0]:
+            if pod_needs_claims(pod):
+                self._enqueue("Pod", pod)
 
     def _enqueue(self, kind: str, obj: Obj) -> None:
         meta = obj.get("metadata") or {}
@@ -67,6 +75,7 @@ class ControllerManager:
         if kind in WORKLOAD_KINDS or kind == "PodDisruptionBudget":
             self._enqueue(kind, obj)
         if kind == "Pod":
+            self._on_pod_write(etype, obj)
             # Budgets count the pods they select: any pod change in a namespace with budgets.
             items, _ = self.store.list("PodDisruptionBudget", (obj.get("metadata") or {}).get("namespace"))
             for pdb in items:
@@ -78,10 +87,32 @@ class ControllerManager:
                     self._queue[(ref["kind"], ns, ref.get("name", ""))] = None
                     if self._wake is not None:
                         self._wake.set()
+        elif kind == "ResourceClaimTemplate" and etype != "DELETED":
+            for pod in self.store.list("Pod", (obj.get("metadata") or {}).get("namespace"))[0]:
+                if pod_needs_claims(pod):
+                    self._enqueue("Pod", pod)
         elif kind == "Node":
             items, _ = self.store.list("DaemonSet")
             for ds in items:
                 self._enqueue("DaemonSet", ds)
+
+    def _on_pod_write(self, etype: str, pod: Obj) -> None:
+        """A pod's template claims to make, or the claims it used to release."""
+        spec = pod.get("spec") or {}
+        if not spec.get("resourceClaims"):
+            return
+        if etype != "DELETED" and pod_needs_claims(pod):
+            self._enqueue("Pod", pod)
+        if etype == "DELETED" or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            ns = (pod.get("metadata") or {}).get("namespace") or ""
+            for status in (pod.get("status") or {}).get("resourceClaimStatuses") or ():
+                if status.get("resourceClaimName"):
+                    self._queue[("ResourceClaim", ns, status["resourceClaimName"])] = None
+            for claim in spec.get("resourceClaims") or ():
+                if claim.get("resourceClaimName"):
+                    self._queue[("ResourceClaim", ns, claim["resourceClaimName"])] = None
+            if self._wake is not None:
+                self._wake.set()
 
     # --- reconciling --------------------------------------------------------------------------
     def pending(self) -> bool:
