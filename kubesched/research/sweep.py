@@ -180,17 +180,14 @@ def parse_seeds(spec: Any, where: str = "seeds") -> tuple[int, ...]:
             part = part.strip()
             first, sep, last = part.partition("-")
             try:
-                if sep:
-                    lo, hi = int(first), int(last)
-                    if hi < lo:
-                        raise SweepError(f"{where}: {part!r}: the range ends before it starts")
-                    seeds.extend(range(lo, hi + 1))
-                else:
-                    seeds.append(int(part))
+                lo, hi = (int(first), int(last)) if sep else (int(part), int(part))
             except ValueError:
                 raise SweepError(
                     f"{where}: {part!r}: not a seed or a range of seeds (42, 42-51, 42,44,50-52)"
                 ) from None
+            if hi < lo:
+                raise SweepError(f"{where}: {part!r}: the range ends before it starts")
+            seeds.extend(range(lo, hi + 1))
     return tuple(seeds)
 
 
