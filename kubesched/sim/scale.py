@@ -40,7 +40,8 @@ def scale_view(obj: Obj) -> Obj:
 def scaled(obj: Obj, scale: Any) -> Obj:
     """``obj`` with the replicas ``scale`` (a Scale object) asks for; 422 when it asks for a
     number that cannot be."""
-    replicas = ((scale or {}).get("spec") or {}).get("replicas") if isinstance(scale, dict) else None
+    spec = scale.get("spec") if isinstance(scale, dict) else None
+    replicas = spec.get("replicas") if isinstance(spec, dict) else None
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         name = obj["metadata"]["name"]
         raise APIError(
