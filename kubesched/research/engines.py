@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 INSTALL_HINT = "pip install 'kubesched[distributed]'"
+#: How long reaching a Dask scheduler may take before the sweep gives up.
+DEFAULT_CONNECT_TIMEOUT = 10.0
 #: How long a Dask cluster may take to show its first worker before the sweep gives up.
 DEFAULT_WORKER_TIMEOUT = 60.0
 
@@ -96,7 +98,12 @@ class DaskEngine:
     kubesched and the plugin packages the configurations name (the same environment as here);
     the input files are sent to them, so they need no shared file system."""
 
-    def __init__(self, address: str, worker_timeout: float = DEFAULT_WORKER_TIMEOUT) -> None:
+    def __init__(
+        self,
+        address: str,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        worker_timeout: float = DEFAULT_WORKER_TIMEOUT,
+    ) -> None:
         try:
             from distributed import Client
         except ImportError as exc:
@@ -107,7 +114,7 @@ class DaskEngine:
                 f"installed: {INSTALL_HINT}"
             ) from None
         try:
-            self._client = Client(address, timeout=worker_timeout)
+            self._client = Client(address, timeout=connect_timeout)
         except (OSError, TimeoutError, ValueError) as exc:
             raise EngineError(f"--address {address}: cannot reach a Dask scheduler there: {exc}") from None
         try:

@@ -217,3 +217,11 @@ def test_a_grid_on_a_real_dask_cluster(tmp_path: Path, dask_cluster: tuple[str, 
     assert main(args) == 0
     (row,) = read_table(again)
     assert row == next(r for r in rows if r["policy"] == "FGD" and r["seed"] == "2")
+
+
+def test_an_unreachable_scheduler_is_named() -> None:
+    pytest.importorskip("distributed", reason="Dask distributed is not installed: pip install 'kubesched[distributed]'")
+    from kubesched.research.engines import DaskEngine, EngineError
+
+    with pytest.raises(EngineError, match=r"--address tcp://127.0.0.1:1: cannot reach a Dask scheduler there"):
+        DaskEngine("tcp://127.0.0.1:1", connect_timeout=1)
