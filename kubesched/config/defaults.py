@@ -32,8 +32,9 @@ UPSTREAM_DEFAULT_MULTIPOINT: tuple[tuple[str, int | None], ...] = (
     ("VolumeZone", None),  # not yet implemented
     ("PodTopologySpread", 2),  # not yet implemented
     ("InterPodAffinity", 2),  # not yet implemented
-    # Upstream inserts DynamicResources here while its feature gate is on.
-    ("DynamicResources", None),  # not yet implemented
+    # Upstream (1.34, where its feature gate is GA and on) inserts DynamicResources just before
+    # DefaultPreemption: deallocating an idle claim in PostFilter comes before evicting pods.
+    ("DynamicResources", None),
     ("DefaultPreemption", None),  # not yet implemented
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

@@ -25,7 +25,6 @@ NOT_YET_IMPLEMENTED = frozenset(
         "GCEPDLimits",
         "AzureDiskLimits",
         "CinderLimits",
-        "DynamicResources",
     }
 )
 

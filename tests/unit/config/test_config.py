@@ -49,8 +49,9 @@ def weighted(c: SchedulerConfig, point: str = "score", profile: int = 0) -> list
     return [(r.name, r.weight) for r in c.profiles[profile].plugins.get(point, [])]
 
 
-#: Upstream v1 ``getDefaultPlugins()`` multiPoint list with its weights (DynamicResources is only
-#: inserted by a feature gate; the removed in-tree volume-limit plugins are not in v1 any more).
+#: Upstream v1 ``getDefaultPlugins()`` multiPoint list with its weights, as 1.34 has it: with
+#: DynamicResources (its feature gate GA and on) inserted before DefaultPreemption; the removed
+#: in-tree volume-limit plugins are not in v1 any more.
 UPSTREAM_DEFAULTS = [
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -66,6 +67,7 @@ UPSTREAM_DEFAULTS = [
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
+    ("DynamicResources", None),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
@@ -74,7 +76,7 @@ UPSTREAM_DEFAULTS = [
 
 #: Upstream's ExpandedPluginsV1 (apis/config/testing/defaults): the defaults after multiPoint expansion.
 DEFAULT_POINTS = {
-    "preEnqueue": ["SchedulingGates", "DefaultPreemption"],
+    "preEnqueue": ["SchedulingGates", "DynamicResources", "DefaultPreemption"],
     "queueSort": ["PrioritySort"],
     "preFilter": [
         "NodeAffinity",
@@ -86,6 +88,7 @@ DEFAULT_POINTS = {
         "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
     ],
     "filter": [
         "NodeUnschedulable",
@@ -100,8 +103,9 @@ DEFAULT_POINTS = {
         "VolumeZone",
         "PodTopologySpread",
         "InterPodAffinity",
+        "DynamicResources",
     ],
-    "postFilter": ["DefaultPreemption"],
+    "postFilter": ["DynamicResources", "DefaultPreemption"],
     "preScore": [
         "TaintToleration",
         "NodeAffinity",
@@ -121,8 +125,8 @@ DEFAULT_POINTS = {
         "NodeResourcesBalancedAllocation",
         "ImageLocality",
     ],
-    "reserve": ["VolumeBinding"],
-    "preBind": ["VolumeBinding"],
+    "reserve": ["VolumeBinding", "DynamicResources"],
+    "preBind": ["VolumeBinding", "DynamicResources"],
     "bind": ["DefaultBinder"],
 }
 DEFAULT_SCORE = [
@@ -135,9 +139,10 @@ DEFAULT_SCORE = [
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 ]
-#: Plugins upstream appends default args for (its PluginConfigsV1, without DynamicResources).
+#: Plugins upstream appends default args for (its PluginConfigsV1).
 DEFAULT_ARGS = [
     "DefaultPreemption",
+    "DynamicResources",
     "InterPodAffinity",
     "NodeAffinity",
     "NodeResourcesBalancedAllocation",
@@ -211,8 +216,8 @@ def test_default_set_is_upstreams_in_upstream_order() -> None:
     upstream = [n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT]
     ours = default_plugin_names()
     assert ours == [n for n in upstream if n not in NOT_YET_IMPLEMENTED]
-    # Only the feature-gated DynamicResources is still left out of the default set.
-    assert set(upstream) - set(ours) == {"DynamicResources"}
+    # Every plugin of upstream's default set is implemented.
+    assert set(upstream) == set(ours)
     assert [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in ours] == UPSTREAM_DEFAULTS
     # Upstream places DynamicResources right before DefaultPreemption when its gate is on.
     assert upstream.index("DynamicResources") + 1 == upstream.index("DefaultPreemption")
@@ -285,7 +290,7 @@ def test_upstream_style_config_loads(upstream_style: SchedulerConfig) -> None:
     assert weighted(c, profile=0) == DEFAULT_SCORE
     assert "score" not in c.profiles[1].plugins and "preScore" not in c.profiles[1].plugins
     assert names(c, "filter", 1) == DEFAULT_POINTS["filter"]
-    assert names(c, "postFilter", 1) == ["DefaultPreemption"]
+    assert names(c, "postFilter", 1) == ["DynamicResources", "DefaultPreemption"]
     assert c.profiles[1].plugin_args["PodTopologySpread"].defaultingType == "List"
     assert c.profiles[0].plugin_args["PodTopologySpread"].defaultingType == "System"
 
@@ -435,19 +440,20 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
                 ("VolumeZone", 0),
                 ("PodTopologySpread", 0),
                 ("InterPodAffinity", 0),
+                ("DynamicResources", 0),
             ],
             id="disable-default-in-multipoint",
         ),
         pytest.param(
             {"multiPoint": {"disabled": [{"name": "VolumeBinding"}]}},
             "reserve",
-            [],
+            [("DynamicResources", 0)],
             id="disable-in-multipoint-removes-every-point",
         ),
         pytest.param(
             {"preBind": {"disabled": [{"name": "VolumeBinding"}]}},
             "reserve",
-            [("VolumeBinding", 0)],
+            [("VolumeBinding", 0), ("DynamicResources", 0)],
             id="disable-at-prebind-keeps-reserve",
         ),
         pytest.param(
@@ -852,10 +858,10 @@ ERROR_CASES = [
         id="unknown-plugin-nothing-close",
     ),
     pytest.param(
-        cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}}]),
+        cfg(profiles=[{"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "-1s"}}]}]),
         None,
-        "profiles[0].plugins.multiPoint.enabled[0].name: plugin 'DynamicResources' is an upstream plugin that kubesched does not implement yet",
-        id="not-yet-implemented-enabled",
+        "profiles[0].pluginConfig[0].args.filterTimeout",
+        id="dynamic-resources-bad-filter-timeout",
     ),
     pytest.param(
         cfg(profiles=[{"pluginConfig": [{"name": "NodeAffinty", "args": {}}]}]),
@@ -1019,9 +1025,9 @@ def test_all_errors_reported_at_once() -> None:
     assert [e.split(":")[0] for e in errs] == ["parallelism", "profiles[1].schedulerName", "podMaxBackoffSeconds"]
 
 
-def test_not_yet_implemented_args_ignored_when_not_enabled() -> None:
-    c = load(cfg(profiles=[{"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "10s"}}]}]))
-    assert "DynamicResources" not in c.profiles[0].plugin_args
+def test_dynamic_resources_args_are_read() -> None:
+    c = load(cfg(profiles=[{"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "30s"}}]}]))
+    assert c.profiles[0].plugin_args["DynamicResources"].filterTimeout == "30s"
     assert sorted(c.profiles[0].plugin_args) == DEFAULT_ARGS
 
 
