@@ -208,8 +208,9 @@ class DynamicResources:
             return Status.unresolvable(str(exc))
         if not claims:
             return Status.skip()
+        # As upstream, PostFilter finds no claims to deallocate after an early rejection.
+        state.write(STATE_KEY, _State([]))
         s = _State(claims)
-        state.write(STATE_KEY, s)
         to_allocate: list[Obj] = []
         classes: dict[str, Obj] = {}
         for index, claim in enumerate(claims):
@@ -240,6 +241,7 @@ class DynamicResources:
                         f"request {request.get('name', '')}: device class {class_name} does not exist"
                     )
                 classes[class_name] = cls
+        state.write(STATE_KEY, s)
         if to_allocate:
             s.allocator = Allocator(
                 to_allocate,
@@ -319,11 +321,12 @@ class DynamicResources:
         return None
 
     # --- PostFilter ----------------------------------------------------------------------
-    async def post_filter(
-        self, state: CycleState, pod: PodInfo, filtered: Mapping[str, Status]
-    ) -> tuple[PostFilterResult | None, Status]:
+    def post_filter(self, state: CycleState, pod: PodInfo, filtered: Mapping[str, Status]) -> Any:
         if not (pod.pod.get("spec") or {}).get("resourceClaims"):
             return None, Status.unschedulable()
+        return self._post_filter(state, pod)
+
+    async def _post_filter(self, state: CycleState, pod: PodInfo) -> tuple[PostFilterResult | None, Status]:
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
             return None, Status.unschedulable("no new claims to deallocate")
@@ -367,10 +370,13 @@ class DynamicResources:
             self._in_flight[_uid(claim)] = held
         return None
 
-    async def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Any:
         s: _State | None = state.get(STATE_KEY)
-        if s is None:
-            return
+        if s is None or not s.claims:
+            return None  # a pod without claims: nothing to await
+        return self._unreserve(s, pod)
+
+    async def _unreserve(self, s: _State, pod: PodInfo) -> None:
         for claim in s.claims:
             self._in_flight.pop(_uid(claim), None)
             live = self._claim(_meta(claim).get("namespace") or "default", _meta(claim).get("name", "")) or claim
@@ -388,10 +394,13 @@ class DynamicResources:
                     pass
 
     # --- PreBind -------------------------------------------------------------------------
-    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Any:
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
-            return None
+            return None  # a pod without claims: nothing to await
+        return self._pre_bind(s, pod)
+
+    async def _pre_bind(self, s: _State, pod: PodInfo) -> Status | None:
         for index, claim in enumerate(s.claims):
             if _reserved_for_pod(pod.pod, claim):
                 continue
