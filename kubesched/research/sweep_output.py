@@ -114,7 +114,7 @@ def format_report(outcomes: Sequence[ExperimentOutcome], engine: str, wall_secon
         ("policy", "left"),
         ("inflate", "right"),
         ("seed", "right"),
-        ("GPU alloc % at arrived 100 %", "right"),
+        ("GPU alloc % at 100", "right"),
         ("pods", "right"),
         ("unscheduled", "right"),
         ("seconds", "right"),
