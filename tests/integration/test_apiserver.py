@@ -623,6 +623,7 @@ async def test_core_events_are_served_by_events_v1(api: client.ApiClient) -> Non
                     "policy",
                     "apps",
                     "batch",
+                    "resource.k8s.io",
                 }
             ),
             id="groups",
