@@ -86,7 +86,8 @@ def test_every_attempt_of_a_preemptor_is_kept(tmp_path: Path) -> None:
     assert pod["node"] == "n1"
     first, last = pod["history"]
     assert (first["attempt"], first["phase"], first["node"]) == (1, "Unschedulable", None)
-    assert first["postFilter"] == {"DefaultPreemption": "n1"}
+    # DynamicResources runs first at PostFilter (as upstream 1.34) and has nothing to deallocate.
+    assert first["postFilter"] == {"DynamicResources": "Unschedulable", "DefaultPreemption": "n1"}
     assert first["filter"]["n1"]["NodeResourcesFit"] == "Insufficient cpu"
     assert (last["attempt"], last["node"]) == (2, "n1")
     assert last["filter"]["n1"]["NodeResourcesFit"] == "passed"
