@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any, Literal
 
 import pytest
@@ -1118,3 +1119,12 @@ def test_an_uninstalled_repository_plugin_is_named_with_its_package() -> None:
     assert "pip install ./plugins/qos-sort" in msg
     assert msg.endswith("known plugins: NodeName, PrioritySort")
     assert "did you mean 'PrioritySort'" in unknown_plugin_message("PrioritySrot", ["PrioritySort"])
+
+
+def test_a_kube_scheduler_1_34_default_config_with_dynamic_resources_loads_unchanged() -> None:
+    path = Path(__file__).parent / "fixtures" / "kube-scheduler-1.34-default.yaml"
+    c = load_config(path)
+    (spec,) = c.profiles
+    assert {p: [r.name for r in refs] for p, refs in spec.plugins.items()} == DEFAULT_POINTS
+    assert spec.plugin_args["DynamicResources"].filterTimeout == "10s"
+    assert effective_config(c) == effective_config(load_config(None))
