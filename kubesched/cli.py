@@ -405,7 +405,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Trace replay with the FGD paper's protocol; the work is in kubesched.research."""
     from kubesched.research import ReplayError, ReplayOptions, run_replay
     from kubesched.research.output import curve_csv, format_table, to_json
-    from kubesched.research.plot import write_plot
+    from kubesched.research.plot import FULL, ZOOM, write_plot
 
     options = ReplayOptions(
         nodes=Path(args.nodes),
@@ -439,7 +439,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     try:
         result = run_replay(options, progress_cb)
         if args.plot:
-            write_plot(Path(args.plot), {f"{options.config.stem}, seed {options.seed}": result.curve})
+            write_plot(
+                Path(args.plot),
+                {f"{options.config.stem}, seed {options.seed}": result.curve},
+                window=ZOOM if args.zoom else FULL,
+            )
     except ReplayError as exc:
         return _fail(str(exc))
     finally:
@@ -461,7 +465,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from kubesched.research import ReplayError, ReplayOptions
     from kubesched.research.compare import run_compare
     from kubesched.research.output import comparison_csv, comparison_json, format_comparison
-    from kubesched.research.plot import write_plot
+    from kubesched.research.plot import FULL, ZOOM, write_plot
 
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
@@ -483,9 +487,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     try:
         compared = run_compare(base, [Path(c) for c in args.config], seeds, progress)
         if args.plot:
-            write_plot(
-                Path(args.plot), {c.name: c.curve for c in compared}, title=f"{base.pods.name}, seeds {args.seeds}"
-            )
+            title = f"{base.pods.name}, seeds {args.seeds}"
+            write_plot(Path(args.plot), {c.name: c.curve for c in compared}, title, ZOOM if args.zoom else FULL)
     except ReplayError as exc:
         return _fail(str(exc))
     if args.output == "json":
@@ -526,6 +529,11 @@ def _add_replay_parser(sub: Any) -> None:
     rp.add_argument("--output", choices=("table", "json", "csv"), default="table", help="what to print (default table)")
     rp.add_argument("--csv", metavar="FILE", help="also write the curve as CSV to FILE")
     rp.add_argument("--plot", metavar="FILE.svg|FILE.png", help="draw GPU allocation against arrived load into FILE")
+    rp.add_argument(
+        "--zoom",
+        action="store_true",
+        help="with --plot: show arrived 80..130 %% and allocation 80..100 %%, where policies part",
+    )
     rp.add_argument("--no-progress", action="store_true", help="never show a progress bar")
     rp.set_defaults(func=cmd_replay)
 
@@ -544,6 +552,11 @@ def _add_replay_parser(sub: Any) -> None:
     cp.add_argument("--all-nodes", action="store_true", help="keep nodes without GPUs")
     cp.add_argument("--output", choices=("table", "json", "csv"), default="table")
     cp.add_argument("--plot", metavar="FILE.svg|FILE.png", help="draw each configuration's mean allocation curve")
+    cp.add_argument(
+        "--zoom",
+        action="store_true",
+        help="with --plot: show arrived 80..130 %% and allocation 80..100 %%, where policies part",
+    )
     cp.add_argument("--no-progress", action="store_true", help="say nothing while replaying")
     cp.set_defaults(func=cmd_compare)
 

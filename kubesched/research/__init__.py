@@ -10,7 +10,9 @@ from what it reports; it never reaches into the scheduler. One job per module:
   fragmentation, and the configuration the replay hands to its plugins;
 * :mod:`.metrics` keeps the cluster's GPU, CPU and memory use and fragmentation after every pod;
 * :mod:`.grid` puts those samples on the artifact's grid (arrived 0..130 % of GPU capacity);
-* :mod:`.replay` runs one experiment; :mod:`.output` and :mod:`.plot` write what it found.
+* :mod:`.configure` fixes in the configuration what the protocol fixes;
+* :mod:`.replay` runs one experiment; :mod:`.compare` several configurations side by side;
+  :mod:`.output` and :mod:`.plot` write what they found.
 """
 
 from .errors import ReplayError

@@ -17,7 +17,7 @@ from kubesched.research.errors import ReplayError
 from kubesched.research.grid import COLUMNS, curve
 from kubesched.research.metrics import ClusterGauge, Samples
 from kubesched.research.output import curve_csv, to_json
-from kubesched.research.plot import PLOT_EXTRA, svg, write_plot
+from kubesched.research.plot import PLOT_EXTRA, ZOOM, svg, write_plot
 from kubesched.research.protocol import churn_events, inflated, shuffled
 from kubesched.research.replay import ReplayResult
 from kubesched.research.trace import TraceNode, TracePod, read_nodes, read_pods
@@ -306,6 +306,11 @@ def test_svg_plot_draws_each_curve(tmp_path: Path) -> None:
     assert len(lines[0].get("points", "").split()) == 131
     assert len(lines[1].get("points", "").split()) == 50
     assert "&lt;b&gt;" in svg({"<b>": []})
+    zoomed = ET.fromstring(svg({"FGD": result().curve}, window=ZOOM))
+    (line,) = zoomed.findall("{http://www.w3.org/2000/svg}polyline")
+    assert len(line.get("points", "").split()) == 51  # arrived 80..130
+    ticks = [t.text for t in zoomed.findall("{http://www.w3.org/2000/svg}text")]
+    assert "80" in ticks and "130" in ticks and "0" not in ticks
 
 
 def test_png_without_matplotlib_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
