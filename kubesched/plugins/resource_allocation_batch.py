@@ -60,15 +60,15 @@ def least_allocated(
     n: int, requested: Sequence[Array], allocatable: Sequence[Array], weights: Sequence[int], counted: Sequence[Array]
 ) -> Array:
     if _everywhere(counted):
-        weight_sum = sum(weights)
-        if weight_sum == 0:
+        weights_total = sum(weights)
+        if weights_total == 0:
             return np.zeros(n, np.int64)
-        total = np.zeros(n, np.int64)
+        summed = np.zeros(n, np.int64)
         for req, cap, w in zip(requested, allocatable, weights):
             free = (cap - req) * MAX_NODE_SCORE // cap
             free[req > cap] = 0  # negative there; the node scores 0 for this resource
-            total += free * w
-        return total // weight_sum
+            summed += free * w
+        return summed // weights_total
     scores = []
     for req, cap in zip(requested, allocatable):
         free = _floor_div_or_zero((cap - req) * MAX_NODE_SCORE, cap)
