@@ -471,6 +471,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:
         return _fail(f"--seeds: a comma-separated list of integers, not {args.seeds!r}")
+    if args.scenario:
+        return _compare_scenario(args, seeds)
+    if not (args.nodes and args.pods):
+        return _fail("compare needs a trace (--nodes and --pods) or a scenario (--scenario)")
     base = ReplayOptions(
         nodes=Path(args.nodes),
         pods=Path(args.pods),
@@ -497,6 +501,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(comparison_csv(compared), end="")
     else:
         print(format_comparison(compared), end="")
+    return 0
+
+
+def _compare_scenario(args: argparse.Namespace, seeds: list[int]) -> int:
+    from kubesched.research import ReplayError
+    from kubesched.research.compare_scenario import compare_scenario
+    from kubesched.research.output import (
+        format_scenario_comparison,
+        scenario_comparison_csv,
+        scenario_comparison_json,
+    )
+
+    if args.nodes or args.pods or args.churn or args.inflate is not None or args.all_nodes or args.plot:
+        return _fail(
+            "--scenario compares on a scenario: --nodes, --pods, --churn, --inflate, --all-nodes and --plot are for traces"
+        )
+    try:
+        compared = _event_loop_runner()(compare_scenario(Path(args.scenario), [Path(c) for c in args.config], seeds))
+    except ReplayError as exc:
+        return _fail(str(exc))
+    if args.output == "json":
+        print(scenario_comparison_json(args.scenario, compared))
+    elif args.output == "csv":
+        print(scenario_comparison_csv(compared), end="")
+    else:
+        print(format_scenario_comparison(args.scenario, compared), end="")
     return 0
 
 
@@ -539,10 +569,11 @@ def _add_replay_parser(sub: Any) -> None:
 
     cp = sub.add_parser(
         "compare",
-        help="replay one trace with several configurations and show their quality metrics side by side",
+        help="one trace (or scenario), several configurations: their quality metrics side by side",
     )
-    cp.add_argument("--nodes", required=True, help="node list CSV (openb columns)")
-    cp.add_argument("--pods", required=True, help="pod list CSV (openb columns)")
+    cp.add_argument("--nodes", help="node list CSV (openb columns)")
+    cp.add_argument("--pods", help="pod list CSV (openb columns)")
+    cp.add_argument("--scenario", help="or a simulate scenario (YAML): each configuration runs it once per seed")
     cp.add_argument(
         "--config", required=True, action="append", help="a KubeSchedulerConfiguration file (repeat: one per profile)"
     )

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .compare import KINDS, METRICS, Compared
+from .compare_scenario import ScenarioCompared
 from .grid import COLUMNS
 from .replay import ReplayResult
 
@@ -145,6 +146,64 @@ def format_comparison(compared: Sequence[Compared], width: int = 160) -> str:
     return console.export_text()
 
 
+def _scenario_label(metric: str) -> str:
+    if metric.startswith("allocation:"):
+        return f"{metric.split(':', 1)[1]} allocation %"
+    return {
+        "scheduled": "pods placed",
+        "unschedulable": "pods without a node",
+        "errors": "pods in error",
+        "nodesUsed": "nodes used",
+        "nodeCpuAllocationStdev": "stdev of node CPU alloc %",
+        "zoneSkew": "zone skew (most - fewest pods)",
+    }.get(metric, metric)
+
+
+def scenario_comparison_json(path: str, compared: Sequence[ScenarioCompared]) -> str:
+    return json.dumps({"scenario": path, "configurations": [c.to_json() for c in compared]}, indent=2)
+
+
+def scenario_comparison_csv(compared: Sequence[ScenarioCompared]) -> str:
+    metrics = list(dict.fromkeys(k for c in compared for k in c.metrics))
+    kinds = sorted({k for c in compared for k in c.unscheduled_by_kind})
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["name", "config", "seeds", *metrics, *(f"unscheduled_{k}" for k in kinds)])
+    for c in compared:
+        writer.writerow(
+            [
+                c.name,
+                str(c.config),
+                " ".join(str(s) for s in c.seeds),
+                *("" if c.metrics.get(m) is None else c.metrics[m] for m in metrics),
+                *(c.unscheduled_by_kind.get(k, 0) for k in kinds),
+            ]
+        )
+    return out.getvalue()
+
+
+def format_scenario_comparison(path: str, compared: Sequence[ScenarioCompared], width: int = 160) -> str:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(width=width, record=True, file=io.StringIO(), force_terminal=False, color_system=None)
+    seeds = ", ".join(str(s) for s in compared[0].seeds) if compared else ""
+    table = Table(title=escape(f"{path}: compared (means over seeds {seeds})"))
+    table.add_column("metric")
+    for c in compared:
+        table.add_column(escape(c.name), justify="right")
+    for metric in dict.fromkeys(k for c in compared for k in c.metrics):
+        values = [c.metrics.get(metric) for c in compared]
+        table.add_row(escape(_scenario_label(metric)), *("-" if v is None else f"{v:g}" for v in values))
+    for kind in sorted({k for c in compared for k in c.unscheduled_by_kind}):
+        table.add_row(
+            f"  without a node: {escape(kind)}", *(f"{c.unscheduled_by_kind.get(kind, 0):g}" for c in compared)
+        )
+    console.print(table)
+    return console.export_text()
+
+
 __all__ = [
     "METRIC_LABELS",
     "TABLE_POINTS",
@@ -152,6 +211,9 @@ __all__ = [
     "comparison_json",
     "curve_csv",
     "format_comparison",
+    "format_scenario_comparison",
     "format_table",
+    "scenario_comparison_csv",
+    "scenario_comparison_json",
     "to_json",
 ]
