@@ -316,28 +316,29 @@ class DefaultPreemption:
         statuses: dict[str, Status] = {}
         errors: list[str] = []
         n = len(potential_nodes)
+        own_selection = type(self).select_victims_on_node is DefaultPreemption.select_victims_on_node
+        # Where victims are chosen by priority alone, a node whose pods all rank at least as
+        # high as the preemptor has none: known from its lowest priority, without copying it.
+        lowest = (
+            self._lowest_priority
+            if own_selection and type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed
+            else None
+        )
         # Where only resources are at stake, the same answer without copying node and state
         # (unless a subclass selects victims its own way).
         arithmetic = (
-            ArithmeticVictims.for_cycle(
-                self.handle,
-                state,
-                pod,
-                self.is_preemption_allowed,
-                # Where victims are chosen by priority alone, a node whose pods all rank at least
-                # as high as the preemptor has none: known without looking at its pods again.
-                self._lowest_priority
-                if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed
-                else None,
-            )
-            if type(self).select_victims_on_node is DefaultPreemption.select_victims_on_node
+            ArithmeticVictims.for_cycle(self.handle, state, pod, self.is_preemption_allowed, lowest)
+            if own_selection
             else None
         )
         for i in range(n):
             node = potential_nodes[(offset + i) % n]
             got = arithmetic.select(node, pdbs) if arithmetic is not None else None
             if got is None:
-                got = await self.select_victims_on_node(state.clone(), pod, node.clone(), pdbs)
+                if lowest is not None and ((low := lowest(node)) is None or low >= pod.priority):
+                    got = [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOUND)
+                else:
+                    got = await self.select_victims_on_node(state.clone(), pod, node.clone(), pdbs)
             victims, num_violations, status = got
             if _is_success(status) and victims:
                 c = Candidate(node.name, victims, num_violations)

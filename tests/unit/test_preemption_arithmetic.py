@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
 from fuzzing import fuzz_settings
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -16,7 +17,7 @@ from kubesched.config import load_config
 from kubesched.framework.interface import CycleState
 from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.runtime import Framework
-from kubesched.framework.status import Status
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.default_preemption import DefaultPreemption
 from kubesched.plugins.preemption_arithmetic import ArithmeticVictims
@@ -154,3 +155,38 @@ def test_a_plugin_that_looks_at_pods_turns_the_arithmetic_off() -> None:
     assert used and cands == [("n0", ["r"], 0)]
     (cands, _, _), used = asyncio.run(dry_run(DefaultPreemption, with_port, 0))
     assert not used and cands == [("n0", ["r"], 0)]
+
+
+def test_nodes_without_lower_priority_pods_are_passed_over_without_a_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the arithmetic is off (the preemptor has a host port), a node whose pods all rank
+    at least as high as the preemptor still gets the full dry run's answer, without copying it
+    for a dry run."""
+    nodes = [make_node(f"n{i}").capacity(cpu="1", memory="1Gi", pods="5").obj() for i in range(3)]
+    c = {
+        "nodes": nodes,
+        "running": [
+            make_pod("same").node("n0").priority(5).req(cpu="1").obj(),
+            make_pod("higher").node("n1").priority(9).req(cpu="1").obj(),
+            make_pod("lower").node("n2").priority(1).req(cpu="1").obj(),
+        ],
+        "pdbs": [],
+        "nominated": {},
+        "preemptor": make_pod("p").priority(5).req(cpu="1").host_port(80).obj(),
+    }
+    full, _ = asyncio.run(dry_run(FullDryRun, c, 0))
+    dry_run_on: list[str] = []
+    original = DefaultPreemption.select_victims_on_node
+
+    async def watched(self: Any, state: Any, pod: Any, node: Any, pdbs: Any) -> Any:
+        dry_run_on.append(node.name)
+        return await original(self, state, pod, node, pdbs)
+
+    monkeypatch.setattr(DefaultPreemption, "select_victims_on_node", watched)
+    fast, used = asyncio.run(dry_run(DefaultPreemption, c, 0))
+    assert not used and fast == full
+    assert fast[0] == [("n2", ["lower"], 0)]
+    assert fast[1] == {
+        name: (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ["No preemption victims found for incoming pod"], "")
+        for name in ("n0", "n1")
+    }
+    assert dry_run_on == ["n2"]
