@@ -4,10 +4,14 @@ six configurations, and a run through the simulator (the openb trace where prese
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import shutil
+import time
 import tomllib
+import urllib.request
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +25,7 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.sim.openb import load_openb, trace_dir
 from kubesched.sim.scenario import parse_scenario
 from kubesched.sim.simulate import simulate
-from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node
+from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node, sim_serve_process
 
 MODEL_MISMATCH = gs.gpushare.MODEL_MISMATCH
 NO_FREE_GPUS = gs.gpushare.NO_FREE_GPUS
@@ -493,3 +497,39 @@ def test_node_info_generation_caches_derived_usage() -> None:
     assert plugin.ledger.node(infos[0]) is first
     infos[0].add_pod(PodInfo(gpu_pod("b", 200, index="0", node="n").obj()))
     assert plugin.ledger.node(infos[0]).left == [300, 1000]
+
+
+def test_sim_serve_places_gpu_pods_on_gpus_and_records_the_index(gpushare_installed: None, tmp_path: Path) -> None:
+    """Through a real `sim serve --with-scheduler` process and its HTTP API, as a user runs it:
+    two sharing pods created by a client land on one node's GPUs, best fit packing them onto one
+    GPU, and each carries the GPU index GpuShare wrote at PreBind."""
+    scenario = tmp_path / "start.yaml"
+    scenario.write_text(yaml.safe_dump_all([gpu_node("g1", 2).obj()]))
+    config = CONFIGS / "BestFit.yaml"
+    with sim_serve_process(tmp_path, "--with-scheduler", "--config", str(config), "--scenario", str(scenario)) as srv:
+
+        def call(method: str, path: str, body: Any = None) -> Any:
+            data = json.dumps(body).encode() if body is not None else None
+            req = urllib.request.Request(srv["url"] + path, data=data, method=method)
+            req.add_header("Content-Type", "application/json")
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.loads(resp.read())
+
+        for name, milli in (("half", 500), ("third", 300)):
+            call("POST", "/api/v1/namespaces/default/pods", gpu_pod(name, milli).obj())
+        deadline = time.monotonic() + 30
+        while True:
+            pods = {p["metadata"]["name"]: p for p in call("GET", "/api/v1/namespaces/default/pods")["items"]}
+            if (
+                all(
+                    p["spec"].get("nodeName") and gs.GPU_INDEX_ANNOTATION in p["metadata"].get("annotations", {})
+                    for p in pods.values()
+                )
+                and len(pods) == 2
+            ):
+                break
+            assert time.monotonic() < deadline, pods
+            time.sleep(0.2)
+    assert {p["spec"]["nodeName"] for p in pods.values()} == {"g1"}
+    indices = {name: p["metadata"]["annotations"][gs.GPU_INDEX_ANNOTATION] for name, p in pods.items()}
+    assert indices["half"] == indices["third"]  # best fit: the second pod goes where the first left room
