@@ -170,6 +170,23 @@ def installed_package(path: Any, distribution: str) -> Any:
         reset_default_registry()
 
 
+#: The GPU-sharing plugin package of this repository.
+GPUSHARE_PACKAGE = Path(__file__).resolve().parents[1] / "plugins" / "gpushare"
+
+
+@pytest.fixture(scope="module")
+def gpushare_installed(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """plugins/gpushare pip-installed for a module's tests (and the processes they start),
+    built from a copy: a build writes egg-info into the source folder, and that folder is on
+    sys.path for the tests, so it would keep announcing the entry points after uninstall."""
+    import shutil
+
+    source = tmp_path_factory.mktemp("gpushare") / "gpushare"
+    shutil.copytree(GPUSHARE_PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
+    with installed_package(source, "kubesched-gpushare"):
+        yield
+
+
 @pytest.fixture
 async def server() -> AsyncIterator[APIServer]:
     """An embedded API server on a free loopback port, over an empty store (no token asked)."""

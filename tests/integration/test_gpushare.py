@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import shutil
 import time
 import tomllib
 import urllib.request
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import installed_package, make_harness
+from conftest import make_harness
 from gpushare_builders import CONFIGS, PACKAGE, PLUGINS, batch_of, cpu_node, gpu_node, gpu_pod, gs, registry, typical
 
 from kubesched.config import load_config, parse_config
@@ -401,16 +400,6 @@ def test_each_configuration_scores_with_its_policy_alone(policy: str) -> None:
     selection = spec.plugin_args["GpuShare"].gpu_selection
     assert selection == {"FGD": "FGD", "Random": "random"}.get(policy, "best")
     assert [r.name for r in spec.plugins.get("preScore", [])] == (["RandomScore"] if policy == "Random" else [])
-
-
-@pytest.fixture(scope="module")
-def gpushare_installed(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    # Built from a copy: the build writes egg-info into the source folder, and that folder is
-    # on sys.path for these tests, so it would keep announcing the entry points after uninstall.
-    source = tmp_path_factory.mktemp("gpushare") / "gpushare"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    with installed_package(source, "kubesched-gpushare"):
-        yield
 
 
 def test_configurations_load_through_the_cli_once_installed(gpushare_installed: None) -> None:

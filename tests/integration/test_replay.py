@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
-import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -15,8 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import installed_package
-from gpushare_builders import PACKAGE, gs
+from gpushare_builders import gs
 
 from kubesched.cli import main
 from kubesched.framework import CycleState
@@ -31,15 +29,6 @@ from kubesched.testing import as_node_infos, make_node, make_pod
 ROOT = Path(__file__).resolve().parents[2]
 FGD_CONFIG = ROOT / "config" / "gpushare" / "FGD.yaml"
 TRACE = trace_dir()
-
-
-@pytest.fixture(scope="module")
-def gpushare_installed(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    # Installed from a copy: a build writes egg-info into the source folder (see test_gpushare).
-    source = tmp_path_factory.mktemp("gpushare") / "gpushare"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    with installed_package(source, "kubesched-gpushare"):
-        yield
 
 
 def typical(*pods: tuple[int, int, int, float], model: str = "") -> list[Any]:

@@ -7,34 +7,20 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from conftest import installed_package
-from gpushare_builders import PACKAGE
 
 from kubesched.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "config" / "gpushare"
 POINTS = [str(k) for k in range(131)]
-
-
-@pytest.fixture(scope="module")
-def gpushare_installed(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    # Installed (from a copy, as test_replay does) into this environment before any worker
-    # process starts, so the workers import it as a user's would.
-    source = tmp_path_factory.mktemp("gpushare") / "gpushare"
-    shutil.copytree(PACKAGE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"))
-    with installed_package(source, "kubesched-gpushare"):
-        yield
 
 
 def write_tiny_trace(tmp_path: Path) -> tuple[Path, Path]:
