@@ -62,6 +62,23 @@ class SimulationSettings:
     #: Upstream's SchedulerAsyncPreemption (see ``SchedulerOptions.async_preemption``).
     async_preemption: bool = True
 
+    def scheduler_options(self, **simulation: Any) -> SchedulerOptions:
+        """The scheduler's options under these settings, as a simulation runs it (results kept,
+        assumed pods never expired), with what the simulation itself decides in ``simulation``."""
+        return SchedulerOptions(
+            parallelism=self.parallelism,
+            percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
+            pod_initial_backoff=self.pod_initial_backoff,
+            pod_max_backoff=self.pod_max_backoff,
+            seed=self.seed,
+            record_results=True,
+            assumed_ttl=0,
+            batch=self.batch,
+            opportunistic_batching=self.opportunistic_batching,
+            async_preemption=self.async_preemption,
+            **simulation,
+        )
+
 
 @dataclass
 class SimulationResult:
@@ -88,20 +105,10 @@ async def simulate(
     store = Store(history=1000)
     cluster = InMemoryCluster(store)
     clock = ManualClock()
-    options = SchedulerOptions(
-        parallelism=settings.parallelism,
-        percentage_of_nodes_to_score=settings.percentage_of_nodes_to_score,
-        pod_initial_backoff=settings.pod_initial_backoff,
-        pod_max_backoff=settings.pod_max_backoff,
-        seed=settings.seed,
-        record_results=True,
+    options = settings.scheduler_options(
         record_plugin_results=settings.plugin_results or settings.result_annotations,
         result_annotations=settings.result_annotations,
         report_to_cluster=True,
-        assumed_ttl=0,
-        batch=settings.batch,
-        opportunistic_batching=settings.opportunistic_batching,
-        async_preemption=settings.async_preemption,
     )
     priority_classes = {pc["metadata"]["name"]: pc for pc in scenario.priority_classes}
     namespaces = {ns["metadata"]["name"] for ns in scenario.namespaces}

@@ -26,7 +26,7 @@ from kubesched.cluster.base import NotFound
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework.runtime import ProfileSpec
-from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.scheduler import Scheduler
 
 from .scenario import admit_pod
 from .simulate import ManualClock, SimulationSettings
@@ -76,20 +76,7 @@ class SteppedSimulation:
         for node in nodes:
             store.create("Node", node)
         cluster = InMemoryCluster(store)
-        options = SchedulerOptions(
-            parallelism=settings.parallelism,
-            percentage_of_nodes_to_score=settings.percentage_of_nodes_to_score,
-            pod_initial_backoff=settings.pod_initial_backoff,
-            pod_max_backoff=settings.pod_max_backoff,
-            seed=settings.seed,
-            record_results=True,
-            record_plugin_results=False,
-            report_to_cluster=events,
-            assumed_ttl=0,
-            batch=settings.batch,
-            opportunistic_batching=settings.opportunistic_batching,
-            async_preemption=settings.async_preemption,
-        )
+        options = settings.scheduler_options(record_plugin_results=False, report_to_cluster=events)
         scheduler = Scheduler(profiles, cluster, options, clock=ManualClock())
         await scheduler.start()
         return cls(store, cluster, scheduler, keep_unschedulable)
