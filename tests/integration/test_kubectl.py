@@ -403,3 +403,89 @@ async def test_delete_with_a_grace_period(cluster: Cluster, flags: tuple[str, ..
     assert r.code == 0, r.err
     assert 'pod "graceful"' in r.out and ("deleted" in r.out or "force deleted" in r.out)
     assert not _exists(cluster, "graceful")  # no kubelet to wait for: gone at once
+
+
+DRA = """\
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata:
+  name: gpu.example.com
+spec:
+  selectors:
+  - cel:
+      expression: device.driver == "gpu.example.com"
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-2-gpus
+spec:
+  driver: gpu.example.com
+  nodeName: node-2
+  pool: {name: node-2, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: gpu-0
+    attributes: {model: {string: h100}}
+  - name: gpu-1
+    attributes: {model: {string: h100}}
+  - name: gpu-2
+    attributes: {model: {string: a100}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: two-h100
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpus
+        exactly:
+          deviceClassName: gpu.example.com
+          count: 2
+          selectors:
+          - cel:
+              expression: device.attributes["gpu.example.com"].model == "h100"
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: trainer
+spec:
+  resourceClaims:
+  - name: gpus
+    resourceClaimTemplateName: two-h100
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+    resources:
+      claims: [{name: gpus}]
+"""
+
+
+async def test_dra_kinds_through_kubectl(cluster: Cluster) -> None:
+    """DeviceClass, ResourceSlice and ResourceClaimTemplate applied with kubectl; the pod's
+    claim is made from the template, allocated on the node whose slice has two h100s, and
+    kubectl reads the allocation back."""
+    (cluster.tmp / "dra.yaml").write_text(DRA)
+    out = await cluster.ok("apply", "-f", str(cluster.tmp / "dra.yaml"))
+    for created in (
+        "deviceclass.resource.k8s.io/gpu.example.com created",
+        "resourceslice.resource.k8s.io/node-2-gpus created",
+        "resourceclaimtemplate.resource.k8s.io/two-h100 created",
+        "pod/trainer created",
+    ):
+        assert created in out
+    await cluster.wait_for(lambda: node_of(cluster.store, "trainer") == "node-2")
+    claims = json.loads(await cluster.ok("get", "resourceclaims", "-o", "json"))["items"]
+    assert len(claims) == 1 and claims[0]["metadata"]["name"].startswith("trainer-gpus-")
+    devices = await cluster.ok(
+        "get",
+        "resourceclaim",
+        claims[0]["metadata"]["name"],
+        "-o",
+        "jsonpath={.status.allocation.devices.results[*].device}",
+    )
+    assert sorted(devices.split()) == ["gpu-0", "gpu-1"]
+    listed = await cluster.ok("get", "deviceclasses,resourceslices")
+    assert "gpu.example.com" in listed and "node-2-gpus" in listed
