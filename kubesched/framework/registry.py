@@ -35,6 +35,20 @@ REPOSITORY_PACKAGES: dict[str, tuple[str, str]] = {
     "QOSSort": ("kubesched-qos-sort", "plugins/qos-sort"),
     "RandomPredicate": ("kubesched-random-scheduler", "plugins/random-scheduler"),
     "RandomPriority": ("kubesched-random-scheduler", "plugins/random-scheduler"),
+    **{
+        name: ("kubesched-gpushare", "plugins/gpushare")
+        for name in (
+            "GpuShare",
+            "FGD",
+            "BestFit",
+            "DotProduct",
+            "GpuPacking",
+            "GpuClustering",
+            "RandomScore",
+            "NodeOrder",
+            "NodeOrderFine",
+        )
+    },
 }
 
 

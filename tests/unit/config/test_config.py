@@ -1119,6 +1119,8 @@ def test_an_uninstalled_repository_plugin_is_named_with_its_package() -> None:
     assert "pip install ./plugins/qos-sort" in msg
     assert msg.endswith("known plugins: NodeName, PrioritySort")
     assert "did you mean 'PrioritySort'" in unknown_plugin_message("PrioritySrot", ["PrioritySort"])
+    for name in ("GpuShare", "FGD", "RandomScore"):
+        assert "`pip install ./plugins/gpushare`" in unknown_plugin_message(name, ["NodeName"])
 
 
 def test_a_kube_scheduler_1_34_default_config_with_dynamic_resources_loads_unchanged() -> None:
