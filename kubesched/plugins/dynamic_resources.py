@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import re
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +43,7 @@ from kubesched.framework.selectors import NodeSelector, SelectorError
 
 from .dynamic_resources_allocator import (
     AllocationError,
+    AllocationTimeout,
     Allocator,
     CompileFailure,
     DeviceID,
@@ -62,12 +64,19 @@ _MATCH_CACHE_LIMIT = 200_000
 
 
 _DURATION = re.compile(r"^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$|^0$")
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)")
+_UNIT_SECONDS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration_seconds(text: str) -> float:
+    """A Go duration (``10s``, ``1m30s``, ``0``) in seconds."""
+    return sum(float(n) * _UNIT_SECONDS[unit] for n, unit in _DURATION_PART.findall(text))
 
 
 class DynamicResourcesArgs(BaseModel):
-    """``DynamicResourcesArgs``: ``filterTimeout`` (a duration, upstream's default 10s) bounds
-    how long Filter may spend allocating on one node. Accepted and checked; kubesched's
-    allocator does not stop early."""
+    """``DynamicResourcesArgs``: ``filterTimeout`` (a duration, upstream's default 10s; 0
+    disables it) bounds how long Filter may spend allocating on one node: past it, the node is
+    Unschedulable ("timed out trying to allocate devices"), as upstream."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -127,6 +136,9 @@ class DynamicResources:
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.handle = handle
+        timeout = duration_seconds((args or DynamicResourcesArgs()).filterTimeout)
+        #: How long Filter may search one node for devices (None: no limit).
+        self.filter_timeout: float | None = timeout if timeout > 0 else None
         #: claim uid -> the claim with the allocation Reserve chose, until PreBind wrote it
         self._in_flight: dict[str, Obj] = {}
         #: claim uid -> the claim as PreBind wrote it, until the informer has it too
@@ -307,8 +319,11 @@ class DynamicResources:
         ]
         allocations = None
         if s.allocator is not None:
+            deadline = None if self.filter_timeout is None else time.monotonic() + self.filter_timeout
             try:
-                allocations = s.allocator.allocate(node.name, labels)
+                allocations = s.allocator.allocate(node.name, labels, deadline)
+            except AllocationTimeout:
+                return Status.unschedulable("timed out trying to allocate devices")
             except AllocationError as exc:
                 return Status.as_error(exc)
             if allocations is None:

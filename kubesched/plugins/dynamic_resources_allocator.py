@@ -10,6 +10,7 @@ taints, consumable capacity, per-device node selection, binding conditions.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,10 @@ DeviceID = tuple[str, str, str]  # driver, pool, device
 
 #: Upstream's limit on the devices of one claim (resourceapi.AllocationResultsMaxSize).
 ALLOCATION_RESULTS_MAX_SIZE = 32
+
+
+class AllocationTimeout(Exception):
+    """The search for one node took longer than its deadline (DynamicResourcesArgs.filterTimeout)."""
 
 
 class AllocationError(Exception):
@@ -175,8 +180,9 @@ class Allocator:
         return ok
 
     # --- one node -----------------------------------------------------------------------
-    def allocate(self, node_name: str, labels: Mapping[str, str]) -> list[Obj] | None:
-        """One allocation result per claim, or ``None`` when they do not all fit on this node."""
+    def allocate(self, node_name: str, labels: Mapping[str, str], deadline: float | None = None) -> list[Obj] | None:
+        """One allocation result per claim, or ``None`` when they do not all fit on this node.
+        Past ``deadline`` (``time.monotonic()``), the search gives up: AllocationTimeout."""
         pools = gather_pools(self.slices, node_name, labels)
         candidates = [
             Candidate((p.driver, p.name, str(d.get("name", ""))), d, s)
@@ -259,6 +265,8 @@ class Allocator:
         def search(ri: int, done: int) -> bool:
             if ri == len(requests):
                 return True
+            if deadline is not None and time.monotonic() > deadline:
+                raise AllocationTimeout(node_name)
             req = requests[ri]
             if done == req.count:
                 return search(ri + 1, 0)

@@ -14,7 +14,7 @@ import pytest
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework import Code, CycleState, Status
-from kubesched.plugins.dynamic_resources import DynamicResources
+from kubesched.plugins.dynamic_resources import DynamicResources, DynamicResourcesArgs, duration_seconds
 from kubesched.testing import make_node
 from kubesched.testing.harness import ObjectListers, as_node_infos, as_pod_info
 
@@ -91,9 +91,10 @@ WRONG_TOPOLOGY = {
 }
 
 
-def run(p: Obj, objects: list[Obj]) -> dict[str, Any]:
+def run(p: Obj, objects: list[Obj], filter_timeout: float | None = None) -> dict[str, Any]:
     """PreEnqueue, PreFilter, Filter on worker, then PostFilter (if rejected) or Reserve and PreBind,
-    over an in-memory cluster holding ``objects``; what each said and the claims afterwards."""
+    over an in-memory cluster holding ``objects``; what each said and the claims afterwards.
+    ``filter_timeout``: the plugin's, in seconds (a negative one has run out before Filter starts)."""
     store = Store()
     for o in objects:
         store.create(o["kind"], copy.deepcopy(o))
@@ -101,6 +102,8 @@ def run(p: Obj, objects: list[Obj]) -> dict[str, Any]:
     infos = as_node_infos([WORKER])
     listed = [o for kind in ("ResourceClaim", "DeviceClass", "ResourceSlice") for o in store.list(kind)[0]]
     plugin = DynamicResources(None, SimpleNamespace(listers=ObjectListers(listed), cluster=cluster))
+    if filter_timeout is not None:
+        plugin.filter_timeout = filter_timeout
     pi = as_pod_info(p)
     out: dict[str, Any] = {"preEnqueue": plugin.pre_enqueue(pi)}
     if out["preEnqueue"] is not None:
@@ -297,3 +300,24 @@ def test_a_pod_without_claims_is_skipped_at_once() -> None:
     assert plugin.pre_enqueue(pi) is None
     status = plugin.pre_filter(CycleState(), pi)
     assert status is not None and status.code is Code.SKIP
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("10s", 10.0), ("1m30s", 90.0), ("1.5h", 5400.0), ("250ms", 0.25), ("0", 0.0)],
+    ids=["seconds", "minutes-and-seconds", "fractional-hours", "milliseconds", "zero"],
+)
+def test_filter_timeout_durations(text: str, seconds: float) -> None:
+    assert duration_seconds(text) == pytest.approx(seconds)
+    plugin = DynamicResources(DynamicResourcesArgs(filterTimeout=text), None)
+    assert plugin.filter_timeout == (pytest.approx(seconds) if seconds else None)  # 0: no limit
+
+
+def test_a_search_past_the_filter_timeout_leaves_the_node_unschedulable() -> None:
+    """Upstream: Filter's allocation runs under filterTimeout; past it the node is
+    Unschedulable with "timed out trying to allocate devices" (not an error of the attempt)."""
+    assert said(run(pod(), [claim(), DEVICE_CLASS, SLICE], filter_timeout=-1.0)["filter"]) == (
+        "UNSCHEDULABLE",
+        "timed out trying to allocate devices",
+    )
+    assert run(pod(), [claim(), DEVICE_CLASS, SLICE], filter_timeout=10.0)["filter"] is None
