@@ -240,19 +240,21 @@ class DynamicResources:
             if _uid(claim) in self._in_flight:
                 return Status.unresolvable(f"resource claim {claim_key(claim)} is in the process of being allocated")
             for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+                name = request.get("name", "")
+                # Each way to meet the request names its class: ``exactly``, or every one of its
+                # ``firstAvailable`` subrequests (``request/subrequest``).
                 if request.get("firstAvailable"):
-                    return Status.unresolvable(
-                        f"resource claim {claim_key(claim)}, request {request.get('name', '')}: has subrequests, but the DRAPrioritizedList feature is disabled"
-                    )
-                class_name = (request.get("exactly") or {}).get("deviceClassName") or ""
-                if not class_name:
-                    return Status.as_error(f"request {request.get('name', '')}: unsupported request type")
-                cls = self.handle.listers.get("DeviceClass", None, class_name)
-                if cls is None:
-                    return Status.unresolvable(
-                        f"request {request.get('name', '')}: device class {class_name} does not exist"
-                    )
-                classes[class_name] = cls
+                    ways = [(f"{name}/{sub.get('name', '')}", sub) for sub in request["firstAvailable"]]
+                elif request.get("exactly"):
+                    ways = [(name, request["exactly"])]
+                else:
+                    return Status.as_error(f"request {name}: unsupported request type")
+                for way, spec in ways:
+                    class_name = spec.get("deviceClassName") or ""
+                    cls = self.handle.listers.get("DeviceClass", None, class_name) if class_name else None
+                    if cls is None:
+                        return Status.unresolvable(f"request {way}: device class {class_name} does not exist")
+                    classes[class_name] = cls
         state.write(STATE_KEY, s)
         if to_allocate:
             s.allocator = Allocator(

@@ -4,8 +4,11 @@ ResourceSlices that reach it for every request of every claim still to allocate,
 DeviceClass and request selectors (CEL), ``allocationMode`` ExactCount or All, admin access and
 ``matchAttribute`` constraints, by depth-first search with backtracking.
 
-Not done here: prioritized lists (``firstAvailable``), partitionable devices (counters), device
-taints, consumable capacity, per-device node selection, binding conditions.
+A request may list alternatives (``firstAvailable``, upstream's prioritized list): the first that
+can be met together with everything else is taken, its results named ``request/subrequest``.
+
+Not done here: partitionable devices (counters), device taints, consumable capacity, per-device
+node selection, binding conditions.
 """
 
 from __future__ import annotations
@@ -108,12 +111,16 @@ class Candidate:
 @dataclass
 class _Request:
     claim_index: int
+    #: The name results carry: the request's, or ``request/subrequest`` for one of its
+    #: ``firstAvailable`` alternatives.
     name: str
     class_obj: Obj | None
     selectors: list[str]
     admin_access: bool
     count: int
     all_devices: list[Candidate] | None = None
+    #: The request's own name (constraints may name the request or one subrequest).
+    parent: str = ""
 
 
 #: ``matches(expression, candidate) -> bool``; raises AllocationError with upstream's wording.
@@ -192,15 +199,17 @@ class Allocator:
             for d in (s.get("spec") or {}).get("devices") or ()
         ]
         memo: dict[tuple[int, DeviceID], bool] = {}
-        requests: list[_Request] = []
+        #: Per request of every claim, its alternatives in order of preference: the request
+        #: alone, or its ``firstAvailable`` subrequests (the first that can be met is taken).
+        slots: list[list[_Request]] = []
         constraints: list[list[tuple[frozenset[str], str]]] = []
         for ci, claim in enumerate(self.claims):
             devices = ((claim.get("spec") or {}).get("devices")) or {}
             total = 0
             for r in devices.get("requests") or ():
-                req = self._request(ci, claim, r, pools, candidates, memo)
-                total += req.count
-                requests.append(req)
+                alternatives = self._alternatives(ci, claim, r, pools, candidates, memo)
+                total += min(req.count for req in alternatives)
+                slots.append(alternatives)
             if total > ALLOCATION_RESULTS_MAX_SIZE:
                 raise AllocationError(
                     f"claim {claim_key(claim)}: number of requested devices {total} exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
@@ -241,7 +250,7 @@ class Allocator:
                 return None
             changed: list[tuple[int, Any]] = []
             for i, (names, attribute) in enumerate(constraints[req.claim_index]):
-                if names and req.name not in names:
+                if names and req.name not in names and req.parent not in names:
                     continue
                 value = attribute_of(cand, attribute)
                 current = pinned[req.claim_index][i]
@@ -262,12 +271,24 @@ class Allocator:
             for j, old in changed:
                 pinned[req.claim_index][j] = old
 
+        #: Per slot, the alternative being tried.
+        active = [0] * len(slots)
+
         def search(ri: int, done: int) -> bool:
-            if ri == len(requests):
+            if ri == len(slots):
                 return True
             if deadline is not None and time.monotonic() > deadline:
                 raise AllocationTimeout(node_name)
-            req = requests[ri]
+            if done == 0:
+                for k, req in enumerate(slots[ri]):
+                    active[ri] = k
+                    if fill(ri, req, 0):
+                        return True
+                return False
+            return fill(ri, slots[ri][active[ri]], done)
+
+        def fill(ri: int, req: _Request, done: int) -> bool:
+            """Devices ``done``.. of ``req`` (the slot's active alternative), then the rest."""
             if done == req.count:
                 return search(ri + 1, 0)
             if req.all_devices is not None:
@@ -293,7 +314,7 @@ class Allocator:
             return None
         return [self._result(ci, claim, results[ci], node_name) for ci, claim in enumerate(self.claims)]
 
-    def _request(
+    def _alternatives(
         self,
         ci: int,
         claim: Obj,
@@ -301,12 +322,32 @@ class Allocator:
         pools: list[Pool],
         candidates: list[Candidate],
         memo: dict[tuple[int, DeviceID], bool],
-    ) -> _Request:
+    ) -> list[_Request]:
+        """The ways to meet request ``r``, in order of preference: ``exactly`` alone, or each of
+        its ``firstAvailable`` subrequests (upstream's DRAPrioritizedList, on by default since
+        1.34), named ``request/subrequest`` in the results."""
         name = str(r.get("name", ""))
+        subrequests = r.get("firstAvailable") or ()
+        if subrequests:
+            return [
+                self._exact(ci, claim, f"{name}/{sub.get('name', '')}", name, sub, pools, candidates, memo)
+                for sub in subrequests
+            ]
+        return [self._exact(ci, claim, name, name, r.get("exactly") or {}, pools, candidates, memo)]
+
+    def _exact(
+        self,
+        ci: int,
+        claim: Obj,
+        name: str,
+        parent: str,
+        exactly: Mapping[str, Any],
+        pools: list[Pool],
+        candidates: list[Candidate],
+        memo: dict[tuple[int, DeviceID], bool],
+    ) -> _Request:
+        """One way to meet a request: a device class, selectors, a mode and count."""
         where = f"claim {claim_key(claim)}, request {name}"
-        if r.get("firstAvailable"):
-            raise AllocationError(f"{where}: has subrequests, but the DRAPrioritizedList feature is disabled")
-        exactly = r.get("exactly") or {}
         class_name = exactly.get("deviceClassName") or ""
         if not class_name:
             raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
@@ -322,7 +363,7 @@ class Allocator:
                 raise AllocationError(f"{where}, selector #{i}: CEL expression empty (unsupported selector type?)")
             selectors.append(str(expression))
         mode = exactly.get("allocationMode") or "ExactCount"
-        req = _Request(ci, name, cls, selectors, bool(exactly.get("adminAccess")), 0)
+        req = _Request(ci, name, cls, selectors, bool(exactly.get("adminAccess")), 0, parent=parent)
         if mode == "ExactCount":
             req.count = int(exactly.get("count") or 1)
         elif mode == "All":

@@ -321,3 +321,101 @@ def test_a_search_past_the_filter_timeout_leaves_the_node_unschedulable() -> Non
         "timed out trying to allocate devices",
     )
     assert run(pod(), [claim(), DEVICE_CLASS, SLICE], filter_timeout=10.0)["filter"] is None
+
+
+def first_available(*subrequests: tuple[str, int, str], constraint: str | None = None) -> Obj:
+    """The claim with one request ``gpus`` whose alternatives are ``(name, count, model)``."""
+    c = claim()
+    c["spec"]["devices"]["requests"] = [
+        {
+            "name": "gpus",
+            "firstAvailable": [
+                {
+                    "name": name,
+                    "deviceClassName": CLASS,
+                    "count": count,
+                    "selectors": [{"cel": {"expression": f'device.attributes["some-driver"].model == "{model}"'}}],
+                }
+                for name, count, model in subrequests
+            ],
+        }
+    ]
+    if constraint:
+        c["spec"]["devices"]["constraints"] = [{"requests": [constraint], "matchAttribute": "some-driver/numa"}]
+    return c
+
+
+def slice_of(*devices: tuple[str, str, int]) -> Obj:
+    """SLICE with devices ``(name, model, numa node)``."""
+    s = copy.deepcopy(SLICE)
+    s["spec"]["devices"] = [
+        {"name": name, "attributes": {"model": {"string": model}, "numa": {"int": numa}}}
+        for name, model, numa in devices
+    ]
+    return s
+
+
+def results(got: dict[str, Any]) -> list[tuple[str, str]]:
+    written = got["claims"][CLAIM]["status"]["allocation"]["devices"]["results"]
+    return [(r["request"], r["device"]) for r in written]
+
+
+@pytest.mark.parametrize(
+    ("subrequests", "devices", "constraint", "want"),
+    [
+        pytest.param(
+            [("big", 2, "h100"), ("small", 1, "a100")],
+            [("g0", "h100", 0), ("g1", "h100", 0), ("g2", "a100", 0)],
+            None,
+            [("gpus/big", "g0"), ("gpus/big", "g1")],
+            id="first-alternative-met",
+        ),
+        pytest.param(
+            [("big", 2, "h100"), ("small", 1, "a100")],
+            [("g0", "h100", 0), ("g2", "a100", 0)],
+            None,
+            [("gpus/small", "g2")],
+            id="falls-back-to-the-second",
+        ),
+        pytest.param(
+            [("big", 2, "h100"), ("small", 1, "a100")],
+            [("g0", "h100", 0), ("g1", "h100", 1), ("g2", "a100", 0)],
+            "gpus",
+            [("gpus/small", "g2")],
+            id="a-constraint-on-the-request-binds-its-subrequests",
+        ),
+        pytest.param(
+            [("big", 2, "h100"), ("small", 1, "a100")],
+            [("g0", "h100", 0), ("g1", "h100", 1), ("g2", "a100", 0)],
+            "gpus/small",
+            [("gpus/big", "g0"), ("gpus/big", "g1")],
+            id="a-constraint-on-another-subrequest-does-not",
+        ),
+    ],
+)
+def test_first_available_takes_the_first_alternative_that_fits(
+    subrequests: list[tuple[str, int, str]], devices: list[tuple[str, str, int]], constraint: str | None, want: Any
+) -> None:
+    """Upstream's prioritized list (DRAPrioritizedList, on by default since 1.34): the first
+    subrequest that can be met is allocated, results named request/subrequest; a matchAttribute
+    constraint naming the request holds for whichever subrequest is taken."""
+    got = run(pod(), [first_available(*subrequests, constraint=constraint), DEVICE_CLASS, slice_of(*devices)])
+    assert got["filter"] is None and got["preBind"] is None
+    assert results(got) == want
+
+
+def test_first_available_with_no_alternative_met_cannot_allocate() -> None:
+    got = run(
+        pod(), [first_available(("big", 2, "h100"), ("small", 1, "a100")), DEVICE_CLASS, slice_of(("g0", "h100", 0))]
+    )
+    assert said(got["filter"]) == ("UNSCHEDULABLE_AND_UNRESOLVABLE", "cannot allocate all claims")
+
+
+def test_a_subrequest_naming_a_missing_class_is_reported_with_its_full_name() -> None:
+    c = first_available(("big", 2, "h100"))
+    c["spec"]["devices"]["requests"][0]["firstAvailable"].append({"name": "small", "deviceClassName": "nope"})
+    got = run(pod(), [c, DEVICE_CLASS, slice_of(("g0", "h100", 0))])
+    assert said(got["preFilter"]) == (
+        "UNSCHEDULABLE_AND_UNRESOLVABLE",
+        "request gpus/small: device class nope does not exist",
+    )
