@@ -2,11 +2,14 @@
 kube-scheduler-simulator's importer does, and with ``--sync`` keep following it (its syncer).
 
 What is copied: namespaces, priority classes, storage classes, CSI nodes, persistent volumes and
-claims, PodDisruptionBudgets, nodes and pods (bound ones stay on their nodes; pending ones stay
-pending, for the simulator's scheduler to place). ``--selector`` (a label selector) narrows the
+claims, PodDisruptionBudgets, the DRA kinds (device classes, resource slices, claim templates and
+claims, where the source serves resource.k8s.io/v1), nodes and pods (bound ones stay on their
+nodes; pending ones stay pending, for the simulator's scheduler to place). ``--selector`` (a label selector) narrows the
 pods and nodes copied. Objects lose what the source server set (uid, resourceVersion, managed
 fields); pods owned by a controller keep their owner references only as labels carry them (the
-simulator's controllers do not take over a live cluster's workloads).
+simulator's controllers do not take over a live cluster's workloads). A ResourceClaim keeps its
+owner reference to a pod copied here, pointed at that pod's uid here (the claims a pod's
+templates made must be its own, or the pod waits); its allocation and reservations stay.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.cluster.base import Conflict, NotFound
@@ -34,21 +37,37 @@ IMPORTED: dict[str, tuple[str, bool]] = {
     "PersistentVolume": ("/api/v1/persistentvolumes", False),
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", False),
     "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", False),
+    "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", False),
+    "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", False),
+    "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", False),
     "Node": ("/api/v1/nodes", True),
     "Pod": ("/api/v1/pods", True),
+    # After the pods: a claim's owner is pointed at the pod's uid here.
+    "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", False),
 }
+#: Kinds a cluster may not serve (a 404 on their list): then there is nothing of them to copy.
+OPTIONAL = frozenset({"DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim"})
 
 _SERVER_FIELDS = ("uid", "resourceVersion", "managedFields", "selfLink", "generation")
 
 
-def copied(kind: str, obj: Obj) -> Obj:
-    """``obj`` as the simulated cluster stores it."""
+def copied(kind: str, obj: Obj, pod_uid: Callable[[str, str], str | None] | None = None) -> Obj:
+    """``obj`` as the simulated cluster stores it; ``pod_uid(namespace, name)``: the uid here of
+    a pod copied here (None for another), for a ResourceClaim's owner."""
     out = copy.deepcopy(obj)
     out["kind"] = kind
     meta = out.setdefault("metadata", {})
     for key in _SERVER_FIELDS:
         meta.pop(key, None)
-    meta.pop("ownerReferences", None)  # owners are not copied; their uids would mean nothing here
+    owners = meta.pop("ownerReferences", None) or ()  # their uids would mean nothing here
+    if kind == "ResourceClaim" and pod_uid is not None:
+        mine = []
+        for ref in owners:
+            uid = pod_uid(meta.get("namespace") or "", ref.get("name", "")) if ref.get("kind") == "Pod" else None
+            if uid:
+                mine.append({**ref, "uid": uid})
+        if mine:
+            meta["ownerReferences"] = mine
     if kind == "Pod" and not (out.get("spec") or {}).get("nodeName"):
         # Pending: the simulator's scheduler decides, from a clean slate.
         status = out.setdefault("status", {})
@@ -68,19 +87,27 @@ class Importer:
         self.copied = 0
         #: What came from the source, per kind: only these are deleted when the source drops them.
         self.imported: dict[str, set[tuple[str, str]]] = {kind: set() for kind in IMPORTED}
+        #: Optional kinds the source does not serve: neither copied nor followed.
+        self.unserved: set[str] = set()
 
     async def run_once(self) -> int:
         """Copy every imported kind; the number of objects copied."""
         for kind, (path, selected) in IMPORTED.items():
             query = [("labelSelector", self.selector)] if selected and self.selector else []
-            listed = await self.source.request("GET", path, query=query)
+            try:
+                listed = await self.source.request("GET", path, query=query)
+            except NotFound:
+                if kind not in OPTIONAL:
+                    raise
+                self.unserved.add(kind)
+                continue
             self.versions[kind] = (listed.get("metadata") or {}).get("resourceVersion", "")
             for item in listed.get("items") or ():
                 self._put(kind, item)
         return self.copied
 
     def _put(self, kind: str, obj: Obj) -> None:
-        local = copied(kind, obj)
+        local = copied(kind, obj, self._pod_uid)
         meta = local["metadata"]
         ns = meta.get("namespace")
         try:
@@ -102,6 +129,15 @@ class Importer:
         except (Conflict, ValueError) as exc:
             log.warning("import: %s %s/%s not copied: %s", kind, ns or "", meta.get("name"), exc)
 
+    def _pod_uid(self, namespace: str, name: str) -> str | None:
+        """The uid here of a pod copied from the source."""
+        if (namespace, name) not in self.imported["Pod"]:
+            return None
+        try:
+            return str(self.store.get("Pod", namespace, name)["metadata"].get("uid") or "") or None
+        except NotFound:
+            return None
+
     def _drop(self, kind: str, obj: Obj) -> None:
         if _key(obj) not in self.imported[kind]:
             return  # made here, not imported: not the source's to delete
@@ -114,7 +150,7 @@ class Importer:
 
     async def sync(self, stop: asyncio.Event) -> None:
         """Follow the source's changes (watches, re-listing when one ends) until ``stop``."""
-        tasks = [asyncio.create_task(self._follow(kind, stop)) for kind in IMPORTED]
+        tasks = [asyncio.create_task(self._follow(kind, stop)) for kind in IMPORTED if kind not in self.unserved]
         try:
             await stop.wait()
         finally:

@@ -131,3 +131,56 @@ def test_an_unreachable_source_is_refused_before_serving(tmp_path: Path) -> None
         cwd=tmp_path,
     )
     assert out.returncode == 2 and f"--import-from {missing}" in out.stderr
+
+
+def test_dra_objects_are_copied_and_a_pending_pods_claim_is_allocated_here(tmp_path: Path) -> None:
+    """The live cluster's DeviceClass, ResourceSlice, ResourceClaimTemplate and the claim its
+    resource-claim controller made for a pending pod are copied; the claim stays that pod's own
+    (its owner pointed at the pod's uid here), so the simulator's scheduler allocates it."""
+    dra = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.example.com"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "a-gpus"},
+            "spec": {
+                "driver": "gpu.example.com",
+                "nodeName": "a",
+                "pool": {"name": "a", "generation": 1, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}],
+            },
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
+            },
+        },
+    ]
+    trainer = pod("trainer")
+    trainer["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+    scenario = tmp_path / "live.yaml"
+    scenario.write_text(yaml.safe_dump_all([node("a"), node("b"), *dra, trainer]))
+    claims = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
+    with serve(tmp_path / "live", "--scenario", str(scenario)) as live:
+        live.wait(lambda: len(live.names(claims)) == 1)  # made by the live cluster's controller
+        (made,) = live.names(claims)
+        with serve(tmp_path / "sim", "--import-from", str(live.kubeconfig), "--with-scheduler") as sim:
+            assert sim.names("/apis/resource.k8s.io/v1/deviceclasses") == {"gpu.example.com"}
+            assert sim.names("/apis/resource.k8s.io/v1/resourceslices") == {"a-gpus"}
+            assert sim.names(claims) == {made}  # the copy, not a second claim
+            here = sim.call("GET", "/api/v1/namespaces/default/pods/trainer")[1]
+            claim = sim.call("GET", f"{claims}/{made}")[1]
+            assert claim["metadata"]["ownerReferences"][0]["uid"] == here["metadata"]["uid"]
+            sim.wait(
+                lambda: sim.call("GET", "/api/v1/namespaces/default/pods/trainer")[1]["spec"].get("nodeName") == "a"
+            )
+            results = sim.call("GET", f"{claims}/{made}")[1]["status"]["allocation"]["devices"]["results"]
+            assert [r["device"] for r in results] == ["gpu-0"]
