@@ -8,6 +8,7 @@ plugin's exception into an ERROR status that names the plugin and the extension 
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
@@ -464,8 +465,9 @@ class Framework:
             out[name] = list(fn()) if callable(fn) else None
         return out
 
-    @property
+    @functools.cached_property
     def pre_enqueue_is_async(self) -> bool:
+        """Some PreEnqueue plugin is a coroutine function (the plugins are fixed per profile)."""
         return any(b.is_async for b in self.pre_enqueue_plugins)
 
     def run_pre_enqueue_sync(self, pod: PodInfo) -> Status | None:
