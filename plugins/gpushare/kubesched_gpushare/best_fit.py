@@ -12,17 +12,15 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import CycleState, Handle, NodeInfo, NodeScore, PodInfo
+from kubesched.framework import CycleState, NodeInfo, NodeScore, PodInfo
 
-from .gpu import pod_cpu
-from .ledger import GpuLedger, ledger_for
+from .gpu import GpuAsk, NodeGpus, pod_cpu
 from .scoring import (
     MAX_SPEC_CPU,
     MAX_SPEC_GPU,
+    GpuScore,
     ScoreError,
-    ask_and_node,
     batch_table,
-    error,
     min_max_normalize,
     min_max_normalize_array,
 )
@@ -39,18 +37,11 @@ def best_fit_score(cpu_left: int, gpu_left: int, cpu: int, gpu: int) -> int:
     return int((1.0 - score) * 100.0)
 
 
-class BestFit:
+class BestFit(GpuScore):
     name = "BestFit"
 
-    def __init__(self, args: Any, handle: Handle) -> None:
-        self.ledger: GpuLedger = ledger_for(handle)
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
-        try:
-            ask, ng = ask_and_node(self.ledger, pod, node)
-            return best_fit_score(ng.cpu_left, ng.total_left, pod_cpu(pod), ask.total_milli)
-        except ScoreError as exc:
-            return error(exc)
+    def node_score(self, pod: PodInfo, ask: GpuAsk, node: NodeGpus) -> int:
+        return best_fit_score(node.cpu_left, node.total_left, pod_cpu(pod), ask.total_milli)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
         found = batch_table(self.ledger, pod, nodes)

@@ -13,11 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MIN_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo
+from kubesched.framework import MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
 
-from .gpu import pod_cpu
-from .ledger import GpuLedger, ledger_for
-from .scoring import MAX_SPEC_CPU, MAX_SPEC_GPU, ScoreError, ask_and_node, batch_table, error
+from .gpu import GpuAsk, NodeGpus, pod_cpu
+from .scoring import MAX_SPEC_CPU, MAX_SPEC_GPU, GpuScore, batch_table
 
 
 def dot_product_score(cpu_left: int, gpu_left: int, cpu: int, gpu: int) -> int:
@@ -29,18 +28,12 @@ def dot_product_score(cpu_left: int, gpu_left: int, cpu: int, gpu: int) -> int:
     return max(MIN_NODE_SCORE, int(100.0 * (1 - dot / 2.0)))
 
 
-class DotProduct:
+class DotProduct(GpuScore):
     name = "DotProduct"
+    check_model = False
 
-    def __init__(self, args: Any, handle: Handle) -> None:
-        self.ledger: GpuLedger = ledger_for(handle)
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
-        try:
-            ask, ng = ask_and_node(self.ledger, pod, node, check_model=False)
-        except ScoreError as exc:
-            return error(exc)
-        return dot_product_score(ng.cpu_left, ng.total_left, pod_cpu(pod), ask.total_milli)
+    def node_score(self, pod: PodInfo, ask: GpuAsk, node: NodeGpus) -> int:
+        return dot_product_score(node.cpu_left, node.total_left, pod_cpu(pod), ask.total_milli)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
         found = batch_table(self.ledger, pod, nodes, check_model=False)

@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo
+from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
 
 from .gpu import GpuAsk, NodeGpus
-from .ledger import GpuLedger, ledger_for, tag_column
-from .scoring import MAX_SPEC_GPU, ScoreError, ask_and_node, batch_table, error, trunc_div
+from .ledger import tag_column
+from .scoring import MAX_SPEC_GPU, GpuScore, batch_table, trunc_div
 
 _QUARTER = MAX_NODE_SCORE // 4
 
@@ -32,18 +32,11 @@ def gpu_clustering_score(node: NodeGpus, ask: GpuAsk) -> int:
     return base + (_QUARTER if not node.tags else 0)
 
 
-class GpuClustering:
+class GpuClustering(GpuScore):
     name = "GpuClustering"
 
-    def __init__(self, args: Any, handle: Handle) -> None:
-        self.ledger: GpuLedger = ledger_for(handle)
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
-        try:
-            ask, ng = ask_and_node(self.ledger, pod, node)
-        except ScoreError as exc:
-            return error(exc)
-        return gpu_clustering_score(ng, ask)
+    def node_score(self, pod: PodInfo, ask: GpuAsk, node: NodeGpus) -> int:
+        return gpu_clustering_score(node, ask)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
         found = batch_table(self.ledger, pod, nodes)

@@ -17,11 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo
+from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
 
 from .gpu import MILLI, GpuAsk, NodeGpus
-from .ledger import GpuLedger, ledger_for
-from .scoring import ScoreError, ask_and_node, batch_table, error
+from .scoring import GpuScore, ScoreError, batch_table
 
 _THIRD = MAX_NODE_SCORE // 3
 _HALF = MAX_NODE_SCORE // 2
@@ -51,18 +50,11 @@ def gpu_packing_score(node: NodeGpus, ask: GpuAsk) -> int:
     return max(MAX_NODE_SCORE - room // 10, _HALF)
 
 
-class GpuPacking:
+class GpuPacking(GpuScore):
     name = "GpuPacking"
 
-    def __init__(self, args: Any, handle: Handle) -> None:
-        self.ledger: GpuLedger = ledger_for(handle)
-
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
-        try:
-            ask, ng = ask_and_node(self.ledger, pod, node)
-            return gpu_packing_score(ng, ask)
-        except ScoreError as exc:
-            return error(exc)
+    def node_score(self, pod: PodInfo, ask: GpuAsk, node: NodeGpus) -> int:
+        return gpu_packing_score(node, ask)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
         found = batch_table(self.ledger, pod, nodes)

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, NodeInfo, NodeScore, PodInfo, Status
+from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Handle, NodeInfo, NodeScore, PodInfo, Status
 from kubesched.framework.columns import NodeBatch, columns_of
 
 from .gpu import GpuAsk, GpuAskError, NodeGpus, gpu_ask_of
-from .ledger import GpuLedger, GpuTable
+from .ledger import GpuLedger, GpuTable, ledger_for
 
 #: The largest node the artifact's scores measure against: 128 CPUs, 8 GPUs.
 MAX_SPEC_CPU = 128000
@@ -36,6 +36,29 @@ def ask_and_node(ledger: GpuLedger, pod: PodInfo, node: NodeInfo, check_model: b
 
 def error(exc: ScoreError) -> tuple[int, Status]:
     return MIN_NODE_SCORE, Status.as_error(str(exc))
+
+
+class GpuScore:
+    """A score of the package over the GPU ledger: the per-node ``score`` (the contract) reads
+    the pod's ask and the node's GPUs, and answers an Error status where the artifact's score
+    does; subclasses say how a node scores (``node_score``) and add their batch form."""
+
+    name = ""
+    #: Whether a node of a model the pod does not accept is an error (DotProduct does not look).
+    check_model = True
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.ledger: GpuLedger = ledger_for(handle)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
+        try:
+            ask, ng = ask_and_node(self.ledger, pod, node, check_model=self.check_model)
+            return self.node_score(pod, ask, ng)
+        except ScoreError as exc:
+            return error(exc)
+
+    def node_score(self, pod: PodInfo, ask: GpuAsk, node: NodeGpus) -> int:
+        raise NotImplementedError
 
 
 def batch_table(
