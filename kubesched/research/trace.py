@@ -126,19 +126,25 @@ def _number(path: Path, line: int, row: dict[str, str], column: str, *, empty: i
     return int(value)
 
 
+def _unique_name(path: Path, line: int, row: dict[str, str], column: str, what: str, seen: dict[str, int]) -> str:
+    """The row's name in ``column``: not empty, and not on an earlier row (``seen``: name → row)."""
+    name = (row.get(column) or "").strip()
+    if not name:
+        raise ReplayError(f"{path}: row {line}, column {column!r}: empty {what} name")
+    if name in seen:
+        raise ReplayError(
+            f"{path}: row {line}, column {column!r}: {what} {name!r} is listed twice (first at row {seen[name]})"
+        )
+    seen[name] = line
+    return name
+
+
 def read_nodes(path: Path, *, gpu_only: bool = True) -> list[TraceNode]:
     """The nodes of ``path``, in file order; with ``gpu_only`` those with at least one GPU."""
     seen: dict[str, int] = {}
     rows: list[tuple[str, int, int, int, str]] = []
     for line, row in _rows(path, NODE_COLUMNS, "node"):
-        name = (row.get("sn") or "").strip()
-        if not name:
-            raise ReplayError(f"{path}: row {line}, column 'sn': empty node name")
-        if name in seen:
-            raise ReplayError(
-                f"{path}: row {line}, column 'sn': node {name!r} is listed twice (first at row {seen[name]})"
-            )
-        seen[name] = line
+        name = _unique_name(path, line, row, "sn", "node", seen)
         cpu = _number(path, line, row, "cpu_milli")
         memory = _number(path, line, row, "memory_mib")
         gpus = _number(path, line, row, "gpu", empty=0)
@@ -161,14 +167,7 @@ def read_pods(path: Path, *, churn: bool = False) -> list[TracePod]:
     seen: dict[str, int] = {}
     rows: list[tuple[str, int, int, int, int, int | None, int | None]] = []
     for line, row in _rows(path, required, "pod"):
-        name = (row.get("name") or "").strip()
-        if not name:
-            raise ReplayError(f"{path}: row {line}, column 'name': empty pod name")
-        if name in seen:
-            raise ReplayError(
-                f"{path}: row {line}, column 'name': pod {name!r} is listed twice (first at row {seen[name]})"
-            )
-        seen[name] = line
+        name = _unique_name(path, line, row, "name", "pod", seen)
         cpu = _number(path, line, row, "cpu_milli")
         memory = _number(path, line, row, "memory_mib")
         count = _number(path, line, row, "num_gpu", empty=0)
