@@ -45,7 +45,7 @@ async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None
         measured_result,
         workload_scheduler,
     )
-    from kubesched.cluster.kube import KubeCluster
+    from kubesched.cluster.kube.cluster import KubeCluster
     from kubesched.config import load_config
     from kubesched.testing import sim_serve_process
 

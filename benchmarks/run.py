@@ -221,7 +221,7 @@ SATURATING_POD = _pod(cpu="3")
 
 def _openb(pods: str) -> Callable[[], Any]:
     def load() -> Any:
-        from kubesched.sim.openb import load_openb
+        from kubesched.sim.scenario.openb import load_openb
 
         return load_openb(pods=pods)
 
@@ -229,7 +229,7 @@ def _openb(pods: str) -> Callable[[], Any]:
 
 
 def _openb_missing() -> str | None:
-    from kubesched.sim.openb import trace_dir
+    from kubesched.sim.scenario.openb import trace_dir
 
     return None if trace_dir() is not None else "the openb trace is absent (../shared/traces/alibaba-gpu-v2023)"
 

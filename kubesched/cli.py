@@ -43,8 +43,8 @@ _PLUGIN_HELP = (
 
 def _local_plugins(args: argparse.Namespace) -> str | None:
     """Register ``--plugin`` classes; an error message, or None."""
-    from kubesched.framework.local_plugins import register_local_plugins
-    from kubesched.framework.registry import RegistryError
+    from kubesched.runtime.local_plugins import register_local_plugins
+    from kubesched.runtime.registry import RegistryError
 
     try:
         register_local_plugins(getattr(args, "plugin", None))
@@ -64,9 +64,9 @@ def _fail(message: str, code: int = 2) -> int:
 def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.config import ConfigError, load_config
     from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
-    from kubesched.framework.registry import RegistryError
-    from kubesched.sim.scenario import ScenarioError, load_scenario
-    from kubesched.sim.simulate import SimulationSettings, format_table, only_pods, simulate
+    from kubesched.runtime.registry import RegistryError
+    from kubesched.sim.run.simulate import SimulationSettings, format_table, only_pods, simulate
+    from kubesched.sim.scenario.reading import ScenarioError, load_scenario
 
     config_path = Path(args.config) if args.config else _default_path(DEFAULT_CONFIG)
     scenario_path = Path(args.scenario) if args.scenario else _default_path(DEFAULT_SCENARIO)
@@ -160,7 +160,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
-    from kubesched.framework.registry import RegistryError, default_registry
+    from kubesched.runtime.registry import RegistryError, default_registry
 
     try:
         entries = default_registry().entries()
@@ -197,7 +197,7 @@ def cmd_plugins(args: argparse.Namespace) -> int:
 
 def cmd_config(args: argparse.Namespace) -> int:
     from kubesched.config import ConfigError, format_config_yaml, load_config
-    from kubesched.framework.registry import RegistryError
+    from kubesched.runtime.registry import RegistryError
 
     path = args.file
     try:
@@ -257,10 +257,10 @@ def _setup_logging(verbosity: int) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from kubesched.app import RunOptions, run
     from kubesched.config import ConfigError, load_config
     from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
-    from kubesched.framework.registry import RegistryError
+    from kubesched.runtime.registry import RegistryError
+    from kubesched.server.app import RunOptions, run
 
     if (problem := _local_plugins(args)) is not None:
         return _fail(problem)
@@ -269,8 +269,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         gates = parse_feature_gates(args.feature_gates)
     except (ConfigError, RegistryError, FeatureGateError) as exc:
         return _fail(str(exc))
-    from kubesched import kube_scheduler_flags as kflags
-    from kubesched.serving import DelegationOptions, ServingError, ServingOptions
+    from kubesched.server import flags as kflags
+    from kubesched.server.serving import DelegationOptions, ServingError, ServingOptions
 
     problems = kflags.apply_leader_election(cfg.model, args)
     if problems:
@@ -347,9 +347,9 @@ def _is_loopback(address: str) -> bool:
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     from kubesched.config import ConfigError, load_config
     from kubesched.config.feature_gates import FeatureGateError, parse_feature_gates
-    from kubesched.framework.registry import RegistryError
-    from kubesched.sim.authn import TokenFileError, read_token_file
-    from kubesched.sim.scenario import ScenarioError, load_scenario
+    from kubesched.runtime.registry import RegistryError
+    from kubesched.sim.apiserver.authn import TokenFileError, read_token_file
+    from kubesched.sim.scenario.reading import ScenarioError, load_scenario
 
     cfg = None
     users = {}
@@ -376,8 +376,8 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     except (ConfigError, ScenarioError, RegistryError, TokenFileError, FeatureGateError) as exc:
         return _fail(str(exc))
     if args.faults:
-        from kubesched.sim.faults import FaultConfigError
-        from kubesched.sim.faults import load_config as load_faults
+        from kubesched.sim.apiserver.faults import FaultConfigError
+        from kubesched.sim.apiserver.faults import load_config as load_faults
 
         try:
             args.fault_config = load_faults(args.faults)
@@ -829,7 +829,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_p.add_argument("--feature-gates", metavar="A=true,B=false", help=_GATES_HELP)
     run_p.add_argument("--plugin", action="append", metavar="MODULE:CLASS", help=_PLUGIN_HELP)
     run_p.add_argument("-v", action="count", default=0, help="more logging")
-    from kubesched.kube_scheduler_flags import add_kube_scheduler_flags
+    from kubesched.server.flags import add_kube_scheduler_flags
 
     add_kube_scheduler_flags(run_p, _duration_flag)
     run_p.set_defaults(func=cmd_run)

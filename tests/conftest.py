@@ -12,10 +12,10 @@ from kubernetes_asyncio import config as kube_config
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.framework.registry import Registry, default_registry
-from kubesched.framework.runtime import PluginRef, ProfileSpec
+from kubesched.runtime.framework import PluginRef, ProfileSpec
+from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler import Scheduler, SchedulerOptions
-from kubesched.sim.apiserver import APIServer
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import NodeBuilder, PodBuilder
 
 
@@ -157,7 +157,7 @@ def installed_package(path: Any, distribution: str) -> Any:
     the entry-point registry is rediscovered on the way in and out."""
     import importlib
 
-    from kubesched.framework.registry import reset_default_registry
+    from kubesched.runtime.registry import reset_default_registry
 
     out = _pip("install", "--no-deps", "--no-build-isolation", str(path))
     assert out.returncode == 0, out.stderr

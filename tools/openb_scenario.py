@@ -4,7 +4,7 @@
     python -m kubesched simulate --scenario /tmp/openb.yaml --output json > /tmp/result.json
 
 The trace is read from $KUBESCHED_TRACES/alibaba-gpu-v2023 or ../shared/traces/alibaba-gpu-v2023;
-see kubesched/sim/openb.py for how rows become Nodes and Pods.
+see kubesched/sim/scenario/openb.py for how rows become Nodes and Pods.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import sys
 
 import yaml
 
-from kubesched.sim.openb import TraceError, load_openb
+from kubesched.sim.scenario.openb import TraceError, load_openb
 
 
 def main() -> int:

@@ -13,7 +13,7 @@ tries again next period. Because ``lease_duration > renew_deadline + retry_perio
 that cannot renew has given up before anyone else may take over.
 
 The Lease is read and written through the small :class:`LeaseClient` protocol, which
-:class:`~kubesched.cluster.kube.KubeCluster` implements over the API (``cluster.leases()``)
+:class:`~kubesched.cluster.kube.cluster.KubeCluster` implements over the API (``cluster.leases()``)
 and :class:`StoreLeaseClient` over the in-memory :class:`~kubesched.cluster.store.Store`.
 """
 
@@ -29,8 +29,8 @@ from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from .base import ClusterError, NotFound
-from .store import Store
+from kubesched.cluster.base import ClusterError, NotFound
+from kubesched.cluster.store import Store
 
 log = logging.getLogger(__name__)
 

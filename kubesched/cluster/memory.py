@@ -10,8 +10,8 @@ import asyncio
 import zlib
 from typing import Any
 
-from .base import WATCHED_KINDS, EventHandler, NotFound
-from .store import Store, json_copy, now_rfc3339
+from kubesched.cluster.base import WATCHED_KINDS, EventHandler, NotFound
+from kubesched.cluster.store import Store, json_copy, now_rfc3339
 
 Obj = dict[str, Any]
 

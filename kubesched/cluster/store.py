@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from .base import Conflict, Invalid, NotFound
+from kubesched.cluster.base import Conflict, Invalid, NotFound
 
 Obj = dict[str, Any]
 WatchEvent = tuple[int, str, str, Obj, Obj | None]  # (rv, ADDED|MODIFIED|DELETED, kind, obj, old)

@@ -19,13 +19,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from kubesched.framework.registry import Registry, RegistryError, default_registry
-from kubesched.framework.runtime import ProfileSpec
-
-from .defaults import default_plugin_names, default_plugins
-from .errors import ConfigError, format_validation_error, join_path
-from .models import API_VERSION, KIND, KubeSchedulerConfiguration
-from .profiles import (
+from kubesched.config.defaults import default_plugin_names, default_plugins
+from kubesched.config.errors import ConfigError, format_validation_error, join_path
+from kubesched.config.models import API_VERSION, KIND, KubeSchedulerConfiguration
+from kubesched.config.profiles import (
     PLUGIN_SETS,
     PluginSets,
     expand_plugins,
@@ -35,7 +32,9 @@ from .profiles import (
     merge_plugins,
     merge_sets,
 )
-from .validation import document_problems, resolve_plugin_args, validate_configuration
+from kubesched.config.validation import document_problems, resolve_plugin_args, validate_configuration
+from kubesched.runtime.framework import ProfileSpec
+from kubesched.runtime.registry import Registry, RegistryError, default_registry
 
 __all__ = [
     "API_VERSION",
@@ -159,7 +158,7 @@ def parse_config(data: Any, source: str = "", registry: Registry | None = None) 
 
 def _one_queue_sort_each(specs: list[ProfileSpec]) -> list[str]:
     """Each profile sorts its pods with exactly one QueueSort plugin. Unlike kube-scheduler,
-    profiles may name different ones (see kubesched.queue: each sorts its own pods)."""
+    profiles may name different ones (see kubesched.backend.queue: each sorts its own pods)."""
     errs: list[str] = []
     for i, spec in enumerate(specs):
         names = [ref.name for ref in spec.plugins.get("queueSort") or []]

@@ -6,13 +6,12 @@ it implements, in this order. The order matters: it is the order plugins run at 
 
 from __future__ import annotations
 
-from kubesched.framework.registry import NOT_YET_IMPLEMENTED
-
-from .models import Plugin, Plugins, PluginSet
+from kubesched.config.models import Plugin, Plugins, PluginSet
+from kubesched.runtime.registry import NOT_YET_IMPLEMENTED
 
 #: Upstream's default ``multiPoint.enabled`` list, in upstream order, with upstream weights
 #: (``None``: no weight given; a score plugin then counts with weight 1).
-#: Entries whose name is in ``kubesched.framework.registry.NOT_YET_IMPLEMENTED`` are coming later
+#: Entries whose name is in ``kubesched.runtime.registry.NOT_YET_IMPLEMENTED`` are coming later
 #: and are left out of :func:`default_plugins` until that set no longer lists them; they stay
 #: here so that each lands in its upstream place.
 #: Upstream's v1 also lists EBSLimits, GCEPDLimits and AzureDiskLimits after VolumeRestrictions on

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .models import API_VERSION, KIND, format_go_duration
+from kubesched.config.models import API_VERSION, KIND, format_go_duration
 
 __all__ = ["PolicyError", "migrate_policy"]
 

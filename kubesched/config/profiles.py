@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kubesched.config.defaults import INVALID_IN_V1
+from kubesched.config.errors import ConfigError, join_path
+from kubesched.config.models import API_VERSION, Plugin, Plugins, PluginSet
 from kubesched.framework.interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE
-from kubesched.framework.registry import PluginEntry, Registry, RegistryError
-from kubesched.framework.runtime import PluginRef
-
-from .defaults import INVALID_IN_V1
-from .errors import ConfigError, join_path
-from .models import API_VERSION, Plugin, Plugins, PluginSet
+from kubesched.runtime.framework import PluginRef
+from kubesched.runtime.registry import PluginEntry, Registry, RegistryError
 
 MULTI_POINT = "multiPoint"
 #: Every plugin set of a profile, in upstream's field order.

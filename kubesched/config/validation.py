@@ -12,11 +12,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kubesched.framework.registry import NOT_YET_IMPLEMENTED, PluginEntry, Registry, RegistryError
-
-from .defaults import INVALID_IN_V1
-from .errors import format_validation_error, join_path, show
-from .models import (
+from kubesched.config.defaults import INVALID_IN_V1
+from kubesched.config.errors import format_validation_error, join_path, show
+from kubesched.config.models import (
     API_VERSION,
     INT64_MAX,
     Extender,
@@ -25,7 +23,8 @@ from .models import (
     LeaderElectionConfiguration,
     PluginSet,
 )
-from .models import format_go_duration as _d
+from kubesched.config.models import format_go_duration as _d
+from kubesched.runtime.registry import NOT_YET_IMPLEMENTED, PluginEntry, Registry, RegistryError
 
 #: client-go's leader election jitter: renewDeadline must exceed retryPeriod × this.
 JITTER_FACTOR = 1.2

@@ -1,13 +1,8 @@
 """The plugin contract and its runtime. Imports nothing else of kubesched."""
 
-from .events import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
-)
-from .events import Resource as EventResource
-from .interface import (
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     BatchScorePlugin,
@@ -34,9 +29,9 @@ from .interface import (
     ScorePlugin,
     SignPlugin,
 )
-from .resources import Resource
-from .status import Code, Status
-from .types import NodeInfo, PodInfo, PodSpecError, QueuedPodInfo
+from kubesched.framework.resources import Resource
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo, PodSpecError, QueuedPodInfo
 
 __all__ = [
     "ActionType",

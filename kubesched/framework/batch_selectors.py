@@ -12,8 +12,8 @@ from functools import partial
 
 import numpy as np
 
-from .columns import Array, NodeBatch
-from .selectors import NodeSelector, NodeSelectorTerm, requirement_matches
+from kubesched.framework.columns import Array, NodeBatch
+from kubesched.framework.selectors import NodeSelector, NodeSelectorTerm, requirement_matches
 
 
 def term_mask(term: NodeSelectorTerm, batch: NodeBatch) -> Array:

@@ -26,7 +26,7 @@ from typing import Any, overload
 
 import numpy as np
 
-from .types import NodeInfo
+from kubesched.framework.types import NodeInfo
 
 #: Amounts at or above this make the columns inexact (sums stay below 2**53, products below 2**63).
 EXACT_LIMIT = 2**52

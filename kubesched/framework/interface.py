@@ -19,9 +19,9 @@ import copy
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-from .events import ClusterEventWithHint
-from .status import Status
-from .types import NodeInfo, PodInfo, QueuedPodInfo
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:
     from pydantic import BaseModel

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .names import label_value_errors
+from kubesched.framework.names import label_value_errors
 
 Labels = Mapping[str, str]
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from .resources import (
+from kubesched.framework.resources import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
     DEFAULT_MILLI_CPU_REQUEST,
@@ -21,7 +21,7 @@ from .resources import (
     Resource,
     quantity_of,
 )
-from .selectors import LabelSelector, NodeSelector, PreferredTerm, compile_preferred
+from kubesched.framework.selectors import LabelSelector, NodeSelector, PreferredTerm, compile_preferred
 
 Obj = dict[str, Any]
 

@@ -32,8 +32,7 @@ from kubesched.framework.selectors import (
     SelectorError,
     compile_preferred,
 )
-
-from .helper import default_normalize_score, default_normalize_scores
+from kubesched.plugins.helper import default_normalize_score, default_normalize_scores
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"

@@ -21,8 +21,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.selectors import tolerations_tolerate
-
-from .helper import pod_uid, tolerations_fragment
+from kubesched.plugins.helper import pod_uid, tolerations_fragment
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 TAINT_NODE_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"

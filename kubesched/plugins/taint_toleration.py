@@ -24,8 +24,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.selectors import find_untolerated_taint, format_taint, tolerations_tolerate
-
-from .helper import default_normalize_score, default_normalize_scores, pod_uid, tolerations_fragment
+from kubesched.plugins.helper import default_normalize_score, default_normalize_scores, pod_uid, tolerations_fragment
 
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
 

@@ -15,7 +15,7 @@ from what it reports; it never reaches into the scheduler. One job per module:
   :mod:`.output` and :mod:`.plot` write what they found.
 """
 
-from .errors import ReplayError
-from .replay import ReplayOptions, ReplayResult, replay, run_replay
+from kubesched.research.errors import ReplayError
+from kubesched.research.replay import ReplayOptions, ReplayResult, replay, run_replay
 
 __all__ = ["ReplayError", "ReplayOptions", "ReplayResult", "replay", "run_replay"]

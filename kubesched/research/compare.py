@@ -14,9 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import ReplayError
-from .grid import COLUMNS
-from .replay import ReplayOptions, ReplayResult, replay
+from kubesched.research.errors import ReplayError
+from kubesched.research.grid import COLUMNS
+from kubesched.research.replay import ReplayOptions, ReplayResult, replay
 
 #: The metrics of the table, from each replay's summary, in order.
 METRICS = (

@@ -1,6 +1,6 @@
 """Several configurations on one scenario (a ``simulate`` YAML), side by side.
 
-Each configuration runs the scenario through :func:`kubesched.sim.simulate.simulate` once per
+Each configuration runs the scenario through :func:`kubesched.sim.run.simulate.simulate` once per
 seed (the seed breaks ties between equal nodes). A pod (or a workload's pod template) whose
 ``schedulerName`` is not a profile of the configuration is given the configuration's first
 profile, so that configurations with differently named profiles are compared on the same pods. Averaged over the seeds:
@@ -23,11 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.config import ConfigError, SchedulerConfig, load_config
-from kubesched.framework.registry import RegistryError
-from kubesched.sim.scenario import Scenario, ScenarioError, load_scenario
-from kubesched.sim.simulate import SimulationResult, SimulationSettings, simulate
-
-from .errors import ReplayError
+from kubesched.research.errors import ReplayError
+from kubesched.runtime.registry import RegistryError
+from kubesched.sim.run.simulate import SimulationResult, SimulationSettings, simulate
+from kubesched.sim.scenario.reading import Scenario, ScenarioError, load_scenario
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 #: Node resources that are counts of things, not capacity to allocate.

@@ -18,10 +18,9 @@ from typing import Any
 import yaml
 
 from kubesched.config import ConfigError, SchedulerConfig, parse_config
-from kubesched.framework.registry import RegistryError
-
-from . import gpushare
-from .errors import ReplayError
+from kubesched.research import gpushare
+from kubesched.research.errors import ReplayError
+from kubesched.runtime.registry import RegistryError
 
 PERCENTAGE_OF_NODES_TO_SCORE = 100
 PREEMPTION = "DefaultPreemption"

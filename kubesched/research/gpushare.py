@@ -11,8 +11,8 @@ from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from .errors import ReplayError
-from .trace import TracePod
+from kubesched.research.errors import ReplayError
+from kubesched.research.trace import TracePod
 
 INSTALL_HINT = "pip install ./plugins/gpushare"
 #: Plugins of the package whose args take a ``seed``: the replay's seed is handed to them.
@@ -126,7 +126,7 @@ def break_ties_by_node_order(profiles: Sequence[Any], seed: int) -> list[str]:
     permutation): the package's NodeOrder and NodeOrderFine join each profile's scores, and the
     profile's own score weights are scaled so that they still decide alone wherever they differ.
     Works on the parsed profiles, whose score lists hold the default plugins too."""
-    from kubesched.framework.runtime import PluginRef
+    from kubesched.runtime.framework import PluginRef
 
     gs = require()
     changed: list[str] = []

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .metrics import Samples
+from kubesched.research.metrics import Samples
 
 #: The artifact's grid: arrived demand in whole percent of the cluster's GPU capacity.
 POINTS = range(0, 131)

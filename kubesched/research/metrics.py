@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .trace import MILLI, TraceNode, TracePod
+from kubesched.research.trace import MILLI, TraceNode, TracePod
 
 #: ``(model, cpu left, milli left per GPU) -> fragmented milli-GPU`` of one node.
 FragmentationOf = Callable[[str, int, Sequence[int]], float]

@@ -8,10 +8,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from .compare import KINDS, METRICS, Compared
-from .compare_scenario import ScenarioCompared
-from .grid import COLUMNS
-from .replay import ReplayResult
+from kubesched.research.compare import KINDS, METRICS, Compared
+from kubesched.research.compare_scenario import ScenarioCompared
+from kubesched.research.grid import COLUMNS
+from kubesched.research.replay import ReplayResult
 
 #: The points of the curve a table shows (the JSON and the CSV have every one).
 TABLE_POINTS = (0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 100, 105, 110, 120, 130)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from .errors import ReplayError
+from kubesched.research.errors import ReplayError
 
 PLOT_EXTRA = "pip install 'kubesched[plot]'"
 #: One colour per series, in order (colour-blind safe, Okabe and Ito).

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
-from .errors import ReplayError
-from .trace import TracePod
+from kubesched.research.errors import ReplayError
+from kubesched.research.trace import TracePod
 
 T = TypeVar("T")
 

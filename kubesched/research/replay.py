@@ -1,6 +1,6 @@
 """One experiment: a workload replayed on a cluster with one configuration and one seed.
 
-The pods go through the simulator one at a time (:class:`kubesched.sim.stepping.SteppedSimulation`:
+The pods go through the simulator one at a time (:class:`kubesched.sim.run.stepping.SteppedSimulation`:
 the real scheduler loop with the configuration's plugins), each to a decision and its binding
 before the next arrives, as the FGD paper's simulator runs them; the cluster is measured after
 every one (:mod:`.metrics`) and the samples put on the paper's grid (:mod:`.grid`).
@@ -17,16 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubesched.sim.simulate import SimulationSettings
-from kubesched.sim.stepping import SteppedSimulation
-
-from . import gpushare
-from .configure import PERCENTAGE_OF_NODES_TO_SCORE, experiment_config
-from .errors import ReplayError
-from .grid import curve
-from .metrics import ClusterGauge, Samples
-from .protocol import arrival_events, churn_events, inflated, shuffled
-from .trace import MILLI, read_nodes, read_pods
+from kubesched.research import gpushare
+from kubesched.research.configure import PERCENTAGE_OF_NODES_TO_SCORE, experiment_config
+from kubesched.research.errors import ReplayError
+from kubesched.research.grid import curve
+from kubesched.research.metrics import ClusterGauge, Samples
+from kubesched.research.protocol import arrival_events, churn_events, inflated, shuffled
+from kubesched.research.trace import MILLI, read_nodes, read_pods
+from kubesched.sim.run.simulate import SimulationSettings
+from kubesched.sim.run.stepping import SteppedSimulation
 
 #: The paper's inflation: pods arrive until their GPU demand is 130 % of the cluster's GPUs.
 DEFAULT_INFLATION = 1.3

@@ -27,10 +27,10 @@ from typing import Any
 
 import yaml
 
-from .engines import Call, Engine
-from .errors import ReplayError
-from .replay import DEFAULT_INFLATION, ReplayOptions, run_replay
-from .trace import read_nodes, read_pods
+from kubesched.research.engines import Call, Engine
+from kubesched.research.errors import ReplayError
+from kubesched.research.replay import DEFAULT_INFLATION, ReplayOptions, run_replay
+from kubesched.research.trace import read_nodes, read_pods
 
 #: What a grid file may hold (the flags of ``kubesched sweep`` by the same names).
 GRID_FIELDS = ("nodes", "workloads", "configs", "seeds", "inflate")

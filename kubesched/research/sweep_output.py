@@ -19,8 +19,8 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from .grid import POINTS
-from .sweep import ExperimentOutcome
+from kubesched.research.grid import POINTS
+from kubesched.research.sweep import ExperimentOutcome
 
 KEY_COLUMNS = ("workload", "policy", "tune", "seed")
 POINT_COLUMNS = tuple(str(k) for k in POINTS)

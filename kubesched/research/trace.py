@@ -10,7 +10,7 @@ Any CSV with these columns works, the trace's own files (``openb_node_list_*.csv
 
 Every value is checked before anything runs; a bad one is refused naming the file, the row (as
 a spreadsheet numbers it: the header is row 1) and the column. The Kubernetes objects themselves
-are built by :mod:`kubesched.sim.openb`, as ``simulate`` builds them from the trace.
+are built by :mod:`kubesched.sim.scenario.openb`, as ``simulate`` builds them from the trace.
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubesched.sim.openb import TraceError, node_objects, timed_pod_objects
-
-from .errors import ReplayError
+from kubesched.research.errors import ReplayError
+from kubesched.sim.scenario.openb import TraceError, node_objects, timed_pod_objects
 
 Obj = dict[str, Any]
 

@@ -13,13 +13,13 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from kubesched.cache import Cache, Snapshot
+from kubesched.backend.cache import Cache, Snapshot
+from kubesched.backend.queue import SchedulingQueue
 from kubesched.cluster.base import Cluster
 from kubesched.extender import HTTPExtender
 from kubesched.framework.interface import PODS_TO_ACTIVATE_KEY, CycleState
-from kubesched.framework.runtime import Framework, WaitingPods
 from kubesched.framework.status import Status
-from kubesched.queue import SchedulingQueue
+from kubesched.runtime.framework import Framework, WaitingPods
 from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.listers import ObjectCache
 from kubesched.scheduler.observer import Observer

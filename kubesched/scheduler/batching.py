@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kubesched.framework.interface import CycleState
-from kubesched.framework.runtime import Framework
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.runtime.framework import Framework
 from kubesched.scheduler.observer import Observer
 
 #: Seconds a batch may be used after it was stored (upstream's maxBatchAge).

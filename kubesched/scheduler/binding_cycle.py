@@ -12,9 +12,9 @@ from kubesched.cluster.base import ClusterError, Conflict, NotFound
 from kubesched.extender import ExtenderError, binder_for
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.interface import CycleState
-from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.runtime.framework import Framework
 from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.results import PodResult
 

@@ -9,9 +9,9 @@ from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import now_rfc3339
-from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo, pod_key
+from kubesched.runtime.framework import Framework
 from kubesched.scheduler.base import SchedulerBase
 from kubesched.scheduler.errors import Diagnosis, FitError
 from kubesched.scheduler.results import PodResult

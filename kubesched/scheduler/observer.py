@@ -8,7 +8,7 @@ from typing import Protocol
 
 class Observer(Protocol):
     """Where the scheduler reports what it does (metrics). :class:`NullObserver` by default;
-    ``kubesched.metrics.PrometheusObserver`` exports it with kube-scheduler's metric names."""
+    ``kubesched.server.metrics.PrometheusObserver`` exports it with kube-scheduler's metric names."""
 
     def schedule_attempt(self, result: str, profile: str, seconds: float) -> None: ...
 

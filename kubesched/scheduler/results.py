@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.queue import RESULT_ANNOTATION_PREFIX
+from kubesched.backend.queue import RESULT_ANNOTATION_PREFIX
 
 #: Attempts kept in a pod's history (the oldest are dropped): a pod retried for hours must not
 #: hold every attempt's per-node maps.

@@ -18,12 +18,12 @@ from kubesched.extender import (
     preempt_with_extenders,
     prioritize_with_extenders,
 )
-from kubesched.framework.batch_filter import BatchFilterResult, rows_of
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.interface import CycleState, PostFilterResult
-from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from kubesched.runtime.batch_filter import BatchFilterResult, rows_of
+from kubesched.runtime.framework import Framework
 from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
 from kubesched.scheduler.errors import CycleError, Diagnosis, FitError
 from kubesched.scheduler.results import PodResult

@@ -12,12 +12,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cache import Cache, Snapshot
+from kubesched.backend.cache import Cache, Snapshot
+from kubesched.backend.queue import SchedulingQueue
 from kubesched.cluster.base import Cluster
 from kubesched.extender import HTTPExtender
-from kubesched.framework.registry import Registry, default_registry
-from kubesched.framework.runtime import Framework, ProfileSpec, WaitingPods
-from kubesched.queue import SchedulingQueue
+from kubesched.runtime.framework import Framework, ProfileSpec, WaitingPods
+from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.eventhandlers import EventHandlers
 from kubesched.scheduler.gc_pacing import GcPacer

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.cluster.base import Conflict, NotFound
-from kubesched.cluster.kube import KubeCluster
+from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.store import Store
 
 log = logging.getLogger(__name__)

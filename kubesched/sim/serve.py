@@ -12,12 +12,11 @@ from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
-
-from .apiserver import APIServer, load_scenario_into
-from .authn import generate_token
-from .controllers import ControllerManager
-from .scenario import ScenarioError, parse_scenario
-from .simulator_api import SchedulerControl, SimulatorAPI
+from kubesched.sim.apiserver.authn import generate_token
+from kubesched.sim.apiserver.server import APIServer, load_scenario_into
+from kubesched.sim.apiserver.simulator_api import SchedulerControl, SimulatorAPI
+from kubesched.sim.controllers import ControllerManager
+from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
 
 
 class SchedulerSupervisor:
@@ -53,7 +52,7 @@ class SchedulerSupervisor:
         inner.set()
 
     async def run(self) -> int:
-        from kubesched.app import run
+        from kubesched.server.app import run
 
         while True:
             inner = asyncio.Event()
@@ -75,7 +74,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         load_scenario_into(store, scenario)
     importer = None
     if getattr(args, "import_from", None):
-        from .importer import Importer
+        from kubesched.sim.importer import Importer
 
         importer = Importer(store, args.import_from, args.selector)
         try:
@@ -102,9 +101,9 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     stop = asyncio.Event()
     supervisor: SchedulerSupervisor | None = None
     if cfg is not None:
-        from kubesched.app import RunOptions
         from kubesched.config import parse_config
-        from kubesched.serving import ServingOptions
+        from kubesched.server.app import RunOptions
+        from kubesched.server.serving import ServingOptions
 
         def fast_client(c: Any) -> Any:
             # The embedded server is on this machine: a client-side rate limit meant to protect a
@@ -186,7 +185,7 @@ def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:
 def _import(store: Store, docs: list[Any]) -> None:
     """Add a scenario's objects, refusing the whole of it (400) when it is invalid or names an
     object that exists already (409)."""
-    from .apierrors import APIError, bad_request
+    from kubesched.sim.apiserver.errors import APIError, bad_request
 
     try:
         scenario = parse_scenario(docs, "import")

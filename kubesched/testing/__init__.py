@@ -1,7 +1,7 @@
 """What a plugin author imports in tests: object builders and a harness that runs extension points."""
 
-from .builders import NodeBuilder, PodBuilder, make_node, make_pod
-from .harness import (
+from kubesched.testing.builders import NodeBuilder, PodBuilder, make_node, make_pod
+from kubesched.testing.harness import (
     afilter_nodes,
     as_node_infos,
     as_pod_info,
@@ -11,7 +11,7 @@ from .harness import (
     reasons,
     score_nodes,
 )
-from .processes import sim_serve_process
+from kubesched.testing.processes import sim_serve_process
 
 __all__ = [
     "NodeBuilder",

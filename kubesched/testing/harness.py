@@ -18,14 +18,13 @@ import asyncio
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from kubesched.cache import Cache, Snapshot
+from kubesched.backend.cache import Cache, Snapshot
 from kubesched.framework.interface import EXTENSION_POINTS, CycleState, PreFilterResult
-from kubesched.framework.registry import Registry, default_registry
-from kubesched.framework.runtime import Framework, PluginRef, ProfileSpec
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-
-from .builders import NodeBuilder, PodBuilder
+from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
+from kubesched.runtime.registry import Registry, default_registry
+from kubesched.testing.builders import NodeBuilder, PodBuilder
 
 PodLike = PodBuilder | PodInfo | dict[str, Any]
 NodeLike = NodeBuilder | NodeInfo | dict[str, Any]

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.columns import NodeBatch, NodeColumns
-from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.types import NodeInfo
+from kubesched.runtime.registry import Registry, default_registry
 from kubesched.testing import NodeBuilder, PodBuilder, make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +48,7 @@ def registry() -> Registry:
 
 
 def gpu_node(name: str, gpus: int, model: str = "V100M32", cpu: str = "64", memory: str = "256Gi") -> NodeBuilder:
-    """A node as kubesched.sim.openb writes one: nvidia.com/gpu, gpu-milli, the model label."""
+    """A node as kubesched.sim.scenario.openb writes one: nvidia.com/gpu, gpu-milli, the model label."""
     node = make_node(name).capacity(
         cpu=cpu,
         memory=memory,

@@ -14,7 +14,7 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from kubesched.sim.apiserver import APIServer
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
 
 Obj = dict[str, Any]

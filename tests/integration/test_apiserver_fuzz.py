@@ -28,10 +28,10 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from kubesched.cluster.store import Store
-from kubesched.sim import openapi
-from kubesched.sim.apiserver import APIServer
-from kubesched.sim.discovery import RESOURCES
-from kubesched.sim.openapi_types import DEFINITIONS
+from kubesched.sim.apiserver.discovery import RESOURCES
+from kubesched.sim.apiserver.openapi import documents as openapi
+from kubesched.sim.apiserver.openapi.types import DEFINITIONS
+from kubesched.sim.apiserver.server import APIServer
 
 Obj = dict[str, Any]
 _EXAMPLES = os.environ.get("KUBESCHED_FUZZ_EXAMPLES")

@@ -16,7 +16,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from kubesched.sim.apiserver import APIServer
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
 
 Obj = dict[str, Any]

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from conftest import wait_until
 
+from kubesched.backend.queue import GATED_Q, UNSCHEDULABLE_Q
 from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.config import parse_config
-from kubesched.metrics import PrometheusObserver
-from kubesched.plugins.default_preemption import WAITING_FOR_PREEMPTION, DefaultPreemption
-from kubesched.queue import GATED_Q, UNSCHEDULABLE_Q
+from kubesched.plugins.preemption.default_preemption import WAITING_FOR_PREEMPTION, DefaultPreemption
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.server.metrics import PrometheusObserver
 from kubesched.testing import make_node, make_pod
 
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import Harness, make_harness
 
-from kubesched.framework.registry import Registry, default_registry
-from kubesched.framework.runtime import PluginRef, ProfileSpec
+from kubesched.runtime.framework import PluginRef, ProfileSpec
+from kubesched.runtime.registry import Registry, default_registry
 from kubesched.testing import PodBuilder, make_node, make_pod
 
 PACKAGE = Path(__file__).resolve().parents[2] / "plugins" / "coscheduling"

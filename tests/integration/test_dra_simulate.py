@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 from kubesched.config import load_config
-from kubesched.sim.scenario import load_scenario
-from kubesched.sim.simulate import simulate
+from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.reading import load_scenario
 
 SCENARIO = Path(__file__).resolve().parents[2] / "config" / "scenarios" / "dra-gpus.yaml"
 

@@ -12,8 +12,8 @@ import pytest
 
 from kubesched.config import parse_config
 from kubesched.extender import HTTPExtender, make_extender_app, serve_extender
-from kubesched.sim.scenario import parse_scenario
-from kubesched.sim.simulate import simulate
+from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.scheduler import Scheduler, SchedulerOptions
-from kubesched.sim.scenario import load_scenario
+from kubesched.sim.scenario.reading import load_scenario
 from kubesched.testing import make_node, make_pod
 
 NODE = """\

@@ -21,9 +21,9 @@ from gpushare_builders import CONFIGS, PACKAGE, PLUGINS, batch_of, cpu_node, gpu
 from kubesched.config import load_config, parse_config
 from kubesched.framework import Code, CycleState
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.sim.openb import load_openb, trace_dir
-from kubesched.sim.scenario import parse_scenario
-from kubesched.sim.simulate import simulate
+from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.openb import load_openb, trace_dir
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node, sim_serve_process
 
 MODEL_MISMATCH = gs.gpushare.MODEL_MISMATCH
@@ -290,7 +290,7 @@ async def test_fgd_selection_takes_the_fgd_plugins_choice_of_the_profile() -> No
     """Left [1000, 400]; the only typical pod asks 200. A 300 pod on GPU 1 would leave 100 that
     no typical pod can use (FGD 47), on GPU 0 nothing changes (50): FGD picks GPU 0 where best
     fit would pick GPU 1."""
-    from kubesched.framework.runtime import Framework, PluginRef, ProfileSpec
+    from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
 
     infos = as_node_infos([gpu_node("n", 2, cpu="32")], [gpu_pod("b", 600, index="1", node="n")])
     spec = ProfileSpec(
@@ -301,7 +301,7 @@ async def test_fgd_selection_takes_the_fgd_plugins_choice_of_the_profile() -> No
             "FGD": gs.FGDArgs.model_validate({"typicalPods": typical(("1", 1, 200, 1.0))}),
         },
     )
-    from kubesched.cache import Snapshot
+    from kubesched.backend.cache import Snapshot
 
     fw = Framework(spec, registry(), partial=True)
     fw.set_snapshot(Snapshot(infos))
@@ -460,7 +460,7 @@ TRACE = trace_dir()
 def test_the_openb_trace_with_fgd(gpushare_installed: None) -> None:
     """The shipped FGD configuration carries the typical pods of the default workload, and a
     slice of the trace schedules with every GPU within its 1000 milli and every model honoured."""
-    from kubesched.sim.openb import pod_objects
+    from kubesched.sim.scenario.openb import pod_objects
 
     assert TRACE is not None
     data = yaml.safe_load((CONFIGS / "FGD.yaml").read_text())

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from kubesched.cluster import kube
 from kubesched.cluster.base import WATCHED_KINDS, ClusterError, Conflict, NotFound
-from kubesched.cluster.kube import KubeCluster
+from kubesched.cluster.kube import cluster as kube
+from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.leader import LeaderElector
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.scheduler import Scheduler, SchedulerOptions
-from kubesched.sim.apiserver import APIServer
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
 
 Obj = dict[str, Any]
@@ -209,7 +209,7 @@ async def test_reconnects_with_backoff_after_a_network_outage(
     )
     try:
         rec = await started(c)
-        with caplog.at_level(logging.WARNING, logger="kubesched.cluster.kube"):
+        with caplog.at_level(logging.WARNING, logger="kubesched.cluster.kube.cluster"):
             await proxy.down()
             store.create("Pod", make_pod("while-down").obj())
             await asyncio.sleep(1.0)  # several failed reconnects, backing off
@@ -266,7 +266,7 @@ async def test_an_informer_that_fails_unexpectedly_is_logged_and_goes_on(
         original(self, event)
 
     monkeypatch.setattr(kube._Informer, "_apply", apply_once_broken)
-    with caplog.at_level(logging.ERROR, logger="kubesched.cluster.kube"):
+    with caplog.at_level(logging.ERROR, logger="kubesched.cluster.kube.cluster"):
         store.create("Pod", make_pod("first").obj())
         # The restarted informer resumes from its last version: the event it died on comes again.
         await eventually(lambda: rec.of("Pod", "first") == ["add"], what="the event the informer died on")
@@ -309,9 +309,9 @@ async def test_a_watch_that_keeps_breaking_at_one_event_relists(
 async def test_an_informer_that_cannot_progress_fails_the_health_checks(store: Store, server: APIServer) -> None:
     from kubernetes_asyncio.client import Configuration
 
-    from kubesched.health import HealthApp
-    from kubesched.metrics import PrometheusObserver
-    from kubesched.serving import Serving, ServingOptions
+    from kubesched.server.health import HealthApp
+    from kubesched.server.metrics import PrometheusObserver
+    from kubesched.server.serving import Serving, ServingOptions
 
     proxy = Proxy(server.port)
     await proxy.up()
@@ -419,7 +419,7 @@ async def test_a_deleted_event_starts_a_new_series(store: Store, cluster: KubeCl
 async def test_a_throttled_request_is_sent_again_after_retry_after(
     store: Store, server: APIServer, cluster: KubeCluster
 ) -> None:
-    from kubesched.sim.faults import parse_config as faults
+    from kubesched.sim.apiserver.faults import parse_config as faults
 
     store.create("Node", make_node("n1").obj())
     pod = store.create("Pod", make_pod("p").obj())
@@ -454,7 +454,7 @@ async def test_events_do_not_spend_the_schedulers_rate_limit(store: Store, clust
 async def test_an_event_write_the_server_failed_is_tried_again_and_written_once(
     store: Store, server: APIServer, cluster: KubeCluster, phase: str
 ) -> None:
-    from kubesched.sim.faults import parse_config as faults
+    from kubesched.sim.apiserver.faults import parse_config as faults
 
     cluster.event_retry_interval = 0.3
     pod = store.create("Pod", make_pod("p").obj())

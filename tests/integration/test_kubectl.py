@@ -19,7 +19,7 @@ from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.scheduler import Scheduler, SchedulerOptions
-from kubesched.sim.apiserver import APIServer
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.sim.controllers import ControllerManager
 from kubesched.testing import make_node
 

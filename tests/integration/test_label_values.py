@@ -10,8 +10,8 @@ import pytest
 
 from kubesched.config import load_config
 from kubesched.framework.selectors import LabelSelector, SelectorError
-from kubesched.sim.scenario import parse_scenario
-from kubesched.sim.simulate import SimulationSettings, simulate
+from kubesched.sim.run.simulate import SimulationSettings, simulate
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import make_node, make_pod
 
 INVALID = "invalid value: ___@#$%^"

@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kubesched.backend.queue import SchedulingQueue
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.config import parse_config
-from kubesched.framework.registry import Registry, default_registry
 from kubesched.framework.types import PodInfo
-from kubesched.queue import SchedulingQueue
+from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler import Scheduler
 from kubesched.testing import make_pod
 
@@ -103,7 +103,7 @@ def test_the_journeys_file_loads_and_each_profile_orders_its_own_pods(tmp_path: 
 
 
 def _registry_with_qos_sort() -> Registry:
-    from kubesched.framework.local_plugins import load_plugin_class
+    from kubesched.runtime.local_plugins import load_plugin_class
 
     registry = Registry()
     for entry in default_registry().entries():

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import installed_package
 
-from kubesched.framework.registry import default_registry, reset_default_registry
 from kubesched.framework.types import QueuedPodInfo
+from kubesched.runtime.registry import default_registry, reset_default_registry
 from kubesched.testing import make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,9 +66,9 @@ def test_cli_lists_it_with_its_distribution(qos_sort_installed: None) -> None:
 
 
 def test_config_enables_it_by_name_and_it_orders_the_queue(qos_sort_installed: None) -> None:
+    from kubesched.backend.queue import SchedulingQueue
     from kubesched.config import parse_config
-    from kubesched.framework.runtime import Framework
-    from kubesched.queue import SchedulingQueue
+    from kubesched.runtime.framework import Framework
 
     cfg = parse_config(CONFIG)
     assert [r.name for r in cfg.profiles[0].plugins["queueSort"]] == ["QOSSort"]

@@ -2,7 +2,7 @@
 
 Each case becomes a scenario (nodes, running pods, the pod under test and the storage objects it
 needs) and a KubeSchedulerConfiguration whose only plugin besides PrioritySort and DefaultBinder
-is the plugin under test. The bulk runs in-process through ``kubesched.sim.simulate.simulate``;
+is the plugin under test. The bulk runs in-process through ``kubesched.sim.run.simulate.simulate``;
 one case per plugin (and per NodeResourcesFit scoring strategy) also runs as
 ``python -m kubesched simulate --output json`` in a subprocess, and must report the same.
 
@@ -35,21 +35,21 @@ from kubesched.config import parse_config
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Status
 from kubesched.plugins.image_locality import ImageLocality
-from kubesched.plugins.inter_pod_affinity import InterPodAffinity
+from kubesched.plugins.interpodaffinity.inter_pod_affinity import InterPodAffinity
 from kubesched.plugins.node_affinity import NodeAffinity
 from kubesched.plugins.node_name import NodeName
 from kubesched.plugins.node_ports import NodePorts
-from kubesched.plugins.node_resources_balanced_allocation import NodeResourcesBalancedAllocation
-from kubesched.plugins.node_resources_fit import NodeResourcesFit
 from kubesched.plugins.node_unschedulable import NodeUnschedulable
-from kubesched.plugins.node_volume_limits import NodeVolumeLimits
-from kubesched.plugins.pod_topology_spread import PodTopologySpread
+from kubesched.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
+from kubesched.plugins.noderesources.fit import NodeResourcesFit
+from kubesched.plugins.podtopologyspread.pod_topology_spread import PodTopologySpread
 from kubesched.plugins.taint_toleration import TaintToleration
-from kubesched.plugins.volume_binding import VolumeBinding
-from kubesched.plugins.volume_restrictions import VolumeRestrictions
-from kubesched.plugins.volume_zone import VolumeZone
-from kubesched.sim.scenario import Scenario, parse_scenario
-from kubesched.sim.simulate import SimulationSettings, simulate
+from kubesched.plugins.volume.node_volume_limits import NodeVolumeLimits
+from kubesched.plugins.volume.volume_binding import VolumeBinding
+from kubesched.plugins.volume.volume_restrictions import VolumeRestrictions
+from kubesched.plugins.volume.volume_zone import VolumeZone
+from kubesched.sim.run.simulate import SimulationSettings, simulate
+from kubesched.sim.scenario.reading import Scenario, parse_scenario
 from kubesched.testing import (
     NodeBuilder,
     PodBuilder,
@@ -1707,8 +1707,8 @@ async def test_system_default_spreading_follows_the_owning_replicaset() -> None:
     over zones by PodTopologySpread's system defaults (zone maxSkew 5, hostname maxSkew 3); the
     ReplicaSet's selector decides which pods count."""
     from kubesched.config import load_config
-    from kubesched.sim.scenario import parse_scenario
-    from kubesched.sim.simulate import simulate
+    from kubesched.sim.run.simulate import simulate
+    from kubesched.sim.scenario.reading import parse_scenario
 
     rs = {
         "apiVersion": "apps/v1",

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from conftest import installed_package
 
-from kubesched.framework.registry import default_registry
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.sim.scenario import parse_scenario
-from kubesched.sim.simulate import simulate
+from kubesched.runtime.registry import default_registry
+from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]

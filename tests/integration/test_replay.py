@@ -23,7 +23,7 @@ from kubesched.research import ReplayError, ReplayOptions, replay
 from kubesched.research.gpushare import Fragmentation, gpus_taken
 from kubesched.research.metrics import ClusterGauge
 from kubesched.research.trace import TraceNode, TracePod
-from kubesched.sim.openb import trace_dir
+from kubesched.sim.scenario.openb import trace_dir
 from kubesched.testing import as_node_infos, make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]

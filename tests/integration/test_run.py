@@ -17,7 +17,7 @@ import aiohttp
 import pytest
 
 from kubesched.cluster.store import Store
-from kubesched.sim.apiserver import APIServer
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -241,9 +241,9 @@ async def test_broken_config_is_refused_before_anything_runs(tmp_path: Path) -> 
 async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_path: Path) -> None:
     """`kubesched run` (in-process here, over real HTTP) keeps scheduling when the server drops
     every watch, and when it must relist because its resourceVersion was compacted away."""
-    from kubesched.app import RunOptions, run
     from kubesched.config import load_config
-    from kubesched.serving import ServingOptions
+    from kubesched.server.app import RunOptions, run
+    from kubesched.server.serving import ServingOptions
 
     store, srv, kubeconfig, _ = server
     config = tmp_path / "no-le.yaml"

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kubesched.cluster.store import Store
-from kubesched.sim.apiserver import APIServer
+from kubesched.sim.apiserver.server import APIServer
 
 NODE = """\
 apiVersion: v1

@@ -23,16 +23,16 @@ from cryptography import x509
 from cryptography.x509.oid import NameOID
 from kubernetes_asyncio.client import Configuration
 
-from kubesched.app import RunOptions, run
 from kubesched.cli import main
-from kubesched.cluster.delegated_auth import KubeReviews
-from kubesched.cluster.kube import KubeCluster
+from kubesched.cluster.kube.cluster import KubeCluster
+from kubesched.cluster.kube.delegated_auth import KubeReviews
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
-from kubesched.serving import DelegatingAuth, ServingOptions, User, self_signed_certificate
-from kubesched.serving.auth import AuthorizationFailed, Unauthorized
-from kubesched.sim.apiserver import APIServer
-from kubesched.sim.authn import UserInfo, read_token_file
+from kubesched.server.app import RunOptions, run
+from kubesched.server.serving import DelegatingAuth, ServingOptions, User, self_signed_certificate
+from kubesched.server.serving.auth import AuthorizationFailed, Unauthorized
+from kubesched.sim.apiserver.authn import UserInfo, read_token_file
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]

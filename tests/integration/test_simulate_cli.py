@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from kubesched.config import format_config_yaml, load_config
-from kubesched.sim.scenario import parse_scenario
-from kubesched.sim.simulate import simulate
+from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import make_node, make_pod
 
 REPO = Path(__file__).resolve().parents[2]

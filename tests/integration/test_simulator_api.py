@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.sim.scenario import parse_scenario
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import sim_serve_process
 
 NODE = {

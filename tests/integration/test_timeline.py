@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kubesched.config import load_config
-from kubesched.sim.scenario import ScenarioError, load_scenario, parse_scenario
-from kubesched.sim.simulate import simulate
+from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.reading import ScenarioError, load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENARIO = ROOT / "config" / "scenarios" / "timeline.yaml"
@@ -103,7 +103,7 @@ def test_a_bad_lifetime_is_refused() -> None:
 
 
 def test_an_openb_trace_replays_with_churn() -> None:
-    from kubesched.sim.openb import load_openb, trace_dir
+    from kubesched.sim.scenario.openb import load_openb, trace_dir
 
     if trace_dir() is None:
         pytest.skip("the openb trace is not present (../shared/traces/alibaba-gpu-v2023)")

@@ -41,16 +41,16 @@ from fuzzing import fuzz_settings
 from hypothesis import currently_in_test_context, event, given
 from hypothesis import strategies as st
 
-from kubesched.cache import Cache, Snapshot
+from kubesched.backend.cache import Cache, Snapshot
 from kubesched.config import load_config
 from kubesched.framework.columns import EXACT_LIMIT, NodeBatch
 from kubesched.framework.interface import CycleState, NodeScore
-from kubesched.framework.registry import default_registry
-from kubesched.framework.runtime import Framework, ProfileSpec
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.sim.scenario import parse_scenario
-from kubesched.sim.simulate import SimulationSettings, simulate
+from kubesched.runtime.framework import Framework, ProfileSpec
+from kubesched.runtime.registry import default_registry
+from kubesched.sim.run.simulate import SimulationSettings, simulate
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import make_node, make_pod
 
 REPO = Path(__file__).resolve().parents[2]

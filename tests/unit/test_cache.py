@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubesched.cache import Cache, CacheError, Snapshot
+from kubesched.backend.cache import Cache, CacheError, Snapshot
 from kubesched.framework.resources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from kubesched.testing import make_node, make_pod
 

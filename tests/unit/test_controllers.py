@@ -204,8 +204,8 @@ def test_a_scenario_workload_without_replicas_only_selects(env: tuple[Store, Con
 
 async def test_simulate_makes_the_pods_of_a_scenarios_workloads() -> None:
     from kubesched.config import load_config
-    from kubesched.sim.scenario import parse_scenario
-    from kubesched.sim.simulate import simulate
+    from kubesched.sim.run.simulate import simulate
+    from kubesched.sim.scenario.reading import parse_scenario
 
     node = make_node("n1").capacity(cpu="4", memory="8Gi", pods="10").obj()
     rs = workload("ReplicaSet", "web", replicas=3, selector={"matchLabels": {"app": "web"}}, template=template("web"))

@@ -9,7 +9,7 @@ import pytest
 from conftest import make_harness, profile, registry_with
 
 from kubesched.framework import Code, CycleState, PreFilterResult, Status
-from kubesched.framework.runtime import Framework, FrameworkError, PluginRef, ProfileSpec
+from kubesched.runtime.framework import Framework, FrameworkError, PluginRef, ProfileSpec
 from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import make_node, make_pod
 

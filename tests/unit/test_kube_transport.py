@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.cluster.kube import _environment_matters
+from kubesched.cluster.kube.cluster import _environment_matters
 
 SERVER = "https://10.0.0.1:6443"
 
@@ -46,7 +46,7 @@ def test_a_netrc_file_makes_the_environment_matter(clean_env, tmp_path):
 
 
 async def test_the_client_session_does_not_trust_the_environment_where_it_cannot_matter(clean_env, server):
-    from kubesched.cluster.kube import KubeCluster
+    from kubesched.cluster.kube.cluster import KubeCluster
 
     cluster = KubeCluster(kubeconfig=server.write_kubeconfig(Path(clean_env_dir(clean_env)) / "kc"))
     try:

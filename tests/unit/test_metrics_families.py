@@ -3,7 +3,7 @@ them: unschedulable pods per rejecting plugin and profile, cache sizes, attempts
 
 from __future__ import annotations
 
-from kubesched.metrics import PrometheusObserver
+from kubesched.server.metrics import PrometheusObserver
 
 
 def sample(obs: PrometheusObserver, name: str, **labels: str) -> float | None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.sim.openb import (
+from kubesched.sim.scenario.openb import (
     GPU,
     GPU_COUNT_ANNOTATION,
     GPU_MILLI,
@@ -109,7 +109,7 @@ def test_the_real_trace_loads_and_schedules() -> None:
     import asyncio
 
     from kubesched.config import load_config
-    from kubesched.sim.simulate import simulate
+    from kubesched.sim.run.simulate import simulate
 
     sc = load_openb("gpuspec33", node_limit=200, pod_limit=300)
     assert len(sc.nodes) == 200 and len(sc.pending_pods) == 300

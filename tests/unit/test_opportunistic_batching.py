@@ -35,16 +35,16 @@ from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.config.feature_gates import KNOWN_GATES, FeatureGateError, parse_feature_gates
 from kubesched.framework.interface import CycleState, SignPlugin
-from kubesched.framework.registry import Registry, default_registry
-from kubesched.framework.runtime import Framework, PluginRef, ProfileSpec
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.metrics import PrometheusObserver
+from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
+from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.scheduler.batching import HINT_NOT_USED, HINT_USED, MAX_BATCH_AGE, NO_HINT, OpportunisticBatching
 from kubesched.scheduler.observer import NullObserver
-from kubesched.sim.scenario import load_scenario, parse_scenario
-from kubesched.sim.simulate import ManualClock, SimulationResult, SimulationSettings, simulate
+from kubesched.server.metrics import PrometheusObserver
+from kubesched.sim.run.simulate import ManualClock, SimulationResult, SimulationSettings, simulate
+from kubesched.sim.scenario.reading import load_scenario, parse_scenario
 from kubesched.testing import make_node, make_pod
 from kubesched.testing.builders import PodBuilder
 

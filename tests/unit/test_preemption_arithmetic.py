@@ -1,4 +1,4 @@
-"""DefaultPreemption's dry run by arithmetic (kubesched.plugins.preemption_arithmetic) against the
+"""DefaultPreemption's dry run by arithmetic (kubesched.plugins.preemption.arithmetic) against the
 full dry run (copy node and state, run the Filter plugins after each change), on random clusters
 under the default profile: the same candidates, victims, PDB violation counts and Statuses."""
 
@@ -12,15 +12,15 @@ from fuzzing import fuzz_settings
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from kubesched.cache import Cache, Snapshot
+from kubesched.backend.cache import Cache, Snapshot
 from kubesched.config import load_config
 from kubesched.framework.interface import CycleState
-from kubesched.framework.registry import Registry, default_registry
-from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.default_preemption import DefaultPreemption
-from kubesched.plugins.preemption_arithmetic import ArithmeticVictims
+from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
+from kubesched.plugins.preemption.default_preemption import DefaultPreemption
+from kubesched.runtime.framework import Framework
+from kubesched.runtime.registry import Registry, default_registry
 from kubesched.testing import make_node, make_pod
 from kubesched.testing.harness import ObjectListers
 

@@ -1,11 +1,11 @@
-"""Kubernetes protobuf request bodies read into JSON objects (kubesched.sim.protobuf), against
+"""Kubernetes protobuf request bodies read into JSON objects (kubesched.sim.apiserver.protobuf.decode), against
 bytes built here with the wire format's rules."""
 
 from __future__ import annotations
 
 import pytest
 
-from kubesched.sim.protobuf import MAGIC, ProtobufError, decode_object
+from kubesched.sim.apiserver.protobuf.decode import MAGIC, ProtobufError, decode_object
 
 
 def varint(n: int) -> bytes:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from conftest import profile, registry_with
 
+from kubesched.backend.queue import SchedulingQueue
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -17,9 +18,8 @@ from kubesched.framework.events import (
     QueueingHint,
     Resource,
 )
-from kubesched.framework.runtime import Framework
 from kubesched.framework.status import Status
-from kubesched.queue import SchedulingQueue
+from kubesched.runtime.framework import Framework
 from kubesched.testing import make_pod
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.sim.apierrors import APIError
-from kubesched.sim.scale import scaled
+from kubesched.sim.apiserver.errors import APIError
+from kubesched.sim.apiserver.scale import scaled
 
 RS = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "x"}, "spec": {"replicas": 1}}
 

@@ -1,4 +1,4 @@
-"""The scenario loader (``kubesched.sim.scenario``): documents, pods, errors and admission."""
+"""The scenario loader (``kubesched.sim.scenario.reading``): documents, pods, errors and admission."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubesched.sim.scenario import ScenarioError, admit_pod, load_scenario, parse_scenario
+from kubesched.sim.scenario.reading import ScenarioError, admit_pod, load_scenario, parse_scenario
 from kubesched.testing import make_node, make_pod
 
 REPO = Path(__file__).resolve().parents[2]

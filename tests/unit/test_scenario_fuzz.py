@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 from kubesched.cli import main
 from kubesched.config import load_config
-from kubesched.sim.scenario import ScenarioError, load_scenario, parse_scenario
-from kubesched.sim.simulate import SimulationResult, SimulationSettings, simulate
+from kubesched.sim.run.simulate import SimulationResult, SimulationSettings, simulate
+from kubesched.sim.scenario.reading import ScenarioError, load_scenario, parse_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = load_config(REPO / "config" / "kubesched.yaml").profiles

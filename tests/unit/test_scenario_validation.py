@@ -1,5 +1,5 @@
 """Scenario objects get the API server's validation of the fields the scheduler reads
-(``kubesched.sim.validation.scheduling_problems``): what ``sim serve`` refuses with 422, a
+(``kubesched.sim.apiserver.validation.scheduling_problems``): what ``sim serve`` refuses with 422, a
 scenario refuses with the same field path and message."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.sim.scenario import ScenarioError, parse_scenario
+from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
 from kubesched.testing import make_node, make_pod
 
 Obj = dict[str, Any]

@@ -1,4 +1,4 @@
-"""kubesched.simple: plugins from plain functions, run through the real runtime."""
+"""kubesched.framework.simple: plugins from plain functions, run through the real runtime."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import asyncio
 
 import pytest
 
-import kubesched.simple as simple
+import kubesched.framework.simple as simple
 from kubesched.framework import Code, CycleState, NodeScore, QueuedPodInfo, Status
-from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, PluginRef, ProfileSpec
+from kubesched.framework.simple import filter, queue_sort, score
 from kubesched.plugins.helper import default_normalize_score
-from kubesched.simple import filter, queue_sort, score
+from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
+from kubesched.runtime.registry import Registry
 from kubesched.testing import filter_nodes, make_node, make_pod, reasons, score_nodes
 
 

@@ -4,6 +4,6 @@ be scheduled (there is no kubelet: pods never run, finish or become ready by the
 
 :class:`ControllerManager` follows the store and reconciles each changed workload."""
 
-from .manager import ControllerManager
+from kubesched.sim.controllers.manager import ControllerManager
 
 __all__ = ["ControllerManager"]

@@ -9,8 +9,7 @@ from typing import Any
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.framework.selectors import LabelSelector, SelectorError
-
-from ..admission import admit_new_pod
+from kubesched.sim.apiserver.admission import admit_new_pod
 
 Obj = dict[str, Any]
 

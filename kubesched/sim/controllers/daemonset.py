@@ -11,8 +11,7 @@ from typing import Any
 
 from kubesched.cluster.store import Store
 from kubesched.framework.selectors import NodeSelector, SelectorError, tolerations_tolerate
-
-from .common import Names, Obj, bound, create_pod, delete, owned, set_status
+from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, delete, owned, set_status
 
 #: Tolerations upstream's DaemonSet controller adds to every daemon pod.
 DAEMON_TOLERATIONS: list[Obj] = [

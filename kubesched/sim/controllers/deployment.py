@@ -11,8 +11,7 @@ import json
 import zlib
 
 from kubesched.cluster.store import Store
-
-from .common import Obj, bound, controller_ref, owned, replicas, set_status
+from kubesched.sim.controllers.common import Obj, bound, controller_ref, owned, replicas, set_status
 
 TEMPLATE_HASH = "pod-template-hash"
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"

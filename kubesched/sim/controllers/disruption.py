@@ -17,8 +17,7 @@ from typing import Any
 
 from kubesched.cluster.store import Store
 from kubesched.framework.selectors import LabelSelector, SelectorError
-
-from .common import Obj, bound, set_status
+from kubesched.sim.controllers.common import Obj, bound, set_status
 
 
 def _scaled(value: Any, total: int) -> int:

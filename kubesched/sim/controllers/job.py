@@ -4,8 +4,7 @@ kubelet the pods never finish, so a Job never completes here; a deleted pod is r
 from __future__ import annotations
 
 from kubesched.cluster.store import Store, now_rfc3339
-
-from .common import Names, Obj, create_pod, owned, set_status
+from kubesched.sim.controllers.common import Names, Obj, create_pod, owned, set_status
 
 
 def reconcile_job(store: Store, job: Obj, names: Names) -> None:

@@ -10,15 +10,14 @@ from collections.abc import Callable
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
-
-from .common import Names, Obj
-from .daemonset import reconcile_daemonset
-from .deployment import reconcile_deployment
-from .disruption import reconcile_budget
-from .job import reconcile_job
-from .replicaset import reconcile_replicaset
-from .resourceclaim import pod_needs_claims, reconcile_claim, reconcile_pod_claims
-from .statefulset import reconcile_statefulset
+from kubesched.sim.controllers.common import Names, Obj
+from kubesched.sim.controllers.daemonset import reconcile_daemonset
+from kubesched.sim.controllers.deployment import reconcile_deployment
+from kubesched.sim.controllers.disruption import reconcile_budget
+from kubesched.sim.controllers.job import reconcile_job
+from kubesched.sim.controllers.replicaset import reconcile_replicaset
+from kubesched.sim.controllers.resourceclaim import pod_needs_claims, reconcile_claim, reconcile_pod_claims
+from kubesched.sim.controllers.statefulset import reconcile_statefulset
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,7 @@ first, then the newest. A pod deleted by anyone — preemption included — is r
 from __future__ import annotations
 
 from kubesched.cluster.store import Store
-
-from .common import Names, Obj, bound, create_pod, delete, owned, replicas, set_status
+from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, delete, owned, replicas, set_status
 
 
 def reconcile_replicaset(store: Store, rs: Obj, names: Names, kind: str = "ReplicaSet") -> None:

@@ -11,8 +11,7 @@ import copy
 
 from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import Store
-
-from .common import Obj, controller_ref, suffix
+from kubesched.sim.controllers.common import Obj, controller_ref, suffix
 
 #: Upstream's annotation naming the pod's claim a generated ResourceClaim is for.
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
-
-from .common import Obj, bound, create_pod, delete, owned, replicas, set_status
+from kubesched.sim.controllers.common import Obj, bound, create_pod, delete, owned, replicas, set_status
 
 
 def reconcile_statefulset(store: Store, sts: Obj) -> None:

@@ -1,7 +1,7 @@
 """A random scheduler: a node passes with probability 1/2 and gets a random score.
 
 Not useful for production, useful as the first thing to copy: two plugins, each a few lines
-with :mod:`kubesched.simple`. Set ``RANDOM_SCHEDULER_SEED`` to make the draws reproducible:
+with :mod:`kubesched.framework.simple`. Set ``RANDOM_SCHEDULER_SEED`` to make the draws reproducible:
 with a seed, each (pod, node) pair always gets the same answer; without one, every call draws
 afresh.
 """
@@ -12,7 +12,7 @@ import os
 import random
 
 from kubesched.framework import NodeInfo, PodInfo
-from kubesched.simple import filter, score
+from kubesched.framework.simple import filter, score
 
 SEED_ENV = "RANDOM_SCHEDULER_SEED"
 

@@ -23,7 +23,7 @@ from kubesched.config import (
 from kubesched.config.defaults import UPSTREAM_DEFAULT_MULTIPOINT, default_plugin_names
 from kubesched.config.models import Plugins, PluginSet, format_go_duration, parse_go_duration
 from kubesched.config.profiles import Entry, score_weights
-from kubesched.framework.registry import NOT_YET_IMPLEMENTED, Registry, default_registry
+from kubesched.runtime.registry import NOT_YET_IMPLEMENTED, Registry, default_registry
 
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
@@ -1103,7 +1103,7 @@ def test_durations_print_back_as_strings() -> None:
 
 
 def test_profile_specs_build_frameworks(upstream_style: SchedulerConfig) -> None:
-    from kubesched.framework.runtime import Framework
+    from kubesched.runtime.framework import Framework
 
     frameworks = [Framework(spec, default_registry()) for spec in upstream_style.profiles]
     assert [b.name for b in frameworks[0].score_plugins] == [n for n, _ in DEFAULT_SCORE]
@@ -1112,7 +1112,7 @@ def test_profile_specs_build_frameworks(upstream_style: SchedulerConfig) -> None
 
 
 def test_an_uninstalled_repository_plugin_is_named_with_its_package() -> None:
-    from kubesched.framework.registry import unknown_plugin_message
+    from kubesched.runtime.registry import unknown_plugin_message
 
     msg = unknown_plugin_message("QOSSort", ["PrioritySort", "NodeName"])
     assert msg.startswith("unknown plugin 'QOSSort': it is provided by the kubesched-qos-sort package")

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from kubesched.cli import main
 from kubesched.config import ConfigError, effective_config, format_config_yaml, load_config, parse_config
 from kubesched.config.models import FLOAT32_MAX, INT64_MAX, KubeSchedulerConfiguration
-from kubesched.framework.registry import default_registry
+from kubesched.runtime.registry import default_registry
 
 REPO = Path(__file__).resolve().parents[3]
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}

@@ -19,7 +19,7 @@ from kubesched.config.policy import (
     migrate_policy,
 )
 from kubesched.framework.interface import plugin_extension_points
-from kubesched.framework.registry import default_registry
+from kubesched.runtime.registry import default_registry
 
 MANDATORY_FILTERS = ["NodeUnschedulable", "TaintToleration"]
 

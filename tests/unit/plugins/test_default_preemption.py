@@ -12,20 +12,20 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kubesched.cache import Snapshot
+from kubesched.backend.cache import Snapshot
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
-from kubesched.framework.registry import Registry
-from kubesched.framework.runtime import Framework, PluginRef, ProfileSpec, WaitingPod
-from kubesched.plugins.default_preemption import DefaultPreemption, DefaultPreemptionArgs
-from kubesched.plugins.node_resources_fit import NodeResourcesFit
-from kubesched.plugins.preemption_helpers import (
+from kubesched.plugins.noderesources.fit import NodeResourcesFit
+from kubesched.plugins.preemption.default_preemption import DefaultPreemption, DefaultPreemptionArgs
+from kubesched.plugins.preemption.helpers import (
     Candidate,
     aggregate_errors,
     fit_error_message,
     pick_one_node_for_preemption,
 )
+from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec, WaitingPod
+from kubesched.runtime.registry import Registry
 from kubesched.testing import make_node, make_pod
 from kubesched.testing.harness import ObjectListers, as_node_infos
 
@@ -649,7 +649,7 @@ async def test_dry_run_preemption(case: DryRunCase) -> None:
 
 
 async def test_dry_run_preemption_resolves_topology_spread() -> None:
-    module = pytest.importorskip("kubesched.plugins.pod_topology_spread")
+    module = pytest.importorskip("kubesched.plugins.podtopologyspread.pod_topology_spread")
     spread = module.PodTopologySpread
     if not callable(getattr(spread, "add_pod", None)):
         pytest.skip("PodTopologySpread has no PreFilter extensions yet")
@@ -682,7 +682,7 @@ async def test_dry_run_preemption_resolves_topology_spread() -> None:
 
 
 async def test_dry_run_preemption_evicts_pod_with_anti_affinity() -> None:
-    module = pytest.importorskip("kubesched.plugins.inter_pod_affinity")
+    module = pytest.importorskip("kubesched.plugins.interpodaffinity.inter_pod_affinity")
     affinity = module.InterPodAffinity
     if not callable(getattr(affinity, "add_pod", None)):
         pytest.skip("InterPodAffinity has no PreFilter extensions yet")

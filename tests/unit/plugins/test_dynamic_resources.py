@@ -14,7 +14,11 @@ import pytest
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework import Code, CycleState, Status
-from kubesched.plugins.dynamic_resources import DynamicResources, DynamicResourcesArgs, duration_seconds
+from kubesched.plugins.dynamicresources.dynamic_resources import (
+    DynamicResources,
+    DynamicResourcesArgs,
+    duration_seconds,
+)
 from kubesched.testing import make_node
 from kubesched.testing.harness import ObjectListers, as_node_infos, as_pod_info
 

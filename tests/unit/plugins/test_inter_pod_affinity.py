@@ -5,7 +5,7 @@ import pytest
 from pydantic import ValidationError
 
 from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
-from kubesched.plugins.inter_pod_affinity import (
+from kubesched.plugins.interpodaffinity.inter_pod_affinity import (
     PRE_FILTER_STATE_KEY,
     InterPodAffinity,
     InterPodAffinityArgs,
@@ -1377,7 +1377,7 @@ CROSS_CYCLE_CASES = [
 
 
 def _cross_cycle_cache(existing):
-    from kubesched.cache import Cache, Snapshot
+    from kubesched.backend.cache import Cache, Snapshot
 
     cache = Cache()
     for n in ZONED:

@@ -9,8 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from kubesched.framework import Code, CycleState
-from kubesched.plugins.node_resources_balanced_allocation import NodeResourcesBalancedAllocation
-from kubesched.plugins.resource_allocation import balanced_resource_scorer
+from kubesched.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
+from kubesched.plugins.noderesources.resource_allocation import balanced_resource_scorer
 from kubesched.testing import make_node, make_pod
 from kubesched.testing.harness import as_node_infos, as_pod_info, score_nodes
 

@@ -9,12 +9,12 @@ import pytest
 from pydantic import ValidationError
 
 from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
-from kubesched.plugins.node_resources_fit import (
+from kubesched.plugins.noderesources.fit import (
     NodeResourcesFit,
     is_schedulable_after_node_change,
     is_schedulable_after_pod_event,
 )
-from kubesched.plugins.resource_allocation import broken_linear_function
+from kubesched.plugins.noderesources.resource_allocation import broken_linear_function
 from kubesched.testing import make_node, make_pod
 from kubesched.testing.harness import filter_nodes, score_nodes
 

@@ -6,8 +6,8 @@ import pytest
 from volume_objects import claim_volumes, csi_node, pv, pvc, storage_class
 
 from kubesched.framework import Code
-from kubesched.plugins.node_volume_limits import NodeVolumeLimits
-from kubesched.plugins.volume_helpers import csi_attach_limit_key
+from kubesched.plugins.volume.helpers import csi_attach_limit_key
+from kubesched.plugins.volume.node_volume_limits import NodeVolumeLimits
 from kubesched.testing import filter_nodes, make_node, make_pod
 
 EXCEEDED = "node(s) exceed max volume count"

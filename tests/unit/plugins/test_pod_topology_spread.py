@@ -10,7 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
-from kubesched.plugins.pod_topology_spread import (
+from kubesched.plugins.podtopologyspread.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
     PRE_FILTER_KEY,
@@ -1624,7 +1624,7 @@ def test_node_change_hint(old, new, want):
 
 
 def _cluster(nodes: list[NodeBuilder], existing: list[PodBuilder]) -> tuple[Any, Any]:
-    from kubesched.cache import Cache, Snapshot
+    from kubesched.backend.cache import Cache, Snapshot
 
     cache = Cache()
     for n in nodes:

@@ -12,7 +12,7 @@ from volume_objects import claim_volumes, pv, pvc, storage_class
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework import Code, CycleState, QueueingHint
-from kubesched.plugins.volume_binding import (
+from kubesched.plugins.volume.volume_binding import (
     VolumeBinding,
     VolumeBindingArgs,
     is_schedulable_after_pvc_change,

@@ -8,7 +8,7 @@ import pytest
 from volume_objects import claim_volumes, pvc
 
 from kubesched.framework import Code, CycleState, QueueingHint
-from kubesched.plugins.volume_restrictions import VolumeRestrictions, is_schedulable_after_pod_deleted
+from kubesched.plugins.volume.volume_restrictions import VolumeRestrictions, is_schedulable_after_pod_deleted
 from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node, make_pod
 
 DISK = "node(s) had no available disk"

@@ -6,7 +6,7 @@ import pytest
 from volume_objects import claim_volumes, pv, pvc, storage_class
 
 from kubesched.framework import Code, QueueingHint
-from kubesched.plugins.volume_zone import VolumeZone, is_schedulable_after_pv_change
+from kubesched.plugins.volume.volume_zone import VolumeZone, is_schedulable_after_pv_change
 from kubesched.testing import filter_nodes, make_node, make_pod
 
 BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"

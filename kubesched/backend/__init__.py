@@ -1,0 +1,1 @@
+"""The scheduler's state between cycles: the scheduling queue and the cache of nodes and assumed pods."""

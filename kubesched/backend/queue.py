@@ -1,0 +1,678 @@
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool, as upstream's PriorityQueue.
+
+* **activeQ** holds pods ready to be tried, ordered by the (single, shared) QueueSort plugin.
+* **backoffQ** holds pods that failed and wait out their backoff: ``initial * 2^(attempts-1)``
+  seconds, capped at the maximum.
+* **unschedulable pool** holds pods rejected by plugins. A pod leaves it only on a cluster event
+  that one of its rejecting plugins registered for (and whose queueing hint says Queue), or
+  after ``max_unschedulable_duration`` (5 minutes upstream). Pods gated by a PreEnqueue plugin
+  wait here too, until an event lets their gate re-check pass.
+
+Events that arrive while a pod is being scheduled are remembered: if one of them could have
+made the pod schedulable, a failure sends it to backoffQ instead of the pool, so an event is
+never lost in the window between pop and failure.
+
+Time comes from ``clock`` (seconds), so tests and the simulator can drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import logging
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any
+
+from kubesched.framework.events import (
+    ASSIGNED_POD_ADD,
+    ASSIGNED_POD_DELETE,
+    FORCE_ACTIVATE,
+    UNSCHEDULABLE_TIMEOUT,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    Resource,
+)
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.runtime.framework import Framework
+
+log = logging.getLogger(__name__)
+
+#: A namespace's labels, by its name (the listers' view).
+NamespaceLabels = Callable[[str], Mapping[str, str]]
+
+#: Plugins the queue's pre-filters name, as upstream's queue names them.
+SCHEDULING_GATES = "SchedulingGates"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+
+DEFAULT_MAX_UNSCHEDULABLE_DURATION = 5 * 60.0
+
+ACTIVE_Q = "active"
+BACKOFF_Q = "backoff"
+UNSCHEDULABLE_Q = "unschedulable"
+GATED_Q = "gated"
+
+
+class _ActiveEntry:
+    """A pod in activeQ's heap. Pods the QueueSort plugin cannot tell apart (same priority and
+    timestamp: created in one turn of the loop) leave in the order they came in, so a run does
+    not depend on the heap's shape."""
+
+    __slots__ = ("qpi", "less", "removed", "seq")
+
+    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], seq: int) -> None:
+        self.qpi = qpi
+        self.less = less
+        self.removed = False
+        self.seq = seq
+
+    def __lt__(self, other: _ActiveEntry) -> bool:
+        if self.less(self.qpi, other.qpi):
+            return True
+        if self.less(other.qpi, self.qpi):
+            return False
+        return self.seq < other.seq
+
+
+#: Annotations the scheduler itself writes (per-plugin results); changing them is no reason
+#: to try a pod again.
+RESULT_ANNOTATION_PREFIX = "kubesched.io/"
+
+
+def _own_annotations_stripped(annotations: dict[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (annotations or {}).items() if not k.startswith(RESULT_ANNOTATION_PREFIX)}
+
+
+def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether an update could change a scheduling decision: as upstream's isPodUpdated,
+    anything but status, resourceVersion and the scheduler's own result annotations — but for
+    the claims made from the pod's ResourceClaimTemplates (``status.resourceClaimStatuses``),
+    which DynamicResources waits for."""
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    return (
+        old.get("spec") != new.get("spec")
+        or (old.get("status") or {}).get("resourceClaimStatuses")
+        != (new.get("status") or {}).get("resourceClaimStatuses")
+        or om.get("labels") != nm.get("labels")
+        or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
+    )
+
+
+class Nominator:
+    """Pods nominated to a node (by preemption) and not yet bound: other pods' filters count
+    them as if they were already there, so the room preemption made is not taken by others."""
+
+    def __init__(self) -> None:
+        self._by_node: dict[str, dict[str, PodInfo]] = {}
+        self._node_of: dict[str, str] = {}
+
+    def add(self, pod: PodInfo, node_name: str) -> None:
+        self.delete(pod.uid)
+        self._by_node.setdefault(node_name, {})[pod.uid] = pod
+        self._node_of[pod.uid] = node_name
+
+    def delete(self, uid: str) -> None:
+        node = self._node_of.pop(uid, None)
+        if node is not None:
+            pods = self._by_node.get(node)
+            if pods is not None:
+                pods.pop(uid, None)
+                if not pods:
+                    del self._by_node[node]
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        pods = self._by_node.get(node_name)
+        return list(pods.values()) if pods else []
+
+    def has_nominated(self, node_name: str) -> bool:
+        return node_name in self._by_node
+
+    def nominated_nodes(self) -> Iterable[str]:
+        """The nodes some pod is nominated to."""
+        return self._by_node.keys()
+
+    def node_of(self, uid: str) -> str | None:
+        return self._node_of.get(uid)
+
+    def __bool__(self) -> bool:
+        return bool(self._node_of)
+
+
+def queue_sort_key(fw: Framework) -> tuple[str, str]:
+    """What makes two profiles sort pods alike: the QueueSort plugin's name and its args."""
+    refs = fw.spec.plugins.get("queueSort") or []
+    name = refs[0].name if refs else ""
+    args = fw.spec.plugin_args.get(name)
+    return name, repr(args)
+
+
+class SchedulingQueue:
+    def __init__(
+        self,
+        frameworks: Mapping[str, Framework],
+        clock: Callable[[], float] = time.monotonic,
+        initial_backoff: float = 1.0,
+        max_backoff: float = 10.0,
+        max_unschedulable_duration: float = DEFAULT_MAX_UNSCHEDULABLE_DURATION,
+    ) -> None:
+        self.frameworks = frameworks
+        self.clock = clock
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.max_unschedulable_duration = max_unschedulable_duration
+        # Profiles that sort with the same QueueSort plugin (and args) share one activeQ, ordered
+        # by it: with one such group, upstream's single queue. Groups take turns at pop.
+        groups: dict[Any, int] = {}
+        self._less: list[Callable[[QueuedPodInfo, QueuedPodInfo], bool]] = []
+        self._group_of: dict[str, int] = {}
+        for name, fw in frameworks.items():
+            key = queue_sort_key(fw)
+            if key not in groups:
+                groups[key] = len(self._less)
+                self._less.append(fw.less)
+            self._group_of[name] = groups[key]
+        self.less = self._less[0]
+        self._heaps: list[list[_ActiveEntry]] = [[] for _ in self._less]
+        self._turn = 0
+        self._events_map: dict[str, list[ClusterEventWithHint] | None] = {}
+        for fw in frameworks.values():
+            for plugin, regs in fw.events_to_register().items():
+                self._events_map.setdefault(plugin, regs)
+        self._active_seq = 0
+        self._matching: dict[tuple[Any, int], dict[str, list[ClusterEventWithHint] | None]] = {}
+        self._active_by_uid: dict[str, _ActiveEntry] = {}
+        self._backoff: list[tuple[float, int, str]] = []
+        self._backoff_by_uid: dict[str, QueuedPodInfo] = {}
+        self._unschedulable: dict[str, QueuedPodInfo] = {}
+        self._seq = itertools.count()
+        self._in_flight: dict[str, int] = {}
+        self._in_flight_events: list[tuple[ClusterEvent, Any, Any]] = []
+        self._events_base = 0
+        self._nonempty: asyncio.Event | None = None
+        self._closed = False
+        self.nominator = Nominator()
+        self._gate_tasks: set[asyncio.Task[None]] = set()
+        # Pods deleted, or updated, while an attempt for them is in flight: the attempt's
+        # outcome must not resurrect a deleted pod, nor requeue a stale version.
+        self._gone: set[str] = set()
+        self._latest: dict[str, PodInfo] = {}
+        self.incoming: dict[str, int] = {}
+        #: Told ``(queue, event)`` each time a pod enters a queue (the incoming-pods metric).
+        self.on_incoming: Callable[[str, str], None] | None = None
+
+    # --- introspection ------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._active_by_uid) + len(self._backoff_by_uid) + len(self._unschedulable)
+
+    def counts(self) -> dict[str, int]:
+        gated = sum(1 for q in self._unschedulable.values() if q.gated)
+        return {
+            ACTIVE_Q: len(self._active_by_uid),
+            BACKOFF_Q: len(self._backoff_by_uid),
+            UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
+            GATED_Q: gated,
+        }
+
+    def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
+        """Pods in the unschedulable pool per (rejecting plugin, profile); a pod counts once for
+        each plugin that rejected it (``scheduler_unschedulable_pods``)."""
+        out: dict[tuple[str, str], int] = {}
+        for q in self._unschedulable.values():
+            plugins = q.unschedulable_plugins | q.pending_plugins
+            if q.gated and q.gating_plugin:
+                plugins = plugins | {q.gating_plugin}
+            for plugin in plugins:
+                key = (plugin, q.pod_info.scheduler_name)
+                out[key] = out.get(key, 0) + 1
+        return out
+
+    def in_flight_counts(self) -> tuple[int, int]:
+        """Pods whose attempt is under way (popped, not yet :meth:`done`), and the cluster events
+        kept for them meanwhile. Both return to 0 when nothing is being scheduled or bound."""
+        return len(self._in_flight), len(self._in_flight_events)
+
+    def pending_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
+        for e in self._active_by_uid.values():
+            yield ACTIVE_Q, e.qpi
+        for q in self._backoff_by_uid.values():
+            yield BACKOFF_Q, q
+        for q in self._unschedulable.values():
+            yield (GATED_Q if q.gated else UNSCHEDULABLE_Q), q
+
+    def where(self, uid: str) -> str | None:
+        if uid in self._active_by_uid:
+            return ACTIVE_Q
+        if uid in self._backoff_by_uid:
+            return BACKOFF_Q
+        q = self._unschedulable.get(uid)
+        if q is not None:
+            return GATED_Q if q.gated else UNSCHEDULABLE_Q
+        return None
+
+    def get(self, uid: str) -> QueuedPodInfo | None:
+        e = self._active_by_uid.get(uid)
+        if e is not None:
+            return e.qpi
+        return self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+
+    def has_active(self) -> bool:
+        return bool(self._active_by_uid)
+
+    def next_backoff_expiry(self) -> float | None:
+        while self._backoff and self._backoff[0][2] not in self._backoff_by_uid:
+            heapq.heappop(self._backoff)
+        return self._backoff[0][0] if self._backoff else None
+
+    # --- backoff ------------------------------------------------------------------------------
+    def backoff_duration(self, qpi: QueuedPodInfo) -> float:
+        d = self.initial_backoff
+        for _ in range(1, qpi.attempts):
+            d *= 2
+            if d > self.max_backoff:
+                return self.max_backoff
+        return min(d, self.max_backoff)
+
+    def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
+        return qpi.timestamp + self.backoff_duration(qpi)
+
+    def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
+        return qpi.attempts > 0 and self.backoff_expiry(qpi) > self.clock()
+
+    # --- placing pods -------------------------------------------------------------------------
+    def _wake(self) -> None:
+        if self._nonempty is not None:
+            self._nonempty.set()
+
+    def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
+        self._remove_everywhere(qpi.pod_info.uid)
+        qpi.gated = False
+        self._active_seq += 1
+        group = self._group_of.get(qpi.pod_info.scheduler_name, 0)
+        entry = _ActiveEntry(qpi, self._less[group], self._active_seq)
+        heapq.heappush(self._heaps[group], entry)
+        self._active_by_uid[qpi.pod_info.uid] = entry
+        self._count_incoming(ACTIVE_Q, event)
+        self._wake()
+
+    def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
+        self._remove_everywhere(qpi.pod_info.uid)
+        qpi.gated = False
+        expiry = self.backoff_expiry(qpi)
+        qpi.backoff_expiry = expiry
+        heapq.heappush(self._backoff, (expiry, next(self._seq), qpi.pod_info.uid))
+        self._backoff_by_uid[qpi.pod_info.uid] = qpi
+        self._count_incoming(BACKOFF_Q, event)
+
+    def _push_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
+        self._remove_everywhere(qpi.pod_info.uid)
+        self._unschedulable[qpi.pod_info.uid] = qpi
+        self._count_incoming(GATED_Q if qpi.gated else UNSCHEDULABLE_Q, event)
+
+    def _count_incoming(self, queue: str, event: str) -> None:
+        self.incoming[event] = self.incoming.get(event, 0) + 1
+        if self.on_incoming is not None:
+            self.on_incoming(queue, event)
+
+    def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
+        e = self._active_by_uid.pop(uid, None)
+        if e is not None:
+            e.removed = True
+            return e.qpi
+        q = self._backoff_by_uid.pop(uid, None)  # its heap entry is dropped lazily
+        if q is not None:
+            return q
+        return self._unschedulable.pop(uid, None)
+
+    def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
+        """Move a pod that may now fit: to backoffQ while it backs off, else activeQ."""
+        if self.is_backing_off(qpi):
+            self._push_backoff(qpi, event)
+        else:
+            self._push_active(qpi, event)
+
+    def _gate(self, qpi: QueuedPodInfo, event: str, place: Callable[[QueuedPodInfo, str], None] | None = None) -> None:
+        """Run PreEnqueue and place the pod: with ``place`` when it passes (by default activeQ,
+        or backoffQ while it backs off), in the pool (gated) otherwise. Every move towards
+        activeQ goes through here, as upstream's ``moveToActiveQ`` runs PreEnqueue on each.
+        Async PreEnqueue plugins are awaited in a task the queue owns."""
+        place = place or self._requeue
+        fw = self.frameworks.get(qpi.pod_info.scheduler_name)
+        if fw is None or not fw.pre_enqueue_plugins:
+            place(qpi, event)
+            return
+        if not fw.pre_enqueue_is_async:
+            self._apply_gate(qpi, fw.run_pre_enqueue_sync(qpi.pod_info), event, place)
+            return
+
+        async def gate() -> None:
+            status = await fw.run_pre_enqueue(qpi.pod_info)
+            if self.get(qpi.pod_info.uid) is qpi or qpi.pod_info.uid not in self._in_flight:
+                self._apply_gate(qpi, status, event, place)
+
+        # Hold the pod in the pool (gated) until its gate has answered.
+        qpi.gated = True
+        self._push_unschedulable(qpi, event)
+        task = asyncio.get_running_loop().create_task(gate())
+        self._gate_tasks.add(task)
+        task.add_done_callback(self._gate_tasks.discard)
+
+    def _apply_gate(
+        self,
+        qpi: QueuedPodInfo,
+        status: Status | None,
+        event: str,
+        place: Callable[[QueuedPodInfo, str], None] | None = None,
+    ) -> None:
+        if status is None or status.is_success():
+            qpi.gating_plugin = ""
+            (place or self._requeue)(qpi, event)
+        else:
+            qpi.gated = True
+            qpi.gating_plugin = status.plugin
+            qpi.last_failure = status.message()
+            self._push_unschedulable(qpi, event)
+
+    # --- the informer side --------------------------------------------------------------------
+    def add(self, pod: PodInfo) -> None:
+        """A new pending pod for one of our profiles."""
+        if self.get(pod.uid) is not None or pod.uid in self._in_flight:
+            self.update(pod)
+            return
+        qpi = QueuedPodInfo(pod, self.clock())
+        self._gate(qpi, "PodAdd")
+
+    def update(self, pod: PodInfo) -> None:
+        """A pending pod changed. A change that could affect scheduling moves it out of the pool."""
+        uid = pod.uid
+        e = self._active_by_uid.get(uid)
+        if e is not None:
+            old = e.qpi.pod_info.pod
+            e.qpi.pod_info = pod
+            if _spec_changed(old, pod.pod):
+                # Re-position it: the sort key may have changed.
+                self._push_active(e.qpi, "PodUpdate")
+            return
+        q = self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+        if q is not None:
+            old = q.pod_info.pod
+            q.pod_info = pod
+            if _spec_changed(old, pod.pod):
+                if q.gated or uid in self._unschedulable:
+                    self._gate(q, "PodUpdate")
+            return
+        if uid in self._in_flight:
+            self._latest[uid] = pod
+            return
+        self.add(pod)
+
+    def delete(self, uid: str) -> None:
+        self._remove_everywhere(uid)
+        if uid in self._in_flight:
+            self._gone.add(uid)
+
+    def on_event(
+        self,
+        event: ClusterEvent,
+        old: Any = None,
+        new: Any = None,
+        skip_uid: str | None = None,
+        candidates: Iterable[QueuedPodInfo] | None = None,
+    ) -> int:
+        """A cluster event: move every pooled pod it may help (but ``skip_uid``); only among
+        ``candidates`` when given (a pre-filtered part of the pool). Returns how many moved.
+
+        As upstream, an event no plugin registers for moves nothing (nor is it looked at pod by
+        pod), though in-flight pods still hear of it."""
+        if self._in_flight:
+            self._in_flight_events.append((event, old, new))
+        if not self._of_interest(event):
+            return 0
+        moved = 0
+        for q in list(self._unschedulable.values() if candidates is None else candidates):
+            if skip_uid is not None and q.pod_info.uid == skip_uid:
+                continue
+            if q.gated:
+                if q.gating_plugin == SCHEDULING_GATES:
+                    continue  # only an update of the pod itself ungates it (upstream skips these too)
+                # A pod gated after a failed attempt (its preemption still under way) also
+                # waits for what its rejecting plugins wait for.
+                plugins = q.unschedulable_plugins | q.pending_plugins
+                if q.gating_plugin:
+                    plugins = plugins | {q.gating_plugin}
+                if self._event_may_help(q.pod, plugins, event, old, new):
+                    if q.pod_info.scheduler_name in self.frameworks:
+                        self._gate(q, str(event))
+                        moved += q.pod_info.uid not in self._unschedulable
+                continue
+            if self._event_may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new):
+                self._gate(q, str(event))
+                moved += q.pod_info.uid not in self._unschedulable
+        return moved
+
+    def assigned_pod_added(self, pod: PodInfo, ns_labels: NamespaceLabels | None = None) -> None:
+        """A pod was bound (or found bound): as upstream, only pooled pods it could help across
+        nodes are considered — rejected by PodTopologySpread in its namespace, or with a required
+        affinity term it matches (``ns_labels``: the labels of a namespace, by name)."""
+        self.on_event(ASSIGNED_POD_ADD, None, pod.pod, candidates=self._cross_topology(pod, ns_labels))
+
+    def assigned_pod_updated(
+        self, old: Any, new: PodInfo, event: ClusterEvent, ns_labels: NamespaceLabels | None = None
+    ) -> None:
+        """A bound pod changed: scaling down may free room anywhere, so every pooled pod is
+        considered; any other change only those it could help across nodes."""
+        if event.bits & ActionType.UPDATE_POD_SCALE_DOWN:
+            self.on_event(event, old, new.pod)
+        else:
+            self.on_event(event, old, new.pod, candidates=self._cross_topology(new, ns_labels))
+
+    def assigned_pod_deleted(self, pod: PodInfo) -> None:
+        self.on_event(ASSIGNED_POD_DELETE, pod.pod, None)
+
+    def _cross_topology(self, pod: PodInfo, ns_labels: NamespaceLabels | None) -> list[QueuedPodInfo]:
+        """Upstream's getUnschedulablePodsWithCrossTopologyTerm (the namespace's labels looked
+        up once, and only if a pooled pod has an affinity term to match)."""
+        labels: Mapping[str, str] | None = None
+        found = []
+        for q in self._unschedulable.values():
+            if POD_TOPOLOGY_SPREAD in q.unschedulable_plugins and q.pod_info.namespace == pod.namespace:
+                found.append(q)
+                continue
+            for term in q.pod_info.required_affinity:
+                if labels is None:
+                    labels = ns_labels(pod.namespace) if ns_labels is not None else {}
+                if term.matches(pod, labels):
+                    found.append(q)
+                    break
+        return found
+
+    def _of_interest(self, event: ClusterEvent) -> bool:
+        """Upstream's isEventOfInterest: a wildcard, or an event some plugin registers for."""
+        if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
+            return True
+        return any(regs is None or regs for regs in self._matching_registrations(event).values())
+
+    def _event_may_help(self, pod: Any, plugins: set[str], event: ClusterEvent, old: Any, new: Any) -> bool:
+        if event is FORCE_ACTIVATE:
+            # Activation names one pod (in ``new``); it is not a broadcast.
+            return new is None or (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid")
+        if event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
+            return True
+        if not plugins:
+            return True
+        matching = self._matching_registrations(event)
+        for plugin in plugins:
+            regs = matching.get(plugin)
+            if regs is None:  # not registered, or registered for every event
+                return True
+            for reg in regs:
+                if reg.hint is None:
+                    return True
+                try:
+                    if reg.hint(pod, old, new) is QueueingHint.QUEUE:
+                        return True
+                except Exception:  # noqa: BLE001 - a failing hint errs on the side of retrying
+                    log.exception("queueing hint of %s failed; requeueing", plugin)
+                    return True
+        return False
+
+    def _matching_registrations(self, event: ClusterEvent) -> dict[str, list[ClusterEventWithHint] | None]:
+        """Per plugin, its registrations that cover ``event`` (``None``: it registers for
+        everything); computed once per kind of event."""
+        key = (event.resource, event.bits)
+        found = self._matching.get(key)
+        if found is None:
+            found = self._matching[key] = {
+                plugin: None if regs is None else [r for r in regs if r.event.matches(event)]
+                for plugin, regs in self._events_map.items()
+            }
+        return found
+
+    # --- the scheduler side -------------------------------------------------------------------
+    def _take(self) -> QueuedPodInfo | None:
+        entry = self._next_entry()
+        if entry is not None:
+            qpi = entry.qpi
+            del self._active_by_uid[qpi.pod_info.uid]
+            qpi.attempts += 1
+            if qpi.initial_attempt_timestamp is None:
+                qpi.initial_attempt_timestamp = self.clock()
+            self._in_flight[qpi.pod_info.uid] = self._events_base + len(self._in_flight_events)
+            return qpi
+        return None
+
+    def _next_entry(self) -> _ActiveEntry | None:
+        """The head of the next queue group in turn that has one (round robin over groups;
+        with one group, simply its head)."""
+        n = len(self._heaps)
+        for k in range(n):
+            group = (self._turn + k) % n
+            heap = self._heaps[group]
+            while heap:
+                entry = heapq.heappop(heap)
+                if entry.removed:
+                    continue
+                self._turn = (group + 1) % n
+                return entry
+        return None
+
+    def pop_nowait(self) -> QueuedPodInfo | None:
+        return self._take()
+
+    async def pop(self) -> QueuedPodInfo | None:
+        """The next pod to schedule; waits while activeQ is empty. ``None`` once closed."""
+        if self._nonempty is None:
+            self._nonempty = asyncio.Event()
+        while not self._closed:
+            qpi = self._take()
+            if qpi is not None:
+                return qpi
+            self._nonempty.clear()
+            await self._nonempty.wait()
+        return None
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake()
+
+    def done(self, uid: str) -> None:
+        """The pod's attempt is over (bound, or requeued): stop recording events for it."""
+        self._gone.discard(uid)
+        self._latest.pop(uid, None)
+        if self._in_flight.pop(uid, None) is None:
+            return
+        if not self._in_flight:
+            self._events_base += len(self._in_flight_events)
+            self._in_flight_events.clear()
+            return
+        # Events older than the oldest attempt still in flight concern no one any more. Under a
+        # steady stream of pods some attempt is always in flight, so waiting for none would let
+        # the list grow without bound. (Insertion order is pop order: the first is the oldest.)
+        oldest = next(iter(self._in_flight.values()))
+        drop = oldest - self._events_base
+        if drop >= 256 or (drop > 0 and 2 * drop >= len(self._in_flight_events)):
+            del self._in_flight_events[:drop]
+            self._events_base = oldest
+
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, rejectors: set[str] | None = None) -> str:
+        """A failed attempt: decide where the pod waits. Returns the queue it went to."""
+        uid = qpi.pod_info.uid
+        start = self._in_flight.get(uid)
+        if uid in self._gone:
+            self.done(uid)
+            return ""
+        if self.get(uid) is not None:
+            self.done(uid)
+            return self.where(uid) or ""
+        qpi.timestamp = self.clock()
+        qpi.unschedulable_plugins = set(rejectors or ())
+        latest = self._latest.get(uid)
+        updated = latest is not None and _spec_changed(qpi.pod, latest.pod)
+        if latest is not None:
+            qpi.pod_info = latest
+        target: str
+        if not qpi.unschedulable_plugins or updated:
+            # Not rejected by any plugin (an error): retry after backoff.
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+            target = BACKOFF_Q
+        elif start is not None and any(
+            self._event_may_help(qpi.pod, qpi.unschedulable_plugins, ev, old, new)
+            for ev, old, new in self._in_flight_events[start - self._events_base :]
+        ):
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+            target = BACKOFF_Q
+        else:
+            self._push_unschedulable(qpi, "ScheduleAttemptFailure")
+            target = UNSCHEDULABLE_Q
+        self.done(uid)
+        return target
+
+    def requeue_after_error(self, qpi: QueuedPodInfo) -> None:
+        """Binding failed or the cluster erred: back off and try again."""
+        uid = qpi.pod_info.uid
+        if uid not in self._gone and self.get(uid) is None:
+            latest = self._latest.get(uid)
+            if latest is not None:
+                qpi.pod_info = latest
+            qpi.timestamp = self.clock()
+            qpi.unschedulable_plugins = set()
+            self._push_backoff(qpi, "ScheduleAttemptFailure")
+        self.done(uid)
+
+    def flush_backoff_completed(self) -> int:
+        """Move pods whose backoff is over to activeQ."""
+        now = self.clock()
+        moved = 0
+        while self._backoff and self._backoff[0][0] <= now:
+            _, _, uid = heapq.heappop(self._backoff)
+            qpi = self._backoff_by_uid.get(uid)
+            if qpi is None or qpi.backoff_expiry > now:
+                continue
+            self._gate(qpi, "BackoffComplete", self._push_active)
+            moved += qpi.pod_info.uid not in self._unschedulable
+        return moved
+
+    def flush_unschedulable_left_over(self) -> int:
+        """Give pods stuck in the pool longer than the limit another try."""
+        now = self.clock()
+        stale = [
+            q
+            for q in self._unschedulable.values()
+            if not q.gated and now - q.timestamp > self.max_unschedulable_duration
+        ]
+        for q in stale:
+            self._gate(q, str(UNSCHEDULABLE_TIMEOUT))
+        return len(stale)
+
+    def activate(self, uids: Iterable[str]) -> None:
+        """Move the given pods straight to activeQ (a plugin asked for it), through their
+        PreEnqueue gates. A pod being scheduled right now is moved when its attempt fails."""
+        for uid in uids:
+            q = self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+            if q is not None:
+                self._gate(q, str(FORCE_ACTIVATE), self._push_active)
+            elif uid in self._in_flight:
+                self._in_flight_events.append((FORCE_ACTIVATE, None, {"metadata": {"uid": uid}}))

@@ -1,0 +1,1 @@
+"""The cluster behind a kubeconfig: the Kubernetes API through kubernetes_asyncio."""

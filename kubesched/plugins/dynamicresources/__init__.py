@@ -1,0 +1,1 @@
+"""DynamicResources: devices from ResourceSlices for a pod's ResourceClaims (structured parameters)."""

@@ -1,0 +1,551 @@
+"""NodeResourcesFit: does the node have room for the pod's requests, and how full would it be?
+
+Filter follows upstream's ``fitsRequest``: one reason per short resource, in the order pods,
+cpu, memory, ephemeral-storage, then scalar resources (extended, hugepages, ...). All reasons are
+kept in one Status. The Status is UnschedulableAndUnresolvable when some request exceeds the
+node's whole allocatable (evicting pods cannot make room), Unschedulable otherwise.
+``ignoredResources`` / ``ignoredResourceGroups`` exempt *extended* resources only.
+
+Score uses the configured strategy (LeastAllocated, MostAllocated, RequestedToCapacityRatio) over
+the configured resources, see :mod:`kubesched.plugins.noderesources.resource_allocation`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from kubesched.framework import (
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    NodeInfo,
+    PodInfo,
+    QueueingHint,
+    Resource,
+    Status,
+)
+from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_of
+from kubesched.framework.names import qualified_name_errors
+from kubesched.framework.resources import is_extended_resource
+from kubesched.framework.types import compute_pod_requests
+from kubesched.plugins.helper import requests_fragment
+from kubesched.plugins.noderesources.resource_allocation import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    Entry,
+    ResourceAllocationScorer,
+    ResourceSpec,
+    Scorer,
+    default_resources,
+    is_scalar_resource_name,
+    least_allocated_scorer,
+    most_allocated_scorer,
+    requested_to_capacity_ratio_scorer,
+)
+from kubesched.plugins.noderesources.resource_allocation_batch import (
+    BatchScorer,
+    batch_inputs,
+    least_allocated,
+    most_allocated,
+    requested_to_capacity_ratio,
+)
+
+NAME = "NodeResourcesFit"
+PRE_FILTER_KEY = "PreFilter" + NAME
+PRE_SCORE_KEY = "PreScore" + NAME
+
+TOO_MANY_PODS = "Too many pods"
+INSUFFICIENT_CPU = "Insufficient cpu"
+INSUFFICIENT_MEMORY = "Insufficient memory"
+INSUFFICIENT_EPHEMERAL_STORAGE = "Insufficient ephemeral-storage"
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+
+
+# --- args ---------------------------------------------------------------------------------------
+
+
+class UtilizationShapePoint(BaseModel):
+    """One point of the RequestedToCapacityRatio shape: utilization 0..100 → score 0..10."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    utilization: int
+    score: int
+
+
+def shape_errors(shape: list[UtilizationShapePoint]) -> list[str]:
+    """Why a scoring shape is invalid (upstream's ``validateFunctionShape``, shared by
+    RequestedToCapacityRatio and VolumeBinding): utilizations strictly increasing, each in
+    [0, 100], each score in [0, MAX_CUSTOM_PRIORITY_SCORE]. Empty when it is valid."""
+    errs: list[str] = []
+    for i in range(1, len(shape)):
+        if shape[i - 1].utilization >= shape[i].utilization:
+            errs.append(
+                f"shape[{i}].utilization: Invalid value: {shape[i].utilization}: values must be sorted in increasing order"
+            )
+            break
+    for i, point in enumerate(shape):
+        if not 0 <= point.utilization <= 100:
+            errs.append(f"shape[{i}].utilization: Invalid value: {point.utilization}: not in valid range [0, 100]")
+        if not 0 <= point.score <= MAX_CUSTOM_PRIORITY_SCORE:
+            errs.append(
+                f"shape[{i}].score: Invalid value: {point.score}: not in valid range [0, {MAX_CUSTOM_PRIORITY_SCORE}]"
+            )
+    return errs
+
+
+class RequestedToCapacityRatioParam(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    shape: list[UtilizationShapePoint] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_shape(self) -> RequestedToCapacityRatioParam:
+        if not self.shape:
+            raise ValueError("shape: Required value: at least one point must be specified")
+        errs = shape_errors(self.shape)
+        if errs:
+            raise ValueError("; ".join(errs))
+        return self
+
+
+class ScoringStrategy(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    type: Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"] = "LeastAllocated"
+    resources: list[ResourceSpec] = Field(default_factory=default_resources)
+    requested_to_capacity_ratio: RequestedToCapacityRatioParam | None = Field(
+        default=None, alias="requestedToCapacityRatio"
+    )
+
+    @field_validator("resources")
+    @classmethod
+    def _check_resources(cls, v: list[ResourceSpec]) -> list[ResourceSpec]:
+        if not v:
+            return default_resources()
+        errs = [
+            f"resources[{i}].weight: Invalid value: {r.weight}: resource weight of {r.name} not in valid range (0, 100]"
+            for i, r in enumerate(v)
+            if r.weight <= 0 or r.weight > 100
+        ]
+        if errs:
+            raise ValueError("; ".join(errs))
+        return v
+
+    @model_validator(mode="after")
+    def _check_ratio(self) -> ScoringStrategy:
+        if self.type == REQUESTED_TO_CAPACITY_RATIO:
+            if self.requested_to_capacity_ratio is None:
+                raise ValueError(
+                    "requestedToCapacityRatio: Required value: must be specified when type is RequestedToCapacityRatio"
+                )
+        elif self.requested_to_capacity_ratio is not None:
+            raise ValueError(
+                "requestedToCapacityRatio: Forbidden: must be nil when type is not RequestedToCapacityRatio"
+            )
+        return self
+
+
+class NodeResourcesFitArgs(BaseModel):
+    """Upstream ``NodeResourcesFitArgs`` (kubescheduler.config.k8s.io/v1), defaults applied."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    ignored_resources: list[str] = Field(default_factory=list, alias="ignoredResources")
+    ignored_resource_groups: list[str] = Field(default_factory=list, alias="ignoredResourceGroups")
+    scoring_strategy: ScoringStrategy = Field(default_factory=ScoringStrategy, alias="scoringStrategy")
+
+    @field_validator("ignored_resources")
+    @classmethod
+    def _check_ignored(cls, v: list[str]) -> list[str]:
+        errs = [
+            f"ignoredResources[{i}]: Invalid value: {res!r}: {msg}"
+            for i, res in enumerate(v)
+            for msg in qualified_name_errors(res)
+        ]
+        if errs:
+            raise ValueError("; ".join(errs))
+        return v
+
+    @field_validator("ignored_resource_groups")
+    @classmethod
+    def _check_groups(cls, v: list[str]) -> list[str]:
+        errs: list[str] = []
+        for i, group in enumerate(v):
+            if "/" in group:
+                errs.append(
+                    f"ignoredResourceGroups[{i}]: Invalid value: {group!r}: resource group name can't contain '/'"
+                )
+            errs.extend(
+                f"ignoredResourceGroups[{i}]: Invalid value: {group!r}: {msg}" for msg in qualified_name_errors(group)
+            )
+        if errs:
+            raise ValueError("; ".join(errs))
+        return v
+
+
+# --- per-pod state ------------------------------------------------------------------------------
+
+
+class FitRequest:
+    """The pod's requests as Filter checks them: only non-zero amounts, ignored extended
+    resources already dropped, scalar resources in the pod's order."""
+
+    __slots__ = ("milli_cpu", "memory", "ephemeral_storage", "scalar")
+
+    def __init__(
+        self,
+        requests: Resource,
+        ignored: frozenset[str] = frozenset(),
+        ignored_groups: frozenset[str] = frozenset(),
+    ) -> None:
+        self.milli_cpu = requests.milli_cpu
+        self.memory = requests.memory
+        self.ephemeral_storage = requests.ephemeral_storage
+        scalar: list[tuple[str, int]] = []
+        for name, qty in requests.scalar.items():
+            if qty == 0 or not is_scalar_resource_name(name):
+                continue
+            if is_extended_resource(name) and (
+                name in ignored or (ignored_groups and name.split("/", 1)[0] in ignored_groups)
+            ):
+                continue
+            scalar.append((name, qty))
+        self.scalar = tuple(scalar)
+
+    def clone(self) -> FitRequest:
+        return self
+
+
+def fits(req: FitRequest, alloc: Resource, used: Resource, num_pods: int) -> bool:
+    """Whether :func:`insufficient_resources` finds nothing missing on a node with ``alloc``,
+    ``used`` requested and ``num_pods`` pods (which need not be a real node's)."""
+    if num_pods + 1 > alloc.allowed_pod_number:
+        return False
+    cpu = req.milli_cpu
+    if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
+        return False
+    mem = req.memory
+    if mem > 0 and mem > alloc.memory - used.memory:
+        return False
+    eph = req.ephemeral_storage
+    if eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage:
+        return False
+    if req.scalar:
+        a_scalar = alloc.scalar
+        u_scalar = used.scalar
+        for name, qty in req.scalar:
+            if qty > a_scalar.get(name, 0) - u_scalar.get(name, 0):
+                return False
+    return True
+
+
+def insufficient_resources(req: FitRequest, node: NodeInfo) -> tuple[list[str] | None, bool]:
+    """Reasons the pod does not fit (``None`` when it does), and whether some request exceeds the
+    node's whole allocatable."""
+    return insufficient(req, node.allocatable, node.requested, len(node.pods))
+
+
+def fit_status(req: FitRequest, alloc: Resource, used: Resource, num_pods: int) -> Status | None:
+    """The Filter status for a node with ``alloc``, ``used`` requested and ``num_pods`` pods."""
+    reasons, unresolvable = insufficient(req, alloc, used, num_pods)
+    if reasons is None:
+        return None
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE, *reasons)
+
+
+def insufficient(req: FitRequest, alloc: Resource, used: Resource, num_pods: int) -> tuple[list[str] | None, bool]:
+    """:func:`insufficient_resources` for a node with ``alloc``, ``used`` requested and
+    ``num_pods`` pods (which need not be a real node's)."""
+    reasons: list[str] | None = None
+    unresolvable = False
+    if num_pods + 1 > alloc.allowed_pod_number:
+        reasons = [TOO_MANY_PODS]
+    cpu = req.milli_cpu
+    if cpu > 0 and cpu > alloc.milli_cpu - used.milli_cpu:
+        reasons = reasons or []
+        reasons.append(INSUFFICIENT_CPU)
+        unresolvable = unresolvable or cpu > alloc.milli_cpu
+    mem = req.memory
+    if mem > 0 and mem > alloc.memory - used.memory:
+        reasons = reasons or []
+        reasons.append(INSUFFICIENT_MEMORY)
+        unresolvable = unresolvable or mem > alloc.memory
+    eph = req.ephemeral_storage
+    if eph > 0 and eph > alloc.ephemeral_storage - used.ephemeral_storage:
+        reasons = reasons or []
+        reasons.append(INSUFFICIENT_EPHEMERAL_STORAGE)
+        unresolvable = unresolvable or eph > alloc.ephemeral_storage
+    if req.scalar:
+        a_scalar = alloc.scalar
+        u_scalar = used.scalar
+        for name, qty in req.scalar:
+            a = a_scalar.get(name, 0)
+            if qty > a - u_scalar.get(name, 0):
+                reasons = reasons or []
+                reasons.append(f"Insufficient {name}")
+                unresolvable = unresolvable or qty > a
+    return reasons, unresolvable
+
+
+# --- queueing hints -----------------------------------------------------------------------------
+
+
+def _spec(obj: dict[str, Any] | None) -> dict[str, Any]:
+    return (obj or {}).get("spec") or {}
+
+
+def _pod_requests(pod: dict[str, Any]) -> Resource:
+    return compute_pod_requests(_spec(pod))
+
+
+def _fits_empty_node(pod: dict[str, Any], node: dict[str, Any]) -> bool:
+    reasons, _ = insufficient_resources(FitRequest(_pod_requests(pod)), NodeInfo(node))
+    return reasons is None
+
+
+def _requested_resources_increased(pod: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> bool:
+    req = _pod_requests(pod)
+    before = NodeInfo(old).allocatable
+    after = NodeInfo(new).allocatable
+    if after.allowed_pod_number > before.allowed_pod_number:
+        return True
+    if (
+        (req.milli_cpu > 0 and after.milli_cpu > before.milli_cpu)
+        or (req.memory > 0 and after.memory > before.memory)
+        or (req.ephemeral_storage > 0 and after.ephemeral_storage > before.ephemeral_storage)
+    ):
+        return True
+    return any(qty and after.scalar.get(name, 0) > before.scalar.get(name, 0) for name, qty in req.scalar.items())
+
+
+def _scaled_down(target: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether an update of ``new`` (a scheduled pod, or the target itself) freed something the
+    target pod requests."""
+    if (new.get("metadata") or {}).get("uid") == (target.get("metadata") or {}).get("uid"):
+        return True
+    if not _spec(new).get("nodeName"):
+        return False
+    before = _pod_requests(old)
+    after = _pod_requests(new)
+    want = _pod_requests(target)
+    for name in want.names():
+        if name in ("cpu", "memory", "ephemeral-storage") or is_scalar_resource_name(name):
+            if before.get(name) > after.get(name):
+                return True
+    return False
+
+
+def is_schedulable_after_pod_event(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+    """A scheduled (or nominated) pod went away, or a pod shrank its requests."""
+    if new is None:
+        if old is None:
+            return QueueingHint.QUEUE
+        if not _spec(old).get("nodeName") and not (old.get("status") or {}).get("nominatedNodeName"):
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE
+    if old is None:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if _scaled_down(pod, old, new) else QueueingHint.SKIP
+
+
+def is_schedulable_after_node_change(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+    """A node was added, or grew an allocatable amount the pod asks for, and the pod would fit
+    it empty."""
+    if new is None or not _fits_empty_node(pod, new):
+        return QueueingHint.SKIP
+    if old is None:
+        return QueueingHint.QUEUE
+    return QueueingHint.QUEUE if _requested_resources_increased(pod, old, new) else QueueingHint.SKIP
+
+
+# --- the plugin ---------------------------------------------------------------------------------
+
+
+def strategy_batch_scorer(strategy: ScoringStrategy) -> BatchScorer:
+    """The vectorized twin of :func:`strategy_scorer`."""
+    if strategy.type == MOST_ALLOCATED:
+        return most_allocated
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        ratio = strategy.requested_to_capacity_ratio
+        assert ratio is not None
+        return requested_to_capacity_ratio([(p.utilization, p.score) for p in ratio.shape])
+    return least_allocated
+
+
+def fits_batch(req: FitRequest, batch: NodeBatch) -> Array | None:
+    """:func:`insufficient_resources` is ``None``, for every node of ``batch``; ``None`` when
+    the amounts are too large for exact int64 arithmetic."""
+    cols = batch.columns
+    if not cols.exact or any(
+        abs(q) >= EXACT_LIMIT for q in (req.milli_cpu, req.memory, req.ephemeral_storage, *(q for _, q in req.scalar))
+    ):
+        return None
+    rows = batch.rows
+    ok = cols.num_pods[rows] + 1 <= cols.alloc_pods[rows]
+    for amount, alloc, used in (
+        (req.milli_cpu, cols.alloc_cpu, cols.req_cpu),
+        (req.memory, cols.alloc_memory, cols.req_memory),
+        (req.ephemeral_storage, cols.alloc_ephemeral, cols.req_ephemeral),
+    ):
+        if amount > 0:
+            ok &= amount <= alloc[rows] - used[rows]
+    for name, qty in req.scalar:
+        alloc, used = cols.scalar(name)
+        ok &= qty <= alloc[rows] - used[rows]
+    return ok
+
+
+def statuses_batch(req: FitRequest, batch: NodeBatch) -> list[Status | None] | None:
+    """:class:`NodeResourcesFit`'s per-node ``filter`` Status for every node of ``batch``, from
+    the columns; nodes with the same reasons share one Status. ``None`` when the amounts are
+    too large for exact int64 arithmetic."""
+    cols = batch.columns
+    if not cols.exact or any(
+        abs(q) >= EXACT_LIMIT for q in (req.milli_cpu, req.memory, req.ephemeral_storage, *(q for _, q in req.scalar))
+    ):
+        return None
+    rows = batch.rows
+    # One (short-of, beyond-allocatable) pair of masks per reason, in the per-node order.
+    checks: list[tuple[str, Array, Array]] = []
+    too_many = cols.num_pods[rows] + 1 > cols.alloc_pods[rows]
+    checks.append((TOO_MANY_PODS, too_many, np.zeros(len(rows), bool)))
+    for reason, amount, alloc, used in (
+        (INSUFFICIENT_CPU, req.milli_cpu, cols.alloc_cpu, cols.req_cpu),
+        (INSUFFICIENT_MEMORY, req.memory, cols.alloc_memory, cols.req_memory),
+        (INSUFFICIENT_EPHEMERAL_STORAGE, req.ephemeral_storage, cols.alloc_ephemeral, cols.req_ephemeral),
+    ):
+        if amount > 0:
+            a = alloc[rows]
+            checks.append((reason, amount > a - used[rows], amount > a))
+    for name, qty in req.scalar:
+        alloc, used = cols.scalar(name)
+        a = alloc[rows]
+        checks.append((f"Insufficient {name}", qty > a - used[rows], qty > a))
+    if len(checks) > 62:
+        return None
+    # A node's reasons as bits: one small integer per node, one Status per distinct value.
+    code = np.zeros(len(rows), np.int64)
+    beyond = np.zeros(len(rows), bool)
+    for bit, (_, short, over) in enumerate(checks):
+        code |= short.astype(np.int64) << bit
+        beyond |= short & over
+    code = code * 2 + beyond
+    made: dict[int, Status | None] = {}
+    out: list[Status | None] = []
+    for value in code.tolist():
+        if value in made:
+            out.append(made[value])
+            continue
+        bits = value >> 1
+        reasons = [reason for bit, (reason, _, _) in enumerate(checks) if bits >> bit & 1]
+        status = (
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if value & 1 else Code.UNSCHEDULABLE, *reasons)
+            if reasons
+            else None
+        )
+        made[value] = status
+        out.append(status)
+    return out
+
+
+def strategy_scorer(strategy: ScoringStrategy) -> Scorer:
+    """The scoring function of a (validated) strategy."""
+    if strategy.type == MOST_ALLOCATED:
+        return most_allocated_scorer
+    if strategy.type == REQUESTED_TO_CAPACITY_RATIO:
+        ratio = strategy.requested_to_capacity_ratio
+        assert ratio is not None  # the Args model requires it for this type
+        return requested_to_capacity_ratio_scorer([(p.utilization, p.score) for p in ratio.shape])
+    return least_allocated_scorer
+
+
+class NodeResourcesFit:
+    """PreFilter, Filter, PreScore and Score on the pod's resource requests (see module docstring)."""
+
+    name = NAME
+    Args = NodeResourcesFitArgs
+
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: Any = None) -> None:
+        args = args if args is not None else NodeResourcesFitArgs()
+        self.args = args
+        self.handle = handle
+        self.ignored_resources = frozenset(args.ignored_resources)
+        self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        strategy = args.scoring_strategy
+        self.scorer = ResourceAllocationScorer(
+            strategy.type, strategy.resources, strategy_scorer(strategy), use_requested=False
+        )
+        self.batch_scorer = strategy_batch_scorer(strategy)
+
+    # PreFilter / Filter
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
+        state.write(PRE_FILTER_KEY, FitRequest(pod.requests, self.ignored_resources, self.ignored_resource_groups))
+        return None
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        req = state.get(PRE_FILTER_KEY)
+        if req is None:
+            return Status.as_error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        return fit_status(req, node.allocatable, node.requested, len(node.pods))
+
+    def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        req = state.get(PRE_FILTER_KEY)
+        if batch is None or req is None:
+            return None
+        return fits_batch(req, batch)
+
+    def filter_statuses(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None] | None:
+        batch = columns_of(nodes)
+        req = state.get(PRE_FILTER_KEY)
+        if batch is None or req is None:
+            return None
+        return statuses_batch(req, batch)
+
+    # PreScore / Score
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
+        state.write(PRE_SCORE_KEY, self.scorer.compile(pod))
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        entries: tuple[Entry, ...] | None = state.get(PRE_SCORE_KEY)
+        if entries is None:
+            entries = self.scorer.compile(pod)
+        return self.scorer.score(node, entries)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        entries: tuple[Entry, ...] | None = state.get(PRE_SCORE_KEY)
+        if entries is None:
+            entries = self.scorer.compile(pod)
+        inputs = batch_inputs(entries, batch, self.scorer.use_requested)
+        return None if inputs is None else self.batch_scorer(*inputs)
+
+    def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
+        return requests_fragment(pod)
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        # Node label/taint updates are not registered: queueing hints replace upstream's preCheck,
+        # which is what made them necessary.
+        return [
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
+                is_schedulable_after_pod_event,
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
+                is_schedulable_after_node_change,
+            ),
+        ]

@@ -1,0 +1,1 @@
+"""PodTopologySpread and the per-topology counts it keeps."""

@@ -1,0 +1,1 @@
+"""DefaultPreemption: the dry run, victim selection and its arithmetic."""

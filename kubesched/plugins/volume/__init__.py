@@ -1,0 +1,1 @@
+"""The volume plugins: VolumeBinding, VolumeRestrictions, VolumeZone, NodeVolumeLimits, and their helpers."""

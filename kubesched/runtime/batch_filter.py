@@ -1,0 +1,219 @@
+"""Filter over a batch of nodes: every Filter plugin of a profile, each on the nodes the plugins
+before it let through, in one call per plugin where the plugin has ``filter_nodes``.
+
+The per-node contract is unchanged: a node passes when every plugin's ``filter`` would return
+success, in profile order, and a rejected node's Status is the one the first rejecting plugin's
+``filter`` returns for it. A batch plugin only says *whether* each node passes; the Status of a
+rejected node is asked of its per-node ``filter`` when someone needs it (a failed pod's
+diagnosis, a recorded trace, a sampled metric), which for a scheduled pod is never. A plugin
+with ``filter_statuses`` gives those statuses for many nodes in one call (a pod that fits
+nowhere needs one per node).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.framework.columns import NodeBatch
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code, Status, plugin_error
+from kubesched.framework.types import NodeInfo, PodInfo
+
+log = logging.getLogger(__name__)
+
+#: ``(name, filter, filter_nodes or None, filter_statuses or None)`` of each Filter plugin, in
+#: profile order.
+FilterFns = Sequence[tuple[str, Callable[..., Any], Callable[..., Any] | None, Callable[..., Any] | None]]
+
+
+def filter_verdict(plugin: str, status: Status) -> Status:
+    """A non-success Filter status: Unschedulable(AndUnresolvable) goes on as it is (credited to
+    ``plugin``); any other code becomes an error naming the plugin."""
+    status.plugin = status.plugin or plugin
+    if status.code not in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+        return Status.as_error(f'running "{plugin}" filter plugin: {status.message()}', plugin)
+    return status
+
+
+class BatchFilterResult:
+    """What Filter decided for each node of a batch (positions are the batch's)."""
+
+    __slots__ = ("ok", "rejector", "statuses", "_fns", "_state", "_pod", "_batch")
+
+    def __init__(self, fns: FilterFns, state: CycleState, pod: PodInfo, batch: NodeBatch) -> None:
+        n = len(batch)
+        #: Whether the node passed every Filter plugin.
+        self.ok = np.ones(n, bool)
+        #: The index in ``fns`` of the plugin that rejected the node first; -1 where it passed.
+        self.rejector = np.full(n, -1, np.int16)
+        #: Statuses already known: from plugins that ran node by node, and errors.
+        self.statuses: dict[int, Status] = {}
+        self._fns = fns
+        self._state = state
+        self._pod = pod
+        self._batch = batch
+
+    def rejected(self, positions: Sequence[int]) -> list[tuple[str, Status]]:
+        """``(node name, status)`` of each rejected node at ``positions``."""
+        cols = self._batch.columns
+        known = self.statuses
+        self._bulk([pos for pos in positions if pos not in known])
+        names = cols.names
+        rows = self._batch.rows[np.asarray(positions, dtype=np.intp)].tolist()
+        out: list[tuple[str, Status]] = []
+        for pos, row in zip(positions, rows):
+            status = known.get(pos)
+            if status is None:
+                status = self._status(pos, int(self.rejector[pos]), cols.node(row))
+            out.append((names[row], status))
+        return out
+
+    def status(self, pos: int) -> Status | None:
+        """The node's Filter status (None: it passed), as the per-node path returns it."""
+        if self.ok[pos]:
+            return None
+        known = self.statuses.get(pos)
+        if known is not None:
+            return known
+        return self._status(pos, int(self.rejector[pos]), self._batch[pos])
+
+    def _bulk(self, positions: Sequence[int]) -> None:
+        """Fill in, from each rejecting plugin's ``filter_statuses``, the statuses of the nodes
+        at ``positions``; what a plugin cannot answer is left to its per-node ``filter``."""
+        if len(positions) < 2:
+            return
+        at = np.asarray(positions, dtype=np.intp)
+        rejector = self.rejector[at]
+        batch = self._batch
+        known = self.statuses
+        for k in np.unique(rejector).tolist():
+            name, _, _, bulk = self._fns[k]
+            if bulk is None:
+                continue
+            where = at[rejector == k]
+            sub = NodeBatch(batch.columns, batch.rows[where])
+            try:
+                statuses = bulk(self._state, self._pod, sub)
+            except Exception:  # noqa: BLE001 - the per-node filter answers instead
+                log.debug("%s: filter_statuses failed; asking node by node", name, exc_info=True)
+                continue
+            if statuses is None or len(statuses) != len(where):
+                continue
+            # Bulk forms share one Status among nodes rejected alike: judge each one once.
+            verdicts: dict[int, Status | None] = {}
+            for pos, status in zip(where.tolist(), statuses, strict=True):
+                if status is None:
+                    continue
+                key = id(status)
+                if key not in verdicts:
+                    # A node the bulk form lets through is left to the per-node form (the contract).
+                    verdicts[key] = None if status.code is Code.SUCCESS else filter_verdict(name, status)
+                verdict = verdicts[key]
+                if verdict is not None:
+                    known[pos] = verdict
+
+    def _status(self, pos: int, k: int, node: NodeInfo) -> Status:
+        name, fn, _, _ = self._fns[k]
+        try:
+            status = fn(self._state, self._pod, node)
+        except Exception as exc:  # noqa: BLE001
+            status = plugin_error("filter", name, exc)
+        if status is None or status.code is Code.SUCCESS:
+            # The batch form and the per-node form disagree: the per-node form is the contract.
+            status = Status.as_error(
+                f'running "{name}" filter plugin: filter_nodes rejected node {node.name!r}, filter accepted it', name
+            )
+        else:
+            status = filter_verdict(name, status)
+        self.statuses[pos] = status
+        return status
+
+    def trace(self, pos: int) -> dict[str, str]:
+        """Each plugin that ran on the node: ``"passed"``, or the rejecting one's reason."""
+        skip = self._state.skip_filter_plugins
+        last = int(self.rejector[pos])
+        out: dict[str, str] = {}
+        for k, (name, _, _, _) in enumerate(self._fns):
+            if skip and name in skip:
+                continue
+            if k == last:
+                status = self.status(pos)
+                out[name] = status.message() if status is not None else "passed"
+                break
+            out[name] = "passed"
+        return out
+
+
+def run_filter_batch(
+    fns: FilterFns, state: CycleState, pod: PodInfo, batch: NodeBatch, observer: Any = None
+) -> BatchFilterResult:
+    """Run every (non-skipped) Filter plugin over ``batch``; ``observer`` (sampled cycles only)
+    gets one ``plugin_execution`` per node and plugin, as the per-node path reports them."""
+    result = BatchFilterResult(fns, state, pod, batch)
+    ok = result.ok
+    skip = state.skip_filter_plugins
+    live = np.arange(len(batch))
+    for k, (name, fn, batch_fn, _) in enumerate(fns):
+        if skip and name in skip:
+            continue
+        if not len(live):
+            break
+        sub = batch if len(live) == len(batch) else NodeBatch(batch.columns, batch.rows[live])
+        t0 = time.perf_counter()
+        passed = _batch_verdicts(name, batch_fn, state, pod, sub) if batch_fn is not None else None
+        if passed is None:
+            passed = np.ones(len(live), bool)
+            for j, node in enumerate(sub):
+                try:
+                    status = fn(state, pod, node)
+                except Exception as exc:  # noqa: BLE001
+                    status = plugin_error("filter", name, exc)
+                if status is not None and status.code is not Code.SUCCESS:
+                    passed[j] = False
+                    result.statuses[int(live[j])] = filter_verdict(name, status)
+        rejected = live[~passed]
+        ok[rejected] = False
+        result.rejector[rejected] = k
+        if observer is not None:
+            per_call = (time.perf_counter() - t0) / len(live)
+            for j in range(len(live)):
+                label = "Success" if passed[j] else _label(result.status(int(live[j])))
+                observer.plugin_execution(name, "Filter", label, per_call)
+        live = live[passed]
+    return result
+
+
+def _batch_verdicts(
+    name: str, batch_fn: Callable[..., Any], state: CycleState, pod: PodInfo, nodes: NodeBatch
+) -> np.ndarray | None:
+    """A plugin's ``filter_nodes`` as one bool per node, or ``None`` — it declined, raised, or
+    answered for another number of nodes — to have its per-node ``filter`` decide (and report
+    any error, node by node)."""
+    try:
+        verdicts = batch_fn(state, pod, nodes)
+    except Exception:  # noqa: BLE001
+        log.debug("%s: filter_nodes failed; filtering node by node", name, exc_info=True)
+        return None
+    if verdicts is None:
+        return None
+    passed = np.asarray(verdicts, dtype=bool)
+    if passed.shape != (len(nodes),):
+        log.warning(
+            "%s: filter_nodes returned %s verdicts for %d nodes; filtering node by node", name, passed.shape, len(nodes)
+        )
+        return None
+    return passed
+
+
+def _label(status: Status | None) -> str:
+    return "Success" if status is None else status.code.upstream_name
+
+
+def rows_of(nodes: Sequence[NodeInfo], index: dict[str, int]) -> np.ndarray:
+    """Positions of ``nodes`` in the columns whose name index is ``index``."""
+    return np.fromiter((index[ni.name] for ni in nodes), dtype=np.intp, count=len(nodes))

@@ -1,0 +1,956 @@
+"""The per-profile runtime: runs each extension point over a profile's plugins, with upstream semantics.
+
+One :class:`Framework` exists per profile. It instantiates every plugin the profile enables
+exactly once, knows which methods are coroutines (and awaits only those), and turns a
+plugin's exception into an ERROR status that names the plugin and the extension point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+import json
+import logging
+import time
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from kubesched.framework.columns import NodeBatch
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interface import (
+    EXTENSION_POINTS,
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    CycleState,
+    NodeScore,
+    PostFilterResult,
+    PreFilterResult,
+    SharedLister,
+)
+from kubesched.framework.status import Code, Status, plugin_error
+from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from kubesched.runtime.batch_filter import BatchFilterResult, filter_verdict, run_filter_batch
+from kubesched.runtime.registry import Registry, RegistryError
+
+log = logging.getLogger(__name__)
+
+#: Upstream caps how long a pod may wait at Permit.
+MAX_PERMIT_TIMEOUT = 15 * 60.0
+
+
+class FrameworkError(Exception):
+    """A profile that cannot be built (bad plugin set or args); the message names profile and plugin."""
+
+
+@dataclass
+class PluginRef:
+    name: str
+    weight: int = 0
+
+
+@dataclass
+class ProfileSpec:
+    """What a profile enables at each extension point (config names: ``preFilter``, ``score``, ...),
+    and each plugin's validated args. Built from the configuration by ``kubesched.config``."""
+
+    scheduler_name: str
+    plugins: dict[str, list[PluginRef]]
+    plugin_args: dict[str, Any] = field(default_factory=dict)
+    percentage_of_nodes_to_score: int | None = None
+
+
+class WaitingPod:
+    """A pod held at Permit by one or more plugins, each with its own timeout."""
+
+    def __init__(self, pod: PodInfo, plugin_timeouts: Mapping[str, float], loop: asyncio.AbstractEventLoop) -> None:
+        self.pod_info = pod
+        self._future: asyncio.Future[Status] = loop.create_future()
+        self._pending: dict[str, asyncio.TimerHandle] = {}
+        for plugin, timeout in plugin_timeouts.items():
+            self._pending[plugin] = loop.call_later(
+                timeout,
+                self.reject,
+                plugin,
+                f"rejected due to timeout after waiting {_fmt_seconds(timeout)} at plugin {plugin}",
+            )
+
+    @property
+    def pod(self) -> dict[str, Any]:
+        return self.pod_info.pod
+
+    def pending_plugins(self) -> list[str]:
+        return list(self._pending)
+
+    def allow(self, plugin: str) -> None:
+        timer = self._pending.pop(plugin, None)
+        if timer is not None:
+            timer.cancel()
+        if not self._pending and not self._future.done():
+            self._future.set_result(Status(Code.SUCCESS))
+
+    def reject(self, plugin: str, message: str) -> None:
+        for timer in self._pending.values():
+            timer.cancel()
+        self._pending.clear()
+        if not self._future.done():
+            self._future.set_result(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
+
+    async def wait(self) -> Status:
+        return await self._future
+
+
+def _fmt_seconds(seconds: float) -> str:
+    """Durations the way Go prints them in upstream's messages (``10s``, ``1.5s``, ``2m0s``)."""
+    if seconds >= 60:
+        m, s = divmod(seconds, 60)
+        return f"{int(m)}m{s:g}s"
+    return f"{seconds:g}s"
+
+
+class WaitingPods:
+    """Pods waiting at Permit, shared by every profile so any plugin can allow or reject them."""
+
+    def __init__(self) -> None:
+        self._pods: dict[str, WaitingPod] = {}
+
+    def add(self, wp: WaitingPod) -> None:
+        self._pods[wp.pod_info.uid] = wp
+
+    def get(self, uid: str) -> WaitingPod | None:
+        return self._pods.get(uid)
+
+    def remove(self, uid: str) -> None:
+        self._pods.pop(uid, None)
+
+    def __iter__(self) -> Any:
+        return iter(list(self._pods.values()))
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+
+class _NoListers:
+    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
+        return None
+
+    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
+        return []
+
+    def namespace_labels(self, namespace: str) -> dict[str, str]:
+        return {}
+
+
+class _NoNominator:
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return []
+
+    def has_nominated(self, node_name: str) -> bool:
+        return False
+
+
+_PLAIN_RESULTS = frozenset({type(None), Status, tuple, int, bool})
+
+
+class _Bound:
+    """A plugin method, whether it is a coroutine function, and its plugin's name."""
+
+    __slots__ = ("name", "fn", "is_async", "weight", "plugin", "batch", "statuses")
+
+    def __init__(self, plugin: Any, method: str, weight: int = 0) -> None:
+        self.plugin = plugin
+        self.name: str = plugin.name
+        self.fn: Callable[..., Any] = getattr(plugin, method)
+        self.is_async = inspect.iscoroutinefunction(self.fn)
+        self.weight = weight
+        #: the batch form of a per-node method (``filter`` → ``filter_nodes``, ``score`` →
+        #: ``score_nodes``), when the plugin has one
+        batch = getattr(plugin, f"{method}_nodes", None) if method in ("filter", "score") else None
+        self.batch: Callable[..., Any] | None = batch if callable(batch) else None
+        #: ``filter_statuses``: the per-node Filter statuses of many nodes at once, if it has it
+        statuses = getattr(plugin, "filter_statuses", None) if method == "filter" else None
+        self.statuses: Callable[..., Any] | None = statuses if callable(statuses) else None
+
+    async def call(self, *args: Any) -> Any:
+        result = self.fn(*args)
+        # What plain plugins return (None, a Status, a tuple) is never awaitable: skip the check.
+        if type(result) in _PLAIN_RESULTS and not self.is_async:
+            return result
+        if self.is_async or inspect.isawaitable(result):
+            result = await result
+        return result
+
+
+_error = plugin_error
+
+
+def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
+    """A non-success status from a per-pod point: a rejection goes on as it is (credited to
+    ``plugin``); anything else becomes an error naming the point and the plugin."""
+    status.with_plugin(plugin)
+    if status.is_rejected():
+        return status
+    # The plugin's exception stays attached: the scheduler tells a Conflict or a timeout of the
+    # cluster from other errors by it.
+    return Status(
+        Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin, error=status.error
+    )
+
+
+def _split(result: Any) -> tuple[Any, Status | None]:
+    """Accept ``(value, status)``, a bare Status, or None (Success)."""
+    if isinstance(result, tuple):
+        return result[0], result[1]
+    if result is None or isinstance(result, Status):
+        return None, result
+    return result, None
+
+
+class _ScoreStatusError(Exception):
+    """A per-node Score returned a non-success status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+class Framework:
+    """A profile's plugins and the code that runs them (also the plugins' ``Handle``)."""
+
+    def __init__(
+        self,
+        spec: ProfileSpec,
+        registry: Registry,
+        *,
+        cluster: Any = None,
+        waiting_pods: WaitingPods | None = None,
+        parallelism: int = 16,
+        partial: bool = False,
+    ) -> None:
+        """``partial`` skips the whole-profile checks (one QueueSort, a Bind plugin): for
+        harnesses that run a single plugin."""
+        self.spec = spec
+        self.profile_name = spec.scheduler_name
+        self._cluster = cluster
+        self._parallelism = parallelism
+        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self._snapshot: SharedLister | None = None
+        #: Receives ``plugin_execution(plugin, point, status, seconds)`` in sampled cycles.
+        self.observer: Any = None
+        #: Set by the scheduler: cached cluster objects, and pods nominated to nodes.
+        self.listers: Any = _NoListers()
+        self.nominator: Any = _NoNominator()
+        #: Set by the scheduler when an extender takes part in preemption:
+        #: ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the same,
+        #: possibly narrowed.
+        self.preempt_with_extenders: Any = None
+        #: Upstream's SchedulerAsyncPreemption (on by default, as since 1.33): preemption's API
+        #: calls run in the background instead of inside the scheduling cycle.
+        self.async_preemption = True
+        #: Set by the scheduler: ``activator(uids)`` moves pods to activeQ, ``spawner(coro)``
+        #: runs work the scheduler waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
+        self.activator: Callable[[list[str]], None] | None = None
+        self.spawner: Callable[[Coroutine[Any, Any, None]], None] | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self.plugins: dict[str, Any] = {}
+        self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
+
+        for point, refs in spec.plugins.items():
+            if point not in EXTENSION_POINTS:
+                raise FrameworkError(f"profile {self.profile_name!r}: unknown extension point {point!r}")
+            for ref in refs:
+                if ref.name in self.plugins:
+                    continue
+                try:
+                    entry = registry.get(ref.name)
+                except RegistryError as exc:
+                    raise FrameworkError(f"profile {self.profile_name!r}: {exc}") from exc
+                args = spec.plugin_args.get(ref.name)
+                args_model = getattr(entry.cls, "Args", None)
+                if args is None and args_model is not None:
+                    args = args_model()
+                try:
+                    self.plugins[ref.name] = entry.cls(args, self)
+                except Exception as exc:  # noqa: BLE001 - construction failure is a config error
+                    raise FrameworkError(
+                        f"profile {self.profile_name!r}: plugin {ref.name!r} failed to initialize: {exc}"
+                    ) from exc
+
+        def bound(point: str) -> list[_Bound]:
+            method = EXTENSION_POINTS[point]
+            out = []
+            for ref in spec.plugins.get(point, []):
+                plugin = self.plugins[ref.name]
+                if not callable(getattr(plugin, method, None)):
+                    raise FrameworkError(
+                        f"profile {self.profile_name!r}: plugin {ref.name!r} does not implement extension point {point!r}"
+                    )
+                out.append(_Bound(plugin, method, ref.weight))
+            return out
+
+        self.pre_enqueue_plugins = bound("preEnqueue")
+        self.queue_sort_plugins = bound("queueSort")
+        self.pre_filter_plugins = bound("preFilter")
+        self.filter_plugins = bound("filter")
+        self.post_filter_plugins = bound("postFilter")
+        self.pre_score_plugins = bound("preScore")
+        self.score_plugins = bound("score")
+        self.reserve_plugins = bound("reserve")
+        self.permit_plugins = bound("permit")
+        self.pre_bind_plugins = bound("preBind")
+        self.bind_plugins = bound("bind")
+        self.post_bind_plugins = bound("postBind")
+
+        if not partial and len(self.queue_sort_plugins) != 1:
+            raise FrameworkError(
+                f"profile {self.profile_name!r}: exactly one queueSort plugin must be enabled, "
+                f"found {len(self.queue_sort_plugins)}: {[b.name for b in self.queue_sort_plugins]}"
+            )
+        if not partial and not self.bind_plugins:
+            raise FrameworkError(f"profile {self.profile_name!r}: at least one bind plugin is needed")
+        for b in self.score_plugins:
+            if b.weight <= 0:
+                raise FrameworkError(
+                    f"profile {self.profile_name!r}: score plugin {b.name!r} has weight {b.weight}; it must be positive"
+                )
+        self._filter_fns = [(b.name, b.fn) for b in self.filter_plugins]
+        self._batch_filter_fns = [(b.name, b.fn, b.batch, b.statuses) for b in self.filter_plugins]
+        #: The plugins that decide where a pod may go, each once: what signs a pod.
+        self._signers = {
+            b.name: b.plugin
+            for b in (*self.pre_filter_plugins, *self.filter_plugins, *self.pre_score_plugins, *self.score_plugins)
+        }
+        #: Whether every one of them can sign a pod: only then may pods of this profile share a
+        #: batch (upstream's rule; extenders disable it too, which the scheduler checks).
+        self.signable = all(callable(getattr(p, "sign_pod", None)) for p in self._signers.values())
+        self._normalizers = {
+            b.name: _Bound(b.plugin, "normalize_score")
+            for b in self.score_plugins
+            if callable(getattr(b.plugin, "normalize_score", None))
+        }
+        self._unreserve_bound = [
+            _Bound(b.plugin, "unreserve")
+            for b in self.reserve_plugins
+            if callable(getattr(b.plugin, "unreserve", None))
+        ]
+        self._prefilter_ext = [
+            (_Bound(b.plugin, "add_pod"), _Bound(b.plugin, "remove_pod"))
+            for b in self.pre_filter_plugins
+            if callable(getattr(b.plugin, "add_pod", None)) and callable(getattr(b.plugin, "remove_pod", None))
+        ]
+        self.queue_sort_name = self.queue_sort_plugins[0].name if self.queue_sort_plugins else ""
+        self.less: Callable[[QueuedPodInfo, QueuedPodInfo], bool] = (
+            self.queue_sort_plugins[0].fn if self.queue_sort_plugins else (lambda a, b: a.timestamp < b.timestamp)
+        )
+
+    # --- pod signatures (opportunistic batching) ----------------------------------------------
+    def sign_pod(self, pod: PodInfo) -> bytes | None:
+        """What every plugin that decides where ``pod`` may go reads of it, as one comparable
+        value: two pods with the same signature get the same answers from this profile's plugins
+        on the same cluster. ``None`` when the profile or a plugin cannot sign it (a plugin's
+        ``sign_pod`` returned ``None``, or raised)."""
+        if not self.signable:
+            return None
+        fragments: dict[str, Any] = {"v1.Pod.Spec.SchedulerName": pod.scheduler_name}
+        for name, plugin in self._signers.items():
+            try:
+                part = plugin.sign_pod(pod)
+            except Exception:  # noqa: BLE001 - an error is a refusal, as upstream logs and refuses
+                log.debug("plugin %s could not sign pod %s", name, pod.key, exc_info=True)
+                return None
+            if part is None:
+                return None
+            fragments.update(part)
+        try:
+            return json.dumps(fragments, sort_keys=True, separators=(",", ":"), default=repr).encode()
+        except (TypeError, ValueError):
+            return None
+
+    # --- plugin metrics (sampled cycles only) -------------------------------------------------
+    async def _call(self, b: _Bound, point: str, state: CycleState, *args: Any) -> Any:
+        """Call a per-pod plugin method; in a sampled cycle, also time it for the observer."""
+        observer = self.observer
+        if observer is None or not state.record_plugin_metrics:
+            return await b.call(state, *args)
+        t0 = time.perf_counter()
+        try:
+            result = await b.call(state, *args)
+        except BaseException:
+            observer.plugin_execution(b.name, point, "Error", time.perf_counter() - t0)
+            raise
+        status = result[0] if point == "Permit" and isinstance(result, tuple) else _split(result)[1]
+        observer.plugin_execution(b.name, point, _status_label(status), time.perf_counter() - t0)
+        return result
+
+    def _run_filter_timed(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        observer = self.observer
+        assert observer is not None
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter_fns:
+            if skip and name in skip:
+                continue
+            t0 = time.perf_counter()
+            try:
+                status = fn(state, pod, node)
+            except Exception as exc:  # noqa: BLE001
+                observer.plugin_execution(name, "Filter", "Error", time.perf_counter() - t0)
+                return _error("filter", name, exc)
+            observer.plugin_execution(name, "Filter", _status_label(status), time.perf_counter() - t0)
+            if status is not None and status.code is not Code.SUCCESS:
+                return filter_verdict(name, status)
+        return None
+
+    # --- Handle ---------------------------------------------------------------------------------
+    def snapshot(self) -> SharedLister:
+        if self._snapshot is None:
+            raise RuntimeError("no snapshot yet: the scheduler sets one at the start of each cycle")
+        return self._snapshot
+
+    def set_snapshot(self, snapshot: SharedLister) -> None:
+        self._snapshot = snapshot
+
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        return self.waiting_pods.get(uid)
+
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
+        return iter(self.waiting_pods)
+
+    def reject_waiting_pod(self, uid: str) -> bool:
+        wp = self.waiting_pods.get(uid)
+        if wp is None:
+            return False
+        for plugin in wp.pending_plugins():
+            wp.reject(plugin, "removed")
+            break
+        return True
+
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        """Move ``pods`` (waiting in backoffQ or the unschedulable pool) to activeQ, through
+        their PreEnqueue gates (upstream's ``Handle.Activate``)."""
+        if self.activator is not None:
+            self.activator([p.uid for p in pods])
+
+    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` beside the scheduling loop, e.g. API calls a cycle must not wait for.
+        The scheduler waits for it when it stops."""
+        if self.spawner is not None:
+            self.spawner(coro)
+            return
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def wait_background(self) -> None:
+        """Wait for the work :meth:`run_in_background` started here (no scheduler attached)."""
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+    @property
+    def cluster(self) -> Any:
+        return self._cluster
+
+    @property
+    def parallelism(self) -> int:
+        return self._parallelism
+
+    def events_to_register(self) -> dict[str, list[ClusterEventWithHint] | None]:
+        """Each plugin's registered events; ``None`` for a plugin that does not say, which
+        (as upstream) means any event may make its rejected pods schedulable."""
+        out: dict[str, list[ClusterEventWithHint] | None] = {}
+        for name, plugin in self.plugins.items():
+            fn = getattr(plugin, "events_to_register", None)
+            out[name] = list(fn()) if callable(fn) else None
+        return out
+
+    @functools.cached_property
+    def pre_enqueue_is_async(self) -> bool:
+        """Some PreEnqueue plugin is a coroutine function (the plugins are fixed per profile)."""
+        return any(b.is_async for b in self.pre_enqueue_plugins)
+
+    def run_pre_enqueue_sync(self, pod: PodInfo) -> Status | None:
+        """:meth:`run_pre_enqueue` for profiles whose PreEnqueue plugins are all plain functions."""
+        for b in self.pre_enqueue_plugins:
+            try:
+                status = _split(b.fn(pod))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreEnqueue", b.name, exc)
+            if status is not None and not status.is_success():
+                return _rejected_or_error("PreEnqueue", b.name, status)
+        return None
+
+    def has_filter_plugins(self) -> bool:
+        return bool(self.filter_plugins)
+
+    def has_post_filter_plugins(self) -> bool:
+        return bool(self.post_filter_plugins)
+
+    def has_score_plugins(self) -> bool:
+        return bool(self.score_plugins)
+
+    # --- PreEnqueue -----------------------------------------------------------------------------
+    async def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
+        for b in self.pre_enqueue_plugins:
+            try:
+                status = _split(await b.call(pod))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreEnqueue", b.name, exc)
+            if status is not None and not status.is_success():
+                return _rejected_or_error("PreEnqueue", b.name, status)
+        return None
+
+    # --- PreFilter ------------------------------------------------------------------------------
+    async def run_pre_filter(
+        self, state: CycleState, pod: PodInfo, trace: dict[str, Any] | None = None
+    ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
+        """Run PreFilter plugins. Returns the merged node restriction (None: all nodes), a
+        non-success status when the pod cannot be scheduled, and the plugins that rejected it."""
+        result: PreFilterResult | None = None
+        with_nodes: list[str] = []
+        unschedulable: Status | None = None
+        for b in self.pre_filter_plugins:
+            try:
+                r, status = _split(await self._call(b, "PreFilter", state, pod))
+            except Exception as exc:  # noqa: BLE001
+                return None, _error("PreFilter", b.name, exc), set()
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None:
+                if status.is_skip():
+                    state.skip_filter_plugins.add(b.name)
+                    continue
+                if not status.is_success():
+                    status.with_plugin(b.name)
+                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE or status.code is Code.PENDING:
+                        return None, status, {b.name}
+                    if status.code is Code.UNSCHEDULABLE:
+                        # Keep going: a later plugin may still say UnschedulableAndUnresolvable,
+                        # which is the more useful verdict (upstream does the same).
+                        unschedulable = status
+                        continue
+                    return (
+                        None,
+                        Status.as_error(f'running PreFilter plugin "{b.name}": {status.message()}', b.name),
+                        set(),
+                    )
+            if isinstance(r, PreFilterResult) and not r.all_nodes():
+                with_nodes.append(b.name)
+                result = r if result is None else result.merge(r)
+                if result.node_names is not None and not result.node_names:
+                    if len(with_nodes) == 1:
+                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
+                    else:
+                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
+                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(with_nodes)
+        if unschedulable is not None:
+            return None, unschedulable, {unschedulable.plugin}
+        return result, None, set(with_nodes)
+
+    def filter_plugins_in_play(self, state: CycleState) -> list[Any]:
+        """The Filter plugins a cycle runs (those its PreFilter did not skip), in order."""
+        skip = state.skip_filter_plugins
+        return [b.plugin for b in self.filter_plugins if not (skip and b.name in skip)]
+
+    def pre_filter_extensions_in_play(self, state: CycleState) -> bool:
+        """Whether some PreFilter plugin the cycle did not skip has AddPod/RemovePod."""
+        skip = state.skip_filter_plugins
+        return any(add.name not in skip for add, _ in self._prefilter_ext)
+
+    async def run_pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for add, _ in self._prefilter_ext:
+            if add.name in state.skip_filter_plugins:
+                continue
+            try:
+                status = _split(await add.call(state, pod, to_add, node))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("AddPod", add.name, exc)
+            if status is not None and not status.is_success():
+                return Status.as_error(f'running AddPod on PreFilter plugin "{add.name}": {status.message()}', add.name)
+        return None
+
+    async def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        for _, remove in self._prefilter_ext:
+            if remove.name in state.skip_filter_plugins:
+                continue
+            try:
+                status = _split(await remove.call(state, pod, to_remove, node))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("RemovePod", remove.name, exc)
+            if status is not None and not status.is_success():
+                return Status.as_error(
+                    f'running RemovePod on PreFilter plugin "{remove.name}": {status.message()}', remove.name
+                )
+        return None
+
+    # --- Filter ---------------------------------------------------------------------------------
+    def run_filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """Run Filter plugins on one node, stopping at the first that rejects it."""
+        if state.record_plugin_metrics and self.observer is not None:
+            return self._run_filter_timed(state, pod, node)
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter_fns:
+            if skip and name in skip:
+                continue
+            try:
+                status = fn(state, pod, node)
+            except Exception as exc:  # noqa: BLE001
+                return _error("filter", name, exc)
+            if status is not None and status.code is not Code.SUCCESS:
+                return filter_verdict(name, status)
+        return None
+
+    def run_filter_batch(self, state: CycleState, pod: PodInfo, batch: NodeBatch) -> BatchFilterResult:
+        """Filter every node of ``batch`` at once: the same verdicts as :meth:`run_filter` node by
+        node, each plugin evaluating the nodes the previous ones let through (in one call when it
+        has ``filter_nodes``). Statuses of rejected nodes are computed when asked for."""
+        observer = self.observer if state.record_plugin_metrics else None
+        return run_filter_batch(self._batch_filter_fns, state, pod, batch, observer)
+
+    def nominated_pods_counted(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name`` that ``pod``'s filters count as placed there:
+        the others of equal or higher priority."""
+        return [
+            p
+            for p in self.nominator.nominated_pods_for_node(node_name)
+            if p.uid != pod.uid and p.priority >= pod.priority
+        ]
+
+    async def run_filter_with_nominated_pods(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str] | None = None
+    ) -> Status | None:
+        """Filter as upstream's RunFilterPluginsWithNominatedPods: first with the pods nominated to
+        this node (of equal or higher priority) added, as if they were running there; then,
+        only if that passed and some were added, once more without them — so that a pod fits
+        only where it fits both with and without them."""
+        nominated = self.nominated_pods_counted(pod, node.name)
+        if not nominated:
+            if trace is not None:
+                return self.run_filter_traced(state, pod, node, trace)
+            return self.run_filter(state, pod, node)
+        state_with = state.clone()
+        node_with = node.clone()
+        for p in nominated:
+            node_with.add_pod(p)
+            status = await self.run_pre_filter_add_pod(state_with, pod, p, node_with)
+            if status is not None and not status.is_success():
+                return status
+        if trace is not None:
+            first = self.run_filter_traced(state_with, pod, node_with, trace)
+        else:
+            first = self.run_filter(state_with, pod, node_with)
+        if first is not None:
+            return first
+        if trace is not None:
+            return self.run_filter_traced(state, pod, node, trace)
+        return self.run_filter(state, pod, node)
+
+    def run_filter_traced(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, trace: dict[str, str]
+    ) -> Status | None:
+        """:meth:`run_filter`, recording each plugin that ran: ``"passed"`` or its reason."""
+        skip = state.skip_filter_plugins
+        for name, fn in self._filter_fns:
+            if skip and name in skip:
+                continue
+            try:
+                status = fn(state, pod, node)
+            except Exception as exc:  # noqa: BLE001
+                status = _error("filter", name, exc)
+            if status is None or status.code is Code.SUCCESS:
+                trace[name] = "passed"
+                continue
+            trace[name] = status.message()
+            return filter_verdict(name, status)
+        return None
+
+    # --- PostFilter -----------------------------------------------------------------------------
+    async def run_post_filter(
+        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], trace: dict[str, Any] | None = None
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Run PostFilter plugins until one succeeds or one returns UnschedulableAndUnresolvable."""
+        reasons: list[str] = []
+        rejectors: list[str] = []
+        for b in self.post_filter_plugins:
+            try:
+                r, status = _split(await self._call(b, "PostFilter", state, pod, statuses))
+            except Exception as exc:  # noqa: BLE001
+                return None, _error("PostFilter", b.name, exc)
+            if trace is not None:
+                trace[b.name] = (
+                    _trace_value(status)
+                    if not isinstance(r, PostFilterResult) or not r.nominated_node_name
+                    else r.nominated_node_name
+                )
+            if status is None or status.is_success():
+                return r, Status(Code.SUCCESS, plugin=b.name)
+            status.with_plugin(b.name)
+            if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status
+            if status.code is Code.ERROR:
+                return None, status
+            reasons.extend(status.reasons)
+            rejectors.append(b.name)
+        st = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejectors[0] if rejectors else "")
+        return None, st
+
+    # --- PreScore / Score -----------------------------------------------------------------------
+    async def run_pre_score(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], trace: dict[str, Any] | None = None
+    ) -> Status | None:
+        for b in self.pre_score_plugins:
+            try:
+                status = _split(await self._call(b, "PreScore", state, pod, nodes))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreScore", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is None or status.is_success():
+                continue
+            if status.is_skip():
+                state.skip_score_plugins.add(b.name)
+                continue
+            return Status.as_error(f'running PreScore plugin "{b.name}": {status.message()}', b.name)
+        return None
+
+    async def run_score(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        raw: dict[str, dict[str, int]] | None = None,
+        final: dict[str, dict[str, int]] | None = None,
+    ) -> tuple[list[int], Status | None]:
+        """Score every node with every (non-skipped) score plugin, normalize, apply weights.
+
+        Returns the total per node (same order as ``nodes``). ``raw``/``final``, when given, are
+        filled with ``{node: {plugin: score}}`` before and after normalization and weight.
+        """
+        totals, status = await self.run_score_array(state, pod, nodes, raw, final)
+        return ([] if status is not None else totals.tolist()), status
+
+    async def run_score_array(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        nodes: Sequence[NodeInfo],
+        raw: dict[str, dict[str, int]] | None = None,
+        final: dict[str, dict[str, int]] | None = None,
+    ) -> tuple[np.ndarray, Status | None]:
+        """:meth:`run_score` with the totals as an int64 array. ``nodes`` may be a
+        :class:`NodeBatch`: batch plugins then read the snapshot's columns."""
+        totals = np.zeros(len(nodes), np.int64)
+        skip = state.skip_score_plugins
+        names: list[str] | None = None
+        if raw is not None or final is not None:
+            names = [ni.name for ni in nodes]
+        for b in self.score_plugins:
+            if skip and b.name in skip:
+                continue
+            try:
+                t0 = time.perf_counter()
+                values = self._score_values(b, state, pod, nodes)
+                if state.record_plugin_metrics and self.observer is not None:
+                    # One observation per node, as upstream records Score, whichever form ran.
+                    per_call = (time.perf_counter() - t0) / max(1, len(nodes))
+                    for _ in range(len(nodes)):
+                        self.observer.plugin_execution(b.name, "Score", "Success", per_call)
+            except _ScoreStatusError as err:
+                return totals, Status.as_error(
+                    f'running Score plugins: plugin "{b.name}" failed with: {err.status.message()}', b.name
+                )
+            except Exception as exc:  # noqa: BLE001
+                return totals, _error("Score", b.name, exc)
+            if raw is not None and names is not None:
+                for name, v in zip(names, values.tolist()):
+                    raw.setdefault(name, {})[b.name] = v
+            norm = self._normalizers.get(b.name)
+            if norm is not None:
+                batch_norm = getattr(b.plugin, "normalize_scores", None)
+                try:
+                    normalized = batch_norm(state, pod, values) if callable(batch_norm) else None
+                    if normalized is not None:
+                        values = np.asarray(normalized, dtype=np.int64)
+                        status = None
+                    else:
+                        scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values.tolist())]
+                        status = _split(await norm.call(state, pod, scores))[1]
+                        values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
+                except Exception as exc:  # noqa: BLE001
+                    return totals, _error("NormalizeScore", b.name, exc)
+                if status is not None and not status.is_success():
+                    return totals, Status.as_error(
+                        f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
+                    )
+            if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
+                bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
+                return totals, Status.as_error(
+                    f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
+                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    b.name,
+                )
+            w = b.weight
+            if w == 1:
+                totals += values
+            else:
+                totals += values * w
+            if final is not None and names is not None:
+                for name, v in zip(names, values.tolist()):
+                    final.setdefault(name, {})[b.name] = v * w
+        return totals, None
+
+    @staticmethod
+    def _score_values(b: _Bound, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray:
+        """One plugin's raw scores as int64: its batch form when it has one (and does not decline
+        with ``None``), else node by node. Per-node results may be a bare int or ``(score, status)``."""
+        values = b.batch(state, pod, nodes) if b.batch is not None else None
+        if values is not None:
+            if len(values) != len(nodes):
+                raise ValueError(f"score_nodes returned {len(values)} scores for {len(nodes)} nodes")
+            if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+                return values.astype(np.int64, copy=False)
+            return np.fromiter((int(v) for v in values), np.int64, len(nodes))
+        fn = b.fn
+        out = np.empty(len(nodes), np.int64)
+        for i, ni in enumerate(nodes):
+            v = fn(state, pod, ni)
+            if type(v) is not int:
+                if isinstance(v, tuple):
+                    v, status = v
+                    if status is not None and not status.is_success():
+                        raise _ScoreStatusError(status)
+                v = int(v)
+            out[i] = v
+        return out
+
+    # --- Reserve / Unreserve ----------------------------------------------------------------------
+    async def run_reserve(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
+        for b in self.reserve_plugins:
+            try:
+                status = _split(await self._call(b, "Reserve", state, pod, node_name))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("Reserve", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None and not status.is_success():
+                return _rejected_or_error("Reserve", b.name, status)
+        return None
+
+    async def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Unreserve every Reserve plugin in reverse order; failures are logged, never raised."""
+        for b in reversed(self._unreserve_bound):
+            try:
+                await b.call(state, pod, node_name)
+            except Exception:  # noqa: BLE001
+                log.exception("Unreserve of plugin %s failed for pod %s", b.name, pod.key)
+
+    # --- Permit ---------------------------------------------------------------------------------
+    async def run_permit(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
+        """Success, a rejection, or Wait (the pod is then registered as a waiting pod)."""
+        waits: dict[str, float] = {}
+        for b in self.permit_plugins:
+            try:
+                r = await self._call(b, "Permit", state, pod, node_name)
+            except Exception as exc:  # noqa: BLE001
+                return _error("Permit", b.name, exc)
+            timeout = 0.0
+            if isinstance(r, tuple):
+                status, timeout = r[0], float(r[1] or 0)
+            else:
+                status = r
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is None or status.is_success():
+                continue
+            status.with_plugin(b.name)
+            if status.is_wait():
+                waits[b.name] = min(timeout, MAX_PERMIT_TIMEOUT)
+                continue
+            return _rejected_or_error("Permit", b.name, status)
+        if waits:
+            wp = WaitingPod(pod, waits, asyncio.get_running_loop())
+            self.waiting_pods.add(wp)
+            return Status(Code.WAIT, f'one or more plugins asked to wait and no plugin rejected pod "{pod.name}"')
+        return None
+
+    async def wait_on_permit(self, pod: PodInfo) -> Status | None:
+        wp = self.waiting_pods.get(pod.uid)
+        if wp is None:
+            return None
+        started = time.perf_counter()
+        try:
+            status = await wp.wait()
+        finally:
+            self.waiting_pods.remove(pod.uid)
+        if self.observer is not None:
+            self.observer.permit_waited(status.code.upstream_name, time.perf_counter() - started)
+        if status.is_success():
+            return None
+        return status
+
+    # --- PreBind / Bind / PostBind --------------------------------------------------------------
+    async def run_pre_bind(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
+        for b in self.pre_bind_plugins:
+            try:
+                status = _split(await self._call(b, "PreBind", state, pod, node_name))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("PreBind", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None and not status.is_success() and not status.is_skip():
+                return _rejected_or_error("PreBind", b.name, status)
+        return None
+
+    async def run_bind(
+        self, state: CycleState, pod: PodInfo, node_name: str, trace: dict[str, Any] | None = None
+    ) -> Status | None:
+        """The first Bind plugin that does not Skip decides; all skipping is an error."""
+        for b in self.bind_plugins:
+            try:
+                status = _split(await self._call(b, "Bind", state, pod, node_name))[1]
+            except Exception as exc:  # noqa: BLE001
+                return _error("Bind", b.name, exc)
+            if trace is not None:
+                trace[b.name] = _trace_value(status)
+            if status is not None and status.is_skip():
+                continue
+            if status is not None and not status.is_success():
+                return _rejected_or_error("Bind", b.name, status)
+            return None
+        return Status.as_error("all bind plugins skipped binding the pod")
+
+    async def run_post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        for b in self.post_bind_plugins:
+            try:
+                await b.call(state, pod, node_name)
+            except Exception:  # noqa: BLE001
+                log.exception("PostBind of plugin %s failed for pod %s", b.name, pod.key)
+
+
+def _status_label(status: Status | None) -> str:
+    return "Success" if status is None else status.code.upstream_name
+
+
+def _trace_value(status: Status | None) -> str:
+    if status is None or status.is_success():
+        return "success"
+    if status.is_skip():
+        return "skipped"
+    if status.is_wait():
+        return "wait"
+    return status.message() or status.code.upstream_name
+
+
+def weighted_plugins(refs: Sequence[PluginRef]) -> dict[str, int]:
+    return {r.name: r.weight for r in refs}

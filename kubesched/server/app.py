@@ -1,0 +1,194 @@
+"""``kubesched run``: the scheduler against a cluster, with health, metrics and leader election.
+
+The order of things follows kube-scheduler: serve health and metrics; start the informers and
+wait until they have synced (/readyz turns ready); if leader election is on, wait to become
+the leader; then schedule. SIGTERM stops popping pods, lets binding cycles in flight finish
+(bounded), releases the lease so another replica takes over at once, and exits 0. Losing the
+lease stops scheduling at once and exits 1, as upstream does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import signal
+import socket
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.config import SchedulerConfig
+from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.server.health import HealthApp
+from kubesched.server.metrics import PrometheusObserver
+from kubesched.server.serving import Serving, ServingOptions
+
+log = logging.getLogger("kubesched")
+
+#: How long in-flight binding cycles may take to finish after SIGTERM.
+SHUTDOWN_GRACE_SECONDS = 30.0
+
+
+@dataclass
+class RunOptions:
+    kubeconfig: str | None = None
+    context: str | None = None
+    #: Where and how /healthz, /readyz, /livez and /metrics are served.
+    serving: ServingOptions = field(default_factory=ServingOptions)
+    record_results: bool = False
+    identity: str | None = None
+    #: ``--feature-gates`` (kubesched.config.feature_gates): gate name → on.
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: For tests: an already-built cluster (anything implementing the Cluster protocol with
+    #: ``leases()``), instead of one built from the kubeconfig.
+    cluster: Any = None
+
+
+def default_identity() -> str:
+    """``<hostname>_<pid>``: unique per process, readable in the Lease's holderIdentity."""
+    return f"{socket.gethostname()}_{os.getpid()}"
+
+
+def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
+    from kubesched.cluster.base import ClusterError
+    from kubesched.cluster.kube.cluster import KubeCluster
+
+    cc = cfg.model.clientConnection
+    path = opts.kubeconfig or cc.kubeconfig or None
+    if path and not os.path.isfile(os.path.expanduser(path)):
+        raise ClusterError(f"kubeconfig {path}: no such file", 0)
+    return KubeCluster(
+        kubeconfig=path,
+        context=opts.context,
+        qps=float(cc.qps),
+        burst=int(cc.burst),
+    )
+
+
+async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None = None) -> int:
+    """Run until ``stop`` is set (or SIGTERM/SIGINT). Returns the process exit code."""
+    cluster = opts.cluster if opts.cluster is not None else build_cluster(cfg, opts)
+    stop = stop or asyncio.Event()
+    loop = asyncio.get_running_loop()
+    installed: list[signal.Signals] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+            installed.append(sig)
+        except (NotImplementedError, RuntimeError):  # not the main thread (tests)
+            pass
+
+    m = cfg.model
+    from kubesched.extender import HTTPExtender
+
+    extenders = [HTTPExtender(spec) for spec in (m.extenders or [])]
+    observer = PrometheusObserver()
+    sched = Scheduler(
+        cfg.profiles,
+        cluster,
+        SchedulerOptions(
+            parallelism=m.parallelism,
+            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+            pod_initial_backoff=float(m.podInitialBackoffSeconds),
+            pod_max_backoff=float(m.podMaxBackoffSeconds),
+            record_results=opts.record_results,
+            result_annotations=opts.record_results,
+            opportunistic_batching=opts.feature_gates.get("OpportunisticBatching", False),
+            async_preemption=opts.feature_gates.get("SchedulerAsyncPreemption", True),
+            gc_pacing=True,
+        ),
+        observer=observer,
+        extenders=extenders,
+    )
+    health = HealthApp(observer, ready=lambda: sched.synced, problems=getattr(cluster, "health_problems", None))
+    # The health server's application, served on the secure (and, if asked, the insecure) port.
+    serving = Serving(health.app, opts.serving, _reviews(cluster))
+    elector = None
+    lost = asyncio.Event()
+    loop_task: asyncio.Task[None] | None = None
+    try:
+        await serving.start()
+        le = m.leaderElection
+        if le.leaderElect:
+            sched.set_leading(False)
+        await _until(sched.start(), stop)
+        if stop.is_set():
+            return 0
+        log.info("informers synced: %d nodes, %d pods cached", len(sched.cache.nodes), sched.cache.pod_count())
+        # What the informers listed lives as long as the process: keep the collector from
+        # rescanning it, or a full collection pauses the loop for tens of milliseconds.
+        gc.freeze()
+        if le.leaderElect:
+            from kubesched.cluster.leader import LeaderElector
+
+            identity = opts.identity or default_identity()
+            elector = LeaderElector(
+                cluster.leases(renew_deadline=float(le.renewDeadline)),
+                identity=identity,
+                namespace=le.resourceNamespace,
+                name=le.resourceName,
+                lease_duration=float(le.leaseDuration),
+                renew_deadline=float(le.renewDeadline),
+                retry_period=float(le.retryPeriod),
+            )
+            log.info("attempting to acquire leader lease %s/%s as %s", le.resourceNamespace, le.resourceName, identity)
+            await _until(elector.acquire(), stop)
+            if stop.is_set():
+                return 0
+            log.info("successfully acquired lease %s/%s", le.resourceNamespace, le.resourceName)
+            elector.start_renewing(on_lost=lost.set)
+            sched.set_leading(True)
+        loop_task = asyncio.create_task(sched.run(start=False), name="scheduling-loop")
+        waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(lost.wait())]
+        await asyncio.wait([loop_task, *waiters], return_when=asyncio.FIRST_COMPLETED)
+        for w in waiters:
+            w.cancel()
+        if lost.is_set():
+            # Another replica may already be scheduling: not one more pod from us.
+            log.error("leaderelection lost")
+            loop_task.cancel()
+            await asyncio.gather(loop_task, return_exceptions=True)
+            return 1
+        if loop_task.done() and not stop.is_set():
+            exc = loop_task.exception()
+            log.error("the scheduling loop ended unexpectedly: %r", exc)
+            return 1
+        log.info("shutting down: letting %d binding cycle(s) finish", sched.in_flight())
+        await sched.stop(grace=SHUTDOWN_GRACE_SECONDS)
+        await asyncio.gather(loop_task, return_exceptions=True)
+        if elector is not None:
+            await elector.release()
+        return 0
+    finally:
+        if loop_task is not None and not loop_task.done():
+            loop_task.cancel()
+            await asyncio.gather(loop_task, return_exceptions=True)
+        if elector is not None:
+            await elector.stop_renewing()
+        await cluster.stop()
+        await serving.stop()
+        for ext in extenders:
+            await ext.close()
+        for sig in installed:
+            loop.remove_signal_handler(sig)
+
+
+def _reviews(cluster: Any) -> Any:
+    """Where the secure port's TokenReviews and SubjectAccessReviews go: the scheduler's cluster."""
+    from kubesched.cluster.kube.delegated_auth import reviews_for
+
+    return reviews_for(cluster)
+
+
+async def _until(coro: Any, stop: asyncio.Event) -> None:
+    """Await ``coro`` unless ``stop`` is set first (then cancel it)."""
+    task = asyncio.ensure_future(coro)
+    waiter = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+    waiter.cancel()
+    if task not in done:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return
+    task.result()

@@ -1,0 +1,1 @@
+"""The embedded Kubernetes API server: serving, watch, validation, OpenAPI, protobuf, subresources, admission, discovery, tables and the web view."""

@@ -1,0 +1,297 @@
+"""OpenAPI v2 and v3 documents of the served resources, and unknown-field detection.
+
+kubectl reads them for three things: whether PATCH of a kind accepts the ``fieldValidation``
+query parameter (then it leaves validation to the server), the schemas tagged with
+``x-kubernetes-group-version-kind`` (to compute client-side apply patches with the
+``x-kubernetes-patch-merge-key`` of each list), and ``kubectl explain``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import Any
+
+from kubesched.sim.apiserver.discovery import RESOURCES, Resource
+from kubesched.sim.apiserver.openapi.types import DEFINITIONS
+from kubesched.sim.apiserver.patching import MERGE_KEYS, MERGE_PRIMITIVE_LISTS
+
+Obj = dict[str, Any]
+
+_DEF_OF_KIND: dict[tuple[str, str], str] = {
+    ("", "Pod"): "io.k8s.api.core.v1.Pod",
+    ("", "Node"): "io.k8s.api.core.v1.Node",
+    ("", "Namespace"): "io.k8s.api.core.v1.Namespace",
+    ("", "Event"): "io.k8s.api.core.v1.Event",
+    ("", "Binding"): "io.k8s.api.core.v1.Binding",
+    ("events.k8s.io", "Event"): "io.k8s.api.events.v1.Event",
+    ("coordination.k8s.io", "Lease"): "io.k8s.api.coordination.v1.Lease",
+    ("scheduling.k8s.io", "PriorityClass"): "io.k8s.api.scheduling.v1.PriorityClass",
+}
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+
+
+def definition_of(kind: str, group: str) -> str | None:
+    return _DEF_OF_KIND.get((group, kind))
+
+
+# --- unknown fields -----------------------------------------------------------------------------
+
+
+def unknown_fields(kind: str, group: str, obj: Any) -> list[str]:
+    """Paths of fields ``obj`` has that the kind's schema does not (``spec.containers[0].foo``)."""
+    name = definition_of(kind, group)
+    if name is None:
+        return []
+    out: list[str] = []
+    _walk(f"#{name}", obj, "", out)
+    return out
+
+
+def _walk(typ: str, value: Any, path: str, out: list[str]) -> None:
+    if value is None:
+        return
+    if typ.startswith("#"):
+        props = DEFINITIONS.get(typ[1:])
+        if props is None or not isinstance(value, dict):
+            return
+        for key, sub in value.items():
+            where = f"{path}.{key}" if path else key
+            if key not in props:
+                out.append(where)
+            else:
+                _walk(props[key], sub, where, out)
+    elif typ.startswith("[") and isinstance(value, list):
+        for i, item in enumerate(value):
+            _walk(typ[1:-1], item, f"{path}[{i}]", out)
+    elif typ.startswith("{") and isinstance(value, dict):
+        for key, item in value.items():
+            _walk(typ[1:-1], item, f"{path}[{key}]", out)
+
+
+# --- schemas ------------------------------------------------------------------------------------
+
+
+def _gvk_of_definitions() -> dict[str, Obj]:
+    out: dict[str, Obj] = {}
+    for r in RESOURCES:
+        name = definition_of(r.kind, r.group)
+        if name is None:
+            continue
+        out[name] = {"group": r.group, "version": r.version, "kind": r.kind}
+        if f"{name}List" in DEFINITIONS:
+            out[f"{name}List"] = {"group": r.group, "version": r.version, "kind": f"{r.kind}List"}
+    out[_META + "Status"] = {"group": "", "version": "v1", "kind": "Status"}
+    out[_META + "DeleteOptions"] = {"group": "", "version": "v1", "kind": "DeleteOptions"}
+    return out
+
+
+def _schema(typ: str, ref_prefix: str, field: str = "") -> Obj:
+    if typ == "string":
+        return {"type": "string"}
+    if typ == "integer":
+        return {"type": "integer", "format": "int64"}
+    if typ == "number":
+        return {"type": "number", "format": "double"}
+    if typ == "boolean":
+        return {"type": "boolean"}
+    if typ == "date-time":
+        return {"type": "string", "format": "date-time"}
+    if typ == "object":
+        return {"type": "object"}
+    if typ.startswith("#"):
+        return {"$ref": ref_prefix + typ[1:]}
+    if typ.startswith("["):
+        item = typ[1:-1]
+        schema: Obj = {"type": "array", "items": _schema(item, ref_prefix)}
+        key = MERGE_KEYS.get(field)
+        if key and item.startswith("#") and key in DEFINITIONS.get(item[1:], {}):
+            schema["x-kubernetes-patch-merge-key"] = key
+            schema["x-kubernetes-patch-strategy"] = "merge"
+            schema["x-kubernetes-list-type"] = "map"
+            schema["x-kubernetes-list-map-keys"] = [key]
+        elif field in MERGE_PRIMITIVE_LISTS:
+            schema["x-kubernetes-patch-strategy"] = "merge"
+            schema["x-kubernetes-list-type"] = "set"
+        return schema
+    if typ.startswith("{"):
+        return {"type": "object", "additionalProperties": _schema(typ[1:-1], ref_prefix)}
+    return {}
+
+
+def _definitions(ref_prefix: str, v3: bool) -> dict[str, Obj]:
+    gvks = _gvk_of_definitions()
+    out: dict[str, Obj] = {}
+    for name, props in DEFINITIONS.items():
+        schema: Obj = {
+            "type": "object",
+            "properties": {field: _schema(t, ref_prefix, field) for field, t in props.items()},
+        }
+        if name in gvks:
+            schema["x-kubernetes-group-version-kind"] = [gvks[name]]
+        out[name] = schema
+    return out
+
+
+# --- paths --------------------------------------------------------------------------------------
+
+
+def _paths_of(r: Resource) -> list[tuple[str, str, bool]]:
+    """(path, subresource, item) for the resource's URL forms."""
+    root = f"/api/{r.version}" if not r.group else f"/apis/{r.group}/{r.version}"
+    base = f"{root}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else f"{root}/{r.plural}"
+    paths = [(base, "", False), (f"{base}/{{name}}", "", True)]
+    for sub in r.subresources:
+        paths.append((f"{base}/{{name}}/{sub}", sub, True))
+    if r.namespaced:
+        paths.append((f"{root}/{r.plural}", "", False))
+    return paths
+
+
+def _param_v2(name: str, where: str = "query") -> Obj:
+    p: Obj = {"name": name, "in": where, "type": "string", "uniqueItems": True}
+    if where == "path":
+        p["required"] = True
+    return p
+
+
+def _param_v3(name: str, where: str = "query") -> Obj:
+    p: Obj = {"name": name, "in": where, "schema": {"type": "string", "uniqueItems": True}}
+    if where == "path":
+        p["required"] = True
+    return p
+
+
+_WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
+_ACTION_VERB = {"get": "get", "put": "update", "patch": "patch", "delete": "delete", "post": "create"}
+_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+
+
+def _operations(r: Resource, path: str, sub: str, item: bool) -> dict[str, str]:
+    if r.plural == "bindings":
+        return {"post": "create"} if not item else {}
+    if sub == "binding":
+        return {"post": "create"}
+    if sub == "status":
+        return {"get": "get", "put": "update", "patch": "patch"}
+    if item:
+        return {"get": "get", "put": "update", "patch": "patch", "delete": "delete"}
+    if r.namespaced and "{namespace}" not in path:
+        return {"get": "list"}
+    return {"get": "list", "post": "create", "delete": "deletecollection"}
+
+
+def _op_id(verb: str, r: Resource, sub: str, path: str) -> str:
+    scope = "Namespaced" if "{namespace}" in path else ""
+    words = "".join(w.capitalize() for w in (r.group.split(".")[0] or "core", r.version))
+    suffix = sub.capitalize()
+    if verb == "list" and r.namespaced and not scope:
+        return f"list{words}{r.kind}ForAllNamespaces"
+    return f"{verb}{words}{scope}{r.kind}{suffix}"
+
+
+def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
+    out: dict[str, Obj] = {}
+    def_name = definition_of(r.kind, r.group)
+    for path, sub, item in _paths_of(r):
+        ops: Obj = {}
+        for method, verb in _operations(r, path, sub, item).items():
+            kind = "Binding" if sub == "binding" else r.kind
+            target = definition_of(kind, r.group if kind != "Binding" else "")
+            if verb in ("list", "deletecollection") and def_name and f"{def_name}List" in DEFINITIONS:
+                target = f"{def_name}List" if verb == "list" else _META + "Status"
+            ref = {"$ref": ref_prefix + target} if target else {"type": "object"}
+            params = [(_param_v3 if v3 else _param_v2)("pretty")]
+            if method in ("post", "put", "patch"):
+                params += [(_param_v3 if v3 else _param_v2)(p) for p in _WRITE_PARAMS]
+            if method == "patch":
+                params.append((_param_v3 if v3 else _param_v2)("force"))
+            if verb in ("list",):
+                params += [
+                    (_param_v3 if v3 else _param_v2)(p)
+                    for p in ("labelSelector", "fieldSelector", "watch", "resourceVersion", "timeoutSeconds", "limit")
+                ]
+            op: Obj = {
+                "operationId": _op_id(verb, r, sub, path),
+                "x-kubernetes-action": verb if verb != "create" or sub != "binding" else "post",
+                "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": kind},
+                "parameters": params,
+            }
+            if v3:
+                op["responses"] = {"200": {"description": "OK", "content": {"application/json": {"schema": ref}}}}
+                if method in ("post", "put"):
+                    op["requestBody"] = {"content": {"*/*": {"schema": ref}}, "required": True}
+                elif method == "patch":
+                    op["requestBody"] = {
+                        "content": {t: {"schema": {"$ref": ref_prefix + _META + "Patch"}} for t in _PATCH_TYPES},
+                        "required": True,
+                    }
+            else:
+                op["responses"] = {"200": {"description": "OK", "schema": ref}}
+                op["produces"] = ["application/json", "application/yaml"]
+                op["consumes"] = list(_PATCH_TYPES) if method == "patch" else ["*/*"]
+                if method in ("post", "put", "patch"):
+                    schema = {"$ref": ref_prefix + _META + "Patch"} if method == "patch" else ref
+                    op["parameters"] = [{"name": "body", "in": "body", "required": True, "schema": schema}, *params]
+            ops[method] = op
+        if not ops:
+            continue
+        where = [(_param_v3 if v3 else _param_v2)("name", "path")] if item else []
+        if "{namespace}" in path:
+            where.append((_param_v3 if v3 else _param_v2)("namespace", "path"))
+        ops["parameters"] = where
+        out[path] = ops
+    return out
+
+
+_INFO = {"title": "Kubernetes", "version": "v1.32.0-kubesched"}
+
+
+@functools.cache
+def v2_document() -> Obj:
+    prefix = "#/definitions/"
+    paths: dict[str, Obj] = {}
+    for r in RESOURCES:
+        paths.update(_paths(r, False, prefix))
+    definitions = _definitions(prefix, v3=False)
+    definitions[_META + "Patch"] = {"type": "object", "description": "A patch document in one of the patch formats."}
+    return {"swagger": "2.0", "info": _INFO, "paths": paths, "definitions": definitions}
+
+
+def _group_key(r: Resource) -> str:
+    return f"api/{r.version}" if not r.group else f"apis/{r.group}/{r.version}"
+
+
+@functools.cache
+def _v3_documents() -> dict[str, Obj]:
+    prefix = "#/components/schemas/"
+    schemas = _definitions(prefix, v3=True)
+    schemas[_META + "Patch"] = {"type": "object", "description": "A patch document in one of the patch formats."}
+    docs: dict[str, Obj] = {}
+    for r in RESOURCES:
+        key = _group_key(r)
+        doc = docs.setdefault(key, {"openapi": "3.0.0", "info": _INFO, "paths": {}, "components": {"schemas": schemas}})
+        doc["paths"].update(_paths(r, True, prefix))
+    return docs
+
+
+@functools.cache
+def _v3_hashes() -> dict[str, str]:
+    return {
+        key: hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest().upper()
+        for key, doc in _v3_documents().items()
+    }
+
+
+def v3_index() -> Obj:
+    return {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"} for key, h in _v3_hashes().items()}}
+
+
+def v3_document(key: str) -> Obj | None:
+    return _v3_documents().get(key)

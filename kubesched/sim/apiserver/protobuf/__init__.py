@@ -1,0 +1,1 @@
+"""Request bodies in Kubernetes' protobuf encoding, and the message table to read them."""

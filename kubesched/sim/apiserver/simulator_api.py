@@ -1,0 +1,185 @@
+"""The simulator's own JSON API, beside the Kubernetes API on the same server (the paths and verbs
+of kube-scheduler-simulator's API, which the web view and scripts use):
+
+* ``GET /api/v1/schedulerconfiguration``: the scheduler's effective configuration.
+* ``POST /api/v1/schedulerconfiguration``: a KubeSchedulerConfiguration (JSON or YAML) to run
+  instead; refused with ``400`` and every ``path: reason`` when invalid. The cluster stays, and
+  the pods still pending are tried again under the new profiles.
+* ``PUT /api/v1/schedulerconfiguration/reset``: back to the configuration it started with.
+* ``PUT /api/v1/reset``: the cluster back to the scenario it started from, and the configuration.
+* ``GET /api/v1/export``: the cluster as a scenario (``kind: List``; ``?format=yaml`` for
+  multi-document YAML), which ``simulate --scenario`` and ``POST /api/v1/import`` read.
+* ``POST /api/v1/import``: a scenario's objects added to the cluster, checked as ``simulate``
+  checks scenarios.
+* ``GET /api/v1/results/<namespace>/<pod>``: what the scheduler decided for the pod, attempt by
+  attempt, each plugin on each node.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from kubesched.cluster.base import NotFound
+from kubesched.cluster.store import Store
+from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
+from kubesched.sim.scenario.reading import OTHER_KINDS
+
+Obj = dict[str, Any]
+
+#: The first path segment after ``/api/v1/`` that this API answers.
+PATHS = frozenset({"schedulerconfiguration", "reset", "export", "import", "results"})
+
+#: Metadata the API server sets, left out of an export so that the scenario loads anywhere.
+_SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "selfLink")
+#: What an export holds, in the order a scenario creates it. Events and Leases are the cluster's
+#: own doing, and pods a workload controls are made again by it.
+EXPORTED_KINDS = ("Namespace", "PriorityClass", *OTHER_KINDS, "Node", "Pod")
+RESULT_HISTORY = "kubesched.io/result-history"
+
+
+@dataclass
+class SchedulerControl:
+    """What the API needs of the running scheduler: its configuration as a dict, and how to
+    replace it (``apply(cfg)`` with a parsed configuration; ``None`` for the start one)."""
+
+    current: Callable[[], Obj]
+    apply: Callable[[Any], Awaitable[None]]
+    parse: Callable[[Any], Any]
+
+
+class SimulatorAPI:
+    def __init__(
+        self,
+        store: Store,
+        reset_cluster: Callable[[], None],
+        load_scenario: Callable[[list[Any]], None],
+        scheduler: SchedulerControl | None = None,
+    ) -> None:
+        self.store = store
+        self.reset_cluster = reset_cluster
+        self.load_scenario = load_scenario
+        self.scheduler = scheduler
+
+    async def handle(self, method: str, rest: list[str], query: Any, body: bytes) -> tuple[int, Any, str]:
+        """``(status, body, content type)`` for ``/api/v1/<rest>``."""
+        head = rest[0]
+        if head == "schedulerconfiguration":
+            return await self._configuration(method, rest[1:], body)
+        if head == "reset" and len(rest) == 1:
+            if method != "PUT":
+                raise method_not_allowed()
+            self.reset_cluster()
+            if self.scheduler is not None:
+                await self.scheduler.apply(None)
+            return 202, {"status": "reset"}, "application/json"
+        if head == "export" and len(rest) == 1:
+            if method != "GET":
+                raise method_not_allowed()
+            return self._export(query.get("format", "json"))
+        if head == "import" and len(rest) == 1:
+            if method != "POST":
+                raise method_not_allowed()
+            docs = _documents(body)
+            self.load_scenario(docs)
+            return 201, {"status": "imported", "objects": sum(1 for d in docs if d)}, "application/json"
+        if head == "results" and len(rest) == 3:
+            if method != "GET":
+                raise method_not_allowed()
+            return 200, self._results(rest[1], rest[2]), "application/json"
+        raise APIError(404, "NotFound", "the server could not find the requested resource")
+
+    # --- scheduler configuration ----------------------------------------------------------------
+    async def _configuration(self, method: str, rest: list[str], body: bytes) -> tuple[int, Any, str]:
+        if self.scheduler is None:
+            raise APIError(
+                404, "NotFound", "no scheduler runs in this server: start `sim serve --with-scheduler` to configure one"
+            )
+        if rest == ["reset"]:
+            if method != "PUT":
+                raise method_not_allowed()
+            await self.scheduler.apply(None)
+            return 202, self.scheduler.current(), "application/json"
+        if rest:
+            raise APIError(404, "NotFound", "the server could not find the requested resource")
+        if method == "GET":
+            return 200, self.scheduler.current(), "application/json"
+        if method != "POST":
+            raise method_not_allowed()
+        docs = _documents(body)
+        if len(docs) != 1 or not isinstance(docs[0], dict):
+            raise bad_request("the body must be one KubeSchedulerConfiguration")
+        try:
+            cfg = self.scheduler.parse(docs[0])
+        except Exception as exc:  # noqa: BLE001 - ConfigError and RegistryError: say what is wrong
+            raise bad_request(f"invalid KubeSchedulerConfiguration: {exc}") from None
+        await self.scheduler.apply(cfg)
+        return 202, self.scheduler.current(), "application/json"
+
+    # --- export, results ------------------------------------------------------------------------
+    def _export(self, fmt: str) -> tuple[int, Any, str]:
+        items: list[Obj] = []
+        for kind in EXPORTED_KINDS:
+            objs, _ = self.store.list(kind)
+            for obj in objs:
+                controlled = any(r.get("controller") for r in obj["metadata"].get("ownerReferences") or ())
+                if controlled and kind in ("Pod", "ReplicaSet"):
+                    continue  # its workload (a ReplicaSet's: its Deployment) makes it again
+                items.append(_exported(obj))
+        if fmt == "yaml":
+            text = yaml.safe_dump_all(items, sort_keys=False)
+            return 200, text, "application/yaml"
+        if fmt != "json":
+            raise bad_request(f"format: unsupported value {fmt!r}: json or yaml")
+        return 200, {"apiVersion": "v1", "kind": "List", "items": items}, "application/json"
+
+    def _results(self, namespace: str, name: str) -> Obj:
+        try:
+            pod = self.store.get("Pod", namespace, name)
+        except NotFound:
+            raise not_found("pods", "", name) from None
+        annotations = pod["metadata"].get("annotations") or {}
+        raw = annotations.get(RESULT_HISTORY)
+        history = json.loads(raw) if raw else []
+        return {
+            "namespace": namespace,
+            "name": name,
+            "node": (pod.get("spec") or {}).get("nodeName") or None,
+            "schedulerName": (pod.get("spec") or {}).get("schedulerName", ""),
+            "attempts": history,
+        }
+
+
+def _exported(obj: Obj) -> Obj:
+    out: Obj = {k: obj[k] for k in ("apiVersion", "kind") if k in obj}
+    out.update(copy.deepcopy({k: v for k, v in obj.items() if k not in out}))
+    meta = out.get("metadata") or {}
+    for key in _SERVER_FIELDS:
+        meta.pop(key, None)
+    annotations = meta.get("annotations") or {}
+    for key in [k for k in annotations if k.startswith("kubesched.io/")]:
+        del annotations[key]
+    if not annotations:
+        meta.pop("annotations", None)
+    if out.get("kind") == "Pod" and not (out.get("spec") or {}).get("nodeName"):
+        out.pop("status", None)  # pending: the importer schedules it afresh
+    return out
+
+
+def _documents(body: bytes) -> list[Any]:
+    """A JSON or YAML body as its documents (a ``kind: List`` stays one document)."""
+    if not body.strip():
+        raise bad_request("the body of the request was empty")
+    try:
+        text = body.decode()
+    except UnicodeDecodeError:
+        raise bad_request("the body is not UTF-8 text") from None
+    try:
+        return [d for d in yaml.safe_load_all(text) if d is not None]
+    except yaml.YAMLError as exc:
+        raise bad_request(f"the body is neither JSON nor YAML: {exc}") from None

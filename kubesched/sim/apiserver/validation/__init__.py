@@ -1,0 +1,29 @@
+"""One entry point to the API server's checks for objects that do not come over HTTP (scenario
+files): what kube-apiserver would refuse on create, as ``field: message`` lines.
+
+The API server itself runs the same checks in its own order (decoding, then admission and
+validation, see :mod:`.admission`); this is for callers that want the verdict without a request.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling
+from kubesched.sim.apiserver.validation.meta import validate_labels
+
+
+def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
+    """What the API server would refuse in the fields the scheduler reads — a pod's nodeSelector,
+    affinity, tolerations, topology spread constraints and priority fields, a node's taints, and
+    labels — as ``field: message`` lines; empty if it would accept them. Object names and types
+    are left to the caller: scenarios keep the names upstream's scheduler tests use (``nodeA``,
+    ``subteam1.team1``), which the API server would refuse but the scheduler does not mind."""
+    meta = obj.get("metadata")
+    causes = validate_labels(meta.get("labels"), "metadata.labels") if isinstance(meta, dict) else []
+    spec = obj.get("spec")
+    if kind == "Pod" and isinstance(spec, dict):
+        causes += validate_pod_scheduling(spec, names=False)
+    elif kind == "Node":
+        causes += validate_node_spec(spec)
+    return [f"{field}: {message}" for field, _, message in causes]

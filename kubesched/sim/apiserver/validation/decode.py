@@ -1,0 +1,253 @@
+"""What Go's strict JSON decoding in kube-apiserver refuses, checked against the served schema.
+
+kube-apiserver decodes a request body into Go structs before anything else looks at it: a string
+where a list is expected, a number where a label value (a string) is expected, a fraction where an
+integer is expected, an unparseable resource quantity — each fails decoding and the request is
+answered 400 BadRequest with the decoder's message, which names the Go struct and the field path
+(without indices or map keys), e.g.::
+
+    Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct
+    field PodSpec.spec.tolerations of type []v1.Toleration
+
+:func:`check_stored_size` refuses, with 413, an object larger than etcd stores.
+
+The schema is :data:`kubesched.sim.apiserver.openapi.types.DEFINITIONS`; kinds without a definition there
+have their ``metadata`` checked as ``ObjectMeta`` and nothing else. ``null`` is accepted
+anywhere, as Go leaves the zero value.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import math
+from typing import Any
+
+from kubesched.framework.resources import QuantityError, parse_quantity
+from kubesched.sim.apiserver.errors import MAX_STORED_OBJECT_BYTES, bad_request, request_entity_too_large
+from kubesched.sim.apiserver.openapi.documents import definition_of
+from kubesched.sim.apiserver.openapi.types import DEFINITIONS
+
+_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+#: served kinds whose Go type has no ``spec`` (there it is an unknown field, left to fieldValidation)
+_KINDS_WITHOUT_SPEC = frozenset({"StorageClass"})
+#: how deeply a request body may nest (real objects nest a dozen levels)
+MAX_BODY_DEPTH = 100
+_QUANTITY_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+#: fields holding resource.Quantity values (maps of them, or one): numbers and strings both decode
+_QUANTITY_FIELDS = frozenset(
+    {
+        ("io.k8s.api.core.v1.ResourceRequirements", "limits"),
+        ("io.k8s.api.core.v1.ResourceRequirements", "requests"),
+        ("io.k8s.api.core.v1.VolumeResourceRequirements", "limits"),
+        ("io.k8s.api.core.v1.VolumeResourceRequirements", "requests"),
+        ("io.k8s.api.core.v1.NodeStatus", "capacity"),
+        ("io.k8s.api.core.v1.NodeStatus", "allocatable"),
+        ("io.k8s.api.core.v1.PodSpec", "overhead"),
+        ("io.k8s.api.core.v1.PodStatus", "allocatedResources"),
+        ("io.k8s.api.core.v1.ContainerStatus", "allocatedResources"),
+        ("io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus", "resources"),
+        ("io.k8s.api.core.v1.EmptyDirVolumeSource", "sizeLimit"),
+    }
+)
+#: integer fields that are int64 in Go; the others are int32
+_INT64_FIELDS = frozenset(
+    {
+        "activeDeadlineSeconds",
+        "deletionGracePeriodSeconds",
+        "expirationSeconds",
+        "fsGroup",
+        "generation",
+        "observedGeneration",
+        "runAsGroup",
+        "runAsUser",
+        "seconds",
+        "sizeBytes",
+        "supplementalGroups",
+        "terminationGracePeriodSeconds",
+        "tolerationSeconds",
+    }
+)
+#: fields typed ``object`` that are IntOrString in Go (the others are free-form)
+_INT_OR_STRING_FIELDS = frozenset({"port", "targetPort", "maxUnavailable", "maxSurge", "minAvailable"})
+_INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+class _DecodeError(Exception):
+    pass
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _go_type(typ: str, field: str) -> str:
+    if typ == "string":
+        return "string"
+    if typ == "integer":
+        return "int64" if field in _INT64_FIELDS else "int32"
+    if typ == "number":
+        return "float64"
+    if typ == "boolean":
+        return "bool"
+    if typ == "date-time":
+        return "v1.Time"
+    if typ.startswith("#"):
+        return "v1." + typ.rsplit(".", 1)[-1]
+    if typ.startswith("["):
+        return "[]" + _go_type(typ[1:-1], field)
+    if typ.startswith("{"):
+        return "map[string]" + _go_type(typ[1:-1], field)
+    return "interface {}"
+
+
+def _fail(value: Any, struct: str, path: str, typ: str, field: str) -> _DecodeError:
+    return _DecodeError(
+        f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{path} of type {_go_type(typ, field)}"
+    )
+
+
+def _check_quantity(value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _DecodeError(_QUANTITY_ERROR)
+    try:
+        parse_quantity(value)
+    except (QuantityError, TypeError, ValueError, ArithmeticError):
+        raise _DecodeError(_QUANTITY_ERROR) from None
+
+
+def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bool) -> None:
+    if value is None:
+        return
+    if quantity and not typ.startswith(("{", "[")):
+        _check_quantity(value)
+        return
+    if typ == "string":
+        if not isinstance(value, str):
+            raise _fail(value, struct, path, typ, field)
+    elif typ == "integer":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _fail(value, struct, path, typ, field)
+        low, high = _INT_RANGES[_go_type(typ, field)]
+        if isinstance(value, float) or not low <= value <= high:
+            raise _DecodeError(
+                f"json: cannot unmarshal number {value} into Go struct field {struct}.{path} "
+                f"of type {_go_type(typ, field)}"
+            )
+    elif typ == "number":
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise _fail(value, struct, path, typ, field)
+    elif typ == "boolean":
+        if not isinstance(value, bool):
+            raise _fail(value, struct, path, typ, field)
+    elif typ == "date-time":
+        if not isinstance(value, str):
+            raise _DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go value of type string")
+    elif typ == "object":
+        if field in _INT_OR_STRING_FIELDS and (isinstance(value, bool) or not isinstance(value, str | int)):
+            raise _DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go value of type int32")
+    elif typ.startswith("#"):
+        if not isinstance(value, dict):
+            raise _fail(value, struct, path, typ, field)
+        name = typ[1:]
+        props = DEFINITIONS.get(name)
+        if props is None:
+            return
+        inner = name.rsplit(".", 1)[-1]
+        for key, sub in value.items():
+            sub_typ = props.get(key)
+            if sub_typ is None:
+                continue  # unknown fields are fieldValidation's business
+            _walk(sub_typ, sub, inner, f"{path}.{key}" if path else key, key, (name, key) in _QUANTITY_FIELDS)
+    elif typ.startswith("["):
+        if not isinstance(value, list):
+            raise _fail(value, struct, path, typ, field)
+        for item in value:
+            _walk(typ[1:-1], item, struct, path, field, quantity)
+    elif typ.startswith("{"):
+        if not isinstance(value, dict):
+            raise _fail(value, struct, path, typ, field)
+        for item in value.values():
+            _walk(typ[1:-1], item, struct, path, field, quantity)
+
+
+def json_body(value: Any, yaml_source: bool = False, depth: int = 0) -> Any:
+    """A decoded request body as the JSON kube-apiserver decodes: refused (``ValueError``) when
+    nested more than :data:`MAX_BODY_DEPTH` levels, which deep copies and responses could not
+    handle; from YAML, timestamps and binary become the strings they are in JSON, keys become
+    strings; NaN or an infinity is refused, as JSON has no such number."""
+    if depth > MAX_BODY_DEPTH:
+        raise ValueError(f"nested more than {MAX_BODY_DEPTH} levels deep")
+    if isinstance(value, dict):
+        return {
+            (k if isinstance(k, str) else _yaml_key(k)): json_body(v, yaml_source, depth + 1) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [json_body(v, yaml_source, depth + 1) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        # JSON has no NaN or infinity (1e999 overflows into one): Go's decoder refuses them.
+        raise ValueError(f"unsupported value: {value}")
+    if not yaml_source:
+        return value
+    if isinstance(value, datetime.datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return value
+
+
+def _yaml_key(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if key is None:
+        return "null"
+    if isinstance(key, datetime.date | bytes | float | int):
+        return str(json_body(key, True))
+    raise ValueError(f"a mapping key must be a string, got {type(key).__name__}")
+
+
+def decode_error(kind: str, group: str, obj: dict[str, Any]) -> str | None:
+    """The decoder's message for the first field of ``obj`` its Go type refuses, or None."""
+    name = definition_of(kind, group)
+    try:
+        if name is not None:
+            _walk(f"#{name}", obj, "", "", "", False)
+        else:
+            _walk(f"#{_META}", obj.get("metadata"), kind, "metadata", "metadata", False)
+            if kind not in _KINDS_WITHOUT_SPEC and obj.get("spec") is not None and not isinstance(obj["spec"], dict):
+                raise _DecodeError(
+                    f"json: cannot unmarshal {_json_type(obj['spec'])} into Go struct field {kind}.spec "
+                    f"of type v1.{kind}Spec"
+                )
+    except _DecodeError as exc:
+        return str(exc)
+    return None
+
+
+def check_decodable(kind: str, group: str, version: str, obj: dict[str, Any]) -> None:
+    """Raise the 400 kube-apiserver answers when ``obj`` does not decode into the kind's Go type."""
+    error = decode_error(kind, group, obj)
+    if error is not None:
+        raise bad_request(f'{kind} in version "{version}" cannot be handled as a {kind}: {error}')
+
+
+def check_stored_size(obj: dict[str, Any]) -> None:
+    """Refuse an object whose JSON is over etcd's request limit (1.5 MiB) with 413.
+
+    kube-apiserver passes etcd's "etcdserver: request is too large" through (as a 500 — upstream
+    issue kubernetes#112152); the client sent the oversized object, so it is answered here as
+    the client error it is."""
+    size = len(json.dumps(obj, separators=(",", ":")).encode())
+    if size > MAX_STORED_OBJECT_BYTES:
+        raise request_entity_too_large("etcdserver: request is too large")

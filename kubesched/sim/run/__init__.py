@@ -1,0 +1,1 @@
+"""Running the scheduler over a simulated cluster: whole scenarios, or one pod at a time."""

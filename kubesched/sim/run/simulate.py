@@ -1,0 +1,494 @@
+"""``kubesched simulate``: run the real scheduler over an in-memory cluster until nothing is left to try.
+
+The loop, queue, cache and plugins are the ones ``kubesched run`` uses. Only time is simulated:
+when every remaining pod is waiting out a backoff, the clock jumps to the next expiry instead
+of sleeping, so a run is as fast as the scheduling itself and, for a given seed, the same every
+time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.cluster.memory import InMemoryCluster
+from kubesched.cluster.store import Store
+from kubesched.framework.resources import CPU, MEMORY, format_quantity
+from kubesched.runtime.framework import ProfileSpec
+from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
+from kubesched.sim.controllers import ControllerManager
+from kubesched.sim.scenario.reading import Scenario, ScenarioError, admit_pod
+from kubesched.sim.scenario.timeline import Agenda, Lives
+
+
+class ManualClock:
+    """Simulated seconds; advanced by the driver, never by waiting."""
+
+    def __init__(self, start: float = 0.0) -> None:
+        self.now = start
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance_to(self, t: float) -> None:
+        if t > self.now:
+            self.now = t
+
+
+@dataclass
+class SimulationSettings:
+    parallelism: int = 16
+    percentage_of_nodes_to_score: int | None = None
+    pod_initial_backoff: float = 1.0
+    pod_max_backoff: float = 10.0
+    seed: int | None = 0
+    #: Simulated seconds after which pods still backing off are no longer retried.
+    horizon: float = 300.0
+    #: Also write the results onto each pod as annotations (the report has them already; the
+    #: annotations matter where a client reads pods, as with `sim serve`).
+    result_annotations: bool = False
+    #: Keep every plugin's result on every node (the JSON report's filter/score maps). A table
+    #: shows only outcomes, and large clusters make these maps very large.
+    plugin_results: bool = True
+    #: Filter and Score over the node columns (see ``SchedulerOptions.batch``); same decisions.
+    batch: bool = True
+    #: Upstream's OpportunisticBatching (see ``SchedulerOptions.opportunistic_batching``).
+    opportunistic_batching: bool = False
+    #: Upstream's SchedulerAsyncPreemption (see ``SchedulerOptions.async_preemption``).
+    async_preemption: bool = True
+
+    def scheduler_options(self, **simulation: Any) -> SchedulerOptions:
+        """The scheduler's options under these settings, as a simulation runs it (results kept,
+        assumed pods never expired), with what the simulation itself decides in ``simulation``."""
+        return SchedulerOptions(
+            parallelism=self.parallelism,
+            percentage_of_nodes_to_score=self.percentage_of_nodes_to_score,
+            pod_initial_backoff=self.pod_initial_backoff,
+            pod_max_backoff=self.pod_max_backoff,
+            seed=self.seed,
+            record_results=True,
+            assumed_ttl=0,
+            batch=self.batch,
+            opportunistic_batching=self.opportunistic_batching,
+            async_preemption=self.async_preemption,
+            **simulation,
+        )
+
+
+@dataclass
+class SimulationResult:
+    pods: list[dict[str, Any]]
+    nodes: list[dict[str, Any]]
+    summary: dict[str, Any]
+    store: Store = field(repr=False)
+    scheduler: Scheduler = field(repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pods": self.pods, "nodes": self.nodes, "summary": self.summary}
+
+
+async def simulate(
+    profiles: list[ProfileSpec],
+    scenario: Scenario,
+    settings: SimulationSettings | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    extenders: list[Any] | None = None,
+) -> SimulationResult:
+    """Schedule ``scenario``'s pending pods with ``profiles``; ``progress(done, total)`` is
+    called as pods reach a decision."""
+    settings = settings or SimulationSettings()
+    store = Store(history=1000)
+    cluster = InMemoryCluster(store)
+    clock = ManualClock()
+    options = settings.scheduler_options(
+        record_plugin_results=settings.plugin_results or settings.result_annotations,
+        result_annotations=settings.result_annotations,
+        report_to_cluster=True,
+    )
+    priority_classes = {pc["metadata"]["name"]: pc for pc in scenario.priority_classes}
+    namespaces = {ns["metadata"]["name"] for ns in scenario.namespaces}
+    for ns in scenario.namespaces:
+        store.create("Namespace", ns)
+    for name in ("default", "kube-system"):
+        if name not in namespaces:
+            store.create("Namespace", {"metadata": {"name": name}})
+    for pc in scenario.priority_classes:
+        store.create("PriorityClass", pc)
+    # Storage and disruption objects before nodes and pods: pods refer to them.
+    for obj in scenario.others:
+        store.create(obj["kind"], obj)
+    for node in scenario.nodes:
+        store.create("Node", node)
+    uid = 0
+
+    def with_uid(pod: dict[str, Any]) -> dict[str, Any]:
+        nonlocal uid
+        uid += 1
+        pod["metadata"].setdefault("uid", f"00000000-0000-0000-0000-{uid:012d}")
+        return pod
+
+    for pod in scenario.running_pods:
+        store.create("Pod", with_uid(admit_pod(pod, priority_classes)))
+
+    scheduler = Scheduler(profiles, cluster, options, clock=clock, extenders=extenders or ())
+    started = time.perf_counter()
+    await scheduler.start()
+    unknown: dict[str, PodResult] = {}
+    pending_keys: list[str] = []
+
+    def made_by_controller(etype: str, kind: str, obj: dict[str, Any], old: Any) -> None:
+        # Pods the workload controllers make are reported as the scenario's own pods are.
+        if kind == "Pod" and etype == "ADDED" and (obj["metadata"].get("ownerReferences")):
+            if not obj["spec"].get("nodeName"):
+                pending_keys.append(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
+
+    store.subscribe(made_by_controller)
+    controllers = ControllerManager(store)
+    controllers.follow()
+
+    def add_pending(pods: list[dict[str, Any]]) -> None:
+        for pod in pods:
+            pod = with_uid(admit_pod(pod, priority_classes))
+            meta = pod["metadata"]
+            key = f"{meta['namespace']}/{meta['name']}"
+            pending_keys.append(key)
+            sched_name = pod["spec"].get("schedulerName") or "default-scheduler"
+            if sched_name not in scheduler.frameworks:
+                unknown[key] = PodResult(
+                    meta["namespace"],
+                    meta["name"],
+                    sched_name,
+                    phase="Error",
+                    message=f"no profile has schedulerName {sched_name!r}; known: {', '.join(scheduler.frameworks)}",
+                )
+            store.create("Pod", pod)
+
+    # Time: steps, and pods that end once they have run their lifetime.
+    agenda = Agenda(scenario.steps)
+    life = Lives(store, agenda, clock)
+    store.subscribe(life.on_write)
+    for pod in scenario.running_pods:
+        life.started(pod)
+    add_pending(scenario.pending_pods)
+    controllers.run_pending()
+    await cluster.wait_delivered()
+
+    total = len(pending_keys)
+    decided = 0
+    queue = scheduler.queue
+    horizon_end = settings.horizon
+
+    async def settle() -> None:
+        """Schedule until nothing is left to try before the next event on the agenda."""
+        nonlocal decided
+        while True:
+            qpi = queue.pop_nowait()
+            if qpi is not None:
+                first = qpi.attempts == 1
+                await scheduler.schedule_one(qpi)
+                if first:
+                    decided += 1
+                    if progress is not None:
+                        progress(decided, max(total, decided))
+                # Let binding cycles and informer deliveries make progress as they would.
+                await asyncio.sleep(0)
+                continue
+            await scheduler.wait_for_bindings()
+            await cluster.wait_delivered()
+            if controllers.pending():
+                # Pods were bound or deleted (preemption): replicas come back, ordinals go on.
+                controllers.run_pending()
+                await cluster.wait_delivered()
+            if queue.has_active():
+                continue
+            expiry = queue.next_backoff_expiry()
+            upcoming = agenda.next_time()
+            if expiry is not None and expiry <= horizon_end and (upcoming is None or expiry <= upcoming):
+                clock.advance_to(expiry)
+                queue.flush_backoff_completed()
+                continue
+            break
+
+    await settle()
+    timeline = [life.moment("start", pending_keys, scheduler)] if agenda or life.any else []
+    while agenda:
+        at, what, item = agenda.pop()
+        clock.advance_to(at)
+        horizon_end = clock.now + settings.horizon
+        if what == "step":
+            sub = item.scenario
+            for obj in [*sub.namespaces, *sub.priority_classes]:
+                if obj["kind"] == "PriorityClass":
+                    priority_classes[obj["metadata"]["name"]] = obj
+                _create_or_replace(store, obj["kind"], obj)
+            for obj in [*sub.others, *sub.nodes]:
+                _create_or_replace(store, obj["kind"], obj)
+            for pod in sub.running_pods:
+                store.create("Pod", with_uid(admit_pod(pod, priority_classes)))
+                life.started(pod)
+            add_pending(sub.pending_pods)
+            life.apply_step(item)
+            event = item.describe()
+        else:
+            event = life.end(item)
+        await cluster.wait_delivered()
+        queue.flush_backoff_completed()
+        await settle()
+        timeline.append(life.moment(event, pending_keys, scheduler))
+    await scheduler.wait_for_bindings()
+    await cluster.wait_delivered()
+    elapsed = time.perf_counter() - started
+    if progress is not None:
+        progress(decided, max(total, decided))
+    result = _report(scenario, scheduler, store, pending_keys, unknown, elapsed, clock.now, life)
+    if timeline:
+        result.summary["timeline"] = timeline
+    return result
+
+
+def _create_or_replace(store: Store, kind: str, obj: dict[str, Any]) -> None:
+    meta = obj["metadata"]
+    try:
+        current = store.get(kind, meta.get("namespace"), meta["name"])
+    except Exception:  # noqa: BLE001 - not there yet
+        store.create(kind, obj)
+        return
+    store.update(kind, {**obj, "metadata": {**meta, "uid": current["metadata"].get("uid")}})
+
+
+def _report(
+    scenario: Scenario,
+    scheduler: Scheduler,
+    store: Store,
+    pending_keys: list[str],
+    unknown: dict[str, PodResult],
+    elapsed: float,
+    sim_time: float,
+    life: Lives | None = None,
+) -> SimulationResult:
+    pods_out: list[dict[str, Any]] = []
+    phases: dict[str, int] = {"Scheduled": 0, "Unschedulable": 0, "Error": 0}
+    per_profile: dict[str, dict[str, int]] = {}
+    gated = {q.pod_info.key: q for _, q in scheduler.queue.pending_pods()}
+    events, _ = store.list("Event")
+    preempted = {
+        f"{e['involvedObject'].get('namespace')}/{e['involvedObject'].get('name')}": f"preempted and deleted: {e['message']}"
+        for e in events
+        if e.get("reason") == "Preempted"
+    }
+    for key in pending_keys:
+        ns, name = key.split("/", 1)
+        rec = unknown.get(key) or scheduler.results.get(key)
+        if rec is None:
+            q = gated.get(key)
+            rec = PodResult(ns, name, q.pod_info.scheduler_name if q else "", phase="Unschedulable")
+            rec.message = q.last_failure if q is not None and q.last_failure else "not attempted"
+        deleted = False
+        try:
+            live = store.get("Pod", ns, name)
+            node = (live.get("spec") or {}).get("nodeName")
+        except Exception:  # noqa: BLE001 - deleted during the run: a preemption victim
+            node = None
+            deleted = True
+        phase = "Scheduled" if node else (rec.phase if rec.phase in ("Unschedulable", "Error") else "Unschedulable")
+        message = rec.message if not node else f"Successfully assigned {key} to {node}"
+        completed = life.completed.get(key) if life is not None else None
+        if completed is not None:
+            node, begun, ended = completed
+            deleted = False
+            phase = "Completed"
+            message = f"ran on {node} from {begun:g}s to {ended:g}s"
+        elif deleted:
+            # A victim: it ran, then preemption deleted it (its controller would recreate it,
+            # pending again). Say who preempted it; or the step that deleted it.
+            phase = "Unschedulable"
+            removed = life.removed.get(key) if life is not None else None
+            message = preempted.get(key) or removed or "deleted during the simulation"
+        phases[phase] = phases.get(phase, 0) + 1
+        prof = per_profile.setdefault(rec.scheduler_name, {"Scheduled": 0, "Unschedulable": 0, "Error": 0})
+        prof[phase] = prof.get(phase, 0) + 1
+        pods_out.append(
+            {
+                "namespace": ns,
+                "name": name,
+                "schedulerName": rec.scheduler_name,
+                "node": node,
+                "phase": phase,
+                "message": message,
+                "deleted": deleted,
+                "attempts": rec.attempts,
+                "filter": rec.filter,
+                "score": rec.score,
+                "finalScore": rec.final_score,
+                "preFilter": rec.prefilter,
+                "preScore": rec.prescore,
+                "postFilter": rec.postfilter,
+                "reserve": rec.reserve,
+                "permit": rec.permit,
+                "preBind": rec.prebind,
+                "bind": rec.bind,
+                "extenderFilter": rec.extender_filter,
+                "extenderPrioritize": rec.extender_prioritize,
+                "extenderBind": rec.extender_bind,
+                # Every attempt, oldest first, the last one included (same keys as above).
+                "history": [*rec.history, rec.attempt()] if rec.attempts else [],
+            }
+        )
+    nodes_out: list[dict[str, Any]] = []
+    for ni in scheduler.cache.nodes.values():
+        if ni.node is None:
+            continue
+        alloc, req = ni.allocatable, ni.requested
+        entry: dict[str, Any] = {
+            "name": ni.name,
+            "pods": len(ni.pods),
+            "allocatable": ni.allocatable.to_dict(),
+            "requested": ni.requested.to_dict(),
+            "cpuPercent": _pct(req.milli_cpu, alloc.milli_cpu),
+            "memoryPercent": _pct(req.memory, alloc.memory),
+        }
+        nodes_out.append(entry)
+    summary = {
+        "nodes": len(nodes_out),
+        "pods": len(pending_keys),
+        "runningBefore": len(scenario.running_pods),
+        "scheduled": phases["Scheduled"],
+        "unschedulable": phases["Unschedulable"],
+        "errors": phases["Error"],
+        "profiles": per_profile,
+        "attempts": scheduler.stats.attempts,
+        "seconds": round(elapsed, 3),
+        "podsPerSecond": round(len(pending_keys) / elapsed, 1) if elapsed > 0 else None,
+        "simulatedSeconds": sim_time,
+        "preempted": sorted(preempted),
+    }
+    if phases.get("Completed"):
+        summary["completed"] = phases["Completed"]
+    return SimulationResult(pods_out, nodes_out, summary, store, scheduler)
+
+
+def _pct(used: int, total: int) -> float:
+    return round(100.0 * used / total, 1) if total else 0.0
+
+
+#: ``--only`` choices → the phases they keep.
+ONLY_PHASES = {"unschedulable": ("Unschedulable",), "scheduled": ("Scheduled",), "errors": ("Error",)}
+
+
+def only_pods(pods: list[dict[str, Any]], only: str) -> list[dict[str, Any]]:
+    """The pods ``--only`` keeps: ``unschedulable``, ``scheduled`` or ``errors``."""
+    phases = ONLY_PHASES[only]
+    return [p for p in pods if p["phase"] in phases]
+
+
+def format_table(result: SimulationResult, width: int | None = None) -> str:
+    """Readable tables, what a person looks for first on top: the summary, the pods that did not
+    get a node and why, then every pod with its node or reason, then node utilisation."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console(width=width or 160, record=True, file=io.StringIO(), force_terminal=False, color_system=None)
+    s = result.summary
+    summary = Table(title="Summary", show_header=False)
+    summary.add_column("what")
+    summary.add_column("value", justify="right")
+    for label, value in (
+        ("nodes", s["nodes"]),
+        ("pods to schedule", s["pods"]),
+        ("scheduled", s["scheduled"]),
+        ("unschedulable", s["unschedulable"]),
+        ("errors", s["errors"]),
+        *((("completed", s["completed"]),) if s.get("completed") else ()),
+        ("attempts", s["attempts"]),
+        ("wall seconds", s["seconds"]),
+        ("pods/s", s["podsPerSecond"]),
+    ):
+        summary.add_row(label, str(value))
+    if s.get("preempted"):
+        summary.add_row("preempted (deleted)", escape(", ".join(s["preempted"])))
+    for prof, counts in s["profiles"].items():
+        summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
+    console.print(summary)
+    failed = [p for p in result.pods if p["phase"] != "Scheduled"]
+    if failed and len(failed) < len(result.pods):
+        why = Table(title="Not scheduled", show_lines=False)
+        for col in ("pod", "profile", "phase", "reason"):
+            why.add_column(col, overflow="fold")
+        for p in failed:
+            why.add_row(
+                escape(f"{p['namespace']}/{p['name']}"),
+                escape(p["schedulerName"]),
+                escape(p["phase"]),
+                escape(p["message"]),
+            )
+        console.print(why)
+    pods = Table(title="Pods", show_lines=False)
+    for col in ("pod", "profile", "node", "reason"):
+        pods.add_column(col, overflow="fold")
+    for p in result.pods:
+        # Names and messages are data, not markup: "[example.com/gate]" must print as is.
+        pods.add_row(
+            escape(f"{p['namespace']}/{p['name']}"),
+            escape(p["schedulerName"]),
+            escape(p["node"] or "-"),
+            "" if p["phase"] == "Scheduled" else escape(f"{p['phase']}: {p['message']}"),
+        )
+    console.print(pods)
+    nodes = Table(title="Nodes")
+    for col, justify in (
+        ("node", "left"),
+        ("pods", "right"),
+        ("cpu requested", "right"),
+        ("cpu %", "right"),
+        ("memory requested", "right"),
+        ("memory %", "right"),
+    ):
+        nodes.add_column(col, justify=justify)  # type: ignore[arg-type]
+    for n in result.nodes:
+        nodes.add_row(
+            escape(n["name"]),
+            str(n["pods"]),
+            f"{format_quantity(CPU, n['requested'].get(CPU, 0))}/{format_quantity(CPU, n['allocatable'].get(CPU, 0))}",
+            f"{n['cpuPercent']:.1f}",
+            f"{format_quantity(MEMORY, n['requested'].get(MEMORY, 0))}/{format_quantity(MEMORY, n['allocatable'].get(MEMORY, 0))}",
+            f"{n['memoryPercent']:.1f}",
+        )
+    console.print(nodes)
+    if s.get("timeline"):
+        timeline = Table(title="Timeline")
+        for col, justify in (
+            ("time s", "right"),
+            ("event", "left"),
+            ("running", "right"),
+            ("pending", "right"),
+            ("cpu %", "right"),
+            ("memory %", "right"),
+        ):
+            timeline.add_column(col, justify=justify)  # type: ignore[arg-type]
+        for m in s["timeline"]:
+            timeline.add_row(
+                f"{m['time']:g}",
+                escape(m["event"]),
+                str(m["running"]),
+                str(m["pending"]),
+                f"{m['cpuPercent']:.1f}",
+                f"{m['memoryPercent']:.1f}",
+            )
+        console.print(timeline)
+    return console.export_text()
+
+
+__all__ = [
+    "ManualClock",
+    "ScenarioError",
+    "SimulationResult",
+    "SimulationSettings",
+    "format_table",
+    "only_pods",
+    "simulate",
+]

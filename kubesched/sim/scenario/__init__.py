@@ -1,0 +1,1 @@
+"""Scenarios: reading manifests, steps in time, and the GPU trace."""

@@ -1,0 +1,412 @@
+"""Scenarios: multi-document YAML of plain Kubernetes manifests.
+
+Supported kinds are Node, Pod, PriorityClass, Namespace, and the storage and disruption objects
+plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
+PodDisruptionBudget), and ``kind: List`` of them. Pods with ``spec.nodeName`` are running there
+before scheduling starts; the others are created in document order and scheduled by the profile
+their ``schedulerName`` names. The storage and disruption objects (``Scenario.others``) exist
+before any node or pod.
+
+A scenario describes a settled cluster, and the simulated one has no PV controller: claims and
+volumes are given the defaults the API server would give them and the binding state the PV
+controller would have reached (a claim naming an existing volume is bound to it, an unclaimed
+volume is Available).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import yaml
+
+from kubesched.cluster.base import WATCHED_KINDS
+from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
+from kubesched.sim.apiserver.openapi.documents import unknown_fields
+from kubesched.sim.apiserver.validation import scheduling_problems
+from kubesched.sim.apiserver.validation.decode import decode_error
+from kubesched.sim.apiserver.validation.meta import go_quote
+from kubesched.sim.scenario.timeline import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
+
+SUPPORTED_KINDS = (
+    "Node",
+    "Pod",
+    "PriorityClass",
+    "Namespace",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "StorageClass",
+    "CSINode",
+    "PodDisruptionBudget",
+    "Service",
+    "ReplicationController",
+    "ReplicaSet",
+    "StatefulSet",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "ConfigMap",
+    "Secret",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
+)
+#: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
+#: watches besides namespaces, priority classes, nodes and pods, in the order it lists them,
+#: then the workloads only the simulated controllers read.
+OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod")) + (
+    "ConfigMap",
+    "Secret",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "ResourceClaimTemplate",
+)
+_NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED)
+_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
+_BOUND_BY_CONTROLLER = "pv.kubernetes.io/bound-by-controller"
+SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
+#: How deeply an object may nest (real manifests nest a dozen levels).
+MAX_DEPTH = 100
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be loaded; the message names the document and field."""
+
+
+@dataclass
+class Scenario:
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    namespaces: list[dict[str, Any]] = field(default_factory=list)
+    priority_classes: list[dict[str, Any]] = field(default_factory=list)
+    running_pods: list[dict[str, Any]] = field(default_factory=list)
+    pending_pods: list[dict[str, Any]] = field(default_factory=list)
+    #: StorageClasses, CSINodes, PersistentVolumes, PersistentVolumeClaims and
+    #: PodDisruptionBudgets, ordered by :data:`OTHER_KINDS` (then document order).
+    others: list[dict[str, Any]] = field(default_factory=list)
+    source: str = ""
+    #: What is legal but probably not meant (an empty scenario, no nodes, a node without
+    #: allocatable): said on stderr by the commands that load the scenario.
+    warnings: list[str] = field(default_factory=list)
+    #: ``kind: Steps`` documents' steps (kubesched.sim.scenario.timeline), each with its objects to
+    #: create parsed as a scenario of their own (``step.scenario``).
+    steps: list[Any] = field(default_factory=list)
+
+    @property
+    def pods(self) -> list[dict[str, Any]]:
+        return self.running_pods + self.pending_pods
+
+
+def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        docs = list(yaml.safe_load_all(text))
+    except OSError as exc:
+        raise ScenarioError(f"{path}: cannot read scenario: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
+    except RecursionError:
+        raise ScenarioError(f"{path}: not valid YAML: nested too deeply") from None
+    except ValueError as exc:
+        # Python refuses integers of more than 4300 digits; say so without its own advice.
+        raise ScenarioError(f"{path}: not valid YAML: {str(exc).split(';')[0]}") from None
+    return parse_scenario(docs, str(path))
+
+
+def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterable[dict[str, Any]] = ()) -> Scenario:
+    """A scenario from its documents; ``known_classes`` are PriorityClasses its pods may name
+    besides its own (a step's objects may name the scenario's)."""
+    sc = Scenario(source=source)
+    step_where: list[str] = []
+    prefix = f"{source}: " if source else ""
+    seen: set[tuple[str, str, str]] = set()
+    pod_where: dict[int, str] = {}  # id(pod) -> its document, for admission errors
+    index = 0
+
+    def add(obj: Any, where: str) -> None:
+        nonlocal index
+        if not isinstance(obj, dict):
+            raise ScenarioError(f"{prefix}{where}: expected a Kubernetes object (a mapping), got {type(obj).__name__}")
+        too_deep = _too_deep(obj)
+        if too_deep is not None:
+            raise ScenarioError(f"{prefix}{where}{too_deep}: nested more than {MAX_DEPTH} levels deep")
+        kind = obj.get("kind")
+        if kind == "List":
+            items = obj.get("items")
+            if items is not None and not isinstance(items, list):
+                raise ScenarioError(f"{prefix}{where}.items: must be a list, got {type(items).__name__}")
+            for i, item in enumerate(items or ()):
+                add(item, f"{where}.items[{i}]")
+            return
+        if kind == STEPS_KIND:
+            try:
+                steps = parse_steps(obj, f"{prefix}{where}", len(sc.steps), sc.steps[-1].at if sc.steps else 0.0)
+            except TimelineError as exc:
+                raise ScenarioError(str(exc)) from None
+            step_where.extend(f"{source} {where}.steps[{i}].create".strip() for i in range(len(steps)))
+            sc.steps.extend(steps)
+            return
+        if kind not in SUPPORTED_KINDS:
+            raise ScenarioError(
+                f"{prefix}{where}.kind: {kind!r} is not supported in scenarios; use one of {', '.join(SUPPORTED_KINDS)}"
+            )
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not meta.get("name"):
+            raise ScenarioError(f"{prefix}{where}.metadata.name: Required value ({kind})")
+        obj = copy.deepcopy(obj)
+        meta = obj["metadata"]
+        _check_metadata(meta, f"{prefix}{where}.metadata", kind)
+        namespaced = kind == "Pod" or kind in _NAMESPACED_OTHERS
+        ns = meta.get("namespace") or "default" if namespaced else ""
+        ident = (kind, ns, meta["name"])
+        if ident in seen:
+            raise ScenarioError(f"{prefix}{where}: duplicate {kind} {(ns + '/') if ns else ''}{meta['name']}")
+        seen.add(ident)
+        index += 1
+        if kind == "Node":
+            _check_mapping(obj, "status", where, prefix, required=False)
+            sc.nodes.append(obj)
+        elif kind == "Namespace":
+            sc.namespaces.append(obj)
+        elif kind in OTHER_KINDS:
+            if kind in _NAMESPACED_OTHERS:
+                meta["namespace"] = ns
+            else:
+                meta.pop("namespace", None)
+            _check_mapping(obj, "spec", where, prefix, required=kind in ("PersistentVolume", "PersistentVolumeClaim"))
+            sc.others.append(obj)
+        elif kind == "PriorityClass":
+            if not isinstance(obj.get("value"), int):
+                raise ScenarioError(f"{prefix}{where}.value: Required value: an integer priority ({meta['name']})")
+            sc.priority_classes.append(obj)
+        else:
+            spec = _check_mapping(obj, "spec", where, prefix, required=True)
+            if not isinstance(spec.get("containers"), list) or not spec["containers"]:
+                raise ScenarioError(
+                    f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container"
+                )
+            _check_pod_fields(spec, f"{prefix}{where}.spec", f"Pod {ns}/{meta['name']}")
+            lifetime = (meta.get("annotations") or {}).get(LIFETIME)
+            if lifetime is not None:
+                try:
+                    seconds(lifetime, f"{prefix}{where}.metadata.annotations[{LIFETIME}]")
+                except TimelineError as exc:
+                    raise ScenarioError(str(exc)) from None
+            pod_where[id(obj)] = f"{prefix}{where}"
+            meta["namespace"] = ns
+            # Creation times advance one second per pod in document order, so that ordering
+            # by creation time is meaningful and runs are reproducible.
+            meta.setdefault(
+                "creationTimestamp", (SCENARIO_EPOCH + timedelta(seconds=index)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            )
+            if spec.get("nodeName"):
+                obj.setdefault("status", {}).setdefault("phase", "Running")
+                sc.running_pods.append(obj)
+            else:
+                obj.setdefault("status", {}).setdefault("phase", "Pending")
+                sc.pending_pods.append(obj)
+        # A field of the wrong type is refused as kube-apiserver's decoder words it. A pod's spec
+        # is the exception: a pod the scheduler cannot read is reported on that pod (Error) while
+        # the others are scheduled, so such a pod goes on as written, skipping the API server's
+        # checks below (they read the fields as their types).
+        api_version = API_VERSIONS.get(kind, "v1")
+        group = api_version.rpartition("/")[0]
+        # Strict decoding, as the API server's (and kubectl's default --validate=strict): a
+        # misspelt field is refused with its path, never silently ignored.
+        unknown = unknown_fields(kind, group, obj)
+        if unknown:
+            listed = ", ".join(f"unknown field {go_quote(f)}" for f in unknown)
+            version = api_version.rpartition("/")[2]
+            raise ScenarioError(
+                f'{prefix}{where}: {kind} in version "{version}" cannot be handled as a {kind}: '
+                f"strict decoding error: {listed} ({kind} {meta['name']})"
+            )
+        decoding = decode_error(kind, group, {"metadata": meta} if kind == "Pod" else obj)
+        if decoding is not None:
+            raise ScenarioError(f"{prefix}{where}: {decoding} ({kind} {meta['name']})")
+        if kind == "Pod" and decode_error(kind, group, obj) is not None:
+            return
+        # What the API server would refuse, refused as it words it (labels, selectors, taints...).
+        problems = scheduling_problems(kind, obj)
+        if problems:
+            raise ScenarioError(f"{prefix}{where}: {'; '.join(problems)} ({kind} {meta['name']})")
+
+    for i, doc in enumerate(docs):
+        if doc is None:
+            continue
+        add(doc, f"document {i + 1}")
+    # What admission would refuse (a priorityClassName naming no PriorityClass of the scenario)
+    # is refused here, before anything runs, rather than half-way through a simulation.
+    classes = {pc["metadata"]["name"]: pc for pc in [*known_classes, *sc.priority_classes]}
+    for pod in sc.pods:
+        try:
+            admit_pod(copy.deepcopy(pod), classes)
+        except ScenarioError as exc:
+            raise ScenarioError(f"{pod_where[id(pod)]}: {exc}") from None
+    order = {k: i for i, k in enumerate(OTHER_KINDS)}
+    sc.others.sort(key=lambda o: order[o["kind"]])
+    _settle_storage(sc.others)
+    for step, where in zip(sc.steps, step_where, strict=True):
+        step.scenario = parse_scenario(step.create, where, classes.values())
+    sc.warnings = _warnings(sc)
+    return sc
+
+
+def _warnings(sc: Scenario) -> list[str]:
+    where = f"{sc.source}: " if sc.source else ""
+    if not (sc.nodes or sc.pods or sc.others or sc.namespaces or sc.priority_classes or sc.steps):
+        return [f"{where}the scenario is empty: there is nothing to schedule"]
+    out = []
+    if not sc.nodes and not any(step.scenario is not None and step.scenario.nodes for step in sc.steps):
+        out.append(f"{where}the scenario has no nodes: every pod will be unschedulable")
+    for node in sc.nodes:
+        status = node.get("status") or {}
+        if not status.get("allocatable") and not status.get("capacity"):
+            out.append(
+                f"{where}Node {node['metadata']['name']}: no status.allocatable (nor status.capacity): "
+                "it can run no pod"
+            )
+    return out
+
+
+def _settle_storage(objs: list[dict[str, Any]]) -> None:
+    """Apply the API server's defaults to storage objects, then the PV controller's binding: a
+    claim whose ``volumeName`` names an existing volume is bound to it (both ways), volumes
+    claimed by nobody are Available. Values the scenario sets are kept."""
+    pvs = {o["metadata"]["name"]: o for o in objs if o["kind"] == "PersistentVolume"}
+    for o in objs:
+        kind = o["kind"]
+        if kind == "StorageClass":
+            o.setdefault("reclaimPolicy", "Delete")
+            o.setdefault("volumeBindingMode", "Immediate")
+        elif kind == "PersistentVolume":
+            o["spec"].setdefault("persistentVolumeReclaimPolicy", "Retain")
+            o["spec"].setdefault("volumeMode", "Filesystem")
+        elif kind == "PersistentVolumeClaim":
+            o["spec"].setdefault("volumeMode", "Filesystem")
+    for o in objs:
+        if o["kind"] != "PersistentVolumeClaim":
+            continue
+        pv = pvs.get(o["spec"].get("volumeName") or "")
+        if pv is None:
+            o.setdefault("status", {}).setdefault("phase", "Pending")
+            continue
+        meta = o["metadata"]
+        ref = pv["spec"].get("claimRef")
+        if ref and (ref.get("name") != meta["name"] or (ref.get("namespace") or "default") != meta["namespace"]):
+            o.setdefault("status", {}).setdefault("phase", "Pending")
+            continue
+        if not ref:
+            pv["spec"]["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": meta["namespace"],
+                "name": meta["name"],
+            }
+            pv["metadata"].setdefault("annotations", {}).setdefault(_BOUND_BY_CONTROLLER, "yes")
+        meta.setdefault("annotations", {}).setdefault(_BIND_COMPLETED, "yes")
+        status = o.setdefault("status", {})
+        status.setdefault("phase", "Bound")
+        if pv["spec"].get("accessModes"):
+            status.setdefault("accessModes", list(pv["spec"]["accessModes"]))
+        if pv["spec"].get("capacity"):
+            status.setdefault("capacity", dict(pv["spec"]["capacity"]))
+        pv.setdefault("status", {}).setdefault("phase", "Bound")
+    for pv in pvs.values():
+        pv.setdefault("status", {}).setdefault("phase", "Bound" if pv["spec"].get("claimRef") else "Available")
+
+
+def _check_mapping(obj: dict[str, Any], key: str, where: str, prefix: str, required: bool) -> dict[str, Any]:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise ScenarioError(f"{prefix}{where}.{key}: Required value ({obj['kind']} {obj['metadata']['name']})")
+        return {}
+    if not isinstance(value, dict):
+        raise ScenarioError(f"{prefix}{where}.{key}: must be a mapping ({obj['kind']} {obj['metadata']['name']})")
+    return value
+
+
+def _too_deep(obj: Any) -> str | None:
+    """The path (``.spec.affinity...``) where ``obj`` nests deeper than :data:`MAX_DEPTH`, if it
+    does. Iterative: the objects are copied and read recursively afterwards, so they must be
+    shallow enough for that."""
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    while stack:
+        value, path, depth = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth >= MAX_DEPTH:
+            return path
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        stack.extend((v, f"{path}[{k}]" if isinstance(value, list) else f"{path}.{k}", depth + 1) for k, v in items)
+    return None
+
+
+def _require_string(value: Any, path: str, what: str) -> None:
+    if not isinstance(value, str):
+        got = "null" if value is None else type(value).__name__
+        raise ScenarioError(f"{path}: must be a string, got {got} ({what})")
+
+
+def _check_metadata(meta: dict[str, Any], path: str, kind: str) -> None:
+    """What is read before the object's types are checked: its name and namespace (an object's
+    identity). An unquoted YAML timestamp becomes the API's RFC 3339 string, in place."""
+    _require_string(meta["name"], f"{path}.name", kind)
+    if meta.get("namespace") is not None:
+        _require_string(meta["namespace"], f"{path}.namespace", f"{kind} {meta['name']}")
+    created = meta.get("creationTimestamp")
+    if isinstance(created, datetime):
+        when = created if created.tzinfo else created.replace(tzinfo=UTC)
+        meta["creationTimestamp"] = when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _check_pod_fields(spec: dict[str, Any], path: str, what: str) -> None:
+    """The pod fields the simulator and admission read before the scheduler does (profile, node,
+    priority): of the wrong type, the pod could not even be created."""
+    for key in ("schedulerName", "nodeName", "priorityClassName", "preemptionPolicy"):
+        if spec.get(key) is not None:
+            _require_string(spec[key], f"{path}.{key}", what)
+    priority = spec.get("priority")
+    if priority is not None and (isinstance(priority, bool) or not isinstance(priority, int)):
+        raise ScenarioError(f"{path}.priority: must be an integer, got {type(priority).__name__} ({what})")
+
+
+def admit_pod(pod: dict[str, Any], priority_classes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What the API server's admission would do to a pod: resolve its priority class.
+
+    Raises :class:`ScenarioError` for a priorityClassName that does not exist, as the API
+    server refuses such a pod.
+    """
+    spec = pod["spec"]
+    spec.setdefault("schedulerName", "default-scheduler")
+    name = spec.get("priorityClassName")
+    pc: dict[str, Any] | None = None
+    if name:
+        pc = priority_classes.get(name)
+        if pc is None:
+            raise ScenarioError(
+                f"pod {pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}: spec.priorityClassName: "
+                f"no PriorityClass with name {name} was found"
+            )
+    else:
+        pc = next((p for p in priority_classes.values() if p.get("globalDefault")), None)
+    if pc is not None and "priority" in spec and name and int(spec["priority"]) != int(pc["value"]):
+        raise ScenarioError(
+            f"pod {pod['metadata'].get('namespace', 'default')}/{pod['metadata']['name']}: spec.priority: Forbidden: "
+            f"the integer value of priority ({spec['priority']}) must not be provided in pod spec; priority admission "
+            f"controller computed {pc['value']} from the given PriorityClass name"
+        )
+    if pc is not None and "priority" not in spec:
+        spec["priority"] = int(pc["value"])
+        if pc.get("preemptionPolicy") and "preemptionPolicy" not in spec:
+            spec["preemptionPolicy"] = pc["preemptionPolicy"]
+    return pod

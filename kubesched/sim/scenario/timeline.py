@@ -1,0 +1,246 @@
+"""Scenarios in time: steps that create, patch or delete objects at a simulated time, and pods
+that run for a while and then end.
+
+A scenario may hold documents of ``kind: Steps`` (``apiVersion: kubesched.io/v1``)::
+
+    kind: Steps
+    steps:
+    - at: 30s                      # simulated time (a Go duration, or seconds)
+      create: [ ...objects... ]    # any scenario objects; pods arrive pending
+      delete: [ {kind: Node, name: n1} ]
+      patch: [ {kind: Node, name: n2, patch: {spec: {unschedulable: true}}} ]   # merge patch
+
+A pod annotated ``kubesched.io/lifetime: 90s`` is deleted that long after it is bound, as a pod
+that finishes. ``simulate`` runs the scenario, then each step in time order (a step without
+``at`` comes right after the one before), letting the scheduler settle after each, and reports a
+timeline: per moment, what happened, pods placed and pending, and cluster utilisation.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+Obj = dict[str, Any]
+
+STEPS_KIND = "Steps"
+LIFETIME = "kubesched.io/lifetime"
+
+
+class TimelineError(ValueError):
+    """A step or lifetime that cannot be read; the message names the field."""
+
+
+def seconds(value: Any, where: str) -> float:
+    """A Go duration (``90s``, ``1m30s``) or a number of seconds, not negative."""
+    from kubesched.config.models import parse_go_duration
+
+    if isinstance(value, bool):
+        raise TimelineError(f"{where}: Invalid value: {value!r}: a duration (90s) or seconds")
+    if isinstance(value, int | float):
+        out = float(value)
+    elif isinstance(value, str):
+        try:
+            out = parse_go_duration(value)
+        except ValueError as exc:
+            raise TimelineError(f"{where}: Invalid value: {value!r}: {exc}") from None
+    else:
+        raise TimelineError(f"{where}: Invalid value: {value!r}: a duration (90s) or seconds")
+    if out < 0:
+        raise TimelineError(f"{where}: Invalid value: {value!r}: must not be negative")
+    return out
+
+
+@dataclass
+class Ref:
+    kind: str
+    name: str
+    namespace: str | None = None
+
+
+@dataclass
+class Step:
+    at: float
+    index: int
+    create: list[Obj] = field(default_factory=list)
+    delete: list[Ref] = field(default_factory=list)
+    patch: list[tuple[Ref, Obj]] = field(default_factory=list)
+    #: ``create`` parsed as a scenario (set by the scenario loader).
+    scenario: Any = None
+
+    def describe(self) -> str:
+        parts = []
+        if self.create:
+            parts.append(f"create {len(self.create)}")
+        if self.patch:
+            parts.append("patch " + ", ".join(f"{r.kind} {r.name}" for r, _ in self.patch))
+        if self.delete:
+            parts.append("delete " + ", ".join(f"{r.kind} {r.name}" for r in self.delete))
+        return f"step {self.index + 1}: " + ("; ".join(parts) or "nothing")
+
+
+def _ref(raw: Any, where: str) -> Ref:
+    if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or not isinstance(raw.get("name"), str):
+        raise TimelineError(f"{where}: Required value: kind and name")
+    ns = raw.get("namespace")
+    if ns is not None and not isinstance(ns, str):
+        raise TimelineError(f"{where}.namespace: Invalid value: {ns!r}: a string")
+    return Ref(raw["kind"], raw["name"], ns)
+
+
+def parse_steps(doc: Obj, where: str, first_index: int = 0, after: float = 0.0) -> list[Step]:
+    """The steps of one ``kind: Steps`` document (objects in ``create`` are checked by the
+    scenario loader, which calls this)."""
+    unknown = set(doc) - {"apiVersion", "kind", "metadata", "steps"}
+    if unknown:
+        raise TimelineError(f"{where}: unknown field {sorted(unknown)[0]!r} (a Steps document has steps)")
+    raw_steps = doc.get("steps")
+    if not isinstance(raw_steps, list):
+        raise TimelineError(f"{where}.steps: Required value: a list of steps")
+    out = []
+    at = after
+    for i, raw in enumerate(raw_steps):
+        path = f"{where}.steps[{i}]"
+        if not isinstance(raw, dict):
+            raise TimelineError(f"{path}: expected a mapping")
+        unknown = set(raw) - {"at", "create", "delete", "patch"}
+        if unknown:
+            raise TimelineError(f"{path}: unknown field {sorted(unknown)[0]!r}")
+        if raw.get("at") is not None:
+            at = seconds(raw["at"], f"{path}.at")
+        step = Step(at, first_index + i)
+        creates = raw.get("create") or []
+        if not isinstance(creates, list) or not all(isinstance(o, dict) for o in creates):
+            raise TimelineError(f"{path}.create: a list of objects")
+        step.create = creates
+        for j, d in enumerate(raw.get("delete") or []):
+            step.delete.append(_ref(d, f"{path}.delete[{j}]"))
+        for j, p in enumerate(raw.get("patch") or []):
+            ref = _ref(p, f"{path}.patch[{j}]")
+            if not isinstance(p.get("patch"), dict):
+                raise TimelineError(f"{path}.patch[{j}].patch: Required value: a merge patch (a mapping)")
+            step.patch.append((ref, p["patch"]))
+        out.append(step)
+    return out
+
+
+class Agenda:
+    """What happens when: steps, and the end of pods that have a lifetime."""
+
+    def __init__(self, steps: list[Step]) -> None:
+        self._seq = itertools.count()
+        self._heap: list[tuple[float, int, str, Any]] = []
+        for step in steps:
+            heapq.heappush(self._heap, (step.at, next(self._seq), "step", step))
+
+    def pod_ends(self, at: float, namespace: str, name: str) -> None:
+        heapq.heappush(self._heap, (at, next(self._seq), "end", (namespace, name)))
+
+    def next_time(self) -> float | None:
+        return self._heap[0][0] if self._heap else None
+
+    def pop(self) -> tuple[float, str, Any]:
+        at, _, what, item = heapq.heappop(self._heap)
+        return at, what, item
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
+
+
+class Lives:
+    """The simulation's clock-driven side: when pods start (are bound) and end (their lifetime
+    is up, or a step deletes them), the steps' patches and deletions, and the moments of the
+    timeline report."""
+
+    def __init__(self, store: Any, agenda: Agenda, clock: Any) -> None:
+        self.store = store
+        self.agenda = agenda
+        self.clock = clock
+        self.start: dict[str, float] = {}
+        #: pod key -> (node, started, ended): pods that ran their lifetime.
+        self.completed: dict[str, tuple[str, float, float]] = {}
+        #: pod key -> why a step removed it.
+        self.removed: dict[str, str] = {}
+        self.any = False
+
+    def started(self, pod: Obj) -> None:
+        """A pod placed at the start (or by a step) on a node: its lifetime runs from now."""
+        meta = pod["metadata"]
+        key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+        self.start[key] = self.clock()
+        lifetime = (meta.get("annotations") or {}).get(LIFETIME)
+        if lifetime is not None:
+            self.any = True
+            self.agenda.pod_ends(
+                self.clock() + seconds(lifetime, LIFETIME), meta.get("namespace") or "default", meta["name"]
+            )
+
+    def on_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        if kind == "Pod" and etype == "MODIFIED" and old is not None:
+            if (obj.get("spec") or {}).get("nodeName") and not (old.get("spec") or {}).get("nodeName"):
+                self.started(obj)
+
+    def end(self, ref: tuple[str, str]) -> str:
+        ns, name = ref
+        key = f"{ns}/{name}"
+        try:
+            pod = self.store.get("Pod", ns, name)
+        except Exception:  # noqa: BLE001 - gone already (preempted, deleted by a step)
+            return f"{key} would have ended: gone already"
+        node = (pod.get("spec") or {}).get("nodeName") or ""
+        self.store.delete("Pod", ns, name)
+        self.completed[key] = (node, self.start.get(key, 0.0), self.clock())
+        return f"{key} ended on {node}"
+
+    def apply_step(self, step: Step) -> None:
+        from kubesched.cluster.store import json_copy
+        from kubesched.sim.apiserver.patching import merge_patch
+
+        for ref, patch in step.patch:
+            try:
+                current = self.store.get(
+                    ref.kind, ref.namespace or ("default" if ref.kind == "Pod" else None), ref.name
+                )
+            except Exception:  # noqa: BLE001 - nothing of that name: the step says so in the report
+                continue
+            self.store.update(ref.kind, merge_patch(json_copy(current), patch))
+        for ref in step.delete:
+            ns = ref.namespace or ("default" if ref.kind == "Pod" else None)
+            try:
+                self.store.delete(ref.kind, ns, ref.name)
+            except Exception:  # noqa: BLE001
+                continue
+            if ref.kind == "Pod":
+                self.removed[f"{ns}/{ref.name}"] = f"deleted at {self.clock():g}s by step {step.index + 1}"
+
+    def moment(self, event: str, keys: list[str], scheduler: Any) -> Obj:
+        """One line of the timeline: now, what happened, pods placed and pending, utilisation."""
+        placed = pending = 0
+        for key in keys:
+            ns, name = key.split("/", 1)
+            try:
+                pod = self.store.get("Pod", ns, name)
+            except Exception:  # noqa: BLE001 - ended or deleted
+                continue
+            if (pod.get("spec") or {}).get("nodeName"):
+                placed += 1
+            else:
+                pending += 1
+        cpu_alloc = cpu_req = mem_alloc = mem_req = 0
+        for ni in scheduler.cache.nodes.values():
+            if ni.node is None:
+                continue
+            cpu_alloc += ni.allocatable.milli_cpu
+            cpu_req += ni.requested.milli_cpu
+            mem_alloc += ni.allocatable.memory
+            mem_req += ni.requested.memory
+        return {
+            "time": self.clock(),
+            "event": event,
+            "running": placed,
+            "pending": pending,
+            "cpuPercent": round(100.0 * cpu_req / cpu_alloc, 1) if cpu_alloc else 0.0,
+            "memoryPercent": round(100.0 * mem_req / mem_alloc, 1) if mem_alloc else 0.0,
+        }
