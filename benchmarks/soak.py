@@ -63,7 +63,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.run import default_node, default_pod  # noqa: E402
+from benchmarks.catalogue import default_node, default_pod  # noqa: E402
 
 Obj = dict[str, Any]
 MiB = 1024 * 1024
