@@ -103,3 +103,16 @@ def test_scaling_rows_give_time_per_pod_and_growth() -> None:
 def test_scaling_refuses_to_combine_with_named_workloads(capsys: pytest.CaptureFixture[str]) -> None:
     assert run.main(["--scaling", "-w", "SchedulingBasic/500Nodes"]) == 2
     assert "--scaling" in capsys.readouterr().err
+
+
+def test_list_names_every_workload_and_marks_the_slow_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run.main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(WORKLOADS)
+    slow = [line.split()[0] for line in lines if line.endswith("(slow: only with -w or --all)")]
+    assert slow == ["SchedulingBasic/15000Nodes_50000Pods"]
+
+
+def test_an_unknown_workload_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run.main(["-w", "SchedulingBasic/500Nodes", "-w", "NoSuch/1Node"]) == 2
+    assert "unknown workload(s): NoSuch/1Node; see --list" in capsys.readouterr().err
