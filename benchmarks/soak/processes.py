@@ -22,6 +22,7 @@ def free_port() -> int:
 
 
 def rss_bytes(pid: int) -> int | None:
+    """The resident set of process ``pid`` (from /proc), or None when it is gone."""
     try:
         with open(f"/proc/{pid}/status", encoding="ascii") as f:
             for line in f:

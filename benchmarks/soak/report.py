@@ -12,6 +12,8 @@ from rich.table import Table
 
 @dataclass
 class Check:
+    """One verdict: its name, whether it passed, and what was seen."""
+
     name: str
     ok: bool
     detail: str
@@ -19,6 +21,8 @@ class Check:
 
 @dataclass
 class Report:
+    """A soak's figures and checks; it passed (:attr:`ok`) when there are checks and all pass."""
+
     nodes: int
     pods: int
     faults: str
@@ -53,6 +57,7 @@ class Report:
 
 
 def print_report(rep: Report) -> None:
+    """The figures as one table, then the checks (PASS/FAIL and why), then where the logs are."""
     t = Table(title=f"kubesched soak: {rep.nodes} nodes, {rep.pods} pods, faults {rep.faults} (seed {rep.seed})")
     t.add_column("measure")
     t.add_column("value", justify="right", max_width=80, overflow="fold")

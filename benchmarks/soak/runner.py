@@ -33,6 +33,10 @@ PODS = "/api/v1/namespaces/default/pods"
 
 
 class Soak:
+    """One soak of ``settings``: :meth:`run` starts the processes, drives the load and the
+    faults, and returns the :class:`Report` with every check's verdict. ``progress``, when given,
+    is a rich ``Progress`` it keeps up to date (pods created, pods bound)."""
+
     def __init__(self, settings: Settings, progress: Any = None) -> None:
         self.s = settings
         self.progress = progress
