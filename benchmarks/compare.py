@@ -11,18 +11,19 @@ run to run on either path; for them only the number of pods bound is compared.
 
 from __future__ import annotations
 
-import asyncio
-import json
-import subprocess
-import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchmarks.run import ROOT, WORKLOADS, Result, runner_for
+from benchmarks.backends import runner_for
+from benchmarks.catalogue import WORKLOADS
+from benchmarks.launch import loop_runner, run_fresh
+from benchmarks.measure import Result
 
 
 @dataclass
 class Comparison:
+    """Both runs of one workload and how their placements compare."""
+
     workload: str
     per_node: Result
     batch: Result
@@ -59,16 +60,11 @@ class Comparison:
 
 
 def compare_in_process(name: str, use_uvloop: bool = True, backend: str = "memory") -> Comparison:
+    """Run workload ``name`` node by node, then in batches, here; compare where pods went."""
     w = WORKLOADS[name]
     run = runner_for(backend)
-    runner: Any = asyncio.run
-    if use_uvloop:
-        try:
-            import uvloop
-
-            runner = uvloop.run
-        except ImportError:
-            pass
+    # The results keep ``loop`` empty, as they always have in a comparison's JSON.
+    runner, _ = loop_runner(use_uvloop)
     placements: dict[bool, dict[str, str]] = {}
     results: dict[bool, Result] = {}
     for batch in (False, True):
@@ -88,53 +84,7 @@ def compare_in_process(name: str, use_uvloop: bool = True, backend: str = "memor
 
 
 def compare_isolated(name: str, use_uvloop: bool, backend: str = "memory") -> dict[str, Any]:
-    """One comparison in a fresh interpreter (both runs inside it)."""
-    cmd = [sys.executable, "-m", "benchmarks.run", "--compare", "--in-process", "--json", "--workload", name]
-    cmd += ["--backend", backend]
-    if not use_uvloop:
-        cmd.append("--no-uvloop")
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
-    if out.returncode not in (0, 1):
-        raise RuntimeError(f"comparison of {name} failed:\n{out.stderr}")
-    payload: dict[str, Any] = json.loads(out.stdout)[0]
-    return payload
-
-
-def _verdict(row: dict[str, Any]) -> str:
-    if not row["same_placements"]:
-        return f"NO: {row['placements_differ']} of {row['pods_compared']}"
-    return "n/a: timing (same count bound)" if row.get("timing_dependent") else "yes"
-
-
-def print_comparisons(rows: list[dict[str, Any]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    t = Table(title="per-node path vs batch path (one process, same seed)")
-    for col in (
-        "workload",
-        "per-node pods/s",
-        "batch pods/s",
-        "batch / per-node",
-        "per-node p50 ms",
-        "batch p50 ms",
-        "batch p99 ms",
-        "same placements",
-    ):
-        t.add_column(col, justify="left" if col == "workload" else "right", no_wrap=col == "workload")
-    for row in rows:
-        t.add_row(
-            row["workload"],
-            f"{row['per_node']['pods_per_second']:.1f}",
-            f"{row['batch']['pods_per_second']:.1f}",
-            f"{row['speedup']:.2f}",
-            f"{row['per_node']['attempt_p50_ms']:.3f}",
-            f"{row['batch']['attempt_p50_ms']:.3f}",
-            f"{row['batch']['attempt_p99_ms']:.3f}",
-            _verdict(row),
-        )
-    console = Console(color_system=None, width=160)
-    console.print(t)
-    for row in rows:
-        for example in row["examples"]:
-            console.print(f"  {row['workload']}: {example}")
+    """One comparison in a fresh interpreter (both runs inside it), as its JSON row."""
+    args = ["--compare", "--in-process", "--json", "--workload", name, "--backend", backend]
+    # Exit 1 is a comparison that ran and found placements differ: its row says so.
+    return run_fresh(args, use_uvloop, ok=(0, 1), failed=f"comparison of {name} failed")

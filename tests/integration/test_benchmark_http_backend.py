@@ -3,14 +3,8 @@ benchmark's business, not a test's)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.http_backend import run_http  # noqa: E402
-from benchmarks.run import Workload  # noqa: E402
+from benchmarks.backends.http import run_http
+from benchmarks.catalogue import Workload
 
 
 async def test_a_workload_runs_through_the_embedded_api_server_over_http():

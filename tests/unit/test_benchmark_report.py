@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import run
-from benchmarks.run import WORKLOADS, Result, default_names, print_table, scaling_rows, with_floor
+from benchmarks import catalogue, run
+from benchmarks.catalogue import WORKLOADS, default_names
+from benchmarks.measure import Result, with_floor
+from benchmarks.report import print_table, scaling_rows
 
 
 def result(workload: str, pods_per_second: float, nodes: int = 5000, measured: int = 1000) -> Result:
@@ -58,8 +60,10 @@ def test_ratio_is_ours_over_the_floor() -> None:
 
 
 def test_table_prints_floor_ratio_dash_and_names_a_borrowed_floor(capsys: pytest.CaptureFixture[str]) -> None:
-    exact = with_floor(result("SchedulingBasic/5000Nodes_10000Pods", 340.0, measured=10000), run.SCHEDULING_BASIC_FLOOR)
-    borrowed = with_floor(result("SchedulingPodAntiAffinity/5000Nodes", 150.0), run.ANTI_AFFINITY_FLOOR)
+    exact = with_floor(
+        result("SchedulingBasic/5000Nodes_10000Pods", 340.0, measured=10000), catalogue.SCHEDULING_BASIC_FLOOR
+    )
+    borrowed = with_floor(result("SchedulingPodAntiAffinity/5000Nodes", 150.0), catalogue.ANTI_AFFINITY_FLOOR)
     none = with_floor(result("PreemptionBasic/500Nodes", 80.0, nodes=500), None)
     print_table([exact, borrowed, none])
     out = capsys.readouterr().out
@@ -93,9 +97,22 @@ def test_scaling_rows_give_time_per_pod_and_growth() -> None:
         (5000, 4.0, 2.0),
         (15000, 10.0, 5.0),
     ]
-    assert [r["workload"] for r in rows] == run.SCALING
+    assert [r["workload"] for r in rows] == catalogue.SCALING
 
 
 def test_scaling_refuses_to_combine_with_named_workloads(capsys: pytest.CaptureFixture[str]) -> None:
     assert run.main(["--scaling", "-w", "SchedulingBasic/500Nodes"]) == 2
     assert "--scaling" in capsys.readouterr().err
+
+
+def test_list_names_every_workload_and_marks_the_slow_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run.main(["--list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(WORKLOADS)
+    slow = [line.split()[0] for line in lines if line.endswith("(slow: only with -w or --all)")]
+    assert slow == ["SchedulingBasic/15000Nodes_50000Pods"]
+
+
+def test_an_unknown_workload_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run.main(["-w", "SchedulingBasic/500Nodes", "-w", "NoSuch/1Node"]) == 2
+    assert "unknown workload(s): NoSuch/1Node; see --list" in capsys.readouterr().err

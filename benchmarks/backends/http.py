@@ -1,4 +1,5 @@
-"""``python -m benchmarks.run --backend http``: a workload through the embedded API server.
+"""The HTTP backend (``python -m benchmarks.run --backend http``): a workload through the
+embedded API server.
 
 The in-memory backend hands the scheduler its events in-process; this one puts real HTTP in
 between, as in a cluster: ``kubesched sim serve`` runs in a process of its own (plain HTTP on
@@ -26,25 +27,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.backends.common import CHURN_PREFIX, Churn, workload_scheduler
+from benchmarks.catalogue import Workload, default_node, default_pod
+from benchmarks.measure import LoopLag, Result, measured_result
+
 #: Pods the client creates at once.
 CREATE_CONCURRENCY = 64
 #: The scheduler client's rate limit here: high enough never to be the bottleneck.
 CLIENT_QPS = 100_000.0
 
 
-async def run_http(w: Any, batch: bool = True, placements: dict[str, str] | None = None) -> Any:
+async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] | None = None) -> Result:
+    """Run ``w`` once over HTTP; ``batch`` and ``placements`` as for the in-memory backend."""
     import aiohttp
     import yaml
 
-    from benchmarks.run import (
-        CHURN_PREFIX,
-        Churn,
-        LoopLag,
-        default_node,
-        default_pod,
-        measured_result,
-        workload_scheduler,
-    )
     from kubesched.cluster.kube.cluster import KubeCluster
     from kubesched.config import load_config
     from kubesched.testing import sim_serve_process

@@ -1,0 +1,64 @@
+"""What both backends share: the scheduler a workload runs, and upstream's churn op."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from benchmarks.catalogue import Workload
+
+#: Name prefix of the churn pods: they are neither measured nor counted as placements.
+CHURN_PREFIX = "churn"
+
+
+def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
+    """The scheduler a workload runs: its configuration's profiles and options, seed 1."""
+    from kubesched.scheduler import Scheduler, SchedulerOptions
+
+    m = cfg.model
+    return Scheduler(
+        cfg.profiles,
+        cluster,
+        SchedulerOptions(
+            parallelism=m.parallelism,
+            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+            seed=1,
+            batch=batch,
+            opportunistic_batching=w.opportunistic_batching,
+            gc_pacing=True,  # as `kubesched run` has it
+        ),
+    )
+
+
+def not_churn(pod: dict[str, Any]) -> bool:
+    return not pod["metadata"]["name"].startswith(CHURN_PREFIX)
+
+
+class Churn:
+    """Upstream's ``churn`` op in ``create`` mode: ``create(pod)`` one pod of the workload's
+    churn template every interval, from :meth:`start` to :meth:`stop` (nothing without one)."""
+
+    def __init__(self, w: Workload, create: Callable[[dict[str, Any]], Any]) -> None:
+        self.w = w
+        self.create = create
+        self.created = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self.w.make_churn_pod is not None:
+            self._task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        assert self.w.make_churn_pod is not None
+        while True:
+            result = self.create(self.w.make_churn_pod(CHURN_PREFIX, self.created))
+            if asyncio.iscoroutine(result):
+                await result
+            self.created += 1
+            await asyncio.sleep(self.w.churn_interval)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)

@@ -1,0 +1,353 @@
+"""The workloads: upstream scheduler_perf's cases as data, with their node and pod templates and
+upstream's throughput floors.
+
+A workload says what to create (nodes, init pods, measured pods, a churn) and how to judge it
+(its floor); it runs nothing. The backends (:mod:`benchmarks.backends`) run it, :mod:`benchmarks.measure`
+turns a run into a :class:`~benchmarks.measure.Result`.
+
+The node and pod templates follow upstream's scheduler_perf defaults (node: 4 CPU, 32Gi, 110
+pods; pod: 100m CPU, 500Mi memory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: This folder: the configurations a workload names live beside the catalogue.
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Upstream's throughput floor: scheduler_perf fails a run whose pods/s falls below it."""
+
+    pods_per_second: float
+    #: The upstream test case the threshold belongs to ("SchedulingPodAntiAffinity/5000Nodes_2000Pods").
+    upstream: str
+
+
+# Thresholds of kubernetes/kubernetes test/integration/scheduler_perf, the newest stored versions
+# of misc/, affinity/ and topology_spreading/performance-config.yaml (master after v1.34: the
+# configs already name v1.35's NodeDeclaredFeatures gate). Upstream sets a threshold only on its
+# large `performance` cases; a workload of ours with the same test and node count but fewer
+# measured pods carries that case's floor, named, so the table can say the sizes differ.
+# PreemptionBasic has no threshold upstream (570 belongs to PreemptionAsync: default pods measured
+# while a high-priority pod preempts every 200 ms).
+SCHEDULING_BASIC_FLOOR = Floor(680, "SchedulingBasic/5000Nodes_10000Pods")
+ANTI_AFFINITY_FLOOR = Floor(60, "SchedulingPodAntiAffinity/5000Nodes_2000Pods")
+AFFINITY_FLOOR = Floor(35, "SchedulingPodAffinity/5000Nodes_5000Pods")
+NODE_AFFINITY_FLOOR = Floor(220, "SchedulingNodeAffinity/5000Nodes_10000Pods")
+SPREADING_FLOOR = Floor(460, "TopologySpreading/5000Nodes_5000Pods")
+PREEMPTION_ASYNC_FLOOR = Floor(570, "PreemptionAsync/5000Nodes")
+
+
+@dataclass
+class Workload:
+    """One benchmark: ``nodes`` nodes, ``init_pods`` placed first (not measured), then
+    ``measure_pods`` created at once and measured until each is decided (or, with
+    ``wait_bound``, bound). Templates left None are upstream's defaults."""
+
+    name: str
+    nodes: int
+    init_pods: int
+    measure_pods: int
+    make_node: Callable[[int], dict[str, Any]] | None = None
+    make_pod: Callable[[str, int], dict[str, Any]] | None = None
+    config: str | None = None
+    description: str = ""
+    #: A scenario (nodes + pending pods) instead of templates; its pods are all measured.
+    scenario: Callable[[], Any] | None = None
+    #: Why the workload cannot run here (e.g. trace data absent), or None.
+    unavailable: Callable[[], str | None] | None = None
+    #: Template of the init pods when it differs from the measured pods'.
+    make_init_pod: Callable[[str, int], dict[str, Any]] | None = None
+    #: Measure until every measured pod is bound (preemption: pods need a second attempt).
+    wait_bound: bool = False
+    #: Upstream's throughput floor for this workload, or None where upstream sets none.
+    floor: Floor | None = None
+    #: Takes minutes: run only when named (-w), with --all or by --scaling.
+    slow: bool = False
+    #: Upstream's OpportunisticBatching feature gate on (SchedulerOptions.opportunistic_batching).
+    opportunistic_batching: bool = False
+    #: Where pods land depends on wall-clock timing (preemption: when a preemptor's backoff
+    #: ends against when its victims are gone), so two runs may differ on any path.
+    timing_dependent: bool = False
+    #: Upstream's ``churn`` op in ``create`` mode: while the measured pods are scheduled, one pod
+    #: of this template every ``churn_interval`` seconds (not measured; they may preempt).
+    make_churn_pod: Callable[[str, int], dict[str, Any]] | None = None
+    churn_interval: float = 0.2
+
+
+def default_node(i: int) -> dict[str, Any]:
+    name = f"node-{i}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {},
+        "status": {
+            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
+        },
+    }
+
+
+def default_pod(prefix: str, i: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"{prefix}-{i}", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {
+                        "requests": {"cpu": "100m", "memory": "500Mi"},
+                        "limits": {"cpu": "100m", "memory": "500Mi"},
+                    },
+                }
+            ]
+        },
+    }
+
+
+def zoned_node(zones: list[str]) -> Callable[[int], dict[str, Any]]:
+    """node-default with ``topology.kubernetes.io/zone`` cycling through ``zones`` (upstream's
+    labelNodePrepareStrategy)."""
+
+    def make(i: int) -> dict[str, Any]:
+        node = default_node(i)
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = zones[i % len(zones)]
+        return node
+
+    return make
+
+
+def _pod(
+    namespace: str = "default", labels: dict[str, str] | None = None, cpu: str = "100m", **spec: Any
+) -> Callable[[str, int], dict[str, Any]]:
+    def make(prefix: str, i: int) -> dict[str, Any]:
+        pod = default_pod(prefix, i)
+        pod["metadata"]["namespace"] = namespace
+        if labels:
+            pod["metadata"]["labels"] = dict(labels)
+        res = pod["spec"]["containers"][0]["resources"]
+        res["requests"]["cpu"] = res["limits"]["cpu"] = cpu
+        pod["spec"].update(spec)
+        return pod
+
+    return make
+
+
+def _anti_affinity(namespace: str) -> Callable[[str, int], dict[str, Any]]:
+    term = {
+        "labelSelector": {"matchLabels": {"color": "green"}},
+        "topologyKey": "kubernetes.io/hostname",
+        "namespaces": ["sched-0", "sched-1"],
+    }
+    return _pod(
+        namespace,
+        {"color": "green"},
+        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+
+
+def _affinity(namespace: str) -> Callable[[str, int], dict[str, Any]]:
+    term = {
+        "labelSelector": {"matchLabels": {"color": "blue"}},
+        "topologyKey": "topology.kubernetes.io/zone",
+        "namespaces": ["sched-0", "sched-1"],
+    }
+    return _pod(
+        namespace,
+        {"color": "blue"},
+        affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
+    )
+
+
+NODE_AFFINITY_POD = _pod(
+    affinity={
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {
+                        "matchExpressions": [
+                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone1", "zone2"]}
+                        ]
+                    }
+                ]
+            }
+        }
+    }
+)
+SPREADING_POD = _pod(
+    labels={"color": "blue"},
+    topologySpreadConstraints=[
+        {
+            "maxSkew": 5,
+            "topologyKey": "topology.kubernetes.io/zone",
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"color": "blue"}},
+        }
+    ],
+)
+LOW_PRIORITY_POD = _pod(cpu="900m", terminationGracePeriodSeconds=0)
+HIGH_PRIORITY_POD = _pod(cpu="3000m", priority=10)
+SATURATING_POD = _pod(cpu="3")
+
+
+def _openb(pods: str) -> Callable[[], Any]:
+    def load() -> Any:
+        from kubesched.sim.scenario.openb import load_openb
+
+        return load_openb(pods=pods)
+
+    return load
+
+
+def _openb_missing() -> str | None:
+    from kubesched.sim.scenario.openb import trace_dir
+
+    return None if trace_dir() is not None else "the openb trace is absent (../shared/traces/alibaba-gpu-v2023)"
+
+
+WORKLOADS: dict[str, Workload] = {
+    w.name: w
+    for w in [
+        Workload("SchedulingBasic/500Nodes", 500, 500, 1000, description="upstream SchedulingBasic, 500 nodes"),
+        Workload(
+            "SchedulingBasic/5000Nodes",
+            5000,
+            1000,
+            1000,
+            floor=SCHEDULING_BASIC_FLOOR,
+            description="upstream SchedulingBasic, 5000 nodes",
+        ),
+        Workload(
+            "SchedulingBasic/5000Nodes_10000Pods",
+            5000,
+            1000,
+            10000,
+            floor=SCHEDULING_BASIC_FLOOR,
+            description="upstream SchedulingBasic, 5000 nodes, 10000 measured pods",
+        ),
+        Workload(
+            "SchedulingBasic/15000Nodes_50000Pods",
+            15000,
+            5000,
+            50000,
+            slow=True,
+            description="SchedulingBasic at 15000 nodes (no upstream case): init and measured as 5000Nodes_50000Pods",
+        ),
+        Workload(
+            "SchedulingPodAntiAffinity/5000Nodes",
+            5000,
+            1000,
+            1000,
+            make_init_pod=_anti_affinity("sched-0"),
+            make_pod=_anti_affinity("sched-1"),
+            floor=ANTI_AFFINITY_FLOOR,
+            description="upstream SchedulingPodAntiAffinity: required anti-affinity on hostname",
+        ),
+        Workload(
+            "SchedulingPodAffinity/5000Nodes",
+            5000,
+            5000,
+            1000,
+            make_node=zoned_node(["zone1"]),
+            make_init_pod=_affinity("sched-0"),
+            make_pod=_affinity("sched-1"),
+            floor=AFFINITY_FLOOR,
+            description="upstream SchedulingPodAffinity: required affinity on zone",
+        ),
+        Workload(
+            "SchedulingNodeAffinity/5000Nodes",
+            5000,
+            5000,
+            1000,
+            make_node=zoned_node(["zone1"]),
+            make_pod=NODE_AFFINITY_POD,
+            floor=NODE_AFFINITY_FLOOR,
+            description="upstream SchedulingNodeAffinity",
+        ),
+        Workload(
+            "TopologySpreading/5000Nodes",
+            5000,
+            5000,
+            2000,
+            make_node=zoned_node(["moon-1", "moon-2", "moon-3"]),
+            make_init_pod=default_pod,
+            make_pod=SPREADING_POD,
+            floor=SPREADING_FLOOR,
+            description="upstream TopologySpreading: maxSkew 5 over three zones, DoNotSchedule",
+        ),
+        Workload(
+            "PreemptionBasic/500Nodes",
+            500,
+            2000,
+            500,
+            make_init_pod=LOW_PRIORITY_POD,
+            make_pod=HIGH_PRIORITY_POD,
+            wait_bound=True,
+            timing_dependent=True,
+            description="upstream PreemptionBasic: every measured pod must preempt",
+        ),
+        Workload(
+            "PreemptionAsync/5000Nodes",
+            5000,
+            20000,
+            5000,
+            make_init_pod=LOW_PRIORITY_POD,
+            make_churn_pod=HIGH_PRIORITY_POD,
+            churn_interval=0.2,
+            wait_bound=True,
+            timing_dependent=True,
+            floor=PREEMPTION_ASYNC_FLOOR,
+            description="upstream PreemptionAsync: default pods measured while a high-priority pod that "
+            "must preempt arrives every 200 ms (async preemption, as upstream's default)",
+        ),
+        Workload(
+            "Batching/ResourceSaturation_5000Nodes",
+            5000,
+            0,
+            5000,
+            make_pod=SATURATING_POD,
+            config=str(HERE / "no-topology-defaults.yaml"),
+            opportunistic_batching=True,
+            description="upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
+            "OpportunisticBatching on, no default spreading (which makes pods unsignable)",
+        ),
+        Workload(
+            "OpenbGPU/default",
+            1523,
+            0,
+            8152,
+            scenario=_openb("default"),
+            unavailable=_openb_missing,
+            description="Alibaba GPU trace: 1523 real nodes, 8152 real pods in arrival order (GPU sharing as gpu-milli)",
+        ),
+        Workload(
+            "OpenbGPU/gpuspec33",
+            1523,
+            0,
+            8152,
+            scenario=_openb("gpuspec33"),
+            unavailable=_openb_missing,
+            description="as OpenbGPU/default, a third of GPU pods constrained to GPU models (node affinity)",
+        ),
+    ]
+}
+
+
+#: SchedulingBasic at growing cluster sizes, for --scaling.
+SCALING = ["SchedulingBasic/500Nodes", "SchedulingBasic/5000Nodes_10000Pods", "SchedulingBasic/15000Nodes_50000Pods"]
+
+
+def default_names(everything: bool = False) -> list[str]:
+    """The workloads a run without -w runs: all of them but the slow ones (all with ``everything``)."""
+    return [w.name for w in WORKLOADS.values() if everything or not w.slow]

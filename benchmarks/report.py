@@ -1,0 +1,171 @@
+"""What a run shows: the tables, the JSON and the saved file.
+
+Tables are rich tables rendered without colour at a fixed width, so their lines can be read by
+scripts and tests (``│``-separated cells); JSON rows are the dataclasses' fields, as
+``--save`` writes them.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from benchmarks.catalogue import Workload
+from benchmarks.measure import Result
+
+
+def print_workloads(workloads: list[Workload]) -> None:
+    """``--list``: one line per workload, the slow ones marked."""
+    for w in workloads:
+        slow = " (slow: only with -w or --all)" if w.slow else ""
+        print(f"{w.name:45s} nodes={w.nodes} init={w.init_pods} measured={w.measure_pods}  {w.description}{slow}")
+
+
+def print_json(payload: Any) -> None:
+    print(json.dumps(payload, indent=2))
+
+
+def save_json(path: str, payload: Any) -> None:
+    """Write ``payload`` to ``path`` as indented JSON, making its folder if need be."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(json.dumps(payload, indent=2) + "\n")
+
+
+def print_table(results: list[Result]) -> None:
+    """The results table, upstream's floor beside our pods/s; a floor borrowed from an upstream
+    case of another size is starred and named under the table."""
+    backend = "in-memory cluster" if not results or results[0].backend == "memory" else "over HTTP"
+    t = Table(title=f"kubesched benchmarks ({backend}, default profile)")
+    for col in (
+        "workload",
+        "nodes",
+        "init",
+        "measured",
+        "scheduled",
+        "unschedulable",
+        "pods/s",
+        "floor",
+        "ours/floor",
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "peak RSS MiB",
+        "max loop lag ms",
+        "loop",
+    ):
+        t.add_column(col, justify="left" if col in ("workload", "loop") else "right", no_wrap=col == "workload")
+    borrowed: dict[str, str] = {}
+    for r in results:
+        floor = "-"
+        if r.floor_pods_per_second is not None:
+            floor = f"{r.floor_pods_per_second:g}"
+            if r.floor_source != r.workload:
+                floor += "*"
+                borrowed[r.workload] = r.floor_source or ""
+        t.add_row(
+            r.workload,
+            str(r.nodes),
+            str(r.init_pods),
+            str(r.measure_pods),
+            str(r.scheduled),
+            str(r.unschedulable),
+            f"{r.pods_per_second:.1f}",
+            floor,
+            f"{r.floor_ratio:.2f}" if r.floor_ratio is not None else "-",
+            f"{r.attempt_p50_ms:.3f}",
+            f"{r.attempt_p90_ms:.3f}",
+            f"{r.attempt_p99_ms:.3f}",
+            f"{r.peak_rss_mib:.1f}",
+            f"{r.loop_lag_max_ms:.1f}",
+            r.loop,
+        )
+    console = Console(color_system=None, width=200)
+    console.print(t)
+    if borrowed:
+        console.print("floor: upstream scheduler_perf's threshold (pods/s); * from the upstream case of that test")
+        console.print("with the same node count and more measured pods:")
+        for ours, theirs in borrowed.items():
+            console.print(f"  {ours}: {theirs}")
+
+
+def scaling_rows(results: list[Result]) -> list[dict[str, Any]]:
+    """Time per measured pod at each size, and how many times the smallest size's it is."""
+    rows: list[dict[str, Any]] = []
+    for r in results:
+        ms = 1000.0 / r.pods_per_second if r.pods_per_second else float("inf")
+        base = rows[0]["ms_per_pod"] if rows else ms
+        rows.append(
+            {
+                "workload": r.workload,
+                "nodes": r.nodes,
+                "measure_pods": r.measure_pods,
+                "pods_per_second": r.pods_per_second,
+                "ms_per_pod": round(ms, 3),
+                "growth": round(ms / base, 2),
+                "attempt_p50_ms": r.attempt_p50_ms,
+                "peak_rss_mib": r.peak_rss_mib,
+            }
+        )
+    return rows
+
+
+def print_scaling(rows: list[dict[str, Any]]) -> None:
+    """``--scaling``: the rows of :func:`scaling_rows` as a table."""
+    t = Table(title="SchedulingBasic: time per pod as the cluster grows")
+    for col in ("workload", "nodes", "measured", "pods/s", "ms per pod", "x smallest", "p50 ms", "peak RSS MiB"):
+        t.add_column(col, justify="left" if col == "workload" else "right")
+    for row in rows:
+        t.add_row(
+            row["workload"],
+            str(row["nodes"]),
+            str(row["measure_pods"]),
+            f"{row['pods_per_second']:.1f}",
+            f"{row['ms_per_pod']:.2f}",
+            f"{row['growth']:.2f}",
+            f"{row['attempt_p50_ms']:.3f}",
+            f"{row['peak_rss_mib']:.1f}",
+        )
+    Console(color_system=None, width=150).print(t)
+
+
+def _verdict(row: dict[str, Any]) -> str:
+    if not row["same_placements"]:
+        return f"NO: {row['placements_differ']} of {row['pods_compared']}"
+    return "n/a: timing (same count bound)" if row.get("timing_dependent") else "yes"
+
+
+def print_comparisons(rows: list[dict[str, Any]]) -> None:
+    """``--compare``: both speeds and the placement verdict of each comparison row, then a few
+    differing pods of each workload whose placements differ."""
+    t = Table(title="per-node path vs batch path (one process, same seed)")
+    for col in (
+        "workload",
+        "per-node pods/s",
+        "batch pods/s",
+        "batch / per-node",
+        "per-node p50 ms",
+        "batch p50 ms",
+        "batch p99 ms",
+        "same placements",
+    ):
+        t.add_column(col, justify="left" if col == "workload" else "right", no_wrap=col == "workload")
+    for row in rows:
+        t.add_row(
+            row["workload"],
+            f"{row['per_node']['pods_per_second']:.1f}",
+            f"{row['batch']['pods_per_second']:.1f}",
+            f"{row['speedup']:.2f}",
+            f"{row['per_node']['attempt_p50_ms']:.3f}",
+            f"{row['batch']['attempt_p50_ms']:.3f}",
+            f"{row['batch']['attempt_p99_ms']:.3f}",
+            _verdict(row),
+        )
+    console = Console(color_system=None, width=160)
+    console.print(t)
+    for row in rows:
+        for example in row["examples"]:
+            console.print(f"  {row['workload']}: {example}")
