@@ -37,16 +37,6 @@ def recorder() -> Recorder:
     return Recorder()
 
 
-async def wait_until(cond: Any, timeout: float = 5.0) -> None:
-    """Poll ``cond()`` on the running loop until it holds; fail after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.01)
-
-
 def registry_with(*classes: type) -> Registry:
     """The installed plugins plus ``classes`` (test plugins)."""
     reg = Registry()

@@ -12,12 +12,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from polling import eventually_sync
 
 pytestmark = pytest.mark.e2e
 
@@ -107,16 +107,6 @@ def kubesched(kind_cluster: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         proc.wait(timeout=60)
 
 
-def wait_for(fn, timeout: float = 120.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = fn()
-        if value:
-            return value
-        time.sleep(1)
-    raise AssertionError("timed out")
-
-
 def test_pods_for_our_scheduler_are_bound_with_events(kind_cluster: Path, kubesched: subprocess.Popen[bytes]) -> None:
     name = f"e2e-{uuid.uuid4().hex[:6]}"
     manifest = {
@@ -137,7 +127,7 @@ def test_pods_for_our_scheduler_are_bound_with_events(kind_cluster: Path, kubesc
         pod = json.loads(kubectl(kind_cluster, "get", "pod", name, "-o", "json").stdout)
         return pod["spec"].get("nodeName", "")
 
-    assert wait_for(node)
+    assert eventually_sync(node, f"{name} bound", timeout=120, interval=1)
     events = kubectl(kind_cluster, "get", "events", "--field-selector", f"involvedObject.name={name}").stdout
     assert "Scheduled" in events
     pod = json.loads(kubectl(kind_cluster, "get", "pod", name, "-o", "json").stdout)
@@ -170,7 +160,7 @@ def test_unschedulable_pod_gets_failed_scheduling(kind_cluster: Path, kubesched:
         text = kubectl(kind_cluster, "describe", "pod", name).stdout
         return text if "FailedScheduling" in text else ""
 
-    text = wait_for(described)
+    text = eventually_sync(described, f"FailedScheduling for {name}", timeout=120, interval=1)
     assert "Insufficient cpu" in text
     kubectl(kind_cluster, "delete", "pod", name, "--wait=false")
 

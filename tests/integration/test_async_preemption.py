@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import wait_until
+from polling import eventually
 
 from kubesched.backend.queue import GATED_Q, UNSCHEDULABLE_Q
 from kubesched.cluster.base import ClusterError, NotFound
@@ -96,7 +96,7 @@ class Cluster:
 async def fill_node_with_victims(c: Cluster, victims: int = 3) -> Any:
     c.create(make_node("n1").capacity(cpu="3", memory="8Gi", pods="10"))
     c.create(*[make_pod(f"low-{i}").priority(0).req(cpu="1") for i in range(victims)])
-    await wait_until(lambda: all(c.node_of(f"low-{i}") == "n1" for i in range(victims)))
+    await eventually(lambda: all(c.node_of(f"low-{i}") == "n1" for i in range(victims)))
     high = make_pod("high").priority(100).req(cpu="3")
     c.cluster.preemptor_uid = high.obj()["metadata"]["uid"]
     return high
@@ -108,19 +108,19 @@ async def test_the_preemptor_waits_gated_until_its_victims_are_gone_then_lands()
         c.cluster.release.clear()
         c.create(high)
         # Nominated at once, while every deletion is still held.
-        await wait_until(lambda: (c.pod("high") or {}).get("status", {}).get("nominatedNodeName") == "n1")
+        await eventually(lambda: (c.pod("high") or {}).get("status", {}).get("nominatedNodeName") == "n1")
         uid = c.cluster.preemptor_uid
-        await wait_until(lambda: c.scheduler.queue.where(uid) == UNSCHEDULABLE_Q)
+        await eventually(lambda: c.scheduler.queue.where(uid) == UNSCHEDULABLE_Q)
         # An event that would let it try again (room elsewhere) meets its PreEnqueue gate.
         c.create(make_node("n2").capacity(cpu="3", memory="8Gi", pods="10"))
-        await wait_until(lambda: c.scheduler.queue.where(uid) == GATED_Q)
+        await eventually(lambda: c.scheduler.queue.where(uid) == GATED_Q)
         assert c.node_of("high") is None
         held = next(q for _, q in c.scheduler.queue.pending_pods() if q.pod_info.uid == uid)
         assert held.gating_plugin == "DefaultPreemption"
         assert held.last_failure == WAITING_FOR_PREEMPTION
         c.cluster.release.set()
         # Its nominated node first: n1, now free, rather than the new n2.
-        await wait_until(lambda: c.node_of("high") == "n1")
+        await eventually(lambda: c.node_of("high") == "n1")
         assert all(c.pod(f"low-{i}") is None for i in range(3))
     # Every victim but the last is deleted while the preemptor is held; the last one after it is
     # let go, so that this deletion's event is the one that brings it back.
@@ -135,7 +135,7 @@ async def test_without_async_preemption_the_cycle_deletes_the_victims_itself() -
     async with Cluster(async_preemption=False) as c:
         high = await fill_node_with_victims(c)
         c.create(high)
-        await wait_until(lambda: c.node_of("high") == "n1")
+        await eventually(lambda: c.node_of("high") == "n1")
     assert c.cluster.gated_at_delete == [False, False, False]
     assert c.metric("scheduler_preemption_goroutines_execution_total", result="success") == 0
 
@@ -145,10 +145,10 @@ async def test_a_failed_deletion_activates_the_preemptor_which_preempts_again() 
         high = await fill_node_with_victims(c)
         c.cluster.fail = {"low-0": ClusterError("etcd is unhappy")}
         c.create(high)
-        await wait_until(lambda: c.metric("scheduler_preemption_goroutines_execution_total", result="error") >= 1)
+        await eventually(lambda: c.metric("scheduler_preemption_goroutines_execution_total", result="error") >= 1)
         # Activated, it tries again: low-0 is still there, so it preempts it once more.
         c.cluster.fail = {}
-        await wait_until(lambda: c.node_of("high") == "n1")
+        await eventually(lambda: c.node_of("high") == "n1")
         assert c.pod("low-0") is None
     assert c.cluster.deleting.count("low-0") >= 2
 
@@ -158,7 +158,7 @@ async def test_a_victim_already_gone_is_not_a_failure() -> None:
         high = await fill_node_with_victims(c, victims=2)
         c.cluster.fail = {"low-0": NotFound('pods "low-0" not found')}
         c.create(high)
-        await wait_until(lambda: c.metric("scheduler_preemption_goroutines_execution_total", result="success") >= 1)
+        await eventually(lambda: c.metric("scheduler_preemption_goroutines_execution_total", result="success") >= 1)
         assert c.metric("scheduler_preemption_goroutines_execution_total", result="error") == 0
         # A victim reported gone counts as preempted: the rest proceeds, nothing is activated.
         assert c.pod("low-1") is None
@@ -170,10 +170,10 @@ async def test_decisions_are_the_same_with_and_without_async_preemption(async_pr
     async with Cluster(async_preemption=async_preemption) as c:
         c.create(*[make_node(f"n{i}").capacity(cpu="2", memory="8Gi", pods="10") for i in range(3)])
         c.create(*[make_pod(f"low-{i}").priority(i).req(cpu="1") for i in range(6)])
-        await wait_until(lambda: all(c.node_of(f"low-{i}") for i in range(6)))
+        await eventually(lambda: all(c.node_of(f"low-{i}") for i in range(6)))
         placed = {f"low-{i}": c.node_of(f"low-{i}") for i in range(6)}
         c.create(make_pod("high").priority(100).req(cpu="2"))
-        await wait_until(lambda: c.node_of("high") is not None)
+        await eventually(lambda: c.node_of("high") is not None)
         gone = sorted(n for n in placed if c.pod(n) is None)
     # Either way the node chosen is the one whose most important victim matters least (upstream's
     # first criterion), and its pods are the ones deleted.

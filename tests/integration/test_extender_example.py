@@ -3,14 +3,15 @@ and called through HTTPExtender, as the scheduler calls it."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from polling import eventually
 
 from kubesched.config.models import Extender
 from kubesched.extender import (
@@ -159,15 +160,15 @@ async def test_python_dash_m_serves_the_extender() -> None:
         Extender.model_validate({"urlPrefix": f"http://127.0.0.1:{port}", "filterVerb": "filter", "httpTimeout": "1s"})
     )
     try:
-        feasible, failed = None, {}
-        for _ in range(100):
+
+        async def filtered() -> Any:
             if proc.poll() is not None:
                 pytest.fail(f"the extender exited: {proc.stderr.read().decode() if proc.stderr else ''}")
-            try:
-                feasible, failed, _ = await ext.filter(make_pod("abcdef").info(), nodes("n1"))
-                break
-            except ExtenderError:
-                await asyncio.sleep(0.1)
+            return await ext.filter(make_pod("abcdef").info(), nodes("n1"))
+
+        feasible, failed, _ = await eventually(
+            filtered, "the extender to answer", timeout=10, interval=0.1, ignoring=(ExtenderError,)
+        )
         assert feasible == []
         assert "names shorter than 6" in failed["n1"]
     finally:

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import wait_until
+from polling import eventually
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
@@ -99,7 +99,7 @@ async def test_pods_created_in_one_burst_are_tried_in_creation_order() -> None:
         return store.get("Pod", "default", name)["spec"].get("nodeName")
 
     try:
-        await wait_until(lambda: sum(1 for i in range(6) if node(f"p{i}")) == 3)
+        await eventually(lambda: sum(1 for i in range(6) if node(f"p{i}")) == 3)
         await asyncio.sleep(0.05)
         assert [f"p{i}" for i in range(6) if node(f"p{i}")] == ["p0", "p1", "p2"]
     finally:

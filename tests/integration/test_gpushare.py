@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 import tomllib
 import urllib.request
 from collections import Counter
@@ -17,6 +16,7 @@ import pytest
 import yaml
 from conftest import make_harness
 from gpushare_builders import CONFIGS, PACKAGE, PLUGINS, batch_of, cpu_node, gpu_node, gpu_pod, gs, registry, typical
+from polling import eventually_sync
 
 from kubesched.config import load_config, parse_config
 from kubesched.framework import Code, CycleState
@@ -506,19 +506,19 @@ def test_sim_serve_places_gpu_pods_on_gpus_and_records_the_index(gpushare_instal
 
         for name, milli in (("half", 500), ("third", 300)):
             call("POST", "/api/v1/namespaces/default/pods", gpu_pod(name, milli).obj())
-        deadline = time.monotonic() + 30
-        while True:
-            pods = {p["metadata"]["name"]: p for p in call("GET", "/api/v1/namespaces/default/pods")["items"]}
-            if (
+        pods = eventually_sync(
+            lambda: {p["metadata"]["name"]: p for p in call("GET", "/api/v1/namespaces/default/pods")["items"]},
+            "both pods bound with a GPU index",
+            until=lambda pods: (
                 all(
                     p["spec"].get("nodeName") and gs.GPU_INDEX_ANNOTATION in p["metadata"].get("annotations", {})
                     for p in pods.values()
                 )
                 and len(pods) == 2
-            ):
-                break
-            assert time.monotonic() < deadline, pods
-            time.sleep(0.2)
+            ),
+            timeout=30,
+            interval=0.2,
+        )
     assert {p["spec"]["nodeName"] for p in pods.values()} == {"g1"}
     indices = {name: p["metadata"]["annotations"][gs.GPU_INDEX_ANNOTATION] for name, p in pods.items()}
     assert indices["half"] == indices["third"]  # best fit: the second pod goes where the first left room

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from polling import eventually_sync
 
 from kubesched.testing import sim_serve_process
 
@@ -55,12 +55,6 @@ class Served:
     def names(self, path: str) -> set[str]:
         return {o["metadata"]["name"] for o in self.call("GET", path)[1].get("items", [])}
 
-    def wait(self, cond: Any, timeout: float = 15) -> None:
-        deadline = time.monotonic() + timeout
-        while not cond():
-            assert time.monotonic() < deadline, "condition not reached in time"
-            time.sleep(0.1)
-
 
 @contextmanager
 def serve(tmp: Path, *args: str) -> Iterator[Served]:
@@ -95,8 +89,9 @@ def test_a_live_cluster_is_copied_and_its_pending_pods_placed_here(tmp_path: Pat
         with serve(tmp_path / "sim", "--import-from", str(live.kubeconfig), "--with-scheduler") as sim:
             assert sim.names("/api/v1/nodes") == {"a", "b"}
             assert sim.call("GET", "/api/v1/namespaces/default/pods/running")[1]["spec"]["nodeName"] == "b"
-            sim.wait(
-                lambda: bool(sim.call("GET", "/api/v1/namespaces/default/pods/waiting")[1]["spec"].get("nodeName"))
+            eventually_sync(
+                lambda: bool(sim.call("GET", "/api/v1/namespaces/default/pods/waiting")[1]["spec"].get("nodeName")),
+                timeout=15,
             )
             assert "web" in sim.names("/apis/policy/v1/namespaces/default/poddisruptionbudgets")
             # The live cluster is only read.
@@ -115,9 +110,9 @@ def test_sync_follows_the_live_cluster(tmp_path: Path) -> None:
         with serve(tmp_path / "sim", "--import-from", str(live.kubeconfig), "--sync") as sim:
             sim.call("POST", "/api/v1/namespaces/default/pods", pod("mine"))  # made here
             live.call("POST", "/api/v1/nodes", node("c"))
-            sim.wait(lambda: "c" in sim.names("/api/v1/nodes"))
+            eventually_sync(lambda: "c" in sim.names("/api/v1/nodes"), timeout=15)
             live.call("DELETE", "/api/v1/namespaces/default/pods/running")
-            sim.wait(lambda: "running" not in sim.names("/api/v1/namespaces/default/pods"))
+            eventually_sync(lambda: "running" not in sim.names("/api/v1/namespaces/default/pods"), timeout=15)
             assert "mine" in sim.names("/api/v1/namespaces/default/pods")  # not the source's to delete
 
 
@@ -170,7 +165,7 @@ def test_dra_objects_are_copied_and_a_pending_pods_claim_is_allocated_here(tmp_p
     scenario.write_text(yaml.safe_dump_all([node("a"), node("b"), *dra, trainer]))
     claims = "/apis/resource.k8s.io/v1/namespaces/default/resourceclaims"
     with serve(tmp_path / "live", "--scenario", str(scenario)) as live:
-        live.wait(lambda: len(live.names(claims)) == 1)  # made by the live cluster's controller
+        eventually_sync(lambda: len(live.names(claims)) == 1, timeout=15)  # made by the live cluster's controller
         (made,) = live.names(claims)
         with serve(tmp_path / "sim", "--import-from", str(live.kubeconfig), "--with-scheduler") as sim:
             assert sim.names("/apis/resource.k8s.io/v1/deviceclasses") == {"gpu.example.com"}
@@ -179,8 +174,9 @@ def test_dra_objects_are_copied_and_a_pending_pods_claim_is_allocated_here(tmp_p
             here = sim.call("GET", "/api/v1/namespaces/default/pods/trainer")[1]
             claim = sim.call("GET", f"{claims}/{made}")[1]
             assert claim["metadata"]["ownerReferences"][0]["uid"] == here["metadata"]["uid"]
-            sim.wait(
-                lambda: sim.call("GET", "/api/v1/namespaces/default/pods/trainer")[1]["spec"].get("nodeName") == "a"
+            eventually_sync(
+                lambda: sim.call("GET", "/api/v1/namespaces/default/pods/trainer")[1]["spec"].get("nodeName") == "a",
+                timeout=15,
             )
             results = sim.call("GET", f"{claims}/{made}")[1]["status"]["allocation"]["devices"]["results"]
             assert [r["device"] for r in results] == ["gpu-0"]

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import eventually
 
 from kubesched.cluster.base import WATCHED_KINDS, ClusterError, Conflict, NotFound
 from kubesched.cluster.kube import cluster as kube
@@ -46,15 +47,6 @@ class Recorder:
 
     def of(self, kind: str, name: str) -> list[str]:
         return [op for op, k, n in self.log if k == kind and n == name]
-
-
-async def eventually(predicate: Callable[[], bool], timeout: float = 10.0, what: str = "condition") -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture
@@ -136,7 +128,9 @@ async def test_changes_after_start_arrive_in_order(
 
     store.mutate(kind, created["metadata"].get("namespace"), "w", apply)
     store.delete(kind, created["metadata"].get("namespace"), "w")
-    await eventually(lambda: rec.of(kind, "w") == ["add", "update", "delete"], what=f"{kind} add/update/delete")
+    await eventually(
+        lambda: rec.of(kind, "w") == ["add", "update", "delete"], what=f"{kind} add/update/delete", timeout=10
+    )
 
 
 async def test_reconnects_after_dropped_watches_and_misses_nothing(
@@ -146,9 +140,9 @@ async def test_reconnects_after_dropped_watches_and_misses_nothing(
     watches_before = cluster.informer_stats()["Pod"]["watches"]
     server.drop_watches()
     store.create("Pod", make_pod("during-drop").obj())
-    await eventually(lambda: rec.of("Pod", "during-drop") == ["add"], what="pod created during the drop")
+    await eventually(lambda: rec.of("Pod", "during-drop") == ["add"], what="pod created during the drop", timeout=10)
     store.create("Pod", make_pod("after-drop").obj())
-    await eventually(lambda: rec.of("Pod", "after-drop") == ["add"], what="pod created after the drop")
+    await eventually(lambda: rec.of("Pod", "after-drop") == ["add"], what="pod created after the drop", timeout=10)
     stats = cluster.informer_stats()["Pod"]
     assert stats["watches"] > watches_before
     assert stats["lists"] == 1  # resumed from its resourceVersion, no relist
@@ -214,7 +208,9 @@ async def test_reconnects_with_backoff_after_a_network_outage(
             store.create("Pod", make_pod("while-down").obj())
             await asyncio.sleep(1.0)  # several failed reconnects, backing off
             await proxy.up()  # same port
-            await eventually(lambda: rec.of("Pod", "while-down") == ["add"], what="the pod created while down")
+            await eventually(
+                lambda: rec.of("Pod", "while-down") == ["add"], what="the pod created while down", timeout=10
+            )
         retries = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Pod informer")]
         assert len(retries) >= 2 and all("retrying in" in m for m in retries)
         assert c.informer_stats()["Pod"]["lists"] == 1  # resumed from its version: nothing missed
@@ -239,9 +235,9 @@ async def test_relists_on_410_and_delivers_what_changed_while_away(
     store.delete("Pod", "default", "recreated")
     store.create("Pod", make_pod("recreated").uid("uid-2").obj())
     server.compact()
-    await eventually(lambda: rec.of("Pod", "goes") == ["add", "delete"], what="the missed deletion")
-    await eventually(lambda: rec.of("Pod", "changes") == ["add", "update"], what="the missed update")
-    await eventually(lambda: rec.of("Pod", "new") == ["add"], what="the missed creation")
+    await eventually(lambda: rec.of("Pod", "goes") == ["add", "delete"], what="the missed deletion", timeout=10)
+    await eventually(lambda: rec.of("Pod", "changes") == ["add", "update"], what="the missed update", timeout=10)
+    await eventually(lambda: rec.of("Pod", "new") == ["add"], what="the missed creation", timeout=10)
     assert rec.of("Pod", "stays") == ["add"]
     # Same name, another uid: the old pod is gone (the scheduler keys pods by uid).
     assert rec.of("Pod", "recreated") == ["add", "delete", "add"]
@@ -249,7 +245,7 @@ async def test_relists_on_410_and_delivers_what_changed_while_away(
     assert rec.objects[("Pod", "changes")]["metadata"]["labels"] == {"x": "y"}
     assert cluster.informer_stats()["Pod"]["lists"] == 2
     store.create("Pod", make_pod("later").obj())  # and it watches again afterwards
-    await eventually(lambda: rec.of("Pod", "later") == ["add"], what="a change after the relist")
+    await eventually(lambda: rec.of("Pod", "later") == ["add"], what="a change after the relist", timeout=10)
 
 
 async def test_an_informer_that_fails_unexpectedly_is_logged_and_goes_on(
@@ -269,11 +265,11 @@ async def test_an_informer_that_fails_unexpectedly_is_logged_and_goes_on(
     with caplog.at_level(logging.ERROR, logger="kubesched.cluster.kube.cluster"):
         store.create("Pod", make_pod("first").obj())
         # The restarted informer resumes from its last version: the event it died on comes again.
-        await eventually(lambda: rec.of("Pod", "first") == ["add"], what="the event the informer died on")
+        await eventually(lambda: rec.of("Pod", "first") == ["add"], what="the event the informer died on", timeout=10)
     assert crashes == ["first"]
     assert any("Pod informer failed" in r.getMessage() for r in caplog.records)
     store.create("Pod", make_pod("second").obj())
-    await eventually(lambda: rec.of("Pod", "second") == ["add"], what="a later event")
+    await eventually(lambda: rec.of("Pod", "second") == ["add"], what="a later event", timeout=10)
 
 
 async def test_a_watch_event_larger_than_the_clients_buffer_is_delivered(store: Store, cluster: KubeCluster) -> None:
@@ -282,7 +278,7 @@ async def test_a_watch_event_larger_than_the_clients_buffer_is_delivered(store: 
     # must not choke on one all the same.
     store.create("Pod", make_pod("huge").annotation("blob", "x" * (5 * 1024 * 1024)).obj())
     store.create("Pod", make_pod("after").obj())
-    await eventually(lambda: rec.of("Pod", "after") == ["add"], what="the pod after the huge one")
+    await eventually(lambda: rec.of("Pod", "after") == ["add"], what="the pod after the huge one", timeout=10)
     assert rec.of("Pod", "huge") == ["add"]
     assert len(rec.objects[("Pod", "huge")]["metadata"]["annotations"]["blob"]) == 5 * 1024 * 1024
     assert cluster.informer_stats()["Pod"]["lists"] == 1
@@ -296,12 +292,14 @@ async def test_a_watch_that_keeps_breaking_at_one_event_relists(
     # Every watch from before this pod breaks on it; only a relist gets past it.
     store.create("Pod", make_pod("unreadable").annotation("blob", "x" * (64 * 1024)).obj())
     store.create("Pod", make_pod("behind-it").obj())
-    await eventually(lambda: rec.of("Pod", "behind-it") == ["add"], what="the pod behind the unreadable event")
+    await eventually(
+        lambda: rec.of("Pod", "behind-it") == ["add"], what="the pod behind the unreadable event", timeout=10
+    )
     assert rec.of("Pod", "unreadable") == ["add"]
     assert cluster.informer_stats()["Pod"]["lists"] == 2
     store.delete("Pod", "default", "unreadable")
     store.create("Pod", make_pod("later").obj())
-    await eventually(lambda: rec.of("Pod", "later") == ["add"], what="a pod after the relist")
+    await eventually(lambda: rec.of("Pod", "later") == ["add"], what="a pod after the relist", timeout=10)
     assert rec.of("Pod", "unreadable") == ["add", "delete"]
     assert cluster.health_problems() == []
 
@@ -335,13 +333,15 @@ async def test_an_informer_that_cannot_progress_fails_the_health_checks(store: S
         await started(c)
         assert await get("/healthz") == (200, "ok")
         await proxy.down()
-        await eventually(lambda: len(c.health_problems()) == len(WATCHED_KINDS), what="every informer stalled")
+        await eventually(
+            lambda: len(c.health_problems()) == len(WATCHED_KINDS), what="every informer stalled", timeout=10
+        )
         for path in ("/healthz", "/livez", "/readyz"):
             status, text = await get(path)
             assert status == 500
             assert "[-]informer-progress failed: Pod informer: no progress for" in text
         await proxy.up()
-        await eventually(lambda: c.health_problems() == [], what="the informers recovered")
+        await eventually(lambda: c.health_problems() == [], what="the informers recovered", timeout=10)
         assert await get("/livez") == (200, "ok")
     finally:
         await health.stop()
@@ -668,7 +668,9 @@ async def test_the_scheduler_runs_over_the_api(store: Store, server: APIServer, 
     store.create("Pod", make_pod("before").req(cpu="1").obj())
     runner = asyncio.create_task(sched.run())
     try:
-        await eventually(lambda: bool(store.get("Pod", "default", "before")["spec"].get("nodeName")), what="bind")
+        await eventually(
+            lambda: bool(store.get("Pod", "default", "before")["spec"].get("nodeName")), what="bind", timeout=10
+        )
         for i in range(4):
             await cluster.request("POST", "/api/v1/namespaces/default/pods", body=make_pod(f"p{i}").req(cpu="1").obj())
         await cluster.request("POST", "/api/v1/namespaces/default/pods", body=make_pod("huge").req(cpu="100").obj())
@@ -677,13 +679,13 @@ async def test_the_scheduler_runs_over_the_api(store: Store, server: APIServer, 
             items, _ = store.list("Pod")
             return sum(1 for p in items if p["spec"].get("nodeName"))
 
-        await eventually(lambda: bound() == 5, what="all fitting pods bound")
+        await eventually(lambda: bound() == 5, what="all fitting pods bound", timeout=10)
 
         def huge_condition() -> Obj | None:
             conds = (store.get("Pod", "default", "huge").get("status") or {}).get("conditions") or []
             return next((c for c in conds if c["type"] == "PodScheduled"), None)
 
-        await eventually(lambda: huge_condition() is not None, what="PodScheduled condition")
+        await eventually(lambda: huge_condition() is not None, what="PodScheduled condition", timeout=10)
         cond = huge_condition()
         assert cond is not None
         assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
@@ -693,11 +695,9 @@ async def test_the_scheduler_runs_over_the_api(store: Store, server: APIServer, 
         assert [(e["reason"], e["type"]) for e in events] == [("FailedScheduling", "Warning")]
         assert events[0]["reportingController"] == "default-scheduler"
         # The Scheduled event follows p0's binding; give it the time a loaded machine may need.
-        for _ in range(200):
-            scheduled = await events_about(cluster, store.get("Pod", "default", "p0"))
-            if scheduled:
-                break
-            await asyncio.sleep(0.05)
+        scheduled = await eventually(
+            lambda: events_about(cluster, store.get("Pod", "default", "p0")), "p0's events", timeout=10, interval=0.05
+        )
         assert [e["reason"] for e in scheduled] == ["Scheduled"]
         assert not store.get("Pod", "default", "huge")["spec"].get("nodeName")
     finally:

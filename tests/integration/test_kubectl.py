@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from polling import eventually
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
@@ -90,13 +91,6 @@ class Cluster:
         path.write_text(POD.format(name=name, cpu=cpu))
         return str(path)
 
-    async def wait_for(self, cond: Any, timeout: float = 10) -> None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        while not cond():
-            assert loop.time() < deadline, "condition not reached in time"
-            await asyncio.sleep(0.02)
-
 
 @pytest.fixture
 async def cluster(tmp_path: Path) -> AsyncIterator[Cluster]:
@@ -152,13 +146,15 @@ async def test_read_only_commands(cluster: Cluster, args: tuple[str, ...], expec
 async def test_apply_is_scheduled_and_shown_with_its_node_and_event(cluster: Cluster) -> None:
     out = await cluster.ok("apply", "-f", cluster.pod_file("web"))
     assert "pod/web created" in out
-    await cluster.wait_for(lambda: node_of(cluster.store, "web") is not None)
+    await eventually(lambda: node_of(cluster.store, "web") is not None, timeout=10)
     node = node_of(cluster.store, "web")
     wide = await cluster.ok("get", "pods", "-o", "wide")
     header, row = wide.splitlines()[:2]
     assert header.split()[:5] == ["NAME", "READY", "STATUS", "RESTARTS", "AGE"] and "NOMINATED NODE" in header
     assert row.split()[0] == "web" and node in row.split()
-    await cluster.wait_for(lambda: any(e["reason"] == "Scheduled" for e in cluster.store.list("Event", "default")[0]))
+    await eventually(
+        lambda: any(e["reason"] == "Scheduled" for e in cluster.store.list("Event", "default")[0]), timeout=10
+    )
     events = await cluster.ok("get", "events")
     assert "Scheduled" in events and "pod/web" in events and f"to {node}" in events
     # Applying the same file again is a no-op; a changed one is patched (client-side apply).
@@ -167,8 +163,8 @@ async def test_apply_is_scheduled_and_shown_with_its_node_and_event(cluster: Clu
 
 async def test_describe_unschedulable_pod_shows_failed_scheduling(cluster: Cluster) -> None:
     await cluster.ok("apply", "-f", cluster.pod_file("huge", cpu="64"))
-    await cluster.wait_for(
-        lambda: any(e["reason"] == "FailedScheduling" for e in cluster.store.list("Event", "default")[0])
+    await eventually(
+        lambda: any(e["reason"] == "FailedScheduling" for e in cluster.store.list("Event", "default")[0]), timeout=10
     )
     out = await cluster.ok("describe", "pod", "huge")
     assert "FailedScheduling" in out
@@ -234,7 +230,7 @@ async def test_strict_validation_rejects_unknown_fields(cluster: Cluster) -> Non
 async def test_label_selector_and_field_selector(cluster: Cluster) -> None:
     await cluster.ok("apply", "-f", cluster.pod_file("a"))
     await cluster.ok("run", "b", "--image=registry.k8s.io/pause:3.10", "--labels=app=db")
-    await cluster.wait_for(lambda: node_of(cluster.store, "a") and node_of(cluster.store, "b"))
+    await eventually(lambda: node_of(cluster.store, "a") and node_of(cluster.store, "b"), timeout=10)
     out = await cluster.ok("get", "pods", "-l", "app=web", "-o", "name")
     assert out.split() == ["pod/a"]
     node = node_of(cluster.store, "b")
@@ -283,7 +279,9 @@ async def test_create_commands_that_send_protobuf(cluster: Cluster) -> None:
 
 async def test_get_events_sorted_by_last_timestamp(cluster: Cluster) -> None:
     await cluster.ok("apply", "-f", cluster.pod_file("ev"))
-    await cluster.wait_for(lambda: any(e["reason"] == "Scheduled" for e in cluster.store.list("Event", "default")[0]))
+    await eventually(
+        lambda: any(e["reason"] == "Scheduled" for e in cluster.store.list("Event", "default")[0]), timeout=10
+    )
     out = await cluster.ok("get", "events", "--sort-by=.lastTimestamp")
     assert "Scheduled" in out and "pod/ev" in out
 
@@ -302,10 +300,11 @@ async def test_drain_evicts_through_the_disruption_budget(cluster: Cluster) -> N
     budget += "spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}\n"
     await cluster.ok("apply", "-f", "-", stdin=budget)
     # The disruption controller counts the budget's pods: two healthy, one may go.
-    await cluster.wait_for(
+    await eventually(
         lambda: (
             cluster.store.get("PodDisruptionBudget", "default", "web").get("status", {}).get("disruptionsAllowed") == 1
-        )
+        ),
+        timeout=10,
     )
     r = await cluster.kubectl("drain", "node-1", "--force", "--timeout=3s", timeout=30)
     # One pod may go; the budget keeps the other, and drain says why.
@@ -338,19 +337,20 @@ def _owned_pods(cluster: Cluster, prefix: str) -> list[dict[str, Any]]:
 async def test_create_and_scale_a_deployment(cluster: Cluster) -> None:
     out = await cluster.ok("create", "deployment", "web", "--image=registry.k8s.io/pause:3.10", "--replicas=3")
     assert "deployment.apps/web created" in out
-    await cluster.wait_for(lambda: sum(1 for p in _owned_pods(cluster, "web-") if p["spec"].get("nodeName")) == 3)
-    await cluster.wait_for(
+    await eventually(lambda: sum(1 for p in _owned_pods(cluster, "web-") if p["spec"].get("nodeName")) == 3, timeout=10)
+    await eventually(
         lambda: (
             "3/3" in cluster.store.get("Deployment", "default", "web").get("status", {}).__repr__()
             or cluster.store.get("Deployment", "default", "web")["status"].get("readyReplicas") == 3
-        )
+        ),
+        timeout=10,
     )
     listed = await cluster.ok("get", "deployments")
     assert listed.split()[:5] == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"] and "3/3" in listed
     assert "deployment.apps/web scaled" in await cluster.ok("scale", "deployment", "web", "--replicas=5")
-    await cluster.wait_for(lambda: len(_owned_pods(cluster, "web-")) == 5)
+    await eventually(lambda: len(_owned_pods(cluster, "web-")) == 5, timeout=10)
     assert "deployment.apps/web scaled" in await cluster.ok("scale", "deployment", "web", "--replicas=1")
-    await cluster.wait_for(lambda: len(_owned_pods(cluster, "web-")) == 1)
+    await eventually(lambda: len(_owned_pods(cluster, "web-")) == 1, timeout=10)
     scale = json.loads(await cluster.ok("get", "--raw", "/apis/apps/v1/namespaces/default/deployments/web/scale"))
     assert (scale["kind"], scale["spec"]["replicas"]) == ("Scale", 1)
     assert scale["status"]["selector"] == "app=web"
@@ -360,7 +360,7 @@ async def test_create_job(cluster: Cluster) -> None:
     assert "job.batch/hello created" in await cluster.ok(
         "create", "job", "hello", "--image=registry.k8s.io/pause:3.10", "--", "echo", "hi"
     )
-    await cluster.wait_for(lambda: len(_owned_pods(cluster, "hello-")) == 1)
+    await eventually(lambda: len(_owned_pods(cluster, "hello-")) == 1, timeout=10)
     (pod,) = _owned_pods(cluster, "hello-")
     assert pod["spec"]["containers"][0]["command"] == ["echo", "hi"]
     assert pod["metadata"]["labels"]["job-name"] == "hello"
@@ -381,14 +381,14 @@ spec:
       containers: [{name: c, image: registry.k8s.io/pause:3.10, resources: {requests: {cpu: "3"}}}]
 """
     await cluster.ok("apply", "-f", "-", stdin=deploy)
-    await cluster.wait_for(lambda: sum(1 for p in _owned_pods(cluster, "big-") if p["spec"].get("nodeName")) == 2)
+    await eventually(lambda: sum(1 for p in _owned_pods(cluster, "big-") if p["spec"].get("nodeName")) == 2, timeout=10)
     before = {p["metadata"]["name"] for p in _owned_pods(cluster, "big-")}
     await cluster.ok("create", "priorityclass", "urgent", "--value=1000")
     vip = POD.format(name="vip", cpu="3").replace("spec:\n", "spec:\n  priorityClassName: urgent\n")
     await cluster.ok("apply", "-f", "-", stdin=vip)
-    await cluster.wait_for(lambda: node_of(cluster.store, "vip") is not None, timeout=20)
+    await eventually(lambda: node_of(cluster.store, "vip") is not None, timeout=20)
     # The ReplicaSet made a new replica in place of the victim; it waits for room.
-    await cluster.wait_for(lambda: len(_owned_pods(cluster, "big-")) == 2)
+    await eventually(lambda: len(_owned_pods(cluster, "big-")) == 2, timeout=10)
     after = {p["metadata"]["name"] for p in _owned_pods(cluster, "big-")}
     assert len(after - before) == 1
     (replacement,) = after - before
@@ -398,7 +398,7 @@ spec:
 @pytest.mark.parametrize("flags", [("--grace-period=5",), ("--grace-period=0", "--force"), ("--now",)])
 async def test_delete_with_a_grace_period(cluster: Cluster, flags: tuple[str, ...]) -> None:
     await cluster.ok("apply", "-f", cluster.pod_file("graceful"))
-    await cluster.wait_for(lambda: node_of(cluster.store, "graceful") is not None)
+    await eventually(lambda: node_of(cluster.store, "graceful") is not None, timeout=10)
     r = await cluster.kubectl("delete", "pod", "graceful", *flags)
     assert r.code == 0, r.err
     assert 'pod "graceful"' in r.out and ("deleted" in r.out or "force deleted" in r.out)
@@ -476,7 +476,7 @@ async def test_dra_kinds_through_kubectl(cluster: Cluster) -> None:
         "pod/trainer created",
     ):
         assert created in out
-    await cluster.wait_for(lambda: node_of(cluster.store, "trainer") == "node-2")
+    await eventually(lambda: node_of(cluster.store, "trainer") == "node-2", timeout=10)
     claims = json.loads(await cluster.ok("get", "resourceclaims", "-o", "json"))["items"]
     assert len(claims) == 1 and claims[0]["metadata"]["name"].startswith("trainer-gpus-")
     devices = await cluster.ok(

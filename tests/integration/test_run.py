@@ -5,6 +5,7 @@ health, and a clean SIGTERM."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import signal
@@ -15,6 +16,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from polling import eventually
 
 from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.server import APIServer
@@ -100,15 +102,6 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def eventually(cond: Any, timeout: float, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.1)
-
-
 @pytest.fixture
 async def server(tmp_path: Path) -> Any:
     store = Store()
@@ -146,32 +139,36 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
     b = await start_replica(kubeconfig, config, "replica-b")
     replicas = {"replica-a": a, "replica-b": b}
     try:
-        await eventually(lambda: holder(store) in replicas, 30, "a leader")
+        await eventually(lambda: holder(store) in replicas, "a leader", timeout=30)
         leader = replicas[holder(store)]
         follower = b if leader is a else a
         for i in range(5):
             store.create("Pod", make_pod(f"first-{i}").scheduler("kubesched").obj())
-        await eventually(lambda: all(bound(store, f"first-{i}") for i in range(5)), 30, "pods bound by the leader")
+        await eventually(
+            lambda: all(bound(store, f"first-{i}") for i in range(5)), "pods bound by the leader", timeout=30
+        )
         assert "successfully acquired lease" in leader.log()
         assert "successfully acquired lease" not in follower.log()
 
         # Metrics and health of the leader, with upstream's names.
         # A slow machine may start the follower well after the leader: wait for its endpoints.
-        await eventually(lambda: leader.port is not None and follower.port is not None, 30, "both health endpoints")
+        await eventually(
+            lambda: leader.port is not None and follower.port is not None, "both health endpoints", timeout=30
+        )
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
             admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
             async with http.get(f"https://127.0.0.1:{leader.port}/metrics", headers=admin) as r:
                 text = await r.text()
+
+            async def ready(port: int | None) -> bool:
+                async with http.get(f"https://127.0.0.1:{port}/readyz") as r:
+                    return r.status == 200
+
             for port in (leader.port, follower.port):
                 async with http.get(f"https://127.0.0.1:{port}/healthz") as r:
                     assert r.status == 200
                 # Ready once informers have synced, leader or not.
-                for _ in range(100):
-                    async with http.get(f"https://127.0.0.1:{port}/readyz") as r:
-                        if r.status == 200:
-                            break
-                    await asyncio.sleep(0.1)
-                assert r.status == 200
+                await eventually(functools.partial(ready, port), f"/readyz of port {port}", timeout=10, interval=0.1)
         assert 'scheduler_schedule_attempts_total{profile="kubesched",result="scheduled"} 5.0' in text
         assert "scheduler_scheduling_attempt_duration_seconds_bucket" in text
         assert 'scheduler_pending_pods{queue="active"}' in text
@@ -185,7 +182,9 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
         assert "# TYPE scheduler_permit_wait_duration_seconds histogram" in text
         assert "_created" not in text
 
-        await eventually(lambda: "attempting to acquire leader lease" in follower.log(), 30, "the follower to wait")
+        await eventually(
+            lambda: "attempting to acquire leader lease" in follower.log(), "the follower to wait", timeout=30
+        )
         # Kill the leader outright (no lease release): the follower takes over once the lease
         # has gone unrenewed for leaseDuration, as it observes it. As in client-go, that is
         # within leaseDuration plus up to two jittered retry periods (1s x 2.2) of the kill.
@@ -194,15 +193,19 @@ async def test_two_replicas_one_leader_failover_and_clean_shutdown(server: Any) 
         killed_at = loop.time()
         for i in range(3):
             store.create("Pod", make_pod(f"second-{i}").scheduler("kubesched").obj())
-        await eventually(lambda: holder(store) == follower.identity, LEASE_SECONDS + 10, "the follower to take over")
+        await eventually(
+            lambda: holder(store) == follower.identity, "the follower to take over", timeout=LEASE_SECONDS + 10
+        )
         took = loop.time() - killed_at
         # (+2 s for a loaded machine: two processes and the server share two cores.)
         assert took <= LEASE_SECONDS + 2 * 2.2 + 2.0, f"took over after {took:.1f}s"
         assert took >= 1.0, f"took over after {took:.1f}s: before the lease could have expired"
-        await eventually(lambda: all(bound(store, f"second-{i}") for i in range(3)), 30, "pods bound by the new leader")
+        await eventually(
+            lambda: all(bound(store, f"second-{i}") for i in range(3)), "pods bound by the new leader", timeout=30
+        )
         names = [f"first-{i}" for i in range(5)] + [f"second-{i}" for i in range(3)]
         # The Scheduled event follows the binding: wait for it, then no pod may have two.
-        await eventually(lambda: all(scheduled_events(store, n) >= 1 for n in names), 20, "Scheduled events")
+        await eventually(lambda: all(scheduled_events(store, n) >= 1 for n in names), "Scheduled events", timeout=20)
         for name in names:
             assert scheduled_events(store, name) == 1, f"{name} bound more than once"
 
@@ -259,21 +262,25 @@ async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_
     )
     try:
         store.create("Pod", make_pod("before").scheduler("kubesched").obj())
-        await eventually(lambda: bound(store, "before") == "n1", 20, "the first pod bound")
+        await eventually(lambda: bound(store, "before") == "n1", "the first pod bound", timeout=20)
         # The Scheduled event follows the binding.
-        await eventually(lambda: scheduled_events(store, "before") == 1, 20, "the Scheduled event")
+        await eventually(lambda: scheduled_events(store, "before") == 1, "the Scheduled event", timeout=20)
         events = [e for e in store.list("Event")[0] if e["involvedObject"].get("name") == "before"]
         assert [e["reason"] for e in events] == ["Scheduled"]
 
         srv.drop_watches()
         store.create("Pod", make_pod("after-drop").scheduler("kubesched").obj())
-        await eventually(lambda: bound(store, "after-drop") == "n1", 20, "a pod created after the watches dropped")
+        await eventually(
+            lambda: bound(store, "after-drop") == "n1", "a pod created after the watches dropped", timeout=20
+        )
 
         # Compact the history and drop the watches: resuming from the old resourceVersion gets
         # 410 Gone, so the informers relist; a pod deleted and one created meanwhile are seen.
         store.create("Pod", make_pod("unfit").scheduler("kubesched").req(cpu="100").obj())
         await eventually(
-            lambda: bool(store.get("Pod", "default", "unfit")["status"].get("conditions")), 20, "the unfit pod reported"
+            lambda: bool(store.get("Pod", "default", "unfit")["status"].get("conditions")),
+            "the unfit pod reported",
+            timeout=20,
         )
         cond = store.get("Pod", "default", "unfit")["status"]["conditions"][0]
         assert (cond["type"], cond["status"], cond["reason"]) == ("PodScheduled", "False", "Unschedulable")
@@ -281,7 +288,7 @@ async def test_run_resyncs_after_dropped_watches_and_after_410(server: Any, tmp_
         srv.drop_watches()
         store.delete("Pod", "default", "unfit")
         store.create("Pod", make_pod("after-410").scheduler("kubesched").obj())
-        await eventually(lambda: bound(store, "after-410") == "n1", 20, "a pod created across a 410 relist")
+        await eventually(lambda: bound(store, "after-410") == "n1", "a pod created across a 410 relist", timeout=20)
     finally:
         stop.set()
         assert await asyncio.wait_for(task, 30) == 0

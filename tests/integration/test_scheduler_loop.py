@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import wait_until
+from polling import eventually
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
@@ -58,7 +58,7 @@ async def test_profiles_route_pods_by_scheduler_name_and_ignore_others() -> None
             *[make_pod(f"pack-{i}").scheduler("bin-packing-scheduler").req(cpu="500m", memory="1Gi") for i in range(4)]
         )
         r.create(make_pod("foreign").scheduler("someone-else"))
-        await wait_until(lambda: all(r.node_of(f"spread-{i}") and r.node_of(f"pack-{i}") for i in range(4)))
+        await eventually(lambda: all(r.node_of(f"spread-{i}") and r.node_of(f"pack-{i}") for i in range(4)))
         # LeastAllocated spreads; MostAllocated packs the second profile's pods together.
         assert len({r.node_of(f"spread-{i}") for i in range(4)}) == 4
         assert len({r.node_of(f"pack-{i}") for i in range(4)}) == 1
@@ -75,7 +75,7 @@ async def test_unschedulable_pod_is_reported_then_scheduled_when_a_node_arrives(
     async with Running() as r:
         r.create(make_node("small").capacity(cpu="1", memory="1Gi", pods="10"))
         r.create(make_pod("big").req(cpu="2"))
-        await wait_until(lambda: bool(r.pod("big")["status"].get("conditions")))
+        await eventually(lambda: bool(r.pod("big")["status"].get("conditions")))
         cond = r.pod("big")["status"]["conditions"][0]
         assert cond["type"] == "PodScheduled" and cond["status"] == "False" and cond["reason"] == "Unschedulable"
         # Upstream's exact text, double period included: the preemption part is a fit error of
@@ -88,30 +88,30 @@ async def test_unschedulable_pod_is_reported_then_scheduled_when_a_node_arrives(
         assert [e["reason"] for e in events] == ["FailedScheduling"]
         assert r.scheduler.queue.where(r.pod("big")["metadata"]["uid"]) == "unschedulable"
         r.create(make_node("large").capacity(cpu="8", memory="8Gi", pods="10"))
-        await wait_until(lambda: r.node_of("big") == "large")
+        await eventually(lambda: r.node_of("big") == "large")
 
 
 async def test_removing_a_taint_requeues_the_pod() -> None:
     async with Running() as r:
         r.create(make_node("n1").taint("dedicated", "gpu"))
         r.create(make_pod("p"))
-        await wait_until(lambda: bool(r.pod("p")["status"].get("conditions")))
+        await eventually(lambda: bool(r.pod("p")["status"].get("conditions")))
         assert "node(s) had untolerated taint {dedicated: gpu}" in r.pod("p")["status"]["conditions"][0]["message"]
         node = copy.deepcopy(r.store.get("Node", None, "n1"))
         node["spec"]["taints"] = []
         r.store.update("Node", node)
-        await wait_until(lambda: r.node_of("p") == "n1")
+        await eventually(lambda: r.node_of("p") == "n1")
 
 
 async def test_deleting_a_pod_frees_its_room_for_a_waiting_pod() -> None:
     async with Running() as r:
         r.create(make_node("n1").capacity(cpu="1", memory="4Gi", pods="10"))
         r.create(make_pod("first").req(cpu="800m"))
-        await wait_until(lambda: r.node_of("first") == "n1")
+        await eventually(lambda: r.node_of("first") == "n1")
         r.create(make_pod("second").req(cpu="800m"))
-        await wait_until(lambda: bool(r.pod("second")["status"].get("conditions")))
+        await eventually(lambda: bool(r.pod("second")["status"].get("conditions")))
         r.store.delete("Pod", "default", "first")
-        await wait_until(lambda: r.node_of("second") == "n1")
+        await eventually(lambda: r.node_of("second") == "n1")
 
 
 @pytest.mark.looptime
@@ -119,7 +119,7 @@ async def test_repeated_failures_are_one_aggregated_event() -> None:
     async with Running() as r:
         r.create(make_node("n1").capacity(cpu="1", memory="1Gi", pods="10"))
         r.create(make_pod("big").req(cpu="2"))
-        await wait_until(lambda: bool(r.cluster.events_for(r.pod("big"))))
+        await eventually(lambda: bool(r.cluster.events_for(r.pod("big"))))
         # Nothing changes in the cluster, so the pod is only retried when the unschedulable
         # pool is flushed (after 5 minutes); each retry fails the same way, and the event is
         # counted, not repeated.
@@ -166,10 +166,9 @@ async def test_errors_back_off_exponentially() -> None:
     await asyncio.sleep(0)
     store.create("Node", make_node("n1").obj())
     store.create("Pod", make_pod("p").obj())
-    for _ in range(400):
-        await asyncio.sleep(0.1)
-        if store.get("Pod", "default", "p")["spec"].get("nodeName"):
-            break
+    await eventually(
+        lambda: store.get("Pod", "default", "p")["spec"].get("nodeName"), "p bound", timeout=40, interval=0.1
+    )
     await sched.stop(grace=1)
     await asyncio.wait_for(task, 5)
     assert store.get("Pod", "default", "p")["spec"]["nodeName"] == "n1"

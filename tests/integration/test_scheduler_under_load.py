@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from conftest import wait_until
+from polling import eventually
 
 from kubesched.cluster.base import ClusterError, Conflict
 from kubesched.cluster.memory import InMemoryCluster
@@ -51,7 +51,7 @@ async def test_binds_and_other_tasks_progress_while_pods_are_queued() -> None:
     probe = asyncio.create_task(neighbour())
     runner = asyncio.create_task(sched.run(start=False))
     try:
-        await wait_until(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]), timeout=10)
+        await eventually(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]), timeout=10)
     finally:
         await sched.stop(grace=1)
         probe.cancel()
@@ -106,7 +106,7 @@ async def test_a_bind_that_failed_but_took_effect_is_a_success(delivered_first: 
     sched = scheduler_over(cluster)
     runner = asyncio.create_task(sched.run())
     try:
-        await wait_until(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]), timeout=10)
+        await eventually(lambda: all(p["spec"].get("nodeName") for p in store.list("Pod")[0]), timeout=10)
         await sched.wait_for_bindings(2)
         await cluster.wait_delivered()
     finally:
@@ -136,7 +136,7 @@ async def test_a_bind_that_failed_and_did_not_take_effect_is_retried(conflict: b
     )
     runner = asyncio.create_task(sched.run())
     try:
-        await wait_until(lambda: store.get("Pod", "default", "p0")["spec"].get("nodeName") == "n0")
+        await eventually(lambda: store.get("Pod", "default", "p0")["spec"].get("nodeName") == "n0")
         await sched.wait_for_bindings(2)
         await cluster.wait_delivered()
     finally:
@@ -177,10 +177,10 @@ async def test_a_bind_whose_outcome_cannot_be_read_is_never_reported_as_failed(
     sched = scheduler_over(cluster)
     runner = asyncio.create_task(sched.run())
     try:
-        await wait_until(lambda: store.get("Pod", "default", "p0")["spec"].get("nodeName") == "n0")
+        await eventually(lambda: store.get("Pod", "default", "p0")["spec"].get("nodeName") == "n0")
         await sched.wait_for_bindings(2)
         await cluster.wait_delivered()
-        await wait_until(lambda: sched.queue.in_flight_counts() == (0, 0) and len(sched.queue) == 0)
+        await eventually(lambda: sched.queue.in_flight_counts() == (0, 0) and len(sched.queue) == 0)
     finally:
         await sched.stop(grace=1)
         await asyncio.gather(runner, return_exceptions=True)

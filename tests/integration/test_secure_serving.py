@@ -22,6 +22,7 @@ import yaml
 from cryptography import x509
 from cryptography.x509.oid import NameOID
 from kubernetes_asyncio.client import Configuration
+from polling import eventually
 
 from kubesched.cli import main
 from kubesched.cluster.kube.cluster import KubeCluster
@@ -105,17 +106,20 @@ async def get(url: str, token: str | None = None) -> tuple[int, Any]:
 
 
 async def until_serving(url: str, task: asyncio.Task[int]) -> None:
-    for _ in range(300):
+    async def serving() -> bool:
         if task.done():
             task.result()
             raise AssertionError("kubesched run ended before serving")
         try:
-            if (await get(url + "/healthz"))[0] == 200:
-                return
+            return (await get(url + "/healthz"))[0] == 200
         except aiohttp.ClientError:
-            pass
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{url} never answered")
+            return False
+
+    await eventually(serving, f"{url}/healthz to answer", timeout=15, interval=0.05)
+
+
+async def ready(url: str) -> bool:
+    return (await get(url + "/readyz"))[0] == 200
 
 
 async def served_certificate(port: int) -> x509.Certificate:
@@ -130,15 +134,6 @@ async def served_certificate(port: int) -> x509.Certificate:
     return x509.load_der_x509_certificate(der)
 
 
-async def eventually(cond: Any, what: str, timeout: float = 20) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not cond():
-        if loop.time() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
-
-
 # --- kubesched run: the secure port ---------------------------------------------------------------
 
 
@@ -150,15 +145,14 @@ async def test_health_is_open_metrics_need_an_authorized_token(api: Any, tmp_pat
     async with scheduler(kubeconfig, tmp_path, secure_port=port) as task:
         await until_serving(url, task)
         store.create("Pod", make_pod("p").scheduler("kubesched").obj())
-        await eventually(lambda: store.get("Pod", "default", "p")["spec"].get("nodeName") == "n1", "the pod bound")
+        await eventually(
+            lambda: store.get("Pod", "default", "p")["spec"].get("nodeName") == "n1", "the pod bound", timeout=20
+        )
 
         # Health paths are always allowed, token or not.
         for path in ("/healthz", "/livez"):
             assert await get(url + path) == (200, "ok")
-        for _ in range(100):
-            if (await get(url + "/readyz"))[0] == 200:
-                break
-            await asyncio.sleep(0.05)
+        await eventually(lambda: ready(url), f"{url}/readyz", timeout=5, interval=0.05)
         assert (await get(url + "/readyz"))[0] == 200
         # Authentication comes first, as upstream's filter chain has it: a bad token fails even there.
         assert await get(url + "/readyz", "not-a-token") == (401, UNAUTHORIZED)
@@ -213,14 +207,18 @@ async def test_insecure_port_serves_everything_without_authentication(api: Any, 
     _, _, kubeconfig = api
     port = free_port()
     async with scheduler(kubeconfig, tmp_path, secure_port=None, port=port) as task:
-        for _ in range(300):
+
+        async def metrics() -> tuple[int, str]:
             try:
                 async with aiohttp.ClientSession() as s, s.get(f"http://127.0.0.1:{port}/metrics") as r:
-                    status, text = r.status, await r.text()
-                break
+                    return r.status, await r.text()
             except aiohttp.ClientError:
                 assert not task.done()
-                await asyncio.sleep(0.05)
+                raise
+
+        status, text = await eventually(
+            metrics, "the insecure port to answer", timeout=15, interval=0.05, ignoring=(aiohttp.ClientError,)
+        )
         assert status == 200 and "scheduler_pending_pods" in text
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from polling import eventually_sync
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBECTL = shutil.which("kubectl")
@@ -98,17 +99,6 @@ def kubectl(served: tuple[Path, Path], *args: str, input: str | None = None) -> 
     return out.stdout
 
 
-def until(fn, timeout: float = 30.0) -> str:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    last = ""
-    while time.monotonic() < deadline:
-        last = fn()
-        if last:
-            return last
-        time.sleep(0.3)
-    raise AssertionError(f"timed out; last output: {last!r}")
-
-
 def test_apply_then_get_shows_the_node(served: tuple[Path, Path]) -> None:
     assert "pod/hello created" in kubectl(served, "apply", "-f", "-", input=POD)
 
@@ -117,14 +107,24 @@ def test_apply_then_get_shows_the_node(served: tuple[Path, Path]) -> None:
         fields = line.split()
         return fields[6] if len(fields) > 6 and fields[6].startswith(("node-", "gpu-")) else ""
 
-    assert until(node).startswith("node-")
-    events = until(lambda: (lambda t: t if "pod/hello" in t else "")(kubectl(served, "get", "events")))
+    assert eventually_sync(node, "hello's node", timeout=30, interval=0.3).startswith("node-")
+    events = eventually_sync(
+        lambda: (lambda t: t if "pod/hello" in t else "")(kubectl(served, "get", "events")),
+        "an event about pod/hello",
+        timeout=30,
+        interval=0.3,
+    )
     assert re.search(r"Scheduled\s+pod/hello\s+Successfully assigned default/hello to node-", events), events
 
 
 def test_describe_shows_why_a_pod_does_not_fit(served: tuple[Path, Path]) -> None:
     kubectl(served, "apply", "-f", "-", input=HUGE)
-    text = until(lambda: (lambda t: t if "FailedScheduling" in t else "")(kubectl(served, "describe", "pod", "huge")))
+    text = eventually_sync(
+        lambda: (lambda t: t if "FailedScheduling" in t else "")(kubectl(served, "describe", "pod", "huge")),
+        "FailedScheduling in the description of huge",
+        timeout=30,
+        interval=0.3,
+    )
     assert "0/37 nodes are available:" in text
     assert "Insufficient cpu" in text
 
@@ -136,7 +136,7 @@ def test_results_are_annotations_on_the_pod(served: tuple[Path, Path]) -> None:
         text = kubectl(served, "get", "pod", "web-000", "-n", "team-a", "-o", "json")
         return text if "kubesched.io/selected-node" in text else ""
 
-    pod = json.loads(until(annotated))
+    pod = json.loads(eventually_sync(annotated, "web-000 annotated", timeout=30, interval=0.3))
     annotations = pod["metadata"]["annotations"]
     assert annotations["kubesched.io/selected-node"] == pod["spec"]["nodeName"]
     filters = json.loads(annotations["kubesched.io/filter-result"])

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from polling import eventually_sync
 
 from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import sim_serve_process
@@ -56,12 +57,6 @@ class Server:
     def pod(self, name: str) -> dict[str, Any]:
         return self.call("GET", f"/api/v1/namespaces/default/pods/{name}")[1]
 
-    def wait(self, cond: Any, timeout: float = 15) -> None:
-        deadline = time.monotonic() + timeout
-        while not cond():
-            assert time.monotonic() < deadline, "condition not reached in time"
-            time.sleep(0.1)
-
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[Server]:
@@ -69,7 +64,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     scenario.write_text(yaml.safe_dump_all([NODE, pod("first")]))
     with sim_serve_process(tmp_path, "--with-scheduler", "--scenario", str(scenario)) as printed:
         srv = Server(printed["url"])
-        srv.wait(lambda: srv.pod("first").get("spec", {}).get("nodeName") == "n1")
+        eventually_sync(lambda: srv.pod("first").get("spec", {}).get("nodeName") == "n1", timeout=15)
         yield srv
 
 
@@ -85,7 +80,7 @@ def test_the_configuration_is_read_replaced_and_reset(server: Server) -> None:
     )
     status, cfg = server.call("POST", "/api/v1/schedulerconfiguration", two, "application/yaml")
     assert status == 202 and [p["schedulerName"] for p in cfg["profiles"]] == ["default-scheduler", "other"]
-    server.wait(lambda: server.pod("waiting")["spec"].get("nodeName") == "n1")  # retried under it
+    eventually_sync(lambda: server.pod("waiting")["spec"].get("nodeName") == "n1", timeout=15)  # retried under it
     status, cfg = server.call("PUT", "/api/v1/schedulerconfiguration/reset")
     assert status == 202 and [p["schedulerName"] for p in cfg["profiles"]] == ["default-scheduler"]
 
@@ -111,7 +106,7 @@ def test_export_import_and_reset(server: Server) -> None:
     extra = [dict(NODE, metadata={"name": "n2"}), pod("second")]
     status, body = server.call("POST", "/api/v1/import", yaml.safe_dump_all(extra), "application/yaml")
     assert status == 201, body
-    server.wait(lambda: bool(server.pod("second")["spec"].get("nodeName")))
+    eventually_sync(lambda: bool(server.pod("second")["spec"].get("nodeName")), timeout=15)
     status, body = server.call("POST", "/api/v1/import", yaml.safe_dump_all([NODE]), "application/yaml")
     assert status == 409 and "Node n1" in body["message"]
     status, body = server.call(
@@ -121,16 +116,16 @@ def test_export_import_and_reset(server: Server) -> None:
     # Reset: back to the start scenario.
     status, _ = server.call("PUT", "/api/v1/reset")
     assert status == 202
-    server.wait(lambda: server.call("GET", "/api/v1/namespaces/default/pods/second")[0] == 404)
+    eventually_sync(lambda: server.call("GET", "/api/v1/namespaces/default/pods/second")[0] == 404, timeout=15)
     assert server.call("GET", "/api/v1/nodes/n2")[0] == 404
-    server.wait(lambda: server.pod("first").get("spec", {}).get("nodeName") == "n1")
+    eventually_sync(lambda: server.pod("first").get("spec", {}).get("nodeName") == "n1", timeout=15)
 
 
 def test_a_pods_results_attempt_by_attempt(server: Server) -> None:
     big = pod("big")
     big["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "64"}}
     server.call("POST", "/api/v1/namespaces/default/pods", big)
-    server.wait(lambda: bool(server.call("GET", "/api/v1/results/default/big")[1]["attempts"]))
+    eventually_sync(lambda: bool(server.call("GET", "/api/v1/results/default/big")[1]["attempts"]), timeout=15)
     status, results = server.call("GET", "/api/v1/results/default/big")
     assert status == 200 and results["node"] is None
     attempt = results["attempts"][-1]

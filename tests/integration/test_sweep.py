@@ -10,11 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from polling import eventually_sync
 
 from kubesched.cli import main
 
@@ -114,14 +114,14 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def _address(scheduler_file: Path, scheduler: subprocess.Popen[bytes], log: Path) -> str:
     """The scheduler's address, once it has written the whole file."""
-    deadline = time.monotonic() + 30
-    while True:
+
+    def address() -> str:
         assert scheduler.poll() is None, log.read_text()
-        assert time.monotonic() < deadline, "the Dask scheduler did not start in 30 s"
-        try:
-            return str(json.loads(scheduler_file.read_text())["address"])
-        except (OSError, ValueError, KeyError):
-            time.sleep(0.1)
+        return str(json.loads(scheduler_file.read_text())["address"])
+
+    return eventually_sync(
+        address, "the Dask scheduler's address", timeout=30, interval=0.1, ignoring=(OSError, ValueError, KeyError)
+    )
 
 
 @pytest.fixture
