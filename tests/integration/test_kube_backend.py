@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from kubesched.cluster.base import WATCHED_KINDS, ClusterError, Conflict, NotFound
-from kubesched.cluster.kube import cluster as kube
+from kubesched.cluster.kube import informer as kube
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.leader import LeaderElector
 from kubesched.cluster.store import Store
