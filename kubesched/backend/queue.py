@@ -516,7 +516,7 @@ class SchedulingQueue:
                 try:
                     if reg.hint(pod, old, new) is QueueingHint.QUEUE:
                         return True
-                except Exception:  # noqa: BLE001 - a failing hint errs on the side of retrying
+                except Exception:  # a failing hint errs on the side of retrying (logged)
                     log.exception("queueing hint of %s failed; requeueing", plugin)
                     return True
         return False

@@ -286,7 +286,7 @@ class LeaderElector:
         async def renew() -> None:
             try:
                 await self.renew_until_lost()
-            except Exception:  # noqa: BLE001 - a renewal that died of a bug is lost leadership: say so
+            except Exception:  # a renewal that died of a bug is lost leadership (logged)
                 self._leading = False
                 log.exception("lease %s/%s: the renewal task of %s crashed", self.namespace, self.name, self.identity)
             await _call(on_lost)
@@ -344,7 +344,7 @@ async def _call(fn: OnLost | None) -> None:
         result = fn()
         if inspect.isawaitable(result):
             await result
-    except Exception:  # noqa: BLE001 - the caller's callback: its bug is logged, the elector goes on
+    except Exception:  # the caller's callback: its bug is logged, the elector goes on
         log.exception("the on_lost callback of leader election failed")
 
 

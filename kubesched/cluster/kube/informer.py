@@ -123,7 +123,7 @@ class _Informer:
     def _call(self, method: str, *args: Any) -> None:
         try:
             getattr(self.handler, method)(self.kind, *args)
-        except Exception:  # noqa: BLE001 - a handler bug must not stop the informer
+        except Exception:  # a handler's bug must not stop the informer (logged)
             log.exception("%s handler failed on %s of %s", method, self.kind, _key(args[-1]))
 
     def _upsert(self, obj: Obj) -> None:
@@ -282,7 +282,7 @@ class _Informer:
                 log.info("%s watch expired (%s); relisting", self.kind, exc)
                 if expired_in_a_row > 1:
                     await asyncio.sleep(self.backoff.next())
-            except Exception as exc:  # noqa: BLE001 - whatever broke, the informer must go on
+            except Exception as exc:  # whatever broke, the informer goes on (logged)
                 self._failed(exc)
                 # Only a watch that broke while its events were read counts: one that could not
                 # even connect says nothing about the events (an outage resumes from its version).
@@ -373,7 +373,7 @@ class Informers:
         while True:
             try:
                 await inf.run()
-            except Exception as exc:  # noqa: BLE001 - one informer's bug must not end its kind's view for good
+            except Exception as exc:  # a bug must not end the kind's view (logged)
                 delay = inf.backoff.next()
                 inf._failed(exc)
                 log.error("%s informer crashed; restarting in %.1fs", inf.kind, delay, exc_info=exc)
