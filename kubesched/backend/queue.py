@@ -39,6 +39,7 @@ from kubesched.framework.events import (
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
+from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +196,8 @@ class SchedulingQueue:
         self._nonempty: asyncio.Event | None = None
         self._closed = False
         self.nominator = Nominator()
-        self._gate_tasks: set[asyncio.Task[None]] = set()
+        #: Async PreEnqueue checks in flight; :meth:`close` cancels them, :meth:`aclose` awaits them.
+        self._gate_tasks = TaskSet("scheduling queue", log)
         # Pods deleted, or updated, while an attempt for them is in flight: the attempt's
         # outcome must not resurrect a deleted pod, nor requeue a stale version.
         self._gone: set[str] = set()
@@ -356,9 +358,9 @@ class SchedulingQueue:
         # Hold the pod in the pool (gated) until its gate has answered.
         qpi.gated = True
         self._push_unschedulable(qpi, event)
-        task = asyncio.get_running_loop().create_task(gate())
-        self._gate_tasks.add(task)
-        task.add_done_callback(self._gate_tasks.discard)
+        if self._closed:
+            return  # nothing pops any more: the pod stays gated, its check is not started
+        self._gate_tasks.spawn(gate(), name=f"pre-enqueue {qpi.pod_info.key}")
 
     def _apply_gate(
         self,
@@ -514,7 +516,7 @@ class SchedulingQueue:
                 try:
                     if reg.hint(pod, old, new) is QueueingHint.QUEUE:
                         return True
-                except Exception:  # noqa: BLE001 - a failing hint errs on the side of retrying
+                except Exception:  # a failing hint errs on the side of retrying (logged)
                     log.exception("queueing hint of %s failed; requeueing", plugin)
                     return True
         return False
@@ -575,8 +577,17 @@ class SchedulingQueue:
         return None
 
     def close(self) -> None:
+        """Stop: :meth:`pop` returns ``None`` from now on, and the PreEnqueue checks still
+        running are cancelled (await :meth:`aclose` to know they have ended)."""
         self._closed = True
         self._wake()
+        for task in self._gate_tasks:
+            task.cancel()
+
+    async def aclose(self) -> None:
+        """Close, and wait until every PreEnqueue check the queue started has ended."""
+        self.close()
+        await self._gate_tasks.close()
 
     def done(self, uid: str) -> None:
         """The pod's attempt is over (bound, or requeued): stop recording events for it."""

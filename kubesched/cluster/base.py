@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from kubesched import errors
+
 Obj = dict[str, Any]
 
 #: Delivered in this order at start: what pods refer to comes before the pods.
@@ -37,8 +39,11 @@ WATCHED_KINDS = (
 )
 
 
-class ClusterError(Exception):
-    """A write the cluster refused or could not complete; ``code`` is the HTTP-like status."""
+class ClusterError(errors.ClusterError):
+    """A request the cluster refused or could not complete; ``code`` is the HTTP-like status.
+
+    The cluster family of :class:`~kubesched.errors.KubeschedError`: whatever a cluster (real or
+    in memory) answered goes up as this or one of its subclasses below."""
 
     def __init__(self, message: str, code: int = 500) -> None:
         super().__init__(message)

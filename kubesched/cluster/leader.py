@@ -25,12 +25,13 @@ import inspect
 import logging
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager, suppress
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import Store
+from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +134,8 @@ class LeaderElector:
         #: The Lease as last read or written, so the holder can renew without reading first.
         self._lease: Obj | None = None
         self._leading = False
-        self._renew_task: asyncio.Task[None] | None = None
+        #: The renewal task (:meth:`start_renewing`); :meth:`stop_renewing` cancels and awaits it.
+        self._tasks = TaskSet(f"leader election of {identity}", log)
 
     # --- state --------------------------------------------------------------------------------
     @property
@@ -278,28 +280,22 @@ class LeaderElector:
         """
         if not self._leading:
             raise RuntimeError("start_renewing() before acquire()")
-        if self._renew_task is not None and not self._renew_task.done():
+        if any(not task.done() for task in self._tasks):
             raise RuntimeError("already renewing")
 
         async def renew() -> None:
             try:
                 await self.renew_until_lost()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
+            except Exception:  # a renewal that died of a bug is lost leadership (logged)
                 self._leading = False
                 log.exception("lease %s/%s: the renewal task of %s crashed", self.namespace, self.name, self.identity)
             await _call(on_lost)
 
-        self._renew_task = asyncio.get_running_loop().create_task(renew(), name=f"lease-renew {self.identity}")
-        return self._renew_task
+        return self._tasks.spawn(renew(), name=f"lease-renew {self.identity}")
 
     async def stop_renewing(self) -> None:
-        task, self._renew_task = self._renew_task, None
-        if task is not None and not task.done():
-            task.cancel()
-            with suppress(asyncio.CancelledError):
-                await task
+        """Cancel the renewal task, if one runs, and wait until it has ended."""
+        await self._tasks.cancel()
 
     async def release(self) -> bool:
         """Give the Lease up (clean shutdown) so another replica takes over at once.
@@ -348,7 +344,7 @@ async def _call(fn: OnLost | None) -> None:
         result = fn()
         if inspect.isawaitable(result):
             await result
-    except Exception:
+    except Exception:  # the caller's callback: its bug is logged, the elector goes on
         log.exception("the on_lost callback of leader election failed")
 
 

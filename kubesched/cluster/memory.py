@@ -71,7 +71,8 @@ class InMemoryCluster:
         self.store.bind(meta.get("namespace") or "default", meta["name"], node_name)
 
     async def get_pod(self, namespace: str, name: str) -> Obj:
-        return json_copy(self.store.get("Pod", namespace, name))
+        pod: Obj = json_copy(self.store.get("Pod", namespace, name))
+        return pod
 
     async def record_event(
         self, regarding: Obj, event_type: str, reason: str, action: str, message: str, reporting_controller: str

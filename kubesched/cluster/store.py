@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from kubesched.cluster.base import Conflict, Invalid, NotFound
+from kubesched.cluster.base import ClusterError, Conflict, Invalid, NotFound
 
 Obj = dict[str, Any]
 WatchEvent = tuple[int, str, str, Obj, Obj | None]  # (rv, ADDED|MODIFIED|DELETED, kind, obj, old)
@@ -95,8 +95,11 @@ _CONTAINERS = (dict, list)
 _IMMUTABLE = frozenset({str, int, float, bool, type(None)})
 
 
-class Gone(Exception):
+class Gone(ClusterError):
     """The requested resourceVersion is older than the history kept (HTTP 410)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, 410)
 
 
 class Store:

@@ -14,7 +14,7 @@ import pytest
 from polling import eventually
 
 from kubesched.cluster.base import WATCHED_KINDS, ClusterError, Conflict, NotFound
-from kubesched.cluster.kube import cluster as kube
+from kubesched.cluster.kube import informer as kube
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.leader import LeaderElector
 from kubesched.cluster.store import Store

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubesched.cluster.kube.cluster import _environment_matters
+from kubesched.cluster.kube.transport import _environment_matters
 
 SERVER = "https://10.0.0.1:6443"
 

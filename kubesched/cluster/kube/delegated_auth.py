@@ -30,7 +30,7 @@ class KubeReviews:
     """``token_review`` and ``subject_access_review`` over the API server ``cluster`` talks to."""
 
     def __init__(self, cluster: KubeCluster) -> None:
-        self._client = cluster.sibling(
+        self._client = cluster.transport.sibling(
             "delegated-auth", request_timeout=REVIEW_TIMEOUT, qps=REVIEW_QPS, burst=REVIEW_BURST
         )
 
@@ -45,7 +45,7 @@ class KubeReviews:
         return _status(await self._client.request("POST", SUBJECT_ACCESS_REVIEWS, body=body), "SubjectAccessReview")
 
     async def close(self) -> None:
-        await self._client.stop()
+        await self._client.close()
 
 
 def _status(review: Obj, kind: str) -> Obj:

@@ -1,0 +1,56 @@
+"""Where each kind lives in the Kubernetes API: its collection and its objects' paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import quote
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One kind the scheduler watches: its ``apiVersion`` and its cluster-wide collection."""
+
+    kind: str
+    api_version: str
+    path: str  # the cluster-wide collection
+
+    def object_path(self, namespace: str | None, name: str) -> str:
+        """The path of one object; ``namespace`` is None for a cluster-scoped kind."""
+        if namespace is None:
+            return f"{self.path}/{quote(name, safe='')}"
+        base, plural = self.path.rsplit("/", 1)
+        return f"{base}/namespaces/{quote(namespace, safe='')}/{plural}/{quote(name, safe='')}"
+
+
+RESOURCES = {
+    "Namespace": Resource("Namespace", "v1", "/api/v1/namespaces"),
+    "PriorityClass": Resource("PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1/priorityclasses"),
+    "StorageClass": Resource("StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"),
+    "CSINode": Resource("CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes"),
+    "PersistentVolume": Resource("PersistentVolume", "v1", "/api/v1/persistentvolumes"),
+    "PersistentVolumeClaim": Resource("PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"),
+    "PodDisruptionBudget": Resource("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),
+    "Service": Resource("Service", "v1", "/api/v1/services"),
+    "ReplicationController": Resource("ReplicationController", "v1", "/api/v1/replicationcontrollers"),
+    "ReplicaSet": Resource("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets"),
+    "StatefulSet": Resource("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets"),
+    "DeviceClass": Resource("DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses"),
+    "ResourceSlice": Resource("ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices"),
+    "ResourceClaim": Resource("ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims"),
+    "Node": Resource("Node", "v1", "/api/v1/nodes"),
+    "Pod": Resource("Pod", "v1", "/api/v1/pods"),
+}
+
+
+def ns_path(group_version: str, namespace: str, plural: str, name: str | None = None, sub: str | None = None) -> str:
+    """The path of a namespaced collection, or of one object in it, or of its subresource."""
+    root = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
+    path = f"{root}/namespaces/{quote(namespace, safe='')}/{plural}"
+    if name is not None:
+        path += f"/{quote(name, safe='')}"
+    if sub is not None:
+        path += f"/{sub}"
+    return path
+
+
+__all__ = ["RESOURCES", "Resource", "ns_path"]
