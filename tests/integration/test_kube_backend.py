@@ -203,7 +203,7 @@ async def test_reconnects_with_backoff_after_a_network_outage(
     )
     try:
         rec = await started(c)
-        with caplog.at_level(logging.WARNING, logger="kubesched.cluster.kube.cluster"):
+        with caplog.at_level(logging.WARNING, logger="kubesched.cluster.kube.informer"):
             await proxy.down()
             store.create("Pod", make_pod("while-down").obj())
             await asyncio.sleep(1.0)  # several failed reconnects, backing off
@@ -262,7 +262,7 @@ async def test_an_informer_that_fails_unexpectedly_is_logged_and_goes_on(
         original(self, event)
 
     monkeypatch.setattr(kube._Informer, "_apply", apply_once_broken)
-    with caplog.at_level(logging.ERROR, logger="kubesched.cluster.kube.cluster"):
+    with caplog.at_level(logging.ERROR, logger="kubesched.cluster.kube.informer"):
         store.create("Pod", make_pod("first").obj())
         # The restarted informer resumes from its last version: the event it died on comes again.
         await eventually(lambda: rec.of("Pod", "first") == ["add"], what="the event the informer died on", timeout=10)
