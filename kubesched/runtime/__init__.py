@@ -4,6 +4,7 @@
   ``Handle`` they are given;
 * ``calls``: binding a plugin method and reading what it returns;
 * ``scoring``: Score, NormalizeScore and weights over the feasible nodes;
+* ``signing``: pod signatures for opportunistic batching;
 * ``batch_filter``: Filter over a batch of nodes;
 * ``waiting_pods``: pods held at Permit;
 * ``profile``: what a profile enables, and the error for one that cannot be built;

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import json
 import logging
 import time
 from collections.abc import Callable, Coroutine, Iterable, Sequence
@@ -33,6 +32,7 @@ from kubesched.runtime.calls import BoundMethod, rejected_or_error, split_result
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
 from kubesched.runtime.scoring import run_score_plugins
+from kubesched.runtime.signing import pod_signature
 from kubesched.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
 
 __all__ = [
@@ -208,20 +208,7 @@ class Framework:
         ``sign_pod`` returned ``None``, or raised)."""
         if not self.signable:
             return None
-        fragments: dict[str, Any] = {"v1.Pod.Spec.SchedulerName": pod.scheduler_name}
-        for name, plugin in self._signers.items():
-            try:
-                part = plugin.sign_pod(pod)
-            except Exception:  # noqa: BLE001 - an error is a refusal, as upstream logs and refuses
-                log.debug("plugin %s could not sign pod %s", name, pod.key, exc_info=True)
-                return None
-            if part is None:
-                return None
-            fragments.update(part)
-        try:
-            return json.dumps(fragments, sort_keys=True, separators=(",", ":"), default=repr).encode()
-        except (TypeError, ValueError):
-            return None
+        return pod_signature(self._signers, pod)
 
     # --- plugin metrics (sampled cycles only) -------------------------------------------------
     async def _call(self, b: _Bound, point: str, state: CycleState, *args: Any) -> Any:
