@@ -47,6 +47,12 @@ class BoundMethod:
         return result
 
 
+def plugin_error(point: str, plugin: str, exc: BaseException) -> Status:
+    """The Error status for an exception raised by ``plugin`` at extension point ``point``: a
+    plugin's exception is a bug in that plugin, never a crash of the scheduler."""
+    return Status.as_error(RuntimeError(f'running "{plugin}" {point} plugin: {exc}'), plugin)
+
+
 def rejected_or_error(point: str, plugin: str, status: Status) -> Status:
     """A non-success status from a per-pod point: a rejection goes on as it is (credited to
     ``plugin``); anything else becomes an error naming the point and the plugin."""

@@ -25,10 +25,17 @@ from kubesched.framework.interface import (
     PreFilterResult,
     SharedLister,
 )
-from kubesched.framework.status import Code, Status, plugin_error
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.runtime.batch_filter import BatchFilterResult, filter_verdict, run_filter_batch
-from kubesched.runtime.calls import BoundMethod, rejected_or_error, split_result, status_label, trace_value
+from kubesched.runtime.calls import (
+    BoundMethod,
+    plugin_error,
+    rejected_or_error,
+    split_result,
+    status_label,
+    trace_value,
+)
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
 from kubesched.runtime.scoring import run_score_plugins

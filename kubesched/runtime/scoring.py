@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeScore
-from kubesched.framework.status import Status, plugin_error
+from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.runtime.calls import BoundMethod, split_result
+from kubesched.runtime.calls import BoundMethod, plugin_error, split_result
 
 
 class ScoreStatusError(Exception):

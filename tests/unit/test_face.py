@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
 import inspect
 import subprocess
 import sys
 import typing
+from pathlib import Path
 
 import pytest
 
@@ -177,3 +179,25 @@ def test_importing_the_face_loads_neither_the_simulator_nor_the_kubernetes_clien
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _kubesched_imports(path: Path) -> set[str]:
+    """Every kubesched module ``path`` imports, at any depth (also under TYPE_CHECKING)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+        elif isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+    return {m for m in out if m == "kubesched" or m.startswith("kubesched.")}
+
+
+def test_the_contract_imports_nothing_else_of_kubesched_but_the_ground_floor() -> None:
+    contract = Path(kubesched.__file__).parent / "framework"
+    offenders = {
+        f"{path.name}: {module}"
+        for path in sorted(contract.rglob("*.py"))
+        for module in _kubesched_imports(path)
+        if not (module.startswith("kubesched.framework") or module == "kubesched.errors")
+    }
+    assert offenders == set()
