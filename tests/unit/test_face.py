@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+import re
 import subprocess
 import sys
 import typing
@@ -201,3 +202,33 @@ def test_the_contract_imports_nothing_else_of_kubesched_but_the_ground_floor() -
         if not (module.startswith("kubesched.framework") or module == "kubesched.errors")
     }
     assert offenders == set()
+
+
+#: Besides the face, the faces for their own jobs: testing a plugin, writing an HTTP extender.
+FACES = {"kubesched", "kubesched.testing", "kubesched.extender"}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_plugin_package_imports_only_the_faces() -> None:
+    sources = sorted((ROOT / "plugins").rglob("*.py"))
+    assert sources, "no plugin packages found"
+    offenders = {
+        f"{path.relative_to(ROOT)}: {module}" for path in sources for module in _kubesched_imports(path) - FACES
+    }
+    assert offenders == set()
+
+
+def test_every_readme_example_imports_only_the_faces() -> None:
+    fence = re.compile(r"```python\n(.*?)```", re.DOTALL)
+    found = set()
+    for readme in [ROOT / "README.md", *sorted((ROOT / "plugins").glob("*/README.md"))]:
+        for block in fence.findall(readme.read_text()):
+            found.update(
+                f"{readme.relative_to(ROOT)}: {m}"
+                for m in re.findall(r"^\s*from (kubesched[\w.]*) import", block, re.M)
+            )
+            found.update(
+                f"{readme.relative_to(ROOT)}: {m}" for m in re.findall(r"^\s*import (kubesched[\w.]*)", block, re.M)
+            )
+    assert found, "no README example imports kubesched"
+    assert {entry for entry in found if entry.split(": ")[1] not in FACES} == set()
