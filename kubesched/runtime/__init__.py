@@ -3,6 +3,7 @@
 * ``framework``: a profile's :class:`Framework`, its plugins per extension point, and the
   ``Handle`` they are given;
 * ``calls``: binding a plugin method and reading what it returns;
+* ``prefilter``: PreFilter, and the nodes it leaves;
 * ``scoring``: Score, NormalizeScore and weights over the feasible nodes;
 * ``signing``: pod signatures for opportunistic batching;
 * ``batch_filter``: Filter over a batch of nodes;

@@ -36,6 +36,7 @@ from kubesched.runtime.calls import (
     status_label,
     trace_value,
 )
+from kubesched.runtime.prefilter import run_pre_filter_plugins
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
 from kubesched.runtime.scoring import run_score_plugins
@@ -355,46 +356,7 @@ class Framework:
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """Run PreFilter plugins. Returns the merged node restriction (None: all nodes), a
         non-success status when the pod cannot be scheduled, and the plugins that rejected it."""
-        result: PreFilterResult | None = None
-        with_nodes: list[str] = []
-        unschedulable: Status | None = None
-        for b in self.pre_filter_plugins:
-            try:
-                r, status = split_result(await self._call(b, "PreFilter", state, pod))
-            except Exception as exc:  # noqa: BLE001
-                return None, plugin_error("PreFilter", b.name, exc), set()
-            if trace is not None:
-                trace[b.name] = trace_value(status)
-            if status is not None:
-                if status.is_skip():
-                    state.skip_filter_plugins.add(b.name)
-                    continue
-                if not status.is_success():
-                    status.with_plugin(b.name)
-                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE or status.code is Code.PENDING:
-                        return None, status, {b.name}
-                    if status.code is Code.UNSCHEDULABLE:
-                        # Keep going: a later plugin may still say UnschedulableAndUnresolvable,
-                        # which is the more useful verdict (upstream does the same).
-                        unschedulable = status
-                        continue
-                    return (
-                        None,
-                        Status.as_error(f'running PreFilter plugin "{b.name}": {status.message()}', b.name),
-                        set(),
-                    )
-            if isinstance(r, PreFilterResult) and not r.all_nodes():
-                with_nodes.append(b.name)
-                result = r if result is None else result.merge(r)
-                if result.node_names is not None and not result.node_names:
-                    if len(with_nodes) == 1:
-                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
-                    else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
-                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(with_nodes)
-        if unschedulable is not None:
-            return None, unschedulable, {unschedulable.plugin}
-        return result, None, set(with_nodes)
+        return await run_pre_filter_plugins(self.pre_filter_plugins, self._call, state, pod, trace)
 
     def filter_plugins_in_play(self, state: CycleState) -> list[Any]:
         """The Filter plugins a cycle runs (those its PreFilter did not skip), in order."""
