@@ -256,7 +256,12 @@ class QueueSortPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class EnqueueExtensions(Plugin, Protocol):
-    """Which cluster events may make a pod this plugin rejected schedulable again."""
+    """Which cluster events may make a pod this plugin rejected schedulable again.
+
+    ``events_to_register`` returns the events, each with an optional queueing hint
+    ``hint(pod, old, new) -> QueueingHint`` (QUEUE: retry the pod now; SKIP: this event does not
+    help it). The queue moves a pod out of the unschedulable pool only on an event a plugin that
+    rejected it registered; a plugin without this method is taken to register every event."""
 
     def events_to_register(self) -> list[ClusterEventWithHint]: ...
 
@@ -276,8 +281,9 @@ class PreFilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreFilterExtensions(Plugin, Protocol):
-    """Incrementally update the state PreFilter wrote when a pod is added to or removed from
-    a node during evaluation (nominated pods, preemption)."""
+    """Incrementally update the state PreFilter wrote when ``to_add`` / ``to_remove`` is added to or
+    removed from ``node`` during evaluation (nominated pods, preemption's dry runs), on a cloned
+    CycleState. Returns a Status (``None``: Success); anything else is an error for the pod."""
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> MaybeAwaitable: ...
 
@@ -344,8 +350,9 @@ class PostFilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
-    """Runs once per pod with the feasible nodes, before Score. Skip: this plugin's Score is
-    not run for this pod."""
+    """Runs once per pod with the feasible nodes, before Score, typically to write what Score
+    reads into the CycleState. Returns a Status (``None``: Success); Skip: this plugin's Score is
+    not run for this pod; anything else is an error for the pod."""
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> MaybeAwaitable: ...
 
@@ -397,8 +404,10 @@ class BatchScoreExtensions(ScoreExtensions, Protocol):
 
 @runtime_checkable
 class ReservePlugin(Plugin, Protocol):
-    """Reserve runs in order once a node is chosen; a failure unreserves every Reserve plugin
-    in reverse order. ``unreserve`` must be idempotent and may not fail."""
+    """Reserve runs in order once a node is chosen, before the pod is assumed on it; returns a
+    Status (``None``: Success). A failure (here or later in the cycle) unreserves every Reserve
+    plugin in reverse order and retries the pod. ``unreserve`` must be idempotent and may not
+    fail; what it returns is ignored."""
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
 
