@@ -1,15 +1,21 @@
-"""The plugin contract and its runtime. Imports nothing else of kubesched."""
+"""The plugin contract (upstream's ``k8s.io/kube-scheduler/framework``). Imports nothing else of
+kubesched but the ground floor (``kubesched.errors``); what runs it lives in ``kubesched.runtime``.
+
+Plugin authors import from ``kubesched`` (the face); this package holds the contract's modules."""
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
+    BatchFilterPlugin,
+    BatchScoreExtensions,
     BatchScorePlugin,
     BindPlugin,
     CycleState,
     EnqueueExtensions,
     FilterPlugin,
+    FilterStatusesPlugin,
     Handle,
     NodeScore,
     PermitPlugin,
@@ -35,6 +41,8 @@ from kubesched.framework.types import NodeInfo, PodInfo, PodSpecError, QueuedPod
 
 __all__ = [
     "ActionType",
+    "BatchFilterPlugin",
+    "BatchScoreExtensions",
     "BatchScorePlugin",
     "BindPlugin",
     "ClusterEvent",
@@ -44,6 +52,7 @@ __all__ = [
     "EnqueueExtensions",
     "EventResource",
     "FilterPlugin",
+    "FilterStatusesPlugin",
     "Handle",
     "MAX_NODE_SCORE",
     "MIN_NODE_SCORE",

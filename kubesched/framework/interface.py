@@ -16,7 +16,7 @@ the extension point, and the pod is retried with backoff.
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from kubesched.framework.events import ClusterEventWithHint
@@ -24,6 +24,7 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:
+    import numpy as np
     from pydantic import BaseModel
 
 #: CycleState key under which plugins put ``{uid: pod}`` of pods to move to activeQ at the end
@@ -216,6 +217,16 @@ class Handle(Protocol):
     @property
     def parallelism(self) -> int: ...
 
+    def activate(self, pods: Iterable[PodInfo]) -> None:
+        """Move ``pods`` (in backoffQ or the unschedulable pool) to activeQ, through their
+        PreEnqueue gates: e.g. a gang's siblings once one member is placed."""
+        ...
+
+    def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` beside the scheduling loop (API calls a cycle must not wait for); the
+        scheduler waits for it when it stops."""
+        ...
+
 
 # --- one Protocol per extension point ---------------------------------------------------------
 
@@ -245,7 +256,12 @@ class QueueSortPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class EnqueueExtensions(Plugin, Protocol):
-    """Which cluster events may make a pod this plugin rejected schedulable again."""
+    """Which cluster events may make a pod this plugin rejected schedulable again.
+
+    ``events_to_register`` returns the events, each with an optional queueing hint
+    ``hint(pod, old, new) -> QueueingHint`` (QUEUE: retry the pod now; SKIP: this event does not
+    help it). The queue moves a pod out of the unschedulable pool only on an event a plugin that
+    rejected it registered; a plugin without this method is taken to register every event."""
 
     def events_to_register(self) -> list[ClusterEventWithHint]: ...
 
@@ -265,8 +281,9 @@ class PreFilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreFilterExtensions(Plugin, Protocol):
-    """Incrementally update the state PreFilter wrote when a pod is added to or removed from
-    a node during evaluation (nominated pods, preemption)."""
+    """Incrementally update the state PreFilter wrote when ``to_add`` / ``to_remove`` is added to or
+    removed from ``node`` during evaluation (nominated pods, preemption's dry runs), on a cloned
+    CycleState. Returns a Status (``None``: Success); anything else is an error for the pod."""
 
     def add_pod(self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo) -> MaybeAwaitable: ...
 
@@ -279,6 +296,37 @@ class FilterPlugin(Plugin, Protocol):
     Plain function. The runtime stops at the first plugin that rejects a node."""
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None: ...
+
+
+@runtime_checkable
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    """A Filter plugin that can also judge all the candidate nodes of one pod in one call.
+
+    ``filter_nodes`` returns whether each node passes (one bool per node, in the order of
+    ``nodes``; a numpy bool array is fine), exactly as ``filter`` would decide it node by node,
+    or ``None`` to decline (the runtime then calls ``filter`` node by node). It only says
+    *whether*: the Status of a rejected node is asked of ``filter`` when someone needs it, so
+    messages stay the per-node ones. ``nodes`` is a :class:`~kubesched.framework.columns.NodeBatch`
+    over the snapshot's columns when the scheduler calls (``columns_of(nodes)``), a plain list
+    otherwise (decline then). The runtime prefers this form; ``filter`` stays the contract."""
+
+    def filter_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Sequence[bool] | np.ndarray | None: ...
+
+
+@runtime_checkable
+class FilterStatusesPlugin(FilterPlugin, Protocol):
+    """A Filter plugin that can give the Status ``filter`` returns for many nodes in one call.
+
+    ``filter_statuses`` returns one ``Status | None`` per node of ``nodes`` (the ones a batch
+    filter rejected, when a pod fits nowhere and each node's reason is reported), or ``None``
+    to decline. Nodes rejected alike may share one Status object (read-only). A Success or
+    ``None`` entry, and anything declined, is asked of ``filter`` node by node."""
+
+    def filter_statuses(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Sequence[Status | None] | None: ...
 
 
 @runtime_checkable
@@ -302,8 +350,9 @@ class PostFilterPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreScorePlugin(Plugin, Protocol):
-    """Runs once per pod with the feasible nodes, before Score. Skip: this plugin's Score is
-    not run for this pod."""
+    """Runs once per pod with the feasible nodes, before Score, typically to write what Score
+    reads into the CycleState. Returns a Status (``None``: Success); Skip: this plugin's Score is
+    not run for this pod; anything else is an error for the pod."""
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> MaybeAwaitable: ...
 
@@ -321,25 +370,44 @@ class ScorePlugin(Plugin, Protocol):
 class BatchScorePlugin(ScorePlugin, Protocol):
     """A Score plugin that can also score all the feasible nodes of one pod in one call:
     ``score_nodes`` returns one score per node, in the order of ``nodes``, each exactly what
-    ``score`` returns for that node (bare ints). The runtime prefers it when present; ``score``
-    stays the contract (and what tests and extenders of the plugin may call). Worth it where
-    per-pod work can be done once instead of once per node, or where the nodes' data can be
-    read in bulk."""
+    ``score`` returns for that node (bare ints, or an integer numpy array), or ``None`` to
+    decline (the runtime then calls ``score`` node by node). The runtime prefers it when
+    present; ``score`` stays the contract (and what tests and extenders of the plugin may call).
+    Worth it where per-pod work can be done once instead of once per node, or where the nodes'
+    data can be read in bulk (``columns_of(nodes)``)."""
 
-    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Sequence[int]: ...
+    def score_nodes(
+        self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
+    ) -> Sequence[int] | np.ndarray | None: ...
 
 
 @runtime_checkable
 class ScoreExtensions(Plugin, Protocol):
-    """Rewrites this plugin's scores for all nodes in place (e.g. to 0..100)."""
+    """NormalizeScore: rewrites this plugin's ``scores`` (one :class:`NodeScore` per feasible node)
+    in place, e.g. to 0..100, and returns a Status (``None``: Success). A failure is an error for
+    the pod; a score left outside 0..100 afterwards is one too."""
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> MaybeAwaitable: ...
 
 
 @runtime_checkable
+class BatchScoreExtensions(ScoreExtensions, Protocol):
+    """NormalizeScore over an array: ``normalize_scores`` takes this plugin's raw scores (an int64
+    array in the order of the nodes) and returns the normalized ones (same length), exactly what
+    ``normalize_score`` would write, or ``None`` to decline. Plain function; the runtime prefers
+    it when present."""
+
+    def normalize_scores(
+        self, state: CycleState, pod: PodInfo, scores: np.ndarray
+    ) -> Sequence[int] | np.ndarray | None: ...
+
+
+@runtime_checkable
 class ReservePlugin(Plugin, Protocol):
-    """Reserve runs in order once a node is chosen; a failure unreserves every Reserve plugin
-    in reverse order. ``unreserve`` must be idempotent and may not fail."""
+    """Reserve runs in order once a node is chosen, before the pod is assumed on it; returns a
+    Status (``None``: Success). A failure (here or later in the cycle) unreserves every Reserve
+    plugin in reverse order and retries the pod. ``unreserve`` must be idempotent and may not
+    fail; what it returns is ignored."""
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
 
@@ -356,21 +424,25 @@ class PermitPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
-    """Runs before Bind in the binding cycle; a failure unreserves and retries the pod."""
+    """Runs before Bind in the binding cycle (e.g. to provision volumes). Success or Skip goes
+    on; anything else unreserves the pod and retries it with backoff."""
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
 
 
 @runtime_checkable
 class BindPlugin(Plugin, Protocol):
-    """Binds the pod. Skip passes to the next Bind plugin; the first non-Skip answer wins."""
+    """Binds the pod to ``node_name``. Skip passes to the next Bind plugin; the first non-Skip
+    answer wins (Success: bound; anything else unreserves and retries the pod). All skipping
+    is an error."""
 
     def bind(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
 
 
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
-    """Informational, after a successful bind."""
+    """Informational, after a successful bind: what it returns is ignored and an exception is
+    logged; the pod stays bound either way. May be ``async def``."""
 
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
 

@@ -16,7 +16,6 @@ kube-scheduler exactly, so a reason written here reads the same as upstream's:
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from enum import IntEnum
 
 
@@ -134,24 +133,3 @@ class Status:
 
 
 _REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
-
-
-def plugin_error(point: str, plugin: str, exc: BaseException) -> Status:
-    """The Error status for an exception raised by ``plugin`` at extension point ``point``."""
-    return Status.as_error(RuntimeError(f'running "{plugin}" {point} plugin: {exc}'), plugin)
-
-
-def code_of(status: Status | None) -> Code:
-    """The code of a status, treating ``None`` as Success."""
-    return Code.SUCCESS if status is None else status.code
-
-
-def is_success(status: Status | None) -> bool:
-    return status is None or status.code is Code.SUCCESS
-
-
-def merge_reasons(statuses: Iterable[Status]) -> list[str]:
-    out: list[str] = []
-    for s in statuses:
-        out.extend(s.reasons)
-    return out

@@ -21,8 +21,9 @@ import numpy as np
 
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.interface import CycleState
-from kubesched.framework.status import Code, Status, plugin_error
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.runtime.calls import plugin_error
 
 log = logging.getLogger(__name__)
 

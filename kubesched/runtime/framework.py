@@ -9,12 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import inspect
-import json
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,114 +20,44 @@ from kubesched.framework.columns import NodeBatch
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
     CycleState,
-    NodeScore,
     PostFilterResult,
     PreFilterResult,
     SharedLister,
 )
-from kubesched.framework.status import Code, Status, plugin_error
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.runtime.batch_filter import BatchFilterResult, filter_verdict, run_filter_batch
+from kubesched.runtime.calls import (
+    BoundMethod,
+    plugin_error,
+    rejected_or_error,
+    split_result,
+    status_label,
+    trace_value,
+)
+from kubesched.runtime.prefilter import run_pre_filter_plugins
+from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
+from kubesched.runtime.scoring import run_score_plugins
+from kubesched.runtime.signing import pod_signature
+from kubesched.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
+
+__all__ = [
+    "MAX_PERMIT_TIMEOUT",
+    "Framework",
+    "FrameworkError",
+    "PluginRef",
+    "ProfileSpec",
+    "WaitingPod",
+    "WaitingPods",
+    "weighted_plugins",
+]
 
 log = logging.getLogger(__name__)
 
-#: Upstream caps how long a pod may wait at Permit.
-MAX_PERMIT_TIMEOUT = 15 * 60.0
-
-
-class FrameworkError(Exception):
-    """A profile that cannot be built (bad plugin set or args); the message names profile and plugin."""
-
-
-@dataclass
-class PluginRef:
-    name: str
-    weight: int = 0
-
-
-@dataclass
-class ProfileSpec:
-    """What a profile enables at each extension point (config names: ``preFilter``, ``score``, ...),
-    and each plugin's validated args. Built from the configuration by ``kubesched.config``."""
-
-    scheduler_name: str
-    plugins: dict[str, list[PluginRef]]
-    plugin_args: dict[str, Any] = field(default_factory=dict)
-    percentage_of_nodes_to_score: int | None = None
-
-
-class WaitingPod:
-    """A pod held at Permit by one or more plugins, each with its own timeout."""
-
-    def __init__(self, pod: PodInfo, plugin_timeouts: Mapping[str, float], loop: asyncio.AbstractEventLoop) -> None:
-        self.pod_info = pod
-        self._future: asyncio.Future[Status] = loop.create_future()
-        self._pending: dict[str, asyncio.TimerHandle] = {}
-        for plugin, timeout in plugin_timeouts.items():
-            self._pending[plugin] = loop.call_later(
-                timeout,
-                self.reject,
-                plugin,
-                f"rejected due to timeout after waiting {_fmt_seconds(timeout)} at plugin {plugin}",
-            )
-
-    @property
-    def pod(self) -> dict[str, Any]:
-        return self.pod_info.pod
-
-    def pending_plugins(self) -> list[str]:
-        return list(self._pending)
-
-    def allow(self, plugin: str) -> None:
-        timer = self._pending.pop(plugin, None)
-        if timer is not None:
-            timer.cancel()
-        if not self._pending and not self._future.done():
-            self._future.set_result(Status(Code.SUCCESS))
-
-    def reject(self, plugin: str, message: str) -> None:
-        for timer in self._pending.values():
-            timer.cancel()
-        self._pending.clear()
-        if not self._future.done():
-            self._future.set_result(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
-
-    async def wait(self) -> Status:
-        return await self._future
-
-
-def _fmt_seconds(seconds: float) -> str:
-    """Durations the way Go prints them in upstream's messages (``10s``, ``1.5s``, ``2m0s``)."""
-    if seconds >= 60:
-        m, s = divmod(seconds, 60)
-        return f"{int(m)}m{s:g}s"
-    return f"{seconds:g}s"
-
-
-class WaitingPods:
-    """Pods waiting at Permit, shared by every profile so any plugin can allow or reject them."""
-
-    def __init__(self) -> None:
-        self._pods: dict[str, WaitingPod] = {}
-
-    def add(self, wp: WaitingPod) -> None:
-        self._pods[wp.pod_info.uid] = wp
-
-    def get(self, uid: str) -> WaitingPod | None:
-        return self._pods.get(uid)
-
-    def remove(self, uid: str) -> None:
-        self._pods.pop(uid, None)
-
-    def __iter__(self) -> Any:
-        return iter(list(self._pods.values()))
-
-    def __len__(self) -> int:
-        return len(self._pods)
+#: The name construction binds plugin methods with.
+_Bound = BoundMethod
 
 
 class _NoListers:
@@ -150,71 +77,6 @@ class _NoNominator:
 
     def has_nominated(self, node_name: str) -> bool:
         return False
-
-
-_PLAIN_RESULTS = frozenset({type(None), Status, tuple, int, bool})
-
-
-class _Bound:
-    """A plugin method, whether it is a coroutine function, and its plugin's name."""
-
-    __slots__ = ("name", "fn", "is_async", "weight", "plugin", "batch", "statuses")
-
-    def __init__(self, plugin: Any, method: str, weight: int = 0) -> None:
-        self.plugin = plugin
-        self.name: str = plugin.name
-        self.fn: Callable[..., Any] = getattr(plugin, method)
-        self.is_async = inspect.iscoroutinefunction(self.fn)
-        self.weight = weight
-        #: the batch form of a per-node method (``filter`` → ``filter_nodes``, ``score`` →
-        #: ``score_nodes``), when the plugin has one
-        batch = getattr(plugin, f"{method}_nodes", None) if method in ("filter", "score") else None
-        self.batch: Callable[..., Any] | None = batch if callable(batch) else None
-        #: ``filter_statuses``: the per-node Filter statuses of many nodes at once, if it has it
-        statuses = getattr(plugin, "filter_statuses", None) if method == "filter" else None
-        self.statuses: Callable[..., Any] | None = statuses if callable(statuses) else None
-
-    async def call(self, *args: Any) -> Any:
-        result = self.fn(*args)
-        # What plain plugins return (None, a Status, a tuple) is never awaitable: skip the check.
-        if type(result) in _PLAIN_RESULTS and not self.is_async:
-            return result
-        if self.is_async or inspect.isawaitable(result):
-            result = await result
-        return result
-
-
-_error = plugin_error
-
-
-def _rejected_or_error(point: str, plugin: str, status: Status) -> Status:
-    """A non-success status from a per-pod point: a rejection goes on as it is (credited to
-    ``plugin``); anything else becomes an error naming the point and the plugin."""
-    status.with_plugin(plugin)
-    if status.is_rejected():
-        return status
-    # The plugin's exception stays attached: the scheduler tells a Conflict or a timeout of the
-    # cluster from other errors by it.
-    return Status(
-        Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin, error=status.error
-    )
-
-
-def _split(result: Any) -> tuple[Any, Status | None]:
-    """Accept ``(value, status)``, a bare Status, or None (Success)."""
-    if isinstance(result, tuple):
-        return result[0], result[1]
-    if result is None or isinstance(result, Status):
-        return None, result
-    return result, None
-
-
-class _ScoreStatusError(Exception):
-    """A per-node Score returned a non-success status."""
-
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
 
 
 class Framework:
@@ -354,20 +216,7 @@ class Framework:
         ``sign_pod`` returned ``None``, or raised)."""
         if not self.signable:
             return None
-        fragments: dict[str, Any] = {"v1.Pod.Spec.SchedulerName": pod.scheduler_name}
-        for name, plugin in self._signers.items():
-            try:
-                part = plugin.sign_pod(pod)
-            except Exception:  # noqa: BLE001 - an error is a refusal, as upstream logs and refuses
-                log.debug("plugin %s could not sign pod %s", name, pod.key, exc_info=True)
-                return None
-            if part is None:
-                return None
-            fragments.update(part)
-        try:
-            return json.dumps(fragments, sort_keys=True, separators=(",", ":"), default=repr).encode()
-        except (TypeError, ValueError):
-            return None
+        return pod_signature(self._signers, pod)
 
     # --- plugin metrics (sampled cycles only) -------------------------------------------------
     async def _call(self, b: _Bound, point: str, state: CycleState, *args: Any) -> Any:
@@ -381,8 +230,8 @@ class Framework:
         except BaseException:
             observer.plugin_execution(b.name, point, "Error", time.perf_counter() - t0)
             raise
-        status = result[0] if point == "Permit" and isinstance(result, tuple) else _split(result)[1]
-        observer.plugin_execution(b.name, point, _status_label(status), time.perf_counter() - t0)
+        status = result[0] if point == "Permit" and isinstance(result, tuple) else split_result(result)[1]
+        observer.plugin_execution(b.name, point, status_label(status), time.perf_counter() - t0)
         return result
 
     def _run_filter_timed(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
@@ -397,8 +246,8 @@ class Framework:
                 status = fn(state, pod, node)
             except Exception as exc:  # noqa: BLE001
                 observer.plugin_execution(name, "Filter", "Error", time.perf_counter() - t0)
-                return _error("filter", name, exc)
-            observer.plugin_execution(name, "Filter", _status_label(status), time.perf_counter() - t0)
+                return plugin_error("filter", name, exc)
+            observer.plugin_execution(name, "Filter", status_label(status), time.perf_counter() - t0)
             if status is not None and status.code is not Code.SUCCESS:
                 return filter_verdict(name, status)
         return None
@@ -474,11 +323,11 @@ class Framework:
         """:meth:`run_pre_enqueue` for profiles whose PreEnqueue plugins are all plain functions."""
         for b in self.pre_enqueue_plugins:
             try:
-                status = _split(b.fn(pod))[1]
+                status = split_result(b.fn(pod))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("PreEnqueue", b.name, exc)
+                return plugin_error("PreEnqueue", b.name, exc)
             if status is not None and not status.is_success():
-                return _rejected_or_error("PreEnqueue", b.name, status)
+                return rejected_or_error("PreEnqueue", b.name, status)
         return None
 
     def has_filter_plugins(self) -> bool:
@@ -494,11 +343,11 @@ class Framework:
     async def run_pre_enqueue(self, pod: PodInfo) -> Status | None:
         for b in self.pre_enqueue_plugins:
             try:
-                status = _split(await b.call(pod))[1]
+                status = split_result(await b.call(pod))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("PreEnqueue", b.name, exc)
+                return plugin_error("PreEnqueue", b.name, exc)
             if status is not None and not status.is_success():
-                return _rejected_or_error("PreEnqueue", b.name, status)
+                return rejected_or_error("PreEnqueue", b.name, status)
         return None
 
     # --- PreFilter ------------------------------------------------------------------------------
@@ -507,46 +356,7 @@ class Framework:
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """Run PreFilter plugins. Returns the merged node restriction (None: all nodes), a
         non-success status when the pod cannot be scheduled, and the plugins that rejected it."""
-        result: PreFilterResult | None = None
-        with_nodes: list[str] = []
-        unschedulable: Status | None = None
-        for b in self.pre_filter_plugins:
-            try:
-                r, status = _split(await self._call(b, "PreFilter", state, pod))
-            except Exception as exc:  # noqa: BLE001
-                return None, _error("PreFilter", b.name, exc), set()
-            if trace is not None:
-                trace[b.name] = _trace_value(status)
-            if status is not None:
-                if status.is_skip():
-                    state.skip_filter_plugins.add(b.name)
-                    continue
-                if not status.is_success():
-                    status.with_plugin(b.name)
-                    if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE or status.code is Code.PENDING:
-                        return None, status, {b.name}
-                    if status.code is Code.UNSCHEDULABLE:
-                        # Keep going: a later plugin may still say UnschedulableAndUnresolvable,
-                        # which is the more useful verdict (upstream does the same).
-                        unschedulable = status
-                        continue
-                    return (
-                        None,
-                        Status.as_error(f'running PreFilter plugin "{b.name}": {status.message()}', b.name),
-                        set(),
-                    )
-            if isinstance(r, PreFilterResult) and not r.all_nodes():
-                with_nodes.append(b.name)
-                result = r if result is None else result.merge(r)
-                if result.node_names is not None and not result.node_names:
-                    if len(with_nodes) == 1:
-                        msg = f"node(s) didn't satisfy plugin {with_nodes[0]}"
-                    else:
-                        msg = f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(with_nodes))}] simultaneously"
-                    return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg), set(with_nodes)
-        if unschedulable is not None:
-            return None, unschedulable, {unschedulable.plugin}
-        return result, None, set(with_nodes)
+        return await run_pre_filter_plugins(self.pre_filter_plugins, self._call, state, pod, trace)
 
     def filter_plugins_in_play(self, state: CycleState) -> list[Any]:
         """The Filter plugins a cycle runs (those its PreFilter did not skip), in order."""
@@ -565,9 +375,9 @@ class Framework:
             if add.name in state.skip_filter_plugins:
                 continue
             try:
-                status = _split(await add.call(state, pod, to_add, node))[1]
+                status = split_result(await add.call(state, pod, to_add, node))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("AddPod", add.name, exc)
+                return plugin_error("AddPod", add.name, exc)
             if status is not None and not status.is_success():
                 return Status.as_error(f'running AddPod on PreFilter plugin "{add.name}": {status.message()}', add.name)
         return None
@@ -579,9 +389,9 @@ class Framework:
             if remove.name in state.skip_filter_plugins:
                 continue
             try:
-                status = _split(await remove.call(state, pod, to_remove, node))[1]
+                status = split_result(await remove.call(state, pod, to_remove, node))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("RemovePod", remove.name, exc)
+                return plugin_error("RemovePod", remove.name, exc)
             if status is not None and not status.is_success():
                 return Status.as_error(
                     f'running RemovePod on PreFilter plugin "{remove.name}": {status.message()}', remove.name
@@ -600,7 +410,7 @@ class Framework:
             try:
                 status = fn(state, pod, node)
             except Exception as exc:  # noqa: BLE001
-                return _error("filter", name, exc)
+                return plugin_error("filter", name, exc)
             if status is not None and status.code is not Code.SUCCESS:
                 return filter_verdict(name, status)
         return None
@@ -661,7 +471,7 @@ class Framework:
             try:
                 status = fn(state, pod, node)
             except Exception as exc:  # noqa: BLE001
-                status = _error("filter", name, exc)
+                status = plugin_error("filter", name, exc)
             if status is None or status.code is Code.SUCCESS:
                 trace[name] = "passed"
                 continue
@@ -678,12 +488,12 @@ class Framework:
         rejectors: list[str] = []
         for b in self.post_filter_plugins:
             try:
-                r, status = _split(await self._call(b, "PostFilter", state, pod, statuses))
+                r, status = split_result(await self._call(b, "PostFilter", state, pod, statuses))
             except Exception as exc:  # noqa: BLE001
-                return None, _error("PostFilter", b.name, exc)
+                return None, plugin_error("PostFilter", b.name, exc)
             if trace is not None:
                 trace[b.name] = (
-                    _trace_value(status)
+                    trace_value(status)
                     if not isinstance(r, PostFilterResult) or not r.nominated_node_name
                     else r.nominated_node_name
                 )
@@ -705,11 +515,11 @@ class Framework:
     ) -> Status | None:
         for b in self.pre_score_plugins:
             try:
-                status = _split(await self._call(b, "PreScore", state, pod, nodes))[1]
+                status = split_result(await self._call(b, "PreScore", state, pod, nodes))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("PreScore", b.name, exc)
+                return plugin_error("PreScore", b.name, exc)
             if trace is not None:
-                trace[b.name] = _trace_value(status)
+                trace[b.name] = trace_value(status)
             if status is None or status.is_success():
                 continue
             if status.is_skip():
@@ -744,89 +554,8 @@ class Framework:
     ) -> tuple[np.ndarray, Status | None]:
         """:meth:`run_score` with the totals as an int64 array. ``nodes`` may be a
         :class:`NodeBatch`: batch plugins then read the snapshot's columns."""
-        totals = np.zeros(len(nodes), np.int64)
-        skip = state.skip_score_plugins
-        names: list[str] | None = None
-        if raw is not None or final is not None:
-            names = [ni.name for ni in nodes]
-        for b in self.score_plugins:
-            if skip and b.name in skip:
-                continue
-            try:
-                t0 = time.perf_counter()
-                values = self._score_values(b, state, pod, nodes)
-                if state.record_plugin_metrics and self.observer is not None:
-                    # One observation per node, as upstream records Score, whichever form ran.
-                    per_call = (time.perf_counter() - t0) / max(1, len(nodes))
-                    for _ in range(len(nodes)):
-                        self.observer.plugin_execution(b.name, "Score", "Success", per_call)
-            except _ScoreStatusError as err:
-                return totals, Status.as_error(
-                    f'running Score plugins: plugin "{b.name}" failed with: {err.status.message()}', b.name
-                )
-            except Exception as exc:  # noqa: BLE001
-                return totals, _error("Score", b.name, exc)
-            if raw is not None and names is not None:
-                for name, v in zip(names, values.tolist()):
-                    raw.setdefault(name, {})[b.name] = v
-            norm = self._normalizers.get(b.name)
-            if norm is not None:
-                batch_norm = getattr(b.plugin, "normalize_scores", None)
-                try:
-                    normalized = batch_norm(state, pod, values) if callable(batch_norm) else None
-                    if normalized is not None:
-                        values = np.asarray(normalized, dtype=np.int64)
-                        status = None
-                    else:
-                        scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values.tolist())]
-                        status = _split(await norm.call(state, pod, scores))[1]
-                        values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
-                except Exception as exc:  # noqa: BLE001
-                    return totals, _error("NormalizeScore", b.name, exc)
-                if status is not None and not status.is_success():
-                    return totals, Status.as_error(
-                        f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
-                    )
-            if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
-                bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
-                return totals, Status.as_error(
-                    f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
-                    f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                    b.name,
-                )
-            w = b.weight
-            if w == 1:
-                totals += values
-            else:
-                totals += values * w
-            if final is not None and names is not None:
-                for name, v in zip(names, values.tolist()):
-                    final.setdefault(name, {})[b.name] = v * w
-        return totals, None
-
-    @staticmethod
-    def _score_values(b: _Bound, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray:
-        """One plugin's raw scores as int64: its batch form when it has one (and does not decline
-        with ``None``), else node by node. Per-node results may be a bare int or ``(score, status)``."""
-        values = b.batch(state, pod, nodes) if b.batch is not None else None
-        if values is not None:
-            if len(values) != len(nodes):
-                raise ValueError(f"score_nodes returned {len(values)} scores for {len(nodes)} nodes")
-            if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
-                return values.astype(np.int64, copy=False)
-            return np.fromiter((int(v) for v in values), np.int64, len(nodes))
-        fn = b.fn
-        out = np.empty(len(nodes), np.int64)
-        for i, ni in enumerate(nodes):
-            v = fn(state, pod, ni)
-            if type(v) is not int:
-                if isinstance(v, tuple):
-                    v, status = v
-                    if status is not None and not status.is_success():
-                        raise _ScoreStatusError(status)
-                v = int(v)
-            out[i] = v
-        return out
+        observer = self.observer if state.record_plugin_metrics else None
+        return await run_score_plugins(self.score_plugins, self._normalizers, state, pod, nodes, observer, raw, final)
 
     # --- Reserve / Unreserve ----------------------------------------------------------------------
     async def run_reserve(
@@ -834,13 +563,13 @@ class Framework:
     ) -> Status | None:
         for b in self.reserve_plugins:
             try:
-                status = _split(await self._call(b, "Reserve", state, pod, node_name))[1]
+                status = split_result(await self._call(b, "Reserve", state, pod, node_name))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("Reserve", b.name, exc)
+                return plugin_error("Reserve", b.name, exc)
             if trace is not None:
-                trace[b.name] = _trace_value(status)
+                trace[b.name] = trace_value(status)
             if status is not None and not status.is_success():
-                return _rejected_or_error("Reserve", b.name, status)
+                return rejected_or_error("Reserve", b.name, status)
         return None
 
     async def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
@@ -861,21 +590,21 @@ class Framework:
             try:
                 r = await self._call(b, "Permit", state, pod, node_name)
             except Exception as exc:  # noqa: BLE001
-                return _error("Permit", b.name, exc)
+                return plugin_error("Permit", b.name, exc)
             timeout = 0.0
             if isinstance(r, tuple):
                 status, timeout = r[0], float(r[1] or 0)
             else:
                 status = r
             if trace is not None:
-                trace[b.name] = _trace_value(status)
+                trace[b.name] = trace_value(status)
             if status is None or status.is_success():
                 continue
             status.with_plugin(b.name)
             if status.is_wait():
                 waits[b.name] = min(timeout, MAX_PERMIT_TIMEOUT)
                 continue
-            return _rejected_or_error("Permit", b.name, status)
+            return rejected_or_error("Permit", b.name, status)
         if waits:
             wp = WaitingPod(pod, waits, asyncio.get_running_loop())
             self.waiting_pods.add(wp)
@@ -903,13 +632,13 @@ class Framework:
     ) -> Status | None:
         for b in self.pre_bind_plugins:
             try:
-                status = _split(await self._call(b, "PreBind", state, pod, node_name))[1]
+                status = split_result(await self._call(b, "PreBind", state, pod, node_name))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("PreBind", b.name, exc)
+                return plugin_error("PreBind", b.name, exc)
             if trace is not None:
-                trace[b.name] = _trace_value(status)
+                trace[b.name] = trace_value(status)
             if status is not None and not status.is_success() and not status.is_skip():
-                return _rejected_or_error("PreBind", b.name, status)
+                return rejected_or_error("PreBind", b.name, status)
         return None
 
     async def run_bind(
@@ -918,15 +647,15 @@ class Framework:
         """The first Bind plugin that does not Skip decides; all skipping is an error."""
         for b in self.bind_plugins:
             try:
-                status = _split(await self._call(b, "Bind", state, pod, node_name))[1]
+                status = split_result(await self._call(b, "Bind", state, pod, node_name))[1]
             except Exception as exc:  # noqa: BLE001
-                return _error("Bind", b.name, exc)
+                return plugin_error("Bind", b.name, exc)
             if trace is not None:
-                trace[b.name] = _trace_value(status)
+                trace[b.name] = trace_value(status)
             if status is not None and status.is_skip():
                 continue
             if status is not None and not status.is_success():
-                return _rejected_or_error("Bind", b.name, status)
+                return rejected_or_error("Bind", b.name, status)
             return None
         return Status.as_error("all bind plugins skipped binding the pod")
 
@@ -936,21 +665,3 @@ class Framework:
                 await b.call(state, pod, node_name)
             except Exception:  # noqa: BLE001
                 log.exception("PostBind of plugin %s failed for pod %s", b.name, pod.key)
-
-
-def _status_label(status: Status | None) -> str:
-    return "Success" if status is None else status.code.upstream_name
-
-
-def _trace_value(status: Status | None) -> str:
-    if status is None or status.is_success():
-        return "success"
-    if status.is_skip():
-        return "skipped"
-    if status.is_wait():
-        return "wait"
-    return status.message() or status.code.upstream_name
-
-
-def weighted_plugins(refs: Sequence[PluginRef]) -> dict[str, int]:
-    return {r.name: r.weight for r in refs}

@@ -4,15 +4,23 @@ In-tree plugins are registered by the root distribution's own entry points, so t
 one way a plugin becomes known. Each entry is checked as it loads: it must be a class whose
 ``name`` equals the entry-point name and which implements at least one extension point. Two
 distributions claiming one name is an error naming both.
+
+The registry knows no particular package. A name nobody registered is answered with the
+closest known one, or, when kubesched runs from a source checkout, with the package of its
+``plugins/`` folder whose ``pyproject.toml`` declares that plugin and how to install it.
 """
 
 from __future__ import annotations
 
 import difflib
+import functools
+import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import metadata
+from pathlib import Path
 
+from kubesched.errors import PluginError
 from kubesched.framework.interface import plugin_extension_points
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
@@ -28,38 +36,52 @@ NOT_YET_IMPLEMENTED = frozenset(
     }
 )
 
-#: Plugins provided by the example packages in this repository's ``plugins/`` folder: plugin
-#: name → (distribution, folder). Named when a configuration asks for one that is not installed.
-REPOSITORY_PACKAGES: dict[str, tuple[str, str]] = {
-    "Coscheduling": ("kubesched-coscheduling", "plugins/coscheduling"),
-    "QOSSort": ("kubesched-qos-sort", "plugins/qos-sort"),
-    "RandomPredicate": ("kubesched-random-scheduler", "plugins/random-scheduler"),
-    "RandomPriority": ("kubesched-random-scheduler", "plugins/random-scheduler"),
-    **{
-        name: ("kubesched-gpushare", "plugins/gpushare")
-        for name in (
-            "GpuShare",
-            "FGD",
-            "BestFit",
-            "DotProduct",
-            "GpuPacking",
-            "GpuClustering",
-            "RandomScore",
-            "NodeOrder",
-            "NodeOrderFine",
-        )
-    },
-}
+
+def plugin_source_folders() -> list[Path]:
+    """Folders whose sub-folders may hold plugin packages that are not installed: the
+    ``plugins/`` folder of the source checkout kubesched runs from, when it runs from one
+    (a wheel has none)."""
+    root = Path(__file__).resolve().parents[2]
+    folder = root / "plugins"
+    return [folder] if (root / "pyproject.toml").is_file() and folder.is_dir() else []
 
 
-def unknown_plugin_message(name: str, known: Iterable[str]) -> str:
-    """Why ``name`` cannot be found: a close known name ("did you mean"), the repository
-    package that provides it, and the plugins that are known."""
+@functools.lru_cache(maxsize=8)
+def _packages_in(folder: Path) -> dict[str, tuple[str, str]]:
+    """Plugin name → (distribution, folder as ``<folders>/<package>``) of each package under
+    ``folder``, read from the ``kubesched.plugins`` entry points its ``pyproject.toml`` declares."""
+    out: dict[str, tuple[str, str]] = {}
+    for pyproject in sorted(folder.glob("*/pyproject.toml")):
+        try:
+            project = tomllib.loads(pyproject.read_text()).get("project", {})
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            continue  # a hint is best effort: an unreadable package is simply not named
+        dist = str(project.get("name", ""))
+        names = project.get("entry-points", {}).get(ENTRY_POINT_GROUP, {})
+        for name in names:
+            out.setdefault(str(name), (dist, f"{folder.name}/{pyproject.parent.name}"))
+    return out
+
+
+def uninstalled_packages(folders: Iterable[Path] | None = None) -> dict[str, tuple[str, str]]:
+    """Plugin name → (distribution, folder) of the packages under ``folders`` (by default
+    :func:`plugin_source_folders`), as each package declares its own plugins."""
+    out: dict[str, tuple[str, str]] = {}
+    for folder in plugin_source_folders() if folders is None else folders:
+        for name, package in _packages_in(Path(folder)).items():
+            out.setdefault(name, package)
+    return out
+
+
+def unknown_plugin_message(name: str, known: Iterable[str], folders: Iterable[Path] | None = None) -> str:
+    """Why ``name`` cannot be found: a close known name ("did you mean"), the package of the
+    source checkout that provides it but is not installed, and the plugins that are known."""
     known = sorted(known)
     msg = f"unknown plugin {name!r}"
-    candidates = {n.lower(): n for n in [*REPOSITORY_PACKAGES, *known]}
+    packages = uninstalled_packages(folders)
+    candidates = {n.lower(): n for n in [*packages, *known]}
     close = [candidates[c] for c in difflib.get_close_matches(name.lower(), list(candidates), n=1, cutoff=0.75)]
-    package = REPOSITORY_PACKAGES.get(name)
+    package = packages.get(name)
     if package is not None:
         dist, folder = package
         msg += (
@@ -71,8 +93,8 @@ def unknown_plugin_message(name: str, known: Iterable[str]) -> str:
     return f"{msg}; known plugins: {', '.join(known)}"
 
 
-class RegistryError(Exception):
-    """A plugin that cannot be registered or found; the message names it."""
+class RegistryError(PluginError):
+    """A plugin that cannot be registered, loaded or found; the message names it."""
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -469,3 +470,28 @@ async def test_pods_to_activate_are_moved_to_the_active_queue() -> None:
 
 
 UIDS: dict[str, str] = {}
+
+
+def test_an_unknown_plugin_is_named_with_the_uninstalled_package_that_declares_it(tmp_path: Path) -> None:
+    from kubesched.errors import PluginError
+    from kubesched.runtime.registry import Registry, RegistryError, unknown_plugin_message
+
+    package = tmp_path / "catalogue" / "my-pkg"
+    package.mkdir(parents=True)
+    (package / "pyproject.toml").write_text(
+        '[project]\nname = "my-dist"\n[project.entry-points."kubesched.plugins"]\nMyPlugin = "my_pkg:MyPlugin"\n'
+    )
+    (tmp_path / "catalogue" / "broken").mkdir()
+    (tmp_path / "catalogue" / "broken" / "pyproject.toml").write_text("[project\n")
+    msg = unknown_plugin_message("MyPlugin", ["NodeName"], folders=[tmp_path / "catalogue"])
+    assert msg.startswith("unknown plugin 'MyPlugin': it is provided by the my-dist package (catalogue/my-pkg")
+    assert "`pip install ./catalogue/my-pkg`" in msg
+    assert unknown_plugin_message("MyPlugn", ["NodeName"], folders=[tmp_path / "catalogue"]).startswith(
+        "unknown plugin 'MyPlugn' (did you mean 'MyPlugin'?)"
+    )
+    assert unknown_plugin_message("MyPlugin", ["NodeName"], folders=[]) == (
+        "unknown plugin 'MyPlugin'; known plugins: NodeName"
+    )
+    with pytest.raises(RegistryError, match="unknown plugin 'Nope'") as err:
+        Registry().get("Nope")
+    assert isinstance(err.value, PluginError)

@@ -18,14 +18,14 @@ Counts are nested dicts ``{topologyKey: {topologyValue: count}}`` so Filter and 
 the keys that matter, never every label of the node.
 
 PreFilter and PreScore sum per-node contributions. Those sums are kept across cycles (see
-:class:`_NodeSums`), keyed by everything a contribution depends on besides the node itself, and
+:class:`NodeSums`), keyed by everything a contribution depends on besides the node itself, and
 only nodes whose ``NodeInfo.generation`` changed since the last cycle are walked again: a
 snapshot's clone keeps its node's generation, and every change of pods or labels bumps it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -45,9 +45,40 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
-from kubesched.framework.columns import MISSING, Categorical, NodeColumns, columns_of
-from kubesched.framework.selectors import LabelSelector
+from kubesched.framework.columns import MISSING, columns_of
 from kubesched.framework.types import AffinityTerm
+from kubesched.plugins.interpodaffinity.counts import (
+    NOTHING,
+    Contribution,
+    Counts,
+    SumsCache,
+    Tally,
+    every_node,
+    flatten,
+    has_affinity_pods,
+    has_anti_affinity_pods,
+    pod_key,
+    terms_key,
+)
+from kubesched.plugins.interpodaffinity.state import PreFilterState, PreScoreState
+from kubesched.plugins.interpodaffinity.terms import ResolvedTerm, pod_matches_all_terms, resolve_terms
+
+__all__ = [
+    "ERR_REASON_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH",
+    "NAME",
+    "PRE_FILTER_STATE_KEY",
+    "PRE_SCORE_STATE_KEY",
+    "Counts",
+    "InterPodAffinity",
+    "InterPodAffinityArgs",
+    "PreFilterState",
+    "PreScoreState",
+    "ResolvedTerm",
+    "flatten",
+    "resolve_terms",
+]
 
 NAME = "InterPodAffinity"
 PRE_FILTER_STATE_KEY = "PreFilter" + NAME
@@ -60,8 +91,6 @@ ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH = "node(s) didn't match pod anti-affini
 DEFAULT_HARD_POD_AFFINITY_WEIGHT = 1
 MIN_HARD_POD_AFFINITY_WEIGHT = 0
 MAX_HARD_POD_AFFINITY_WEIGHT = 100
-
-Counts = dict[str, dict[str, int]]
 
 
 # --- args ------------------------------------------------------------------------------------
@@ -86,381 +115,6 @@ class InterPodAffinityArgs(BaseModel):
         return v
 
 
-# --- terms of the incoming pod, namespaces resolved --------------------------------------------
-
-
-class ResolvedTerm:
-    """An incoming pod's term with its ``namespaceSelector`` folded into a namespace set.
-
-    Upstream resolves the selector against the namespace lister once per pod, so matching an
-    existing pod never needs that pod's namespace labels. An empty selector (``{}``) selects
-    every namespace and stays a wildcard.
-    """
-
-    __slots__ = ("namespaces", "all_namespaces", "selector", "topology_key", "weight")
-
-    def __init__(
-        self,
-        namespaces: frozenset[str],
-        all_namespaces: bool,
-        selector: LabelSelector | None,
-        topology_key: str,
-        weight: int = 0,
-    ) -> None:
-        self.namespaces = namespaces
-        self.all_namespaces = all_namespaces
-        self.selector = selector
-        self.topology_key = topology_key
-        self.weight = weight
-
-    def matches(self, pod: PodInfo) -> bool:
-        if not self.all_namespaces and pod.namespace not in self.namespaces:
-            return False
-        return self.selector is not None and self.selector.matches(pod.labels)
-
-
-def resolve_terms(terms: Sequence[AffinityTerm], listers: Any) -> list[ResolvedTerm]:
-    """The incoming pod's ``terms`` with namespace selectors resolved through ``listers``."""
-    out: list[ResolvedTerm] = []
-    namespace_objects: list[dict[str, Any]] | None = None
-    for t in terms:
-        ns_sel = t.namespace_selector
-        names = t.namespaces
-        all_ns = False
-        if ns_sel is not None:
-            if ns_sel.empty:
-                all_ns = True
-            else:
-                if namespace_objects is None:
-                    namespace_objects = list(listers.list("Namespace"))
-                extra = {
-                    (o.get("metadata") or {}).get("name", "")
-                    for o in namespace_objects
-                    if ns_sel.matches((o.get("metadata") or {}).get("labels") or {})
-                }
-                if extra:
-                    names = names | extra
-        out.append(ResolvedTerm(names, all_ns, t.selector, t.topology_key, t.weight))
-    return out
-
-
-def pod_matches_all_terms(terms: Sequence[ResolvedTerm], pod: PodInfo) -> bool:
-    """Whether ``pod`` matches every one of ``terms`` (False when there are none)."""
-    if not terms:
-        return False
-    for t in terms:
-        if not t.matches(pod):
-            return False
-    return True
-
-
-# --- counts ------------------------------------------------------------------------------------
-
-
-def _bump(counts: Counts, labels: Mapping[str, str], key: str, delta: int) -> None:
-    value = labels.get(key)
-    if value is None:
-        return
-    by_value = counts.get(key)
-    if by_value is None:
-        by_value = counts[key] = {}
-    n = by_value.get(value, 0) + delta
-    if n == 0:
-        # Counts go down on RemovePod; a zero entry must vanish so that "no pod matches
-        # anywhere" (an empty map) stays detectable.
-        by_value.pop(value, None)
-        if not by_value:
-            del counts[key]
-    else:
-        by_value[value] = n
-
-
-def flatten(counts: Counts) -> dict[tuple[str, str], int]:
-    """``{(topologyKey, topologyValue): count}``: upstream's shape, for tests and debugging."""
-    return {(k, v): n for k, vals in counts.items() for v, n in vals.items()}
-
-
-def _clone_counts(counts: Counts) -> Counts:
-    return {k: dict(v) for k, v in counts.items()}
-
-
-#: One node's share of one or more count maps: ``(map, topologyKey, topologyValue, sum, touches)``,
-#: ``map`` the index of the map it adds to and ``touches`` how many increments (of any size, zero
-#: included) made up ``sum``.
-Contribution = tuple[tuple[int, str, str, int, int], ...]
-_NOTHING: Contribution = ()
-
-
-class _Tally:
-    """Increments gathered for one node, folded per map and topology pair."""
-
-    __slots__ = ("acc",)
-
-    def __init__(self) -> None:
-        self.acc: dict[tuple[int, str, str], list[int]] = {}
-
-    def add(self, labels: Mapping[str, str], key: str, delta: int, times: int = 1, into: int = 0) -> None:
-        value = labels.get(key)
-        if value is None:
-            return
-        slot = self.acc.get((into, key, value))
-        if slot is None:
-            self.acc[(into, key, value)] = [delta * times, times]
-        else:
-            slot[0] += delta * times
-            slot[1] += times
-
-    def result(self) -> Contribution:
-        if not self.acc:
-            return _NOTHING
-        return tuple((i, k, v, n, t) for (i, k, v), (n, t) in self.acc.items())
-
-
-class _NodeSums:
-    """Per-node contributions summed over a node list, kept up to date across cycles.
-
-    ``refresh`` recomputes only the nodes whose generation differs from the one their stored
-    contribution was computed at, and drops nodes no longer listed; the result is the same maps
-    a full walk would build. An entry exists once any increment touched it, even one summing
-    to zero, as a full walk that adds into a fresh map would leave it.
-    """
-
-    __slots__ = ("per_node", "sums", "totals", "columns", "generation")
-
-    def __init__(self, maps: int) -> None:
-        self.per_node: dict[str, tuple[int, Contribution]] = {}
-        #: ``sums`` without the touch counts: what callers read (and must not change).
-        self.totals: list[Counts] = [{} for _ in range(maps)]
-        #: The snapshot columns last seen, and the generation of each of their rows then.
-        self.columns: NodeColumns | None = None
-        self.generation: np.ndarray = np.empty(0, np.int64)
-        #: One ``{topologyKey: {topologyValue: [sum, touches]}}`` per map.
-        self.sums: list[dict[str, dict[str, list[int]]]] = [{} for _ in range(maps)]
-
-    def _apply(self, contribution: Contribution, sign: int) -> None:
-        for index, key, value, n, touches in contribution:
-            sums = self.sums[index]
-            totals = self.totals[index]
-            by_value = sums.get(key)
-            if by_value is None:
-                by_value = sums[key] = {}
-                totals[key] = {}
-            slot = by_value.get(value)
-            if slot is None:
-                by_value[value] = [n, touches]
-                totals[key][value] = n
-                continue
-            slot[0] += sign * n
-            slot[1] += sign * touches
-            if slot[1] == 0:
-                del by_value[value]
-                del totals[key][value]
-                if not by_value:
-                    del sums[key]
-                    del totals[key]
-            else:
-                totals[key][value] = slot[0]
-
-    def refresh(self, nodes: Sequence[NodeInfo], compute: Callable[[NodeInfo], Contribution]) -> list[Counts]:
-        """The sums over ``nodes``, one map per map index: kept up to date by later calls, so
-        the caller must copy before changing them."""
-        per_node = self.per_node
-        for ni in nodes:
-            entry = per_node.get(ni.name)
-            generation = ni.generation
-            if entry is not None:
-                if entry[0] == generation:
-                    continue
-                self._apply(entry[1], -1)
-            contribution = compute(ni)
-            per_node[ni.name] = (generation, contribution)
-            if contribution:
-                self._apply(contribution, 1)
-        if len(per_node) != len(nodes):
-            listed = {ni.name for ni in nodes}
-            for name in [n for n in per_node if n not in listed]:
-                self._apply(per_node.pop(name)[1], -1)
-        return self.totals
-
-    def refresh_snapshot(
-        self,
-        snapshot: Any,
-        nodes: Callable[[], Sequence[NodeInfo]],
-        listed: Callable[[NodeInfo], bool],
-        compute: Callable[[NodeInfo], Contribution],
-    ) -> list[Counts]:
-        """:meth:`refresh` over ``nodes()``, the nodes of ``snapshot`` for which ``listed`` holds.
-        With the snapshot's columns, the nodes changed since the last call are found by
-        comparing generations in one vector operation, and only those are visited."""
-        columns = getattr(snapshot, "columns", None)
-        if not callable(columns):
-            return self.refresh(nodes(), compute)
-        cols: NodeColumns = columns()
-        if self.columns is not cols:
-            totals = self.refresh(nodes(), compute)
-            self.columns = cols
-            self.generation = cols.generation.copy()
-            return totals
-        per_node = self.per_node
-        changed = np.flatnonzero(cols.generation != self.generation)
-        for r in changed.tolist():
-            ni = cols.node(r)
-            entry = per_node.pop(ni.name, None)
-            if entry is not None:
-                self._apply(entry[1], -1)
-            if listed(ni):
-                contribution = compute(ni)
-                per_node[ni.name] = (ni.generation, contribution)
-                if contribution:
-                    self._apply(contribution, 1)
-        self.generation[changed] = cols.generation[changed]
-        return self.totals
-
-
-def _any(ni: NodeInfo) -> bool:
-    return True
-
-
-def _has_anti_affinity_pods(ni: NodeInfo) -> bool:
-    return bool(ni.pods_with_required_anti_affinity)
-
-
-def _has_affinity_pods(ni: NodeInfo) -> bool:
-    return bool(ni.pods_with_affinity)
-
-
-class _SumsCache:
-    """A few :class:`_NodeSums`, least recently used evicted, one per distinct key."""
-
-    __slots__ = ("entries", "size", "maps")
-
-    def __init__(self, maps: int = 1, size: int = 8) -> None:
-        self.entries: dict[Hashable, _NodeSums] = {}
-        self.size = size
-        self.maps = maps
-
-    def get(self, key: Hashable) -> _NodeSums:
-        sums = self.entries.pop(key, None)
-        if sums is None:
-            sums = _NodeSums(self.maps)
-            if len(self.entries) >= self.size:
-                del self.entries[next(iter(self.entries))]
-        self.entries[key] = sums
-        return sums
-
-
-def _terms_key(terms: Sequence[ResolvedTerm]) -> tuple[Hashable, ...]:
-    """Everything of ``terms`` that decides which pods they match, and where they count."""
-    return tuple(
-        (
-            t.namespaces,
-            t.all_namespaces,
-            None if t.selector is None else t.selector.requirements,
-            t.topology_key,
-            t.weight,
-        )
-        for t in terms
-    )
-
-
-def _pod_key(pod: PodInfo, ns_labels: Mapping[str, str]) -> tuple[Hashable, ...]:
-    """Everything of ``pod`` an existing pod's term looks at: namespace, labels, namespace labels."""
-    return (pod.namespace, tuple(sorted(pod.labels.items())), tuple(sorted(ns_labels.items())))
-
-
-class PreFilterState:
-    """What Filter reads: the three count maps and the incoming pod's resolved terms."""
-
-    __slots__ = (
-        "existing_anti_affinity_counts",
-        "affinity_counts",
-        "anti_affinity_counts",
-        "affinity_terms",
-        "anti_affinity_terms",
-        "pod",
-        "namespace_labels",
-        "matches_own_affinity",
-        "shared",
-        "_tables",
-    )
-
-    def __init__(
-        self,
-        pod: PodInfo,
-        affinity_terms: list[ResolvedTerm],
-        anti_affinity_terms: list[ResolvedTerm],
-        namespace_labels: Mapping[str, str],
-    ) -> None:
-        self.pod = pod
-        self.affinity_terms = affinity_terms
-        self.anti_affinity_terms = anti_affinity_terms
-        self.namespace_labels = namespace_labels
-        self.existing_anti_affinity_counts: Counts = {}
-        self.affinity_counts: Counts = {}
-        self.anti_affinity_counts: Counts = {}
-        self.matches_own_affinity = pod_matches_all_terms(affinity_terms, pod)
-        #: The count maps are the cross-cycle sums' own: copied before the first change.
-        self.shared = True
-        self._tables: dict[tuple[int, str], np.ndarray] = {}
-
-    def positive(self, which: int, key: str, col: Categorical, rows: np.ndarray) -> np.ndarray:
-        """Whether each row's value of ``key`` (``col``) has a count above zero in map ``which``
-        (0 existing anti-affinity, 1 affinity, 2 anti-affinity); the table by code is built once
-        per cycle and map."""
-        table = self._tables.get((which, key))
-        if table is None or len(table) != len(col.values) + 1:
-            maps = (self.existing_anti_affinity_counts, self.affinity_counts, self.anti_affinity_counts)
-            table = self._tables[(which, key)] = col.by_code(maps[which].get(key) or {}) > 0
-        return table[col.codes[rows]]
-
-    def clone(self) -> PreFilterState:
-        c = PreFilterState.__new__(PreFilterState)
-        c.pod = self.pod
-        c.affinity_terms = self.affinity_terms
-        c.anti_affinity_terms = self.anti_affinity_terms
-        c.namespace_labels = self.namespace_labels
-        c.matches_own_affinity = self.matches_own_affinity
-        c.shared = False
-        c._tables = {}
-        c.existing_anti_affinity_counts = _clone_counts(self.existing_anti_affinity_counts)
-        c.affinity_counts = _clone_counts(self.affinity_counts)
-        c.anti_affinity_counts = _clone_counts(self.anti_affinity_counts)
-        return c
-
-    def update_with_pod(self, other: PodInfo, node_labels: Mapping[str, str], delta: int) -> None:
-        """Account for ``other`` appearing on (``delta=1``) or leaving (``-1``) a node."""
-        if self.shared:
-            self.existing_anti_affinity_counts = _clone_counts(self.existing_anti_affinity_counts)
-            self.affinity_counts = _clone_counts(self.affinity_counts)
-            self.anti_affinity_counts = _clone_counts(self.anti_affinity_counts)
-            self.shared = False
-        self._tables = {}
-        incoming = self.pod
-        ns_labels = self.namespace_labels
-        for t in other.required_anti_affinity:
-            if t.matches(incoming, ns_labels):
-                _bump(self.existing_anti_affinity_counts, node_labels, t.topology_key, delta)
-        if pod_matches_all_terms(self.affinity_terms, other):
-            for rt in self.affinity_terms:
-                _bump(self.affinity_counts, node_labels, rt.topology_key, delta)
-        for rt in self.anti_affinity_terms:
-            if rt.matches(other):
-                _bump(self.anti_affinity_counts, node_labels, rt.topology_key, delta)
-
-
-class PreScoreState:
-    """``{topologyKey: {topologyValue: score}}`` accumulated in PreScore, read by Score."""
-
-    __slots__ = ("topology_score",)
-
-    def __init__(self, topology_score: Counts) -> None:
-        self.topology_score = topology_score
-
-    def clone(self) -> PreScoreState:
-        # Never modified after PreScore.
-        return self
-
-
 # --- plugin ------------------------------------------------------------------------------------
 
 
@@ -474,9 +128,9 @@ class InterPodAffinity:
     def __init__(self, args: InterPodAffinityArgs | None, handle: Any = None) -> None:
         self.args = args if args is not None else InterPodAffinityArgs()
         self.handle = handle
-        self._existing_anti_sums = _SumsCache()
-        self._incoming_sums = _SumsCache(maps=2)
-        self._score_sums = _SumsCache()
+        self._existing_anti_sums = SumsCache()
+        self._incoming_sums = SumsCache(maps=2)
+        self._score_sums = SumsCache()
 
     # --- helpers ---------------------------------------------------------------------------------
     def _listers(self) -> Any:
@@ -502,15 +156,15 @@ class InterPodAffinity:
 
         def existing_anti(ni: NodeInfo) -> Contribution:
             labels = ni.labels
-            tally = _Tally()
+            tally = Tally()
             for other in ni.pods_with_required_anti_affinity:
                 for t in other.required_anti_affinity:
                     if t.matches(pod, ns_labels):
                         tally.add(labels, t.topology_key, 1)
             return tally.result()
 
-        (s.existing_anti_affinity_counts,) = self._existing_anti_sums.get(_pod_key(pod, ns_labels)).refresh_snapshot(
-            snapshot, snapshot.have_pods_with_required_anti_affinity, _has_anti_affinity_pods, existing_anti
+        (s.existing_anti_affinity_counts,) = self._existing_anti_sums.get(pod_key(pod, ns_labels)).refresh_snapshot(
+            snapshot, snapshot.have_pods_with_required_anti_affinity, has_anti_affinity_pods, existing_anti
         )
 
         if affinity_terms or anti_terms:
@@ -519,9 +173,9 @@ class InterPodAffinity:
             def incoming(ni: NodeInfo) -> Contribution:
                 pods = ni.pods
                 if not pods:
-                    return _NOTHING
+                    return NOTHING
                 labels = ni.labels
-                tally = _Tally()
+                tally = Tally()
                 # A term whose topology key the node lacks counts nowhere: skip matching when
                 # no term can count here.
                 if any(k in labels for k in aff_keys):
@@ -544,8 +198,10 @@ class InterPodAffinity:
                         tally.add(labels, key, 1, matched, into=1)
                 return tally.result()
 
-            sums = self._incoming_sums.get((_terms_key(affinity_terms), _terms_key(anti_terms)))
-            s.affinity_counts, s.anti_affinity_counts = sums.refresh_snapshot(snapshot, snapshot.list, _any, incoming)
+            sums = self._incoming_sums.get((terms_key(affinity_terms), terms_key(anti_terms)))
+            s.affinity_counts, s.anti_affinity_counts = sums.refresh_snapshot(
+                snapshot, snapshot.list, every_node, incoming
+            )
 
         if not s.existing_anti_affinity_counts and not affinity_terms and not anti_terms:
             return Status(Code.SKIP)
@@ -651,8 +307,8 @@ class InterPodAffinity:
         def contribution(ni: NodeInfo) -> Contribution:
             labels = ni.labels
             if not labels:
-                return _NOTHING
-            tally = _Tally()
+                return NOTHING
+            tally = Tally()
             for other in ni.pods if has_constraints else ni.pods_with_affinity:
                 for rt in pref:
                     if rt.matches(other):
@@ -672,13 +328,13 @@ class InterPodAffinity:
                         tally.add(labels, t.topology_key, -t.weight)
             return tally.result()
 
-        key = (has_constraints, _terms_key(pref), _terms_key(pref_anti), _pod_key(pod, ns_labels))
+        key = (has_constraints, terms_key(pref), terms_key(pref_anti), pod_key(pod, ns_labels))
         sums = self._score_sums.get(key)
         if has_constraints:
-            (scores,) = sums.refresh_snapshot(snapshot, snapshot.list, _any, contribution)
+            (scores,) = sums.refresh_snapshot(snapshot, snapshot.list, every_node, contribution)
         else:
             (scores,) = sums.refresh_snapshot(
-                snapshot, snapshot.have_pods_with_affinity, _has_affinity_pods, contribution
+                snapshot, snapshot.have_pods_with_affinity, has_affinity_pods, contribution
             )
 
         if not scores:

@@ -35,13 +35,10 @@ PreScore Skip it), exactly as upstream.
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, model_validator
 
 from kubesched.framework import (
     MAX_NODE_SCORE,
@@ -58,9 +55,62 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.columns import MISSING, columns_of
-from kubesched.framework.selectors import LabelSelector, NodeSelector, SelectorError, find_untolerated_taint
+from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.plugins.helper import pod_uid
+from kubesched.plugins.podtopologyspread.args import (
+    DO_NOT_SCHEDULE,
+    HONOR,
+    IGNORE,
+    LIST_DEFAULTING,
+    SCHEDULE_ANYWAY,
+    SYSTEM_DEFAULTING,
+    PodTopologySpreadArgs,
+    TopologySpreadConstraint,
+)
+from kubesched.plugins.podtopologyspread.constraints import (
+    Constraint,
+    Inclusion,
+    compile_constraints,
+    count_matching,
+    counts_key,
+    node_has_all_keys,
+)
+from kubesched.plugins.podtopologyspread.state import (
+    CriticalPaths,
+    PreFilterState,
+    PreScoreState,
+    go_round,
+    score_for_count,
+    topology_normalizing_weight,
+)
 from kubesched.plugins.podtopologyspread.topology_counts import DomainCounts, NodeCounts
+
+__all__ = [
+    "DO_NOT_SCHEDULE",
+    "ERR_REASON_CONSTRAINTS_NOT_MATCH",
+    "ERR_REASON_NODE_LABEL_NOT_MATCH",
+    "HONOR",
+    "IGNORE",
+    "LIST_DEFAULTING",
+    "NAME",
+    "PRE_FILTER_KEY",
+    "PRE_SCORE_KEY",
+    "SCHEDULE_ANYWAY",
+    "SYSTEM_DEFAULTING",
+    "SYSTEM_DEFAULT_CONSTRAINTS",
+    "Constraint",
+    "CriticalPaths",
+    "PodTopologySpread",
+    "PodTopologySpreadArgs",
+    "PreFilterState",
+    "PreScoreState",
+    "TopologySpreadConstraint",
+    "compile_constraints",
+    "count_matching",
+    "node_has_all_keys",
+    "score_for_count",
+    "topology_normalizing_weight",
+]
 
 NAME = "PodTopologySpread"
 PRE_FILTER_KEY = "PreFilter" + NAME
@@ -69,17 +119,10 @@ PRE_SCORE_KEY = "PreScore" + NAME
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 
-DO_NOT_SCHEDULE = "DoNotSchedule"
-SCHEDULE_ANYWAY = "ScheduleAnyway"
-HONOR = "Honor"
-IGNORE = "Ignore"
-SYSTEM_DEFAULTING = "System"
-LIST_DEFAULTING = "List"
 
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 
-_MAX_INT32 = 2**31 - 1
 _INVALID_SCORE = -1
 
 SYSTEM_DEFAULT_CONSTRAINTS: tuple[dict[str, Any], ...] = (
@@ -96,349 +139,6 @@ NODE_CHANGE = ClusterEvent(
     EventResource.NODE,
     ActionType.ADD | ActionType.DELETE | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT,
 )
-
-
-# --- args ------------------------------------------------------------------------------------
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class TopologySpreadConstraint(_Model):
-    """``v1.TopologySpreadConstraint`` as a default constraint (``labelSelector`` is refused:
-    default constraints get their selector from the pod's workload)."""
-
-    maxSkew: int = 0
-    topologyKey: str = ""
-    whenUnsatisfiable: str = ""
-    labelSelector: dict[str, Any] | None = None
-    minDomains: int | None = None
-    nodeAffinityPolicy: Literal["Honor", "Ignore"] | None = None
-    nodeTaintsPolicy: Literal["Honor", "Ignore"] | None = None
-    matchLabelKeys: list[str] | None = None
-
-
-_NAME_PART = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-
-def _label_name_errors(path: str, value: str) -> list[str]:
-    """Upstream ``ValidateLabelName`` (a qualified name: optional DNS prefix, then a name part)."""
-    prefix, _, name = value.rpartition("/")
-    errs: list[str] = []
-    if "/" in value and not prefix:
-        errs.append(f"{path}: Invalid value: {value!r}: prefix part must be non-empty")
-    elif prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
-        errs.append(f"{path}: Invalid value: {value!r}: prefix part must be a lowercase RFC 1123 subdomain")
-    if not name:
-        errs.append(f"{path}: Invalid value: {value!r}: name part must be non-empty")
-    elif len(name) > 63:
-        errs.append(f"{path}: Invalid value: {value!r}: name part must be no more than 63 characters")
-    elif not _NAME_PART.match(name):
-        errs.append(
-            f"{path}: Invalid value: {value!r}: name part must consist of alphanumeric characters, '-', '_' or "
-            "'.', and must start and end with an alphanumeric character"
-        )
-    return errs
-
-
-class PodTopologySpreadArgs(_Model):
-    """``PodTopologySpreadArgs``: cluster-level default constraints and how they are chosen.
-
-    ``defaultingType: System`` uses the built-in defaults (hostname maxSkew 3 and zone maxSkew 5,
-    both ScheduleAnyway) and requires ``defaultConstraints`` to be empty; ``List`` uses
-    ``defaultConstraints`` as given (an empty list disables defaulting).
-    """
-
-    defaultConstraints: list[TopologySpreadConstraint] = []
-    defaultingType: Literal["System", "List"] = "System"
-
-    @model_validator(mode="after")
-    def _validate(self) -> PodTopologySpreadArgs:
-        errs: list[str] = []
-        if self.defaultingType == SYSTEM_DEFAULTING and self.defaultConstraints:
-            errs.append(f'defaultingType: Invalid value: "{SYSTEM_DEFAULTING}": when .defaultConstraints are not empty')
-        seen: list[tuple[str, str]] = []
-        for i, c in enumerate(self.defaultConstraints):
-            p = f"defaultConstraints[{i}]"
-            if c.maxSkew <= 0:
-                errs.append(f"{p}.maxSkew: Invalid value: {c.maxSkew}: not in valid range (0, inf)")
-            if not c.topologyKey:
-                errs.append(f"{p}.topologyKey: Required value: can not be empty")
-            else:
-                errs.extend(_label_name_errors(f"{p}.topologyKey", c.topologyKey))
-            if not c.whenUnsatisfiable:
-                errs.append(f"{p}.whenUnsatisfiable: Required value: can not be empty")
-            elif c.whenUnsatisfiable not in (DO_NOT_SCHEDULE, SCHEDULE_ANYWAY):
-                errs.append(
-                    f'{p}.whenUnsatisfiable: Unsupported value: "{c.whenUnsatisfiable}": supported values: '
-                    f'"{DO_NOT_SCHEDULE}", "{SCHEDULE_ANYWAY}"'
-                )
-            if c.labelSelector is not None:
-                errs.append(
-                    f"{p}.labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod"
-                )
-            pair = (c.topologyKey, c.whenUnsatisfiable)
-            if pair in seen:
-                errs.append(f'{p}: Duplicate value: "{{{c.topologyKey}, {c.whenUnsatisfiable}}}"')
-            seen.append(pair)
-        if errs:
-            raise ValueError("; ".join(errs))
-        return self
-
-
-# --- constraints -----------------------------------------------------------------------------
-
-
-class Constraint:
-    """One spread constraint with its selector compiled (``selector is None``: matches nothing)."""
-
-    __slots__ = ("max_skew", "topology_key", "selector", "min_domains", "honor_affinity", "honor_taints")
-
-    def __init__(
-        self,
-        max_skew: int,
-        topology_key: str,
-        selector: LabelSelector | None,
-        min_domains: int = 1,
-        honor_affinity: bool = True,
-        honor_taints: bool = False,
-    ) -> None:
-        self.max_skew = max_skew
-        self.topology_key = topology_key
-        self.selector = selector
-        self.min_domains = min_domains
-        self.honor_affinity = honor_affinity
-        self.honor_taints = honor_taints
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        return self.selector is not None and self.selector.matches(labels)
-
-    def __repr__(self) -> str:
-        return (
-            f"Constraint({self.topology_key!r}, maxSkew={self.max_skew}, minDomains={self.min_domains}, "
-            f"affinity={'Honor' if self.honor_affinity else 'Ignore'}, "
-            f"taints={'Honor' if self.honor_taints else 'Ignore'}, {self.selector!r})"
-        )
-
-
-def compile_constraints(
-    raw: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str
-) -> list[Constraint]:
-    """The constraints of ``raw`` with ``whenUnsatisfiable == action``, compiled.
-
-    ``matchLabelKeys`` adds ``key In (pod's value)`` for each key the pod carries, ahead of the
-    selector's own requirements; a nil selector stays nil. Raises ``SelectorError``.
-    """
-    out: list[Constraint] = []
-    for c in raw:
-        if c.get("whenUnsatisfiable") != action:
-            continue
-        selector = LabelSelector.compile(c.get("labelSelector"))
-        keys = c.get("matchLabelKeys") or ()
-        if keys and selector is not None:
-            extra = {k: pod_labels[k] for k in keys if k in pod_labels}
-            if extra:
-                merged = [(k, "In", frozenset((v,))) for k, v in sorted(extra.items())]
-                selector = LabelSelector(merged + list(selector.requirements))
-        min_domains = c.get("minDomains")
-        out.append(
-            Constraint(
-                int(c.get("maxSkew") or 0),
-                c.get("topologyKey") or "",
-                selector,
-                1 if min_domains is None else int(min_domains),
-                (c.get("nodeAffinityPolicy") or HONOR) == HONOR,
-                (c.get("nodeTaintsPolicy") or IGNORE) == HONOR,
-            )
-        )
-    return out
-
-
-def node_has_all_keys(labels: Mapping[str, str], constraints: Sequence[Constraint]) -> bool:
-    for c in constraints:
-        if c.topology_key not in labels:
-            return False
-    return True
-
-
-def count_matching(pods: Iterable[PodInfo], selector: LabelSelector | None, namespace: str) -> int:
-    """Pods in ``namespace``, not terminating, that ``selector`` matches (an empty selector counts none)."""
-    if selector is None or selector.empty:
-        return 0
-    n = 0
-    for p in pods:
-        if p.deleting or p.namespace != namespace:
-            continue
-        if selector.matches(p.labels):
-            n += 1
-    return n
-
-
-def _required_affinity_matches(
-    node_selector: Mapping[str, str], required: NodeSelector | None, labels: Mapping[str, str], name: str
-) -> bool:
-    for k, v in node_selector.items():
-        if labels.get(k) != v:
-            return False
-    return required is None or required.matches(labels, name)
-
-
-class _Inclusion:
-    """Node inclusion policies of one pod, evaluated at most once per node and policy."""
-
-    __slots__ = ("node_selector", "required", "tolerations")
-
-    def __init__(self, pod: PodInfo) -> None:
-        self.node_selector = pod.node_selector
-        self.required = pod.required_node_affinity
-        self.tolerations = pod.tolerations
-
-    def includes(self, c: Constraint, node: NodeInfo) -> bool:
-        if c.honor_affinity and (self.node_selector or self.required is not None):
-            if not _required_affinity_matches(self.node_selector, self.required, node.labels, node.name):
-                return False
-        if c.honor_taints and node.taints:
-            if find_untolerated_taint(node.taints, self.tolerations) is not None:
-                return False
-        return True
-
-
-# --- per-node counts cached across cycles -------------------------------------------------------
-
-
-def _counts_key(pod: PodInfo, constraints: Sequence[Constraint]) -> tuple[Hashable, ...]:
-    """Everything besides the node that decides a node's :data:`NodeCounts`."""
-    honor_affinity = any(c.honor_affinity for c in constraints)
-    honor_taints = any(c.honor_taints for c in constraints)
-    required = pod.required_node_affinity
-    return (
-        pod.namespace,
-        tuple(
-            (c.topology_key, None if c.selector is None else c.selector.requirements, c.honor_affinity, c.honor_taints)
-            for c in constraints
-        ),
-        repr(pod.node_selector) if honor_affinity else None,
-        None
-        if not honor_affinity or required is None
-        else tuple((tuple(t.labels), tuple(t.fields)) for t in required.terms),
-        repr(pod.tolerations) if honor_taints else None,
-    )
-
-
-# --- PreFilter state -------------------------------------------------------------------------
-
-
-class CriticalPaths:
-    """The two topology values with the fewest matching pods, as upstream keeps them.
-
-    ``paths[0]`` always holds the minimum; ``paths[1]`` is not guaranteed to be the second
-    minimum after incremental updates (preemption evaluates each node on its own copy).
-    """
-
-    __slots__ = ("v0", "n0", "v1", "n1")
-
-    def __init__(self, v0: str = "", n0: int = _MAX_INT32, v1: str = "", n1: int = _MAX_INT32) -> None:
-        self.v0, self.n0, self.v1, self.n1 = v0, n0, v1, n1
-
-    def update(self, value: str, num: int) -> None:
-        if value == self.v0:
-            self.n0 = num
-        elif value == self.v1:
-            self.n1 = num
-        else:
-            if num < self.n0:
-                self.v1, self.n1 = self.v0, self.n0
-                self.v0, self.n0 = value, num
-            elif num < self.n1:
-                self.v1, self.n1 = value, num
-            return
-        if self.n0 > self.n1:
-            self.v0, self.n0, self.v1, self.n1 = self.v1, self.n1, self.v0, self.n0
-
-    def pairs(self) -> tuple[tuple[str, int], tuple[str, int]]:
-        return (self.v0, self.n0), (self.v1, self.n1)
-
-    def copy(self) -> CriticalPaths:
-        return CriticalPaths(self.v0, self.n0, self.v1, self.n1)
-
-    def __repr__(self) -> str:
-        return f"CriticalPaths({self.pairs()!r})"
-
-
-class PreFilterState:
-    """Hard constraints and, per constraint, matching pods per topology value.
-
-    ``self_match[i]``: whether the incoming pod matches constraint ``i``'s selector (fixed for
-    the cycle, so Filter does not re-evaluate it per node). ``shared``: ``counts`` are the
-    cross-cycle cache's own dicts, copied before the first change (:meth:`own_counts`).
-    """
-
-    __slots__ = ("constraints", "self_match", "counts", "paths", "shared")
-
-    def __init__(
-        self,
-        constraints: list[Constraint],
-        self_match: list[int],
-        counts: list[dict[str, int]],
-        paths: list[CriticalPaths],
-        shared: bool = False,
-    ) -> None:
-        self.constraints = constraints
-        self.self_match = self_match
-        self.counts = counts
-        self.paths = paths
-        self.shared = shared
-
-    def min_match(self, i: int) -> int:
-        """The global minimum for constraint ``i``: 0 while fewer domains than minDomains exist."""
-        if len(self.counts[i]) < self.constraints[i].min_domains:
-            return 0
-        return self.paths[i].n0
-
-    def own_counts(self) -> list[dict[str, int]]:
-        """``counts``, safe to change."""
-        if self.shared:
-            self.counts = [dict(c) for c in self.counts]
-            self.shared = False
-        return self.counts
-
-    def clone(self) -> PreFilterState:
-        # Constraints never change during a cycle: share them.
-        return PreFilterState(
-            self.constraints, self.self_match, [dict(c) for c in self.counts], [p.copy() for p in self.paths]
-        )
-
-
-class PreScoreState:
-    """Soft constraints, nodes left out of scoring, per-value counts and normalizing weights."""
-
-    __slots__ = ("constraints", "ignored_nodes", "counts", "weights")
-
-    def __init__(self) -> None:
-        self.constraints: list[Constraint] = []
-        self.ignored_nodes: set[str] = set()
-        self.counts: list[dict[str, int]] = []
-        self.weights: list[float] = []
-
-    def clone(self) -> PreScoreState:
-        return self
-
-
-def topology_normalizing_weight(size: int) -> float:
-    """Weight of a topology with ``size`` values: small topologies are not watered down by big ones."""
-    return math.log(size + 2)
-
-
-def score_for_count(count: int, max_skew: int, weight: float) -> float:
-    """``maxSkew - 1`` is added so that a larger maxSkew tolerates more difference between domains."""
-    return count * weight + (max_skew - 1)
-
-
-def _go_round(x: float) -> int:
-    """Round half away from zero, as Go's ``math.Round``."""
-    return int(math.floor(x + 0.5)) if x >= 0 else -int(math.floor(-x + 0.5))
 
 
 # --- plugin ----------------------------------------------------------------------------------
@@ -543,7 +243,7 @@ class PodTopologySpread:
             return None, Status.as_error(f"get constraints from pod: {exc}")
         if not constraints:
             return None, Status(Code.SKIP)
-        inclusion = _Inclusion(pod)
+        inclusion = Inclusion(pod)
         ns = pod.namespace
 
         def compute(node: NodeInfo) -> NodeCounts:
@@ -558,7 +258,7 @@ class PodTopologySpread:
             )
 
         sums = self._pre_filter_counts.sums(
-            _counts_key(pod, constraints), self.handle.snapshot(), len(constraints), compute
+            counts_key(pod, constraints), self.handle.snapshot(), len(constraints), compute
         )
         paths = []
         for tp in sums:
@@ -589,7 +289,7 @@ class PodTopologySpread:
         labels = node.labels
         if not node_has_all_keys(labels, s.constraints):
             return None
-        inclusion = _Inclusion(pod)
+        inclusion = Inclusion(pod)
         for i, c in enumerate(s.constraints):
             if not c.matches(updated.labels):
                 continue
@@ -670,7 +370,7 @@ class PodTopologySpread:
         for i, c in enumerate(constraints):
             size = len(nodes) - len(s.ignored_nodes) if c.topology_key == LABEL_HOSTNAME else topo_size[i]
             s.weights.append(topology_normalizing_weight(size))
-        inclusion = _Inclusion(pod)
+        inclusion = Inclusion(pod)
         ns = pod.namespace
 
         def compute(node: NodeInfo) -> NodeCounts:
@@ -685,7 +385,7 @@ class PodTopologySpread:
                 for c in constraints
             )
 
-        key = (require_all, *_counts_key(pod, constraints))
+        key = (require_all, *counts_key(pod, constraints))
         sums = self._pre_score_counts.sums(key, self.handle.snapshot(), len(constraints), compute)
         for i, tp in enumerate(s.counts):
             totals = sums[i]
@@ -711,7 +411,7 @@ class PodTopologySpread:
             else:
                 cnt = s.counts[i].get(value, 0)
             total += score_for_count(cnt, c.max_skew, s.weights[i])
-        return _go_round(total)
+        return go_round(total)
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray | None:
         batch = columns_of(nodes)

@@ -34,7 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kubesched.framework import (
+from kubesched import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import CycleState, NodeInfo, NodeScore, PodInfo
+from kubesched import CycleState, NodeInfo, NodeScore, PodInfo
 
 from .gpu import GpuAsk, NodeGpus, pod_cpu
 from .scoring import (

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
+from kubesched import MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
 
 from .gpu import GpuAsk, NodeGpus, pod_cpu
 from .scoring import MAX_SPEC_CPU, MAX_SPEC_GPU, GpuScore, batch_table

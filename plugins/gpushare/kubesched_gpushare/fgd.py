@@ -25,8 +25,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
-from kubesched.framework import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo, Status
-from kubesched.framework.columns import columns_of
+from kubesched import MAX_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo, Status, columns_of
 
 from .gpu import MILLI, GpuAsk, GpuAskError, NodeGpus, gpu_ask_of, has_requests, pod_cpu, whole_gpus
 from .ledger import GpuLedger, GpuTable, ledger_for

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.framework import NodeInfo, PodInfo
+from kubesched import NodeInfo, PodInfo
 
 #: Milli-GPU in one GPU.
 MILLI = 1000

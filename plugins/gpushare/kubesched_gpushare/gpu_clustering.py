@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
+from kubesched import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
 
 from .gpu import GpuAsk, NodeGpus
 from .ledger import tag_column

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
+from kubesched import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeInfo, PodInfo
 
 from .gpu import MILLI, GpuAsk, NodeGpus
 from .scoring import GpuScore, ScoreError, batch_table

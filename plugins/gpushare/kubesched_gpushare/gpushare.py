@@ -19,7 +19,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from kubesched.framework import (
+from kubesched import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
@@ -30,8 +30,8 @@ from kubesched.framework import (
     NodeInfo,
     PodInfo,
     Status,
+    columns_of,
 )
-from kubesched.framework.columns import columns_of
 
 from .gpu import (
     GPU_INDEX_ANNOTATION,

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from kubesched.framework import Handle, NodeInfo
-from kubesched.framework.columns import NodeColumns
+from kubesched import Handle, NodeColumns, NodeInfo
 
 from .gpu import GPU_INDEX_ANNOTATION, SHARE_TAG, NodeGpus, derive_node_gpus, parse_indices
 

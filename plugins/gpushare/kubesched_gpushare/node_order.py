@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo, Status
+from kubesched import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo, Status
 
 #: Places one score distinguishes (0..100).
 BASE = MAX_NODE_SCORE + 1

@@ -8,8 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Handle, NodeInfo, NodeScore, PodInfo, Status
-from kubesched.framework.columns import NodeBatch, columns_of
+from kubesched import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    CycleState,
+    Handle,
+    NodeBatch,
+    NodeInfo,
+    NodeScore,
+    PodInfo,
+    Status,
+    columns_of,
+)
 
 from .gpu import GpuAsk, GpuAskError, NodeGpus, gpu_ask_of
 from .ledger import GpuLedger, GpuTable, ledger_for

@@ -19,8 +19,7 @@ import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kubesched.framework import PodInfo
-from kubesched.framework.resources import milli_value
+from kubesched import PodInfo, milli_value
 
 from .gpu import accepts_model, gpu_ask_of, parse_models
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.framework import QueuedPodInfo
+from kubesched import QueuedPodInfo
 
 _QOS_RANK = {"Guaranteed": 2, "Burstable": 1, "BestEffort": 0}
 

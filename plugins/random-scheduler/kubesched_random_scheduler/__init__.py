@@ -1,9 +1,9 @@
 """A random scheduler: a node passes with probability 1/2 and gets a random score.
 
 Not useful for production, useful as the first thing to copy: two plugins, each a few lines
-with :mod:`kubesched.framework.simple`. Set ``RANDOM_SCHEDULER_SEED`` to make the draws reproducible:
-with a seed, each (pod, node) pair always gets the same answer; without one, every call draws
-afresh.
+with the ``@filter`` and ``@score`` decorators of :mod:`kubesched`. Set ``RANDOM_SCHEDULER_SEED``
+to make the draws reproducible: with a seed, each (pod, node) pair always gets the same answer;
+without one, every call draws afresh.
 """
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import random
 
-from kubesched.framework import NodeInfo, PodInfo
-from kubesched.framework.simple import filter, score
+from kubesched import NodeInfo, PodInfo, filter, score
 
 SEED_ENV = "RANDOM_SCHEDULER_SEED"
 

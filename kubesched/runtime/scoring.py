@@ -1,0 +1,127 @@
+"""Score: every Score plugin of a profile over the feasible nodes of one pod, then NormalizeScore,
+the 0..100 check and the weights, as upstream's RunScorePlugins.
+
+A plugin's batch form (``score_nodes``, ``normalize_scores``) is preferred when it has one and
+does not decline; the per-node ``score`` and ``normalize_score`` stay the contract.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, NodeScore
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.runtime.calls import BoundMethod, plugin_error, split_result
+
+
+class ScoreStatusError(Exception):
+    """A per-node Score returned a non-success status."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+async def run_score_plugins(
+    plugins: Sequence[BoundMethod],
+    normalizers: Mapping[str, BoundMethod],
+    state: CycleState,
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    observer: Any = None,
+    raw: dict[str, dict[str, int]] | None = None,
+    final: dict[str, dict[str, int]] | None = None,
+) -> tuple[np.ndarray, Status | None]:
+    """The weighted total per node of ``nodes`` (int64, in their order), or the error that ended
+    scoring. ``normalizers`` are the plugins' bound ``normalize_score`` by plugin name;
+    ``observer`` (sampled cycles only) gets one ``plugin_execution`` per node and plugin.
+    ``raw``/``final``, when given, are filled with ``{node: {plugin: score}}`` before and after
+    normalization and weight."""
+    totals = np.zeros(len(nodes), np.int64)
+    skip = state.skip_score_plugins
+    names: list[str] | None = None
+    if raw is not None or final is not None:
+        names = [ni.name for ni in nodes]
+    for b in plugins:
+        if skip and b.name in skip:
+            continue
+        try:
+            t0 = time.perf_counter()
+            values = score_values(b, state, pod, nodes)
+            if observer is not None:
+                # One observation per node, as upstream records Score, whichever form ran.
+                per_call = (time.perf_counter() - t0) / max(1, len(nodes))
+                for _ in range(len(nodes)):
+                    observer.plugin_execution(b.name, "Score", "Success", per_call)
+        except ScoreStatusError as err:
+            return totals, Status.as_error(
+                f'running Score plugins: plugin "{b.name}" failed with: {err.status.message()}', b.name
+            )
+        except Exception as exc:  # noqa: BLE001
+            return totals, plugin_error("Score", b.name, exc)
+        if raw is not None and names is not None:
+            for name, v in zip(names, values.tolist()):
+                raw.setdefault(name, {})[b.name] = v
+        norm = normalizers.get(b.name)
+        if norm is not None:
+            batch_norm = getattr(b.plugin, "normalize_scores", None)
+            try:
+                normalized = batch_norm(state, pod, values) if callable(batch_norm) else None
+                if normalized is not None:
+                    values = np.asarray(normalized, dtype=np.int64)
+                    status = None
+                else:
+                    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values.tolist())]
+                    status = split_result(await norm.call(state, pod, scores))[1]
+                    values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
+            except Exception as exc:  # noqa: BLE001
+                return totals, plugin_error("NormalizeScore", b.name, exc)
+            if status is not None and not status.is_success():
+                return totals, Status.as_error(
+                    f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
+                )
+        if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
+            bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
+            return totals, Status.as_error(
+                f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
+                f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                b.name,
+            )
+        w = b.weight
+        if w == 1:
+            totals += values
+        else:
+            totals += values * w
+        if final is not None and names is not None:
+            for name, v in zip(names, values.tolist()):
+                final.setdefault(name, {})[b.name] = v * w
+    return totals, None
+
+
+def score_values(b: BoundMethod, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray:
+    """One plugin's raw scores as int64: its batch form when it has one (and does not decline
+    with ``None``), else node by node. Per-node results may be a bare int or ``(score, status)``."""
+    values = b.batch(state, pod, nodes) if b.batch is not None else None
+    if values is not None:
+        if len(values) != len(nodes):
+            raise ValueError(f"score_nodes returned {len(values)} scores for {len(nodes)} nodes")
+        if isinstance(values, np.ndarray) and values.dtype.kind in "iub":
+            return values.astype(np.int64, copy=False)
+        return np.fromiter((int(v) for v in values), np.int64, len(nodes))
+    fn = b.fn
+    out = np.empty(len(nodes), np.int64)
+    for i, ni in enumerate(nodes):
+        v = fn(state, pod, ni)
+        if type(v) is not int:
+            if isinstance(v, tuple):
+                v, status = v
+                if status is not None and not status.is_success():
+                    raise ScoreStatusError(status)
+            v = int(v)
+        out[i] = v
+    return out
