@@ -57,7 +57,7 @@ from kubesched.sim.apiserver.requests import ResourceRequest, parse_resource_pat
 from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.watch import Watches
 
-__all__ = ["DEFAULT_NAMESPACES", "GIT_VERSION", "SYSTEM_PRIORITY_CLASSES", "APIServer", "MountedAPI", "serve"]
+__all__ = ["DEFAULT_NAMESPACES", "GIT_VERSION", "SYSTEM_PRIORITY_CLASSES", "APIServer", "MountedAPI"]
 
 log = logging.getLogger(__name__)
 
@@ -358,10 +358,3 @@ class APIServer:
             if doc is not None:
                 return json_response(doc)
         raise path_not_found()
-
-
-async def serve(store: Store, host: str = "127.0.0.1", port: int = 0) -> APIServer:
-    """Start an API server over ``store`` and return it (call ``await server.stop()`` to end)."""
-    server = APIServer(store, host, port)
-    await server.start()
-    return server
