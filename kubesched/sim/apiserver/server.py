@@ -63,6 +63,8 @@ log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 
+#: The release the server says it is (``/version``). The tables of types it validates against
+#: are generated apart (openapi/types.py, protobuf/schema.py: their KUBERNETES_VERSION).
 GIT_VERSION = "v1.32.0-kubesched"
 
 
