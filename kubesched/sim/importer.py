@@ -179,7 +179,7 @@ class Importer:
                 await asyncio.sleep(1.0)
                 try:
                     await self._relist(kind)
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - still away: the next round tries again
                     continue
 
     def _apply(self, kind: str, line: bytes) -> None:

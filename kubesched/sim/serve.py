@@ -13,10 +13,11 @@ from typing import Any
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.authn import generate_token
-from kubesched.sim.apiserver.server import APIServer, load_scenario_into
-from kubesched.sim.apiserver.simulator_api import SchedulerControl, SimulatorAPI
+from kubesched.sim.apiserver.server import APIServer
 from kubesched.sim.controllers import ControllerManager
+from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
+from kubesched.sim.simulator_api import SchedulerControl, SimulatorAPI
 
 
 class SchedulerSupervisor:

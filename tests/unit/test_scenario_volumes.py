@@ -9,8 +9,8 @@ import pytest
 
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
-from kubesched.sim.apiserver.server import load_scenario_into
 from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
 from kubesched.testing import make_node, make_pod
 

@@ -22,6 +22,10 @@ Obj = dict[str, Any]
 Cause = tuple[str, str, str]
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+#: The namespaces every cluster has.
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+#: The priority classes every cluster has: (name, value).
+SYSTEM_PRIORITY_CLASSES = (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000))
 _HAS_STATUS_SUBRESOURCE = frozenset(
     {"Pod", "Node", "Namespace", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"}
 )

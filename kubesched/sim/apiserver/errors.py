@@ -47,6 +47,11 @@ def not_found(plural: str, group: str, name: str) -> APIError:
     return APIError(404, "NotFound", f'{qualified(plural, group)} "{name}" not found', _details(name, plural, group))
 
 
+def path_not_found() -> APIError:
+    """The 404 for a path that names no resource (nor discovery document)."""
+    return APIError(404, "NotFound", "the server could not find the requested resource")
+
+
 def already_exists(plural: str, group: str, name: str) -> APIError:
     return APIError(
         409, "AlreadyExists", f'{qualified(plural, group)} "{name}" already exists', _details(name, plural, group)

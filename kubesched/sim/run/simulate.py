@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.cluster.base import NotFound
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework.resources import CPU, MEMORY, format_quantity
@@ -254,7 +255,7 @@ def _create_or_replace(store: Store, kind: str, obj: dict[str, Any]) -> None:
     meta = obj["metadata"]
     try:
         current = store.get(kind, meta.get("namespace"), meta["name"])
-    except Exception:  # noqa: BLE001 - not there yet
+    except NotFound:
         store.create(kind, obj)
         return
     store.update(kind, {**obj, "metadata": {**meta, "uid": current["metadata"].get("uid")}})
@@ -291,7 +292,7 @@ def _report(
         try:
             live = store.get("Pod", ns, name)
             node = (live.get("spec") or {}).get("nodeName")
-        except Exception:  # noqa: BLE001 - deleted during the run: a preemption victim
+        except NotFound:  # deleted during the run: a preemption victim
             node = None
             deleted = True
         phase = "Scheduled" if node else (rec.phase if rec.phase in ("Unschedulable", "Error") else "Unschedulable")

@@ -23,13 +23,16 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched import errors
+from kubesched.cluster.base import NotFound
+
 Obj = dict[str, Any]
 
 STEPS_KIND = "Steps"
 LIFETIME = "kubesched.io/lifetime"
 
 
-class TimelineError(ValueError):
+class TimelineError(errors.ScenarioError):
     """A step or lifetime that cannot be read; the message names the field."""
 
 
@@ -187,7 +190,7 @@ class Lives:
         key = f"{ns}/{name}"
         try:
             pod = self.store.get("Pod", ns, name)
-        except Exception:  # noqa: BLE001 - gone already (preempted, deleted by a step)
+        except NotFound:  # gone already (preempted, deleted by a step)
             return f"{key} would have ended: gone already"
         node = (pod.get("spec") or {}).get("nodeName") or ""
         self.store.delete("Pod", ns, name)
@@ -203,14 +206,14 @@ class Lives:
                 current = self.store.get(
                     ref.kind, ref.namespace or ("default" if ref.kind == "Pod" else None), ref.name
                 )
-            except Exception:  # noqa: BLE001 - nothing of that name: the step says so in the report
+            except NotFound:  # nothing of that name: the step says so in the report
                 continue
             self.store.update(ref.kind, merge_patch(json_copy(current), patch))
         for ref in step.delete:
             ns = ref.namespace or ("default" if ref.kind == "Pod" else None)
             try:
                 self.store.delete(ref.kind, ns, ref.name)
-            except Exception:  # noqa: BLE001
+            except NotFound:
                 continue
             if ref.kind == "Pod":
                 self.removed[f"{ns}/{ref.name}"] = f"deleted at {self.clock():g}s by step {step.index + 1}"
@@ -222,7 +225,7 @@ class Lives:
             ns, name = key.split("/", 1)
             try:
                 pod = self.store.get("Pod", ns, name)
-            except Exception:  # noqa: BLE001 - ended or deleted
+            except NotFound:  # ended or deleted
                 continue
             if (pod.get("spec") or {}).get("nodeName"):
                 placed += 1

@@ -1,4 +1,8 @@
-"""The fields of the Kubernetes API types the embedded API server serves (v1.32).
+# Generated from Kubernetes 1.36 (api/openapi-spec/swagger.json) by
+#   python tools/gen_api_tables.py --version 1.36 --swagger <swagger.json> --proto <dir>
+# Do not edit: change the selection in tools/gen_api_tables.py and run it again.
+
+"""The fields of the Kubernetes API types the embedded API server serves (v1.36).
 
 One entry per OpenAPI definition: JSON field name -> type, where a type is ``string``,
 ``integer``, ``number``, ``boolean``, ``date-time``, ``object`` (free-form), ``#<definition>``
@@ -7,6 +11,9 @@ to publish OpenAPI documents and to find unknown fields for ``fieldValidation``.
 """
 
 from __future__ import annotations
+
+#: The Kubernetes release these definitions were generated from.
+KUBERNETES_VERSION = "1.36"
 
 DEFINITIONS: dict[str, dict[str, str]] = {
     "io.k8s.api.coordination.v1.Lease": {
@@ -41,8 +48,14 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "podAffinity": "#io.k8s.api.core.v1.PodAffinity",
         "podAntiAffinity": "#io.k8s.api.core.v1.PodAntiAffinity",
     },
-    "io.k8s.api.core.v1.AppArmorProfile": {"localhostProfile": "string", "type": "string"},
-    "io.k8s.api.core.v1.AttachedVolume": {"devicePath": "string", "name": "string"},
+    "io.k8s.api.core.v1.AppArmorProfile": {
+        "localhostProfile": "string",
+        "type": "string",
+    },
+    "io.k8s.api.core.v1.AttachedVolume": {
+        "devicePath": "string",
+        "name": "string",
+    },
     "io.k8s.api.core.v1.AzureDiskVolumeSource": {
         "cachingMode": "string",
         "diskName": "string",
@@ -51,7 +64,11 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "kind": "string",
         "readOnly": "boolean",
     },
-    "io.k8s.api.core.v1.AzureFileVolumeSource": {"readOnly": "boolean", "secretName": "string", "shareName": "string"},
+    "io.k8s.api.core.v1.AzureFileVolumeSource": {
+        "readOnly": "boolean",
+        "secretName": "string",
+        "shareName": "string",
+    },
     "io.k8s.api.core.v1.Binding": {
         "apiVersion": "string",
         "kind": "string",
@@ -65,7 +82,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "readOnly": "boolean",
         "volumeAttributes": "{string}",
     },
-    "io.k8s.api.core.v1.Capabilities": {"add": "[string]", "drop": "[string]"},
+    "io.k8s.api.core.v1.Capabilities": {
+        "add": "[string]",
+        "drop": "[string]",
+    },
     "io.k8s.api.core.v1.CephFSVolumeSource": {
         "monitors": "[string]",
         "path": "string",
@@ -87,8 +107,15 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "path": "string",
         "signerName": "string",
     },
-    "io.k8s.api.core.v1.ConfigMapEnvSource": {"name": "string", "optional": "boolean"},
-    "io.k8s.api.core.v1.ConfigMapKeySelector": {"key": "string", "name": "string", "optional": "boolean"},
+    "io.k8s.api.core.v1.ConfigMapEnvSource": {
+        "name": "string",
+        "optional": "boolean",
+    },
+    "io.k8s.api.core.v1.ConfigMapKeySelector": {
+        "key": "string",
+        "name": "string",
+        "optional": "boolean",
+    },
     "io.k8s.api.core.v1.ConfigMapNodeConfigSource": {
         "kubeletConfigKey": "string",
         "name": "string",
@@ -139,7 +166,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "requestName": "string",
         "resourceName": "string",
     },
-    "io.k8s.api.core.v1.ContainerImage": {"names": "[string]", "sizeBytes": "integer"},
+    "io.k8s.api.core.v1.ContainerImage": {
+        "names": "[string]",
+        "sizeBytes": "integer",
+    },
     "io.k8s.api.core.v1.ContainerPort": {
         "containerPort": "integer",
         "hostIP": "string",
@@ -147,18 +177,26 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "name": "string",
         "protocol": "string",
     },
-    "io.k8s.api.core.v1.ContainerResizePolicy": {"resourceName": "string", "restartPolicy": "string"},
+    "io.k8s.api.core.v1.ContainerResizePolicy": {
+        "resourceName": "string",
+        "restartPolicy": "string",
+    },
     "io.k8s.api.core.v1.ContainerRestartRule": {
         "action": "string",
         "exitCodes": "#io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes",
     },
-    "io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes": {"operator": "string", "values": "[integer]"},
+    "io.k8s.api.core.v1.ContainerRestartRuleOnExitCodes": {
+        "operator": "string",
+        "values": "[integer]",
+    },
     "io.k8s.api.core.v1.ContainerState": {
         "running": "#io.k8s.api.core.v1.ContainerStateRunning",
         "terminated": "#io.k8s.api.core.v1.ContainerStateTerminated",
         "waiting": "#io.k8s.api.core.v1.ContainerStateWaiting",
     },
-    "io.k8s.api.core.v1.ContainerStateRunning": {"startedAt": "date-time"},
+    "io.k8s.api.core.v1.ContainerStateRunning": {
+        "startedAt": "date-time",
+    },
     "io.k8s.api.core.v1.ContainerStateTerminated": {
         "containerID": "string",
         "exitCode": "integer",
@@ -168,7 +206,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "signal": "integer",
         "startedAt": "date-time",
     },
-    "io.k8s.api.core.v1.ContainerStateWaiting": {"message": "string", "reason": "string"},
+    "io.k8s.api.core.v1.ContainerStateWaiting": {
+        "message": "string",
+        "reason": "string",
+    },
     "io.k8s.api.core.v1.ContainerStatus": {
         "allocatedResources": "{string}",
         "allocatedResourcesStatus": "[#io.k8s.api.core.v1.ResourceStatus]",
@@ -186,9 +227,15 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "user": "#io.k8s.api.core.v1.ContainerUser",
         "volumeMounts": "[#io.k8s.api.core.v1.VolumeMountStatus]",
     },
-    "io.k8s.api.core.v1.ContainerUser": {"linux": "#io.k8s.api.core.v1.LinuxContainerUser"},
-    "io.k8s.api.core.v1.DaemonEndpoint": {"Port": "integer"},
-    "io.k8s.api.core.v1.DownwardAPIProjection": {"items": "[#io.k8s.api.core.v1.DownwardAPIVolumeFile]"},
+    "io.k8s.api.core.v1.ContainerUser": {
+        "linux": "#io.k8s.api.core.v1.LinuxContainerUser",
+    },
+    "io.k8s.api.core.v1.DaemonEndpoint": {
+        "Port": "integer",
+    },
+    "io.k8s.api.core.v1.DownwardAPIProjection": {
+        "items": "[#io.k8s.api.core.v1.DownwardAPIVolumeFile]",
+    },
     "io.k8s.api.core.v1.DownwardAPIVolumeFile": {
         "fieldRef": "#io.k8s.api.core.v1.ObjectFieldSelector",
         "mode": "integer",
@@ -199,13 +246,20 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "defaultMode": "integer",
         "items": "[#io.k8s.api.core.v1.DownwardAPIVolumeFile]",
     },
-    "io.k8s.api.core.v1.EmptyDirVolumeSource": {"medium": "string", "sizeLimit": "string"},
+    "io.k8s.api.core.v1.EmptyDirVolumeSource": {
+        "medium": "string",
+        "sizeLimit": "string",
+    },
     "io.k8s.api.core.v1.EnvFromSource": {
         "configMapRef": "#io.k8s.api.core.v1.ConfigMapEnvSource",
         "prefix": "string",
         "secretRef": "#io.k8s.api.core.v1.SecretEnvSource",
     },
-    "io.k8s.api.core.v1.EnvVar": {"name": "string", "value": "string", "valueFrom": "#io.k8s.api.core.v1.EnvVarSource"},
+    "io.k8s.api.core.v1.EnvVar": {
+        "name": "string",
+        "value": "string",
+        "valueFrom": "#io.k8s.api.core.v1.EnvVarSource",
+    },
     "io.k8s.api.core.v1.EnvVarSource": {
         "configMapKeyRef": "#io.k8s.api.core.v1.ConfigMapKeySelector",
         "fieldRef": "#io.k8s.api.core.v1.ObjectFieldSelector",
@@ -242,7 +296,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "workingDir": "string",
     },
     "io.k8s.api.core.v1.EphemeralVolumeSource": {
-        "volumeClaimTemplate": "#io.k8s.api.core.v1.PersistentVolumeClaimTemplate"
+        "volumeClaimTemplate": "#io.k8s.api.core.v1.PersistentVolumeClaimTemplate",
     },
     "io.k8s.api.core.v1.Event": {
         "action": "string",
@@ -269,9 +323,17 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "kind": "string",
         "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
     },
-    "io.k8s.api.core.v1.EventSeries": {"count": "integer", "lastObservedTime": "date-time"},
-    "io.k8s.api.core.v1.EventSource": {"component": "string", "host": "string"},
-    "io.k8s.api.core.v1.ExecAction": {"command": "[string]"},
+    "io.k8s.api.core.v1.EventSeries": {
+        "count": "integer",
+        "lastObservedTime": "date-time",
+    },
+    "io.k8s.api.core.v1.EventSource": {
+        "component": "string",
+        "host": "string",
+    },
+    "io.k8s.api.core.v1.ExecAction": {
+        "command": "[string]",
+    },
     "io.k8s.api.core.v1.FCVolumeSource": {
         "fsType": "string",
         "lun": "integer",
@@ -292,16 +354,30 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "readOnly": "boolean",
         "secretRef": "#io.k8s.api.core.v1.LocalObjectReference",
     },
-    "io.k8s.api.core.v1.FlockerVolumeSource": {"datasetName": "string", "datasetUUID": "string"},
+    "io.k8s.api.core.v1.FlockerVolumeSource": {
+        "datasetName": "string",
+        "datasetUUID": "string",
+    },
     "io.k8s.api.core.v1.GCEPersistentDiskVolumeSource": {
         "fsType": "string",
         "partition": "integer",
         "pdName": "string",
         "readOnly": "boolean",
     },
-    "io.k8s.api.core.v1.GRPCAction": {"port": "integer", "service": "string"},
-    "io.k8s.api.core.v1.GitRepoVolumeSource": {"directory": "string", "repository": "string", "revision": "string"},
-    "io.k8s.api.core.v1.GlusterfsVolumeSource": {"endpoints": "string", "path": "string", "readOnly": "boolean"},
+    "io.k8s.api.core.v1.GRPCAction": {
+        "port": "integer",
+        "service": "string",
+    },
+    "io.k8s.api.core.v1.GitRepoVolumeSource": {
+        "directory": "string",
+        "repository": "string",
+        "revision": "string",
+    },
+    "io.k8s.api.core.v1.GlusterfsVolumeSource": {
+        "endpoints": "string",
+        "path": "string",
+        "readOnly": "boolean",
+    },
     "io.k8s.api.core.v1.HTTPGetAction": {
         "host": "string",
         "httpHeaders": "[#io.k8s.api.core.v1.HTTPHeader]",
@@ -309,10 +385,21 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "port": "object",
         "scheme": "string",
     },
-    "io.k8s.api.core.v1.HTTPHeader": {"name": "string", "value": "string"},
-    "io.k8s.api.core.v1.HostAlias": {"hostnames": "[string]", "ip": "string"},
-    "io.k8s.api.core.v1.HostIP": {"ip": "string"},
-    "io.k8s.api.core.v1.HostPathVolumeSource": {"path": "string", "type": "string"},
+    "io.k8s.api.core.v1.HTTPHeader": {
+        "name": "string",
+        "value": "string",
+    },
+    "io.k8s.api.core.v1.HostAlias": {
+        "hostnames": "[string]",
+        "ip": "string",
+    },
+    "io.k8s.api.core.v1.HostIP": {
+        "ip": "string",
+    },
+    "io.k8s.api.core.v1.HostPathVolumeSource": {
+        "path": "string",
+        "type": "string",
+    },
     "io.k8s.api.core.v1.ISCSIVolumeSource": {
         "chapAuthDiscovery": "boolean",
         "chapAuthSession": "boolean",
@@ -326,9 +413,18 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "secretRef": "#io.k8s.api.core.v1.LocalObjectReference",
         "targetPortal": "string",
     },
-    "io.k8s.api.core.v1.ImageVolumeSource": {"pullPolicy": "string", "reference": "string"},
-    "io.k8s.api.core.v1.ImageVolumeStatus": {"imageRef": "string"},
-    "io.k8s.api.core.v1.KeyToPath": {"key": "string", "mode": "integer", "path": "string"},
+    "io.k8s.api.core.v1.ImageVolumeSource": {
+        "pullPolicy": "string",
+        "reference": "string",
+    },
+    "io.k8s.api.core.v1.ImageVolumeStatus": {
+        "imageRef": "string",
+    },
+    "io.k8s.api.core.v1.KeyToPath": {
+        "key": "string",
+        "mode": "integer",
+        "path": "string",
+    },
     "io.k8s.api.core.v1.Lifecycle": {
         "postStart": "#io.k8s.api.core.v1.LifecycleHandler",
         "preStop": "#io.k8s.api.core.v1.LifecycleHandler",
@@ -340,9 +436,19 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "sleep": "#io.k8s.api.core.v1.SleepAction",
         "tcpSocket": "#io.k8s.api.core.v1.TCPSocketAction",
     },
-    "io.k8s.api.core.v1.LinuxContainerUser": {"gid": "integer", "supplementalGroups": "[integer]", "uid": "integer"},
-    "io.k8s.api.core.v1.LocalObjectReference": {"name": "string"},
-    "io.k8s.api.core.v1.NFSVolumeSource": {"path": "string", "readOnly": "boolean", "server": "string"},
+    "io.k8s.api.core.v1.LinuxContainerUser": {
+        "gid": "integer",
+        "supplementalGroups": "[integer]",
+        "uid": "integer",
+    },
+    "io.k8s.api.core.v1.LocalObjectReference": {
+        "name": "string",
+    },
+    "io.k8s.api.core.v1.NFSVolumeSource": {
+        "path": "string",
+        "readOnly": "boolean",
+        "server": "string",
+    },
     "io.k8s.api.core.v1.Namespace": {
         "apiVersion": "string",
         "kind": "string",
@@ -363,8 +469,13 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "kind": "string",
         "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
     },
-    "io.k8s.api.core.v1.NamespaceSpec": {"finalizers": "[string]"},
-    "io.k8s.api.core.v1.NamespaceStatus": {"conditions": "[#io.k8s.api.core.v1.NamespaceCondition]", "phase": "string"},
+    "io.k8s.api.core.v1.NamespaceSpec": {
+        "finalizers": "[string]",
+    },
+    "io.k8s.api.core.v1.NamespaceStatus": {
+        "conditions": "[#io.k8s.api.core.v1.NamespaceCondition]",
+        "phase": "string",
+    },
     "io.k8s.api.core.v1.Node": {
         "apiVersion": "string",
         "kind": "string",
@@ -372,7 +483,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "spec": "#io.k8s.api.core.v1.NodeSpec",
         "status": "#io.k8s.api.core.v1.NodeStatus",
     },
-    "io.k8s.api.core.v1.NodeAddress": {"address": "string", "type": "string"},
+    "io.k8s.api.core.v1.NodeAddress": {
+        "address": "string",
+        "type": "string",
+    },
     "io.k8s.api.core.v1.NodeAffinity": {
         "preferredDuringSchedulingIgnoredDuringExecution": "[#io.k8s.api.core.v1.PreferredSchedulingTerm]",
         "requiredDuringSchedulingIgnoredDuringExecution": "#io.k8s.api.core.v1.NodeSelector",
@@ -390,15 +504,21 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "status": "string",
         "type": "string",
     },
-    "io.k8s.api.core.v1.NodeConfigSource": {"configMap": "#io.k8s.api.core.v1.ConfigMapNodeConfigSource"},
+    "io.k8s.api.core.v1.NodeConfigSource": {
+        "configMap": "#io.k8s.api.core.v1.ConfigMapNodeConfigSource",
+    },
     "io.k8s.api.core.v1.NodeConfigStatus": {
         "active": "#io.k8s.api.core.v1.NodeConfigSource",
         "assigned": "#io.k8s.api.core.v1.NodeConfigSource",
         "error": "string",
         "lastKnownGood": "#io.k8s.api.core.v1.NodeConfigSource",
     },
-    "io.k8s.api.core.v1.NodeDaemonEndpoints": {"kubeletEndpoint": "#io.k8s.api.core.v1.DaemonEndpoint"},
-    "io.k8s.api.core.v1.NodeFeatures": {"supplementalGroupsPolicy": "boolean"},
+    "io.k8s.api.core.v1.NodeDaemonEndpoints": {
+        "kubeletEndpoint": "#io.k8s.api.core.v1.DaemonEndpoint",
+    },
+    "io.k8s.api.core.v1.NodeFeatures": {
+        "supplementalGroupsPolicy": "boolean",
+    },
     "io.k8s.api.core.v1.NodeList": {
         "apiVersion": "string",
         "items": "[#io.k8s.api.core.v1.Node]",
@@ -413,8 +533,14 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "recursiveReadOnlyMounts": "boolean",
         "userNamespaces": "boolean",
     },
-    "io.k8s.api.core.v1.NodeSelector": {"nodeSelectorTerms": "[#io.k8s.api.core.v1.NodeSelectorTerm]"},
-    "io.k8s.api.core.v1.NodeSelectorRequirement": {"key": "string", "operator": "string", "values": "[string]"},
+    "io.k8s.api.core.v1.NodeSelector": {
+        "nodeSelectorTerms": "[#io.k8s.api.core.v1.NodeSelectorTerm]",
+    },
+    "io.k8s.api.core.v1.NodeSelectorRequirement": {
+        "key": "string",
+        "operator": "string",
+        "values": "[string]",
+    },
     "io.k8s.api.core.v1.NodeSelectorTerm": {
         "matchExpressions": "[#io.k8s.api.core.v1.NodeSelectorRequirement]",
         "matchFields": "[#io.k8s.api.core.v1.NodeSelectorRequirement]",
@@ -444,7 +570,9 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "volumesAttached": "[#io.k8s.api.core.v1.AttachedVolume]",
         "volumesInUse": "[string]",
     },
-    "io.k8s.api.core.v1.NodeSwapStatus": {"capacity": "integer"},
+    "io.k8s.api.core.v1.NodeSwapStatus": {
+        "capacity": "integer",
+    },
     "io.k8s.api.core.v1.NodeSystemInfo": {
         "architecture": "string",
         "bootID": "string",
@@ -458,7 +586,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "swap": "#io.k8s.api.core.v1.NodeSwapStatus",
         "systemUUID": "string",
     },
-    "io.k8s.api.core.v1.ObjectFieldSelector": {"apiVersion": "string", "fieldPath": "string"},
+    "io.k8s.api.core.v1.ObjectFieldSelector": {
+        "apiVersion": "string",
+        "fieldPath": "string",
+    },
     "io.k8s.api.core.v1.ObjectReference": {
         "apiVersion": "string",
         "fieldPath": "string",
@@ -483,8 +614,14 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
         "spec": "#io.k8s.api.core.v1.PersistentVolumeClaimSpec",
     },
-    "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource": {"claimName": "string", "readOnly": "boolean"},
-    "io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource": {"fsType": "string", "pdID": "string"},
+    "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource": {
+        "claimName": "string",
+        "readOnly": "boolean",
+    },
+    "io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource": {
+        "fsType": "string",
+        "pdID": "string",
+    },
     "io.k8s.api.core.v1.Pod": {
         "apiVersion": "string",
         "kind": "string",
@@ -531,28 +668,44 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "options": "[#io.k8s.api.core.v1.PodDNSConfigOption]",
         "searches": "[string]",
     },
-    "io.k8s.api.core.v1.PodDNSConfigOption": {"name": "string", "value": "string"},
+    "io.k8s.api.core.v1.PodDNSConfigOption": {
+        "name": "string",
+        "value": "string",
+    },
     "io.k8s.api.core.v1.PodExtendedResourceClaimStatus": {
         "requestMappings": "[#io.k8s.api.core.v1.ContainerExtendedResourceRequest]",
         "resourceClaimName": "string",
     },
-    "io.k8s.api.core.v1.PodIP": {"ip": "string"},
+    "io.k8s.api.core.v1.PodIP": {
+        "ip": "string",
+    },
     "io.k8s.api.core.v1.PodList": {
         "apiVersion": "string",
         "items": "[#io.k8s.api.core.v1.Pod]",
         "kind": "string",
         "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
     },
-    "io.k8s.api.core.v1.PodOS": {"name": "string"},
-    "io.k8s.api.core.v1.PodReadinessGate": {"conditionType": "string"},
+    "io.k8s.api.core.v1.PodOS": {
+        "name": "string",
+    },
+    "io.k8s.api.core.v1.PodReadinessGate": {
+        "conditionType": "string",
+    },
     "io.k8s.api.core.v1.PodResourceClaim": {
         "name": "string",
         "resourceClaimName": "string",
         "resourceClaimTemplateName": "string",
     },
-    "io.k8s.api.core.v1.PodResourceClaimStatus": {"name": "string", "resourceClaimName": "string"},
-    "io.k8s.api.core.v1.PodSchedulingGate": {"name": "string"},
-    "io.k8s.api.core.v1.PodSchedulingGroup": {"podGroupName": "string"},
+    "io.k8s.api.core.v1.PodResourceClaimStatus": {
+        "name": "string",
+        "resourceClaimName": "string",
+    },
+    "io.k8s.api.core.v1.PodSchedulingGate": {
+        "name": "string",
+    },
+    "io.k8s.api.core.v1.PodSchedulingGroup": {
+        "podGroupName": "string",
+    },
     "io.k8s.api.core.v1.PodSecurityContext": {
         "appArmorProfile": "#io.k8s.api.core.v1.AppArmorProfile",
         "fsGroup": "integer",
@@ -635,7 +788,11 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "resources": "#io.k8s.api.core.v1.ResourceRequirements",
         "startTime": "date-time",
     },
-    "io.k8s.api.core.v1.PortworxVolumeSource": {"fsType": "string", "readOnly": "boolean", "volumeID": "string"},
+    "io.k8s.api.core.v1.PortworxVolumeSource": {
+        "fsType": "string",
+        "readOnly": "boolean",
+        "volumeID": "string",
+    },
     "io.k8s.api.core.v1.PreferredSchedulingTerm": {
         "preference": "#io.k8s.api.core.v1.NodeSelectorTerm",
         "weight": "integer",
@@ -674,16 +831,35 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "secretRef": "#io.k8s.api.core.v1.LocalObjectReference",
         "user": "string",
     },
-    "io.k8s.api.core.v1.ResourceClaim": {"name": "string", "request": "string"},
-    "io.k8s.api.core.v1.ResourceFieldSelector": {"containerName": "string", "divisor": "string", "resource": "string"},
-    "io.k8s.api.core.v1.ResourceHealth": {"health": "string", "message": "string", "resourceID": "string"},
+    "io.k8s.api.core.v1.ResourceClaim": {
+        "name": "string",
+        "request": "string",
+    },
+    "io.k8s.api.core.v1.ResourceFieldSelector": {
+        "containerName": "string",
+        "divisor": "string",
+        "resource": "string",
+    },
+    "io.k8s.api.core.v1.ResourceHealth": {
+        "health": "string",
+        "message": "string",
+        "resourceID": "string",
+    },
     "io.k8s.api.core.v1.ResourceRequirements": {
         "claims": "[#io.k8s.api.core.v1.ResourceClaim]",
         "limits": "{string}",
         "requests": "{string}",
     },
-    "io.k8s.api.core.v1.ResourceStatus": {"name": "string", "resources": "[#io.k8s.api.core.v1.ResourceHealth]"},
-    "io.k8s.api.core.v1.SELinuxOptions": {"level": "string", "role": "string", "type": "string", "user": "string"},
+    "io.k8s.api.core.v1.ResourceStatus": {
+        "name": "string",
+        "resources": "[#io.k8s.api.core.v1.ResourceHealth]",
+    },
+    "io.k8s.api.core.v1.SELinuxOptions": {
+        "level": "string",
+        "role": "string",
+        "type": "string",
+        "user": "string",
+    },
     "io.k8s.api.core.v1.ScaleIOVolumeSource": {
         "fsType": "string",
         "gateway": "string",
@@ -696,9 +872,19 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "system": "string",
         "volumeName": "string",
     },
-    "io.k8s.api.core.v1.SeccompProfile": {"localhostProfile": "string", "type": "string"},
-    "io.k8s.api.core.v1.SecretEnvSource": {"name": "string", "optional": "boolean"},
-    "io.k8s.api.core.v1.SecretKeySelector": {"key": "string", "name": "string", "optional": "boolean"},
+    "io.k8s.api.core.v1.SeccompProfile": {
+        "localhostProfile": "string",
+        "type": "string",
+    },
+    "io.k8s.api.core.v1.SecretEnvSource": {
+        "name": "string",
+        "optional": "boolean",
+    },
+    "io.k8s.api.core.v1.SecretKeySelector": {
+        "key": "string",
+        "name": "string",
+        "optional": "boolean",
+    },
     "io.k8s.api.core.v1.SecretProjection": {
         "items": "[#io.k8s.api.core.v1.KeyToPath]",
         "name": "string",
@@ -729,8 +915,9 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "expirationSeconds": "integer",
         "path": "string",
     },
-    "io.k8s.api.core.v1.ShardInfo": {"selector": "string"},
-    "io.k8s.api.core.v1.SleepAction": {"seconds": "integer"},
+    "io.k8s.api.core.v1.SleepAction": {
+        "seconds": "integer",
+    },
     "io.k8s.api.core.v1.StorageOSVolumeSource": {
         "fsType": "string",
         "readOnly": "boolean",
@@ -738,9 +925,20 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "volumeName": "string",
         "volumeNamespace": "string",
     },
-    "io.k8s.api.core.v1.Sysctl": {"name": "string", "value": "string"},
-    "io.k8s.api.core.v1.TCPSocketAction": {"host": "string", "port": "object"},
-    "io.k8s.api.core.v1.Taint": {"effect": "string", "key": "string", "timeAdded": "date-time", "value": "string"},
+    "io.k8s.api.core.v1.Sysctl": {
+        "name": "string",
+        "value": "string",
+    },
+    "io.k8s.api.core.v1.TCPSocketAction": {
+        "host": "string",
+        "port": "object",
+    },
+    "io.k8s.api.core.v1.Taint": {
+        "effect": "string",
+        "key": "string",
+        "timeAdded": "date-time",
+        "value": "string",
+    },
     "io.k8s.api.core.v1.Toleration": {
         "effect": "string",
         "key": "string",
@@ -758,7 +956,11 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "topologyKey": "string",
         "whenUnsatisfiable": "string",
     },
-    "io.k8s.api.core.v1.TypedLocalObjectReference": {"apiGroup": "string", "kind": "string", "name": "string"},
+    "io.k8s.api.core.v1.TypedLocalObjectReference": {
+        "apiGroup": "string",
+        "kind": "string",
+        "name": "string",
+    },
     "io.k8s.api.core.v1.TypedObjectReference": {
         "apiGroup": "string",
         "kind": "string",
@@ -798,7 +1000,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "storageos": "#io.k8s.api.core.v1.StorageOSVolumeSource",
         "vsphereVolume": "#io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource",
     },
-    "io.k8s.api.core.v1.VolumeDevice": {"devicePath": "string", "name": "string"},
+    "io.k8s.api.core.v1.VolumeDevice": {
+        "devicePath": "string",
+        "name": "string",
+    },
     "io.k8s.api.core.v1.VolumeMount": {
         "mountPath": "string",
         "mountPropagation": "string",
@@ -823,8 +1028,13 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "secret": "#io.k8s.api.core.v1.SecretProjection",
         "serviceAccountToken": "#io.k8s.api.core.v1.ServiceAccountTokenProjection",
     },
-    "io.k8s.api.core.v1.VolumeResourceRequirements": {"limits": "{string}", "requests": "{string}"},
-    "io.k8s.api.core.v1.VolumeStatus": {"image": "#io.k8s.api.core.v1.ImageVolumeStatus"},
+    "io.k8s.api.core.v1.VolumeResourceRequirements": {
+        "limits": "{string}",
+        "requests": "{string}",
+    },
+    "io.k8s.api.core.v1.VolumeStatus": {
+        "image": "#io.k8s.api.core.v1.ImageVolumeStatus",
+    },
     "io.k8s.api.core.v1.VsphereVirtualDiskVolumeSource": {
         "fsType": "string",
         "storagePolicyID": "string",
@@ -866,7 +1076,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "kind": "string",
         "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
     },
-    "io.k8s.api.events.v1.EventSeries": {"count": "integer", "lastObservedTime": "date-time"},
+    "io.k8s.api.events.v1.EventSeries": {
+        "count": "integer",
+        "lastObservedTime": "date-time",
+    },
     "io.k8s.api.scheduling.v1.PriorityClass": {
         "apiVersion": "string",
         "description": "string",
@@ -906,7 +1119,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "remainingItemCount": "integer",
         "resourceVersion": "string",
         "selfLink": "string",
-        "shardInfo": "#io.k8s.api.core.v1.ShardInfo",
+        "shardInfo": "#io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo",
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.ManagedFieldsEntry": {
         "apiVersion": "string",
@@ -942,7 +1155,13 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "name": "string",
         "uid": "string",
     },
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions": {"resourceVersion": "string", "uid": "string"},
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions": {
+        "resourceVersion": "string",
+        "uid": "string",
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.ShardInfo": {
+        "selector": "string",
+    },
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status": {
         "apiVersion": "string",
         "code": "integer",
@@ -953,7 +1172,11 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "reason": "string",
         "status": "string",
     },
-    "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause": {"field": "string", "message": "string", "reason": "string"},
+    "io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause": {
+        "field": "string",
+        "message": "string",
+        "reason": "string",
+    },
     "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails": {
         "causes": "[#io.k8s.apimachinery.pkg.apis.meta.v1.StatusCause]",
         "group": "string",

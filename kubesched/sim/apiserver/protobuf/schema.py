@@ -1,16 +1,24 @@
+# Generated from Kubernetes 1.36 (the generated.proto files of k8s.io/api and k8s.io/apimachinery) by
+#   python tools/gen_api_tables.py --version 1.36 --swagger <swagger.json> --proto <dir>
+# Do not edit: change the selection in tools/gen_api_tables.py and run it again.
+
 """The protobuf messages kubectl's typed clients send, by field number: what
-:mod:`kubesched.sim.apiserver.protobuf.decode` needs to turn them into JSON (the numbers are Kubernetes' own, from
-the API's ``generated.proto`` files).
+:mod:`kubesched.sim.apiserver.protobuf.decode` needs to turn them into JSON (the numbers are
+Kubernetes' own, from the API's ``generated.proto`` files).
 
 A message maps each field number to a :class:`Field`: its JSON name, its type (a scalar type, a
 special type, or the name of another message) and whether it repeats or is a map. Special types:
 ``time`` (meta/v1 Time: seconds since the epoch), ``quantity`` (its one string field) and
-``intorstring``. A map's values have the field's type.
+``intorstring``. A map's values have the field's type. A field whose message is not in the
+table is not in it either.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+#: The Kubernetes release these messages were generated from.
+KUBERNETES_VERSION = "1.36"
 
 
 @dataclass(frozen=True)
@@ -66,11 +74,22 @@ MESSAGES: dict[str, dict[int, Field]] = {
         5: _f("dryRun", "string", "repeated"),
         6: _f("ignoreStoreReadErrorWithClusterBreakingPotential", "bool"),
     },
-    "Preconditions": {1: _f("uid", "string"), 2: _f("resourceVersion", "string")},
-    # core/v1
-    "Namespace": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "NamespaceSpec"), 3: _f("status", "NamespaceStatus")},
-    "NamespaceSpec": {1: _f("finalizers", "string", "repeated")},
-    "NamespaceStatus": {1: _f("phase", "string"), 2: _f("conditions", "NamespaceCondition", "repeated")},
+    "Preconditions": {
+        1: _f("uid", "string"),
+        2: _f("resourceVersion", "string"),
+    },
+    "Namespace": {
+        1: _f("metadata", "ObjectMeta"),
+        2: _f("spec", "NamespaceSpec"),
+        3: _f("status", "NamespaceStatus"),
+    },
+    "NamespaceSpec": {
+        1: _f("finalizers", "string", "repeated"),
+    },
+    "NamespaceStatus": {
+        1: _f("phase", "string"),
+        2: _f("conditions", "NamespaceCondition", "repeated"),
+    },
     "NamespaceCondition": {
         1: _f("type", "string"),
         2: _f("status", "string"),
@@ -91,7 +110,10 @@ MESSAGES: dict[str, dict[int, Field]] = {
         4: _f("stringData", "string", "map"),
         5: _f("immutable", "bool"),
     },
-    "PodTemplateSpec": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "PodSpec")},
+    "PodTemplateSpec": {
+        1: _f("metadata", "ObjectMeta"),
+        2: _f("spec", "PodSpec"),
+    },
     "PodSpec": {
         2: _f("containers", "Container", "repeated"),
         3: _f("restartPolicy", "string"),
@@ -121,6 +143,7 @@ MESSAGES: dict[str, dict[int, Field]] = {
         32: _f("overhead", "quantity", "map"),
         35: _f("setHostnameAsFQDN", "bool"),
         37: _f("hostUsers", "bool"),
+        40: _f("resources", "ResourceRequirements"),
         41: _f("hostnameOverride", "string"),
     },
     "Container": {
@@ -148,9 +171,17 @@ MESSAGES: dict[str, dict[int, Field]] = {
         4: _f("protocol", "string"),
         5: _f("hostIP", "string"),
     },
-    "EnvVar": {1: _f("name", "string"), 2: _f("value", "string")},
-    "ResourceRequirements": {1: _f("limits", "quantity", "map"), 2: _f("requests", "quantity", "map")},
-    "LocalObjectReference": {1: _f("name", "string")},
+    "EnvVar": {
+        1: _f("name", "string"),
+        2: _f("value", "string"),
+    },
+    "ResourceRequirements": {
+        1: _f("limits", "quantity", "map"),
+        2: _f("requests", "quantity", "map"),
+    },
+    "LocalObjectReference": {
+        1: _f("name", "string"),
+    },
     "Toleration": {
         1: _f("key", "string"),
         2: _f("operator", "string"),
@@ -167,7 +198,6 @@ MESSAGES: dict[str, dict[int, Field]] = {
         6: _f("subPathExpr", "string"),
         7: _f("recursiveReadOnly", "string"),
     },
-    # apps/v1
     "Deployment": {
         1: _f("metadata", "ObjectMeta"),
         2: _f("spec", "DeploymentSpec"),
@@ -183,8 +213,14 @@ MESSAGES: dict[str, dict[int, Field]] = {
         7: _f("paused", "bool"),
         9: _f("progressDeadlineSeconds", "int32"),
     },
-    "DeploymentStrategy": {1: _f("type", "string"), 2: _f("rollingUpdate", "RollingUpdateDeployment")},
-    "RollingUpdateDeployment": {1: _f("maxUnavailable", "intorstring"), 2: _f("maxSurge", "intorstring")},
+    "DeploymentStrategy": {
+        1: _f("type", "string"),
+        2: _f("rollingUpdate", "RollingUpdateDeployment"),
+    },
+    "RollingUpdateDeployment": {
+        1: _f("maxUnavailable", "intorstring"),
+        2: _f("maxSurge", "intorstring"),
+    },
     "DeploymentStatus": {
         1: _f("observedGeneration", "int64"),
         2: _f("replicas", "int32"),
@@ -195,8 +231,11 @@ MESSAGES: dict[str, dict[int, Field]] = {
         8: _f("collisionCount", "int32"),
         9: _f("terminatingReplicas", "int32"),
     },
-    # batch/v1
-    "Job": {1: _f("metadata", "ObjectMeta"), 2: _f("spec", "JobSpec"), 3: _f("status", "JobStatus")},
+    "Job": {
+        1: _f("metadata", "ObjectMeta"),
+        2: _f("spec", "JobSpec"),
+        3: _f("status", "JobStatus"),
+    },
     "JobSpec": {
         1: _f("parallelism", "int32"),
         2: _f("completions", "int32"),
@@ -224,7 +263,6 @@ MESSAGES: dict[str, dict[int, Field]] = {
         10: _f("failedIndexes", "string"),
         11: _f("terminating", "int32"),
     },
-    # scheduling.k8s.io/v1
     "PriorityClass": {
         1: _f("metadata", "ObjectMeta"),
         2: _f("value", "int32"),
@@ -232,8 +270,10 @@ MESSAGES: dict[str, dict[int, Field]] = {
         4: _f("description", "string"),
         5: _f("preemptionPolicy", "string"),
     },
-    # policy/v1
-    "Eviction": {1: _f("metadata", "ObjectMeta"), 2: _f("deleteOptions", "DeleteOptions")},
+    "Eviction": {
+        1: _f("metadata", "ObjectMeta"),
+        2: _f("deleteOptions", "DeleteOptions"),
+    },
 }
 
 #: The kinds a protobuf body may carry, and their message.

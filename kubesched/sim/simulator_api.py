@@ -54,6 +54,11 @@ class SchedulerControl:
 
 
 class SimulatorAPI:
+    """The simulator's API: :meth:`handle` answers the paths in :attr:`paths`, which the API
+    server mounts under ``/api/v1/``."""
+
+    paths = PATHS
+
     def __init__(
         self,
         store: Store,

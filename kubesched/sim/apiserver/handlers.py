@@ -1,0 +1,326 @@
+"""The verbs on resources: get, list, create, update, patch (merge, strategic, JSON and
+server-side apply), delete and deletecollection, each admitted and validated as the API server
+does, with ``dryRun``, preconditions and Table output."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from typing import Any
+
+from aiohttp import web
+
+from kubesched.cluster.base import Conflict, NotFound
+from kubesched.cluster.store import Store
+from kubesched.sim.apiserver import tables as apitables
+from kubesched.sim.apiserver.admission import (
+    admit_new,
+    event_core_view,
+    event_from_v1,
+    event_to_v1,
+    prepare_update,
+    validate_event_v1,
+    validate_update,
+)
+from kubesched.sim.apiserver.discovery import Resource
+from kubesched.sim.apiserver.errors import (
+    APIError,
+    already_exists,
+    bad_request,
+    conflict,
+    not_found,
+    unsupported_media_type,
+)
+from kubesched.sim.apiserver.patching import PatchError, json_patch, merge_patch, strategic_merge_patch
+from kubesched.sim.apiserver.requests import (
+    APPLY,
+    JSON_PATCH,
+    MERGE,
+    STRATEGIC,
+    ResourceRequest,
+    check_body,
+    field_validation,
+    read_body,
+    selector,
+)
+from kubesched.sim.apiserver.responses import json_response
+from kubesched.sim.apiserver.validation.decode import check_decodable, check_stored_size
+
+Obj = dict[str, Any]
+
+
+def view(res: Resource, obj: Obj) -> Obj:
+    """The stored object as the endpoint of ``res`` serves it."""
+    if res.group == "events.k8s.io":
+        return event_to_v1(obj)
+    if res.kind == "Event":
+        return event_core_view(obj)
+    if obj.get("kind") != res.kind or obj.get("apiVersion") != res.group_version:
+        obj = {**obj, "kind": res.kind, "apiVersion": res.group_version}
+    return obj
+
+
+def unview(res: Resource, obj: Obj) -> Obj:
+    """An object sent to the endpoint of ``res`` as the store keeps it."""
+    if res.group == "events.k8s.io":
+        return event_from_v1(obj)
+    return obj
+
+
+class ResourceHandlers:
+    """The verbs on the resources of ``store``; each takes the aiohttp request and the parsed
+    :class:`ResourceRequest` and answers, or raises :class:`APIError`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    # --- reading ------------------------------------------------------------------------------
+    def priority_classes(self) -> dict[str, Obj]:
+        """The stored priority classes by name (what pod admission resolves priorities from)."""
+        items, _ = self.store.list("PriorityClass")
+        return {p["metadata"]["name"]: p for p in items}
+
+    def get(self, req: ResourceRequest) -> Obj:
+        """The stored object the request names; 404 when there is none."""
+        assert req.name is not None
+        try:
+            return self.store.get(req.res.stored_as, req.namespace, req.name)
+        except NotFound:
+            raise not_found(req.res.plural, req.res.group, req.name) from None
+
+    def check_namespace(self, req: ResourceRequest) -> None:
+        """404 when the request's namespace does not exist."""
+        if req.res.namespaced and req.namespace:
+            try:
+                self.store.get("Namespace", None, req.namespace)
+            except NotFound:
+                raise not_found("namespaces", "", req.namespace) from None
+
+    def respond(
+        self,
+        request: web.Request,
+        req: ResourceRequest,
+        obj: Obj,
+        status: int = 200,
+        warnings: list[str] | None = None,
+    ) -> web.Response:
+        """``obj`` as the client asked for it (itself or a Table), with any ``warnings``."""
+        headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
+        if apitables.wants_table(request.headers.get("Accept", "")):
+            table = apitables.table(req.res, [obj], self.store.resource_version, request.query.get("includeObject"))
+            return json_response(table, status, headers=headers)
+        return json_response(obj, status, headers=headers)
+
+    def list_objects(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        match = selector(request, req)
+        items, rv = self.store.list(req.res.stored_as, req.namespace if req.res.namespaced else None)
+        selected = [view(req.res, o) for o in items if match(o)]
+        selected.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", "")))
+        if apitables.wants_table(request.headers.get("Accept", "")):
+            return json_response(apitables.table(req.res, selected, rv, request.query.get("includeObject")))
+        return json_response(
+            {
+                "kind": f"{req.res.kind}List",
+                "apiVersion": req.res.group_version,
+                "metadata": {"resourceVersion": str(rv)},
+                "items": selected,
+            }
+        )
+
+    # --- writing ------------------------------------------------------------------------------
+    def admit(self, req: ResourceRequest, obj: Obj) -> Obj:
+        """A new object as admission leaves it (events.k8s.io events stored as core events)."""
+        res = req.res
+        if res.group == "events.k8s.io":
+            validate_event_v1(obj, obj["metadata"].get("name") or "")
+            core = event_from_v1(obj)
+            core["metadata"] = obj["metadata"]
+            return admit_new("Event", "", core, {})
+        return admit_new(res.kind, res.group, obj, self.priority_classes())
+
+    def store_create(self, req: ResourceRequest, obj: Obj, dry_run: bool) -> Obj:
+        """``obj`` created (or, with ``dry_run``, only checked that it could be); 409 when it exists."""
+        if dry_run:
+            try:
+                self.store.get(req.res.stored_as, obj["metadata"].get("namespace"), obj["metadata"].get("name", ""))
+            except NotFound:
+                pass
+            else:
+                raise already_exists(req.res.plural, req.res.group, obj["metadata"]["name"])
+            obj = copy.deepcopy(obj)
+            obj["metadata"].setdefault("uid", "00000000-0000-0000-0000-000000000000")
+            return obj
+        check_stored_size(obj)
+        try:
+            return self.store.create(req.res.stored_as, obj)
+        except Conflict:
+            raise already_exists(req.res.plural, req.res.group, obj["metadata"].get("name", "")) from None
+
+    def store_update(self, req: ResourceRequest, old: Obj, new: Obj, dry_run: bool) -> Obj:
+        """``old`` replaced by ``new`` after the update's admission and validation; 409 when
+        ``new`` names another resourceVersion than the stored one."""
+        kind = req.res.stored_as
+        new = prepare_update(kind, old, new, req.sub or "")
+        validate_update(kind, req.res.group, old, new)
+        name = old["metadata"]["name"]
+        want = (new.get("metadata") or {}).get("resourceVersion")
+        if want and want != old["metadata"].get("resourceVersion"):
+            raise conflict(
+                req.res.plural,
+                req.res.group,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            )
+        for key in ("uid", "creationTimestamp"):
+            if key in old["metadata"]:
+                new["metadata"][key] = old["metadata"][key]
+        if dry_run:
+            return new
+        check_stored_size(new)
+        try:
+            return self.store.update(kind, new, check_version=True)
+        except NotFound:
+            raise not_found(req.res.plural, req.res.group, name) from None
+        except Conflict:
+            raise conflict(req.res.plural, req.res.group, name, "the object has been modified") from None
+
+    async def create(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        obj = check_body(req, await read_body(request, req.res.kind, req.res.group_version))
+        warnings = field_validation(request, req, obj)
+        self.check_namespace(req)
+        created = self.store_create(req, self.admit(req, obj), request.query.get("dryRun") == "All")
+        return self.respond(request, req, view(req.res, created), 201, warnings)
+
+    async def update(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        obj = check_body(req, await read_body(request, req.res.kind, req.res.group_version))
+        warnings = field_validation(request, req, obj)
+        old = self.get(req)
+        new = unview(req.res, obj)
+        if req.res.group == "events.k8s.io":
+            new["metadata"] = obj["metadata"]
+        updated = self.store_update(req, old, new, request.query.get("dryRun") == "All")
+        return self.respond(request, req, view(req.res, updated), 200, warnings)
+
+    async def patch(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        ctype = (request.content_type or "").lower()
+        dry_run = request.query.get("dryRun") == "All"
+        if ctype not in (MERGE, STRATEGIC, JSON_PATCH, APPLY):
+            raise unsupported_media_type(ctype)
+        patch = await read_body(request)
+        assert req.name is not None
+        if ctype == APPLY:
+            if not request.query.get("fieldManager"):
+                raise APIError(
+                    422,
+                    "Invalid",
+                    'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch',
+                )
+            applied = check_body(req, patch)
+            warnings = field_validation(request, req, applied)
+            try:
+                stored = self.store.get(req.res.stored_as, req.namespace, req.name)
+            except NotFound:
+                if req.sub is not None:
+                    raise not_found(req.res.plural, req.res.group, req.name) from None
+                self.check_namespace(req)
+                created = self.store_create(req, self.admit(req, applied), dry_run)
+                return self.respond(request, req, view(req.res, created), 201, warnings)
+            current = copy.deepcopy(view(req.res, stored))
+            applied["metadata"].pop("resourceVersion", None)
+            new = strategic_merge_patch(current, applied)
+        else:
+            stored = self.get(req)
+            current = copy.deepcopy(view(req.res, stored))
+            try:
+                if ctype == JSON_PATCH:
+                    new = json_patch(current, patch)
+                elif not isinstance(patch, dict):
+                    raise bad_request("a merge patch must be a JSON object")
+                elif ctype == MERGE:
+                    new = merge_patch(current, patch)
+                else:
+                    new = strategic_merge_patch(current, patch)
+            except PatchError as exc:
+                raise APIError(
+                    422 if ctype == JSON_PATCH else 400, "Invalid" if ctype == JSON_PATCH else "BadRequest", str(exc)
+                ) from None
+            if not isinstance(new, dict):
+                raise bad_request("the patch did not produce an object")
+            check_decodable(req.res.kind, req.res.group, req.res.version, new)
+            warnings = field_validation(request, req, new)
+        meta = new.setdefault("metadata", {})
+        if meta.get("name") != stored["metadata"]["name"] or (
+            req.res.namespaced and meta.get("namespace") != stored["metadata"].get("namespace")
+        ):
+            raise bad_request("metadata.name and metadata.namespace may not be changed by a patch")
+        new = unview(req.res, new)
+        if req.res.group == "events.k8s.io":
+            new["metadata"] = meta
+        new["kind"], new["apiVersion"] = stored.get("kind", req.res.kind), stored.get("apiVersion")
+        updated = self.store_update(req, stored, new, dry_run)
+        return self.respond(request, req, view(req.res, updated), 200, warnings)
+
+    # --- deleting -----------------------------------------------------------------------------
+    async def delete(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        assert req.name is not None
+        stored = self.get(req)
+        raw = await request.read()
+        opts: Obj = {}
+        if raw.strip():
+            with contextlib.suppress(ValueError):
+                opts = json.loads(raw) or {}
+        if not isinstance(opts, dict) or not isinstance(opts.get("preconditions") or {}, dict):
+            raise bad_request("the body of a delete must be DeleteOptions")
+        pre = opts.get("preconditions") or {}
+        meta = stored["metadata"]
+        if pre.get("uid") and pre["uid"] != meta.get("uid"):
+            raise conflict(
+                req.res.plural,
+                req.res.group,
+                req.name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {meta.get('uid')}",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != meta.get("resourceVersion"):
+            raise conflict(
+                req.res.plural,
+                req.res.group,
+                req.name,
+                f"Precondition failed: ResourceVersion in precondition: {pre['resourceVersion']}, "
+                f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
+            )
+        if request.query.get("dryRun") == "All" or "All" in (opts.get("dryRun") or ()):
+            return json_response(view(req.res, stored))
+        gone = self.remove(req.res.stored_as, req.namespace, req.name)
+        return json_response(view(req.res, gone))
+
+    def remove(self, kind: str, namespace: str | None, name: str) -> Obj:
+        """Delete one object; a namespace takes everything in it along."""
+        gone = self.store.delete(kind, namespace, name)
+        if kind == "Namespace":
+            for k in ("Pod", "Event", "Lease"):
+                for obj in self.store.list(k, name)[0]:
+                    with contextlib.suppress(NotFound):
+                        self.store.delete(k, name, obj["metadata"]["name"])
+        return gone
+
+    def delete_collection(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        match = selector(request, req)
+        items, _ = self.store.list(req.res.stored_as, req.namespace if req.res.namespaced else None)
+        deleted = []
+        for obj in [o for o in items if match(o)]:
+            with contextlib.suppress(NotFound):
+                deleted.append(
+                    view(
+                        req.res,
+                        self.remove(req.res.stored_as, obj["metadata"].get("namespace"), obj["metadata"]["name"]),
+                    )
+                )
+        return json_response(
+            {
+                "kind": f"{req.res.kind}List",
+                "apiVersion": req.res.group_version,
+                "metadata": {"resourceVersion": str(self.store.resource_version)},
+                "items": deleted,
+            }
+        )
