@@ -23,7 +23,6 @@ class InMemoryCluster:
         self._pending = 0
         self._idle = asyncio.Event()
         self._idle.set()
-        self._event_seq = 0
 
     async def start(self, handler: EventHandler) -> None:
         loop = asyncio.get_running_loop()

@@ -88,10 +88,6 @@ def _percentage(path: str, value: int | None) -> list[str]:
     return []
 
 
-def _plugin_set_key(ps: PluginSet) -> tuple[Any, ...]:
-    return (tuple((p.name, p.weight or 0) for p in ps.enabled), tuple(p.name for p in ps.disabled))
-
-
 def validate_profiles(profiles: list[KubeSchedulerProfile]) -> list[str]:
     """Names, percentages, duplicate pluginConfig, and one queueSort set shared by all profiles."""
     errs: list[str] = []

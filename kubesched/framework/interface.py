@@ -25,7 +25,6 @@ from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:
     import numpy as np
-    from pydantic import BaseModel
 
 #: CycleState key under which plugins put ``{uid: pod}`` of pods to move to activeQ at the end
 #: of the cycle (upstream's PodsToActivate), e.g. a gang's siblings once one member is placed.
@@ -451,7 +450,3 @@ def plugin_extension_points(cls: type) -> list[str]:
     """The config names of the extension points a plugin class implements."""
     points = [point for point, method in EXTENSION_POINTS.items() if callable(getattr(cls, method, None))]
     return points
-
-
-def plugin_args_model(cls: type) -> type[BaseModel] | None:
-    return getattr(cls, "Args", None)

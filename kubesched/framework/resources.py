@@ -220,15 +220,6 @@ class Resource:
             dict(self.scalar) if self.scalar else {},
         )
 
-    def is_zero(self) -> bool:
-        return not (
-            self.milli_cpu
-            or self.memory
-            or self.ephemeral_storage
-            or self.allowed_pod_number
-            or any(self.scalar.values())
-        )
-
     def to_dict(self) -> dict[str, int]:
         d = {CPU: self.milli_cpu, MEMORY: self.memory}
         if self.ephemeral_storage:
@@ -264,13 +255,3 @@ def is_extended_resource(name: str) -> bool:
 
 def is_hugepages(name: str) -> bool:
     return name.startswith("hugepages-")
-
-
-def is_scalar_resource(name: str) -> bool:
-    """Resources kept in ``Resource.scalar`` that the fit check considers (upstream's IsScalarResourceName)."""
-    return (
-        is_extended_resource(name)
-        or is_hugepages(name)
-        or "kubernetes.io/" in name
-        or name.startswith("attachable-volumes-")
-    )

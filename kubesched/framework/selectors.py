@@ -96,10 +96,6 @@ class LabelSelector:
         return f"LabelSelector({self.requirements!r})"
 
 
-def selector_matches(selector: LabelSelector | None, labels: Labels) -> bool:
-    return selector is not None and selector.matches(labels)
-
-
 # --- node selector terms (v1.NodeSelector) ----------------------------------------------------
 
 _NODE_OPS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"})

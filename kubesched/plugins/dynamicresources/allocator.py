@@ -123,10 +123,6 @@ class _Request:
     parent: str = ""
 
 
-#: ``matches(expression, candidate) -> bool``; raises AllocationError with upstream's wording.
-Matcher = Callable[[str, Candidate], bool]
-
-
 class Allocator:
     """Allocates ``claims`` (unallocated) on one node at a time; ``allocated`` are the devices in
     use by other claims (allocated or in flight)."""

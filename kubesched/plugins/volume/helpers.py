@@ -126,10 +126,6 @@ def pv_capacity(pv: Mapping[str, Any]) -> int:
     return storage_quantity(spec(pv).get("capacity"))
 
 
-def has_storage_request(pvc: Mapping[str, Any]) -> bool:
-    return "storage" in ((spec(pvc).get("resources") or {}).get("requests") or {})
-
-
 # --- pod volumes --------------------------------------------------------------------------------
 
 

@@ -174,7 +174,6 @@ class VolumeBinding:
     def __init__(self, args: VolumeBindingArgs | None = None, handle: Any = None) -> None:
         self.args = args or VolumeBindingArgs()
         self.handle = handle
-        self.bind_timeout = self.args.bindTimeoutSeconds
         # The assume cache: our own versions of PVs and PVCs, valid until the informer brings a
         # newer version of the object (a higher resourceVersion) or Unreserve reverts them.
         self._assumed_pvs: dict[str, Obj] = {}

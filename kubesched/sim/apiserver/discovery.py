@@ -168,13 +168,6 @@ def split_resource_path(group: str, version: str, rest: list[str]) -> tuple[bool
     return watch, namespace, rest
 
 
-def resource_for_kind(kind: str, group: str = "") -> Resource | None:
-    for r in RESOURCES:
-        if r.kind == kind and r.group == group:
-            return r
-    return None
-
-
 # --- legacy discovery --------------------------------------------------------------------------
 
 
