@@ -150,7 +150,11 @@ class Importer:
 
     async def sync(self, stop: asyncio.Event) -> None:
         """Follow the source's changes (watches, re-listing when one ends) until ``stop``."""
-        tasks = [asyncio.create_task(self._follow(kind, stop)) for kind in IMPORTED if kind not in self.unserved]
+        tasks = [
+            asyncio.create_task(self._follow(kind, stop), name=f"import follow {kind}")
+            for kind in IMPORTED
+            if kind not in self.unserved
+        ]
         try:
             await stop.wait()
         finally:

@@ -31,7 +31,6 @@ class SchedulerSupervisor:
         self.options = options
         self.stop = stop
         self._restart = asyncio.Event()
-        self.restarts = 0
 
     async def apply(self, cfg: Any | None) -> None:
         self.cfg = cfg if cfg is not None else self.start_cfg
@@ -59,14 +58,14 @@ class SchedulerSupervisor:
             inner = asyncio.Event()
             self._restart.clear()
 
-            relay_task = asyncio.create_task(self._relay(inner))
+            relay_task = asyncio.create_task(self._relay(inner), name="sim-serve scheduler relay")
             try:
                 code = await run(self.cfg, self.options, inner)
             finally:
                 relay_task.cancel()
+                await asyncio.gather(relay_task, return_exceptions=True)
             if self.stop.is_set() or not self._restart.is_set():
                 return int(code)
-            self.restarts += 1
 
 
 async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
@@ -136,7 +135,9 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         loop.add_signal_handler(sig, stop.set)
     code = 0
     syncing = (
-        asyncio.create_task(importer.sync(stop)) if importer is not None and getattr(args, "sync", False) else None
+        asyncio.create_task(importer.sync(stop), name="import sync")
+        if importer is not None and getattr(args, "sync", False)
+        else None
     )
     try:
         if supervisor is not None:
