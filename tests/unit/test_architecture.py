@@ -23,6 +23,21 @@ def test_import_layers_hold() -> None:
     assert "broken" not in out.stdout.split("Contracts:")[-1].lower() or "0 broken" in out.stdout
 
 
+def test_the_layers_contract_names_every_module_of_the_package() -> None:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    (layers,) = [c for c in contracts if c["type"] == "layers"]
+    named = {module.strip() for layer in layers["layers"] for module in layer.split("|")}
+    package = ROOT / "kubesched"
+    present = {
+        f"kubesched.{path.stem}"
+        for path in package.iterdir()
+        if (path.suffix == ".py" and path.name != "__init__.py") or (path / "__init__.py").is_file()
+    }
+    assert named == present, f"missing from the layers: {sorted(present - named)}; gone: {sorted(named - present)}"
+
+
 def test_framework_public_api_is_curated() -> None:
     import kubesched.framework as fw
 
