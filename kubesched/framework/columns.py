@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 
@@ -105,7 +105,7 @@ class Categorical:
 
     def mask(self, rows: Array, predicate: Callable[[Any], Any], missing: bool = False, key: Hashable = None) -> Array:
         """``predicate`` of each row's value (``missing`` where it has none)."""
-        return self.table(predicate, missing, key)[self.codes[rows]]
+        return cast("np.ndarray", self.table(predicate, missing, key)[self.codes[rows]])
 
 
 class NodeColumns:

@@ -7,7 +7,7 @@ whose ``matches`` is cheap, because the same pod's affinity is matched against e
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from kubesched.framework.names import label_value_errors
 
@@ -201,7 +201,7 @@ def requirement_matches(op: str, values: Any, v: str | None) -> bool:
         n = int(v)
     except ValueError:
         return False
-    return n > values if op == "Gt" else n < values
+    return cast("bool", n > values if op == "Gt" else n < values)
 
 
 class NodeSelector:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def default_normalize_scores(max_priority: int, reverse: bool, scores: np.ndarra
         return np.full(len(scores), max_priority, np.int64) if reverse else scores
     product = max_priority * scores
     value = np.abs(product) // max_count * np.sign(product)  # Go's truncating division
-    return max_priority - value if reverse else value
+    return cast("np.ndarray", max_priority - value if reverse else value)
 
 
 def tolerations_fragment(pod: Any) -> dict[str, Any]:

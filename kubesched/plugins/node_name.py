@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ class NodeName:
             return None
         if not pod.node_name:
             return np.ones(len(batch), bool)
-        return batch.rows == batch.columns.index.get(pod.node_name, -1)
+        return cast("np.ndarray | None", batch.rows == batch.columns.index.get(pod.node_name, -1))
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
         return {"NodeName": pod.node_name}

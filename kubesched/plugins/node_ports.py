@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -79,7 +79,7 @@ class NodePorts:
         ok = ~busy
         for j in np.flatnonzero(busy).tolist():
             ok[j] = fits_ports(want, batch[j])
-        return ok
+        return cast("np.ndarray | None", ok)
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
         return {"HostPorts": sorted(set(pod.host_ports))}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -64,7 +64,7 @@ class NodeUnschedulable:
             return None
         if tolerates_unschedulable(pod.tolerations):
             return np.ones(len(batch), bool)
-        return ~batch.columns.unschedulable[batch.rows]
+        return cast("np.ndarray | None", ~batch.columns.unschedulable[batch.rows])
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
         return tolerations_fragment(pod)

@@ -4,7 +4,7 @@ untolerated PreferNoSchedule taints make a node less attractive."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -99,7 +99,7 @@ class TaintToleration:
             np.int64,
             len(taints.values),
         )
-        return counts[taints.codes[batch.rows]]
+        return cast("np.ndarray | None", counts[taints.codes[batch.rows]])
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)

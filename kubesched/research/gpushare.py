@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 from kubesched.research.errors import ReplayError
 from kubesched.research.trace import TracePod
@@ -34,7 +34,7 @@ def require() -> ModuleType:
             "kubesched replay places pods on GPUs and measures fragmentation with the gpushare plugin "
             f"package (kubesched-gpushare), which is not installed: {INSTALL_HINT}"
         ) from None
-    return kubesched_gpushare
+    return cast("ModuleType", kubesched_gpushare)
 
 
 def typical_pods(pods: Sequence[TracePod]) -> list[Any]:

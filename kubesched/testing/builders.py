@@ -6,7 +6,7 @@ Each method returns the builder, ``.obj()`` the dict, ``.info()`` the derived Po
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -60,7 +60,7 @@ class PodBuilder:
     # --- spec ---
     @property
     def spec(self) -> Obj:
-        return self._pod["spec"]
+        return cast("dict[str, Any]", self._pod["spec"])
 
     def scheduler(self, name: str) -> PodBuilder:
         self.spec["schedulerName"] = name
@@ -148,7 +148,7 @@ class PodBuilder:
         return self
 
     def _node_affinity(self) -> Obj:
-        return self.spec.setdefault("affinity", {}).setdefault("nodeAffinity", {})
+        return cast("dict[str, Any]", self.spec.setdefault("affinity", {}).setdefault("nodeAffinity", {}))
 
     def node_affinity_in(self, key: str, values: list[str], operator: str = "In") -> PodBuilder:
         """Add a required term (ORed with the others) with one expression."""

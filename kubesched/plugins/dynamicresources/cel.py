@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 import cel
 
@@ -42,7 +42,7 @@ def _quantity(text: Any) -> int | float:
 
 
 def _compare(a: Any, b: Any) -> int:
-    return (a > b) - (a < b)
+    return cast("int", (a > b) - (a < b))
 
 
 def _context() -> Any:

@@ -23,7 +23,7 @@ import copy
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
@@ -158,7 +158,7 @@ class DynamicResources:
                 self._assumed.pop(_uid(live), None)
             else:
                 return assumed
-        return live
+        return cast("dict[str, Any] | None", live)
 
     def _pod_claims(self, pod: Mapping[str, Any]) -> list[Obj]:
         """The pod's claims, in ``spec.resourceClaims`` order; raises :class:`ClaimProblem`."""

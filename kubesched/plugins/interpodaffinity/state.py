@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 import numpy as np
 
@@ -55,7 +56,7 @@ class PreFilterState:
         if table is None or len(table) != len(col.values) + 1:
             maps = (self.existing_anti_affinity_counts, self.affinity_counts, self.anti_affinity_counts)
             table = self._tables[(which, key)] = col.by_code(maps[which].get(key) or {}) > 0
-        return table[col.codes[rows]]
+        return cast("np.ndarray", table[col.codes[rows]])
 
     def clone(self) -> PreFilterState:
         c = PreFilterState.__new__(PreFilterState)

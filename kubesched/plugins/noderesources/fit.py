@@ -13,7 +13,7 @@ the configured resources, see :mod:`kubesched.plugins.noderesources.resource_all
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -402,7 +402,7 @@ def fits_batch(req: FitRequest, batch: NodeBatch) -> Array | None:
     for name, qty in req.scalar:
         alloc, used = cols.scalar(name)
         ok &= qty <= alloc[rows] - used[rows]
-    return ok
+    return cast("np.ndarray | None", ok)
 
 
 def statuses_batch(req: FitRequest, batch: NodeBatch) -> list[Status | None] | None:

@@ -13,6 +13,7 @@ batch; the caller then scores node by node.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 
@@ -45,7 +46,7 @@ def _floor_div_or_zero(a: Array, b: Array) -> Array:
     """``a // b`` where ``b`` is not 0, else 0 (both non-negative, so floor is Go's truncation)."""
     nonzero = b != 0
     if nonzero.all():
-        return a // b
+        return cast("np.ndarray", a // b)
     return np.where(nonzero, a // np.where(nonzero, b, 1), 0)
 
 

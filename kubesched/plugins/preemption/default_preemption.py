@@ -32,7 +32,7 @@ import random
 import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -124,7 +124,7 @@ def pod_terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
         return False
     for cond in (pod.get("status") or {}).get("conditions") or ():
         if cond.get("type") == DISRUPTION_TARGET:
-            return cond.get("status") == "True" and cond.get("reason") == PREEMPTION_BY_SCHEDULER
+            return cast("bool", cond.get("status") == "True" and cond.get("reason") == PREEMPTION_BY_SCHEDULER)
     return False
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -216,7 +216,7 @@ class VolumeBinding:
         return out
 
     def _storage_class(self, name: str) -> Obj | None:
-        return self._listers.get("StorageClass", None, name)
+        return cast("dict[str, Any] | None", self._listers.get("StorageClass", None, name))
 
     def _is_delay_binding(self, pvc: Obj) -> bool:
         """Whether the claim's class waits for the first consumer. A missing class (or none)
@@ -438,7 +438,7 @@ class VolumeBinding:
             entry = by_class.setdefault(pv_class(pv), [0, 0])
             entry[0] += pvc_request(pvc)
             entry[1] += pv_capacity(pv)
-        return self._scorer(by_class)
+        return cast("int", self._scorer(by_class))
 
     # --- Reserve / Unreserve --------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

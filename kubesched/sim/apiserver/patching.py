@@ -14,7 +14,7 @@ The merge keys are looked up by field name, which is unambiguous for the kinds s
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
 
 Obj = dict[str, Any]
 
@@ -87,7 +87,7 @@ def _strip_directives(value: Any) -> Any:
 def _smp_map(result: Obj, patch: Obj) -> Obj:
     directive = patch.get("$patch")
     if directive == "replace":
-        return _strip_directives({k: v for k, v in patch.items() if k != "$patch"})
+        return cast("dict[str, Any]", _strip_directives({k: v for k, v in patch.items() if k != "$patch"}))
     if directive == "delete":
         return {}
     retain = patch.get("$retainKeys")
