@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.backend.queue import SchedulingQueue
 from kubesched.cluster.base import Cluster
-from kubesched.extender import HTTPExtender
+from kubesched.extender.client import HTTPExtender
 from kubesched.framework.interface import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.status import Status
 from kubesched.runtime.framework import Framework, WaitingPods

@@ -9,12 +9,13 @@ import time
 from dataclasses import dataclass
 
 from kubesched.cluster.base import ClusterError, Conflict, NotFound
-from kubesched.extender import ExtenderError, binder_for
+from kubesched.extender.client import ExtenderError
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
+from kubesched.scheduler.extenders import binder_for
 from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.results import PodResult
 

@@ -11,13 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kubesched.extender import (
-    ExtenderError,
-    Victims,
-    find_nodes_that_pass_extenders,
-    preempt_with_extenders,
-    prioritize_with_extenders,
-)
+from kubesched.extender.client import ExtenderError, Victims
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.status import Code, Status
@@ -26,6 +20,11 @@ from kubesched.runtime.batch_filter import BatchFilterResult, rows_of
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
 from kubesched.scheduler.errors import CycleError, Diagnosis, FitError
+from kubesched.scheduler.extenders import (
+    find_nodes_that_pass_extenders,
+    preempt_with_extenders,
+    prioritize_with_extenders,
+)
 from kubesched.scheduler.results import PodResult
 
 # One logger for the whole package: log lines name the scheduler, whichever module writes them.

@@ -15,7 +15,7 @@ from typing import Any
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.backend.queue import SchedulingQueue
 from kubesched.cluster.base import Cluster
-from kubesched.extender import HTTPExtender
+from kubesched.extender.client import HTTPExtender
 from kubesched.runtime.framework import Framework, ProfileSpec, WaitingPods
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler.batching import OpportunisticBatching
