@@ -25,7 +25,7 @@ import aiohttp
 from kubesched import errors
 from kubesched.extender import wire
 from kubesched.extender.wire import Obj
-from kubesched.framework import NodeInfo, PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo
 
 __all__ = [
     "DEFAULT_EXTENDER_TIMEOUT",

@@ -14,7 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from kubesched.backend.cache import Snapshot
 from kubesched.extender.client import ExtenderError, HTTPExtender, NodeInfoLister, Victims
 from kubesched.extender.wire import MAX_EXTENDER_PRIORITY
-from kubesched.framework import MAX_NODE_SCORE, Code, NodeInfo, PodInfo, Status
+from kubesched.framework.interface import MAX_NODE_SCORE
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 
 __all__ = [
     "Extenders",
