@@ -70,6 +70,8 @@ class Scheduler:
         self.waiting_pods = WaitingPods()
         self.snapshot = Snapshot()
         self.listers = ObjectCache()
+        # The scheduler's own: the Frameworks need it when they are built, before the queue
+        # (which needs the built Frameworks) exists.
         nominator = Nominator()
         #: HTTP extenders, shared by all profiles, run after the plugins as upstream orders them.
         ext = Extenders(extenders, self.snapshot)
