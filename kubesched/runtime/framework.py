@@ -21,6 +21,8 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
     CycleState,
+    Listers,
+    Nominator,
     PostFilterResult,
     PreFilterResult,
     SharedLister,
@@ -36,6 +38,7 @@ from kubesched.runtime.calls import (
     status_label,
     trace_value,
 )
+from kubesched.runtime.collaborators import Activator, PluginObserver, PreemptWithExtenders, Spawner
 from kubesched.runtime.prefilter import run_pre_filter_plugins
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
@@ -91,8 +94,21 @@ class Framework:
         waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         partial: bool = False,
+        observer: PluginObserver | None = None,
+        listers: Listers | None = None,
+        nominator: Nominator | None = None,
+        activator: Activator | None = None,
+        spawner: Spawner | None = None,
+        preempt_with_extenders: PreemptWithExtenders | None = None,
+        async_preemption: bool = True,
     ) -> None:
-        """``partial`` skips the whole-profile checks (one QueueSort, a Bind plugin): for
+        """Build the profile ``spec`` from ``registry``'s plugins; each plugin is constructed
+        here, with this Framework as its handle, so the collaborators are in place before any
+        plugin sees them. The scheduler gives them all; the defaults make a standalone Framework
+        (a test harness) work: no cached objects, no nominated pods, no activation, background
+        work in tasks of its own (see :meth:`wait_background`).
+
+        ``partial`` skips the whole-profile checks (one QueueSort, a Bind plugin): for
         harnesses that run a single plugin."""
         self.spec = spec
         self.profile_name = spec.scheduler_name
@@ -101,21 +117,22 @@ class Framework:
         self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
         self._snapshot: SharedLister | None = None
         #: Receives ``plugin_execution(plugin, point, status, seconds)`` in sampled cycles.
-        self.observer: Any = None
-        #: Set by the scheduler: cached cluster objects, and pods nominated to nodes.
-        self.listers: Any = _NoListers()
-        self.nominator: Any = _NoNominator()
-        #: Set by the scheduler when an extender takes part in preemption:
+        self.observer: PluginObserver | None = observer
+        #: Cached cluster objects, and pods nominated to nodes.
+        self.listers: Listers = listers if listers is not None else _NoListers()
+        self.nominator: Nominator = nominator if nominator is not None else _NoNominator()
+        #: Given when an extender takes part in preemption:
         #: ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the same,
         #: possibly narrowed.
-        self.preempt_with_extenders: Any = None
+        self.preempt_with_extenders: PreemptWithExtenders | None = preempt_with_extenders
         #: Upstream's SchedulerAsyncPreemption (on by default, as since 1.33): preemption's API
-        #: calls run in the background instead of inside the scheduling cycle.
-        self.async_preemption = True
-        #: Set by the scheduler: ``activator(uids)`` moves pods to activeQ, ``spawner(coro)``
-        #: runs work the scheduler waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
-        self.activator: Callable[[list[str]], None] | None = None
-        self.spawner: Callable[[Coroutine[Any, Any, None]], None] | None = None
+        #: calls run in the background instead of inside the scheduling cycle. Known before the
+        #: plugins are built: DefaultPreemption registers some events only with it.
+        self.async_preemption = async_preemption
+        #: ``activator(uids)`` moves pods to activeQ, ``spawner(coro)`` runs work the scheduler
+        #: waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
+        self.activator: Activator | None = activator
+        self.spawner: Spawner | None = spawner
         self._background: set[asyncio.Task[None]] = set()
         self.plugins: dict[str, Any] = {}
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score

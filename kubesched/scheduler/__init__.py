@@ -7,15 +7,20 @@ each handles its own failure (Unreserve in reverse order, forget the assumed pod
 A pod is never lost: it ends bound, or unschedulable with a FailedScheduling event and a
 ``PodScheduled=False`` condition, waiting in the queue for an event that could make it fit.
 
-One module per job, as upstream's ``pkg/scheduler``:
+One module per job, as upstream's ``pkg/scheduler``; no part inherits another, each is built
+with what it reads and the parts it calls:
 
-* :mod:`.scheduler` -- :class:`Scheduler` (assembled from the mixins below), its options, its
-  stats, and the loop (start, run, stop);
+* :mod:`.scheduler` -- :class:`Scheduler`: builds the context and the parts, runs the loop
+  (start, run, stop), and is what embedding programs use;
+* :mod:`.context` -- :class:`SchedulerContext`, what the parts share (options, stats, clock,
+  cache, snapshot, queue, frameworks, observer, results, extenders, the owners of tasks);
 * :mod:`.eventhandlers` -- what the informers' add/update/delete events do to cache and queue;
-* :mod:`.schedule_one` -- the scheduling cycle: filter, score, select a host, reserve, permit;
+* :mod:`.schedule_one` -- the pod's scheduling cycle: filter, score, select a host, reserve, permit;
 * :mod:`.binding_cycle` -- the binding cycle: wait on permit, pre-bind, bind, post-bind;
 * :mod:`.failures` -- failure handling: requeue, FailedScheduling event and condition;
-* :mod:`.base` -- the fields and small helpers those mixins share;
+* :mod:`.extenders` -- the loops over HTTP extenders (filter, prioritize, preempt, bind);
+* :mod:`.batching` -- opportunistic batching of identical pods;
+* :mod:`.options`, :mod:`.stats` -- :class:`SchedulerOptions` and :class:`Stats`, the ground floor;
 * :mod:`.errors` -- :class:`FitError` and its :class:`Diagnosis`;
 * :mod:`.results` -- :class:`PodResult`, a pod's last attempt plugin by plugin;
 * :mod:`.listers` -- :class:`ObjectCache`, the other cluster objects plugins read;
@@ -25,12 +30,15 @@ Tunables are read from the module that uses them (e.g. ``binding_cycle.VERIFY_BI
 """
 
 from kubesched.framework.events import ActionType
+from kubesched.scheduler.context import SchedulerContext, loop_time
 from kubesched.scheduler.errors import Diagnosis, FitError
 from kubesched.scheduler.listers import ObjectCache
 from kubesched.scheduler.observer import NullObserver, Observer
+from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.results import PodResult
 from kubesched.scheduler.schedule_one import num_feasible_nodes_to_find
-from kubesched.scheduler.scheduler import Scheduler, SchedulerOptions, Stats, loop_time
+from kubesched.scheduler.scheduler import Scheduler
+from kubesched.scheduler.stats import Stats
 
 __all__ = [
     "ActionType",
@@ -41,6 +49,7 @@ __all__ = [
     "Observer",
     "PodResult",
     "Scheduler",
+    "SchedulerContext",
     "SchedulerOptions",
     "Stats",
     "loop_time",

@@ -1,5 +1,8 @@
 """The binding cycle of one pod, a task the scheduler owns: wait on Permit, PreBind, Bind (or a
-binding extender), PostBind; on failure find out where the pod is before undoing anything."""
+binding extender), PostBind; on failure find out where the pod is before undoing anything.
+
+:class:`BindingCycle` is shared: any scheduling cycle that has reserved a pod on a node hands it
+over with :meth:`BindingCycle.spawn`."""
 
 from __future__ import annotations
 
@@ -9,12 +12,13 @@ import time
 from dataclasses import dataclass
 
 from kubesched.cluster.base import ClusterError, Conflict, NotFound
-from kubesched.extender import ExtenderError, binder_for
+from kubesched.extender.client import ExtenderError
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
+from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.results import PodResult
 
@@ -43,15 +47,27 @@ class PendingBinding:
     start: float
 
 
-class BindingCycle(FailureReporting):
+class BindingCycle:
     """Binding cycles: run concurrently, each handles its own failure."""
 
-    def _binding_done(self, task: asyncio.Task[None]) -> None:
-        self._binding_tasks.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.error("binding cycle %s crashed", task.get_name(), exc_info=task.exception())
+    def __init__(self, ctx: SchedulerContext, failures: FailureReporting) -> None:
+        self.ctx = ctx
+        self.failures = failures
+        self.options = ctx.options
+        self.stats = ctx.stats
+        self.observer = ctx.observer
+        self.clock = ctx.clock
+        self.cluster = ctx.cluster
+        self.cache = ctx.cache
+        self.queue = ctx.queue
+        self.extenders = ctx.extenders
 
-    async def _binding_cycle(self, b: PendingBinding) -> None:
+    def spawn(self, b: PendingBinding) -> None:
+        """Start the binding cycle of ``b`` as a task of the scheduler's (named after the pod)."""
+        self.ctx.bindings.spawn(self.run(b), name=f"bind {b.assumed.key}")
+
+    async def run(self, b: PendingBinding) -> None:
+        """The binding cycle of ``b``, to its end: bound, or undone and requeued."""
         fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
         past_permit = False
         try:
@@ -60,27 +76,27 @@ class BindingCycle(FailureReporting):
                 past_permit = True
                 t0 = time.perf_counter()
                 status = await fw.run_pre_bind(
-                    state, assumed, node_name, tr.prebind if (tr := self._traces(record)) else None
+                    state, assumed, node_name, tr.prebind if (tr := self.ctx.traces(record)) else None
                 )
-                self._ep("PreBind", status, fw, t0)
+                self.ctx.extension_point("PreBind", status, fw, t0)
             if status is None:
                 t0 = time.perf_counter()
-                binder = binder_for(self.extenders, assumed) if self.extenders else None
+                binder = self.extenders.binder_for(assumed)
                 if binder is not None:
                     # A binding extender binds instead of the Bind plugins (upstream).
                     try:
                         await binder.bind(assumed, node_name)
-                        if (tr := self._traces(record)) is not None:
+                        if (tr := self.ctx.traces(record)) is not None:
                             tr.extender_bind[binder.name] = "success"
                     except ExtenderError as exc:
                         status = Status.as_error(exc)
-                        if (tr := self._traces(record)) is not None:
+                        if (tr := self.ctx.traces(record)) is not None:
                             tr.extender_bind[binder.name] = str(exc)
                 else:
                     status = await fw.run_bind(
-                        state, assumed, node_name, tr.bind if (tr := self._traces(record)) else None
+                        state, assumed, node_name, tr.bind if (tr := self.ctx.traces(record)) else None
                     )
-                self._ep("Bind", status, fw, t0)
+                self.ctx.extension_point("Bind", status, fw, t0)
         except Exception as exc:  # noqa: BLE001 - the task must handle its own failure
             status = Status.as_error(exc)
         if status is not None:
@@ -180,7 +196,7 @@ class BindingCycle(FailureReporting):
             # queue if it shows it bound meanwhile), but report no failure that may be false.
             self.queue.requeue_after_error(b.qpi)
             return
-        self._fail(
+        self.failures.fail(
             fw,
             b.qpi,
             status,
@@ -208,10 +224,12 @@ class BindingCycle(FailureReporting):
         if self.options.report_to_cluster:
             # In its own task, as upstream's event recorder: a write the cluster keeps failing
             # (and retrying) must not hold the binding cycle.
-            self._spawn_side(self._record_scheduled(assumed, node_name, fw.profile_name))
+            self.ctx.spawn_side(
+                self._record_scheduled(assumed, node_name, fw.profile_name), name=f"event Scheduled {assumed.key}"
+            )
         if record is not None and self.options.result_annotations:
-            await self._annotate(assumed, record)
+            await self.failures.annotate(assumed, record)
         t0 = time.perf_counter()
         await fw.run_post_bind(state, assumed, node_name)
-        self._ep("PostBind", None, fw, t0)
-        self._activate_requested(state)
+        self.ctx.extension_point("PostBind", None, fw, t0)
+        self.ctx.activate_requested(state)

@@ -16,6 +16,7 @@ from kubesched.framework.events import (
     pod_update_actions,
 )
 from kubesched.framework.types import PodInfo, PodSpecError, pod_key
+from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.results import PodResult
 
@@ -40,8 +41,24 @@ def _terminal(pod: dict[str, Any]) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-class EventHandlers(FailureReporting):
+class EventHandlers:
     """The handler the cluster's informers call (``on_add`` / ``on_update`` / ``on_delete``)."""
+
+    def __init__(self, ctx: SchedulerContext, failures: FailureReporting) -> None:
+        self.ctx = ctx
+        self.failures = failures
+        self.options = ctx.options
+        self.frameworks = ctx.frameworks
+        self.cache = ctx.cache
+        self.queue = ctx.queue
+        self.nominator = ctx.nominator
+        self.listers = ctx.listers
+        self.waiting_pods = ctx.waiting_pods
+        self.results = ctx.results
+        #: Whether this process may write to the cluster (see :meth:`set_leading`).
+        self.leading = True
+        #: Malformed pods seen while not leading, reported once leadership is ours: by UID.
+        self._unreported: dict[str, tuple[dict[str, Any], str]] = {}
 
     def _responsible(self, pi: PodInfo) -> bool:
         return pi.scheduler_name in self.frameworks
@@ -92,7 +109,7 @@ class EventHandlers(FailureReporting):
                 was_pending = not (old.get("spec") or {}).get("nodeName")
                 if was_pending:
                     self.queue.delete(pi.uid)
-                    self.queue.nominator.delete(pi.uid)
+                    self.nominator.delete(pi.uid)
                 if _terminal(new):
                     if self.cache.remove_pod(pi.uid) is not None:
                         self.queue.assigned_pod_deleted(pi)
@@ -119,7 +136,7 @@ class EventHandlers(FailureReporting):
         if kind == "Pod":
             uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
             self._unreported.pop(uid, None)
-            self.queue.nominator.delete(uid)
+            self.nominator.delete(uid)
             removed = self.cache.remove_pod(uid)
             if removed is not None:
                 self.queue.assigned_pod_deleted(removed)
@@ -140,9 +157,9 @@ class EventHandlers(FailureReporting):
         """Keep the nominator in step with ``status.nominatedNodeName`` of a pending pod."""
         nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
         if nominated:
-            self.queue.nominator.add(pi, nominated)
+            self.nominator.add(pi, nominated)
         else:
-            self.queue.nominator.delete(pi.uid)
+            self.nominator.delete(pi.uid)
 
     def _other_event(
         self, kind: str, action: ActionType, old: dict[str, Any] | None, new: dict[str, Any] | None
@@ -173,8 +190,11 @@ class EventHandlers(FailureReporting):
             self._unreported[meta.get("uid") or key] = (obj, message)
             return
         if self.options.report_to_cluster:
-            self._spawn_side(
-                self._report_failure(obj, spec.get("schedulerName") or "default-scheduler", "SchedulerError", message)
+            self.ctx.spawn_side(
+                self.failures.report_failure(
+                    obj, spec.get("schedulerName") or "default-scheduler", "SchedulerError", message
+                ),
+                name=f"report {key}",
             )
 
     def set_leading(self, leading: bool) -> None:

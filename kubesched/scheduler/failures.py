@@ -1,5 +1,6 @@
 """Failure handling outside Filter: requeue the pod, and report it (FailedScheduling event,
-``PodScheduled=False`` condition, result annotations)."""
+``PodScheduled=False`` condition, result annotations). :class:`FailureReporting` is shared by
+the scheduling cycle, the binding cycle and the event handlers."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from kubesched.cluster.store import now_rfc3339
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo, pod_key
 from kubesched.runtime.framework import Framework
-from kubesched.scheduler.base import SchedulerBase
+from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.errors import Diagnosis, FitError
 from kubesched.scheduler.results import PodResult
 
@@ -20,10 +21,18 @@ from kubesched.scheduler.results import PodResult
 log = logging.getLogger("kubesched.scheduler")
 
 
-class FailureReporting(SchedulerBase):
+class FailureReporting:
     """Requeue a pod whose attempt failed and say why on the pod."""
 
-    def _fail(
+    def __init__(self, ctx: SchedulerContext) -> None:
+        self.ctx = ctx
+        self.options = ctx.options
+        self.stats = ctx.stats
+        self.observer = ctx.observer
+        self.queue = ctx.queue
+        self.cluster = ctx.cluster
+
+    def fail(
         self,
         fw: Framework,
         qpi: QueuedPodInfo,
@@ -66,19 +75,23 @@ class FailureReporting(SchedulerBase):
             record.phase = "Error" if status.code is Code.ERROR else "Unschedulable"
             record.node = None
             record.message = message
-        self._spawn_side(self._after_failure(fw, pi, reason, message, record, None))
+        self.ctx.spawn_side(self.after_failure(fw, pi, reason, message, record, None), name=f"report {pi.key}")
 
-    async def _after_failure(
+    async def after_failure(
         self, fw: Framework, pi: PodInfo, reason: str, message: str, record: PodResult | None, nominated: str | None
     ) -> None:
+        """Say on the pod why its attempt failed (as the options ask): event and condition,
+        then the result annotations."""
         if self.options.report_to_cluster:
-            await self._report_failure(pi.pod, fw.profile_name, reason, message, nominated)
+            await self.report_failure(pi.pod, fw.profile_name, reason, message, nominated)
         if record is not None and self.options.result_annotations:
-            await self._annotate(pi, record)
+            await self.annotate(pi, record)
 
-    async def _report_failure(
+    async def report_failure(
         self, pod: dict[str, Any], profile: str, reason: str, message: str, nominated: str | None = None
     ) -> None:
+        """A FailedScheduling event and a ``PodScheduled=False`` condition (with the nominated
+        node, if any); a failure to write them is logged, never raised."""
         condition = {
             "type": "PodScheduled",
             "status": "False",
@@ -97,7 +110,8 @@ class FailureReporting(SchedulerBase):
         except Exception:  # noqa: BLE001 - reporting must never take the scheduler down
             log.exception("could not report the failure of pod %s", pod_key(pod))
 
-    async def _annotate(self, pi: PodInfo, record: PodResult) -> None:
+    async def annotate(self, pi: PodInfo, record: PodResult) -> None:
+        """The pod's result annotations; a failure to write them is logged, never raised."""
         try:
             await self.cluster.patch_pod_annotations(pi.pod, record.annotations())
         except NotFound:

@@ -1,23 +1,25 @@
 """The scheduling cycle of one pod: filter the nodes, score the feasible ones, select a host,
 assume the pod there, run Reserve and Permit, and spawn its binding cycle; PostFilter
-(preemption) when no node fits."""
+(preemption) when no node fits.
+
+:class:`PodSchedulingCycle` keeps what carries over from one cycle to the next (the cycle
+count, where the next search starts, the tie-breaking random generator); what belongs to one
+cycle travels in a :class:`PodCycle`. It hands a reserved pod to the shared
+:class:`~kubesched.scheduler.binding_cycle.BindingCycle`, and a failed one to the shared
+:class:`~kubesched.scheduler.failures.FailureReporting`: a pod group's cycle can sit beside it
+and use the same two."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
+import random
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from kubesched.extender import (
-    ExtenderError,
-    Victims,
-    find_nodes_that_pass_extenders,
-    preempt_with_extenders,
-    prioritize_with_extenders,
-)
+from kubesched.extender.client import ExtenderError
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.status import Code, Status
@@ -25,7 +27,9 @@ from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.runtime.batch_filter import BatchFilterResult, rows_of
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
+from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.errors import CycleError, Diagnosis, FitError
+from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.results import PodResult
 
 # One logger for the whole package: log lines name the scheduler, whichever module writes them.
@@ -59,7 +63,7 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
-class _BatchCycle:
+class BatchCycle:
     """Opportunistic batching in one scheduling cycle: the pod's signature, and whether the
     hint became the pod's node."""
 
@@ -70,12 +74,57 @@ class _BatchCycle:
         self.hint_taken = False
 
 
-class SchedulingCycle(BindingCycle):
+@dataclass(slots=True, eq=False)
+class PodCycle:
+    """One pod's scheduling cycle: what every step of it reads."""
+
+    fw: Framework
+    state: CycleState
+    pod: PodInfo
+    #: Where per-plugin results go (``None`` unless they are recorded).
+    traces: PodResult | None
+    #: The cycle's number (counted over all profiles since the scheduler was made).
+    number: int
+    #: Opportunistic batching in this cycle, if it may batch.
+    batch: BatchCycle | None
+
+
+class PodSchedulingCycle:
     """Scheduling cycles: serial, one pod at a time, against the snapshot taken at its start."""
 
-    _batch_cycle: _BatchCycle | None = None
+    def __init__(
+        self, ctx: SchedulerContext, binding: BindingCycle, failures: FailureReporting, rng: random.Random
+    ) -> None:
+        self.ctx = ctx
+        self.binding = binding
+        self.failures = failures
+        self.options = ctx.options
+        self.stats = ctx.stats
+        self.observer = ctx.observer
+        self.cluster = ctx.cluster
+        self.frameworks = ctx.frameworks
+        self.cache = ctx.cache
+        self.snapshot = ctx.snapshot
+        self.queue = ctx.queue
+        self.nominator = ctx.nominator
+        self.results = ctx.results
+        self.extenders = ctx.extenders
+        self.batching = ctx.batching
+        #: Breaks ties between the best nodes (seedable).
+        self.rng = rng
+        #: Scheduling cycles run so far (all profiles): numbers each cycle.
+        self.cycles = 0
+        #: Where the next search for feasible nodes starts (upstream rotates it, so that pods
+        #: spread over the cluster rather than always filling its first nodes).
+        self.next_start_node_index = 0
+        #: The profiles whose pods may be batched (every filtering and scoring plugin signs pods,
+        #: and no extender is configured).
+        self.batchable: list[Framework] = (
+            [] if self.extenders else [fw for fw in self.frameworks.values() if fw.signable]
+        )
 
-    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
+    async def schedule(self, qpi: QueuedPodInfo) -> None:
+        """Schedule the pod of ``qpi``: to its binding cycle, or back to the queue with why."""
         pi = qpi.pod_info
         fw = self.frameworks.get(pi.scheduler_name)
         if fw is None or self.cache.is_assumed(pi.uid):
@@ -85,7 +134,7 @@ class SchedulingCycle(BindingCycle):
             # Upstream's skipPodSchedule: say so on the pod rather than drop it silently.
             self.queue.done(pi.uid)
             if self.options.report_to_cluster:
-                self._spawn_side(
+                self.ctx.spawn_side(
                     self.cluster.record_event(
                         pi.pod,
                         "Warning",
@@ -93,7 +142,8 @@ class SchedulingCycle(BindingCycle):
                         "Scheduling",
                         f"skip schedule deleting pod: {pi.key}",
                         fw.profile_name,
-                    )
+                    ),
+                    name=f"event FailedScheduling {pi.key}",
                 )
             return
         start = time.perf_counter()
@@ -108,13 +158,13 @@ class SchedulingCycle(BindingCycle):
         self.cache.update_snapshot(self.snapshot)
         fw.set_snapshot(self.snapshot)
         state = CycleState()
-        self._cycles += 1
-        self._batch_cycle = (
-            _BatchCycle(fw.sign_pod(pi)) if self.options.opportunistic_batching and fw in self._batchable else None
-        )
-        state.record_plugin_metrics = self._cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
+        self.cycles += 1
+        batch = BatchCycle(fw.sign_pod(pi)) if self.options.opportunistic_batching and fw in self.batchable else None
+        state.record_plugin_metrics = self.cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
+        tr = self.ctx.traces(record)
+        cycle = PodCycle(fw, state, pi, tr, self.cycles, batch)
         try:
-            node_name = await self._schedule_pod(fw, state, pi, self._traces(record))
+            node_name = await self._schedule_pod(cycle)
         except FitError as fit:
             self.batching.flush(fw.profile_name, "pod_failed")
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
@@ -123,61 +173,48 @@ class SchedulingCycle(BindingCycle):
             return
         except CycleError as err:
             self.batching.flush(fw.profile_name, "pod_failed")
-            self._fail(fw, qpi, err.status, record, start)
+            self.failures.fail(fw, qpi, err.status, record, start)
             return
         assumed = pi.with_node(node_name)
         self.cache.assume_pod(assumed, node_name)
         t0 = time.perf_counter()
-        tr = self._traces(record)
         status = await fw.run_reserve(state, assumed, node_name, tr.reserve if tr else None)
-        self._ep("Reserve", status, fw, t0)
+        self.ctx.extension_point("Reserve", status, fw, t0)
         if status is not None:
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
-            self._fail(fw, qpi, status, record, start, node=node_name)
+            self.failures.fail(fw, qpi, status, record, start, node=node_name)
             return
         t0 = time.perf_counter()
         status = await fw.run_permit(state, assumed, node_name, tr.permit if tr else None)
-        self._ep("Permit", status, fw, t0)
+        self.ctx.extension_point("Permit", status, fw, t0)
         if status is not None and not status.is_wait():
             await fw.run_unreserve(state, assumed, node_name)
             self.cache.forget_pod(assumed)
-            self._fail(fw, qpi, status, record, start, node=node_name)
+            self.failures.fail(fw, qpi, status, record, start, node=node_name)
             return
         self.stats.attempt_durations.append(time.perf_counter() - start)
-        self._activate_requested(state)
-        task = asyncio.create_task(
-            self._binding_cycle(PendingBinding(fw, state, qpi, assumed, node_name, record, start)),
-            name=f"bind {pi.key}",
-        )
-        self._binding_tasks.add(task)
-        task.add_done_callback(self._binding_done)
+        self.ctx.activate_requested(state)
+        self.binding.spawn(PendingBinding(fw, state, qpi, assumed, node_name, record, start))
 
-    async def _preempt_with_extenders(
-        self, pod: PodInfo, candidates: dict[str, tuple[list[PodInfo], int]]
-    ) -> dict[str, tuple[list[PodInfo], int]]:
-        victims = {node: Victims(list(pods), n) for node, (pods, n) in candidates.items()}
-        kept = await preempt_with_extenders(self.extenders, pod, victims, self.snapshot.node_info_map)
-        return {node: (v.pods, v.num_pdb_violations) for node, v in kept.items()}
-
-    async def _schedule_pod(self, fw: Framework, state: CycleState, pi: PodInfo, record: PodResult | None) -> str:
+    async def _schedule_pod(self, c: PodCycle) -> str:
+        fw, state, pi, record, batch = c.fw, c.state, c.pod, c.traces, c.batch
         nodes = self.snapshot.list()
         if not nodes:
             raise CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_MSG))
-        feasible, diagnosis = await self._find_nodes_that_fit(fw, state, pi, nodes, record)
+        feasible, diagnosis = await self._find_nodes_that_fit(c, nodes)
         if not feasible:
             raise FitError(pi, len(nodes), diagnosis)
-        batch = self._batch_cycle
         if batch is not None and batch.hint_taken:
-            self.batching.hint_used(fw.profile_name, self._cycles, feasible[0].name)
+            self.batching.hint_used(fw.profile_name, c.number, feasible[0].name)
             return feasible[0].name
         if len(feasible) == 1:
             if batch is not None:
-                self.batching.store(fw, batch.signature, self._cycles, feasible, [0], feasible[0].name)
+                self.batching.store(fw, batch.signature, c.number, feasible, [0], feasible[0].name)
             return feasible[0].name
         t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
-        self._ep("PreScore", status, fw, t0)
+        self.ctx.extension_point("PreScore", status, fw, t0)
         if status is not None:
             raise CycleError(status)
         totals: list[int] | np.ndarray
@@ -188,11 +225,11 @@ class SchedulingCycle(BindingCycle):
             totals, status = await fw.run_score_array(
                 state, pi, feasible, record.score if record else None, record.final_score if record else None
             )
-            self._ep("Score", status, fw, t0)
+            self.ctx.extension_point("Score", status, fw, t0)
             if status is not None:
                 raise CycleError(status)
             if self.extenders:
-                extra = await prioritize_with_extenders(self.extenders, pi, feasible)
+                extra = await self.extenders.prioritize(pi, feasible)
                 for i, ni in enumerate(feasible):
                     for ext_name, weighted in extra.get(ni.name, ()):
                         totals[i] += weighted
@@ -200,7 +237,7 @@ class SchedulingCycle(BindingCycle):
                             record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
         chosen = self._select_host(feasible, totals)
         if batch is not None:
-            self.batching.store(fw, batch.signature, self._cycles, feasible, totals, chosen)
+            self.batching.store(fw, batch.signature, c.number, feasible, totals, chosen)
         return chosen
 
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
@@ -211,12 +248,13 @@ class SchedulingCycle(BindingCycle):
         return nodes[chosen].name
 
     async def _find_nodes_that_fit(
-        self, fw: Framework, state: CycleState, pi: PodInfo, all_nodes: list[NodeInfo], record: PodResult | None
+        self, c: PodCycle, all_nodes: list[NodeInfo]
     ) -> tuple[Sequence[NodeInfo], Diagnosis]:
+        fw, state, pi, record, batch = c.fw, c.state, c.pod, c.traces, c.batch
         diagnosis = Diagnosis()
         t0 = time.perf_counter()
         result, status, rejectors = await fw.run_pre_filter(state, pi, record.prefilter if record else None)
-        self._ep("PreFilter", status, fw, t0)
+        self.ctx.extension_point("PreFilter", status, fw, t0)
         if status is not None:
             if status.code is Code.ERROR:
                 raise CycleError(status)
@@ -238,12 +276,11 @@ class SchedulingCycle(BindingCycle):
                     diagnosis.node_to_status[ni.name] = absent
         t0 = time.perf_counter()
         nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
-        batch = self._batch_cycle
         hint: NodeInfo | None = None
         if batch is not None:
             # Asked even for a nominated pod (which gets none, and flushes the batch), as upstream.
             hint = self.batching.hint(
-                fw, state, pi, batch.signature, self._cycles, bool(nominated), self.snapshot.node_info_map.get
+                fw, state, pi, batch.signature, c.number, bool(nominated), self.snapshot.node_info_map.get
             )
         if nominated and any(ni.name == nominated for ni in nodes):
             # Preemption made room there: try that node alone first, as upstream does.
@@ -270,11 +307,11 @@ class SchedulingCycle(BindingCycle):
                 if status.code is Code.ERROR:
                     raise CycleError(status)
             self.batching.hint_not_used(fw.profile_name)
-        feasible = await self._find_nodes_that_pass_filters(fw, state, pi, nodes, diagnosis, record, len(all_nodes))
+        feasible = await self._find_nodes_that_pass_filters(c, nodes, diagnosis, len(all_nodes))
         if self.extenders and feasible:
             try:
-                after = await find_nodes_that_pass_extenders(
-                    self.extenders, pi, feasible, diagnosis.node_to_status, record.extender_filter if record else None
+                after = await self.extenders.filter(
+                    pi, feasible, diagnosis.node_to_status, record.extender_filter if record else None
                 )
             except ExtenderError as exc:
                 raise CycleError(Status.as_error(exc)) from exc
@@ -292,15 +329,9 @@ class SchedulingCycle(BindingCycle):
         return feasible, diagnosis
 
     async def _find_nodes_that_pass_filters(
-        self,
-        fw: Framework,
-        state: CycleState,
-        pi: PodInfo,
-        nodes: list[NodeInfo],
-        diagnosis: Diagnosis,
-        record: PodResult | None,
-        num_all_nodes: int,
+        self, c: PodCycle, nodes: list[NodeInfo], diagnosis: Diagnosis, num_all_nodes: int
     ) -> Sequence[NodeInfo]:
+        fw, state, pi, record = c.fw, c.state, c.pod, c.traces
         n = len(nodes)
         if n == 0:
             return []
@@ -322,7 +353,7 @@ class SchedulingCycle(BindingCycle):
         if self.options.batch:
             return await self._filter_batched(fw, state, pi, nodes, diagnosis, record, num_all_nodes, want, start)
         run_filter = fw.run_filter
-        nominator = self.queue.nominator
+        nominator = self.nominator
         for i in range(n):
             ni = nodes[(start + i) % n]
             if nominator and nominator.has_nominated(ni.name):
@@ -372,7 +403,7 @@ class SchedulingCycle(BindingCycle):
         cols = self.snapshot.columns()
         # Rows of the snapshot's columns, in the list's order (the snapshot's own list: the rows).
         listed = None if nodes is self.snapshot.node_info_list else rows_of(nodes, cols.index)
-        nominator = self.queue.nominator
+        nominator = self.nominator
         nominated: set[int] = set()
         if nominator:
             nominated = {cols.index[name] for name in nominator.nominated_nodes() if name in cols.index}
@@ -443,9 +474,9 @@ class SchedulingCycle(BindingCycle):
         if fw.has_post_filter_plugins():
             t0 = time.perf_counter()
             result, status = await fw.run_post_filter(
-                state, pi, fit.diagnosis.node_to_status, tr.postfilter if (tr := self._traces(record)) else None
+                state, pi, fit.diagnosis.node_to_status, tr.postfilter if (tr := self.ctx.traces(record)) else None
             )
-            self._ep("PostFilter", status, fw, t0)
+            self.ctx.extension_point("PostFilter", status, fw, t0)
             if status.code is Code.ERROR:
                 log.warning("PostFilter of pod %s failed: %s", pi.key, status.message())
             if not status.is_success() and status.message():
@@ -453,7 +484,7 @@ class SchedulingCycle(BindingCycle):
             if isinstance(result, PostFilterResult) and result.nominated_node_name:
                 nominated = result.nominated_node_name
                 # Hold the room preemption made: other pods' filters now count this pod there.
-                self.queue.nominator.add(pi, nominated)
+                self.nominator.add(pi, nominated)
             self.observer.preemption_attempt()
         message = str(fit)
         self.stats.unschedulable += 1
@@ -463,4 +494,4 @@ class SchedulingCycle(BindingCycle):
             record.message = message
         self.queue.add_unschedulable_if_not_present(qpi, fit.diagnosis.unschedulable_plugins)
         qpi.last_failure = message
-        await self._after_failure(fw, pi, "Unschedulable", message, record, nominated)
+        await self.failures.after_failure(fw, pi, "Unschedulable", message, record, nominated)

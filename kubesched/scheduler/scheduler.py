@@ -1,91 +1,53 @@
 """The :class:`Scheduler`: profiles, queue, cache, and the loop that pops a pod, runs its
-scheduling cycle and spawns its binding cycle; its options and its stats."""
+scheduling cycle and spawns its binding cycle.
+
+It builds the shared :class:`~kubesched.scheduler.context.SchedulerContext` and the parts that
+read it, each given what it calls: the event handlers the informers call, the pod scheduling
+cycle, the binding cycle and failure reporting both of them share, and the extender loops.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import random
-import time
-from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
-from kubesched.backend.queue import SchedulingQueue
+from kubesched.backend.queue import Nominator, SchedulingQueue
 from kubesched.cluster.base import Cluster
-from kubesched.extender import HTTPExtender
+from kubesched.extender.client import HTTPExtender
+from kubesched.framework.types import QueuedPodInfo
 from kubesched.runtime.framework import Framework, ProfileSpec, WaitingPods
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler.batching import OpportunisticBatching
+from kubesched.scheduler.binding_cycle import BindingCycle
+from kubesched.scheduler.context import SchedulerContext, loop_time, side_task_spawner
 from kubesched.scheduler.eventhandlers import EventHandlers
+from kubesched.scheduler.extenders import Extenders
+from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.gc_pacing import GcPacer
 from kubesched.scheduler.listers import ObjectCache
 from kubesched.scheduler.observer import NullObserver, Observer
+from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.results import PodResult
-from kubesched.scheduler.schedule_one import SchedulingCycle
+from kubesched.scheduler.schedule_one import PodSchedulingCycle
+from kubesched.scheduler.stats import Stats
+from kubesched.tasks import TaskSet
+
+__all__ = ["Scheduler", "SchedulerOptions", "Stats", "loop_time"]
 
 # One logger for the whole package: log lines name the scheduler, whichever module writes them.
 log = logging.getLogger("kubesched.scheduler")
 
-#: How many attempt durations :class:`Stats` keeps (the newest).
-KEPT_ATTEMPT_DURATIONS = 100_000
 
-
-@dataclass
-class SchedulerOptions:
-    parallelism: int = 16
-    percentage_of_nodes_to_score: int | None = None
-    pod_initial_backoff: float = 1.0
-    pod_max_backoff: float = 10.0
-    max_unschedulable_duration: float = 300.0
-    #: Seconds after a finished bind before an unconfirmed assumed pod is dropped; 0 = never,
-    #: as upstream (expiring can double-count a pod whose confirmation is merely late).
-    assumed_ttl: float = 0.0
-    seed: int | None = None
-    #: Keep each pod's outcome (node, phase, message) for a report.
-    record_results: bool = False
-    #: With ``record_results``, also each plugin's result per node (filter/score maps): what
-    #: the JSON report and the result annotations show; costly on large clusters.
-    record_plugin_results: bool = True
-    #: Also write them onto the pod as ``kubesched.io/*-result`` annotations.
-    result_annotations: bool = False
-    #: Write FailedScheduling/Scheduled events and PodScheduled conditions.
-    report_to_cluster: bool = True
-    #: Evaluate Filter and Score over the snapshot's node columns, one call per plugin and pod
-    #: (``filter_nodes``/``score_nodes`` where a plugin has them). Off: node by node, as the
-    #: plugin contract reads. Decisions are the same either way.
-    batch: bool = True
-    #: Upstream's OpportunisticBatching feature gate: identical pods popped in a row reuse the
-    #: first one's ranked nodes (see kubesched.scheduler.batching).
-    opportunistic_batching: bool = False
-    #: Upstream's SchedulerAsyncPreemption (beta, on by default since 1.33): a preemptor is
-    #: nominated at once and its victims are deleted in the background; it waits, gated, until
-    #: they are gone. Off: the deletions happen inside the scheduling cycle.
-    async_preemption: bool = True
-    #: Keep the garbage collector's full collections out of busy periods (see
-    #: :mod:`kubesched.scheduler.gc_pacing`). It freezes the process's objects, so it is for a
-    #: process that is the scheduler (``kubesched run``), not for one that embeds it.
-    gc_pacing: bool = False
-
-
-@dataclass
-class Stats:
-    attempts: int = 0
-    scheduled: int = 0
-    unschedulable: int = 0
-    errors: int = 0
-    #: Duration of each scheduling attempt (scheduling cycle), in seconds: the most recent
-    #: :data:`KEPT_ATTEMPT_DURATIONS`, so that a scheduler that runs for months does not grow.
-    attempt_durations: deque[float] = field(default_factory=lambda: deque(maxlen=KEPT_ATTEMPT_DURATIONS))
-
-
-class Scheduler(EventHandlers, SchedulingCycle):
+class Scheduler:
     """Profiles, queue, cache and the loop that ties them to a cluster.
 
-    The informer events are handled by :class:`EventHandlers`, each popped pod by
-    :class:`SchedulingCycle` and, through it, :class:`BindingCycle` and :class:`FailureReporting`.
+    The informer events are handled by :attr:`handlers` (:class:`EventHandlers`), each popped
+    pod by :attr:`pod_cycle` (:class:`PodSchedulingCycle`), which hands it to the shared
+    :attr:`binding` (:class:`BindingCycle`) and :attr:`failures` (:class:`FailureReporting`).
     """
 
     def __init__(
@@ -98,16 +60,26 @@ class Scheduler(EventHandlers, SchedulingCycle):
         observer: Observer | None = None,
         extenders: Iterable[HTTPExtender] = (),
     ) -> None:
-        self.options = options or SchedulerOptions()
-        #: HTTP extenders, shared by all profiles, run after the plugins as upstream orders them.
-        self.extenders: list[HTTPExtender] = list(extenders)
+        self.options = options = options or SchedulerOptions()
         self.cluster = cluster
         # The event loop's clock by default, so that backoff, flushes and timeouts all share one
         # notion of time (and tests can fast-forward it).
-        self.clock = clock or loop_time
+        self.clock = clock = clock or loop_time
         self.registry = registry if registry is not None else default_registry()
+        self.observer: Observer = observer if observer is not None else NullObserver()
         self.waiting_pods = WaitingPods()
+        self.snapshot = Snapshot()
+        self.listers = ObjectCache()
+        # The scheduler's own: the Frameworks need it when they are built, before the queue
+        # (which needs the built Frameworks) exists.
+        nominator = Nominator()
+        #: HTTP extenders, shared by all profiles, run after the plugins as upstream orders them.
+        ext = Extenders(extenders, self.snapshot)
+        self.extenders: list[HTTPExtender] = ext.extenders
+        bindings = TaskSet("binding cycles", log)
+        side_tasks = TaskSet("scheduler side tasks", log)
         self.frameworks: dict[str, Framework] = {}
+        preempt = ext.preempt if ext.supports_preemption() else None
         for spec in profiles:
             if spec.scheduler_name in self.frameworks:
                 raise ValueError(f"duplicate profile for schedulerName {spec.scheduler_name!r}")
@@ -116,30 +88,27 @@ class Scheduler(EventHandlers, SchedulingCycle):
                 self.registry,
                 cluster=cluster,
                 waiting_pods=self.waiting_pods,
-                parallelism=self.options.parallelism,
+                parallelism=options.parallelism,
+                # Plugin timings only for a real observer: the null one would time for nothing.
+                observer=observer,
+                listers=self.listers,
+                nominator=nominator,
+                activator=self._activate,
+                spawner=side_task_spawner(side_tasks, spec.scheduler_name),
+                preempt_with_extenders=preempt,
+                async_preemption=options.async_preemption,
             )
-            # Before the queue asks the plugins for their events: DefaultPreemption registers
-            # some only with async preemption.
-            self.frameworks[spec.scheduler_name].async_preemption = self.options.async_preemption
         if not self.frameworks:
             raise ValueError("at least one profile is needed")
-        self.cache = Cache(assumed_ttl=self.options.assumed_ttl, clock=self.clock)
-        self.snapshot = Snapshot()
+        self.cache = Cache(assumed_ttl=options.assumed_ttl, clock=clock)
         self.queue = SchedulingQueue(
             self.frameworks,
-            clock=self.clock,
-            initial_backoff=self.options.pod_initial_backoff,
-            max_backoff=self.options.pod_max_backoff,
-            max_unschedulable_duration=self.options.max_unschedulable_duration,
+            clock=clock,
+            initial_backoff=options.pod_initial_backoff,
+            max_backoff=options.pod_max_backoff,
+            max_unschedulable_duration=options.max_unschedulable_duration,
         )
-        self.rng = random.Random(self.options.seed)
-        self.observer: Observer = observer if observer is not None else NullObserver()
-        self._cycles = 0
-        #: A scheduling cycle is under way (it may await async plugins): the snapshot is its own.
-        self._in_cycle = False
         if observer is not None:
-            for fw in self.frameworks.values():
-                fw.observer = observer
             self.queue.on_incoming = observer.queue_incoming
             observer.watch_pending(self.queue.counts)
             observer.watch_unschedulable(self.queue.unschedulable_by_plugin)
@@ -150,31 +119,75 @@ class Scheduler(EventHandlers, SchedulingCycle):
                     "assumed_pods": self.cache.assumed_count(),
                 }
             )
-        self.next_start_node_index = 0
-        self.listers = ObjectCache()
-        preempting = any(e.supports_preemption() for e in self.extenders)
-        for fw in self.frameworks.values():
-            fw.listers = self.listers
-            fw.nominator = self.queue.nominator
-            fw.activator = self.queue.activate
-            fw.spawner = self._spawn_side
-            if preempting:
-                fw.preempt_with_extenders = self._preempt_with_extenders
-        self.batching = OpportunisticBatching(self.clock, self.observer)
-        self._batchable = [] if self.extenders else [fw for fw in self.frameworks.values() if fw.signable]
+        self.batching = OpportunisticBatching(clock, self.observer)
         self.results: dict[str, PodResult] = {}
         self.stats = Stats()
-        self._binding_tasks: set[asyncio.Task[None]] = set()
-        self._side_tasks: set[asyncio.Task[None]] = set()
+        self.ctx = SchedulerContext(
+            options=options,
+            stats=self.stats,
+            clock=clock,
+            cluster=cluster,
+            frameworks=self.frameworks,
+            waiting_pods=self.waiting_pods,
+            cache=self.cache,
+            snapshot=self.snapshot,
+            queue=self.queue,
+            nominator=nominator,
+            listers=self.listers,
+            observer=self.observer,
+            results=self.results,
+            extenders=ext,
+            batching=self.batching,
+            bindings=bindings,
+            side_tasks=side_tasks,
+        )
+        self.failures = FailureReporting(self.ctx)
+        self.binding = BindingCycle(self.ctx, self.failures)
+        self.pod_cycle = PodSchedulingCycle(self.ctx, self.binding, self.failures, random.Random(options.seed))
+        self.handlers = EventHandlers(self.ctx, self.failures)
+        #: The loop's own tasks (the queue's periodic flush): they end with :meth:`run`.
+        self._loop_tasks = TaskSet("scheduling loop", log)
+        #: A scheduling cycle is under way (it may await async plugins): the snapshot is its own.
+        self._in_cycle = False
         self._stopping = False
         self.synced = False
-        self.leading = True
-        self._unreported: dict[str, tuple[dict[str, Any], str]] = {}
+
+    def _activate(self, uids: list[str]) -> None:
+        """The profiles' activator: move the pods with ``uids`` to activeQ."""
+        self.queue.activate(uids)
+
+    # --- the parts' faces ---------------------------------------------------------------------
+    def on_add(self, kind: str, obj: dict[str, Any]) -> None:
+        self.handlers.on_add(kind, obj)
+
+    def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        self.handlers.on_update(kind, old, new)
+
+    def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
+        self.handlers.on_delete(kind, obj)
+
+    @property
+    def leading(self) -> bool:
+        """Whether this process may write to the cluster (see :meth:`set_leading`)."""
+        return self.handlers.leading
+
+    def set_leading(self, leading: bool) -> None:
+        """Whether this process may write to the cluster (leader election); becoming the leader
+        reports what was held back meanwhile."""
+        self.handlers.set_leading(leading)
+
+    def cycle_for(self, qpi: QueuedPodInfo) -> PodSchedulingCycle:
+        """The scheduling cycle that decides ``qpi``: a pod's (a pod group's will be picked here)."""
+        return self.pod_cycle
+
+    async def schedule_one(self, qpi: QueuedPodInfo) -> None:
+        """Run the scheduling cycle of one popped pod (its binding cycle goes on as a task)."""
+        await self.cycle_for(qpi).schedule(qpi)
 
     # --- running ------------------------------------------------------------------------------
     async def start(self) -> None:
         """Connect to the cluster and wait until every informer has synced."""
-        await self.cluster.start(self)
+        await self.cluster.start(self.handlers)
         self.synced = True
 
     async def run(self, start: bool = True) -> None:
@@ -185,7 +198,7 @@ class Scheduler(EventHandlers, SchedulingCycle):
         """
         if start:
             await self.start()
-        flusher = asyncio.create_task(self._flush_periodically(), name="queue-flush")
+        self._loop_tasks.spawn(self._flush_periodically(), name="queue-flush")
         try:
             while not self._stopping:
                 qpi = await self.queue.pop()
@@ -201,8 +214,7 @@ class Scheduler(EventHandlers, SchedulingCycle):
                 # starves all of them until the queue drains.
                 await asyncio.sleep(0)
         finally:
-            flusher.cancel()
-            await asyncio.gather(flusher, return_exceptions=True)
+            await self._loop_tasks.cancel()
 
     async def _flush_periodically(self) -> None:
         last_pool_flush = self.clock()
@@ -226,23 +238,25 @@ class Scheduler(EventHandlers, SchedulingCycle):
                 log.exception("queue flush failed")
 
     async def stop(self, grace: float = 30.0) -> None:
-        """Stop popping; let in-flight binding cycles finish within ``grace`` seconds."""
+        """Stop popping; give in-flight binding cycles and side tasks ``grace`` seconds to
+        finish (and what they start meanwhile), then cancel what is still running and wait
+        until it has ended."""
         self._stopping = True
         self.queue.close()
-        await self.wait_for_bindings(grace)
+        tasks = (self.ctx.bindings, self.ctx.side_tasks)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while (running := [t for ts in tasks for t in ts]) and (left := deadline - loop.time()) > 0:
+            await asyncio.wait(running, timeout=left)
+        for ts in tasks:
+            await ts.cancel()
 
     async def wait_for_bindings(self, timeout: float | None = None) -> None:
-        tasks = set(self._binding_tasks) | set(self._side_tasks)
+        """Wait (up to ``timeout`` seconds) for the binding cycles and side tasks running now."""
+        tasks = [*self.ctx.bindings, *self.ctx.side_tasks]
         if tasks:
             await asyncio.wait(tasks, timeout=timeout)
 
     def in_flight(self) -> int:
-        return len(self._binding_tasks)
-
-
-def loop_time() -> float:
-    """The running event loop's time; ``time.monotonic`` outside a loop."""
-    try:
-        return asyncio.get_running_loop().time()
-    except RuntimeError:
-        return time.monotonic()
+        """Binding cycles in flight."""
+        return len(self.ctx.bindings)

@@ -113,9 +113,14 @@ def framework_for(
     model = getattr(cls, "Args", None)
     if args is not None:
         plugin_args[cls.name] = model.model_validate(args) if model is not None and isinstance(args, dict) else args  # type: ignore[attr-defined]
-    fw = Framework(ProfileSpec("test-scheduler", points, plugin_args), registry, cluster=cluster, partial=True)
+    fw = Framework(
+        ProfileSpec("test-scheduler", points, plugin_args),
+        registry,
+        cluster=cluster,
+        partial=True,
+        listers=ObjectListers(objects),
+    )
     fw.set_snapshot(Snapshot(nodes))
-    fw.listers = ObjectListers(objects)
     return fw
 
 

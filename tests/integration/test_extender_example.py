@@ -14,14 +14,9 @@ import pytest
 from polling import eventually
 
 from kubesched.config.models import Extender
-from kubesched.extender import (
-    ExtenderError,
-    HTTPExtender,
-    find_nodes_that_pass_extenders,
-    prioritize_with_extenders,
-    serve_extender,
-)
+from kubesched.extender import ExtenderError, HTTPExtender, serve_extender
 from kubesched.framework import Status
+from kubesched.scheduler.extenders import find_nodes_that_pass_extenders, prioritize_with_extenders
 from kubesched.testing import as_node_infos, make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -24,14 +24,16 @@ from kubesched.extender import (
     ExtenderServer,
     HTTPExtender,
     Victims,
-    binder_for,
-    find_nodes_that_pass_extenders,
     make_extender_app,
-    preempt_with_extenders,
-    prioritize_with_extenders,
     serve_extender,
 )
 from kubesched.framework import Code, Status
+from kubesched.scheduler.extenders import (
+    binder_for,
+    find_nodes_that_pass_extenders,
+    preempt_with_extenders,
+    prioritize_with_extenders,
+)
 from kubesched.testing import as_node_infos, make_node, make_pod
 
 

@@ -599,7 +599,7 @@ async def test_profiles_that_cannot_sign_never_batch(scheduler: str, batchable: 
     run = await drive(profiles, THREE_SLOTS, pods, registry=SIGN_REGISTRY)
     assert run.placed == {"p1": "n1", "p2": "n2", "p3": "n3"}
     assert run.hinted == (["p2", "p3"] if batchable else [])
-    assert (run.scheduler.frameworks[scheduler] in run.scheduler._batchable) is (scheduler != "nosign")
+    assert (run.scheduler.frameworks[scheduler] in run.scheduler.pod_cycle.batchable) is (scheduler != "nosign")
 
 
 @pytest.mark.parametrize(

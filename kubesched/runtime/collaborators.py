@@ -1,0 +1,36 @@
+"""What a :class:`~kubesched.runtime.framework.Framework` is given by the scheduler that runs it.
+
+A Framework is also its plugins' handle: through it they read the cached cluster objects and
+the pods nominated to nodes, move pods to activeQ, start background work and, when an
+extender takes part in preemption, have it narrow the candidates. The scheduler hands these in
+when it builds each profile's Framework; a Framework built alone (a test harness) gets inert
+defaults. The types here say what each collaborator must offer, nothing more.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Protocol
+
+from kubesched.framework.types import PodInfo
+
+__all__ = ["Activator", "PluginObserver", "PreemptionCandidates", "PreemptWithExtenders", "Spawner"]
+
+
+class PluginObserver(Protocol):
+    """Where a Framework reports plugin timings (sampled cycles) and Permit waits: the
+    scheduler's observer (``kubesched.scheduler.observer.Observer``) is one."""
+
+    def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
+
+    def permit_waited(self, result: str, seconds: float) -> None: ...
+
+
+#: ``activator(uids)`` moves the pods with these UIDs to activeQ (through their PreEnqueue gates).
+Activator = Callable[[list[str]], None]
+#: ``spawner(coro)`` runs ``coro`` as a task its owner waits for, and cancels, at stop.
+Spawner = Callable[[Coroutine[Any, Any, None]], None]
+#: Preemption candidates: node name → (victims, PodDisruptionBudget violations).
+PreemptionCandidates = dict[str, tuple[list[PodInfo], int]]
+#: ``await preempt(pod, candidates)`` → the candidates the preempting extenders keep.
+PreemptWithExtenders = Callable[[PodInfo, PreemptionCandidates], Awaitable[PreemptionCandidates]]
