@@ -195,7 +195,6 @@ class SchedulingQueue:
         self._events_base = 0
         self._nonempty: asyncio.Event | None = None
         self._closed = False
-        self.nominator = Nominator()
         #: Async PreEnqueue checks in flight; :meth:`close` cancels them, :meth:`aclose` awaits them.
         self._gate_tasks = TaskSet("scheduling queue", log)
         # Pods deleted, or updated, while an attempt for them is in flight: the attempt's

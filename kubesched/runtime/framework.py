@@ -45,6 +45,7 @@ from kubesched.runtime.registry import Registry, RegistryError
 from kubesched.runtime.scoring import run_score_plugins
 from kubesched.runtime.signing import pod_signature
 from kubesched.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
+from kubesched.tasks import TaskSet
 
 __all__ = [
     "MAX_PERMIT_TIMEOUT",
@@ -133,7 +134,7 @@ class Framework:
         #: waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
         self.activator: Activator | None = activator
         self.spawner: Spawner | None = spawner
-        self._background: set[asyncio.Task[None]] = set()
+        self._background = TaskSet(f"framework {self.profile_name}")
         self.plugins: dict[str, Any] = {}
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
 
@@ -305,14 +306,11 @@ class Framework:
         if self.spawner is not None:
             self.spawner(coro)
             return
-        task = asyncio.get_running_loop().create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._background.spawn(coro, name=f"{self.profile_name}: {getattr(coro, '__qualname__', 'background')}")
 
     async def wait_background(self) -> None:
         """Wait for the work :meth:`run_in_background` started here (no scheduler attached)."""
-        while self._background:
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._background.wait()
 
     @property
     def cluster(self) -> Any:

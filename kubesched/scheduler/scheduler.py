@@ -242,7 +242,8 @@ class Scheduler:
         finish (and what they start meanwhile), then cancel what is still running and wait
         until it has ended."""
         self._stopping = True
-        self.queue.close()
+        # Closing cancels the PreEnqueue checks still running; wait until they have ended.
+        await self.queue.aclose()
         tasks = (self.ctx.bindings, self.ctx.side_tasks)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
