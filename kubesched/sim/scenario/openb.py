@@ -28,6 +28,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from kubesched import errors
 from kubesched.sim.scenario.reading import Scenario, parse_scenario
 from kubesched.sim.scenario.timeline import LIFETIME
 
@@ -43,7 +44,7 @@ GPU_MODEL_ANNOTATION = "alibabacloud.com/gpu-card-model"
 DEFAULT_TRACE_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "traces" / "alibaba-gpu-v2023"
 
 
-class TraceError(ValueError):
+class TraceError(errors.ScenarioError):
     pass
 
 

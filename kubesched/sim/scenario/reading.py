@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from kubesched import errors
 from kubesched.cluster.base import WATCHED_KINDS
 from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
 from kubesched.sim.apiserver.openapi.documents import unknown_fields
@@ -75,7 +76,7 @@ SCENARIO_EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 MAX_DEPTH = 100
 
 
-class ScenarioError(ValueError):
+class ScenarioError(errors.ScenarioError):
     """A scenario that cannot be loaded; the message names the document and field."""
 
 

@@ -23,13 +23,15 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched import errors
+
 Obj = dict[str, Any]
 
 STEPS_KIND = "Steps"
 LIFETIME = "kubesched.io/lifetime"
 
 
-class TimelineError(ValueError):
+class TimelineError(errors.ScenarioError):
     """A step or lifetime that cannot be read; the message names the field."""
 
 
