@@ -7,7 +7,6 @@ import argparse
 import asyncio
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,13 +29,11 @@ GATES_HELP = (
 @dataclass(frozen=True)
 class OnError:
     """How a command reports the kubesched error that ends it: ``<prefix><message>`` on stderr and
-    an exit code, either one number or one per error (``code(exc)``)."""
+    ``code``. A command gives its own as ``on_error`` in the parser's defaults, and may set
+    ``args.on_error`` when it enters a phase that fails with another code (``run``, once running)."""
 
-    code: int | Callable[[Exception], int] = 2
+    code: int = 2
     prefix: str = "kubesched: "
-
-    def exit_code(self, exc: Exception) -> int:
-        return self.code if isinstance(self.code, int) else self.code(exc)
 
 
 def fail(message: str, code: int) -> int:

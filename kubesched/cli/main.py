@@ -58,7 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _failures() as exc:
         on_error: OnError = getattr(args, "on_error", _DEFAULT_ON_ERROR)
         print(f"{on_error.prefix}{exc}", file=sys.stderr)
-        return on_error.exit_code(exc)
+        return on_error.code
     except BrokenPipeError:
         # The reader went away (`kubesched plugins | head`): not an error worth a traceback.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -17,14 +17,9 @@ from kubesched.cli.common import (
 )
 from kubesched.errors import ConfigurationError
 
-
-def _exit_code(exc: Exception) -> int:
-    """1 for a fault while running (the cluster, an extender, serving); 2 for what is refused at start."""
-    from kubesched.cluster.base import ClusterError
-    from kubesched.extender import ExtenderError
-    from kubesched.server.serving import ServingError
-
-    return 1 if isinstance(exc, (ClusterError, ExtenderError, ServingError)) else 2
+#: Once the scheduler runs, a failure is a fault while running (the cluster, an extender, serving),
+#: which exits 1 as it always has; what is refused before that exits 2.
+_WHILE_RUNNING = OnError(code=1)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -73,6 +68,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         identity=args.identity,
         feature_gates=gates,
     )
+    args.on_error = _WHILE_RUNNING
     return int(event_loop_runner()(run(cfg, opts)))
 
 
@@ -147,4 +143,4 @@ def add_parser(sub: Any) -> None:
     from kubesched.server.flags import add_kube_scheduler_flags
 
     add_kube_scheduler_flags(run_p, duration_flag)
-    run_p.set_defaults(func=cmd_run, on_error=OnError(code=_exit_code))
+    run_p.set_defaults(func=cmd_run)
