@@ -14,6 +14,7 @@ _PLAIN = OnError(code=1, prefix="")
 
 
 def cmd_config(args: argparse.Namespace) -> int:
+    """``config validate`` (say it is valid) or ``config print`` (the effective configuration as YAML)."""
     from kubesched.config import format_config_yaml, load_config
 
     path = args.file

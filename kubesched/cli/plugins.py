@@ -9,6 +9,7 @@ from typing import Any
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
+    """List every plugin the registry finds, as a table or JSON."""
     from kubesched.runtime.registry import default_registry
 
     entries = default_registry().entries()

@@ -23,6 +23,7 @@ _WHILE_RUNNING = OnError(code=1)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """Load and check everything first (failures exit 2), then schedule until stopped (failures exit 1)."""
     from kubesched.config import format_config_yaml, load_config
     from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.server import flags as kflags

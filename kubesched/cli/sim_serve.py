@@ -21,6 +21,7 @@ def _is_loopback(address: str) -> bool:
 
 
 def cmd_sim_serve(args: argparse.Namespace) -> int:
+    """Check the flags and read the inputs, then serve until stopped; sim serve's own exit code."""
     from kubesched.config import load_config
     from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.sim.apiserver.authn import read_token_file

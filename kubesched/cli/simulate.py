@@ -27,6 +27,7 @@ _BAR_FROM_PODS = 50
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
+    """Load the configuration and the scenario, schedule its pods, print the table (or JSON); 0 when it ran."""
     from kubesched.config import load_config
     from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.extender import ExtenderError, HTTPExtender
