@@ -14,8 +14,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from kubesched.errors import ConfigurationError
 
-class ConfigError(Exception):
+
+class ConfigError(ConfigurationError):
     """A configuration that cannot be used. ``errors`` holds one ``"path: reason"`` per problem.
 
     ``str()`` lists them one per line, each prefixed with ``source`` (the file name) when the

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 
+from kubesched.errors import ConfigurationError
+
 log = logging.getLogger(__name__)
 
 #: Gates kubesched acts on, with their defaults here.
@@ -29,7 +31,7 @@ _BOOLS = {
 }
 
 
-class FeatureGateError(ValueError):
+class FeatureGateError(ConfigurationError):
     """A malformed ``--feature-gates`` value."""
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config.models import API_VERSION, KIND, format_go_duration
+from kubesched.errors import ConfigurationError
 
 __all__ = ["PolicyError", "migrate_policy"]
 
@@ -38,7 +39,7 @@ PROFILE_NAME = "default-scheduler"
 EXPLICIT_POINTS = ("preFilter", "filter", "preScore", "score", "reserve", "preBind")
 
 
-class PolicyError(ValueError):
+class PolicyError(ConfigurationError):
     """A document that is not a legacy Policy; the message says what is wrong."""
 
 

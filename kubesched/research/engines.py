@@ -19,6 +19,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from kubesched.errors import ResearchError
+
 INSTALL_HINT = "pip install 'kubesched[distributed]'"
 #: How long reaching a Dask scheduler may take before the sweep gives up.
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -26,7 +28,7 @@ DEFAULT_CONNECT_TIMEOUT = 10.0
 DEFAULT_WORKER_TIMEOUT = 60.0
 
 
-class EngineError(RuntimeError):
+class EngineError(ResearchError, RuntimeError):
     """An engine that cannot start: the extra is missing, the scheduler is unreachable, no worker."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from kubesched.errors import ResearchError
 
-class ReplayError(ValueError):
+
+class ReplayError(ResearchError):
     """An experiment that cannot run: a bad input file (the message names the file, the row and
     the column), a configuration that does not load, or a missing plugin package (the message
     says what to install)."""

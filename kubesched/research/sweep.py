@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.errors import ResearchError
 from kubesched.research.engines import Call, Engine
 from kubesched.research.errors import ReplayError
 from kubesched.research.replay import DEFAULT_INFLATION, ReplayOptions, run_replay
@@ -36,7 +37,7 @@ from kubesched.research.trace import read_nodes, read_pods
 GRID_FIELDS = ("nodes", "workloads", "configs", "seeds", "inflate")
 
 
-class SweepError(ValueError):
+class SweepError(ResearchError):
     """A grid that cannot run: the message names the flag or the grid file's field, and why."""
 
 

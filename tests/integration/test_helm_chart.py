@@ -26,7 +26,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from kubesched.cli import build_parser, cmd_run
+from kubesched.cli import build_parser
+from kubesched.cli.run import cmd_run
 from kubesched.config import parse_config
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,11 +20,13 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from kubesched.errors import ConfigurationError
+
 #: How long a generated certificate is valid (upstream: one year).
 SELF_SIGNED_VALIDITY = datetime.timedelta(days=365)
 
 
-class ServingError(Exception):
+class ServingError(ConfigurationError):
     """The endpoints cannot be served as asked (unreadable or mismatched certificate, bad options)."""
 
 

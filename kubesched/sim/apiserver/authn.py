@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubesched import errors
+from kubesched.errors import ConfigurationError
 from kubesched.sim.apiserver.errors import APIError, bad_request, invalid
 
 Obj = dict[str, Any]
@@ -44,7 +44,7 @@ _MONITORING_URLS = ("/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz"
 _PUBLIC_INFO_URLS = ("/healthz", "/version", "/version/", "/livez", "/readyz")
 
 
-class TokenFileError(errors.ConfigurationError):
+class TokenFileError(ConfigurationError):
     """A token file that cannot be read or parsed; the message names the file and the line."""
 
 

@@ -51,7 +51,7 @@ import yaml
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from kubesched import errors
+from kubesched.errors import ConfigurationError
 from kubesched.sim.apiserver.discovery import split_resource_path
 from kubesched.sim.apiserver.errors import APIError
 
@@ -64,7 +64,7 @@ ENDPOINT = "/kubesched"
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 
 
-class FaultConfigError(errors.ConfigurationError):
+class FaultConfigError(ConfigurationError):
     """A fault configuration that cannot be used; the message names the field and the reason."""
 
 

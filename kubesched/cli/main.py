@@ -1,0 +1,70 @@
+"""The ``kubesched`` parser and dispatch: each command lives in its own module of this package.
+
+A command raises what ends it; :func:`main` catches the root of kubesched's errors once and
+prints the message with the command's exit code (2 unless the command says otherwise, see
+:class:`~kubesched.cli.common.OnError`), never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from kubesched import __version__
+from kubesched.cli import compare, config, plugins, replay, run, sim_serve, simulate, sweep
+from kubesched.cli.common import OnError
+from kubesched.errors import KubeschedError
+
+_DEFAULT_ON_ERROR = OnError()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kubesched", description="The Kubernetes scheduling framework on asyncio.")
+    parser.add_argument("--version", action="version", version=f"kubesched {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    # In this order in --help.
+    simulate.add_parser(sub)
+    replay.add_parser(sub)
+    compare.add_parser(sub)
+    sweep.add_parser(sub)
+    run.add_parser(sub)
+    sim_serve.add_parser(sub)
+    plugins.add_parser(sub)
+    config.add_parser(sub)
+    return parser
+
+
+def _failures() -> tuple[type[Exception], ...]:
+    """What ends a command with its message instead of a traceback.
+
+    The root, and three classes that do not derive from it yet (the registry's, the cluster's and
+    the extenders' errors); once they do, this is the root alone. Imported only when a command
+    has raised, so that starting the CLI does not load them.
+    """
+    from kubesched.cluster.base import ClusterError
+    from kubesched.extender import ExtenderError
+    from kubesched.runtime.registry import RegistryError
+
+    return (KubeschedError, RegistryError, ClusterError, ExtenderError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except _failures() as exc:
+        on_error: OnError = getattr(args, "on_error", _DEFAULT_ON_ERROR)
+        print(f"{on_error.prefix}{exc}", file=sys.stderr)
+        return on_error.code
+    except BrokenPipeError:
+        # The reader went away (`kubesched plugins | head`): not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
