@@ -36,26 +36,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _failures() -> tuple[type[Exception], ...]:
-    """What ends a command with its message instead of a traceback.
-
-    The root, and three classes that do not derive from it yet (the registry's, the cluster's and
-    the extenders' errors); once they do, this is the root alone. Imported only when a command
-    has raised, so that starting the CLI does not load them.
-    """
-    from kubesched.cluster.base import ClusterError
-    from kubesched.extender import ExtenderError
-    from kubesched.runtime.registry import RegistryError
-
-    return (KubeschedError, RegistryError, ClusterError, ExtenderError)
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except _failures() as exc:
+    except KubeschedError as exc:
         on_error: OnError = getattr(args, "on_error", _DEFAULT_ON_ERROR)
         print(f"{on_error.prefix}{exc}", file=sys.stderr)
         return on_error.code

@@ -19,7 +19,7 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.calls import BoundMethod, plugin_error, split_result
 
 
-class ScoreStatusError(Exception):
+class _ScoreStatusError(Exception):
     """A per-node Score returned a non-success status."""
 
     def __init__(self, status: Status) -> None:
@@ -58,7 +58,7 @@ async def run_score_plugins(
                 per_call = (time.perf_counter() - t0) / max(1, len(nodes))
                 for _ in range(len(nodes)):
                     observer.plugin_execution(b.name, "Score", "Success", per_call)
-        except ScoreStatusError as err:
+        except _ScoreStatusError as err:
             return totals, Status.as_error(
                 f'running Score plugins: plugin "{b.name}" failed with: {err.status.message()}', b.name
             )
@@ -121,7 +121,7 @@ def score_values(b: BoundMethod, state: CycleState, pod: PodInfo, nodes: Sequenc
             if isinstance(v, tuple):
                 v, status = v
                 if status is not None and not status.is_success():
-                    raise ScoreStatusError(status)
+                    raise _ScoreStatusError(status)
             v = int(v)
         out[i] = v
     return out

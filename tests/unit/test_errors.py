@@ -47,22 +47,10 @@ EXEMPT = {
     "kubesched.plugins.dynamicresources.dynamic_resources.ClaimProblem": "a plugin's Status",
 }
 
+
 #: Classes that join the tree in the change of the modules that define them (the registry, the
 #: runtime, the cluster, the extenders). Expected to fail here, strictly: once they derive from
 #: the root, these marks fail and this table goes.
-PENDING = {
-    "kubesched.runtime.registry.RegistryError",
-    "kubesched.runtime.framework.FrameworkError",
-    "kubesched.cluster.base.ClusterError",
-    "kubesched.cluster.base.NotFound",
-    "kubesched.cluster.base.Conflict",
-    "kubesched.cluster.base.Invalid",
-    "kubesched.cluster.kube.cluster.Expired",
-    "kubesched.cluster.store.Gone",
-    "kubesched.extender.ExtenderError",
-}
-
-
 def _qualified(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
@@ -86,15 +74,7 @@ PUBLIC = sorted(
 )
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="joins the root in its own module's change"))
-        if n in PENDING
-        else n
-        for n in PUBLIC
-    ],
-)
+@pytest.mark.parametrize("name", PUBLIC)
 def test_every_public_error_class_derives_from_the_root(name: str) -> None:
     assert issubclass(ERROR_CLASSES[name], errors.KubeschedError)
 
