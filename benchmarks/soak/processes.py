@@ -39,7 +39,7 @@ class Proc:
     def __init__(self, name: str, argv: list[str], logdir: Path) -> None:
         self.name = name
         self.log = logdir / f"{name}.log"
-        self._out = open(self.log, "w", encoding="utf-8")  # noqa: SIM115 - closed in stop()
+        self._out = open(self.log, "w", encoding="utf-8")  # closed in stop()
         self.popen = subprocess.Popen(
             argv, stdout=self._out, stderr=subprocess.STDOUT, cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
         )

@@ -108,7 +108,7 @@ def make_extender_app(
                 result["FailedNodes"] = {str(k): str(v) for k, v in (failed or {}).items()}
                 result["FailedAndUnresolvableNodes"] = {str(k): str(v) for k, v in (unresolvable or {}).items()}
                 result["Error"] = ""
-            except Exception as exc:  # the extender's own failure goes back on the wire
+            except Exception as exc:  # noqa: BLE001 - the extender's own failure goes back on the wire
                 result = {"Nodes": None, "NodeNames": None, "FailedNodes": None, "FailedAndUnresolvableNodes": None}
                 result["Error"] = str(exc) or type(exc).__name__
             return _json(result)
@@ -125,7 +125,7 @@ def make_extender_app(
                 out = await _call(prioritize_fn, wire.field(args, "Pod") or {}, nodes)
                 pairs = out.items() if isinstance(out, Mapping) else out
                 body = [{"Host": str(h), "Score": int(s)} for h, s in pairs]
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the extender's own failure is its HTTP 500 answer
                 return web.Response(status=500, text=str(exc) or type(exc).__name__)
             return _json(body)
 
@@ -145,7 +145,7 @@ def make_extender_app(
                     str(wire.field(args, "Node") or ""),
                 )
                 error = ""
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the extender's own failure goes back on the wire
                 error = str(exc) or type(exc).__name__
             return _json({"Error": error})
 
@@ -170,7 +170,7 @@ def make_extender_app(
                 }
             try:
                 out = await _call(preempt_fn, wire.field(args, "Pod") or {}, given)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - the extender's own failure is its HTTP 500 answer
                 return web.Response(status=500, text=str(exc) or type(exc).__name__)
             return _json({"NodeNameToMetaVictims": out})
 

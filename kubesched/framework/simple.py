@@ -109,7 +109,7 @@ def _decorator(build: Callable[[Callable[..., Any]], type], fn: Callable[..., An
     return build(fn)
 
 
-def filter(  # noqa: A001 - named after the extension point on purpose
+def filter(  # named after the extension point on purpose, shadowing the builtin
     fn: Callable[[PodInfo, NodeInfo], bool | Status | None] | None = None,
     *,
     name: str | None = None,

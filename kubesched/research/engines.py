@@ -149,7 +149,7 @@ class DaskEngine:
             # fails this call only; the others go on
             try:
                 result = future.result()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - whatever the experiment raised is its outcome
                 yield i, None, exc
             else:
                 yield i, result, None

@@ -310,7 +310,7 @@ def run_experiment(experiment: Experiment, nodes: InputFile, pods: InputFile, co
                 for written, given in placed.items():
                     message = message.replace(written, given)
                 raise ReplayError(message) from None
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a failed experiment is a row of the table; the sweep goes on
         return ExperimentOutcome.failed(experiment, exc, where)
     s = result.summary
     return ExperimentOutcome(

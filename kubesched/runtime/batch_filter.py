@@ -100,7 +100,7 @@ class BatchFilterResult:
             sub = NodeBatch(batch.columns, batch.rows[where])
             try:
                 statuses = bulk(self._state, self._pod, sub)
-            except Exception:  # noqa: BLE001 - the per-node filter answers instead
+            except Exception:  # the per-node filter answers instead
                 log.debug("%s: filter_statuses failed; asking node by node", name, exc_info=True)
                 continue
             if statuses is None or len(statuses) != len(where):
@@ -197,7 +197,7 @@ def _batch_verdicts(
     any error, node by node)."""
     try:
         verdicts = batch_fn(state, pod, nodes)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.debug("%s: filter_nodes failed; filtering node by node", name, exc_info=True)
         return None
     if verdicts is None:

@@ -154,7 +154,7 @@ class Framework:
                     args = args_model()
                 try:
                     self.plugins[ref.name] = entry.cls(args, self)
-                except Exception as exc:  # noqa: BLE001 - construction failure is a config error
+                except Exception as exc:  # construction failure is a config error
                     raise FrameworkError(
                         f"profile {self.profile_name!r}: plugin {ref.name!r} failed to initialize: {exc}"
                     ) from exc
@@ -592,7 +592,7 @@ class Framework:
         for b in reversed(self._unreserve_bound):
             try:
                 await b.call(state, pod, node_name)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("Unreserve of plugin %s failed for pod %s", b.name, pod.key)
 
     # --- Permit ---------------------------------------------------------------------------------
@@ -678,5 +678,5 @@ class Framework:
         for b in self.post_bind_plugins:
             try:
                 await b.call(state, pod, node_name)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("PostBind of plugin %s failed for pod %s", b.name, pod.key)

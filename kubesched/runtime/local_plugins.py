@@ -37,7 +37,7 @@ def load_plugin_class(spec: str) -> type:
             module = importlib.import_module(where)
     except RegistryError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any import failure is reported with the flag
+    except Exception as exc:  # any import failure is reported with the flag
         raise RegistryError(f"--plugin {spec!r}: cannot import {where}: {type(exc).__name__}: {exc}") from exc
     cls = getattr(module, attr, None)
     if cls is None:

@@ -168,7 +168,7 @@ class Registry:
             seen.add((ep.name, ep.value))
             try:
                 cls = ep.load()
-            except Exception as exc:  # noqa: BLE001 - any import failure is reported with its plugin
+            except Exception as exc:  # any import failure is reported with its plugin
                 raise RegistryError(
                     f"plugin {ep.name!r} (from {dist or '?'}): cannot load {ep.value!r}: {exc}"
                 ) from exc

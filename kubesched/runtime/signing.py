@@ -23,7 +23,7 @@ def pod_signature(signers: Mapping[str, Any], pod: PodInfo) -> bytes | None:
     for name, plugin in signers.items():
         try:
             part = plugin.sign_pod(pod)
-        except Exception:  # noqa: BLE001 - an error is a refusal, as upstream logs and refuses
+        except Exception:  # an error is a refusal, as upstream logs and refuses
             log.debug("plugin %s could not sign pod %s", name, pod.key, exc_info=True)
             return None
         if part is None:

@@ -176,7 +176,7 @@ class BindingCycle:
                 f"Successfully assigned {assumed.key} to {node_name}",
                 profile,
             )
-        except Exception:  # noqa: BLE001 - reporting must never take the scheduler down
+        except Exception:  # reporting must never take the scheduler down
             log.exception("could not record the Scheduled event of %s", assumed.key)
 
     async def _binding_failed(self, b: PendingBinding, status: Status, past_permit: bool, where: str) -> None:

@@ -107,7 +107,7 @@ class FailureReporting:
             await self.cluster.update_pod_condition(pod, condition, nominated)
         except NotFound:
             pass
-        except Exception:  # noqa: BLE001 - reporting must never take the scheduler down
+        except Exception:  # reporting must never take the scheduler down
             log.exception("could not report the failure of pod %s", pod_key(pod))
 
     async def annotate(self, pi: PodInfo, record: PodResult) -> None:
@@ -116,5 +116,5 @@ class FailureReporting:
             await self.cluster.patch_pod_annotations(pi.pod, record.annotations())
         except NotFound:
             pass
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("could not annotate pod %s", pi.key)

@@ -234,7 +234,7 @@ class Scheduler:
                     # that what was deleted meanwhile (say, thousands of pods) is not kept alive
                     # by stale node copies until another pod arrives.
                     self.cache.update_snapshot(self.snapshot)
-            except Exception:  # noqa: BLE001 - a periodic task must not die silently
+            except Exception:  # a periodic task must not die silently
                 log.exception("queue flush failed")
 
     async def stop(self, grace: float = 30.0) -> None:

@@ -406,7 +406,7 @@ class DynamicResources:
                     updated["status"].pop("reservedFor", None)
                 try:
                     await self.handle.cluster.update_object("ResourceClaim", updated, "status")
-                except Exception:  # noqa: BLE001, S110 - retried with the pod's next attempt
+                except Exception:  # noqa: BLE001 - retried with the pod's next attempt
                     pass
 
     # --- PreBind -------------------------------------------------------------------------

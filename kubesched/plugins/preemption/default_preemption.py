@@ -462,7 +462,7 @@ class DefaultPreemption:
             self._preempting.discard(pod.uid)
             try:
                 await self._preempt_pod(c, pod, last)
-            except Exception:  # noqa: BLE001 - reported, and the preemptor is activated below
+            except Exception:  # reported, and the preemptor is activated below
                 log.exception("async preemption for pod %s: cannot preempt %s", pod.key, last.key)
                 failed = True
         finally:
@@ -503,7 +503,7 @@ class DefaultPreemption:
         for p in lower:
             try:
                 await cluster.set_nominated_node_name(p.pod, "")
-            except Exception:  # noqa: BLE001 - not critical: the pod is retried anyway
+            except Exception:  # not critical: the pod is retried anyway
                 log.exception("cannot clear nominatedNodeName of pod %s", p.key)
 
     def _observe_victims(self, c: Candidate) -> None:

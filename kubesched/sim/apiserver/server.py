@@ -237,7 +237,7 @@ class APIServer:
             return json_response(too_large.status(), too_large.code)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
-        except Exception as exc:  # noqa: BLE001 - a bug in a handler must answer 500, not drop the connection
+        except Exception as exc:  # a bug in a handler must answer 500, not drop the connection
             log.exception("API server error on %s %s", request.method, request.path)
             return json_response(APIError(500, "InternalError", f"Internal error occurred: {exc}").status(), 500)
 

@@ -134,7 +134,7 @@ class ControllerManager:
                 continue
             try:
                 self._reconcilers[kind](obj)
-            except Exception:  # noqa: BLE001 - one broken workload must not stop the others
+            except Exception:  # one broken workload must not stop the others
                 log.exception("reconciling %s %s/%s failed", kind, ns, name)
             rounds += 1
         return rounds
