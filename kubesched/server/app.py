@@ -15,6 +15,7 @@ import logging
 import os
 import signal
 import socket
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,7 +113,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
         le = m.leaderElection
         if le.leaderElect:
             sched.set_leading(False)
-        await _until(sched.start(), stop)
+        await _until(sched.start(), stop, "scheduler start")
         if stop.is_set():
             return 0
         log.info("informers synced: %d nodes, %d pods cached", len(sched.cache.nodes), sched.cache.pod_count())
@@ -133,17 +134,21 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
                 retry_period=float(le.retryPeriod),
             )
             log.info("attempting to acquire leader lease %s/%s as %s", le.resourceNamespace, le.resourceName, identity)
-            await _until(elector.acquire(), stop)
+            await _until(elector.acquire(), stop, "acquire the leader lease")
             if stop.is_set():
                 return 0
             log.info("successfully acquired lease %s/%s", le.resourceNamespace, le.resourceName)
             elector.start_renewing(on_lost=lost.set)
             sched.set_leading(True)
         loop_task = asyncio.create_task(sched.run(start=False), name="scheduling-loop")
-        waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(lost.wait())]
+        waiters = [
+            asyncio.create_task(stop.wait(), name="wait for stop"),
+            asyncio.create_task(lost.wait(), name="wait for a lost lease"),
+        ]
         await asyncio.wait([loop_task, *waiters], return_when=asyncio.FIRST_COMPLETED)
         for w in waiters:
             w.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
         if lost.is_set():
             # Another replica may already be scheduling: not one more pod from us.
             log.error("leaderelection lost")
@@ -181,12 +186,13 @@ def _reviews(cluster: Any) -> Any:
     return reviews_for(cluster)
 
 
-async def _until(coro: Any, stop: asyncio.Event) -> None:
-    """Await ``coro`` unless ``stop`` is set first (then cancel it)."""
-    task = asyncio.ensure_future(coro)
-    waiter = asyncio.create_task(stop.wait())
+async def _until(coro: Coroutine[Any, Any, Any], stop: asyncio.Event, name: str) -> None:
+    """Await ``coro`` as a task named ``name`` unless ``stop`` is set first (then cancel it)."""
+    task = asyncio.create_task(coro, name=name)
+    waiter = asyncio.create_task(stop.wait(), name="wait for stop")
     done, _ = await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
     waiter.cancel()
+    await asyncio.gather(waiter, return_exceptions=True)
     if task not in done:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)

@@ -43,7 +43,10 @@ class SchedulerSupervisor:
 
     async def _relay(self, inner: asyncio.Event) -> None:
         """Set ``inner`` (the running scheduler's stop) on a stop or a restart."""
-        waits = [asyncio.ensure_future(self.stop.wait()), asyncio.ensure_future(self._restart.wait())]
+        waits = [
+            asyncio.create_task(self.stop.wait(), name="wait for stop"),
+            asyncio.create_task(self._restart.wait(), name="wait for a restart"),
+        ]
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
