@@ -26,6 +26,7 @@ from benchmarks.soak.checks import Obj, judge
 from benchmarks.soak.processes import Proc, free_port
 from benchmarks.soak.report import Check, Report
 from benchmarks.soak.settings import Settings, SetupError, default_faults
+from benchmarks.soak.standby import Standby
 
 MiB = 1024 * 1024
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
@@ -379,6 +380,9 @@ class Soak:
         try:
             self._start_replica(config, "a")
             self._start_replica(config, "b")
+            standby = Standby(self.s.standby_cycles, self.s.standby_pods, self.s.concurrency)
+            if self.s.standby_cycles > 0:
+                await standby.start(api, config, self.kubeconfig, self._spawn, self.dir)
             tasks += [asyncio.create_task(self._watch_lease(api)), asyncio.create_task(self._sample())]
             tasks.append(asyncio.create_task(self._probe_health()))
             until = time.monotonic() + 120
@@ -450,6 +454,8 @@ class Soak:
                 rep.checks.append(Check("failover", False, "the leader was never killed (no holder known)"))
             await self._verify(api, label)
             await self._memory_after_delete(api, label)
+            if self.s.standby_cycles > 0:
+                rep.checks.append(await standby.waves(api, self._settled_rss))
             rep.checks.append(
                 Check(
                     "health",
