@@ -9,7 +9,7 @@ real standby does, and never schedules one. After the main checks it watches ``c
 of ``pods`` pods each (created, bound by the leader, deleted; faults off); its RSS is read once
 each wave is gone. What a replica keeps of pods that are gone shows as growth from wave to wave
 (about 10 KiB a pod: a QueuedPodInfo, its heap entry, its PodInfo and the pod); the check allows
-1 KiB a pod a wave plus 8 MiB between the first wave and the last, and wants the lease still the
+2 KiB a pod a wave plus 8 MiB between the first wave and the last, and wants the lease still the
 soak's and the replica alive.
 """
 
@@ -37,7 +37,7 @@ HOLDER = "soak-standby-holder"
 LEASES = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
 PODS = "/api/v1/namespaces/default/pods"
 #: What a wave may grow the standby's RSS by, per pod, besides the fixed allowance.
-ALLOWED_PER_POD = 1024
+ALLOWED_PER_POD = 2048
 ALLOWED_FIXED = 8 * MiB
 
 
