@@ -209,14 +209,18 @@ def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:
 
 
 def _import(store: Store, docs: list[Any]) -> None:
-    """Add a scenario's objects, refusing the whole of it (400) when it is invalid or names an
+    """Add a scenario's objects, refusing the whole of it when it is invalid (400), holds an
+    object larger than etcd stores (413, as the object's own endpoint answers it) or names an
     object that exists already (409)."""
     from kubesched.sim.apiserver.errors import APIError, bad_request
+    from kubesched.sim.apiserver.validation.decode import check_stored_size
 
     try:
         scenario = parse_scenario(docs, "import")
     except ScenarioError as exc:
         raise bad_request(str(exc)) from None
+    for obj in [*scenario.namespaces, *scenario.priority_classes, *scenario.others, *scenario.nodes, *scenario.pods]:
+        check_stored_size(obj)
     taken = []
     for obj in [*scenario.nodes, *scenario.others, *scenario.pods]:
         meta = obj["metadata"]

@@ -181,8 +181,9 @@ class APIServer:
 
     async def start(self) -> None:
         self.ensure_defaults()
-        # One byte over the limit is what tells a body at the limit from one beyond it.
-        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES + 1)
+        # aiohttp refuses a body longer than client_max_size: a body of exactly the limit passes
+        # and one byte more is a 413, as kube-apiserver's limitedReadBody has it — at every door.
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.

@@ -1,0 +1,82 @@
+"""Every door of the embedded API server with the same limits and kube-apiserver's words, over
+real HTTP: the simulator API's import as the pods endpoint (3 MiB bodies, 1.5 MiB objects), no
+Python exception text in any answer, and long values truncated in validation messages."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from kubesched.cluster.store import Store
+from kubesched.sim.apiserver.errors import MAX_REQUEST_BODY_BYTES, MAX_STORED_OBJECT_BYTES
+from kubesched.sim.apiserver.server import APIServer
+from kubesched.sim.serve import _import, _reset
+from kubesched.sim.simulator_api import SimulatorAPI
+
+Obj = dict[str, Any]
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[APIServer]:
+    """An API server with the simulator API mounted as ``sim serve`` mounts it (no scheduler)."""
+    store = Store()
+    srv = APIServer(store)
+    srv.simulator = SimulatorAPI(store, lambda: _reset(store, {}), lambda docs: _import(store, docs))
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+async def call(server: APIServer, method: str, path: str, body: bytes, ctype: str = "application/json") -> Any:
+    async with aiohttp.ClientSession() as s:
+        async with s.request(method, server.url + path, data=body, headers={"Content-Type": ctype}) as r:
+            return r.status, await r.read()
+
+
+def pod(name: str, padding: int = 0) -> Obj:
+    # The bulk goes where nothing validates it, so only the size limits can refuse it.
+    container: Obj = {"name": "c", "image": "nginx", "args": ["x" * padding] if padding else []}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": {"containers": [container]}}
+
+
+# --- the same limits at every door ---------------------------------------------------------------
+
+
+async def test_import_refuses_an_object_etcd_would_refuse_as_the_pods_endpoint_does(served: APIServer) -> None:
+    big = pod("big", padding=MAX_STORED_OBJECT_BYTES + 1024)
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": [big]}).encode()
+    assert len(body) < MAX_REQUEST_BODY_BYTES
+    direct = await call(served, "POST", "/api/v1/namespaces/default/pods", json.dumps(big).encode())
+    imported = await call(served, "POST", "/api/v1/import", body)
+    for status, raw in (direct, imported):
+        assert status == 413, raw[:300]
+        answer = json.loads(raw)
+        assert (answer["reason"], answer["message"]) == ("RequestEntityTooLarge", "etcdserver: request is too large")
+    assert served.store.list("Pod")[0] == []
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/import", "/api/v1/schedulerconfiguration", "/api/v1/namespaces/default/pods"],
+    ids=["import", "config", "pods"],
+)
+async def test_one_byte_over_3_mib_is_413_in_kube_apiservers_words_at_every_door(served: APIServer, path: str) -> None:
+    status, raw = await call(served, "POST", path, b"#" * (MAX_REQUEST_BODY_BYTES + 1), "application/yaml")
+    assert status == 413, raw[:300]
+    answer = json.loads(raw)
+    assert answer["message"] == f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}"
+    status, raw = await call(served, "POST", path, b"#" * MAX_REQUEST_BODY_BYTES, "application/yaml")
+    assert status != 413, raw[:300]  # at the limit: read, and answered for what it holds
+
+
+async def test_import_within_the_limits_still_imports(served: APIServer) -> None:
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": [pod("small", padding=1000)]}).encode()
+    status, raw = await call(served, "POST", "/api/v1/import", body)
+    assert status == 201, raw
+    assert [p["metadata"]["name"] for p in served.store.list("Pod")[0]] == ["small"]
