@@ -27,6 +27,7 @@ import yaml
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.errors import KubeschedError
 from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
 from kubesched.sim.scenario.reading import OTHER_KINDS
 
@@ -121,7 +122,7 @@ class SimulatorAPI:
             raise bad_request("the body must be one KubeSchedulerConfiguration")
         try:
             cfg = self.scheduler.parse(docs[0])
-        except Exception as exc:  # noqa: BLE001 - ConfigError and RegistryError: say what is wrong
+        except KubeschedError as exc:  # ConfigError, PluginError: ours, naming the field or plugin
             raise bad_request(f"invalid KubeSchedulerConfiguration: {exc}") from None
         await self.scheduler.apply(cfg)
         return 202, self.scheduler.current(), "application/json"

@@ -5,6 +5,7 @@ Python exception text in any answer, and long values truncated in validation mes
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -80,3 +81,56 @@ async def test_import_within_the_limits_still_imports(served: APIServer) -> None
     status, raw = await call(served, "POST", "/api/v1/import", body)
     assert status == 201, raw
     assert [p["metadata"]["name"] for p in served.store.list("Pod")[0]] == ["small"]
+
+
+# --- no Python exception text reaches a client ---------------------------------------------------
+
+#: What Python's own messages look like; none may reach a client.
+PYTHON_WORDS = ("set_int_max_str_digits", "Exceeds the limit", "codec can't decode", "Traceback", "Error(")
+
+
+class Exploding:
+    """A mounted API whose handler fails with a bug's message (a handler bug cannot be caused
+    through the real ones on purpose: this stands for it)."""
+
+    paths = frozenset({"explode"})
+
+    async def handle(self, method: str, rest: list[str], query: Any, body: bytes) -> tuple[int, Any, str]:
+        raise KeyError("secret-internal-detail /srv/app/state.py line 12")
+
+
+async def test_a_failing_handler_answers_kube_apiservers_500_and_logs_the_detail(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    srv = APIServer(Store())
+    srv.simulator = Exploding()
+    await srv.start()
+    try:
+        with caplog.at_level(logging.ERROR, logger="kubesched.sim.apiserver.server"):
+            status, raw = await call(srv, "GET", "/api/v1/explode", b"")
+    finally:
+        await srv.stop()
+    assert status == 500
+    answer = json.loads(raw)
+    assert (answer["reason"], answer["message"]) == (
+        "InternalError",
+        "This request caused apiserver to panic. Look in the logs for details.",
+    )
+    assert "secret-internal-detail" not in raw.decode()
+    assert "secret-internal-detail" in caplog.text  # the operator still sees what failed
+
+
+@pytest.mark.parametrize(
+    ("body", "ctype"),
+    [
+        (b"apiVersion: v1\nkind: List\nitems:\n- {kind: Node, metadata: {name: n, x: " + b"9" * 5001 + b"}}\n", "yaml"),
+        ('{"kind": "List", "items": []}'.encode("utf-16-be"), "json"),
+        (b"kind: List\nitems: [\xff\xfe\xfd]\n", "yaml"),
+    ],
+    ids=["5001-digits", "utf-16", "bad-bytes"],
+)
+async def test_no_python_text_in_the_simulator_apis_answers(served: APIServer, body: bytes, ctype: str) -> None:
+    status, raw = await call(served, "POST", "/api/v1/import", body, f"application/{ctype}")
+    assert status >= 400
+    text = raw.decode("utf-8", errors="replace")
+    assert not [w for w in PYTHON_WORDS if w in text], text

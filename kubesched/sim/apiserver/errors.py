@@ -104,6 +104,12 @@ def unsupported_media_type(content_type: str) -> APIError:
     )
 
 
+def internal_error() -> APIError:
+    """The 500 for a request whose handler failed: kube-apiserver's words when a handler panics
+    (its panic recovery), as a Status; what failed is logged, never told to the client."""
+    return APIError(500, "InternalError", "This request caused apiserver to panic. Look in the logs for details.")
+
+
 def expired(message: str) -> APIError:
     return APIError(410, "Expired", message)
 

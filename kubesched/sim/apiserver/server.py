@@ -48,6 +48,7 @@ from kubesched.sim.apiserver.discovery import (
 from kubesched.sim.apiserver.errors import (
     MAX_REQUEST_BODY_BYTES,
     APIError,
+    internal_error,
     method_not_allowed,
     path_not_found,
     request_entity_too_large,
@@ -277,9 +278,11 @@ class APIServer:
             return json_response(too_large.status(), too_large.code)
         except (ConnectionResetError, asyncio.CancelledError):
             raise
-        except Exception as exc:  # a bug in a handler must answer 500, not drop the connection
+        except Exception:  # a bug in a handler must answer 500, not drop the connection
+            # The detail (and its traceback) goes to the log; the client gets kube-apiserver's
+            # words for a handler that failed, never Python's text about this process's insides.
             log.exception("API server error on %s %s", request.method, request.path)
-            return json_response(APIError(500, "InternalError", f"Internal error occurred: {exc}").status(), 500)
+            return json_response(internal_error().status(), 500)
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
