@@ -134,3 +134,37 @@ async def test_no_python_text_in_the_simulator_apis_answers(served: APIServer, b
     assert status >= 400
     text = raw.decode("utf-8", errors="replace")
     assert not [w for w in PYTHON_WORDS if w in text], text
+
+
+# --- long values truncated in validation messages ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [("label", "metadata.labels"), ("name", "metadata.name")],
+    ids=["label", "name"],
+)
+async def test_a_1_mib_value_is_shown_truncated_not_echoed_whole(server: APIServer, where: str, field: str) -> None:
+    value = "v" * (1024 * 1024)
+    obj = pod("p")
+    if where == "label":
+        obj["metadata"]["labels"] = {"big": value}
+    else:
+        obj["metadata"]["name"] = value
+    status, raw = await call(server, "POST", "/api/v1/namespaces/default/pods", json.dumps(obj).encode())
+    assert status == 422
+    # Whole at most once: a pod's name stays whole in the Status's details, as upstream has it.
+    assert raw.count(value.encode()) == (1 if where == "name" else 0)
+    assert len(raw) < len(value) + 8 * 1024, len(raw)
+    answer = json.loads(raw)
+    shown = '"' + "v" * 1024 + '"...TRUNCATED'
+    assert f"is invalid: {field}: Invalid value: {shown}: " in answer["message"], answer["message"][:80]
+    assert [c["message"].startswith(f"Invalid value: {shown}: ") for c in answer["details"]["causes"]] == [True]
+
+
+async def test_a_short_bad_value_is_still_shown_whole(server: APIServer) -> None:
+    obj = pod("p")
+    obj["metadata"]["labels"] = {"k": "not ok!"}
+    status, raw = await call(server, "POST", "/api/v1/namespaces/default/pods", json.dumps(obj).encode())
+    assert status == 422
+    assert 'metadata.labels: Invalid value: "not ok!": a valid label must be' in json.loads(raw)["message"]
