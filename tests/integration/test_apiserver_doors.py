@@ -168,3 +168,26 @@ async def test_a_short_bad_value_is_still_shown_whole(server: APIServer) -> None
     status, raw = await call(server, "POST", "/api/v1/namespaces/default/pods", json.dumps(obj).encode())
     assert status == 422
     assert 'metadata.labels: Invalid value: "not ok!": a valid label must be' in json.loads(raw)["message"]
+
+
+# --- warnings as kube-apiserver writes them ------------------------------------------------------
+
+
+async def warned(server: APIServer, spec_extra: Obj, name: str = "p") -> tuple[int, str]:
+    obj = pod(name)
+    obj["spec"].update(spec_extra)
+    async with aiohttp.ClientSession() as s:
+        async with s.post(server.url + "/api/v1/namespaces/default/pods", json=obj) as r:
+            return r.status, r.headers.get("Warning", "")
+
+
+async def test_a_warning_escapes_its_quotes_as_kube_apiserver_does(server: APIServer) -> None:
+    assert await warned(server, {"colour": "red"}) == (201, '299 - "unknown field \\"spec.colour\\""')
+
+
+async def test_warnings_are_bounded_so_that_a_client_can_read_the_answer(server: APIServer) -> None:
+    status, header = await warned(server, {"k" * 20000: 1, "colour": "red"})
+    assert status == 201
+    # Past 4096 characters each warning is cut to its first 256 (the escapes come after).
+    cut = ('unknown field "spec.' + "k" * 20000)[:256].replace('"', '\\"')
+    assert header == f'299 - "{cut}", 299 - "unknown field \\"spec.colour\\""'
