@@ -187,5 +187,17 @@ def _documents(body: bytes) -> list[Any]:
         raise bad_request("the body is not UTF-8 text") from None
     try:
         return [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise bad_request(f"the body is neither JSON nor YAML: {exc}") from None
+    except (yaml.YAMLError, ValueError) as exc:
+        raise bad_request(f"the body is neither JSON nor YAML: {_yaml_error(exc)}") from None
+
+
+def _yaml_error(exc: Exception) -> str:
+    """A YAML body's error framed as sigs.k8s.io/yaml frames go-yaml's (``error converting YAML
+    to JSON: yaml: line N: ...``): the parser's problem and line, never the exception's own text
+    (it names Python's stream, ``"<unicode string>"``, and a value's Python error, such as an
+    integer over Python's 4300 digits)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and problem:
+        return f"error converting YAML to JSON: yaml: line {mark.line + 1}: {problem}"
+    return "error converting YAML to JSON: yaml: a value cannot be decoded"

@@ -191,3 +191,19 @@ async def test_warnings_are_bounded_so_that_a_client_can_read_the_answer(server:
     # Past 4096 characters each warning is cut to its first 256 (the escapes come after).
     cut = ('unknown field "spec.' + "k" * 20000)[:256].replace('"', '\\"')
     assert header == f'299 - "{cut}", 299 - "unknown field \\"spec.colour\\""'
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"a: b: c\n", "error converting YAML to JSON: yaml: line 1: mapping values are not allowed here"),
+        (b"items:\n- x: " + b"9" * 5001 + b"\n", "error converting YAML to JSON: yaml: a value cannot be decoded"),
+    ],
+    ids=["syntax", "5001-digits"],
+)
+async def test_a_yaml_body_that_does_not_parse_is_a_400_in_yamls_words(
+    served: APIServer, body: bytes, said: str
+) -> None:
+    status, raw = await call(served, "POST", "/api/v1/import", body, "application/yaml")
+    assert status == 400
+    assert json.loads(raw)["message"] == f"the body is neither JSON nor YAML: {said}"
