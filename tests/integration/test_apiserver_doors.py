@@ -207,3 +207,22 @@ async def test_a_yaml_body_that_does_not_parse_is_a_400_in_yamls_words(
     status, raw = await call(served, "POST", "/api/v1/import", body, "application/yaml")
     assert status == 400
     assert json.loads(raw)["message"] == f"the body is neither JSON nor YAML: {said}"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # A ConfigMap whose name is not UTF-8.
+        b"k8s\x00\x0a\x0f\x0a\x02v1\x12\x09ConfigMap\x12\x06\x0a\x04\x0a\x02\xff\xfe",
+        # A content encoding that is not UTF-8.
+        b"k8s\x00\x19\xaa\xa9\xaf\x8f\xb8\xc1",
+    ],
+    ids=["name-not-utf-8", "encoding-not-utf-8"],
+)
+async def test_protobuf_that_does_not_decode_is_refused_without_python_text(server: APIServer, body: bytes) -> None:
+    status, raw = await call(
+        server, "POST", "/api/v1/namespaces/default/configmaps", body, "application/vnd.kubernetes.protobuf"
+    )
+    assert status == 415, raw
+    text = raw.decode()
+    assert not [w for w in PYTHON_WORDS if w in text], text
