@@ -226,3 +226,25 @@ async def test_protobuf_that_does_not_decode_is_refused_without_python_text(serv
     assert status == 415, raw
     text = raw.decode()
     assert not [w for w in PYTHON_WORDS if w in text], text
+
+
+@pytest.mark.parametrize(
+    ("ops", "said"),
+    [
+        (
+            [{"nop": "x" * 100_000}],
+            "invalid JSON patch operation: " + ("map[nop:" + "x" * 100_000)[:1024] + "...TRUNCATED",
+        ),
+        ([{"op": "add", "path": "spec", "value": 1}], "invalid JSON pointer spec"),
+        ([{"op": "remove", "path": "/nope/x"}], "doc is missing path: /nope/x: missing value"),
+    ],
+    ids=["bad-op", "bad-pointer", "missing-path"],
+)
+async def test_json_patch_errors_show_values_as_go_prints_them_not_python(
+    server: APIServer, ops: list[Obj], said: str
+) -> None:
+    assert (await call(server, "POST", "/api/v1/namespaces/default/pods", json.dumps(pod("p")).encode()))[0] == 201
+    body = json.dumps(ops).encode()
+    status, raw = await call(server, "PATCH", "/api/v1/namespaces/default/pods/p", body, "application/json-patch+json")
+    assert status == 422
+    assert json.loads(raw)["message"] == said
