@@ -109,3 +109,11 @@ async def test_an_ipv6_address_is_bracketed_and_a_client_connects_with_the_kubec
         async with kube_client.ApiClient(cfg) as api:
             namespaces = await kube_client.CoreV1Api(api).list_namespace()
     assert "default" in [ns.metadata.name for ns in namespaces.items]
+
+
+def test_kubeconfig_out_in_a_missing_folder_is_refused_naming_the_flag(tmp_path: Path) -> None:
+    with sim_serve(tmp_path, "--kubeconfig-out", "nowhere/kc") as log:
+        pass
+    printed = log.read_text()
+    assert "kubesched: --kubeconfig-out: nowhere/kc: No such file or directory" in printed
+    assert "Traceback" not in printed

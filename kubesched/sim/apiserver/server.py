@@ -99,7 +99,10 @@ def write_private_file(path: str | os.PathLike[str], text: str) -> str:
         raise IsADirectoryError(errno.EISDIR, "is a directory", target)
     folder = os.path.dirname(target) or "."
     tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(8)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, target) from None  # the file asked for, not the temporary one
     try:
         os.fchmod(fd, 0o600)  # whatever the umask
         with os.fdopen(fd, "w", encoding="utf-8") as f:
