@@ -29,6 +29,7 @@ from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.errors import KubeschedError
 from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
+from kubesched.sim.apiserver.validation.meta import go_quote
 from kubesched.sim.scenario.reading import OTHER_KINDS
 
 Obj = dict[str, Any]
@@ -141,7 +142,7 @@ class SimulatorAPI:
             text = yaml.safe_dump_all(items, sort_keys=False)
             return 200, text, "application/yaml"
         if fmt != "json":
-            raise bad_request(f"format: unsupported value {fmt!r}: json or yaml")
+            raise bad_request(f'format: Unsupported value: {go_quote(fmt)}: supported values: "json", "yaml"')
         return 200, {"apiVersion": "v1", "kind": "List", "items": items}, "application/json"
 
     def _results(self, namespace: str, name: str) -> Obj:

@@ -248,3 +248,9 @@ async def test_json_patch_errors_show_values_as_go_prints_them_not_python(
     status, raw = await call(server, "PATCH", "/api/v1/namespaces/default/pods/p", body, "application/json-patch+json")
     assert status == 422
     assert json.loads(raw)["message"] == said
+
+
+async def test_an_unsupported_export_format_is_quoted_as_go_quotes_it(served: APIServer) -> None:
+    status, raw = await call(served, "GET", "/api/v1/export?format=x'ml", b"")
+    assert status == 400
+    assert json.loads(raw)["message"] == 'format: Unsupported value: "x\'ml": supported values: "json", "yaml"'
