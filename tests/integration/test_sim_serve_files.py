@@ -117,3 +117,24 @@ def test_kubeconfig_out_in_a_missing_folder_is_refused_naming_the_flag(tmp_path:
     printed = log.read_text()
     assert "kubesched: --kubeconfig-out: nowhere/kc: No such file or directory" in printed
     assert "Traceback" not in printed
+
+
+@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this machine")
+def test_the_scheduler_reaches_an_ipv6_server_and_shows_its_own_address_bracketed(tmp_path: Path) -> None:
+    import re
+    import ssl
+    import urllib.request
+
+    with sim_serve(tmp_path, "--address", "::1", "--with-scheduler", "--kubeconfig-out", "kc") as log:
+        deadline = time.monotonic() + 60
+        while not (m := re.search(r"serving securely on \[::1\]:(\d+)", log.read_text())):
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        insecure = ssl.create_default_context()
+        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
+        with urllib.request.urlopen(f"https://[::1]:{m.group(1)}/healthz", timeout=10, context=insecure) as r:
+            assert r.read() == b"ok"
+        deadline = time.monotonic() + 60
+        while "successfully acquired lease" not in log.read_text():  # it reached the API server
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
