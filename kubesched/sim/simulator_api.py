@@ -27,7 +27,9 @@ import yaml
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.errors import KubeschedError
 from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
+from kubesched.sim.apiserver.validation.meta import go_quote
 from kubesched.sim.scenario.reading import OTHER_KINDS
 
 Obj = dict[str, Any]
@@ -121,7 +123,7 @@ class SimulatorAPI:
             raise bad_request("the body must be one KubeSchedulerConfiguration")
         try:
             cfg = self.scheduler.parse(docs[0])
-        except Exception as exc:  # noqa: BLE001 - ConfigError and RegistryError: say what is wrong
+        except KubeschedError as exc:  # ConfigError, PluginError: ours, naming the field or plugin
             raise bad_request(f"invalid KubeSchedulerConfiguration: {exc}") from None
         await self.scheduler.apply(cfg)
         return 202, self.scheduler.current(), "application/json"
@@ -140,7 +142,7 @@ class SimulatorAPI:
             text = yaml.safe_dump_all(items, sort_keys=False)
             return 200, text, "application/yaml"
         if fmt != "json":
-            raise bad_request(f"format: unsupported value {fmt!r}: json or yaml")
+            raise bad_request(f'format: Unsupported value: {go_quote(fmt)}: supported values: "json", "yaml"')
         return 200, {"apiVersion": "v1", "kind": "List", "items": items}, "application/json"
 
     def _results(self, namespace: str, name: str) -> Obj:
@@ -186,5 +188,17 @@ def _documents(body: bytes) -> list[Any]:
         raise bad_request("the body is not UTF-8 text") from None
     try:
         return [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise bad_request(f"the body is neither JSON nor YAML: {exc}") from None
+    except (yaml.YAMLError, ValueError) as exc:
+        raise bad_request(f"the body is neither JSON nor YAML: {_yaml_error(exc)}") from None
+
+
+def _yaml_error(exc: Exception) -> str:
+    """A YAML body's error framed as sigs.k8s.io/yaml frames go-yaml's (``error converting YAML
+    to JSON: yaml: line N: ...``): the parser's problem and line, never the exception's own text
+    (it names Python's stream, ``"<unicode string>"``, and a value's Python error, such as an
+    integer over Python's 4300 digits)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None)
+    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and problem:
+        return f"error converting YAML to JSON: yaml: line {mark.line + 1}: {problem}"
+    return "error converting YAML to JSON: yaml: a value cannot be decoded"

@@ -21,6 +21,13 @@ narrowed to ``verbs`` (get, list, watch, create, update, patch, delete, deleteco
 ``pods/*`` every subresource, ``*`` everything; the API group is not part of the name). Only
 resource requests are touched: discovery, OpenAPI, /version and health checks never are.
 
+Rules compose in list order: each one that fires adds its latency, and the first that fires
+with an answer of its own (throttle, gone, reset, error, conflict; with ``phase: after``, once
+the request is done) answers it. Every ``watchDrop`` rule that fires on a watch draws its own
+time, and the watch is dropped by the one whose time comes first, in that rule's ``mode``: a 50%
+``reset`` rule before a 100% ``end`` rule resets the watches where the reset rule fires and
+draws the earlier time, and ends the others.
+
 ``phase: before`` (the default) fails a request without doing it; ``phase: after`` does it and
 then fails the response, as when the server commits a write but the reply is lost — the case a
 client must not mistake for a failure.
@@ -458,7 +465,10 @@ class FaultInjector:
             elif isinstance(rule, WatchDrop):
                 lo, hi = rule.after
                 seconds = lo + draw.random() * (hi - lo)
-                drop = (seconds if drop is None else min(drop[0], seconds), rule.mode)
+                # Rules that fire are independent failures: the first to strike ends the watch,
+                # its own way (a tie goes to the rule listed first).
+                if drop is None or seconds < drop[0]:
+                    drop = (seconds, rule.mode)
             elif rule.phase == "after" and info.verb != "watch":
                 after.append((index, rule))
             elif isinstance(rule, Reset):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import unicodedata
 from typing import Any
 
 from aiohttp import web
@@ -48,6 +49,36 @@ from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.validation.decode import check_decodable, check_stored_size
 
 Obj = dict[str, Any]
+
+
+#: kube-apiserver's bounds on a response's warnings (endpoints/filters/warning.go): once their
+#: text passes 4096 characters in all, each is cut to 256, and none is added past 4096.
+WARNINGS_TOTAL_RUNES = 4 * 1024
+WARNING_ITEM_RUNES = 256
+
+
+def warning_header(warnings: list[str]) -> str:
+    """``warnings`` as the value of a ``Warning`` header, as kube-apiserver writes them: each
+    ``299 - "text"`` with ``"`` and ``\\`` escaped (net.NewWarningHeader), a text seen before
+    or holding control characters left out, and the total bounded as its warning recorder bounds
+    it — so a request with a huge unknown field cannot make a header no client reads."""
+    written, truncating = 0, False
+    kept: list[str] = []
+    for text in dict.fromkeys(w for w in warnings if w and not any(unicodedata.category(c) == "Cc" for c in w)):
+        if truncating and written >= WARNINGS_TOTAL_RUNES:
+            break
+        if truncating:
+            kept.append(text[:WARNING_ITEM_RUNES])
+            written += len(kept[-1])
+        elif written + len(text) <= WARNINGS_TOTAL_RUNES:
+            kept.append(text)
+            written += len(text)
+        else:
+            # The first text past the bound: every one so far is written again, cut to 256.
+            truncating = True
+            kept = [t[:WARNING_ITEM_RUNES] for t in [*kept, text]]
+            written = sum(len(t) for t in kept)
+    return ", ".join('299 - "' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in kept)
 
 
 def view(res: Resource, obj: Obj) -> Obj:
@@ -106,7 +137,8 @@ class ResourceHandlers:
         warnings: list[str] | None = None,
     ) -> web.Response:
         """``obj`` as the client asked for it (itself or a Table), with any ``warnings``."""
-        headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
+        shown = warning_header(warnings or [])
+        headers = {"Warning": shown} if shown else None
         if apitables.wants_table(request.headers.get("Accept", "")):
             table = apitables.table(req.res, [obj], self.store.resource_version, request.query.get("includeObject"))
             return json_response(table, status, headers=headers)
