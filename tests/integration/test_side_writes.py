@@ -1,4 +1,6 @@
-"""The API server takes a client that hangs up mid-request quietly (DEBUG, no traceback)."""
+"""Side writes under faults, over real HTTP: the scheduler (on KubeCluster) against the embedded
+API server and its fault injector. A pod's failure report is retried through transient server
+errors as kube-scheduler retries it. The API server takes a client that hangs up mid-request quietly (DEBUG, no traceback)."""
 
 from __future__ import annotations
 
@@ -6,14 +8,85 @@ import asyncio
 import logging
 import socket
 import struct
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from polling import eventually
 
+from kubesched.cluster.kube.cluster import KubeCluster
+from kubesched.cluster.store import Store
+from kubesched.config import load_config
+from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.sim.apiserver.faults import parse_config
 from kubesched.sim.apiserver.server import APIServer
+from kubesched.testing import make_node, make_pod
 
 Obj = dict[str, Any]
+
+#: With this seed a rule of rate 0.5 fails the first three PATCHes of huge's status and lets
+#: the fourth through: kube-scheduler's retry (four tries) still writes the condition.
+THREE_FAILURES_SEED = 14
+
+
+@pytest.fixture
+def store() -> Store:
+    return Store()
+
+
+@pytest.fixture
+async def server(store: Store) -> AsyncIterator[APIServer]:
+    srv = APIServer(store, host="127.0.0.1", port=0)
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+@pytest.fixture
+async def scheduler(store: Store, server: APIServer, tmp_path: Path) -> AsyncIterator[Scheduler]:
+    """The default profile on KubeCluster, running, over one node with 4 CPUs."""
+    store.create("Node", make_node("n1").capacity(cpu="4", memory="8Gi", pods="110").obj())
+    cluster = KubeCluster(kubeconfig=server.write_kubeconfig(tmp_path / "kc"))
+    sched = Scheduler(load_config(None).profiles, cluster, SchedulerOptions(seed=1))
+    runner = asyncio.create_task(sched.run())
+    try:
+        yield sched
+    finally:
+        await sched.stop(grace=5)
+        runner.cancel()
+        await asyncio.gather(runner, return_exceptions=True)
+        await cluster.stop()
+
+
+def status_patch_errors(server: APIServer, code: int, rate: float, seed: int = 0) -> None:
+    rule = {"kind": "error", "code": code, "rate": rate, "verbs": ["patch"], "resources": ["pods/status"]}
+    server.faults.configure(parse_config({"seed": seed, "faults": [rule]}))
+
+
+def pod_scheduled(store: Store, name: str) -> Obj | None:
+    conds = (store.get("Pod", "default", name).get("status") or {}).get("conditions") or []
+    return next((c for c in conds if c["type"] == "PodScheduled"), None)
+
+
+async def create_unschedulable_pod(scheduler: Scheduler, name: str = "huge") -> None:
+    cluster = scheduler.cluster
+    assert isinstance(cluster, KubeCluster)
+    await eventually(lambda: scheduler.synced, what="informers synced", timeout=10)
+    await cluster.request("POST", "/api/v1/namespaces/default/pods", body=make_pod(name).req(cpu="100").obj())
+
+
+@pytest.mark.parametrize("code", [500, 503], ids=["500-internal-error", "503-service-unavailable"])
+async def test_the_condition_is_written_through_a_few_server_errors(
+    store: Store, server: APIServer, scheduler: Scheduler, code: int
+) -> None:
+    status_patch_errors(server, code, rate=0.5, seed=THREE_FAILURES_SEED)
+    await create_unschedulable_pod(scheduler)
+    cond = await eventually(lambda: pod_scheduled(store, "huge"), what="PodScheduled condition", timeout=10)
+    assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
+    assert server.faults.fired[f"error-{code}"] == 3
 
 
 @pytest.mark.parametrize("how", ["close", "reset"])
