@@ -1,6 +1,7 @@
 """Side writes under faults, over real HTTP: the scheduler (on KubeCluster) against the embedded
 API server and its fault injector. A pod's failure report is retried through transient server
-errors as kube-scheduler retries it. The API server takes a client that hangs up mid-request quietly (DEBUG, no traceback)."""
+errors as kube-scheduler retries it; what still fails is one WARNING line naming the pod, no
+traceback. The API server takes a client that hangs up mid-request quietly (DEBUG, no traceback)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 from polling import eventually
 
 from kubesched.cluster.kube.cluster import KubeCluster
+from kubesched.cluster.retry import DEFAULT_BACKOFF
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.scheduler import Scheduler, SchedulerOptions
@@ -87,6 +89,29 @@ async def test_the_condition_is_written_through_a_few_server_errors(
     cond = await eventually(lambda: pod_scheduled(store, "huge"), what="PodScheduled condition", timeout=10)
     assert (cond["status"], cond["reason"]) == ("False", "Unschedulable")
     assert server.faults.fired[f"error-{code}"] == 3
+
+
+async def test_a_report_that_keeps_failing_is_one_warning_naming_the_pod(
+    store: Store, server: APIServer, scheduler: Scheduler, caplog: pytest.LogCaptureFixture
+) -> None:
+    status_patch_errors(server, 500, rate=1.0)
+    caplog.set_level(logging.DEBUG, logger="kubesched")
+    await create_unschedulable_pod(scheduler)
+
+    def warnings() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if r.levelno == logging.WARNING and "default/huge" in r.getMessage()]
+
+    await eventually(warnings, what="a warning about default/huge", timeout=10)
+    await scheduler.wait_for_bindings(timeout=5)  # the report's side task has ended
+    [warning] = warnings()
+    assert warning.name.startswith("kubesched")
+    assert "PodScheduled condition" in warning.getMessage()
+    assert "Internal error occurred" in warning.getMessage()
+    assert warning.exc_info is None
+    assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR] == []
+    # Tried as kube-scheduler's PatchPodStatus tries (client-go's DefaultBackoff), then given up.
+    assert server.faults.fired["error-500"] == DEFAULT_BACKOFF.steps
+    assert pod_scheduled(store, "huge") is None
 
 
 @pytest.mark.parametrize("how", ["close", "reset"])
