@@ -80,6 +80,68 @@ async def create_unschedulable_pod(scheduler: Scheduler, name: str = "huge") -> 
     await cluster.request("POST", "/api/v1/namespaces/default/pods", body=make_pod(name).req(cpu="100").obj())
 
 
+@pytest.fixture
+async def cluster(server: APIServer, tmp_path: Path) -> AsyncIterator[KubeCluster]:
+    c = KubeCluster(kubeconfig=server.write_kubeconfig(tmp_path / "kc"))
+    try:
+        yield c
+    finally:
+        await c.stop()
+
+
+async def set_condition(cluster: KubeCluster, pod: Obj) -> None:
+    await cluster.update_pod_condition(pod, {"type": "PodScheduled", "status": "False", "reason": "Unschedulable"})
+
+
+async def nominate(cluster: KubeCluster, pod: Obj) -> None:
+    await cluster.set_nominated_node_name(pod, "n1")
+
+
+async def annotate(cluster: KubeCluster, pod: Obj) -> None:
+    await cluster.patch_pod_annotations(pod, {"kubesched.io/result": "x"})
+
+
+def condition_written(pod: Obj) -> bool:
+    return any(c["type"] == "PodScheduled" for c in pod["status"].get("conditions") or ())
+
+
+#: Each side write, the resource its PATCH goes to, a seed with which a rule of rate 0.5 fails
+#: its first three tries and lets the fourth through, and what shows it was written.
+SIDE_WRITES = [
+    pytest.param(set_condition, "pods/status", 21, condition_written, id="condition"),
+    pytest.param(
+        nominate, "pods/status", 21, lambda pod: pod["status"].get("nominatedNodeName") == "n1", id="nominated"
+    ),
+    pytest.param(
+        annotate, "pods", 12, lambda pod: "kubesched.io/result" in pod["metadata"]["annotations"], id="annotations"
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [{"kind": "error", "code": 500}, {"kind": "error", "code": 503}, {"kind": "reset"}],
+    ids=["500", "503", "reset"],
+)
+@pytest.mark.parametrize(("write", "resource", "seed", "written"), SIDE_WRITES)
+async def test_a_side_write_is_tried_again_through_transient_failures(
+    store: Store,
+    server: APIServer,
+    cluster: KubeCluster,
+    fault: Obj,
+    write: Any,
+    resource: str,
+    seed: int,
+    written: Any,
+) -> None:
+    pod = store.create("Pod", make_pod("p").annotation("keep", "1").obj())
+    rule = {**fault, "rate": 0.5, "verbs": ["patch"], "resources": [resource]}
+    server.faults.configure(parse_config({"seed": seed, "faults": [rule]}))
+    await write(cluster, pod)
+    assert written(store.get("Pod", "default", "p"))
+    assert sum(server.faults.fired.values()) == 3
+
+
 @pytest.mark.parametrize("code", [500, 503], ids=["500-internal-error", "503-service-unavailable"])
 async def test_the_condition_is_written_through_a_few_server_errors(
     store: Store, server: APIServer, scheduler: Scheduler, code: int
