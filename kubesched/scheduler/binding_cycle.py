@@ -229,7 +229,8 @@ class BindingCycle:
                 self._record_scheduled(assumed, node_name, fw.profile_name), name=f"event Scheduled {assumed.key}"
             )
         if record is not None and self.options.result_annotations:
-            await self.failures.annotate(assumed, record)
+            # A side task too: the cluster's retries of the write must not hold PostBind.
+            self.ctx.spawn_side(self.failures.annotate(assumed, record), name=f"annotate {assumed.key}")
         t0 = time.perf_counter()
         await fw.run_post_bind(state, assumed, node_name)
         self.ctx.extension_point("PostBind", None, fw, t0)
