@@ -19,7 +19,7 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
-from kubesched.scheduler.failures import FailureReporting, log_unwritten
+from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.results import PodResult
 
 # One logger for the whole package: log lines name the scheduler, whichever module writes them.
@@ -168,17 +168,8 @@ class BindingCycle:
 
     async def _record_scheduled(self, assumed: PodInfo, node_name: str, profile: str) -> None:
         """The Scheduled event (a side task); a failure to write it is logged once, never raised."""
-        try:
-            await self.cluster.record_event(
-                assumed.pod,
-                "Normal",
-                "Scheduled",
-                "Binding",
-                f"Successfully assigned {assumed.key} to {node_name}",
-                profile,
-            )
-        except Exception as exc:  # noqa: BLE001 - reporting must never take the scheduler down
-            log_unwritten(f"record the Scheduled event of pod {assumed.key}", [("Scheduled event", exc)])
+        message = f"Successfully assigned {assumed.key} to {node_name}"
+        await self.failures.event(assumed.pod, "Normal", "Scheduled", "Binding", message, profile)
 
     async def _binding_failed(self, b: PendingBinding, status: Status, past_permit: bool, where: str) -> None:
         fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record

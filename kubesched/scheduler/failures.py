@@ -149,6 +149,13 @@ class FailureReporting:
             [("FailedScheduling event", event_failed), ("PodScheduled condition", condition_failed)],
         )
 
+    async def event(
+        self, pod: dict[str, Any], event_type: str, reason: str, action: str, note: str, profile: str
+    ) -> None:
+        """One event about ``pod``; a failure to write it is logged once, never raised."""
+        failed = await _outcome(self.cluster.record_event(pod, event_type, reason, action, note, profile))
+        log_unwritten(f"record the {reason} event of pod {pod_key(pod)}", [(f"{reason} event", failed)])
+
     async def annotate(self, pi: PodInfo, record: PodResult) -> None:
         """The pod's result annotations; a failure to write them is logged once, never raised."""
         failed = await _outcome(self.cluster.patch_pod_annotations(pi.pod, record.annotations()))

@@ -135,7 +135,7 @@ class PodSchedulingCycle:
             self.queue.done(pi.uid)
             if self.options.report_to_cluster:
                 self.ctx.spawn_side(
-                    self.cluster.record_event(
+                    self.failures.event(
                         pi.pod,
                         "Warning",
                         "FailedScheduling",

@@ -202,3 +202,26 @@ async def test_a_client_that_hangs_up_mid_body_is_logged_at_debug_without_a_trac
     assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.WARNING] == []
     [record] = [r for r in caplog.records if "hung up" in r.getMessage()]
     assert record.levelno == logging.DEBUG and "POST /api/v1/namespaces/default/pods" in record.getMessage()
+
+
+async def test_a_scheduled_event_that_cannot_be_written_is_one_warning_naming_the_pod(
+    store: Store, server: APIServer, scheduler: Scheduler, caplog: pytest.LogCaptureFixture
+) -> None:
+    cluster = scheduler.cluster
+    assert isinstance(cluster, KubeCluster)
+    cluster.event_retry_interval = 0.001  # the recorder's twelve tries, in about two seconds
+    rule = {"kind": "error", "code": 503, "verbs": ["create"], "resources": ["events"]}
+    server.faults.configure(parse_config({"faults": [rule]}))
+    caplog.set_level(logging.DEBUG, logger="kubesched")
+    await eventually(lambda: scheduler.synced, what="informers synced", timeout=10)
+    await cluster.request("POST", "/api/v1/namespaces/default/pods", body=make_pod("p").req(cpu="1").obj())
+
+    def warnings() -> list[logging.LogRecord]:
+        return [r for r in caplog.records if r.levelno == logging.WARNING and "default/p" in r.getMessage()]
+
+    await eventually(warnings, what="a warning about default/p", timeout=20)
+    await scheduler.wait_for_bindings(timeout=5)
+    assert store.get("Pod", "default", "p")["spec"]["nodeName"] == "n1"
+    [warning] = warnings()
+    assert "Scheduled event" in warning.getMessage() and warning.exc_info is None
+    assert [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR] == []
