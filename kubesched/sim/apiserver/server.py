@@ -127,6 +127,12 @@ class MountedAPI(Protocol):
         ...
 
 
+def _client_gone(request: web.Request) -> bool:
+    """Whether the client of ``request`` has closed its connection (or is closing it)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
 class APIServer:
     """An aiohttp application serving ``store`` as a Kubernetes API on ``host:port``
     (port 0 picks a free one; :attr:`url` tells which after :meth:`start`).
@@ -279,7 +285,15 @@ class APIServer:
         except web.HTTPRequestEntityTooLarge:
             too_large = request_entity_too_large(f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}")
             return json_response(too_large.status(), too_large.code)
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:
+            if not _client_gone(request):
+                raise
+            # The client hung up mid-request (its body cut short, or the connection closed while
+            # the answer was written): the client's choice, not the server's fault, and nobody
+            # is left to answer. aiohttp drops the response, finding the transport closed.
+            log.debug("client hung up on %s %s", request.method, request.path)
+            return web.Response(status=499)
+        except asyncio.CancelledError:
             raise
         except Exception:  # a bug in a handler must answer 500, not drop the connection
             # The detail (and its traceback) goes to the log; the client gets kube-apiserver's
