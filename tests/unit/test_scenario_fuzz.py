@@ -29,6 +29,7 @@ from hypothesis import strategies as st
 from kubesched.cli import main
 from kubesched.config import load_config
 from kubesched.sim.run.simulate import SimulationResult, SimulationSettings, simulate
+from kubesched.sim.scenario.openb import TraceError, load_openb
 from kubesched.sim.scenario.reading import MAX_OBJECTS, SCENARIO_LIMITS, ScenarioError, load_scenario, parse_scenario
 
 REPO = Path(__file__).resolve().parents[2]
@@ -572,3 +573,47 @@ def test_simulate_refuses_a_bomb_scenario_naming_the_file(tmp_path: Path) -> Non
     assert err.getvalue().startswith(
         f"kubesched: {path}: not valid YAML: yaml: line 6: document contains excessive aliasing"
     )
+
+
+# --- the trace's CSV files ----------------------------------------------------------------------------
+
+_NODES_HEAD = "sn,cpu_milli,memory_mib,gpu,model\n"
+_PODS_HEAD = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time\n"
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pods", "expected"),
+    [
+        (
+            _NODES_HEAD.encode() + b"n0,1e999,1024,0,\n",
+            _PODS_HEAD.encode() + b"p,1000,1024,0,0,,LS,Running,0,\n",
+            "openb_node_list_all_node.csv row 2: column 'cpu_milli': not a finite number: '1e999'",
+        ),
+        (
+            _NODES_HEAD.encode() + b"n0,1000,1024,0,\n",
+            _PODS_HEAD.encode() + b"p," + b"9" * 5001 + b",1024,0,0,,LS,Running,0,\n",
+            "openb_pod_list_default.csv row 2: column 'cpu_milli': a number of 5001 characters, more than the limit "
+            "of 400",
+        ),
+        (
+            _NODES_HEAD.encode() + b"n\xff,1000,1024,0,\n",
+            _PODS_HEAD.encode(),
+            "openb_node_list_all_node.csv: not UTF-8 text: byte 35 cannot be decoded",
+        ),
+        (
+            _NODES_HEAD.encode() + b"n0,1000,1024,0," + b"x" * 200_000 + b"\n",
+            _PODS_HEAD.encode(),
+            "openb_node_list_all_node.csv: not a CSV file: field larger than field limit (131072)",
+        ),
+    ],
+    ids=["infinite-cpu", "number-of-5001-digits", "not-utf-8", "a-200-kb-cell"],
+)
+def test_trace_files_python_cannot_read_are_a_trace_error(
+    tmp_path: Path, nodes: bytes, pods: bytes, expected: str
+) -> None:
+    """These raised OverflowError, UnicodeDecodeError and csv.Error out of the trace reader."""
+    (tmp_path / "openb_node_list_all_node.csv").write_bytes(nodes)
+    (tmp_path / "openb_pod_list_default.csv").write_bytes(pods)
+    with pytest.raises(TraceError) as info:
+        load_openb(directory=tmp_path)
+    assert str(info.value) == expected
