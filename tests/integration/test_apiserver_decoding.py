@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.error
+import urllib.request
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -15,6 +18,7 @@ from fuzzing import alias_bomb, alias_deep
 
 from kubesched.sim.apiserver.requests import INLINE_BODY_BYTES
 from kubesched.sim.apiserver.server import APIServer
+from kubesched.testing import sim_serve_process
 
 PODS = "/api/v1/namespaces/default/pods"
 #: Generous: the outcome is asserted, not the speed; a stalled loop fails it by minutes.
@@ -139,3 +143,38 @@ async def test_aliases_within_the_budget_are_expanded(server: APIServer) -> None
     assert created["metadata"]["annotations"] == {"app": "web"}
     assert created["spec"]["initContainers"][0]["image"] == "registry.k8s.io/pause:3.10"
     json.dumps(created)  # what was stored is plain JSON
+
+
+def test_sim_serve_refuses_a_bomb_at_its_import_and_its_editor(tmp_path: Path) -> None:
+    """The web view's editor posts to the scheduler configuration, scripts to the import: a real
+    `sim serve --with-scheduler` process answers each bomb with a 400 and goes on serving."""
+    scenario = tmp_path / "start.yaml"
+    scenario.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n", encoding="utf-8")
+    with sim_serve_process(tmp_path, "--with-scheduler", "--scenario", str(scenario)) as printed:
+        url = printed["url"]
+        for path, head in [
+            ("/api/v1/import", "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"),
+            (
+                "/api/v1/schedulerconfiguration",
+                "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n",
+            ),
+        ]:
+            status, reply = _call(url, "POST", path, (head + alias_bomb()).encode(), "application/yaml")
+            assert status == 400, reply
+            assert "document contains excessive aliasing" in reply["message"], reply
+        assert _call(url, "GET", "/healthz", None, "application/json")[0] == 200
+        status, nodes = _call(url, "GET", "/api/v1/nodes", None, "application/json")
+        assert [n["metadata"]["name"] for n in nodes["items"]] == ["n1"]
+
+
+def _call(url: str, method: str, path: str, data: bytes | None, ctype: str) -> tuple[int, Any]:
+    req = urllib.request.Request(url + path, data=data, method=method, headers={"Content-Type": ctype})
+    try:
+        with urllib.request.urlopen(req, timeout=PROMPTLY) as resp:
+            raw, status = resp.read(), resp.status
+    except urllib.error.HTTPError as err:
+        raw, status = err.read(), err.code
+    try:
+        return status, json.loads(raw)
+    except ValueError:
+        return status, raw.decode()
