@@ -438,7 +438,8 @@ def load_yaml_or_json(data: str | bytes, limits: Limits = DEFAULT) -> Any:
     text = data if isinstance(data, str) else _yaml_text(data)
     if text.lstrip().startswith("{"):
         try:
-            return load_json(text, limits)
+            # NaN and Infinity read as numbers, so that the loader's checks name their field
+            return load_json(text, limits, constants=True)
         except DecodeError as exc:
             if exc.limit:
                 raise
