@@ -309,13 +309,24 @@ def _digits(value: str) -> int:
 
 
 def load_yaml_all(data: str | bytes, limits: Limits = DEFAULT) -> list[Any]:
-    """Every document of a YAML stream, bounded by ``limits``; ``yaml.YAMLError`` for malformed
-    YAML, :class:`DecodeError` for a broken limit."""
+    """Every document of a YAML stream, bounded by ``limits``; a :class:`DecodeError` for a
+    broken limit (``limit`` says which) and for malformed YAML (``limit`` empty), in go-yaml's
+    words (``yaml: line 2: did not find expected node content``)."""
     _check_size(data, limits)
     loader = _LOADER(_yaml_text(data))
     try:
         nodes = _Composer(loader, limits).documents()
         return [loader.construct_document(node) for node in nodes]
+    except yaml.MarkedYAMLError as exc:
+        # libyaml's problem (go-yaml's is a port of it) in go-yaml's form, not PyYAML's report
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise DecodeError(f"yaml: {where}{exc.problem or exc.context}", "", mark.line + 1 if mark else 0) from None
+    except yaml.reader.ReaderError as exc:
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        raise DecodeError(
+            f"yaml: control characters are not allowed (#x{code:04x} at character {exc.position})"
+        ) from None
     finally:
         loader.dispose()
 

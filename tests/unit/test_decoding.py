@@ -208,3 +208,24 @@ def test_yaml_loads_as_pyyaml_does_where_nothing_is_hostile() -> None:
     assert load_yaml(text) == yaml.safe_load(text)
     docs = "---\na: 1\n---\n---\nb: [*x]\n".replace("[*x]", "[2]")
     assert load_yaml_all(docs) == list(yaml.safe_load_all(docs))
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("metadata: [\n", "yaml: line 2: did not find expected node content"),
+        ("a: b: c\n", "yaml: line 1: mapping values are not allowed in this context"),
+        ("a:\n  - b\n c: d\n", "yaml: line 3: did not find expected key"),
+        (
+            "a: !!python/object x\n",
+            "yaml: line 1: could not determine a constructor for the tag 'tag:yaml.org,2002:python/object'",
+        ),
+        ("a: \x07\n", "yaml: control characters are not allowed (#x0007 at character 3)"),
+    ],
+    ids=["unclosed-flow", "mapping-in-scalar", "bad-indent", "python-tag", "control-character"],
+)
+def test_malformed_yaml_is_refused_in_go_yamls_form(text: str, message: str) -> None:
+    """libyaml's problem with go-yaml's ``yaml: line N:``, not PyYAML's multi-line report."""
+    with pytest.raises(DecodeError) as info:
+        load_yaml(text)
+    assert (info.value.limit, str(info.value)) == ("", message)
