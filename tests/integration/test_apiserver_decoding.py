@@ -24,7 +24,7 @@ PODS = "/api/v1/namespaces/default/pods"
 #: Generous: the outcome is asserted, not the speed; a stalled loop fails it by minutes.
 PROMPTLY = 30.0
 #: Python's own words, which must never reach a client.
-PYTHON_TEXT = ("set_int_max_str_digits", "codec can't decode", "Exceeds the limit", "Traceback")
+PYTHON_TEXT = ("set_int_max_str_digits", "codec can't decode", "Exceeds the limit", "Traceback", "<unicode string>")
 
 
 async def send(
@@ -88,6 +88,7 @@ async def test_an_alias_bomb_is_a_bad_request_while_healthz_answers(server: APIS
         ('{"metadata": {"name": "p"} "spec": {}}', "application/json", "invalid character '\"' after object key:value"),
         ("[1 2]", "application/json", "invalid character '2' after array element"),
         ('{"metadata": ', "application/json", "unexpected end of JSON input"),
+        ("metadata: [\n", "application/yaml", "yaml: line 2: did not find expected node content"),
     ],
     ids=[
         "yaml-bomb-7-levels",
@@ -102,6 +103,7 @@ async def test_an_alias_bomb_is_a_bad_request_while_healthz_answers(server: APIS
         "json-missing-comma",
         "json-array-missing-comma",
         "json-truncated",
+        "yaml-unclosed-flow",
     ],
 )
 async def test_undecodable_bodies_are_a_bad_request_in_the_decoders_words(
