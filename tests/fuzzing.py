@@ -199,7 +199,8 @@ def alias_deep(levels: int, head: str = "") -> str:
 
 
 #: What :func:`hostile` puts at a value's place in a YAML document: an alias bomb, aliases that
-#: nest deep, plain nesting past the decoder's limit, an integer past its digits, a long list.
+#: nest deep, plain nesting past the decoder's limit, an integer past its digits, long lists (of
+#: more entries than a configuration's profiles or plugins may have).
 HOSTILE_VALUES: list[str] = [
     "[&b0 [x, x, x, x, x, x, x, x, x], "
     + ", ".join(f"&b{i} [" + ", ".join([f"*b{i - 1}"] * 9) + "]" for i in range(1, 9))
@@ -208,6 +209,7 @@ HOSTILE_VALUES: list[str] = [
     "9" * 401,
     "-" + "9" * 5001,
     "[" + ", ".join(["0"] * 2000) + "]",
+    "[" + ", ".join(["{}"] * 1001) + "]",
 ]
 
 
