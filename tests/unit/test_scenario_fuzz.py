@@ -557,7 +557,7 @@ def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
     with pytest.raises(ScenarioError) as info:
         load_scenario(path)
     assert str(info.value) == (
-        f"{path}: not valid YAML: the document is {SCENARIO_LIMITS.max_bytes + 1} bytes, more than the limit of "
+        f"{path}: the document is {SCENARIO_LIMITS.max_bytes + 1} bytes, more than the limit of "
         f"{SCENARIO_LIMITS.max_bytes} bytes"
     )
 

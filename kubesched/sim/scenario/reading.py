@@ -115,11 +115,14 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
     naming the file (and the limit, or the document and field) when it cannot be used."""
     try:
         text = read_text(path, SCENARIO_LIMITS.max_bytes)
-        docs = load_yaml_all(text, SCENARIO_LIMITS)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise ScenarioError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
+    except DecodeError as exc:
+        raise ScenarioError(f"{path}: {exc}") from None
+    try:
+        docs = load_yaml_all(text, SCENARIO_LIMITS)
     except yaml.YAMLError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
     except DecodeError as exc:
