@@ -26,10 +26,14 @@ This module is the ground floor: it imports nothing of kubesched.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,6 +120,38 @@ def allowed_alias_ratio(decoded: int) -> float:
     if decoded >= _RATIO_HIGH:
         return 0.10
     return 0.99 - 0.89 * (decoded - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
+
+
+#: Documents from this size on are decoded with the cycle collector paused (see _collector_paused).
+_PAUSE_COLLECTOR_BYTES = 64 * 1024
+_collector_lock = threading.Lock()
+_collector_holds = 0
+_collector_was_enabled = False
+
+
+@contextmanager
+def _collector_paused(size: int) -> Iterator[None]:
+    """Pause Python's cycle collector while a large document is decoded. Its full collections
+    come more often as the heap grows, each scanning every object with every thread stopped: a
+    3 MiB YAML body decoded in a thread stalled the event loop for up to a second. What decoding
+    makes holds no cycles (an anchor that contains itself is refused), so reference counting
+    frees it all; the collector resumes when the last decoding in progress ends."""
+    global _collector_holds, _collector_was_enabled
+    if size < _PAUSE_COLLECTOR_BYTES:
+        yield
+        return
+    with _collector_lock:
+        if _collector_holds == 0:
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
+        _collector_holds += 1
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _collector_holds -= 1
+            if _collector_holds == 0 and _collector_was_enabled:
+                gc.enable()
 
 
 def _size_error(size: int, limit: int) -> DecodeError:
@@ -304,6 +340,23 @@ class _Composer:
         tally[1] = max(tally[1], child_height)
 
 
+def _dismantle(nodes: list[Node]) -> None:
+    """Free a composed node graph a piece at a time: dropped at once, its millions of objects
+    are freed in one cascade that holds the interpreter (and so every other thread) throughout."""
+    stack: list[Any] = list(nodes)
+    nodes.clear()
+    while stack:
+        node = stack.pop()
+        value = node.value
+        if isinstance(value, list):
+            node.value = None
+            for item in value:
+                if isinstance(item, tuple):
+                    stack.extend(item)
+                else:
+                    stack.append(item)
+
+
 def _digits(value: str) -> int:
     return sum(ch.isdigit() for ch in value)
 
@@ -315,8 +368,11 @@ def load_yaml_all(data: str | bytes, limits: Limits = DEFAULT) -> list[Any]:
     _check_size(data, limits)
     loader = _LOADER(_yaml_text(data))
     try:
-        nodes = _Composer(loader, limits).documents()
-        return [loader.construct_document(node) for node in nodes]
+        with _collector_paused(len(data)):
+            nodes = _Composer(loader, limits).documents()
+            docs = [loader.construct_document(node) for node in nodes]
+            _dismantle(nodes)
+            return docs
     except yaml.MarkedYAMLError as exc:
         # libyaml's problem (go-yaml's is a port of it) in go-yaml's form, not PyYAML's report
         mark = exc.problem_mark or exc.context_mark
@@ -415,10 +471,11 @@ def load_json(data: str | bytes, limits: Limits = DEFAULT, *, constants: bool = 
         return int(literal)
 
     try:
-        if constants:
-            value = json.loads(text, parse_int=parse_int)
-        else:
-            value = json.loads(text, parse_int=parse_int, parse_constant=_no_constant)
+        with _collector_paused(len(text)):
+            if constants:
+                value = json.loads(text, parse_int=parse_int)
+            else:
+                value = json.loads(text, parse_int=parse_int, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise DecodeError(_go_json_message(exc), "", exc.lineno) from None
     except RecursionError:

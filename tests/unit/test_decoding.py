@@ -4,6 +4,7 @@ JSON that does not parse; and every file a command reads refusing an alias bomb,
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 from pathlib import Path
 from typing import Any
@@ -229,3 +230,17 @@ def test_malformed_yaml_is_refused_in_go_yamls_form(text: str, message: str) -> 
     with pytest.raises(DecodeError) as info:
         load_yaml(text)
     assert (info.value.limit, str(info.value)) == ("", message)
+
+
+def test_the_cycle_collector_resumes_after_a_large_document() -> None:
+    """Large documents decode with the collector paused (its full passes stop every thread);
+    it is running again afterwards, whether the document loaded or was refused."""
+    items = "[" + ", ".join(["{a: 1}"] * 20_000) + "]"
+    assert gc.isenabled()
+    assert len(load_yaml(items)) == 20_000
+    assert gc.isenabled()
+    with pytest.raises(DecodeError):
+        load_yaml("x: " + items + "\n" + alias_bomb())
+    assert gc.isenabled()
+    assert len(load_json(items.replace("{a: 1}", '{"a": 1}'))) == 20_000
+    assert gc.isenabled()
