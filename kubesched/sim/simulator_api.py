@@ -17,6 +17,7 @@ of kube-scheduler-simulator's API, which the web view and scripts use):
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from collections.abc import Awaitable, Callable
@@ -27,8 +28,10 @@ import yaml
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.decoding import DecodeError, load_yaml_all
 from kubesched.errors import KubeschedError
 from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
+from kubesched.sim.apiserver.requests import BODY_LIMITS, INLINE_BODY_BYTES
 from kubesched.sim.apiserver.validation.meta import go_quote
 from kubesched.sim.scenario.reading import OTHER_KINDS
 
@@ -92,7 +95,7 @@ class SimulatorAPI:
         if head == "import" and len(rest) == 1:
             if method != "POST":
                 raise method_not_allowed()
-            docs = _documents(body)
+            docs = await _documents(body)
             self.load_scenario(docs)
             return 201, {"status": "imported", "objects": sum(1 for d in docs if d)}, "application/json"
         if head == "results" and len(rest) == 3:
@@ -118,7 +121,7 @@ class SimulatorAPI:
             return 200, self.scheduler.current(), "application/json"
         if method != "POST":
             raise method_not_allowed()
-        docs = _documents(body)
+        docs = await _documents(body)
         if len(docs) != 1 or not isinstance(docs[0], dict):
             raise bad_request("the body must be one KubeSchedulerConfiguration")
         try:
@@ -178,27 +181,19 @@ def _exported(obj: Obj) -> Obj:
     return out
 
 
-def _documents(body: bytes) -> list[Any]:
-    """A JSON or YAML body as its documents (a ``kind: List`` stays one document)."""
+async def _documents(body: bytes) -> list[Any]:
+    """A JSON or YAML body as its documents (a ``kind: List`` stays one document), decoded within
+    the API server's body limits; large bodies off the event loop, as the API server decodes
+    them (see kubesched.sim.apiserver.requests)."""
     if not body.strip():
         raise bad_request("the body of the request was empty")
-    try:
-        text = body.decode()
-    except UnicodeDecodeError:
-        raise bad_request("the body is not UTF-8 text") from None
-    try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
-    except (yaml.YAMLError, ValueError) as exc:
-        raise bad_request(f"the body is neither JSON nor YAML: {_yaml_error(exc)}") from None
+    if len(body) <= INLINE_BODY_BYTES:
+        return _decode_documents(body)
+    return await asyncio.to_thread(_decode_documents, body)
 
 
-def _yaml_error(exc: Exception) -> str:
-    """A YAML body's error framed as sigs.k8s.io/yaml frames go-yaml's (``error converting YAML
-    to JSON: yaml: line N: ...``): the parser's problem and line, never the exception's own text
-    (it names Python's stream, ``"<unicode string>"``, and a value's Python error, such as an
-    integer over Python's 4300 digits)."""
-    mark = getattr(exc, "problem_mark", None)
-    problem = getattr(exc, "problem", None)
-    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and problem:
-        return f"error converting YAML to JSON: yaml: line {mark.line + 1}: {problem}"
-    return "error converting YAML to JSON: yaml: a value cannot be decoded"
+def _decode_documents(body: bytes) -> list[Any]:
+    try:
+        return [d for d in load_yaml_all(body, BODY_LIMITS) if d is not None]
+    except (yaml.YAMLError, DecodeError) as exc:
+        raise bad_request(f"the body is neither JSON nor YAML: error converting YAML to JSON: {exc}") from None

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
 import unicodedata
 from typing import Any
 
@@ -14,6 +13,7 @@ from aiohttp import web
 
 from kubesched.cluster.base import Conflict, NotFound
 from kubesched.cluster.store import Store
+from kubesched.decoding import load_json
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.admission import (
     admit_new,
@@ -301,7 +301,7 @@ class ResourceHandlers:
         opts: Obj = {}
         if raw.strip():
             with contextlib.suppress(ValueError):
-                opts = json.loads(raw) or {}
+                opts = load_json(raw) or {}
         if not isinstance(opts, dict) or not isinstance(opts.get("preconditions") or {}, dict):
             raise bad_request("the body of a delete must be DeleteOptions")
         pre = opts.get("preconditions") or {}
