@@ -1,6 +1,7 @@
 """Large lists do not hold the event loop: the embedded API server pages a list as
-kube-apiserver does (``limit`` and ``continue``, every page cut from one snapshot), and an
-informer's 410 relist of thousands of pods hands the loop back while it delivers them.
+kube-apiserver does (``limit`` and ``continue``, every page cut from one snapshot) and starts a
+watch of thousands of objects in slices, and an informer's 410 relist of thousands of pods hands
+the loop back while it delivers them.
 
 Counted, not timed: a ticker task on the same loop counts its turns, and the relist's handler
 calls are grouped by the turn they ran in."""
@@ -13,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
@@ -22,6 +24,7 @@ from kubesched.cluster import store as store_module
 from kubesched.cluster.kube import informer
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.store import Store
+from kubesched.sim.apiserver import watch as apiwatch
 from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_pod
 
@@ -151,3 +154,31 @@ async def test_a_relist_of_thousands_of_pods_gives_the_loop_back_as_it_goes(
     longest = max(len(list(run)) for _, run in itertools.groupby(rec.turns))
     assert longest <= informer.DELIVER_BATCH, f"{longest} handler calls in one turn of the loop"
     assert rec.turns[-1] - rec.turns[0] >= changes // informer.DELIVER_BATCH
+
+
+async def test_a_watch_from_the_start_sends_thousands_of_objects_in_slices(
+    server: APIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fill(server.store, PODS)
+    rec = TurnRecorder()
+    original = apiwatch.view
+
+    def noted(res: Any, obj: Obj) -> Obj:
+        rec.turns.append(rec.ticks)  # each object the watch encodes, with the ticker's count then
+        return original(res, obj)
+
+    monkeypatch.setattr(apiwatch, "view", noted)
+    ticker = asyncio.create_task(rec.tick())
+    seen = 0
+    try:
+        async with aiohttp.ClientSession() as session:
+            params = {"watch": "true", "resourceVersion": "", "timeoutSeconds": "30"}
+            async with session.get(server.url + "/api/v1/namespaces/default/pods", params=params) as r:
+                async for line in r.content:
+                    seen += line.startswith(b'{"type":"ADDED"')
+                    if seen == PODS:
+                        break
+    finally:
+        ticker.cancel()
+    longest = max(len(list(run)) for _, run in itertools.groupby(rec.turns))
+    assert longest <= apiwatch.EMIT_BATCH, f"{longest} objects encoded in one turn of the loop"
