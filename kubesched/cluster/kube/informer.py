@@ -228,6 +228,7 @@ class _Informer:
                 delivered += 1
                 if delivered % DELIVER_BATCH == 0:
                     # One read can hold hundreds of events (a burst, or the backlog of a stall).
+                    _keep_from_full_collections()
                     await asyncio.sleep(0)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise _WatchBroke(f"watch of {self.kind} broke: {exc!r}", 503) from exc
@@ -312,14 +313,17 @@ class _Informer:
 
 
 def _keep_from_full_collections() -> None:
-    """Move what a relist has allocated so far out of the garbage collector's sight.
+    """Move what the informers (and their handler) have allocated so far out of the garbage
+    collector's sight, every :data:`DELIVER_BATCH` objects listed or watch events read.
 
-    A relist of ten thousand pods allocates about a million objects at once. In a process that
-    froze what it held at start-up (``kubesched run`` does), CPython then finds its long-lived
-    generation small and runs a full collection every few tens of thousands of allocations,
-    each walking everything the relist made so far: pauses of 100-300 ms, measured, that found
-    nothing to free (parsed JSON holds no cycles). Frozen objects are still freed by their
-    reference counts; a full collection that unfreezes (the scheduler's idle one) sees them."""
+    A relist of ten thousand pods allocates about a million objects at once, a burst as many
+    over seconds. In a process that froze what it held at start-up (``kubesched run`` does),
+    CPython then finds its long-lived generation small and runs a full collection every few
+    tens of thousands of allocations, each walking everything made since: pauses of 100-300 ms,
+    measured in a relist and in a standby replica's burst (which has no scheduling loop to pace
+    the collector), that found nothing to free (parsed JSON and the handler's records hold no
+    cycles). Frozen objects are still freed by their reference counts; a full collection that
+    unfreezes (the scheduling loop's, when idle) sees the rest."""
     gc.freeze()
 
 
