@@ -206,3 +206,20 @@ async def test_what_a_relist_allocates_is_kept_from_full_collections(server: API
     # The informer holds PODS new pods, each a few objects the collector tracks (about 14000 in
     # all); those of the last batch may be left in sight.
     assert in_sight < PODS, f"{in_sight} objects in the collector's sight after a relist of {PODS} pods"
+
+
+async def test_what_a_watch_delivers_is_kept_from_full_collections(server: APIServer, cluster: KubeCluster) -> None:
+    """A standby replica has no scheduling loop to pace the collector: a burst of pods it only
+    watches must not pile up in the collector's sight either."""
+    rec = TurnRecorder()
+    rec.armed = True
+    await asyncio.wait_for(cluster.start(rec), timeout=30)
+    gc.collect()
+    gc.freeze()
+    try:
+        fill(server.store, PODS)
+        await eventually(lambda: len(rec.turns) >= PODS, what="the burst's deliveries", timeout=60)
+        in_sight = len(gc.get_objects())
+    finally:
+        gc.unfreeze()
+    assert in_sight < PODS, f"{in_sight} objects in the collector's sight after a burst of {PODS} pods"
