@@ -151,7 +151,9 @@ class Store:
         self._subscribers: list[Subscriber] = []
         self._compacted = 0
         #: Paged lists' snapshots by (kind, namespace, resourceVersion): (made at, sort keys,
-        #: objects), so that every page of one list shows the cluster as of its first page.
+        #: objects), so that every page of one list shows the cluster as of its first page. Lists
+        #: at one version share one (two replicas relisting at once); so none is dropped at its
+        #: last page, only when too old or too many.
         self._snapshots: OrderedDict[tuple[str, str, int], tuple[float, list[tuple[str, str]], list[Obj]]] = (
             OrderedDict()
         )

@@ -63,6 +63,16 @@ async def test_a_list_with_a_limit_comes_in_pages_of_one_snapshot(server: APISer
     assert everything.metadata._continue is None and len(everything.items) == 1200
 
 
+async def test_two_lists_at_one_version_page_through_side_by_side(server: APIServer, v1: client.CoreV1Api) -> None:
+    fill(server.store, 30)
+    a = await v1.list_namespaced_pod("default", limit=20)
+    b = await v1.list_namespaced_pod("default", limit=20)
+    assert a.metadata.resource_version == b.metadata.resource_version
+    rest_a = await v1.list_namespaced_pod("default", limit=20, _continue=a.metadata._continue)
+    rest_b = await v1.list_namespaced_pod("default", limit=20, _continue=b.metadata._continue)
+    assert len(a.items + rest_a.items) == len(b.items + rest_b.items) == 30
+
+
 async def test_a_paged_list_applies_its_selector_before_the_limit(server: APIServer, v1: client.CoreV1Api) -> None:
     for i in range(30):
         server.store.create("Pod", make_pod(f"p-{i:02d}").label("even", str(i % 2 == 0).lower()).obj())
