@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.cluster.base import Conflict, NotFound
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import BadContinue, Gone, Store
 from kubesched.decoding import load_json
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.admission import (
@@ -30,6 +30,7 @@ from kubesched.sim.apiserver.errors import (
     already_exists,
     bad_request,
     conflict,
+    expired,
     not_found,
     unsupported_media_type,
 )
@@ -92,6 +93,16 @@ def view(res: Resource, obj: Obj) -> Obj:
     return obj
 
 
+def _limit(value: str | None) -> int:
+    """``limit``: 0 (everything) when absent or not positive, as kube-apiserver reads it."""
+    if not value:
+        return 0
+    try:
+        return max(0, int(value))
+    except ValueError:
+        raise bad_request(f"limit: invalid value {value[:32]!r}") from None
+
+
 def unview(res: Resource, obj: Obj) -> Obj:
     """An object sent to the endpoint of ``res`` as the store keeps it."""
     if res.group == "events.k8s.io":
@@ -145,17 +156,38 @@ class ResourceHandlers:
         return json_response(obj, status, headers=headers)
 
     def list_objects(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        """A list, paged as kube-apiserver pages it when asked (``limit``, ``continue``)."""
         match = selector(request, req)
-        items, rv = self.store.list(req.res.stored_as, req.namespace if req.res.namespaced else None)
-        selected = [view(req.res, o) for o in items if match(o)]
-        selected.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", "")))
+        namespace = req.namespace if req.res.namespaced else None
+        token = request.query.get("continue", "")
+        limit = _limit(request.query.get("limit"))
+        meta: Obj = {}
+        if limit or token:
+            if token and request.query.get("resourceVersion", "") not in ("", "0"):
+                raise bad_request("specifying resource version is not allowed when using continue")
+            try:
+                page = self.store.list_page(req.res.stored_as, namespace, match, limit or 2**63 - 1, token)
+            except Gone as exc:
+                raise expired(str(exc)) from None
+            except BadContinue as exc:
+                raise bad_request(str(exc)) from None
+            selected = [view(req.res, o) for o in page.items]
+            rv = page.resource_version
+            if page.continue_token:
+                meta["continue"] = page.continue_token
+        else:
+            items, rv = self.store.list(req.res.stored_as, namespace)
+            selected = [view(req.res, o) for o in items if match(o)]
+            selected.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", "")))
         if apitables.wants_table(request.headers.get("Accept", "")):
-            return json_response(apitables.table(req.res, selected, rv, request.query.get("includeObject")))
+            table = apitables.table(req.res, selected, rv, request.query.get("includeObject"))
+            table["metadata"].update(meta)
+            return json_response(table)
         return json_response(
             {
                 "kind": f"{req.res.kind}List",
                 "apiVersion": req.res.group_version,
-                "metadata": {"resourceVersion": str(rv)},
+                "metadata": {"resourceVersion": str(rv), **meta},
                 "items": selected,
             }
         )
