@@ -176,3 +176,57 @@ def spliced(draw: st.DrawFn, texts: st.SearchStrategy[str]) -> bytes:
     data = draw(texts).encode("utf-8")
     at = draw(st.integers(0, len(data)))
     return data[:at] + draw(st.sampled_from(SPLICES)) + data[at:]
+
+
+# --- what a hostile file holds: aliases, depth, counts, long numbers ---------------------------------
+
+
+def alias_bomb(levels: int = 9, width: int = 9, head: str = "") -> str:
+    """A "billion laughs" YAML: ``levels`` anchors, each a list of ``width`` aliases of the one
+    before, so the last expands to ``width ** levels`` scalars. With the defaults it is the
+    ~300-byte document that froze the API server (387 million nodes)."""
+    names = [chr(ord("a") + i) for i in range(levels)]
+    lines = [f"{head}a: &a [" + ",".join(["x"] * width) + "]"]
+    lines += [f"{n}: &{n} [" + ",".join([f"*{p}"] * width) + "]" for p, n in zip(names, names[1:], strict=False)]
+    return "\n".join(lines) + "\n"
+
+
+def alias_deep(levels: int, head: str = "") -> str:
+    """YAML that is shallow as written but nests ``levels`` deep once its aliases are expanded."""
+    lines = [head + "d0: &d0 [x]"]
+    lines += [f"d{i}: &d{i} [*d{i - 1}]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+#: What :func:`hostile` puts at a value's place in a YAML document: an alias bomb, aliases that
+#: nest deep, plain nesting past the decoder's limit, an integer past its digits, long lists (of
+#: more entries than a configuration's profiles or plugins may have).
+HOSTILE_VALUES: list[str] = [
+    "[&b0 [x, x, x, x, x, x, x, x, x], "
+    + ", ".join(f"&b{i} [" + ", ".join([f"*b{i - 1}"] * 9) + "]" for i in range(1, 9))
+    + "]",
+    "[" * 250 + "]" * 250,
+    "9" * 401,
+    "-" + "9" * 5001,
+    "[" + ", ".join(["0"] * 2000) + "]",
+    "[" + ", ".join(["{}"] * 1001) + "]",
+]
+
+
+@st.composite
+def hostile(draw: st.DrawFn, text: str) -> bytes:
+    """``text`` (a YAML document of ``key: value`` lines) with one line's value replaced by a
+    hostile one, or an alias bomb, deep aliases or a huge number appended."""
+    lines = text.rstrip("\n").split("\n")
+    choice = draw(st.integers(0, 4))
+    if choice == 0:
+        return (text + alias_bomb(draw(st.integers(4, 9)), draw(st.integers(2, 9)))).encode()
+    if choice == 1:
+        return (text + alias_deep(draw(st.integers(150, 400)))).encode()
+    if choice == 2:
+        return (text + "huge: " + "9" * draw(st.sampled_from([400, 401, 4300, 4301, 5001])) + "\n").encode()
+    at = draw(st.integers(0, len(lines) - 1))
+    key, sep, _ = lines[at].partition(": ")
+    if sep:
+        lines[at] = f"{key}: {draw(st.sampled_from(HOSTILE_VALUES))}"
+    return ("\n".join(lines) + "\n").encode()

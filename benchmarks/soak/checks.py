@@ -1,8 +1,12 @@
 """The verdicts of a finished soak (:func:`judge`), from the end state the server shows and what
-the run saw on the way: none lost, all bound, bound once, Scheduled events, no false failure."""
+the run saw on the way: none lost, all bound, bound once, Scheduled events, no false failure;
+and of how the processes behaved: /healthz fast in a phase (:func:`health_during`), no
+traceback in any log (:func:`no_tracebacks`)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -11,6 +15,60 @@ from benchmarks.soak.report import Check, Report
 Obj = dict[str, Any]
 #: A pod the leader bound this many seconds before it was killed may lack its Scheduled event.
 EVENT_GRACE = 10.0
+#: The slowest /healthz answer a replica may give during a burst or a relist (a liveness probe
+#: with a tight timeout, as operators set them, must never miss one).
+HEALTH_LIMIT_MS = 250.0
+#: What Python writes first when it prints an exception with its stack.
+TRACEBACK = "Traceback (most recent call last)"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One /healthz answer: when it was asked (monotonic seconds), of which replica, how long it
+    took and whether it was a 200."""
+
+    at: float
+    replica: str
+    ms: float
+    ok: bool
+
+
+def health_during(
+    name: str, probes: Iterable[Probe], start: float, end: float | None, limit_ms: float = HEALTH_LIMIT_MS
+) -> Check:
+    """Every probe asked in ``[start, end]`` answered 200 within ``limit_ms``, and there was at
+    least one (``end`` None: the phase never ended, so it fails)."""
+    if end is None:
+        return Check(name, False, "the phase never ended: health not measured")
+    inside = [p for p in probes if start <= p.at <= end]
+    if not inside:
+        return Check(name, False, "no probe answered in this phase")
+    slowest = max(inside, key=lambda p: p.ms)
+    bad = [p for p in inside if not p.ok or p.ms > limit_ms]
+    detail = f"{len(inside)} probes over {end - start:.1f} s, slowest {slowest.ms:.0f} ms ({slowest.replica})"
+    if bad:
+        worst = max(bad, key=lambda p: p.ms)
+        detail += f"; {len(bad)} over {limit_ms:.0f} ms or failed, e.g. {worst.replica} {worst.ms:.0f} ms" + (
+            "" if worst.ok else " (not 200)"
+        )
+    return Check(name, not bad, detail)
+
+
+def no_tracebacks(logs: Mapping[str, str]) -> Check:
+    """No process's log (name → text) holds a traceback; the detail names each process that
+    has some, how many, and the exception line of its first."""
+    found = []
+    for name, text in sorted(logs.items()):
+        count = text.count(TRACEBACK)
+        if not count:
+            continue
+        after = text[text.index(TRACEBACK) :].splitlines()[1:]
+        # The exception itself is the first line after the stack that is not indented.
+        last = next((line for line in after if line and not line.startswith((" ", "\t"))), "?")
+        found.append(f"{name}: {count} (first: {last[:160]})")
+    if not found:
+        return Check("no traceback", True, f"none in the logs of {len(logs)} process(es)")
+    return Check("no traceback", False, "; ".join(found))
 
 
 def _parse_time(value: str | None) -> float | None:

@@ -23,7 +23,12 @@ outcome checked:
 * failover: after the kill the other replica took the lease (with ``--no-kill``: lease held,
   the leader never changed);
 * health: every live replica's ``/healthz`` answered 200 within 1 s, each time it was asked
-  (every half second, over HTTPS), from its first answer to the end of the run;
+  (every half second, over HTTPS, by a prober process of its own), from its first answer to
+  the end of the run;
+* health in the burst: within 250 ms, from the first pod created until all were bound;
+* health in a relist: within 250 ms (probed every 50 ms) while every replica relists all the
+  pods, made to by answering each pod watch 410 until each replica met two;
+* no traceback: no process's log holds a ``Traceback (most recent call last)``;
 * standby memory: a third replica, kept standby on a lease the soak holds, watches
   ``--standby-cycles`` waves of ``--standby-pods`` pods created, bound by the leader and deleted;
   its RSS after the last wave stays within 2 KiB a pod a wave + 8 MiB of its RSS after the first

@@ -48,6 +48,13 @@ class Report:
     healthz_probes: int = 0
     healthz_max_ms: float = 0.0
     healthz_failures: int = 0
+    #: The slowest /healthz answer of any replica while the pods were bound, and while every
+    #: replica relisted the pods (410); how many 410s forced those relists.
+    healthz_burst_max_ms: float = 0.0
+    healthz_relist_max_ms: float = 0.0
+    relist_gone: int = 0
+    #: Tracebacks in the processes' logs.
+    tracebacks: int = 0
     checks: list[Check] = field(default_factory=list)
     logs: str | None = None
 
@@ -73,6 +80,11 @@ def print_report(rep: Report) -> None:
             "/healthz probes (slowest, failed)",
             f"{rep.healthz_probes} ({rep.healthz_max_ms:.0f} ms, {rep.healthz_failures})",
         ),
+        (
+            "/healthz slowest in the burst, in the relist (410s)",
+            f"{rep.healthz_burst_max_ms:.0f} ms, {rep.healthz_relist_max_ms:.0f} ms ({rep.relist_gone})",
+        ),
+        ("tracebacks in the logs", str(rep.tracebacks)),
         ("bindings (max per pod)", f"{rep.binds} ({rep.binds_per_pod_max})"),
         ("binding conflicts", str(rep.bind_conflicts)),
         ("Scheduled events missing", str(rep.scheduled_events_missing)),

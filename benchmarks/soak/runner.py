@@ -1,5 +1,6 @@
 """One soak run: the API server and two scheduler replicas as processes, the pods created while
-the faults fire, the leader killed halfway, then the outcome read and judged.
+the faults fire, the leader killed halfway, then the outcome read and judged, every replica made
+to relist all the pods (410) with its /healthz watched, and the logs searched for tracebacks.
 
 Nothing here prints: the run fills a :class:`~benchmarks.soak.report.Report` and
 :mod:`benchmarks.soak.report` shows it.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-import ssl
+import subprocess
 import sys
 import tempfile
 import time
@@ -22,8 +23,8 @@ import yaml
 
 from benchmarks.catalogue import default_node, default_pod
 from benchmarks.soak.api import API
-from benchmarks.soak.checks import Obj, judge
-from benchmarks.soak.processes import Proc, free_port
+from benchmarks.soak.checks import TRACEBACK, Obj, Probe, health_during, judge, no_tracebacks
+from benchmarks.soak.processes import ROOT, Proc, free_port
 from benchmarks.soak.report import Check, Report
 from benchmarks.soak.settings import Settings, SetupError, default_faults
 from benchmarks.soak.standby import Standby
@@ -31,6 +32,11 @@ from benchmarks.soak.standby import Standby
 MiB = 1024 * 1024
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
 PODS = "/api/v1/namespaces/default/pods"
+#: Seconds between two rounds of /healthz probes; during the forced relist, a tenth of that, so
+#: that a pause of a few hundred milliseconds cannot fall between two probes.
+PROBE_EVERY = 0.5
+#: How long the forced relist may take: every replica relists twice (410 on each re-watch).
+RELIST_SECONDS = 60.0
 
 
 class Soak:
@@ -45,6 +51,8 @@ class Soak:
         self.dir = Path(tempfile.mkdtemp(prefix="kubesched-soak-"))
         self.procs: list[Proc] = []
         self.replicas: dict[str, Proc] = {}
+        #: the replica kept standby on a lease of its own (benchmarks/soak/standby.py)
+        self.standby: Standby | None = None
         self.holders: list[tuple[float, str]] = []
         self.bound: dict[str, str] = {}
         self.bound_at: dict[str, float] = {}
@@ -62,6 +70,9 @@ class Soak:
         #: each replica's HTTPS port for /healthz
         self.health_ports: dict[str, int] = {}
         self.health_failures: list[str] = []
+        #: every /healthz answer of a replica that was serving
+        self.probes: list[Probe] = []
+        self.probe_every = PROBE_EVERY
 
     # --- set-up ------------------------------------------------------------------------------------
     def _write_inputs(self) -> tuple[Path, Path | None, Path]:
@@ -133,44 +144,65 @@ class Soak:
             await asyncio.sleep(0.5)
 
     async def _probe_health(self) -> None:
-        """Ask every live replica's /healthz twice a second, as a liveness probe would (with a
-        5 s timeout): the slowest answer and every failure go in the report."""
-        rep = self.report
-        insecure = ssl.create_default_context()
-        insecure.check_hostname = False
-        insecure.verify_mode = ssl.CERT_NONE  # each replica's certificate is self-signed
+        """Have the prober (:mod:`benchmarks.soak.prober`, a process of its own, so that this
+        loop's pauses are not counted as a replica's) ask every live replica's /healthz every
+        :attr:`probe_every` seconds, as a liveness probe would (with a 5 s timeout), and read its
+        answers: each goes in :attr:`probes`, the slowest answer and every failure (not a 200, or
+        over 1 s) in the report. A replica is judged from its first 200 on, and only while it
+        lives (the one killed on purpose, or one that died, is not)."""
+        out = self.dir / "probes.jsonl"
+        out.touch()
+        prober = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.soak.prober", str(out)], stdin=subprocess.PIPE, text=True, cwd=ROOT
+        )
+        assert prober.stdin is not None
+        told: set[str] = set()
+        pace = PROBE_EVERY
         serving: set[str] = set()
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=insecure)) as session:
+        pending = ""
+        try:
+            with out.open(encoding="utf-8") as answers:
+                while True:
+                    live = {i for i, p in self.replicas.items() if p.alive() and not p.killed}
+                    for identity in sorted(live - told):
+                        prober.stdin.write(f"{identity} {self.health_ports[identity]}\n")
+                    for identity in sorted(told - live):
+                        prober.stdin.write(f"{identity} 0\n")
+                    told = live
+                    if self.probe_every != pace:
+                        pace = self.probe_every
+                        prober.stdin.write(f"every {pace}\n")
+                    prober.stdin.flush()
+                    pending += answers.read()
+                    *lines, pending = pending.split("\n")
+                    for line in lines:
+                        self._judge_probe(json.loads(line), serving)
+                    await asyncio.sleep(0.1)
+        finally:
+            prober.stdin.close()
+            try:
+                prober.wait(10)
+            except subprocess.TimeoutExpired:
+                prober.kill()
+                prober.wait(5)
 
-            async def probe(identity: str, port: int) -> None:
-                t = time.monotonic()
-                try:
-                    async with session.get(
-                        f"https://127.0.0.1:{port}/healthz", timeout=aiohttp.ClientTimeout(total=5)
-                    ) as r:
-                        await r.read()
-                        ok = r.status == 200
-                        what = f"{identity}: {r.status}"
-                except (aiohttp.ClientError, TimeoutError) as exc:
-                    ok, what = False, f"{identity}: {exc!r}"
-                proc = self.replicas.get(identity)
-                if proc is None or not proc.alive() or proc.killed:
-                    return  # a replica that died (or was killed) meanwhile is not judged by this probe
-                if identity not in serving:
-                    if not ok:
-                        return  # still starting: judged from its first answer on
-                    serving.add(identity)
-                took = time.monotonic() - t
-                rep.healthz_probes += 1
-                rep.healthz_max_ms = max(rep.healthz_max_ms, round(took * 1000, 1))
-                if not ok or took > 1.0:
-                    rep.healthz_failures += 1
-                    self.health_failures.append(f"{what} after {took:.2f} s")
-
-            while True:
-                live = [(i, self.health_ports[i]) for i, p in self.replicas.items() if p.alive() and not p.killed]
-                await asyncio.gather(*(probe(i, port) for i, port in live))
-                await asyncio.sleep(0.5)
+    def _judge_probe(self, answer: Obj, serving: set[str]) -> None:
+        rep = self.report
+        identity, ok, ms = answer["replica"], answer["status"] == 200, float(answer["ms"])
+        proc = self.replicas.get(identity)
+        if proc is None or not proc.alive() or proc.killed:
+            return  # a replica that died (or was killed) meanwhile is not judged by this probe
+        if identity not in serving:
+            if not ok:
+                return  # still starting: judged from its first answer on
+            serving.add(identity)
+        self.probes.append(Probe(float(answer["at"]), identity, ms, ok))
+        rep.healthz_probes += 1
+        rep.healthz_max_ms = max(rep.healthz_max_ms, ms)
+        if not ok or ms > 1000:
+            rep.healthz_failures += 1
+            what = f"{identity}: {answer['status'] or answer['error']}"
+            self.health_failures.append(f"{what} after {ms / 1000:.2f} s")
 
     async def _sample(self) -> None:
         while True:
@@ -369,6 +401,41 @@ class Soak:
             )
         )
 
+    async def _force_relist(self, api: API) -> None:
+        """Make every live replica relist all the pods, as a 410 on its pod watch does, and judge
+        its /healthz meanwhile (probed ten times as often): until each has met the 410 twice
+        (a relist done, the next begun), then five seconds more for the last to finish."""
+        rep = self.report
+        live = [p for p in self.replicas.values() if p.alive() and not p.killed]
+        if self.standby is not None and self.standby.proc is not None and self.standby.proc.alive():
+            live.append(self.standby.proc)  # its pod watch meets the 410s too
+        gone = {"seed": self.s.seed, "faults": [{"kind": "gone", "verbs": ["watch"], "resources": ["pods"]}]}
+        status, _ = await api.call("PUT", "/kubesched/faults", gone)
+        if status != 200:
+            rep.checks.append(Check("health in a relist", False, f"switching 410s on answered {status}"))
+            return
+        self.probe_every = PROBE_EVERY / 10
+        start = time.monotonic()
+        await api.call("POST", "/kubesched/faults/drop-watches")
+        until = start + RELIST_SECONDS
+        fired = 0
+        while time.monotonic() < until and fired < 2 * len(live):
+            await asyncio.sleep(0.5)
+            status, state = await api.call("GET", "/kubesched/faults")
+            fired = int(((state or {}).get("fired") or {}).get("gone", 0)) if status == 200 else fired
+        await api.call("DELETE", "/kubesched/faults")
+        await asyncio.sleep(5.0)
+        end = time.monotonic()
+        self.probe_every = PROBE_EVERY
+        rep.relist_gone = fired
+        check = health_during("health in a relist", self.probes, start, end)
+        rep.healthz_relist_max_ms = max((p.ms for p in self.probes if start <= p.at <= end), default=0.0)
+        if fired < 2 * len(live):
+            check = Check(
+                check.name, False, f"{fired} 410s for {len(live)} replicas in {RELIST_SECONDS:.0f} s; " + check.detail
+            )
+        rep.checks.append(check)
+
     # --- the whole ---------------------------------------------------------------------------------
     async def run(self) -> Report:
         rep = self.report
@@ -380,9 +447,9 @@ class Soak:
         try:
             self._start_replica(config, "a")
             self._start_replica(config, "b")
-            standby = Standby(self.s.standby_cycles, self.s.standby_pods, self.s.concurrency)
             if self.s.standby_cycles > 0:
-                await standby.start(api, config, self.kubeconfig, self._spawn, self.dir)
+                self.standby = Standby(self.s.standby_cycles, self.s.standby_pods, self.s.concurrency)
+                await self.standby.start(api, config, self.kubeconfig, self._spawn, self.dir)
             tasks += [asyncio.create_task(self._watch_lease(api)), asyncio.create_task(self._sample())]
             tasks.append(asyncio.create_task(self._probe_health()))
             until = time.monotonic() + 120
@@ -395,7 +462,8 @@ class Soak:
             await asyncio.sleep(5.0)  # both replicas list the cluster: the baseline is after that
             self.baseline = {i: p.sample() or 0 for i, p in self.replicas.items()}
             tasks.append(asyncio.create_task(self._supervise(config)))
-            tasks.append(asyncio.create_task(self._watch_pods(api, label)))
+            watching = asyncio.create_task(self._watch_pods(api, label))
+            tasks.append(watching)
             on_half = asyncio.Event()
             tasks.append(asyncio.create_task(self._kill_leader(on_half)))
             self.t0 = time.monotonic()
@@ -411,6 +479,7 @@ class Soak:
                 if creating.done() and self.created and len(set(self.bound) & self.created) >= len(self.created):
                     break
                 await asyncio.sleep(0.5)
+            burst_end = time.monotonic()
             await asyncio.wait_for(asyncio.gather(creating, return_exceptions=True), 30)
             done_bound = [self.bound_at[n] for n in self.created if n in self.bound_at]
             rep.created = len(self.created)
@@ -453,9 +522,14 @@ class Soak:
             else:
                 rep.checks.append(Check("failover", False, "the leader was never killed (no holder known)"))
             await self._verify(api, label)
+            rep.checks.append(health_during("health in the burst", self.probes, self.t0, burst_end))
+            rep.healthz_burst_max_ms = max((p.ms for p in self.probes if self.t0 <= p.at <= burst_end), default=0.0)
+            # Its own relists would hammer the server while every watch is answered 410.
+            watching.cancel()
+            await self._force_relist(api)
             await self._memory_after_delete(api, label)
-            if self.s.standby_cycles > 0:
-                rep.checks.append(await standby.waves(api, self._settled_rss))
+            if self.standby is not None:
+                rep.checks.append(await self.standby.waves(api, self._settled_rss))
             rep.checks.append(
                 Check(
                     "health",
@@ -475,6 +549,11 @@ class Soak:
             await api.close()
             for proc in reversed(self.procs):
                 proc.stop()
+            # Read once every process has ended: what it printed while stopping counts too.
+            logs = {p.name: p.log.read_text(encoding="utf-8", errors="replace") for p in self.procs if p.log.exists()}
+            rep.tracebacks = sum(text.count(TRACEBACK) for text in logs.values())
+            if rep.checks:
+                rep.checks.append(no_tracebacks(logs))
             if self.s.keep or not rep.ok:
                 rep.logs = str(self.dir)
             else:

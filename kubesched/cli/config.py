@@ -31,16 +31,17 @@ def cmd_config_migrate_policy(args: argparse.Namespace) -> int:
     """``config migrate-policy``: a legacy Policy file → a v1 configuration (YAML), warnings on stderr."""
     import yaml
 
+    from kubesched.config import CONFIG_LIMITS
     from kubesched.config.policy import PolicyError, migrate_policy
+    from kubesched.decoding import DecodeError, load_yaml_or_json, read_text
 
     try:
-        with open(args.file, encoding="utf-8") as fh:
-            policy = yaml.safe_load(fh)  # JSON, as Policy files usually are, is YAML too
+        policy = load_yaml_or_json(read_text(args.file, CONFIG_LIMITS.max_bytes), CONFIG_LIMITS)
         config, warnings = migrate_policy(policy)
     except OSError as exc:
         print(f"kubesched: {args.file}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, DecodeError, UnicodeDecodeError) as exc:
         print(f"kubesched: {args.file}: not valid JSON or YAML: {exc}", file=sys.stderr)
         return 1
     except PolicyError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import os
 import sys
 from typing import Any
 
@@ -38,6 +39,9 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
             )
         if args.token or args.token_auth_file:
             raise ConfigurationError("--insecure: asks for no token; drop --token and --token-auth-file")
+    if os.path.islink(args.kubeconfig_out):
+        # It will hold the admin token: written through a link, it would land wherever the link points.
+        raise ConfigurationError(f"--kubeconfig-out: {args.kubeconfig_out} is a symbolic link; give the file itself")
     register_local_plugins(args)
     scenario = load_scenario(args.scenario) if args.scenario else None
     for warning in scenario.warnings if scenario is not None else ():
@@ -78,7 +82,8 @@ def add_parser(sub: Any) -> None:
     serve.add_argument(
         "--kubeconfig-out",
         default="kubesched-sim.kubeconfig",
-        help="where to write the kubeconfig (it holds the admin token: created mode 0600)",
+        help="where to write the kubeconfig (it holds the admin token: mode 0600, never through a symbolic "
+        "link); the web view's link is written beside it, as FILE.weblink",
     )
     serve.add_argument(
         "--token",

@@ -8,13 +8,17 @@ told it is too old (410 Gone).
 
 from __future__ import annotations
 
+import base64
+import bisect
 import builtins
 import copy
 import itertools
+import json
 import time
 import uuid
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -102,6 +106,40 @@ class Gone(ClusterError):
         super().__init__(message, 410)
 
 
+#: How long the first page of a list keeps its snapshot for the pages after it (kube-apiserver
+#: serves continue tokens until etcd compacts their revision, every five minutes by default).
+LIST_SNAPSHOT_SECONDS = 300.0
+#: Snapshots kept at once (the oldest dropped first): each is one reference per object listed.
+LIST_SNAPSHOTS_KEPT = 16
+#: kube-apiserver's answer to a continue token whose snapshot is gone.
+CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can start a new list "
+    "without the continue parameter."
+)
+
+
+class BadContinue(ClusterError):
+    """A continue token this store did not issue (HTTP 400)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"continue key is not valid: {message}", 400)
+
+
+@dataclass
+class ListPage:
+    """One page of a list: its objects, the resourceVersion of the whole list (the first
+    page's), and the token of the next page ("" on the last)."""
+
+    items: builtins.list[Obj]
+    resource_version: int
+    continue_token: str
+
+
+def _sort_key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
 class Store:
     """Objects by kind and ``namespace/name``; writes notify subscribers synchronously."""
 
@@ -112,6 +150,13 @@ class Store:
         self._history: deque[WatchEvent] = deque(maxlen=history)
         self._subscribers: list[Subscriber] = []
         self._compacted = 0
+        #: Paged lists' snapshots by (kind, namespace, resourceVersion): (made at, sort keys,
+        #: objects), so that every page of one list shows the cluster as of its first page. Lists
+        #: at one version share one (two replicas relisting at once); so none is dropped at its
+        #: last page, only when too old or too many.
+        self._snapshots: OrderedDict[tuple[str, str, int], tuple[float, list[tuple[str, str]], list[Obj]]] = (
+            OrderedDict()
+        )
 
     # --- keys ---------------------------------------------------------------------------------
     @staticmethod
@@ -136,6 +181,49 @@ class Store:
         else:
             items = [o for o in objs.values() if (o["metadata"].get("namespace") or "default") == namespace]
         return items, self.resource_version
+
+    def list_page(
+        self, kind: str, namespace: str | None, match: Callable[[Obj], bool], limit: int, token: str = ""
+    ) -> ListPage:
+        """Up to ``limit`` objects that ``match``, in (namespace, name) order, from the start or
+        from where ``token`` (the previous page's) left off; as kube-apiserver pages a list.
+
+        Every page of one list is cut from the snapshot its first page took, so a client that
+        pages through sees one consistent state at one resourceVersion. Raises
+        :class:`BadContinue` for a token this store did not issue, :class:`Gone` when its
+        snapshot is no longer kept."""
+        ns = "" if namespace is None or kind in CLUSTER_SCOPED else namespace
+        now = time.monotonic()
+        for key, (made, _, _) in builtins.list(self._snapshots.items()):
+            if now - made > LIST_SNAPSHOT_SECONDS:
+                del self._snapshots[key]
+        if token:
+            rv, start = _decode_continue(token)
+            snap = self._snapshots.get((kind, ns, rv))
+            if snap is None:
+                raise Gone(CONTINUE_EXPIRED)
+            _, keys, objs = snap
+            pos = bisect.bisect_left(keys, start)
+        else:
+            items, rv = self.list(kind, namespace)
+            objs = sorted(items, key=_sort_key)
+            keys = [_sort_key(o) for o in objs]
+            pos = 0
+        page: builtins.list[Obj] = []
+        while pos < len(objs) and len(page) < limit:
+            if match(objs[pos]):
+                page.append(objs[pos])
+            pos += 1
+        # Only a page with objects after it has a next one (kube-apiserver looks one further).
+        while pos < len(objs) and not match(objs[pos]):
+            pos += 1
+        if pos >= len(objs):
+            return ListPage(page, rv, "")
+        self._snapshots[(kind, ns, rv)] = (now if not token else self._snapshots[(kind, ns, rv)][0], keys, objs)
+        self._snapshots.move_to_end((kind, ns, rv))
+        while len(self._snapshots) > LIST_SNAPSHOTS_KEPT:
+            self._snapshots.popitem(last=False)
+        return ListPage(page, rv, _encode_continue(rv, keys[pos]))
 
     def count(self, kind: str) -> int:
         return len(self._objects.get(kind, {}))
@@ -276,3 +364,25 @@ class Store:
         self._history.clear()
         self._compacted = self.resource_version
         return self._compacted
+
+
+def _encode_continue(rv: int, start: tuple[str, str]) -> str:
+    """A continue token in kube-apiserver's shape: its version, the list's revision, the key
+    the next page starts at."""
+    key = f"{start[0]}/{start[1]}" if start[0] else start[1]
+    body = json.dumps({"v": "meta.k8s.io/v1", "rv": rv, "start": key}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(body.encode()).decode().rstrip("=")
+
+
+def _decode_continue(token: str) -> tuple[int, tuple[str, str]]:
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
+    except ValueError:
+        raise BadContinue("invalid format") from None
+    if not isinstance(data, dict) or data.get("v") != "meta.k8s.io/v1":
+        raise BadContinue("server does not recognize this encoded version")
+    rv, key = data.get("rv"), data.get("start")
+    if not isinstance(rv, int) or isinstance(rv, bool) or rv <= 0 or not isinstance(key, str) or not key:
+        raise BadContinue("incorrect encoded start resourceVersion (version meta.k8s.io/v1)")
+    ns, _, name = key.rpartition("/")
+    return rv, (ns, name)

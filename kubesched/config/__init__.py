@@ -11,7 +11,6 @@ every problem as ``path: reason``, before anything is scheduled.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +32,7 @@ from kubesched.config.profiles import (
     merge_sets,
 )
 from kubesched.config.validation import document_problems, resolve_plugin_args, validate_configuration
+from kubesched.decoding import DecodeError, Limits, load_yaml_or_json, read_text
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.runtime.registry import Registry, RegistryError, default_registry
 
@@ -75,6 +75,45 @@ class SchedulerConfig:
         raise KeyError(scheduler_name)
 
 
+#: A configuration file's bounds: kube-apiserver's body size (real files are a few kilobytes).
+CONFIG_LIMITS = Limits(max_bytes=3 * 1024 * 1024)
+#: Profiles in a configuration: kube-scheduler has no limit, real configurations have a handful,
+#: and each profile builds a framework of its own.
+MAX_PROFILES = 100
+#: Plugin entries in one profile (enabled and disabled at every extension point), and pluginConfig
+#: entries: the in-tree plugins listed at every point are a few hundred.
+MAX_PLUGINS = 1000
+
+
+def _check_counts(data: dict[str, Any], source: str) -> None:
+    """Counts capped before anything is built from them, each error naming its limit."""
+    profiles = data.get("profiles")
+    if not isinstance(profiles, list):
+        return
+    if len(profiles) > MAX_PROFILES:
+        raise ConfigError([f"profiles: {len(profiles)} profiles, more than the limit of {MAX_PROFILES}"], source)
+    errors: list[str] = []
+    for i, prof in enumerate(profiles):
+        if not isinstance(prof, dict):
+            continue
+        plugins = prof.get("plugins")
+        points = plugins.values() if isinstance(plugins, dict) else ()
+        count = sum(
+            len(entries)
+            for point in points
+            if isinstance(point, dict)
+            for entries in (point.get("enabled"), point.get("disabled"))
+            if isinstance(entries, list)
+        )
+        if count > MAX_PLUGINS:
+            errors.append(f"profiles[{i}].plugins: {count} plugin entries, more than the limit of {MAX_PLUGINS}")
+        config = prof.get("pluginConfig")
+        if isinstance(config, list) and len(config) > MAX_PLUGINS:
+            errors.append(f"profiles[{i}].pluginConfig: {len(config)} entries, more than the limit of {MAX_PLUGINS}")
+    if errors:
+        raise ConfigError(errors, source)
+
+
 def _check_header(data: Any, source: str) -> None:
     if not isinstance(data, dict):
         what = "empty" if data is None else f"a {type(data).__name__}, not a mapping"
@@ -105,6 +144,7 @@ def parse_config(data: Any, source: str = "", registry: Registry | None = None) 
     Raises :class:`ConfigError` listing every problem found.
     """
     _check_header(data, source)
+    _check_counts(data, source)
     problems = document_problems(data)
     if problems:
         raise ConfigError(problems, source)
@@ -176,28 +216,17 @@ def load_config(path: str | os.PathLike[str] | None, registry: Registry | None =
         return parse_config({"apiVersion": API_VERSION, "kind": KIND}, registry=registry)
     source = os.fspath(path)
     try:
-        with open(source, encoding="utf-8") as fh:
-            text = fh.read()
+        text = read_text(source, CONFIG_LIMITS.max_bytes)
     except OSError as exc:
         raise ConfigError([f"<file>: cannot read: {exc.strerror or exc}"], source) from exc
     except UnicodeDecodeError as exc:
         raise ConfigError([f"<file>: not UTF-8 text: byte {exc.start} cannot be decoded"], source) from None
-    data: Any = None
-    if text.lstrip().startswith("{"):
-        try:
-            data = json.loads(text)
-        except (ValueError, RecursionError):
-            data = None  # YAML flow style starts with "{" too; let the YAML parser decide
-    if data is None:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError([f"<file>: not valid YAML or JSON: {exc}"], source) from exc
-        except RecursionError:
-            raise ConfigError(["<file>: not valid YAML or JSON: nested too deeply"], source) from None
-        except ValueError as exc:
-            # Python refuses integers of more than 4300 digits; say so without its own advice.
-            raise ConfigError([f"<file>: not valid YAML or JSON: {str(exc).split(';')[0]}"], source) from None
+    except DecodeError as exc:
+        raise ConfigError([f"<file>: {exc}"], source) from None
+    try:
+        data = load_yaml_or_json(text, CONFIG_LIMITS)
+    except (yaml.YAMLError, DecodeError) as exc:
+        raise ConfigError([f"<file>: not valid YAML or JSON: {exc}"], source) from None
     return parse_config(data, source, registry)
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from kubesched.config import ConfigError, SchedulerConfig, parse_config
+from kubesched.config import CONFIG_LIMITS, ConfigError, SchedulerConfig, parse_config
+from kubesched.decoding import DecodeError, load_yaml_or_json, read_text
 from kubesched.research import gpushare
 from kubesched.research.errors import ReplayError
 from kubesched.runtime.registry import RegistryError
@@ -29,14 +30,16 @@ PREEMPTION = "DefaultPreemption"
 def experiment_config(path: Path, typical: Sequence[Any], seed: int) -> tuple[SchedulerConfig, list[str]]:
     """The parsed configuration, and what the experiment changed in it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, CONFIG_LIMITS.max_bytes)
     except OSError as exc:
         raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise ReplayError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
+    except DecodeError as exc:
+        raise ReplayError(f"{path}: {exc}") from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = load_yaml_or_json(text, CONFIG_LIMITS)
+    except (yaml.YAMLError, DecodeError) as exc:
         raise ReplayError(f"{path}: not valid YAML or JSON: {exc}") from None
     changed: list[str] = []
     if isinstance(data, dict):

@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from kubesched.decoding import DecodeError, Limits, load_yaml, read_text
 from kubesched.errors import ResearchError
 from kubesched.research.engines import Call, Engine
 from kubesched.research.errors import ReplayError
@@ -213,6 +214,10 @@ def _ratios(value: Any, where: str) -> tuple[float, ...]:
     return tuple(out)
 
 
+#: A grid file names a few paths, seeds and ratios: a small document, bounded like every input.
+GRID_LIMITS = Limits(max_bytes=1024 * 1024)
+
+
 def load_grid_file(path: Path) -> dict[str, Any]:
     """The fields of a grid file, its relative paths taken from the file's own folder::
 
@@ -223,10 +228,10 @@ def load_grid_file(path: Path) -> dict[str, Any]:
     inflate: 1.3            # or a list of ratios
     """
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(read_text(path, GRID_LIMITS.max_bytes), GRID_LIMITS)
     except OSError as exc:
         raise SweepError(f"--grid {path}: cannot read: {exc.strerror or exc}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except (yaml.YAMLError, UnicodeDecodeError, DecodeError) as exc:
         raise SweepError(f"--grid {path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise SweepError(f"--grid {path}: a mapping of {', '.join(GRID_FIELDS)} is needed")

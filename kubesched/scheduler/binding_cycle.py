@@ -167,17 +167,9 @@ class BindingCycle:
         return _BOUND_HERE if bound_to == node_name else _ELSEWHERE
 
     async def _record_scheduled(self, assumed: PodInfo, node_name: str, profile: str) -> None:
-        try:
-            await self.cluster.record_event(
-                assumed.pod,
-                "Normal",
-                "Scheduled",
-                "Binding",
-                f"Successfully assigned {assumed.key} to {node_name}",
-                profile,
-            )
-        except Exception:  # reporting must never take the scheduler down
-            log.exception("could not record the Scheduled event of %s", assumed.key)
+        """The Scheduled event (a side task); a failure to write it is logged once, never raised."""
+        message = f"Successfully assigned {assumed.key} to {node_name}"
+        await self.failures.event(assumed.pod, "Normal", "Scheduled", "Binding", message, profile)
 
     async def _binding_failed(self, b: PendingBinding, status: Status, past_permit: bool, where: str) -> None:
         fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
@@ -228,7 +220,8 @@ class BindingCycle:
                 self._record_scheduled(assumed, node_name, fw.profile_name), name=f"event Scheduled {assumed.key}"
             )
         if record is not None and self.options.result_annotations:
-            await self.failures.annotate(assumed, record)
+            # A side task too: the cluster's retries of the write must not hold PostBind.
+            self.ctx.spawn_side(self.failures.annotate(assumed, record), name=f"annotate {assumed.key}")
         t0 = time.perf_counter()
         await fw.run_post_bind(state, assumed, node_name)
         self.ctx.extension_point("PostBind", None, fw, t0)

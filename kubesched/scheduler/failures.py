@@ -1,14 +1,19 @@
 """Failure handling outside Filter: requeue the pod, and report it (FailedScheduling event,
 ``PodScheduled=False`` condition, result annotations). :class:`FailureReporting` is shared by
-the scheduling cycle, the binding cycle and the event handlers."""
+the scheduling cycle, the binding cycle and the event handlers.
+
+Reports are side tasks: the scheduling loop never waits on them. The cluster retries each write
+on a transient failure (:mod:`kubesched.cluster.retry`); what still fails is one WARNING line
+naming the pod and why (:func:`log_unwritten`), never a traceback nor an exception."""
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
-from kubesched.cluster.base import NotFound
+from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import now_rfc3339
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo, pod_key
@@ -19,6 +24,25 @@ from kubesched.scheduler.results import PodResult
 
 # One logger for the whole package: log lines name the scheduler, whichever module writes them.
 log = logging.getLogger("kubesched.scheduler")
+
+
+def log_unwritten(what: str, outcomes: Iterable[tuple[str, BaseException | None]]) -> None:
+    """Log the side writes of ``what`` (e.g. "report the failure of pod ns/p") that failed.
+
+    ``outcomes`` pairs each write's name with its failure (None when it was written). What the
+    cluster refused after its retries is one WARNING line naming every such write and why, no
+    traceback: an operator's concern, not a bug. A pod deleted meanwhile (NotFound) is no
+    failure. Any other exception is a bug, logged with its traceback."""
+    refused = []
+    for part, exc in outcomes:
+        if exc is None or isinstance(exc, NotFound):
+            continue
+        if isinstance(exc, ClusterError):
+            refused.append(f"{part}: {exc}")
+        else:
+            log.error("could not %s (%s)", what, part, exc_info=exc)
+    if refused:
+        log.warning("could not %s: %s", what, "; ".join(refused))
 
 
 class FailureReporting:
@@ -75,7 +99,20 @@ class FailureReporting:
             record.phase = "Error" if status.code is Code.ERROR else "Unschedulable"
             record.node = None
             record.message = message
-        self.ctx.spawn_side(self.after_failure(fw, pi, reason, message, record, None), name=f"report {pi.key}")
+        self.report(fw, pi, reason, message, record)
+
+    def report(
+        self,
+        fw: Framework,
+        pi: PodInfo,
+        reason: str,
+        message: str,
+        record: PodResult | None,
+        nominated: str | None = None,
+    ) -> None:
+        """Run :meth:`after_failure` as a side task: the cycle that failed does not wait on the
+        cluster (upstream's asynchronous API calls)."""
+        self.ctx.spawn_side(self.after_failure(fw, pi, reason, message, record, nominated), name=f"report {pi.key}")
 
     async def after_failure(
         self, fw: Framework, pi: PodInfo, reason: str, message: str, record: PodResult | None, nominated: str | None
@@ -91,7 +128,8 @@ class FailureReporting:
         self, pod: dict[str, Any], profile: str, reason: str, message: str, nominated: str | None = None
     ) -> None:
         """A FailedScheduling event and a ``PodScheduled=False`` condition (with the nominated
-        node, if any); a failure to write them is logged, never raised."""
+        node, if any), each written whether or not the other could be; a failure to write them
+        is logged once (:func:`log_unwritten`), never raised."""
         condition = {
             "type": "PodScheduled",
             "status": "False",
@@ -102,19 +140,32 @@ class FailureReporting:
         }
         # Event notes are capped at 1 KiB by the API; the condition keeps the whole message.
         note = message if len(message) <= 1024 else message[:1020] + " ..."
-        try:
-            await self.cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling", note, profile)
-            await self.cluster.update_pod_condition(pod, condition, nominated)
-        except NotFound:
-            pass
-        except Exception:  # reporting must never take the scheduler down
-            log.exception("could not report the failure of pod %s", pod_key(pod))
+        # Event first, as before: a reader that sees the condition finds the event written.
+        event = self.cluster.record_event(pod, "Warning", "FailedScheduling", "Scheduling", note, profile)
+        event_failed = await _outcome(event)
+        condition_failed = await _outcome(self.cluster.update_pod_condition(pod, condition, nominated))
+        log_unwritten(
+            f"report the failure of pod {pod_key(pod)}",
+            [("FailedScheduling event", event_failed), ("PodScheduled condition", condition_failed)],
+        )
+
+    async def event(
+        self, pod: dict[str, Any], event_type: str, reason: str, action: str, note: str, profile: str
+    ) -> None:
+        """One event about ``pod``; a failure to write it is logged once, never raised."""
+        failed = await _outcome(self.cluster.record_event(pod, event_type, reason, action, note, profile))
+        log_unwritten(f"record the {reason} event of pod {pod_key(pod)}", [(f"{reason} event", failed)])
 
     async def annotate(self, pi: PodInfo, record: PodResult) -> None:
-        """The pod's result annotations; a failure to write them is logged, never raised."""
-        try:
-            await self.cluster.patch_pod_annotations(pi.pod, record.annotations())
-        except NotFound:
-            pass
-        except Exception:
-            log.exception("could not annotate pod %s", pi.key)
+        """The pod's result annotations; a failure to write them is logged once, never raised."""
+        failed = await _outcome(self.cluster.patch_pod_annotations(pi.pod, record.annotations()))
+        log_unwritten(f"annotate pod {pi.key}", [("result annotations", failed)])
+
+
+async def _outcome(write: Awaitable[None]) -> Exception | None:
+    """Await ``write``; its exception, or None when it was written."""
+    try:
+        await write
+    except Exception as exc:  # noqa: BLE001 - reporting must never take the scheduler down; log_unwritten tells bugs apart
+        return exc
+    return None

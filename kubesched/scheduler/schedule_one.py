@@ -135,7 +135,7 @@ class PodSchedulingCycle:
             self.queue.done(pi.uid)
             if self.options.report_to_cluster:
                 self.ctx.spawn_side(
-                    self.cluster.record_event(
+                    self.failures.event(
                         pi.pod,
                         "Warning",
                         "FailedScheduling",
@@ -494,4 +494,4 @@ class PodSchedulingCycle:
             record.message = message
         self.queue.add_unschedulable_if_not_present(qpi, fit.diagnosis.unschedulable_plugins)
         qpi.last_failure = message
-        await self.failures.after_failure(fw, pi, "Unschedulable", message, record, nominated)
+        self.failures.report(fw, pi, "Unschedulable", message, record, nominated)

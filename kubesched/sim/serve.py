@@ -12,8 +12,9 @@ from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.errors import ConfigurationError
 from kubesched.sim.apiserver.authn import generate_token
-from kubesched.sim.apiserver.server import APIServer
+from kubesched.sim.apiserver.server import APIServer, write_private_file
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
@@ -128,21 +129,22 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     else:
         server.simulator = SimulatorAPI(store, lambda: _reset(store, initial), lambda docs: _import(store, docs))
     await server.start()
-    kubeconfig = server.write_kubeconfig(args.kubeconfig_out)
-    print(f"kubesched embedded API server on {server.url}", flush=True)
-    fragment = f"#token={server.token}" if server.token else ""
-    print(f"web view: {server.url}/{fragment}", flush=True)
-    print(f"kubeconfig written to {kubeconfig}; try:  kubectl --kubeconfig {kubeconfig} get nodes", flush=True)
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
     code = 0
-    syncing = (
-        asyncio.create_task(importer.sync(stop), name="import sync")
-        if importer is not None and getattr(args, "sync", False)
-        else None
-    )
+    syncing: asyncio.Task[None] | None = None
     try:
+        kubeconfig, web_link = _write_files(server, args.kubeconfig_out)
+        print(f"kubesched embedded API server on {server.url}", flush=True)
+        if server.token:
+            # The link carries the admin token: stdout is often a log file others can read.
+            print(f"web view: its link (with the admin token) is in {web_link}", flush=True)
+        else:
+            print(f"web view: {server.url}/", flush=True)
+        print(f"kubeconfig written to {kubeconfig}; try:  kubectl --kubeconfig {kubeconfig} get nodes", flush=True)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        if importer is not None and getattr(args, "sync", False):
+            syncing = asyncio.create_task(importer.sync(stop), name="import sync")
         if supervisor is not None:
             supervisor.options = RunOptions(
                 kubeconfig=kubeconfig,
@@ -170,6 +172,25 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     return code
 
 
+def web_link_path(kubeconfig: str) -> str:
+    """Where ``sim serve`` writes the web view's link: beside the kubeconfig, ``<kubeconfig>.weblink``."""
+    return f"{kubeconfig}.weblink"
+
+
+def _write_files(server: APIServer, kubeconfig_out: str) -> tuple[str, str]:
+    """Write the kubeconfig and, beside it, the web view's link (``URL/#token=...``), both 0600
+    and never through a symbolic link; a path that cannot be written is refused naming the flag."""
+    link = web_link_path(kubeconfig_out)
+    fragment = f"#token={server.token}" if server.token else ""
+    try:
+        kubeconfig = server.write_kubeconfig(kubeconfig_out)
+        write_private_file(link, f"{server.url}/{fragment}\n")
+    except OSError as exc:
+        where = exc.filename or kubeconfig_out
+        raise ConfigurationError(f"--kubeconfig-out: {where}: {exc.strerror or exc}") from exc
+    return kubeconfig, link
+
+
 def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:
     """Delete what was made since the start, and bring back what was there then."""
     for kind in store.kinds():
@@ -188,14 +209,18 @@ def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:
 
 
 def _import(store: Store, docs: list[Any]) -> None:
-    """Add a scenario's objects, refusing the whole of it (400) when it is invalid or names an
+    """Add a scenario's objects, refusing the whole of it when it is invalid (400), holds an
+    object larger than etcd stores (413, as the object's own endpoint answers it) or names an
     object that exists already (409)."""
     from kubesched.sim.apiserver.errors import APIError, bad_request
+    from kubesched.sim.apiserver.validation.decode import check_stored_size
 
     try:
         scenario = parse_scenario(docs, "import")
     except ScenarioError as exc:
         raise bad_request(str(exc)) from None
+    for obj in [*scenario.namespaces, *scenario.priority_classes, *scenario.others, *scenario.nodes, *scenario.pods]:
+        check_stored_size(obj)
     taken = []
     for obj in [*scenario.nodes, *scenario.others, *scenario.pods]:
         meta = obj["metadata"]

@@ -17,6 +17,7 @@ of kube-scheduler-simulator's API, which the web view and scripts use):
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 from collections.abc import Awaitable, Callable
@@ -27,7 +28,11 @@ import yaml
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.decoding import DecodeError, load_yaml_all
+from kubesched.errors import KubeschedError
 from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
+from kubesched.sim.apiserver.requests import BODY_LIMITS, INLINE_BODY_BYTES
+from kubesched.sim.apiserver.validation.meta import go_quote
 from kubesched.sim.scenario.reading import OTHER_KINDS
 
 Obj = dict[str, Any]
@@ -90,7 +95,7 @@ class SimulatorAPI:
         if head == "import" and len(rest) == 1:
             if method != "POST":
                 raise method_not_allowed()
-            docs = _documents(body)
+            docs = await _documents(body)
             self.load_scenario(docs)
             return 201, {"status": "imported", "objects": sum(1 for d in docs if d)}, "application/json"
         if head == "results" and len(rest) == 3:
@@ -116,12 +121,12 @@ class SimulatorAPI:
             return 200, self.scheduler.current(), "application/json"
         if method != "POST":
             raise method_not_allowed()
-        docs = _documents(body)
+        docs = await _documents(body)
         if len(docs) != 1 or not isinstance(docs[0], dict):
             raise bad_request("the body must be one KubeSchedulerConfiguration")
         try:
             cfg = self.scheduler.parse(docs[0])
-        except Exception as exc:  # noqa: BLE001 - ConfigError and RegistryError: say what is wrong
+        except KubeschedError as exc:  # ConfigError, PluginError: ours, naming the field or plugin
             raise bad_request(f"invalid KubeSchedulerConfiguration: {exc}") from None
         await self.scheduler.apply(cfg)
         return 202, self.scheduler.current(), "application/json"
@@ -140,7 +145,7 @@ class SimulatorAPI:
             text = yaml.safe_dump_all(items, sort_keys=False)
             return 200, text, "application/yaml"
         if fmt != "json":
-            raise bad_request(f"format: unsupported value {fmt!r}: json or yaml")
+            raise bad_request(f'format: Unsupported value: {go_quote(fmt)}: supported values: "json", "yaml"')
         return 200, {"apiVersion": "v1", "kind": "List", "items": items}, "application/json"
 
     def _results(self, namespace: str, name: str) -> Obj:
@@ -176,15 +181,19 @@ def _exported(obj: Obj) -> Obj:
     return out
 
 
-def _documents(body: bytes) -> list[Any]:
-    """A JSON or YAML body as its documents (a ``kind: List`` stays one document)."""
+async def _documents(body: bytes) -> list[Any]:
+    """A JSON or YAML body as its documents (a ``kind: List`` stays one document), decoded within
+    the API server's body limits; large bodies off the event loop, as the API server decodes
+    them (see kubesched.sim.apiserver.requests)."""
     if not body.strip():
         raise bad_request("the body of the request was empty")
+    if len(body) <= INLINE_BODY_BYTES:
+        return _decode_documents(body)
+    return await asyncio.to_thread(_decode_documents, body)
+
+
+def _decode_documents(body: bytes) -> list[Any]:
     try:
-        text = body.decode()
-    except UnicodeDecodeError:
-        raise bad_request("the body is not UTF-8 text") from None
-    try:
-        return [d for d in yaml.safe_load_all(text) if d is not None]
-    except yaml.YAMLError as exc:
-        raise bad_request(f"the body is neither JSON nor YAML: {exc}") from None
+        return [d for d in load_yaml_all(body, BODY_LIMITS) if d is not None]
+    except (yaml.YAMLError, DecodeError) as exc:
+        raise bad_request(f"the body is neither JSON nor YAML: error converting YAML to JSON: {exc}") from None

@@ -13,8 +13,8 @@ from pathlib import Path
 @contextlib.contextmanager
 def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
     """A ``kubesched sim serve --insecure --port 0`` process started in ``cwd`` with ``args``;
-    yields what it printed: ``url`` (the API), ``web`` (the web view) and ``kubeconfig``.
-    SIGTERM at the end."""
+    yields ``url`` (the API, as it printed it), ``web`` (the web view's link, read from the file
+    it writes beside the kubeconfig) and ``kubeconfig``. SIGTERM at the end."""
     cwd.mkdir(parents=True, exist_ok=True)
     kubeconfig = cwd / "kubeconfig"
     proc = subprocess.Popen(
@@ -43,7 +43,9 @@ def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
             if "embedded API server on" in line:
                 printed["url"] = line.split(" on ")[1].strip()
             elif line.startswith("web view: "):
-                printed["web"] = line.removeprefix("web view: ").strip()
+                # sim serve writes the link (it carries the token when there is one) beside the
+                # kubeconfig, as <kubeconfig>.weblink, before it prints this line.
+                printed["web"] = Path(f"{kubeconfig}.weblink").read_text(encoding="utf-8").strip()
                 break
         if "url" not in printed or "web" not in printed:
             raise RuntimeError("sim serve did not start")

@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
+from fuzzing import hostile
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -235,6 +236,27 @@ OPERATIONS = sorted(
 )
 
 
+#: JSON values past a limit: nesting, an integer's digits, a list and a mapping of many entries.
+_HOSTILE_JSON = [
+    "[" * 250 + "]" * 250,
+    "[" * 5000,
+    "9" * 401,
+    "-" + "9" * 5001,
+    "[" + ",".join(["0"] * 200_000) + "]",
+    "{" + ",".join(f'"k{i}": {i}' for i in range(50_000)) + "}",
+]
+
+
+@st.composite
+def hostile_json(draw: st.DrawFn, doc: Any) -> bytes:
+    """``doc`` as JSON with one hostile value at a top-level field."""
+    base = doc if isinstance(doc, dict) and doc else {"metadata": {"name": "x"}}
+    field = draw(st.sampled_from([*sorted(base), "x"]))
+    text = json.dumps({k: v for k, v in base.items() if k != field})
+    hostile_value = draw(st.sampled_from(_HOSTILE_JSON))
+    return (text[:-1] + (", " if text != "{}" else "") + f'"{field}": {hostile_value}}}').encode()
+
+
 @st.composite
 def requests(draw: st.DrawFn) -> tuple[str, str, bytes | None, str]:
     template, method = draw(st.sampled_from(OPERATIONS))
@@ -256,7 +278,15 @@ def requests(draw: st.DrawFn) -> tuple[str, str, bytes | None, str]:
     )
     ctype = "application/json"
     body: bytes | None = None
-    if method in ("post", "put") and res and draw(st.integers(0, 4)) == 0:
+    if method in ("post", "put") and res and draw(st.integers(0, 5)) == 0:
+        # What a hostile client sends: alias bombs, nesting, counts and numbers past the limits.
+        doc = draw(body_for(res.kind, res.group))
+        if draw(st.booleans()):
+            ctype = "application/yaml"
+            body = draw(hostile(yaml.safe_dump(doc if isinstance(doc, dict) and doc else {"metadata": {"name": "x"}})))
+        else:
+            body = draw(hostile_json(doc))
+    elif method in ("post", "put") and res and draw(st.integers(0, 4)) == 0:
         ctype = "application/yaml"
         doc = draw(body_for(res.kind, res.group))
         if isinstance(doc, dict) and doc:

@@ -194,6 +194,34 @@ async def test_watch_drop_reset_mode_breaks_the_connection(server: APIServer) ->
                 await asyncio.wait_for(r.read(), 10)
 
 
+async def test_two_watch_drops_each_keep_their_own_mode(server: APIServer) -> None:
+    # The reset rule strikes first: the watch is reset, though the end rule is listed after it.
+    await switch(
+        server,
+        {"kind": "watchDrop", "after": [0.1, 0.1], "mode": "reset"},
+        {"kind": "watchDrop", "after": [20, 20], "mode": "end"},
+    )
+    async with aiohttp.ClientSession() as s:
+        with pytest.raises(aiohttp.ClientPayloadError):
+            async with s.get(server.url + "/api/v1/pods?watch=true&timeoutSeconds=30") as r:
+                await asyncio.wait_for(r.read(), 10)
+    _, state = await faults(server, "GET")
+    assert state["fired"] == {"watch-drop-reset": 1}
+
+
+async def test_of_two_watch_drops_the_earlier_one_ends_the_watch_whatever_the_order(server: APIServer) -> None:
+    await switch(
+        server,
+        {"kind": "watchDrop", "after": [20, 20], "mode": "reset"},
+        {"kind": "watchDrop", "after": [0.1, 0.1], "mode": "end"},
+    )
+    async with aiohttp.ClientSession() as s:
+        async with s.get(server.url + "/api/v1/pods?watch=true&timeoutSeconds=30") as r:
+            await asyncio.wait_for(r.read(), 10)  # ends cleanly, long before the reset's 20 s
+    _, state = await faults(server, "GET")
+    assert state["fired"] == {"watch-drop-end": 1}
+
+
 async def test_drop_watches_on_demand(server: APIServer, v1: client.CoreV1Api) -> None:
     w = watch.Watch()
     task = asyncio.create_task(collect(w.stream(v1.list_namespaced_pod, "default", timeout_seconds=60), w))

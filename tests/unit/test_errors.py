@@ -31,6 +31,7 @@ EXEMPT = {
     "kubesched.framework.selectors.SelectorError": "a value parser's error",
     "kubesched.framework.selectors.InvalidValue": "a value parser's error",
     "kubesched.framework.types.PodSpecError": "a value parser's error",
+    "kubesched.decoding.DecodeError": "a value parser's error",
     # Answers of the serving and API-server handlers: each becomes an HTTP response.
     "kubesched.server.serving.auth.Unauthorized": "an HTTP 401",
     "kubesched.server.serving.auth.AuthorizationFailed": "an HTTP 500 of a failed review",

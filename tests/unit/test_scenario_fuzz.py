@@ -22,14 +22,15 @@ from typing import Any
 
 import pytest
 import yaml
-from fuzzing import field_names, fuzz_settings, mutated, spliced, values
+from fuzzing import alias_bomb, alias_deep, field_names, fuzz_settings, hostile, mutated, spliced, values
 from hypothesis import event, given
 from hypothesis import strategies as st
 
 from kubesched.cli import main
 from kubesched.config import load_config
 from kubesched.sim.run.simulate import SimulationResult, SimulationSettings, simulate
-from kubesched.sim.scenario.reading import ScenarioError, load_scenario, parse_scenario
+from kubesched.sim.scenario.openb import TraceError, load_openb
+from kubesched.sim.scenario.reading import MAX_OBJECTS, SCENARIO_LIMITS, ScenarioError, load_scenario, parse_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 PROFILES = load_config(REPO / "config" / "kubesched.yaml").profiles
@@ -450,9 +451,15 @@ def test_an_unquoted_creation_timestamp_is_read_as_the_apis_string(tmp_path: Pat
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (b"kind: Node\nmetadata: {name: n}\nvalue: " + b"9" * 5000, "not valid YAML: Exceeds the limit (4300 digits)"),
+        (
+            b"kind: Node\nmetadata: {name: n}\nvalue: " + b"9" * 5000,
+            "not valid YAML: yaml: line 3: an integer of 5000 digits, more than the limit of 400",
+        ),
         (b"kind: Node\nmetadata: {name: n}\n\xff\xfe", "not UTF-8 text: byte 31 cannot be decoded"),
-        (b"kind: Node\nmetadata: {name: n}\nx: " + b"[" * 3000 + b"]" * 3000, "not valid YAML: nested too deeply"),
+        (
+            b"kind: Node\nmetadata: {name: n}\nx: " + b"[" * 3000 + b"]" * 3000,
+            "not valid YAML: yaml: line 3: nested too deeply: more than 200 levels",
+        ),
     ],
     ids=["integer-of-5000-digits", "not-utf-8", "nested-3000-deep"],
 )
@@ -488,3 +495,125 @@ def test_null_quantities_and_images_are_zero_values() -> None:
     result = run(parse_scenario([big, light]))
     assert [(p["name"], p["phase"]) for p in result.pods] == [("light", "Scheduled")]
     assert result.nodes[0]["allocatable"].get("example.com/gpu", 0) == 0
+
+
+# --- hostile files: aliases, depth, counts, long numbers --------------------------------------------
+
+_NODE_TEXT = "kind: Node\nmetadata: {name: n}\n"
+
+
+@fuzz_settings(60)
+@given(st.sampled_from(DEMO[:6]).map(lambda doc: yaml.safe_dump(doc, allow_unicode=True)).flatmap(hostile))
+def test_hostile_files_load_or_are_refused_naming_the_file(data: bytes) -> None:
+    """An object with an alias bomb, aliases or brackets nesting deep, an overlong integer or a
+    long list put in: it loads or is a ScenarioError naming the file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scenario.yaml"
+        path.write_bytes(data)
+        try:
+            load_scenario(path)
+        except ScenarioError as err:
+            assert str(err).startswith(f"{path}: ")
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            _NODE_TEXT + alias_bomb(),
+            "not valid YAML: yaml: line 6: document contains excessive aliasing: aliases expand to 4630 of 4676 "
+            "nodes (at most 99% may come from aliases)",
+        ),
+        (_NODE_TEXT + alias_deep(250), "not valid YAML: yaml: line 202: nested too deeply: more than 200 levels"),
+    ],
+    ids=["alias-bomb", "aliases-250-deep"],
+)
+def test_files_past_a_limit_are_refused_naming_it(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == f"{path}: {expected}"
+
+
+@pytest.mark.parametrize(
+    "docs",
+    [
+        [{"kind": "List", "items": [{}] * (MAX_OBJECTS + 1)}],
+        [{"kind": "Steps", "steps": [{"at": "1s", "create": [{}] * MAX_OBJECTS}]}, {}],
+    ],
+    ids=["list-items", "steps-objects"],
+)
+def test_more_objects_than_the_limit_are_refused_before_any_is_read(docs: list[Any]) -> None:
+    with pytest.raises(ScenarioError) as info:
+        parse_scenario(docs, "import")
+    assert str(info.value) == f"import: {MAX_OBJECTS + 1} objects, more than the limit of {MAX_OBJECTS}"
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    with path.open("wb") as fh:
+        fh.truncate(SCENARIO_LIMITS.max_bytes + 1)  # sparse: nothing is written, nothing read
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert str(info.value) == (
+        f"{path}: the document is {SCENARIO_LIMITS.max_bytes + 1} bytes, more than the limit of "
+        f"{SCENARIO_LIMITS.max_bytes} bytes"
+    )
+
+
+def test_simulate_refuses_a_bomb_scenario_naming_the_file(tmp_path: Path) -> None:
+    """`kubesched simulate` hung for minutes on this 9-level scenario."""
+    path = tmp_path / "bomb.yaml"
+    path.write_text(_NODE_TEXT + alias_bomb(), encoding="utf-8")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["simulate", "--scenario", str(path), "--no-progress"])
+    assert (code, out.getvalue()) == (2, "")
+    assert err.getvalue().startswith(
+        f"kubesched: {path}: not valid YAML: yaml: line 6: document contains excessive aliasing"
+    )
+
+
+# --- the trace's CSV files ----------------------------------------------------------------------------
+
+_NODES_HEAD = "sn,cpu_milli,memory_mib,gpu,model\n"
+_PODS_HEAD = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time\n"
+
+
+@pytest.mark.parametrize(
+    ("nodes", "pods", "expected"),
+    [
+        (
+            _NODES_HEAD.encode() + b"n0,1e999,1024,0,\n",
+            _PODS_HEAD.encode() + b"p,1000,1024,0,0,,LS,Running,0,\n",
+            "openb_node_list_all_node.csv row 2: column 'cpu_milli': not a finite number: '1e999'",
+        ),
+        (
+            _NODES_HEAD.encode() + b"n0,1000,1024,0,\n",
+            _PODS_HEAD.encode() + b"p," + b"9" * 5001 + b",1024,0,0,,LS,Running,0,\n",
+            "openb_pod_list_default.csv row 2: column 'cpu_milli': a number of 5001 characters, more than the limit "
+            "of 400",
+        ),
+        (
+            _NODES_HEAD.encode() + b"n\xff,1000,1024,0,\n",
+            _PODS_HEAD.encode(),
+            "openb_node_list_all_node.csv: not UTF-8 text: byte 35 cannot be decoded",
+        ),
+        (
+            _NODES_HEAD.encode() + b"n0,1000,1024,0," + b"x" * 200_000 + b"\n",
+            _PODS_HEAD.encode(),
+            "openb_node_list_all_node.csv: not a CSV file: field larger than field limit (131072)",
+        ),
+    ],
+    ids=["infinite-cpu", "number-of-5001-digits", "not-utf-8", "a-200-kb-cell"],
+)
+def test_trace_files_python_cannot_read_are_a_trace_error(
+    tmp_path: Path, nodes: bytes, pods: bytes, expected: str
+) -> None:
+    """These raised OverflowError, UnicodeDecodeError and csv.Error out of the trace reader."""
+    (tmp_path / "openb_node_list_all_node.csv").write_bytes(nodes)
+    (tmp_path / "openb_pod_list_default.csv").write_bytes(pods)
+    with pytest.raises(TraceError) as info:
+        load_openb(directory=tmp_path)
+    assert str(info.value) == expected

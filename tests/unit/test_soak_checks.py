@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from benchmarks.soak import EVENT_GRACE, Report, judge
+from benchmarks.soak.checks import HEALTH_LIMIT_MS, Probe, health_during, no_tracebacks
 
 Obj = dict[str, Any]
 BOUND_AT = 1_700_000_000.0
@@ -141,3 +142,54 @@ def test_a_missing_scheduled_event_is_excused_only_just_before_the_kill() -> Non
     assert failing(events=events, killed_wall=BOUND_AT - 3.0, takeover_wall=BOUND_AT - 1.0) == {
         "Scheduled for each bound pod"
     }
+
+
+# --- /healthz in a phase, tracebacks in the logs ------------------------------------------------
+
+
+def probe(at: float, ms: float, ok: bool = True, replica: str = "soak-a1") -> Probe:
+    return Probe(at, replica, ms, ok)
+
+
+@pytest.mark.parametrize(
+    ("probes", "end", "ok"),
+    [
+        ([probe(1, 12), probe(2, 249)], 10.0, True),
+        ([probe(1, 12), probe(2, 251)], 10.0, False),
+        ([probe(1, 12), probe(2, 30, ok=False)], 10.0, False),
+        ([probe(1, 12), probe(11, 900)], 10.0, True),
+        ([probe(11, 12)], 10.0, False),
+        ([probe(1, 12)], None, False),
+    ],
+    ids=["fast", "one-slow", "one-not-200", "slow-after-the-phase", "none-in-the-phase", "phase-never-ended"],
+)
+def test_health_during_a_phase(probes: list[Probe], end: float | None, ok: bool) -> None:
+    check = health_during("health in the burst", probes, 0.0, end)
+    assert (check.name, check.ok) == ("health in the burst", ok)
+
+
+def test_a_slow_answer_is_named_with_its_replica() -> None:
+    check = health_during("health in a relist", [probe(1, 20), probe(2, 1644, replica="soak-b2")], 0.0, 5.0)
+    assert not check.ok
+    assert f"1 over {HEALTH_LIMIT_MS:.0f} ms or failed, e.g. soak-b2 1644 ms" in check.detail
+
+
+LOG = """INFO kubesched.scheduler: informers synced
+ERROR kubesched.scheduler: could not report the failure of pod default/soak-7
+Traceback (most recent call last):
+  File "kubesched/scheduler/failures.py", line 90, in report_failure
+    await self.cluster.update_pod_condition(pod, cond)
+kubesched.cluster.base.ClusterError: Internal error occurred
+INFO kubesched.scheduler: done
+"""
+
+
+def test_no_traceback_passes_clean_logs() -> None:
+    check = no_tracebacks({"apiserver": "INFO serving\n", "soak-a1": "INFO synced\n"})
+    assert check.ok and check.detail == "none in the logs of 2 process(es)"
+
+
+def test_a_traceback_in_any_log_fails_naming_the_process_and_the_exception() -> None:
+    check = no_tracebacks({"apiserver": "INFO serving\n", "soak-a1": LOG + LOG})
+    assert not check.ok
+    assert check.detail == "soak-a1: 2 (first: kubesched.cluster.base.ClusterError: Internal error occurred)"

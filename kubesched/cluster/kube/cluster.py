@@ -5,7 +5,9 @@
 the :class:`~kubesched.cluster.kube.informer.Informers` that deliver the cluster's objects, the
 :class:`~kubesched.cluster.kube.events.EventRecorder`, and the Lease client leader election
 uses (:mod:`~kubesched.cluster.kube.leases`). The writes the scheduler makes (bind, status
-patches, deletions, object updates) are here.
+patches, deletions, object updates) are here. The side writes (a pod's condition, nominated
+node and annotations) are retried as kube-scheduler's ``PatchPodStatus`` retries
+(:func:`kubesched.cluster.retry.on_error`); events as client-go's event broadcaster does.
 
 The cluster owns the tasks it runs, the informers': :meth:`KubeCluster.stop` cancels them and
 waits for them to end. Failures leave this package only as the exceptions of
@@ -27,6 +29,7 @@ from kubesched.cluster.kube.informer import INFORMER_STALL_SECONDS, Informers
 from kubesched.cluster.kube.leases import KubeLeases
 from kubesched.cluster.kube.paths import RESOURCES, ns_path
 from kubesched.cluster.kube.transport import Transport
+from kubesched.cluster.retry import on_error
 from kubesched.cluster.store import CLUSTER_SCOPED
 from kubesched.tasks import TaskSet
 
@@ -195,7 +198,7 @@ class KubeCluster:
         patch: Obj = {"status": status}
         path = ns_path("v1", meta.get("namespace") or "default", "pods", meta["name"], "status")
         try:
-            await self.request("PATCH", path, body=patch, content_type="application/strategic-merge-patch+json")
+            await self._patch(path, patch, "application/strategic-merge-patch+json")
         except NotFound:
             pass  # the pod was deleted meanwhile: nothing to report on
 
@@ -203,12 +206,7 @@ class KubeCluster:
         meta = pod["metadata"]
         path = ns_path("v1", meta.get("namespace") or "default", "pods", meta["name"])
         try:
-            await self.request(
-                "PATCH",
-                path,
-                body={"metadata": {"annotations": annotations}},
-                content_type="application/merge-patch+json",
-            )
+            await self._patch(path, {"metadata": {"annotations": annotations}}, "application/merge-patch+json")
         except NotFound:
             pass
 
@@ -220,14 +218,18 @@ class KubeCluster:
         meta = pod["metadata"]
         path = ns_path("v1", meta.get("namespace") or "default", "pods", meta["name"], "status")
         try:
-            await self.request(
-                "PATCH",
-                path,
-                body={"status": {"nominatedNodeName": node_name or None}},
-                content_type="application/merge-patch+json",
+            await self._patch(
+                path, {"status": {"nominatedNodeName": node_name or None}}, "application/merge-patch+json"
             )
         except NotFound:
             pass
+
+    async def _patch(self, path: str, patch: Obj, content_type: str) -> None:
+        """A side write: one patch (no resourceVersion, so applying it twice is applying it
+        once), retried on a transient failure or a conflict as kube-scheduler's
+        ``PatchPodStatus`` is (client-go's DefaultBackoff: 4 tries within about 0.3 s), and
+        bounded in time; what still fails is raised."""
+        await on_error(lambda: self.request("PATCH", path, body=patch, content_type=content_type))
 
     async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
         res = RESOURCES.get(kind)

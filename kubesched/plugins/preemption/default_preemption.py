@@ -36,6 +36,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from kubesched.errors import ClusterError
 from kubesched.framework import (
     ActionType,
     ClusterEvent,
@@ -503,6 +504,9 @@ class DefaultPreemption:
         for p in lower:
             try:
                 await cluster.set_nominated_node_name(p.pod, "")
+            except ClusterError as exc:  # not critical: the pod is retried anyway
+                # the cluster has retried it already: one line, no traceback
+                log.warning("cannot clear nominatedNodeName of pod %s: %s", p.key, exc)
             except Exception:  # not critical: the pod is retried anyway
                 log.exception("cannot clear nominatedNodeName of pod %s", p.key)
 

@@ -78,14 +78,14 @@ class Serving:
             self.secure_port = await self._listen(o.secure_port, ssl_context)
             log.info(
                 "serving securely on %s:%d (HTTPS; /healthz, /readyz, /livez open, /metrics for authorized tokens)",
-                o.bind_address,
+                _shown(o.bind_address),
                 self.secure_port,
             )
         if o.port is not None:
             self.port = await self._listen(o.port, None)
             log.warning(
                 "serving insecurely on %s:%d (plain HTTP, no authentication: /metrics open to anyone who can reach it)",
-                o.bind_address,
+                _shown(o.bind_address),
                 self.port,
             )
 
@@ -95,7 +95,8 @@ class Serving:
         try:
             await site.start()
         except OSError as exc:
-            raise ServingError(f"cannot listen on {self.options.bind_address}:{port}: {exc.strerror or exc}") from exc
+            where = f"{_shown(self.options.bind_address)}:{port}"
+            raise ServingError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
         # Port 0 asks the OS for a free one; report the one we got.
         sockets = getattr(site._server, "sockets", None)
         return int(sockets[0].getsockname()[1]) if sockets else port
@@ -108,3 +109,8 @@ class Serving:
         if self.reviewer is not None:
             await self.reviewer.close()
             self.reviewer = None
+
+
+def _shown(address: str) -> str:
+    """An address as ``host:port`` shows it (Go's net.JoinHostPort): an IPv6 one bracketed."""
+    return f"[{address}]" if ":" in address else address

@@ -16,7 +16,7 @@ from typing import Any
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
-from kubesched.sim.apiserver.validation.meta import validate_object_meta, validate_object_meta_update
+from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
@@ -116,13 +116,13 @@ def _validate_containers(spec: Obj, field: str, required: bool) -> list[Cause]:
                 (
                     f"{path}.name",
                     "FieldValueInvalid",
-                    f'Invalid value: "{name}": a lowercase RFC 1123 label must '
+                    f"Invalid value: {quote(str(name))}: a lowercase RFC 1123 label must "
                     "consist of lower case alphanumeric characters or '-', and must start and end with an "
                     "alphanumeric character",
                 )
             )
         elif name in seen:
-            causes.append((f"{path}.name", "FieldValueDuplicate", f'Duplicate value: "{name}"'))
+            causes.append((f"{path}.name", "FieldValueDuplicate", f"Duplicate value: {quote(str(name))}"))
         else:
             seen.add(str(name))
         if not c.get("image"):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.sim.apiserver.validation.meta import quote
+
 Obj = dict[str, Any]
 
 
@@ -69,7 +71,8 @@ def conflict(plural: str, group: str, name: str, why: str) -> APIError:
 
 def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]) -> APIError:
     """422 with ``causes`` as (field, reason, message) — e.g. ("spec.containers", "FieldValueRequired",
-    "Required value")."""
+    "Required value"). The message names the object as ``%q`` does, a long name truncated as
+    field errors truncate long values (the details keep it whole, once)."""
     summary = ", ".join(f"{f}: {m}" for f, _, m in causes)
     text = f"[{summary}]" if len(causes) > 1 else summary
     details: Obj = {
@@ -79,7 +82,7 @@ def invalid(kind: str, group: str, name: str, causes: list[tuple[str, str, str]]
     }
     if group:
         details["group"] = group
-    return APIError(422, "Invalid", f'{kind}{"." + group if group else ""} "{name}" is invalid: {text}', details)
+    return APIError(422, "Invalid", f"{kind}{'.' + group if group else ''} {quote(name)} is invalid: {text}", details)
 
 
 def bad_request(message: str) -> APIError:
@@ -102,6 +105,12 @@ def unsupported_media_type(content_type: str) -> APIError:
         "UnsupportedMediaType",
         f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/merge-patch+json, application/strategic-merge-patch+json, application/json-patch+json, application/apply-patch+yaml ({content_type})",
     )
+
+
+def internal_error() -> APIError:
+    """The 500 for a request whose handler failed: kube-apiserver's words when a handler panics
+    (its panic recovery), as a Status; what failed is logged, never told to the client."""
+    return APIError(500, "InternalError", "This request caused apiserver to panic. Look in the logs for details.")
 
 
 def expired(message: str) -> APIError:

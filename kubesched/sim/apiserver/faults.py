@@ -21,6 +21,13 @@ narrowed to ``verbs`` (get, list, watch, create, update, patch, delete, deleteco
 ``pods/*`` every subresource, ``*`` everything; the API group is not part of the name). Only
 resource requests are touched: discovery, OpenAPI, /version and health checks never are.
 
+Rules compose in list order: each one that fires adds its latency, and the first that fires
+with an answer of its own (throttle, gone, reset, error, conflict; with ``phase: after``, once
+the request is done) answers it. Every ``watchDrop`` rule that fires on a watch draws its own
+time, and the watch is dropped by the one whose time comes first, in that rule's ``mode``: a 50%
+``reset`` rule before a 100% ``end`` rule resets the watches where the reset rule fires and
+draws the earlier time, and ends the others.
+
 ``phase: before`` (the default) fails a request without doing it; ``phase: after`` does it and
 then fails the response, as when the server commits a write but the reply is lost — the case a
 client must not mistake for a failure.
@@ -51,6 +58,7 @@ import yaml
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from kubesched.decoding import DecodeError, Limits, load_json, load_yaml, read_text
 from kubesched.errors import ConfigurationError
 from kubesched.sim.apiserver.discovery import split_resource_path
 from kubesched.sim.apiserver.errors import APIError
@@ -202,15 +210,23 @@ def parse_config(data: Any, source: str = "faults") -> FaultConfig:
         raise FaultConfigError(f"{source}: " + "; ".join(problems)) from None
 
 
+#: A fault configuration is a few rules: a small document, bounded like every input.
+FAULT_CONFIG_LIMITS = Limits(max_bytes=1024 * 1024)
+
+
 def load_config(path: str | Path) -> FaultConfig:
     """Read and validate a YAML (or JSON) fault configuration file."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_text(path, FAULT_CONFIG_LIMITS.max_bytes)
     except OSError as exc:
         raise FaultConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise FaultConfigError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
+    except DecodeError as exc:
+        raise FaultConfigError(f"{path}: {exc}") from None
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = load_yaml(text, FAULT_CONFIG_LIMITS)
+    except (yaml.YAMLError, DecodeError) as exc:
         raise FaultConfigError(f"{path}: not valid YAML: {exc}") from None
     return parse_config(data, str(path))
 
@@ -458,7 +474,10 @@ class FaultInjector:
             elif isinstance(rule, WatchDrop):
                 lo, hi = rule.after
                 seconds = lo + draw.random() * (hi - lo)
-                drop = (seconds if drop is None else min(drop[0], seconds), rule.mode)
+                # Rules that fire are independent failures: the first to strike ends the watch,
+                # its own way (a tie goes to the rule listed first).
+                if drop is None or seconds < drop[0]:
+                    drop = (seconds, rule.mode)
             elif rule.phase == "after" and info.verb != "watch":
                 after.append((index, rule))
             elif isinstance(rule, Reset):
@@ -510,7 +529,7 @@ class FaultInjector:
     @staticmethod
     async def _body(request: web.Request) -> Obj:
         try:
-            body = json.loads(await request.read() or b"{}")
+            body = load_json(await request.read() or b"{}")
         except ValueError:
             return {}
         return body if isinstance(body, dict) else {}
@@ -631,7 +650,7 @@ class FaultInjector:
                 return _json(self.snapshot())
             if method == "PUT":
                 try:
-                    data = json.loads(await request.read() or b"{}")
+                    data = load_json(await request.read() or b"{}", FAULT_CONFIG_LIMITS)
                     self.configure(parse_config(data, "body"))
                 except ValueError as exc:  # FaultConfigError, or JSON that does not parse
                     return _json(_status(422, "Invalid", f"invalid fault configuration: {exc}"), 422)

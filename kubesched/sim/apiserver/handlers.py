@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import json
+import unicodedata
 from typing import Any
 
 from aiohttp import web
 
 from kubesched.cluster.base import Conflict, NotFound
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import BadContinue, Gone, Store
+from kubesched.decoding import load_json
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.admission import (
     admit_new,
@@ -29,6 +30,7 @@ from kubesched.sim.apiserver.errors import (
     already_exists,
     bad_request,
     conflict,
+    expired,
     not_found,
     unsupported_media_type,
 )
@@ -50,6 +52,36 @@ from kubesched.sim.apiserver.validation.decode import check_decodable, check_sto
 Obj = dict[str, Any]
 
 
+#: kube-apiserver's bounds on a response's warnings (endpoints/filters/warning.go): once their
+#: text passes 4096 characters in all, each is cut to 256, and none is added past 4096.
+WARNINGS_TOTAL_RUNES = 4 * 1024
+WARNING_ITEM_RUNES = 256
+
+
+def warning_header(warnings: list[str]) -> str:
+    """``warnings`` as the value of a ``Warning`` header, as kube-apiserver writes them: each
+    ``299 - "text"`` with ``"`` and ``\\`` escaped (net.NewWarningHeader), a text seen before
+    or holding control characters left out, and the total bounded as its warning recorder bounds
+    it — so a request with a huge unknown field cannot make a header no client reads."""
+    written, truncating = 0, False
+    kept: list[str] = []
+    for text in dict.fromkeys(w for w in warnings if w and not any(unicodedata.category(c) == "Cc" for c in w)):
+        if truncating and written >= WARNINGS_TOTAL_RUNES:
+            break
+        if truncating:
+            kept.append(text[:WARNING_ITEM_RUNES])
+            written += len(kept[-1])
+        elif written + len(text) <= WARNINGS_TOTAL_RUNES:
+            kept.append(text)
+            written += len(text)
+        else:
+            # The first text past the bound: every one so far is written again, cut to 256.
+            truncating = True
+            kept = [t[:WARNING_ITEM_RUNES] for t in [*kept, text]]
+            written = sum(len(t) for t in kept)
+    return ", ".join('299 - "' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in kept)
+
+
 def view(res: Resource, obj: Obj) -> Obj:
     """The stored object as the endpoint of ``res`` serves it."""
     if res.group == "events.k8s.io":
@@ -59,6 +91,16 @@ def view(res: Resource, obj: Obj) -> Obj:
     if obj.get("kind") != res.kind or obj.get("apiVersion") != res.group_version:
         obj = {**obj, "kind": res.kind, "apiVersion": res.group_version}
     return obj
+
+
+def _limit(value: str | None) -> int:
+    """``limit``: 0 (everything) when absent or not positive, as kube-apiserver reads it."""
+    if not value:
+        return 0
+    try:
+        return max(0, int(value))
+    except ValueError:
+        raise bad_request(f"limit: invalid value {value[:32]!r}") from None
 
 
 def unview(res: Resource, obj: Obj) -> Obj:
@@ -106,24 +148,46 @@ class ResourceHandlers:
         warnings: list[str] | None = None,
     ) -> web.Response:
         """``obj`` as the client asked for it (itself or a Table), with any ``warnings``."""
-        headers = {"Warning": ", ".join(f'299 - "{w}"' for w in warnings)} if warnings else None
+        shown = warning_header(warnings or [])
+        headers = {"Warning": shown} if shown else None
         if apitables.wants_table(request.headers.get("Accept", "")):
             table = apitables.table(req.res, [obj], self.store.resource_version, request.query.get("includeObject"))
             return json_response(table, status, headers=headers)
         return json_response(obj, status, headers=headers)
 
     def list_objects(self, request: web.Request, req: ResourceRequest) -> web.Response:
+        """A list, paged as kube-apiserver pages it when asked (``limit``, ``continue``)."""
         match = selector(request, req)
-        items, rv = self.store.list(req.res.stored_as, req.namespace if req.res.namespaced else None)
-        selected = [view(req.res, o) for o in items if match(o)]
-        selected.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", "")))
+        namespace = req.namespace if req.res.namespaced else None
+        token = request.query.get("continue", "")
+        limit = _limit(request.query.get("limit"))
+        meta: Obj = {}
+        if limit or token:
+            if token and request.query.get("resourceVersion", "") not in ("", "0"):
+                raise bad_request("specifying resource version is not allowed when using continue")
+            try:
+                page = self.store.list_page(req.res.stored_as, namespace, match, limit or 2**63 - 1, token)
+            except Gone as exc:
+                raise expired(str(exc)) from None
+            except BadContinue as exc:
+                raise bad_request(str(exc)) from None
+            selected = [view(req.res, o) for o in page.items]
+            rv = page.resource_version
+            if page.continue_token:
+                meta["continue"] = page.continue_token
+        else:
+            items, rv = self.store.list(req.res.stored_as, namespace)
+            selected = [view(req.res, o) for o in items if match(o)]
+            selected.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"].get("name", "")))
         if apitables.wants_table(request.headers.get("Accept", "")):
-            return json_response(apitables.table(req.res, selected, rv, request.query.get("includeObject")))
+            table = apitables.table(req.res, selected, rv, request.query.get("includeObject"))
+            table["metadata"].update(meta)
+            return json_response(table)
         return json_response(
             {
                 "kind": f"{req.res.kind}List",
                 "apiVersion": req.res.group_version,
-                "metadata": {"resourceVersion": str(rv)},
+                "metadata": {"resourceVersion": str(rv), **meta},
                 "items": selected,
             }
         )
@@ -269,7 +333,7 @@ class ResourceHandlers:
         opts: Obj = {}
         if raw.strip():
             with contextlib.suppress(ValueError):
-                opts = json.loads(raw) or {}
+                opts = load_json(raw) or {}
         if not isinstance(opts, dict) or not isinstance(opts.get("preconditions") or {}, dict):
             raise bad_request("the body of a delete must be DeleteOptions")
         pre = opts.get("preconditions") or {}

@@ -19,6 +19,28 @@ from typing import Any, cast
 Obj = dict[str, Any]
 
 
+#: The most of a value a patch error shows (as field errors: validation/meta.py).
+_MAX_SHOWN = 1024
+
+
+def _go_value(value: Any) -> str:
+    """``value`` as Go's ``%v`` prints the decoded JSON upstream's patch errors show (``map[a:1]``,
+    ``[x y]``, a string bare), never as Python's repr; over 1024 characters, cut with
+    ``...TRUNCATED``."""
+
+    def text(v: Any) -> str:
+        if isinstance(v, dict):
+            return "map[" + " ".join(f"{k}:{text(v[k])}" for k in sorted(v, key=str)) + "]"
+        if isinstance(v, list):
+            return "[" + " ".join(text(i) for i in v) + "]"
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        return "<nil>" if v is None else str(v)
+
+    shown = text(value)
+    return shown if len(shown) <= _MAX_SHOWN else shown[:_MAX_SHOWN] + "...TRUNCATED"
+
+
 class PatchError(ValueError):
     """A patch that cannot be applied (HTTP 422 for json-patch tests, 400 for malformed ones)."""
 
@@ -141,9 +163,9 @@ def _smp_list(field: str, current: list[Any], patch: list[Any]) -> list[Any]:
     out = [copy.deepcopy(c) for c in current]
     for item in patch:
         if not isinstance(item, dict):
-            raise PatchError(f"{field}: expected a map with merge key {merge_key!r}, got {item!r}")
+            raise PatchError(f"{field}: expected a map with merge key {merge_key}, got {_go_value(item)}")
         if merge_key not in item:
-            raise PatchError(f"map: {item} does not contain declared merge key: {merge_key}")
+            raise PatchError(f"map: {_go_value(item)} does not contain declared merge key: {merge_key}")
         ident = item[merge_key]
         idx = next((i for i, c in enumerate(out) if isinstance(c, dict) and c.get(merge_key) == ident), None)
         if item.get("$patch") == "delete":
@@ -164,11 +186,11 @@ def _smp_list(field: str, current: list[Any], patch: list[Any]) -> list[Any]:
 
 def _pointer(path: Any) -> list[str]:
     if not isinstance(path, str):
-        raise PatchError(f"invalid JSON pointer {path!r}")
+        raise PatchError(f"invalid JSON pointer {_go_value(path)}")
     if path == "":
         return []
     if not path.startswith("/"):
-        raise PatchError(f"invalid JSON pointer {path!r}")
+        raise PatchError(f"invalid JSON pointer {_go_value(path)}")
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
@@ -180,7 +202,7 @@ def _parent(doc: Any, parts: list[str], path: str) -> tuple[Any, str]:
         elif isinstance(cur, list) and p.isdigit() and int(p) < len(cur):
             cur = cur[int(p)]
         else:
-            raise PatchError(f"doc is missing path: {path!r}: missing value")
+            raise PatchError(f"doc is missing path: {_go_value(path)}: missing value")
     return cur, parts[-1]
 
 
@@ -193,7 +215,7 @@ def _get(doc: Any, path: str) -> Any:
         return parent[last]
     if isinstance(parent, list) and last.isdigit() and int(last) < len(parent):
         return parent[int(last)]
-    raise PatchError(f"doc is missing path: {path!r}: missing value")
+    raise PatchError(f"doc is missing path: {_go_value(path)}: missing value")
 
 
 def _remove(doc: Any, path: str) -> Any:
@@ -228,7 +250,7 @@ def _add(doc: Any, path: str, value: Any, replace: bool = False) -> Any:
         else:
             raise PatchError(f"unable to access invalid index: {last}")
     else:
-        raise PatchError(f"doc is missing path: {path!r}: missing value")
+        raise PatchError(f"doc is missing path: {_go_value(path)}: missing value")
     return doc
 
 
@@ -238,7 +260,7 @@ def json_patch(target: Any, ops: Any) -> Any:
     doc = copy.deepcopy(target)
     for op in ops:
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
-            raise PatchError(f"invalid JSON patch operation: {op!r}")
+            raise PatchError(f"invalid JSON patch operation: {_go_value(op)}")
         kind, path = op["op"], op["path"]
         if kind == "add":
             doc = _add(doc, path, copy.deepcopy(op.get("value")))

@@ -4,7 +4,7 @@ the label and field selectors of its query."""
 
 from __future__ import annotations
 
-import json
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -12,8 +12,15 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+from kubesched.decoding import Limits, load_json, load_yaml
 from kubesched.sim.apiserver.discovery import Resource, find, split_resource_path
-from kubesched.sim.apiserver.errors import APIError, bad_request, path_not_found, unsupported_media_type
+from kubesched.sim.apiserver.errors import (
+    MAX_REQUEST_BODY_BYTES,
+    APIError,
+    bad_request,
+    path_not_found,
+    unsupported_media_type,
+)
 from kubesched.sim.apiserver.openapi import documents as openapi
 from kubesched.sim.apiserver.protobuf.decode import ProtobufError, decode_object
 from kubesched.sim.apiserver.selectors import (
@@ -69,14 +76,32 @@ def truthy(value: str | None) -> bool:
     return value is not None and value.lower() in ("true", "1", "yes")
 
 
-def _no_json_constant(name: str) -> Any:
-    # Python's json reads NaN and Infinity; JSON (and Go's decoder) has no such literals.
-    raise ValueError(f"invalid character {name[0]!r} looking for beginning of value")
+#: A body's decoding: kube-apiserver's size limit, and a deadline for what still takes long within
+#: it (a 3 MiB YAML body takes seconds to parse in Python).
+BODY_LIMITS = Limits(max_bytes=MAX_REQUEST_BODY_BYTES, deadline=20.0)
+#: Bodies up to this size decode on the event loop: a few milliseconds at most, less than a hop
+#: to a thread costs a burst of creates. Larger ones decode in a thread, so that a big YAML body
+#: (seconds of parsing even within the bounds) leaves /healthz, watches and leases answering.
+INLINE_BODY_BYTES = 64 * 1024
+
+
+def _decode_body(raw: bytes, yaml_source: bool) -> Any:
+    try:
+        if yaml_source:
+            return json_body(load_yaml(raw, BODY_LIMITS), yaml_source=True)
+        return json_body(load_json(raw, BODY_LIMITS))
+    except (ValueError, yaml.YAMLError) as exc:
+        # DecodeError (a ValueError) words its reason as Go's decoders do; json_body's are Go's too.
+        raise bad_request(f"the object provided is unrecognized or malformed: {exc}") from None
+    except RecursionError:
+        raise bad_request("the object provided is unrecognized or malformed: nested too deeply") from None
 
 
 async def read_body(request: web.Request, kind: str = "", api_version: str = "") -> Any:
     """The request's object: JSON, YAML, or (for the kinds kubectl's typed clients send
-    that way) Kubernetes protobuf, read as ``kind``."""
+    that way) Kubernetes protobuf, read as ``kind``. JSON and YAML are decoded within
+    :data:`BODY_LIMITS` (kubesched.decoding: size, depth, integer digits, aliases); a body that
+    breaks one is a 400 naming the limit."""
     raw = await request.read()
     ctype = (request.content_type or "application/json").lower()
     if not raw.strip():
@@ -88,14 +113,10 @@ async def read_body(request: web.Request, kind: str = "", api_version: str = "")
             raise APIError(415, "UnsupportedMediaType", f"{unsupported_media_type(ctype).message}: {exc}") from None
     if "protobuf" in ctype or "cbor" in ctype:
         raise unsupported_media_type(ctype)
-    try:
-        if "yaml" in ctype:
-            return json_body(yaml.safe_load(raw.decode()), yaml_source=True)
-        return json_body(json.loads(raw, parse_constant=_no_json_constant))
-    except (ValueError, yaml.YAMLError) as exc:
-        raise bad_request(f"the object provided is unrecognized or malformed: {exc}") from None
-    except RecursionError:
-        raise bad_request("the object provided is unrecognized or malformed: nested too deeply") from None
+    yaml_source = "yaml" in ctype
+    if len(raw) <= INLINE_BODY_BYTES:
+        return _decode_body(raw, yaml_source)
+    return await asyncio.to_thread(_decode_body, raw, yaml_source)
 
 
 def check_body(req: ResourceRequest, obj: Any) -> Obj:

@@ -18,9 +18,11 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import errno
 import ipaddress
 import logging
 import os
+import secrets
 import socket
 import ssl
 from collections.abc import Mapping
@@ -46,6 +48,7 @@ from kubesched.sim.apiserver.discovery import (
 from kubesched.sim.apiserver.errors import (
     MAX_REQUEST_BODY_BYTES,
     APIError,
+    internal_error,
     method_not_allowed,
     path_not_found,
     request_entity_too_large,
@@ -58,7 +61,15 @@ from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.retention import Retention
 from kubesched.sim.apiserver.watch import Watches
 
-__all__ = ["DEFAULT_NAMESPACES", "GIT_VERSION", "SYSTEM_PRIORITY_CLASSES", "APIServer", "MountedAPI"]
+__all__ = [
+    "DEFAULT_NAMESPACES",
+    "GIT_VERSION",
+    "SYSTEM_PRIORITY_CLASSES",
+    "APIServer",
+    "MountedAPI",
+    "host_port",
+    "write_private_file",
+]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +78,42 @@ Obj = dict[str, Any]
 #: The release the server says it is (``/version``). The tables of types it validates against
 #: are generated apart (openapi/types.py, protobuf/schema.py: their KUBERNETES_VERSION).
 GIT_VERSION = "v1.32.0-kubesched"
+
+
+def host_port(host: str, port: int) -> str:
+    """``host:port`` as a URL or Go's ``net.JoinHostPort`` writes it: an IPv6 address bracketed."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def write_private_file(path: str | os.PathLike[str], text: str) -> str:
+    """Write ``text`` to ``path``, readable by its owner only (0600), and return the path.
+
+    The file may hold a credential, so nothing is written through a link: a ``path`` that is a
+    symbolic link is refused (``IsADirectoryError`` for a directory, ``OSError`` with ``ELOOP``
+    for a link), and the text goes to a new file beside it (``O_EXCL | O_NOFOLLOW``: never one
+    that exists or a link planted meanwhile) that is then renamed over ``path`` — a rename
+    replaces a link itself, never its target, and readers see the old file or the whole new one."""
+    target = os.fspath(path)
+    if os.path.islink(target):
+        raise OSError(errno.ELOOP, "is a symbolic link; refusing to write through it", target)
+    if os.path.isdir(target):
+        raise IsADirectoryError(errno.EISDIR, "is a directory", target)
+    folder = os.path.dirname(target) or "."
+    tmp = os.path.join(folder, f".{os.path.basename(target)}.{secrets.token_hex(8)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror, target) from None  # the file asked for, not the temporary one
+    try:
+        os.fchmod(fd, 0o600)  # whatever the umask
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return target
 
 
 class MountedAPI(Protocol):
@@ -79,6 +126,12 @@ class MountedAPI(Protocol):
     async def handle(self, method: str, rest: list[str], query: Any, body: bytes) -> tuple[int, Any, str]:
         """``(status, body, content type)`` for ``/api/v1/<rest>``."""
         ...
+
+
+def _client_gone(request: web.Request) -> bool:
+    """Whether the client of ``request`` has closed its connection (or is closing it)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 class APIServer:
@@ -136,12 +189,14 @@ class APIServer:
     # --- lifecycle ----------------------------------------------------------------------------
     @property
     def url(self) -> str:
-        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
+        """``scheme://host:port``, an IPv6 address in brackets (``https://[::1]:8080``)."""
+        return f"{'https' if self.tls else 'http'}://{host_port(self.host, self.port)}"
 
     async def start(self) -> None:
         self.ensure_defaults()
-        # One byte over the limit is what tells a body at the limit from one beyond it.
-        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES + 1)
+        # aiohttp refuses a body longer than client_max_size: a body of exactly the limit passes
+        # and one byte more is a 413, as kube-apiserver's limitedReadBody has it — at every door.
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
@@ -210,7 +265,7 @@ class APIServer:
     def write_kubeconfig(self, path: str | os.PathLike[str], context: str = "kubesched-sim") -> str:
         """Write a kubeconfig pointing at this server (its CA with TLS; the admin token, if any); returns the path.
 
-        The file holds a credential: it is created readable by its owner only."""
+        The file holds a credential: it is written as :func:`write_private_file` writes."""
         cluster: Obj = {"server": self.url, "insecure-skip-tls-verify": True}
         if self.certificate is not None:
             cluster = {"server": self.url, "certificate-authority-data": base64.b64encode(self.certificate).decode()}
@@ -223,12 +278,7 @@ class APIServer:
             "current-context": context,
             "preferences": {},
         }
-        text = yaml.safe_dump(config, sort_keys=False)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_TRUNC
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        return os.fspath(path)
+        return write_private_file(path, yaml.safe_dump(config, sort_keys=False))
 
     # --- dispatch -----------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -240,11 +290,21 @@ class APIServer:
         except web.HTTPRequestEntityTooLarge:
             too_large = request_entity_too_large(f"Request entity too large: limit is {MAX_REQUEST_BODY_BYTES}")
             return json_response(too_large.status(), too_large.code)
-        except (ConnectionResetError, asyncio.CancelledError):
+        except ConnectionResetError:
+            if not _client_gone(request):
+                raise
+            # The client hung up mid-request (its body cut short, or the connection closed while
+            # the answer was written): the client's choice, not the server's fault, and nobody
+            # is left to answer. aiohttp drops the response, finding the transport closed.
+            log.debug("client hung up on %s %s", request.method, request.path)
+            return web.Response(status=499)
+        except asyncio.CancelledError:
             raise
-        except Exception as exc:  # a bug in a handler must answer 500, not drop the connection
+        except Exception:  # a bug in a handler must answer 500, not drop the connection
+            # The detail (and its traceback) goes to the log; the client gets kube-apiserver's
+            # words for a handler that failed, never Python's text about this process's insides.
             log.exception("API server error on %s %s", request.method, request.path)
-            return json_response(APIError(500, "InternalError", f"Internal error occurred: {exc}").status(), 500)
+            return json_response(internal_error().status(), 500)
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
@@ -296,7 +356,7 @@ class APIServer:
                 media = wants_aggregated(accept)
                 if media:
                     return json_response(aggregated_discovery(True, media), content_type=media)
-                return json_response(api_versions(f"{self.host}:{self.port}"))
+                return json_response(api_versions(host_port(self.host, self.port)))
             if parts[1] != "v1":
                 raise path_not_found()
             group, version, rest = "", "v1", parts[2:]

@@ -22,6 +22,9 @@ from kubesched.sim.apiserver.handlers import view
 from kubesched.sim.apiserver.requests import ResourceRequest, selector, truthy
 from kubesched.sim.apiserver.responses import event_line
 
+#: Changes a watch encodes between two turns of the event loop.
+EMIT_BATCH = 256
+
 Obj = dict[str, Any]
 #: One stored change as a watch receives it: (type, kind, object, the object before).
 Change = tuple[str, str, Obj, Obj | None]
@@ -136,7 +139,17 @@ class Watches:
                 return event_line(etype, shown)
 
             async def emit_all(changes: Iterable[tuple[str, Obj, Obj | None]]) -> None:
-                lines = [line for change in changes if (line := encode(*change)) is not None]
+                # In writes of EMIT_BATCH changes, each followed by a turn of the loop: a watch
+                # from "" or from an old version starts with thousands of them.
+                lines: list[bytes] = []
+                for i, change in enumerate(changes, 1):
+                    if (line := encode(*change)) is not None:
+                        lines.append(line)
+                    if i % EMIT_BATCH == 0:
+                        if lines:
+                            await resp.write(b"".join(lines))
+                            lines = []
+                        await asyncio.sleep(0)
                 if lines:
                     await resp.write(b"".join(lines))
 

@@ -24,12 +24,15 @@ How it becomes Kubernetes objects:
 from __future__ import annotations
 
 import csv
+import math
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from kubesched import errors
-from kubesched.sim.scenario.reading import Scenario, parse_scenario
+from kubesched.decoding import MAX_INTEGER_DIGITS
+from kubesched.sim.scenario.reading import MAX_OBJECTS, SCENARIO_LIMITS, Scenario, parse_scenario
 from kubesched.sim.scenario.timeline import LIFETIME
 
 GPU = "nvidia.com/gpu"
@@ -61,42 +64,68 @@ def _int(row: dict[str, str], key: str, where: str) -> int:
     value = (row.get(key) or "").strip()
     if value == "":
         return 0
+    if len(value) > MAX_INTEGER_DIGITS:
+        raise TraceError(
+            f"{where}: column {key!r}: a number of {len(value)} characters, more than the limit of {MAX_INTEGER_DIGITS}"
+        )
     try:
-        return int(float(value))
+        number = float(value)
     except ValueError:
         raise TraceError(f"{where}: column {key!r}: not a number: {value!r}") from None
+    if not math.isfinite(number):
+        raise TraceError(f"{where}: column {key!r}: not a finite number: {value!r}")
+    return int(number)
+
+
+def _rows(path: Path, limit: int | None = None) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(index, row)`` of a trace CSV, within the scenario's bounds: the file's size, at most
+    :data:`MAX_OBJECTS` rows; bytes that are not UTF-8 and broken CSV are a TraceError."""
+    try:
+        size = path.stat().st_size
+        if size > SCENARIO_LIMITS.max_bytes:
+            raise TraceError(f"{path.name}: {size} bytes, more than the limit of {SCENARIO_LIMITS.max_bytes} bytes")
+        with open(path, newline="", encoding="utf-8") as f:
+            for i, row in enumerate(csv.DictReader(f)):
+                if limit is not None and i >= limit:
+                    return
+                if i >= MAX_OBJECTS:
+                    raise TraceError(f"{path.name}: more than {MAX_OBJECTS} rows, the limit of objects in a scenario")
+                yield i, row
+    except OSError as exc:
+        raise TraceError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path.name}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
+    except csv.Error as exc:
+        raise TraceError(f"{path.name}: not a CSV file: {exc}") from None
 
 
 def node_objects(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
     nodes = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for i, row in enumerate(csv.DictReader(f)):
-            if limit is not None and i >= limit:
-                break
-            where = f"{path.name} row {i + 2}"
-            name = (row.get("sn") or "").strip()
-            if not name:
-                raise TraceError(f"{where}: column 'sn': empty node name")
-            gpus = _int(row, "gpu", where)
-            alloc = {
-                "cpu": f"{_int(row, 'cpu_milli', where)}m",
-                "memory": f"{_int(row, 'memory_mib', where)}Mi",
-                "pods": "110",
+    for i, row in _rows(path, limit):
+        where = f"{path.name} row {i + 2}"
+        name = (row.get("sn") or "").strip()
+        if not name:
+            raise TraceError(f"{where}: column 'sn': empty node name")
+        gpus = _int(row, "gpu", where)
+        alloc = {
+            "cpu": f"{_int(row, 'cpu_milli', where)}m",
+            "memory": f"{_int(row, 'memory_mib', where)}Mi",
+            "pods": "110",
+        }
+        labels = {"kubernetes.io/hostname": name}
+        if gpus:
+            alloc[GPU] = str(gpus)
+            alloc[GPU_MILLI] = str(gpus * 1000)
+            labels[GPU_MODEL_LABEL] = (row.get("model") or "").strip()
+        nodes.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": labels},
+                "spec": {},
+                "status": {"capacity": dict(alloc), "allocatable": alloc},
             }
-            labels = {"kubernetes.io/hostname": name}
-            if gpus:
-                alloc[GPU] = str(gpus)
-                alloc[GPU_MILLI] = str(gpus * 1000)
-                labels[GPU_MODEL_LABEL] = (row.get("model") or "").strip()
-            nodes.append(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {"name": name, "labels": labels},
-                    "spec": {},
-                    "status": {"capacity": dict(alloc), "allocatable": alloc},
-                }
-            )
+        )
     return nodes
 
 
@@ -110,10 +139,7 @@ def timed_pod_objects(
     path: Path, limit: int | None = None, scheduler_name: str = "default-scheduler"
 ) -> list[tuple[int, int | None, dict[str, Any]]]:
     """``(creation_time, deletion_time or None, pod)`` of each pod, in creation order."""
-    rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for i, row in enumerate(csv.DictReader(f)):
-            rows.append((i, row))
+    rows = list(_rows(path))
     # Creation order, as the pods arrived in the traced cluster.
     rows.sort(key=lambda r: (_int(r[1], "creation_time", path.name) if "creation_time" in r[1] else 0, r[0]))
     if limit is not None:

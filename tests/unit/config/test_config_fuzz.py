@@ -24,12 +24,21 @@ from typing import Any
 
 import pytest
 import yaml
-from fuzzing import field_names, fuzz_settings, mutated, spliced, values
+from fuzzing import alias_bomb, alias_deep, field_names, fuzz_settings, hostile, mutated, spliced, values
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kubesched.cli import main
-from kubesched.config import ConfigError, effective_config, format_config_yaml, load_config, parse_config
+from kubesched.config import (
+    CONFIG_LIMITS,
+    MAX_PLUGINS,
+    MAX_PROFILES,
+    ConfigError,
+    effective_config,
+    format_config_yaml,
+    load_config,
+    parse_config,
+)
 from kubesched.config.models import FLOAT32_MAX, INT64_MAX, KubeSchedulerConfiguration
 from kubesched.runtime.registry import default_registry
 
@@ -270,15 +279,17 @@ _HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfigur
     [
         (
             (_HEAD + "parallelism: " + "9" * 5000 + "\n").encode(),
-            "<file>: not valid YAML or JSON: Exceeds the limit (4300 digits) for integer string conversion: "
-            "value has 5000 digits",
+            "<file>: not valid YAML or JSON: yaml: line 3: an integer of 5000 digits, more than the limit of 400",
         ),
         ((_HEAD + "profiles: []\n").encode() + b"\xff\xfe", "<file>: not UTF-8 text: byte 89 cannot be decoded"),
         (
             (_HEAD + "profiles: " + "[" * 3000 + "]" * 3000 + "\n").encode(),
-            "<file>: not valid YAML or JSON: nested too deeply",
+            "<file>: not valid YAML or JSON: yaml: line 3: nested too deeply: more than 200 levels",
         ),
-        (b'{"kind": ' + b"[" * 3000 + b"]" * 3000 + b"}", "<file>: not valid YAML or JSON: nested too deeply"),
+        (
+            b'{"kind": ' + b"[" * 3000 + b"]" * 3000 + b"}",
+            "<file>: not valid YAML or JSON: nested too deeply: more than 200 levels",
+        ),
         (
             (_HEAD + "profiles: " + "[" * 150 + "]" * 150 + "\n").encode(),
             "profiles" + "[0]" * 99 + ": nested more than 100 levels deep",
@@ -366,5 +377,85 @@ def test_config_validate_refuses_an_undecodable_file_with_exit_1(tmp_path: Path)
     assert run_cli(["config", "validate", str(path)]) == (
         1,
         "",
-        f"{path}: <file>: not valid YAML or JSON: nested too deeply\n",
+        f"{path}: <file>: not valid YAML or JSON: yaml: line 3: nested too deeply: more than 200 levels\n",
     )
+
+
+# --- hostile files: aliases, depth, counts, long numbers --------------------------------------------
+
+#: What each limit's message says, so a refusal can be matched to a limit.
+LIMIT_WORDS = ("excessive aliasing", "nested too deeply", "digits", "more than the limit of", "nested more than")
+
+
+@fuzz_settings(100)
+@given(st.sampled_from(BASES).map(lambda d: yaml.safe_dump(d, allow_unicode=True)).flatmap(hostile))
+def test_hostile_files_load_or_are_refused_naming_the_limit(data: bytes) -> None:
+    """A configuration with an alias bomb, aliases or brackets nesting deep, an overlong integer
+    or a long list put in: it loads (what is within bounds) or is a ConfigError naming a limit,
+    or the field the hostile value broke."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "config.yaml"
+        path.write_bytes(data)
+        try:
+            load_config(path)
+        except ConfigError as err:
+            assert err.errors and all(": " in line for line in err.errors)
+            assert str(err).startswith(str(path) + ": ")
+
+
+BOMB = _HEAD + alias_bomb()
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (
+            BOMB,
+            "<file>: not valid YAML or JSON: yaml: line 6: document contains excessive aliasing: aliases expand "
+            "to 4630 of 4674 nodes (at most 99% may come from aliases)",
+        ),
+        (
+            _HEAD + "extra:\n" + alias_deep(250).replace("d0:", "  d0:").replace("\nd", "\n  d"),
+            "<file>: not valid YAML or JSON: yaml: line 202: nested too deeply: more than 200 levels",
+        ),
+        (
+            _HEAD + "profiles:\n" + "- {}\n" * (MAX_PROFILES + 1),
+            f"profiles: {MAX_PROFILES + 1} profiles, more than the limit of {MAX_PROFILES}",
+        ),
+        (
+            _HEAD + "profiles:\n- plugins:\n    filter:\n      enabled:\n" + "      - name: X\n" * (MAX_PLUGINS + 1),
+            f"profiles[0].plugins: {MAX_PLUGINS + 1} plugin entries, more than the limit of {MAX_PLUGINS}",
+        ),
+        (
+            _HEAD + "profiles:\n- pluginConfig:\n" + "  - name: X\n" * (MAX_PLUGINS + 1),
+            f"profiles[0].pluginConfig: {MAX_PLUGINS + 1} entries, more than the limit of {MAX_PLUGINS}",
+        ),
+        (
+            _HEAD + "# " + "x" * CONFIG_LIMITS.max_bytes + "\n",
+            f"<file>: the document is {len(_HEAD) + CONFIG_LIMITS.max_bytes + 3} bytes, more than the limit of "
+            f"{CONFIG_LIMITS.max_bytes} bytes",
+        ),
+    ],
+    ids=["alias-bomb", "aliases-250-deep", "101-profiles", "1001-plugins", "1001-plugin-configs", "over-3-mib"],
+)
+def test_files_past_a_limit_are_refused_naming_it(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / "config.yaml"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert info.value.errors == [expected]
+
+
+@pytest.mark.parametrize("command", ["validate", "run", "simulate"])
+def test_the_cli_refuses_a_bomb_configuration_naming_the_file(tmp_path: Path, command: str) -> None:
+    """`config validate`, `run` and `simulate` hung for minutes on this 9-level file."""
+    path = tmp_path / "bomb.yaml"
+    path.write_text(BOMB, encoding="utf-8")
+    argv = {
+        "validate": ["config", "validate", str(path)],
+        "run": ["run", "--config", str(path)],
+        "simulate": ["simulate", "--no-progress", "--config", str(path)],
+    }[command]
+    code, out, err = run_cli(argv)
+    assert code != 0 and not out
+    assert f"{path}: <file>: not valid YAML or JSON: yaml: line 6: document contains excessive aliasing" in err

@@ -150,14 +150,25 @@ def decode_object(body: bytes, kind: str, api_version: str) -> dict[str, Any]:
     if not body.startswith(MAGIC):
         raise ProtobufError("the body does not start with the Kubernetes protobuf prefix")
     envelope = {n: v for n, _, v in fields(body[len(MAGIC) :])}
-    type_meta = {n: bytes(v).decode() for n, _, v in fields(bytes(envelope.get(1, b"")))}
+    try:
+        type_meta = {n: bytes(v).decode() for n, _, v in fields(bytes(envelope.get(1, b"")))}
+    except (ValueError, TypeError):
+        raise ProtobufError("the body's type metadata is not a valid encoding of a TypeMeta") from None
     sent_kind = type_meta.get(2) or kind
     if envelope.get(3):
-        raise ProtobufError(f"content encoding {bytes(envelope[3]).decode()!r} is not supported")
+        encoding = bytes(envelope[3]).decode("utf-8", errors="replace")
+        raise ProtobufError(f'content encoding "{encoding}" is not supported')
     message = KIND_MESSAGES.get(sent_kind)
     if message is None:
         raise ProtobufError(f"{sent_kind} objects in protobuf are not supported; send JSON")
-    obj = decode_message(message, bytes(envelope.get(2, b"")))
+    try:
+        obj = decode_message(message, bytes(envelope.get(2, b"")))
+    except ProtobufError:
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError):
+        # Bytes that are no valid encoding of the message (a string that is not UTF-8, a length
+        # where a number belongs): refused as undecodable, not failed with Python's text.
+        raise ProtobufError(f"the body is not a valid encoding of a {sent_kind}") from None
     obj["kind"] = sent_kind
     obj["apiVersion"] = type_meta.get(1) or api_version
     return obj

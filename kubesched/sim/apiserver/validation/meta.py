@@ -20,6 +20,14 @@ Cause = tuple[str, str, str]
 
 #: ``metadata.annotations``: keys and values together (apimachinery TotalAnnotationSizeLimitB)
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
+#: The most of a bad value a field error shows. kube-apiserver's field errors echo the value
+#: whole (``field.Error.ErrorBody``: ``%q``), once in the Status message and again in its cause,
+#: so a 1 MiB label value made a 2 MB answer; apimachinery has no rule for long values there.
+#: This one is kube-apiserver's own for a long string it shows (the user agent in its traces,
+#: ``endpoints/handlers/helpers.go``): the first 1024 characters, then ``...TRUNCATED`` (here
+#: after the closing quote, so the quoted part is exactly the value's start).
+MAX_SHOWN_VALUE = 1024
+TRUNCATED = "...TRUNCATED"
 _GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
 
 
@@ -44,12 +52,16 @@ def go_quote(text: str) -> str:
 
 
 def quote(value: Any) -> str:
-    """A value as Go's ``%q`` (strings) or ``%v`` prints it in field errors."""
+    """A value as Go's ``%q`` (strings) or ``%v`` prints it in field errors; one longer than
+    :data:`MAX_SHOWN_VALUE` characters shown by its start and :data:`TRUNCATED`."""
     if isinstance(value, str):
+        if len(value) > MAX_SHOWN_VALUE:
+            return go_quote(value[:MAX_SHOWN_VALUE]) + TRUNCATED
         return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    text = str(value)
+    return text if len(text) <= MAX_SHOWN_VALUE else text[:MAX_SHOWN_VALUE] + TRUNCATED
 
 
 def invalid_cause(path: str, value: Any, detail: str) -> Cause:

@@ -1,0 +1,514 @@
+"""Bounded decoding of YAML and JSON: every door where outside input enters goes through here.
+
+A document is refused, with a :class:`DecodeError` that names the limit and the line, when:
+
+* it is larger than ``Limits.max_bytes`` (callers pass their own cap: the API server's 3 MiB
+  body, a configuration's, a scenario's); :func:`read_text` refuses a file by its size, unread;
+* it nests deeper than ``Limits.max_depth`` (counted through aliases);
+* an integer has more than ``Limits.max_integer_digits`` digits;
+* its aliases expand too much. The rule is go-yaml's (the decoder behind sigs.k8s.io/yaml and so
+  behind kube-apiserver): every node decoded counts, and so does every node decoded inside an
+  alias; once more than 100 come from aliases and more than 1000 are decoded, the share from
+  aliases may be at most 99% up to 400,000 nodes, falling linearly to 10% at 4,000,000. A
+  "billion laughs" document is refused after a few thousand nodes.
+
+YAML is composed event by event without recursion, and each node's expanded size and height are
+computed once, when it closes: an alias then costs one addition, so a bomb is refused in the time
+it takes to read its few hundred bytes, before any Python object is built. Only a document that
+passes is constructed (PyYAML's safe constructor: aliases become shared objects).
+
+Messages follow the decoders kube-apiserver uses (go-yaml's ``yaml: line 3: ...``, Go's JSON
+scanner's ``invalid character 'x' looking for beginning of value``); callers put their own
+prefix (the file, the request) in front.
+
+This module is the ground floor: it imports nothing of kubesched.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from yaml.events import (
+    AliasEvent,
+    CollectionStartEvent,
+    DocumentEndEvent,
+    MappingEndEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+)
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_INTEGER_DIGITS",
+    "DecodeError",
+    "Limits",
+    "load_json",
+    "load_yaml",
+    "load_yaml_all",
+    "load_yaml_or_json",
+    "read_text",
+]
+
+#: How deeply a document may nest. Real manifests and configurations nest a dozen levels; the
+#: loaders' own checks refuse more than 100 with the field's path, so this only has to keep
+#: recursive code (copies, validation, responses) far from Python's stack limit.
+MAX_DEPTH = 200
+#: The most digits an integer may have: more than any Go integer or float64 holds (an int64 has
+#: 19, the largest float64 309), far below Python's own 4300.
+MAX_INTEGER_DIGITS = 400
+#: kube-apiserver's request body limit, the default size cap.
+MAX_DOCUMENT_BYTES = 3 * 1024 * 1024
+
+# go-yaml's alias budget (decode.go, allowedAliasRatio), the same numbers.
+_ALIAS_FLOOR = 100
+_DECODE_FLOOR = 1000
+_RATIO_LOW = 400_000
+_RATIO_HIGH = 4_000_000
+#: how many events are composed between two looks at the clock
+_CLOCK_EVERY = 1024
+
+_INT_TAG = "tag:yaml.org,2002:int"
+#: libyaml's parser when PyYAML was built with it (three times faster on large documents), else
+#: PyYAML's own; both feed the same composer and the safe constructor.
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class DecodeError(ValueError):
+    """A document refused while decoding; ``limit`` names the bound it broke (``bytes``,
+    ``depth``, ``digits``, ``aliases``, ``deadline``) or is empty for malformed input, ``line``
+    is 1-based (0 when unknown). A value parser's error, outside the KubeschedError tree: each
+    caller turns it into its own (a ConfigError, a ScenarioError, a 400), naming the file or
+    request."""
+
+    def __init__(self, message: str, limit: str = "", line: int = 0) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of one decoding. ``deadline`` is seconds of wall time the decoding may take
+    (None: no deadline), checked while composing."""
+
+    max_bytes: int = MAX_DOCUMENT_BYTES
+    max_depth: int = MAX_DEPTH
+    max_integer_digits: int = MAX_INTEGER_DIGITS
+    deadline: float | None = None
+
+
+DEFAULT = Limits()
+
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """The share of decoded nodes that may come from aliases, after ``decoded`` nodes (go-yaml)."""
+    if decoded <= _RATIO_LOW:
+        return 0.99
+    if decoded >= _RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _RATIO_LOW) / (_RATIO_HIGH - _RATIO_LOW)
+
+
+#: Documents from this size on are decoded with the cycle collector paused (see _collector_paused).
+_PAUSE_COLLECTOR_BYTES = 64 * 1024
+_collector_lock = threading.Lock()
+_collector_holds = 0
+_collector_was_enabled = False
+
+
+@contextmanager
+def _collector_paused(size: int) -> Iterator[None]:
+    """Pause Python's cycle collector while a large document is decoded. Its full collections
+    come more often as the heap grows, each scanning every object with every thread stopped: a
+    3 MiB YAML body decoded in a thread stalled the event loop for up to a second. What decoding
+    makes holds no cycles (an anchor that contains itself is refused), so reference counting
+    frees it all; the collector resumes when the last decoding in progress ends."""
+    global _collector_holds, _collector_was_enabled
+    if size < _PAUSE_COLLECTOR_BYTES:
+        yield
+        return
+    with _collector_lock:
+        if _collector_holds == 0:
+            _collector_was_enabled = gc.isenabled()
+            gc.disable()
+        _collector_holds += 1
+    try:
+        yield
+    finally:
+        with _collector_lock:
+            _collector_holds -= 1
+            if _collector_holds == 0 and _collector_was_enabled:
+                gc.enable()
+
+
+def _size_error(size: int, limit: int) -> DecodeError:
+    return DecodeError(f"the document is {size} bytes, more than the limit of {limit} bytes", "bytes")
+
+
+def read_text(path: str | os.PathLike[str], max_bytes: int) -> str:
+    """A UTF-8 file's text; a file larger than ``max_bytes`` is refused (:class:`DecodeError`)
+    by its size before it is read. ``OSError`` and ``UnicodeDecodeError`` are the caller's."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > max_bytes:
+            raise _size_error(size, max_bytes)
+        data = fh.read(max_bytes + 1)  # a file that grows (or a pipe) is cut off at the limit too
+    if len(data) > max_bytes:
+        raise _size_error(len(data), max_bytes)
+    return data.decode("utf-8")
+
+
+def _check_size(data: str | bytes, limits: Limits) -> None:
+    # A str is measured in characters: at most as many as its UTF-8 bytes, so never stricter.
+    if len(data) > limits.max_bytes:
+        raise _size_error(len(data), limits.max_bytes)
+
+
+# --- YAML -----------------------------------------------------------------------------------------
+
+_UTF8_PROBLEMS = {
+    "invalid start byte": "invalid leading UTF-8 octet",
+    "invalid continuation byte": "invalid trailing UTF-8 octet",
+    "unexpected end of data": "incomplete UTF-8 octet sequence",
+}
+
+
+def _yaml_text(data: str | bytes) -> str:
+    """Bytes as the YAML reader reads them: UTF-16 after its byte order mark, else UTF-8; bytes
+    that are neither get libyaml's words rather than Python's codec message."""
+    if isinstance(data, str):
+        return data
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        codec = "utf-16-le" if data.startswith(b"\xff\xfe") else "utf-16-be"
+        try:
+            return data[2:].decode(codec)
+        except UnicodeDecodeError as exc:
+            problem = "incomplete UTF-16 character" if "truncated" in exc.reason else "invalid UTF-16 surrogate pair"
+            raise DecodeError(f"yaml: {problem} at byte {exc.start + 2}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = _UTF8_PROBLEMS.get(exc.reason, "invalid UTF-8 octet")
+        raise DecodeError(f"yaml: {problem} at byte {exc.start}") from None
+
+
+class _Composer:
+    """Composes YAML documents from the parser's events with the limits applied as each node
+    opens or closes. Sizes count what go-yaml's decoder would visit: a node, its children, and
+    for an alias one node plus everything its anchor expands to."""
+
+    def __init__(self, loader: Any, limits: Limits) -> None:
+        # PyYAML's parser and resolver methods are untyped: the composer holds them as Any.
+        self.loader: Any = loader
+        self.limits = limits
+        self.start = time.monotonic()
+        self.events = 0
+
+    def _fail(self, message: str, limit: str, line: int) -> DecodeError:
+        return DecodeError(f"yaml: line {line}: {message}", limit, line)
+
+    def documents(self) -> list[Node]:
+        loader = self.loader
+        loader.get_event()  # StreamStart
+        out: list[Node] = []
+        while not loader.check_event(StreamEndEvent):
+            out.append(self._document())
+        loader.get_event()
+        return out
+
+    def _document(self) -> Node:
+        loader, limits = self.loader, self.limits
+        loader.get_event()  # DocumentStart
+        anchors: dict[str, Node] = {}
+        size: dict[int, int] = {}  # id(node) -> nodes decoded for it, aliases expanded
+        height: dict[int, int] = {}  # id(node) -> levels of collections under and including it
+        open_ids: set[int] = set()
+        decoded = aliased = 0
+        # each frame: the collection node, its children (a flat key, value, ... list for a
+        # mapping), and the nodes decoded so far inside it, and its tallest child
+        stack: list[tuple[Node, list[Node], list[int]]] = []
+        root: Node | None = None
+        while root is None:
+            self.events += 1
+            if self.events % _CLOCK_EVERY == 0 and limits.deadline is not None:
+                if time.monotonic() - self.start > limits.deadline:
+                    raise DecodeError(f"yaml: decoding took longer than the limit of {limits.deadline:g}s", "deadline")
+            event: Any = loader.get_event()
+            line = event.start_mark.line + 1 if event.start_mark else 0
+            node: Node | None = None
+            if isinstance(event, AliasEvent):
+                target = anchors.get(event.anchor or "")
+                if target is None:
+                    raise self._fail(f"unknown anchor '{event.anchor}' referenced", "", line)
+                if id(target) in open_ids:
+                    raise self._fail(f"anchor '{event.anchor}' value contains itself", "", line)
+                expanded = size[id(target)]
+                if len(stack) + height[id(target)] > limits.max_depth:
+                    raise self._fail(f"nested too deeply: more than {limits.max_depth} levels", "depth", line)
+                # go-yaml counts the alias node as decoded, and everything under it as aliased
+                decoded += 1 + expanded
+                aliased += expanded
+                if (
+                    aliased > _ALIAS_FLOOR
+                    and decoded > _DECODE_FLOOR
+                    and aliased / decoded > allowed_alias_ratio(decoded)
+                ):
+                    raise self._fail(
+                        f"document contains excessive aliasing: aliases expand to {aliased} of {decoded} nodes "
+                        f"(at most {allowed_alias_ratio(decoded):.0%} may come from aliases)",
+                        "aliases",
+                        line,
+                    )
+                self._add(stack, target, 1 + expanded, height[id(target)])
+                continue
+            if isinstance(event, ScalarEvent):
+                tag = event.tag
+                if tag is None or tag == "!":
+                    tag = loader.resolve(ScalarNode, event.value, event.implicit)
+                if tag == _INT_TAG and _digits(event.value) > limits.max_integer_digits:
+                    raise self._fail(
+                        f"an integer of {_digits(event.value)} digits, more than the limit of "
+                        f"{limits.max_integer_digits}",
+                        "digits",
+                        line,
+                    )
+                marks: Any = (event.start_mark, event.end_mark)
+                node = ScalarNode(tag, event.value, marks[0], marks[1], event.style)
+                size[id(node)], height[id(node)] = 1, 0
+                decoded += 1
+                self._anchor(anchors, event.anchor, node)
+                if not stack:
+                    root = node
+                else:
+                    self._add(stack, node, 1, 0)
+                continue
+            if isinstance(event, CollectionStartEvent):
+                if len(stack) >= limits.max_depth:
+                    raise self._fail(f"nested too deeply: more than {limits.max_depth} levels", "depth", line)
+                tag = event.tag
+                cls: Any = SequenceNode if isinstance(event, SequenceStartEvent) else MappingNode
+                if tag is None or tag == "!":
+                    tag = loader.resolve(cls, None, event.implicit)
+                node = cls(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                decoded += 1
+                self._anchor(anchors, event.anchor, node)
+                open_ids.add(id(node))
+                stack.append((node, [], [1, 0]))
+                continue
+            if isinstance(event, SequenceEndEvent | MappingEndEvent):
+                node, children, (count, tallest) = stack.pop()
+                open_ids.discard(id(node))
+                node.end_mark = event.end_mark
+                if isinstance(node, MappingNode):
+                    node.value = list(zip(children[0::2], children[1::2], strict=True))
+                else:
+                    node.value = children
+                size[id(node)], height[id(node)] = count, tallest + 1
+                if not stack:
+                    root = node
+                else:
+                    self._add(stack, node, count, tallest + 1)
+                continue
+            raise self._fail(f"unexpected {type(event).__name__}", "", line)  # pragma: no cover
+        end = loader.get_event()
+        assert isinstance(end, DocumentEndEvent)
+        return root
+
+    @staticmethod
+    def _anchor(anchors: dict[str, Node], anchor: str | None, node: Node) -> None:
+        if anchor is not None:
+            anchors[anchor] = node
+
+    @staticmethod
+    def _add(stack: list[tuple[Node, list[Node], list[int]]], child: Node, count: int, child_height: int) -> None:
+        _, children, tally = stack[-1]
+        children.append(child)
+        tally[0] += count
+        tally[1] = max(tally[1], child_height)
+
+
+def _dismantle(nodes: list[Node]) -> None:
+    """Free a composed node graph a piece at a time: dropped at once, its millions of objects
+    are freed in one cascade that holds the interpreter (and so every other thread) throughout."""
+    stack: list[Any] = list(nodes)
+    nodes.clear()
+    while stack:
+        node = stack.pop()
+        value = node.value
+        if isinstance(value, list):
+            node.value = None
+            for item in value:
+                if isinstance(item, tuple):
+                    stack.extend(item)
+                else:
+                    stack.append(item)
+
+
+def _digits(value: str) -> int:
+    return sum(ch.isdigit() for ch in value)
+
+
+def load_yaml_all(data: str | bytes, limits: Limits = DEFAULT) -> list[Any]:
+    """Every document of a YAML stream, bounded by ``limits``; a :class:`DecodeError` for a
+    broken limit (``limit`` says which) and for malformed YAML (``limit`` empty), in go-yaml's
+    words (``yaml: line 2: did not find expected node content``)."""
+    _check_size(data, limits)
+    loader = _LOADER(_yaml_text(data))
+    try:
+        with _collector_paused(len(data)):
+            nodes = _Composer(loader, limits).documents()
+            docs = [loader.construct_document(node) for node in nodes]
+            _dismantle(nodes)
+            return docs
+    except yaml.MarkedYAMLError as exc:
+        # libyaml's problem (go-yaml's is a port of it) in go-yaml's form, not PyYAML's report
+        mark = exc.problem_mark or exc.context_mark
+        where = f"line {mark.line + 1}: " if mark is not None else ""
+        raise DecodeError(f"yaml: {where}{exc.problem or exc.context}", "", mark.line + 1 if mark else 0) from None
+    except yaml.reader.ReaderError as exc:
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        raise DecodeError(
+            f"yaml: control characters are not allowed (#x{code:04x} at character {exc.position})"
+        ) from None
+    finally:
+        loader.dispose()
+
+
+def load_yaml(data: str | bytes, limits: Limits = DEFAULT) -> Any:
+    """One YAML document (None for an empty stream), as ``yaml.safe_load`` but bounded."""
+    docs = load_yaml_all(data, limits)
+    if len(docs) > 1:
+        raise DecodeError("yaml: expected a single document in the stream, but found another document")
+    return docs[0] if docs else None
+
+
+# --- JSON -----------------------------------------------------------------------------------------
+
+
+def _go_char(ch: str) -> str:
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return "'" + json.dumps(ch, ensure_ascii=False)[1:-1] + "'"
+
+
+_STRINGS = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
+def _innermost(doc: str) -> str:
+    """The kind of container open at the end of ``doc``: '{', '[' or ''."""
+    open_: list[str] = []
+    for ch in _BRACKETS.findall(_STRINGS.sub("", doc)):
+        if ch in "[{":
+            open_.append(ch)
+        elif open_:
+            open_.pop()
+    return open_[-1] if open_ else ""
+
+
+def _go_json_message(exc: json.JSONDecodeError) -> str:
+    """Python's JSON error in the words of Go's encoding/json, which kube-apiserver answers with."""
+    doc, pos, msg = exc.doc, exc.pos, exc.msg
+    if pos >= len(doc) or msg.startswith("Unterminated string"):
+        return "unexpected end of JSON input"
+    ch = _go_char(doc[pos])
+    if msg == "Expecting value":
+        return f"invalid character {ch} looking for beginning of value"
+    if msg.startswith("Expecting property name"):
+        return f"invalid character {ch} looking for beginning of object key string"
+    if msg == "Expecting ':' delimiter":
+        return f"invalid character {ch} after object key"
+    if msg == "Expecting ',' delimiter":
+        where = "object key:value pair" if _innermost(doc[:pos]) == "{" else "array element"
+        return f"invalid character {ch} after {where}"
+    if msg == "Extra data":
+        return f"invalid character {ch} after top-level value"
+    if msg.startswith("Invalid control character"):
+        return f"invalid character {ch} in string literal"
+    if msg.startswith("Invalid \\u"):
+        return f"invalid character {ch} in \\u hexadecimal character escape"
+    if msg.startswith("Invalid \\escape"):
+        return f"invalid character {_go_char(doc[pos + 1 : pos + 2] or ' ')} in string escape code"
+    return f"invalid character {ch}"
+
+
+def _no_constant(name: str) -> Any:
+    # Python's json reads NaN and Infinity; JSON (and Go's decoder) has no such literals.
+    raise DecodeError(f"invalid character {_go_char(name[0])} looking for beginning of value")
+
+
+def load_json(data: str | bytes, limits: Limits = DEFAULT, *, constants: bool = False) -> Any:
+    """A JSON document bounded by ``limits``. Bytes are read as UTF-8 as Go reads them
+    (invalid sequences become U+FFFD); ``NaN`` and ``Infinity`` are refused unless
+    ``constants``. Every refusal is a :class:`DecodeError` in Go's words."""
+    _check_size(data, limits)
+    text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
+    max_digits = limits.max_integer_digits
+
+    def parse_int(literal: str) -> int:
+        digits = len(literal) - literal.startswith("-")
+        if digits > max_digits:
+            raise DecodeError(
+                f"json: cannot unmarshal number {literal[:30]}... into Go value of type float64 "
+                f"(an integer of {digits} digits, more than the limit of {max_digits})",
+                "digits",
+            )
+        return int(literal)
+
+    try:
+        with _collector_paused(len(text)):
+            if constants:
+                value = json.loads(text, parse_int=parse_int)
+            else:
+                value = json.loads(text, parse_int=parse_int, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise DecodeError(_go_json_message(exc), "", exc.lineno) from None
+    except RecursionError:
+        raise DecodeError(f"nested too deeply: more than {limits.max_depth} levels", "depth") from None
+    if _depth(value) > limits.max_depth:
+        raise DecodeError(f"nested too deeply: more than {limits.max_depth} levels", "depth")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How many collections deep ``value`` goes; iterative (JSON has no aliases: no sharing)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        deepest = max(deepest, depth + 1)
+        stack.extend((child, depth + 1) for child in item if isinstance(child, dict | list))
+    return deepest
+
+
+def load_yaml_or_json(data: str | bytes, limits: Limits = DEFAULT) -> Any:
+    """A file that is JSON or YAML (a configuration): JSON when it parses as JSON, else YAML
+    (YAML's flow style starts with "{" too, so a JSON error is not final)."""
+    text = data if isinstance(data, str) else _yaml_text(data)
+    if text.lstrip().startswith("{"):
+        try:
+            # NaN and Infinity read as numbers, so that the loader's checks name their field
+            return load_json(text, limits, constants=True)
+        except DecodeError as exc:
+            if exc.limit:
+                raise
+    return load_yaml(text, limits)
