@@ -29,6 +29,10 @@ outcome checked:
 * health in a relist: within 250 ms (probed every 50 ms) while every replica relists all the
   pods, made to by answering each pod watch 410 until each replica met two;
 * no traceback: no process's log holds a ``Traceback (most recent call last)``;
+* standby memory: a third replica, kept standby on a lease the soak holds, watches
+  ``--standby-cycles`` waves of ``--standby-pods`` pods created, bound by the leader and deleted;
+  its RSS after the last wave stays within 2 KiB a pod a wave + 8 MiB of its RSS after the first
+  (benchmarks/soak/standby.py);
 * memory: no leak. The pods are deleted, a second wave of half as many is scheduled (no
   faults) and deleted: its peak RSS stays within the first wave's, and the RSS after deleting
   it within what the first deletion left (CPython keeps freed memory for reuse, so RSS does not
@@ -72,6 +76,8 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--no-kill", action="store_true", help="never kill the leader: then the lease must be held")
     ap.add_argument("--keep", action="store_true", help="keep the logs and inputs (kept anyway when a check fails)")
     ap.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    ap.add_argument("--standby-cycles", type=int, default=4, help="waves the standby watches (default 4; 0: none)")
+    ap.add_argument("--standby-pods", type=int, help="pods a wave (default: --pods, at most 5000)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ap
 
@@ -107,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         concurrency=args.concurrency,
         kill_at=0.0 if args.no_kill else 0.5,
         keep=args.keep,
+        standby_cycles=args.standby_cycles,
+        standby_pods=args.standby_pods or min(args.pods or (1000 if args.quick else 10000), 5000),
     )
     if settings.nodes < 1 or settings.pods < 2 or settings.concurrency < 1:
         print("--nodes must be >= 1, --pods >= 2, --concurrency >= 1", file=sys.stderr)

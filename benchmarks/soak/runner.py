@@ -27,6 +27,7 @@ from benchmarks.soak.checks import TRACEBACK, Obj, Probe, health_during, judge, 
 from benchmarks.soak.processes import ROOT, Proc, free_port
 from benchmarks.soak.report import Check, Report
 from benchmarks.soak.settings import Settings, SetupError, default_faults
+from benchmarks.soak.standby import Standby
 
 MiB = 1024 * 1024
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
@@ -50,6 +51,8 @@ class Soak:
         self.dir = Path(tempfile.mkdtemp(prefix="kubesched-soak-"))
         self.procs: list[Proc] = []
         self.replicas: dict[str, Proc] = {}
+        #: the replica kept standby on a lease of its own (benchmarks/soak/standby.py)
+        self.standby: Standby | None = None
         self.holders: list[tuple[float, str]] = []
         self.bound: dict[str, str] = {}
         self.bound_at: dict[str, float] = {}
@@ -404,6 +407,8 @@ class Soak:
         (a relist done, the next begun), then five seconds more for the last to finish."""
         rep = self.report
         live = [p for p in self.replicas.values() if p.alive() and not p.killed]
+        if self.standby is not None and self.standby.proc is not None and self.standby.proc.alive():
+            live.append(self.standby.proc)  # its pod watch meets the 410s too
         gone = {"seed": self.s.seed, "faults": [{"kind": "gone", "verbs": ["watch"], "resources": ["pods"]}]}
         status, _ = await api.call("PUT", "/kubesched/faults", gone)
         if status != 200:
@@ -442,6 +447,9 @@ class Soak:
         try:
             self._start_replica(config, "a")
             self._start_replica(config, "b")
+            if self.s.standby_cycles > 0:
+                self.standby = Standby(self.s.standby_cycles, self.s.standby_pods, self.s.concurrency)
+                await self.standby.start(api, config, self.kubeconfig, self._spawn, self.dir)
             tasks += [asyncio.create_task(self._watch_lease(api)), asyncio.create_task(self._sample())]
             tasks.append(asyncio.create_task(self._probe_health()))
             until = time.monotonic() + 120
@@ -520,6 +528,8 @@ class Soak:
             watching.cancel()
             await self._force_relist(api)
             await self._memory_after_delete(api, label)
+            if self.standby is not None:
+                rep.checks.append(await self.standby.waves(api, self._settled_rss))
             rep.checks.append(
                 Check(
                     "health",

@@ -43,3 +43,6 @@ class Settings:
     concurrency: int = 16
     kill_at: float = 0.5  # 0: never kill the leader
     keep: bool = False
+    #: Waves the standby replica watches after the main checks (0: no standby), of so many pods.
+    standby_cycles: int = 4
+    standby_pods: int = 5000

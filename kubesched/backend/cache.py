@@ -7,6 +7,11 @@ when it was never confirmed within the TTL after its binding finished.
 
 The snapshot is updated incrementally: the cache remembers which nodes changed since the last
 update and clones only those, so a scheduling cycle never copies the whole cluster.
+
+What the cache holds follows the cluster: a pod is dropped with its delete event (or its
+assumption forgotten or expired), a node with its own, and the names of changed nodes are kept
+for the next snapshot update only while they are fewer than about twice the nodes — a replica
+that never updates its snapshot (a standby) under node churn marks everything changed instead.
 """
 
 from __future__ import annotations
@@ -146,6 +151,8 @@ class Cache:
         self._pods: dict[str, _PodState] = {}
         self._images: dict[str, ImageStateSummary] = {}
         self._dirty: set[str] = set()
+        #: Every node changed (``_dirty`` outgrew the nodes): the next update compares them all.
+        self._all_dirty = False
         self._order_changed = True
         self._zones: dict[str, list[str]] = {}
         self._node_zone: dict[str, str] = {}
@@ -182,6 +189,14 @@ class Cache:
         self._set_zone(name, None)
         self._dirty.add(name)
         self._order_changed = True
+        self._bound_dirty()
+
+    def _bound_dirty(self) -> None:
+        """Names of nodes gone pile up in ``_dirty`` when no snapshot update takes them: past
+        twice the nodes (and a few), forget them and mark every node changed instead."""
+        if len(self._dirty) > 2 * len(self.nodes) + 64:
+            self._dirty.clear()
+            self._all_dirty = True
 
     def _set_zone(self, name: str, zone: str | None) -> None:
         old = self._node_zone.get(name)
@@ -302,6 +317,7 @@ class Cache:
             if ni.node is None and not ni.pods:
                 del self.nodes[st.node_name]
             self._dirty.add(st.node_name)
+            self._bound_dirty()
 
     def get_pod(self, uid: str) -> PodInfo | None:
         st = self._pods.get(uid)
@@ -329,6 +345,9 @@ class Cache:
     # --- snapshot -----------------------------------------------------------------------------
     def update_snapshot(self, snapshot: Snapshot) -> None:
         """Bring ``snapshot`` up to date, cloning only the nodes changed since the last call."""
+        if self._all_dirty:
+            self._dirty.update(self.nodes, snapshot.node_info_map)
+            self._all_dirty = False
         if not self._dirty and not self._order_changed:
             return
         for name in self._dirty:
@@ -349,6 +368,16 @@ class Cache:
         if self._order_changed:
             snapshot._relist([n for n in self._node_order() if n in snapshot.node_info_map])
             self._order_changed = False
+
+    def footprint(self) -> dict[str, int]:
+        """How many entries each of the cache's structures holds (for tests and the soak)."""
+        return {
+            "nodes": len(self.nodes),
+            "pods": len(self._pods),
+            "images": len(self._images),
+            "zones": len(self._zones),
+            "changed_nodes": len(self._dirty),
+        }
 
     def dump(self) -> dict[str, Any]:
         return {

@@ -13,6 +13,10 @@ made the pod schedulable, a failure sends it to backoffQ instead of the pool, so
 never lost in the window between pop and failure.
 
 Time comes from ``clock`` (seconds), so tests and the simulator can drive it.
+
+What it holds is bounded by the pods pending or in flight, on a replica that never pops (a
+standby) as on the leader: removed heap entries are dropped when popped or, once they are more
+than half of a heap, by rebuilding it (:meth:`SchedulingQueue.footprint` counts every structure).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from kubesched.backend.nominator import Nominator as Nominator  # re-exported: the scheduler's import
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -63,13 +68,16 @@ class _ActiveEntry:
     timestamp: created in one turn of the loop) leave in the order they came in, so a run does
     not depend on the heap's shape."""
 
-    __slots__ = ("qpi", "less", "removed", "seq")
+    __slots__ = ("qpi", "less", "removed", "seq", "group")
 
-    def __init__(self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], seq: int) -> None:
+    def __init__(
+        self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], seq: int, group: int
+    ) -> None:
         self.qpi = qpi
         self.less = less
         self.removed = False
         self.seq = seq
+        self.group = group
 
     def __lt__(self, other: _ActiveEntry) -> bool:
         if self.less(self.qpi, other.qpi):
@@ -101,46 +109,6 @@ def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
         or om.get("labels") != nm.get("labels")
         or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
     )
-
-
-class Nominator:
-    """Pods nominated to a node (by preemption) and not yet bound: other pods' filters count
-    them as if they were already there, so the room preemption made is not taken by others."""
-
-    def __init__(self) -> None:
-        self._by_node: dict[str, dict[str, PodInfo]] = {}
-        self._node_of: dict[str, str] = {}
-
-    def add(self, pod: PodInfo, node_name: str) -> None:
-        self.delete(pod.uid)
-        self._by_node.setdefault(node_name, {})[pod.uid] = pod
-        self._node_of[pod.uid] = node_name
-
-    def delete(self, uid: str) -> None:
-        node = self._node_of.pop(uid, None)
-        if node is not None:
-            pods = self._by_node.get(node)
-            if pods is not None:
-                pods.pop(uid, None)
-                if not pods:
-                    del self._by_node[node]
-
-    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
-        pods = self._by_node.get(node_name)
-        return list(pods.values()) if pods else []
-
-    def has_nominated(self, node_name: str) -> bool:
-        return node_name in self._by_node
-
-    def nominated_nodes(self) -> Iterable[str]:
-        """The nodes some pod is nominated to."""
-        return self._by_node.keys()
-
-    def node_of(self, uid: str) -> str | None:
-        return self._node_of.get(uid)
-
-    def __bool__(self) -> bool:
-        return bool(self._node_of)
 
 
 def queue_sort_key(fw: Framework) -> tuple[str, str]:
@@ -178,6 +146,8 @@ class SchedulingQueue:
             self._group_of[name] = groups[key]
         self.less = self._less[0]
         self._heaps: list[list[_ActiveEntry]] = [[] for _ in self._less]
+        #: Per heap, its entries marked removed and not dropped yet (see :meth:`_compact`).
+        self._removed: list[int] = [0 for _ in self._less]
         self._turn = 0
         self._events_map: dict[str, list[ClusterEventWithHint] | None] = {}
         for fw in frameworks.values():
@@ -236,6 +206,22 @@ class SchedulingQueue:
         kept for them meanwhile. Both return to 0 when nothing is being scheduled or bound."""
         return len(self._in_flight), len(self._in_flight_events)
 
+    def footprint(self) -> dict[str, int]:
+        """How many entries each of the queue's structures holds, the lazily dropped ones
+        included: what it keeps in memory, for tests and the soak. All return to 0 when no pod
+        is pending or in flight."""
+        return {
+            "active_heap": sum(len(h) for h in self._heaps),
+            "active": len(self._active_by_uid),
+            "backoff_heap": len(self._backoff),
+            "backoff": len(self._backoff_by_uid),
+            "unschedulable": len(self._unschedulable),
+            "in_flight": len(self._in_flight),
+            "in_flight_events": len(self._in_flight_events),
+            "gone": len(self._gone),
+            "latest": len(self._latest),
+        }
+
     def pending_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
         for e in self._active_by_uid.values():
             yield ACTIVE_Q, e.qpi
@@ -293,7 +279,7 @@ class SchedulingQueue:
         qpi.gated = False
         self._active_seq += 1
         group = self._group_of.get(qpi.pod_info.scheduler_name, 0)
-        entry = _ActiveEntry(qpi, self._less[group], self._active_seq)
+        entry = _ActiveEntry(qpi, self._less[group], self._active_seq, group)
         heapq.heappush(self._heaps[group], entry)
         self._active_by_uid[qpi.pod_info.uid] = entry
         self._count_incoming(ACTIVE_Q, event)
@@ -306,6 +292,7 @@ class SchedulingQueue:
         qpi.backoff_expiry = expiry
         heapq.heappush(self._backoff, (expiry, next(self._seq), qpi.pod_info.uid))
         self._backoff_by_uid[qpi.pod_info.uid] = qpi
+        self._compact_backoff()
         self._count_incoming(BACKOFF_Q, event)
 
     def _push_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
@@ -322,11 +309,43 @@ class SchedulingQueue:
         e = self._active_by_uid.pop(uid, None)
         if e is not None:
             e.removed = True
+            self._removed[e.group] += 1
+            self._compact(e.group)
             return e.qpi
-        q = self._backoff_by_uid.pop(uid, None)  # its heap entry is dropped lazily
+        q = self._backoff_by_uid.pop(uid, None)
         if q is not None:
+            self._compact_backoff()
             return q
         return self._unschedulable.pop(uid, None)
+
+    # Heap entries are removed lazily (marked, dropped when popped), which keeps removal O(1);
+    # but a replica that never pops (a standby: it follows every pod, schedules none) would keep
+    # each removed pod's entry, QueuedPodInfo and PodInfo for ever. So a heap is rebuilt from its
+    # live entries once the dead ones are more than half of it: O(n) after at least n/2 removals,
+    # amortised O(1), and a heap never holds more than twice its live pods (nothing once none is
+    # left). The check runs on every removal, the informer's binds and deletes included.
+
+    def _compact(self, group: int) -> None:
+        """Rebuild activeQ heap ``group`` without its removed entries once they are the most."""
+        heap = self._heaps[group]
+        if 2 * self._removed[group] <= len(heap):
+            return
+        heap[:] = [e for e in heap if not e.removed]
+        heapq.heapify(heap)  # the order is total (``seq`` breaks ties): pops are unchanged
+        self._removed[group] = 0
+
+    def _compact_backoff(self) -> None:
+        """Rebuild backoffQ's heap with only the entries its pods still wait on, once it holds
+        more than twice as many entries as pods (plus a few, so small heaps are left alone)."""
+        if len(self._backoff) <= 2 * len(self._backoff_by_uid) + 16:
+            return
+        kept: dict[str, tuple[float, int, str]] = {}
+        for t in self._backoff:
+            q = self._backoff_by_uid.get(t[2])
+            if q is not None and q.backoff_expiry == t[0]:  # the entry of its latest push
+                kept.setdefault(t[2], t)
+        self._backoff[:] = kept.values()
+        heapq.heapify(self._backoff)
 
     def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
         """Move a pod that may now fit: to backoffQ while it backs off, else activeQ."""
@@ -555,6 +574,7 @@ class SchedulingQueue:
             while heap:
                 entry = heapq.heappop(heap)
                 if entry.removed:
+                    self._removed[group] -= 1
                     continue
                 self._turn = (group + 1) % n
                 return entry

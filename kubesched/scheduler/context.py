@@ -76,7 +76,8 @@ class SchedulerContext:
     #: The cluster objects plugins read besides pods and nodes.
     listers: ObjectCache
     observer: Observer
-    #: Each pod's last attempt (only with ``options.record_results``), by ``namespace/name``.
+    #: Each pod's last attempt (only with ``options.record_results``), by ``namespace/name``;
+    #: dropped with the pod's delete event unless ``options.keep_deleted_results``.
     results: dict[str, PodResult]
     extenders: Extenders
     batching: OpportunisticBatching

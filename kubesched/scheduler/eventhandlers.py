@@ -136,6 +136,8 @@ class EventHandlers:
         if kind == "Pod":
             uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
             self._unreported.pop(uid, None)
+            if not self.options.keep_deleted_results:
+                self.results.pop(pod_key(obj), None)
             self.nominator.delete(uid)
             removed = self.cache.remove_pod(uid)
             if removed is not None:

@@ -27,6 +27,10 @@ class SchedulerOptions:
     seed: int | None = None
     #: Keep each pod's outcome (node, phase, message) for a report.
     record_results: bool = False
+    #: With ``record_results``, keep the outcome of a pod after it is deleted (a simulation's
+    #: report names its preemption victims). Off, a pod's record goes with its delete event,
+    #: so a long-lived scheduler keeps records only of the pods that exist.
+    keep_deleted_results: bool = False
     #: With ``record_results``, also each plugin's result per node (filter/score maps): what
     #: the JSON report and the result annotations show; costly on large clusters.
     record_plugin_results: bool = True

@@ -4,6 +4,11 @@ The scheduler reports through the small :class:`Observer` interface it defines; 
 the Prometheus implementation wired in by ``kubesched run``. Each instance owns its registry,
 so several schedulers in one process (tests) never collide, and no ``_created`` series are
 exported (kube-scheduler has none).
+
+No label names a pod or a node, so the series do not grow with the pods a scheduler has seen:
+label values come from the configuration (profiles, plugins), fixed sets (results, extension
+points, queues, cluster events) or, for upstream's ``attempts`` label, the most attempts a pod
+took. The gauges are read from the queue and the cache at scrape time.
 """
 
 from __future__ import annotations

@@ -58,6 +58,7 @@ from kubesched.sim.apiserver.handlers import ResourceHandlers, view
 from kubesched.sim.apiserver.openapi import documents as openapi
 from kubesched.sim.apiserver.requests import ResourceRequest, parse_resource_path, read_body, truthy
 from kubesched.sim.apiserver.responses import json_response
+from kubesched.sim.apiserver.retention import Retention
 from kubesched.sim.apiserver.watch import Watches
 
 __all__ = [
@@ -171,6 +172,8 @@ class APIServer:
             lambda: self.store.resource_version,
             lambda request: self.authn.check(request.path, request.headers.get("Authorization")),
         )
+        #: Events expire an hour after their last write, as kube-apiserver's --event-ttl.
+        self.retention = Retention(store)
         #: The simulator's own API (kubesched.sim.simulator_api), when ``sim serve`` sets one.
         self.simulator: MountedAPI | None = None
 
@@ -204,6 +207,7 @@ class APIServer:
         sockets = getattr(site._server, "sockets", None)
         if sockets:
             self.port = sockets[0].getsockname()[1]
+        self.retention.start()
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self.tls:
@@ -218,6 +222,7 @@ class APIServer:
     async def stop(self) -> None:
         self.watches.stopping = True
         self.drop_watches()
+        await self.retention.stop()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

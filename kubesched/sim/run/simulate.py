@@ -109,6 +109,7 @@ async def simulate(
         record_plugin_results=settings.plugin_results or settings.result_annotations,
         result_annotations=settings.result_annotations,
         report_to_cluster=True,
+        keep_deleted_results=True,
     )
     priority_classes = {pc["metadata"]["name"]: pc for pc in scenario.priority_classes}
     namespaces = {ns["metadata"]["name"] for ns in scenario.namespaces}
