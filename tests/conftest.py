@@ -178,9 +178,15 @@ def gpushare_installed(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.fixture
-async def server() -> AsyncIterator[APIServer]:
-    """An embedded API server on a free loopback port, over an empty store (no token asked)."""
-    srv = APIServer(Store())
+def store() -> Store:
+    """An empty in-memory cluster store (what :func:`server` serves)."""
+    return Store()
+
+
+@pytest.fixture
+async def server(store: Store) -> AsyncIterator[APIServer]:
+    """An embedded API server on a free loopback port, over ``store`` (no token asked)."""
+    srv = APIServer(store)
     await srv.start()
     try:
         yield srv

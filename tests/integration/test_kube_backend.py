@@ -50,21 +50,6 @@ class Recorder:
 
 
 @pytest.fixture
-def store() -> Store:
-    return Store()
-
-
-@pytest.fixture
-async def server(store: Store) -> AsyncIterator[APIServer]:
-    srv = APIServer(store, host="127.0.0.1", port=0)
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
-
-
-@pytest.fixture
 async def cluster(server: APIServer, tmp_path: Path) -> AsyncIterator[KubeCluster]:
     path = server.write_kubeconfig(tmp_path / "kubeconfig")
     c = KubeCluster(kubeconfig=path, backoff_initial=0.05, backoff_cap=0.5)

@@ -33,21 +33,6 @@ THREE_FAILURES_SEED = 14
 
 
 @pytest.fixture
-def store() -> Store:
-    return Store()
-
-
-@pytest.fixture
-async def server(store: Store) -> AsyncIterator[APIServer]:
-    srv = APIServer(store, host="127.0.0.1", port=0)
-    await srv.start()
-    try:
-        yield srv
-    finally:
-        await srv.stop()
-
-
-@pytest.fixture
 async def scheduler(store: Store, server: APIServer, tmp_path: Path) -> AsyncIterator[Scheduler]:
     """The default profile on KubeCluster, running, over one node with 4 CPUs."""
     store.create("Node", make_node("n1").capacity(cpu="4", memory="8Gi", pods="110").obj())
