@@ -159,8 +159,8 @@ def _size_error(size: int, limit: int) -> DecodeError:
 
 
 def read_text(path: str | os.PathLike[str], max_bytes: int) -> str:
-    """A UTF-8 file's text; a file larger than ``max_bytes`` is refused (:class:`DecodeError`)
-    by its size before it is read. ``OSError`` and ``UnicodeDecodeError`` are the caller's."""
+    """A UTF-8 file's text; a file larger than ``max_bytes``, or bytes that are not UTF-8, are
+    refused (:class:`DecodeError`), the size before the file is read. ``OSError`` is the caller's."""
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
@@ -168,7 +168,10 @@ def read_text(path: str | os.PathLike[str], max_bytes: int) -> str:
         data = fh.read(max_bytes + 1)  # a file that grows (or a pipe) is cut off at the limit too
     if len(data) > max_bytes:
         raise _size_error(len(data), max_bytes)
-    return data.decode("utf-8")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"not UTF-8 text: byte {exc.start} cannot be decoded") from None
 
 
 def _check_size(data: str | bytes, limits: Limits) -> None:

@@ -41,7 +41,7 @@ def cmd_config_migrate_policy(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"kubesched: {args.file}: cannot read: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    except (yaml.YAMLError, DecodeError, UnicodeDecodeError) as exc:
+    except (yaml.YAMLError, DecodeError) as exc:
         print(f"kubesched: {args.file}: not valid JSON or YAML: {exc}", file=sys.stderr)
         return 1
     except PolicyError as exc:

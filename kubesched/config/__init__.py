@@ -219,8 +219,6 @@ def load_config(path: str | os.PathLike[str] | None, registry: Registry | None =
         text = read_text(source, CONFIG_LIMITS.max_bytes)
     except OSError as exc:
         raise ConfigError([f"<file>: cannot read: {exc.strerror or exc}"], source) from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError([f"<file>: not UTF-8 text: byte {exc.start} cannot be decoded"], source) from None
     except DecodeError as exc:
         raise ConfigError([f"<file>: {exc}"], source) from None
     try:

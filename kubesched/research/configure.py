@@ -33,8 +33,6 @@ def experiment_config(path: Path, typical: Sequence[Any], seed: int) -> tuple[Sc
         text = read_text(path, CONFIG_LIMITS.max_bytes)
     except OSError as exc:
         raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise ReplayError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
     except DecodeError as exc:
         raise ReplayError(f"{path}: {exc}") from None
     try:

@@ -231,7 +231,7 @@ def load_grid_file(path: Path) -> dict[str, Any]:
         data = load_yaml(read_text(path, GRID_LIMITS.max_bytes), GRID_LIMITS)
     except OSError as exc:
         raise SweepError(f"--grid {path}: cannot read: {exc.strerror or exc}") from None
-    except (yaml.YAMLError, UnicodeDecodeError, DecodeError) as exc:
+    except (yaml.YAMLError, DecodeError) as exc:
         raise SweepError(f"--grid {path}: not valid YAML: {exc}") from None
     if not isinstance(data, dict):
         raise SweepError(f"--grid {path}: a mapping of {', '.join(GRID_FIELDS)} is needed")

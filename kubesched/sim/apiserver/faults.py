@@ -220,8 +220,6 @@ def load_config(path: str | Path) -> FaultConfig:
         text = read_text(path, FAULT_CONFIG_LIMITS.max_bytes)
     except OSError as exc:
         raise FaultConfigError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise FaultConfigError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
     except DecodeError as exc:
         raise FaultConfigError(f"{path}: {exc}") from None
     try:

@@ -117,8 +117,6 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         text = read_text(path, SCENARIO_LIMITS.max_bytes)
     except OSError as exc:
         raise ScenarioError(f"{path}: cannot read scenario: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ScenarioError(f"{path}: not UTF-8 text: byte {exc.start} cannot be decoded") from None
     except DecodeError as exc:
         raise ScenarioError(f"{path}: {exc}") from None
     try:
