@@ -64,6 +64,8 @@ def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
         context=opts.context,
         qps=float(cc.qps),
         burst=int(cc.burst),
+        # The scheduler below paces the collector (gc_pacing), so frozen objects are seen again.
+        keep_from_collector=True,
     )
 
 

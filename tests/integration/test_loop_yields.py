@@ -129,7 +129,9 @@ class TurnRecorder:
 
 @pytest.fixture
 async def cluster(server: APIServer, tmp_path: Path) -> AsyncIterator[KubeCluster]:
-    c = KubeCluster(kubeconfig=server.write_kubeconfig(tmp_path / "kubeconfig"), backoff_initial=0.05)
+    c = KubeCluster(
+        kubeconfig=server.write_kubeconfig(tmp_path / "kubeconfig"), backoff_initial=0.05, keep_from_collector=True
+    )
     try:
         yield c
     finally:

@@ -57,6 +57,7 @@ class KubeCluster:
         hostname: str | None = None,
         user_agent: str = "kubesched",
         stall_seconds: float = INFORMER_STALL_SECONDS,
+        keep_from_collector: bool = False,
     ) -> None:
         self.transport = Transport(
             kubeconfig,
@@ -77,6 +78,7 @@ class KubeCluster:
             backoff_initial=backoff_initial,
             backoff_cap=backoff_cap,
             stall_seconds=stall_seconds,
+            keep_from_collector=keep_from_collector,
         )
         self._events_sender: Transport | None = None
         self._events = EventRecorder(self._event_client, self.hostname)

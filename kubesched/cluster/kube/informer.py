@@ -93,8 +93,12 @@ class _Informer:
         deliver_after: asyncio.Event | None,
         backoff: Backoff,
         watch_timeout: Callable[[], float],
+        keep_from_collector: bool = False,
     ) -> None:
         self.transport = transport
+        #: Freeze what is parsed as it arrives (:func:`_keep_from_full_collections`): only in a
+        #: process whose collector is paced, since nothing else ever unfreezes.
+        self.keep_from_collector = keep_from_collector
         self.resource = resource
         self.kind = resource.kind
         self.handler = handler
@@ -156,7 +160,8 @@ class _Informer:
                 query.append(("continue", cont))
             page = await self.transport.request("GET", self.resource.path, query=query)
             items.extend(page.get("items") or ())
-            _keep_from_full_collections()
+            if self.keep_from_collector:
+                _keep_from_full_collections()
             meta = page.get("metadata") or {}
             cont = meta.get("continue") or ""
             if not cont:
@@ -193,7 +198,8 @@ class _Informer:
         for i, obj in enumerate(objs, 1):
             self._upsert(obj)
             if i % DELIVER_BATCH == 0:
-                _keep_from_full_collections()
+                if self.keep_from_collector:
+                    _keep_from_full_collections()
                 await asyncio.sleep(0)
 
     # --- watch --------------------------------------------------------------------------------
@@ -228,7 +234,8 @@ class _Informer:
                 delivered += 1
                 if delivered % DELIVER_BATCH == 0:
                     # One read can hold hundreds of events (a burst, or the backlog of a stall).
-                    _keep_from_full_collections()
+                    if self.keep_from_collector:
+                        _keep_from_full_collections()
                     await asyncio.sleep(0)
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise _WatchBroke(f"watch of {self.kind} broke: {exc!r}", 503) from exc
@@ -323,7 +330,10 @@ def _keep_from_full_collections() -> None:
     measured in a relist and in a standby replica's burst (which has no scheduling loop to pace
     the collector), that found nothing to free (parsed JSON and the handler's records hold no
     cycles). Frozen objects are still freed by their reference counts; a full collection that
-    unfreezes (the scheduling loop's, when idle) sees the rest."""
+    unfreezes (the scheduling loop's, when idle) sees the rest. So it is opt-in
+    (``KubeCluster(keep_from_collector=True)``, what ``kubesched run`` asks for along with its
+    collector pacing): in a process where nothing unfreezes, a reference cycle frozen here would
+    never be collected."""
     gc.freeze()
 
 
@@ -365,9 +375,11 @@ class Informers:
         backoff_initial: float = 0.5,
         backoff_cap: float = 30.0,
         stall_seconds: float = INFORMER_STALL_SECONDS,
+        keep_from_collector: bool = False,
     ) -> None:
         self.transport = transport
         self.tasks = tasks
+        self.keep_from_collector = keep_from_collector
         self.min_watch_timeout = min_watch_timeout
         self.backoff_initial = backoff_initial
         self.backoff_cap = backoff_cap
@@ -386,7 +398,15 @@ class Informers:
         previous: asyncio.Event | None = None
         for kind in WATCHED_KINDS:
             backoff = Backoff(initial=self.backoff_initial, cap=self.backoff_cap)
-            inf = _Informer(self.transport, RESOURCES[kind], handler, previous, backoff, self.watch_timeout)
+            inf = _Informer(
+                self.transport,
+                RESOURCES[kind],
+                handler,
+                previous,
+                backoff,
+                self.watch_timeout,
+                self.keep_from_collector,
+            )
             self._by_kind[kind] = inf
             previous = inf.synced
         for inf in self._by_kind.values():
