@@ -119,6 +119,10 @@ def queue_sort_key(fw: Framework) -> tuple[str, str]:
     return name, repr(args)
 
 
+def _ignore_hint(plugin: str, event: str, hint: str, seconds: float) -> None:
+    """The default :attr:`SchedulingQueue.on_hint`: nobody counts hints."""
+
+
 class SchedulingQueue:
     def __init__(
         self,
@@ -174,6 +178,8 @@ class SchedulingQueue:
         self.incoming: dict[str, int] = {}
         #: Told ``(queue, event)`` each time a pod enters a queue (the incoming-pods metric).
         self.on_incoming: Callable[[str, str], None] | None = None
+        #: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs (its metric).
+        self.on_hint: Callable[[str, str, str, float], None] = _ignore_hint
 
     # --- introspection ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -531,11 +537,15 @@ class SchedulingQueue:
             for reg in regs:
                 if reg.hint is None:
                     return True
+                started = time.perf_counter()
                 try:
-                    if reg.hint(pod, old, new) is QueueingHint.QUEUE:
-                        return True
+                    hint = reg.hint(pod, old, new)
                 except Exception:  # a failing hint errs on the side of retrying (logged)
                     log.exception("queueing hint of %s failed; requeueing", plugin)
+                    self.on_hint(plugin, str(event), "Error", time.perf_counter() - started)
+                    return True
+                self.on_hint(plugin, str(event), hint.value, time.perf_counter() - started)
+                if hint is QueueingHint.QUEUE:
                     return True
         return False
 

@@ -104,6 +104,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
         observer=observer,
         extenders=extenders,
     )
+    observer.watch_scheduler(sched)
     health = HealthApp(observer, ready=lambda: sched.synced, problems=getattr(cluster, "health_problems", None))
     # The health server's application, served on the secure (and, if asked, the insecure) port.
     serving = Serving(health.app, opts.serving, _reviews(cluster))
