@@ -52,5 +52,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+#: ``kube-scheduler --version`` and its forms (pflag's ``--version[=true|raw]``).
+_VERSION_FLAGS = {"--version", "--version=true", "--version=raw"}
+
+
+def kube_scheduler(argv: Sequence[str] | None = None) -> int:
+    """The ``kube-scheduler`` command: ``kubesched run`` under kube-scheduler's name, so that a
+    kube-scheduler manifest's command runs with only the binary changed."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if _VERSION_FLAGS & set(args):
+        print(f"kubesched {__version__} (kube-scheduler 1.37)")
+        return 0
+    return main(["run", *args])
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,8 +1,13 @@
-"""``kubesched run``: schedule pods in a cluster, as kube-scheduler does (its flags included)."""
+"""``kubesched run``: schedule pods in a cluster, as kube-scheduler does (its flags included).
+
+Without ``--config`` it runs kube-scheduler's default configuration, so that the command line
+of a kube-scheduler manifest (kubeadm's, say) runs unchanged; the ``kube-scheduler`` command
+(:func:`kubesched.cli.main.kube_scheduler`) is this command under upstream's name."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +37,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     register_local_plugins(args)
     cfg = load_config(args.config)
-    gates = parse_feature_gates(args.feature_gates)
+    gate_text, zpages = kflags.split_zpages_gates(args.feature_gates)
+    gates = parse_feature_gates(gate_text)
     problems = kflags.apply_leader_election(cfg.model, args)
     if problems:
         raise ConfigurationError("; ".join(problems))
+    kflags.apply_client_flags(cfg.model, args)
+    if args.kubeconfig and not args.config:
+        # What upstream does with --kubeconfig without --config (and what /configz then shows).
+        cfg.model.clientConnection.kubeconfig = args.kubeconfig
     setup_logging(kflags.verbosity(args))
-    kflags.warn_ignored(args)
+    kubeconfig = args.kubeconfig or cfg.model.clientConnection.kubeconfig or os.environ.get("KUBECONFIG") or None
+    kflags.warn_ignored(args, kubeconfig)
     if args.write_config_to:
         try:
             Path(args.write_config_to).write_text(format_config_yaml(cfg))
@@ -68,6 +79,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         record_results=args.record_results,
         identity=args.identity,
         feature_gates=gates,
+        max_unschedulable_duration=args.pod_max_in_unschedulable_pods_duration,
+        flags=kflags.flag_values(args.parser, args, duration_flag),
+        flagz=zpages["ComponentFlagz"],
+        statusz=zpages["ComponentStatusz"],
     )
     args.on_error = _WHILE_RUNNING
     return int(event_loop_runner()(run(cfg, opts)))
@@ -75,7 +90,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     run_p = sub.add_parser("run", help="schedule pods in a cluster (kubeconfig or in-cluster)")
-    run_p.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    run_p.add_argument(
+        "--config",
+        help="KubeSchedulerConfiguration file (default: kube-scheduler's default configuration, as upstream "
+        "runs without --config)",
+    )
     run_p.add_argument(
         "--kubeconfig", help="kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, in-cluster)"
     )
@@ -97,6 +116,17 @@ def add_parser(sub: Any) -> None:
         "start for localhost and 127.0.0.1",
     )
     serving.add_argument("--tls-private-key-file", help="the key of --tls-cert-file (PEM)")
+    serving.add_argument(
+        "--authentication-kubeconfig",
+        metavar="FILE",
+        help="where TokenReviews go; they go through the scheduler's own connection, so this acts when it names "
+        "that kubeconfig (as kubeadm's manifest does) and is warned about otherwise",
+    )
+    serving.add_argument(
+        "--authorization-kubeconfig",
+        metavar="FILE",
+        help="where SubjectAccessReviews go; as --authentication-kubeconfig",
+    )
     serving.add_argument(
         "--authentication-token-webhook-cache-ttl",
         type=duration_flag,
@@ -144,4 +174,4 @@ def add_parser(sub: Any) -> None:
     from kubesched.server.flags import add_kube_scheduler_flags
 
     add_kube_scheduler_flags(run_p, duration_flag)
-    run_p.set_defaults(func=cmd_run)
+    run_p.set_defaults(func=cmd_run, parser=run_p)
