@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.cli.common import (
     GATES_HELP,
@@ -22,6 +22,10 @@ from kubesched.cli.common import (
 )
 from kubesched.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from kubesched.framework.features import FeatureGates
+    from kubesched.server.app import RunOptions
+
 #: Once the scheduler runs, a failure is a fault while running (the cluster, an extender, serving),
 #: which exits 1 as it always has; what is refused before that exits 2.
 _WHILE_RUNNING = OnError(code=1)
@@ -32,8 +36,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.config import format_config_yaml, load_config
     from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.server import flags as kflags
-    from kubesched.server.app import RunOptions, run
-    from kubesched.server.serving import DelegationOptions, ServingOptions
+    from kubesched.server.app import run
 
     register_local_plugins(args)
     cfg = load_config(args.config)
@@ -57,7 +60,18 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"--write-config-to: {args.write_config_to}: cannot write: {exc.strerror or exc}"
             ) from exc
         return 0
-    opts = RunOptions(
+    opts = run_options(args, gates, zpages)
+    args.on_error = _WHILE_RUNNING
+    return int(event_loop_runner()(run(cfg, opts)))
+
+
+def run_options(args: argparse.Namespace, gates: FeatureGates, zpages: dict[str, bool]) -> RunOptions:
+    """What the command line asks of the running scheduler (the configuration aside)."""
+    from kubesched.server import flags as kflags
+    from kubesched.server.app import RunOptions
+    from kubesched.server.serving import DelegationOptions, ServingOptions
+
+    return RunOptions(
         kubeconfig=args.kubeconfig,
         context=args.context,
         serving=ServingOptions(
@@ -84,8 +98,6 @@ def cmd_run(args: argparse.Namespace) -> int:
         flagz=zpages["ComponentFlagz"],
         statusz=zpages["ComponentStatusz"],
     )
-    args.on_error = _WHILE_RUNNING
-    return int(event_loop_runner()(run(cfg, opts)))
 
 
 def add_parser(sub: Any) -> None:

@@ -79,6 +79,24 @@ def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
     )
 
 
+def scheduler_options(cfg: SchedulerConfig, opts: RunOptions) -> SchedulerOptions:
+    """The scheduler's options from the configuration and the command line."""
+    m = cfg.model
+    options = SchedulerOptions(
+        parallelism=m.parallelism,
+        percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+        pod_initial_backoff=float(m.podInitialBackoffSeconds),
+        pod_max_backoff=float(m.podMaxBackoffSeconds),
+        record_results=opts.record_results,
+        result_annotations=opts.record_results,
+        feature_gates=opts.feature_gates,
+        gc_pacing=True,
+    )
+    if opts.max_unschedulable_duration is not None:
+        options.max_unschedulable_duration = opts.max_unschedulable_duration
+    return options
+
+
 async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None = None) -> int:
     """Run until ``stop`` is set (or SIGTERM/SIGINT). Returns the process exit code."""
     cluster = opts.cluster if opts.cluster is not None else build_cluster(cfg, opts)
@@ -97,18 +115,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
 
     extenders = [HTTPExtender(spec) for spec in (m.extenders or [])]
     observer = PrometheusObserver()
-    options = SchedulerOptions(
-        parallelism=m.parallelism,
-        percentage_of_nodes_to_score=m.percentageOfNodesToScore,
-        pod_initial_backoff=float(m.podInitialBackoffSeconds),
-        pod_max_backoff=float(m.podMaxBackoffSeconds),
-        record_results=opts.record_results,
-        result_annotations=opts.record_results,
-        feature_gates=opts.feature_gates,
-        gc_pacing=True,
-    )
-    if opts.max_unschedulable_duration is not None:
-        options.max_unschedulable_duration = opts.max_unschedulable_duration
+    options = scheduler_options(cfg, opts)
     sched = Scheduler(cfg.profiles, cluster, options, observer=observer, extenders=extenders)
     observer.watch_scheduler(sched)
     zpages = ZPages(effective_config(cfg), opts.flags, paths=lambda: health.paths())
