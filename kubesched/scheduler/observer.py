@@ -55,6 +55,12 @@ class Observer(Protocol):
     def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
         """A queueing hint of ``plugin`` answered ``hint`` (Queue, QueueSkip, Error) for ``event``."""
 
+    def batch_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        """Opportunistic batching looked for a node hint (and found one, or not) in ``seconds``."""
+
+    def batch_stored(self, profile: str, seconds: float) -> None:
+        """Opportunistic batching stored a cycle's results for the next pod in ``seconds``."""
+
 
 class NullObserver:
     def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -109,6 +115,12 @@ class NullObserver:
         pass
 
     def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        pass
+
+    def batch_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        pass
+
+    def batch_stored(self, profile: str, seconds: float) -> None:
         pass
 
 

@@ -211,7 +211,9 @@ class PodSchedulingCycle:
             return feasible[0].name
         if len(feasible) == 1:
             if batch is not None:
+                t0 = time.perf_counter()
                 self.batching.store(fw, batch.signature, c.number, feasible, [0], feasible[0].name)
+                self.observer.batch_stored(fw.profile_name, time.perf_counter() - t0)
             return feasible[0].name
         t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
@@ -245,7 +247,9 @@ class PodSchedulingCycle:
                             record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
         chosen = self._select_host(feasible, totals)
         if batch is not None:
+            t0 = time.perf_counter()
             self.batching.store(fw, batch.signature, c.number, feasible, totals, chosen)
+            self.observer.batch_stored(fw.profile_name, time.perf_counter() - t0)
         return chosen
 
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
@@ -288,9 +292,11 @@ class PodSchedulingCycle:
         hint: NodeInfo | None = None
         if batch is not None:
             # Asked even for a nominated pod (which gets none, and flushes the batch), as upstream.
+            t_hint = time.perf_counter()
             hint = self.batching.hint(
                 fw, state, pi, batch.signature, c.number, bool(nominated), self.snapshot.node_info_map.get
             )
+            self.observer.batch_hint(fw.profile_name, hint is not None, time.perf_counter() - t_hint)
         if nominated and any(ni.name == nominated for ni in nodes):
             # Preemption made room there: try that node alone first, as upstream does.
             ni = self.snapshot.get(nominated)

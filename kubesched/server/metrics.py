@@ -192,8 +192,8 @@ class PrometheusObserver:
             ["profile", "reason"],
             registry=r,
         )
-        # Opportunistic batching here keeps the hinted node's score rather than rescoring it, and
-        # stores and reads its hint inside the cycle's own timings: these stay at zero series.
+        # Opportunistic batching here keeps the hinted node's score rather than rescoring it:
+        # the two rescore families stay without series.
         self.batch_rescore_attempts = Counter(
             "scheduler_batch_rescore_attempts",
             help_text(ALPHA, "Counts of rescore attempts during opportunistic batching."),
@@ -384,6 +384,12 @@ class PrometheusObserver:
 
     def batch_flush(self, profile: str, reason: str) -> None:
         self.batch_flushes.labels(profile, reason).inc()
+
+    def batch_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        self.get_node_hint_duration.labels("hint" if hinted else "no_hint", profile).observe(seconds)
+
+    def batch_stored(self, profile: str, seconds: float) -> None:
+        self.store_results_duration.labels(profile).observe(seconds)
 
     def volume_stage_error(self, operation: str) -> None:
         """The volume binder failed at ``operation`` (``predicate``, ``assume``, ``bind``)."""
