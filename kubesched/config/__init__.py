@@ -31,7 +31,12 @@ from kubesched.config.profiles import (
     merge_plugins,
     merge_sets,
 )
-from kubesched.config.validation import document_problems, resolve_plugin_args, validate_configuration
+from kubesched.config.validation import (
+    document_problems,
+    pod_group_point_problems,
+    resolve_plugin_args,
+    validate_configuration,
+)
 from kubesched.decoding import DecodeError, Limits, load_yaml_or_json, read_text
 from kubesched.framework.features import FeatureGates
 from kubesched.runtime.framework import ProfileSpec
@@ -157,6 +162,9 @@ def parse_config(
         model = KubeSchedulerConfiguration.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc), source) from None
+    problems = pod_group_point_problems(model)
+    if problems:
+        raise ConfigError(problems, source)
     if registry is None:
         try:
             registry = default_registry()

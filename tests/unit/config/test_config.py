@@ -1320,3 +1320,15 @@ def test_a_config_printed_by_kube_scheduler_1_34_still_loads_and_gets_what_1_37_
     assert ("DynamicResources", 0) in [(p.name, p.weight) for p in multi.multiPoint.enabled]
     assert spec.plugin_args["DynamicResources"].bindingTimeout == "10m0s"
     assert [(p.utilization, p.score) for p in spec.plugin_args["VolumeBinding"].shape] == [(0, 10), (100, 0)]
+
+
+@pytest.mark.parametrize("point", ["placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter"])
+def test_pod_group_extension_points_load_but_run_nothing_yet(point: str) -> None:
+    """1.37's pod-group extension points: known fields, so a file disabling plugins there loads;
+    a plugin enabled there is refused, naming it and when it arrives."""
+    assert load(cfg(profiles=[{"plugins": {point: {"disabled": [{"name": "*"}]}}}])).profiles
+    errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "TopologyPlacementGenerator"}]}}}]))
+    assert errors == [
+        f"profiles[0].plugins.{point}.enabled[0].name: 'TopologyPlacementGenerator': kubesched runs no plugin at the "
+        f"{point} extension point yet (it arrives with workload-aware scheduling); remove it from this profile"
+    ]
