@@ -330,3 +330,50 @@ def test_sign_pod_names_the_required_features() -> None:
     assert pl.sign_pod(make_pod("p").info()) == {"Features": []}
     needs = make_pod("p").set("spec.hostNetwork", True).set("spec.hostUsers", False)
     assert pl.sign_pod(needs.info()) == {"Features": ["UserNamespacesHostNetworkSupport"]}
+
+
+# --- preemption (upstream's TestDryRunPreemptionCandidateFiltering) ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("needs", "nominated", "survivors"),
+    [
+        (True, "node-userns", {"victim-plain"}),
+        (False, None, set()),
+    ],
+    ids=["preemptor needs the feature: only the declaring node is a candidate", "no requirement: any node"],
+)
+async def test_preemption_considers_only_nodes_declaring_the_features(
+    needs: bool, nominated: str | None, survivors: set[str]
+) -> None:
+    from conftest import make_harness
+
+    from kubesched.config import load_config
+
+    # node-plain first: without the feature check it would be the preemption's choice.
+    nodes = [
+        make_node("node-plain").capacity(cpu="1", memory="1Gi", pods="10"),
+        make_node("node-userns").capacity(cpu="1", memory="1Gi", pods="10"),
+    ]
+    nodes[1].set("status.declaredFeatures", ["UserNamespacesHostNetworkSupport"])
+    victims = [
+        make_pod("victim-userns").priority(500).req(cpu="1").node("node-userns"),
+        make_pod("victim-plain").priority(500).req(cpu="1").node("node-plain"),
+    ]
+    preemptor = make_pod("preemptor").priority(1000).req(cpu="1")
+    if needs:
+        preemptor.set("spec.hostNetwork", True).set("spec.hostUsers", False)
+    h = await make_harness(load_config(None).profiles, objs=[*nodes, *victims, preemptor])
+    try:
+        await h.run_all(limit=5)
+        await h.settle()
+        left = {p["metadata"]["name"] for p in h.store.list("Pod")[0] if p["metadata"]["name"].startswith("victim")}
+        got = (h.pod("preemptor").get("status") or {}).get("nominatedNodeName") or h.node_of("preemptor")
+        if nominated is not None:
+            assert got == nominated
+            assert left == survivors
+        else:
+            # Either node will do; exactly one victim goes.
+            assert got in {"node-userns", "node-plain"} and len(left) == 1
+    finally:
+        await h.scheduler.stop(grace=1)
