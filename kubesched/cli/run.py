@@ -39,9 +39,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.server.app import run
 
     register_local_plugins(args)
-    cfg = load_config(args.config)
     gate_text, zpages = kflags.split_zpages_gates(args.feature_gates)
     gates = parse_feature_gates(gate_text)
+    cfg = load_config(args.config, feature_gates=gates)
     problems = kflags.apply_leader_election(cfg.model, args)
     if problems:
         raise ConfigurationError("; ".join(problems))
