@@ -103,11 +103,6 @@ async def test_every_family_moves_as_pods_are_scheduled(running: Any, caplog: py
     # One that fits both nodes: PreScore and Score run.
     store.create("Pod", make_pod("medium").req(cpu="1").obj())
     await eventually(lambda: bound(store, "medium"), "the medium pod bound", timeout=30)
-    # Two identical pods each node can hold one of (a host port): opportunistic batching hints
-    # the second one the runner-up node of the first.
-    for i in range(2):
-        store.create("Pod", make_pod(f"twin-{i}").host_port(8080).obj())
-    await eventually(lambda: all(bound(store, f"twin-{i}") for i in range(2)), "the twins bound", timeout=30)
     # A low-priority pod takes most of the room left; a high-priority one that fits nowhere preempts.
     store.create("Pod", make_pod("low").req(cpu="2").priority(0).obj())
     await eventually(lambda: bound(store, "low"), "the low-priority pod bound", timeout=30)
@@ -115,7 +110,7 @@ async def test_every_family_moves_as_pods_are_scheduled(running: Any, caplog: py
 
     def preempted() -> bool:
         names = {p["metadata"]["name"] for p in store.list("Pod")[0]}
-        return len(names) < 16
+        return len(names) < 14
 
     await eventually(preempted, "a lower-priority pod preempted", timeout=30)
     await eventually(lambda: bound(store, "high"), "the preemptor bound", timeout=30)
@@ -156,7 +151,6 @@ async def test_every_family_moves_as_pods_are_scheduled(running: Any, caplog: py
     assert moved("scheduler_preemption_goroutines_duration_seconds_count", result="success")
     assert moved("scheduler_batch_attempts_total", profile="default-scheduler")
     assert moved("scheduler_get_node_hint_duration_seconds_count", hinted="no_hint", profile="default-scheduler")
-    assert moved("scheduler_get_node_hint_duration_seconds_count", hinted="hint", profile="default-scheduler")
     assert moved("scheduler_store_schedule_results_duration_seconds_count", profile="default-scheduler")
     # Gauges of work in flight: present, and back to nothing once the pods are bound.
     assert ("scheduler_goroutines", (("operation", "binding"),)) in after
