@@ -114,7 +114,14 @@ async def test_every_family_moves_as_pods_are_scheduled(running: Any, caplog: py
 
     await eventually(preempted, "a lower-priority pod preempted", timeout=30)
     await eventually(lambda: bound(store, "high"), "the preemptor bound", timeout=30)
-    after, families = parse(await scrape(port))
+
+    async def settled() -> tuple[Samples, dict[str, tuple[str, str]]]:
+        return parse(await scrape(port))
+
+    # The binding cycle ends a moment after the API server has the binding: wait for it.
+    after, families = await eventually(
+        settled, "nothing in flight", until=lambda r: total(r[0], "scheduler_inflight_events") == 0, timeout=10
+    )
 
     def moved(name: str, **labels: str) -> bool:
         return total(after, name, **labels) > total(before, name, **labels)
