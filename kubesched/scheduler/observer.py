@@ -148,11 +148,15 @@ def timed_event(action: str) -> Callable[[_H], _H]:
     def wrap(handler: _H) -> _H:
         @functools.wraps(handler)
         def timed(self: Any, kind: str, *objs: Any) -> None:
+            observer = self.ctx.observer
+            if type(observer) is NullObserver:  # nobody counts: do not time (simulations see millions)
+                handler(self, kind, *objs)
+                return
             started = time.perf_counter()
             try:
                 handler(self, kind, *objs)
             finally:
-                self.ctx.observer.event_handled(event_label(kind, action, objs[-1]), time.perf_counter() - started)
+                observer.event_handled(event_label(kind, action, objs[-1]), time.perf_counter() - started)
 
         return timed  # type: ignore[return-value]
 
