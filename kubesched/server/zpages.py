@@ -66,8 +66,10 @@ def unix_date(ts: float) -> str:
 
 
 def top_paths(paths: list[str]) -> list[str]:
-    """The first segment of each served path, sorted (upstream's aggregation)."""
-    return sorted({"/" + p.split("/")[1] for p in paths if len(p.split("/")) > 1 and p.split("/")[1]})
+    """The first segment of each served path, sorted (upstream's aggregation), but /statusz:
+    upstream lists the paths served before it installs /statusz itself."""
+    tops = {"/" + p.split("/")[1] for p in paths if len(p.split("/")) > 1 and p.split("/")[1]}
+    return sorted(tops - {"/statusz"})
 
 
 def statusz_text(started: float, now: float, paths: list[str], delimiter: str) -> str:

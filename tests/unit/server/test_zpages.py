@@ -94,7 +94,7 @@ async def test_statusz(client: TestClient[web.Request, web.Application]) -> None
     fields = {n: line[len(n) :].lstrip(":= ") for line in lines[1:] for n in names if line.startswith(n)}
     assert fields["Started"] == unix_date(1_000_000.0)
     assert fields["Emulation version"] == "1.37"
-    assert fields["Paths"] == "/configz /flagz /healthz /metrics /statusz"
+    assert fields["Paths"] == "/configz /flagz /healthz /metrics"
     assert fields["Binary version"].startswith("kubesched ")
     s = await (
         await client.get("/statusz", headers={"Accept": "application/json;as=Statusz;v=v1beta1;g=config.k8s.io"})
@@ -105,7 +105,7 @@ async def test_statusz(client: TestClient[web.Request, web.Application]) -> None
         {"name": "kube-scheduler"},
     )
     assert s["startTime"] == "1970-01-12T13:46:40Z" and s["uptimeSeconds"] > 0
-    assert s["paths"] == ["/configz", "/flagz", "/healthz", "/metrics", "/statusz"]
+    assert s["paths"] == ["/configz", "/flagz", "/healthz", "/metrics"]
 
 
 async def test_pages_behind_their_gates_are_not_served() -> None:
