@@ -64,6 +64,7 @@ IGNORED_FLAGS: dict[str, tuple[bool, str]] = {
     # secure serving
     "cert-dir": (True, "the self-signed serving certificate is kept in memory, never written to a directory"),
     "http2-max-streams-per-connection": (True, "the endpoints are served over HTTP/1.1"),
+    "disable-http2-serving": (False, "the endpoints are served over HTTP/1.1 already"),
     "permit-address-sharing": (False, "the address is bound once, without SO_REUSEADDR sharing"),
     "permit-port-sharing": (False, "the port is bound once, without SO_REUSEPORT sharing"),
     "tls-cipher-suites": (True, "Python's TLS defaults choose the cipher suites"),

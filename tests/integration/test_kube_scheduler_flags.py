@@ -190,3 +190,19 @@ def test_kube_scheduler_version() -> None:
     )
     assert out.returncode == 0
     assert "(kube-scheduler 1.37)" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("argv", "want"),
+    [
+        (["-v=4"], ["--v=4"]),
+        (["-v", "2", "--leader-elect=false"], ["--v=2", "--leader-elect=false"]),
+        (["--v=3"], ["--v=3"]),
+        (["-v"], ["-v"]),
+    ],
+    ids=["-v=N", "-v N", "--v=N", "bare -v"],
+)
+def test_kube_scheduler_takes_klog_verbosity(argv: list[str], want: list[str]) -> None:
+    from kubesched.cli.main import _klog_verbosity
+
+    assert _klog_verbosity(argv) == want
