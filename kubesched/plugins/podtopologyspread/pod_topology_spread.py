@@ -56,7 +56,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.columns import MISSING, columns_of
 from kubesched.framework.selectors import LabelSelector, SelectorError
-from kubesched.plugins.helper import pod_uid
+from kubesched.plugins.helper import feature_enabled, pod_uid
 from kubesched.plugins.podtopologyspread.args import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -160,6 +160,7 @@ class PodTopologySpread:
 
     def __init__(self, args: PodTopologySpreadArgs | None = None, handle: Any = None) -> None:
         self.handle = handle
+        self.comparison_operators = feature_enabled(handle, "TaintTolerationComparisonOperators")
         args = args if args is not None else PodTopologySpreadArgs()
         self.system_defaulted = args.defaultingType == SYSTEM_DEFAULTING
         self.default_constraints: list[dict[str, Any]] = (
@@ -243,7 +244,7 @@ class PodTopologySpread:
             return None, Status.as_error(f"get constraints from pod: {exc}")
         if not constraints:
             return None, Status(Code.SKIP)
-        inclusion = Inclusion(pod)
+        inclusion = Inclusion(pod, self.comparison_operators)
         ns = pod.namespace
 
         def compute(node: NodeInfo) -> NodeCounts:
@@ -289,7 +290,7 @@ class PodTopologySpread:
         labels = node.labels
         if not node_has_all_keys(labels, s.constraints):
             return None
-        inclusion = Inclusion(pod)
+        inclusion = Inclusion(pod, self.comparison_operators)
         for i, c in enumerate(s.constraints):
             if not c.matches(updated.labels):
                 continue
@@ -370,7 +371,7 @@ class PodTopologySpread:
         for i, c in enumerate(constraints):
             size = len(nodes) - len(s.ignored_nodes) if c.topology_key == LABEL_HOSTNAME else topo_size[i]
             s.weights.append(topology_normalizing_weight(size))
-        inclusion = Inclusion(pod)
+        inclusion = Inclusion(pod, self.comparison_operators)
         ns = pod.namespace
 
         def compute(node: NodeInfo) -> NodeCounts:
