@@ -560,9 +560,9 @@ class PodTopologySpread:
 
 def _involved(incoming: Mapping[str, Any], target: Mapping[str, Any]) -> bool:
     """Whether ``incoming`` takes part in ``target``'s spreading: the target itself, or an
-    assigned pod of its namespace."""
+    assigned or (as 1.36 has it) nominated pod of its namespace."""
     if pod_uid(incoming) == pod_uid(target):
         return True
-    node_name = (incoming.get("spec") or {}).get("nodeName")
+    node_name = (incoming.get("spec") or {}).get("nodeName") or (incoming.get("status") or {}).get("nominatedNodeName")
     same_ns = (_meta(incoming).get("namespace") or "default") == (_meta(target).get("namespace") or "default")
     return bool(node_name) and same_ns

@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
+from kubesched.framework.features import FeatureGates
 from kubesched.plugins.podtopologyspread.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -1597,6 +1598,20 @@ POD_HINTS = [
 ]
 
 
+def _nominated(b) -> dict:
+    obj = b.obj()
+    obj.setdefault("status", {})["nominatedNodeName"] = "n1"
+    return obj
+
+
+POD_HINTS += [
+    # Nominated pods count where they are nominated, as assigned ones do.
+    ("a matching pod with a nominated node is added", TARGET, None, _nominated(pod("p1", foo="")), Q),
+    ("a non-matching pod with a nominated node is added", TARGET, None, _nominated(pod("p1", bar="")), SKIP),
+    ("a matching pod with a nominated node is deleted", TARGET, _nominated(pod("p1", foo="")), None, Q),
+]
+
+
 @pytest.mark.parametrize("target, old, new, want", [c[1:] for c in POD_HINTS], ids=[c[0] for c in POD_HINTS])
 def test_pod_change_hint(target, old, new, want):
     assert _plugin().is_schedulable_after_pod_change(target, old, new) is want
@@ -1934,3 +1949,19 @@ def test_cached_counts_equal_a_fresh_walk_under_random_changes(seed):
         nodes = rng.sample(snapshot.list(), rng.randint(1, len(names)))
         assert _pre_filter_outcome(kept, pi) == _pre_filter_outcome(fresh, pi)
         assert _pre_score_outcome(kept, pi, nodes) == _pre_score_outcome(fresh, pi, nodes)
+
+
+@pytest.mark.parametrize(
+    ("gates", "want_b"),
+    [(None, S), (FeatureGates({"TaintTolerationComparisonOperators": True}), U)],
+    ids=["gate off: the Gt toleration tolerates nothing", "gate on: 999 > 950 is tolerated"],
+)
+def test_node_taints_policy_honors_comparison_operators(gates, want_b) -> None:
+    # node-a's zone counts only when the pod tolerates its taint; then zone a holds 0 matching
+    # pods and adding one to zone b (which holds 1) makes a skew of 2.
+    incoming = spread(pod(foo=""), 1, "zone", DNS, FOO, taints="Honor").toleration(
+        "sla", "950", "NoSchedule", operator="Gt"
+    )
+    nodes = [node("node-a", zone="a").taint("sla", "999", "NoSchedule"), node("node-b", zone="b")]
+    got = filter_nodes(PodTopologySpread, incoming, nodes, pods=foo_pods("b:1"), feature_gates=gates)
+    assert _codes(got)["node-b"] == want_b
