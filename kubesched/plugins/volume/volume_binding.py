@@ -214,8 +214,8 @@ class VolumeBinding:
             if shape is not None:
                 # Refused rather than ignored, so that it does not take effect unnoticed later.
                 raise ValueError(
-                    f"shape: Invalid value: {[p.model_dump() for p in shape]}: "
-                    f"unsupported when the {STORAGE_CAPACITY_SCORING_GATE} feature is disabled"
+                    f"shape: Invalid value: {len(shape)} point(s): unexpected field `shape`, "
+                    f"remove it or turn on the feature gate {STORAGE_CAPACITY_SCORING_GATE}"
                 )
         else:
             if shape is not None and not shape:

@@ -550,7 +550,8 @@ def test_gate_off_volume_binding_does_not_score() -> None:
 
 def test_gate_off_shape_is_refused() -> None:
     with pytest.raises(
-        FrameworkError, match="shape: Invalid value: .*unsupported when the StorageCapacityScoring feature is disabled"
+        FrameworkError,
+        match="shape: Invalid value: 2 point\\(s\\): unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
     ):
         framework_for(VolumeBinding, args={"shape": DEFAULT_SHAPE}, feature_gates=NO_SCORING)
 
