@@ -44,19 +44,20 @@ class Constraint:
 
 
 def compile_constraints(
-    raw: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str
+    raw: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str, match_label_keys: bool = True
 ) -> list[Constraint]:
     """The constraints of ``raw`` with ``whenUnsatisfiable == action``, compiled.
 
     ``matchLabelKeys`` adds ``key In (pod's value)`` for each key the pod carries, ahead of the
-    selector's own requirements; a nil selector stays nil. Raises ``SelectorError``.
+    selector's own requirements; a nil selector stays nil. Without ``match_label_keys`` (the
+    MatchLabelKeysInPodTopologySpread gate off) the keys are ignored. Raises ``SelectorError``.
     """
     out: list[Constraint] = []
     for c in raw:
         if c.get("whenUnsatisfiable") != action:
             continue
         selector = LabelSelector.compile(c.get("labelSelector"))
-        keys = c.get("matchLabelKeys") or ()
+        keys = (c.get("matchLabelKeys") or ()) if match_label_keys else ()
         if keys and selector is not None:
             extra = {k: pod_labels[k] for k in keys if k in pod_labels}
             if extra:

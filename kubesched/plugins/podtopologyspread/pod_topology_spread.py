@@ -161,6 +161,7 @@ class PodTopologySpread:
     def __init__(self, args: PodTopologySpreadArgs | None = None, handle: Any = None) -> None:
         self.handle = handle
         self.comparison_operators = feature_enabled(handle, "TaintTolerationComparisonOperators")
+        self.match_label_keys = feature_enabled(handle, "MatchLabelKeysInPodTopologySpread")
         args = args if args is not None else PodTopologySpreadArgs()
         self.system_defaulted = args.defaultingType == SYSTEM_DEFAULTING
         self.default_constraints: list[dict[str, Any]] = (
@@ -177,13 +178,13 @@ class PodTopologySpread:
     ) -> list[Constraint]:
         labels = _labels_of(pod)
         if spec_constraints:
-            return compile_constraints(spec_constraints, labels, action)
+            return compile_constraints(spec_constraints, labels, action, self.match_label_keys)
         return self._default_constraints(pod, action)
 
     def _default_constraints(self, pod: Mapping[str, Any], action: str) -> list[Constraint]:
         if not self.default_constraints:
             return []
-        constraints = compile_constraints(self.default_constraints, _labels_of(pod), action)
+        constraints = compile_constraints(self.default_constraints, _labels_of(pod), action, self.match_label_keys)
         if not constraints:
             return []
         selector = self._default_selector(pod)

@@ -1965,3 +1965,22 @@ def test_node_taints_policy_honors_comparison_operators(gates, want_b) -> None:
     nodes = [node("node-a", zone="a").taint("sla", "999", "NoSchedule"), node("node-b", zone="b")]
     got = filter_nodes(PodTopologySpread, incoming, nodes, pods=foo_pods("b:1"), feature_gates=gates)
     assert _codes(got)["node-b"] == want_b
+
+
+def test_match_label_keys_ignored_with_the_gate_off() -> None:
+    # The "ANDed with a non-empty labelSelector" case: with the gate (beta, on) zone1 counts
+    # one matching pod; with it off matchLabelKeys is ignored and every foo pod counts.
+    incoming = spread(pod(foo="", bar="a"), 1, "zone", DNS, FOO, match_keys=["bar"])
+    existing = [
+        on("node-a", "p-a1", foo=""),
+        on("node-a", "p-a2", foo="", bar="a"),
+        on("node-b", "p-b1", foo=""),
+        on("node-y", "p-y1", foo="", bar="a"),
+        on("node-y", "p-y2", bar=""),
+    ]
+    off = FeatureGates({"MatchLabelKeysInPodTopologySpread": False})
+    on_ = filter_nodes(PodTopologySpread, incoming, four_zone_nodes(), pods=existing)
+    off_ = filter_nodes(PodTopologySpread, incoming, four_zone_nodes(), pods=existing, feature_gates=off)
+    # zone1 {a, b} vs zone2 {x, y}: on, 1 vs 1 → every node fits; off, 3 vs 1 → zone1 is too full.
+    assert _codes(on_) == {n: S for n in on_}
+    assert _codes(off_) == {"node-a": U, "node-b": U, "node-x": S, "node-y": S}
