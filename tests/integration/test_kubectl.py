@@ -125,7 +125,7 @@ def node_of(store: Store, name: str) -> str | None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        pytest.param(("version",), ["Server Version: v1.32.0-kubesched"], id="version"),
+        pytest.param(("version",), ["Server Version: v1.37.0-kubesched"], id="version"),
         pytest.param(
             ("api-resources",),
             ["pods", "po", "priorityclasses", "pc", "scheduling.k8s.io/v1", "leases", "events.k8s.io/v1"],
