@@ -17,6 +17,14 @@ from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
+from kubesched.sim.apiserver.validation.resources import (
+    default_pod_requests,
+    qos_class,
+    resize_view,
+    resources_changed,
+    validate_pod_resize,
+    validate_pod_resources,
+)
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
@@ -61,29 +69,6 @@ def _default_container(c: Obj) -> None:
     for p in c.get("ports") or ():
         if isinstance(p, dict):
             p.setdefault("protocol", "TCP")
-
-
-def _qos_class(spec: Obj) -> str:
-    requests: dict[str, Any] = {}
-    limits: dict[str, Any] = {}
-    guaranteed = True
-    any_set = False
-    for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
-        res = c.get("resources") or {}
-        req = {k: v for k, v in (res.get("requests") or {}).items() if k in ("cpu", "memory")}
-        lim = {k: v for k, v in (res.get("limits") or {}).items() if k in ("cpu", "memory")}
-        if req or lim:
-            any_set = True
-        requests.update(req)
-        limits.update(lim)
-        if set(lim) != {"cpu", "memory"}:
-            guaranteed = False
-        for k, v in req.items():
-            if k not in lim or _q(v) != _q(lim[k]):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def _q(v: Any) -> Any:
@@ -179,10 +164,12 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         raise invalid("Pod", "", name, [("spec.containers", "FieldValueRequired", "Required value")])
+    default_pod_requests(spec)
     causes = validate_object_meta(meta)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
     causes += validate_pod_scheduling(spec)
+    causes += validate_pod_resources(spec)
     if causes:
         raise invalid("Pod", "", name, causes)
 
@@ -227,7 +214,7 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
         if not any(t.get("key") == key and t.get("effect") in (None, "", "NoExecute") for t in tolerations):
             tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
 
-    status: Obj = {"phase": "Pending", "qosClass": _qos_class(spec)}
+    status: Obj = {"phase": "Pending", "qosClass": qos_class(spec)}
     if spec.get("schedulingGates"):
         status["conditions"] = [
             {
@@ -354,7 +341,10 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
 
 def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     """Keep the half of the object the endpoint does not own: the main resource ignores
-    ``status`` changes and the status subresource ignores everything but ``status``."""
+    ``status`` changes and the status subresource ignores everything but ``status``; a pod's
+    ``resize`` subresource takes only its containers' and its pod-level resources."""
+    if kind == "Pod" and subresource == "resize":
+        return resize_view(old, new)
     if kind not in _HAS_STATUS_SUBRESOURCE:
         return new
     if subresource == "status":
@@ -369,10 +359,21 @@ def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     return new
 
 
-def validate_update(kind: str, group: str, old: Obj, new: Obj) -> None:
+def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str = "") -> None:
     """The immutable parts of objects, refused with 422 when changed, and the fields an update may
-    change validated as on create (labels, annotations, tolerations, taints)."""
+    change validated as on create (labels, annotations, tolerations, taints); a pod's resize as
+    ValidatePodResize has it, and the resized pod as a pod."""
     name = old["metadata"]["name"]
+    if kind == "Pod" and subresource == "resize":
+        spec = new.get("spec") or {}
+        causes = validate_pod_resize(old, new)
+        if not causes:
+            causes = _validate_containers(spec, "containers", required=True)
+            causes += _validate_containers(spec, "initContainers", required=False)
+            causes += validate_pod_resources(spec)
+        if causes:
+            raise invalid(kind, group, name, causes)
+        return
     causes = validate_object_meta_update(new.get("metadata") or {})
     if kind == "Pod":
         causes += validate_tolerations((new.get("spec") or {}).get("tolerations"))
@@ -383,7 +384,7 @@ def validate_update(kind: str, group: str, old: Obj, new: Obj) -> None:
     if kind == "Pod":
         old_node = (old.get("spec") or {}).get("nodeName")
         new_node = (new.get("spec") or {}).get("nodeName")
-        if old_node != new_node and old_node:
+        if (old_node != new_node and old_node) or resources_changed(old.get("spec") or {}, new.get("spec") or {}):
             raise invalid(
                 kind,
                 group,

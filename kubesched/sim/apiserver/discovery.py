@@ -63,6 +63,7 @@ RESOURCES: tuple[Resource, ...] = (
         subresources={
             "binding": ("Binding", ("create",)),
             "eviction": ("Eviction", ("create",)),
+            "resize": ("Pod", _STATUS),
             "status": ("Pod", _STATUS),
         },
     ),
