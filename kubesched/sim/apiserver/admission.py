@@ -15,6 +15,7 @@ from typing import Any
 
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
+from kubesched.sim.apiserver.validation import dra
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
 from kubesched.sim.apiserver.validation.resources import (
@@ -35,7 +36,18 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 #: The priority classes every cluster has: (name, value).
 SYSTEM_PRIORITY_CLASSES = (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000))
 _HAS_STATUS_SUBRESOURCE = frozenset(
-    {"Pod", "Node", "Namespace", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"}
+    {
+        "Pod",
+        "Node",
+        "Namespace",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "DaemonSet",
+        "Job",
+        "ReplicationController",
+        "DeviceTaintRule",
+    }
 )
 _IGNORED_META_ON_WRITE = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "selfLink")
 
@@ -330,6 +342,8 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
         causes = validate_object_meta(meta)
         if kind == "Node":
             causes += validate_node_spec(obj.get("spec"))
+        elif group == "resource.k8s.io":
+            causes += _admit_dra(kind, obj)
         if causes:
             raise invalid(kind, group, name, causes)
         if kind == "Node" and not isinstance(obj.get("spec"), dict):
@@ -337,6 +351,28 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
         elif kind == "Event":
             obj.setdefault("count", 1)
     return obj
+
+
+def _admit_dra(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
+    """resource.k8s.io/v1 defaulting and validation (:mod:`.validation.dra`), on create and on
+    an update of the main resource."""
+    spec = obj.get("spec")
+    if kind == "DeviceTaintRule":
+        dra.default_device_taint_rule(obj, old)
+        return dra.validate_device_taint_rule(obj, old)
+    if kind == "ResourceSlice":
+        return dra.validate_resource_slice(obj)
+    if kind == "DeviceClass":
+        return dra.validate_device_class(obj)
+    if kind == "ResourceClaim":
+        if old is not None:
+            return []  # the spec is immutable; the scheduler writes only the status
+        dra.default_claim_spec(spec)
+        return dra.validate_claim_spec(spec)
+    if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        dra.default_claim_spec(spec.get("spec"))
+        return dra.validate_claim_spec(spec.get("spec"), "spec.spec")
+    return []
 
 
 def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
@@ -379,6 +415,16 @@ def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str 
         causes += validate_tolerations((new.get("spec") or {}).get("tolerations"))
     elif kind == "Node":
         causes += validate_node_spec(new.get("spec"))
+    elif group == "resource.k8s.io":
+        if subresource == "status":
+            if kind == "DeviceTaintRule":
+                causes += dra.validate_device_taint_rule_status(new)
+            elif kind == "ResourceClaim":
+                causes += dra.validate_claim_status(new.get("status"))
+        else:
+            causes += _admit_dra(kind, new, old)
+            if kind == "ResourceSlice":
+                causes += _immutable_slice_fields(old, new)
     if causes:
         raise invalid(kind, group, name, causes)
     if kind == "Pod":
@@ -407,6 +453,20 @@ def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str 
         raise invalid(
             kind, group, name, [("value", "FieldValueForbidden", "Forbidden: may not be changed in an update.")]
         )
+
+
+def _immutable_slice_fields(old: Obj, new: Obj) -> list[Cause]:
+    """A ResourceSlice keeps its driver, pool name and node name for life."""
+    causes: list[Cause] = []
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    for path, before, after in (
+        ("spec.pool.name", (old_spec.get("pool") or {}).get("name"), (new_spec.get("pool") or {}).get("name")),
+        ("spec.driver", old_spec.get("driver"), new_spec.get("driver")),
+        ("spec.nodeName", old_spec.get("nodeName"), new_spec.get("nodeName")),
+    ):
+        if before != after:
+            causes.append((path, "FieldValueInvalid", f"Invalid value: {quote(after or '')}: field is immutable"))
+    return causes
 
 
 # --- events -------------------------------------------------------------------------------------

@@ -88,6 +88,14 @@ RESOURCES: tuple[Resource, ...] = (
         subresources={"status": ("ResourceClaim", _STATUS)},
     ),
     Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
+    Resource(
+        "resource.k8s.io",
+        "v1",
+        "devicetaintrules",
+        "DeviceTaintRule",
+        False,
+        subresources={"status": ("DeviceTaintRule", _STATUS)},
+    ),
     Resource("", "v1", "services", "Service", True, ("svc",), ("all",)),
     Resource(
         "",
