@@ -14,6 +14,7 @@ CHURN_PREFIX = "churn"
 
 def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
     """The scheduler a workload runs: its configuration's profiles and options, seed 1."""
+    from kubesched.framework.features import FeatureGates
     from kubesched.scheduler import Scheduler, SchedulerOptions
 
     m = cfg.model
@@ -25,7 +26,7 @@ def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
             percentage_of_nodes_to_score=m.percentageOfNodesToScore,
             seed=1,
             batch=batch,
-            opportunistic_batching=w.opportunistic_batching,
+            feature_gates=FeatureGates({"OpportunisticBatching": w.opportunistic_batching}),
             gc_pacing=True,  # as `kubesched run` has it
         ),
     )

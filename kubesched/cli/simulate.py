@@ -51,8 +51,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         seed=args.seed,
         # The table shows outcomes only; the per-node plugin maps are for --output json.
         plugin_results=args.output == "json" and not args.outcomes_only,
-        opportunistic_batching=gates["OpportunisticBatching"],
-        async_preemption=gates["SchedulerAsyncPreemption"],
+        feature_gates=gates,
     )
     extender_specs = list(model.extenders or [])
     try:

@@ -1,8 +1,9 @@
 """``--feature-gates``: kube-scheduler's ``Name=true|false,...`` flag.
 
-Gates kubesched implements change behaviour; gates it does not know are accepted with a warning
-(manifests written for kube-scheduler carry many), never refused. A value that is not a boolean
-is refused, naming the gate.
+The gates are kube-scheduler 1.37's, with its defaults (kubesched.framework.features). Gates
+kubesched does not know are accepted with a warning (manifests written for kube-scheduler carry
+the gates of every component), never refused. A value that is not a boolean, or a locked gate
+set away from its default, is refused, naming the gate.
 """
 
 from __future__ import annotations
@@ -10,18 +11,12 @@ from __future__ import annotations
 import logging
 
 from kubesched.errors import ConfigurationError
+from kubesched.framework.features import GATES, FeatureGates
 
 log = logging.getLogger(__name__)
 
-#: Gates kubesched acts on, with their defaults here.
-KNOWN_GATES: dict[str, bool] = {
-    # Upstream: beta and on by default since 1.35. Here off unless asked for: it changes which
-    # node equally good candidates go to, and the System default spreading makes every pod
-    # unsignable anyway.
-    "OpportunisticBatching": False,
-    # Upstream: beta and on by default since 1.33, as here.
-    "SchedulerAsyncPreemption": True,
-}
+#: Gates kubesched knows, with 1.37's defaults (kubesched.framework.features).
+KNOWN_GATES: dict[str, bool] = {name: spec.default for name, spec in GATES.items()}
 
 
 #: What Go's strconv.ParseBool (kube-scheduler's parser) accepts.
@@ -35,9 +30,10 @@ class FeatureGateError(ConfigurationError):
     """A malformed ``--feature-gates`` value."""
 
 
-def parse_feature_gates(text: str | None) -> dict[str, bool]:
-    """Every known gate's value: the default, or what ``text`` sets it to."""
-    gates = dict(KNOWN_GATES)
+def parse_feature_gates(text: str | None) -> FeatureGates:
+    """Every known gate's value: 1.37's default, or what ``text`` sets it to. A gate locked to
+    its default in 1.37 cannot be set to the other value."""
+    gates: dict[str, bool] = {}
     for item in (text or "").split(","):
         item = item.strip()
         if not item:
@@ -53,4 +49,7 @@ def parse_feature_gates(text: str | None) -> dict[str, bool]:
             log.warning("--feature-gates: unrecognized feature gate %s (ignored)", name)
             continue
         gates[name] = parsed
-    return gates
+    try:
+        return FeatureGates(gates)
+    except ConfigurationError as exc:
+        raise FeatureGateError(f"--feature-gates: {exc}") from None

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, S
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
@@ -215,6 +216,12 @@ class Handle(Protocol):
 
     @property
     def parallelism(self) -> int: ...
+
+    @property
+    def feature_gates(self) -> FeatureGates:
+        """Upstream's feature gates as this scheduler runs them (1.37's defaults unless
+        ``--feature-gates`` changed them): ``handle.feature_gates.enabled("Name")``."""
+        ...
 
     def activate(self, pods: Iterable[PodInfo]) -> None:
         """Move ``pods`` (in backoffQ or the unschedulable pool) to activeQ, through their

@@ -18,6 +18,7 @@ import numpy as np
 
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
     CycleState,
@@ -101,7 +102,7 @@ class Framework:
         activator: Activator | None = None,
         spawner: Spawner | None = None,
         preempt_with_extenders: PreemptWithExtenders | None = None,
-        async_preemption: bool = True,
+        feature_gates: FeatureGates | None = None,
     ) -> None:
         """Build the profile ``spec`` from ``registry``'s plugins; each plugin is constructed
         here, with this Framework as its handle, so the collaborators are in place before any
@@ -126,10 +127,13 @@ class Framework:
         #: ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the same,
         #: possibly narrowed.
         self.preempt_with_extenders: PreemptWithExtenders | None = preempt_with_extenders
-        #: Upstream's SchedulerAsyncPreemption (on by default, as since 1.33): preemption's API
-        #: calls run in the background instead of inside the scheduling cycle. Known before the
-        #: plugins are built: DefaultPreemption registers some events only with it.
-        self.async_preemption = async_preemption
+        #: Upstream's feature gates (1.37's defaults unless given), known before the plugins are
+        #: built: a plugin reads them in its constructor (``handle.feature_gates``).
+        self.feature_gates: FeatureGates = feature_gates if feature_gates is not None else FeatureGates()
+        #: Upstream's SchedulerAsyncPreemption: preemption's API calls run in the background
+        #: instead of inside the scheduling cycle. DefaultPreemption registers some events only
+        #: with it.
+        self.async_preemption = self.feature_gates.enabled("SchedulerAsyncPreemption")
         #: ``activator(uids)`` moves pods to activeQ, ``spawner(coro)`` runs work the scheduler
         #: waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
         self.activator: Activator | None = activator

@@ -1,12 +1,14 @@
 """How the scheduler runs: :class:`SchedulerOptions`.
 
-The ground floor of the scheduler package: it imports nothing of kubesched, so every part of
-the scheduler may import it.
+The ground floor of the scheduler package: it imports only the contract's feature gates, so
+every part of the scheduler may import it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from kubesched.framework.features import FeatureGates
 
 __all__ = ["SchedulerOptions"]
 
@@ -42,13 +44,21 @@ class SchedulerOptions:
     #: (``filter_nodes``/``score_nodes`` where a plugin has them). Off: node by node, as the
     #: plugin contract reads. Decisions are the same either way.
     batch: bool = True
-    #: Upstream's OpportunisticBatching feature gate: identical pods popped in a row reuse the
-    #: first one's ranked nodes (see kubesched.scheduler.batching).
-    opportunistic_batching: bool = False
-    #: Upstream's SchedulerAsyncPreemption (beta, on by default since 1.33): a preemptor is
-    #: nominated at once and its victims are deleted in the background; it waits, gated, until
-    #: they are gone. Off: the deletions happen inside the scheduling cycle.
-    async_preemption: bool = True
+    #: Upstream's feature gates, 1.37's defaults unless changed (``--feature-gates``). Among
+    #: them OpportunisticBatching (identical pods popped in a row reuse the first one's ranked
+    #: nodes, see kubesched.scheduler.batching) and SchedulerAsyncPreemption (a preemptor is
+    #: nominated at once and its victims are deleted in the background; off, the deletions
+    #: happen inside the scheduling cycle).
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
+
+    @property
+    def opportunistic_batching(self) -> bool:
+        return self.feature_gates.enabled("OpportunisticBatching")
+
+    @property
+    def async_preemption(self) -> bool:
+        return self.feature_gates.enabled("SchedulerAsyncPreemption")
+
     #: Keep the garbage collector's full collections out of busy periods (see
     #: :mod:`kubesched.scheduler.gc_pacing`). It freezes the process's objects, so it is for a
     #: process that is the scheduler (``kubesched run``), not for one that embeds it.

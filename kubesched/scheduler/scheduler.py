@@ -96,7 +96,7 @@ class Scheduler:
                 activator=self._activate,
                 spawner=side_task_spawner(side_tasks, spec.scheduler_name),
                 preempt_with_extenders=preempt,
-                async_preemption=options.async_preemption,
+                feature_gates=options.feature_gates,
             )
         if not self.frameworks:
             raise ValueError("at least one profile is needed")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.config import SchedulerConfig
+from kubesched.framework.features import FeatureGates
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.server.health import HealthApp
 from kubesched.server.metrics import PrometheusObserver
@@ -39,8 +40,8 @@ class RunOptions:
     serving: ServingOptions = field(default_factory=ServingOptions)
     record_results: bool = False
     identity: str | None = None
-    #: ``--feature-gates`` (kubesched.config.feature_gates): gate name → on.
-    feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: ``--feature-gates`` (kubesched.config.feature_gates), 1.37's defaults unless changed.
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
     #: For tests: an already-built cluster (anything implementing the Cluster protocol with
     #: ``leases()``), instead of one built from the kubeconfig.
     cluster: Any = None
@@ -97,8 +98,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             pod_max_backoff=float(m.podMaxBackoffSeconds),
             record_results=opts.record_results,
             result_annotations=opts.record_results,
-            opportunistic_batching=opts.feature_gates.get("OpportunisticBatching", False),
-            async_preemption=opts.feature_gates.get("SchedulerAsyncPreemption", True),
+            feature_gates=opts.feature_gates,
             gc_pacing=True,
         ),
         observer=observer,

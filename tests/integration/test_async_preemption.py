@@ -15,6 +15,7 @@ from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.config import parse_config
+from kubesched.framework.features import FeatureGates
 from kubesched.plugins.preemption.default_preemption import WAITING_FOR_PREEMPTION, DefaultPreemption
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.server.metrics import PrometheusObserver
@@ -56,7 +57,12 @@ class Cluster:
         self.scheduler = Scheduler(
             cfg.profiles,
             self.cluster,
-            SchedulerOptions(seed=3, async_preemption=async_preemption, pod_initial_backoff=0.05, pod_max_backoff=0.1),
+            SchedulerOptions(
+                seed=3,
+                feature_gates=FeatureGates({"SchedulerAsyncPreemption": async_preemption}),
+                pod_initial_backoff=0.05,
+                pod_max_backoff=0.1,
+            ),
             observer=self.observer,
         )
         self.cluster.plugin = self.scheduler.frameworks["default-scheduler"].plugins["DefaultPreemption"]

@@ -34,6 +34,7 @@ from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.config.feature_gates import KNOWN_GATES, FeatureGateError, parse_feature_gates
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import CycleState, SignPlugin
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -132,7 +133,7 @@ def run_sim(
     """Simulate ``docs``; ``columns`` is ``SimulationSettings.batch`` (Filter and Score over the
     node columns, or node by node)."""
     scenario = parse_scenario(copy.deepcopy(docs))
-    settings = SimulationSettings(opportunistic_batching=batching, batch=columns)
+    settings = SimulationSettings(feature_gates=FeatureGates({"OpportunisticBatching": batching}), batch=columns)
     return asyncio.run(simulate(profiles, scenario, settings, extenders=extenders))
 
 
@@ -390,7 +391,13 @@ def test_scenario_from_a_yaml_file(tmp_path: Path) -> None:
     case = SCENARIOS["three pod batch"]
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump_all(case.docs()))
-    result = asyncio.run(simulate(BATCHABLE, load_scenario(path), SimulationSettings(opportunistic_batching=True)))
+    result = asyncio.run(
+        simulate(
+            BATCHABLE,
+            load_scenario(path),
+            SimulationSettings(feature_gates=FeatureGates({"OpportunisticBatching": True})),
+        )
+    )
     assert placements(result) == case.expected
     assert result.scheduler.batching.stats.attempts == Counter({NO_HINT: 1, HINT_USED: 2})
 
@@ -555,7 +562,7 @@ async def drive(
     clock = ManualClock(100.0)
     for node in nodes:
         store.create("Node", node)
-    options = SchedulerOptions(seed=0, record_results=True, opportunistic_batching=True)
+    options = SchedulerOptions(seed=0, record_results=True, feature_gates=FeatureGates({"OpportunisticBatching": True}))
     sched = Scheduler(profiles, cluster, options, registry=registry, clock=clock, observer=observer)
     await sched.start()
     hinted: list[str] = []
@@ -1054,8 +1061,8 @@ def test_signatures(other: PodBuilder, equal: bool) -> None:
 @pytest.mark.parametrize(
     "text, expected",
     [
-        (None, False),
-        ("", False),
+        (None, True),
+        ("", True),
         ("OpportunisticBatching=true", True),
         ("OpportunisticBatching=false", False),
         (" OpportunisticBatching = True ,", True),
@@ -1088,21 +1095,21 @@ def test_gate_values_are_what_go_parse_bool_accepts(value: str, expected: bool) 
     assert gates["OpportunisticBatching"] is expected
 
 
-def test_opportunistic_batching_is_off_by_default() -> None:
-    assert KNOWN_GATES["OpportunisticBatching"] is False
+def test_opportunistic_batching_is_on_by_default_as_in_1_37() -> None:
+    assert KNOWN_GATES["OpportunisticBatching"] is True
     assert parse_feature_gates(None) == KNOWN_GATES
-    assert SimulationSettings().opportunistic_batching is False
-    assert SchedulerOptions().opportunistic_batching is False
+    assert SimulationSettings().feature_gates.enabled("OpportunisticBatching") is True
+    assert SchedulerOptions().opportunistic_batching is True
 
 
 def test_unknown_gates_are_accepted_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="kubesched.config.feature_gates"):
-        gates = parse_feature_gates("SchedulerQueueingHints=true,OpportunisticBatching=true,DRAExtendedResource=false")
-    assert gates == {**KNOWN_GATES, "OpportunisticBatching": True}
+        gates = parse_feature_gates("SchedulerQueueingHints=true,OpportunisticBatching=false,KubeletTracing=false")
+    assert gates == {**KNOWN_GATES, "OpportunisticBatching": False}
     assert "SchedulerQueueingHints" not in gates
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warned) == 2
-    assert "SchedulerQueueingHints" in warned[0] and "DRAExtendedResource" in warned[1]
+    assert "SchedulerQueueingHints" in warned[0] and "KubeletTracing" in warned[1]
 
 
 @pytest.mark.parametrize(
@@ -1184,3 +1191,12 @@ def test_cli_refuses_a_non_boolean_gate(command: list[str], tmp_path: Path) -> N
     assert out.returncode == 2
     assert "OpportunisticBatching" in out.stderr and "maybe" in out.stderr
     assert out.stdout == ""
+
+
+def test_a_locked_gate_cannot_be_set_away_from_its_default() -> None:
+    """1.37 locks DRAExtendedResource (GA) to true: upstream refuses to turn it off."""
+    assert parse_feature_gates("DRAExtendedResource=true")["DRAExtendedResource"] is True
+    with pytest.raises(
+        FeatureGateError, match="cannot set feature gate DRAExtendedResource to false, feature is locked to true"
+    ):
+        parse_feature_gates("DRAExtendedResource=false")

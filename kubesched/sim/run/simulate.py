@@ -18,6 +18,7 @@ from typing import Any
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import CPU, MEMORY, format_quantity
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
@@ -57,10 +58,8 @@ class SimulationSettings:
     plugin_results: bool = True
     #: Filter and Score over the node columns (see ``SchedulerOptions.batch``); same decisions.
     batch: bool = True
-    #: Upstream's OpportunisticBatching (see ``SchedulerOptions.opportunistic_batching``).
-    opportunistic_batching: bool = False
-    #: Upstream's SchedulerAsyncPreemption (see ``SchedulerOptions.async_preemption``).
-    async_preemption: bool = True
+    #: Upstream's feature gates (see ``SchedulerOptions.feature_gates``).
+    feature_gates: FeatureGates = field(default_factory=FeatureGates)
 
     def scheduler_options(self, **simulation: Any) -> SchedulerOptions:
         """The scheduler's options under these settings, as a simulation runs it (results kept,
@@ -74,8 +73,7 @@ class SimulationSettings:
             record_results=True,
             assumed_ttl=0,
             batch=self.batch,
-            opportunistic_batching=self.opportunistic_batching,
-            async_preemption=self.async_preemption,
+            feature_gates=self.feature_gates,
             **simulation,
         )
 

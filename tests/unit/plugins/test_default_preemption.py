@@ -16,6 +16,7 @@ from kubesched.backend.cache import Snapshot
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework.features import FeatureGates
 from kubesched.plugins.noderesources.fit import NodeResourcesFit
 from kubesched.plugins.preemption.default_preemption import DefaultPreemption, DefaultPreemptionArgs
 from kubesched.plugins.preemption.helpers import (
@@ -224,8 +225,13 @@ def build(
         "postFilter": [PluginRef(DefaultPreemption.name)],
     }
     plugin_args = {DefaultPreemption.name: DefaultPreemptionArgs.model_validate(args)} if args else {}
-    fw = Framework(ProfileSpec("default-scheduler", points, plugin_args), registry, cluster=cluster, partial=True)
-    fw.async_preemption = async_preemption
+    fw = Framework(
+        ProfileSpec("default-scheduler", points, plugin_args),
+        registry,
+        cluster=cluster,
+        partial=True,
+        feature_gates=FeatureGates({"SchedulerAsyncPreemption": async_preemption}),
+    )
     infos = as_node_infos(nodes, pods)
     fw.set_snapshot(Snapshot(infos))
     fw.listers = ObjectListers(objects)

@@ -15,6 +15,7 @@ from conftest import make_harness, profile, registry_with
 
 import kubesched.scheduler
 from kubesched.extender import HTTPExtender
+from kubesched.framework.features import FeatureGates
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.scheduler.binding_cycle import BindingCycle
 from kubesched.scheduler.eventhandlers import EventHandlers
@@ -65,8 +66,9 @@ def test_the_scheduler_package_has_no_import_circle() -> None:
 
 
 def test_options_and_stats_are_the_ground_floor() -> None:
-    for module in ("kubesched.scheduler.options", "kubesched.scheduler.stats"):
-        assert _imports_of(module) == set(), module
+    """Nothing of the scheduler below them: options read only the contract's feature gates."""
+    assert _imports_of("kubesched.scheduler.options") == {"kubesched.framework.features"}
+    assert _imports_of("kubesched.scheduler.stats") == set()
 
 
 def test_the_scheduler_is_assembled_from_separate_parts_sharing_one_context() -> None:
@@ -88,7 +90,9 @@ def test_the_scheduler_is_assembled_from_separate_parts_sharing_one_context() ->
 async def test_a_scheduling_cycle_leaves_nothing_of_itself_on_the_parts() -> None:
     h = await make_harness(
         [profile()],
-        options=SchedulerOptions(seed=1, record_results=True, opportunistic_batching=True),
+        options=SchedulerOptions(
+            seed=1, record_results=True, feature_gates=FeatureGates({"OpportunisticBatching": True})
+        ),
         objs=[make_node("n1"), make_node("n2"), make_pod("a"), make_pod("b")],
     )
     sched = h.scheduler
@@ -129,7 +133,7 @@ def test_each_framework_has_its_collaborators_before_its_plugins_are_built() -> 
     sched = Scheduler(
         [profile(filter=["Spy"])],
         _NoCluster(),
-        SchedulerOptions(seed=1, async_preemption=False),
+        SchedulerOptions(seed=1, feature_gates=FeatureGates({"SchedulerAsyncPreemption": False})),
         registry=registry_with(Spy),
         observer=observer,  # type: ignore[arg-type]
         extenders=[_extender(preempt=True)],
