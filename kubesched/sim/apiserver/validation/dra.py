@@ -226,18 +226,21 @@ def _binding_conditions(device: Obj, path: str) -> list[Cause]:
                         "bindingFailureConditions must not overlap with bindingConditions",
                     )
                 )
+    # Go shows the missing list as %#v shows a nil slice.
     if not conditions and failures:
         causes.append(
-            invalid_cause(
-                f"{path}.bindingConditions", "[]", "bindingConditions are required to use bindingFailureConditions"
+            (
+                f"{path}.bindingConditions",
+                "FieldValueInvalid",
+                "Invalid value: []string(nil): bindingConditions are required to use bindingFailureConditions",
             )
         )
     if not failures and conditions:
         causes.append(
-            invalid_cause(
+            (
                 f"{path}.bindingFailureConditions",
-                "[]",
-                "bindingFailureConditions are required to use bindingConditions",
+                "FieldValueInvalid",
+                "Invalid value: []string(nil): bindingFailureConditions are required to use bindingConditions",
             )
         )
     return causes
@@ -250,7 +253,7 @@ def _counters(counters: Any, limit: int, path: str) -> list[Cause]:
         return [_too_many(path, len(counters), limit)]
     causes: list[Cause] = []
     for name, counter in counters.items():
-        causes += _dns_label(name, f"{path}[{name}]")
+        causes += _dns_label(name, path)  # a key's error names the map, as validateMap has it
         if not isinstance(counter, dict) or counter.get("value") is None:
             causes.append(required_cause(f"{path}[{name}].value"))
     return causes
@@ -343,7 +346,7 @@ def _request_policy(capacity: Any, policy: Obj, path: str) -> list[Cause]:
                 )
             )
         if default < low:
-            causes.append(invalid_cause(f"{where}.min", show(default), f"default is less than min: {show(low)}"))
+            causes.append(invalid_cause(f"{where}.default", show(default), f"default is less than min: {show(low)}"))
         high = _quantity(valid_range.get("max"))
         if high is not None:
             if low > high:
@@ -359,7 +362,9 @@ def _request_policy(capacity: Any, policy: Obj, path: str) -> list[Cause]:
             if default > high:
                 causes.append(invalid_cause(f"{where}.max", show(default), f"default is more than max: {show(high)}"))
         step = _quantity(valid_range.get("step"))
-        if step:
+        if step is not None and step <= 0:
+            causes.append(invalid_cause(f"{where}.step", show(step), "must be greater than zero"))
+        elif step:
             if capacity is not None and low + step > capacity:
                 causes.append(
                     invalid_cause(
@@ -380,6 +385,38 @@ def _request_policy(capacity: Any, policy: Obj, path: str) -> list[Cause]:
     return causes
 
 
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(-(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(\.(0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
+    r"(\+[0-9a-zA-Z-]+(\.[0-9a-zA-Z-]+)*)?$"
+)
+MAX_ATTRIBUTE_VALUE_LENGTH = 64
+
+
+def _attribute(attribute: Any, path: str) -> list[Cause]:
+    """validateDeviceAttribute: exactly one of ``bool``, ``int``, ``string``, ``version``; a
+    string at most 64 characters, a version a semver.org 2.0.0 one of at most 64."""
+    attribute = _obj(attribute)
+    causes: list[Cause] = []
+    string, version = attribute.get("string"), attribute.get("version")
+    if isinstance(string, str) and len(string) > MAX_ATTRIBUTE_VALUE_LENGTH:
+        causes.append(_too_long(f"{path}.string", MAX_ATTRIBUTE_VALUE_LENGTH))
+    if isinstance(version, str):
+        if not _SEMVER.match(version):
+            causes.append(
+                invalid_cause(f"{path}.version", version, "must be a string compatible with semver.org spec 2.0.0")
+            )
+        if len(version) > MAX_ATTRIBUTE_VALUE_LENGTH:
+            causes.append(_too_long(f"{path}.version", MAX_ATTRIBUTE_VALUE_LENGTH))
+    kinds = [k for k in ("bool", "int", "string", "version") if attribute.get(k) is not None]
+    lists = [k for k in ("bools", "ints", "strings", "versions") if attribute.get(k) is not None]
+    if not kinds and not lists:
+        causes.append(invalid_cause(path, "", "exactly one value must be specified"))
+    elif len(kinds) + len(lists) > 1:
+        causes.append((path, "FieldValueInvalid", "Invalid value: ...: exactly one value must be specified"))
+    return causes
+
+
 def _device(device: Obj, path: str, per_device_nodes: bool) -> list[Cause]:
     causes = _dns_label(device.get("name"), f"{path}.name")
     attributes = _obj(device.get("attributes"))
@@ -392,12 +429,14 @@ def _device(device: Obj, path: str, per_device_nodes: bool) -> list[Cause]:
                 f"the total number of attributes and capacities must not exceed {MAX_ATTRIBUTES_AND_CAPACITIES}",
             )
         )
-    for name in attributes:
-        causes += validate_qualified_name(str(name), f"{path}.attributes[{name}]")
+    for name, attribute in attributes.items():
+        # a key's error names the map (validateMap), a value's the key
+        causes += validate_qualified_name(str(name), f"{path}.attributes")
+        causes += _attribute(attribute, f"{path}.attributes[{name}]")
     multiple = device.get("allowMultipleAllocations") is True
     for name, cap in capacity.items():
         where = f"{path}.capacity[{name}]"
-        causes += validate_qualified_name(str(name), where)
+        causes += validate_qualified_name(str(name), f"{path}.capacity")
         policy = cap.get("requestPolicy") if isinstance(cap, dict) else None
         if isinstance(policy, dict):
             if not multiple:
@@ -483,12 +522,17 @@ def validate_resource_slice(slice_: Obj) -> list[Cause]:
         terms = _dicts(selector.get("nodeSelectorTerms"))
         for i, term in terms:
             causes += validate_node_selector_term(term, f"spec.nodeSelector.nodeSelectorTerms[{i}]")
+        if not terms:
+            causes.append(
+                required_cause("spec.nodeSelector.nodeSelectorTerms", "must have at least one node selector term")
+            )
         if len(terms) != 1:
+            shown = "[]core.NodeSelectorTerm(nil)" if not terms else f"[]core.NodeSelectorTerm{{...{len(terms)} terms}}"
             causes.append(
                 (
                     "spec.nodeSelector.nodeSelectorTerms",
                     "FieldValueInvalid",
-                    "Invalid value: must have exactly one node selector term",
+                    f"Invalid value: {shown}: must have exactly one node selector term",
                 )
             )
     for field in ("allNodes", "perDeviceNodeSelection"):
