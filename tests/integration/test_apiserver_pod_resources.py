@@ -407,3 +407,79 @@ async def test_status_carries_allocated_and_actual_resources(server: APIServer) 
     typo = {"status": {"containerStatuses": [{"name": "c0", "allocatedResource": {"cpu": "1"}}]}}
     code, body = await send(server, "PATCH", f"{PODS}/p/status?fieldValidation=Strict", typo, MERGE)
     assert code == 400 and 'unknown field "status.containerStatuses[0].allocatedResource"' in body["message"]
+
+
+# --- upstream's pod resize error table (test/e2e/common/node/pod_resize.go, doPodResizeErrorTests) ---
+
+CPU, CPU_LIMIT, MEM, MEM_LIMIT = "20m", "30m", "20Mi", "30Mi"
+
+
+def resizable(*containers: tuple[str, Obj]) -> Obj:
+    obj = pod()
+    obj["spec"]["containers"] = [
+        {"name": name, "image": "registry.k8s.io/pause:3.10", "resources": r} for name, r in containers
+    ]
+    return obj
+
+
+BOTH = res({"cpu": CPU, "memory": MEM}, {"cpu": CPU_LIMIT, "memory": MEM_LIMIT})
+
+# (id, the pod's containers, strategic merge patch, the error's text). This server's strategic
+# merge keeps a list in its stored order, where upstream's follows the patch's: the reordering
+# case is sent as a merge patch, whose list replaces the stored one in the order it gives.
+E2E_RESIZE_ERRORS: list[tuple[str, list[tuple[str, Obj]], Obj, str]] = [
+    (
+        "best-effort-requesting-memory",
+        [("c1", {})],
+        {"spec": {"containers": [{"name": "c1", "resources": {"requests": {"memory": "40Mi"}}}]}},
+        "Pod QOS Class may not change as a result of resizing",
+    ),
+    (
+        "remove-memory-limits",
+        [("c1", BOTH)],
+        {"spec": {"containers": [{"name": "c1", "resources": {"limits": {"memory": None}}}]}},
+        "resource limits cannot be removed",
+    ),
+    (
+        "remove-cpu-limits",
+        [("c1", BOTH)],
+        {"spec": {"containers": [{"name": "c1", "resources": {"limits": {"cpu": None}}}]}},
+        "resource limits cannot be removed",
+    ),
+    (
+        "remove-cpu-requests",
+        [("c1", res({"cpu": CPU, "memory": MEM}, {"memory": MEM_LIMIT}))],
+        {"spec": {"containers": [{"name": "c1", "resources": {"requests": {"cpu": None}}}]}},
+        "resource requests cannot be removed",
+    ),
+    (
+        "remove-memory-requests",
+        [("c1", res({"cpu": CPU, "memory": MEM}, {"cpu": CPU_LIMIT}))],
+        {"spec": {"containers": [{"name": "c1", "resources": {"requests": {"memory": None}}}]}},
+        "resource requests cannot be removed",
+    ),
+    (
+        "reorder-containers",
+        [("c1", BOTH), ("c2", BOTH)],
+        {"spec": {"containers": [{"name": "c2", "resources": BOTH}, {"name": "c1", "resources": BOTH}]}},
+        "spec.containers[0].name: Forbidden: containers may not be renamed or reordered on resize, "
+        "spec.containers[1].name: Forbidden: containers may not be renamed or reordered on resize",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("containers", "patch", "error"), [c[1:] for c in E2E_RESIZE_ERRORS], ids=[c[0] for c in E2E_RESIZE_ERRORS]
+)
+async def test_upstream_resize_errors(
+    server: APIServer, containers: list[tuple[str, Obj]], patch: Obj, error: str
+) -> None:
+    code, created = await send(server, "POST", PODS, resizable(*containers))
+    assert code == 201, created
+    ctype = MERGE if "reordered" in error else STRATEGIC
+    code, body = await send(server, "PATCH", f"{PODS}/p/resize", patch, ctype)
+    assert code == 422 and error in body["message"], body
+    code, stored = await send(server, "GET", f"{PODS}/p", None)
+    assert [c["resources"] for c in stored["spec"]["containers"]] == [
+        c["resources"] for c in created["spec"]["containers"]
+    ]

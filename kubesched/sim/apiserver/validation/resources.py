@@ -280,27 +280,46 @@ def qos_class(spec: Obj) -> str:
 def resize_view(old: Obj, new: Obj) -> Obj:
     """What a write to ``pods/resize`` may change (the resize strategy's dropNonResizeUpdates):
     ``old`` with each container's ``resources`` and ``resizePolicy`` and the pod-level
-    ``resources`` taken from ``new``; containers are matched by name, so a reordered list
-    changes nothing. The rest of the body is ignored, as upstream ignores it."""
+    ``resources`` taken from ``new``, the rest of the body ignored. The containers stay in the
+    order ``new`` lists them (each the old one of its name, a new name as sent), so that a list
+    reordered, renamed, grown or shrunk is refused by :func:`validate_pod_resize`."""
     result = copy.deepcopy(old)
     spec, new_spec = result.setdefault("spec", {}), new.get("spec") or {}
     for field in ("containers", "initContainers"):
-        wanted = {c.get("name"): c for _, c in _dicts(new_spec.get(field))}
-        for _, c in _dicts(spec.get(field)):
-            source = wanted.get(c.get("name"))
-            if source is None:
-                continue
+        if field not in spec and field not in new_spec:
+            continue
+        before = {c.get("name"): c for _, c in _dicts(spec.get(field))}
+        listed = []
+        for _, source in _dicts(new_spec.get(field)):
+            container = copy.deepcopy(before.get(source.get("name"), source))
             for key in ("resources", "resizePolicy"):
                 if key in source:
-                    c[key] = copy.deepcopy(source[key])
+                    container[key] = copy.deepcopy(source[key])
                 else:
-                    c.pop(key, None)
+                    container.pop(key, None)
+            listed.append(container)
+        spec[field] = listed
     if "resources" in new_spec:
         spec["resources"] = copy.deepcopy(new_spec["resources"])
     else:
         spec.pop("resources", None)
     result["metadata"]["resourceVersion"] = (new.get("metadata") or {}).get("resourceVersion")
     return result
+
+
+def _resize_ordering(old_spec: Obj, new_spec: Obj) -> list[Cause]:
+    causes: list[Cause] = []
+    for field in ("containers", "initContainers"):
+        olds, news = _dicts(old_spec.get(field)), _dicts(new_spec.get(field))
+        if len(olds) != len(news):
+            causes.append(forbidden_cause(f"spec.{field}", f"{field} may not be added or removed on resize"))
+            continue
+        for (i, before), (_, after) in zip(olds, news, strict=True):
+            if before.get("name") != after.get("name"):
+                causes.append(
+                    forbidden_cause(f"spec.{field}[{i}].name", f"{field} may not be renamed or reordered on resize")
+                )
+    return causes
 
 
 def _removed(values: Any, old_values: Any) -> bool:
@@ -389,6 +408,9 @@ def validate_pod_resize(old: Obj, new: Obj) -> list[Cause]:
         }
         if _semantic(kept) != _semantic(old_pod_level or {}):
             causes.append(forbidden_cause("spec", "only cpu and memory resources are mutable at pod-level"))
+    ordering = _resize_ordering(old_spec, new_spec)
+    if ordering:
+        return causes + ordering
     for field in ("initContainers", "containers"):
         olds = dict(_dicts(old_spec.get(field)))
         for i, c in _dicts(new_spec.get(field)):
