@@ -135,6 +135,14 @@ def node_of(store: Store, name: str) -> str | None:
         pytest.param(("get", "namespaces"), ["default", "kube-system", "Active"], id="get-namespaces"),
         pytest.param(("get", "pc"), ["system-node-critical", "2000001000"], id="get-priorityclasses"),
         pytest.param(("explain", "pod.spec.schedulerName"), ["schedulerName", "string"], id="explain"),
+        pytest.param(
+            ("explain", "pod.spec.resources.limits"), ["limits", "map[string]"], id="explain-pod-level-resources"
+        ),
+        pytest.param(
+            ("explain", "devicetaintrules.spec.taint", "--api-version=resource.k8s.io/v1"),
+            ["DeviceTaintRule", "effect", "timeAdded"],
+            id="explain-device-taint-rule",
+        ),
     ],
 )
 async def test_read_only_commands(cluster: Cluster, args: tuple[str, ...], expected: list[str]) -> None:
