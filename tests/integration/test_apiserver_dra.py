@@ -273,7 +273,7 @@ SLICE_CASES = [
     pytest.param(
         slice_(devices=[device(bindingConditions=["a"])]),
         422,
-        'spec.devices[0].bindingFailureConditions: Invalid value: []string(nil): bindingFailureConditions are required to use bindingConditions',
+        "spec.devices[0].bindingFailureConditions: Invalid value: []string(nil): bindingFailureConditions are required to use bindingConditions",
         id="binding-conditions-need-failures",
     ),
     pytest.param(
