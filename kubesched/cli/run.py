@@ -39,8 +39,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.server.app import run
 
     register_local_plugins(args)
-    gate_text, zpages = kflags.split_zpages_gates(args.feature_gates)
-    gates = parse_feature_gates(gate_text)
+    gates = parse_feature_gates(args.feature_gates)
     cfg = load_config(args.config, feature_gates=gates)
     problems = kflags.apply_leader_election(cfg.model, args)
     if problems:
@@ -60,12 +59,12 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"--write-config-to: {args.write_config_to}: cannot write: {exc.strerror or exc}"
             ) from exc
         return 0
-    opts = run_options(args, gates, zpages)
+    opts = run_options(args, gates)
     args.on_error = _WHILE_RUNNING
     return int(event_loop_runner()(run(cfg, opts)))
 
 
-def run_options(args: argparse.Namespace, gates: FeatureGates, zpages: dict[str, bool]) -> RunOptions:
+def run_options(args: argparse.Namespace, gates: FeatureGates) -> RunOptions:
     """What the command line asks of the running scheduler (the configuration aside)."""
     from kubesched.server import flags as kflags
     from kubesched.server.app import RunOptions
@@ -95,8 +94,8 @@ def run_options(args: argparse.Namespace, gates: FeatureGates, zpages: dict[str,
         feature_gates=gates,
         max_unschedulable_duration=args.pod_max_in_unschedulable_pods_duration,
         flags=kflags.flag_values(args.parser, args, duration_flag),
-        flagz=zpages["ComponentFlagz"],
-        statusz=zpages["ComponentStatusz"],
+        flagz=gates.enabled("ComponentFlagz"),
+        statusz=gates.enabled("ComponentStatusz"),
     )
 
 

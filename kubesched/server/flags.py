@@ -312,22 +312,3 @@ def flag_values(parser: argparse.ArgumentParser, args: argparse.Namespace, durat
         else:
             values[name] = str(value)
     return values
-
-
-#: The component-base gates of the debugging pages, on by default since 1.36 (beta).
-ZPAGES_GATES = {"ComponentFlagz": True, "ComponentStatusz": True}
-
-
-def split_zpages_gates(text: str | None) -> tuple[str, dict[str, bool]]:
-    """``--feature-gates`` without the debugging pages' gates, and those gates' values (their
-    defaults unless the text sets them). A value that is not a boolean is left in the text, where
-    the gates' parser refuses it naming the gate."""
-    gates = dict(ZPAGES_GATES)
-    rest = []
-    for item in (text or "").split(","):
-        name, sep, value = item.partition("=")
-        if name.strip() in gates and sep and value.strip() in _TRUE | _FALSE:
-            gates[name.strip()] = value.strip() in _TRUE
-        elif item.strip():
-            rest.append(item)
-    return ",".join(rest), gates

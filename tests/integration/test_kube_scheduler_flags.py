@@ -159,17 +159,17 @@ def test_the_command_line_reaches_the_scheduler() -> None:
     from kubesched.cli.main import build_parser
     from kubesched.cli.run import run_options
     from kubesched.config import load_config
+    from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.framework.features import FeatureGates
     from kubesched.server.app import scheduler_options
-    from kubesched.server.flags import split_zpages_gates
 
     args = build_parser().parse_args(
         ["run", "--pod-max-in-unschedulable-pods-duration=90s", "--feature-gates=ComponentFlagz=false", "--v=3"]
     )
-    opts = run_options(args, FeatureGates(), split_zpages_gates(args.feature_gates)[1])
+    opts = run_options(args, parse_feature_gates(args.feature_gates))
     assert scheduler_options(load_config(None), opts).max_unschedulable_duration == 90
     bare = build_parser().parse_args(["run"])
-    default = run_options(bare, FeatureGates(), split_zpages_gates(None)[1])
+    default = run_options(bare, FeatureGates())
     assert scheduler_options(load_config(None), default).max_unschedulable_duration == 300  # upstream's 5m
     assert (opts.flagz, opts.statusz) == (False, True)
     assert opts.flags["pod-max-in-unschedulable-pods-duration"] == "1m30s"
