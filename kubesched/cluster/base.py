@@ -33,6 +33,7 @@ WATCHED_KINDS = (
     # Dynamic resource allocation: what devices exist, their classes, and who claims them.
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
     "ResourceClaim",
     "Node",
     "Pod",

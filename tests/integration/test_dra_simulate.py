@@ -143,3 +143,60 @@ def test_an_extended_resource_is_served_by_dra_on_the_node_whose_slice_has_the_d
         devices.add(result_["device"])
         assert claim["status"]["reservedFor"] == [{"resource": "pods", "name": name, "uid": placed["metadata"]["uid"]}]
     assert devices == {"gpu-0", "gpu-1"}  # one device each, never the same one twice
+
+
+WAITING = """
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "10"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: gpus, namespace: default}
+spec:
+  devices:
+    requests:
+      - name: gpu
+        exactly: {deviceClassName: gpu.example.com}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: waits, namespace: default}
+spec:
+  containers: [{name: c, image: x}]
+  resourceClaims: [{name: gpu, resourceClaimName: gpus}]
+---
+apiVersion: kubesched.io/v1
+kind: Steps
+steps:
+- at: 30s
+  create:
+  - %s
+"""
+RULE = (
+    "{apiVersion: resource.k8s.io/v1, kind: DeviceTaintRule, metadata: {name: broken},"
+    " spec: {deviceSelector: {driver: gpu.example.com}, taint: {key: broken, effect: NoSchedule}}}"
+)
+UNRELATED = "{apiVersion: scheduling.k8s.io/v1, kind: PriorityClass, metadata: {name: high}, value: 1000}"
+
+
+def _attempts(tmp_path: Path, created: str) -> int:
+    path = tmp_path / "waiting.yaml"
+    path.write_text(WAITING % created)
+    result = asyncio.run(simulate(load_config(None).profiles, load_scenario(path)))
+    (pod,) = [p for p in result.pods if p["name"] == "waits"]
+    assert pod["phase"] == "Unschedulable" and "cannot allocate all claims" in pod["message"]
+    return len(pod["history"])
+
+
+def test_a_device_taint_rule_event_brings_back_a_pod_dynamic_resources_rejected(tmp_path: Path) -> None:
+    """A DeviceTaintRule reaches DynamicResources as an update of the slices it taints (as
+    upstream's slice tracker delivers it): the pod waiting for devices is tried again; an event
+    the plugin did not register (a PriorityClass) leaves it waiting."""
+    assert _attempts(tmp_path, RULE) == _attempts(tmp_path, UNRELATED) + 1

@@ -55,6 +55,7 @@ SUPPORTED_KINDS = (
     "Secret",
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
     "ResourceClaim",
     "ResourceClaimTemplate",
 )
