@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from kubesched.framework import (
     ActionType,
@@ -83,6 +83,8 @@ _MATCH_CACHE_LIMIT = 200_000
 #: How often PreBind looks at the binding conditions while it waits (upstream: 5s).
 BINDING_POLL_SECONDS = 5.0
 
+#: Upstream's ``DynamicResourcesBindingTimeoutDefault``.
+BINDING_TIMEOUT_DEFAULT = "10m0s"
 FILTER_TIMEOUT_GATE = "DRASchedulerFilterTimeout"
 BINDING_GATES = ("DRADeviceBindingConditions", "DRAResourceClaimDeviceStatus")
 
@@ -98,43 +100,36 @@ def duration_seconds(text: str) -> float:
     return -total if text.startswith("-") else total
 
 
-def _check_duration(field_name: str, v: str) -> None:
-    if not _DURATION.match(v):
-        raise ValueError(f"{field_name}: Invalid value: {v!r}: must be a duration such as 10s or 1m30s")
-
-
 class DynamicResourcesArgs(BaseModel):
     """``DynamicResourcesArgs`` as 1.37 has them.
 
     * ``filterTimeout`` (a duration, default 10s; 0 disables it; DRASchedulerFilterTimeout)
       bounds how long Filter may spend allocating on one node: past it, the attempt ends with
       an Error ("node <name>: timed out trying to allocate devices") and the pod backs off;
-    * ``bindingTimeout`` (default 10m; at least 1s; DRADeviceBindingConditions with
-      DRAResourceClaimDeviceStatus) bounds how long PreBind waits for the binding conditions of
-      allocated devices.
+    * ``bindingTimeout`` (at least 1s; DRADeviceBindingConditions with
+      DRAResourceClaimDeviceStatus; the configuration defaults it to 10m0s when both are on, and
+      the plugin waits that long when it is unset) bounds how long PreBind waits for the binding
+      conditions of allocated devices.
 
-    Setting a field whose gate is off is refused when the plugin is built, as upstream refuses
-    it (``filterTimeout: Forbidden: ...``)."""
+    Setting a field whose gate is off is refused, as upstream refuses it (``filterTimeout:
+    Forbidden: ...``): by the configuration's validation, and by the plugin when it is built."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     filterTimeout: str = "10s"
-    bindingTimeout: str = "10m0s"
+    bindingTimeout: str | None = None
 
-    @field_validator("filterTimeout")
+    @field_validator("filterTimeout", "bindingTimeout")
     @classmethod
-    def _filter_timeout(cls, v: str) -> str:
-        _check_duration("filterTimeout", v)
-        if duration_seconds(v) < 0:
+    def _duration(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None:
+            return v
+        if not _DURATION.match(v):
+            raise ValueError(
+                f"{info.field_name}: Invalid value: {v!r}: must be a duration such as 10s or 1m30s, not negative"
+            )
+        if info.field_name == "filterTimeout" and duration_seconds(v) < 0:
             raise ValueError(f"filterTimeout: Invalid value: {v!r}: must be zero or positive")
-        return v
-
-    @field_validator("bindingTimeout")
-    @classmethod
-    def _binding_timeout(cls, v: str) -> str:
-        _check_duration("bindingTimeout", v)
-        if duration_seconds(v) < 1:
-            raise ValueError(f"bindingTimeout: Invalid value: {v!r}: must be at least 1 second")
         return v
 
 
@@ -149,11 +144,15 @@ def check_args(args: DynamicResourcesArgs, gates: FeatureGates) -> None:
     problems = []
     if not gates.enabled(FILTER_TIMEOUT_GATE) and "filterTimeout" in args.model_fields_set:
         problems.append("filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled")
-    if not all(gates.enabled(g) for g in BINDING_GATES) and "bindingTimeout" in args.model_fields_set:
-        problems.append(
-            "bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus "
-            "feature gate is disabled"
-        )
+    binding = args.bindingTimeout if "bindingTimeout" in args.model_fields_set else None
+    if binding is not None:
+        if not all(gates.enabled(g) for g in BINDING_GATES):
+            problems.append(
+                "bindingTimeout: Forbidden: DRADeviceBindingConditions or DRAResourceClaimDeviceStatus "
+                "feature gate is disabled"
+            )
+        elif duration_seconds(binding) < 1:
+            problems.append(f'bindingTimeout: Invalid value: "{binding}": must be at least 1 second')
     if problems:
         raise ValueError("; ".join(problems))
 
@@ -266,8 +265,9 @@ class DynamicResources:
         self.filter_timeout: float | None = timeout if timeout > 0 and gates.enabled(FILTER_TIMEOUT_GATE) else None
         #: Whether binding conditions are honoured (both gates on).
         self.binding_conditions = all(gates.enabled(g) for g in BINDING_GATES)
-        #: How long PreBind waits for binding conditions, in seconds.
-        self.binding_timeout = duration_seconds(args.bindingTimeout)
+        #: How long PreBind waits for binding conditions, in seconds (upstream's 10 minutes
+        #: when the configuration left it unset).
+        self.binding_timeout = duration_seconds(args.bindingTimeout or BINDING_TIMEOUT_DEFAULT)
         self.binding_poll = BINDING_POLL_SECONDS
         self.extended_resources = gates.enabled(ext.GATE)
         self.taint_rules = gates.enabled(device_taints.GATE)
