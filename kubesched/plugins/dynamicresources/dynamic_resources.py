@@ -206,6 +206,7 @@ class _State:
         "initial_extended_uid",
         "pod_scalar",
         "class_mapping",
+        "node_claims",
         "allocator",
         "to_allocate",
         "classes",
@@ -225,6 +226,9 @@ class _State:
         self.initial_extended_uid = _uid(extended) if extended is not None else ""
         self.pod_scalar: dict[str, int] = {}
         self.class_mapping: dict[str, Obj] = {}
+        #: the resources DRA provides on a node -> that node's variant of the claim for extended
+        #: resources, and the request mappings
+        self.node_claims: dict[tuple[str, ...], tuple[Obj, list[Obj]]] = {}
         self.allocator: Allocator | None = None
         #: indices of the claims the scheduler allocates
         self.to_allocate: list[int] = []
@@ -503,10 +507,15 @@ class DynamicResources:
                 return None, [], Status.unresolvable("cannot fit resource")
         if not needed or _allocation(claim) is not None:
             return None, [], None
-        requests, mappings = ext.requests_and_mappings(pod.pod, needed, s.class_mapping)
-        node_claim = copy.deepcopy(claim)
-        node_claim.setdefault("spec", {})["devices"] = {"requests": requests}
-        return node_claim, mappings, None
+        # Nodes that lack the same resources share one variant (read-only from here on).
+        key = tuple(needed)
+        made = s.node_claims.get(key)
+        if made is None:
+            requests, mappings = ext.requests_and_mappings(pod.pod, needed, s.class_mapping)
+            node_claim = copy.deepcopy(claim)
+            node_claim.setdefault("spec", {})["devices"] = {"requests": requests}
+            made = s.node_claims[key] = (node_claim, mappings)
+        return made[0], made[1], None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         s: _State | None = state.get(STATE_KEY)

@@ -56,11 +56,27 @@ def _created(cls: Mapping[str, Any]) -> datetime:
         return datetime.min.replace(tzinfo=UTC)
 
 
+#: The last mapping made, and the classes it was made from (kept, so that their ids stay
+#: theirs): every pod asking for an extended resource needs it, and classes rarely change.
+_last_mapping: tuple[list[Obj], dict[str, Obj]] = ([], {})
+
+
 def device_class_mapping(classes: Iterable[Obj]) -> dict[str, Obj]:
     """Extended resource name -> the DeviceClass standing for it. Every class has its implicit
     name; where several classes name the same ``extendedResourceName``, the newest one wins, and
     among classes created at the same time the first by name (as upstream, so that a resource
-    can move from one class to a new one)."""
+    can move from one class to a new one). Read-only: it may be shared."""
+    global _last_mapping
+    given = list(classes)
+    seen, made = _last_mapping
+    if len(seen) == len(given) and all(a is b for a, b in zip(seen, given, strict=True)):
+        return made
+    made = _mapping(given)
+    _last_mapping = (given, made)
+    return made
+
+
+def _mapping(classes: list[Obj]) -> dict[str, Obj]:
     mapping: dict[str, Obj] = {}
     for cls in classes:
         name = str((cls.get("metadata") or {}).get("name", ""))
