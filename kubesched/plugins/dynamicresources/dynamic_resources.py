@@ -35,20 +35,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from kubesched.framework import (
+    MAX_NODE_SCORE,
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
     CycleState,
     EventResource,
     NodeInfo,
+    NodeScore,
     PodInfo,
     PostFilterResult,
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import Array
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.plugins.dynamicresources import device_taints
@@ -70,6 +74,7 @@ from kubesched.plugins.dynamicresources.binding_conditions import (
     rfc3339_now,
 )
 from kubesched.plugins.dynamicresources.cel import CELError, compile_expression, device_variables, evaluate
+from kubesched.plugins.helper import default_normalize_score, default_normalize_scores
 
 Obj = dict[str, Any]
 
@@ -80,6 +85,9 @@ FINALIZER = "resource.kubernetes.io/delete-protection"
 RESERVED_FOR_MAX_SIZE = 256
 #: How many (expression, device) answers are remembered before starting over.
 _MATCH_CACHE_LIMIT = 200_000
+#: Upstream's limit on a request's ``firstAvailable`` alternatives: the first one allocated
+#: scores this much, each later one a point less.
+FIRST_AVAILABLE_MAX_SIZE = 8
 #: How often PreBind looks at the binding conditions while it waits (upstream: 5s).
 BINDING_POLL_SECONDS = 5.0
 
@@ -617,6 +625,43 @@ class DynamicResources:
             except Exception as exc:
                 raise RuntimeError(f"update resourceclaim {ns}/{name}: {exc}") from exc
         await cluster.delete_object("ResourceClaim", ns, name)
+
+    # --- Score -----------------------------------------------------------------------------
+    def _has_alternatives(self, s: _State | None) -> bool:
+        return s is not None and any(
+            r.get("firstAvailable") for i in s.to_allocate for r in _requests(s.claims[i]) or ()
+        )
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Any) -> Array | None:
+        """Every node scores 0 unless a claim to allocate lists ``firstAvailable`` alternatives
+        (then node by node): the cost of Score for most pods."""
+        if self._has_alternatives(state.get(STATE_KEY)):
+            return None
+        return np.zeros(len(nodes), np.int64)
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        """As upstream: for each alternative the node's allocation took, the earlier it is in
+        its request's ``firstAvailable`` list the more it scores (8 for the first, 7 for the
+        second, ...)."""
+        s: _State | None = state.get(STATE_KEY)
+        found = None if s is None else s.node_allocations.get(node.name)
+        if found is None:
+            return 0
+        total = 0
+        for claim, result in zip(found.claims, found.results, strict=False):
+            taken = {r.get("request") for r in (result.get("devices") or {}).get("results") or ()}
+            for request in _requests(claim) or ():
+                for i, sub in enumerate(request.get("firstAvailable") or ()):
+                    if f"{request.get('name', '')}/{sub.get('name', '')}" in taken:
+                        total += FIRST_AVAILABLE_MAX_SIZE - i
+        return total
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
+        default_normalize_score(MAX_NODE_SCORE, False, scores)
+        return None
+
+    def normalize_scores(self, state: CycleState, pod: PodInfo, scores: Array) -> Array:
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
     # --- Reserve / Unreserve -------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:

@@ -848,3 +848,118 @@ def test_a_pod_with_dra_backed_extended_resources_is_not_batched() -> None:
     plugin = DynamicResources(None, SimpleNamespace(listers=StoreListers(store), feature_gates=FeatureGates()))
     assert plugin.sign_pod(as_pod_info(pod([{GPU: "1"}]))) is None
     assert plugin.sign_pod(as_pod_info(pod([{"example.com/other": "1"}]))) == {}
+
+
+# --- Score: prioritized lists ---------------------------------------------------------------
+
+
+def prioritized_claim(name: str, *requests: list[tuple[str, int, str | None]]) -> Obj:
+    """A pending claim whose requests ``req-1``, ``req-2``, ... list ``(subrequest, count,
+    selector)`` alternatives."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "devices": {
+                "requests": [
+                    {
+                        "name": f"req-{i}",
+                        "firstAvailable": [
+                            {
+                                "name": sub,
+                                "deviceClassName": CLASS,
+                                "count": count,
+                                **({"selectors": [{"cel": {"expression": sel}}]} if sel else {}),
+                            }
+                            for sub, count, sel in subs
+                        ],
+                    }
+                    for i, subs in enumerate(requests, 1)
+                ]
+            }
+        },
+    }
+
+
+def node_slice(node_name: str, devices: int, healthy: bool | None = None) -> Obj:
+    attrs = {"attributes": {"healthy": {"bool": healthy}}} if healthy is not None else {}
+    return slice_of(*(f"instance-{i}" for i in range(1, devices + 1)), node=node_name, **attrs)
+
+
+HEALTHY = f'device.attributes["{DRIVER}"].healthy'
+
+
+@pytest.mark.parametrize(
+    ("claims", "slices", "want_filter", "want_scores", "want_normalized"),
+    [
+        pytest.param(
+            [prioritized_claim(CLAIM, [("subreq-1", 1, HEALTHY), ("subreq-2", 1, None)])],
+            [node_slice("worker", 1, True), node_slice("worker-2", 1, False)],
+            {},
+            {"worker": 8, "worker-2": 7},
+            {"worker": 100, "worker-2": 87},
+            id="single-claim-prioritized-list-scoring",
+        ),
+        pytest.param(
+            [
+                prioritized_claim(CLAIM, [("subreq-1", 1, None)]),
+                prioritized_claim(
+                    CLAIM2, [("subreq-1", 4, None), ("subreq-2", 3, None), ("subreq-3", 2, None), ("subreq-4", 1, None)]
+                ),
+            ],
+            [node_slice("worker", 4), node_slice("worker-2", 2), node_slice("worker-3", 1)],
+            {"worker-3": ("UNSCHEDULABLE_AND_UNRESOLVABLE", "cannot allocate all claims")},
+            {"worker": 15, "worker-2": 13},
+            {"worker": 100, "worker-2": 86},
+            id="multiple-claims-prioritized-list-scoring",
+        ),
+        pytest.param(
+            [
+                prioritized_claim(
+                    CLAIM,
+                    [("subreq-1", 2, None), ("subreq-2", 1, None)],
+                    [("subreq-1", 2, None), ("subreq-2", 1, None)],
+                )
+            ],
+            [node_slice("worker", 4), node_slice("worker-2", 3), node_slice("worker-3", 2)],
+            {},
+            {"worker": 16, "worker-2": 15, "worker-3": 14},
+            {"worker": 100, "worker-2": 93, "worker-3": 87},
+            id="multiple-requests-prioritized-list-scoring",
+        ),
+    ],
+)
+def test_prioritized_list_scoring(
+    claims: list[Obj], slices: list[Obj], want_filter: Obj, want_scores: Obj, want_normalized: Obj
+) -> None:
+    from kubesched.framework import NodeScore
+
+    names = [c["metadata"]["name"] for c in claims]
+    nodes = [node(s["spec"]["nodeName"]) for s in slices]
+    r = Run(pod(claims=names), [*claims, device_class(), *slices], nodes=nodes)
+    assert r.plugin.pre_filter(r.state, r.pod) is None
+    passed = []
+    for n in r.nodes:
+        status = r.plugin.filter(r.state, r.pod, n)
+        assert (None if status is None else (status.code.name, "; ".join(status.reasons))) == want_filter.get(n.name)
+        if status is None:
+            passed.append(n)
+    assert r.plugin.score_nodes(r.state, r.pod, passed) is None  # node by node
+    scores = [NodeScore(n.name, r.plugin.score(r.state, r.pod, n)) for n in passed]
+    assert {s.name: s.score for s in scores} == want_scores
+    assert r.plugin.normalize_score(r.state, r.pod, scores) is None
+    assert {s.name: s.score for s in scores} == want_normalized
+
+
+def test_pods_without_alternatives_score_zero_at_once() -> None:
+    claim = allocated_claim()
+    del claim["status"]
+    r = Run(pod(claims=[CLAIM]), [claim, device_class(), slice_of("instance-1")])
+    assert r.plugin.pre_filter(r.state, r.pod) is None
+    assert r.plugin.filter(r.state, r.pod, r.nodes[0]) is None
+    assert r.plugin.score_nodes(r.state, r.pod, r.nodes).tolist() == [0]
+    assert r.plugin.score(r.state, r.pod, r.nodes[0]) == 0
+    plain = Run(pod(), [])
+    plain.plugin.pre_filter(plain.state, plain.pod)
+    assert plain.plugin.score_nodes(plain.state, plain.pod, plain.nodes).tolist() == [0]
