@@ -438,6 +438,28 @@ def test_extended_resource_name_claim_creation_failure() -> None:
     assert r.plugin._in_flight == {}
 
 
+class RefusingPodStatus(InMemoryCluster):
+    """A cluster that refuses pod status writes (a fault the in-memory store cannot cause)."""
+
+    async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
+        if kind == "Pod":
+            raise RuntimeError("patch error")
+        return await super().update_object(kind, obj, subresource)
+
+
+def test_extended_resource_name_with_resources_fail_patch() -> None:
+    """The claim is created, allocated and reserved; writing the pod's status fails, so PreBind
+    fails (and Unreserve deletes the claim it created)."""
+    r = Run(
+        pod([{GPU: "1"}]), [device_class(extended=GPU), slice_of("instance-1")], cluster=RefusingPodStatus(Store())
+    ).go()
+    assert r.status("preBind") == ("ERROR", "update pod default/my-pod ExtendedResourceClaimStatus: patch error")
+    (claim,) = r.extended_claims()
+    assert claim["status"]["reservedFor"] == RESERVED
+    awaited(r.plugin.unreserve(r.state, r.pod, "worker"))
+    assert r.claims() == {}
+
+
 def test_a_node_with_neither_device_plugin_nor_dra_does_not_fit() -> None:
     """Filter: an extended resource neither in the node's allocatable nor backed by DRA."""
     r = Run(pod([{GPU: "1", "example.com/other": "1"}]), [device_class(extended=GPU), slice_of("instance-1")]).go()
