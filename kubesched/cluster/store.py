@@ -65,6 +65,7 @@ API_VERSIONS = {
     "Job": "batch/v1",
     "DeviceClass": "resource.k8s.io/v1",
     "ResourceSlice": "resource.k8s.io/v1",
+    "DeviceTaintRule": "resource.k8s.io/v1",
     "ResourceClaim": "resource.k8s.io/v1",
     "ResourceClaimTemplate": "resource.k8s.io/v1",
     "DeviceTaintRule": "resource.k8s.io/v1",

@@ -171,6 +171,10 @@ class EventHandlers:
         self, kind: str, action: ActionType, old: dict[str, Any] | None, new: dict[str, Any] | None
     ) -> None:
         resource = _EVENT_RESOURCES.get(kind)
+        if kind == "DeviceTaintRule":
+            # A rule reaches plugins as the ResourceSlices whose devices it taints, as upstream's
+            # slice tracker delivers it: whatever happened to the rule, slices were updated.
+            resource, action = Resource.RESOURCE_SLICE, ActionType.UPDATE
         if resource is not None:
             self.queue.on_event(ClusterEvent(resource, action, f"{kind}{_ACTION_NAMES[action]}"), old, new)
 

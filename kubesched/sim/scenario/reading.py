@@ -56,6 +56,7 @@ SUPPORTED_KINDS = (
     "Secret",
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
     "ResourceClaim",
     "ResourceClaimTemplate",
     "DeviceTaintRule",
