@@ -79,7 +79,6 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
     Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
-    Resource("resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule", False),
     Resource(
         "resource.k8s.io",
         "v1",

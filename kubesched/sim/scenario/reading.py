@@ -59,22 +59,17 @@ SUPPORTED_KINDS = (
     "DeviceTaintRule",
     "ResourceClaim",
     "ResourceClaimTemplate",
-    "DeviceTaintRule",
 )
 #: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
 #: watches besides namespaces, priority classes, nodes and pods, in the order it lists them,
 #: then the workloads only the simulated controllers read.
-OTHER_KINDS = (
-    tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod"))
-    + (
-        "ConfigMap",
-        "Secret",
-        "Deployment",
-        "DaemonSet",
-        "Job",
-        "ResourceClaimTemplate",
-    )
-    + (() if "DeviceTaintRule" in WATCHED_KINDS else ("DeviceTaintRule",))
+OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod")) + (
+    "ConfigMap",
+    "Secret",
+    "Deployment",
+    "DaemonSet",
+    "Job",
+    "ResourceClaimTemplate",
 )
 _NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED)
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
