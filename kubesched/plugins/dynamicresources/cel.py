@@ -111,7 +111,7 @@ def _semver_key(value: Mapping[str, Any]) -> tuple[Any, ...]:
 def _compare(a: Any, b: Any) -> int:
     if _is_semver(a) and _is_semver(b):
         ka, kb = _semver_key(a), _semver_key(b)
-        return cast("int", (ka > kb) - (ka < kb))
+        return int(ka > kb) - int(ka < kb)
     if _is_semver(a) or _is_semver(b):
         raise TypeError("no such overload")
     return cast("int", (a > b) - (a < b))
