@@ -1,0 +1,660 @@
+"""The DRA allocator against upstream's allocator test table (allocatortesting, shared by the
+stable, incubating and experimental allocators of kube-scheduler 1.37), transcribed case by case
+with upstream's names; then our own cases for the 1.37 gates' defaults and DeviceTaintRules."""
+
+from __future__ import annotations
+
+import pytest
+from dra_allocator_cases import (
+    ALL_NODES,
+    BOOL_ATTRIBUTE,
+    CLAIM0,
+    CLAIM1,
+    CLASS_A,
+    CLASS_B,
+    DEVICE0,
+    DEVICE1,
+    DEVICE2,
+    DEVICE3,
+    DRIVER_A,
+    DRIVER_B,
+    EARTH,
+    INT_ATTRIBUTE,
+    NODE1,
+    NODE2,
+    NON_EXISTENT_ATTRIBUTE,
+    PLANET_KEY,
+    POOL1,
+    POOL2,
+    POOL3,
+    POOL4,
+    REGION1,
+    REGION2,
+    REGION_KEY,
+    REQ0,
+    REQ1,
+    REQ2,
+    SLICE1,
+    SLICE2,
+    STRING_ATTRIBUTE,
+    SUB0,
+    SUB1,
+    VERSION_ATTRIBUTE,
+    Case,
+    all_request,
+    allocation,
+    allocator_for,
+    attrs,
+    claim,
+    claim_config,
+    claim_with_request,
+    class_config,
+    device,
+    klass,
+    label_selector,
+    local,
+    many_devices,
+    match,
+    node,
+    one_device,
+    pool,
+    prioritized,
+    request,
+    result,
+    same_allocations,
+    sel,
+    slice_,
+    sub_request,
+)
+
+from kubesched.plugins.dynamicresources.allocator import (
+    ALLOCATION_RESULTS_MAX_SIZE,
+    AllocationError,
+    AllocationFailedOnNode,
+)
+
+
+def run_case(c: Case) -> None:
+    allocator = allocator_for(c)
+    name, labels = c.node
+    if c.error is not None:
+        with pytest.raises(AllocationError) as info:
+            allocator.allocate(name, labels)
+        assert c.error in str(info.value)
+        assert isinstance(info.value, AllocationFailedOnNode) == c.node_error
+        return
+    got = allocator.allocate(name, labels)
+    assert same_allocations(got, c.want), got
+
+
+A, B = klass(CLASS_A, DRIVER_A), klass(CLASS_B, DRIVER_B)
+MEM = 'device.capacity["driver-a"].memory.compareTo(quantity("{}")) >= 0'
+
+
+def _with_pool(s: dict, **changes: int) -> dict:
+    s["spec"]["pool"].update(changes)
+    return s
+
+
+BASIC = {
+    "empty": Case(),
+    "simple": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "other-node": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_B), one_device(SLICE2, NODE2, POOL2, DRIVER_A)],
+        node=node(NODE2, REGION2),
+        want=[allocation(local(NODE2), result(REQ0, DRIVER_A, POOL2, DEVICE1))],
+    ),
+    "small-and-large": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, sel(MEM.format("1Gi"))),
+                request(REQ1, CLASS_A, 1, sel(MEM.format("2Gi"))),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"memory": "1Gi"}), device(DEVICE2, {"memory": "2Gi"})
+            )
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "small-and-large-backtrack-requests": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, sel(MEM.format("1Gi"))),
+                request(REQ1, CLASS_A, 1, sel(MEM.format("2Gi"))),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE2, {"memory": "2Gi"}), device(DEVICE1, {"memory": "1Gi"})
+            )
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "small-and-large-backtrack-claims": Case(
+        claims=[
+            claim(CLAIM0, request(REQ0, CLASS_A, 1, sel(MEM.format("1Gi")))),
+            claim(CLAIM1, request(REQ1, CLASS_A, 1, sel(MEM.format("2Gi")))),
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE2, {"memory": "2Gi"}), device(DEVICE1, {"memory": "1Gi"})
+            )
+        ],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            allocation(local(NODE1), result(REQ1, DRIVER_A, POOL1, DEVICE2)),
+        ],
+    ),
+    "devices-split-across-different-slices": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A), one_device(SLICE2, NODE1, POOL2, DRIVER_A)],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL2, DEVICE1))],
+    ),
+    "obsolete-slice": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[
+            slice_("slice-1-obsolete", NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_("slice-1-obsolete", NODE1, pool(POOL1, 2, generation=2), DRIVER_A, device(DEVICE2)),
+        ],
+        want=None,
+    ),
+    "duplicate-slice": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[
+            _with_pool(one_device(SLICE1, NODE1, POOL1, DRIVER_A), resourceSliceCount=2),
+            _with_pool(one_device(SLICE1 + "-2", NODE1, POOL1, DRIVER_A), resourceSliceCount=2),
+        ],
+        error="invalid resource pools were encountered",
+        node_error=True,
+    ),
+    "no-slices": Case(claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)], classes=[A]),
+    "not-enough-suitable-devices": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A), claim_with_request(CLAIM0, REQ1, CLASS_A)],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    "no-classes": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="could not retrieve device class class-a",
+    ),
+    "unknown-class": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, "unknown-class")],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="could not retrieve device class unknown-class",
+    ),
+    "empty-class": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, "")],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="claim claim-0, request req-0: missing device class name (unsupported request type?)",
+    ),
+    "no-claims-to-allocate": Case(classes=[A], slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)]),
+    "all-devices-single": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "all-devices-many": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A), one_device(SLICE1, NODE1, POOL2, DRIVER_A)],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL2, DEVICE1))],
+    ),
+    "all-devices-of-the-incomplete-pool": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[_with_pool(one_device(SLICE1, NODE1, POOL1, DRIVER_A), resourceSliceCount=2)],
+        error="claim claim-0, request req-0: asks for all devices, but resource pool driver-a/pool-1 is currently being updated",
+    ),
+    "all-devices-plus-another": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A)), claim(CLAIM1, request(REQ0, CLASS_B, 1))],
+        classes=[A, B],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A), one_device(SLICE1, NODE1, POOL1, DRIVER_B)],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            allocation(local(NODE1), result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+        ],
+    ),
+    "all-devices-plus-another-reversed": Case(
+        claims=[claim(CLAIM1, request(REQ0, CLASS_B, 1)), claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A, B],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A), one_device(SLICE1, NODE1, POOL1, DRIVER_B)],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+        ],
+    ),
+    "all-devices-many-plus-another": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A)), claim(CLAIM1, request(REQ0, CLASS_B, 1))],
+        classes=[A, B],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            one_device(SLICE1, NODE1, POOL1, DRIVER_B),
+        ],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2)),
+            allocation(local(NODE1), result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+        ],
+    ),
+    "all-devices-many-plus-another-reversed": Case(
+        claims=[claim(CLAIM1, request(REQ0, CLASS_B, 1)), claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A, B],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            one_device(SLICE1, NODE1, POOL1, DRIVER_B),
+        ],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL1, DEVICE2)),
+        ],
+    ),
+    "all-devices-no-solution": Case(
+        claims=[claim(CLAIM1, request(REQ0, CLASS_A, 1)), claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    "all-devices-no-solution-reversed": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A)), claim(CLAIM1, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    "all-devices-slice-without-devices": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    "all-devices-no-slices": Case(claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))], classes=[A]),
+    "all-devices-some-allocated": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+    ),
+    "all-devices-some-allocated-admin-access": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A, admin=True))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        want=[
+            allocation(
+                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1, True), result(REQ0, DRIVER_A, POOL1, DEVICE2, True)
+            )
+        ],
+    ),
+    "all-devices-some-allocating-admin-access": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, admin=True), all_request(REQ1, CLASS_A, admin=True))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+    ),
+    "count-devices-some-allocated-admin-access": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2, admin=True))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        want=[
+            allocation(
+                local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1, True), result(REQ0, DRIVER_A, POOL1, DEVICE2, True)
+            )
+        ],
+    ),
+    "separate-claims-share-device-admin-access": Case(
+        claims=[
+            claim(CLAIM0, request(REQ0, CLASS_A, 1, admin=True)),
+            claim(CLAIM1, request(REQ0, CLASS_A, 1, admin=True)),
+        ],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1, True)),
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1, True)),
+        ],
+    ),
+    "admin-access-claims-device-allocating-for-non-admin-access": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A), claim(CLAIM1, request(REQ0, CLASS_A, 1, admin=True))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1, True)),
+        ],
+    ),
+    "all-devices-slice-without-devices-prioritized-list": Case(
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 0, mode="All"), sub_request(SUB1, CLASS_B, 1)))
+        ],
+        classes=[A, B],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A), one_device(SLICE2, NODE1, POOL2, DRIVER_B)],
+        want=[allocation(local(NODE1), result(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, DEVICE1))],
+    ),
+    "all-devices-no-slices-prioritized-list": Case(
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 0, mode="All"), sub_request(SUB1, CLASS_B, 1)))
+        ],
+        classes=[A, B],
+        slices=[one_device(SLICE2, NODE1, POOL2, DRIVER_B)],
+        want=[allocation(local(NODE1), result(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, DEVICE1))],
+    ),
+    "all-devices-some-allocated-prioritized-list": Case(
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 0, mode="All"), sub_request(SUB1, CLASS_B, 1)))
+        ],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        classes=[A, B],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            one_device(SLICE2, NODE1, POOL2, DRIVER_B),
+        ],
+        want=[allocation(local(NODE1), result(f"{REQ0}/{SUB1}", DRIVER_B, POOL2, DEVICE1))],
+    ),
+    "network-attached-device": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[one_device(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A)],
+        want=[allocation(label_selector(REGION_KEY, REGION1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "unsuccessful-allocation-network-attached-device": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[one_device(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A)],
+        node=node(NODE2, REGION2),
+    ),
+    "many-network-attached-devices": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 4))],
+        classes=[A],
+        slices=[
+            one_device(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A),
+            one_device(SLICE1, ALL_NODES, POOL2, DRIVER_A),
+            one_device(SLICE1, label_selector(PLANET_KEY, EARTH), POOL3, DRIVER_A),
+            one_device(SLICE1, local(NODE1), POOL4, DRIVER_A),
+        ],
+        want=[
+            allocation(
+                {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": REGION_KEY, "operator": "In", "values": [REGION1]},
+                                {"key": PLANET_KEY, "operator": "In", "values": [EARTH]},
+                            ],
+                            "matchFields": [{"key": "metadata.name", "operator": "In", "values": [NODE1]}],
+                        }
+                    ]
+                },
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(REQ0, DRIVER_A, POOL2, DEVICE1),
+                result(REQ0, DRIVER_A, POOL3, DEVICE1),
+                result(REQ0, DRIVER_A, POOL4, DEVICE1),
+            )
+        ],
+    ),
+    "local-and-network-attached-devices": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        classes=[A],
+        slices=[
+            one_device(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A),
+            one_device(SLICE1, NODE1, POOL2, DRIVER_A),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ0, DRIVER_A, POOL2, DEVICE1))],
+    ),
+    "several-different-drivers": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A), claim_with_request(CLAIM0, REQ0, CLASS_B)],
+        classes=[A, B],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            one_device(SLICE1, NODE1, POOL1, DRIVER_B),
+        ],
+        want=[
+            allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1)),
+            allocation(local(NODE1), result(REQ0, DRIVER_B, POOL1, DEVICE1)),
+        ],
+    ),
+    "already-allocated-devices": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    "admin-access-enabled": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, admin=True))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1, True))],
+    ),
+}
+
+FOUR = attrs(driverVersion=("version", "1.0.0"), numa=1, stringAttribute="stringAttributeValue", boolAttribute=True)
+
+
+def _two(attribute: str, first: object, second: object) -> list[dict]:
+    return [
+        slice_(
+            SLICE1,
+            NODE1,
+            POOL1,
+            DRIVER_A,
+            device(DEVICE1, None, attrs(**{attribute: first})),
+            device(DEVICE2, None, attrs(**{attribute: second})),
+        )
+    ]
+
+
+CONSTRAINTS = {
+    "with-constraint": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                request(REQ1, CLASS_A, 1),
+                constraints=[
+                    match(INT_ATTRIBUTE),
+                    match(VERSION_ATTRIBUTE),
+                    match(STRING_ATTRIBUTE),
+                    match(BOOL_ATTRIBUTE),
+                ],
+            )
+        ],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, FOUR), device(DEVICE2, None, FOUR))],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "with-constraint-non-existent-attribute": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A, match(NON_EXISTENT_ATTRIBUTE))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+    ),
+    "with-constraint-not-matching-int-attribute": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2), constraints=[match(INT_ATTRIBUTE)])],
+        classes=[A, B],
+        slices=_two("numa", 1, 2),
+    ),
+    "with-constraint-not-matching-int-attribute-all-devices": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A), constraints=[match(INT_ATTRIBUTE)])],
+        classes=[A, B],
+        slices=_two("numa", 1, 2),
+        error="claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint would not be satisfied",
+    ),
+    "with-constraint-not-matching-string-attribute": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2), constraints=[match(STRING_ATTRIBUTE)])],
+        classes=[A, B],
+        slices=_two("stringAttribute", "stringAttributeValue", "stringAttributeValue2"),
+    ),
+    "with-constraint-not-matching-bool-attribute": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2), constraints=[match(BOOL_ATTRIBUTE)])],
+        classes=[A, B],
+        slices=_two("boolAttribute", True, False),
+    ),
+    "with-constraint-not-matching-version-attribute": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2), constraints=[match(VERSION_ATTRIBUTE)])],
+        classes=[A, B],
+        slices=_two("driverVersion", ("version", "1.0.0"), ("version", "2.0.0")),
+    ),
+    "with-constraint-for-request": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                request(REQ1, CLASS_A, 1),
+                constraints=[match(VERSION_ATTRIBUTE, REQ0)],
+            )
+        ],
+        classes=[A, B],
+        slices=_two("driverVersion", ("version", "1.0.0"), ("version", "2.0.0")),
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "with-constraint-for-request-retry": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                request(REQ1, CLASS_A, 1),
+                constraints=[match(VERSION_ATTRIBUTE, REQ0), match(STRING_ATTRIBUTE)],
+            )
+        ],
+        classes=[A, B],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, None, attrs(driverVersion=("version", "1.0.0"), stringAttribute="a")),
+                device(DEVICE2, None, attrs(driverVersion=("version", "2.0.0"), stringAttribute="b")),
+                device(DEVICE3, None, attrs(driverVersion=("version", "3.0.0"), stringAttribute="b")),
+            )
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "with-class-device-config": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[klass(CLASS_A, DRIVER_A, "classAttribute")],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                config=[class_config(DRIVER_A, "classAttribute")],
+            )
+        ],
+    ),
+    "with-class-device-config-with-multiple-request-and-configs": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1), request(REQ2, CLASS_B, 1))],
+        classes=[klass(CLASS_A, DRIVER_A, "classAttribute-A"), klass(CLASS_B, DRIVER_B, "classAttribute-B")],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, 2), one_device(SLICE2, NODE1, POOL1, DRIVER_B)],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE0),
+                result(REQ1, DRIVER_A, POOL1, DEVICE1),
+                result(REQ2, DRIVER_B, POOL1, DEVICE1),
+                config=[
+                    class_config(DRIVER_A, "classAttribute-A", REQ0, REQ1),
+                    class_config(DRIVER_B, "classAttribute-B", REQ2),
+                ],
+            )
+        ],
+    ),
+    "with-claim-config-for-two-requests": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                request(REQ1, CLASS_A, 1),
+                request(REQ2, CLASS_A, 1),
+                config=[{"requests": [REQ0, REQ1], **claim_config(DRIVER_A, "deviceAttribute")}],
+            )
+        ],
+        classes=[A],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, 3)],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE0),
+                result(REQ1, DRIVER_A, POOL1, DEVICE1),
+                result(REQ2, DRIVER_A, POOL1, DEVICE2),
+                config=[claim_config(DRIVER_A, "deviceAttribute", REQ0, REQ1)],
+            )
+        ],
+    ),
+    "unknown-selector": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, {}))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="CEL expression empty (unsupported selector type?)",
+    ),
+    "unknown-allocation-mode": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, mode="future-mode"))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="unsupported count mode future-mode",
+    ),
+    "unknown-constraint": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A, {})],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="empty constraint (unsupported constraint type?)",
+    ),
+    # Upstream's CEL compiler names the unknown identifier an "undeclared reference" when the
+    # expression compiles; ours finds it when it runs, and names it.
+    "invalid-CEL-one-device": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, sel("noSuchVar")))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="noSuchVar",
+    ),
+    "invalid-CEL-one-device-class": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[{"metadata": {"name": CLASS_A}, "spec": {"selectors": [sel("noSuchVar")]}}],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="noSuchVar",
+    ),
+    "invalid-CEL-all-devices": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 0, sel("noSuchVar"), mode="All"))],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="noSuchVar",
+    ),
+    "too-many-devices-single-request": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 500))], classes=[A], error="exceeds the claim limit"
+    ),
+    "many-devices-okay": Case(claims=[claim(CLAIM0, request(REQ0, CLASS_A, ALLOCATION_RESULTS_MAX_SIZE))], classes=[A]),
+    "too-many-devices-total": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, ALLOCATION_RESULTS_MAX_SIZE), request(REQ1, CLASS_A, 1))],
+        classes=[A],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, ALLOCATION_RESULTS_MAX_SIZE + 1)],
+        error="exceeds the claim limit",
+    ),
+    "all-devices-invalid-CEL": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 500))], classes=[A], error="exceeds the claim limit"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BASIC.values()), ids=list(BASIC))
+def test_basic(case: Case) -> None:
+    run_case(case)
+
+
+@pytest.mark.parametrize("case", list(CONSTRAINTS.values()), ids=list(CONSTRAINTS))
+def test_constraints_config_and_errors(case: Case) -> None:
+    run_case(case)
