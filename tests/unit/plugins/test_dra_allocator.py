@@ -658,3 +658,246 @@ def test_basic(case: Case) -> None:
 @pytest.mark.parametrize("case", list(CONSTRAINTS.values()), ids=list(CONSTRAINTS))
 def test_constraints_config_and_errors(case: Case) -> None:
     run_case(case)
+
+
+def _mem(size: str) -> dict:
+    return sel(MEM.format(size))
+
+
+def _mem_device(name: str, size: str, version: str | None = None) -> dict:
+    return device(name, {"memory": size}, attrs(driverVersion=("version", version)) if version else None)
+
+
+R0S0, R0S1, R1S0, R1S1 = f"{REQ0}/{SUB0}", f"{REQ0}/{SUB1}", f"{REQ1}/{SUB0}", f"{REQ1}/{SUB1}"
+
+PRIORITIZED = {
+    "prioritized-list-first-unavailable": Case(
+        claims=[claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B, 1), sub_request(SUB1, CLASS_A, 1)))],
+        classes=[A, B],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "prioritized-list-non-available": Case(
+        claims=[claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B, 2), sub_request(SUB1, CLASS_A, 2)))],
+        classes=[A, B],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A), one_device(SLICE2, NODE1, POOL2, DRIVER_B)],
+    ),
+    "prioritized-list-device-config": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_A, 1), sub_request(SUB1, CLASS_B, 2)),
+                config=[
+                    {"requests": [R0S0], **claim_config(DRIVER_A, "foo")},
+                    {"requests": [R0S1], **claim_config(DRIVER_B, "bar")},
+                ],
+            )
+        ],
+        classes=[A, B],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_B, device(DEVICE1), device(DEVICE2))],
+        want=[
+            allocation(
+                local(NODE1),
+                result(R0S1, DRIVER_B, POOL1, DEVICE1),
+                result(R0S1, DRIVER_B, POOL1, DEVICE2),
+                config=[claim_config(DRIVER_B, "bar")],
+            )
+        ],
+    ),
+    "prioritized-list-class-config": Case(
+        claims=[claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 2), sub_request(SUB1, CLASS_B, 2)))],
+        classes=[klass(CLASS_A, DRIVER_A, "foo"), klass(CLASS_B, DRIVER_B, "bar")],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_B, device(DEVICE1), device(DEVICE2)),
+            slice_(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE3)),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(R0S1, DRIVER_B, POOL1, DEVICE1),
+                result(R0S1, DRIVER_B, POOL1, DEVICE2),
+                config=[class_config(DRIVER_B, "bar")],
+            )
+        ],
+    ),
+    "claim-config-scoped-to-subrequests-of-one-request": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_A, 1), sub_request(SUB1, CLASS_B, 1)),
+                request(REQ1, CLASS_A, 1),
+                config=[{"requests": [R0S0, R0S1], **claim_config(DRIVER_A, "scoped")}],
+            )
+        ],
+        classes=[A, B],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, 2)],
+        want=[
+            allocation(
+                local(NODE1),
+                result(R0S0, DRIVER_A, POOL1, DEVICE0),
+                result(REQ1, DRIVER_A, POOL1, DEVICE1),
+                config=[claim_config(DRIVER_A, "scoped", R0S0, R0S1)],
+            )
+        ],
+    ),
+    "claim-config-covering-all-requests-is-cleared": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_A, 1), sub_request(SUB1, CLASS_B, 1)),
+                request(REQ1, CLASS_A, 1),
+                config=[{"requests": [R0S0, REQ1], **claim_config(DRIVER_A, "all")}],
+            )
+        ],
+        classes=[A, B],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, 2)],
+        want=[
+            allocation(
+                local(NODE1),
+                result(R0S0, DRIVER_A, POOL1, DEVICE0),
+                result(REQ1, DRIVER_A, POOL1, DEVICE1),
+                config=[claim_config(DRIVER_A, "all")],
+            )
+        ],
+    ),
+    "prioritized-list-subrequests-with-expressions": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, _mem("1Gi")),
+                prioritized(
+                    REQ1, sub_request(SUB0, CLASS_A, 1, _mem("4Gi")), sub_request(SUB1, CLASS_A, 2, _mem("2Gi"))
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                _mem_device(DEVICE1, "2Gi"),
+                _mem_device(DEVICE2, "2Gi"),
+                _mem_device(DEVICE3, "1Gi"),
+            )
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE3),
+                result(R1S1, DRIVER_A, POOL1, DEVICE1),
+                result(R1S1, DRIVER_A, POOL1, DEVICE2),
+            )
+        ],
+    ),
+    "prioritized-list-subrequests-with-constraints-ref-parent-request": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, _mem("8Gi")),
+                prioritized(
+                    REQ1, sub_request(SUB0, CLASS_A, 1, _mem("2Gi")), sub_request(SUB1, CLASS_A, 1, _mem("1Gi"))
+                ),
+                constraints=[match(VERSION_ATTRIBUTE, REQ0, REQ1)],
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, _mem_device(DEVICE1, "8Gi", "1.0.0")),
+            slice_(
+                SLICE2,
+                NODE1,
+                POOL2,
+                DRIVER_A,
+                _mem_device(DEVICE2, "2Gi", "2.0.0"),
+                _mem_device(DEVICE3, "1Gi", "1.0.0"),
+            ),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(R1S1, DRIVER_A, POOL2, DEVICE3))],
+    ),
+    "prioritized-list-subrequests-with-constraints-ref-sub-request": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, _mem("8Gi")),
+                prioritized(
+                    REQ1, sub_request(SUB0, CLASS_A, 1, _mem("2Gi")), sub_request(SUB1, CLASS_A, 1, _mem("1Gi"))
+                ),
+                constraints=[match(VERSION_ATTRIBUTE, REQ0, R1S0)],
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, _mem_device(DEVICE1, "8Gi", "1.0.0")),
+            slice_(SLICE2, NODE1, POOL2, DRIVER_A, _mem_device(DEVICE2, "2Gi", "2.0.0")),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(R1S1, DRIVER_A, POOL2, DEVICE2))],
+    ),
+    "prioritized-list-subrequests-with-allocation-mode-all": Case(
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 0, mode="All"), sub_request(SUB1, CLASS_A, 1)))
+        ],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "prioritized-list-allocation-mode-all-multiple-requests": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                prioritized(REQ1, sub_request(SUB0, CLASS_A, 0, mode="All"), sub_request(SUB1, CLASS_A, 1)),
+            )
+        ],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(R1S1, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "prioritized-list-multi-request": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ1, CLASS_A, 1, _mem("8Gi")),
+                prioritized(
+                    REQ0, sub_request(SUB0, CLASS_A, 1, _mem("8Gi")), sub_request(SUB1, CLASS_A, 1, _mem("4Gi"))
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, _mem_device(DEVICE1, "8Gi")),
+            slice_(SLICE2, NODE1, POOL2, DRIVER_A, _mem_device(DEVICE2, "4Gi")),
+        ],
+        want=[allocation(local(NODE1), result(REQ1, DRIVER_A, POOL1, DEVICE1), result(R0S1, DRIVER_A, POOL2, DEVICE2))],
+    ),
+    "prioritized-list-with-backtracking": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0, sub_request(SUB0, CLASS_A, 1, _mem("8Gi")), sub_request(SUB1, CLASS_A, 1, _mem("4Gi"))
+                ),
+                request(REQ1, CLASS_A, 1, _mem("8Gi")),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, _mem_device(DEVICE1, "8Gi")),
+            slice_(SLICE2, NODE1, POOL2, DRIVER_A, _mem_device(DEVICE2, "4Gi")),
+        ],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL2, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "prioritized-list-too-many-in-first-subrequest": Case(
+        claims=[claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B, 500), sub_request(SUB1, CLASS_A, 1)))],
+        classes=[A, B],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PRIORITIZED.values()), ids=list(PRIORITIZED))
+def test_prioritized_list(case: Case) -> None:
+    run_case(case)
