@@ -8,6 +8,14 @@ import pytest
 from dra_allocator_cases import (
     ALL_NODES,
     BOOL_ATTRIBUTE,
+    COUNTER_SET1,
+    COUNTER_SET2,
+    PARTITIONABLE,
+    PER_DEVICE,
+    SLICE3,
+    SLICE4,
+    consumes,
+    counter_set,
     CLAIM0,
     CLAIM1,
     CLASS_A,
@@ -900,4 +908,355 @@ PRIORITIZED = {
 
 @pytest.mark.parametrize("case", list(PRIORITIZED.values()), ids=list(PRIORITIZED))
 def test_prioritized_list(case: Case) -> None:
+    run_case(case)
+
+
+def cdev(name: str, *uses: dict, from_counters: bool = True, **kw: object) -> dict:
+    """A device consuming counters (``uses``: :func:`consumes`), its capacity the counters'
+    (upstream's ``fromCounters``) unless ``from_counters`` is false."""
+    return device(name, consumes=uses, capacity_from_counters=from_counters, **kw)  # type: ignore[arg-type]
+
+
+def counters_slice(name: str, node_selection: object, pool_: object, driver: str, *sets: dict) -> dict:
+    return slice_(name, node_selection, pool_, driver, counters=sets)
+
+
+def _gi(cs: str, size: str) -> dict:
+    return consumes(cs, memory=size)
+
+
+PARTITIONABLE_CASES = {
+    "partitionable-devices-single-device": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), from_counters=False)
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "all-devices-with-consumed-counters": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), from_counters=False)
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "partitionable-devices-prioritized-list": Case(
+        features=PARTITIONABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                prioritized(
+                    REQ1, sub_request(SUB0, CLASS_A, 1, _mem("6Gi")), sub_request(SUB1, CLASS_A, 1, _mem("4Gi"))
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi")),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "6Gi")),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "4Gi")),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(R1S1, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "partitionable-devices-multiple-devices": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi")),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "6Gi")),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "4Gi")),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(REQ1, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "partitionable-devices-multiple-capacity-pools": Case(
+        features=PARTITIONABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                prioritized(
+                    REQ1, sub_request(SUB0, CLASS_A, 1, _mem("6Gi")), sub_request(SUB1, CLASS_A, 1, _mem("4Gi"))
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), consumes(COUNTER_SET2, cpus="4")),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "6Gi"), consumes(COUNTER_SET2, cpus="6")),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "4Gi"), consumes(COUNTER_SET2, cpus="4")),
+            ),
+            counters_slice(
+                SLICE2,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                counter_set(COUNTER_SET1, memory="18Gi"),
+                counter_set(COUNTER_SET2, cpus="8"),
+            ),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1), result(R1S1, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "partitionable-devices-multiple-counters": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(
+                    DEVICE1,
+                    consumes(COUNTER_SET1, memory="4Gi", cpus="6"),
+                    consumes(COUNTER_SET2, cpus="4", memory="2Gi"),
+                ),
+                cdev(
+                    DEVICE2,
+                    consumes(COUNTER_SET1, memory="6Gi", cpus="4"),
+                    consumes(COUNTER_SET2, cpus="6", memory="6Gi"),
+                ),
+                cdev(
+                    DEVICE3,
+                    consumes(COUNTER_SET1, memory="4Gi", cpus="4"),
+                    consumes(COUNTER_SET2, cpus="4", memory="4Gi"),
+                ),
+            ),
+            counters_slice(
+                SLICE2,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                counter_set(COUNTER_SET1, cpus="8", memory="18Gi"),
+                counter_set(COUNTER_SET2, cpus="12", memory="18Gi"),
+            ),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "partitionable-devices-multiple-pools": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, consumes(COUNTER_SET1, cpus="6", memory="4Gi")),
+                cdev(DEVICE2, consumes(COUNTER_SET1, cpus="4", memory="6Gi")),
+                cdev(DEVICE3, consumes(COUNTER_SET1, cpus="4", memory="4Gi")),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, cpus="8", memory="18Gi")),
+            slice_(
+                SLICE3,
+                NODE1,
+                pool(POOL2, 2),
+                DRIVER_A,
+                cdev(DEVICE1, consumes(COUNTER_SET1, cpus="6", memory="4Gi")),
+                cdev(DEVICE2, consumes(COUNTER_SET1, cpus="1", memory="7Gi")),
+                cdev(DEVICE3, consumes(COUNTER_SET1, cpus="1", memory="7Gi")),
+            ),
+            counters_slice(SLICE4, NODE1, pool(POOL2, 2), DRIVER_A, counter_set(COUNTER_SET1, cpus="8", memory="18Gi")),
+        ],
+        allocated=[(DRIVER_A, POOL1, DEVICE2), (DRIVER_A, POOL1, DEVICE3), (DRIVER_A, POOL2, DEVICE1)],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL2, DEVICE2), result(REQ1, DRIVER_A, POOL2, DEVICE3))],
+    ),
+    "partitionable-devices-unused-counters-in-counter-set": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "5Gi"), from_counters=False),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "4Gi"), from_counters=False),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "4Gi"), from_counters=False),
+            ),
+            counters_slice(
+                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi", unused="1Gi")
+            ),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE2), result(REQ0, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "partitionable-devices-no-capacity-available": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi")),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "16Gi")),
+            ),
+            counters_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, memory="18Gi")),
+        ],
+        allocated=[(DRIVER_A, POOL1, DEVICE2)],
+    ),
+    "partitionable-devices-overallocated-capacity-pool": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi")),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "20Gi")),
+            ),
+            counters_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, memory="18Gi")),
+        ],
+        allocated=[(DRIVER_A, POOL1, DEVICE2)],
+    ),
+    "partitionable-devices-disabled-device-consumes-counters": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), from_counters=False)),
+            counters_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, memory="18Gi")),
+        ],
+    ),
+    "partitionable-devices-disabled-other-device-do-not-consume-counters": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), from_counters=False),
+                device(DEVICE2),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="18Gi")),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "partitionable-devices-disabled-per-device-node-selection": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[slice_(SLICE1, PER_DEVICE, POOL1, DRIVER_A, device(DEVICE2, node_name=NODE1))],
+    ),
+    "partitionable-devices-per-device-node-selection-nodename": Case(
+        features=PARTITIONABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0, sub_request(SUB0, CLASS_A, 1, _mem("6Gi")), sub_request(SUB1, CLASS_A, 1, _mem("4Gi"))
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                PER_DEVICE,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), node_name=NODE1),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "6Gi"), node_name=NODE2),
+            ),
+            counters_slice(SLICE2, PER_DEVICE, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="18Gi")),
+        ],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "partitionable-devices-per-device-node-selection-node-selector": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                PER_DEVICE,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), node_selector=label_selector(REGION_KEY, REGION1)),
+            ),
+            counters_slice(SLICE2, PER_DEVICE, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="18Gi")),
+        ],
+        want=[allocation(label_selector(REGION_KEY, REGION1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "partitionable-devices-per-device-node-selection-node-selector-multiple-devices": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 3), request(REQ1, CLASS_B, 3))],
+        classes=[A, B],
+        slices=[
+            slice_(
+                SLICE1,
+                PER_DEVICE,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), node_selector=label_selector(REGION_KEY, REGION1)),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "4Gi"), node_name=NODE1),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "4Gi"), all_nodes=True),
+            ),
+            counters_slice(SLICE2, PER_DEVICE, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="18Gi")),
+            slice_(
+                SLICE3,
+                NODE1,
+                pool(POOL2, 2),
+                DRIVER_B,
+                cdev(DEVICE1, _gi(COUNTER_SET2, "4Gi")),
+                cdev(DEVICE2, _gi(COUNTER_SET2, "4Gi")),
+                cdev(DEVICE3, _gi(COUNTER_SET2, "4Gi")),
+            ),
+            counters_slice(SLICE4, NODE1, pool(POOL2, 2), DRIVER_B, counter_set(COUNTER_SET2, memory="12Gi")),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE2),
+                result(REQ0, DRIVER_A, POOL1, DEVICE3),
+                result(REQ1, DRIVER_B, POOL2, DEVICE1),
+                result(REQ1, DRIVER_B, POOL2, DEVICE2),
+                result(REQ1, DRIVER_B, POOL2, DEVICE3),
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(PARTITIONABLE_CASES.values()), ids=list(PARTITIONABLE_CASES))
+def test_partitionable_devices(case: Case) -> None:
     run_case(case)
