@@ -385,6 +385,8 @@ class Case:
     error: str | None = None
     #: The error is the node's own (AllocationFailedOnNode).
     node_error: bool = False
+    #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
+    invocations: int | None = None
 
 
 def allocator_for(c: Case) -> Allocator:

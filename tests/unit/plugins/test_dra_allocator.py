@@ -12,6 +12,13 @@ from dra_allocator_cases import (
     COUNTER_SET2,
     PARTITIONABLE,
     PER_DEVICE,
+    TAINT_NO_EXECUTE,
+    TAINT_NO_SCHEDULE,
+    TAINT_NONE,
+    TAINTS,
+    TOLERATION_NO_EXECUTE,
+    TOLERATION_NO_SCHEDULE,
+    with_tolerations,
     SLICE3,
     SLICE4,
     consumes,
@@ -93,6 +100,8 @@ def run_case(c: Case) -> None:
         return
     got = allocator.allocate(name, labels)
     assert same_allocations(got, c.want), got
+    if c.invocations is not None:
+        assert allocator.invocations == c.invocations
 
 
 A, B = klass(CLASS_A, DRIVER_A), klass(CLASS_B, DRIVER_B)
@@ -1259,4 +1268,331 @@ PARTITIONABLE_CASES = {
 
 @pytest.mark.parametrize("case", list(PARTITIONABLE_CASES.values()), ids=list(PARTITIONABLE_CASES))
 def test_partitionable_devices(case: Case) -> None:
+    run_case(case)
+
+
+def _gen(value: str) -> dict:
+    return sel(f'device.attributes["{DRIVER_A}"].generation == "{value}"')
+
+
+def _results(req: str, driver: str, pool_: str, count: int, start: int = 0) -> list[dict]:
+    return [result(req, driver, pool_, f"device-{i}") for i in range(start, start + count)]
+
+
+TWO_TAINTED = [
+    slice_(
+        SLICE1,
+        NODE1,
+        POOL1,
+        DRIVER_A,
+        device(DEVICE1, taints=[TAINT_NO_SCHEDULE]),
+        device(DEVICE2, taints=[TAINT_NO_EXECUTE]),
+    )
+]
+MAX = ALLOCATION_RESULTS_MAX_SIZE
+
+TAINT_CASES = {
+    "tainted-two-devices": Case(
+        features=TAINTS, claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)], classes=[A], slices=TWO_TAINTED
+    ),
+    "tainted-one-device-two-taints": Case(
+        features=TAINTS,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))],
+    ),
+    "tainted-two-devices-tolerated": Case(
+        features=TAINTS,
+        claims=[with_tolerations(claim_with_request(CLAIM0, REQ0, CLASS_A), TOLERATION_NO_EXECUTE)],
+        classes=[A],
+        slices=TWO_TAINTED,
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE2, False, TOLERATION_NO_EXECUTE))],
+    ),
+    "tainted-two-devices-prioritized-list-tolerated": Case(
+        features=TAINTS,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 1),
+                    sub_request(SUB1, CLASS_A, 1, tolerations=[TOLERATION_NO_EXECUTE]),
+                ),
+            )
+        ],
+        classes=[A],
+        slices=TWO_TAINTED,
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE2, False, TOLERATION_NO_EXECUTE))],
+    ),
+    "tainted-no-effect": Case(
+        features=TAINTS,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NONE]))],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "tainted-one-device-two-taints-both-tolerated": Case(
+        features=TAINTS,
+        claims=[
+            with_tolerations(claim_with_request(CLAIM0, REQ0, CLASS_A), TOLERATION_NO_SCHEDULE, TOLERATION_NO_EXECUTE)
+        ],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1, False, TOLERATION_NO_SCHEDULE, TOLERATION_NO_EXECUTE),
+            )
+        ],
+    ),
+    "tainted-disabled": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE, TAINT_NO_EXECUTE]))],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "tainted-prioritized-list": Case(
+        features=TAINTS,
+        claims=[claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B, 1), sub_request(SUB1, CLASS_A, 1)))],
+        classes=[A, B],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+    ),
+    "tainted-prioritized-list-disabled": Case(
+        claims=[claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_B, 1), sub_request(SUB1, CLASS_A, 1)))],
+        classes=[A, B],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "tainted-admin-access": Case(
+        features=TAINTS,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, admin=True))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+    ),
+    "tainted-admin-access-disabled": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, admin=True))],
+        allocated=[(DRIVER_A, POOL1, DEVICE1), (DRIVER_A, POOL1, DEVICE2)],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1, True))],
+    ),
+    "tainted-all-devices-single": Case(
+        features=TAINTS,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+    ),
+    "tainted-all-devices-single-disabled": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, taints=[TAINT_NO_SCHEDULE]))],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+}
+
+MORE_PRIORITIZED = {
+    "prioritized-list-allocation-mode-all": Case(
+        claims=[
+            claim(CLAIM0, prioritized(REQ0, sub_request(SUB0, CLASS_A, 0, mode="All"), sub_request(SUB1, CLASS_A, 1)))
+        ],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), device(DEVICE2))],
+        allocated=[(DRIVER_A, POOL1, DEVICE2)],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "prioritized-list-allocation-mode-all-with-selectors": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 0, _gen("v6"), mode="All"),
+                    sub_request(SUB1, CLASS_A, 0, _gen("v5"), mode="All"),
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(generation="v5")))],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "prioritized-list-allocation-mode-all-with-selectors-multiple-pools": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 0, _gen("v6"), mode="All"),
+                    sub_request(SUB1, CLASS_A, 0, _gen("v5"), mode="All"),
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(generation="v5"))),
+            slice_(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE1, None, attrs(generation="v5"))),
+        ],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1), result(R0S1, DRIVER_A, POOL2, DEVICE1))],
+    ),
+    "prioritized-list-allocation-mode-all-with-selectors-multiple-pools-across-nodes": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 0, _gen("v6"), mode="All"),
+                    sub_request(SUB1, CLASS_A, 0, _gen("v5"), mode="All"),
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, None, attrs(generation="v5"))),
+            slice_(
+                SLICE2,
+                NODE2,
+                POOL2,
+                DRIVER_A,
+                device(DEVICE1, None, attrs(generation="v5")),
+                device(DEVICE2, None, attrs(generation="v6")),
+            ),
+        ],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "prioritized-list-allocation-mode-all-with-selectors-deviceclass-subset": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    sub_request(SUB0, CLASS_A, 0, _gen("v6"), mode="All"),
+                    sub_request(SUB1, CLASS_A, 0, _gen("v5"), mode="All"),
+                ),
+            )
+        ],
+        classes=[
+            {
+                "metadata": {"name": CLASS_A},
+                "spec": {
+                    "selectors": [sel(f'device.driver == "{DRIVER_A}" && device.attributes["{DRIVER_A}"].selected')]
+                },
+            }
+        ],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, None, attrs(generation="v6", selected=False)),
+                device(DEVICE2, None, attrs(generation="v5", selected=False)),
+                device(DEVICE3, None, attrs(generation="v5", selected=True)),
+            )
+        ],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "max-number-devices": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, MAX))],
+        classes=[A],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX)],
+        want=[allocation(local(NODE1), *_results(REQ0, DRIVER_A, POOL1, MAX))],
+    ),
+    "partitionable-devices-with-attribute-selector": Case(
+        features=PARTITIONABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 2),
+                request(REQ1, CLASS_A, 1, sel(f'device.attributes["{DRIVER_A}"].special')),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                *(
+                    device(
+                        name,
+                        None,
+                        attrs(special=special),
+                        consumes=[consumes(COUNTER_SET1, **{cpu: "1"}), consumes(COUNTER_SET2, mem="10Gi")],
+                    )
+                    for name, special, cpu in (
+                        (DEVICE1, True, "cpu1"),
+                        (DEVICE2, False, "cpu2"),
+                        (DEVICE3, False, "cpu3"),
+                    )
+                ),
+            ),
+            counters_slice(
+                SLICE2,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                counter_set(COUNTER_SET1, cpu1="1", cpu2="1", cpu3="1"),
+                counter_set(COUNTER_SET2, mem="30Gi"),
+            ),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE2),
+                result(REQ0, DRIVER_A, POOL1, DEVICE3),
+                result(REQ1, DRIVER_A, POOL1, DEVICE1),
+            )
+        ],
+    ),
+    "prioritized-list-max-allocation-limit-request": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_A, MAX), sub_request(SUB1, CLASS_A, MAX // 2)),
+                prioritized(REQ1, sub_request(SUB0, CLASS_A, MAX), sub_request(SUB1, CLASS_A, MAX // 2)),
+            )
+        ],
+        classes=[A],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX * 2)],
+        want=[
+            allocation(
+                local(NODE1),
+                *_results(R0S1, DRIVER_A, POOL1, MAX // 2),
+                *_results(R1S1, DRIVER_A, POOL1, MAX // 2, MAX // 2),
+            )
+        ],
+        invocations=75,
+    ),
+    "prioritized-list-max-allocation-allocation-mode-all": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, sub_request(SUB0, CLASS_A, 0, mode="All"), sub_request(SUB1, CLASS_A, 2)),
+                request(REQ1, CLASS_B, 2),
+            )
+        ],
+        classes=[A, B],
+        slices=[many_devices(SLICE1, NODE1, POOL1, DRIVER_A, MAX - 1), many_devices(SLICE2, NODE1, POOL2, DRIVER_B, 2)],
+        want=[
+            allocation(
+                local(NODE1),
+                result(R0S1, DRIVER_A, POOL1, "device-0"),
+                result(R0S1, DRIVER_A, POOL1, "device-1"),
+                result(REQ1, DRIVER_B, POOL2, "device-0"),
+                result(REQ1, DRIVER_B, POOL2, "device-1"),
+            )
+        ],
+        invocations=42,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(TAINT_CASES.values()), ids=list(TAINT_CASES))
+def test_device_taints(case: Case) -> None:
+    run_case(case)
+
+
+@pytest.mark.parametrize("case", list(MORE_PRIORITIZED.values()), ids=list(MORE_PRIORITIZED))
+def test_all_mode_and_limits(case: Case) -> None:
     run_case(case)
