@@ -11,7 +11,9 @@ from dra_allocator_cases import (
     COUNTER_SET1,
     COUNTER_SET2,
     PARTITIONABLE,
+    BINDING,
     PER_DEVICE,
+    TOLERATION_NO_SCHEDULE_KEY1,
     TAINT_NO_EXECUTE,
     TAINT_NO_SCHEDULE,
     TAINT_NONE,
@@ -23,6 +25,7 @@ from dra_allocator_cases import (
     SLICE4,
     consumes,
     counter_set,
+    features,
     CLAIM0,
     CLAIM1,
     CLASS_A,
@@ -1595,4 +1598,218 @@ def test_device_taints(case: Case) -> None:
 
 @pytest.mark.parametrize("case", list(MORE_PRIORITIZED.values()), ids=list(MORE_PRIORITIZED))
 def test_all_mode_and_limits(case: Case) -> None:
+    run_case(case)
+
+
+def bdev(name: str, binding: str, failure: str, **kw: object) -> dict:
+    return device(name, binding=[binding], failure=[failure], **kw)  # type: ignore[arg-type]
+
+
+def bresult(req: str, dev: str, binding: str | None = None, failure: str | None = None, *tolerations: dict) -> dict:
+    return result(
+        req,
+        DRIVER_A,
+        POOL1,
+        dev,
+        False,
+        *tolerations,
+        binding=[binding] if binding else None,
+        failure=[failure] if failure else None,
+    )
+
+
+PARTITIONABLE_BINDING = features(partitionable_devices=True, binding_conditions=True)
+KEY1_TAINT = {"key": "key1", "value": "value1", "effect": "NoSchedule"}
+
+BINDING_CASES = {
+    "device-binding-conditions": Case(
+        features=BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, bdev(DEVICE1, "IsPrepare", "BindingFailed"))],
+        want=[allocation(local(NODE1), bresult(REQ0, DEVICE1, "IsPrepare", "BindingFailed"))],
+    ),
+    "binding-conditions-multiple-devices": Case(
+        features=BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2), request(REQ1, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                bdev(DEVICE1, "IsPrepare", "BindingFailed"),
+                bdev(DEVICE2, "IsPrepare2", "BindingFailed2"),
+                bdev(DEVICE3, "IsPrepare3", "BindingFailed3"),
+            )
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                bresult(REQ0, DEVICE1, "IsPrepare", "BindingFailed"),
+                bresult(REQ0, DEVICE2, "IsPrepare2", "BindingFailed2"),
+                bresult(REQ1, DEVICE3, "IsPrepare3", "BindingFailed3"),
+            )
+        ],
+    ),
+    "binding-conditions-with-and-without": Case(
+        features=BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), request(REQ1, CLASS_A, 1))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), bdev(DEVICE2, "IsPrepare", "BindingFailed"))],
+        want=[allocation(local(NODE1), bresult(REQ0, DEVICE1), bresult(REQ1, DEVICE2, "IsPrepare", "BindingFailed"))],
+    ),
+    "binding-conditions-without-feature-gate": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, bdev(DEVICE1, "IsPrepare", "BindingFailed"))],
+    ),
+    "node-restriction": Case(
+        features=BINDING,
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, label_selector(PLANET_KEY, EARTH), POOL1, DRIVER_A, device(DEVICE1, binds_to_node=True))
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "partitionable-devices-with-binding-conditions": Case(
+        features=PARTITIONABLE_BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), binding=["IsPrepare"], failure=["BindingFailed"]),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[allocation(local(NODE1), bresult(REQ0, DEVICE1, "IsPrepare", "BindingFailed"))],
+    ),
+    "partitionable-devices-with-binding-conditions-multiple": Case(
+        features=PARTITIONABLE_BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), binding=["IsPrepare"], failure=["BindingFailed"]),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "4Gi"), binding=["IsPrepare2"], failure=["BindingFailed2"]),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                bresult(REQ0, DEVICE1, "IsPrepare", "BindingFailed"),
+                bresult(REQ0, DEVICE2, "IsPrepare2", "BindingFailed2"),
+            )
+        ],
+    ),
+    "partitionable-devices-with-binding-conditions-some-devices-no-conditions": Case(
+        features=PARTITIONABLE_BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 3))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "2Gi"), binding=["IsPrepare"], failure=["BindingFailed"]),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "2Gi")),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "4Gi"), binding=["IsReady"], failure=["BindingTimeout"]),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                bresult(REQ0, DEVICE1, "IsPrepare", "BindingFailed"),
+                bresult(REQ0, DEVICE2),
+                bresult(REQ0, DEVICE3, "IsReady", "BindingTimeout"),
+            )
+        ],
+    ),
+    "partitionable-devices-with-binding-conditions-multi-slices": Case(
+        features=PARTITIONABLE_BINDING,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE4,
+                NODE1,
+                pool(POOL1, 4),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), binding=["IsPrepare"], failure=["BindingFailed"]),
+            ),
+            counters_slice(SLICE3, NODE1, pool(POOL1, 4), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+            slice_(SLICE2, NODE1, pool(POOL1, 4), DRIVER_A, cdev(DEVICE2, _gi(COUNTER_SET2, "4Gi"))),
+            counters_slice(SLICE1, NODE1, pool(POOL1, 4), DRIVER_A, counter_set(COUNTER_SET2, memory="8Gi")),
+        ],
+        want=[allocation(local(NODE1), bresult(REQ0, DEVICE2), bresult(REQ0, DEVICE1, "IsPrepare", "BindingFailed"))],
+    ),
+    "partitionable-devices-with-binding-conditions-and-taints": Case(
+        features=features(partitionable_devices=True, binding_conditions=True, device_taints=True),
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 2))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                cdev(
+                    DEVICE1,
+                    _gi(COUNTER_SET1, "4Gi"),
+                    binding=["IsPrepare"],
+                    failure=["BindingFailed"],
+                    taints=[KEY1_TAINT],
+                ),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "4Gi")),
+            ),
+            counters_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+    ),
+    "partitionable-devices-with-binding-conditions-and-taints-tolerated": Case(
+        features=features(partitionable_devices=True, binding_conditions=True, device_taints=True),
+        claims=[with_tolerations(claim(CLAIM0, request(REQ0, CLASS_A, 2)), TOLERATION_NO_SCHEDULE_KEY1)],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(
+                    DEVICE1,
+                    _gi(COUNTER_SET1, "4Gi"),
+                    binding=["IsPrepare"],
+                    failure=["BindingFailed"],
+                    taints=[KEY1_TAINT],
+                ),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "4Gi")),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                bresult(REQ0, DEVICE1, "IsPrepare", "BindingFailed", TOLERATION_NO_SCHEDULE_KEY1),
+                bresult(REQ0, DEVICE2, None, None, TOLERATION_NO_SCHEDULE_KEY1),
+            )
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BINDING_CASES.values()), ids=list(BINDING_CASES))
+def test_binding_conditions(case: Case) -> None:
     run_case(case)
