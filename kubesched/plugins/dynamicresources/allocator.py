@@ -874,6 +874,8 @@ class _Search:
             return None
         if self.f.device_taints and blocks(self.a.taints(cand), req.tolerations):
             return None
+        if self.f.consumable_capacity and not self._capacity_fits(req, cand):
+            return None  # "All" devices were picked before this allocation took some of them
         # A shared device already in use has had its counters taken by its first share.
         took_counters = uses_counters and not (multi and self._capacity_in_use(cand.id))
         if took_counters and not self._take_counters(cand):

@@ -12,6 +12,10 @@ from dra_allocator_cases import (
     COUNTER_SET2,
     PARTITIONABLE,
     BINDING,
+    CAPACITY0,
+    CONSUMABLE,
+    RANGE_POLICY,
+    valid_values_policy,
     PER_DEVICE,
     TOLERATION_NO_SCHEDULE_KEY1,
     TAINT_NO_EXECUTE,
@@ -1812,4 +1816,297 @@ BINDING_CASES = {
 
 @pytest.mark.parametrize("case", list(BINDING_CASES.values()), ids=list(BINDING_CASES))
 def test_binding_conditions(case: Case) -> None:
+    run_case(case)
+
+
+def mdev(name: str, value: str | None = None, policy: dict | None = None, **kw: object) -> dict:
+    """A device allowing multiple allocations, with capacity ``capacity-0`` of ``value``."""
+    return device(name, {CAPACITY0: value} if value else None, multi=True, policy=policy, **kw)  # type: ignore[arg-type]
+
+
+def sresult(req: str, dev: str, consumed: str | None = None) -> dict:
+    """A share of a device: its share ID and what it consumes of ``capacity-0``."""
+    return result(req, DRIVER_A, POOL1, dev, consumed={CAPACITY0: consumed} if consumed else None, share=True)
+
+
+MULTI_A = klass(CLASS_A, DRIVER_A, multi=True)
+DEDICATED_A = klass(CLASS_A, DRIVER_A, multi=False)
+
+
+def _one_claim(*requests: dict) -> list[dict]:
+    return [claim(CLAIM0, *requests)]
+
+
+def _two_claims(cap: str | None = None) -> list[dict]:
+    return [
+        claim(CLAIM0, request(REQ0, CLASS_A, 1, capacity=cap)),
+        claim(CLAIM1, request(REQ0, CLASS_A, 1, capacity=cap)),
+    ]
+
+
+CONSUMABLE_CASES = {
+    "consumable-capacity-disabled-feature": Case(
+        features=BINDING,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1")),
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="claim claim-0, request req-0: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+    ),
+    "consumable-capacity-disabled-feature-with-prioritized-list": Case(
+        features=BINDING,
+        claims=_one_claim(
+            prioritized(REQ0, sub_request(SUB0, CLASS_A, 1, capacity="1"), sub_request(SUB1, CLASS_A, 1, capacity="1"))
+        ),
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        error="claim claim-0, subrequest subReq-0: has capacity requests, but the DRAConsumableCapacity feature is disabled",
+    ),
+    "consumable-capacity-multi-allocatable-device-with-missing-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1")),
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"capacity-1": "1"}, multi=True))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-with-missing-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(all_request(REQ0, CLASS_A, capacity="1")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {"capacity-1": "1"}, multi=True))],
+    ),
+    "consumable-capacity-multi-allocatable-device-without-capacity-without-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_two_claims(),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1)), allocation(local(NODE1), sresult(REQ0, DEVICE1))],
+    ),
+    "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_two_claims(),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "1"), mdev(DEVICE2, "1"))],
+        want=[
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "1")),
+            allocation(local(NODE1), sresult(REQ0, DEVICE2, "1")),
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-without-policy-without-capacity-request-block": Case(
+        features=CONSUMABLE,
+        claims=_two_claims(),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-without-policy-with-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_two_claims("1"),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2"))],
+        want=[
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "1")),
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "1")),
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-policy-without-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_two_claims(),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "4", RANGE_POLICY))],
+        want=[
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "2")),
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "2")),
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-zero-request-policy": Case(
+        features=CONSUMABLE,
+        claims=_two_claims(),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "1", valid_values_policy("0")))],
+        want=[
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "0")),
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "0")),
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-violates-zero-request-policy": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "1", valid_values_policy("0")))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-with-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_two_claims("1"),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "4", RANGE_POLICY))],
+        want=[
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "2")),
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "2")),
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-range-policy-step": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="3")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "4", RANGE_POLICY))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "4"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="2")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "4", valid_values_policy("1", "2")))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "2"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-valid-values-policy-round-up": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="2")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "3", valid_values_policy("1", "3")))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "3"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-exceeded-consumable-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=[
+            claim(CLAIM0, request(REQ0, CLASS_A, 1, capacity="1")),
+            claim(CLAIM1, request(REQ0, CLASS_A, 1, capacity="2")),
+        ],
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2", RANGE_POLICY))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-request-over-max-sharing-policy": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="6")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "10", RANGE_POLICY))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-use-remaining": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="2")),
+        consumed={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: "2"}},
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "4", RANGE_POLICY))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "2"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-allocated-capacity-next-device": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="2")),
+        consumed={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: "2"}},
+        classes=[MULTI_A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2", RANGE_POLICY), mdev(DEVICE2, "2", RANGE_POLICY))
+        ],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE2, "2"))],
+    ),
+    "consumable-capacity-with-multi-allocatable-device-backtrack": Case(
+        features=CONSUMABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, capacity="2"),
+                request(REQ1, CLASS_A, 1, capacity="2"),
+                constraints=[match(STRING_ATTRIBUTE)],
+            ),
+            claim(CLAIM1, request(REQ0, CLASS_A, 1, capacity="2")),
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                mdev(DEVICE2, "2", RANGE_POLICY, attributes=attrs(stringAttribute="stringAttributeValue1")),
+                mdev(DEVICE1, "4", RANGE_POLICY, attributes=attrs(stringAttribute="stringAttributeValue2")),
+            )
+        ],
+        want=[
+            allocation(local(NODE1), sresult(REQ0, DEVICE1, "2"), sresult(REQ1, DEVICE1, "2")),
+            allocation(local(NODE1), sresult(REQ0, DEVICE2, "2")),
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-subrequest": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(
+            prioritized(
+                REQ0,
+                sub_request(SUB0, CLASS_A, 1, capacity="4"),
+                sub_request(SUB1, CLASS_A, 1, capacity="2"),
+                sub_request(SUB1, CLASS_A, 1),
+            )
+        ),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2", RANGE_POLICY))],
+        want=[allocation(local(NODE1), sresult(R0S1, DEVICE1, "2"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-with-no-available-consumable-capacity": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="2")),
+        consumed={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: "2"}},
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2", RANGE_POLICY))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-no-capacity": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(all_request(REQ0, CLASS_A, capacity="2")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2"), mdev(DEVICE2))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "2"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(all_request(REQ0, CLASS_A, capacity="2")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2"), mdev(DEVICE2, "1"))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "2"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-sufficient": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1"), all_request(REQ1, CLASS_A, capacity="1")),
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2"), mdev(DEVICE2, "1"))],
+        want=[
+            allocation(
+                local(NODE1), sresult(REQ0, DEVICE1, "1"), sresult(REQ1, DEVICE1, "1"), sresult(REQ1, DEVICE2, "1")
+            )
+        ],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-sufficient": Case(
+        features=CONSUMABLE,
+        consumed={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: "1"}},
+        claims=_one_claim(all_request(REQ0, CLASS_A, capacity="1")),
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2"), mdev(DEVICE2, "1"))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "1"), sresult(REQ0, DEVICE2, "1"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-allocating-insufficient": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1"), all_request(REQ1, CLASS_A, capacity="1")),
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "1"), mdev(DEVICE2, "1"))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient": Case(
+        features=CONSUMABLE,
+        consumed={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: "1"}},
+        claims=_one_claim(all_request(REQ0, CLASS_A, capacity="1")),
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "1"), mdev(DEVICE2, "1"))],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE2, "1"))],
+    ),
+    "consumable-capacity-dedicated-device-with-consumable-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1")),
+        classes=[DEDICATED_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {CAPACITY0: "1"}))],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "consumable-capacity-dedicated-device-with-multiple-consumable-capacity-request": Case(
+        features=CONSUMABLE,
+        claims=_two_claims("1"),
+        classes=[DEDICATED_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {CAPACITY0: "2"}, policy=RANGE_POLICY))],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(CONSUMABLE_CASES.values()), ids=list(CONSUMABLE_CASES))
+def test_consumable_capacity(case: Case) -> None:
     run_case(case)
