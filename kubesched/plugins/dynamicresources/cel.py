@@ -234,18 +234,19 @@ def attribute_value(value: Mapping[str, Any]) -> Any:
 
 
 def device_variables(driver: str, device: Mapping[str, Any]) -> Obj:
-    """The ``device`` variable of a ResourceSlice's device."""
+    """The ``device`` variable of a ResourceSlice's device; raises :class:`CELError` for an
+    attribute without a value of a known type, or a version that is not a semantic version."""
     attributes: dict[str, dict[str, Any]] = {}
     for name, value in (device.get("attributes") or {}).items():
         domain, short = _qualified(name, driver)
-        if not isinstance(value, Mapping):
-            continue
         try:
-            v = attribute_value(value)
-        except ValueError:
-            continue
-        if v is not None:
-            attributes.setdefault(domain, {})[short] = v
+            v = attribute_value(value if isinstance(value, Mapping) else {})
+        except ValueError as exc:
+            raise CELError(f"attribute {name}: parse semantic version: {exc}") from None
+        if v is None:
+            # As upstream: a device with an attribute of no known type matches no selector.
+            raise CELError(f"attribute {name}: unsupported attribute value")
+        attributes.setdefault(domain, {})[short] = v
     capacity: dict[str, dict[str, Any]] = {}
     for name, value in (device.get("capacity") or {}).items():
         domain, short = _qualified(name, driver)

@@ -12,6 +12,8 @@ from dra_allocator_cases import (
     COUNTER_SET2,
     PARTITIONABLE,
     BINDING,
+    DEVICE4,
+    REQ3,
     CAPACITY0,
     CONSUMABLE,
     RANGE_POLICY,
@@ -29,6 +31,7 @@ from dra_allocator_cases import (
     SLICE4,
     consumes,
     counter_set,
+    distinct,
     features,
     CLAIM0,
     CLAIM1,
@@ -2109,4 +2112,284 @@ CONSUMABLE_CASES = {
 
 @pytest.mark.parametrize("case", list(CONSUMABLE_CASES.values()), ids=list(CONSUMABLE_CASES))
 def test_consumable_capacity(case: Case) -> None:
+    run_case(case)
+
+
+PCC = features(partitionable_devices=True, consumable_capacity=True)
+R2S0 = f"{REQ2}/{SUB0}"
+
+
+def _range_on(d: dict, name: str, value: str) -> dict:
+    """Upstream's withCapacityRequestPolicyRange on capacity ``name`` only."""
+    d.setdefault("capacity", {})[name] = {"value": value, "requestPolicy": dict(RANGE_POLICY)}
+    return d
+
+
+def _bool_first(*reqs: str) -> list[dict]:
+    return [
+        prioritized(
+            r,
+            sub_request(SUB0, CLASS_A, 1, sel(f'device.attributes["{DRIVER_A}"].boolAttribute')),
+            sub_request(SUB1, CLASS_A, 1),
+        )
+        for r in reqs
+    ]
+
+
+SHARED_CASES = {
+    "allow-multiple-allocations-exclude-multi-allocatable-device-by-class-selector": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1")),
+        classes=[DEDICATED_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "1"))],
+    ),
+    "allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated": Case(
+        features=CONSUMABLE,
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1")),
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, "2", RANGE_POLICY))],
+    ),
+    "allow-multiple-allocations-not-allocate-dedicated-device-which-change-from-multi-allocatable": Case(
+        features=CONSUMABLE,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, capacity="1")),
+        consumed={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: "1"}},
+        classes=[MULTI_A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1, {CAPACITY0: "2"}, policy=RANGE_POLICY))],
+    ),
+    "allow-multiple-allocations-with-partitionable-device": Case(
+        features=PCC,
+        claims=_one_claim(
+            request(REQ0, CLASS_A, 1),
+            prioritized(REQ1, sub_request(SUB0, CLASS_A, 1, _mem("6Gi")), sub_request(SUB1, CLASS_A, 1, _mem("4Gi"))),
+        ),
+        classes=[MULTI_A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "4Gi"), multi=True),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "6Gi"), multi=True),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "4Gi"), multi=True),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1, consumed={"memory": "4Gi"}),
+                result(R1S1, DRIVER_A, POOL1, DEVICE3, consumed={"memory": "4Gi"}),
+            )
+        ],
+    ),
+    "allow-multiple-allocations-with-shared-device-counter-cross-cycle": Case(
+        features=PCC,
+        claims=_one_claim(request(REQ0, CLASS_A, 1, sel(f'device.attributes["{DRIVER_A}"].mode == "b"'), capacity="1")),
+        shared=[(DRIVER_A, POOL1, DEVICE1)],
+        consumed={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: "1"}},
+        classes=[MULTI_A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                cdev(DEVICE1, consumes(COUNTER_SET1, **{CAPACITY0: "1"}), attributes=attrs(mode="a"), multi=True),
+                cdev(DEVICE2, consumes(COUNTER_SET1, **{CAPACITY0: "1"}), attributes=attrs(mode="b"), multi=True),
+            ),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, **{CAPACITY0: "1"})),
+        ],
+    ),
+    "consumable-capacity-with-partitionable-device-multiple-capacity-pools": Case(
+        features=PCC,
+        claims=_one_claim(
+            request(REQ0, CLASS_A, 1, capacity="1"),
+            request(REQ2, CLASS_A, 1, capacity="2"),
+            prioritized(
+                REQ1,
+                sub_request(
+                    SUB0,
+                    CLASS_A,
+                    1,
+                    sel(f'device.capacity["{DRIVER_A}"]["{CAPACITY0}"].compareTo(quantity("4")) >= 0'),
+                    capacity="1",
+                ),
+                sub_request(
+                    SUB1,
+                    CLASS_A,
+                    1,
+                    sel(f'device.capacity["{DRIVER_A}"]["{CAPACITY0}"].compareTo(quantity("2")) >= 0'),
+                    capacity="1",
+                ),
+            ),
+        ),
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                *(
+                    _range_on(
+                        cdev(
+                            name,
+                            consumes(COUNTER_SET1, **{CAPACITY0: c0}),
+                            consumes(COUNTER_SET2, **{"capacity-1": "4"}),
+                            multi=True,
+                        ),
+                        "capacity-1",
+                        "4",
+                    )
+                    for name, c0 in ((DEVICE1, "2"), (DEVICE2, "4"), (DEVICE3, "2"))
+                ),
+            ),
+            counters_slice(
+                SLICE2,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                counter_set(COUNTER_SET1, **{CAPACITY0: "4"}),
+                counter_set(COUNTER_SET2, **{"capacity-1": "8"}),
+            ),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1, consumed={CAPACITY0: "1", "capacity-1": "2"}),
+                result(REQ2, DRIVER_A, POOL1, DEVICE3, consumed={CAPACITY0: "2", "capacity-1": "2"}),
+                result(R1S1, DRIVER_A, POOL1, DEVICE1, consumed={CAPACITY0: "1", "capacity-1": "2"}),
+            )
+        ],
+    ),
+    "with-distinct-constraints": Case(
+        features=CONSUMABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1),
+                request(REQ1, CLASS_A, 1),
+                request(REQ2, CLASS_A, 1),
+                request(REQ3, CLASS_A, 1),
+                constraints=[
+                    distinct(BOOL_ATTRIBUTE, REQ0, REQ1),
+                    distinct(VERSION_ATTRIBUTE, REQ0, REQ1, REQ2),
+                    distinct(INT_ATTRIBUTE, REQ0, REQ1, REQ2, REQ3),
+                ],
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                *(
+                    mdev(name, attributes=attrs(driverVersion=("version", v), numa=n, boolAttribute=b))
+                    for name, v, n, b in (
+                        (DEVICE1, "1.0.0", 0, True),
+                        (DEVICE2, "1.0.1", 1, False),
+                        (DEVICE3, "1.0.2", 2, True),
+                        (DEVICE4, "1.0.0", 3, True),
+                    )
+                ),
+            )
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                sresult(REQ0, DEVICE1),
+                sresult(REQ1, DEVICE2),
+                sresult(REQ2, DEVICE3),
+                sresult(REQ3, DEVICE4),
+            )
+        ],
+    ),
+    "with-distinct-constraints-attribute-not-set": Case(
+        features=CONSUMABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), constraints=[distinct(BOOL_ATTRIBUTE, REQ0)])],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1))],
+    ),
+    "with-distinct-constraints-unknown-type-attribute": Case(
+        features=CONSUMABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), constraints=[distinct(BOOL_ATTRIBUTE, REQ0)])],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, mdev(DEVICE1, attributes={"boolAttribute": {}}))],
+        error="unsupported attribute value",
+    ),
+    "with-distinct-constraints-with-subrequests": Case(
+        features=CONSUMABLE,
+        claims=[claim(CLAIM0, *_bool_first(REQ0, REQ1, REQ2), constraints=[distinct(BOOL_ATTRIBUTE, REQ0, REQ1)])],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                mdev(DEVICE1, attributes=attrs(boolAttribute=True)),
+                mdev(DEVICE2, attributes=attrs(boolAttribute=False)),
+            )
+        ],
+        want=[allocation(local(NODE1), sresult(R0S0, DEVICE1), sresult(R1S1, DEVICE2), sresult(R2S0, DEVICE1))],
+    ),
+    "distinct-constraint-one-multi-allocatable-device-with-distinct-constraint": Case(
+        features=CONSUMABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, capacity="1"),
+                request(REQ1, CLASS_A, 1, capacity="1"),
+                constraints=[distinct(STRING_ATTRIBUTE)],
+            )
+        ],
+        classes=[MULTI_A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                mdev(DEVICE1, "2", RANGE_POLICY, attributes=attrs(stringAttribute="stringAttributeValue")),
+            )
+        ],
+    ),
+    "distinct-constraint-two-multi-allocatable-devices-with-distinct-constraint": Case(
+        features=CONSUMABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 1, capacity="2"),
+                request(REQ1, CLASS_A, 1, capacity="2"),
+                constraints=[distinct(STRING_ATTRIBUTE)],
+            )
+        ],
+        classes=[MULTI_A],
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                mdev(DEVICE1, "4", RANGE_POLICY, attributes=attrs(stringAttribute="stringAttributeValue1")),
+            ),
+            slice_(
+                SLICE1,
+                NODE1,
+                pool(POOL1, 2),
+                DRIVER_A,
+                mdev(DEVICE2, "4", RANGE_POLICY, attributes=attrs(stringAttribute="stringAttributeValue2")),
+            ),
+        ],
+        want=[allocation(local(NODE1), sresult(REQ0, DEVICE1, "2"), sresult(REQ1, DEVICE2, "2"))],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SHARED_CASES.values()), ids=list(SHARED_CASES))
+def test_shared_devices_and_distinct_attributes(case: Case) -> None:
     run_case(case)
