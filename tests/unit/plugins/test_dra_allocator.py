@@ -2393,3 +2393,219 @@ SHARED_CASES = {
 @pytest.mark.parametrize("case", list(SHARED_CASES.values()), ids=list(SHARED_CASES))
 def test_shared_devices_and_distinct_attributes(case: Case) -> None:
     run_case(case)
+
+
+def gen_slice(name: str, node_name: str, dev: str, generation: int, count: int = 2) -> dict:
+    return slice_(name, node_name, pool(POOL1, count, generation), DRIVER_A, device(dev))
+
+
+POOL_CASES = {
+    "allocation-mode-all-with-multi-host-resource-pool": Case(
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_(SLICE2, NODE2, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "multi-host-resource-pool-with-stale-slice-for-current-node": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[gen_slice(SLICE1, NODE1, DEVICE1, 1), gen_slice(SLICE2, NODE2, DEVICE2, 2)],
+    ),
+    "multi-host-resource-pool-complete-update-from-node-1-to-node-2": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[
+            gen_slice(SLICE1, NODE1, DEVICE1, 1),
+            gen_slice(SLICE1, NODE1, DEVICE2, 1),
+            gen_slice(SLICE2, NODE2, DEVICE1, 2),
+            gen_slice(SLICE2, NODE2, DEVICE2, 2),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "multi-host-resource-pool-complete-update-from-node-2-to-node-1": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[
+            gen_slice(SLICE1, NODE2, DEVICE1, 1),
+            gen_slice(SLICE1, NODE2, DEVICE2, 1),
+            gen_slice(SLICE2, NODE1, DEVICE1, 2),
+            gen_slice(SLICE2, NODE1, DEVICE2, 2),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "multi-host-resource-pool-incomplete-update-from-node-1-to-node-2": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[
+            gen_slice(SLICE1, NODE1, DEVICE1, 1),
+            gen_slice(SLICE1, NODE1, DEVICE2, 1),
+            gen_slice(SLICE2, NODE2, DEVICE1, 2),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "multi-host-resource-pool-incomplete-update-from-node-2-to-node-1": Case(
+        claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)],
+        classes=[A],
+        slices=[
+            gen_slice(SLICE1, NODE2, DEVICE1, 1),
+            gen_slice(SLICE1, NODE2, DEVICE2, 1),
+            gen_slice(SLICE2, NODE1, DEVICE1, 2),
+        ],
+    ),
+    "partitionable-devices-same-counter-set-name-in-different-resource-slices": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 4), DRIVER_A, device(DEVICE1)),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 4), DRIVER_A, counter_set(COUNTER_SET1)),
+            slice_(SLICE3, NODE1, pool(POOL1, 4), DRIVER_A, device(DEVICE2)),
+            counters_slice(SLICE4, NODE1, pool(POOL1, 4), DRIVER_A, counter_set(COUNTER_SET1)),
+        ],
+        error="invalid resource pools were encountered",
+        node_error=True,
+    ),
+    "partitionable-devices-device-counter-consumption-references-unknown-counter-set": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1, consumes=[consumes(COUNTER_SET2)])),
+            counters_slice(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1)),
+        ],
+        error="invalid resource pools were encountered",
+        node_error=True,
+    ),
+    "partitionable-devices-device-counter-consumption-references-unknown-counter-in-counter-set": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(
+                SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, cdev(DEVICE1, _gi(COUNTER_SET1, "8Gi"), from_counters=False)
+            ),
+            counters_slice(
+                SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, counter_set(COUNTER_SET1, **{"other-memory": "8Gi"})
+            ),
+        ],
+        error="invalid resource pools were encountered",
+        node_error=True,
+    ),
+    "partitionable-devices-device-counter-consumption-references-counter-set-in-other-pool": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, cdev(DEVICE1, _gi(COUNTER_SET1, "8Gi"), from_counters=False)),
+            counters_slice(SLICE2, NODE1, POOL2, DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+        ],
+        error="invalid resource pools were encountered",
+        node_error=True,
+    ),
+    "partitionable-devices-devices-on-different-nodes-consume-same-counter-set": Case(
+        features=PARTITIONABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0, sub_request(SUB0, CLASS_A, 1, _mem("6Gi")), sub_request(SUB1, CLASS_A, 1, _mem("2Gi"))
+                ),
+            )
+        ],
+        classes=[A],
+        slices=[
+            counters_slice(SLICE1, NODE1, pool(POOL1, 3), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+            slice_(
+                SLICE2,
+                NODE1,
+                pool(POOL1, 3),
+                DRIVER_A,
+                cdev(DEVICE1, _gi(COUNTER_SET1, "6Gi")),
+                cdev(DEVICE2, _gi(COUNTER_SET1, "2Gi")),
+            ),
+            slice_(
+                SLICE3, NODE2, pool(POOL1, 3), DRIVER_A, cdev(DEVICE3, _gi(COUNTER_SET1, "6Gi"), from_counters=False)
+            ),
+        ],
+        allocated=[(DRIVER_A, POOL1, DEVICE3)],
+        want=[allocation(local(NODE1), result(R0S1, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "partitionable-devices-devices-consume-counter-set-in-different-nodes": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            counters_slice(SLICE1, NODE1, pool(POOL1, 3), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+            slice_(SLICE2, NODE1, pool(POOL1, 3), DRIVER_A, cdev(DEVICE1, _gi(COUNTER_SET1, "6Gi"))),
+            slice_(
+                SLICE3,
+                NODE2,
+                pool(POOL1, 3),
+                DRIVER_A,
+                cdev(DEVICE2, _gi(COUNTER_SET1, "6Gi")),
+                cdev(DEVICE3, _gi(COUNTER_SET1, "2Gi")),
+            ),
+        ],
+        allocated=[(DRIVER_A, POOL1, DEVICE1)],
+        node=node(NODE2, REGION1),
+        want=[allocation(local(NODE2), result(REQ0, DRIVER_A, POOL1, DEVICE3))],
+    ),
+    "partitionable-devices-validation-error-on-non-targeting-slice": Case(
+        features=PARTITIONABLE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            counters_slice(SLICE1, NODE1, pool(POOL1, 3), DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi")),
+            slice_(SLICE2, NODE1, pool(POOL1, 3), DRIVER_A, cdev(DEVICE1, _gi(COUNTER_SET1, "6Gi"))),
+            slice_(
+                SLICE3, NODE2, pool(POOL1, 3), DRIVER_A, cdev(DEVICE3, _gi(COUNTER_SET2, "6Gi"), from_counters=False)
+            ),
+        ],
+        error="invalid resource pools were encountered",
+        node_error=True,
+    ),
+    "different-resourceslices-in-pool-can-target-different-nodes": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE2, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "invalid-pool-is-ok-if-devices-can-be-allocated-from-other": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_(SLICE3, NODE1, pool(POOL2, 1), DRIVER_A, device(DEVICE2)),
+        ],
+        want=[allocation(local(NODE1), result(REQ0, DRIVER_A, POOL2, DEVICE2))],
+    ),
+    "invalid-pool-is-error-if-no-other-device-can-be-allocated": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_(SLICE3, NODE1, pool(POOL2, 1), DRIVER_A, device(DEVICE2)),
+        ],
+        allocated=[(DRIVER_A, POOL2, DEVICE2)],
+        error="invalid resource pools were encountered",
+        node_error=True,
+    ),
+    "no-allocation-from-incomplete-pools": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1))],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(POOL_CASES.values()), ids=list(POOL_CASES))
+def test_pools(case: Case) -> None:
+    run_case(case)
