@@ -2609,3 +2609,117 @@ POOL_CASES = {
 @pytest.mark.parametrize("case", list(POOL_CASES.values()), ids=list(POOL_CASES))
 def test_pools(case: Case) -> None:
     run_case(case)
+
+
+def _typed(name: str, kind: str, **kw: object) -> dict:
+    return device(name, None, attrs(type=kind), **kw)  # type: ignore[arg-type]
+
+
+def _is(kind: str) -> dict:
+    return sel(f'device.attributes["{DRIVER_A}"].type == "{kind}"')
+
+
+R2S1 = f"{REQ2}/{SUB1}"
+
+COMBINATION_CASES = {
+    "check-combinations-within-single-request-single-pool-single-slice": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 5))],
+        classes=[A],
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, *(device(f"device-{i}") for i in range(1, 5)))],
+        invocations=16,
+    ),
+    "check-combinations-within-single-request-single-pool-multiple-slices": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 5))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1), device(DEVICE2)),
+            slice_(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE3), device(DEVICE4)),
+        ],
+        invocations=16,
+    ),
+    "check-combinations-within-single-request-multiple-pools-multiple-slices": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 5))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE1)),
+            slice_(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, device(DEVICE2)),
+            slice_(SLICE3, NODE1, POOL2, DRIVER_A, device(DEVICE3), device(DEVICE4)),
+        ],
+        invocations=16,
+    ),
+    "check-combinations-within-single-request-many-pools": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 5))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1)),
+            slice_(SLICE2, NODE1, POOL2, DRIVER_A, device(DEVICE2)),
+            slice_(SLICE3, NODE1, POOL3, DRIVER_A, device(DEVICE3)),
+            slice_(SLICE4, NODE1, POOL4, DRIVER_A, device(DEVICE4)),
+        ],
+        invocations=16,
+    ),
+    "check-combinations-with-backtracking": Case(
+        claims=[claim(CLAIM0, request(REQ1, CLASS_A, 2), request(REQ2, CLASS_A, 1, _is("X")))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, _typed(DEVICE1, "X"), _typed(DEVICE2, "Y"), _typed(DEVICE3, "Y"))
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ1, DRIVER_A, POOL1, DEVICE2),
+                result(REQ1, DRIVER_A, POOL1, DEVICE3),
+                result(REQ2, DRIVER_A, POOL1, DEVICE1),
+            )
+        ],
+        invocations=12,
+    ),
+    "check-combinations-with-backtracking-across-slices-and-pools": Case(
+        features=BINDING,
+        claims=[claim(CLAIM0, request(REQ1, CLASS_A, 2), request(REQ2, CLASS_A, 1, _is("X")))],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, pool(POOL1, 2), DRIVER_A, _typed(DEVICE1, "X")),
+            slice_(SLICE2, NODE1, pool(POOL1, 2), DRIVER_A, _typed(DEVICE2, "Y")),
+            slice_(SLICE3, NODE1, POOL2, DRIVER_A, _typed(DEVICE3, "Y", binding=["IsPrepare"], failure=[])),
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ1, DRIVER_A, POOL1, DEVICE2),
+                result(REQ1, DRIVER_A, POOL2, DEVICE3, binding=["IsPrepare"]),
+                result(REQ2, DRIVER_A, POOL1, DEVICE1),
+            )
+        ],
+        invocations=12,
+    ),
+    "check-combinations-with-prioritized-list": Case(
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ1, sub_request(SUB0, CLASS_A, 3, _is("Y")), sub_request(SUB1, CLASS_A, 2)),
+                prioritized(REQ2, sub_request(SUB0, CLASS_A, 2), sub_request(SUB1, CLASS_A, 1, _is("X"))),
+            )
+        ],
+        classes=[A],
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, _typed(DEVICE1, "X"), _typed(DEVICE2, "Y"), _typed(DEVICE3, "Y"))
+        ],
+        want=[
+            allocation(
+                local(NODE1),
+                result(R1S1, DRIVER_A, POOL1, DEVICE2),
+                result(R1S1, DRIVER_A, POOL1, DEVICE3),
+                result(R2S1, DRIVER_A, POOL1, DEVICE1),
+            )
+        ],
+        invocations=26,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(COMBINATION_CASES.values()), ids=list(COMBINATION_CASES))
+def test_combinations_searched(case: Case) -> None:
+    """Upstream's counts of search steps: each combination of devices is tried once, never
+    each permutation."""
+    run_case(case)
