@@ -15,7 +15,9 @@ Quantities compare through the functions of upstream's environment: ``quantity("
 the Kubernetes ``semver`` library: ``semver("1.2.3")`` (``semver("v1.2", true)`` normalizes),
 ``isSemver(s)``, ``isSemver(s, true)``, ``v.major()``, ``v.minor()``, ``v.patch()``,
 ``v.isGreaterThan(w)``, ``v.isLessThan(w)``, ``v.compareTo(w)``. ``a.includes(x)`` (upstream's,
-for list-type attributes) is true when list ``a`` holds ``x``, or scalar ``a`` equals it.
+for list-type attributes) is true when list ``a`` holds ``x``, or scalar ``a`` equals it. Strings
+have the string extension functions (``split``, ``join``, ``lowerAscii``, ``upperAscii``,
+``replace``, ``trim``, ``indexOf``, ``lastIndexOf``, ``substring``, ``charAt``) besides CEL's own.
 
 Each expression is compiled once (an LRU cache), and what it says of a device is remembered per
 device version by the plugin, so the interpreter runs once per expression and device, not once
@@ -166,7 +168,36 @@ def _context() -> Any:
     ctx.add_function("minor", _part(1))
     ctx.add_function("patch", _part(2))
     ctx.add_function("includes", _includes)
+    for name, function in _STRING_FUNCTIONS.items():
+        ctx.add_function(name, function)
     return ctx
+
+
+def _split(text: str, separator: str, limit: int = -1) -> list[str]:
+    if limit == 0:
+        return []
+    return text.split(separator, limit - 1 if limit > 0 else -1) if separator else list(text)
+
+
+def _substring(text: str, start: int, end: int | None = None) -> str:
+    if start < 0 or start > len(text) or (end is not None and (end < start or end > len(text))):
+        raise ValueError(f"index out of range: {start}")
+    return text[start:end]
+
+
+#: The string extension functions of upstream's environment (cel-go's ext.Strings).
+_STRING_FUNCTIONS: dict[str, Any] = {
+    "split": _split,
+    "join": lambda items, sep="": sep.join(items),
+    "lowerAscii": lambda text: "".join(c.lower() if c.isascii() else c for c in text),
+    "upperAscii": lambda text: "".join(c.upper() if c.isascii() else c for c in text),
+    "replace": lambda text, old, new, limit=-1: text.replace(old, new, limit),
+    "trim": lambda text: text.strip(),
+    "indexOf": lambda text, sub, start=0: text.find(sub, start),
+    "lastIndexOf": lambda text, sub: text.rfind(sub),
+    "substring": _substring,
+    "charAt": lambda text, i: text[i] if 0 <= i < len(text) else "",
+}
 
 
 # --- absent domains ---------------------------------------------------------------------------
