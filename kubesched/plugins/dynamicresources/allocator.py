@@ -577,10 +577,12 @@ class Allocator:
             self._available[pool.key] = have
         return have
 
-    def taints(self, cand: Candidate) -> list[Obj]:
-        own: list[Obj] = list(cand.device.get("taints") or ())
+    def taints(self, cand: Candidate) -> Sequence[Obj]:
+        own: Sequence[Obj] = cand.device.get("taints") or ()
         if self.rule_taints:
-            own.extend(self.rule_taints.of(cand.id))
+            added = self.rule_taints.of(cand.id)
+            if added:
+                return [*own, *added]
         return own
 
 
@@ -602,9 +604,12 @@ class _Search:
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
         self.results: list[list[_Picked]] = [[] for _ in a.claims]
+        self._requests: list[Sequence[Obj]] = [
+            (((c.get("spec") or {}).get("devices")) or {}).get("requests") or () for c in a.claims
+        ]
 
-    def _requests_of(self, ci: int) -> list[Obj]:
-        return list((((self.a.claims[ci].get("spec") or {}).get("devices")) or {}).get("requests") or ())
+    def _requests_of(self, ci: int) -> Sequence[Obj]:
+        return self._requests[ci]
 
     def run(self) -> list[Obj] | None:
         a = self.a
