@@ -21,6 +21,7 @@ DRAFractionalCapacityRange. Not done: list-type attributes (DRAListTypeAttribute
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -153,7 +154,18 @@ def device_id_str(dev: DeviceID) -> str:
     return "/".join(dev)
 
 
-def node_matches(node_name: str, labels: Mapping[str, str], name: str, all_nodes: bool, selector: Any) -> bool:
+#: Compiled node selectors by the identity of the selector object (kept alive beside them).
+SelectorCache = dict[int, tuple[Any, "NodeSelector | None"]]
+
+
+def node_matches(
+    node_name: str,
+    labels: Mapping[str, str],
+    name: str,
+    all_nodes: bool,
+    selector: Any,
+    compiled_selectors: SelectorCache | None = None,
+) -> bool:
     """Upstream's NodeMatches: a node name, all nodes, or a node selector (an invalid one raises
     :class:`SelectorError`); none of them: no node."""
     if name:
@@ -161,7 +173,12 @@ def node_matches(node_name: str, labels: Mapping[str, str], name: str, all_nodes
     if all_nodes:
         return True
     if selector is not None:
-        compiled = NodeSelector.compile(selector)
+        hit = compiled_selectors.get(id(selector)) if compiled_selectors is not None else None
+        if hit is None:
+            hit = (selector, NodeSelector.compile(selector))
+            if compiled_selectors is not None:
+                compiled_selectors[id(selector)] = hit
+        compiled = hit[1]
         return compiled is None or compiled.matches(labels, node_name)
     return False
 
@@ -172,6 +189,23 @@ class Candidate:
     device: Obj
     slice: Obj
     pool: Pool | None = None
+    _uses: tuple[tuple[str, str, int], ...] | None = None
+
+    @property
+    def uses(self) -> tuple[tuple[str, str, int], ...]:
+        """What the device consumes of its pool's counters: (counter set, counter, nano-units)."""
+        if self._uses is None:
+            self._uses = tuple(
+                (str(use.get("counterSet", "")), c, _nano((v or {}).get("value", "0")))
+                for use in self.device.get("consumesCounters") or ()
+                for c, v in (use.get("counters") or {}).items()
+            )
+        return self._uses
+
+
+def _nano(quantity: Any) -> int:
+    """A quantity in billionths, the finest a Kubernetes quantity has (exact integer arithmetic)."""
+    return math.ceil(cap.amount_of(quantity).value * 1_000_000_000)
 
 
 @dataclass
@@ -183,13 +217,15 @@ class Pool:
     slices: list[Obj] = field(default_factory=list)
     #: The pool's other device slices (their allocated devices still consume counters).
     elsewhere: list[Obj] = field(default_factory=list)
-    #: Counter set name -> counter -> value (``spec.sharedCounters``).
-    counter_sets: dict[str, dict[str, Fraction]] = field(default_factory=dict)
+    #: Counter set name -> counter -> value in billionths (``spec.sharedCounters``).
+    counter_sets: dict[str, dict[str, int]] = field(default_factory=dict)
     incomplete: bool = False
     invalid: bool = False
     invalid_reason: str = ""
     #: Per slice of ``slices``, its devices.
     candidates: list[list[Candidate]] = field(default_factory=list)
+    #: Whether a device has binding conditions (such pools are tried last).
+    binding_conditions: bool = False
 
     @property
     def pool_id(self) -> str:
@@ -222,13 +258,16 @@ def gather_pools(
     labels: Mapping[str, str],
     features: Features | None = None,
     all_slices: Sequence[Obj] | None = None,
+    cache: PoolCache | None = None,
 ) -> list[Pool]:
     """The pools with devices for this node (upstream's GatherPools): the slices of each pool's
     newest generation that reach the node; a pool missing slices of that generation is
     incomplete, one with duplicate device names or broken counters invalid. Sorted by driver and
     pool, the pools with binding conditions last. ``all_slices`` (default: ``slices_for_node``)
-    is where a pool's other slices are looked for."""
+    is where a pool's other slices are looked for. ``cache`` keeps pools (and compiled node
+    selectors) across nodes: a pool built of the same slice objects is the same pool."""
     features = features or Features()
+    selectors = cache.selectors if cache is not None else None
     slices_for_node = list(slices_for_node)
     everything = slices_for_node if all_slices is None else all_slices
     pools: dict[tuple[str, str], list[Obj]] = {}
@@ -241,11 +280,16 @@ def gather_pools(
         name, all_nodes, selector = spec.get("nodeName") or "", bool(spec.get("allNodes")), spec.get("nodeSelector")
         try:
             if name or all_nodes or selector is not None:
-                relevant = node_matches(node_name, labels, name, all_nodes, selector)
+                relevant = node_matches(node_name, labels, name, all_nodes, selector, selectors)
             elif spec.get("perDeviceNodeSelection"):
                 relevant = any(
                     node_matches(
-                        node_name, labels, d.get("nodeName") or "", bool(d.get("allNodes")), d.get("nodeSelector")
+                        node_name,
+                        labels,
+                        d.get("nodeName") or "",
+                        bool(d.get("allNodes")),
+                        d.get("nodeSelector"),
+                        selectors,
                     )
                     for d in spec.get("devices") or ()
                 )
@@ -276,14 +320,29 @@ def gather_pools(
             if len(whole) != count:
                 result.append(Pool(key[0], key[1], _generation(slices[0]), incomplete=True))
                 continue
-        pool = _build_pool(key, slices, features, whole)
-        if any(d.get("bindingConditions") is not None for s in pool.slices for d in _spec(s).get("devices") or ()):
+        if cache is None:
+            pool = _build_pool(key, slices, features, whole)
+        else:
+            identity = (key, tuple(map(id, slices)), None if whole is None else tuple(map(id, whole)))
+            hit = cache.pools.get(identity)
+            if hit is None:
+                hit = cache.pools[identity] = _build_pool(key, slices, features, whole)
+            pool = hit
+        if pool.binding_conditions:
             with_binding_conditions.append(pool)
         else:
             result.append(pool)
     result.sort(key=lambda p: p.key)
     with_binding_conditions.sort(key=lambda p: p.key)
     return result + with_binding_conditions
+
+
+@dataclass
+class PoolCache:
+    """What :func:`gather_pools` may reuse from one node to the next (one Allocator's slices)."""
+
+    pools: dict[Any, Pool] = field(default_factory=dict)
+    selectors: SelectorCache = field(default_factory=dict)
 
 
 def _slices_in_pool(slices: Iterable[Obj], key: tuple[str, str], generation: int) -> tuple[bool, list[Obj]]:
@@ -331,6 +390,7 @@ def _build_pool(key: tuple[str, str], slices: list[Obj], features: Features, who
         [Candidate((key[0], key[1], str(d.get("name", ""))), d, s, pool) for d in _spec(s).get("devices") or ()]
         for s in pool.slices
     ]
+    pool.binding_conditions = any(c.device.get("bindingConditions") is not None for row in pool.candidates for c in row)
     return pool
 
 
@@ -345,19 +405,17 @@ def _duplicate_device(slices: Iterable[Obj]) -> str:
     return ""
 
 
-def _counter_sets(slices: Iterable[Obj], into: dict[str, dict[str, Fraction]]) -> str:
+def _counter_sets(slices: Iterable[Obj], into: dict[str, dict[str, int]]) -> str:
     for s in slices:
         for cs in _spec(s).get("sharedCounters") or ():
             name = str(cs.get("name", ""))
             if name in into:
                 return f"duplicate counter set name {name}"
-            into[name] = {
-                c: cap.amount_of((v or {}).get("value", "0")).value for c, v in (cs.get("counters") or {}).items()
-            }
+            into[name] = {c: _nano((v or {}).get("value", "0")) for c, v in (cs.get("counters") or {}).items()}
     return ""
 
 
-def _check_consumption(counter_sets: Mapping[str, Mapping[str, Fraction]], slices: Iterable[Obj]) -> str:
+def _check_consumption(counter_sets: Mapping[str, Mapping[str, int]], slices: Iterable[Obj]) -> str:
     for s in slices:
         for d in _spec(s).get("devices") or ():
             for use in d.get("consumesCounters") or ():
@@ -400,6 +458,10 @@ class _Constraint:
             return True
         return base in self.requests or (bool(sub) and f"{base}/{sub}" in self.requests)
 
+    def may_add(self, base: str, sub: str, cand: Candidate) -> bool:
+        """Whether :meth:`add` would accept ``cand`` (no change made)."""
+        raise NotImplementedError
+
     def add(self, base: str, sub: str, cand: Candidate) -> bool:
         raise NotImplementedError
 
@@ -414,6 +476,14 @@ class _MatchAttribute(_Constraint):
         super().__init__(requests, attribute)
         self.value: tuple[str, Any] | None = None
         self.count = 0
+
+    def may_add(self, base: str, sub: str, cand: Candidate) -> bool:
+        if not self.applies(base, sub):
+            return True
+        value = _attribute(cand, self.attribute)
+        if value is None:
+            return False
+        return self.count == 0 or (bool(value[0]) and value == self.value)
 
     def add(self, base: str, sub: str, cand: Candidate) -> bool:
         if not self.applies(base, sub):
@@ -442,6 +512,14 @@ class _DistinctAttribute(_Constraint):
         super().__init__(requests, attribute)
         self.values: dict[str, tuple[str, Any]] = {}
         self.count = 0
+
+    def may_add(self, base: str, sub: str, cand: Candidate) -> bool:
+        if not self.applies(base, sub):
+            return True
+        value = _attribute(cand, self.attribute)
+        if value is None:
+            return False
+        return not self.count or (bool(value[0]) and value not in self.values.values())
 
     def add(self, base: str, sub: str, cand: Candidate) -> bool:
         if not self.applies(base, sub):
@@ -547,9 +625,14 @@ class Allocator:
             else:
                 self._shared_slices.append(s)
         #: Per pool: its counters left after the allocated devices (computed once, as upstream).
-        self._available: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self._available: dict[tuple[str, str], tuple[dict[str, dict[str, int]], bool]] = {}
         #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
         self.invocations = 0
+        self.pool_cache = PoolCache()
+        #: Per (request, device object): what the CEL selectors say, for every node.
+        self.selected: dict[tuple[tuple[int, int, int], int], bool] = {}
+        #: Per (request, device object): whether the capacity fits a device nobody uses yet.
+        self.capacity_fits: dict[tuple[tuple[int, int, int], int], bool] = {}
 
     def allocate(self, node_name: str, labels: Mapping[str, str], deadline: float | None = None) -> list[Obj] | None:
         """One allocation result per claim, or ``None`` when they do not all fit on this node.
@@ -559,21 +642,22 @@ class Allocator:
         return _Search(self, node_name, labels, deadline).run()
 
     # --- per pool, shared by every node ------------------------------------------------------
-    def available_counters(self, pool: Pool) -> dict[str, dict[str, Fraction]]:
+    def available_counters(self, pool: Pool) -> tuple[dict[str, dict[str, int]], bool]:
+        """The pool's counters left after the allocated devices (on any node), and whether one
+        of them is overdrawn already (then no device drawing on the pool fits, as upstream)."""
         have = self._available.get(pool.key)
         if have is None:
-            have = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            left = {name: dict(counters) for name, counters in pool.counter_sets.items()}
             for s in (*pool.slices, *pool.elsewhere):
                 for d in _spec(s).get("devices") or ():
                     if not self.state.holds((pool.driver, pool.name, str(d.get("name", "")))):
                         continue
-                    for use in d.get("consumesCounters") or ():
-                        counters = have.get(str(use.get("counterSet", "")))
-                        if counters is None:
-                            continue
-                        for c, v in (use.get("counters") or {}).items():
-                            if c in counters:
-                                counters[c] -= cap.amount_of((v or {}).get("value", "0")).value
+                    for set_name, c, value in Candidate((pool.driver, pool.name, ""), d, s).uses:
+                        counters = left.get(set_name)
+                        if counters is not None and c in counters:
+                            counters[c] -= value
+            overdrawn = any(v < 0 for counters in left.values() for v in counters.values())
+            have = (left, overdrawn)
             self._available[pool.key] = have
         return have
 
@@ -602,7 +686,7 @@ class _Search:
         self.memo: dict[tuple[tuple[int, int, int], DeviceID], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
-        self.counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
+        self.counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.results: list[list[_Picked]] = [[] for _ in a.claims]
         self._requests: list[Sequence[Obj]] = [
             (((c.get("spec") or {}).get("devices")) or {}).get("requests") or () for c in a.claims
@@ -614,7 +698,7 @@ class _Search:
     def run(self) -> list[Obj] | None:
         a = self.a
         slices_for_node = [*a._on_node.get(self.node_name, ()), *a._shared_slices]
-        self.pools = gather_pools(slices_for_node, self.node_name, self.labels, self.f, a.slices)
+        self.pools = gather_pools(slices_for_node, self.node_name, self.labels, self.f, a.slices, a.pool_cache)
         for ci, claim in enumerate(a.claims):
             minimum = 0
             for ri, r in enumerate(self._requests_of(ci)):
@@ -770,6 +854,7 @@ class _Search:
                 undo()
             return done
 
+        constraints = self.constraints[ci]
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
@@ -788,6 +873,9 @@ class _Search:
                     if not self._selectable(req, cand):
                         continue
                     if self.f.consumable_capacity and not self._capacity_fits(req, cand):
+                        continue
+                    # Cheap before the counters: a device another device's constraint rules out.
+                    if not all(c.may_add(req.base, req.sub, cand) for c in constraints):
                         continue
                     undo = self._take(ci, req, cand, must=False)
                     if undo is None:
@@ -814,15 +902,20 @@ class _Search:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        ok = True
-        if req.class_obj is not None:
-            class_selectors = [
-                ((s.get("cel") or {}).get("expression") or "")
-                for s in (req.class_obj.get("spec") or {}).get("selectors") or ()
-            ]
-            ok = self._selectors_match(req, req.class_obj, class_selectors, cand)
-        if ok:
-            ok = self._selectors_match(req, None, req.selectors, cand)
+        # What the selectors say does not depend on the node: remembered for every node.
+        shared_key = (req.key, id(device))
+        ok = self.a.selected.get(shared_key)
+        if ok is None:
+            ok = True
+            if req.class_obj is not None:
+                class_selectors = [
+                    ((s.get("cel") or {}).get("expression") or "")
+                    for s in (req.class_obj.get("spec") or {}).get("selectors") or ()
+                ]
+                ok = self._selectors_match(req, req.class_obj, class_selectors, cand)
+            if ok:
+                ok = self._selectors_match(req, None, req.selectors, cand)
+            self.a.selected[shared_key] = ok
         if ok and _spec(cand.slice).get("perDeviceNodeSelection"):
             try:
                 ok = node_matches(
@@ -831,6 +924,7 @@ class _Search:
                     device.get("nodeName") or "",
                     bool(device.get("allNodes")),
                     device.get("nodeSelector"),
+                    self.a.pool_cache.selectors,
                 )
             except SelectorError as exc:
                 raise AllocationError(f"failed to parse node selector: {exc}") from None
@@ -854,16 +948,21 @@ class _Search:
         return True
 
     def _capacity_fits(self, req: _Request, cand: Candidate) -> bool:
+        in_use = self.a.state.consumed.get(cand.id)
+        allocating = self.allocating_capacity.get(cand.id)
+        key = (req.key, id(cand.device))
+        if in_use is None and allocating is None:
+            # Nothing taken of the device yet: the answer depends on the request and device alone.
+            hit = self.a.capacity_fits.get(key)
+            if hit is not None:
+                return hit
         try:
-            return cap.fits(
-                req.capacity,
-                cand.device,
-                self.a.state.consumed.get(cand.id),
-                self.allocating_capacity.get(cand.id),
-                self.f.fractional_capacity_range,
-            )
+            ok = cap.fits(req.capacity, cand.device, in_use, allocating, self.f.fractional_capacity_range)
         except cap.CapacityError:
-            return False
+            ok = False
+        if in_use is None and allocating is None:
+            self.a.capacity_fits[key] = ok
+        return ok
 
     def _take(self, ci: int, req: _Request, cand: Candidate, must: bool) -> Callable[[], None] | None:
         """Upstream's allocateDevice: hold ``cand`` for ``req`` if it is free, tolerated, within
@@ -929,15 +1028,17 @@ class _Search:
         pool = cand.pool
         if pool is None:
             return False
-        available = self.a.available_counters(pool)
+        available, overdrawn = self.a.available_counters(pool)
+        if overdrawn:
+            return False
         taken = self.counters.setdefault(pool.key, {})
-        for use in cand.device.get("consumesCounters") or ():
-            counters = taken.setdefault(str(use.get("counterSet", "")), {})
-            for c, v in (use.get("counters") or {}).items():
-                counters[c] = counters.get(c, Fraction(0)) + cap.amount_of((v or {}).get("value", "0")).value
-        for set_name, counters in available.items():
-            used = taken.get(set_name) or {}
-            if any(used.get(c, Fraction(0)) > left for c, left in counters.items()):
+        uses = cand.uses
+        for set_name, c, value in uses:
+            counters = taken.setdefault(set_name, {})
+            counters[c] = counters.get(c, 0) + value
+        # Only the counters this device draws on changed: the others were within bounds.
+        for set_name, c, _ in uses:
+            if taken[set_name][c] > available.get(set_name, {}).get(c, 0):
                 self._give_counters(cand)
                 return False
         return True
@@ -945,10 +1046,8 @@ class _Search:
     def _give_counters(self, cand: Candidate) -> None:
         assert cand.pool is not None
         taken = self.counters[cand.pool.key]
-        for use in cand.device.get("consumesCounters") or ():
-            counters = taken[str(use.get("counterSet", ""))]
-            for c, v in (use.get("counters") or {}).items():
-                counters[c] -= cap.amount_of((v or {}).get("value", "0")).value
+        for set_name, c, value in cand.uses:
+            taken[set_name][c] -= value
 
     # --- the result --------------------------------------------------------------------------
     def _result(self, ci: int, claim: Obj) -> Obj:
