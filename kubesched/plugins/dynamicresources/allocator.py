@@ -555,6 +555,8 @@ class _Request:
     mode: str
     count: int = 0
     all_devices: list[Candidate] | None = None
+    #: Per device (by identity), whether it is selectable for this request on this node.
+    selectable: dict[int, bool] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -855,6 +857,13 @@ class _Search:
             return done
 
         constraints = self.constraints[ci]
+        # The loop below runs for every device of every pool on every node: locals, not lookups.
+        selectable = req.selectable
+        in_use = self.a.state.devices
+        allocating = self.allocating
+        consumable = self.f.consumable_capacity
+        admin = req.admin_access
+        base, sub = req.base, req.sub
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
@@ -865,17 +874,24 @@ class _Search:
                 first_device = start[2] if (pi == start[0] and sli == start[1]) else 0
                 for dvi in range(first_device, len(row)):
                     cand = row[dvi]
-                    if req.admin_access:
-                        if ci in self.allocating.get(cand.id, ()):
+                    if admin:
+                        if ci in allocating.get(cand.id, ()):
                             continue
-                    elif self._in_use(cand.id):
+                    elif cand.id in in_use or allocating.get(cand.id):
                         continue
-                    if not self._selectable(req, cand):
+                    known = selectable.get(id(cand))
+                    if known is None:
+                        known = selectable[id(cand)] = self._selectable(req, cand)
+                    if not known:
                         continue
-                    if self.f.consumable_capacity and not self._capacity_fits(req, cand):
+                    if (
+                        consumable
+                        and (req.capacity is not None or "capacity" in cand.device)
+                        and not self._capacity_fits(req, cand)
+                    ):
                         continue
                     # Cheap before the counters: a device another device's constraint rules out.
-                    if not all(c.may_add(req.base, req.sub, cand) for c in constraints):
+                    if constraints and not all(c.may_add(base, sub, cand) for c in constraints):
                         continue
                     undo = self._take(ci, req, cand, must=False)
                     if undo is None:
