@@ -623,6 +623,18 @@ CONSTRAINTS = {
             )
         ],
     ),
+    "claim-with-device-config": Case(
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), config=[claim_config(DRIVER_A, "deviceAttribute")])],
+        classes=[A],
+        slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
+        want=[
+            allocation(
+                local(NODE1),
+                result(REQ0, DRIVER_A, POOL1, DEVICE1),
+                config=[claim_config(DRIVER_A, "deviceAttribute")],
+            )
+        ],
+    ),
     "unknown-selector": Case(
         claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1, {}))],
         classes=[A],
