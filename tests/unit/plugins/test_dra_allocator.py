@@ -71,6 +71,7 @@ from dra_allocator_cases import (
     consumes,
     counter_set,
     device,
+    device_configuration,
     distinct,
     features,
     klass,
@@ -608,7 +609,7 @@ CONSTRAINTS = {
                 request(REQ0, CLASS_A, 1),
                 request(REQ1, CLASS_A, 1),
                 request(REQ2, CLASS_A, 1),
-                config=[{"requests": [REQ0, REQ1], **claim_config(DRIVER_A, "deviceAttribute")}],
+                config=[{"requests": [REQ0, REQ1], **device_configuration(DRIVER_A, "deviceAttribute")}],
             )
         ],
         classes=[A],
@@ -624,7 +625,7 @@ CONSTRAINTS = {
         ],
     ),
     "claim-with-device-config": Case(
-        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), config=[claim_config(DRIVER_A, "deviceAttribute")])],
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 1), config=[device_configuration(DRIVER_A, "deviceAttribute")])],
         classes=[A],
         slices=[one_device(SLICE1, NODE1, POOL1, DRIVER_A)],
         want=[
@@ -727,8 +728,8 @@ PRIORITIZED = {
                 CLAIM0,
                 prioritized(REQ0, sub_request(SUB0, CLASS_A, 1), sub_request(SUB1, CLASS_B, 2)),
                 config=[
-                    {"requests": [R0S0], **claim_config(DRIVER_A, "foo")},
-                    {"requests": [R0S1], **claim_config(DRIVER_B, "bar")},
+                    {"requests": [R0S0], **device_configuration(DRIVER_A, "foo")},
+                    {"requests": [R0S1], **device_configuration(DRIVER_B, "bar")},
                 ],
             )
         ],
@@ -765,7 +766,7 @@ PRIORITIZED = {
                 CLAIM0,
                 prioritized(REQ0, sub_request(SUB0, CLASS_A, 1), sub_request(SUB1, CLASS_B, 1)),
                 request(REQ1, CLASS_A, 1),
-                config=[{"requests": [R0S0, R0S1], **claim_config(DRIVER_A, "scoped")}],
+                config=[{"requests": [R0S0, R0S1], **device_configuration(DRIVER_A, "scoped")}],
             )
         ],
         classes=[A, B],
@@ -785,7 +786,7 @@ PRIORITIZED = {
                 CLAIM0,
                 prioritized(REQ0, sub_request(SUB0, CLASS_A, 1), sub_request(SUB1, CLASS_B, 1)),
                 request(REQ1, CLASS_A, 1),
-                config=[{"requests": [R0S0, REQ1], **claim_config(DRIVER_A, "all")}],
+                config=[{"requests": [R0S0, REQ1], **device_configuration(DRIVER_A, "all")}],
             )
         ],
         classes=[A, B],
