@@ -43,6 +43,8 @@ EXEMPT = {
     "kubesched.sim.apiserver.selectors.SelectorSyntaxError": "an HTTP Status",
     # Control flow inside the DynamicResources plugin: each ends as the plugin's Status.
     "kubesched.plugins.dynamicresources.allocator.AllocationError": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.allocator.AllocationFailedOnNode": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.capacity.CapacityError": "a plugin's Status",
     "kubesched.plugins.dynamicresources.allocator.AllocationTimeout": "a plugin's Status",
     "kubesched.plugins.dynamicresources.allocator.CompileFailure": "a plugin's Status",
     "kubesched.plugins.dynamicresources.allocator.RuntimeFailure": "a plugin's Status",
