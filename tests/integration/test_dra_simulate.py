@@ -200,3 +200,74 @@ def test_a_device_taint_rule_event_brings_back_a_pod_dynamic_resources_rejected(
     upstream's slice tracker delivers it): the pod waiting for devices is tried again; an event
     the plugin did not register (a PriorityClass) leaves it waiting."""
     assert _attempts(tmp_path, RULE) == _attempts(tmp_path, UNRELATED) + 1
+
+
+SHARED = """
+apiVersion: v1
+kind: Node
+metadata: {name: node-1, labels: {kubernetes.io/hostname: node-1}}
+status: {allocatable: {cpu: "4", memory: 8Gi, pods: "110"}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: node-1-nic}
+spec:
+  driver: nic.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 1}
+  devices:
+  - name: nic-0
+    allowMultipleAllocations: true
+    capacity:
+      bandwidth: {value: 20G, requestPolicy: {default: 1G, validRange: {min: 1G}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: nic}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "nic.example.com" && device.allowMultipleAllocations'}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: bandwidth, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: nic
+        exactly: {deviceClassName: nic, capacity: {requests: {bandwidth: 8G}}}
+"""
+
+
+def test_claims_share_a_device_while_its_consumable_capacity_lasts() -> None:
+    """DRAConsumableCapacity (on in 1.37): a device with allowMultipleAllocations serves several
+    claims, each consuming its share of the 20G; the third 8G share does not fit."""
+    import yaml
+
+    from kubesched.sim.scenario.reading import parse_scenario
+
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": f"p{i}", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "image": "i", "resources": {"claims": [{"name": "nic"}]}}],
+                "resourceClaims": [{"name": "nic", "resourceClaimTemplateName": "bandwidth"}],
+            },
+        }
+        for i in range(3)
+    ]
+    scenario = parse_scenario([*yaml.safe_load_all(SHARED), *pods])
+    result = asyncio.run(simulate(load_config(None).profiles, scenario))
+    phases = sorted(p["phase"] for p in result.pods)
+    assert phases == ["Scheduled", "Scheduled", "Unschedulable"]
+    claims = result.store.list("ResourceClaim", "default")[0]
+    shares = [
+        r
+        for c in claims
+        for r in ((c.get("status") or {}).get("allocation") or {}).get("devices", {}).get("results", [])
+    ]
+    assert [r["device"] for r in shares] == ["nic-0", "nic-0"]
+    assert all(r["shareID"] and r["consumedCapacity"] == {"bandwidth": "8G"} for r in shares)
+    assert shares[0]["shareID"] != shares[1]["shareID"]

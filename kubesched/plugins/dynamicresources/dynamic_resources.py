@@ -58,11 +58,12 @@ from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.plugins.dynamicresources import device_taints
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator import (
+    AllocatedState,
     AllocationError,
+    AllocationFailedOnNode,
     AllocationTimeout,
     Allocator,
     CompileFailure,
-    DeviceID,
     RuntimeFailure,
     claim_key,
 )
@@ -243,7 +244,7 @@ class _State:
         self.classes: dict[str, Obj] = {}
         #: devices other claims hold, and the slices (DeviceTaintRules applied): the allocator's
         #: view of the cluster for this cycle
-        self.allocated: set[DeviceID] = set()
+        self.allocated: AllocatedState = AllocatedState()
         self.slices: list[Obj] = []
         #: per claim: the node selector of its allocation (allocated claims only)
         self.available_on: list[NodeSelector | None] = [None] * len(self.claims)
@@ -426,7 +427,17 @@ class DynamicResources:
         return None
 
     def _allocator(self, s: _State, claims: list[Obj]) -> Allocator:
-        return Allocator(claims, s.allocated, s.classes, s.slices, self._selector_matches)
+        held = s.allocated
+        return Allocator(
+            claims,
+            held.devices,
+            s.classes,
+            s.slices,
+            self._selector_matches,
+            features=_feature_gates(self.handle),
+            shared=held.shared,
+            consumed_capacity=held.consumed,
+        )
 
     def _check_classes(self, claim: Mapping[str, Any], classes: dict[str, Obj]) -> Status | None:
         """Every way to meet every request names a DeviceClass that exists (collected into
@@ -449,15 +460,16 @@ class DynamicResources:
                 classes[class_name] = cls
         return None
 
-    def _allocated_devices(self) -> set[DeviceID]:
-        """Devices of every allocated claim (but for admin access), in flight ones included."""
-        used: set[DeviceID] = set()
+    def _allocated_devices(self) -> AllocatedState:
+        """What every allocated claim holds (but for admin access), in flight ones included:
+        devices used whole, devices shared (``shareID``) and the capacity their shares consume."""
+        used = AllocatedState()
         seen: set[str] = set()
+        consumable = _feature_gates(self.handle).enabled("DRAConsumableCapacity")
 
         def add(claim: Mapping[str, Any]) -> None:
             for r in ((_allocation(claim) or {}).get("devices") or {}).get("results") or ():
-                if not r.get("adminAccess"):
-                    used.add((str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", ""))))
+                used.add_result(r, consumable)
 
         for claim in self._in_flight.values():
             seen.add(_uid(claim))
@@ -561,6 +573,9 @@ class DynamicResources:
                     # As upstream since the change to Error: a timeout may be transient, so the
                     # pod goes to backoff rather than waiting for a cluster event.
                     return Status.as_error(f"node {node.name}: timed out trying to allocate devices")
+                except AllocationFailedOnNode as exc:
+                    # As upstream: this node's devices cannot serve the pod, others may.
+                    return Status.unresolvable(str(exc))
                 except AllocationError as exc:
                     return Status.as_error(exc)
                 if results is None or len(results) != len(claims):
