@@ -177,6 +177,9 @@ class PodSchedulingCycle:
             return
         assumed = pi.with_node(node_name)
         self.cache.assume_pod(assumed, node_name)
+        # The cache holds it now: as a nominated pod too it would be counted twice (upstream's
+        # assume drops it from the nominator as well).
+        self.nominator.delete(pi.uid)
         t0 = time.perf_counter()
         status = await fw.run_reserve(state, assumed, node_name, tr.reserve if tr else None)
         self.ctx.extension_point("Reserve", status, fw, t0)
@@ -486,6 +489,10 @@ class PodSchedulingCycle:
                 # Hold the room preemption made: other pods' filters now count this pod there.
                 self.nominator.add(pi, nominated)
             self.observer.preemption_attempt()
+        elif (pi.pod.get("status") or {}).get("nominatedNodeName"):
+            # Nothing can nominate it anywhere: its nomination is cleared with the report.
+            nominated = ""
+            self.nominator.delete(pi.uid)
         message = str(fit)
         self.stats.unschedulable += 1
         if record is not None:

@@ -410,6 +410,11 @@ class DynamicResources:
                     pass
 
     # --- PreBind -------------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Whether PreBind will write claims: Skip for a pod without any."""
+        s: _State | None = state.get(STATE_KEY)
+        return None if s is not None and s.claims else Status.skip()
+
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Any:
         s: _State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
