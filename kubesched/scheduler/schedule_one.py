@@ -64,14 +64,13 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 class BatchCycle:
-    """Opportunistic batching in one scheduling cycle: the pod's signature, and whether the
-    hint became the pod's node."""
+    """Opportunistic batching in one scheduling cycle: the pod's signature and the hint it got."""
 
-    __slots__ = ("signature", "hint_taken")
+    __slots__ = ("signature", "hint")
 
     def __init__(self, signature: bytes | None) -> None:
         self.signature = signature
-        self.hint_taken = False
+        self.hint: str | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -166,13 +165,12 @@ class PodSchedulingCycle:
         try:
             node_name = await self._schedule_pod(cycle)
         except FitError as fit:
-            self.batching.flush(fw.profile_name, "pod_failed")
+            # Nothing is stored for batching: the next pod finds the batch a cycle behind.
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
             self.stats.attempt_durations.append(time.perf_counter() - start)
             self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
             return
         except CycleError as err:
-            self.batching.flush(fw.profile_name, "pod_failed")
             self.failures.fail(fw, qpi, err.status, record, start)
             return
         assumed = pi.with_node(node_name)
@@ -208,12 +206,9 @@ class PodSchedulingCycle:
         feasible, diagnosis = await self._find_nodes_that_fit(c, nodes)
         if not feasible:
             raise FitError(pi, len(nodes), diagnosis)
-        if batch is not None and batch.hint_taken:
-            self.batching.hint_used(fw.profile_name, c.number, feasible[0].name)
-            return feasible[0].name
         if len(feasible) == 1:
             if batch is not None:
-                self.batching.store(fw, batch.signature, c.number, feasible, [0], feasible[0].name)
+                self.batching.store(fw, batch.signature, c.number, batch.hint, feasible[0].name)
             return feasible[0].name
         t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
@@ -221,12 +216,13 @@ class PodSchedulingCycle:
         if status is not None:
             raise CycleError(status)
         totals: list[int] | np.ndarray
+        raw: dict[str, np.ndarray] | None = {} if batch is not None else None
         if not fw.has_score_plugins() and not self.extenders:
             totals = [1] * len(feasible)
         else:
             t0 = time.perf_counter()
             totals, status = await fw.run_score_array(
-                state, pi, feasible, record.score if record else None, record.final_score if record else None
+                state, pi, feasible, record.score if record else None, record.final_score if record else None, raw
             )
             self.ctx.extension_point("Score", status, fw, t0)
             if status is not None:
@@ -240,7 +236,7 @@ class PodSchedulingCycle:
                             record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
         chosen = self._select_host(feasible, totals)
         if batch is not None:
-            self.batching.store(fw, batch.signature, c.number, feasible, totals, chosen)
+            self.batching.store(fw, batch.signature, c.number, batch.hint, chosen, feasible, totals, raw)
         return chosen
 
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
@@ -282,9 +278,11 @@ class PodSchedulingCycle:
         hint: NodeInfo | None = None
         if batch is not None:
             # Asked even for a nominated pod (which gets none, and flushes the batch), as upstream.
-            hint = self.batching.hint(
+            batch.hint = await self.batching.hint(
                 fw, state, pi, batch.signature, c.number, bool(nominated), self.snapshot.node_info_map.get
             )
+            if batch.hint is not None:
+                hint = self.snapshot.node_info_map.get(batch.hint)
         if nominated and any(ni.name == nominated for ni in nodes):
             # Preemption made room there: try that node alone first, as upstream does.
             ni = self.snapshot.get(nominated)
@@ -304,12 +302,10 @@ class PodSchedulingCycle:
                 if record is not None and trace is not None:
                     record.filter[hint.name] = trace
                 if status is None:
-                    batch.hint_taken = True
                     self.observer.extension_point("Filter", "Success", fw.profile_name, time.perf_counter() - t0)
                     return [hint], diagnosis
                 if status.code is Code.ERROR:
                     raise CycleError(status)
-            self.batching.hint_not_used(fw.profile_name)
         feasible = await self._find_nodes_that_pass_filters(c, nodes, diagnosis, len(all_nodes))
         if self.extenders and feasible:
             try:
