@@ -102,16 +102,20 @@ def _own_annotations_stripped(annotations: dict[str, str] | None) -> dict[str, s
     return {k: v for k, v in (annotations or {}).items() if not k.startswith(RESULT_ANNOTATION_PREFIX)}
 
 
+#: What of a pod's status may change a scheduling decision (upstream's isPodUpdated keeps them):
+#: the claims made from its ResourceClaimTemplates, and the claim made for its extended resources.
+_STATUS_THAT_COUNTS = ("resourceClaimStatuses", "extendedResourceClaimStatus")
+
+
 def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether an update could change a scheduling decision: as upstream's isPodUpdated,
     anything but status, resourceVersion and the scheduler's own result annotations — but for
-    the claims made from the pod's ResourceClaimTemplates (``status.resourceClaimStatuses``),
-    which DynamicResources waits for."""
+    the claim statuses DynamicResources waits for (:data:`_STATUS_THAT_COUNTS`)."""
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns = old.get("status") or {}, new.get("status") or {}
     return (
         old.get("spec") != new.get("spec")
-        or (old.get("status") or {}).get("resourceClaimStatuses")
-        != (new.get("status") or {}).get("resourceClaimStatuses")
+        or any(os_.get(k) != ns.get(k) for k in _STATUS_THAT_COUNTS)
         or om.get("labels") != nm.get("labels")
         or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
     )

@@ -292,3 +292,27 @@ async def test_an_idle_pop_wakes_when_a_pod_enters_backoff() -> None:
     q.add_unschedulable_if_not_present(r, {"Rejects"})
     assert await asyncio.wait_for(waiter, 1.0) is r
     q.close()
+
+
+# --- updates that may change a decision (isPodUpdated) ---------------------------------------------
+@pytest.mark.parametrize(
+    "path, value, moves",
+    [
+        ("status.extendedResourceClaimStatus", {"resourceClaimName": "p-extended-resources-x"}, True),
+        ("status.resourceClaimStatuses", [{"name": "gpu", "resourceClaimName": "p-gpu-x"}], True),
+        ("status.conditions", [{"type": "PodScheduled", "status": "False"}], False),
+        ("metadata.annotations", {"kubesched.io/filter-result": "{}"}, False),
+        ("metadata.labels", {"app": "web"}, True),
+    ],
+    ids=["extended resource claim", "template claims", "a condition", "our result annotations", "labels"],
+)
+def test_an_update_moves_a_pooled_pod_only_if_it_may_change_the_decision(path: str, value: Any, moves: bool) -> None:
+    clock = Clock()
+    q = make_queue(clock)
+    q.add(make_pod("p").info())
+    p = q.pop_nowait()
+    assert p is not None
+    assert q.add_unschedulable_if_not_present(p, {"Rejects"}) == "unschedulable"
+    updated = make_pod("p").uid(p.pod_info.uid).set(path, value).info()
+    q.update(updated)
+    assert (q.where(p.pod_info.uid) != "unschedulable") is moves
