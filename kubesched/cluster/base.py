@@ -33,6 +33,7 @@ WATCHED_KINDS = (
     # Dynamic resource allocation: what devices exist, their classes, and who claims them.
     "DeviceClass",
     "ResourceSlice",
+    "DeviceTaintRule",
     "ResourceClaim",
     "Node",
     "Pod",
@@ -112,3 +113,10 @@ class Cluster(Protocol):
         """Replace an object (optimistic concurrency on ``metadata.resourceVersion``: a stale one
         raises :class:`Conflict`), or with ``subresource="status"`` its status. Used by plugins
         that write, e.g. VolumeBinding's and DynamicResources' PreBind."""
+
+    async def create_object(self, kind: str, obj: Obj) -> Obj:
+        """Create an object (``metadata.generateName`` honoured) and return it as stored, e.g.
+        the ResourceClaim DynamicResources' PreBind makes for a pod's extended resources."""
+
+    async def delete_object(self, kind: str, namespace: str | None, name: str) -> None:
+        """Delete an object (raises :class:`NotFound` when it is gone already)."""

@@ -170,6 +170,12 @@ class InMemoryCluster:
     async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
         return self.store.update(kind, obj, check_version=True)
 
+    async def create_object(self, kind: str, obj: Obj) -> Obj:
+        return self.store.create(kind, obj)
+
+    async def delete_object(self, kind: str, namespace: str | None, name: str) -> None:
+        self.store.delete(kind, namespace, name)
+
     def events_for(self, pod: Obj) -> list[Obj]:
         """Events about ``pod`` (for tests and reports)."""
         uid = pod["metadata"].get("uid")

@@ -38,6 +38,7 @@ CLUSTER_SCOPED = frozenset(
         "CSINode",
         "DeviceClass",
         "ResourceSlice",
+        "DeviceTaintRule",
     }
 )
 
@@ -64,8 +65,10 @@ API_VERSIONS = {
     "Job": "batch/v1",
     "DeviceClass": "resource.k8s.io/v1",
     "ResourceSlice": "resource.k8s.io/v1",
+    "DeviceTaintRule": "resource.k8s.io/v1",
     "ResourceClaim": "resource.k8s.io/v1",
     "ResourceClaimTemplate": "resource.k8s.io/v1",
+    "DeviceTaintRule": "resource.k8s.io/v1",
 }
 
 

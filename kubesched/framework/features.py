@@ -36,11 +36,15 @@ def _gate(name: str, stage: Stage, default: bool, locked: bool = False) -> GateS
     return GateSpec(name, stage, default, locked)
 
 
-#: The scheduler's gates in kube-scheduler 1.37, as its versioned table has them at 1.37.
+#: The scheduler's gates in kube-scheduler 1.37, as its versioned table has them at 1.37, and the
+#: two gates of the debugging pages every component serves.
 GATES: dict[str, GateSpec] = {
     g.name: g
     for g in (
         _gate("CompositePodGroup", "Alpha", False),
+        # component-base's debugging pages, which kube-scheduler serves (/flagz, /statusz).
+        _gate("ComponentFlagz", "Beta", True),
+        _gate("ComponentStatusz", "Beta", True),
         _gate("DRAAdminAccess", "GA", True, locked=True),
         _gate("DRAConsumableCapacity", "Beta", True),
         _gate("DRADerivedAttributes", "Alpha", False),

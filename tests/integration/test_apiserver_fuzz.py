@@ -330,6 +330,17 @@ def running() -> Iterator[ServerThread]:
         yield srv
 
 
+def test_an_apply_patch_with_a_list_item_missing_its_merge_key_is_the_request_s_fault(running: ServerThread) -> None:
+    """Found by the fuzzer (and run before it, while the event exists): server-side apply of ``conditions: [{}]`` onto an existing object."""
+    status = running.request(
+        "PATCH",
+        "/api/v1/namespaces/default/events/x?fieldManager=fuzz",
+        b'{"status": {"conditions": [{}]}}',
+        "application/apply-patch+yaml",
+    )
+    assert status == 400
+
+
 @FUZZ
 @given(req=requests())
 def test_no_request_makes_the_server_fail(running: ServerThread, req: tuple[str, str, bytes | None, str]) -> None:

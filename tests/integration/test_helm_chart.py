@@ -367,7 +367,12 @@ LEAST_PRIVILEGE = {
     *(("scheduling.k8s.io", "priorityclasses", v) for v in READ),
     *(("storage.k8s.io", r, v) for r in ("storageclasses", "csinodes") for v in READ),
     *(("policy", "poddisruptionbudgets", v) for v in READ),
-    *(("resource.k8s.io", r, v) for r in ("deviceclasses", "resourceslices", "resourceclaims") for v in READ),
+    *(
+        ("resource.k8s.io", r, v)
+        for r in ("deviceclasses", "resourceslices", "devicetaintrules", "resourceclaims")
+        for v in READ
+    ),
+    *(("resource.k8s.io", "resourceclaims", v) for v in ("create", "update", "delete")),
     *(("resource.k8s.io", "resourceclaims/status", v) for v in ("patch", "update")),
     *(("", r, v) for r in ("services", "replicationcontrollers") for v in READ),
     *(("apps", r, v) for r in ("replicasets", "statefulsets") for v in READ),

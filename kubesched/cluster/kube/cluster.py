@@ -242,6 +242,22 @@ class KubeCluster:
         path = res.object_path(namespace, meta["name"])
         return await self.request("PUT", f"{path}/{subresource}" if subresource else path, body=obj)
 
+    async def create_object(self, kind: str, obj: Obj) -> Obj:
+        res = RESOURCES.get(kind)
+        if res is None:
+            raise ClusterError(f"kind {kind!r} is not known to this backend", 0)
+        if kind in CLUSTER_SCOPED:
+            return await self.request("POST", res.path, body=obj)
+        ns = (obj.get("metadata") or {}).get("namespace") or "default"
+        return await self.request("POST", ns_path(res.api_version, ns, res.path.rsplit("/", 1)[1]), body=obj)
+
+    async def delete_object(self, kind: str, namespace: str | None, name: str) -> None:
+        res = RESOURCES.get(kind)
+        if res is None:
+            raise ClusterError(f"kind {kind!r} is not known to this backend", 0)
+        ns = None if kind in CLUSTER_SCOPED else (namespace or "default")
+        await self.request("DELETE", res.object_path(ns, name))
+
     # --- clients of their own -----------------------------------------------------------------
     def leases(self, renew_deadline: float | None = None) -> KubeLeases:
         """The :class:`~kubesched.cluster.leader.LeaseClient` of this cluster, on a client of its own.

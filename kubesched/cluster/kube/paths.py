@@ -37,6 +37,7 @@ RESOURCES = {
     "DeviceClass": Resource("DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses"),
     "ResourceSlice": Resource("ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices"),
     "ResourceClaim": Resource("ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims"),
+    "DeviceTaintRule": Resource("DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules"),
     "Node": Resource("Node", "v1", "/api/v1/nodes"),
     "Pod": Resource("Pod", "v1", "/api/v1/pods"),
 }

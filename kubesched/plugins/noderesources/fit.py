@@ -35,6 +35,7 @@ from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_o
 from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.resources import is_extended_resource
 from kubesched.framework.types import compute_pod_requests
+from kubesched.plugins.dynamicresources import extended_resources as dra_extended
 from kubesched.plugins.helper import requests_fragment
 from kubesched.plugins.noderesources.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -490,25 +491,28 @@ class NodeResourcesFit:
     # PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
         state.write(PRE_FILTER_KEY, FitRequest(pod.requests, self.ignored_resources, self.ignored_resource_groups))
+        # Extended resources a DeviceClass stands for are DynamicResources' where no device plugin has them.
+        dra_extended.note_dra_backed(state, pod, self.handle)
         return None
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         req = state.get(PRE_FILTER_KEY)
         if req is None:
             return Status.as_error(f'error reading "{PRE_FILTER_KEY}" from cycleState: not found')
+        req = dra_extended.request_for_node(req, state, node)
         return fit_status(req, node.allocatable, node.requested, len(node.pods))
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
         batch = columns_of(nodes)
         req = state.get(PRE_FILTER_KEY)
-        if batch is None or req is None:
+        if batch is None or req is None or dra_extended.dra_backed_in(state):
             return None
         return fits_batch(req, batch)
 
     def filter_statuses(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> list[Status | None] | None:
         batch = columns_of(nodes)
         req = state.get(PRE_FILTER_KEY)
-        if batch is None or req is None:
+        if batch is None or req is None or dra_extended.dra_backed_in(state):
             return None
         return statuses_batch(req, batch)
 

@@ -63,6 +63,7 @@ RESOURCES: tuple[Resource, ...] = (
         subresources={
             "binding": ("Binding", ("create",)),
             "eviction": ("Eviction", ("create",)),
+            "resize": ("Pod", _STATUS),
             "status": ("Pod", _STATUS),
         },
     ),
@@ -78,6 +79,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
     Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
+    Resource("resource.k8s.io", "v1", "devicetaintrules", "DeviceTaintRule", False),
     Resource(
         "resource.k8s.io",
         "v1",
@@ -87,6 +89,14 @@ RESOURCES: tuple[Resource, ...] = (
         subresources={"status": ("ResourceClaim", _STATUS)},
     ),
     Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
+    Resource(
+        "resource.k8s.io",
+        "v1",
+        "devicetaintrules",
+        "DeviceTaintRule",
+        False,
+        subresources={"status": ("DeviceTaintRule", _STATUS)},
+    ),
     Resource("", "v1", "services", "Service", True, ("svc",), ("all",)),
     Resource(
         "",

@@ -226,7 +226,7 @@ class ResourceHandlers:
         ``new`` names another resourceVersion than the stored one."""
         kind = req.res.stored_as
         new = prepare_update(kind, old, new, req.sub or "")
-        validate_update(kind, req.res.group, old, new)
+        validate_update(kind, req.res.group, old, new, req.sub or "")
         name = old["metadata"]["name"]
         want = (new.get("metadata") or {}).get("resourceVersion")
         if want and want != old["metadata"].get("resourceVersion"):
@@ -292,7 +292,11 @@ class ResourceHandlers:
                 return self.respond(request, req, view(req.res, created), 201, warnings)
             current = copy.deepcopy(view(req.res, stored))
             applied["metadata"].pop("resourceVersion", None)
-            new = strategic_merge_patch(current, applied)
+            try:
+                new = strategic_merge_patch(current, applied)
+            except PatchError as exc:
+                # A list item without its merge key, say: the request's fault, not the server's.
+                raise APIError(400, "BadRequest", str(exc)) from None
         else:
             stored = self.get(req)
             current = copy.deepcopy(view(req.res, stored))
