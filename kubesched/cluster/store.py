@@ -68,7 +68,6 @@ API_VERSIONS = {
     "DeviceTaintRule": "resource.k8s.io/v1",
     "ResourceClaim": "resource.k8s.io/v1",
     "ResourceClaimTemplate": "resource.k8s.io/v1",
-    "DeviceTaintRule": "resource.k8s.io/v1",
 }
 
 
