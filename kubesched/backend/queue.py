@@ -1,8 +1,10 @@
 """The scheduling queue: activeQ, backoffQ and the unschedulable pool, as upstream's PriorityQueue.
 
 * **activeQ** holds pods ready to be tried, ordered by the (single, shared) QueueSort plugin.
-* **backoffQ** holds pods that failed and wait out their backoff: ``initial * 2^(attempts-1)``
-  seconds, capped at the maximum.
+* **backoffQ** holds pods that failed and wait out their backoff (:mod:`kubesched.backend.backoff`:
+  rejected pods and errored pods apart, the backoff counted in rejections or errors in a row).
+  With ``SchedulerPopFromBackoffQ`` (1.37's default) a pop that finds activeQ empty takes the
+  head of the rejected pods' backoffQ instead of waiting.
 * **unschedulable pool** holds pods rejected by plugins. A pod leaves it only on a cluster event
   that one of its rejecting plugins registered for (and whose queueing hint says Queue), or
   after ``max_unschedulable_duration`` (5 minutes upstream). Pods gated by a PreEnqueue plugin
@@ -23,12 +25,12 @@ from __future__ import annotations
 
 import asyncio
 import heapq
-import itertools
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
+from kubesched.backend.backoff import ORDERING_WINDOW, BackoffQueue, Less, align_to_window
 from kubesched.backend.nominator import Nominator as Nominator  # re-exported: the scheduler's import
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
@@ -41,6 +43,7 @@ from kubesched.framework.events import (
     QueueingHint,
     Resource,
 )
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
@@ -61,6 +64,9 @@ ACTIVE_Q = "active"
 BACKOFF_Q = "backoff"
 UNSCHEDULABLE_Q = "unschedulable"
 GATED_Q = "gated"
+
+#: The incoming-pods event of a pod popped from backoffQ because activeQ was empty.
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
 
 
 class _ActiveEntry:
@@ -96,16 +102,20 @@ def _own_annotations_stripped(annotations: dict[str, str] | None) -> dict[str, s
     return {k: v for k, v in (annotations or {}).items() if not k.startswith(RESULT_ANNOTATION_PREFIX)}
 
 
+#: What of a pod's status may change a scheduling decision (upstream's isPodUpdated keeps them):
+#: the claims made from its ResourceClaimTemplates, and the claim made for its extended resources.
+_STATUS_THAT_COUNTS = ("resourceClaimStatuses", "extendedResourceClaimStatus")
+
+
 def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """Whether an update could change a scheduling decision: as upstream's isPodUpdated,
     anything but status, resourceVersion and the scheduler's own result annotations — but for
-    the claims made from the pod's ResourceClaimTemplates (``status.resourceClaimStatuses``),
-    which DynamicResources waits for."""
+    the claim statuses DynamicResources waits for (:data:`_STATUS_THAT_COUNTS`)."""
     om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns = old.get("status") or {}, new.get("status") or {}
     return (
         old.get("spec") != new.get("spec")
-        or (old.get("status") or {}).get("resourceClaimStatuses")
-        != (new.get("status") or {}).get("resourceClaimStatuses")
+        or any(os_.get(k) != ns.get(k) for k in _STATUS_THAT_COUNTS)
         or om.get("labels") != nm.get("labels")
         or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
     )
@@ -127,12 +137,17 @@ class SchedulingQueue:
         initial_backoff: float = 1.0,
         max_backoff: float = 10.0,
         max_unschedulable_duration: float = DEFAULT_MAX_UNSCHEDULABLE_DURATION,
+        feature_gates: FeatureGates | None = None,
     ) -> None:
         self.frameworks = frameworks
         self.clock = clock
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
         self.max_unschedulable_duration = max_unschedulable_duration
+        gates = feature_gates if feature_gates is not None else FeatureGates()
+        #: SchedulerPopFromBackoffQ: with activeQ empty, pop podBackoffQ's head; PreEnqueue runs
+        #: as a pod enters backoffQ, not as it leaves; backoff expiries aligned to 1 s windows.
+        self.pop_from_backoff = gates.enabled("SchedulerPopFromBackoffQ")
         # Profiles that sort with the same QueueSort plugin (and args) share one activeQ, ordered
         # by it: with one such group, upstream's single queue. Groups take turns at pop.
         groups: dict[Any, int] = {}
@@ -156,10 +171,8 @@ class SchedulingQueue:
         self._active_seq = 0
         self._matching: dict[tuple[Any, int], dict[str, list[ClusterEventWithHint] | None]] = {}
         self._active_by_uid: dict[str, _ActiveEntry] = {}
-        self._backoff: list[tuple[float, int, str]] = []
-        self._backoff_by_uid: dict[str, QueuedPodInfo] = {}
+        self._backoffq = BackoffQueue(clock, initial_backoff, max_backoff, self.pop_from_backoff, self._order_of)
         self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._seq = itertools.count()
         self._in_flight: dict[str, int] = {}
         self._in_flight_events: list[tuple[ClusterEvent, Any, Any]] = []
         self._events_base = 0
@@ -180,13 +193,13 @@ class SchedulingQueue:
 
     # --- introspection ------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._active_by_uid) + len(self._backoff_by_uid) + len(self._unschedulable)
+        return len(self._active_by_uid) + len(self._backoffq) + len(self._unschedulable)
 
     def counts(self) -> dict[str, int]:
         gated = sum(1 for q in self._unschedulable.values() if q.gated)
         return {
             ACTIVE_Q: len(self._active_by_uid),
-            BACKOFF_Q: len(self._backoff_by_uid),
+            BACKOFF_Q: len(self._backoffq),
             UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
             GATED_Q: gated,
         }
@@ -216,8 +229,8 @@ class SchedulingQueue:
         return {
             "active_heap": sum(len(h) for h in self._heaps),
             "active": len(self._active_by_uid),
-            "backoff_heap": len(self._backoff),
-            "backoff": len(self._backoff_by_uid),
+            "backoff_heap": sum(self._backoffq.heap_sizes()),
+            "backoff": len(self._backoffq),
             "unschedulable": len(self._unschedulable),
             "in_flight": len(self._in_flight),
             "in_flight_events": len(self._in_flight_events),
@@ -228,7 +241,7 @@ class SchedulingQueue:
     def pending_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
         for e in self._active_by_uid.values():
             yield ACTIVE_Q, e.qpi
-        for q in self._backoff_by_uid.values():
+        for q in self._backoffq.pods():
             yield BACKOFF_Q, q
         for q in self._unschedulable.values():
             yield (GATED_Q if q.gated else UNSCHEDULABLE_Q), q
@@ -236,7 +249,7 @@ class SchedulingQueue:
     def where(self, uid: str) -> str | None:
         if uid in self._active_by_uid:
             return ACTIVE_Q
-        if uid in self._backoff_by_uid:
+        if uid in self._backoffq:
             return BACKOFF_Q
         q = self._unschedulable.get(uid)
         if q is not None:
@@ -247,30 +260,35 @@ class SchedulingQueue:
         e = self._active_by_uid.get(uid)
         if e is not None:
             return e.qpi
-        return self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+        return self._backoffq.get(uid) or self._unschedulable.get(uid)
 
     def has_active(self) -> bool:
         return bool(self._active_by_uid)
 
+    def has_backoff_to_pop(self) -> bool:
+        """Whether :meth:`pop` would take a pod from podBackoffQ (SchedulerPopFromBackoffQ)."""
+        return self.pop_from_backoff and self._backoffq.len_backoff() > 0
+
     def next_backoff_expiry(self) -> float | None:
-        while self._backoff and self._backoff[0][2] not in self._backoff_by_uid:
-            heapq.heappop(self._backoff)
-        return self._backoff[0][0] if self._backoff else None
+        """The earliest moment a pod in backoffQ stops backing off (see
+        :meth:`BackoffQueue.ready_at`): when :meth:`flush_backoff_completed` moves it."""
+        return self._backoffq.next_ready()
 
     # --- backoff ------------------------------------------------------------------------------
     def backoff_duration(self, qpi: QueuedPodInfo) -> float:
-        d = self.initial_backoff
-        for _ in range(1, qpi.attempts):
-            d *= 2
-            if d > self.max_backoff:
-                return self.max_backoff
-        return min(d, self.max_backoff)
+        return self._backoffq.duration(qpi)
 
     def backoff_expiry(self, qpi: QueuedPodInfo) -> float:
-        return qpi.timestamp + self.backoff_duration(qpi)
+        return self._backoffq.expiry(qpi)
 
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
-        return qpi.attempts > 0 and self.backoff_expiry(qpi) > self.clock()
+        return self._backoffq.is_backing_off(qpi)
+
+    def _order_of(self, qpi: QueuedPodInfo) -> tuple[Less, int]:
+        """How activeQ would order the pod, and its queue-sort group (podBackoffQ's order within
+        one window)."""
+        group = self._group_of.get(qpi.pod_info.scheduler_name, 0)
+        return self._less[group], group
 
     # --- placing pods -------------------------------------------------------------------------
     def _wake(self) -> None:
@@ -291,12 +309,18 @@ class SchedulingQueue:
     def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
         self._remove_everywhere(qpi.pod_info.uid)
         qpi.gated = False
-        expiry = self.backoff_expiry(qpi)
-        qpi.backoff_expiry = expiry
-        heapq.heappush(self._backoff, (expiry, next(self._seq), qpi.pod_info.uid))
-        self._backoff_by_uid[qpi.pod_info.uid] = qpi
-        self._compact_backoff()
+        self._backoffq.add(qpi)
         self._count_incoming(BACKOFF_Q, event)
+        if self.pop_from_backoff:
+            self._wake()  # an idle pop takes it at once
+
+    def _to_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
+        """A failed attempt backs off. With SchedulerPopFromBackoffQ, PreEnqueue runs as the pod
+        enters backoffQ (a gated pod waits in the pool instead), as it will not on the way out."""
+        if self.pop_from_backoff:
+            self._gate(qpi, event, self._push_backoff)
+        else:
+            self._push_backoff(qpi, event)
 
     def _push_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
         self._remove_everywhere(qpi.pod_info.uid)
@@ -315,9 +339,8 @@ class SchedulingQueue:
             self._removed[e.group] += 1
             self._compact(e.group)
             return e.qpi
-        q = self._backoff_by_uid.pop(uid, None)
+        q = self._backoffq.remove(uid)
         if q is not None:
-            self._compact_backoff()
             return q
         return self._unschedulable.pop(uid, None)
 
@@ -336,19 +359,6 @@ class SchedulingQueue:
         heap[:] = [e for e in heap if not e.removed]
         heapq.heapify(heap)  # the order is total (``seq`` breaks ties): pops are unchanged
         self._removed[group] = 0
-
-    def _compact_backoff(self) -> None:
-        """Rebuild backoffQ's heap with only the entries its pods still wait on, once it holds
-        more than twice as many entries as pods (plus a few, so small heaps are left alone)."""
-        if len(self._backoff) <= 2 * len(self._backoff_by_uid) + 16:
-            return
-        kept: dict[str, tuple[float, int, str]] = {}
-        for t in self._backoff:
-            q = self._backoff_by_uid.get(t[2])
-            if q is not None and q.backoff_expiry == t[0]:  # the entry of its latest push
-                kept.setdefault(t[2], t)
-        self._backoff[:] = kept.values()
-        heapq.heapify(self._backoff)
 
     def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
         """Move a pod that may now fit: to backoffQ while it backs off, else activeQ."""
@@ -419,7 +429,7 @@ class SchedulingQueue:
                 # Re-position it: the sort key may have changed.
                 self._push_active(e.qpi, "PodUpdate")
             return
-        q = self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
+        q = self._backoffq.get(uid) or self._unschedulable.get(uid)
         if q is not None:
             old = q.pod_info.pod
             q.pod_info = pod
@@ -565,14 +575,23 @@ class SchedulingQueue:
     def _take(self) -> QueuedPodInfo | None:
         entry = self._next_entry()
         if entry is not None:
-            qpi = entry.qpi
+            qpi: QueuedPodInfo | None = entry.qpi
+            assert qpi is not None
             del self._active_by_uid[qpi.pod_info.uid]
-            qpi.attempts += 1
-            if qpi.initial_attempt_timestamp is None:
-                qpi.initial_attempt_timestamp = self.clock()
-            self._in_flight[qpi.pod_info.uid] = self._events_base + len(self._in_flight_events)
-            return qpi
-        return None
+        elif self.pop_from_backoff:
+            # Nothing is ready: rather than idle, try podBackoffQ's head now (upstream's
+            # SchedulerPopFromBackoffQ). Its PreEnqueue ran as it entered backoffQ.
+            qpi = self._backoffq.pop_head()
+            if qpi is None:
+                return None
+            self._count_incoming(ACTIVE_Q, POP_FROM_BACKOFF_Q)
+        else:
+            return None
+        qpi.attempts += 1
+        if qpi.initial_attempt_timestamp is None:
+            qpi.initial_attempt_timestamp = self.clock()
+        self._in_flight[qpi.pod_info.uid] = self._events_base + len(self._in_flight_events)
+        return qpi
 
     def _next_entry(self) -> _ActiveEntry | None:
         """The head of the next queue group in turn that has one (round robin over groups;
@@ -649,21 +668,27 @@ class SchedulingQueue:
             return self.where(uid) or ""
         qpi.timestamp = self.clock()
         qpi.unschedulable_plugins = set(rejectors or ())
+        self._count_failure(qpi)
         latest = self._latest.get(uid)
         updated = latest is not None and _spec_changed(qpi.pod, latest.pod)
         if latest is not None:
             qpi.pod_info = latest
         target: str
-        if not qpi.unschedulable_plugins or updated:
-            # Not rejected by any plugin (an error): retry after backoff.
-            self._push_backoff(qpi, "ScheduleAttemptFailure")
-            target = BACKOFF_Q
-        elif start is not None and any(
-            self._event_may_help(qpi.pod, qpi.unschedulable_plugins, ev, old, new)
-            for ev, old, new in self._in_flight_events[start - self._events_base :]
+        if (
+            not qpi.unschedulable_plugins
+            or updated
+            or (
+                start is not None
+                and any(
+                    self._event_may_help(qpi.pod, qpi.unschedulable_plugins, ev, old, new)
+                    for ev, old, new in self._in_flight_events[start - self._events_base :]
+                )
+            )
         ):
-            self._push_backoff(qpi, "ScheduleAttemptFailure")
-            target = BACKOFF_Q
+            # An error (no plugin rejected it), or something that may help happened meanwhile:
+            # retry after backoff.
+            self._requeue_after_failure(qpi)
+            target = self.where(uid) or ""
         else:
             self._push_unschedulable(qpi, "ScheduleAttemptFailure")
             target = UNSCHEDULABLE_Q
@@ -679,21 +704,46 @@ class SchedulingQueue:
                 qpi.pod_info = latest
             qpi.timestamp = self.clock()
             qpi.unschedulable_plugins = set()
-            self._push_backoff(qpi, "ScheduleAttemptFailure")
+            self._count_failure(qpi)
+            self._requeue_after_failure(qpi)
         self.done(uid)
 
+    @staticmethod
+    def _count_failure(qpi: QueuedPodInfo) -> None:
+        """What the backoff counts: a rejection (and the errors in a row end), or one more error."""
+        if qpi.unschedulable_plugins or qpi.pending_plugins:
+            qpi.unschedulable_count += 1
+            qpi.consecutive_errors_count = 0
+        else:
+            qpi.consecutive_errors_count += 1
+
+    def _requeue_after_failure(self, qpi: QueuedPodInfo) -> None:
+        """To backoffQ while the pod backs off (always, unless backoff is off), else activeQ."""
+        if self.is_backing_off(qpi):
+            self._to_backoff(qpi, "ScheduleAttemptFailure")
+        else:
+            self._gate(qpi, "ScheduleAttemptFailure", self._push_active)
+
     def flush_backoff_completed(self) -> int:
-        """Move pods whose backoff is over to activeQ."""
-        now = self.clock()
+        """Move pods whose backoff is over to activeQ: through PreEnqueue, unless it ran as they
+        entered backoffQ (SchedulerPopFromBackoffQ). Returns how many reached activeQ."""
         moved = 0
-        while self._backoff and self._backoff[0][0] <= now:
-            _, _, uid = heapq.heappop(self._backoff)
-            qpi = self._backoff_by_uid.get(uid)
-            if qpi is None or qpi.backoff_expiry > now:
-                continue
-            self._gate(qpi, "BackoffComplete", self._push_active)
+        for qpi in self._backoffq.pop_completed():
+            if self.pop_from_backoff:
+                self._push_active(qpi, "BackoffComplete")
+            else:
+                self._gate(qpi, "BackoffComplete", self._push_active)
             moved += qpi.pod_info.uid not in self._unschedulable
         return moved
+
+    def seconds_to_next_window(self) -> float:
+        """How long until the next flush of backoffQ should run: to the next whole ordering
+        window with SchedulerPopFromBackoffQ (whole windows are flushed at once, as upstream
+        aligns its flush), else one second."""
+        if not self.pop_from_backoff:
+            return 1.0
+        now = self.clock()
+        return align_to_window(now) + ORDERING_WINDOW - now
 
     def flush_unschedulable_left_over(self) -> int:
         """Give pods stuck in the pool longer than the limit another try."""
@@ -711,8 +761,10 @@ class SchedulingQueue:
         """Move the given pods straight to activeQ (a plugin asked for it), through their
         PreEnqueue gates. A pod being scheduled right now is moved when its attempt fails."""
         for uid in uids:
-            q = self._backoff_by_uid.get(uid) or self._unschedulable.get(uid)
-            if q is not None:
+            q = self._unschedulable.get(uid)
+            if q is None and self.pop_from_backoff and (q := self._backoffq.get(uid)) is not None:
+                self._push_active(q, str(FORCE_ACTIVATE))  # its PreEnqueue ran on the way in
+            elif q is not None or (q := self._backoffq.get(uid)) is not None:
                 self._gate(q, str(FORCE_ACTIVATE), self._push_active)
             elif uid in self._in_flight:
                 self._in_flight_events.append((FORCE_ACTIVATE, None, {"metadata": {"uid": uid}}))

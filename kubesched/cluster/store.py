@@ -333,6 +333,9 @@ class Store:
                 {"type": "PodScheduled", "status": "True", "lastProbeTime": None, "lastTransitionTime": now_rfc3339()}
             )
             status["conditions"] = conds
+            # kube-apiserver clears it on binding (ClearingNominatedNodeNameAfterBinding, on
+            # since 1.35): the pod is where it is going.
+            status.pop("nominatedNodeName", None)
 
         return self.mutate("Pod", namespace, name, assign)
 

@@ -431,7 +431,13 @@ class PermitPlugin(Plugin, Protocol):
 @runtime_checkable
 class PreBindPlugin(Plugin, Protocol):
     """Runs before Bind in the binding cycle (e.g. to provision volumes). Success or Skip goes
-    on; anything else unreserves the pod and retries it with backoff."""
+    on; anything else unreserves the pod and retries it with backoff.
+
+    A plugin may also have ``pre_bind_pre_flight(state, pod, node_name)`` (upstream's
+    PreBindPreFlight): Skip when its PreBind will have nothing to do for the pod, else Success
+    (``None``); the scheduler then writes the pod's expected node as
+    ``status.nominatedNodeName`` (NominatedNodeNameForExpectation). Without it, PreBind is taken
+    to have work."""
 
     def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
 

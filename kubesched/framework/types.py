@@ -520,6 +520,8 @@ class QueuedPodInfo:
         "timestamp",
         "initial_attempt_timestamp",
         "attempts",
+        "unschedulable_count",
+        "consecutive_errors_count",
         "unschedulable_plugins",
         "pending_plugins",
         "gated",
@@ -533,6 +535,10 @@ class QueuedPodInfo:
         self.timestamp = timestamp
         self.initial_attempt_timestamp: float | None = None
         self.attempts = 0
+        #: Attempts that plugins rejected, and errors in a row since the last rejection: what
+        #: the backoff counts (upstream's UnschedulableCount and ConsecutiveErrorsCount).
+        self.unschedulable_count = 0
+        self.consecutive_errors_count = 0
         self.unschedulable_plugins: set[str] = set()
         self.pending_plugins: set[str] = set()
         self.gated = False

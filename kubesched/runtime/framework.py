@@ -11,7 +11,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from kubesched.runtime.collaborators import Activator, PluginObserver, PreemptWi
 from kubesched.runtime.prefilter import run_pre_filter_plugins
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
-from kubesched.runtime.scoring import run_score_plugins
+from kubesched.runtime.scoring import normalize_and_check, run_score_plugins, score_values
 from kubesched.runtime.signing import pod_signature
 from kubesched.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
 from kubesched.tasks import TaskSet
@@ -570,11 +570,51 @@ class Framework:
         nodes: Sequence[NodeInfo],
         raw: dict[str, dict[str, int]] | None = None,
         final: dict[str, dict[str, int]] | None = None,
+        raw_columns: dict[str, np.ndarray] | None = None,
     ) -> tuple[np.ndarray, Status | None]:
         """:meth:`run_score` with the totals as an int64 array. ``nodes`` may be a
-        :class:`NodeBatch`: batch plugins then read the snapshot's columns."""
+        :class:`NodeBatch`: batch plugins then read the snapshot's columns. ``raw_columns``, when
+        given, gets each plugin's raw scores (opportunistic batching re-normalizes them)."""
         observer = self.observer if state.record_plugin_metrics else None
-        return await run_score_plugins(self.score_plugins, self._normalizers, state, pod, nodes, observer, raw, final)
+        return await run_score_plugins(
+            self.score_plugins, self._normalizers, state, pod, nodes, observer, raw, final, raw_columns
+        )
+
+    def run_raw_score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[dict[str, int], Status | None]:
+        """Upstream's RunRawScorePlugins: every (non-skipped) Score plugin's raw score of one node,
+        before NormalizeScore; or the error that stopped it."""
+        skip = state.skip_score_plugins
+        out: dict[str, int] = {}
+        for b in self.score_plugins:
+            if skip and b.name in skip:
+                continue
+            try:
+                out[b.name] = int(score_values(b, state, pod, [node])[0])
+            except Exception as exc:  # noqa: BLE001
+                return out, plugin_error("Score", b.name, exc)
+        return out, None
+
+    async def normalize_raw_scores(
+        self, state: CycleState, pod: PodInfo, names: Sequence[str], raw: Mapping[str, np.ndarray]
+    ) -> tuple[np.ndarray, Status | None]:
+        """Upstream's NormalizeScores: the weighted totals of the nodes ``names`` from the raw
+        scores ``raw`` (plugin → one score per node), each (non-skipped) Score plugin normalized
+        over all of them. A plugin without raw scores is an error."""
+        totals = np.zeros(len(names), np.int64)
+        skip = state.skip_score_plugins
+        for b in self.score_plugins:
+            if skip and b.name in skip:
+                continue
+            values = raw.get(b.name)
+            if values is None:
+                return totals, Status.as_error(f'no raw scores of Score plugin "{b.name}" to normalize', b.name)
+            normalized, status = await normalize_and_check(
+                b, self._normalizers.get(b.name), state, pod, names, np.array(values, dtype=np.int64)
+            )
+            if status is not None:
+                return totals, status
+            totals += normalized * b.weight
+        return totals, None
 
     # --- Reserve / Unreserve ----------------------------------------------------------------------
     async def run_reserve(

@@ -36,12 +36,13 @@ async def run_score_plugins(
     observer: Any = None,
     raw: dict[str, dict[str, int]] | None = None,
     final: dict[str, dict[str, int]] | None = None,
+    raw_columns: dict[str, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, Status | None]:
     """The weighted total per node of ``nodes`` (int64, in their order), or the error that ended
     scoring. ``normalizers`` are the plugins' bound ``normalize_score`` by plugin name;
     ``observer`` (sampled cycles only) gets one ``plugin_execution`` per node and plugin.
     ``raw``/``final``, when given, are filled with ``{node: {plugin: score}}`` before and after
-    normalization and weight."""
+    normalization and weight; ``raw_columns`` with each plugin's raw scores as one array."""
     totals = np.zeros(len(nodes), np.int64)
     skip = state.skip_score_plugins
     names: list[str] | None = None
@@ -67,31 +68,11 @@ async def run_score_plugins(
         if raw is not None and names is not None:
             for name, v in zip(names, values.tolist()):
                 raw.setdefault(name, {})[b.name] = v
-        norm = normalizers.get(b.name)
-        if norm is not None:
-            batch_norm = getattr(b.plugin, "normalize_scores", None)
-            try:
-                normalized = batch_norm(state, pod, values) if callable(batch_norm) else None
-                if normalized is not None:
-                    values = np.asarray(normalized, dtype=np.int64)
-                    status = None
-                else:
-                    scores = [NodeScore(ni.name, v) for ni, v in zip(nodes, values.tolist())]
-                    status = split_result(await norm.call(state, pod, scores))[1]
-                    values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
-            except Exception as exc:  # noqa: BLE001
-                return totals, plugin_error("NormalizeScore", b.name, exc)
-            if status is not None and not status.is_success():
-                return totals, Status.as_error(
-                    f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
-                )
-        if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
-            bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
-            return totals, Status.as_error(
-                f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
-                f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
-                b.name,
-            )
+        if raw_columns is not None:
+            raw_columns[b.name] = np.array(values, dtype=np.int64)
+        values, status = await normalize_and_check(b, normalizers.get(b.name), state, pod, nodes, values)
+        if status is not None:
+            return totals, status
         w = b.weight
         if w == 1:
             totals += values
@@ -101,6 +82,44 @@ async def run_score_plugins(
             for name, v in zip(names, values.tolist()):
                 final.setdefault(name, {})[b.name] = v * w
     return totals, None
+
+
+async def normalize_and_check(
+    b: BoundMethod,
+    norm: BoundMethod | None,
+    state: CycleState,
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo] | Sequence[str],
+    values: np.ndarray,
+) -> tuple[np.ndarray, Status | None]:
+    """One plugin's raw scores over ``nodes`` (node infos or names) normalized by its
+    NormalizeScore, if it has one, and held to 0..100; or the error, as upstream words it."""
+    if norm is not None:
+        batch_norm = getattr(b.plugin, "normalize_scores", None)
+        try:
+            normalized = batch_norm(state, pod, values) if callable(batch_norm) else None
+            if normalized is not None:
+                values = np.asarray(normalized, dtype=np.int64)
+                status = None
+            else:
+                names = [ni if isinstance(ni, str) else ni.name for ni in nodes]
+                scores = [NodeScore(name, v) for name, v in zip(names, values.tolist())]
+                status = split_result(await norm.call(state, pod, scores))[1]
+                values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
+        except Exception as exc:  # noqa: BLE001
+            return values, plugin_error("NormalizeScore", b.name, exc)
+        if status is not None and not status.is_success():
+            return values, Status.as_error(
+                f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
+            )
+    if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
+        bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
+        return values, Status.as_error(
+            f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
+            f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+            b.name,
+        )
+    return values, None
 
 
 def score_values(b: BoundMethod, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray:

@@ -7,6 +7,7 @@ over with :meth:`BindingCycle.spawn`."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from dataclasses import dataclass
@@ -15,8 +16,9 @@ from kubesched.cluster.base import ClusterError, Conflict, NotFound
 from kubesched.extender.client import ExtenderError
 from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.interface import CycleState
-from kubesched.framework.status import Status
+from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.runtime.calls import plugin_error
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
@@ -45,6 +47,33 @@ class PendingBinding:
     node_name: str
     record: PodResult | None
     start: float
+    #: The binding cycle wrote ``status.nominatedNodeName`` (NominatedNodeNameForExpectation).
+    nominated: bool = False
+
+
+async def run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+    """Upstream's RunPreBindPreFlights: whether PreBind will have work for the pod. ``None``
+    (Success) when some PreBind plugin will work, a Skip status when none will, else the first
+    failing plugin's status. A plugin without ``pre_bind_pre_flight`` cannot tell: it is taken
+    to have work."""
+    work = False
+    for b in fw.pre_bind_plugins:
+        check = getattr(b.plugin, "pre_bind_pre_flight", None)
+        if not callable(check):
+            work = True
+            continue
+        try:
+            result = check(state, pod, node_name)
+            status: Status | None = (await result) if inspect.isawaitable(result) else result
+        except Exception as exc:  # noqa: BLE001 - a plugin's exception is its Error status
+            return plugin_error("PreBindPreFlight", b.name, exc)
+        if status is None or status.is_success():
+            work = True
+        elif not status.is_skip():
+            if status.code is Code.ERROR:
+                return Status.as_error(f'running PreBindPreFlight "{b.name}": {status.message()}', b.name)
+            return status.with_plugin(b.name)
+    return None if work else Status(Code.SKIP)
 
 
 class BindingCycle:
@@ -71,7 +100,11 @@ class BindingCycle:
         fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
         past_permit = False
         try:
-            status = await fw.wait_on_permit(assumed)
+            status = None
+            if self.options.feature_gates.enabled("NominatedNodeNameForExpectation"):
+                status = await self._nominate_expected_node(b)
+            if status is None:
+                status = await fw.wait_on_permit(assumed)
             if status is None:
                 past_permit = True
                 t0 = time.perf_counter()
@@ -116,6 +149,27 @@ class BindingCycle:
                     self.queue.requeue_after_error(b.qpi)
             return
         await self._binding_succeeded(b)
+
+    async def _nominate_expected_node(self, b: PendingBinding) -> Status | None:
+        """NominatedNodeNameForExpectation: when PreBind will have work (PreBindPreFlight) or the
+        pod waits on Permit, write the chosen node as ``status.nominatedNodeName`` before going
+        on, so that other components (a cluster autoscaler) see where the pod is going; a quick
+        bind needs no such word. A failing PreBindPreFlight (Error, or a rejection, which it may
+        not give) fails the binding cycle; a failed write is only logged."""
+        fw, assumed, node_name = b.fw, b.assumed, b.node_name
+        status = await run_pre_bind_pre_flights(fw, b.state, assumed, node_name)
+        if status is not None and not status.is_skip():
+            return status
+        if status is not None and fw.waiting_pods.get(assumed.uid) is None:
+            return None
+        if (assumed.pod.get("status") or {}).get("nominatedNodeName") == node_name:
+            return None
+        try:
+            await self.cluster.set_nominated_node_name(assumed.pod, node_name)
+            b.nominated = True
+        except Exception as exc:  # noqa: BLE001 - not worth stopping the binding cycle for
+            log.warning("pod %s: could not set nominatedNodeName %s: %s", assumed.key, node_name, exc)
+        return None
 
     def _informer_node(self, uid: str) -> str | None:
         """The node the informer shows the pod bound to; None while it shows it pending (the
@@ -197,6 +251,7 @@ class BindingCycle:
             node=None if past_permit else node_name,
             backoff=past_permit,
             attempt_start=b.start,
+            nominated_set=b.nominated,
         )
 
     async def _binding_succeeded(self, b: PendingBinding) -> None:

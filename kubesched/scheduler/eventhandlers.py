@@ -124,7 +124,10 @@ class EventHandlers:
                     event = ClusterEvent(Resource.POD, pod_update_actions(old, new), "AssignedPodUpdate")
                     self.queue.assigned_pod_updated(old, pi, event, self.listers.namespace_labels)
             elif self._responsible(pi):
-                self._nominate_from(pi)
+                if not self.cache.is_assumed(pi.uid):
+                    # An assumed pod is counted on its node already (a nominatedNodeName its
+                    # binding cycle wrote must not count it twice), as upstream skips it.
+                    self._nominate_from(pi)
                 self.queue.update(pi)
         elif kind == "Node":
             self.cache.update_node(old, new)

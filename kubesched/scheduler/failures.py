@@ -66,11 +66,14 @@ class FailureReporting:
         node: str | None = None,
         backoff: bool = False,
         attempt_start: float | None = None,
+        nominated_set: bool = False,
     ) -> None:
         """A failure outside Filter (Reserve, Permit, binding, a plugin error): requeue and report.
 
         A rejection on the chosen ``node`` is reported as upstream does, as a fit error over that
-        one node. ``backoff`` sends even a rejection to backoffQ (failures after Permit).
+        one node. ``backoff`` sends even a rejection to backoffQ (failures after Permit). As
+        upstream, the pod's ``status.nominatedNodeName`` is cleared with the report, whether
+        preemption, another component or the binding cycle (``nominated_set``) wrote it.
         """
         pi = qpi.pod_info
         now = time.perf_counter()
@@ -99,7 +102,11 @@ class FailureReporting:
             record.phase = "Error" if status.code is Code.ERROR else "Unschedulable"
             record.node = None
             record.message = message
-        self.report(fw, pi, reason, message, record)
+        clear: str | None = None
+        if nominated_set or (pi.pod.get("status") or {}).get("nominatedNodeName"):
+            clear = ""
+            self.ctx.nominator.delete(pi.uid)
+        self.report(fw, pi, reason, message, record, clear)
 
     def report(
         self,

@@ -64,14 +64,13 @@ def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> in
 
 
 class BatchCycle:
-    """Opportunistic batching in one scheduling cycle: the pod's signature, and whether the
-    hint became the pod's node."""
+    """Opportunistic batching in one scheduling cycle: the pod's signature and the hint it got."""
 
-    __slots__ = ("signature", "hint_taken")
+    __slots__ = ("signature", "hint")
 
     def __init__(self, signature: bytes | None) -> None:
         self.signature = signature
-        self.hint_taken = False
+        self.hint: str | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -166,18 +165,20 @@ class PodSchedulingCycle:
         try:
             node_name = await self._schedule_pod(cycle)
         except FitError as fit:
-            self.batching.flush(fw.profile_name, "pod_failed")
+            # Nothing is stored for batching: the next pod finds the batch a cycle behind.
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
             self.stats.attempt_durations.append(time.perf_counter() - start)
             self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
             return
         except CycleError as err:
-            self.batching.flush(fw.profile_name, "pod_failed")
             self.failures.fail(fw, qpi, err.status, record, start)
             return
         self.observer.scheduling_algorithm(time.perf_counter() - start)
         assumed = pi.with_node(node_name)
         self.cache.assume_pod(assumed, node_name)
+        # The cache holds it now: as a nominated pod too it would be counted twice (upstream's
+        # assume drops it from the nominator as well).
+        self.nominator.delete(pi.uid)
         t0 = time.perf_counter()
         status = await fw.run_reserve(state, assumed, node_name, tr.reserve if tr else None)
         self.ctx.extension_point("Reserve", status, fw, t0)
@@ -206,13 +207,10 @@ class PodSchedulingCycle:
         feasible, diagnosis = await self._find_nodes_that_fit(c, nodes)
         if not feasible:
             raise FitError(pi, len(nodes), diagnosis)
-        if batch is not None and batch.hint_taken:
-            self.batching.hint_used(fw.profile_name, c.number, feasible[0].name)
-            return feasible[0].name
         if len(feasible) == 1:
             if batch is not None:
                 t0 = time.perf_counter()
-                self.batching.store(fw, batch.signature, c.number, feasible, [0], feasible[0].name)
+                self.batching.store(fw, batch.signature, c.number, batch.hint, feasible[0].name)
                 self.observer.batch_stored(fw.profile_name, time.perf_counter() - t0)
             return feasible[0].name
         t0 = time.perf_counter()
@@ -222,12 +220,13 @@ class PodSchedulingCycle:
         if status is not None:
             raise CycleError(status)
         totals: list[int] | np.ndarray
+        raw: dict[str, np.ndarray] | None = {} if batch is not None else None
         if not fw.has_score_plugins() and not self.extenders:
             totals = [1] * len(feasible)
         else:
             t0 = time.perf_counter()
             totals, status = await fw.run_score_array(
-                state, pi, feasible, record.score if record else None, record.final_score if record else None
+                state, pi, feasible, record.score if record else None, record.final_score if record else None, raw
             )
             self.ctx.extension_point("Score", status, fw, t0)
             self.observer.plugins_evaluated(
@@ -248,7 +247,7 @@ class PodSchedulingCycle:
         chosen = self._select_host(feasible, totals)
         if batch is not None:
             t0 = time.perf_counter()
-            self.batching.store(fw, batch.signature, c.number, feasible, totals, chosen)
+            self.batching.store(fw, batch.signature, c.number, batch.hint, chosen, feasible, totals, raw)
             self.observer.batch_stored(fw.profile_name, time.perf_counter() - t0)
         return chosen
 
@@ -293,10 +292,12 @@ class PodSchedulingCycle:
         if batch is not None:
             # Asked even for a nominated pod (which gets none, and flushes the batch), as upstream.
             t_hint = time.perf_counter()
-            hint = self.batching.hint(
+            batch.hint = await self.batching.hint(
                 fw, state, pi, batch.signature, c.number, bool(nominated), self.snapshot.node_info_map.get
             )
-            self.observer.batch_hint(fw.profile_name, hint is not None, time.perf_counter() - t_hint)
+            self.observer.batch_hint(fw.profile_name, batch.hint is not None, time.perf_counter() - t_hint)
+            if batch.hint is not None:
+                hint = self.snapshot.node_info_map.get(batch.hint)
         if nominated and any(ni.name == nominated for ni in nodes):
             # Preemption made room there: try that node alone first, as upstream does.
             ni = self.snapshot.get(nominated)
@@ -316,12 +317,10 @@ class PodSchedulingCycle:
                 if record is not None and trace is not None:
                     record.filter[hint.name] = trace
                 if status is None:
-                    batch.hint_taken = True
                     self.observer.extension_point("Filter", "Success", fw.profile_name, time.perf_counter() - t0)
                     return [hint], diagnosis
                 if status.code is Code.ERROR:
                     raise CycleError(status)
-            self.batching.hint_not_used(fw.profile_name)
         first = self.next_start_node_index % len(nodes) if nodes else self.next_start_node_index
         feasible = await self._find_nodes_that_pass_filters(c, nodes, diagnosis, len(all_nodes))
         # The start index moved past the nodes processed (all of them when it came full circle).
@@ -510,6 +509,10 @@ class PodSchedulingCycle:
                 # Hold the room preemption made: other pods' filters now count this pod there.
                 self.nominator.add(pi, nominated)
             self.observer.preemption_attempt()
+        elif (pi.pod.get("status") or {}).get("nominatedNodeName"):
+            # Nothing can nominate it anywhere: its nomination is cleared with the report.
+            nominated = ""
+            self.nominator.delete(pi.uid)
         message = str(fit)
         self.stats.unschedulable += 1
         if record is not None:

@@ -107,6 +107,7 @@ class Scheduler:
             initial_backoff=options.pod_initial_backoff,
             max_backoff=options.pod_max_backoff,
             max_unschedulable_duration=options.max_unschedulable_duration,
+            feature_gates=options.feature_gates,
         )
         if observer is not None:
             self.queue.on_incoming = observer.queue_incoming
@@ -220,7 +221,8 @@ class Scheduler:
         last_pool_flush = self.clock()
         pacer = GcPacer() if self.options.gc_pacing else None
         while True:
-            await asyncio.sleep(1.0)
+            # Aligned to backoffQ's ordering windows, as upstream's flush: whole windows move.
+            await asyncio.sleep(self.queue.seconds_to_next_window())
             try:
                 if pacer is not None:
                     pacer.tick(idle=not self._in_cycle and not self.queue.has_active() and not self.in_flight())

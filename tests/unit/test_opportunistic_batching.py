@@ -1,8 +1,9 @@
-"""Opportunistic batching (upstream KEP-5598, kube-scheduler 1.35; ``kubesched.scheduler.batching``).
+"""Opportunistic batching (upstream KEP-5598, kube-scheduler 1.37; ``kubesched.scheduler.batching``).
 
-Ported from upstream's ``pkg/scheduler/framework/runtime/batch_test.go`` (TestBatchBasic, at the
-level of :class:`OpportunisticBatching` with a real framework and upstream's one-"b"-pod-per-node
-test filter) and ``test/integration/scheduler/batch/batch_test.go`` (TestBatchScenarios, as real
+Ported from upstream's ``pkg/scheduler/framework/runtime/batch_test.go`` (TestBatchBasic,
+TestBatchRescore, TestBatchRescoreChain and TestBatchMetricsOtherPaths, at the level of
+:class:`OpportunisticBatching` with a real framework and upstream's one-"b"-pod-per-node test
+filter) and ``test/integration/scheduler/batch/batch_test.go`` (TestBatchScenarios, as real
 scheduling through ``simulate``), plus the scheduler-level rules (signatures, profiles, expiry),
 the ``--feature-gates`` flag and the Prometheus counters.
 
@@ -26,9 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 from conftest import registry_with
+from fuzzing import fuzz_settings
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
@@ -41,7 +46,16 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler import Scheduler, SchedulerOptions
-from kubesched.scheduler.batching import HINT_NOT_USED, HINT_USED, MAX_BATCH_AGE, NO_HINT, OpportunisticBatching
+from kubesched.scheduler.batching import (
+    EMPTY_LIST,
+    HINT_NOT_USED,
+    HINT_USED,
+    MAX_BATCH_AGE,
+    NO_HINT,
+    POD_NOT_BATCHABLE,
+    STORED,
+    OpportunisticBatching,
+)
 from kubesched.scheduler.observer import NullObserver
 from kubesched.server.metrics import PrometheusObserver
 from kubesched.sim.run.simulate import ManualClock, SimulationResult, SimulationSettings, simulate
@@ -202,12 +216,14 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     "not one pod per node: the previous node still fits": Scenario(
         nodes=[cpu_node("n1", "4"), cpu_node("n2", "5"), cpu_node("n3", "5500m")],
-        # They land on distinct nodes all the same (an empty node scores best), but fully scored.
+        # 1.37 scores the previous pod's node again when it still fits and lets it compete with
+        # the cached nodes (1.35 flushed the batch, node_not_full): an empty node still scores
+        # best, so the pods land on distinct nodes as a full cycle would place them, batched.
         pods=[cpu_pod("p1", "1"), cpu_pod("p2", "1"), cpu_pod("p3", "1")],
         expected={"p1": "n3", "p2": "n2", "p3": "n1"},
-        batched=[],
-        attempts={NO_HINT: 3},
-        flushes={"node_not_full": 2},
+        batched=["p2", "p3"],
+        attempts={NO_HINT: 1, HINT_USED: 2},
+        flushes={},
         left={PROFILE: ["n3", "n2"]},
     ),
     "previous pod rejected at PreFilter: no hint for the next": Scenario(
@@ -216,7 +232,8 @@ SCENARIOS: dict[str, Scenario] = {
         expected={"p1": "n3", "stuck": None, "p2": "n2"},
         batched=[],
         attempts={NO_HINT: 2},
-        flushes={"pod_failed": 1},
+        # 1.37: a pod that fails stores nothing, so the next finds the batch a cycle behind.
+        flushes={"pod_skipped": 1},
         left={PROFILE: ["n1"]},
     ),
     "previous pod fits nowhere: no hint for the next": Scenario(
@@ -246,8 +263,9 @@ SCENARIOS: dict[str, Scenario] = {
         batched=["p2"],
         # p3 got no hint, then failed.
         attempts={NO_HINT: 2, HINT_USED: 1},
-        # p3: n2 is full, and nothing is left of the batch.
-        flushes={"empty_list": 1},
+        # p3: nothing is left of the batch, which upstream takes as no batch at all (no flush).
+        flushes={},
+        left={PROFILE: []},
     ),
     "two profiles interleaved: no batching between schedulers": Scenario(
         nodes=[cpu_node("n1", "4"), cpu_node("n2", "5"), cpu_node("n3", "5500m"), cpu_node("n4", "4500m")],
@@ -315,7 +333,9 @@ SCENARIOS: dict[str, Scenario] = {
         flushes={"pod_incompatible": 1},
         left={PROFILE: []},
     ),
-    "multiple pods per node means no batching": Scenario(
+    # Upstream's "multiple pods per node means no batching" of 1.35: since 1.37 the previous
+    # pod's node, which still fits, is scored again and wins: p2 and p4 are batched onto it.
+    "multiple pods per node: the previous node is scored again": Scenario(
         nodes=[slot_node("n4", 2), slot_node("n3", 2), slot_node("n2", 2), slot_node("n1", 2)],
         pods=[
             slot_pod("p1", ("n1", "n2")),
@@ -324,9 +344,9 @@ SCENARIOS: dict[str, Scenario] = {
             slot_pod("p4", ("n4", "n3")),
         ],
         expected={"p1": "n1", "p2": "n1", "p3": "n4", "p4": "n4"},
-        batched=[],
-        attempts={NO_HINT: 4},
-        flushes={"node_not_full": 2, "pod_incompatible": 1},
+        batched=["p2", "p4"],
+        attempts={NO_HINT: 2, HINT_USED: 2},
+        flushes={"pod_incompatible": 1},
         left={PROFILE: ["n3", "n2"]},
     ),
     "nominated node trumps the hint": Scenario(
@@ -635,8 +655,8 @@ async def test_batches_expire(step: float, hinted: list[str], flushes: dict[str,
 
 async def test_a_cached_node_that_filled_up_is_filtered_out() -> None:
     """The hint is filtered again: a pod placed on it in the meantime (by another scheduler)
-    makes the pod take a full cycle, which counts hint_not_used and stores a new batch (here an
-    empty one: flushed). p3 then finds no batch, counts no_hint and fails."""
+    makes the pod take a full cycle, which counts hint_not_used and stores a new batch (here none:
+    no other node was left, counted as empty_list). p3 then finds no batch, counts no_hint and fails."""
 
     def intrude(i: int, clock: ManualClock, store: Store) -> None:
         if i == 1:
@@ -647,9 +667,10 @@ async def test_a_cached_node_that_filled_up_is_filtered_out() -> None:
     assert run.placed == {"p1": "n1", "p2": "n3", "p3": None}
     assert run.hinted == []
     counts = run.scheduler.batching.stats
-    # p2's full cycle found n3 alone: the batch (n3, left from p1's) is flushed as empty.
+    # p2's full cycle found n3 alone: the batch (n3, left from p1's) is dropped, no flush.
     assert dict(counts.attempts) == {NO_HINT: 2, HINT_NOT_USED: 1}
-    assert dict(counts.flushes) == {"empty_list": 1}
+    assert dict(counts.flushes) == {}
+    assert dict(counts.stores) == {"stored": 1, "empty_list": 1}
     # The hint first (rejected), then every node.
     p2_filter = run.scheduler.results["default/p2"].filter
     assert list(p2_filter)[0] == "n2" and set(p2_filter) == {"n1", "n2", "n3"}
@@ -685,7 +706,7 @@ async def test_prometheus_counters() -> None:
     assert 'scheduler_batch_attempts_total{profile="default-scheduler",result="hint_used"} 2.0' in text
 
 
-# --- OpportunisticBatching itself: upstream's TestBatchBasic ---------------------------------------
+# --- OpportunisticBatching itself: upstream's batch_test.go ---------------------------------------
 
 
 class BatchTest:
@@ -706,14 +727,69 @@ class BatchTest:
         return {}
 
 
+#: How upstream's configurableScorePlugin and configurableFilterPlugin behave in a test.
+CONFIG: dict[str, Any] = {}
+PRE_SCORE_SEEN = "ConfigurableScore/preScoreSeenNodes"
+
+
+class ConfigurableScore:
+    """Upstream's ``configurableScorePlugin``: scores every node ``CONFIG["score"]``; its
+    NormalizeScore checks that PreScore saw every node it normalizes. Errors on demand."""
+
+    name = "ConfigurableScore"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def pre_score(self, state: CycleState, pod: PodInfo, nodes: Any) -> Status | None:
+        if CONFIG.get("pre_score_err"):
+            return Status.as_error("injected prescore error")
+        state.write(PRE_SCORE_SEEN, {n.name for n in nodes})
+        return None
+
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
+        if CONFIG.get("score_err"):
+            return 0, Status.as_error("injected score error")
+        return CONFIG.get("score", 0)
+
+    def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[Any]) -> Status | None:
+        if CONFIG.get("norm_err"):
+            return Status.as_error("injected normalize error")
+        seen = state.read(PRE_SCORE_SEEN)
+        missing = [s.name for s in scores if s.name not in seen]
+        return Status.as_error(f"NormalizeScore called for {missing} not passed to PreScore") if missing else None
+
+
+class ConfigurableFilter:
+    name = "ConfigurableFilter"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        return Status.as_error("injected filter error") if CONFIG.get("filter_err") else None
+
+
+@pytest.fixture(autouse=True)
+def _reset_config() -> None:
+    CONFIG.clear()
+
+
 TEST_PROFILE = "test-profile"
 OTHER_PROFILE = "other-profile"
 
 
-def batch_test_framework(name: str = TEST_PROFILE) -> Framework:
+def batch_test_framework(name: str = TEST_PROFILE, score: bool = False, filter_errors: bool = False) -> Framework:
     registry = Registry()
-    registry.register(BatchTest)
-    return Framework(ProfileSpec(name, {"filter": [PluginRef("BatchTest")]}), registry, partial=True)
+    for cls in (BatchTest, ConfigurableScore, ConfigurableFilter):
+        registry.register(cls)
+    plugins = {"filter": [PluginRef("BatchTest")]}
+    if filter_errors:
+        plugins["filter"].append(PluginRef("ConfigurableFilter"))
+    if score:
+        plugins["preScore"] = [PluginRef("ConfigurableScore")]
+        plugins["score"] = [PluginRef("ConfigurableScore", 1)]
+    return Framework(ProfileSpec(name, plugins), registry, partial=True)
 
 
 class FakeClock:
@@ -735,23 +811,61 @@ class RecordingObserver(NullObserver):
         self.calls.append(("flush", profile, reason))
 
 
+def hint_of(
+    batching: OpportunisticBatching,
+    fw: Framework,
+    pod: str,
+    sig: bytes | None,
+    cycle: int,
+    nodes: dict[str, NodeInfo],
+    nominated: bool = False,
+) -> str | None:
+    return asyncio.run(batching.hint(fw, CycleState(), make_pod(pod).info(), sig, cycle, nominated, nodes.get))
+
+
+def store(
+    batching: OpportunisticBatching,
+    fw: Framework,
+    sig: bytes | None,
+    cycle: int,
+    hint: str | None,
+    chosen: str,
+    others: list[str] | None,
+    raw: dict[str, list[int]] | None = None,
+) -> None:
+    """StoreScheduleResults with ``others`` ranked best first (None: upstream's nil list); ``raw``
+    gives the others' raw scores per plugin, in that order."""
+    names = [chosen, *(others or [])]
+    nodes = [make_node(n).info() for n in names]
+    totals = list(range(len(names), 0, -1))
+    columns = {plugin: np.asarray([0, *values]) for plugin, values in (raw or {}).items()}
+    batching.store(fw, sig, cycle, hint, chosen, nodes, totals, columns)
+
+
+def cached(batching: OpportunisticBatching, profile: str = TEST_PROFILE) -> list[str] | None:
+    b = batching.batches.get(profile)
+    return list(b.nodes) if b is not None and b.nodes else None  # empty is no batch, as upstream
+
+
 @dataclass
 class Basic:
     first: str
-    #: nodes the first cycle scored, best first (the first is its choice); None: it failed
-    ranked: list[str] | None
+    #: the first pod's choice and the other nodes, best first (None: the first pod failed)
+    chosen: str | None
+    others: list[str] | None
     second: str
     expected_hint: str | None
     attempts: dict[str, int]
     flushes: dict[str, int]
-    #: what is left of each profile's batch after the second pod (profile -> cached nodes)
-    left: dict[str, list[str]] = field(default_factory=dict)
+    stores: dict[str, int]
+    #: what is left of the batch after the second pod
+    left: list[str] | None = None
     first_sig: bytes | None = b"sig"
     second_sig: bytes | None = b"sig"
     #: a pod of another profile was scheduled in between
     skip_pod: bool = False
-    #: the second pod is of another profile, in the very next cycle
-    other_profile: bool = False
+    #: the second pod comes in the same cycle (a pod group's; without GenericWorkload)
+    same_cycle: bool = False
     nominated: bool = False
     #: nodes gone from the snapshot before the second pod
     removed: tuple[str, ...] = ()
@@ -760,153 +874,288 @@ class Basic:
 
 BASIC: dict[str, Basic] = {
     "a second pod with the same signature gets a hint": Basic(
-        "b-1", ["n3", "n1"], "b-2", "n1", {NO_HINT: 1, HINT_USED: 1}, {}, left={TEST_PROFILE: []}
+        "b-1", "n3", ["n1"], "b-2", "n1", {NO_HINT: 1, HINT_USED: 1}, {}, {STORED: 1}
     ),
     "a second pod with a different signature doesn't get a hint": Basic(
-        "a-1", ["n3", "n1"], "a-2", None, {NO_HINT: 2}, {"pod_incompatible": 1}, second_sig=b"sig2"
+        "a-1",
+        "n3",
+        ["n1"],
+        "a-2",
+        None,
+        {NO_HINT: 2},
+        {"pod_incompatible": 1},
+        {STORED: 1, EMPTY_LIST: 1},
+        second_sig=b"sig2",
     ),
-    "a second pod doesn't get a hint if it's not 1-pod-per-node": Basic(
-        "a-1", ["n3", "n1"], "a-2", None, {NO_HINT: 2}, {"node_not_full": 1}
+    "pod doesn't get hint if previous pod didn't schedule": Basic(
+        "b-1", None, None, "b-2", None, {NO_HINT: 2}, {}, {EMPTY_LIST: 1}
     ),
-    # The failed first pod asked for a hint too (and got none): counted.
-    "pod doesn't get hint if previous pod didn't schedule": Basic("b-1", None, "b-2", None, {NO_HINT: 2}, {}),
-    "empty list": Basic("b-1", ["n3"], "b-2", None, {NO_HINT: 2}, {}),
+    "empty list": Basic("b-1", "n3", [], "b-2", None, {NO_HINT: 2}, {}, {EMPTY_LIST: 2}),
+    "nil list": Basic("b-1", "n3", None, "b-2", None, {NO_HINT: 2}, {}, {EMPTY_LIST: 2}),
     "pod doesn't get hint because the previous pod is to a different profile": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {"pod_skipped": 1}, skip_pod=True
+        "b-1", "n3", ["n1"], "b-2", None, {NO_HINT: 2}, {"pod_skipped": 1}, {STORED: 1, EMPTY_LIST: 1}, skip_pod=True
     ),
-    # Each profile keeps its own batch: the other profile has none, and this one's is left alone.
-    "the second pod is of another profile": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {}, left={TEST_PROFILE: ["n1"]}, other_profile=True
+    "pod doesn't use batch from preceding pod when they are from the same cycle state": Basic(
+        "b-1", "n3", ["n1"], "b-2", None, {NO_HINT: 2}, {"pod_skipped": 1}, {STORED: 1, EMPTY_LIST: 1}, same_cycle=True
     ),
     "pod uses batch from preceding pod and leaves remaining batch to next pod": Basic(
-        "b-1", ["n3", "n1", "n2"], "b-2", "n1", {NO_HINT: 1, HINT_USED: 1}, {}, left={TEST_PROFILE: ["n2"]}
+        "b-1", "n3", ["n1", "n2"], "b-2", "n1", {NO_HINT: 1, HINT_USED: 1}, {}, {STORED: 1}, left=["n2"]
     ),
     "a second pod with a nominated node does not get a hint": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {"pod_nominated": 1}, nominated=True
-    ),
-    "an unsignable second pod flushes the batch": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {"pod_not_batchable": 1}, second_sig=None
-    ),
-    "an unsignable first pod stores nothing": Basic("b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {}, first_sig=None),
-    "the previous pod's node is gone": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {"node_missing": 1}, removed=("n3",)
-    ),
-    "cached nodes that are gone are skipped": Basic(
         "b-1",
-        ["n3", "n1", "n2"],
+        "n3",
+        ["n1"],
         "b-2",
-        "n2",
-        {NO_HINT: 1, HINT_USED: 1},
-        {},
-        left={TEST_PROFILE: []},
-        removed=("n1",),
+        None,
+        {NO_HINT: 2},
+        {"pod_nominated": 1},
+        {STORED: 1, EMPTY_LIST: 1},
+        nominated=True,
     ),
-    "every cached node is gone": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {"empty_list": 1}, removed=("n1",)
-    ),
-    "a batch younger than MAX_BATCH_AGE is used": Basic(
+    # Beyond upstream's table:
+    "an unsignable second pod is incompatible": Basic(
         "b-1",
-        ["n3", "n1"],
+        "n3",
+        ["n1"],
+        "b-2",
+        None,
+        {NO_HINT: 2},
+        {"pod_incompatible": 1},
+        {STORED: 1, POD_NOT_BATCHABLE: 1},
+        second_sig=None,
+    ),
+    "an unsignable first pod stores nothing": Basic(
+        "b-1", "n3", ["n1"], "b-2", None, {NO_HINT: 2}, {}, {POD_NOT_BATCHABLE: 1, EMPTY_LIST: 1}, first_sig=None
+    ),
+    "the previous pod's node is gone": Basic(
+        "b-1", "n3", ["n1"], "b-2", None, {NO_HINT: 2}, {"node_missing": 1}, {STORED: 1, EMPTY_LIST: 1}, removed=("n3",)
+    ),
+    # The hint is a name: that the node is gone is the scheduler's to find (it runs in full).
+    "a cached node that is gone is still the hint": Basic(
+        "b-1",
+        "n3",
+        ["n1", "n2"],
         "b-2",
         "n1",
         {NO_HINT: 1, HINT_USED: 1},
         {},
-        left={TEST_PROFILE: []},
-        age=MAX_BATCH_AGE * 0.9,
+        {STORED: 1},
+        left=["n2"],
+        removed=("n1",),
+    ),
+    "a batch younger than MAX_BATCH_AGE is used": Basic(
+        "b-1", "n3", ["n1"], "b-2", "n1", {NO_HINT: 1, HINT_USED: 1}, {}, {STORED: 1}, age=MAX_BATCH_AGE * 0.9
     ),
     # Upstream expires a batch strictly older than maxBatchAge.
     "a batch exactly MAX_BATCH_AGE old is still used": Basic(
-        "b-1", ["n3", "n1"], "b-2", "n1", {NO_HINT: 1, HINT_USED: 1}, {}, left={TEST_PROFILE: []}, age=MAX_BATCH_AGE
+        "b-1", "n3", ["n1"], "b-2", "n1", {NO_HINT: 1, HINT_USED: 1}, {}, {STORED: 1}, age=MAX_BATCH_AGE
     ),
     "a batch just older than MAX_BATCH_AGE has expired": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {"expired": 1}, age=MAX_BATCH_AGE + 0.001
-    ),
-    "an older batch has expired": Basic(
-        "b-1", ["n3", "n1"], "b-2", None, {NO_HINT: 2}, {"expired": 1}, age=MAX_BATCH_AGE * 10
+        "b-1",
+        "n3",
+        ["n1"],
+        "b-2",
+        None,
+        {NO_HINT: 2},
+        {"expired": 1},
+        {STORED: 1, EMPTY_LIST: 1},
+        age=MAX_BATCH_AGE + 0.001,
     ),
 }
 
 
 @pytest.mark.parametrize("case", list(BASIC.values()), ids=list(BASIC))
 def test_batch_basic(case: Basic) -> None:
+    """Upstream's TestBatchBasic: the first pod through, then the second, each with its store."""
     fw = batch_test_framework()
-    other = batch_test_framework(OTHER_PROFILE)
     clock = FakeClock()
     observer = RecordingObserver()
     batching = OpportunisticBatching(clock, observer)
-    state = CycleState()
     nodes = {n: make_node(n).info() for n in ("n1", "n2", "n3", "n4")}
-    first = make_pod(case.first).info()
 
-    assert batching.hint(fw, state, first, case.first_sig, 1, False, nodes.get) is None
-    if case.ranked is None:
-        batching.flush(fw.profile_name, "pod_failed")
-    else:
-        # Scored in another order than the ranking: store sorts by score.
-        scored = sorted(case.ranked)
-        totals = [100 - case.ranked.index(n) for n in scored]
-        batching.store(fw, case.first_sig, 1, [nodes[n] for n in scored], totals, case.ranked[0])
-        chosen = case.ranked[0]
-        nodes[chosen] = make_node(chosen).info(make_pod(case.first))
-    # The first pod's no_hint, counted by hint(); neither store() nor flush() counts attempts.
-    assert batching.stats.attempts == Counter({NO_HINT: 1})
+    assert hint_of(batching, fw, case.first, case.first_sig, 1, nodes) is None
+    if case.chosen is not None:
+        store(batching, fw, case.first_sig, 1, None, case.chosen, case.others)
+        nodes[case.chosen] = make_node(case.chosen).info(make_pod(case.first))
     for name in case.removed:
         del nodes[name]
     clock.now += case.age
 
-    cycle = 3 if case.skip_pod else 2
-    second_fw = other if case.other_profile else fw
-    second = make_pod(case.second).info()
-    hint = batching.hint(second_fw, state, second, case.second_sig, cycle, case.nominated, nodes.get)
-    assert (hint.name if hint is not None else None) == case.expected_hint
-    if hint is not None:
-        batching.hint_used(second_fw.profile_name, cycle, hint.name)
-    else:
-        # Placed by a full cycle on a node no other one could match (upstream: no other nodes).
-        batching.store(second_fw, case.second_sig, cycle, [nodes["n4"]], [1], "n4")
+    cycle = 3 if case.skip_pod else 1 if case.same_cycle else 2
+    hint = hint_of(batching, fw, case.second, case.second_sig, cycle, nodes, case.nominated)
+    assert hint == case.expected_hint
+    # The second pod went to the hint, or (upstream's test) to a node no other one matches.
+    store(batching, fw, case.second_sig, cycle, hint, hint or "n4", None)
 
-    assert {profile: b.nodes for profile, b in batching.batches.items()} == case.left
+    assert cached(batching) == case.left
     assert dict(batching.stats.attempts) == case.attempts
     assert dict(batching.stats.flushes) == case.flushes
+    assert dict(batching.stats.stores) == case.stores
+    assert batching.stats.rescores == 0  # blocking pods: the previous node never fits again
     flushed = [c for c in observer.calls if c[0] == "flush"]
     assert Counter(reason for _, _, reason in flushed) == Counter(case.flushes)
-    assert all(profile == fw.profile_name for _, profile, _ in flushed)
-    # One attempt per pod, counted under that pod's profile.
-    attempted = [(profile, result) for kind, profile, result in observer.calls if kind == "attempt"]
-    assert Counter(result for _, result in attempted) == Counter(case.attempts)
-    assert [profile for profile, _ in attempted] == [fw.profile_name, second_fw.profile_name]
+    attempted = [result for kind, _, result in observer.calls if kind == "attempt"]
+    assert Counter(attempted) == Counter(case.attempts)
+
+
+@dataclass
+class Rescore:
+    score: int
+    expected_hint: str | None
+    remaining: list[str] | None
+    flush: str | None
+    rescores: int
+    filter_err: bool = False
+    pre_score_err: bool = False
+    score_err: bool = False
+    norm_err: bool = False
+    chosen_missing: bool = False
+    cached_missing: bool = False
+
+
+#: n1 was cached with a raw score of 50; n2, the previous pod's node, is scored again.
+RESCORE: dict[str, Rescore] = {
+    "rescored node wins": Rescore(100, "n2", ["n1"], None, 1),
+    "rescored node loses": Rescore(10, "n1", ["n2"], None, 1),
+    "filter error gives no hint": Rescore(100, None, None, "filter_error", 0, filter_err=True),
+    "prescore error gives no hint": Rescore(0, None, None, "prescore_error", 1, pre_score_err=True),
+    "score error gives no hint": Rescore(0, None, None, "rescore_error", 1, score_err=True),
+    "normalize error gives no hint": Rescore(0, None, None, "normalize_error", 1, norm_err=True),
+    "chosen node missing from lister gives no hint": Rescore(0, None, None, "node_missing", 0, chosen_missing=True),
+    "cached node missing from lister gives no hint": Rescore(100, None, None, "node_missing", 1, cached_missing=True),
+}
+
+
+@pytest.mark.parametrize("case", list(RESCORE.values()), ids=list(RESCORE))
+def test_batch_rescore(case: Rescore) -> None:
+    """Upstream's TestBatchRescore: the previous pod's node still fits the next pod (neither
+    blocks), so it is scored again and competes with the cached node."""
+    CONFIG.update(
+        score=case.score,
+        filter_err=case.filter_err,
+        pre_score_err=case.pre_score_err,
+        score_err=case.score_err,
+        norm_err=case.norm_err,
+    )
+    fw = batch_test_framework(score=True, filter_errors=True)
+    batching = OpportunisticBatching(FakeClock(), NullObserver())
+    store(batching, fw, b"sig", 1, None, "n2", ["n1"], raw={"ConfigurableScore": [50]})
+    nodes: dict[str, NodeInfo] = {}
+    if not case.chosen_missing:
+        nodes["n2"] = make_node("n2").info(make_pod("a-1"))
+        if not case.cached_missing:
+            nodes["n1"] = make_node("n1").info()
+    hint = hint_of(batching, fw, "a-2", b"sig", 2, nodes)
+    assert hint == case.expected_hint
+    assert batching.stats.rescores == case.rescores
+    assert dict(batching.stats.flushes) == ({case.flush: 1} if case.flush else {})
+    assert dict(batching.stats.attempts) == ({} if hint else {NO_HINT: 1})
+    assert cached(batching) == case.remaining
+
+
+def test_batch_rescore_chain() -> None:
+    """Upstream's TestBatchRescoreChain: the node scored again wins twice in a row; the cached
+    node stays for a next pod."""
+    CONFIG.update(score=100)
+    fw = batch_test_framework(score=True)
+    batching = OpportunisticBatching(FakeClock(), NullObserver())
+    store(batching, fw, b"sig", 1, None, "n2", ["n1"], raw={"ConfigurableScore": [50]})
+    nodes = {"n1": make_node("n1").info(), "n2": make_node("n2").info(make_pod("a-1"))}
+    assert hint_of(batching, fw, "a-2", b"sig", 2, nodes) == "n2"
+    store(batching, fw, b"sig", 2, "n2", "n2", None)
+    assert hint_of(batching, fw, "a-3", b"sig", 3, nodes) == "n2"
+    assert cached(batching) == ["n1"]
+    assert dict(batching.stats.attempts) == {HINT_USED: 1}
+    assert batching.stats.rescores == 2
+
+
+def _hint_not_used(b: OpportunisticBatching, fw: Framework) -> None:
+    store(b, fw, b"sig", 1, "n1", "n2", ["n1"])
+
+
+def _unsignable_replaces(b: OpportunisticBatching, fw: Framework) -> None:
+    store(b, fw, b"sig", 1, None, "n2", ["n1"])
+    store(b, fw, None, 2, None, "n3", ["n1"])
+
+
+def _no_others_replaces(b: OpportunisticBatching, fw: Framework) -> None:
+    store(b, fw, b"sig", 1, None, "n2", ["n1"])
+    store(b, fw, b"sig", 2, None, "n3", None)
+
+
+def _cannot_seed(b: OpportunisticBatching, fw: Framework) -> None:
+    store(b, fw, None, 1, None, "n3", None)
+    store(b, fw, b"sig", 2, None, "n3", None)
+
+
+def _expires(b: OpportunisticBatching, fw: Framework) -> None:
+    store(b, fw, b"sig", 1, None, "n2", ["n1"])
+    b.clock.now += 120  # type: ignore[attr-defined]
+    hint_of(b, fw, "a-1", b"sig", 2, {})
+
+
+def _flushed_once(b: OpportunisticBatching, fw: Framework) -> None:
+    store(b, fw, b"sig", 1, None, "n2", ["n1"])
+    for cycle in (2, 3, 4):
+        hint_of(b, fw, "a-1", b"other", cycle, {})
+
+
+@pytest.mark.parametrize(
+    "run, attempts, flushes, stores",
+    [
+        (_hint_not_used, {HINT_NOT_USED: 1}, {}, {STORED: 1}),
+        (_unsignable_replaces, {}, {}, {STORED: 1, POD_NOT_BATCHABLE: 1}),
+        (_no_others_replaces, {}, {}, {STORED: 1, EMPTY_LIST: 1}),
+        (_cannot_seed, {}, {}, {POD_NOT_BATCHABLE: 1, EMPTY_LIST: 1}),
+        (_expires, {NO_HINT: 1}, {"expired": 1}, {STORED: 1}),
+        (_flushed_once, {NO_HINT: 3}, {"pod_incompatible": 1}, {STORED: 1}),
+    ],
+    ids=[
+        "hint given but a different node was chosen",
+        "pod without a signature replaces a usable state",
+        "pod with no other nodes replaces a usable state",
+        "pods that can't seed a batch are counted with no state",
+        "batch state older than maxBatchAge expires",
+        "a flush is reported once when the following pods fail to schedule",
+    ],
+)
+def test_batch_metrics_other_paths(
+    run: Callable[[OpportunisticBatching, Framework], None],
+    attempts: dict[str, int],
+    flushes: dict[str, int],
+    stores: dict[str, int],
+) -> None:
+    """Upstream's TestBatchMetricsOtherPaths: replacing a batch by storing is no flush."""
+    fw = batch_test_framework()
+    batching = OpportunisticBatching(FakeClock(), NullObserver())
+    run(batching, fw)
+    assert dict(batching.stats.attempts) == attempts
+    assert dict(batching.stats.flushes) == flushes
+    assert dict(batching.stats.stores) == stores
 
 
 def test_a_used_hint_carries_the_batch_on() -> None:
     """Three blocking pods: the second and third take the cached nodes in order; the batch
-    follows the pod that used it (its cycle and node), and a failed pod flushes it. Flushing
-    another profile leaves it alone."""
+    follows the pod that used it (its cycle and node). Flushing another profile leaves it alone."""
     fw = batch_test_framework()
     batching = OpportunisticBatching(FakeClock(), NullObserver())
-    state = CycleState()
     nodes = {n: make_node(n).info() for n in ("n1", "n2", "n3")}
-    batching.store(fw, b"sig", 1, [nodes["n1"], nodes["n2"], nodes["n3"]], [50, 10, 90], "n3")
-    assert list(batching.batches) == [TEST_PROFILE]
+    batching.store(fw, b"sig", 1, None, "n3", list(nodes.values()), [50, 10, 90])
     batch = batching.batches[TEST_PROFILE]
     assert batch.nodes == ["n1", "n2"]
     for cycle, pod, expected in [(2, "b-2", "n1"), (3, "b-3", "n2")]:
-        previous = batch.node
+        previous = batching.last[TEST_PROFILE].node
         nodes[previous] = make_node(previous).info(make_pod(f"b-on-{previous}"))
-        hint = batching.hint(fw, state, make_pod(pod).info(), b"sig", cycle, False, nodes.get)
-        assert hint is not None and hint.name == expected
-        batching.hint_used(fw.profile_name, cycle, hint.name)
+        hint = hint_of(batching, fw, pod, b"sig", cycle, nodes)
+        assert hint == expected
+        batching.store(fw, b"sig", cycle, hint, expected)
         assert batching.batches[TEST_PROFILE] is batch
-        assert (batch.cycle, batch.node) == (cycle, expected)
+        assert (batching.last[TEST_PROFILE].cycle, batching.last[TEST_PROFILE].node) == (cycle, expected)
     assert batch.nodes == []
     assert batching.stats.attempts == Counter({HINT_USED: 2})
-    batching.flush(OTHER_PROFILE, "pod_failed")  # another profile's: it has no batch, nothing counted
+    batching.flush(OTHER_PROFILE, "pod_skipped")  # another profile's: it has no batch, nothing counted
     assert batching.batches == {TEST_PROFILE: batch}
     assert batching.stats.flushes == Counter()
-    batching.flush(TEST_PROFILE, "pod_failed")
-    assert batching.batches == {}
-    assert batching.stats.flushes == Counter({"pod_failed": 1})
-    batching.flush(TEST_PROFILE, "pod_failed")  # nothing left to flush: not counted again
-    assert batching.stats.flushes == Counter({"pod_failed": 1})
 
 
 def test_each_profile_keeps_its_own_batch() -> None:
@@ -915,23 +1164,16 @@ def test_each_profile_keeps_its_own_batch() -> None:
     other = batch_test_framework(OTHER_PROFILE)
     observer = RecordingObserver()
     batching = OpportunisticBatching(FakeClock(), observer)
-    state = CycleState()
     nodes = {n: make_node(n).info() for n in ("n1", "n2", "n3", "n4")}
-    batching.store(fw, b"sig", 1, [nodes["n1"], nodes["n2"]], [9, 1], "n1")
-    batching.store(other, b"sig", 2, [nodes["n3"], nodes["n4"]], [9, 1], "n3")
-    assert {p: (b.nodes, b.cycle, b.node) for p, b in batching.batches.items()} == {
-        TEST_PROFILE: (["n2"], 1, "n1"),
-        OTHER_PROFILE: (["n4"], 2, "n3"),
-    }
+    batching.store(fw, b"sig", 1, None, "n1", [nodes["n1"], nodes["n2"]], [9, 1])
+    batching.store(other, b"sig", 2, None, "n3", [nodes["n3"], nodes["n4"]], [9, 1])
+    assert {p: b.nodes for p, b in batching.batches.items()} == {TEST_PROFILE: ["n2"], OTHER_PROFILE: ["n4"]}
     nodes["n3"] = make_node("n3").info(make_pod("b-1"))
-    hint = batching.hint(other, state, make_pod("b-2").info(), b"sig", 3, False, nodes.get)
-    assert hint is not None and hint.name == "n4"
-    batching.hint_used(OTHER_PROFILE, 3, "n4")
-    # test-profile's batch, stored at cycle 1, is two cycles behind: flushed under its profile.
-    assert batching.hint(fw, state, make_pod("b-3").info(), b"sig", 4, False, nodes.get) is None
-    assert {p: (b.nodes, b.cycle, b.node) for p, b in batching.batches.items()} == {
-        OTHER_PROFILE: ([], 3, "n4"),
-    }
+    assert hint_of(batching, other, "b-2", b"sig", 3, nodes) == "n4"
+    batching.store(other, b"sig", 3, "n4", "n4")
+    # test-profile's batch, stored at cycle 1, is three cycles behind: flushed under its profile.
+    assert hint_of(batching, fw, "b-3", b"sig", 4, nodes) is None
+    assert {p: b.nodes for p, b in batching.batches.items()} == {OTHER_PROFILE: []}
     assert observer.calls == [
         ("attempt", OTHER_PROFILE, HINT_USED),
         ("flush", TEST_PROFILE, "pod_skipped"),
@@ -940,7 +1182,7 @@ def test_each_profile_keeps_its_own_batch() -> None:
 
 
 @pytest.mark.parametrize(
-    "totals, chosen, cached",
+    "totals, chosen, kept",
     [
         ([7, 7, 9, 7, 3], "n4", ["n5", "n1", "n2", "n3"]),
         ([9, 9, 1, 9, 3], "n1", ["n5", "n2", "n3", "n4"]),
@@ -948,37 +1190,20 @@ def test_each_profile_keeps_its_own_batch() -> None:
     ],
     ids=["ties below the choice", "the choice was the second of a tie", "the choice was the last of a tie"],
 )
-def test_ties_keep_the_order_they_were_scored_in(totals: list[int], chosen: str, cached: list[str]) -> None:
-    """The choice among equal scores is random; the others stay in the order they were scored."""
+def test_ties_keep_the_order_they_were_scored_in(totals: list[int], chosen: str, kept: list[str]) -> None:
+    """The choice among equal scores is random; the others stay in the order they were scored,
+    and so do their raw scores."""
     fw = batch_test_framework()
     batching = OpportunisticBatching(FakeClock(), NullObserver())
-    nodes = [make_node(n).info() for n in ["n5", "n1", "n4", "n2", "n3"]]
-    batching.store(fw, b"sig", 1, nodes, totals, chosen)
+    names = ["n5", "n1", "n4", "n2", "n3"]
+    nodes = [make_node(n).info() for n in names]
+    raw = {"P": np.arange(len(names)) * 10}
+    batching.store(fw, b"sig", 1, None, chosen, nodes, totals, raw)
     batch = batching.batches[TEST_PROFILE]
-    assert batch.nodes == cached
-    assert batch.node == chosen
-    assert batching.stats.attempts == Counter()  # store() counts no attempt
-
-
-def test_a_hint_that_was_not_used_is_counted() -> None:
-    """The scheduler says when a hint did not fit (hint_not_used); the full cycle that follows
-    stores a fresh batch without counting anything more."""
-    fw = batch_test_framework()
-    observer = RecordingObserver()
-    batching = OpportunisticBatching(FakeClock(), observer)
-    state = CycleState()
-    nodes = {n: make_node(n).info() for n in ("n1", "n2", "n3")}
-    batching.store(fw, b"sig", 1, list(nodes.values()), [3, 2, 1], "n1")
-    nodes["n1"] = make_node("n1").info(make_pod("b-1"))
-    hint = batching.hint(fw, state, make_pod("b-2").info(), b"sig", 2, False, nodes.get)
-    assert hint is not None and hint.name == "n2"
-    batching.hint_not_used(fw.profile_name)
-    assert batching.stats.attempts == Counter({HINT_NOT_USED: 1})
-    batching.store(fw, b"sig", 2, [nodes["n2"], nodes["n3"]], [1, 2], "n3")
-    assert batching.stats.attempts == Counter({HINT_NOT_USED: 1})
-    batch = batching.batches[TEST_PROFILE]
-    assert (batch.nodes, batch.cycle, batch.node) == (["n2"], 2, "n3")
-    assert observer.calls == [("attempt", TEST_PROFILE, HINT_NOT_USED)]
+    assert batch.nodes == kept
+    assert batch.raw["P"].tolist() == [names.index(n) * 10 for n in kept]
+    assert batching.last[TEST_PROFILE].node == chosen
+    assert batching.stats.attempts == Counter()  # store() counts no attempt without a hint
 
 
 # --- signatures -------------------------------------------------------------------------------------
@@ -1200,3 +1425,31 @@ def test_a_locked_gate_cannot_be_set_away_from_its_default() -> None:
         FeatureGateError, match="cannot set feature gate DRAExtendedResource to false, feature is locked to true"
     ):
         parse_feature_gates("DRAExtendedResource=false")
+
+
+# --- property: batching decides as full cycles where upstream designed it to ------------------------
+
+
+#: Node sizes whose scores for a :func:`_proportional_pod` all differ (ties are broken at random).
+DISTINCT_SIZES = [4, 8, 16, 32, 64, 128, 256]
+
+
+def _proportional_pod(name: str) -> dict[str, Any]:
+    """3.5 CPUs and 3.5Gi: the same share of CPU and memory on the nodes below."""
+    return make_pod(name).req(cpu="3500m", memory="3584Mi").obj()
+
+
+@given(sizes=st.lists(st.sampled_from(DISTINCT_SIZES), min_size=2, max_size=7, unique=True), pods=st.integers(2, 9))
+@fuzz_settings(25)
+def test_one_pod_per_node_batches_decide_as_full_cycles(sizes: list[int], pods: int) -> None:
+    """Nodes of distinct sizes, each with room for one pod, and identical pods: every pod after
+    the first takes the hint, and every pod lands where a full cycle (the gate off) puts it;
+    pods beyond the nodes fail either way."""
+    nodes = [make_node(f"n{i}").capacity(cpu=str(c), memory=f"{c}Gi", pods="1").obj() for i, c in enumerate(sizes)]
+    docs = [*nodes, *(_proportional_pod(f"p{i}") for i in range(pods))]
+    on = run_sim(docs, batching=True)
+    off = run_sim(docs, batching=False)
+    assert placements(on) == placements(off)
+    placed = sum(1 for node in placements(on).values() if node is not None)
+    assert on.scheduler.batching.stats.attempts[HINT_USED] == max(0, placed - 1)
+    assert on.scheduler.batching.stats.rescores == 0

@@ -18,6 +18,7 @@ from kubesched.framework.events import (
     QueueingHint,
     Resource,
 )
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Status
 from kubesched.runtime.framework import Framework
 from kubesched.testing import make_pod
@@ -104,22 +105,23 @@ def test_active_queue_orders_by_priority_then_arrival() -> None:
 
 
 @pytest.mark.parametrize(
-    "attempts,expected",
+    "rejections,expected",
     [(1, 1.0), (2, 2.0), (3, 4.0), (4, 8.0), (5, 10.0), (9, 10.0)],
     ids=["first", "second", "third", "fourth", "capped", "still-capped"],
 )
-def test_backoff_doubles_up_to_the_maximum(attempts: int, expected: float) -> None:
+def test_backoff_doubles_up_to_the_maximum(rejections: int, expected: float) -> None:
     q = make_queue(Clock(), initial_backoff=1.0, max_backoff=10.0)
     q.add(make_pod("p").info())
     qpi = q.pop_nowait()
     assert qpi is not None
-    qpi.attempts = attempts
+    qpi.unschedulable_count = rejections
     assert q.backoff_duration(qpi) == expected
 
 
 def test_error_goes_to_backoff_and_returns_when_backoff_completes() -> None:
+    # Without SchedulerPopFromBackoffQ: expiries are not aligned to windows.
     clock = Clock()
-    q = make_queue(clock)
+    q = make_queue(clock, feature_gates=FeatureGates({"SchedulerPopFromBackoffQ": False}))
     q.add(make_pod("p").info())
     qpi = q.pop_nowait()
     assert q.add_unschedulable_if_not_present(qpi, set()) == "backoff"  # type: ignore[arg-type]
@@ -130,6 +132,23 @@ def test_error_goes_to_backoff_and_returns_when_backoff_completes() -> None:
     assert q.flush_backoff_completed() == 1
     assert q.pop_nowait() is qpi
     assert qpi.attempts == 2  # type: ignore[union-attr]
+
+
+def test_error_backoff_completes_a_window_after_its_expiry_with_pop_from_backoff() -> None:
+    # 1.37's default: the expiry (1001.0) is truncated to its 1 s window, and a pod whose
+    # window is the clock's still backs off; the flush at 1002.0 moves it.
+    clock = Clock()
+    q = make_queue(clock)
+    q.add(make_pod("p").info())
+    qpi = q.pop_nowait()
+    assert q.add_unschedulable_if_not_present(qpi, set()) == "backoff"  # type: ignore[arg-type]
+    assert q.pop_nowait() is None  # an errored pod is never popped early
+    assert q.next_backoff_expiry() == 1002.0
+    clock.t = 1001.5
+    assert q.flush_backoff_completed() == 0
+    clock.t = 1002.0
+    assert q.flush_backoff_completed() == 1
+    assert q.pop_nowait() is qpi
 
 
 def test_rejected_pod_waits_in_pool_until_an_event_its_plugin_registered() -> None:

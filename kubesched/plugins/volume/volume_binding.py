@@ -579,6 +579,13 @@ class VolumeBinding:
             self._assumed_pvcs.pop(pvc_key(namespace_of(claim), name_of(claim)), None)
 
     # --- PreBind --------------------------------------------------------------------------------
+    def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Whether PreBind will bind anything: Skip when every claim of the pod is bound."""
+        s: _State | None = state.get(STATE_KEY)
+        if s is None:
+            return Status.as_error(f"reading {STATE_KEY!r} from cycleState: not found")
+        return Status.skip() if s.all_bound else None
+
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s: _State | None = state.get(STATE_KEY)
         if s is None:
