@@ -4,6 +4,11 @@ As in 1.37, a binding that fails with a transient error (409 Conflict, 500, 503 
 connection refused or reset — and 504, a request that timed out) is sent again, with client-go's
 ``retry.DefaultBackoff``: at most 4 calls, 10, 50 and 250 ms apart (each wait lengthened by up
 to a tenth). Any other failure, or the last one, becomes an ERROR status.
+
+Each of those failures may have taken effect (a 409 says the pod is bound already, perhaps by
+the very call that timed out), so before sending it again the pod is read: bound to this node,
+the binding succeeded; bound elsewhere or gone, or when it cannot be read, the failure is
+returned for the binding cycle to settle. A pod is never sent to be bound twice once it is.
 """
 
 from __future__ import annotations
@@ -49,11 +54,27 @@ class DefaultBinder:
             except Exception as exc:  # noqa: BLE001 - every API failure is reported, never raised
                 if attempt == BIND_ATTEMPTS or not retriable(exc):
                     return Status.as_error(exc)
+                where = await self._bound_to(pod)
+                if where == node_name:
+                    return None
+                if where is not None:
+                    return Status.as_error(exc)
                 await self.sleep(wait + self.rng.random() * JITTER * wait)
                 wait *= WAIT_FACTOR
                 continue
             return None
         return None  # not reached: the last attempt returns
+
+    async def _bound_to(self, pod: PodInfo) -> str | None:
+        """The node the server shows ``pod`` bound to; ``""`` when it is gone, replaced or cannot
+        be read (not to be sent again); None while it is unbound."""
+        try:
+            live = await self.handle.cluster.get_pod(pod.namespace, pod.name)
+        except Exception:  # noqa: BLE001 - unknown: the binding cycle reads it again itself
+            return ""
+        if not live or (live.get("metadata") or {}).get("uid") != pod.uid:
+            return ""
+        return (live.get("spec") or {}).get("nodeName") or None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return []

@@ -137,14 +137,16 @@ async def test_a_bind_that_failed_and_did_not_take_effect_is_retried(conflict: b
     runner = asyncio.create_task(sched.run())
     try:
         await eventually(lambda: store.get("Pod", "default", "p0")["spec"].get("nodeName") == "n0")
-        await sched.wait_for_bindings(2)
+        await sched.wait_for_bindings(1)
         await cluster.wait_delivered()
     finally:
         await sched.stop(grace=1)
         await asyncio.gather(runner, return_exceptions=True)
     pod = store.get("Pod", "default", "p0")
     reasons = [e["reason"] for e in cluster.events_for(pod)]
-    assert reasons == ["FailedScheduling", "Scheduled"]
+    # As 1.37's DefaultBinder: read unbound after the failure, the binding is sent again within
+    # the same binding cycle, so nothing failed as far as the pod's events go.
+    assert reasons == ["Scheduled"]
     assert cluster.binds["p0"] == 2
     assert sched.queue.in_flight_counts() == (0, 0)
 

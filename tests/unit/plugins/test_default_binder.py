@@ -76,17 +76,29 @@ def test_run_bind_reports_the_failure_with_the_plugin_name() -> None:
 
 
 class FlakyCluster:
-    """Fails the first ``failures`` bind calls with ``error``, then binds."""
+    """Fails the first ``failures`` bind calls with ``error``, then binds; ``took_effect``: the
+    failed calls bound the pod all the same (as a call that timed out may have). Reads show the
+    pod as the calls left it."""
 
-    def __init__(self, error: BaseException, failures: int) -> None:
+    def __init__(self, error: BaseException, failures: int, took_effect: bool = False) -> None:
         self.error = error
         self.failures = failures
+        self.took_effect = took_effect
         self.calls = 0
+        self.reads = 0
+        self.node = ""
 
     async def bind(self, pod: dict[str, Any], node_name: str) -> None:
         self.calls += 1
         if self.calls <= self.failures:
+            if self.took_effect:
+                self.node = node_name
             raise self.error
+        self.node = node_name
+
+    async def get_pod(self, namespace: str, name: str) -> dict[str, Any]:
+        self.reads += 1
+        return {"metadata": {"name": name, "namespace": namespace, "uid": "p"}, "spec": {"nodeName": self.node}}
 
 
 def _bind_with(cluster) -> tuple[Any, list[float], DefaultBinder]:
@@ -97,7 +109,7 @@ def _bind_with(cluster) -> tuple[Any, list[float], DefaultBinder]:
         waits.append(seconds)
 
     binder.sleep = sleep
-    status = asyncio.run(binder.bind(CycleState(), make_pod("p").info(), "n"))
+    status = asyncio.run(binder.bind(CycleState(), make_pod("p").uid("p").info(), "n"))
     return status, waits, binder
 
 
@@ -144,3 +156,19 @@ def test_errors_without_a_status_are_not_retried() -> None:
     status, waits, _ = _bind_with(cluster)
     assert cluster.calls == 1 and waits == []
     assert status is not None and status.code is Code.ERROR
+
+
+def test_a_failed_bind_that_took_effect_is_not_sent_again() -> None:
+    """A 504 or a 409 may mean the call bound the pod: it is read before being sent again."""
+    cluster = FlakyCluster(ClusterError("timed out", 504), 1, took_effect=True)
+    status, waits, _ = _bind_with(cluster)
+    assert status is None
+    assert (cluster.calls, cluster.reads, waits) == (1, 1, [])
+
+
+def test_a_pod_bound_elsewhere_is_the_binding_cycle_s_to_settle() -> None:
+    cluster = FlakyCluster(ClusterError("conflict", 409), 1)
+    cluster.node = "other"
+    status, _, _ = _bind_with(cluster)
+    assert status is not None and status.code is Code.ERROR
+    assert cluster.calls == 1
