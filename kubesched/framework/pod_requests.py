@@ -554,6 +554,15 @@ def node_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING)
     (``NonZeroRequested``), as 1.37's NodeInfo accounts a pod: status resources counted; where
     the pod sets pod-level requests, a non-zero default only for cpu or memory that neither
     the pod nor any container names."""
+    if not has_status_resources(pod) and not (counting.pod_level_resources and _pod_level(pod)):
+        # Only the containers' specs count (most pods): one pass over them for both counts.
+        containers = _container_infos(pod, False)
+        overhead = amounts_of((pod.get("spec") or {}).get("overhead"), "spec.overhead")
+        plain = _aggregate(containers, _spec_requests, False, {})
+        defaulted = _aggregate(containers, _spec_requests, False, NON_ZERO_DEFAULTS)
+        _add(plain, overhead)
+        _add(defaulted, overhead)
+        return to_resource(plain), to_resource(defaulted)
     amounts = pod_request_amounts(pod, _status_options(counting))
     requests = to_resource(amounts)
     if counting.pod_level_resources and any(is_supported_pod_level_resource(n) for n in pod_level_resources(pod)[0]):

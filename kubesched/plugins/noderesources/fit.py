@@ -6,6 +6,11 @@ kept in one Status. The Status is UnschedulableAndUnresolvable when some request
 node's whole allocatable (evicting pods cannot make room), Unschedulable otherwise.
 ``ignoredResources`` / ``ignoredResourceGroups`` exempt *extended* resources only.
 
+The pod's requests are counted as 1.37 counts them (:mod:`kubesched.framework.pod_requests`):
+pod-level requests (``spec.resources``) replace the containers' sum unless the PodLevelResources
+gate is off; the node's side is NodeInfo's total, where pods resized in place count the larger
+of spec and allocation.
+
 Score uses the configured strategy (LeastAllocated, MostAllocated, RequestedToCapacityRatio) over
 the configured resources, see :mod:`kubesched.plugins.noderesources.resource_allocation`.
 """
