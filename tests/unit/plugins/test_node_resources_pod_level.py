@@ -55,7 +55,7 @@ class Handle:
         self.feature_gates = FeatureGates(gates)
 
 
-def filter_with(gates: dict[str, bool], p: Obj, nodes: list[Obj], running: list[Obj] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+def filter_with(gates: dict[str, bool], p: Obj, nodes: list[Obj], running: tuple[Obj, ...] = ()) -> dict[str, Any]:
     """Fit's PreFilter and Filter under ``gates``, the node's pods accounted as the scheduler
     with those gates accounts them."""
     handle = Handle(**gates)
