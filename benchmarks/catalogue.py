@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks import dra
+
 #: This folder: the configurations a workload names live beside the catalogue.
 HERE = Path(__file__).resolve().parent
 
@@ -70,8 +72,9 @@ class Workload:
     floor: Floor | None = None
     #: Takes minutes: run only when named (-w), with --all or by --scaling.
     slow: bool = False
-    #: Upstream's OpportunisticBatching feature gate on (SchedulerOptions.opportunistic_batching).
-    opportunistic_batching: bool = False
+    #: Upstream's OpportunisticBatching feature gate (on by default in 1.37, as upstream's
+    #: scheduler_perf runs every case).
+    opportunistic_batching: bool = True
     #: Where pods land depends on wall-clock timing (preemption: when a preemptor's backoff
     #: ends against when its victims are gone), so two runs may differ on any path.
     timing_dependent: bool = False
@@ -79,6 +82,10 @@ class Workload:
     #: of this template every ``churn_interval`` seconds (not measured; they may preempt).
     make_churn_pod: Callable[[str, int], dict[str, Any]] | None = None
     churn_interval: float = 0.2
+    #: Cluster objects created before the init pods (DeviceClasses, ResourceSlices, claim
+    #: templates, DeviceTaintRules: :mod:`benchmarks.dra`), with the namespaces ``init`` and
+    #: ``test`` and the simulator's controllers running (claims made from templates).
+    objects: Callable[[], list[dict[str, Any]]] | None = None
 
 
 def default_node(i: int) -> dict[str, Any]:
@@ -318,9 +325,76 @@ WORKLOADS: dict[str, Workload] = {
             5000,
             make_pod=SATURATING_POD,
             config=str(HERE / "no-topology-defaults.yaml"),
-            opportunistic_batching=True,
             description="upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
-            "OpportunisticBatching on, no default spreading (which makes pods unsignable)",
+            "no default spreading (which makes pods unsignable)",
+        ),
+        Workload(
+            "PodLevelResources/5000Nodes",
+            5000,
+            1000,
+            1000,
+            make_pod=dra.pod_level_resources_pod,
+            floor=SCHEDULING_BASIC_FLOOR,
+            description="SchedulingBasic with its requests at pod level (spec.resources, PodLevelResources; "
+            "no upstream case: SchedulingBasic's floor)",
+        ),
+        Workload(
+            "DRA/ExtendedResource_100Nodes",
+            100,
+            1000,
+            1000,
+            make_node=dra.dra_node,
+            make_init_pod=dra.extended_resource_pod("init"),
+            make_pod=dra.extended_resource_pod("test"),
+            objects=dra.extended_resource_objects(100, 10, 1000),
+            description="upstream dra/extendedresource SchedulingWithExtendedResource/2000pods_100nodes: "
+            "1000 classes backing example.com/gpu-<i>, 10 devices a node; the init pods take every device",
+        ),
+        Workload(
+            "DRA/DeviceTaints_100Nodes",
+            100,
+            500,
+            500,
+            make_node=dra.dra_node,
+            make_init_pod=dra.claim_template_pod("init"),
+            make_pod=dra.claim_template_pod("test"),
+            objects=dra.device_taints_objects(100, 10),
+            description="upstream dra/devicetaints SchedulingWithResourceClaimTemplateToleration at our size "
+            "(upstream runs 2 nodes, 10 pods): a DeviceTaintRule taints every device, claims tolerate it",
+        ),
+        Workload(
+            "DRA/PartitionableDevices_100Nodes",
+            100,
+            200,
+            200,
+            make_node=dra.dra_node,
+            make_init_pod=dra.claim_template_pod("init"),
+            make_pod=dra.claim_template_pod("test"),
+            objects=dra.partitionable_objects(200),
+            description="upstream dra/partitionabledevices (2000 slices, 2000 pods) at 200: each pool's "
+            "preallocated device taken by an init pod, two devices of one pool per measured pod",
+        ),
+        Workload(
+            "DRA/ConsumableCapacity_100Nodes",
+            100,
+            0,
+            500,
+            make_node=dra.dra_node,
+            make_pod=dra.claim_template_pod("test"),
+            objects=dra.consumable_capacity_objects(100),
+            description="upstream dra/consumablecapacity (2000 slices, 2000 pods) at 100 slices, 500 pods: "
+            "shareable devices of 80Gi, each claim asking 10Gi twice",
+        ),
+        Workload(
+            "DRA/PrioritizedList_100Nodes",
+            100,
+            0,
+            1000,
+            make_node=dra.dra_node,
+            make_pod=dra.claim_template_pod("test"),
+            objects=dra.prioritized_list_objects(100, 10),
+            description="upstream dra/prioritizedlist at our size (upstream runs 2 nodes, 10 pods): "
+            "firstAvailable whose first class matches no device",
         ),
         Workload(
             "OpenbGPU/default",

@@ -51,10 +51,14 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
     nodes = scenario.nodes if scenario is not None else [(w.make_node or default_node)(i) for i in range(w.nodes)]
     make_pod = w.make_pod or default_pod
     init = [] if scenario is not None else [(w.make_init_pod or make_pod)("init", i) for i in range(w.init_pods)]
-    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in ("sched-0", "sched-1")]
+    extra = ("init", "test") if w.objects is not None else ()
+    namespaces = [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in ("sched-0", "sched-1", *extra)
+    ]
+    objects = w.objects() if w.objects is not None else []
     tmp = tempfile.TemporaryDirectory()
     start = Path(tmp.name) / "start.yaml"
-    start.write_text(yaml.safe_dump_all([*namespaces, *nodes, *init], sort_keys=False))
+    start.write_text(yaml.safe_dump_all([*namespaces, *nodes, *objects, *init], sort_keys=False))
     served = contextlib.ExitStack()
     server = served.enter_context(sim_serve_process(Path(tmp.name), "--scenario", str(start)))
     cluster = KubeCluster(kubeconfig=server["kubeconfig"], qps=CLIENT_QPS, burst=int(CLIENT_QPS))

@@ -37,6 +37,17 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
         for i in range(w.nodes):
             store.create("Node", make_node(i))
     make_pod = w.make_pod or default_pod
+    controllers = None
+    if w.objects is not None:
+        from kubesched.sim.controllers import ControllerManager
+
+        for ns in ("init", "test"):
+            store.create("Namespace", {"metadata": {"name": ns}})
+        for obj in w.objects():
+            store.create(obj["kind"], obj)
+        # The resource-claim controller makes each pod's claims from its templates.
+        controllers = ControllerManager(store)
+        controllers.start()
     sched = workload_scheduler(w, cfg, cluster, batch)
     bound = BindCounter(placements, only=not_churn)
     store.subscribe(bound)
@@ -97,6 +108,8 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
     await churn.stop()
     durations = list(sched.stats.attempt_durations)
     await sched.stop()
+    if controllers is not None:
+        await controllers.stop()
     runner.cancel()
     await asyncio.gather(runner, return_exceptions=True)
     return measured_result(
