@@ -31,8 +31,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.server.serving import DelegationOptions, ServingOptions
 
     register_local_plugins(args)
-    cfg = load_config(args.config)
     gates = parse_feature_gates(args.feature_gates)
+    cfg = load_config(args.config, feature_gates=gates)
     problems = kflags.apply_leader_election(cfg.model, args)
     if problems:
         raise ConfigurationError("; ".join(problems))

@@ -46,11 +46,11 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     scenario = load_scenario(args.scenario) if args.scenario else None
     for warning in scenario.warnings if scenario is not None else ():
         print(f"kubesched: warning: {warning}", file=sys.stderr)
+    args.gates = parse_feature_gates(args.feature_gates)
     if args.with_scheduler:
-        cfg = load_config(args.config) if args.config else load_config(None)
+        cfg = load_config(args.config if args.config else None, feature_gates=args.gates)
     if args.token_auth_file:
         users = read_token_file(args.token_auth_file)
-    args.gates = parse_feature_gates(args.feature_gates)
     if args.faults:
         from kubesched.sim.apiserver.faults import FaultConfigError
         from kubesched.sim.apiserver.faults import load_config as load_faults

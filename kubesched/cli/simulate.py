@@ -37,11 +37,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     config_path = Path(args.config) if args.config else default_path(DEFAULT_CONFIG)
     scenario_path = Path(args.scenario) if args.scenario else default_path(DEFAULT_SCENARIO)
     register_local_plugins(args)
-    cfg = load_config(config_path)
+    gates = parse_feature_gates(args.feature_gates)
+    cfg = load_config(config_path, feature_gates=gates)
     scenario = load_scenario(scenario_path)
     for warning in scenario.warnings:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
-    gates = parse_feature_gates(args.feature_gates)
     model = cfg.model
     settings = SimulationSettings(
         parallelism=model.parallelism,

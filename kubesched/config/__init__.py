@@ -31,8 +31,14 @@ from kubesched.config.profiles import (
     merge_plugins,
     merge_sets,
 )
-from kubesched.config.validation import document_problems, resolve_plugin_args, validate_configuration
+from kubesched.config.validation import (
+    document_problems,
+    pod_group_point_problems,
+    resolve_plugin_args,
+    validate_configuration,
+)
 from kubesched.decoding import DecodeError, Limits, load_yaml_or_json, read_text
+from kubesched.framework.features import FeatureGates
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.runtime.registry import Registry, RegistryError, default_registry
 
@@ -138,9 +144,13 @@ def _check_header(data: Any, source: str) -> None:
         raise ConfigError(errors, source)
 
 
-def parse_config(data: Any, source: str = "", registry: Registry | None = None) -> SchedulerConfig:
+def parse_config(
+    data: Any, source: str = "", registry: Registry | None = None, feature_gates: FeatureGates | None = None
+) -> SchedulerConfig:
     """Validate and default a decoded configuration; ``registry`` defaults to the entry-point one.
 
+    ``feature_gates`` (1.37's defaults when ``None``) decide, as upstream's gates do, which
+    plugins the default profile has and which gated plugin args are defaulted or allowed.
     Raises :class:`ConfigError` listing every problem found.
     """
     _check_header(data, source)
@@ -152,13 +162,17 @@ def parse_config(data: Any, source: str = "", registry: Registry | None = None) 
         model = KubeSchedulerConfiguration.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc), source) from None
+    problems = pod_group_point_problems(model)
+    if problems:
+        raise ConfigError(problems, source)
     if registry is None:
         try:
             registry = default_registry()
         except RegistryError as exc:
             raise ConfigError([f"<plugins>: {exc}"], source) from exc
 
-    defaults = PluginSets.from_model(default_plugins())
+    gates = feature_gates if feature_gates is not None else FeatureGates()
+    defaults = PluginSets.from_model(default_plugins(gates))
     merged_sets: list[PluginSets] = []
     for i, prof in enumerate(model.profiles):
         base = join_path("profiles", i, "plugins")
@@ -176,7 +190,7 @@ def parse_config(data: Any, source: str = "", registry: Registry | None = None) 
         expanded = expand_sets(merged, entries, base, prof.schedulerName or "") if not errs else None
         if expanded is not None:
             errs = expanded.errors
-        args, _, arg_errs = resolve_plugin_args(prof, i, registry, needed, entries)
+        args, _, arg_errs = resolve_plugin_args(prof, i, registry, needed, entries, gates)
         errors.extend(errs)
         errors.extend(arg_errs)
         if expanded is None or errs or arg_errs:
@@ -210,10 +224,12 @@ def _one_queue_sort_each(specs: list[ProfileSpec]) -> list[str]:
     return errs
 
 
-def load_config(path: str | os.PathLike[str] | None, registry: Registry | None = None) -> SchedulerConfig:
+def load_config(
+    path: str | os.PathLike[str] | None, registry: Registry | None = None, feature_gates: FeatureGates | None = None
+) -> SchedulerConfig:
     """Read a YAML (or JSON) file and :func:`parse_config` it; ``None`` gives the default configuration."""
     if path is None:
-        return parse_config({"apiVersion": API_VERSION, "kind": KIND}, registry=registry)
+        return parse_config({"apiVersion": API_VERSION, "kind": KIND}, registry=registry, feature_gates=feature_gates)
     source = os.fspath(path)
     try:
         text = read_text(source, CONFIG_LIMITS.max_bytes)
@@ -225,7 +241,7 @@ def load_config(path: str | os.PathLike[str] | None, registry: Registry | None =
         data = load_yaml_or_json(text, CONFIG_LIMITS)
     except (yaml.YAMLError, DecodeError) as exc:
         raise ConfigError([f"<file>: not valid YAML or JSON: {exc}"], source) from None
-    return parse_config(data, source, registry)
+    return parse_config(data, source, registry, feature_gates)
 
 
 def _plugin_set_out(ps: Any) -> dict[str, Any]:

@@ -225,6 +225,12 @@ class Plugins(_Model):
     bind: PluginSet = Field(default_factory=PluginSet)
     postBind: PluginSet = Field(default_factory=PluginSet)
     multiPoint: PluginSet = Field(default_factory=PluginSet)
+    # The pod-group extension points of workload-aware scheduling (1.37). kubesched runs no
+    # plugin there yet: a file that disables plugins there loads, one that enables any is refused.
+    placementGenerate: PluginSet = Field(default_factory=PluginSet)
+    placementScore: PluginSet = Field(default_factory=PluginSet)
+    placementFeasible: PluginSet = Field(default_factory=PluginSet)
+    podGroupPostFilter: PluginSet = Field(default_factory=PluginSet)
 
 
 class PluginConfig(_Model):

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from kubesched.config.defaults import INVALID_IN_V1
+from kubesched.config.defaults import INVALID_IN_V1, with_gated_defaults
 from kubesched.config.errors import format_validation_error, join_path, show
 from kubesched.config.models import (
     API_VERSION,
@@ -22,8 +22,11 @@ from kubesched.config.models import (
     KubeSchedulerProfile,
     LeaderElectionConfiguration,
     PluginSet,
+    parse_go_duration,
 )
 from kubesched.config.models import format_go_duration as _d
+from kubesched.framework import names
+from kubesched.framework.features import FeatureGates
 from kubesched.runtime.registry import NOT_YET_IMPLEMENTED, PluginEntry, Registry, RegistryError
 
 #: client-go's leader election jitter: renewDeadline must exceed retryPeriod × this.
@@ -169,6 +172,26 @@ def extended_resource_name_problem(name: str) -> str:
     return ""
 
 
+#: Extension points of pod groups (workload-aware scheduling) that kubesched does not run yet.
+POD_GROUP_POINTS = ("placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter")
+
+
+def pod_group_point_problems(cfg: KubeSchedulerConfiguration) -> list[str]:
+    """A plugin enabled at a pod-group extension point, which kubesched does not run yet."""
+    errs: list[str] = []
+    for i, prof in enumerate(cfg.profiles):
+        if prof.plugins is None:
+            continue
+        for point in POD_GROUP_POINTS:
+            for j, plugin in enumerate(getattr(prof.plugins, point).enabled):
+                errs.append(
+                    f"{join_path('profiles', i, 'plugins', point, 'enabled', j)}.name: {plugin.name!r}: kubesched runs "
+                    f"no plugin at the {point} extension point yet (it arrives with workload-aware scheduling); "
+                    "remove it from this profile"
+                )
+    return errs
+
+
 def validate_configuration(cfg: KubeSchedulerConfiguration) -> list[str]:
     """Upstream's configuration checks on a defaulted configuration (plugins aside)."""
     errs: list[str] = []
@@ -198,20 +221,58 @@ def args_model(entry: PluginEntry) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
+def _given(args: Any, field: str) -> Any:
+    """The value of ``field`` when the user set it (not null), else ``None``."""
+    return getattr(args, field, None) if field in getattr(args, "model_fields_set", ()) else None
+
+
+def gated_args_problems(plugin: str, args: Any, gates: FeatureGates, path: str) -> list[str]:
+    """Upstream's checks of plugin args that depend on feature gates: a field whose feature is
+    off is refused (it would start to act when the gate is turned on), and one whose feature is
+    on is held to that feature's bounds. ``path`` is the args' path."""
+    errs: list[str] = []
+    if plugin == names.DYNAMIC_RESOURCES:
+        if _given(args, "filterTimeout") is not None and not gates.enabled("DRASchedulerFilterTimeout"):
+            errs.append(f"{path}.filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled")
+        binding = _given(args, "bindingTimeout")
+        if binding is not None:
+            if not (gates.enabled("DRADeviceBindingConditions") and gates.enabled("DRAResourceClaimDeviceStatus")):
+                errs.append(
+                    f"{path}.bindingTimeout: Forbidden: DRADeviceBindingConditions or "
+                    "DRAResourceClaimDeviceStatus feature gate is disabled"
+                )
+            elif parse_go_duration(str(binding)) < 1:
+                errs.append(f'{path}.bindingTimeout: Invalid value: "{binding}": must be at least 1 second')
+    elif plugin == names.VOLUME_BINDING:
+        shape = _given(args, "shape")
+        if shape is not None and not gates.enabled("StorageCapacityScoring"):
+            errs.append(
+                f"{path}.shape: Invalid value: {len(shape)} point(s): unexpected field `shape`, "
+                "remove it or turn on the feature gate StorageCapacityScoring"
+            )
+        elif shape is not None and not shape:
+            errs.append(f"{path}.shape: Required value: at least one point must be specified")
+    return errs
+
+
 def resolve_plugin_args(
     profile: KubeSchedulerProfile,
     index: int,
     registry: Registry,
     needed: list[str],
     entries: dict[str, PluginEntry],
+    gates: FeatureGates | None = None,
 ) -> tuple[dict[str, Any], dict[str, int], list[str]]:
     """Validated args for each plugin the profile runs: from ``pluginConfig`` when given, else the
     plugin's ``Args()`` defaults, as upstream appends default args for plugins without config.
+    Fields upstream defaults only under a feature gate are filled in as ``gates`` (1.37's
+    defaults when ``None``) say, and refused when given while their gate is off.
 
     Returns ``(args by plugin, pluginConfig index by plugin, errors)``. ``entries`` holds the
     registry entries of ``needed``; names that failed there are reported by the caller already.
     """
     base = join_path("profiles", index)
+    gates = gates if gates is not None else FeatureGates()
     errs: list[str] = []
     explicit: dict[str, Any] = {}
     where: dict[str, int] = {}
@@ -258,6 +319,8 @@ def resolve_plugin_args(
             explicit[pc.name] = model.model_validate(raw)
         except ValidationError as exc:
             errs.extend(format_validation_error(exc, f"{path}.args"))
+            continue
+        errs.extend(gated_args_problems(pc.name, explicit[pc.name], gates, f"{path}.args"))
 
     resolved: dict[str, Any] = {}
     for name in needed:
@@ -265,13 +328,13 @@ def resolve_plugin_args(
         if entry is None:
             continue
         if name in explicit:
-            resolved[name] = explicit[name]
+            resolved[name] = with_gated_defaults(name, explicit[name], gates)
             continue
         model = args_model(entry)
         if model is None or name in where:
             continue
         try:
-            resolved[name] = model()
+            resolved[name] = with_gated_defaults(name, model(), gates)
         except ValidationError as exc:
             errs.append(
                 f"{base}.pluginConfig: plugin {name!r} has required args and no pluginConfig entry: {exc.error_count()} field(s) missing"

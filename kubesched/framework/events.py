@@ -30,6 +30,8 @@ class ActionType(IntFlag):
     UPDATE_OTHER = 2048
     #: ``status.resourceClaimStatuses`` of a pod changed: the claims made from its templates.
     UPDATE_POD_GENERATED_RESOURCE_CLAIM = 4096
+    #: ``status.declaredFeatures`` of a node changed (NodeDeclaredFeatures).
+    UPDATE_NODE_DECLARED_FEATURE = 8192
     UPDATE = (
         UPDATE_NODE_ALLOCATABLE
         | UPDATE_NODE_LABEL
@@ -42,6 +44,7 @@ class ActionType(IntFlag):
         | UPDATE_POD_SCHEDULING_GATES_ELIMINATED
         | UPDATE_OTHER
         | UPDATE_POD_GENERATED_RESOURCE_CLAIM
+        | UPDATE_NODE_DECLARED_FEATURE
     )
     ALL = ADD | DELETE | UPDATE
 
@@ -132,6 +135,8 @@ def node_update_actions(old: dict[str, Any], new: dict[str, Any]) -> ActionType:
         actions |= ActionType.UPDATE_NODE_CONDITION
     if o_meta.get("annotations") != n_meta.get("annotations"):
         actions |= ActionType.UPDATE_NODE_ANNOTATION
+    if o_st.get("declaredFeatures") != n_st.get("declaredFeatures"):
+        actions |= ActionType.UPDATE_NODE_DECLARED_FEATURE
     return actions
 
 

@@ -2,7 +2,8 @@
 ``IsValidLabelValue``, ``IsDNS1123Label``, ``IsDNS1123Subdomain``): each function returns the
 reasons a value is not one, worded as upstream words them (empty when it is).
 
-Shared by the API server's validation and by plugins that validate names in their args.
+Shared by the API server's validation and by plugins that validate names in their args. Also
+the names of upstream's in-tree plugins.
 """
 
 from __future__ import annotations
@@ -107,3 +108,39 @@ def label_value_errors(value: str) -> list[str]:
     if not _LABEL_VALUE_RE.match(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return errs
+
+
+# --- in-tree plugin names -------------------------------------------------------------------------
+# Upstream's plugins/names: the names kube-scheduler 1.37 registers its in-tree plugins under, so
+# that a configuration written for it finds them here by the same names.
+
+PRIORITY_SORT = "PrioritySort"
+SCHEDULING_GATES = "SchedulingGates"
+NODE_UNSCHEDULABLE = "NodeUnschedulable"
+NODE_NAME = "NodeName"
+TAINT_TOLERATION = "TaintToleration"
+NODE_AFFINITY = "NodeAffinity"
+NODE_PORTS = "NodePorts"
+NODE_RESOURCES_FIT = "NodeResourcesFit"
+NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
+VOLUME_RESTRICTIONS = "VolumeRestrictions"
+NODE_VOLUME_LIMITS = "NodeVolumeLimits"
+VOLUME_BINDING = "VolumeBinding"
+VOLUME_ZONE = "VolumeZone"
+POD_TOPOLOGY_SPREAD = "PodTopologySpread"
+INTER_POD_AFFINITY = "InterPodAffinity"
+DYNAMIC_RESOURCES = "DynamicResources"
+DEFAULT_PREEMPTION = "DefaultPreemption"
+IMAGE_LOCALITY = "ImageLocality"
+DEFAULT_BINDER = "DefaultBinder"
+NODE_DECLARED_FEATURES = "NodeDeclaredFeatures"
+#: In-place resize preemption (gate InPlacePodVerticalScalingSchedulerPreemption).
+DEFERRED_POD_SCHEDULING = "DeferredPodScheduling"
+#: Workload-aware scheduling: pod groups (gates GenericWorkload, TopologyAwareWorkloadScheduling).
+GANG_SCHEDULING = "GangScheduling"
+TOPOLOGY_PLACEMENT_GENERATOR = "TopologyPlacementGenerator"
+POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
+
+#: The pod-group plugins of workload-aware scheduling. Upstream registers them (without args);
+#: kubesched does not implement them yet.
+WORKLOAD_AWARE_PLUGINS = frozenset({GANG_SCHEDULING, TOPOLOGY_PLACEMENT_GENERATOR, POD_GROUP_PODS_COUNT})

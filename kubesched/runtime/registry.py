@@ -22,6 +22,7 @@ from pathlib import Path
 
 from kubesched.errors import PluginError
 from kubesched.framework.interface import plugin_extension_points
+from kubesched.framework.names import DEFERRED_POD_SCHEDULING, WORKLOAD_AWARE_PLUGINS
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
@@ -33,6 +34,8 @@ NOT_YET_IMPLEMENTED = frozenset(
         "GCEPDLimits",
         "AzureDiskLimits",
         "CinderLimits",
+        DEFERRED_POD_SCHEDULING,
+        *WORKLOAD_AWARE_PLUGINS,
     }
 )
 
@@ -140,8 +143,9 @@ class Registry:
             return self._entries[name]
         except KeyError:
             if name in NOT_YET_IMPLEMENTED:
+                later = " (it arrives with workload-aware scheduling)" if name in WORKLOAD_AWARE_PLUGINS else ""
                 raise RegistryError(
-                    f"plugin {name!r} is an upstream plugin that kubesched does not implement yet; "
+                    f"plugin {name!r} is an upstream plugin that kubesched does not implement yet{later}; "
                     "disable it in this profile"
                 ) from None
             raise RegistryError(unknown_plugin_message(name, self._entries)) from None

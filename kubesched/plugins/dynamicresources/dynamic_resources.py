@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, cast
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, field_validator
 
 from kubesched.framework import (
     ActionType,
@@ -80,13 +80,17 @@ class DynamicResourcesArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     filterTimeout: str = "10s"
+    #: How long PreBind waits for device binding conditions (upstream's default 10m0s with
+    #: DRADeviceBindingConditions, set by the configuration's defaulting). Binding conditions
+    #: are not acted on here yet.
+    bindingTimeout: str | None = None
 
-    @field_validator("filterTimeout")
+    @field_validator("filterTimeout", "bindingTimeout")
     @classmethod
-    def _duration(cls, v: str) -> str:
-        if not _DURATION.match(v):
+    def _duration(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is not None and not _DURATION.match(v):
             raise ValueError(
-                f"filterTimeout: Invalid value: {v!r}: must be a duration such as 10s or 1m30s, not negative"
+                f"{info.field_name}: Invalid value: {v!r}: must be a duration such as 10s or 1m30s, not negative"
             )
         return v
 

@@ -20,11 +20,13 @@ from kubesched.config import (
     merge_plugin_set,
     parse_config,
 )
-from kubesched.config.defaults import UPSTREAM_DEFAULT_MULTIPOINT, default_plugin_names
+from kubesched.config.defaults import UPSTREAM_DEFAULT_MULTIPOINT, default_plugin_names, upstream_default_multipoint
 from kubesched.config.models import Plugins, PluginSet, format_go_duration, parse_go_duration
 from kubesched.config.profiles import Entry, score_weights
+from kubesched.framework.features import FeatureGates
 from kubesched.runtime.registry import NOT_YET_IMPLEMENTED, Registry, default_registry
 
+FIXTURES = Path(__file__).parent / "fixtures"
 HEADER = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
 
 
@@ -50,9 +52,10 @@ def weighted(c: SchedulerConfig, point: str = "score", profile: int = 0) -> list
     return [(r.name, r.weight) for r in c.profiles[profile].plugins.get(point, [])]
 
 
-#: Upstream v1 ``getDefaultPlugins()`` multiPoint list with its weights, as 1.34 has it: with
-#: DynamicResources (its feature gate GA and on) inserted before DefaultPreemption; the removed
-#: in-tree volume-limit plugins are not in v1 any more.
+#: Upstream v1 ``getDefaultPlugins()`` multiPoint list with its weights, as 1.37 has it under its
+#: default gates: DynamicResources (GA) before DefaultPreemption with weight 2, NodeDeclaredFeatures
+#: (GA) appended by ``applyFeatureGates``; the removed in-tree volume-limit plugins are not in v1
+#: any more.
 UPSTREAM_DEFAULTS = [
     ("SchedulingGates", None),
     ("PrioritySort", None),
@@ -68,11 +71,12 @@ UPSTREAM_DEFAULTS = [
     ("VolumeZone", None),
     ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
-    ("DynamicResources", None),
+    ("DynamicResources", 2),
     ("DefaultPreemption", None),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
     ("DefaultBinder", None),
+    ("NodeDeclaredFeatures", None),
 ]
 
 #: Upstream's ExpandedPluginsV1 (apis/config/testing/defaults): the defaults after multiPoint expansion.
@@ -90,6 +94,7 @@ DEFAULT_POINTS = {
         "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
+        "NodeDeclaredFeatures",
     ],
     "filter": [
         "NodeUnschedulable",
@@ -105,6 +110,7 @@ DEFAULT_POINTS = {
         "PodTopologySpread",
         "InterPodAffinity",
         "DynamicResources",
+        "NodeDeclaredFeatures",
     ],
     "postFilter": ["DynamicResources", "DefaultPreemption"],
     "preScore": [
@@ -216,15 +222,168 @@ def test_load_config_none_equals_empty_config() -> None:
 def test_default_set_is_upstreams_in_upstream_order() -> None:
     upstream = [n for n, _ in UPSTREAM_DEFAULT_MULTIPOINT]
     ours = default_plugin_names()
-    assert ours == [n for n in upstream if n not in NOT_YET_IMPLEMENTED]
-    # Every plugin of upstream's default set is implemented.
-    assert set(upstream) == set(ours)
-    assert [(n, w) for n, w in UPSTREAM_DEFAULT_MULTIPOINT if n in ours] == UPSTREAM_DEFAULTS
-    # Upstream places DynamicResources right before DefaultPreemption when its gate is on.
+    # Every plugin of upstream's default set is implemented, in upstream's order.
+    assert not set(ours) & NOT_YET_IMPLEMENTED
+    assert ours == [*upstream, "NodeDeclaredFeatures"]
+    assert upstream_default_multipoint() == UPSTREAM_DEFAULTS
+    # Upstream places DynamicResources right before DefaultPreemption.
     assert upstream.index("DynamicResources") + 1 == upstream.index("DefaultPreemption")
     multi = load(cfg()).model.profiles[0].plugins
     assert multi is not None
     assert [(p.name, p.weight) for p in multi.multiPoint.enabled] == UPSTREAM_DEFAULTS
+
+
+#: Upstream's TestApplyFeatureGates (1.37): what each gate adds to the default multiPoint list.
+@pytest.mark.parametrize(
+    ("gates", "added"),
+    [
+        ({}, [("NodeDeclaredFeatures", None)]),
+        (
+            {"InPlacePodVerticalScalingSchedulerPreemption": True},
+            [("DeferredPodScheduling", None), ("NodeDeclaredFeatures", None)],
+        ),
+        ({"GenericWorkload": True}, [("NodeDeclaredFeatures", None), ("GangScheduling", None)]),
+        (
+            {"TopologyAwareWorkloadScheduling": True},
+            [("NodeDeclaredFeatures", None), ("TopologyPlacementGenerator", None), ("PodGroupPodsCount", 1)],
+        ),
+    ],
+    ids=["default gates", "InPlacePodVerticalScalingSchedulerPreemption", "GenericWorkload", "TopologyAware"],
+)
+def test_feature_gates_add_default_plugins(gates: dict[str, bool], added: list[tuple[str, int | None]]) -> None:
+    plugins = upstream_default_multipoint(FeatureGates(gates))
+    assert [p for p in plugins if p not in UPSTREAM_DEFAULT_MULTIPOINT] == added
+    assert [p for p in plugins if p in UPSTREAM_DEFAULT_MULTIPOINT] == list(UPSTREAM_DEFAULT_MULTIPOINT)
+    names_ = [n for n, _ in plugins]
+    appended = [n for n, _ in added if n != "DeferredPodScheduling"]
+    assert names_[-len(appended) :] == appended
+    if "DeferredPodScheduling" in names_:
+        # Right before NodeResourcesFit, so its rejection is recorded first.
+        assert names_.index("DeferredPodScheduling") + 1 == names_.index("NodeResourcesFit")
+
+
+@pytest.mark.parametrize(
+    ("gates", "path", "plugin", "later"),
+    [
+        ({"GenericWorkload": True}, "profiles[0].plugins.multiPoint", "GangScheduling", True),
+        ({"TopologyAwareWorkloadScheduling": True}, "profiles[0].plugins.multiPoint", "TopologyPlacementGenerator", True),
+        ({"InPlacePodVerticalScalingSchedulerPreemption": True}, "profiles[0].plugins.multiPoint", "DeferredPodScheduling", False),
+    ],
+    ids=["GenericWorkload", "TopologyAwareWorkloadScheduling", "InPlacePodVerticalScalingSchedulerPreemption"],
+)  # fmt: skip
+def test_a_gate_adding_a_plugin_not_implemented_yet_is_refused_naming_it(
+    gates: dict[str, bool], path: str, plugin: str, later: bool
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(cfg(), feature_gates=FeatureGates(gates))
+    (error, *_) = [e for e in info.value.errors if plugin in e]
+    assert error.startswith(f"{path}: default plugin {plugin!r}: plugin {plugin!r} is an upstream plugin that ")
+    assert ("it arrives with workload-aware scheduling" in error) is later
+    assert error.endswith("disable it in this profile")
+    # Disabled, the profile loads: nothing else is missing.
+    disabled = cfg(
+        profiles=[{"plugins": {"multiPoint": {"disabled": [{"name": n} for n in WORKLOAD_AWARE_AND_DEFERRED]}}}]
+    )
+    assert parse_config(disabled, feature_gates=FeatureGates(gates)).profiles
+
+
+WORKLOAD_AWARE_AND_DEFERRED = [
+    "GangScheduling",
+    "TopologyPlacementGenerator",
+    "PodGroupPodsCount",
+    "DeferredPodScheduling",
+]
+
+
+@pytest.mark.parametrize("plugin", WORKLOAD_AWARE_AND_DEFERRED)
+def test_enabling_a_pod_group_plugin_names_when_it_arrives(plugin: str) -> None:
+    errors = errors_of(cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": plugin}]}}}]))
+    assert errors == [
+        f"profiles[0].plugins.multiPoint.enabled[0].name: plugin {plugin!r} is an upstream plugin that kubesched "
+        "does not implement yet"
+        + (" (it arrives with workload-aware scheduling)" if plugin != "DeferredPodScheduling" else "")
+        + "; disable it in this profile"
+    ]
+    # Their pluginConfig (upstream gives them no args) is accepted while they are not enabled.
+    assert load(cfg(profiles=[{"pluginConfig": [{"name": plugin, "args": {}}]}])).profiles
+
+
+# --- plugin args defaulted and checked by feature gate ------------------------------------------
+
+
+def test_gated_args_get_1_37_defaults() -> None:
+    args = load(cfg()).profiles[0].plugin_args
+    assert args["DynamicResources"].bindingTimeout == "10m0s"
+    assert args["DynamicResources"].filterTimeout == "10s"
+    assert [(p.utilization, p.score) for p in args["VolumeBinding"].shape] == [(0, 10), (100, 0)]
+    # Given args keep what they give and get the gated defaults for the rest.
+    given = load(cfg(profiles=[{"pluginConfig": [{"name": "VolumeBinding", "args": {"bindTimeoutSeconds": 30}}]}]))
+    vb = given.profiles[0].plugin_args["VolumeBinding"]
+    assert vb.bindTimeoutSeconds == 30 and [(p.utilization, p.score) for p in vb.shape] == [(0, 10), (100, 0)]
+
+
+def test_gated_args_are_not_defaulted_with_their_gate_off() -> None:
+    gates = FeatureGates({"DRADeviceBindingConditions": False, "StorageCapacityScoring": False})
+    args = parse_config(cfg(), feature_gates=gates).profiles[0].plugin_args
+    assert args["DynamicResources"].bindingTimeout is None
+    assert args["VolumeBinding"].shape is None
+
+
+def _args(plugin: str, **args: Any) -> dict[str, Any]:
+    return cfg(profiles=[{"pluginConfig": [{"name": plugin, "args": args}]}])
+
+
+@pytest.mark.parametrize(
+    ("data", "gates", "error"),
+    [
+        (
+            _args("DynamicResources", bindingTimeout="500ms"),
+            {},
+            'profiles[0].pluginConfig[0].args.bindingTimeout: Invalid value: "500ms": must be at least 1 second',
+        ),
+        (
+            _args("DynamicResources", bindingTimeout="5m"),
+            {"DRADeviceBindingConditions": False},
+            "profiles[0].pluginConfig[0].args.bindingTimeout: Forbidden: DRADeviceBindingConditions or "
+            "DRAResourceClaimDeviceStatus feature gate is disabled",
+        ),
+        (
+            _args("DynamicResources", filterTimeout="5s"),
+            {"DRASchedulerFilterTimeout": False},
+            "profiles[0].pluginConfig[0].args.filterTimeout: Forbidden: DRASchedulingFilterTimeout feature gate is disabled",
+        ),
+        (
+            _args("VolumeBinding", shape=[{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]),
+            {"StorageCapacityScoring": False},
+            "profiles[0].pluginConfig[0].args.shape: Invalid value: 2 point(s): unexpected field `shape`, remove it "
+            "or turn on the feature gate StorageCapacityScoring",
+        ),
+        (
+            _args("VolumeBinding", shape=[]),
+            {},
+            "profiles[0].pluginConfig[0].args.shape: Required value: at least one point must be specified",
+        ),
+    ],
+    ids=[
+        "bindingTimeout under a second",
+        "bindingTimeout with its gate off",
+        "filterTimeout with its gate off",
+        "shape with StorageCapacityScoring off",
+        "empty shape",
+    ],
+)
+def test_gated_args_are_checked_as_upstream(data: dict[str, Any], gates: dict[str, bool], error: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config(data, feature_gates=FeatureGates(gates))
+    assert info.value.errors == [error]
+
+
+def test_gated_args_within_bounds_load() -> None:
+    c = load(_args("DynamicResources", bindingTimeout="1s", filterTimeout="0"))
+    assert c.profiles[0].plugin_args["DynamicResources"].bindingTimeout == "1s"
+    shape = [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]
+    vb = load(_args("VolumeBinding", shape=shape)).profiles[0].plugin_args["VolumeBinding"]
+    assert [(p.utilization, p.score) for p in vb.shape] == [(0, 0), (100, 10)]
 
 
 # --- a real config --------------------------------------------------------------------------------
@@ -442,6 +601,7 @@ def test_errors_from_file_carry_its_name(tmp_path: Any) -> None:
                 ("PodTopologySpread", 0),
                 ("InterPodAffinity", 0),
                 ("DynamicResources", 0),
+                ("NodeDeclaredFeatures", 0),
             ],
             id="disable-default-in-multipoint",
         ),
@@ -1123,10 +1283,52 @@ def test_an_uninstalled_repository_plugin_is_named_with_its_package() -> None:
         assert "`pip install ./plugins/gpushare`" in unknown_plugin_message(name, ["NodeName"])
 
 
-def test_a_kube_scheduler_1_34_default_config_with_dynamic_resources_loads_unchanged() -> None:
-    path = Path(__file__).parent / "fixtures" / "kube-scheduler-1.34-default.yaml"
-    c = load_config(path)
+def test_a_kube_scheduler_1_37_default_config_loads_unchanged() -> None:
+    """What kube-scheduler 1.37 prints with --write-config-to is kubesched's default configuration."""
+    c = load_config(FIXTURES / "kube-scheduler-1.37-default.yaml")
     (spec,) = c.profiles
     assert {p: [r.name for r in refs] for p, refs in spec.plugins.items()} == DEFAULT_POINTS
-    assert spec.plugin_args["DynamicResources"].filterTimeout == "10s"
+    assert (
+        spec.plugin_args["DynamicResources"].filterTimeout,
+        spec.plugin_args["DynamicResources"].bindingTimeout,
+    ) == (
+        "10s",
+        "10m0s",
+    )
     assert effective_config(c) == effective_config(load_config(None))
+    printed = yaml.safe_load((FIXTURES / "kube-scheduler-1.37-default.yaml").read_text())
+    ours = effective_config(load_config(None))
+    assert [pc["name"] for pc in ours["profiles"][0]["pluginConfig"]] == [
+        pc["name"] for pc in printed["profiles"][0]["pluginConfig"]
+    ]
+    assert ours["profiles"][0]["plugins"]["multiPoint"] == printed["profiles"][0]["plugins"]["multiPoint"]
+    assert {k: ours[k] for k in printed if k != "profiles"} == {k: v for k, v in printed.items() if k != "profiles"}
+
+
+def test_a_config_printed_by_kube_scheduler_1_34_still_loads_and_gets_what_1_37_adds() -> None:
+    """An upgrade keeping a 1.34 --write-config-to file: its own entries win (DynamicResources'
+    weight 0), and what 1.37 adds by default (NodeDeclaredFeatures, the gated args) is merged in."""
+    c = load_config(FIXTURES / "kube-scheduler-1.34-default.yaml")
+    (spec,) = c.profiles
+    assert {p: [r.name for r in refs] for p, refs in spec.plugins.items()} == DEFAULT_POINTS
+    multi = c.model.profiles[0].plugins
+    assert multi is not None
+    assert [(p.name, p.weight) for p in multi.multiPoint.enabled][-2:] == [
+        ("DefaultBinder", 0),
+        ("NodeDeclaredFeatures", None),
+    ]
+    assert ("DynamicResources", 0) in [(p.name, p.weight) for p in multi.multiPoint.enabled]
+    assert spec.plugin_args["DynamicResources"].bindingTimeout == "10m0s"
+    assert [(p.utilization, p.score) for p in spec.plugin_args["VolumeBinding"].shape] == [(0, 10), (100, 0)]
+
+
+@pytest.mark.parametrize("point", ["placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter"])
+def test_pod_group_extension_points_load_but_run_nothing_yet(point: str) -> None:
+    """1.37's pod-group extension points: known fields, so a file disabling plugins there loads;
+    a plugin enabled there is refused, naming it and when it arrives."""
+    assert load(cfg(profiles=[{"plugins": {point: {"disabled": [{"name": "*"}]}}}])).profiles
+    errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "TopologyPlacementGenerator"}]}}}]))
+    assert errors == [
+        f"profiles[0].plugins.{point}.enabled[0].name: 'TopologyPlacementGenerator': kubesched runs no plugin at the "
+        f"{point} extension point yet (it arrives with workload-aware scheduling); remove it from this profile"
+    ]
