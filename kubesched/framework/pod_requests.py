@@ -540,9 +540,11 @@ def pod_limits(pod: Mapping[str, Any], opts: PodResourcesOptions = PodResourcesO
 # --- the scheduler's three counts ---------------------------------------------------------------------
 
 
-def _status_options(counting: Counting, non_missing: Mapping[str, int] | None = None) -> PodResourcesOptions:
+def _status_options(
+    counting: Counting, non_missing: Mapping[str, int] | None = None, use_status: bool = True
+) -> PodResourcesOptions:
     return PodResourcesOptions(
-        use_status_resources=True,
+        use_status_resources=use_status,
         in_place_pod_level_resources_vertical_scaling=counting.pod_level_resize,
         skip_pod_level_resources=not counting.pod_level_resources,
         non_missing_container_requests=non_missing or {},
@@ -563,7 +565,9 @@ def node_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING)
         _add(plain, overhead)
         _add(defaulted, overhead)
         return to_resource(plain), to_resource(defaulted)
-    amounts = pod_request_amounts(pod, _status_options(counting))
+    # Without anything in the status, counting it changes nothing: leave it out (faster).
+    use_status = has_status_resources(pod)
+    amounts = pod_request_amounts(pod, _status_options(counting, use_status=use_status))
     requests = to_resource(amounts)
     if counting.pod_level_resources and any(is_supported_pod_level_resource(n) for n in pod_level_resources(pod)[0]):
         non_missing = {name: v for name, v in NON_ZERO_DEFAULTS.items() if name not in amounts}
@@ -571,7 +575,7 @@ def node_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING)
         non_missing = dict(NON_ZERO_DEFAULTS)
     if not non_missing:
         return requests, requests
-    return requests, to_resource(pod_request_amounts(pod, _status_options(counting, non_missing)))
+    return requests, to_resource(pod_request_amounts(pod, _status_options(counting, non_missing, use_status)))
 
 
 def fit_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING) -> Resource:
@@ -584,7 +588,8 @@ def score_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING
     """What the resource scorers count for the pod (upstream ``calculatePodResourceRequest``):
     status resources counted, and with ``non_zero`` the defaults for every container that names
     no cpu or memory (pod-level requests still replace the sum)."""
-    return pod_requests(pod, _status_options(counting, NON_ZERO_DEFAULTS if non_zero else None))
+    opts = _status_options(counting, NON_ZERO_DEFAULTS if non_zero else None, has_status_resources(pod))
+    return pod_requests(pod, opts)
 
 
 def resource_status(pod: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -18,6 +18,7 @@ from kubesched.framework.pod_requests import (
     Counting,
     counts_plainly,
     fit_requests,
+    has_status_resources,
     node_requests,
     resource_status,
     score_requests,
@@ -315,6 +316,10 @@ class PodInfo:
         if self.counts_plainly:
             # One count for all: the non-zero one differs only by the defaults.
             return self.non_zero_requests if kind == 2 else self.requests
+        if kind < 2 and counting == self.counting and not has_status_resources(self.pod):
+            # Pod-level requests and nothing in the status: Filter and plain scoring count
+            # what NodeInfo counts.
+            return self.requests
         found = self._counts.get((counting, kind))
         if found is None:
             if kind == 0:
