@@ -605,3 +605,23 @@ def resource_status(pod: Mapping[str, Any]) -> tuple[Any, ...]:
         if isinstance(cs, dict)
     )
     return (status.get("allocatedResources"), status.get("resources"), containers, _resize_reason(pod))
+
+
+#: How a pod update is judged a scale-down (upstream counts with the status, whatever the gates).
+_SCALE_OPTIONS = PodResourcesOptions(use_status_resources=True, in_place_pod_level_resources_vertical_scaling=True)
+
+
+def scaled_down(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether an update of a pod lowered (or dropped) a request of any resource, its resize
+    (spec, kubelet's allocation) included: the ``UpdatePodScaleDown`` event."""
+    o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
+    if all(o_spec.get(k) == n_spec.get(k) for k in ("containers", "initContainers", "resources", "overhead")) and (
+        resource_status(old) == resource_status(new)
+    ):
+        return False
+    try:
+        before = pod_request_amounts(old, _SCALE_OPTIONS)
+        after = pod_request_amounts(new, _SCALE_OPTIONS)
+    except (ValueError, TypeError, AttributeError):
+        return True  # unreadable: let the plugins' hints judge
+    return any(name not in after or amount > after[name] for name, amount in before.items())

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.framework.events import ActionType, pod_update_actions
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.pod_requests import (
     DEFAULT_COUNTING,
@@ -799,3 +800,40 @@ def test_rebased_pod_info_follows_a_resize() -> None:
 def test_bad_input_names_the_field(p: Obj, field: str) -> None:
     with pytest.raises(PodSpecError, match=rf"pod default/p: {re.escape(field)}"):
         PodInfo(p)
+
+
+# --- the UpdatePodScaleDown event -----------------------------------------------------------------
+
+SCALE = [
+    ("spec request lowered", pod([c("a", one("2"))]), pod([c("a", one("1"))]), True),
+    ("spec request raised", pod([c("a", one("1"))]), pod([c("a", one("2"))]), False),
+    ("a request dropped", pod([c("a", one("1", "1Gi"))]), pod([c("a", one("1"))]), True),
+    ("image changed", pod([c("a", one("1"))]), pod([{**c("a", one("1")), "image": "other"}]), False),
+    (
+        "spec lowered, allocation not yet",
+        pod([c("a", one("2"))], statuses=[cs("a", allocated=one("2"))]),
+        pod([c("a", one("1"))], statuses=[cs("a", allocated=one("2"))]),
+        False,
+    ),
+    (
+        "allocation lowered to the spec",
+        pod([c("a", one("1"))], statuses=[cs("a", allocated=one("2"))]),
+        pod([c("a", one("1"))], statuses=[cs("a", allocated=one("1"))]),
+        True,
+    ),
+    (
+        "pod-level request lowered",
+        pod([c("a", one("1m"))], resources=plr(one("3"))),
+        pod([c("a", one("1m"))], resources=plr(one("2"))),
+        True,
+    ),
+    ("labels only", pod([c("a", one("1"))]), pod([c("a", one("1"))]), False),
+]
+
+
+@pytest.mark.parametrize("old, new, want", [c_[1:] for c_ in SCALE], ids=[c_[0] for c_ in SCALE])
+def test_scale_down_event(old: Obj, new: Obj, want: bool) -> None:
+    new["metadata"]["labels"] = {"changed": "yes"}
+    actions = pod_update_actions(old, new)
+    assert bool(actions & ActionType.UPDATE_POD_SCALE_DOWN) is want
+    assert bool(actions & ActionType.UPDATE_POD_LABEL)
