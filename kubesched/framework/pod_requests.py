@@ -187,8 +187,13 @@ def is_pod_level_resources_set(pod: Mapping[str, Any]) -> bool:
     return is_pod_level_requests_set(pod) or is_pod_level_limits_set(pod)
 
 
+def _entries(value: Any) -> list[Any]:
+    """A status list as a list (a kubelet's status is read, never refused: anything else is none)."""
+    return value if isinstance(value, list) else []
+
+
 def _resize_reason(pod: Mapping[str, Any]) -> str | None:
-    for condition in _status(pod).get("conditions") or ():
+    for condition in _entries(_status(pod).get("conditions")):
         if isinstance(condition, dict) and condition.get("type") == POD_RESIZE_PENDING:
             return str(condition.get("reason") or "")
     return None
@@ -213,7 +218,7 @@ def has_status_resources(pod: Mapping[str, Any]) -> bool:
     if status.get("allocatedResources") is not None or status.get("resources") is not None:
         return True
     for key in ("containerStatuses", "initContainerStatuses"):
-        for cs in status.get(key) or ():
+        for cs in _entries(status.get(key)):
             if isinstance(cs, dict) and (cs.get("allocatedResources") is not None or cs.get("resources") is not None):
                 return True
     return _resize_reason(pod) is not None
@@ -288,7 +293,7 @@ def _container_infos(pod: Mapping[str, Any], use_status: bool) -> tuple[list[_Co
         status = _status(pod)
         # Upstream looks a name up among the containers' statuses first: keep their entries.
         for key in ("initContainerStatuses", "containerStatuses"):
-            for i, cs in enumerate(status.get(key) or ()):
+            for i, cs in enumerate(_entries(status.get(key))):
                 if isinstance(cs, dict) and isinstance(cs.get("name"), str):
                     statuses[cs["name"]] = (cs, f"status.{key}[{i}]")
     out: tuple[list[_Container], list[_Container]] = ([], [])
@@ -601,7 +606,7 @@ def resource_status(pod: Mapping[str, Any]) -> tuple[Any, ...]:
     containers = tuple(
         (cs.get("name"), cs.get("allocatedResources"), cs.get("resources"))
         for key in ("containerStatuses", "initContainerStatuses")
-        for cs in status.get(key) or ()
+        for cs in _entries(status.get(key))
         if isinstance(cs, dict)
     )
     return (status.get("allocatedResources"), status.get("resources"), containers, _resize_reason(pod))
@@ -615,11 +620,11 @@ def scaled_down(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Whether an update of a pod lowered (or dropped) a request of any resource, its resize
     (spec, kubelet's allocation) included: the ``UpdatePodScaleDown`` event."""
     o_spec, n_spec = old.get("spec") or {}, new.get("spec") or {}
-    if all(o_spec.get(k) == n_spec.get(k) for k in ("containers", "initContainers", "resources", "overhead")) and (
-        resource_status(old) == resource_status(new)
-    ):
-        return False
     try:
+        if all(o_spec.get(k) == n_spec.get(k) for k in ("containers", "initContainers", "resources", "overhead")) and (
+            resource_status(old) == resource_status(new)
+        ):
+            return False
         before = pod_request_amounts(old, _SCALE_OPTIONS)
         after = pod_request_amounts(new, _SCALE_OPTIONS)
     except (ValueError, TypeError, AttributeError):
