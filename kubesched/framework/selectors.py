@@ -244,8 +244,24 @@ def compile_preferred(items: Iterable[Mapping[str, Any]] | None) -> list[Preferr
 # --- taints and tolerations ------------------------------------------------------------------
 
 
-def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """Whether one toleration tolerates one taint (upstream ``Toleration.ToleratesTaint``)."""
+def _decimal_int64(value: str) -> int | None:
+    """``value`` as upstream's ``IsDecimalInteger`` accepts it (an optional ``-``, no leading
+    zeros, no ``+``) and within int64, else ``None``."""
+    digits = value[1:] if value.startswith("-") else value
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return None
+    if digits[0] == "0" and value != "0":
+        return None
+    n = int(value)
+    return n if -(2**63) <= n < 2**63 else None
+
+
+def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any], comparison_operators: bool = False) -> bool:
+    """Whether one toleration tolerates one taint (upstream ``Toleration.ToleratesTaint``).
+
+    ``Lt`` and ``Gt`` compare the taint's value with the toleration's as integers (taint < or >
+    toleration); they match nothing unless ``comparison_operators`` (the
+    TaintTolerationComparisonOperators gate) is on, or when either value is not an integer."""
     effect = toleration.get("effect") or ""
     if effect and effect != taint.get("effect"):
         return False
@@ -257,12 +273,20 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
         return True
     if op == "Equal":
         return (toleration.get("value") or "") == (taint.get("value") or "")
+    if op in ("Lt", "Gt") and comparison_operators:
+        limit = _decimal_int64(str(toleration.get("value") or ""))
+        value = _decimal_int64(str(taint.get("value") or ""))
+        if limit is None or value is None:
+            return False
+        return value < limit if op == "Lt" else value > limit
     return False
 
 
-def tolerations_tolerate(tolerations: Sequence[Mapping[str, Any]], taint: Mapping[str, Any]) -> bool:
+def tolerations_tolerate(
+    tolerations: Sequence[Mapping[str, Any]], taint: Mapping[str, Any], comparison_operators: bool = False
+) -> bool:
     for t in tolerations:
-        if tolerates(t, taint):
+        if tolerates(t, taint, comparison_operators):
             return True
     return False
 
@@ -271,10 +295,11 @@ def find_untolerated_taint(
     taints: Sequence[Mapping[str, Any]],
     tolerations: Sequence[Mapping[str, Any]],
     effects: frozenset[str] = frozenset({"NoSchedule", "NoExecute"}),
+    comparison_operators: bool = False,
 ) -> Mapping[str, Any] | None:
     """The first taint with one of ``effects`` that no toleration tolerates, else ``None``."""
     for taint in taints:
-        if taint.get("effect") in effects and not tolerations_tolerate(tolerations, taint):
+        if taint.get("effect") in effects and not tolerations_tolerate(tolerations, taint, comparison_operators):
             return taint
     return None
 

@@ -8,6 +8,7 @@ from typing import Any, cast
 import numpy as np
 
 from kubesched.framework import NodeScore
+from kubesched.framework.features import FeatureGates
 
 
 def go_div(a: int, b: int) -> int:
@@ -78,3 +79,13 @@ def pod_uid(pod: Mapping[str, Any]) -> str:
     """The uid of a pod dict, falling back to ``namespace/name`` for objects without one."""
     meta = pod.get("metadata") or {}
     return meta.get("uid") or f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+
+
+_DEFAULT_GATES = FeatureGates()
+
+
+def feature_enabled(handle: Any, name: str) -> bool:
+    """Gate ``name`` as the plugin's handle has it; 1.37's default for a plugin built without a
+    handle (as unit tests build some)."""
+    gates = getattr(handle, "feature_gates", None)
+    return (gates if isinstance(gates, FeatureGates) else _DEFAULT_GATES).enabled(name)

@@ -1,8 +1,12 @@
-"""ImageLocality: favour nodes that already hold the pod's container images."""
+"""ImageLocality: favour nodes that already hold the pod's images.
+
+The images are those of the init and regular containers and, as since 1.36, of image volumes
+(``spec.volumes[].image.reference``); as in 1.37 each image volume also counts as one image in
+the score's upper threshold, so an image volume weighs exactly as a container image."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -43,6 +47,19 @@ def scaled_image_score(size: int, num_nodes: int, total_num_nodes: int) -> int:
     return int(float(size) * spread)
 
 
+def pod_images(pod: Mapping[str, Any]) -> list[str]:
+    """The normalized images of the pod's init containers, containers and image volumes, one
+    entry each (a repeated image counts each time, as upstream sums it)."""
+    spec = pod.get("spec") or {}
+    containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
+    images = [normalized_image_name(c.get("image") or "") for c in containers]
+    for volume in spec.get("volumes") or ():
+        image = volume.get("image")
+        if image is not None:
+            images.append(normalized_image_name((image or {}).get("reference") or ""))
+    return images
+
+
 class ImageLocality:
     """Score only: the summed, spread-scaled size of the pod's images present on the node."""
 
@@ -55,13 +72,10 @@ class ImageLocality:
         cached = state.get(_STATE_KEY)
         if cached is not None and cached[0] == pod.uid:
             return cached[1], cached[2], cached[3]
-        spec = pod.pod.get("spec") or {}
-        init = spec.get("initContainers") or ()
-        containers = spec.get("containers") or ()
-        images = [normalized_image_name(c.get("image") or "") for c in (*init, *containers)]
+        images = pod_images(pod.pod)
         total = len(self.handle.snapshot().list())
-        state.write(_STATE_KEY, (pod.uid, images, len(init) + len(containers), total))
-        return images, len(init) + len(containers), total
+        state.write(_STATE_KEY, (pod.uid, images, len(images), total))
+        return images, len(images), total
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         images, num_containers, total = self._pod_data(state, pod)
@@ -86,10 +100,8 @@ class ImageLocality:
         return scores
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
-        spec = pod.pod.get("spec") or {}
-        containers = (*(spec.get("initContainers") or ()), *(spec.get("containers") or ()))
         # The count matters too: it scales the score.
-        return {"Images": sorted(normalized_image_name(c.get("image") or "") for c in containers)}
+        return {"Images": sorted(pod_images(pod.pod))}
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         """None: a score plugin never rejects a pod."""

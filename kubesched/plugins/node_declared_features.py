@@ -106,7 +106,7 @@ FEATURES: tuple[DeclaredFeature, ...] = (
 )
 
 
-class InferenceError(ValueError):
+class _InferenceError(ValueError):
     """The requirements of a pod cannot be inferred."""
 
 
@@ -115,7 +115,7 @@ def infer_for_scheduling(
 ) -> frozenset[str]:
     """The names of the features ``spec`` requires of a node, for a scheduler at ``version``."""
     if version is None:
-        raise InferenceError("target version cannot be nil")
+        raise _InferenceError("target version cannot be nil")
     return frozenset(
         f.name for f in features if (f.max_version is None or version <= f.max_version) and f.infer_for_scheduling(spec)
     )
@@ -174,7 +174,7 @@ class NodeDeclaredFeatures:
             return Status(Code.SKIP)
         try:
             reqs = self._infer(pod.pod)
-        except InferenceError as exc:
+        except _InferenceError as exc:
             return Status.as_error(str(exc))
         if not reqs:
             return Status(Code.SKIP)
@@ -194,7 +194,7 @@ class NodeDeclaredFeatures:
     def sign_pod(self, pod: PodInfo) -> dict[str, Any] | None:
         try:
             return {"Features": sorted(self._infer(pod.pod))}
-        except InferenceError:
+        except _InferenceError:
             return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
@@ -225,7 +225,7 @@ class NodeDeclaredFeatures:
             return QueueingHint.SKIP
         try:
             changed = self._infer(old) != self._infer(new)
-        except InferenceError:
+        except _InferenceError:
             log.exception("failed to infer the feature requirements of pod %s", uid)
             return QueueingHint.QUEUE
         return QueueingHint.QUEUE if changed else QueueingHint.SKIP

@@ -1,5 +1,10 @@
 """TaintToleration: NoSchedule/NoExecute taints a pod does not tolerate keep it off a node;
-untolerated PreferNoSchedule taints make a node less attractive."""
+untolerated PreferNoSchedule taints make a node less attractive.
+
+As in 1.35 and later, the Filter reason does not name the taint (``node(s) had untolerated
+taint(s)``), so a pod's status does not show taint keys or values. With the
+TaintTolerationComparisonOperators gate (alpha, off in 1.37) tolerations may use ``Lt`` and
+``Gt``: the taint's value compared with the toleration's as integers."""
 
 from __future__ import annotations
 
@@ -23,10 +28,18 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.columns import Array, columns_of
-from kubesched.framework.selectors import find_untolerated_taint, format_taint, tolerations_tolerate
-from kubesched.plugins.helper import default_normalize_score, default_normalize_scores, pod_uid, tolerations_fragment
+from kubesched.framework.selectors import find_untolerated_taint, tolerations_tolerate
+from kubesched.plugins.helper import (
+    default_normalize_score,
+    default_normalize_scores,
+    feature_enabled,
+    pod_uid,
+    tolerations_fragment,
+)
 
 PRE_SCORE_STATE_KEY = "PreScoreTaintToleration"
+ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
+COMPARISON_OPERATORS_GATE = "TaintTolerationComparisonOperators"
 
 NODE_ADD_OR_TAINT = ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
 POD_TOLERATIONS = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS)
@@ -46,9 +59,13 @@ def prefer_no_schedule_tolerations(tolerations: Sequence[Mapping[str, Any]]) -> 
 
 
 def count_intolerable_prefer_no_schedule(
-    taints: Sequence[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]]
+    taints: Sequence[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]], comparison_operators: bool = False
 ) -> int:
-    return sum(1 for t in taints if t.get("effect") == "PreferNoSchedule" and not tolerations_tolerate(tolerations, t))
+    return sum(
+        1
+        for t in taints
+        if t.get("effect") == "PreferNoSchedule" and not tolerations_tolerate(tolerations, t, comparison_operators)
+    )
 
 
 class TaintToleration:
@@ -59,15 +76,15 @@ class TaintToleration:
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.handle = handle
+        self.comparison_operators = feature_enabled(handle, COMPARISON_OPERATORS_GATE)
 
     # --- Filter ---------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         if not node.taints:
             return None
-        taint = find_untolerated_taint(node.taints, pod.tolerations)
-        if taint is None:
+        if find_untolerated_taint(node.taints, pod.tolerations, comparison_operators=self.comparison_operators) is None:
             return None
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) had untolerated taint {format_taint(taint)}")
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNTOLERATED)
 
     def filter_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
         batch = columns_of(nodes)
@@ -75,7 +92,10 @@ class TaintToleration:
             return None
         taints = batch.columns.taints
         tolerations = pod.tolerations
-        return taints.mask(batch.rows, lambda ts: find_untolerated_taint(ts, tolerations) is None)
+        compare = self.comparison_operators
+        return taints.mask(
+            batch.rows, lambda ts: find_untolerated_taint(ts, tolerations, comparison_operators=compare) is None
+        )
 
     # --- Score ----------------------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -86,7 +106,7 @@ class TaintToleration:
         tolerations = state.get(PRE_SCORE_STATE_KEY)
         if tolerations is None:
             return 0, Status.as_error(f"failed to read {PRE_SCORE_STATE_KEY!r} from cycleState")
-        return count_intolerable_prefer_no_schedule(node.taints, tolerations), None
+        return count_intolerable_prefer_no_schedule(node.taints, tolerations, self.comparison_operators), None
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
         batch = columns_of(nodes)
@@ -95,7 +115,7 @@ class TaintToleration:
             return None
         taints = batch.columns.taints
         counts = np.fromiter(
-            (count_intolerable_prefer_no_schedule(ts, tolerations) for ts in taints.values),
+            (count_intolerable_prefer_no_schedule(ts, tolerations, self.comparison_operators) for ts in taints.values),
             np.int64,
             len(taints.values),
         )
@@ -114,18 +134,26 @@ class TaintToleration:
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [
-            ClusterEventWithHint(NODE_ADD_OR_TAINT, self.is_schedulable_after_node_change),
+            ClusterEventWithHint(NODE_ADD_OR_TAINT, self._node_change_hint),
             ClusterEventWithHint(POD_TOLERATIONS, self.is_schedulable_after_pod_toleration_change),
         ]
 
+    def _node_change_hint(self, pod: Any, old: Any, new: Any) -> QueueingHint:
+        return self.is_schedulable_after_node_change(pod, old, new, self.comparison_operators)
+
     @staticmethod
-    def is_schedulable_after_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    def is_schedulable_after_node_change(
+        pod: Any, old: Any, new: Any, comparison_operators: bool = False
+    ) -> QueueingHint:
         """Queue when the node went from having an untolerated taint (or not existing) to none."""
         if not isinstance(new, Mapping) or (old is not None and not isinstance(old, Mapping)):
             return QueueingHint.QUEUE
         tolerations = _tolerations(pod)
-        was_untolerated = old is None or find_untolerated_taint(_taints(old), tolerations) is not None
-        is_untolerated = find_untolerated_taint(_taints(new), tolerations) is not None
+        compare = comparison_operators
+        was_untolerated = (
+            old is None or find_untolerated_taint(_taints(old), tolerations, comparison_operators=compare) is not None
+        )
+        is_untolerated = find_untolerated_taint(_taints(new), tolerations, comparison_operators=compare) is not None
         return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
 
     @staticmethod

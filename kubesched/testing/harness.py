@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import EXTENSION_POINTS, CycleState, PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -96,8 +97,10 @@ def framework_for(
     weight: int = 1,
     cluster: Any = None,
     objects: Iterable[dict[str, Any]] = (),
+    feature_gates: FeatureGates | None = None,
 ) -> Framework:
-    """A partial profile holding only ``plugin`` at every point it implements."""
+    """A partial profile holding only ``plugin`` at every point it implements (1.37's feature
+    gates unless ``feature_gates``)."""
     if isinstance(plugin, str):
         entry = default_registry().get(plugin)
         cls: type = entry.cls
@@ -119,6 +122,7 @@ def framework_for(
         cluster=cluster,
         partial=True,
         listers=ObjectListers(objects),
+        feature_gates=feature_gates,
     )
     fw.set_snapshot(Snapshot(nodes))
     return fw
@@ -131,6 +135,7 @@ async def afilter_nodes(
     args: Any = None,
     pods: Iterable[PodLike] = (),
     objects: Iterable[dict[str, Any]] = (),
+    feature_gates: FeatureGates | None = None,
 ) -> dict[str, Status | None]:
     """PreFilter (if implemented) then Filter on every node: ``{node: None (fits) | Status}``.
 
@@ -139,7 +144,7 @@ async def afilter_nodes(
     """
     pi = as_pod_info(pod)
     infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos, objects=objects)
+    fw = framework_for(plugin, args, infos, objects=objects, feature_gates=feature_gates)
     state = CycleState()
     result, status, _ = await fw.run_pre_filter(state, pi)
     out: dict[str, Status | None] = {}
@@ -161,6 +166,7 @@ async def ascore_nodes(
     pods: Iterable[PodLike] = (),
     normalize: bool = True,
     objects: Iterable[dict[str, Any]] = (),
+    feature_gates: FeatureGates | None = None,
 ) -> dict[str, int]:
     """PreScore (if implemented), Score and NormalizeScore over ``nodes``: ``{node: score}``.
 
@@ -170,7 +176,7 @@ async def ascore_nodes(
     """
     pi = as_pod_info(pod)
     infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos, objects=objects)
+    fw = framework_for(plugin, args, infos, objects=objects, feature_gates=feature_gates)
     state = CycleState()
     _, status, _ = await fw.run_pre_filter(state, pi)
     if status is not None and not status.is_success():
@@ -199,8 +205,9 @@ def filter_nodes(
     args: Any = None,
     pods: Iterable[PodLike] = (),
     objects: Iterable[dict[str, Any]] = (),
+    feature_gates: FeatureGates | None = None,
 ) -> dict[str, Status | None]:
-    return asyncio.run(afilter_nodes(plugin, pod, nodes, args, pods, objects))
+    return asyncio.run(afilter_nodes(plugin, pod, nodes, args, pods, objects, feature_gates))
 
 
 def score_nodes(
@@ -211,8 +218,9 @@ def score_nodes(
     pods: Iterable[PodLike] = (),
     normalize: bool = True,
     objects: Iterable[dict[str, Any]] = (),
+    feature_gates: FeatureGates | None = None,
 ) -> dict[str, int]:
-    return asyncio.run(ascore_nodes(plugin, pod, nodes, args, pods, normalize, objects))
+    return asyncio.run(ascore_nodes(plugin, pod, nodes, args, pods, normalize, objects, feature_gates))
 
 
 def reasons(statuses: dict[str, Status | None]) -> dict[str, list[str]]:

@@ -47,6 +47,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.columns import MISSING, columns_of
 from kubesched.framework.types import AffinityTerm
+from kubesched.plugins.helper import pod_uid
 from kubesched.plugins.interpodaffinity.counts import (
     NOTHING,
     Contribution,
@@ -410,6 +411,12 @@ class InterPodAffinity:
                 ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
                 self.is_schedulable_after_pod_change,
             ),
+            # The rejected pod's own labels changed: existing pods' anti-affinity (or its own
+            # self-affinity) may now judge it differently.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL),
+                self.is_schedulable_after_pod_change,
+            ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
                 self.is_schedulable_after_node_change,
@@ -417,12 +424,16 @@ class InterPodAffinity:
         ]
 
     def is_schedulable_after_pod_change(self, pod: Any, old: Any, new: Any) -> QueueingHint:
-        """Queue when an assigned pod was added (or relabelled) to match all of the pod's
-        affinity terms, relabelled or deleted so it no longer matches its anti-affinity terms,
-        or deleted while its own required anti-affinity repelled the pod."""
+        """Queue when the rejected pod's own labels changed (1.36); when an assigned or nominated
+        pod (1.36) was added (or relabelled) to match all of the pod's affinity terms,
+        relabelled or deleted so it no longer matches any of its anti-affinity terms (any one
+        term repels, as 1.37 has it), or deleted while its own required anti-affinity repelled
+        the pod (1.36)."""
         if (new is not None and not isinstance(new, Mapping)) or (old is not None and not isinstance(old, Mapping)):
             return QueueingHint.QUEUE
-        if (new is not None and not _node_name(new)) or (old is not None and not _node_name(old)):
+        if new is not None and old is not None and _uid(new) == _uid(pod) and _labels(new) != _labels(old):
+            return QueueingHint.QUEUE
+        if (new is not None and not _placed(new)) or (old is not None and not _placed(old)):
             return QueueingHint.SKIP
         target = _as_pod_info(pod)
         if target is None:
@@ -432,14 +443,14 @@ class InterPodAffinity:
         if old is not None and new is not None:
             if not _all_match_raw(terms, old) and _all_match_raw(terms, new):
                 return QueueingHint.QUEUE
-            if _all_match_raw(anti, old) and not _all_match_raw(anti, new):
+            if _any_match_raw(anti, old) and not _any_match_raw(anti, new):
                 return QueueingHint.QUEUE
             return QueueingHint.SKIP
         if new is not None:
             return QueueingHint.QUEUE if _all_match_raw(terms, new) else QueueingHint.SKIP
         if old is None:
             return QueueingHint.QUEUE
-        if _all_match_raw(anti, old):
+        if _any_match_raw(anti, old):
             return QueueingHint.QUEUE
         # The pod may have been kept off by the deleted pod's own anti-affinity: its removal
         # frees those domains, so it must not be skipped either.
@@ -470,6 +481,21 @@ class InterPodAffinity:
 
 def _node_name(pod: Mapping[str, Any]) -> str:
     return (pod.get("spec") or {}).get("nodeName") or ""
+
+
+def _placed(pod: Mapping[str, Any]) -> bool:
+    """Assigned to a node, or nominated for one (filters count nominated pods too)."""
+    return bool(_node_name(pod) or (pod.get("status") or {}).get("nominatedNodeName"))
+
+
+def _uid(pod: Any) -> str | None:
+    if isinstance(pod, PodInfo):
+        return pod.uid
+    return pod_uid(pod) if isinstance(pod, Mapping) else None
+
+
+def _labels(pod: Mapping[str, Any]) -> Mapping[str, str]:
+    return (pod.get("metadata") or {}).get("labels") or {}
 
 
 def _as_pod_info(pod: Any) -> PodInfo | None:
@@ -503,6 +529,13 @@ def _all_match_raw(terms: Sequence[AffinityTerm], pod: Mapping[str, Any]) -> boo
         if not _term_matches_raw(t, pod):
             return False
     return True
+
+
+def _any_match_raw(terms: Sequence[AffinityTerm], pod: Mapping[str, Any]) -> bool:
+    for t in terms:
+        if _term_matches_raw(t, pod):
+            return True
+    return False
 
 
 def _deleted_pod_repels(deleted: Mapping[str, Any], target: PodInfo, ns_labels: Mapping[str, str]) -> bool:

@@ -44,19 +44,20 @@ class Constraint:
 
 
 def compile_constraints(
-    raw: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str
+    raw: Iterable[Mapping[str, Any]], pod_labels: Mapping[str, str], action: str, match_label_keys: bool = True
 ) -> list[Constraint]:
     """The constraints of ``raw`` with ``whenUnsatisfiable == action``, compiled.
 
     ``matchLabelKeys`` adds ``key In (pod's value)`` for each key the pod carries, ahead of the
-    selector's own requirements; a nil selector stays nil. Raises ``SelectorError``.
+    selector's own requirements; a nil selector stays nil. Without ``match_label_keys`` (the
+    MatchLabelKeysInPodTopologySpread gate off) the keys are ignored. Raises ``SelectorError``.
     """
     out: list[Constraint] = []
     for c in raw:
         if c.get("whenUnsatisfiable") != action:
             continue
         selector = LabelSelector.compile(c.get("labelSelector"))
-        keys = c.get("matchLabelKeys") or ()
+        keys = (c.get("matchLabelKeys") or ()) if match_label_keys else ()
         if keys and selector is not None:
             extra = {k: pod_labels[k] for k in keys if k in pod_labels}
             if extra:
@@ -108,19 +109,24 @@ def required_affinity_matches(
 class Inclusion:
     """Node inclusion policies of one pod, evaluated at most once per node and policy."""
 
-    __slots__ = ("node_selector", "required", "tolerations")
+    __slots__ = ("node_selector", "required", "tolerations", "comparison_operators")
 
-    def __init__(self, pod: PodInfo) -> None:
+    def __init__(self, pod: PodInfo, comparison_operators: bool = False) -> None:
         self.node_selector = pod.node_selector
         self.required = pod.required_node_affinity
         self.tolerations = pod.tolerations
+        #: The TaintTolerationComparisonOperators gate: ``Lt``/``Gt`` tolerations may match.
+        self.comparison_operators = comparison_operators
 
     def includes(self, c: Constraint, node: NodeInfo) -> bool:
         if c.honor_affinity and (self.node_selector or self.required is not None):
             if not required_affinity_matches(self.node_selector, self.required, node.labels, node.name):
                 return False
         if c.honor_taints and node.taints:
-            if find_untolerated_taint(node.taints, self.tolerations) is not None:
+            if (
+                find_untolerated_taint(node.taints, self.tolerations, comparison_operators=self.comparison_operators)
+                is not None
+            ):
                 return False
         return True
 

@@ -56,7 +56,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.columns import MISSING, columns_of
 from kubesched.framework.selectors import LabelSelector, SelectorError
-from kubesched.plugins.helper import pod_uid
+from kubesched.plugins.helper import feature_enabled, pod_uid
 from kubesched.plugins.podtopologyspread.args import (
     DO_NOT_SCHEDULE,
     HONOR,
@@ -160,6 +160,8 @@ class PodTopologySpread:
 
     def __init__(self, args: PodTopologySpreadArgs | None = None, handle: Any = None) -> None:
         self.handle = handle
+        self.comparison_operators = feature_enabled(handle, "TaintTolerationComparisonOperators")
+        self.match_label_keys = feature_enabled(handle, "MatchLabelKeysInPodTopologySpread")
         args = args if args is not None else PodTopologySpreadArgs()
         self.system_defaulted = args.defaultingType == SYSTEM_DEFAULTING
         self.default_constraints: list[dict[str, Any]] = (
@@ -176,13 +178,13 @@ class PodTopologySpread:
     ) -> list[Constraint]:
         labels = _labels_of(pod)
         if spec_constraints:
-            return compile_constraints(spec_constraints, labels, action)
+            return compile_constraints(spec_constraints, labels, action, self.match_label_keys)
         return self._default_constraints(pod, action)
 
     def _default_constraints(self, pod: Mapping[str, Any], action: str) -> list[Constraint]:
         if not self.default_constraints:
             return []
-        constraints = compile_constraints(self.default_constraints, _labels_of(pod), action)
+        constraints = compile_constraints(self.default_constraints, _labels_of(pod), action, self.match_label_keys)
         if not constraints:
             return []
         selector = self._default_selector(pod)
@@ -243,7 +245,7 @@ class PodTopologySpread:
             return None, Status.as_error(f"get constraints from pod: {exc}")
         if not constraints:
             return None, Status(Code.SKIP)
-        inclusion = Inclusion(pod)
+        inclusion = Inclusion(pod, self.comparison_operators)
         ns = pod.namespace
 
         def compute(node: NodeInfo) -> NodeCounts:
@@ -289,7 +291,7 @@ class PodTopologySpread:
         labels = node.labels
         if not node_has_all_keys(labels, s.constraints):
             return None
-        inclusion = Inclusion(pod)
+        inclusion = Inclusion(pod, self.comparison_operators)
         for i, c in enumerate(s.constraints):
             if not c.matches(updated.labels):
                 continue
@@ -370,7 +372,7 @@ class PodTopologySpread:
         for i, c in enumerate(constraints):
             size = len(nodes) - len(s.ignored_nodes) if c.topology_key == LABEL_HOSTNAME else topo_size[i]
             s.weights.append(topology_normalizing_weight(size))
-        inclusion = Inclusion(pod)
+        inclusion = Inclusion(pod, self.comparison_operators)
         ns = pod.namespace
 
         def compute(node: NodeInfo) -> NodeCounts:
@@ -559,9 +561,9 @@ class PodTopologySpread:
 
 def _involved(incoming: Mapping[str, Any], target: Mapping[str, Any]) -> bool:
     """Whether ``incoming`` takes part in ``target``'s spreading: the target itself, or an
-    assigned pod of its namespace."""
+    assigned or (as 1.36 has it) nominated pod of its namespace."""
     if pod_uid(incoming) == pod_uid(target):
         return True
-    node_name = (incoming.get("spec") or {}).get("nodeName")
+    node_name = (incoming.get("spec") or {}).get("nodeName") or (incoming.get("status") or {}).get("nominatedNodeName")
     same_ns = (_meta(incoming).get("namespace") or "default") == (_meta(target).get("namespace") or "default")
     return bool(node_name) and same_ns

@@ -10,6 +10,13 @@ A claim's volume is its bound PV's CSI source; an unbound claim counts as a new 
 StorageClass's provisioner. In-tree PVs and inline volumes (AWS EBS, GCE PD, Azure Disk,
 Cinder) count against their CSI driver when the node's CSINode lists the plugin as migrated;
 other in-tree plugins (Azure File, vSphere, Portworx) are not translated.
+
+With the VolumeLimitScaling gate (beta, on in 1.37; KEP-5030), a node whose CSINode does not
+list a driver the pod's new volumes need is rejected (``<driver> CSI driver is not installed on
+the node``, Unschedulable) when that driver's CSIDriver object opts in with
+``spec.preventPodSchedulingIfMissing: true``; other drivers keep the old rule (no CSINode entry,
+no limit). The CSIDriver objects are read through the handle's listers under the kind
+``CSIDriver``.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.resources import QuantityError, parse_quantity
-from kubesched.plugins.helper import volumes_fragment
+from kubesched.plugins.helper import feature_enabled, volumes_fragment
 from kubesched.plugins.volume.helpers import (
     ATTACHABLE_VOLUMES_PREFIX,
     IN_TREE_DRIVER_BY_PLUGIN,
@@ -51,6 +58,11 @@ from kubesched.plugins.volume.helpers import (
 
 NAME = "NodeVolumeLimits"
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+VOLUME_LIMIT_SCALING_GATE = "VolumeLimitScaling"
+
+
+def driver_not_installed(driver: str) -> str:
+    return f"{driver} CSI driver is not installed on the node"
 
 
 class _NotFound(Exception):
@@ -65,6 +77,7 @@ class NodeVolumeLimits:
         # Unbound claims have no volume handle yet: a per-instance random prefix keeps the
         # made-up handles from colliding with real ones.
         self.random_volume_id_prefix = secrets.token_hex(16)
+        self.volume_limit_scaling = feature_enabled(handle, VOLUME_LIMIT_SCALING_GATE)
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
         for v in pod.volumes:
@@ -86,6 +99,10 @@ class NodeVolumeLimits:
             return Status.as_error(str(exc))
         if not new_volumes:
             return None
+        if self.volume_limit_scaling:
+            missing = self._missing_required_driver(new_volumes, csi_node)
+            if missing is not None:
+                return Status(Code.UNSCHEDULABLE, driver_not_installed(missing))
         limits = volume_limits(node, csi_node)
         if not limits:
             return None
@@ -107,6 +124,23 @@ class NodeVolumeLimits:
             limit = limits.get(key)
             if limit is not None and attached_count.get(key, 0) + count > limit:
                 return Status(Code.UNSCHEDULABLE, ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
+        return None
+
+    def _missing_required_driver(self, new_volumes: Mapping[str, str], csi_node: Obj | None) -> str | None:
+        """The first driver of the pod's new volumes that the node's CSINode does not list and
+        whose CSIDriver asks for pods to stay off such nodes, else ``None``."""
+        drivers = spec(csi_node).get("drivers") or () if csi_node is not None else ()
+        installed = {str(d.get("name") or "") for d in drivers}
+        seen: set[str] = set()
+        for unique in new_volumes:
+            # The unique name is ``<driver>/<handle>``; driver names hold no slash.
+            driver = unique.split("/", 1)[0]
+            if driver in seen or driver in installed:
+                continue
+            seen.add(driver)
+            csi_driver = self.handle.listers.get("CSIDriver", None, driver)
+            if csi_driver is not None and spec(csi_driver).get("preventPodSchedulingIfMissing") is True:
+                return driver
         return None
 
     def _attachable_volumes(
@@ -187,11 +221,37 @@ class NodeVolumeLimits:
         return [
             # Any new CSINode may carry the limits a rejected pod needs: no hint.
             ClusterEventWithHint(ClusterEvent(EventResource.CSI_NODE, ActionType.ADD)),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_NODE, ActionType.UPDATE), is_schedulable_after_csi_node_updated
+            ),
             ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), is_schedulable_after_pod_deleted),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.PERSISTENT_VOLUME_CLAIM, ActionType.ADD), is_schedulable_after_pvc_added
             ),
         ]
+
+
+def _driver_counts(csi_node: Any) -> dict[str, int | None]:
+    out: dict[str, int | None] = {}
+    for d in spec(csi_node).get("drivers") or ():
+        count = (d.get("allocatable") or {}).get("count")
+        out[str(d.get("name") or "")] = None if count is None else int(count)
+    return out
+
+
+def is_schedulable_after_csi_node_updated(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """Queue when a CSINode update may make room: a driver's attach limit went up or went away
+    (no limit), or a driver was installed (VolumeLimitScaling checks for it)."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return QueueingHint.QUEUE
+    before, after = _driver_counts(old), _driver_counts(new)
+    for driver, count in after.items():
+        if driver not in before:
+            return QueueingHint.QUEUE
+        previous = before[driver]
+        if previous is not None and (count is None or count > previous):
+            return QueueingHint.QUEUE
+    return QueueingHint.SKIP
 
 
 def volume_limits(node: NodeInfo, csi_node: Obj | None) -> dict[str, int]:

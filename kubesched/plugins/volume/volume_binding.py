@@ -14,15 +14,28 @@
   ``bind-completed`` annotation), or, for dynamic provisioning, the claim's
   ``volume.kubernetes.io/selected-node`` annotation.
 
+* Storage capacity: a claim to provision whose provisioner's CSIDriver sets
+  ``spec.storageCapacity: true`` needs a CSIStorageCapacity of its class whose ``nodeTopology``
+  selects the node and whose ``maximumVolumeSize`` (else ``capacity``) holds the request, else
+  ``node(s) did not have enough free storage``. CSIDriver and CSIStorageCapacity objects are read
+  through the handle's listers under those kinds.
+* Score (StorageCapacityScoring, beta and on in 1.37; without the gate VolumeBinding does not
+  score): per StorageClass, requested over capacity through ``shape`` — the PVs chosen for
+  static bindings (request and PV capacity summed), or, when there are none, the claims to
+  provision against the node's CSIStorageCapacity. ``shape`` defaults to
+  ``[{utilization: 0, score: 10}, {utilization: 100, score: 0}]``: nodes with more free storage
+  first.
+
 There is no PV controller or external provisioner in the simulated cluster, so PreBind completes
 a static binding itself (both objects, and their ``status.phase``) instead of waiting up to
-``bindTimeoutSeconds`` for the controller. Storage capacity tracking (CSIStorageCapacity) and
-the CSI translation of in-tree PVs' node affinity are not modelled.
+``bindTimeoutSeconds`` for the controller. The CSI translation of in-tree PVs' node affinity is
+not modelled.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -41,8 +54,9 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.framework.selectors import LabelSelector, SelectorError
-from kubesched.plugins.helper import volumes_fragment
+from kubesched.plugins.helper import feature_enabled, volumes_fragment
 from kubesched.plugins.noderesources.fit import UtilizationShapePoint, shape_errors
 from kubesched.plugins.noderesources.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -89,9 +103,16 @@ ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 MAX_UTILIZATION = 100
 
 
+STORAGE_CAPACITY_SCORING_GATE = "StorageCapacityScoring"
+#: ``shape`` when the StorageCapacityScoring gate is on and none is given (upstream's defaults):
+#: the least utilized node (most free storage) scores highest.
+DEFAULT_SHAPE = ((0, MAX_CUSTOM_PRIORITY_SCORE), (100, 0))
+
+
 class VolumeBindingArgs(BaseModel):
-    """``VolumeBindingArgs``. ``shape`` (the VolumeCapacityPriority scoring function) turns on
-    scoring by how tightly statically bound PVs fit their claims; without it Score is skipped."""
+    """``VolumeBindingArgs``. ``shape`` is the scoring function of StorageCapacityScoring
+    (utilization of the storage a class offers on the node → score); ``None`` takes
+    :data:`DEFAULT_SHAPE` when the gate is on, and must stay unset when it is off."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -124,11 +145,19 @@ class VolumeBindingArgs(BaseModel):
 class PodVolumes:
     """What the pod needs on one node: PVs to bind to claims, and claims to provision."""
 
-    __slots__ = ("static_bindings", "dynamic_provisions")
+    __slots__ = ("static_bindings", "dynamic_provisions", "node_capacities")
 
-    def __init__(self, static_bindings: list[tuple[Obj, Obj]], dynamic_provisions: list[Obj]) -> None:
+    def __init__(
+        self,
+        static_bindings: list[tuple[Obj, Obj]],
+        dynamic_provisions: list[Obj],
+        node_capacities: dict[str, Obj] | None = None,
+    ) -> None:
         self.static_bindings = static_bindings  # (pv, pvc)
         self.dynamic_provisions = dynamic_provisions
+        #: Per claim to provision (``namespace/name``): the CSIStorageCapacity that fits it on
+        #: this node, when its driver tracks capacity.
+        self.node_capacities = node_capacities or {}
 
     def __repr__(self) -> str:
         pvs = [f"{name_of(pv)}->{name_of(pvc)}" for pv, pvc in self.static_bindings]
@@ -178,9 +207,21 @@ class VolumeBinding:
         # newer version of the object (a higher resourceVersion) or Unreserve reverts them.
         self._assumed_pvs: dict[str, Obj] = {}
         self._assumed_pvcs: dict[str, Obj] = {}
+        self.storage_capacity_scoring = feature_enabled(handle, STORAGE_CAPACITY_SCORING_GATE)
         self._scorer = None
-        if self.args.shape:
-            points = [(p.utilization, p.score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for p in self.args.shape]
+        shape = self.args.shape
+        if not self.storage_capacity_scoring:
+            if shape is not None:
+                # Refused rather than ignored, so that it does not take effect unnoticed later.
+                raise ValueError(
+                    f"shape: Invalid value: {len(shape)} point(s): unexpected field `shape`, "
+                    f"remove it or turn on the feature gate {STORAGE_CAPACITY_SCORING_GATE}"
+                )
+        else:
+            if shape is not None and not shape:
+                raise ValueError("shape: Required value: at least one point must be specified")
+            raw = [(p.utilization, p.score) for p in shape] if shape is not None else list(DEFAULT_SHAPE)
+            points = [(u, score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, score in raw]
             self._scorer = _build_scorer(points)
 
     # --- listers through the assume cache ----------------------------------------------------
@@ -333,6 +374,7 @@ class VolumeBinding:
         pvs_found = True
         static: list[tuple[Obj, Obj]] = []
         dynamic: list[Obj] = []
+        capacities: dict[str, Obj] = {}
         node_labels = node.labels
 
         def reasons() -> list[str]:
@@ -372,8 +414,10 @@ class VolumeBinding:
                 unbound_ok, static, unmatched = self._find_matching_volumes(to_match, s.pvs_by_class, node_labels)
                 to_provision.extend(unmatched)
             if to_provision:
-                unbound_ok, sufficient_storage, dynamic = self._check_volume_provisions(to_provision, node_labels)
-        return PodVolumes(static, dynamic), reasons()
+                unbound_ok, sufficient_storage, dynamic, capacities = self._check_volume_provisions(
+                    to_provision, node_labels
+                )
+        return PodVolumes(static, dynamic, capacities), reasons()
 
     def _find_matching_volumes(
         self, claims: list[Obj], pvs_by_class: Mapping[str, list[Obj]], node_labels: Mapping[str, str]
@@ -396,8 +440,9 @@ class VolumeBinding:
 
     def _check_volume_provisions(
         self, claims: list[Obj], node_labels: Mapping[str, str]
-    ) -> tuple[bool, bool, list[Obj]]:
+    ) -> tuple[bool, bool, list[Obj], dict[str, Obj]]:
         provisions: list[Obj] = []
+        capacities: dict[str, Obj] = {}
         for claim in claims:
             class_name = pvc_class(claim)
             if not class_name:
@@ -407,11 +452,41 @@ class VolumeBinding:
                 raise _Unsatisfiable(f'failed to find storage class "{class_name}"')
             provisioner = sc.get("provisioner") or ""
             if not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
-                return False, True, []
+                return False, True, [], {}
             if not match_topology_selector_terms(sc.get("allowedTopologies"), node_labels):
-                return False, True, []
+                return False, True, [], {}
+            enough, capacity = self._has_enough_capacity(str(provisioner), claim, class_name, node_labels)
+            if not enough:
+                return True, False, [], {}
             provisions.append(claim)
-        return True, True, provisions
+            if capacity is not None:
+                capacities[pvc_key(namespace_of(claim), name_of(claim))] = capacity
+        return True, True, provisions, capacities
+
+    def _has_enough_capacity(
+        self, provisioner: str, claim: Obj, class_name: str, node_labels: Mapping[str, str]
+    ) -> tuple[bool, Obj | None]:
+        """Storage capacity tracking (upstream ``hasEnoughCapacity``): only for a CSI driver
+        that opts in; then some CSIStorageCapacity of the class, accessible from the node, must
+        hold the claim's request. The first that does is returned (Score uses it)."""
+        requests = (spec(claim).get("resources") or {}).get("requests") or {}
+        if "storage" not in requests:
+            return True, None
+        driver = self._listers.get("CSIDriver", None, provisioner)
+        if driver is None or spec(driver).get("storageCapacity") is not True:
+            return True, None
+        size = quantity_value(requests.get("storage"))
+        for capacity in self._listers.list("CSIStorageCapacity"):
+            if capacity.get("storageClassName") != class_name:
+                continue
+            limit = capacity.get("maximumVolumeSize")
+            if limit is None:
+                limit = capacity.get("capacity")
+            if limit is None or quantity_value(limit) < size:
+                continue
+            if _node_has_access(capacity, node_labels):
+                return True, capacity
+        return False, None
 
     # --- PreScore / Score -----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
@@ -420,7 +495,7 @@ class VolumeBinding:
         s: _State | None = state.get(STATE_KEY)
         if s is None:
             return Status.as_error(f"reading {STATE_KEY!r} from cycleState: not found")
-        if s.has_static_bindings:
+        if s.has_static_bindings or self.storage_capacity_scoring:
             return None
         return Status(Code.SKIP)
 
@@ -434,10 +509,20 @@ class VolumeBinding:
         if pod_volumes is None:
             return 0
         by_class: dict[str, list[int]] = {}
-        for pv, pvc in pod_volumes.static_bindings:
-            entry = by_class.setdefault(pv_class(pv), [0, 0])
-            entry[0] += pvc_request(pvc)
-            entry[1] += pv_capacity(pv)
+        if pod_volumes.static_bindings or not self.storage_capacity_scoring:
+            for pv, pvc in pod_volumes.static_bindings:
+                entry = by_class.setdefault(pv_class(pv), [0, 0])
+                entry[0] += pvc_request(pvc)
+                entry[1] += pv_capacity(pv)
+        else:
+            for claim in pod_volumes.dynamic_provisions:
+                capacity = pod_volumes.node_capacities.get(pvc_key(namespace_of(claim), name_of(claim)))
+                if capacity is None:
+                    continue
+                entry = by_class.setdefault(pvc_class(claim), [0, 0])
+                # The class's capacity on the node, once however many claims draw on it.
+                entry[1] = quantity_value(capacity.get("capacity"))
+                entry[0] += quantity_value(((spec(claim).get("resources") or {}).get("requests") or {}).get("storage"))
         return cast("int", self._scorer(by_class))
 
     # --- Reserve / Unreserve --------------------------------------------------------------------
@@ -660,6 +745,25 @@ def _with_phase(obj: Obj, phase: str) -> Obj:
     out = copy.deepcopy(obj)
     out.setdefault("status", {})["phase"] = phase
     return out
+
+
+def quantity_value(value: Any) -> int:
+    """A quantity in whole units rounded up, as ``Quantity.Value()``; 0 when absent or unreadable."""
+    if value is None:
+        return 0
+    try:
+        return math.ceil(parse_quantity(value))
+    except (QuantityError, ValueError, TypeError):
+        return 0
+
+
+def _node_has_access(capacity: Mapping[str, Any], node_labels: Mapping[str, str]) -> bool:
+    """A CSIStorageCapacity without ``nodeTopology`` is reachable from no node."""
+    try:
+        selector = LabelSelector.compile(capacity.get("nodeTopology"))
+    except SelectorError:
+        return False
+    return selector is not None and selector.matches(node_labels)
 
 
 def _build_scorer(shape: list[tuple[int, int]]) -> Any:

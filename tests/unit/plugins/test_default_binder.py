@@ -3,6 +3,7 @@ from typing import Any
 
 import pytest
 
+from kubesched.cluster.base import ClusterError
 from kubesched.framework import Code, CycleState
 from kubesched.plugins.default_binder import DefaultBinder
 from kubesched.testing import framework_for, make_pod
@@ -72,3 +73,74 @@ def test_run_bind_reports_the_failure_with_the_plugin_name() -> None:
         )
         is None
     )
+
+
+class FlakyCluster:
+    """Fails the first ``failures`` bind calls with ``error``, then binds."""
+
+    def __init__(self, error: BaseException, failures: int) -> None:
+        self.error = error
+        self.failures = failures
+        self.calls = 0
+
+    async def bind(self, pod: dict[str, Any], node_name: str) -> None:
+        self.calls += 1
+        if self.calls <= self.failures:
+            raise self.error
+
+
+def _bind_with(cluster) -> tuple[Any, list[float], DefaultBinder]:
+    binder = DefaultBinder(None, framework_for(DefaultBinder, cluster=cluster))
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    binder.sleep = sleep
+    status = asyncio.run(binder.bind(CycleState(), make_pod("p").info(), "n"))
+    return status, waits, binder
+
+
+@pytest.mark.parametrize(
+    ("code", "failures", "calls", "ok"),
+    [
+        (500, 1, 2, True),
+        (503, 3, 4, True),
+        (409, 2, 3, True),
+        (504, 4, 4, False),
+        (404, 1, 1, False),
+        (422, 1, 1, False),
+    ],
+    ids=[
+        "500 once, then bound",
+        "503 three times, bound at the last attempt",
+        "409 twice, then bound",
+        "504 every time: four attempts",
+        "404 is not retried",
+        "422 is not retried",
+    ],
+)
+def test_bind_retries_transient_errors(code: int, failures: int, calls: int, ok: bool) -> None:
+    error = ClusterError(f"status {code}", code)
+    cluster = FlakyCluster(error, failures)
+    status, waits, _ = _bind_with(cluster)
+    assert cluster.calls == calls
+    assert len(waits) == calls - 1
+    if ok:
+        assert status is None
+    else:
+        assert status is not None and status.code is Code.ERROR and status.error is error
+
+
+def test_bind_retry_waits_follow_the_default_backoff() -> None:
+    _, waits, _ = _bind_with(FlakyCluster(ClusterError("unavailable", 503), 10))
+    assert len(waits) == 3
+    for wait, base in zip(waits, (0.010, 0.050, 0.250), strict=True):
+        assert base <= wait <= base * 1.1
+
+
+def test_errors_without_a_status_are_not_retried() -> None:
+    cluster = FlakyCluster(RuntimeError("boom"), 1)
+    status, waits, _ = _bind_with(cluster)
+    assert cluster.calls == 1 and waits == []
+    assert status is not None and status.code is Code.ERROR

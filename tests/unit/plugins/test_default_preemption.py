@@ -928,7 +928,7 @@ def _nominated(p: Obj, node_name: str) -> Obj:
             _nominated(pod("p_with_nominated_node", HIGH), "node1"),
             [_terminating(pod("p1", LOW, "node1"), by_preemption=True)],
             ["node1"],
-            Status(UU, "node(s) had untolerated taint {key: value}"),
+            Status(UU, "node(s) had untolerated taint(s)"),
             (True, ""),
             id="pod with nominated node that became UnschedulableAndUnresolvable",
         ),

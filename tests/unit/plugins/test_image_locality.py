@@ -139,3 +139,39 @@ def test_normalized_image_name(name: str, expected: str) -> None:
 )
 def test_calculate_priority(sum_scores: int, containers: int, expected: int) -> None:
     assert calculate_priority(sum_scores, containers) == expected
+
+
+def with_image_volume(b, reference: str, name: str = "iv"):
+    vols = list((b.obj().get("spec") or {}).get("volumes") or [])
+    vols.append({"name": name, "image": {"reference": reference}})
+    return b.set("spec.volumes", vols)
+
+
+def test_image_volumes_count_as_images() -> None:
+    # 1.36 sums image volumes; 1.37 also counts them in the threshold: 2 images, max 2000M.
+    # 300M on one of two nodes: 100 * (150M - 23M) / (2000M - 23M) = 6
+    p = with_image_volume(pod("gcr.io/10"), "gcr.io/300")
+    node_infos = infos(images("machine1", *NODE_40_300_2000), images("machine2", *NODE_250_10))
+    assert score_nodes(ImageLocality, p, node_infos) == {"machine1": 6, "machine2": 0}
+
+
+@pytest.mark.parametrize("nodes", [CASES[0][2], CASES[4][2], CASES[5][2]], ids=["spread", "large", "small"])
+def test_image_volume_weighs_as_a_container_image(nodes) -> None:
+    node_infos = infos(*(images(name, *entries) for name, entries in nodes))
+    refs = ["gcr.io/30", "gcr.io/40", "gcr.io/300", "gcr.io/600", "gcr.io/900"]
+    as_containers = pod(*refs)
+    as_volumes = with_image_volume(pod(refs[0]), refs[1], "a")
+    for i, ref in enumerate(refs[2:]):
+        as_volumes = with_image_volume(as_volumes, ref, f"v{i}")
+    assert score_nodes(ImageLocality, as_volumes, node_infos) == score_nodes(ImageLocality, as_containers, node_infos)
+
+
+def test_volumes_without_image_do_not_count() -> None:
+    p = pod("gcr.io/300").set("spec.volumes", [{"name": "scratch", "emptyDir": {}}])
+    node_infos = infos(images("machine1", *NODE_40_300_2000), images("machine2", *NODE_250_10))
+    assert score_nodes(ImageLocality, p, node_infos) == score_nodes(ImageLocality, pod("gcr.io/300"), node_infos)
+
+
+def test_sign_pod_includes_image_volumes() -> None:
+    p = with_image_volume(pod("gcr.io/10"), "gcr.io/300").info()
+    assert ImageLocality().sign_pod(p) == {"Images": ["gcr.io/10:latest", "gcr.io/300:latest"]}

@@ -1220,6 +1220,8 @@ def test_events_to_register():
     events = {(e.event.resource, e.event.action) for e in plugin.events_to_register()}
     assert events == {
         (EventResource.POD, ActionType.ADD | ActionType.UPDATE_POD_LABEL | ActionType.DELETE),
+        # 1.36: the rejected pod's own labels.
+        (EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_LABEL),
         (EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_LABEL),
     }
     assert all(e.hint is not None for e in plugin.events_to_register())
@@ -1263,11 +1265,70 @@ POD_HINT_CASES = [
 ]
 
 
+def nominated(b, node_name: str = "n1"):
+    obj = b.obj()
+    obj.setdefault("status", {})["nominatedNodeName"] = node_name
+    return obj
+
+
+POD_HINT_CASES += [
+    # 1.36: nominated pods count as placed ones.
+    ("added pod with nominated node matching affinity", None, nominated(pod("x", labels=SECURITYSCAN)), Q),
+    ("added pod with nominated node not matching affinity", None, nominated(pod("x", labels={"service": "web"})), S),
+    (
+        "pod with nominated node relabelled to stop matching anti-affinity",
+        nominated(pod("x", labels={"app": "db"})),
+        nominated(pod("x", labels={"app": "web"})),
+        Q,
+    ),
+    ("deleted pod with nominated node matching anti-affinity", nominated(pod("x", labels={"app": "db"})), None, Q),
+]
+
+
 @pytest.mark.parametrize("old, new, want", [c[1:] for c in POD_HINT_CASES], ids=[c[0] for c in POD_HINT_CASES])
 def test_pod_change_hint(old, new, want):
     target = dict(TARGET)
     target["metadata"] = {**TARGET["metadata"], "labels": {"role": "x"}}
     assert InterPodAffinity(None, None).is_schedulable_after_pod_change(target, old, new) is want
+
+
+def test_pod_change_hint_target_labels_changed():
+    # 1.36: a change of the rejected pod's own labels may make it schedulable.
+    target = pod("target", labels={"role": "x"}, aff=TARGET["spec"]["affinity"]).uid("t").obj()
+    relabelled = pod("target", labels={"role": "y"}, aff=TARGET["spec"]["affinity"]).uid("t").obj()
+    other = pod("other", labels={"role": "y"}).uid("o").obj()
+    hint = InterPodAffinity(None, None).is_schedulable_after_pod_change
+    assert hint(target, target, relabelled) is Q
+    assert hint(target, target, target) is S
+    assert hint(target, pod("other", labels={"role": "x"}).uid("o").obj(), other) is S
+
+
+TWO_ANTI = pod("target", aff=affinity(anti=[in_("app", "zone", "db"), in_("tier", "host", "backend")])).obj()
+DB_BACKEND = {"app": "db", "tier": "backend"}
+
+# 1.37: one anti-affinity term is enough to repel, so the hint looks at any term, not all.
+MULTI_ANTI_CASES = [
+    ("deleted pod matching one of two anti terms", pod("x", node="n1", labels={"app": "db"}).obj(), None, Q),
+    ("deleted pod matching both anti terms", pod("x", node="n1", labels=DB_BACKEND).obj(), None, Q),
+    ("deleted pod matching no anti term", pod("x", node="n1", labels={"app": "web"}).obj(), None, S),
+    (
+        "relabelled to match no anti term",
+        pod("x", node="n1", labels={"app": "db"}).obj(),
+        pod("x", node="n1", labels={"app": "web"}).obj(),
+        Q,
+    ),
+    (
+        "relabelled but still matching an anti term",
+        pod("x", node="n1", labels=DB_BACKEND).obj(),
+        pod("x", node="n1", labels={"tier": "backend"}).obj(),
+        S,
+    ),
+]
+
+
+@pytest.mark.parametrize("old, new, want", [c[1:] for c in MULTI_ANTI_CASES], ids=[c[0] for c in MULTI_ANTI_CASES])
+def test_pod_change_hint_multiple_anti_affinity_terms(old, new, want):
+    assert InterPodAffinity(None, None).is_schedulable_after_pod_change(TWO_ANTI, old, new) is want
 
 
 NODE_HINT_CASES = [

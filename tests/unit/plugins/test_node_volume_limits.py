@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from volume_objects import claim_volumes, csi_node, pv, pvc, storage_class
 
-from kubesched.framework import Code
+from kubesched.framework import ActionType, Code, EventResource, QueueingHint
+from kubesched.framework.features import FeatureGates
 from kubesched.plugins.volume.helpers import csi_attach_limit_key
-from kubesched.plugins.volume.node_volume_limits import NodeVolumeLimits
+from kubesched.plugins.volume.node_volume_limits import NodeVolumeLimits, is_schedulable_after_csi_node_updated
 from kubesched.testing import filter_nodes, make_node, make_pod
 
 EXCEEDED = "node(s) exceed max volume count"
@@ -142,3 +143,85 @@ def test_pod_without_volumes_skips() -> None:
 def test_attach_limit_key(driver, want) -> None:
     # Long names are cut to 23 characters plus 16 hex digits of their SHA-1, as upstream.
     assert csi_attach_limit_key(driver) == want
+
+
+# --- VolumeLimitScaling (beta, on in 1.37) ------------------------------------------------------
+
+NOT_INSTALLED = f"{EBS} CSI driver is not installed on the node"
+
+
+def csi_driver(name: str, prevent: bool | None) -> dict:
+    spec = {} if prevent is None else {"preventPodSchedulingIfMissing": prevent}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name}, "spec": spec}
+
+
+SCALING_CASES = [
+    # (id, CSIDriver opt-in, CSINode drivers, gate, new pod claims, want)
+    ("opted-in driver missing from the CSINode", True, {GCE: 5}, None, ["claim-ebs-0"], NOT_INSTALLED),
+    ("opted-in driver and no CSINode at all", True, None, None, ["claim-ebs-0"], NOT_INSTALLED),
+    ("opted-in driver installed", True, {EBS: 5}, None, ["claim-ebs-0"], None),
+    ("opted-in driver installed without a limit", True, {EBS: None}, None, ["claim-ebs-0"], None),
+    ("driver not opted in (false)", False, {GCE: 5}, None, ["claim-ebs-0"], None),
+    ("driver not opted in (unset)", None, {GCE: 5}, None, ["claim-ebs-0"], None),
+    ("no CSIDriver object", "absent", {GCE: 5}, None, ["claim-ebs-0"], None),
+    ("gate off: the old rule", True, {GCE: 5}, FeatureGates({"VolumeLimitScaling": False}), ["claim-ebs-0"], None),
+    ("unbound claim: its class's provisioner", True, {GCE: 5}, None, ["claim-unbound-sc"], NOT_INSTALLED),
+    ("claim without CSI volume is not checked", True, {GCE: 5}, None, ["claim-no-sc"], None),
+]
+
+
+@pytest.mark.parametrize(
+    ("prevent", "drivers", "gates", "claims", "want"),
+    [c[1:] for c in SCALING_CASES],
+    ids=[c[0] for c in SCALING_CASES],
+)
+def test_volume_limit_scaling(prevent, drivers, gates, claims, want) -> None:
+    objects = list(OBJECTS)
+    if prevent != "absent":
+        objects.append(csi_driver(EBS, prevent))
+    if drivers is not None:
+        objects.append(csi_node("n1", drivers))
+    status = filter_nodes(
+        NodeVolumeLimits, pod("new", *claims), [make_node("n1")], objects=objects, feature_gates=gates
+    )["n1"]
+    if want is None:
+        assert status is None
+    else:
+        assert status is not None and status.code is Code.UNSCHEDULABLE and status.reasons == [want]
+
+
+def test_volume_limit_scaling_in_tree_migrated_volume_needs_its_csi_driver() -> None:
+    objects = [*OBJECTS, csi_driver(EBS, True), csi_node("n1", {GCE: 5}, "kubernetes.io/aws-ebs")]
+    status = filter_nodes(NodeVolumeLimits, pod("new", inline=("aws-inline-9",)), [make_node("n1")], objects=objects)
+    assert status["n1"] is not None and status["n1"].reasons == [NOT_INSTALLED]
+
+
+def test_volume_limit_scaling_checks_before_the_limit() -> None:
+    # Installed driver: the limit decides as before.
+    objects = [*OBJECTS, csi_driver(EBS, True), csi_node("n1", {EBS: 1})]
+    placed = [pod("e0", "claim-ebs-1", node="n1")]
+    status = filter_nodes(NodeVolumeLimits, pod("new", "claim-ebs-0"), [make_node("n1")], pods=placed, objects=objects)
+    assert status["n1"] is not None and status["n1"].reasons == [EXCEEDED]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        ({EBS: 1}, {EBS: 2}, QueueingHint.QUEUE),
+        ({EBS: 2}, {EBS: 1}, QueueingHint.SKIP),
+        ({EBS: 2}, {EBS: 2}, QueueingHint.SKIP),
+        ({EBS: 2}, {EBS: None}, QueueingHint.QUEUE),
+        ({GCE: 2}, {GCE: 2, EBS: 1}, QueueingHint.QUEUE),
+        ({GCE: 2, EBS: 1}, {GCE: 2}, QueueingHint.SKIP),
+    ],
+    ids=["limit raised", "limit lowered", "unchanged", "limit removed", "driver installed", "driver removed"],
+)
+def test_hint_csi_node_updated(old, new, hint) -> None:
+    got = is_schedulable_after_csi_node_updated(pod("p", "claim-ebs-0").obj(), csi_node("n1", old), csi_node("n1", new))
+    assert got is hint
+
+
+def test_events_include_csi_node_updates() -> None:
+    events = {(e.event.resource, e.event.action) for e in NodeVolumeLimits().events_to_register()}
+    assert (EventResource.CSI_NODE, ActionType.UPDATE) in events
+    assert (EventResource.CSI_NODE, ActionType.ADD) in events

@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
+from kubesched.framework.features import FeatureGates
 from kubesched.plugins.podtopologyspread.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,
@@ -1597,6 +1598,20 @@ POD_HINTS = [
 ]
 
 
+def _nominated(b) -> dict:
+    obj = b.obj()
+    obj.setdefault("status", {})["nominatedNodeName"] = "n1"
+    return obj
+
+
+POD_HINTS += [
+    # Nominated pods count where they are nominated, as assigned ones do.
+    ("a matching pod with a nominated node is added", TARGET, None, _nominated(pod("p1", foo="")), Q),
+    ("a non-matching pod with a nominated node is added", TARGET, None, _nominated(pod("p1", bar="")), SKIP),
+    ("a matching pod with a nominated node is deleted", TARGET, _nominated(pod("p1", foo="")), None, Q),
+]
+
+
 @pytest.mark.parametrize("target, old, new, want", [c[1:] for c in POD_HINTS], ids=[c[0] for c in POD_HINTS])
 def test_pod_change_hint(target, old, new, want):
     assert _plugin().is_schedulable_after_pod_change(target, old, new) is want
@@ -1934,3 +1949,38 @@ def test_cached_counts_equal_a_fresh_walk_under_random_changes(seed):
         nodes = rng.sample(snapshot.list(), rng.randint(1, len(names)))
         assert _pre_filter_outcome(kept, pi) == _pre_filter_outcome(fresh, pi)
         assert _pre_score_outcome(kept, pi, nodes) == _pre_score_outcome(fresh, pi, nodes)
+
+
+@pytest.mark.parametrize(
+    ("gates", "want_b"),
+    [(None, S), (FeatureGates({"TaintTolerationComparisonOperators": True}), U)],
+    ids=["gate off: the Gt toleration tolerates nothing", "gate on: 999 > 950 is tolerated"],
+)
+def test_node_taints_policy_honors_comparison_operators(gates, want_b) -> None:
+    # node-a's zone counts only when the pod tolerates its taint; then zone a holds 0 matching
+    # pods and adding one to zone b (which holds 1) makes a skew of 2.
+    incoming = spread(pod(foo=""), 1, "zone", DNS, FOO, taints="Honor").toleration(
+        "sla", "950", "NoSchedule", operator="Gt"
+    )
+    nodes = [node("node-a", zone="a").taint("sla", "999", "NoSchedule"), node("node-b", zone="b")]
+    got = filter_nodes(PodTopologySpread, incoming, nodes, pods=foo_pods("b:1"), feature_gates=gates)
+    assert _codes(got)["node-b"] == want_b
+
+
+def test_match_label_keys_ignored_with_the_gate_off() -> None:
+    # The "ANDed with a non-empty labelSelector" case: with the gate (beta, on) zone1 counts
+    # one matching pod; with it off matchLabelKeys is ignored and every foo pod counts.
+    incoming = spread(pod(foo="", bar="a"), 1, "zone", DNS, FOO, match_keys=["bar"])
+    existing = [
+        on("node-a", "p-a1", foo=""),
+        on("node-a", "p-a2", foo="", bar="a"),
+        on("node-b", "p-b1", foo=""),
+        on("node-y", "p-y1", foo="", bar="a"),
+        on("node-y", "p-y2", bar=""),
+    ]
+    off = FeatureGates({"MatchLabelKeysInPodTopologySpread": False})
+    on_ = filter_nodes(PodTopologySpread, incoming, four_zone_nodes(), pods=existing)
+    off_ = filter_nodes(PodTopologySpread, incoming, four_zone_nodes(), pods=existing, feature_gates=off)
+    # zone1 {a, b} vs zone2 {x, y}: on, 1 vs 1 → every node fits; off, 3 vs 1 → zone1 is too full.
+    assert _codes(on_) == {n: S for n in on_}
+    assert _codes(off_) == {"node-a": U, "node-b": U, "node-x": S, "node-y": S}

@@ -12,11 +12,13 @@ from volume_objects import claim_volumes, pv, pvc, storage_class
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework import Code, CycleState, QueueingHint
+from kubesched.framework.features import FeatureGates
 from kubesched.plugins.volume.volume_binding import (
     VolumeBinding,
     VolumeBindingArgs,
     is_schedulable_after_pvc_change,
 )
+from kubesched.runtime.profile import FrameworkError
 from kubesched.testing import as_node_infos, framework_for, make_node, make_pod
 
 HOST = "kubernetes.io/hostname"
@@ -48,9 +50,9 @@ def zonal_node(name: str, region: str, zone: str):
     return make_node(name).label("topology.kubernetes.io/region", region).label("topology.kubernetes.io/zone", zone)
 
 
-async def _cycle(pod, nodes, objects, args=None, cluster=None):
+async def _cycle(pod, nodes, objects, args=None, cluster=None, gates=None):
     infos = as_node_infos(nodes)
-    fw = framework_for(VolumeBinding, args=args, nodes=infos, objects=objects, cluster=cluster)
+    fw = framework_for(VolumeBinding, args=args, nodes=infos, objects=objects, cluster=cluster, feature_gates=gates)
     pi = pod.info()
     state = CycleState()
     _, pre, _ = await fw.run_pre_filter(state, pi)
@@ -61,9 +63,9 @@ async def _cycle(pod, nodes, objects, args=None, cluster=None):
     return fw, pi, state, infos, pre, filtered
 
 
-def run_case(pod, nodes, objects, args=None):
+def run_case(pod, nodes, objects, args=None, gates=None):
     async def go():
-        fw, pi, state, infos, pre, filtered = await _cycle(pod, nodes, objects, args)
+        fw, pi, state, infos, pre, filtered = await _cycle(pod, nodes, objects, args, gates=gates)
         scores = {}
         if pre is None:
             plugin = fw.score_plugins[0].plugin if fw.score_plugins else None
@@ -269,11 +271,13 @@ def test_volume_capacity_scoring(pod, nodes, objects, shape, rejected, scores) -
     assert list(got.values()) == scores
 
 
-def test_without_shape_score_is_skipped() -> None:
+def test_without_shape_the_default_shape_scores() -> None:
+    # StorageCapacityScoring is on in 1.37: the default shape prefers the least utilized storage;
+    # node-a's 200Gi PV for a 50Gi claim is 25% used.
     _, _, got = run_case(
         pod_with("pvc-a"), [make_node("node-a")], CLASSES + [pvc("pvc-a", "wait-sc", request="50Gi"), *LOCAL_PVS]
     )
-    assert got == {"node-a": 0}
+    assert got == {"node-a": 75}
 
 
 MATCH_CASES = [
@@ -500,3 +504,158 @@ def test_prebind_conflict_is_an_error_and_forgets_the_assumption() -> None:
 )
 def test_pvc_change_hint(claim, want) -> None:
     assert is_schedulable_after_pvc_change(pod_with("pvc-a").obj(), None, claim) is want
+
+
+# --- StorageCapacityScoring (beta, on in 1.37) and storage capacity tracking ---------------------
+
+NO_SCORING = FeatureGates({"StorageCapacityScoring": False})
+NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
+DRIVER = "csi.example.com"
+
+
+def csi_driver(name: str, storage_capacity: bool | None) -> dict:
+    spec = {} if storage_capacity is None else {"storageCapacity": storage_capacity}
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name}, "spec": spec}
+
+
+def capacity(name: str, cls: str, size: str | None, node: str | None, max_size: str | None = None) -> dict:
+    obj = {
+        "apiVersion": "storage.k8s.io/v1",
+        "kind": "CSIStorageCapacity",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "storageClassName": cls,
+    }
+    if size is not None:
+        obj["capacity"] = size
+    if max_size is not None:
+        obj["maximumVolumeSize"] = max_size
+    if node is not None:
+        obj["nodeTopology"] = {"matchLabels": {HOST: node}}
+    return obj
+
+
+DYN_NODES = [make_node(n).label(HOST, n) for n in ("node-a", "node-b", "node-c")]
+DYN_BASE = [storage_class("dyn", provisioner=DRIVER), csi_driver(DRIVER, True)]
+
+
+def test_gate_off_volume_binding_does_not_score() -> None:
+    pre, _, got = run_case(
+        pod_with("pvc-a"),
+        [make_node("node-a")],
+        CLASSES + [pvc("pvc-a", "wait-sc", request="50Gi"), *LOCAL_PVS],
+        gates=NO_SCORING,
+    )
+    assert pre is None and got == {"node-a": 0}
+
+
+def test_gate_off_shape_is_refused() -> None:
+    with pytest.raises(
+        FrameworkError,
+        match="shape: Invalid value: 2 point\\(s\\): unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring",
+    ):
+        framework_for(VolumeBinding, args={"shape": DEFAULT_SHAPE}, feature_gates=NO_SCORING)
+
+
+def test_gate_on_empty_shape_is_refused() -> None:
+    with pytest.raises(FrameworkError, match="shape: Required value: at least one point must be specified"):
+        framework_for(VolumeBinding, args={"shape": []})
+
+
+CAPACITY_FILTER_CASES = [
+    # (id, objects besides the class, node-a's verdict)
+    ("enough capacity", [csi_driver(DRIVER, True), capacity("c", "dyn", "10Gi", "node-a")], None),
+    ("not enough capacity", [csi_driver(DRIVER, True), capacity("c", "dyn", "1Gi", "node-a")], NOT_ENOUGH_SPACE),
+    (
+        "maximumVolumeSize decides over capacity",
+        [csi_driver(DRIVER, True), capacity("c", "dyn", "100Gi", "node-a", max_size="1Gi")],
+        NOT_ENOUGH_SPACE,
+    ),
+    ("capacity on another node", [csi_driver(DRIVER, True), capacity("c", "dyn", "10Gi", "node-b")], NOT_ENOUGH_SPACE),
+    (
+        "capacity of another class",
+        [csi_driver(DRIVER, True), capacity("c", "other", "10Gi", "node-a")],
+        NOT_ENOUGH_SPACE,
+    ),
+    ("capacity without topology", [csi_driver(DRIVER, True), capacity("c", "dyn", "10Gi", None)], NOT_ENOUGH_SPACE),
+    ("no capacity objects", [csi_driver(DRIVER, True)], NOT_ENOUGH_SPACE),
+    ("driver does not track capacity", [csi_driver(DRIVER, False)], None),
+    ("driver without storageCapacity", [csi_driver(DRIVER, None)], None),
+    ("no CSIDriver object", [], None),
+]
+
+
+@pytest.mark.parametrize(
+    ("objects", "reason"), [c[1:] for c in CAPACITY_FILTER_CASES], ids=[c[0] for c in CAPACITY_FILTER_CASES]
+)
+def test_storage_capacity_filter(objects, reason) -> None:
+    sc = storage_class("dyn", provisioner=DRIVER)
+    _, filtered, _ = run_case(
+        pod_with("pvc-a"),
+        [make_node("node-a").label(HOST, "node-a")],
+        [sc, pvc("pvc-a", "dyn", request="5Gi"), *objects],
+    )
+    assert _status(filtered["node-a"]) == (None if reason is None else (UU, [reason]))
+
+
+def test_storage_capacity_claim_without_request_is_not_checked() -> None:
+    _, filtered, _ = run_case(pod_with("pvc-a"), [make_node("node-a")], [*DYN_BASE, pvc("pvc-a", "dyn")])
+    assert filtered["node-a"] is None
+
+
+DYN_SCORE_CASES = [
+    # (id, claims (name, request), capacities per node, shape, rejected, scores)
+    (
+        "default shape: most free storage first",
+        [("pvc-a", "50Gi")],
+        {"node-a": "100Gi", "node-b": "200Gi", "node-c": "50Gi"},
+        None,
+        [False, False, False],
+        [50, 75, 0],
+    ),
+    (
+        "custom shape: least free storage first",
+        [("pvc-a", "50Gi")],
+        {"node-a": "100Gi", "node-b": "200Gi", "node-c": "50Gi"},
+        DEFAULT_SHAPE,
+        [False, False, False],
+        [50, 25, 100],
+    ),
+    (
+        "two claims of a class draw on the node's capacity once",
+        [("pvc-a", "50Gi"), ("pvc-b", "50Gi")],
+        {"node-a": "100Gi", "node-b": "200Gi", "node-c": "400Gi"},
+        None,
+        [False, False, False],
+        [0, 50, 75],
+    ),
+    (
+        "a node without enough storage is filtered",
+        [("pvc-a", "50Gi")],
+        {"node-a": "100Gi", "node-b": "10Gi", "node-c": "200Gi"},
+        None,
+        [False, True, False],
+        [50, 0, 75],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("claims", "capacities", "shape", "rejected", "scores"),
+    [c[1:] for c in DYN_SCORE_CASES],
+    ids=[c[0] for c in DYN_SCORE_CASES],
+)
+def test_storage_capacity_scoring(claims, capacities, shape, rejected, scores) -> None:
+    objects = [*DYN_BASE, *(pvc(n, "dyn", request=r) for n, r in claims)]
+    objects += [capacity(f"cap-{node}", "dyn", size, node) for node, size in capacities.items()]
+    args = None if shape is None else {"shape": shape}
+    pre, filtered, got = run_case(pod_with(*(n for n, _ in claims)), DYN_NODES, objects, args)
+    assert pre is None
+    assert [s is not None for s in filtered.values()] == rejected
+    assert [got[n] for n in ("node-a", "node-b", "node-c")] == scores
+
+
+def test_storage_capacity_scoring_without_tracking_scores_zero() -> None:
+    # The driver does not publish capacity: nothing to weigh, every node scores 0.
+    objects = [storage_class("dyn", provisioner=DRIVER), pvc("pvc-a", "dyn", request="5Gi")]
+    pre, _, got = run_case(pod_with("pvc-a"), DYN_NODES, objects)
+    assert pre is None and set(got.values()) == {0}
