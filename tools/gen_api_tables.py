@@ -24,6 +24,9 @@ Then::
 
     python tools/gen_api_tables.py --version X.Y --swagger swagger.json --proto DIR
 
+When an input is not the release's own (the ``.proto`` files of a commit past the last tag, say),
+``--openapi-source`` and ``--proto-source`` name what it is in the generated module's header.
+
 ``--check`` writes nothing and exits 1 when a module differs from what it would write.
 """
 
@@ -62,20 +65,21 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
             "ContainerState ContainerStateRunning ContainerStateTerminated ContainerStateWaiting ContainerStatus "
             "ContainerUser DaemonEndpoint DownwardAPIProjection DownwardAPIVolumeFile DownwardAPIVolumeSource "
             "EmptyDirVolumeSource EnvFromSource EnvVar EnvVarSource EphemeralContainer EphemeralVolumeSource "
+            "EvictionResponder "
             "Event EventList EventSeries EventSource ExecAction FCVolumeSource FileKeySelector FlexVolumeSource "
             "FlockerVolumeSource GCEPersistentDiskVolumeSource GRPCAction GitRepoVolumeSource "
             "GlusterfsVolumeSource HTTPGetAction HTTPHeader HostAlias HostIP HostPathVolumeSource "
             "ISCSIVolumeSource ImageVolumeSource ImageVolumeStatus KeyToPath Lifecycle LifecycleHandler "
             "LinuxContainerUser LocalObjectReference NFSVolumeSource Namespace NamespaceCondition NamespaceList "
             "NamespaceSpec NamespaceStatus Node NodeAddress NodeAffinity NodeAllocatableResourceClaimStatus "
-            "NodeCondition NodeConfigSource NodeConfigStatus NodeDaemonEndpoints NodeFeatures NodeList "
+            "NodeCondition NodeConfigSource NodeConfigStatus NodeDaemonEndpoints NodeFeatures NodeList NodePodPreemptionPolicy "
             "NodeRuntimeHandler NodeRuntimeHandlerFeatures NodeSelector NodeSelectorRequirement NodeSelectorTerm "
             "NodeSpec NodeStatus NodeSwapStatus NodeSystemInfo ObjectFieldSelector ObjectReference "
             "PersistentVolumeClaimSpec PersistentVolumeClaimTemplate PersistentVolumeClaimVolumeSource "
             "PhotonPersistentDiskVolumeSource Pod PodAffinity PodAffinityTerm PodAntiAffinity "
             "PodCertificateProjection PodCondition PodDNSConfig PodDNSConfigOption "
             "PodExtendedResourceClaimStatus PodIP PodList PodOS PodReadinessGate PodResourceClaim "
-            "PodResourceClaimStatus PodSchedulingGate PodSchedulingGroup PodSecurityContext PodSpec PodStatus "
+            "PodResourceClaimStatus PodSchedulingGate PodSchedulingGroup PodSecurityContext PodSpec PodStatus PodVolumeHealth "
             "PortworxVolumeSource PreferredSchedulingTerm Probe ProjectedVolumeSource QuobyteVolumeSource "
             "RBDVolumeSource ResourceClaim ResourceFieldSelector ResourceHealth ResourceRequirements "
             "ResourceStatus SELinuxOptions ScaleIOVolumeSource SeccompProfile SecretEnvSource SecretKeySelector "
@@ -89,12 +93,27 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
     "io.k8s.api.events.v1.Event",
     "io.k8s.api.events.v1.EventList",
     "io.k8s.api.events.v1.EventSeries",
+    *(
+        "io.k8s.api.resource.v1." + name
+        for name in (
+            "AllocatedDeviceStatus AllocationResult CELDeviceSelector CapacityRequestPolicy CapacityRequestPolicyRange "
+            "CapacityRequirements Counter CounterSet Device DeviceAllocationConfiguration DeviceAllocationResult "
+            "DeviceAttribute DeviceCapacity DeviceClaim DeviceClaimConfiguration DeviceClass DeviceClassConfiguration "
+            "DeviceClassList DeviceClassSpec DeviceConstraint DeviceCounterConsumption DeviceDerivedAttribute "
+            "DeviceRequest DeviceRequestAllocationResult DeviceSelector DeviceSubRequest DeviceTaint DeviceTaintRule "
+            "DeviceTaintRuleList DeviceTaintRuleSpec DeviceTaintRuleStatus DeviceTaintSelector DeviceToleration "
+            "ExactDeviceRequest NetworkDeviceData NodeAllocatableMapping NodeAllocatableOverhead "
+            "NodeAllocatableResource OpaqueDeviceConfiguration ResourceClaim ResourceClaimConsumerReference "
+            "ResourceClaimList ResourceClaimSpec ResourceClaimStatus ResourceClaimTemplate ResourceClaimTemplateList "
+            "ResourceClaimTemplateSpec ResourcePool ResourceSlice ResourceSliceList ResourceSliceSpec"
+        ).split()
+    ),
     "io.k8s.api.scheduling.v1.PriorityClass",
     "io.k8s.api.scheduling.v1.PriorityClassList",
     *(
         _META + name
         for name in (
-            "DeleteOptions LabelSelector LabelSelectorRequirement ListMeta ManagedFieldsEntry ObjectMeta "
+            "Condition DeleteOptions LabelSelector LabelSelectorRequirement ListMeta ManagedFieldsEntry ObjectMeta "
             "OwnerReference Preconditions ShardInfo Status StatusCause StatusDetails"
         ).split()
     ),
@@ -304,6 +323,11 @@ def protobuf_table(
 # --- the modules --------------------------------------------------------------------------------
 
 
+#: What the header names as the inputs when ``--openapi-source``/``--proto-source`` say nothing.
+DEFAULT_OPENAPI_SOURCE = "api/openapi-spec/swagger.json"
+DEFAULT_PROTO_SOURCE = "the generated.proto files of k8s.io/api and k8s.io/apimachinery"
+
+
 def _header(version: str, sources: str) -> str:
     return (
         f"# Generated from Kubernetes {version} ({sources}) by\n"
@@ -312,10 +336,10 @@ def _header(version: str, sources: str) -> str:
     )
 
 
-def render_openapi(table: Mapping[str, Mapping[str, str]], version: str) -> str:
+def render_openapi(table: Mapping[str, Mapping[str, str]], version: str, source: str = DEFAULT_OPENAPI_SOURCE) -> str:
     """The ``openapi/types.py`` module for ``table``."""
     lines = [
-        _header(version, "api/openapi-spec/swagger.json"),
+        _header(version, source),
         f'"""The fields of the Kubernetes API types the embedded API server serves (v{version}).',
         "",
         "One entry per OpenAPI definition: JSON field name -> type, where a type is ``string``,",
@@ -342,10 +366,12 @@ def render_openapi(table: Mapping[str, Mapping[str, str]], version: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_protobuf(table: Mapping[str, Mapping[int, tuple[str, str, str]]], version: str) -> str:
+def render_protobuf(
+    table: Mapping[str, Mapping[int, tuple[str, str, str]]], version: str, source: str = DEFAULT_PROTO_SOURCE
+) -> str:
     """The ``protobuf/schema.py`` module for ``table``."""
     lines = [
-        _header(version, "the generated.proto files of k8s.io/api and k8s.io/apimachinery"),
+        _header(version, source),
         '"""The protobuf messages kubectl\'s typed clients send, by field number: what',
         ":mod:`kubesched.sim.apiserver.protobuf.decode` needs to turn them into JSON (the numbers are",
         "Kubernetes' own, from the API's ``generated.proto`` files).",
@@ -400,6 +426,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", required=True, help="the Kubernetes release of the inputs, as 1.32")
     parser.add_argument("--swagger", type=Path, help="swagger.json (or a JSON schema with $defs)")
     parser.add_argument("--proto", type=Path, help="a directory holding the generated.proto files")
+    parser.add_argument(
+        "--openapi-source",
+        default=DEFAULT_OPENAPI_SOURCE,
+        help="what the OpenAPI input is, for the header (say so when it is not the release's own swagger.json)",
+    )
+    parser.add_argument(
+        "--proto-source",
+        default=DEFAULT_PROTO_SOURCE,
+        help="what the .proto input is, for the header (say so when it is not the release's tag)",
+    )
     parser.add_argument("--openapi-out", type=Path, default=OPENAPI_OUT)
     parser.add_argument("--protobuf-out", type=Path, default=PROTOBUF_OUT)
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a module would change")
@@ -412,9 +448,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.swagger is not None:
             document = json.loads(args.swagger.read_text(encoding="utf-8"))
-            outputs.append((args.openapi_out, render_openapi(openapi_table(document), args.version)))
+            table = openapi_table(document)
+            outputs.append((args.openapi_out, render_openapi(table, args.version, args.openapi_source)))
         if args.proto is not None:
-            outputs.append((args.protobuf_out, render_protobuf(protobuf_table(read_protos(args.proto)), args.version)))
+            messages = protobuf_table(read_protos(args.proto))
+            outputs.append((args.protobuf_out, render_protobuf(messages, args.version, args.proto_source)))
     except (OSError, ValueError, InputError) as exc:
         print(f"gen_api_tables: {exc}", file=sys.stderr)
         return 2

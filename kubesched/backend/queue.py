@@ -174,6 +174,9 @@ class SchedulingQueue:
         self.incoming: dict[str, int] = {}
         #: Told ``(queue, event)`` each time a pod enters a queue (the incoming-pods metric).
         self.on_incoming: Callable[[str, str], None] | None = None
+        #: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs (its metric);
+        #: hints are timed only when it is set.
+        self.on_hint: Callable[[str, str, str, float], None] | None = None
 
     # --- introspection ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -524,6 +527,7 @@ class SchedulingQueue:
         if not plugins:
             return True
         matching = self._matching_registrations(event)
+        on_hint = self.on_hint
         for plugin in plugins:
             regs = matching.get(plugin)
             if regs is None:  # not registered, or registered for every event
@@ -531,11 +535,17 @@ class SchedulingQueue:
             for reg in regs:
                 if reg.hint is None:
                     return True
+                started = time.perf_counter() if on_hint is not None else 0.0
                 try:
-                    if reg.hint(pod, old, new) is QueueingHint.QUEUE:
-                        return True
+                    hint = reg.hint(pod, old, new)
                 except Exception:  # a failing hint errs on the side of retrying (logged)
                     log.exception("queueing hint of %s failed; requeueing", plugin)
+                    if on_hint is not None:
+                        on_hint(plugin, str(event), "Error", time.perf_counter() - started)
+                    return True
+                if on_hint is not None:
+                    on_hint(plugin, str(event), hint.value, time.perf_counter() - started)
+                if hint is QueueingHint.QUEUE:
                     return True
         return False
 

@@ -52,5 +52,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
+#: ``kube-scheduler --version`` and its forms (pflag's ``--version[=true|raw]``).
+_VERSION_FLAGS = {"--version", "--version=true", "--version=raw"}
+
+
+def kube_scheduler(argv: Sequence[str] | None = None) -> int:
+    """The ``kube-scheduler`` command: ``kubesched run`` under kube-scheduler's name, so that a
+    kube-scheduler manifest's command runs with only the binary changed."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if _VERSION_FLAGS & set(args):
+        print(f"kubesched {__version__} (kube-scheduler 1.37)")
+        return 0
+    return main(["run", *_klog_verbosity(args)])
+
+
+def _klog_verbosity(args: list[str]) -> list[str]:
+    """klog's ``-v=N`` and ``-v N`` as ``--v=N`` (``run``'s own ``-v`` counts)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg.startswith("-v=") and arg[3:].isdigit():
+            out.append("--v=" + arg[3:])
+        elif arg == "-v" and i + 1 < len(args) and args[i + 1].isdigit():
+            out.append("--v=" + args[i + 1])
+            i += 1
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,10 +1,15 @@
-"""``kubesched run``: schedule pods in a cluster, as kube-scheduler does (its flags included)."""
+"""``kubesched run``: schedule pods in a cluster, as kube-scheduler does (its flags included).
+
+Without ``--config`` it runs kube-scheduler's default configuration, so that the command line
+of a kube-scheduler manifest (kubeadm's, say) runs unchanged; the ``kube-scheduler`` command
+(:func:`kubesched.cli.main.kube_scheduler`) is this command under upstream's name."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.cli.common import (
     GATES_HELP,
@@ -17,6 +22,10 @@ from kubesched.cli.common import (
 )
 from kubesched.errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from kubesched.framework.features import FeatureGates
+    from kubesched.server.app import RunOptions
+
 #: Once the scheduler runs, a failure is a fault while running (the cluster, an extender, serving),
 #: which exits 1 as it always has; what is refused before that exits 2.
 _WHILE_RUNNING = OnError(code=1)
@@ -27,17 +36,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     from kubesched.config import format_config_yaml, load_config
     from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.server import flags as kflags
-    from kubesched.server.app import RunOptions, run
-    from kubesched.server.serving import DelegationOptions, ServingOptions
+    from kubesched.server.app import run
 
     register_local_plugins(args)
-    gates = parse_feature_gates(args.feature_gates)
+    gate_text, zpages = kflags.split_zpages_gates(args.feature_gates)
+    gates = parse_feature_gates(gate_text)
     cfg = load_config(args.config, feature_gates=gates)
     problems = kflags.apply_leader_election(cfg.model, args)
     if problems:
         raise ConfigurationError("; ".join(problems))
+    kflags.apply_client_flags(cfg.model, args)
+    if args.kubeconfig and not args.config:
+        # What upstream does with --kubeconfig without --config (and what /configz then shows).
+        cfg.model.clientConnection.kubeconfig = args.kubeconfig
     setup_logging(kflags.verbosity(args))
-    kflags.warn_ignored(args)
+    kubeconfig = args.kubeconfig or cfg.model.clientConnection.kubeconfig or os.environ.get("KUBECONFIG") or None
+    kflags.warn_ignored(args, kubeconfig)
     if args.write_config_to:
         try:
             Path(args.write_config_to).write_text(format_config_yaml(cfg))
@@ -46,7 +60,18 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"--write-config-to: {args.write_config_to}: cannot write: {exc.strerror or exc}"
             ) from exc
         return 0
-    opts = RunOptions(
+    opts = run_options(args, gates, zpages)
+    args.on_error = _WHILE_RUNNING
+    return int(event_loop_runner()(run(cfg, opts)))
+
+
+def run_options(args: argparse.Namespace, gates: FeatureGates, zpages: dict[str, bool]) -> RunOptions:
+    """What the command line asks of the running scheduler (the configuration aside)."""
+    from kubesched.server import flags as kflags
+    from kubesched.server.app import RunOptions
+    from kubesched.server.serving import DelegationOptions, ServingOptions
+
+    return RunOptions(
         kubeconfig=args.kubeconfig,
         context=args.context,
         serving=ServingOptions(
@@ -68,14 +93,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         record_results=args.record_results,
         identity=args.identity,
         feature_gates=gates,
+        max_unschedulable_duration=args.pod_max_in_unschedulable_pods_duration,
+        flags=kflags.flag_values(args.parser, args, duration_flag),
+        flagz=zpages["ComponentFlagz"],
+        statusz=zpages["ComponentStatusz"],
     )
-    args.on_error = _WHILE_RUNNING
-    return int(event_loop_runner()(run(cfg, opts)))
 
 
 def add_parser(sub: Any) -> None:
     run_p = sub.add_parser("run", help="schedule pods in a cluster (kubeconfig or in-cluster)")
-    run_p.add_argument("--config", required=True, help="KubeSchedulerConfiguration file")
+    run_p.add_argument(
+        "--config",
+        help="KubeSchedulerConfiguration file (default: kube-scheduler's default configuration, as upstream "
+        "runs without --config)",
+    )
     run_p.add_argument(
         "--kubeconfig", help="kubeconfig (default: clientConnection.kubeconfig, $KUBECONFIG, in-cluster)"
     )
@@ -97,6 +128,17 @@ def add_parser(sub: Any) -> None:
         "start for localhost and 127.0.0.1",
     )
     serving.add_argument("--tls-private-key-file", help="the key of --tls-cert-file (PEM)")
+    serving.add_argument(
+        "--authentication-kubeconfig",
+        metavar="FILE",
+        help="where TokenReviews go; they go through the scheduler's own connection, so this acts when it names "
+        "that kubeconfig (as kubeadm's manifest does) and is warned about otherwise",
+    )
+    serving.add_argument(
+        "--authorization-kubeconfig",
+        metavar="FILE",
+        help="where SubjectAccessReviews go; as --authentication-kubeconfig",
+    )
     serving.add_argument(
         "--authentication-token-webhook-cache-ttl",
         type=duration_flag,
@@ -144,4 +186,4 @@ def add_parser(sub: Any) -> None:
     from kubesched.server.flags import add_kube_scheduler_flags
 
     add_kube_scheduler_flags(run_p, duration_flag)
-    run_p.set_defaults(func=cmd_run)
+    run_p.set_defaults(func=cmd_run, parser=run_p)

@@ -38,6 +38,7 @@ CLUSTER_SCOPED = frozenset(
         "CSINode",
         "DeviceClass",
         "ResourceSlice",
+        "DeviceTaintRule",
     }
 )
 
@@ -66,6 +67,7 @@ API_VERSIONS = {
     "ResourceSlice": "resource.k8s.io/v1",
     "ResourceClaim": "resource.k8s.io/v1",
     "ResourceClaimTemplate": "resource.k8s.io/v1",
+    "DeviceTaintRule": "resource.k8s.io/v1",
 }
 
 

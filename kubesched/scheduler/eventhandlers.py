@@ -19,6 +19,7 @@ from kubesched.framework.pod_requests import Counting
 from kubesched.framework.types import PodInfo, PodSpecError, pod_key
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
+from kubesched.scheduler.observer import timed_event
 from kubesched.scheduler.results import PodResult
 
 # One logger for the whole package: log lines name the scheduler, whichever module writes them.
@@ -83,6 +84,7 @@ class EventHandlers:
                 self._report_malformed(obj, str(exc))
             return None
 
+    @timed_event("add")
     def on_add(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "Pod":
             pi = self._pod_info(obj)
@@ -103,6 +105,7 @@ class EventHandlers:
             self.listers.put(kind, obj)
             self._other_event(kind, ActionType.ADD, None, obj)
 
+    @timed_event("update")
     def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         if kind == "Pod":
             pi = self._pod_info(new, old)
@@ -135,6 +138,7 @@ class EventHandlers:
             self.listers.put(kind, new)
             self._other_event(kind, ActionType.UPDATE, old, new)
 
+    @timed_event("delete")
     def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "Pod":
             uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)

@@ -1,9 +1,14 @@
-"""Where the scheduler reports what it does: the :class:`Observer` protocol metrics implement."""
+"""Where the scheduler reports what it does: the :class:`Observer` protocol metrics implement,
+and :func:`timed_event`, which times the informers' event handlers for it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+import functools
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["NullObserver", "Observer", "event_label", "timed_event"]
 
 
 class Observer(Protocol):
@@ -37,6 +42,24 @@ class Observer(Protocol):
     def watch_cache(self, sizes: Callable[[], dict[str, int]]) -> None: ...
 
     def watch_unschedulable(self, counts: Callable[[], dict[tuple[str, str], int]]) -> None: ...
+
+    def scheduling_algorithm(self, seconds: float) -> None:
+        """A scheduling cycle found a node (filtering and scoring) in ``seconds``."""
+
+    def event_handled(self, event: str, seconds: float) -> None:
+        """An informer event (``event`` as :func:`event_label` names it) took ``seconds`` to handle."""
+
+    def plugins_evaluated(self, profile: str, point: str, plugins: Iterable[str], count: int) -> None:
+        """Each of ``plugins`` ran ``count`` times at ``point`` (PreFilter, Filter, PreScore, Score)."""
+
+    def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        """A queueing hint of ``plugin`` answered ``hint`` (Queue, QueueSkip, Error) for ``event``."""
+
+    def batch_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        """Opportunistic batching looked for a node hint (and found one, or not) in ``seconds``."""
+
+    def batch_stored(self, profile: str, seconds: float) -> None:
+        """Opportunistic batching stored a cycle's results for the next pod in ``seconds``."""
 
 
 class NullObserver:
@@ -81,3 +104,60 @@ class NullObserver:
 
     def watch_unschedulable(self, counts: Callable[[], dict[tuple[str, str], int]]) -> None:
         pass
+
+    def scheduling_algorithm(self, seconds: float) -> None:
+        pass
+
+    def event_handled(self, event: str, seconds: float) -> None:
+        pass
+
+    def plugins_evaluated(self, profile: str, point: str, plugins: Iterable[str], count: int) -> None:
+        pass
+
+    def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        pass
+
+    def batch_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        pass
+
+    def batch_stored(self, profile: str, seconds: float) -> None:
+        pass
+
+
+_ACTIONS = {"add": "Add", "update": "Update", "delete": "Delete"}
+
+
+def event_label(kind: str, action: str, obj: dict[str, Any] | None) -> str:
+    """The ``event`` label of an informer event, as upstream's handlers name theirs: a pod is an
+    ``AssignedPod`` once it has a node and an ``UnscheduledPod`` before (``AssignedPodAdd``,
+    ``UnscheduledPodUpdate``); other kinds are ``<Kind><Action>`` (``NodeAdd``, ``PersistentVolumeClaimUpdate``)."""
+    verb = _ACTIONS[action]
+    if kind == "Pod":
+        assigned = bool(((obj or {}).get("spec") or {}).get("nodeName"))
+        return f"{'AssignedPod' if assigned else 'UnscheduledPod'}{verb}"
+    return f"{kind}{verb}"
+
+
+_H = TypeVar("_H", bound=Callable[..., None])
+
+
+def timed_event(action: str) -> Callable[[_H], _H]:
+    """Time an event handler method ``(self, kind, *objs)`` of an object with ``ctx.observer``,
+    reporting :meth:`Observer.event_handled` with the label of its (newest) object."""
+
+    def wrap(handler: _H) -> _H:
+        @functools.wraps(handler)
+        def timed(self: Any, kind: str, *objs: Any) -> None:
+            observer = self.ctx.observer
+            if type(observer) is NullObserver:  # nobody counts: do not time (simulations see millions)
+                handler(self, kind, *objs)
+                return
+            started = time.perf_counter()
+            try:
+                handler(self, kind, *objs)
+            finally:
+                observer.event_handled(event_label(kind, action, objs[-1]), time.perf_counter() - started)
+
+        return timed  # type: ignore[return-value]
+
+    return wrap

@@ -175,6 +175,7 @@ class PodSchedulingCycle:
             self.batching.flush(fw.profile_name, "pod_failed")
             self.failures.fail(fw, qpi, err.status, record, start)
             return
+        self.observer.scheduling_algorithm(time.perf_counter() - start)
         assumed = pi.with_node(node_name)
         self.cache.assume_pod(assumed, node_name)
         t0 = time.perf_counter()
@@ -210,11 +211,14 @@ class PodSchedulingCycle:
             return feasible[0].name
         if len(feasible) == 1:
             if batch is not None:
+                t0 = time.perf_counter()
                 self.batching.store(fw, batch.signature, c.number, feasible, [0], feasible[0].name)
+                self.observer.batch_stored(fw.profile_name, time.perf_counter() - t0)
             return feasible[0].name
         t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
         self.ctx.extension_point("PreScore", status, fw, t0)
+        self.observer.plugins_evaluated(fw.profile_name, "PreScore", (b.name for b in fw.pre_score_plugins), 1)
         if status is not None:
             raise CycleError(status)
         totals: list[int] | np.ndarray
@@ -226,6 +230,12 @@ class PodSchedulingCycle:
                 state, pi, feasible, record.score if record else None, record.final_score if record else None
             )
             self.ctx.extension_point("Score", status, fw, t0)
+            self.observer.plugins_evaluated(
+                fw.profile_name,
+                "Score",
+                (b.name for b in fw.score_plugins if b.name not in state.skip_score_plugins),
+                len(feasible),
+            )
             if status is not None:
                 raise CycleError(status)
             if self.extenders:
@@ -237,7 +247,9 @@ class PodSchedulingCycle:
                             record.extender_prioritize.setdefault(ni.name, {})[ext_name] = weighted
         chosen = self._select_host(feasible, totals)
         if batch is not None:
+            t0 = time.perf_counter()
             self.batching.store(fw, batch.signature, c.number, feasible, totals, chosen)
+            self.observer.batch_stored(fw.profile_name, time.perf_counter() - t0)
         return chosen
 
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
@@ -255,6 +267,7 @@ class PodSchedulingCycle:
         t0 = time.perf_counter()
         result, status, rejectors = await fw.run_pre_filter(state, pi, record.prefilter if record else None)
         self.ctx.extension_point("PreFilter", status, fw, t0)
+        self.observer.plugins_evaluated(fw.profile_name, "PreFilter", (b.name for b in fw.pre_filter_plugins), 1)
         if status is not None:
             if status.code is Code.ERROR:
                 raise CycleError(status)
@@ -279,9 +292,11 @@ class PodSchedulingCycle:
         hint: NodeInfo | None = None
         if batch is not None:
             # Asked even for a nominated pod (which gets none, and flushes the batch), as upstream.
+            t_hint = time.perf_counter()
             hint = self.batching.hint(
                 fw, state, pi, batch.signature, c.number, bool(nominated), self.snapshot.node_info_map.get
             )
+            self.observer.batch_hint(fw.profile_name, hint is not None, time.perf_counter() - t_hint)
         if nominated and any(ni.name == nominated for ni in nodes):
             # Preemption made room there: try that node alone first, as upstream does.
             ni = self.snapshot.get(nominated)
@@ -307,7 +322,16 @@ class PodSchedulingCycle:
                 if status.code is Code.ERROR:
                     raise CycleError(status)
             self.batching.hint_not_used(fw.profile_name)
+        first = self.next_start_node_index % len(nodes) if nodes else self.next_start_node_index
         feasible = await self._find_nodes_that_pass_filters(c, nodes, diagnosis, len(all_nodes))
+        # The start index moved past the nodes processed (all of them when it came full circle).
+        processed = (self.next_start_node_index - first) % len(all_nodes) or len(nodes)
+        self.observer.plugins_evaluated(
+            fw.profile_name,
+            "Filter",
+            (b.name for b in fw.filter_plugins if b.name not in state.skip_filter_plugins),
+            processed,
+        )
         if self.extenders and feasible:
             try:
                 after = await self.extenders.filter(

@@ -19,12 +19,13 @@ from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.config import SchedulerConfig
+from kubesched.config import SchedulerConfig, effective_config
 from kubesched.framework.features import FeatureGates
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.server.health import HealthApp
 from kubesched.server.metrics import PrometheusObserver
 from kubesched.server.serving import Serving, ServingOptions
+from kubesched.server.zpages import ZPages
 
 log = logging.getLogger("kubesched")
 
@@ -42,6 +43,14 @@ class RunOptions:
     identity: str | None = None
     #: ``--feature-gates`` (kubesched.config.feature_gates), 1.37's defaults unless changed.
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    #: ``--pod-max-in-unschedulable-pods-duration``: how long a pod may stay unschedulable before
+    #: it is retried anyway (seconds); None: the scheduler's default (5m, as upstream).
+    max_unschedulable_duration: float | None = None
+    #: What /flagz lists: every flag with its value (see kubesched.server.flags.flag_values).
+    flags: dict[str, str] = field(default_factory=dict)
+    #: Whether /flagz and /statusz are served (the ComponentFlagz and ComponentStatusz gates).
+    flagz: bool = True
+    statusz: bool = True
     #: For tests: an already-built cluster (anything implementing the Cluster protocol with
     #: ``leases()``), instead of one built from the kubeconfig.
     cluster: Any = None
@@ -70,6 +79,24 @@ def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
     )
 
 
+def scheduler_options(cfg: SchedulerConfig, opts: RunOptions) -> SchedulerOptions:
+    """The scheduler's options from the configuration and the command line."""
+    m = cfg.model
+    options = SchedulerOptions(
+        parallelism=m.parallelism,
+        percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+        pod_initial_backoff=float(m.podInitialBackoffSeconds),
+        pod_max_backoff=float(m.podMaxBackoffSeconds),
+        record_results=opts.record_results,
+        result_annotations=opts.record_results,
+        feature_gates=opts.feature_gates,
+        gc_pacing=True,
+    )
+    if opts.max_unschedulable_duration is not None:
+        options.max_unschedulable_duration = opts.max_unschedulable_duration
+    return options
+
+
 async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None = None) -> int:
     """Run until ``stop`` is set (or SIGTERM/SIGINT). Returns the process exit code."""
     cluster = opts.cluster if opts.cluster is not None else build_cluster(cfg, opts)
@@ -88,23 +115,18 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
 
     extenders = [HTTPExtender(spec) for spec in (m.extenders or [])]
     observer = PrometheusObserver()
-    sched = Scheduler(
-        cfg.profiles,
-        cluster,
-        SchedulerOptions(
-            parallelism=m.parallelism,
-            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
-            pod_initial_backoff=float(m.podInitialBackoffSeconds),
-            pod_max_backoff=float(m.podMaxBackoffSeconds),
-            record_results=opts.record_results,
-            result_annotations=opts.record_results,
-            feature_gates=opts.feature_gates,
-            gc_pacing=True,
-        ),
-        observer=observer,
-        extenders=extenders,
+    options = scheduler_options(cfg, opts)
+    sched = Scheduler(cfg.profiles, cluster, options, observer=observer, extenders=extenders)
+    observer.watch_scheduler(sched)
+    zpages = ZPages(effective_config(cfg), opts.flags, paths=lambda: health.paths())
+    health = HealthApp(
+        observer,
+        ready=lambda: sched.synced,
+        problems=getattr(cluster, "health_problems", None),
+        zpages=zpages,
+        flagz=opts.flagz,
+        statusz=opts.statusz,
     )
-    health = HealthApp(observer, ready=lambda: sched.synced, problems=getattr(cluster, "health_problems", None))
     # The health server's application, served on the secure (and, if asked, the insecure) port.
     serving = Serving(health.app, opts.serving, _reviews(cluster))
     elector = None

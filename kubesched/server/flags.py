@@ -1,17 +1,31 @@
-"""kube-scheduler's command-line flags on ``kubesched run``, so that a manifest written for
-kube-scheduler runs unchanged.
+"""kube-scheduler 1.37's command-line flags on ``kubesched run`` (and the ``kube-scheduler``
+command), so that a manifest written for kube-scheduler runs unchanged.
 
-The flags that mean something here act as upstream's do: the ``--leader-elect`` family overrides
-the configuration file's ``leaderElection`` (upstream honours these flags even with ``--config``),
-``--v`` sets the log verbosity, and ``--write-config-to`` writes the effective configuration and
-exits. The others kube-scheduler manifests commonly carry are accepted and named in a warning,
-never refused.
+Every flag kube-scheduler 1.37 accepts is accepted, and each one either acts as upstream's does,
+or is named at start in a warning that says why it has no effect here:
+
+* the ``--leader-elect`` family overrides the configuration's ``leaderElection`` (upstream
+  honours these flags with or without ``--config``);
+* without ``--config``, the deprecated client flags ``--kube-api-qps`` and ``--kube-api-burst``
+  set ``clientConnection`` (the rate limit of every request to the API server), as upstream's
+  do; with ``--config``, upstream ignores them, and so does this, saying so;
+* ``--pod-max-in-unschedulable-pods-duration`` sets how long a pod may stay unschedulable
+  before it is retried anyway, with or without ``--config``, as upstream;
+* ``--v`` sets the log verbosity, ``--write-config-to`` writes the effective configuration and
+  exits, ``--version`` prints the version;
+* ``--authentication-kubeconfig`` and ``--authorization-kubeconfig`` act when they name the
+  scheduler's own kubeconfig (as kubeadm's manifest does): the secure port's TokenReviews and
+  SubjectAccessReviews go through that connection. Naming another file is warned about.
+
+The serving, authentication and authorization flags themselves are defined in
+:mod:`kubesched.cli.run`; the rest are here.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 from typing import Any
 
 log = logging.getLogger("kubesched")
@@ -30,49 +44,72 @@ LEADER_ELECTION_FLAGS: dict[str, str] = {
     "leader_elect_resource_namespace": "resourceNamespace",
 }
 
+_NO_PPROF = "no /debug/pprof endpoints are served (there is no Go runtime to profile)"
+_LOGS = "logs are klog-style text lines on stderr, written as they happen"
+_FRONT_PROXY = "front-proxy (request header) authentication is not supported; bearer tokens are reviewed"
+
 #: kube-scheduler flags accepted without effect here: name → whether it takes a value (else a
 #: boolean that may be given as ``--flag`` or ``--flag=false``), and why it has no effect.
 IGNORED_FLAGS: dict[str, tuple[bool, str]] = {
-    "authentication-kubeconfig": (True, "delegated authentication uses the scheduler's own connection"),
-    "authorization-kubeconfig": (True, "delegated authorization uses the scheduler's own connection"),
-    "authentication-skip-lookup": (False, "no authentication configmap is read"),
-    "authentication-tolerate-lookup-failure": (False, "no authentication configmap is read"),
-    "client-ca-file": (True, "client certificates are not authenticated; bearer tokens are"),
-    "requestheader-client-ca-file": (True, "front-proxy authentication is not supported"),
-    "requestheader-allowed-names": (True, "front-proxy authentication is not supported"),
-    "requestheader-extra-headers-prefix": (True, "front-proxy authentication is not supported"),
-    "requestheader-group-headers": (True, "front-proxy authentication is not supported"),
-    "requestheader-username-headers": (True, "front-proxy authentication is not supported"),
-    "tls-cipher-suites": (True, "the Python TLS defaults are used"),
-    "tls-min-version": (True, "the Python TLS defaults are used"),
-    "tls-sni-cert-key": (True, "one serving certificate is used"),
-    "permit-port-sharing": (False, "the port is bound once"),
-    "permit-address-sharing": (False, "the address is bound once"),
-    "profiling": (False, "no pprof endpoints are served"),
-    "contention-profiling": (False, "no pprof endpoints are served"),
+    # authentication / authorization
+    "authentication-skip-lookup": (False, "no extension-apiserver-authentication configmap is read"),
+    "authentication-tolerate-lookup-failure": (False, "no extension-apiserver-authentication configmap is read"),
+    "client-ca-file": (True, "client certificates are not authenticated; bearer tokens are reviewed"),
+    "requestheader-client-ca-file": (True, _FRONT_PROXY),
+    "requestheader-allowed-names": (True, _FRONT_PROXY),
+    "requestheader-extra-headers-prefix": (True, _FRONT_PROXY),
+    "requestheader-group-headers": (True, _FRONT_PROXY),
+    "requestheader-uid-headers": (True, _FRONT_PROXY),
+    "requestheader-username-headers": (True, _FRONT_PROXY),
+    # secure serving
+    "cert-dir": (True, "the self-signed serving certificate is kept in memory, never written to a directory"),
+    "http2-max-streams-per-connection": (True, "the endpoints are served over HTTP/1.1"),
+    "disable-http2-serving": (False, "the endpoints are served over HTTP/1.1 already"),
+    "permit-address-sharing": (False, "the address is bound once, without SO_REUSEADDR sharing"),
+    "permit-port-sharing": (False, "the port is bound once, without SO_REUSEPORT sharing"),
+    "tls-cipher-suites": (True, "Python's TLS defaults choose the cipher suites"),
+    "tls-min-version": (True, "the minimum TLS version is 1.2, upstream's default"),
+    "tls-sni-cert-key": (True, "one serving certificate is used for every server name"),
+    # deprecated
+    "profiling": (False, _NO_PPROF),
+    "contention-profiling": (False, _NO_PPROF),
+    "kube-api-content-type": (True, "requests to the API server are sent as JSON"),
+    "lock-object-name": (True, "kube-scheduler 1.37 no longer applies it either; use --leader-elect-resource-name"),
+    "lock-object-namespace": (
+        True,
+        "kube-scheduler 1.37 no longer applies it either; use --leader-elect-resource-namespace",
+    ),
     "master": (True, "the API server address comes from the kubeconfig"),
-    "kube-api-qps": (True, "clientConnection in the configuration sets it"),
-    "kube-api-burst": (True, "clientConnection in the configuration sets it"),
-    "kube-api-content-type": (True, "clientConnection in the configuration sets it"),
-    "lock-object-name": (True, "use --leader-elect-resource-name"),
-    "lock-object-namespace": (True, "use --leader-elect-resource-namespace"),
-    "pod-max-in-unschedulable-pods-duration": (True, "deprecated upstream; the default 5m applies"),
+    # feature gates and versions
+    "emulated-version": (True, "kubesched emulates kube-scheduler 1.37 only"),
+    # metrics
+    "allow-metric-labels": (True, "no label values are restricted"),
+    "allow-metric-labels-manifest": (True, "no label values are restricted"),
+    "disabled-metrics": (True, "every metric family is served"),
     "show-hidden-metrics-for-version": (True, "no metrics are hidden"),
-    "logging-format": (True, "logs are text"),
-    "log-flush-frequency": (True, "logs are not buffered"),
-    "log-json-split-stream": (False, "logs are text"),
-    "log-text-split-stream": (False, "logs go to stderr"),
-    "vmodule": (True, "use --v"),
-    "logtostderr": (False, "logs go to stderr"),
-    "alsologtostderr": (False, "logs go to stderr"),
-    "log-dir": (True, "logs go to stderr"),
-    "log-file": (True, "logs go to stderr"),
+    # logs
+    "logging-format": (True, _LOGS),
+    "log-flush-frequency": (True, _LOGS),
+    "log-json-info-buffer-size": (True, _LOGS),
+    "log-json-split-stream": (False, _LOGS),
+    "log-text-info-buffer-size": (True, _LOGS),
+    "log-text-split-stream": (False, _LOGS),
+    "vmodule": (True, "verbosity is set for the whole program, with --v"),
+    # klog's flags, gone from kube-scheduler since 1.26, still found in old manifests
+    "logtostderr": (False, _LOGS),
+    "alsologtostderr": (False, _LOGS),
+    "log-dir": (True, _LOGS),
+    "log-file": (True, _LOGS),
+    "log-file-max-size": (True, _LOGS),
     "skip-headers": (False, "log lines keep their headers"),
-    "stderrthreshold": (True, "logs go to stderr"),
-    "one-output": (False, "logs go to stderr"),
-    "add-dir-header": (False, "log lines keep their headers"),
     "skip-log-headers": (False, "log lines keep their headers"),
+    "add-dir-header": (False, "log lines keep their headers"),
+    "stderrthreshold": (True, _LOGS),
+    "one-output": (False, _LOGS),
 }
+
+#: Deprecated client flags upstream applies only without ``--config``: name → configuration field.
+CLIENT_FLAGS: dict[str, str] = {"kube-api-qps": "qps", "kube-api-burst": "burst"}
 
 
 def go_bool(text: str) -> bool:
@@ -84,13 +121,34 @@ def go_bool(text: str) -> bool:
     raise argparse.ArgumentTypeError(f"invalid boolean value {text!r}")
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid integer {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must not be negative, got {text}")
+    return value
+
+
 def add_kube_scheduler_flags(parser: argparse.ArgumentParser, duration: Any) -> None:
     """Add kube-scheduler's flags to ``run``'s parser; ``duration`` parses a Go duration."""
     group = parser.add_argument_group(
         "kube-scheduler flags",
-        "as in kube-scheduler manifests: the --leader-elect family overrides the file's leaderElection; "
-        "--v sets verbosity; --write-config-to writes the effective configuration and exits. Also accepted, "
-        "with a warning that they have no effect here: " + ", ".join(f"--{n}" for n in IGNORED_FLAGS),
+        "as kube-scheduler 1.37 has them: the --leader-elect family overrides the configuration's "
+        "leaderElection; without --config, --kube-api-qps and --kube-api-burst set clientConnection; "
+        "--pod-max-in-unschedulable-pods-duration, --v, --write-config-to and --version act. Also accepted, "
+        "with a warning saying why they have no effect here: " + ", ".join(f"--{n}" for n in IGNORED_FLAGS),
     )
     group.add_argument(
         "--leader-elect",
@@ -106,6 +164,24 @@ def add_kube_scheduler_flags(parser: argparse.ArgumentParser, duration: Any) -> 
     group.add_argument("--leader-elect-resource-lock", metavar="KIND", help="only 'leases' is supported")
     group.add_argument("--leader-elect-resource-name", metavar="NAME")
     group.add_argument("--leader-elect-resource-namespace", metavar="NAMESPACE")
+    group.add_argument(
+        "--kube-api-qps",
+        type=_positive_float,
+        metavar="QPS",
+        help="without --config: requests per second to the API server (clientConnection.qps, default 50)",
+    )
+    group.add_argument(
+        "--kube-api-burst",
+        type=_positive_int,
+        metavar="N",
+        help="without --config: burst of requests to the API server (clientConnection.burst, default 100)",
+    )
+    group.add_argument(
+        "--pod-max-in-unschedulable-pods-duration",
+        type=duration,
+        metavar="DURATION",
+        help="the longest a pod stays unschedulable before it is retried anyway (default 5m)",
+    )
     group.add_argument(
         "--v", dest="klog_v", type=int, metavar="LEVEL", help="log verbosity as klog's: 0-1 info, 2+ debug"
     )
@@ -133,14 +209,62 @@ def apply_leader_election(model: Any, args: argparse.Namespace) -> list[str]:
     return []
 
 
-def warn_ignored(args: argparse.Namespace) -> list[str]:
-    """Warn about each ignored kube-scheduler flag given; their names."""
+def apply_client_flags(model: Any, args: argparse.Namespace) -> list[str]:
+    """Without ``--config``, set ``clientConnection`` from ``--kube-api-qps``/``--kube-api-burst``
+    as upstream does; with it, leave the file's values. The flags given and not applied."""
+    ignored = []
+    for flag, field in CLIENT_FLAGS.items():
+        value = getattr(args, flag.replace("-", "_"), None)
+        if value is None:
+            continue
+        if getattr(args, "config", None):
+            ignored.append(flag)
+        else:
+            setattr(model.clientConnection, field, value)
+    return ignored
+
+
+def warn_ignored(args: argparse.Namespace, kubeconfig: str | None = None) -> list[str]:
+    """Warn about each kube-scheduler flag given that has no effect here; their names.
+
+    ``kubeconfig`` is the kubeconfig the scheduler connects with: the delegation kubeconfigs
+    act when they name it (the reviews go through that connection) and are warned about else.
+    """
     given = []
     for name, (_, why) in IGNORED_FLAGS.items():
         if getattr(args, "ignored_" + name.replace("-", "_"), None) is not None:
-            log.warning("--%s is accepted for kube-scheduler compatibility and has no effect: %s", name, why)
+            _warn(name, why)
             given.append(name)
+    if getattr(args, "config", None):
+        for flag in CLIENT_FLAGS:
+            if getattr(args, flag.replace("-", "_"), None) is not None:
+                _warn(flag, "kube-scheduler ignores it when --config is given; clientConnection in the file applies")
+                given.append(flag)
+    for flag in ("authentication-kubeconfig", "authorization-kubeconfig"):
+        path = getattr(args, flag.replace("-", "_"), None)
+        if path and not _same_file(path, kubeconfig):
+            what = "TokenReviews" if flag.startswith("authentication") else "SubjectAccessReviews"
+            _warn(
+                flag,
+                f"the secure port's {what} go through the scheduler's own connection "
+                f"({kubeconfig or 'in-cluster'}), not {path}",
+            )
+            given.append(flag)
     return given
+
+
+def _warn(flag: str, why: str) -> None:
+    log.warning("--%s is accepted for kube-scheduler compatibility and has no effect here: %s", flag, why)
+
+
+def _same_file(a: str, b: str | None) -> bool:
+    if not b:
+        return False
+    pa, pb = os.path.expanduser(a), os.path.expanduser(b)
+    try:
+        return os.path.samefile(pa, pb)
+    except OSError:
+        return os.path.abspath(pa) == os.path.abspath(pb)
 
 
 def verbosity(args: argparse.Namespace) -> int:
@@ -148,3 +272,62 @@ def verbosity(args: argparse.Namespace) -> int:
     if args.klog_v is not None:
         return 0 if args.klog_v < 2 else 1
     return int(args.v)
+
+
+def go_duration(seconds: float) -> str:
+    """``seconds`` as Go's time.Duration prints it: ``10s``, ``5m0s``, ``1h0m0s``, ``1.5s``."""
+    if seconds == 0:
+        return "0s"
+    sign = "-" if seconds < 0 else ""
+    total = abs(seconds)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    text = f"{secs:.9f}".rstrip("0").rstrip(".") + "s"
+    if hours:
+        return f"{sign}{int(hours)}h{int(minutes)}m{text}"
+    if minutes:
+        return f"{sign}{int(minutes)}m{text}"
+    return sign + text
+
+
+def flag_values(parser: argparse.ArgumentParser, args: argparse.Namespace, duration: Any) -> dict[str, str]:
+    """Every long flag of ``parser`` with its value in ``args``, as /flagz lists them: booleans
+    as ``true``/``false``, durations (flags parsed by ``duration``) as Go prints them, unset
+    values as the empty string, lists joined with commas in brackets."""
+    values: dict[str, str] = {}
+    for action in parser._actions:
+        longs = [o for o in action.option_strings if o.startswith("--")]
+        if not longs or action.dest == "help":
+            continue
+        value = getattr(args, action.dest, None)
+        name = longs[0][2:]
+        if value is None:
+            values[name] = ""
+        elif isinstance(value, bool):
+            values[name] = "true" if value else "false"
+        elif action.type is duration and isinstance(value, (int, float)):
+            values[name] = go_duration(float(value))
+        elif isinstance(value, (list, tuple)):
+            values[name] = "[" + ",".join(str(v) for v in value) + "]"
+        else:
+            values[name] = str(value)
+    return values
+
+
+#: The component-base gates of the debugging pages, on by default since 1.36 (beta).
+ZPAGES_GATES = {"ComponentFlagz": True, "ComponentStatusz": True}
+
+
+def split_zpages_gates(text: str | None) -> tuple[str, dict[str, bool]]:
+    """``--feature-gates`` without the debugging pages' gates, and those gates' values (their
+    defaults unless the text sets them). A value that is not a boolean is left in the text, where
+    the gates' parser refuses it naming the gate."""
+    gates = dict(ZPAGES_GATES)
+    rest = []
+    for item in (text or "").split(","):
+        name, sep, value = item.partition("=")
+        if name.strip() in gates and sep and value.strip() in _TRUE | _FALSE:
+            gates[name.strip()] = value.strip() in _TRUE
+        elif item.strip():
+            rest.append(item)
+    return ",".join(rest), gates

@@ -1,4 +1,5 @@
-"""The health and metrics endpoints of ``kubesched run``: ``/healthz``, ``/livez``, ``/readyz``, ``/metrics``.
+"""The endpoints of ``kubesched run``: ``/healthz``, ``/livez``, ``/readyz``, ``/metrics``, and
+kube-scheduler's debugging pages ``/configz``, ``/flagz`` and ``/statusz`` (:mod:`.zpages`).
 
 This module is the application; :mod:`kubesched.server.serving` serves it (HTTPS with delegated
 authentication and authorization on ``--secure-port``, or plain HTTP on ``--port``), since
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from aiohttp import web
 
 from kubesched.server.metrics import PrometheusObserver
+from kubesched.server.zpages import ZPages
 
 
 class HealthApp:
@@ -25,6 +27,9 @@ class HealthApp:
         observer: PrometheusObserver,
         ready: Callable[[], bool],
         problems: Callable[[], list[str]] | None = None,
+        zpages: ZPages | None = None,
+        flagz: bool = True,
+        statusz: bool = True,
     ) -> None:
         self.observer = observer
         self.ready = ready
@@ -34,6 +39,12 @@ class HealthApp:
         self.app.router.add_get("/livez", self._ok)
         self.app.router.add_get("/readyz", self._readyz)
         self.app.router.add_get("/metrics", self._metrics)
+        if zpages is not None:
+            zpages.install(self.app, flagz=flagz, statusz=statusz)
+
+    def paths(self) -> list[str]:
+        """The paths served, sorted (what /statusz lists)."""
+        return sorted({r.resource.canonical for r in self.app.router.routes() if r.resource is not None})
 
     def _failed(self, check: str) -> web.Response | None:
         problems = self.problems() if self.problems is not None else []

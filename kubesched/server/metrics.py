@@ -1,19 +1,29 @@
-"""Prometheus metrics with kube-scheduler's names, labels and buckets.
+"""Prometheus metrics with kube-scheduler 1.37's names, types, labels, buckets and help texts.
 
-The scheduler reports through the small :class:`Observer` interface it defines; this module is
-the Prometheus implementation wired in by ``kubesched run``. Each instance owns its registry,
-so several schedulers in one process (tests) never collide, and no ``_created`` series are
-exported (kube-scheduler has none).
+The scheduler reports through the small :class:`~kubesched.scheduler.observer.Observer`
+interface it defines; this module is the Prometheus implementation wired in by ``kubesched
+run``. Each instance owns its registry, so several schedulers in one process (tests) never
+collide, and no ``_created`` series are exported (kube-scheduler has none). Help texts start
+with the family's stability level as upstream's registry writes them (``[STABLE]``, ``[BETA]``,
+``[ALPHA]``, and ``(Deprecated since 1.37.0)`` for a deprecated family).
 
-No label names a pod or a node, so the series do not grow with the pods a scheduler has seen:
-label values come from the configuration (profiles, plugins), fixed sets (results, extension
-points, queues, cluster events) or, for upstream's ``attempts`` label, the most attempts a pod
-took. The gauges are read from the queue and the cache at scrape time.
+Every ``scheduler_*`` family kube-scheduler 1.37 registers for single pods is here (see
+:data:`FAMILIES`), plus the volume binder's two. No label names a pod or a node, so the series
+do not grow with the pods a scheduler has seen: label values come from the configuration
+(profiles, plugins), fixed sets (results, extension points, queues, cluster events) or, for
+upstream's ``attempts`` label, the most attempts a pod took. The gauges are read from the
+queue, the cache and the scheduler's task sets at scrape time.
+
+Left out, as upstream registers them only behind gates that are off by default in 1.37 or for
+work this scheduler does not do: the pod-group families (``scheduler_podgroup_*``, workload
+preemption), the async API call dispatcher's, and DRA's binding-condition ones.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import Counter as Tally
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Histogram
@@ -22,36 +32,83 @@ from prometheus_client.registry import Collector
 
 prometheus_client.disable_created_metrics()
 
+ALPHA, BETA, STABLE = "ALPHA", "BETA", "STABLE"
+
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
     return [start * factor**i for i in range(count)]
 
 
-class _PendingPods(Collector):
-    """``scheduler_pending_pods{queue}``, read from the queue at scrape time."""
+def help_text(stability: str, text: str, deprecated: str = "") -> str:
+    """A help text as kube-scheduler's registry exposes it: ``[ALPHA] ...``, with ``(Deprecated
+    since X) `` after the level for a family deprecated in release X."""
+    return f"[{stability}] " + (f"(Deprecated since {deprecated}) " if deprecated else "") + text
 
-    def __init__(self, counts: Callable[[], dict[str, int]]) -> None:
-        self._counts = counts
 
-    def collect(self):  # type: ignore[no-untyped-def]
-        g = GaugeMetricFamily(
-            "scheduler_pending_pods",
-            "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
-            "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler "
-            "attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never "
-            "attempted to schedule because they are gated.",
-            labels=["queue"],
-        )
-        for queue, n in self._counts().items():
-            g.add_metric([queue], n)
-        yield g
+#: Family name → (stability, type): what kube-scheduler 1.37 serves for single pods, as served here.
+FAMILIES: dict[str, tuple[str, str]] = {
+    "scheduler_schedule_attempts_total": (STABLE, "counter"),
+    "scheduler_event_handling_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_scheduling_attempt_duration_seconds": (STABLE, "histogram"),
+    "scheduler_scheduling_algorithm_duration_seconds": (BETA, "histogram"),
+    "scheduler_preemption_victims": (STABLE, "histogram"),
+    "scheduler_preemption_attempts_total": (STABLE, "counter"),
+    "scheduler_pending_pods": (STABLE, "gauge"),
+    "scheduler_queued_entities": (ALPHA, "gauge"),
+    "scheduler_inflight_events": (ALPHA, "gauge"),
+    "scheduler_goroutines": (BETA, "gauge"),
+    "scheduler_batch_attempts_total": (ALPHA, "counter"),
+    "scheduler_batch_cache_flushed_total": (ALPHA, "counter"),
+    "scheduler_batch_rescore_attempts_total": (ALPHA, "counter"),
+    "scheduler_batch_rescore_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_get_node_hint_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_store_schedule_results_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_pod_scheduling_sli_duration_seconds": (BETA, "histogram"),
+    "scheduler_pod_scheduling_attempts": (STABLE, "histogram"),
+    "scheduler_pod_scheduled_after_flush_total": (ALPHA, "counter"),
+    "scheduler_framework_extension_point_duration_seconds": (STABLE, "histogram"),
+    "scheduler_plugin_execution_duration_seconds": (BETA, "histogram"),
+    "scheduler_queueing_hint_execution_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_queue_incoming_pods_total": (STABLE, "counter"),
+    "scheduler_queue_incoming_entities_total": (ALPHA, "counter"),
+    "scheduler_permit_wait_duration_seconds": (BETA, "histogram"),
+    "scheduler_cache_size": (ALPHA, "gauge"),
+    "scheduler_unschedulable_pods": (BETA, "gauge"),
+    "scheduler_plugin_evaluation_total": (BETA, "counter"),
+    # Behind SchedulerAsyncPreemption (on by default).
+    "scheduler_preemption_goroutines_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_preemption_goroutines_execution_total": (ALPHA, "counter"),
+    # The volume binder's, registered beside the scheduler's.
+    "scheduler_volume_binder_cache_requests_total": (ALPHA, "counter"),
+    "scheduler_volume_scheduling_stage_error_total": (ALPHA, "counter"),
+}
+
+#: The ``type`` of every entity this scheduler queues (pod groups are not queued as one yet).
+POD_ENTITY = "pod"
+#: The in-flight "event" upstream counts for each pod popped and not done yet.
+POD_POPPED = "PodPopped"
+
+PENDING_PODS_HELP = (
+    "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number "
+    "of pods in backoffQ; 'unschedulable' means number of pods in unschedulableEntities that the scheduler "
+    "attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never "
+    "attempted to schedule because they are gated; 'incomplete' means number of pods in incompletePodGroupPods; "
+    "'pending' means number of pods in pendingPodGroupPods."
+)
+QUEUED_ENTITIES_HELP = (
+    "Number of queued scheduling entities ('pod' or 'podgroup'; 'pod' stands for individual pods that are not "
+    "members of any podgroup) by the queue type. 'active' means number of entities in activeQ; 'backoff' means "
+    "number of entities in backoffQ; 'unschedulable' means number of entities in unschedulableEntities that the "
+    "scheduler attempted to schedule and failed; 'gated' is the number of unschedulable entities that the "
+    "scheduler never attempted to schedule because they are gated."
+)
 
 
 class _Gauge(Collector):
     """A gauge family read at scrape time: ``values()`` maps label tuples to numbers."""
 
     def __init__(
-        self, name: str, documentation: str, labels: list[str], values: Callable[[], dict[tuple[str, ...], int]]
+        self, name: str, documentation: str, labels: list[str], values: Callable[[], dict[tuple[str, ...], float]]
     ) -> None:
         self._name = name
         self._doc = documentation
@@ -65,6 +122,17 @@ class _Gauge(Collector):
         yield g
 
 
+def _in_flight_events(queue: Any) -> dict[tuple[str, ...], float]:
+    """``scheduler_inflight_events``: the cluster events the queue keeps while pods are in flight
+    (so that a pod that fails can be requeued by what happened meanwhile), by event, and the pods
+    popped and not done yet as ``PodPopped``, as upstream counts both."""
+    popped, _ = queue.in_flight_counts()
+    tally = Tally(str(event) for event, _old, _new in queue._in_flight_events)
+    values: dict[tuple[str, ...], float] = {(event,): n for event, n in tally.items()}
+    values[(POD_POPPED,)] = popped
+    return values
+
+
 class PrometheusObserver:
     """The scheduler's metrics, registered in ``self.registry``."""
 
@@ -73,105 +141,222 @@ class PrometheusObserver:
         r = self.registry
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts",
-            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, "
-            "while 'error' means an internal scheduler problem.",
+            help_text(
+                STABLE,
+                "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+                "scheduled, while 'error' means an internal scheduler problem.",
+            ),
             ["result", "profile"],
+            registry=r,
+        )
+        self.event_handling = Histogram(
+            "scheduler_event_handling_duration_seconds",
+            help_text(ALPHA, "Event handling latency in seconds."),
+            ["event"],
+            buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
         self.attempt_duration = Histogram(
             "scheduler_scheduling_attempt_duration_seconds",
-            "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+            help_text(STABLE, "Scheduling attempt latency in seconds (scheduling algorithm + binding)"),
             ["result", "profile"],
             buckets=exponential_buckets(0.001, 2, 15),
             registry=r,
         )
+        self.algorithm_duration = Histogram(
+            "scheduler_scheduling_algorithm_duration_seconds",
+            help_text(BETA, "Scheduling algorithm latency in seconds"),
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.preemption_victims_hist = Histogram(
+            "scheduler_preemption_victims",
+            help_text(STABLE, "Number of selected preemption victims for preemption initiated by a single pod"),
+            buckets=exponential_buckets(1, 2, 7),
+            registry=r,
+        )
+        self.preemption_attempts = Counter(
+            "scheduler_preemption_attempts",
+            help_text(STABLE, "Total preemption attempts in the cluster till now"),
+            registry=r,
+        )
+        self.batch_attempts = Counter(
+            "scheduler_batch_attempts",
+            help_text(ALPHA, "Counts of results when we attempt to use batching."),
+            ["profile", "result"],
+            registry=r,
+        )
+        self.batch_flushes = Counter(
+            "scheduler_batch_cache_flushed",
+            help_text(ALPHA, "Counts of cache flushes by reason."),
+            ["profile", "reason"],
+            registry=r,
+        )
+        # Opportunistic batching here keeps the hinted node's score rather than rescoring it:
+        # the two rescore families stay without series.
+        self.batch_rescore_attempts = Counter(
+            "scheduler_batch_rescore_attempts",
+            help_text(ALPHA, "Counts of rescore attempts during opportunistic batching."),
+            ["profile"],
+            registry=r,
+        )
+        self.batch_rescore_duration = Histogram(
+            "scheduler_batch_rescore_duration_seconds",
+            help_text(ALPHA, "Latency for rescoring a node during opportunistic batching."),
+            ["profile"],
+            buckets=exponential_buckets(0.00001, 2, 12),
+            registry=r,
+        )
+        self.get_node_hint_duration = Histogram(
+            "scheduler_get_node_hint_duration_seconds",
+            help_text(ALPHA, "Latency for getting a node hint."),
+            ["hinted", "profile"],
+            buckets=exponential_buckets(0.00001, 2, 12),
+            registry=r,
+        )
+        self.store_results_duration = Histogram(
+            "scheduler_store_schedule_results_duration_seconds",
+            help_text(ALPHA, "Latency for storing scheduling results."),
+            ["profile"],
+            buckets=exponential_buckets(0.00001, 2, 12),
+            registry=r,
+        )
+        self.sli_duration = Histogram(
+            "scheduler_pod_scheduling_sli_duration_seconds",
+            help_text(
+                BETA,
+                "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
+                "involve multiple scheduling attempts.",
+            ),
+            ["attempts"],
+            buckets=exponential_buckets(0.01, 2, 20),
+            registry=r,
+        )
+        self.scheduling_attempts = Histogram(
+            "scheduler_pod_scheduling_attempts",
+            help_text(STABLE, "Number of attempts to successfully schedule a pod."),
+            buckets=exponential_buckets(1, 2, 5),
+            registry=r,
+        )
+        self.scheduled_after_flush = Counter(
+            "scheduler_pod_scheduled_after_flush",
+            help_text(
+                ALPHA,
+                "Number of pods that were successfully scheduled after being flushed from unschedulableEntities due "
+                "to timeout. This metric helps detect potential queueing hint misconfigurations or event handling "
+                "issues.",
+            ),
+            registry=r,
+        )
         self.extension_point_duration = Histogram(
             "scheduler_framework_extension_point_duration_seconds",
-            "Latency for running all plugins of a specific extension point.",
+            help_text(STABLE, "Latency for running all plugins of a specific extension point."),
             ["extension_point", "status", "profile"],
             buckets=exponential_buckets(0.0001, 2, 12),
             registry=r,
         )
         self.plugin_duration = Histogram(
             "scheduler_plugin_execution_duration_seconds",
-            "Duration for running a plugin at a specific extension point.",
+            help_text(BETA, "Duration for running a plugin at a specific extension point."),
             ["plugin", "extension_point", "status"],
             buckets=exponential_buckets(0.00001, 1.5, 20),
             registry=r,
         )
-        self.sli_duration = Histogram(
-            "scheduler_pod_scheduling_sli_duration_seconds",
-            "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might "
-            "involve multiple scheduling attempts.",
-            ["attempts"],
-            buckets=exponential_buckets(0.01, 2, 20),
+        self.hint_duration = Histogram(
+            "scheduler_queueing_hint_execution_duration_seconds",
+            help_text(ALPHA, "Duration for running a queueing hint function of a plugin."),
+            ["plugin", "event", "hint"],
+            buckets=exponential_buckets(0.00001, 1.5, 20),
             registry=r,
         )
         self.incoming = Counter(
             "scheduler_queue_incoming_pods",
-            "Number of pods added to scheduling queues by event and queue type.",
+            help_text(STABLE, "Number of pods added to scheduling queues by event and queue type."),
             ["queue", "event"],
             registry=r,
         )
-        self.preemption_attempts = Counter(
-            "scheduler_preemption_attempts", "Total preemption attempts in the cluster till now", registry=r
-        )
-        self.scheduling_attempts = Histogram(
-            "scheduler_pod_scheduling_attempts",
-            "Number of attempts to successfully schedule a pod.",
-            buckets=exponential_buckets(1, 2, 5),
+        self.incoming_entities = Counter(
+            "scheduler_queue_incoming_entities",
+            help_text(
+                ALPHA,
+                "Number of scheduling entities added to scheduling queues by event, queue type, and entity type. "
+                "Entity types are either 'pod' (for individual pods that are not members of any podgroup) or "
+                "'podgroup'.",
+            ),
+            ["queue", "event", "type"],
             registry=r,
         )
         self.permit_wait = Histogram(
             "scheduler_permit_wait_duration_seconds",
-            "Duration of waiting on permit.",
+            help_text(BETA, "Duration of waiting on permit."),
             ["result"],
             buckets=exponential_buckets(0.001, 2, 15),
             registry=r,
         )
-        self.preemption_victims_hist = Histogram(
-            "scheduler_preemption_victims",
-            "Number of selected preemption victims",
-            buckets=exponential_buckets(1, 2, 7),
+        self.plugin_evaluations = Counter(
+            "scheduler_plugin_evaluation",
+            help_text(
+                BETA,
+                "Number of attempts to schedule pods by each plugin and the extension point (available only in "
+                "PreFilter, Filter, PreScore, and Score).",
+            ),
+            ["plugin", "extension_point", "profile"],
             registry=r,
         )
         self.preemption_goroutines_duration = Histogram(
             "scheduler_preemption_goroutines_duration_seconds",
-            "Duration in seconds for running goroutines for the preemption.",
+            help_text(ALPHA, "Duration in seconds for running goroutines for the preemption.", deprecated="1.37.0"),
             ["result"],
             buckets=exponential_buckets(0.01, 2, 20),
             registry=r,
         )
         self.preemption_goroutines_total = Counter(
             "scheduler_preemption_goroutines_execution",
-            "Number of preemption goroutines executed.",
+            help_text(ALPHA, "Number of preemption goroutines executed."),
             ["result"],
             registry=r,
         )
-        self.batch_attempts = Counter(
-            "scheduler_batch_attempts",
-            "Counts of results when attempting to use batching (opportunistic batching).",
-            ["profile", "result"],
+        # Upstream registers the binder cache's counter but, since its pod binding cache went,
+        # increments it nowhere: it is served empty, as kube-scheduler serves it.
+        self.volume_binder_cache = Counter(
+            "scheduler_volume_binder_cache_requests",
+            help_text(ALPHA, "Total number for request volume binding cache"),
+            ["operation"],
             registry=r,
         )
-        self.batch_flushes = Counter(
-            "scheduler_batch_cache_flushed",
-            "Counts of cached batches flushed, by the reason (opportunistic batching).",
-            ["profile", "reason"],
+        self.volume_stage_errors = Counter(
+            "scheduler_volume_scheduling_stage_error",
+            help_text(ALPHA, "Volume scheduling stage error count"),
+            ["operation"],
             registry=r,
         )
-        self._pending: _PendingPods | None = None
+        self._pending: _Gauge | None = None
 
     # --- the Observer interface (see kubesched.scheduler.Observer) ----------------------------
     def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
         self.schedule_attempts.labels(result, profile).inc()
         self.attempt_duration.labels(result, profile).observe(seconds)
 
+    def scheduling_algorithm(self, seconds: float) -> None:
+        self.algorithm_duration.observe(seconds)
+
+    def event_handled(self, event: str, seconds: float) -> None:
+        self.event_handling.labels(event).observe(seconds)
+
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
         self.extension_point_duration.labels(point, status, profile).observe(seconds)
 
     def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
         self.plugin_duration.labels(plugin, point, status).observe(seconds)
+
+    def plugins_evaluated(self, profile: str, point: str, plugins: Iterable[str], count: int) -> None:
+        if count <= 0:
+            return
+        for plugin in plugins:
+            self.plugin_evaluations.labels(plugin, point, profile).inc(count)
+
+    def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
+        self.hint_duration.labels(plugin, event, hint).observe(seconds)
 
     def pod_scheduled(self, attempts: int, seconds: float) -> None:
         self.sli_duration.labels(str(attempts)).observe(seconds)
@@ -182,6 +367,7 @@ class PrometheusObserver:
 
     def queue_incoming(self, queue: str, event: str) -> None:
         self.incoming.labels(queue, event).inc()
+        self.incoming_entities.labels(queue, event, POD_ENTITY).inc()
 
     def preemption_attempt(self) -> None:
         self.preemption_attempts.inc()
@@ -199,17 +385,43 @@ class PrometheusObserver:
     def batch_flush(self, profile: str, reason: str) -> None:
         self.batch_flushes.labels(profile, reason).inc()
 
+    def batch_hint(self, profile: str, hinted: bool, seconds: float) -> None:
+        self.get_node_hint_duration.labels("hint" if hinted else "no_hint", profile).observe(seconds)
+
+    def batch_stored(self, profile: str, seconds: float) -> None:
+        self.store_results_duration.labels(profile).observe(seconds)
+
+    def volume_stage_error(self, operation: str) -> None:
+        """The volume binder failed at ``operation`` (``predicate``, ``assume``, ``bind``)."""
+        self.volume_stage_errors.labels(operation).inc()
+
     def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
-        if self._pending is None:
-            self._pending = _PendingPods(counts)
-            self.registry.register(self._pending)
+        """``scheduler_pending_pods{queue}`` and ``scheduler_queued_entities{queue,type}`` (every
+        entity here is a pod): ``counts()`` gives active, backoff, unschedulable and gated."""
+        if self._pending is not None:
+            return
+        self._pending = _Gauge(
+            "scheduler_pending_pods",
+            help_text(STABLE, PENDING_PODS_HELP),
+            ["queue"],
+            lambda: {(k,): v for k, v in counts().items()},
+        )
+        self.registry.register(self._pending)
+        self.registry.register(
+            _Gauge(
+                "scheduler_queued_entities",
+                help_text(ALPHA, QUEUED_ENTITIES_HELP),
+                ["queue", "type"],
+                lambda: {(k, POD_ENTITY): v for k, v in counts().items()},
+            )
+        )
 
     def watch_cache(self, sizes: Callable[[], dict[str, int]]) -> None:
         """``scheduler_cache_size{type}``: ``sizes()`` gives nodes, pods and assumed_pods."""
         self.registry.register(
             _Gauge(
                 "scheduler_cache_size",
-                "Number of nodes, pods, and assumed (bound) pods in the scheduler cache.",
+                help_text(ALPHA, "Number of nodes, pods, and assumed (bound) pods in the scheduler cache."),
                 ["type"],
                 lambda: {(k,): v for k, v in sizes().items()},
             )
@@ -220,10 +432,43 @@ class PrometheusObserver:
         self.registry.register(
             _Gauge(
                 "scheduler_unschedulable_pods",
-                "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for all "
-                "plugins that caused it to not schedule and so this metric have meaning only when broken down by plugin.",
+                help_text(
+                    BETA,
+                    "The number of unschedulable pods broken down by plugin name. A pod will increment the gauge for "
+                    "all plugins that caused it to not schedule and so this metric have meaning only when broken "
+                    "down by plugin.",
+                ),
                 ["plugin", "profile"],
                 lambda: {tuple(k): v for k, v in counts().items()},
+            )
+        )
+
+    def watch_scheduler(self, sched: Any) -> None:
+        """What is read from a built :class:`~kubesched.scheduler.Scheduler` rather than told:
+        its queue's hints (timed as they run), ``scheduler_inflight_events{event}`` and
+        ``scheduler_goroutines{operation}``.
+
+        Upstream counts goroutines by the work they do; the matching work here is asyncio tasks.
+        ``binding`` counts the binding cycles in flight, one task each as upstream's one goroutine
+        each. Filter and Score run as vector operations on the loop and extenders are called one
+        after another, so there are no ``Filter``, ``Score`` or ``prioritizing_extender`` tasks to
+        count and those series are not exported.
+        """
+        sched.queue.on_hint = self.queueing_hint
+        self.registry.register(
+            _Gauge(
+                "scheduler_inflight_events",
+                help_text(ALPHA, "Number of events currently tracked in the scheduling queue."),
+                ["event"],
+                lambda: _in_flight_events(sched.queue),
+            )
+        )
+        self.registry.register(
+            _Gauge(
+                "scheduler_goroutines",
+                help_text(BETA, "Number of running goroutines split by the work they do such as binding."),
+                ["operation"],
+                lambda: {("binding",): len(sched.ctx.bindings)},
             )
         )
 

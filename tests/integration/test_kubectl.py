@@ -125,7 +125,7 @@ def node_of(store: Store, name: str) -> str | None:
 @pytest.mark.parametrize(
     ("args", "expected"),
     [
-        pytest.param(("version",), ["Server Version: v1.32.0-kubesched"], id="version"),
+        pytest.param(("version",), ["Server Version: v1.37.0-kubesched"], id="version"),
         pytest.param(
             ("api-resources",),
             ["pods", "po", "priorityclasses", "pc", "scheduling.k8s.io/v1", "leases", "events.k8s.io/v1"],
@@ -135,6 +135,14 @@ def node_of(store: Store, name: str) -> str | None:
         pytest.param(("get", "namespaces"), ["default", "kube-system", "Active"], id="get-namespaces"),
         pytest.param(("get", "pc"), ["system-node-critical", "2000001000"], id="get-priorityclasses"),
         pytest.param(("explain", "pod.spec.schedulerName"), ["schedulerName", "string"], id="explain"),
+        pytest.param(
+            ("explain", "pod.spec.resources.limits"), ["limits", "map[string]"], id="explain-pod-level-resources"
+        ),
+        pytest.param(
+            ("explain", "devicetaintrules.spec.taint", "--api-version=resource.k8s.io/v1"),
+            ["DeviceTaintRule", "effect", "timeAdded"],
+            id="explain-device-taint-rule",
+        ),
     ],
 )
 async def test_read_only_commands(cluster: Cluster, args: tuple[str, ...], expected: list[str]) -> None:
@@ -489,3 +497,143 @@ async def test_dra_kinds_through_kubectl(cluster: Cluster) -> None:
     assert sorted(devices.split()) == ["gpu-0", "gpu-1"]
     listed = await cluster.ok("get", "deviceclasses,resourceslices")
     assert "gpu.example.com" in listed and "node-2-gpus" in listed
+
+
+# --- 1.37: pod-level resources, in-place resize, DRA's 1.37 fields and DeviceTaintRules ----------
+
+POD_LEVEL = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: pod-level
+spec:
+  resources:
+    requests: {cpu: "1", memory: 1Gi}
+    limits: {cpu: "2", memory: 2Gi}
+  containers:
+  - name: main
+    image: registry.k8s.io/pause:3.10
+    resources:
+      requests: {cpu: 500m, memory: 256Mi}
+      limits: {cpu: "1", memory: 512Mi}
+"""
+
+DRA_137 = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-1-counters
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 2}
+  sharedCounters:
+  - name: gpu-0-counters
+    counters:
+      memory: {value: 80Gi}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata:
+  name: node-1-partitions
+spec:
+  driver: gpu.example.com
+  nodeName: node-1
+  pool: {name: node-1, generation: 1, resourceSliceCount: 2}
+  devices:
+  - name: gpu-0-half
+    consumesCounters:
+    - counterSet: gpu-0-counters
+      counters: {memory: {value: 40Gi}}
+    taints:
+    - {key: example.com/ecc, value: degraded, effect: NoSchedule}
+    bindingConditions: [example.com/attached]
+    bindingFailureConditions: [example.com/attach-failed]
+    bindsToNode: true
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceTaintRule
+metadata:
+  name: broken-fan
+spec:
+  deviceSelector: {driver: gpu.example.com, pool: node-1, device: gpu-0-half}
+  taint: {key: example.com/fan, value: broken, effect: None}
+"""
+
+
+async def test_pod_level_resources_and_resize_through_kubectl(cluster: Cluster) -> None:
+    (cluster.tmp / "pod-level.yaml").write_text(POD_LEVEL)
+    assert "pod/pod-level created" in await cluster.ok("apply", "-f", str(cluster.tmp / "pod-level.yaml"))
+    got = json.loads(await cluster.ok("get", "pod", "pod-level", "-o", "jsonpath={.spec.resources}"))
+    assert got == {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "2", "memory": "2Gi"}}
+    assert "pod/pod-level unchanged" in await cluster.ok("apply", "-f", str(cluster.tmp / "pod-level.yaml"))
+    out = await cluster.ok(
+        "patch",
+        "pod",
+        "pod-level",
+        "--subresource=resize",
+        "--type=merge",
+        "-p",
+        '{"spec":{"containers":[{"name":"main","resources":{"requests":{"cpu":"750m","memory":"256Mi"},"limits":{"cpu":"1","memory":"512Mi"}}}]}}',
+    )
+    assert "pod/pod-level patched" in out
+    stored = cluster.store.get("Pod", "default", "pod-level")["spec"]["containers"][0]["resources"]
+    assert stored["requests"]["cpu"] == "750m"
+    r = await cluster.kubectl(
+        "patch",
+        "pod",
+        "pod-level",
+        "--subresource=resize",
+        "--type=merge",
+        "-p",
+        '{"spec":{"resources":{"requests":{"cpu":"2","memory":"2Gi"}}}}',
+    )
+    assert r.code != 0 and "Pod QOS Class may not change as a result of resizing" in r.err
+    bad = POD_LEVEL.replace("name: pod-level", "name: gpu-pod-level").replace(
+        'limits: {cpu: "2", memory: 2Gi}', 'limits: {cpu: "2", memory: 2Gi, nvidia.com/gpu: "1"}'
+    )
+    (cluster.tmp / "bad.yaml").write_text(bad)
+    r = await cluster.kubectl("apply", "-f", str(cluster.tmp / "bad.yaml"))
+    assert r.code != 0 and 'spec.resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu"' in r.err
+
+
+async def test_dra_1_37_kinds_through_kubectl(cluster: Cluster) -> None:
+    """Shared counters, device taints and binding conditions in ResourceSlices, and a
+    DeviceTaintRule: applied, listed with their columns, described, re-applied."""
+    path = cluster.tmp / "dra-137.yaml"
+    path.write_text(DRA_137)
+    out = await cluster.ok("apply", "-f", str(path))
+    for created in (
+        "resourceslice.resource.k8s.io/node-1-counters created",
+        "resourceslice.resource.k8s.io/node-1-partitions created",
+        "devicetaintrule.resource.k8s.io/broken-fan created",
+    ):
+        assert created in out
+    slices = (await cluster.ok("get", "resourceslices")).splitlines()
+    assert slices[0].split() == ["NAME", "NODE", "DRIVER", "POOL", "AGE"]
+    assert slices[1].split()[:4] == ["node-1-counters", "node-1", "gpu.example.com", "node-1"]
+    counters = await cluster.ok(
+        "get", "resourceslice", "node-1-counters", "-o", "jsonpath={.spec.sharedCounters[0].counters.memory.value}"
+    )
+    assert counters == "80Gi"
+    device = json.loads(
+        await cluster.ok("get", "resourceslice", "node-1-partitions", "-o", "jsonpath={.spec.devices[0]}")
+    )
+    assert device["consumesCounters"][0]["counterSet"] == "gpu-0-counters" and device["bindsToNode"] is True
+    assert device["taints"][0]["effect"] == "NoSchedule" and device["bindingConditions"] == ["example.com/attached"]
+
+    rules = (await cluster.ok("get", "devicetaintrules")).splitlines()
+    assert rules[0].split() == ["NAME", "CREATED", "AT"] and rules[1].split()[0] == "broken-fan"
+    described = await cluster.ok("describe", "devicetaintrule", "broken-fan")
+    assert "Name:         broken-fan" in described and "Device Selector:" in described and "Effect:" in described
+    added = cluster.store.get("DeviceTaintRule", None, "broken-fan")["spec"]["taint"]["timeAdded"]
+    assert added
+    assert "devicetaintrule.resource.k8s.io/broken-fan unchanged" in await cluster.ok("apply", "-f", str(path))
+    path.write_text(DRA_137.replace("effect: None}", "effect: NoSchedule}"))
+    assert "devicetaintrule.resource.k8s.io/broken-fan configured" in await cluster.ok("apply", "-f", str(path))
+    taint = cluster.store.get("DeviceTaintRule", None, "broken-fan")["spec"]["taint"]
+    assert taint["effect"] == "NoSchedule"
+    assert "devicetaintrules" in await cluster.ok("api-resources", "--api-group=resource.k8s.io")
+    path.write_text(DRA_137.replace("effect: None}", "effect: PreferNoSchedule}").replace("broken-fan", "other"))
+    r = await cluster.kubectl("apply", "-f", str(path))
+    assert r.code != 0 and 'spec.taint.effect: Unsupported value: "PreferNoSchedule"' in r.err

@@ -359,6 +359,7 @@ class VolumeBinding:
         try:
             pod_volumes, reasons = self._find_pod_volumes(s, node)
         except _Unsatisfiable as exc:
+            self._stage_error("predicate")
             return Status.as_error(str(exc))
         if reasons:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
@@ -607,8 +608,15 @@ class VolumeBinding:
                 done_claims += 1
         except Exception as exc:  # noqa: BLE001 - any API failure fails the binding cycle
             self._revert(bindings[done_bindings:], claims[done_claims:])
+            self._stage_error("bind")
             return Status.as_error(f"binding volumes: {exc}")
         return None
+
+    def _stage_error(self, operation: str) -> None:
+        """Count a failed stage (scheduler_volume_scheduling_stage_error_total{operation})."""
+        observer = getattr(self.handle, "observer", None)
+        if observer is not None and hasattr(observer, "volume_stage_error"):
+            observer.volume_stage_error(operation)
 
     # --- events ---------------------------------------------------------------------------------
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:

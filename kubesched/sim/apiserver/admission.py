@@ -15,8 +15,17 @@ from typing import Any
 
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
+from kubesched.sim.apiserver.validation import dra
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
+from kubesched.sim.apiserver.validation.resources import (
+    default_pod_requests,
+    qos_class,
+    resize_view,
+    resources_changed,
+    validate_pod_resize,
+    validate_pod_resources,
+)
 
 Obj = dict[str, Any]
 Cause = tuple[str, str, str]
@@ -27,7 +36,18 @@ DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease"
 #: The priority classes every cluster has: (name, value).
 SYSTEM_PRIORITY_CLASSES = (("system-node-critical", 2000001000), ("system-cluster-critical", 2000000000))
 _HAS_STATUS_SUBRESOURCE = frozenset(
-    {"Pod", "Node", "Namespace", "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "ReplicationController"}
+    {
+        "Pod",
+        "Node",
+        "Namespace",
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "DaemonSet",
+        "Job",
+        "ReplicationController",
+        "DeviceTaintRule",
+    }
 )
 _IGNORED_META_ON_WRITE = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "selfLink")
 
@@ -61,29 +81,6 @@ def _default_container(c: Obj) -> None:
     for p in c.get("ports") or ():
         if isinstance(p, dict):
             p.setdefault("protocol", "TCP")
-
-
-def _qos_class(spec: Obj) -> str:
-    requests: dict[str, Any] = {}
-    limits: dict[str, Any] = {}
-    guaranteed = True
-    any_set = False
-    for c in list(spec.get("containers") or ()) + list(spec.get("initContainers") or ()):
-        res = c.get("resources") or {}
-        req = {k: v for k, v in (res.get("requests") or {}).items() if k in ("cpu", "memory")}
-        lim = {k: v for k, v in (res.get("limits") or {}).items() if k in ("cpu", "memory")}
-        if req or lim:
-            any_set = True
-        requests.update(req)
-        limits.update(lim)
-        if set(lim) != {"cpu", "memory"}:
-            guaranteed = False
-        for k, v in req.items():
-            if k not in lim or _q(v) != _q(lim[k]):
-                guaranteed = False
-    if not any_set:
-        return "BestEffort"
-    return "Guaranteed" if guaranteed else "Burstable"
 
 
 def _q(v: Any) -> Any:
@@ -179,10 +176,12 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         raise invalid("Pod", "", name, [("spec.containers", "FieldValueRequired", "Required value")])
+    default_pod_requests(spec)
     causes = validate_object_meta(meta)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
     causes += validate_pod_scheduling(spec)
+    causes += validate_pod_resources(spec)
     if causes:
         raise invalid("Pod", "", name, causes)
 
@@ -227,7 +226,7 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
         if not any(t.get("key") == key and t.get("effect") in (None, "", "NoExecute") for t in tolerations):
             tolerations.append({"key": key, "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300})
 
-    status: Obj = {"phase": "Pending", "qosClass": _qos_class(spec)}
+    status: Obj = {"phase": "Pending", "qosClass": qos_class(spec)}
     if spec.get("schedulingGates"):
         status["conditions"] = [
             {
@@ -343,6 +342,8 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
         causes = validate_object_meta(meta)
         if kind == "Node":
             causes += validate_node_spec(obj.get("spec"))
+        elif group == "resource.k8s.io":
+            causes += _admit_dra(kind, obj)
         if causes:
             raise invalid(kind, group, name, causes)
         if kind == "Node" and not isinstance(obj.get("spec"), dict):
@@ -352,9 +353,34 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
     return obj
 
 
+def _admit_dra(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
+    """resource.k8s.io/v1 defaulting and validation (:mod:`.validation.dra`), on create and on
+    an update of the main resource."""
+    spec = obj.get("spec")
+    if kind == "DeviceTaintRule":
+        dra.default_device_taint_rule(obj, old)
+        return dra.validate_device_taint_rule(obj, old)
+    if kind == "ResourceSlice":
+        return dra.validate_resource_slice(obj)
+    if kind == "DeviceClass":
+        return dra.validate_device_class(obj)
+    if kind == "ResourceClaim":
+        if old is not None:
+            return []  # the spec is immutable; the scheduler writes only the status
+        dra.default_claim_spec(spec)
+        return dra.validate_claim_spec(spec)
+    if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
+        dra.default_claim_spec(spec.get("spec"))
+        return dra.validate_claim_spec(spec.get("spec"), "spec.spec")
+    return []
+
+
 def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     """Keep the half of the object the endpoint does not own: the main resource ignores
-    ``status`` changes and the status subresource ignores everything but ``status``."""
+    ``status`` changes and the status subresource ignores everything but ``status``; a pod's
+    ``resize`` subresource takes only its containers' and its pod-level resources."""
+    if kind == "Pod" and subresource == "resize":
+        return resize_view(old, new)
     if kind not in _HAS_STATUS_SUBRESOURCE:
         return new
     if subresource == "status":
@@ -369,21 +395,42 @@ def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     return new
 
 
-def validate_update(kind: str, group: str, old: Obj, new: Obj) -> None:
+def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str = "") -> None:
     """The immutable parts of objects, refused with 422 when changed, and the fields an update may
-    change validated as on create (labels, annotations, tolerations, taints)."""
+    change validated as on create (labels, annotations, tolerations, taints); a pod's resize as
+    ValidatePodResize has it, and the resized pod as a pod."""
     name = old["metadata"]["name"]
+    if kind == "Pod" and subresource == "resize":
+        spec = new.get("spec") or {}
+        causes = validate_pod_resize(old, new)
+        if not causes:
+            causes = _validate_containers(spec, "containers", required=True)
+            causes += _validate_containers(spec, "initContainers", required=False)
+            causes += validate_pod_resources(spec)
+        if causes:
+            raise invalid(kind, group, name, causes)
+        return
     causes = validate_object_meta_update(new.get("metadata") or {})
     if kind == "Pod":
         causes += validate_tolerations((new.get("spec") or {}).get("tolerations"))
     elif kind == "Node":
         causes += validate_node_spec(new.get("spec"))
+    elif group == "resource.k8s.io":
+        if subresource == "status":
+            if kind == "DeviceTaintRule":
+                causes += dra.validate_device_taint_rule_status(new)
+            elif kind == "ResourceClaim":
+                causes += dra.validate_claim_status(new.get("status"))
+        else:
+            causes += _admit_dra(kind, new, old)
+            if kind == "ResourceSlice":
+                causes += _immutable_slice_fields(old, new)
     if causes:
         raise invalid(kind, group, name, causes)
     if kind == "Pod":
         old_node = (old.get("spec") or {}).get("nodeName")
         new_node = (new.get("spec") or {}).get("nodeName")
-        if old_node != new_node and old_node:
+        if (old_node != new_node and old_node) or resources_changed(old.get("spec") or {}, new.get("spec") or {}):
             raise invalid(
                 kind,
                 group,
@@ -406,6 +453,20 @@ def validate_update(kind: str, group: str, old: Obj, new: Obj) -> None:
         raise invalid(
             kind, group, name, [("value", "FieldValueForbidden", "Forbidden: may not be changed in an update.")]
         )
+
+
+def _immutable_slice_fields(old: Obj, new: Obj) -> list[Cause]:
+    """A ResourceSlice keeps its driver, pool name and node name for life."""
+    causes: list[Cause] = []
+    old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+    for path, before, after in (
+        ("spec.pool.name", (old_spec.get("pool") or {}).get("name"), (new_spec.get("pool") or {}).get("name")),
+        ("spec.driver", old_spec.get("driver"), new_spec.get("driver")),
+        ("spec.nodeName", old_spec.get("nodeName"), new_spec.get("nodeName")),
+    ):
+        if before != after:
+            causes.append((path, "FieldValueInvalid", f"Invalid value: {quote(after or '')}: field is immutable"))
+    return causes
 
 
 # --- events -------------------------------------------------------------------------------------

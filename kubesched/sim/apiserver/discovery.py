@@ -63,6 +63,7 @@ RESOURCES: tuple[Resource, ...] = (
         subresources={
             "binding": ("Binding", ("create",)),
             "eviction": ("Eviction", ("create",)),
+            "resize": ("Pod", _STATUS),
             "status": ("Pod", _STATUS),
         },
     ),
@@ -87,6 +88,14 @@ RESOURCES: tuple[Resource, ...] = (
         subresources={"status": ("ResourceClaim", _STATUS)},
     ),
     Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
+    Resource(
+        "resource.k8s.io",
+        "v1",
+        "devicetaintrules",
+        "DeviceTaintRule",
+        False,
+        subresources={"status": ("DeviceTaintRule", _STATUS)},
+    ),
     Resource("", "v1", "services", "Service", True, ("svc",), ("all",)),
     Resource(
         "",

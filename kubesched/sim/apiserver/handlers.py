@@ -226,7 +226,7 @@ class ResourceHandlers:
         ``new`` names another resourceVersion than the stored one."""
         kind = req.res.stored_as
         new = prepare_update(kind, old, new, req.sub or "")
-        validate_update(kind, req.res.group, old, new)
+        validate_update(kind, req.res.group, old, new, req.sub or "")
         name = old["metadata"]["name"]
         want = (new.get("metadata") or {}).get("resourceVersion")
         if want and want != old["metadata"].get("resourceVersion"):

@@ -59,6 +59,7 @@ from kubesched.sim.apiserver.openapi import documents as openapi
 from kubesched.sim.apiserver.requests import ResourceRequest, parse_resource_path, read_body, truthy
 from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.retention import Retention
+from kubesched.sim.apiserver.version import GIT_VERSION, version_info
 from kubesched.sim.apiserver.watch import Watches
 
 __all__ = [
@@ -74,10 +75,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-
-#: The release the server says it is (``/version``). The tables of types it validates against
-#: are generated apart (openapi/types.py, protobuf/schema.py: their KUBERNETES_VERSION).
-GIT_VERSION = "v1.32.0-kubesched"
 
 
 def host_port(host: str, port: int) -> str:
@@ -310,19 +307,7 @@ class APIServer:
         path = request.path.rstrip("/") or "/"
         parts = [p for p in path.split("/") if p]
         if path == "/version":
-            return json_response(
-                {
-                    "major": "1",
-                    "minor": "32",
-                    "gitVersion": GIT_VERSION,
-                    "gitCommit": "0000000000000000000000000000000000000000",
-                    "gitTreeState": "clean",
-                    "buildDate": "2024-12-11T00:00:00Z",
-                    "goVersion": "go1.23.3",
-                    "compiler": "gc",
-                    "platform": "linux/amd64",
-                }
-            )
+            return json_response(version_info())
         if path in ("/healthz", "/readyz", "/livez") or (parts and parts[0] in ("healthz", "readyz", "livez")):
             return web.Response(text="ok", content_type="text/plain")
         if parts and parts[0] == "openapi":

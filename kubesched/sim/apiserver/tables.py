@@ -309,6 +309,40 @@ JOB_COLUMNS: list[Column] = [
     ("Age", "string", 0, _age),
 ]
 
+
+def _claim_state(claim: Obj) -> str:
+    """printResourceClaim's State: deleted, pending or allocated, then reserved or deallocating."""
+    meta, status = claim.get("metadata") or {}, claim.get("status") or {}
+    deleting = bool(meta.get("deletionTimestamp"))
+    states = ["deleted"] if deleting else []
+    if not status.get("allocation"):
+        if not deleting:
+            states.append("pending")
+    else:
+        states.append("allocated")
+        if status.get("reservedFor"):
+            states.append("reserved")
+        elif deleting or meta.get("finalizers"):
+            states.append("deallocating")
+    return ",".join(states)
+
+
+NAME_AGE_COLUMNS: list[Column] = [("Name", "string", 0, _name), ("Age", "string", 0, _age)]
+
+RESOURCE_CLAIM_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("State", "string", 0, _claim_state),
+    ("Age", "string", 0, _age),
+]
+
+RESOURCE_SLICE_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("Node", "string", 0, lambda s: (s.get("spec") or {}).get("nodeName") or ""),
+    ("Driver", "string", 0, lambda s: (s.get("spec") or {}).get("driver") or ""),
+    ("Pool", "string", 0, lambda s: ((s.get("spec") or {}).get("pool") or {}).get("name") or ""),
+    ("Age", "string", 0, _age),
+]
+
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _name), ("Created At", "date", 0, _age)]
 
 COLUMNS_BY_KIND: dict[str, list[Column]] = {
@@ -326,6 +360,10 @@ COLUMNS_BY_KIND: dict[str, list[Column]] = {
     "StatefulSet": STATEFUL_SET_COLUMNS,
     "DaemonSet": DAEMON_SET_COLUMNS,
     "Job": JOB_COLUMNS,
+    "DeviceClass": NAME_AGE_COLUMNS,
+    "ResourceClaim": RESOURCE_CLAIM_COLUMNS,
+    "ResourceClaimTemplate": NAME_AGE_COLUMNS,
+    "ResourceSlice": RESOURCE_SLICE_COLUMNS,
 }
 
 

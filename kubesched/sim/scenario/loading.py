@@ -8,6 +8,7 @@ from typing import Any
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import CLUSTER_SCOPED, Store
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, admit_new
+from kubesched.sim.apiserver.validation.dra import default_device_taint_rule
 from kubesched.sim.scenario.reading import Scenario, admit_pod
 
 Obj = dict[str, Any]
@@ -40,7 +41,10 @@ def load_scenario_into(store: Store, scenario: Scenario) -> None:
         kind = other["kind"]
         if kind not in CLUSTER_SCOPED:
             ensure_ns(other["metadata"].get("namespace") or "default")
-        store.create(kind, copy.deepcopy(other))
+        obj = copy.deepcopy(other)
+        if kind == "DeviceTaintRule":
+            default_device_taint_rule(obj)  # timeAdded, as the API server sets it
+        store.create(kind, obj)
     for node in scenario.nodes:
         store.create("Node", node)
     classes = {p["metadata"]["name"]: p for p in store.list("PriorityClass")[0]}

@@ -1,11 +1,12 @@
 """Scenarios: multi-document YAML of plain Kubernetes manifests.
 
-Supported kinds are Node, Pod, PriorityClass, Namespace, and the storage and disruption objects
+Supported kinds are Node, Pod, PriorityClass, Namespace, the storage and disruption objects
 plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
-PodDisruptionBudget), and ``kind: List`` of them. Pods with ``spec.nodeName`` are running there
-before scheduling starts; the others are created in document order and scheduled by the profile
-their ``schedulerName`` names. The storage and disruption objects (``Scenario.others``) exist
-before any node or pod.
+PodDisruptionBudget), the workloads, the ``resource.k8s.io/v1`` kinds (DeviceClass,
+ResourceSlice, ResourceClaim, ResourceClaimTemplate and, since 1.37, DeviceTaintRule), and
+``kind: List`` of them. Pods with ``spec.nodeName`` are running there before scheduling starts;
+the others are created in document order and scheduled by the profile their ``schedulerName``
+names. The storage and disruption objects (``Scenario.others``) exist before any node or pod.
 
 A scenario describes a settled cluster, and the simulated one has no PV controller: claims and
 volumes are given the defaults the API server would give them and the binding state the PV
@@ -57,17 +58,22 @@ SUPPORTED_KINDS = (
     "ResourceSlice",
     "ResourceClaim",
     "ResourceClaimTemplate",
+    "DeviceTaintRule",
 )
 #: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
 #: watches besides namespaces, priority classes, nodes and pods, in the order it lists them,
 #: then the workloads only the simulated controllers read.
-OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod")) + (
-    "ConfigMap",
-    "Secret",
-    "Deployment",
-    "DaemonSet",
-    "Job",
-    "ResourceClaimTemplate",
+OTHER_KINDS = (
+    tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "PriorityClass", "Node", "Pod"))
+    + (
+        "ConfigMap",
+        "Secret",
+        "Deployment",
+        "DaemonSet",
+        "Job",
+        "ResourceClaimTemplate",
+    )
+    + (() if "DeviceTaintRule" in WATCHED_KINDS else ("DeviceTaintRule",))
 )
 _NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED)
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"

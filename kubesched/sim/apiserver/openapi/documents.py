@@ -16,6 +16,7 @@ from typing import Any
 from kubesched.sim.apiserver.discovery import RESOURCES, Resource
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
 from kubesched.sim.apiserver.patching import MERGE_KEYS, MERGE_PRIMITIVE_LISTS
+from kubesched.sim.apiserver.version import GIT_VERSION
 
 Obj = dict[str, Any]
 
@@ -28,6 +29,10 @@ _DEF_OF_KIND: dict[tuple[str, str], str] = {
     ("events.k8s.io", "Event"): "io.k8s.api.events.v1.Event",
     ("coordination.k8s.io", "Lease"): "io.k8s.api.coordination.v1.Lease",
     ("scheduling.k8s.io", "PriorityClass"): "io.k8s.api.scheduling.v1.PriorityClass",
+    **{
+        ("resource.k8s.io", kind): f"io.k8s.api.resource.v1.{kind}"
+        for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
+    },
 }
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
@@ -250,7 +255,7 @@ def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
     return out
 
 
-_INFO = {"title": "Kubernetes", "version": "v1.32.0-kubesched"}
+_INFO = {"title": "Kubernetes", "version": GIT_VERSION}
 
 
 @functools.cache

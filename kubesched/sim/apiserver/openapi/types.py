@@ -1,8 +1,8 @@
-# Generated from Kubernetes 1.36 (api/openapi-spec/swagger.json) by
-#   python tools/gen_api_tables.py --version 1.36 --swagger <swagger.json> --proto <dir>
+# Generated from Kubernetes 1.37 (v1.37.0's definitions as kubernetes-validate 1.37.0 ships them) by
+#   python tools/gen_api_tables.py --version 1.37 --swagger <swagger.json> --proto <dir>
 # Do not edit: change the selection in tools/gen_api_tables.py and run it again.
 
-"""The fields of the Kubernetes API types the embedded API server serves (v1.36).
+"""The fields of the Kubernetes API types the embedded API server serves (v1.37).
 
 One entry per OpenAPI definition: JSON field name -> type, where a type is ``string``,
 ``integer``, ``number``, ``boolean``, ``date-time``, ``object`` (free-form), ``#<definition>``
@@ -13,7 +13,7 @@ to publish OpenAPI documents and to find unknown fields for ``fieldValidation``.
 from __future__ import annotations
 
 #: The Kubernetes release these definitions were generated from.
-KUBERNETES_VERSION = "1.36"
+KUBERNETES_VERSION = "1.37"
 
 DEFINITIONS: dict[str, dict[str, str]] = {
     "io.k8s.api.coordination.v1.Lease": {
@@ -106,6 +106,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "optional": "boolean",
         "path": "string",
         "signerName": "string",
+        "user": "integer",
     },
     "io.k8s.api.core.v1.ConfigMapEnvSource": {
         "name": "string",
@@ -130,6 +131,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
     },
     "io.k8s.api.core.v1.ConfigMapVolumeSource": {
         "defaultMode": "integer",
+        "defaultUser": "integer",
         "items": "[#io.k8s.api.core.v1.KeyToPath]",
         "name": "string",
         "optional": "boolean",
@@ -241,13 +243,16 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "mode": "integer",
         "path": "string",
         "resourceFieldRef": "#io.k8s.api.core.v1.ResourceFieldSelector",
+        "user": "integer",
     },
     "io.k8s.api.core.v1.DownwardAPIVolumeSource": {
         "defaultMode": "integer",
+        "defaultUser": "integer",
         "items": "[#io.k8s.api.core.v1.DownwardAPIVolumeFile]",
     },
     "io.k8s.api.core.v1.EmptyDirVolumeSource": {
         "medium": "string",
+        "mode": "integer",
         "sizeLimit": "string",
     },
     "io.k8s.api.core.v1.EnvFromSource": {
@@ -331,6 +336,10 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "component": "string",
         "host": "string",
     },
+    "io.k8s.api.core.v1.EvictionResponder": {
+        "name": "string",
+        "priority": "integer",
+    },
     "io.k8s.api.core.v1.ExecAction": {
         "command": "[string]",
     },
@@ -365,6 +374,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "readOnly": "boolean",
     },
     "io.k8s.api.core.v1.GRPCAction": {
+        "mode": "string",
         "port": "integer",
         "service": "string",
     },
@@ -383,6 +393,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "httpHeaders": "[#io.k8s.api.core.v1.HTTPHeader]",
         "path": "string",
         "port": "object",
+        "protocol": "string",
         "scheme": "string",
     },
     "io.k8s.api.core.v1.HTTPHeader": {
@@ -424,6 +435,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "key": "string",
         "mode": "integer",
         "path": "string",
+        "user": "integer",
     },
     "io.k8s.api.core.v1.Lifecycle": {
         "postStart": "#io.k8s.api.core.v1.LifecycleHandler",
@@ -493,8 +505,9 @@ DEFINITIONS: dict[str, dict[str, str]] = {
     },
     "io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus": {
         "containers": "[string]",
+        "mapping": "[object]",
+        "overhead": "[object]",
         "resourceClaimName": "string",
-        "resources": "{string}",
     },
     "io.k8s.api.core.v1.NodeCondition": {
         "lastHeartbeatTime": "date-time",
@@ -525,6 +538,9 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "kind": "string",
         "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
     },
+    "io.k8s.api.core.v1.NodePodPreemptionPolicy": {
+        "disableResizePreemption": "[string]",
+    },
     "io.k8s.api.core.v1.NodeRuntimeHandler": {
         "features": "#io.k8s.api.core.v1.NodeRuntimeHandlerFeatures",
         "name": "string",
@@ -550,6 +566,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "externalID": "string",
         "podCIDR": "string",
         "podCIDRs": "[string]",
+        "podPreemptionPolicy": "#io.k8s.api.core.v1.NodePodPreemptionPolicy",
         "providerID": "string",
         "taints": "[#io.k8s.api.core.v1.Taint]",
         "unschedulable": "boolean",
@@ -583,6 +600,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "machineID": "string",
         "operatingSystem": "string",
         "osImage": "string",
+        "runningInUserNamespace": "boolean",
         "swap": "#io.k8s.api.core.v1.NodeSwapStatus",
         "systemUUID": "string",
     },
@@ -652,6 +670,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "keyType": "string",
         "maxExpirationSeconds": "integer",
         "signerName": "string",
+        "user": "integer",
         "userAnnotations": "{string}",
     },
     "io.k8s.api.core.v1.PodCondition": {
@@ -730,6 +749,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "dnsPolicy": "string",
         "enableServiceLinks": "boolean",
         "ephemeralContainers": "[#io.k8s.api.core.v1.EphemeralContainer]",
+        "evictionResponders": "[#io.k8s.api.core.v1.EvictionResponder]",
         "hostAliases": "[#io.k8s.api.core.v1.HostAlias]",
         "hostIPC": "boolean",
         "hostNetwork": "boolean",
@@ -787,6 +807,12 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "resourceClaimStatuses": "[#io.k8s.api.core.v1.PodResourceClaimStatus]",
         "resources": "#io.k8s.api.core.v1.ResourceRequirements",
         "startTime": "date-time",
+        "volumeHealth": "[#io.k8s.api.core.v1.PodVolumeHealth]",
+    },
+    "io.k8s.api.core.v1.PodVolumeHealth": {
+        "healthConditions": "[object]",
+        "lastTransitionTime": "date-time",
+        "name": "string",
     },
     "io.k8s.api.core.v1.PortworxVolumeSource": {
         "fsType": "string",
@@ -811,6 +837,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
     },
     "io.k8s.api.core.v1.ProjectedVolumeSource": {
         "defaultMode": "integer",
+        "defaultUser": "integer",
         "sources": "[#io.k8s.api.core.v1.VolumeProjection]",
     },
     "io.k8s.api.core.v1.QuobyteVolumeSource": {
@@ -892,6 +919,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
     },
     "io.k8s.api.core.v1.SecretVolumeSource": {
         "defaultMode": "integer",
+        "defaultUser": "integer",
         "items": "[#io.k8s.api.core.v1.KeyToPath]",
         "optional": "boolean",
         "secretName": "string",
@@ -914,6 +942,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "audience": "string",
         "expirationSeconds": "integer",
         "path": "string",
+        "user": "integer",
     },
     "io.k8s.api.core.v1.SleepAction": {
         "seconds": "integer",
@@ -1005,6 +1034,7 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "name": "string",
     },
     "io.k8s.api.core.v1.VolumeMount": {
+        "bindMountOptions": "[string]",
         "mountPath": "string",
         "mountPropagation": "string",
         "name": "string",
@@ -1080,6 +1110,297 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "count": "integer",
         "lastObservedTime": "date-time",
     },
+    "io.k8s.api.resource.v1.AllocatedDeviceStatus": {
+        "conditions": "[#io.k8s.apimachinery.pkg.apis.meta.v1.Condition]",
+        "data": "object",
+        "device": "string",
+        "driver": "string",
+        "networkData": "#io.k8s.api.resource.v1.NetworkDeviceData",
+        "pool": "string",
+        "shareID": "string",
+    },
+    "io.k8s.api.resource.v1.AllocationResult": {
+        "allocationTimestamp": "date-time",
+        "devices": "#io.k8s.api.resource.v1.DeviceAllocationResult",
+        "nodeSelector": "#io.k8s.api.core.v1.NodeSelector",
+    },
+    "io.k8s.api.resource.v1.CELDeviceSelector": {
+        "expression": "string",
+    },
+    "io.k8s.api.resource.v1.CapacityRequestPolicy": {
+        "default": "string",
+        "validRange": "#io.k8s.api.resource.v1.CapacityRequestPolicyRange",
+        "validValues": "[string]",
+    },
+    "io.k8s.api.resource.v1.CapacityRequestPolicyRange": {
+        "max": "string",
+        "min": "string",
+        "step": "string",
+    },
+    "io.k8s.api.resource.v1.CapacityRequirements": {
+        "requests": "{string}",
+    },
+    "io.k8s.api.resource.v1.Counter": {
+        "value": "string",
+    },
+    "io.k8s.api.resource.v1.CounterSet": {
+        "counters": "{#io.k8s.api.resource.v1.Counter}",
+        "name": "string",
+    },
+    "io.k8s.api.resource.v1.Device": {
+        "allNodes": "boolean",
+        "allowMultipleAllocations": "boolean",
+        "attributes": "{#io.k8s.api.resource.v1.DeviceAttribute}",
+        "bindingConditions": "[string]",
+        "bindingFailureConditions": "[string]",
+        "bindsToNode": "boolean",
+        "capacity": "{#io.k8s.api.resource.v1.DeviceCapacity}",
+        "consumesCounters": "[#io.k8s.api.resource.v1.DeviceCounterConsumption]",
+        "name": "string",
+        "nodeAllocatableResources": "{#io.k8s.api.resource.v1.NodeAllocatableResource}",
+        "nodeName": "string",
+        "nodeSelector": "#io.k8s.api.core.v1.NodeSelector",
+        "taints": "[#io.k8s.api.resource.v1.DeviceTaint]",
+    },
+    "io.k8s.api.resource.v1.DeviceAllocationConfiguration": {
+        "opaque": "#io.k8s.api.resource.v1.OpaqueDeviceConfiguration",
+        "requests": "[string]",
+        "source": "string",
+    },
+    "io.k8s.api.resource.v1.DeviceAllocationResult": {
+        "config": "[#io.k8s.api.resource.v1.DeviceAllocationConfiguration]",
+        "results": "[#io.k8s.api.resource.v1.DeviceRequestAllocationResult]",
+    },
+    "io.k8s.api.resource.v1.DeviceAttribute": {
+        "bool": "boolean",
+        "bools": "[boolean]",
+        "int": "integer",
+        "ints": "[integer]",
+        "string": "string",
+        "strings": "[string]",
+        "version": "string",
+        "versions": "[string]",
+    },
+    "io.k8s.api.resource.v1.DeviceCapacity": {
+        "requestPolicy": "#io.k8s.api.resource.v1.CapacityRequestPolicy",
+        "value": "string",
+    },
+    "io.k8s.api.resource.v1.DeviceClaim": {
+        "config": "[#io.k8s.api.resource.v1.DeviceClaimConfiguration]",
+        "constraints": "[#io.k8s.api.resource.v1.DeviceConstraint]",
+        "requests": "[#io.k8s.api.resource.v1.DeviceRequest]",
+    },
+    "io.k8s.api.resource.v1.DeviceClaimConfiguration": {
+        "opaque": "#io.k8s.api.resource.v1.OpaqueDeviceConfiguration",
+        "requests": "[string]",
+    },
+    "io.k8s.api.resource.v1.DeviceClass": {
+        "apiVersion": "string",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.resource.v1.DeviceClassSpec",
+    },
+    "io.k8s.api.resource.v1.DeviceClassConfiguration": {
+        "opaque": "#io.k8s.api.resource.v1.OpaqueDeviceConfiguration",
+    },
+    "io.k8s.api.resource.v1.DeviceClassList": {
+        "apiVersion": "string",
+        "items": "[#io.k8s.api.resource.v1.DeviceClass]",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+    },
+    "io.k8s.api.resource.v1.DeviceClassSpec": {
+        "config": "[#io.k8s.api.resource.v1.DeviceClassConfiguration]",
+        "extendedResourceName": "string",
+        "selectors": "[#io.k8s.api.resource.v1.DeviceSelector]",
+    },
+    "io.k8s.api.resource.v1.DeviceConstraint": {
+        "distinctAttribute": "string",
+        "matchAttribute": "string",
+        "requests": "[string]",
+    },
+    "io.k8s.api.resource.v1.DeviceCounterConsumption": {
+        "compatibilityGroups": "[string]",
+        "counterSet": "string",
+        "counters": "{#io.k8s.api.resource.v1.Counter}",
+    },
+    "io.k8s.api.resource.v1.DeviceDerivedAttribute": {
+        "expression": "string",
+        "name": "string",
+    },
+    "io.k8s.api.resource.v1.DeviceRequest": {
+        "exactly": "#io.k8s.api.resource.v1.ExactDeviceRequest",
+        "firstAvailable": "[#io.k8s.api.resource.v1.DeviceSubRequest]",
+        "name": "string",
+    },
+    "io.k8s.api.resource.v1.DeviceRequestAllocationResult": {
+        "adminAccess": "boolean",
+        "bindingConditions": "[string]",
+        "bindingFailureConditions": "[string]",
+        "consumedCapacity": "{string}",
+        "device": "string",
+        "driver": "string",
+        "pool": "string",
+        "request": "string",
+        "shareID": "string",
+        "skipNodeOperations": "[string]",
+        "tolerations": "[#io.k8s.api.resource.v1.DeviceToleration]",
+    },
+    "io.k8s.api.resource.v1.DeviceSelector": {
+        "cel": "#io.k8s.api.resource.v1.CELDeviceSelector",
+    },
+    "io.k8s.api.resource.v1.DeviceSubRequest": {
+        "allocationMode": "string",
+        "capacity": "#io.k8s.api.resource.v1.CapacityRequirements",
+        "count": "integer",
+        "derivedAttributes": "[#io.k8s.api.resource.v1.DeviceDerivedAttribute]",
+        "deviceClassName": "string",
+        "name": "string",
+        "selectors": "[#io.k8s.api.resource.v1.DeviceSelector]",
+        "tolerations": "[#io.k8s.api.resource.v1.DeviceToleration]",
+    },
+    "io.k8s.api.resource.v1.DeviceTaint": {
+        "effect": "string",
+        "key": "string",
+        "timeAdded": "date-time",
+        "value": "string",
+    },
+    "io.k8s.api.resource.v1.DeviceTaintRule": {
+        "apiVersion": "string",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.resource.v1.DeviceTaintRuleSpec",
+        "status": "#io.k8s.api.resource.v1.DeviceTaintRuleStatus",
+    },
+    "io.k8s.api.resource.v1.DeviceTaintRuleList": {
+        "apiVersion": "string",
+        "items": "[#io.k8s.api.resource.v1.DeviceTaintRule]",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+    },
+    "io.k8s.api.resource.v1.DeviceTaintRuleSpec": {
+        "deviceSelector": "#io.k8s.api.resource.v1.DeviceTaintSelector",
+        "taint": "#io.k8s.api.resource.v1.DeviceTaint",
+    },
+    "io.k8s.api.resource.v1.DeviceTaintRuleStatus": {
+        "conditions": "[#io.k8s.apimachinery.pkg.apis.meta.v1.Condition]",
+    },
+    "io.k8s.api.resource.v1.DeviceTaintSelector": {
+        "device": "string",
+        "driver": "string",
+        "pool": "string",
+    },
+    "io.k8s.api.resource.v1.DeviceToleration": {
+        "effect": "string",
+        "key": "string",
+        "operator": "string",
+        "tolerationSeconds": "integer",
+        "value": "string",
+    },
+    "io.k8s.api.resource.v1.ExactDeviceRequest": {
+        "adminAccess": "boolean",
+        "allocationMode": "string",
+        "capacity": "#io.k8s.api.resource.v1.CapacityRequirements",
+        "count": "integer",
+        "derivedAttributes": "[#io.k8s.api.resource.v1.DeviceDerivedAttribute]",
+        "deviceClassName": "string",
+        "selectors": "[#io.k8s.api.resource.v1.DeviceSelector]",
+        "tolerations": "[#io.k8s.api.resource.v1.DeviceToleration]",
+    },
+    "io.k8s.api.resource.v1.NetworkDeviceData": {
+        "hardwareAddress": "string",
+        "interfaceName": "string",
+        "ips": "[string]",
+    },
+    "io.k8s.api.resource.v1.NodeAllocatableMapping": {
+        "capacityKey": "string",
+        "capacityMultiplier": "string",
+        "deviceMultiplier": "string",
+    },
+    "io.k8s.api.resource.v1.NodeAllocatableOverhead": {
+        "perContainer": "string",
+        "perPod": "string",
+    },
+    "io.k8s.api.resource.v1.NodeAllocatableResource": {
+        "mapping": "#io.k8s.api.resource.v1.NodeAllocatableMapping",
+        "overhead": "#io.k8s.api.resource.v1.NodeAllocatableOverhead",
+    },
+    "io.k8s.api.resource.v1.OpaqueDeviceConfiguration": {
+        "driver": "string",
+        "parameters": "object",
+    },
+    "io.k8s.api.resource.v1.ResourceClaim": {
+        "apiVersion": "string",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.resource.v1.ResourceClaimSpec",
+        "status": "#io.k8s.api.resource.v1.ResourceClaimStatus",
+    },
+    "io.k8s.api.resource.v1.ResourceClaimConsumerReference": {
+        "apiGroup": "string",
+        "name": "string",
+        "resource": "string",
+        "uid": "string",
+    },
+    "io.k8s.api.resource.v1.ResourceClaimList": {
+        "apiVersion": "string",
+        "items": "[#io.k8s.api.resource.v1.ResourceClaim]",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+    },
+    "io.k8s.api.resource.v1.ResourceClaimSpec": {
+        "devices": "#io.k8s.api.resource.v1.DeviceClaim",
+    },
+    "io.k8s.api.resource.v1.ResourceClaimStatus": {
+        "allocation": "#io.k8s.api.resource.v1.AllocationResult",
+        "devices": "[#io.k8s.api.resource.v1.AllocatedDeviceStatus]",
+        "reservedFor": "[#io.k8s.api.resource.v1.ResourceClaimConsumerReference]",
+    },
+    "io.k8s.api.resource.v1.ResourceClaimTemplate": {
+        "apiVersion": "string",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.resource.v1.ResourceClaimTemplateSpec",
+    },
+    "io.k8s.api.resource.v1.ResourceClaimTemplateList": {
+        "apiVersion": "string",
+        "items": "[#io.k8s.api.resource.v1.ResourceClaimTemplate]",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+    },
+    "io.k8s.api.resource.v1.ResourceClaimTemplateSpec": {
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.resource.v1.ResourceClaimSpec",
+    },
+    "io.k8s.api.resource.v1.ResourcePool": {
+        "generation": "integer",
+        "name": "string",
+        "resourceSliceCount": "integer",
+    },
+    "io.k8s.api.resource.v1.ResourceSlice": {
+        "apiVersion": "string",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.resource.v1.ResourceSliceSpec",
+    },
+    "io.k8s.api.resource.v1.ResourceSliceList": {
+        "apiVersion": "string",
+        "items": "[#io.k8s.api.resource.v1.ResourceSlice]",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+    },
+    "io.k8s.api.resource.v1.ResourceSliceSpec": {
+        "allNodes": "boolean",
+        "devices": "[#io.k8s.api.resource.v1.Device]",
+        "driver": "string",
+        "nodeName": "string",
+        "nodeSelector": "#io.k8s.api.core.v1.NodeSelector",
+        "partitionTypeAttribute": "string",
+        "perDeviceNodeSelection": "boolean",
+        "pool": "#io.k8s.api.resource.v1.ResourcePool",
+        "sharedCounters": "[#io.k8s.api.resource.v1.CounterSet]",
+        "skipNodeOperations": "[string]",
+    },
     "io.k8s.api.scheduling.v1.PriorityClass": {
         "apiVersion": "string",
         "description": "string",
@@ -1094,6 +1415,14 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "items": "[#io.k8s.api.scheduling.v1.PriorityClass]",
         "kind": "string",
         "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Condition": {
+        "lastTransitionTime": "date-time",
+        "message": "string",
+        "observedGeneration": "integer",
+        "reason": "string",
+        "status": "string",
+        "type": "string",
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions": {
         "apiVersion": "string",

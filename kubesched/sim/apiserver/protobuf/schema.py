@@ -1,5 +1,5 @@
-# Generated from Kubernetes 1.36 (the generated.proto files of k8s.io/api and k8s.io/apimachinery) by
-#   python tools/gen_api_tables.py --version 1.36 --swagger <swagger.json> --proto <dir>
+# Generated from Kubernetes 1.37 (generated.proto of k8s.io/api, apimachinery: master of 2026-07-24, past v0.37.0-beta.0) by
+#   python tools/gen_api_tables.py --version 1.37 --swagger <swagger.json> --proto <dir>
 # Do not edit: change the selection in tools/gen_api_tables.py and run it again.
 
 """The protobuf messages kubectl's typed clients send, by field number: what
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 #: The Kubernetes release these messages were generated from.
-KUBERNETES_VERSION = "1.36"
+KUBERNETES_VERSION = "1.37"
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,7 @@ MESSAGES: dict[str, dict[int, Field]] = {
         5: _f("mountPropagation", "string"),
         6: _f("subPathExpr", "string"),
         7: _f("recursiveReadOnly", "string"),
+        8: _f("bindMountOptions", "string", "repeated"),
     },
     "Deployment": {
         1: _f("metadata", "ObjectMeta"),

@@ -10,13 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling
+from kubesched.sim.apiserver.validation.dra import validate_device_taint_rule
 from kubesched.sim.apiserver.validation.meta import validate_labels
+from kubesched.sim.apiserver.validation.resources import validate_pod_resources
 
 
 def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
     """What the API server would refuse in the fields the scheduler reads — a pod's nodeSelector,
-    affinity, tolerations, topology spread constraints and priority fields, a node's taints, and
-    labels — as ``field: message`` lines; empty if it would accept them. Object names and types
+    affinity, tolerations, topology spread constraints, priority fields and pod-level resources,
+    a node's taints, a DeviceTaintRule's selector and taint, and labels — as ``field: message``
+    lines; empty if it would accept them. Object names and types
     are left to the caller: scenarios keep the names upstream's scheduler tests use (``nodeA``,
     ``subteam1.team1``), which the API server would refuse but the scheduler does not mind."""
     meta = obj.get("metadata")
@@ -24,6 +27,9 @@ def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
     spec = obj.get("spec")
     if kind == "Pod" and isinstance(spec, dict):
         causes += validate_pod_scheduling(spec, names=False)
+        causes += validate_pod_resources(spec)
     elif kind == "Node":
         causes += validate_node_spec(spec)
+    elif kind == "DeviceTaintRule":
+        causes += validate_device_taint_rule(obj)
     return [f"{field}: {message}" for field, _, message in causes]

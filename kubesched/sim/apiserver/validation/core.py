@@ -1,4 +1,4 @@
-"""The part of core/v1 validation (pkg/apis/core/validation, v1.32) the scheduler depends on:
+"""The part of core/v1 validation (pkg/apis/core/validation, v1.37) the scheduler depends on:
 a pod's nodeSelector, affinity, tolerations, topology spread constraints and priority fields,
 and a node's taints.
 

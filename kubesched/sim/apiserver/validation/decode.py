@@ -47,8 +47,29 @@ _QUANTITY_FIELDS = frozenset(
         ("io.k8s.api.core.v1.PodSpec", "overhead"),
         ("io.k8s.api.core.v1.PodStatus", "allocatedResources"),
         ("io.k8s.api.core.v1.ContainerStatus", "allocatedResources"),
-        ("io.k8s.api.core.v1.NodeAllocatableResourceClaimStatus", "resources"),
+        ("io.k8s.api.core.v1.NodeAllocatableMappedResources", "quantity"),
+        ("io.k8s.api.core.v1.NodeAllocatableOverheadResources", "perContainer"),
+        ("io.k8s.api.core.v1.NodeAllocatableOverheadResources", "perPod"),
         ("io.k8s.api.core.v1.EmptyDirVolumeSource", "sizeLimit"),
+        ("io.k8s.api.core.v1.ResourceFieldSelector", "divisor"),
+        *(
+            ("io.k8s.api.resource.v1." + definition, field)
+            for definition, field in (
+                ("CapacityRequestPolicy", "default"),
+                ("CapacityRequestPolicy", "validValues"),
+                ("CapacityRequestPolicyRange", "max"),
+                ("CapacityRequestPolicyRange", "min"),
+                ("CapacityRequestPolicyRange", "step"),
+                ("CapacityRequirements", "requests"),
+                ("Counter", "value"),
+                ("DeviceCapacity", "value"),
+                ("DeviceRequestAllocationResult", "consumedCapacity"),
+                ("NodeAllocatableMapping", "capacityMultiplier"),
+                ("NodeAllocatableMapping", "deviceMultiplier"),
+                ("NodeAllocatableOverhead", "perContainer"),
+                ("NodeAllocatableOverhead", "perPod"),
+            )
+        ),
     }
 )
 #: integer fields that are int64 in Go; the others are int32
@@ -59,6 +80,7 @@ _INT64_FIELDS = frozenset(
         "expirationSeconds",
         "fsGroup",
         "generation",
+        "int",
         "observedGeneration",
         "runAsGroup",
         "runAsUser",

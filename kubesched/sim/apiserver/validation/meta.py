@@ -1,4 +1,4 @@
-"""Object metadata as apimachinery validates it (v1.32): names, label keys and values,
+"""Object metadata as apimachinery validates it (v1.37): names, label keys and values,
 annotation keys and their total size.
 
 Every check returns a list of causes ``(field, reason, message)`` worded as kube-apiserver words
