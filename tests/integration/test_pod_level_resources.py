@@ -103,13 +103,15 @@ async def test_pod_level_requests_and_a_resize_through_kubectl(store: Store, ser
         described = await kubectl(kubeconfig, tmp_path, "describe", "pod", "big")
         assert "Insufficient cpu" in described
 
-        # The resize down is asked for: the kubelet still runs hog at 1.5 CPUs, which still count.
+        # The resize down is asked for (pods/resize): the kubelet still runs hog at 1.5 CPUs, which
+        # still count.
         await kubectl(
             kubeconfig,
             tmp_path,
             "patch",
             "pod",
             "hog",
+            "--subresource=resize",
             "--type=json",
             "-p",
             '[{"op":"replace","path":"/spec/containers/0/resources/requests/cpu","value":"500m"}]',
