@@ -46,6 +46,8 @@ from kubesched.backend.cache import Cache, Snapshot
 from kubesched.config import load_config
 from kubesched.framework.columns import EXACT_LIMIT, NodeBatch
 from kubesched.framework.interface import CycleState, NodeScore
+from kubesched.framework.pod_requests import aggregate_container_requests
+from kubesched.framework.resources import quantity_of
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, ProfileSpec
@@ -338,6 +340,11 @@ def counted_as_1_37(draw: st.DrawFn, pod: dict[str, Any], running: bool) -> dict
     what the kubelet allocated to each container (and to the pod), maybe found infeasible."""
     level = draw(sometimes(POD_LEVEL, 4))
     if level:
+        # The API server refuses a pod-level request below what its containers ask.
+        containers = aggregate_container_requests(pod)
+        for name in ("cpu", "memory"):
+            if name in level and containers.get(name, 0) > quantity_of(name, level[name]):
+                level[name] = f"{containers[name]}m" if name == "cpu" else str(containers[name])
         pod["spec"]["resources"] = {"requests": level}
         note("pod-level requests")
     if running and draw(st.integers(0, 3)) == 0:
