@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from enum import Enum, IntFlag
 from typing import Any
 
+from kubesched.framework.pod_requests import scaled_down
+
 
 class ActionType(IntFlag):
     """What happened to an object, as upstream's ``framework.ActionType`` bits."""
@@ -151,7 +153,7 @@ def pod_update_actions(old: dict[str, Any], new: dict[str, Any]) -> ActionType:
         actions |= ActionType.UPDATE_POD_TOLERATIONS
     if o_spec.get("schedulingGates") and not n_spec.get("schedulingGates"):
         actions |= ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED
-    if o_spec.get("containers") != n_spec.get("containers"):
+    if scaled_down(old, new):
         actions |= ActionType.UPDATE_POD_SCALE_DOWN
     if (old.get("status") or {}).get("resourceClaimStatuses") != (new.get("status") or {}).get("resourceClaimStatuses"):
         actions |= ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM

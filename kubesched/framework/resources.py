@@ -87,6 +87,7 @@ def int_value(value: str | int | float) -> int:
     return math.ceil(parse_quantity(value))
 
 
+@lru_cache(maxsize=4096, typed=True)  # typed: True is no quantity, 1 is
 def quantity_of(name: str, value: str | int | float | None) -> int:
     """The integer the scheduler keeps for resource ``name``: millicores for CPU, units else.
 

@@ -13,14 +13,17 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
-from kubesched.framework.resources import (
-    CPU,
-    DEFAULT_MEMORY_REQUEST,
-    DEFAULT_MILLI_CPU_REQUEST,
-    MEMORY,
-    Resource,
-    quantity_of,
+from kubesched.framework.pod_requests import (
+    DEFAULT_COUNTING,
+    Counting,
+    counts_plainly,
+    fit_requests,
+    has_status_resources,
+    node_requests,
+    resource_status,
+    score_requests,
 )
+from kubesched.framework.resources import CPU, MEMORY, Resource, quantity_of
 from kubesched.framework.selectors import LabelSelector, NodeSelector, PreferredTerm, compile_preferred
 
 Obj = dict[str, Any]
@@ -55,62 +58,12 @@ class PodSpecError(ValueError):
     """
 
 
-def _quantity_at(path: str, name: str, value: Any) -> int:
-    """``quantity_of``, its error naming the field (``spec.containers[0].resources.requests[cpu]``)."""
-    try:
-        return quantity_of(name, value)
-    except ValueError as exc:
-        raise ValueError(f"{path}[{name}]: {exc}") from None
-
-
-def _container_requests(container: Mapping[str, Any], non_zero: bool, path: str = "spec.containers[0]") -> Resource:
-    res = container.get("resources") or {}
-    requests = res.get("requests") or {}
-    limits = res.get("limits") or {}
-    r = Resource()
-    # The API server defaults a missing request to its limit; do the same for objects that did
-    # not pass through one (scenario files).
-    for name, value in limits.items():
-        if name not in requests:
-            r.add(name, _quantity_at(f"{path}.resources.limits", name, value))
-    for name, value in requests.items():
-        r.add(name, _quantity_at(f"{path}.resources.requests", name, value))
-    if non_zero:
-        if CPU not in requests and CPU not in limits:
-            r.milli_cpu = DEFAULT_MILLI_CPU_REQUEST
-        if MEMORY not in requests and MEMORY not in limits:
-            r.memory = DEFAULT_MEMORY_REQUEST
-    return r
-
-
 def compute_pod_requests(spec: Mapping[str, Any], non_zero: bool = False) -> Resource:
-    """Effective requests of a pod, as upstream's ``resource.PodRequests``.
-
-    The sum of the containers; raised to what any init container needs while it runs (with the
-    sidecars started before it); sidecars (restartable init containers) add to the sum; then the
-    pod overhead. With ``non_zero`` a container that requests no CPU/memory counts as 100m/200Mi,
-    which is what scoring uses.
-    """
-    total = Resource()
-    for i, c in enumerate(spec.get("containers") or ()):
-        total.add_resource(_container_requests(c, non_zero, f"spec.containers[{i}]"))
-    sidecars = Resource()
-    init_max = Resource()
-    for i, c in enumerate(spec.get("initContainers") or ()):
-        req = _container_requests(c, non_zero, f"spec.initContainers[{i}]")
-        if c.get("restartPolicy") == "Always":
-            total.add_resource(req)
-            sidecars.add_resource(req)
-            init_max.max_with(sidecars)
-        else:
-            req.add_resource(sidecars)
-            init_max.max_with(req)
-    total.max_with(init_max)
-    overhead = spec.get("overhead")
-    if overhead:
-        for name, value in overhead.items():
-            total.add(name, _quantity_at("spec.overhead", name, value))
-    return total
+    """Requests of a pod spec, as upstream's ``resource.PodRequests`` gives them (see
+    :mod:`kubesched.framework.pod_requests`): containers, init containers and sidecars,
+    pod-level requests, overhead. With ``non_zero`` a container that requests no CPU/memory
+    counts as 100m/200Mi, which is what scoring uses."""
+    return score_requests({"spec": spec}, non_zero=non_zero)
 
 
 def _qos_class(spec: Mapping[str, Any]) -> str:
@@ -212,6 +165,9 @@ class PodInfo:
         "creation",
         "requests",
         "non_zero_requests",
+        "counting",
+        "counts_plainly",
+        "_counts",
         "tolerations",
         "node_selector",
         "required_node_affinity",
@@ -229,7 +185,9 @@ class PodInfo:
         "_qos",
     )
 
-    def __init__(self, pod: Obj) -> None:
+    def __init__(self, pod: Obj, counting: Counting = DEFAULT_COUNTING) -> None:
+        #: How this scheduler's feature gates count resources (``Counting.of(gates)``).
+        self.counting = counting
         self.update(pod)
 
     def update(self, pod: Obj) -> None:
@@ -256,8 +214,13 @@ class PodInfo:
         self.preemption_policy: str = spec.get("preemptionPolicy") or "PreemptLowerPriority"
         self.creation = parse_time(meta.get("creationTimestamp"))
         self.deleting = bool(meta.get("deletionTimestamp"))
-        self.requests = compute_pod_requests(spec)
-        self.non_zero_requests = compute_pod_requests(spec, non_zero=True)
+        # What the pod takes on its node, as NodeInfo accounts it (in-place resizes and
+        # pod-level resources included); Filter and the scorers may count otherwise, see
+        # fit_requests and score_requests.
+        self.requests, self.non_zero_requests = node_requests(pod, self.counting)
+        #: Whether every count is ``requests`` (no pod-level resources, nothing in the status).
+        self.counts_plainly = counts_plainly(pod)
+        self._counts: dict[tuple[Counting, int], Resource] = {}
         self.tolerations: list[Obj] = _mappings(spec, "tolerations")
         self.node_selector: dict[str, str] = _mapping(spec, "nodeSelector", "spec.nodeSelector")
         affinity = spec.get("affinity") or {}
@@ -330,6 +293,8 @@ class PodInfo:
         for key in s1.keys() | s2.keys():
             if key != "nodeName" and s1.get(key) != s2.get(key):
                 return None
+        if not (self.counts_plainly and counts_plainly(pod)) and resource_status(mine) != resource_status(pod):
+            return None  # an in-place resize moved: the requests differ
         c = PodInfo.__new__(PodInfo)
         for slot in PodInfo.__slots__:
             setattr(c, slot, getattr(self, slot))
@@ -337,6 +302,32 @@ class PodInfo:
         c.node_name = s2.get("nodeName") or ""
         c._qos = None  # status.qosClass may have been set
         return c
+
+    def fit_requests(self, counting: Counting | None = None) -> Resource:
+        """What NodeResourcesFit's Filter checks for this pod (the spec's requests)."""
+        return self._count(counting or self.counting, 0)
+
+    def score_requests(self, counting: Counting | None = None, non_zero: bool = False) -> Resource:
+        """What the resource scorers count for this pod, with the non-zero defaults when
+        ``non_zero``."""
+        return self._count(counting or self.counting, 2 if non_zero else 1)
+
+    def _count(self, counting: Counting, kind: int) -> Resource:
+        if self.counts_plainly:
+            # One count for all: the non-zero one differs only by the defaults.
+            return self.non_zero_requests if kind == 2 else self.requests
+        if kind < 2 and counting == self.counting and not has_status_resources(self.pod):
+            # Pod-level requests and nothing in the status: Filter and plain scoring count
+            # what NodeInfo counts.
+            return self.requests
+        found = self._counts.get((counting, kind))
+        if found is None:
+            if kind == 0:
+                found = fit_requests(self.pod, counting)
+            else:
+                found = score_requests(self.pod, counting, non_zero=kind == 2)
+            self._counts[(counting, kind)] = found
+        return found
 
     @property
     def qos_class(self) -> str:

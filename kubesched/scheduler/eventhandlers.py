@@ -15,6 +15,7 @@ from kubesched.framework.events import (
     node_update_actions,
     pod_update_actions,
 )
+from kubesched.framework.pod_requests import Counting
 from kubesched.framework.types import PodInfo, PodSpecError, pod_key
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
@@ -56,6 +57,8 @@ class EventHandlers:
         self.listers = ctx.listers
         self.waiting_pods = ctx.waiting_pods
         self.results = ctx.results
+        #: How this scheduler's feature gates count a pod's resources (NodeInfo's accounting).
+        self.counting = Counting.of(ctx.options.feature_gates)
         #: Whether this process may write to the cluster (see :meth:`set_leading`).
         self.leading = True
         #: Malformed pods seen while not leading, reported once leadership is ours: by UID.
@@ -73,7 +76,7 @@ class EventHandlers:
             if rebased is not None:
                 return rebased
         try:
-            return PodInfo(obj)
+            return PodInfo(obj, self.counting)
         except PodSpecError as exc:
             # Report once per version of the spec: the report itself updates the pod's status,
             # and that update must not trigger another report.

@@ -8,9 +8,10 @@ not list them), they must give what the per-node forms give, on any cluster:
 
 * plugin level: random small clusters (allocatable amounts including 0, an extended resource,
   hugepages, labels with numeric values for Gt/Lt, taints of every effect, cordons, images,
-  pods already placed with host ports, requests and pod (anti-)affinity) and a random pod
-  (requests or none, tolerations, nodeSelector, node affinity of every operator and matchFields,
-  pod (anti-)affinity, spread constraints, host ports, ``spec.nodeName``), under random plugin
+  pods already placed with host ports, requests, pod-level requests, resizes in flight and pod
+  (anti-)affinity) and a random pod (requests or none, pod-level requests, tolerations,
+  nodeSelector, node affinity of every operator and matchFields, pod (anti-)affinity, spread
+  constraints, host ports, ``spec.nodeName``), under random plugin
   args (scoring strategies, resources and weights, addedAffinity); each plugin's batch form
   against its per-node form, and the runtime (``run_filter_batch``, ``run_score`` over a
   NodeBatch) against its per-node path, over two cycles so that columns updated row by row are
@@ -45,6 +46,8 @@ from kubesched.backend.cache import Cache, Snapshot
 from kubesched.config import load_config
 from kubesched.framework.columns import EXACT_LIMIT, NodeBatch
 from kubesched.framework.interface import CycleState, NodeScore
+from kubesched.framework.pod_requests import aggregate_container_requests
+from kubesched.framework.resources import quantity_of
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, ProfileSpec
@@ -324,6 +327,48 @@ def spread_constraints(hard: bool) -> st.SearchStrategy[list[dict[str, Any]]]:
     )
 
 
+#: Pod-level requests (``spec.resources``): they replace the containers' sum of what they name.
+POD_LEVEL = st.fixed_dictionaries(
+    {}, optional={"cpu": st.sampled_from(["500m", "2", "5"]), "memory": st.sampled_from(["256Mi", "3Gi"])}
+)
+RESIZE_INFEASIBLE = {"type": "PodResizePending", "status": "True", "reason": "Infeasible"}
+
+
+@st.composite
+def counted_as_1_37(draw: st.DrawFn, pod: dict[str, Any], running: bool) -> dict[str, Any]:
+    """``pod`` with, now and then, pod-level requests and, for a running pod, a resize in flight:
+    what the kubelet allocated to each container (and to the pod), maybe found infeasible."""
+    level = draw(sometimes(POD_LEVEL, 4))
+    if level:
+        # The API server refuses a pod-level request below what its containers ask.
+        containers = aggregate_container_requests(pod)
+        for name in ("cpu", "memory"):
+            if name in level and containers.get(name, 0) > quantity_of(name, level[name]):
+                level[name] = f"{containers[name]}m" if name == "cpu" else str(containers[name])
+        pod["spec"]["resources"] = {"requests": level}
+        note("pod-level requests")
+    if running and draw(st.integers(0, 3)) == 0:
+        status = pod.setdefault("status", {})
+        status["containerStatuses"] = [
+            {
+                "name": c["name"],
+                "image": c["image"],
+                "imageID": "",
+                "ready": True,
+                "restartCount": 0,
+                "allocatedResources": draw(SOFT_REQUESTS),
+            }
+            for c in pod["spec"]["containers"]
+        ]
+        if level and draw(st.booleans()):
+            status["allocatedResources"] = draw(POD_LEVEL)
+            status["resources"] = {"requests": draw(POD_LEVEL)}
+        if draw(st.integers(0, 3)) == 0:
+            status["conditions"] = [dict(RESIZE_INFEASIBLE)]
+        note("resized")
+    return pod
+
+
 @st.composite
 def pending_pods(draw: st.DrawFn, name: str, names: list[str], pinned: bool = True) -> dict[str, Any]:
     """A pod to schedule. Half of them have only preferences (and cpu and memory requests), so
@@ -357,7 +402,7 @@ def pending_pods(draw: st.DrawFn, name: str, names: list[str], pinned: bool = Tr
     if priority is not None:
         spec["priority"] = priority
     if not hard:
-        return b.obj()
+        return draw(counted_as_1_37(b.obj(), running=False))
     huge = draw(sometimes(st.sampled_from(["1", "1E"]), 4))
     if huge is not None:
         resources = spec["containers"][0]["resources"]
@@ -370,7 +415,7 @@ def pending_pods(draw: st.DrawFn, name: str, names: list[str], pinned: bool = Tr
         node_name = draw(sometimes(st.sampled_from([*names, "nosuch"]), 3))
         if node_name is not None:
             spec["nodeName"] = node_name
-    return b.obj()
+    return draw(counted_as_1_37(b.obj(), running=False))
 
 
 @st.composite
@@ -382,7 +427,7 @@ def placed_pods(draw: st.DrawFn, name: str, node: str) -> dict[str, Any]:
     kind = draw(sometimes(st.sampled_from(["podAffinity", "podAntiAffinity"])))
     if kind is not None:
         b.spec["affinity"] = {kind: draw(pod_affinities(hard=True))}
-    return b.obj()
+    return draw(counted_as_1_37(b.obj(), running=True))
 
 
 # --- profiles --------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 """DefaultPreemption's dry run by arithmetic (kubesched.plugins.preemption.arithmetic) against the
 full dry run (copy node and state, run the Filter plugins after each change), on random clusters
-under the default profile: the same candidates, victims, PDB violation counts and Statuses."""
+under the default profile: the same candidates, victims, PDB violation counts and Statuses. Pods
+give their cpu by container, at the pod level or (running ones) resized in flight, so that a
+victim frees exactly what the node counted for it."""
 
 from __future__ import annotations
 
@@ -45,6 +47,32 @@ class Nominator:
 
 CPU = st.sampled_from(["0", "100m", "500m", "1", "2", "3"])
 LABELS = st.sampled_from([{}, {"app": "a"}, {"app": "b"}])
+#: How a pod's requests are given: by its container, at the pod level, resized (running pods only).
+SHAPES = st.sampled_from(["container", "container", "pod-level", "resized", "pod-level resized"])
+
+
+@st.composite
+def counted_as_1_37(draw: st.DrawFn, pod: dict[str, Any], running: bool = True) -> dict[str, Any]:
+    """``pod`` with its cpu given as 1.37 may count it: a pod-level request (which replaces the
+    container's), and for a running pod a resize in flight (the kubelet's allocation, maybe at
+    the pod level too, maybe infeasible): a victim must free what it counted."""
+    shape = draw(SHAPES)
+    if not running:
+        shape = shape.replace("resized", "").strip() or "container"
+    event(f"{'running' if running else 'pending'}: {shape}")
+    if "pod-level" in shape:
+        pod["spec"]["resources"] = {"requests": {"cpu": draw(CPU)}}
+    if "resized" in shape:
+        status = pod.setdefault("status", {})
+        status["containerStatuses"] = [
+            {"name": c["name"], "allocatedResources": {"cpu": draw(CPU)}} for c in pod["spec"]["containers"]
+        ]
+        if "pod-level" in shape:
+            status["allocatedResources"] = {"cpu": draw(CPU)}
+            status["resources"] = {"requests": {"cpu": draw(CPU)}}
+        if draw(st.integers(0, 3)) == 0:
+            status["conditions"] = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+    return pod
 
 
 @st.composite
@@ -71,7 +99,7 @@ def cluster(draw: st.DrawFn) -> dict[str, Any]:
         )
         if draw(st.booleans()):
             b = b.set("status.startTime", f"2026-01-01T00:00:{draw(st.integers(0, 59)):02d}Z")
-        running.append(b.obj())
+        running.append(draw(counted_as_1_37(b.obj())))
     pdbs = [
         {
             "kind": "PodDisruptionBudget",
@@ -90,8 +118,14 @@ def cluster(draw: st.DrawFn) -> dict[str, Any]:
     for k in range(draw(st.integers(0, 3))):
         where = f"n{draw(st.integers(0, n - 1))}"
         p = make_pod(f"nom{k}").priority(draw(st.integers(0, 6))).req(cpu=draw(CPU)).obj()
-        nominated.setdefault(where, []).append(p)
-    return {"nodes": nodes, "running": running, "pdbs": pdbs, "preemptor": preemptor.obj(), "nominated": nominated}
+        nominated.setdefault(where, []).append(draw(counted_as_1_37(p, running=False)))
+    return {
+        "nodes": nodes,
+        "running": running,
+        "pdbs": pdbs,
+        "preemptor": draw(counted_as_1_37(preemptor.obj(), running=False)),
+        "nominated": nominated,
+    }
 
 
 def summary(status: Status | None) -> Any:

@@ -2,8 +2,9 @@
 
 The score is ``(1 - std) * MaxNodeScore`` over the fractions requested/allocatable (each capped
 at 1) of the configured resources, counting the pod's and the node's *actual* requests (no
-non-zero defaults). A pod that requests none of the configured resources (best-effort) is not
-scored at all: PreScore returns Skip, so such pods do not all pile onto one "balanced" node.
+non-zero defaults; in-place resizes and pod-level requests counted as 1.37 counts them). A pod
+that requests none of the configured resources (best-effort) is not scored at all: PreScore
+returns Skip, so such pods do not all pile onto one "balanced" node.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.columns import Array, columns_of
+from kubesched.framework.pod_requests import Counting
 from kubesched.plugins.helper import requests_fragment
 from kubesched.plugins.noderesources.resource_allocation import (
     Entry,
@@ -23,6 +25,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     ResourceSpec,
     balanced_resource_scorer,
     compile_requests,
+    counted_fragment,
     default_resources,
 )
 from kubesched.plugins.noderesources.resource_allocation_batch import balanced, batch_inputs
@@ -66,7 +69,11 @@ class NodeResourcesBalancedAllocation:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()
         self.args = args
         self.handle = handle
-        self.scorer = ResourceAllocationScorer(NAME, args.resources, balanced_resource_scorer, use_requested=True)
+        #: How the feature gates count a pod (pod-level resources, pod-level resizes).
+        self.counting = Counting.of(getattr(handle, "feature_gates", None))
+        self.scorer = ResourceAllocationScorer(
+            NAME, args.resources, balanced_resource_scorer, use_requested=True, counting=self.counting
+        )
 
     def _entries(self, pod: PodInfo) -> tuple[Entry, ...] | None:
         """The compiled requests, or ``None`` for a pod requesting none of the resources."""
@@ -103,4 +110,4 @@ class NodeResourcesBalancedAllocation:
         return None if inputs is None else balanced(*inputs)
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
-        return requests_fragment(pod)
+        return {**requests_fragment(pod), **counted_fragment(pod, self.counting)}

@@ -6,6 +6,11 @@ kept in one Status. The Status is UnschedulableAndUnresolvable when some request
 node's whole allocatable (evicting pods cannot make room), Unschedulable otherwise.
 ``ignoredResources`` / ``ignoredResourceGroups`` exempt *extended* resources only.
 
+The pod's requests are counted as 1.37 counts them (:mod:`kubesched.framework.pod_requests`):
+pod-level requests (``spec.resources``) replace the containers' sum unless the PodLevelResources
+gate is off; the node's side is NodeInfo's total, where pods resized in place count the larger
+of spec and allocation.
+
 Score uses the configured strategy (LeastAllocated, MostAllocated, RequestedToCapacityRatio) over
 the configured resources, see :mod:`kubesched.plugins.noderesources.resource_allocation`.
 """
@@ -33,8 +38,8 @@ from kubesched.framework import (
 )
 from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_of
 from kubesched.framework.names import qualified_name_errors
+from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting, PodResourcesOptions, fit_requests, pod_requests
 from kubesched.framework.resources import is_extended_resource
-from kubesched.framework.types import compute_pod_requests
 from kubesched.plugins.dynamicresources import extended_resources as dra_extended
 from kubesched.plugins.helper import requests_fragment
 from kubesched.plugins.noderesources.resource_allocation import (
@@ -43,6 +48,7 @@ from kubesched.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     ResourceSpec,
     Scorer,
+    counted_fragment,
     default_resources,
     is_scalar_resource_name,
     least_allocated_scorer,
@@ -305,17 +311,24 @@ def _spec(obj: dict[str, Any] | None) -> dict[str, Any]:
     return (obj or {}).get("spec") or {}
 
 
-def _pod_requests(pod: dict[str, Any]) -> Resource:
-    return compute_pod_requests(_spec(pod))
+def _resized_requests(pod: dict[str, Any], counting: Counting) -> Resource:
+    """A pod's requests as a resize moves them (upstream's scale-down hint counts pod-level
+    requests whatever the PodLevelResources gate says)."""
+    opts = PodResourcesOptions(
+        use_status_resources=True, in_place_pod_level_resources_vertical_scaling=counting.pod_level_resize
+    )
+    return pod_requests(pod, opts)
 
 
-def _fits_empty_node(pod: dict[str, Any], node: dict[str, Any]) -> bool:
-    reasons, _ = insufficient_resources(FitRequest(_pod_requests(pod)), NodeInfo(node))
+def _fits_empty_node(pod: dict[str, Any], node: dict[str, Any], counting: Counting) -> bool:
+    reasons, _ = insufficient_resources(FitRequest(fit_requests(pod, counting)), NodeInfo(node))
     return reasons is None
 
 
-def _requested_resources_increased(pod: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> bool:
-    req = _pod_requests(pod)
+def _requested_resources_increased(
+    pod: dict[str, Any], old: dict[str, Any], new: dict[str, Any], counting: Counting
+) -> bool:
+    req = fit_requests(pod, counting)
     before = NodeInfo(old).allocatable
     after = NodeInfo(new).allocatable
     if after.allowed_pod_number > before.allowed_pod_number:
@@ -329,16 +342,16 @@ def _requested_resources_increased(pod: dict[str, Any], old: dict[str, Any], new
     return any(qty and after.scalar.get(name, 0) > before.scalar.get(name, 0) for name, qty in req.scalar.items())
 
 
-def _scaled_down(target: dict[str, Any], old: dict[str, Any], new: dict[str, Any]) -> bool:
+def _scaled_down(target: dict[str, Any], old: dict[str, Any], new: dict[str, Any], counting: Counting) -> bool:
     """Whether an update of ``new`` (a scheduled pod, or the target itself) freed something the
     target pod requests."""
     if (new.get("metadata") or {}).get("uid") == (target.get("metadata") or {}).get("uid"):
         return True
     if not _spec(new).get("nodeName"):
         return False
-    before = _pod_requests(old)
-    after = _pod_requests(new)
-    want = _pod_requests(target)
+    before = _resized_requests(old, counting)
+    after = _resized_requests(new, counting)
+    want = _resized_requests(target, counting)
     for name in want.names():
         if name in ("cpu", "memory", "ephemeral-storage") or is_scalar_resource_name(name):
             if before.get(name) > after.get(name):
@@ -346,8 +359,11 @@ def _scaled_down(target: dict[str, Any], old: dict[str, Any], new: dict[str, Any
     return False
 
 
-def is_schedulable_after_pod_event(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
-    """A scheduled (or nominated) pod went away, or a pod shrank its requests."""
+def is_schedulable_after_pod_event(
+    pod: dict[str, Any], old: Any, new: Any, counting: Counting = DEFAULT_COUNTING
+) -> QueueingHint:
+    """A scheduled (or nominated) pod went away, or a pod shrank its requests (an in-place
+    resize down, the kubelet's allocation included)."""
     if new is None:
         if old is None:
             return QueueingHint.QUEUE
@@ -356,17 +372,19 @@ def is_schedulable_after_pod_event(pod: dict[str, Any], old: Any, new: Any) -> Q
         return QueueingHint.QUEUE
     if old is None:
         return QueueingHint.QUEUE
-    return QueueingHint.QUEUE if _scaled_down(pod, old, new) else QueueingHint.SKIP
+    return QueueingHint.QUEUE if _scaled_down(pod, old, new, counting) else QueueingHint.SKIP
 
 
-def is_schedulable_after_node_change(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+def is_schedulable_after_node_change(
+    pod: dict[str, Any], old: Any, new: Any, counting: Counting = DEFAULT_COUNTING
+) -> QueueingHint:
     """A node was added, or grew an allocatable amount the pod asks for, and the pod would fit
     it empty."""
-    if new is None or not _fits_empty_node(pod, new):
+    if new is None or not _fits_empty_node(pod, new, counting):
         return QueueingHint.SKIP
     if old is None:
         return QueueingHint.QUEUE
-    return QueueingHint.QUEUE if _requested_resources_increased(pod, old, new) else QueueingHint.SKIP
+    return QueueingHint.QUEUE if _requested_resources_increased(pod, old, new, counting) else QueueingHint.SKIP
 
 
 # --- the plugin ---------------------------------------------------------------------------------
@@ -482,15 +500,18 @@ class NodeResourcesFit:
         self.handle = handle
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
+        #: How the feature gates count a pod (pod-level resources, pod-level resizes).
+        self.counting = Counting.of(getattr(handle, "feature_gates", None))
         strategy = args.scoring_strategy
         self.scorer = ResourceAllocationScorer(
-            strategy.type, strategy.resources, strategy_scorer(strategy), use_requested=False
+            strategy.type, strategy.resources, strategy_scorer(strategy), use_requested=False, counting=self.counting
         )
         self.batch_scorer = strategy_batch_scorer(strategy)
 
     # PreFilter / Filter
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
-        state.write(PRE_FILTER_KEY, FitRequest(pod.requests, self.ignored_resources, self.ignored_resource_groups))
+        req = pod.fit_requests(self.counting)
+        state.write(PRE_FILTER_KEY, FitRequest(req, self.ignored_resources, self.ignored_resource_groups))
         # Extended resources a DeviceClass stands for are DynamicResources' where no device plugin has them.
         dra_extended.note_dra_backed(state, pod, self.handle)
         return None
@@ -538,7 +559,13 @@ class NodeResourcesFit:
         return None if inputs is None else self.batch_scorer(*inputs)
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
-        return requests_fragment(pod)
+        return {**requests_fragment(pod), **counted_fragment(pod, self.counting)}
+
+    def _after_pod_event(self, pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+        return is_schedulable_after_pod_event(pod, old, new, self.counting)
+
+    def _after_node_change(self, pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
+        return is_schedulable_after_node_change(pod, old, new, self.counting)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         # Node label/taint updates are not registered: queueing hints replace upstream's preCheck,
@@ -546,10 +573,10 @@ class NodeResourcesFit:
         return [
             ClusterEventWithHint(
                 ClusterEvent(EventResource.POD, ActionType.DELETE | ActionType.UPDATE_POD_SCALE_DOWN),
-                is_schedulable_after_pod_event,
+                self._after_pod_event,
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE),
-                is_schedulable_after_node_change,
+                self._after_node_change,
             ),
         ]

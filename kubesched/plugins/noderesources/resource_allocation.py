@@ -3,8 +3,12 @@
 Both plugins score a node from two numbers per configured resource: what the node can allocate,
 and what would be requested on it once the pod lands. Upstream's rules for those numbers:
 
+* the pod's requests are counted as 1.37 counts them for scoring (see
+  :mod:`kubesched.framework.pod_requests`): an in-place resize in flight counts the larger of
+  spec and allocation, pod-level requests (``spec.resources``) replace the containers' sum;
 * cpu and memory count the *non-zero* requests (a container that asks for nothing counts as
-  100m / 200Mi) unless the scorer uses plain requests (BalancedAllocation does);
+  100m / 200Mi, unless pod-level requests set the amount) unless the scorer uses plain requests
+  (BalancedAllocation does); the node's side is NodeInfo's non-zero total;
 * ephemeral-storage and scalar resources (extended, hugepages, ``kubernetes.io/``-prefixed,
   attachable volumes) always count plain requests;
 * a scalar resource the pod does not request is left out, so nodes are not ranked by devices
@@ -20,10 +24,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from kubesched.framework import MAX_NODE_SCORE, NodeInfo, PodInfo
+from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting
 from kubesched.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource, is_hugepages
 
 KIND_CPU = 0
@@ -85,11 +91,28 @@ def resource_kind(name: str) -> int | None:
     return None
 
 
-def pod_request_list(pod: PodInfo, resources: Sequence[ResourceSpec], use_requested: bool) -> list[int]:
+def pod_request_list(
+    pod: PodInfo, resources: Sequence[ResourceSpec], use_requested: bool, counting: Counting = DEFAULT_COUNTING
+) -> list[int]:
     """The pod's request of each configured resource, in order (upstream
-    ``calculatePodResourceRequestList``): non-zero requests unless ``use_requested``."""
-    source = pod.requests if use_requested else pod.non_zero_requests
+    ``calculatePodResourceRequestList``): non-zero requests unless ``use_requested``, in-place
+    resizes and pod-level requests counted as ``counting`` says."""
+    source = pod.score_requests(counting, non_zero=not use_requested)
     return [source.get(r.name) for r in resources]
+
+
+def counted_fragment(pod: PodInfo, counting: Counting) -> dict[str, Any]:
+    """The signature fragment of what Filter and the scorers count for a pod beyond
+    ``requests_fragment`` (only pods with pod-level resources or resize status have any)."""
+    if pod.counts_plainly:
+        return {}
+    return {
+        "CountedRequests": [
+            pod.fit_requests(counting).to_dict(),
+            pod.score_requests(counting).to_dict(),
+            pod.score_requests(counting, non_zero=True).to_dict(),
+        ]
+    }
 
 
 def compile_requests(resources: Sequence[ResourceSpec], pod_requests: Sequence[int]) -> tuple[Entry, ...]:
@@ -108,16 +131,24 @@ def compile_requests(resources: Sequence[ResourceSpec], pod_requests: Sequence[i
 class ResourceAllocationScorer:
     """Reads allocatable and requested amounts off a node and hands them to ``scorer``."""
 
-    __slots__ = ("name", "resources", "use_requested", "scorer")
+    __slots__ = ("name", "resources", "use_requested", "scorer", "counting")
 
-    def __init__(self, name: str, resources: Sequence[ResourceSpec], scorer: Scorer, use_requested: bool) -> None:
+    def __init__(
+        self,
+        name: str,
+        resources: Sequence[ResourceSpec],
+        scorer: Scorer,
+        use_requested: bool,
+        counting: Counting = DEFAULT_COUNTING,
+    ) -> None:
         self.name = name
         self.resources = list(resources)
         self.scorer = scorer
         self.use_requested = use_requested
+        self.counting = counting
 
     def pod_requests(self, pod: PodInfo) -> list[int]:
-        return pod_request_list(pod, self.resources, self.use_requested)
+        return pod_request_list(pod, self.resources, self.use_requested, self.counting)
 
     def compile(self, pod: PodInfo) -> tuple[Entry, ...]:
         return compile_requests(self.resources, self.pod_requests(pod))

@@ -6,7 +6,8 @@ back one by one, filtering after each. When the only Filter plugin in play that 
 node's pods is NodeResourcesFit, and the others read the node alone (NodeUnschedulable,
 NodeName, TaintToleration, NodeAffinity), each of those filter runs comes down to "does the pod
 fit in what is left": sums of requests and a pod count, which this module keeps without copying
-anything. PodTopologySpread, InterPodAffinity, NodePorts and the volume plugins skip a pod they
+anything. A victim frees what the node counted for it (``PodInfo.requests``: pod-level requests
+and in-place resizes included), the preemptor asks for what Filter checks. PodTopologySpread, InterPodAffinity, NodePorts and the volume plugins skip a pod they
 have nothing to check for (no constraints, no affinity, no host ports, no volumes), so for most
 preemptors this is the case.
 
