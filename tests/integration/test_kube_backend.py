@@ -690,3 +690,28 @@ async def test_the_scheduler_runs_over_the_api(store: Store, server: APIServer, 
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
         await cluster.stop()
+
+
+async def test_a_kind_the_server_does_not_serve_counts_as_none_until_it_appears(
+    store: Store, server: APIServer, cluster: KubeCluster, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 1.36 API server does not serve resource.k8s.io/v1 DeviceTaintRules: its 404 must not
+    keep the scheduler from starting. Once the kind is served (an upgrade), its objects arrive."""
+    from kubesched.sim.apiserver.faults import parse_config as faults
+
+    unserved = {"kind": "unserved", "resources": ["devicetaintrules"]}
+    server.faults.configure(faults({"faults": [unserved]}))
+    store.create("Node", make_node("n1").capacity(cpu="4").obj())
+    claim = {"metadata": {"name": "c", "namespace": "default"}, "spec": {"devices": {"requests": []}}}
+    store.create("ResourceClaim", claim)
+    with caplog.at_level(logging.WARNING, logger="kubesched.cluster.kube.informer"):
+        rec = await started(cluster)
+    # The kinds after it were delivered, in order, and it was said once why it has nothing.
+    assert rec.of("ResourceClaim", "c") == ["add"]
+    warned = [r.getMessage() for r in caplog.records if "DeviceTaintRule" in r.getMessage()]
+    assert len(warned) == 1 and "not served by this API server" in warned[0]
+    assert cluster.health_problems() == []
+    server.faults.clear()
+    rule = {"metadata": {"name": "r"}, "spec": {"taint": {"key": "k", "effect": "NoSchedule"}}}
+    store.create("DeviceTaintRule", rule)
+    await eventually(lambda: rec.of("DeviceTaintRule", "r") == ["add"], timeout=10)

@@ -25,7 +25,7 @@ from typing import Any
 
 import aiohttp
 
-from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, Obj
+from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound, Obj
 from kubesched.cluster.kube.paths import RESOURCES, Resource
 from kubesched.cluster.kube.transport import Expired, Transport, api_error
 from kubesched.tasks import TaskSet
@@ -116,6 +116,8 @@ class _Informer:
         #: the informer makes progress), and the last failure: what health checks report.
         self.failing_since: float | None = None
         self.last_error = ""
+        #: The server answered this kind's list with 404 (see :meth:`_not_served`).
+        self.not_served = False
 
     def _progressed(self) -> None:
         self.failing_since = None
@@ -124,6 +126,28 @@ class _Informer:
         if self.failing_since is None:
             self.failing_since = time.monotonic()
         self.last_error = str(exc) or type(exc).__name__
+
+    async def _not_served(self, exc: NotFound) -> bool:
+        """The server does not serve this kind (404 on its list: an API server older than the
+        kind, e.g. a 1.36 one without resource.k8s.io/v1 DeviceTaintRules). As none exist there,
+        the informer counts as synced with none, says so once, and lists again now and then in
+        case the API appears (an upgrade)."""
+        if self.synced.is_set() and not self.not_served:
+            return False  # served before: a relist's 404 is a failure like any other
+        if not self.not_served:
+            log.warning(
+                "%s: %s is not served by this API server (%s); scheduling goes on as if none existed",
+                self.kind,
+                self.resource.path,
+                exc,
+            )
+        self.not_served = True
+        self._progressed()
+        if not self.synced.is_set():
+            if self.deliver_after is not None:
+                await self.deliver_after.wait()  # the kinds before it delivered first, as ever
+            self.synced.set()
+        return True
 
     # --- delivery -----------------------------------------------------------------------------
     def _call(self, method: str, *args: Any) -> None:
@@ -170,6 +194,7 @@ class _Informer:
     async def relist(self) -> None:
         items, rv = await self._list()
         self.lists += 1
+        self.not_served = False
         fresh: dict[str, Obj] = {}
         for item in items:
             fresh[_key(item)] = self._complete(item)
@@ -280,7 +305,13 @@ class _Informer:
         while True:
             try:
                 if need_list:
-                    await self.relist()
+                    try:
+                        await self.relist()
+                    except NotFound as exc:
+                        if not await self._not_served(exc):
+                            raise
+                        await asyncio.sleep(self.backoff.cap)
+                        continue
                     self._progressed()
                     need_list = False
                     stuck = 0

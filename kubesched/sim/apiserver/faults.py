@@ -10,6 +10,7 @@ A configuration is a seed and a list of rules (YAML for ``sim serve --faults FIL
       - {kind: error, rate: 0.01, code: 503, verbs: [create]}   # 1% of creates: 503 Status
       - {kind: throttle, rate: 0.02, retryAfter: 1}             # 429 + Retry-After, as APF does
       - {kind: conflict, rate: 0.05}                            # pods/binding: bound, yet 409
+      - {kind: unserved, resources: [devicetaintrules]}         # 404: a kind an older server lacks
       - {kind: reset, rate: 0.005, resources: ["pods/binding"]} # connection reset (TCP RST)
       - {kind: watchDrop, rate: 1.0, after: [5, 30]}            # watches end after 5-30 s
       - {kind: gone, rate: 0.1}                                 # re-watch answered 410 Expired
@@ -22,7 +23,7 @@ narrowed to ``verbs`` (get, list, watch, create, update, patch, delete, deleteco
 resource requests are touched: discovery, OpenAPI, /version and health checks never are.
 
 Rules compose in list order: each one that fires adds its latency, and the first that fires
-with an answer of its own (throttle, gone, reset, error, conflict; with ``phase: after``, once
+with an answer of its own (throttle, unserved, gone, reset, error, conflict; with ``phase: after``, once
 the request is done) answers it. Every ``watchDrop`` rule that fires on a watch draws its own
 time, and the watch is dropped by the one whose time comes first, in that rule's ``mode``: a 50%
 ``reset`` rule before a 100% ``end`` rule resets the watches where the reset rule fires and
@@ -120,6 +121,13 @@ class Throttle(_Rule):
     retryAfter: int = Field(1, ge=1, le=3600)
 
 
+class Unserved(_Rule):
+    """Answer 404 NotFound, as an API server that does not serve the resource at all (one older
+    than the kind: a 1.36 server and resource.k8s.io/v1 DeviceTaintRules)."""
+
+    kind: Literal["unserved"]
+
+
 class BindConflict(_Rule):
     """Answer a binding (``pods/binding``, legacy ``bindings``) with 409 Conflict.
 
@@ -181,7 +189,8 @@ class Stall(BaseModel):
 
 
 Rule = Annotated[
-    Latency | ServerError | Throttle | BindConflict | Reset | WatchDrop | Gone | Stall, Field(discriminator="kind")
+    Latency | ServerError | Throttle | Unserved | BindConflict | Reset | WatchDrop | Gone | Stall,
+    Field(discriminator="kind"),
 ]
 
 
@@ -466,6 +475,9 @@ class FaultInjector:
             elif isinstance(rule, Throttle):
                 self.fired["throttle"] += 1
                 return self._throttled(rule)
+            elif isinstance(rule, Unserved):
+                self.fired["unserved"] += 1
+                return _json(_status(404, "NotFound", "the server could not find the requested resource"), 404)
             elif isinstance(rule, Gone):
                 self.fired["gone"] += 1
                 return await self._gone(request)
