@@ -8,7 +8,8 @@ device from a request that does not tolerate it; None and effects unknown to 1.3
 
 A toleration matches a taint as upstream's ``resourceclaim.ToleratesTaint``: its effect, when
 set, must equal the taint's; its key, when set, the taint's; operator ``Exists`` matches any
-value, ``Equal`` (the default) the same value, anything else nothing.
+value, ``Equal`` (the default) the same value, anything else nothing — a pod's tolerations'
+rule (:func:`kubesched.framework.selectors.tolerates`), which this module uses.
 """
 
 from __future__ import annotations
@@ -16,25 +17,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kubesched.framework.selectors import tolerates
+
+__all__ = ["BLOCKING_EFFECTS", "RuleTaints", "blocks", "rule_selects", "tolerates"]
+
 Obj = dict[str, Any]
 DeviceID = tuple[str, str, str]
 
 #: The effects that keep a device from a request that does not tolerate them.
 BLOCKING_EFFECTS = frozenset({"NoSchedule", "NoExecute"})
-
-
-def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
-    """Whether ``toleration`` tolerates ``taint`` (upstream's ToleratesTaint)."""
-    effect = toleration.get("effect") or ""
-    if effect and effect != taint.get("effect"):
-        return False
-    key = toleration.get("key") or ""
-    if key and key != taint.get("key"):
-        return False
-    operator = toleration.get("operator") or ""
-    if operator in ("", "Equal"):
-        return (toleration.get("value") or "") == (taint.get("value") or "")
-    return operator == "Exists"
 
 
 def blocks(taints: Iterable[Mapping[str, Any]], tolerations: Sequence[Mapping[str, Any]]) -> bool:
