@@ -13,9 +13,11 @@ import copy
 import re
 from typing import Any
 
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
 from kubesched.sim.apiserver.validation import dra
+from kubesched.sim.apiserver.validation import scheduling as workloads
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
 from kubesched.sim.apiserver.validation.resources import (
@@ -47,8 +49,12 @@ _HAS_STATUS_SUBRESOURCE = frozenset(
         "Job",
         "ReplicationController",
         "DeviceTaintRule",
+        "PodGroup",
+        "CompositePodGroup",
     }
 )
+#: The scheduling.k8s.io kinds of workload-aware scheduling (1.37).
+WORKLOAD_KINDS = frozenset({"Workload", "PodGroup", "CompositePodGroup"})
 _IGNORED_META_ON_WRITE = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "selfLink")
 
 
@@ -169,15 +175,20 @@ def _comparable(a: Any, b: Any) -> bool:
         return False
 
 
-def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
-    """Default, admit and validate a pod being created; raises :class:`APIError`."""
+def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None) -> Obj:
+    """Default, admit and validate a pod being created; raises :class:`APIError`. With ``gates``
+    (the API server's), fields of gates that are off are dropped first, as upstream drops them
+    (``spec.schedulingGroup`` without GenericWorkload); without, nothing is dropped."""
     meta = pod["metadata"]
     name = meta.get("name") or meta.get("generateName") or ""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         raise invalid("Pod", "", name, [("spec.containers", "FieldValueRequired", "Required value")])
+    if gates is not None:
+        workloads.drop_pod_scheduling_group(spec, None, gates)
     default_pod_requests(spec)
     causes = validate_object_meta(meta)
+    causes += workloads.validate_pod_scheduling_group(spec)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
     causes += validate_pod_scheduling(spec)
@@ -259,14 +270,20 @@ WORKLOAD_DEFAULTS: dict[str, Obj] = {
 }
 
 
-def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj]) -> Obj:
-    """Defaulting and validation on create, by kind."""
+def admit_new(
+    kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None
+) -> Obj:
+    """Defaulting and validation on create, by kind; ``gates`` are the API server's (1.37's
+    defaults when not given, except that a pod's gated fields are then kept)."""
     meta = obj["metadata"]
     for k in _IGNORED_META_ON_WRITE:
         meta.pop(k, None)
     if kind == "Pod":
-        return admit_new_pod(obj, priority_classes)
+        return admit_new_pod(obj, priority_classes, gates)
     name = meta.get("name") or meta.get("generateName") or ""
+    if kind in WORKLOAD_KINDS and group == "scheduling.k8s.io":
+        _admit_workload_kind(kind, obj, None, gates or FeatureGates())
+        return obj
     if kind == "Namespace":
         causes = validate_object_meta(meta, subdomain_name=False)
         if causes:
@@ -375,6 +392,37 @@ def _admit_dra(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
     return []
 
 
+def _admit_workload_kind(kind: str, obj: Obj, old: Obj | None, gates: FeatureGates) -> None:
+    """Workload, PodGroup, CompositePodGroup: the strategy's dropping and defaulting, then
+    validation (:mod:`.validation.scheduling`), on create (``old`` None) or an update of the
+    main resource."""
+    meta = obj["metadata"]
+    name = meta.get("name") or meta.get("generateName") or ""
+    workloads.drop_disabled_fields(kind, obj, old, gates)
+    causes = validate_object_meta(meta) if old is None else []
+    if kind == "Workload":
+        if not isinstance(obj.get("spec"), dict):
+            causes.append(("spec", "FieldValueRequired", "Required value"))
+        elif old is None:
+            causes += workloads.validate_workload(obj, gates)
+        else:
+            causes += workloads.validate_workload_update(obj, old, gates)
+    else:
+        if old is None:
+            workloads.default_group(obj)
+            check = workloads.validate_pod_group if kind == "PodGroup" else workloads.validate_composite_pod_group
+            causes += check(obj, gates)
+        else:
+            causes += workloads.validate_group_update(kind, obj, old, gates)
+        if old is None:
+            # The status is the status subresource's: a new group starts without one.
+            obj.pop("status", None)
+    if old is None:
+        meta["generation"] = 1
+    if causes:
+        raise invalid(kind, "scheduling.k8s.io", name, causes)
+
+
 def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     """Keep the half of the object the endpoint does not own: the main resource ignores
     ``status`` changes and the status subresource ignores everything but ``status``; a pod's
@@ -395,11 +443,24 @@ def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     return new
 
 
-def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str = "") -> None:
+def validate_update(
+    kind: str, group: str, old: Obj, new: Obj, subresource: str = "", gates: FeatureGates | None = None
+) -> None:
     """The immutable parts of objects, refused with 422 when changed, and the fields an update may
     change validated as on create (labels, annotations, tolerations, taints); a pod's resize as
     ValidatePodResize has it, and the resized pod as a pod."""
     name = old["metadata"]["name"]
+    if kind in WORKLOAD_KINDS and group == "scheduling.k8s.io":
+        causes = validate_object_meta_update(new.get("metadata") or {})
+        if causes:
+            raise invalid(kind, group, name, causes)
+        if subresource == "status":
+            causes = workloads.validate_group_status(kind, new)
+            if causes:
+                raise invalid(kind, group, name, causes)
+        else:
+            _admit_workload_kind(kind, new, old, gates or FeatureGates())
+        return
     if kind == "Pod" and subresource == "resize":
         spec = new.get("spec") or {}
         causes = validate_pod_resize(old, new)
@@ -430,7 +491,17 @@ def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str 
     if kind == "Pod":
         old_node = (old.get("spec") or {}).get("nodeName")
         new_node = (new.get("spec") or {}).get("nodeName")
-        if (old_node != new_node and old_node) or resources_changed(old.get("spec") or {}, new.get("spec") or {}):
+        if gates is not None:
+            workloads.drop_pod_scheduling_group(new.get("spec") or {}, old.get("spec") or {}, gates)
+        # spec.schedulingGroup is immutable: as any other field outside the mutable few.
+        group_changed = (old.get("spec") or {}).get("schedulingGroup") != (new.get("spec") or {}).get(
+            "schedulingGroup"
+        )
+        if (
+            (old_node != new_node and old_node)
+            or group_changed
+            or resources_changed(old.get("spec") or {}, new.get("spec") or {})
+        ):
             raise invalid(
                 kind,
                 group,

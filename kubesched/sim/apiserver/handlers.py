@@ -12,7 +12,8 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.cluster.base import Conflict, NotFound
-from kubesched.cluster.store import BadContinue, Gone, Store
+from kubesched.cluster.store import API_VERSIONS, BadContinue, Gone, Store
+from kubesched.framework.features import FeatureGates
 from kubesched.decoding import load_json
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.admission import (
@@ -107,6 +108,15 @@ def unview(res: Resource, obj: Obj) -> Obj:
     """An object sent to the endpoint of ``res`` as the store keeps it."""
     if res.group == "events.k8s.io":
         return event_from_v1(obj)
+    return in_storage_version(res, obj)
+
+
+def in_storage_version(res: Resource, obj: Obj) -> Obj:
+    """A kind served in more than one version (scheduling.k8s.io's Workload and PodGroup in
+    v1beta1 and v1alpha3, the same fields) is kept in its storage version."""
+    stored = API_VERSIONS.get(res.stored_as)
+    if res.group == "scheduling.k8s.io" and stored is not None and obj.get("apiVersion") != stored:
+        obj["apiVersion"] = stored
     return obj
 
 
@@ -114,8 +124,10 @@ class ResourceHandlers:
     """The verbs on the resources of ``store``; each takes the aiohttp request and the parsed
     :class:`ResourceRequest` and answers, or raises :class:`APIError`."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, gates: FeatureGates | None = None) -> None:
         self.store = store
+        #: the API server's feature gates (``sim serve --feature-gates``)
+        self.gates = gates if gates is not None else FeatureGates()
 
     # --- reading ------------------------------------------------------------------------------
     def priority_classes(self) -> dict[str, Obj]:
@@ -201,7 +213,7 @@ class ResourceHandlers:
             core = event_from_v1(obj)
             core["metadata"] = obj["metadata"]
             return admit_new("Event", "", core, {})
-        return admit_new(res.kind, res.group, obj, self.priority_classes())
+        return admit_new(res.kind, res.group, obj, self.priority_classes(), self.gates)
 
     def store_create(self, req: ResourceRequest, obj: Obj, dry_run: bool) -> Obj:
         """``obj`` created (or, with ``dry_run``, only checked that it could be); 409 when it exists."""
@@ -226,7 +238,7 @@ class ResourceHandlers:
         ``new`` names another resourceVersion than the stored one."""
         kind = req.res.stored_as
         new = prepare_update(kind, old, new, req.sub or "")
-        validate_update(kind, req.res.group, old, new, req.sub or "")
+        validate_update(kind, req.res.group, old, new, req.sub or "", self.gates)
         name = old["metadata"]["name"]
         want = (new.get("metadata") or {}).get("resourceVersion")
         if want and want != old["metadata"].get("resourceVersion"):
@@ -253,7 +265,7 @@ class ResourceHandlers:
         obj = check_body(req, await read_body(request, req.res.kind, req.res.group_version))
         warnings = field_validation(request, req, obj)
         self.check_namespace(req)
-        created = self.store_create(req, self.admit(req, obj), request.query.get("dryRun") == "All")
+        created = self.store_create(req, in_storage_version(req.res, self.admit(req, obj)), request.query.get("dryRun") == "All")
         return self.respond(request, req, view(req.res, created), 201, warnings)
 
     async def update(self, request: web.Request, req: ResourceRequest) -> web.Response:
@@ -288,7 +300,7 @@ class ResourceHandlers:
                 if req.sub is not None:
                     raise not_found(req.res.plural, req.res.group, req.name) from None
                 self.check_namespace(req)
-                created = self.store_create(req, self.admit(req, applied), dry_run)
+                created = self.store_create(req, in_storage_version(req.res, self.admit(req, applied)), dry_run)
                 return self.respond(request, req, view(req.res, created), 201, warnings)
             current = copy.deepcopy(view(req.res, stored))
             applied["metadata"].pop("resourceVersion", None)
