@@ -100,7 +100,9 @@ async def _serve(store: Store, gates: FeatureGates, kubeconfig: Path) -> AsyncIt
 @pytest.fixture
 async def gated(store: Store, tmp_path: Path) -> AsyncIterator[str]:
     """A server with GenericWorkload and CompositePodGroup on; its kubeconfig."""
-    async for kubeconfig in _serve(store, FeatureGates({"GenericWorkload": True, "CompositePodGroup": True}), tmp_path / "gated"):
+    async for kubeconfig in _serve(
+        store, FeatureGates({"GenericWorkload": True, "CompositePodGroup": True}), tmp_path / "gated"
+    ):
         yield kubeconfig
 
 
@@ -129,12 +131,21 @@ async def test_apply_get_describe_a_workload_a_pod_group_and_a_pod_in_it(
     assert "Min Count:  4" in described and "Workload Name:  training" in described
 
     # The alpha version serves the same objects.
-    alpha = json.loads(await kubectl(gated, tmp_path, "get", "workloads.v1alpha3.scheduling.k8s.io", "training", "-o", "json"))
+    alpha = json.loads(
+        await kubectl(gated, tmp_path, "get", "workloads.v1alpha3.scheduling.k8s.io", "training", "-o", "json")
+    )
     assert alpha["apiVersion"] == "scheduling.k8s.io/v1alpha3"
     assert alpha["spec"]["podGroupTemplates"][0]["schedulingPolicy"] == {"gang": {"minCount": 4}}
 
     # Applying again with a changed minCount is allowed (a gang's count may change).
-    await kubectl(gated, tmp_path, "apply", "-f", "-", stdin=WORKLOAD.replace("minCount: 4}\n---\napiVersion: v1", "minCount: 3}\n---\napiVersion: v1"))
+    await kubectl(
+        gated,
+        tmp_path,
+        "apply",
+        "-f",
+        "-",
+        stdin=WORKLOAD.replace("minCount: 4}\n---\napiVersion: v1", "minCount: 3}\n---\napiVersion: v1"),
+    )
     assert store.get("PodGroup", "default", "training-workers")["spec"]["schedulingPolicy"]["gang"]["minCount"] == 3
 
 
@@ -150,19 +161,39 @@ async def test_the_status_subresource_takes_conditions_and_the_main_resource_ign
         "lastTransitionTime": "2026-09-01T00:00:00Z",
     }
     patch = json.dumps({"status": {"conditions": [condition]}})
-    await kubectl(gated, tmp_path, "patch", "podgroup", "training-workers", "--subresource=status", "--type=merge", "-p", patch)
+    await kubectl(
+        gated, tmp_path, "patch", "podgroup", "training-workers", "--subresource=status", "--type=merge", "-p", patch
+    )
     assert store.get("PodGroup", "default", "training-workers")["status"]["conditions"][0]["reason"] == "Unschedulable"
     described = await kubectl(gated, tmp_path, "describe", "podgroup", "training-workers")
     assert "PodGroupInitiallyScheduled" in described
 
     bad = json.dumps({"status": {"conditions": [{**condition, "reason": "not a reason"}]}})
     err = await kubectl(
-        gated, tmp_path, "patch", "podgroup", "training-workers", "--subresource=status", "--type=merge", "-p", bad, ok=False
+        gated,
+        tmp_path,
+        "patch",
+        "podgroup",
+        "training-workers",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        bad,
+        ok=False,
     )
-    assert "status.conditions[0].reason: Invalid value: \"not a reason\": a condition reason must start" in err
+    assert 'status.conditions[0].reason: Invalid value: "not a reason": a condition reason must start' in err
 
     # Through the main resource a status is ignored, as the strategy resets it.
-    await kubectl(gated, tmp_path, "patch", "podgroup", "training-workers", "--type=merge", "-p", json.dumps({"status": {"conditions": []}}))
+    await kubectl(
+        gated,
+        tmp_path,
+        "patch",
+        "podgroup",
+        "training-workers",
+        "--type=merge",
+        "-p",
+        json.dumps({"status": {"conditions": []}}),
+    )
     assert store.get("PodGroup", "default", "training-workers")["status"]["conditions"][0]["reason"] == "Unschedulable"
 
 
@@ -226,3 +257,9 @@ async def test_without_generic_workload_a_pods_scheduling_group_is_dropped(
     assert "schedulingGroup" not in store.get("Pod", "default", "worker-0")["spec"]
     # The kinds themselves are served (stored for when the gate is turned on).
     assert store.get("Workload", "default", "training")["spec"]["podGroupTemplates"][0]["name"] == "workers"
+
+
+async def test_an_unknown_field_is_refused_with_its_path(gated: str, tmp_path: Path) -> None:
+    bad = WORKLOAD.split("---")[0].replace("minCount: 4", "minCount: 4, minCuont: 3")
+    err = await kubectl(gated, tmp_path, "apply", "-f", "-", stdin=bad, ok=False)
+    assert 'unknown field "spec.podGroupTemplates[0].schedulingPolicy.gang.minCuont"' in err

@@ -494,9 +494,7 @@ def validate_update(
         if gates is not None:
             workloads.drop_pod_scheduling_group(new.get("spec") or {}, old.get("spec") or {}, gates)
         # spec.schedulingGroup is immutable: as any other field outside the mutable few.
-        group_changed = (old.get("spec") or {}).get("schedulingGroup") != (new.get("spec") or {}).get(
-            "schedulingGroup"
-        )
+        group_changed = (old.get("spec") or {}).get("schedulingGroup") != (new.get("spec") or {}).get("schedulingGroup")
         if (
             (old_node != new_node and old_node)
             or group_changed

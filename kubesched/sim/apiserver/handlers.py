@@ -265,7 +265,9 @@ class ResourceHandlers:
         obj = check_body(req, await read_body(request, req.res.kind, req.res.group_version))
         warnings = field_validation(request, req, obj)
         self.check_namespace(req)
-        created = self.store_create(req, in_storage_version(req.res, self.admit(req, obj)), request.query.get("dryRun") == "All")
+        created = self.store_create(
+            req, in_storage_version(req.res, self.admit(req, obj)), request.query.get("dryRun") == "All"
+        )
         return self.respond(request, req, view(req.res, created), 201, warnings)
 
     async def update(self, request: web.Request, req: ResourceRequest) -> web.Response:

@@ -269,7 +269,9 @@ def validate_workload(workload: Obj, gates: FeatureGates) -> list[Cause]:
         causes.append(_forbidden("spec.compositePodGroupTemplates"))
     present = [k for k in ("podGroupTemplates", "compositePodGroupTemplates") if spec.get(k)]
     if not present:
-        causes.append(invalid_cause("spec", "", "must specify one of: `podGroupTemplates`, `compositePodGroupTemplates`"))
+        causes.append(
+            invalid_cause("spec", "", "must specify one of: `podGroupTemplates`, `compositePodGroupTemplates`")
+        )
     elif len(present) > 1:
         causes.append(
             invalid_cause(
@@ -344,7 +346,9 @@ def _workload_tree(spec: Obj) -> list[Cause]:
         if len(set(priorities)) > 1:
             causes.append(
                 invalid_cause(
-                    "spec", "null", "all priority and priorityClassName values must be identical, detected multiple values"
+                    "spec",
+                    "null",
+                    "all priority and priorityClassName values must be identical, detected multiple values",
                 )
             )
 
@@ -352,7 +356,9 @@ def _workload_tree(spec: Obj) -> list[Cause]:
         if not t.get("podGroupTemplates") and not t.get("compositePodGroupTemplates"):
             causes.append(
                 invalid_cause(
-                    path, t.get("name", ""), "must have at least one child PodGroupTemplate or CompositePodGroupTemplate"
+                    path,
+                    t.get("name", ""),
+                    "must have at least one child PodGroupTemplate or CompositePodGroupTemplate",
                 )
             )
         for j, c in _items(t.get("compositePodGroupTemplates")):
@@ -535,7 +541,9 @@ def validate_conditions(conditions: Any, path: str) -> list[Cause]:
             causes.append((f"{at}.message", "FieldValueTooLong", "Too long: may not be more than 32768 bytes"))
         generation = _int(condition.get("observedGeneration"))
         if generation is not None and generation < 0:
-            causes.append(invalid_cause(f"{at}.observedGeneration", generation, "must be greater than or equal to zero"))
+            causes.append(
+                invalid_cause(f"{at}.observedGeneration", generation, "must be greater than or equal to zero")
+            )
     return causes
 
 
