@@ -13,8 +13,8 @@ from aiohttp import web
 
 from kubesched.cluster.base import Conflict, NotFound
 from kubesched.cluster.store import API_VERSIONS, BadContinue, Gone, Store
-from kubesched.framework.features import FeatureGates
 from kubesched.decoding import load_json
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.admission import (
     admit_new,
