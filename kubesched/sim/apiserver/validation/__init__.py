@@ -16,7 +16,6 @@ from kubesched.sim.apiserver.validation.dra import validate_device_taint_rule
 from kubesched.sim.apiserver.validation.meta import validate_labels
 from kubesched.sim.apiserver.validation.resources import validate_pod_resources
 
-
 #: Scenarios are read before any gate is known: the scheduling.k8s.io kinds are checked with
 #: every field their gates allow (whether the scheduler acts on them is its gates' business).
 _ALL_WORKLOAD_GATES = FeatureGates(
