@@ -263,3 +263,14 @@ async def test_an_unknown_field_is_refused_with_its_path(gated: str, tmp_path: P
     bad = WORKLOAD.split("---")[0].replace("minCount: 4", "minCount: 4, minCuont: 3")
     err = await kubectl(gated, tmp_path, "apply", "-f", "-", stdin=bad, ok=False)
     assert 'unknown field "spec.podGroupTemplates[0].schedulingPolicy.gang.minCuont"' in err
+
+
+async def test_server_side_apply_and_the_generation(store: Store, gated: str, tmp_path: Path) -> None:
+    group = WORKLOAD.split("---")[1]
+    await kubectl(gated, tmp_path, "apply", "--server-side", "-f", "-", stdin=group)
+    assert store.get("PodGroup", "default", "training-workers")["metadata"]["generation"] == 1
+    await kubectl(
+        gated, tmp_path, "apply", "--server-side", "-f", "-", stdin=group.replace("minCount: 4", "minCount: 6")
+    )
+    stored = store.get("PodGroup", "default", "training-workers")
+    assert stored["spec"]["schedulingPolicy"]["gang"]["minCount"] == 6 and stored["metadata"]["generation"] == 2

@@ -419,6 +419,10 @@ def _admit_workload_kind(kind: str, obj: Obj, old: Obj | None, gates: FeatureGat
             obj.pop("status", None)
     if old is None:
         meta["generation"] = 1
+    else:
+        # The strategies' PrepareForUpdate: one generation more for each change of the spec.
+        generation = (old.get("metadata") or {}).get("generation") or 1
+        meta["generation"] = generation + 1 if obj.get("spec") != old.get("spec") else generation
     if causes:
         raise invalid(kind, "scheduling.k8s.io", name, causes)
 
