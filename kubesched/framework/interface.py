@@ -159,6 +159,12 @@ class WaitingPod(Protocol):
 
     def reject(self, plugin: str, message: str) -> None: ...
 
+    def preempt(self, plugin: str, message: str) -> bool:
+        """Preemption takes the pod's place: its binding cycle fails with an Error status, so
+        that it backs off rather than waits in the unschedulable pool (1.36). False when the
+        pod was already allowed or rejected."""
+        ...
+
 
 class SharedLister(Protocol):
     """The snapshot of the cluster taken at the start of a scheduling cycle."""

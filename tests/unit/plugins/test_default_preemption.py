@@ -996,7 +996,11 @@ async def test_preempt_basic_deletes_victims_and_records_events(async_preemption
 
 
 @pytest.mark.parametrize("async_preemption", [True, False])
-async def test_preempt_rejects_a_victim_waiting_at_permit_instead_of_deleting_it(async_preemption: bool) -> None:
+async def test_preempt_takes_a_victim_waiting_at_permit_in_memory_instead_of_deleting_it(
+    async_preemption: bool,
+) -> None:
+    # 1.36: the waiting victim is preempted (an Error, so it backs off), not rejected, and not
+    # deleted; the event says it happened in the scheduler's memory.
     preemptor = pod("p", HIGH, req=VERY_LARGE)
     victim = pod("v", LOW, "node1", VERY_LARGE)
     env = build([node("node1", VERY_LARGE)], [victim], preemptor=preemptor, async_preemption=async_preemption)
@@ -1005,8 +1009,46 @@ async def test_preempt_rejects_a_victim_waiting_at_permit_instead_of_deleting_it
     got_node, status = await run_post_filter(env, preemptor)
     assert (got_node, status) == ("node1", Status(Code.SUCCESS))
     verdict = await asyncio.wait_for(waiting.wait(), 1)
-    assert (verdict.code, verdict.reasons, verdict.plugin) == (Code.UNSCHEDULABLE, ["preempted"], "DefaultPreemption")
+    assert (verdict.code, verdict.reasons, verdict.plugin) == (Code.ERROR, ["preempted"], "DefaultPreemption")
+    assert waiting.pending_plugins() == []
     assert "v" in env.pod_names()
+    items, _ = env.store.list("Event")
+    assert [e["message"] for e in items if e["reason"] == "Preempted"] == [
+        "Preempted by pod p on node node1 (in kube-scheduler memory)."
+    ]
+
+
+@pytest.mark.parametrize("async_preemption", [True, False])
+async def test_preempt_deletes_a_victim_whose_permit_wait_already_ended(async_preemption: bool) -> None:
+    # Preempt reports False when the waiting pod was allowed meanwhile: it is deleted as any
+    # other victim.
+    preemptor = pod("p", HIGH, req=VERY_LARGE)
+    victim = pod("v", LOW, "node1", VERY_LARGE)
+    env = build([node("node1", VERY_LARGE)], [victim], preemptor=preemptor, async_preemption=async_preemption)
+    waiting = WaitingPod(PodInfo(victim), {"Coscheduling": 60.0}, asyncio.get_running_loop())
+    waiting.allow("Coscheduling")
+    env.fw.waiting_pods.add(waiting)
+    got_node, _ = await run_post_filter(env, preemptor)
+    assert got_node == "node1"
+    assert (await waiting.wait()).code is Code.SUCCESS
+    assert "v" not in env.pod_names()
+    items, _ = env.store.list("Event")
+    assert [e["message"] for e in items if e["reason"] == "Preempted"] == ["Preempted by pod p on node node1"]
+
+
+async def test_waiting_pod_preempt_is_an_error_and_only_once() -> None:
+    loop = asyncio.get_running_loop()
+    wp = WaitingPod(PodInfo(pod("v", LOW)), {"A": 60.0, "B": 60.0}, loop)
+    assert wp.preempt("DefaultPreemption", "preempted") is True
+    assert wp.pending_plugins() == []
+    assert wp.preempt("DefaultPreemption", "again") is False
+    wp.reject("A", "too late")
+    verdict = await wp.wait()
+    assert (verdict.code, verdict.message(), verdict.plugin) == (Code.ERROR, "preempted", "DefaultPreemption")
+    rejected = WaitingPod(PodInfo(pod("w", LOW)), {"A": 60.0}, loop)
+    rejected.reject("A", "no")
+    assert rejected.preempt("DefaultPreemption", "preempted") is False
+    assert (await rejected.wait()).code is Code.UNSCHEDULABLE
 
 
 @pytest.mark.parametrize("async_preemption", [True, False])
