@@ -139,7 +139,9 @@ class NodeScore:
 
 
 class PostFilterResult:
-    """What PostFilter (preemption) achieved: the node the pod is nominated to, if any."""
+    """What PostFilter (preemption) achieved: the node the pod is nominated to. An empty name
+    clears the pod's nomination (preemption can help nowhere); returning no result at all leaves
+    the nomination as it is (upstream's ModeOverride and ModeNoop)."""
 
     __slots__ = ("nominated_node_name",)
 

@@ -195,7 +195,9 @@ class DefaultPreemption:
         if error and not candidates:
             return None, Status(Code.ERROR, error)
         if not candidates:
-            return None, Status(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), node_statuses))
+            # Preemption cannot help anywhere: an empty nomination clears the one the pod may
+            # hold from an earlier preemption (upstream's PostFilterResult with node "").
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), node_statuses))
 
         # Extenders with a preemptVerb may drop candidates or victims (upstream callExtenders).
         via_extenders = getattr(self.handle, "preempt_with_extenders", None)
