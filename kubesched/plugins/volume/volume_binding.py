@@ -39,6 +39,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework import (
@@ -54,6 +55,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import Array
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.plugins.helper import feature_enabled, volumes_fragment
@@ -499,6 +501,14 @@ class VolumeBinding:
         if s.has_static_bindings or self.storage_capacity_scoring:
             return None
         return Status(Code.SKIP)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        """Zero for every node when there is nothing to score (no scorer, or a pod without volumes
+        to bind: what :meth:`score` gives each node, without a call per node); else node by node."""
+        s: _State | None = state.get(STATE_KEY)
+        if self._scorer is None or (s is not None and not s.pod_volumes_by_node):
+            return np.zeros(len(nodes), dtype=np.int64)
+        return None
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         if self._scorer is None:
