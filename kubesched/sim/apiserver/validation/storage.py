@@ -9,6 +9,7 @@ of validation/ (including upstream's ``spec.attachedRequired`` for ``spec.attach
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from kubesched.framework.names import dns1123_subdomain_errors
@@ -174,7 +175,9 @@ def validate_csi_storage_capacity(capacity: Obj, old: Obj | None = None) -> list
     causes += [invalid_cause("storageClassName", text, m) for m in dns1123_subdomain_errors(text)]
     if old is not None:
         if capacity.get("nodeTopology") != old.get("nodeTopology"):
-            causes.append(invalid_cause("nodeTopology", capacity.get("nodeTopology"), "field is immutable"))
+            # The selector as JSON (the Go form would be its generated String()).
+            shown = json.dumps(capacity.get("nodeTopology"), separators=(",", ":"), sort_keys=True)
+            causes.append(("nodeTopology", "FieldValueInvalid", f"Invalid value: {shown}: field is immutable"))
         if class_name != old.get("storageClassName"):
             causes.append(invalid_cause("storageClassName", text, "field is immutable"))
     return causes
