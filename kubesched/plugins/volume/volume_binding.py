@@ -18,7 +18,8 @@
   ``spec.storageCapacity: true`` needs a CSIStorageCapacity of its class whose ``nodeTopology``
   selects the node and whose ``maximumVolumeSize`` (else ``capacity``) holds the request, else
   ``node(s) did not have enough free storage``. CSIDriver and CSIStorageCapacity objects are read
-  through the handle's listers under those kinds.
+  through the handle's listers under those kinds; a CSIStorageCapacity added or grown, or a
+  CSIDriver that stops asking for capacity tracking, requeues the pods it may help (1.37's hints).
 * Score (StorageCapacityScoring, beta and on in 1.37; without the gate VolumeBinding does not
   score): per StorageClass, requested over capacity through ``shape`` — the PVs chosen for
   static bindings (request and PV capacity summed), or, when there are none, the claims to
