@@ -105,6 +105,10 @@ async def test_csi_drivers_and_capacities_through_kubectl(cluster: Cluster) -> N
         "volumeLifecycleModes": ["Persistent"],
     }
     assert "unchanged" in await cluster.ok("apply", "-f", str(path))
+    explained = await cluster.ok("explain", "csistoragecapacities.maximumVolumeSize")
+    assert "FIELD: maximumVolumeSize <string>" in explained
+    explained = await cluster.ok("explain", "csidrivers.spec.preventPodSchedulingIfMissing")
+    assert "preventPodSchedulingIfMissing" in explained and "boolean" in explained
 
     # 50Gi: more than node-1's capacity, within node-2's maximumVolumeSize.
     (cluster.tmp / "db.yaml").write_text(claim_and_pod("db", "50Gi"))
