@@ -15,7 +15,7 @@ from typing import Any
 
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
-from kubesched.sim.apiserver.validation import dra
+from kubesched.sim.apiserver.validation import dra, storage
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
 from kubesched.sim.apiserver.validation.resources import (
@@ -344,6 +344,8 @@ def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj])
             causes += validate_node_spec(obj.get("spec"))
         elif group == "resource.k8s.io":
             causes += _admit_dra(kind, obj)
+        elif group == "storage.k8s.io":
+            causes += _admit_storage(kind, obj)
         if causes:
             raise invalid(kind, group, name, causes)
         if kind == "Node" and not isinstance(obj.get("spec"), dict):
@@ -372,6 +374,17 @@ def _admit_dra(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
     if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
         dra.default_claim_spec(spec.get("spec"))
         return dra.validate_claim_spec(spec.get("spec"), "spec.spec")
+    return []
+
+
+def _admit_storage(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
+    """storage.k8s.io/v1 defaulting and validation of the CSI kinds the scheduler reads
+    (:mod:`.validation.storage`), on create and on an update."""
+    if kind == "CSIDriver":
+        storage.default_csi_driver(obj)
+        return storage.validate_csi_driver(obj, old)
+    if kind == "CSIStorageCapacity":
+        return storage.validate_csi_storage_capacity(obj, old)
     return []
 
 
@@ -425,6 +438,8 @@ def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str 
             causes += _admit_dra(kind, new, old)
             if kind == "ResourceSlice":
                 causes += _immutable_slice_fields(old, new)
+    elif group == "storage.k8s.io":
+        causes += _admit_storage(kind, new, old)
     if causes:
         raise invalid(kind, group, name, causes)
     if kind == "Pod":
