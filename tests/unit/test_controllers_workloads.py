@@ -104,6 +104,7 @@ def test_a_gang_job_of_8_gets_one_workload_one_pod_group_and_8_grouped_pods(
         "workloadRef": {"workloadName": wl["metadata"]["name"], "templateName": "train-pgt-0"},
         "schedulingPolicy": {"gang": {"minCount": 8}},
     }
+    assert pg["metadata"]["finalizers"] == ["scheduling.k8s.io/podgroup-protection"]  # as admitted
     assert "status" not in pg  # the scheduler writes a PodGroup's conditions, no controller
 
     pods = listed(store, "Pod")
@@ -149,24 +150,34 @@ def test_deleting_the_job_collects_its_workload_and_pod_group(env: tuple[Store, 
     assert len(listed(store, "Workload")) == 2 and len(listed(store, "PodGroup")) == 2
     store.delete("Job", "default", "train")
     manager.run_pending()
+    other_wl = workload_name(store.get("Job", "default", "other"))
     assert [w["spec"]["controllerRef"]["name"] for w in listed(store, "Workload")] == ["other"]
-    assert [p["spec"]["workloadRef"]["workloadName"] for p in listed(store, "PodGroup")] == [
-        workload_name(store.get("Job", "default", "other"))
-    ]
-    # The simulator collects no pods (README): the Job's pods stay.
-    assert len(listed(store, "Pod")) == 6
+    # The PodGroup is being deleted, held by its protection finalizer while pods use it: the
+    # simulator collects no pods (README), so the Job's pods stay until deleted.
+    going, kept = sorted(listed(store, "PodGroup"), key=lambda g: g["spec"]["workloadRef"]["workloadName"] == other_wl)
+    assert going["metadata"].get("deletionTimestamp") and "deletionTimestamp" not in kept["metadata"]
+    train_pods = [p for p in listed(store, "Pod") if p["metadata"]["name"].startswith("train-")]
+    assert len(train_pods) == 4
+    for p in train_pods[:-1]:
+        store.delete("Pod", "default", p["metadata"]["name"])
+    manager.run_pending()
+    assert len(listed(store, "PodGroup")) == 2  # one pod still names it
+    store.delete("Pod", "default", train_pods[-1]["metadata"]["name"])
+    manager.run_pending()
+    assert [g["spec"]["workloadRef"]["workloadName"] for g in listed(store, "PodGroup")] == [other_wl]
 
 
 def test_a_pod_group_whose_workload_alone_is_deleted_stays_while_its_job_exists(
     env: tuple[Store, ControllerManager],
 ) -> None:
     store, manager = env
-    store.create("Job", job("train", 2, gang()))
+    store.create("Job", job("train", 2, gang(), suspend=True))  # no pods: nothing holds the group
     manager.run_pending()
     (wl,) = listed(store, "Workload")
     store.delete("Workload", "default", wl["metadata"]["name"])
     manager.run_pending()
-    assert len(listed(store, "PodGroup")) == 1  # the Job, its controller, is still there
+    (pg,) = listed(store, "PodGroup")  # the Job, its controller, is still there
+    assert "deletionTimestamp" not in pg["metadata"]
     store.delete("Job", "default", "train")
     manager.run_pending()
     assert listed(store, "PodGroup") == []
@@ -675,3 +686,146 @@ def test_sync_gang_min_count(case: str, current: int) -> None:
     assert wl["spec"]["podGroupTemplates"][0]["schedulingPolicy"]["gang"]["minCount"] == 5, case
     assert pg["spec"]["schedulingPolicy"]["gang"]["minCount"] == 5, case
     assert (store.resource_version == before) is (current == 5), case  # no write when nothing changes
+
+
+# TestPodGroupProtectionController (the rows about adding the finalizer say the controller adds
+# none: the API server's admission does).
+def pg_obj(finalizer: bool = False, deleted: bool = False) -> Obj:
+    meta: Obj = {"name": "pg", "namespace": "default"}
+    if finalizer:
+        meta["finalizers"] = ["scheduling.k8s.io/podgroup-protection"]
+    if deleted:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    return {"apiVersion": API_VERSION, "kind": "PodGroup", "metadata": meta, "spec": {}}
+
+
+def pod_obj(name: str, group: str | None = "pg", phase: str | None = None, node: str | None = "n1") -> Obj:
+    spec: Obj = {"containers": [{"name": "c", "image": "busybox"}]}
+    if group is not None:
+        spec["schedulingGroup"] = {"podGroupName": group}
+    if node is not None:
+        spec["nodeName"] = node
+    pod: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
+    if phase is not None:
+        pod["status"] = {"phase": phase}
+    return pod
+
+
+@pytest.mark.parametrize(
+    ("case", "group", "pods", "delete", "finalizer"),
+    [
+        ("new PodGroup without finalizer, no action", pg_obj(), [], None, False),
+        (
+            "new PodGroup without finalizer, active pod exists, then no action",
+            pg_obj(),
+            [pod_obj("pod-1")],
+            None,
+            False,
+        ),
+        ("PodGroup with finalizer, not being deleted, then no action", pg_obj(True), [], None, True),
+        (
+            "deleted PodGroup with finalizer, no active pods, then finalizer is removed",
+            pg_obj(True, True),
+            [],
+            None,
+            False,
+        ),
+        (
+            "deleted PodGroup with finalizer, active pod exists, then finalizer is kept",
+            pg_obj(True, True),
+            [pod_obj("pod-1")],
+            None,
+            True,
+        ),
+        (
+            "deleted PodGroup with finalizer, only terminated pods, then finalizer is removed",
+            pg_obj(True, True),
+            [pod_obj("pod-1", phase="Succeeded")],
+            None,
+            False,
+        ),
+        (
+            "deleted PodGroup with finalizer, mix of active and terminated pods, then finalizer is kept",
+            pg_obj(True, True),
+            [pod_obj("pod-active"), pod_obj("pod-done", phase="Succeeded")],
+            None,
+            True,
+        ),
+        ("PodGroup without finalizer, already deleted, then no action", pg_obj(False, True), [], None, False),
+        (
+            "PodGroup without finalizer, already deleted, active pods exist, then no action",
+            pg_obj(False, True),
+            [pod_obj("pod-1")],
+            None,
+            False,
+        ),
+        (
+            "pod deleted, PodGroup being deleted with finalizer, was last active pod, finalizer is removed",
+            pg_obj(True, True),
+            [pod_obj("pod-1")],
+            "pod-1",
+            False,
+        ),
+        (
+            "pod terminated failed, PodGroup being deleted with finalizer, was last active pod, then finalizer is removed",
+            pg_obj(True, True),
+            [pod_obj("pod-1", phase="Failed")],
+            None,
+            False,
+        ),
+        (
+            "new unscheduled pod, PodGroup without finalizer, then no action",
+            pg_obj(),
+            [pod_obj("pod-1", node=None)],
+            None,
+            False,
+        ),
+        (
+            "pod without schedulingGroup -> no PodGroup action",
+            pg_obj(True),
+            [pod_obj("pod-1", group=None)],
+            None,
+            True,
+        ),
+        (
+            "terminated pod references non-existent PodGroup, controller handles gracefully",
+            None,
+            [pod_obj("pod-1", phase="Succeeded")],
+            None,
+            False,
+        ),
+    ],
+)
+def test_pod_group_protection_controller(
+    env: tuple[Store, ControllerManager],
+    case: str,
+    group: Obj | None,
+    pods: list[Obj],
+    delete: str | None,
+    finalizer: bool,
+) -> None:
+    store, manager = env
+    for p in pods:
+        store.create("Pod", copy.deepcopy(p))
+    if group is not None:
+        store.create("PodGroup", copy.deepcopy(group))
+    manager.run_pending()
+    if delete is not None:
+        store.delete("Pod", "default", delete)
+        manager.run_pending()
+    found = store.list("PodGroup", "default")[0]
+    has = bool(found) and "scheduling.k8s.io/podgroup-protection" in (found[0]["metadata"].get("finalizers") or ())
+    assert has is finalizer, case
+    if group is not None:
+        # Its last finalizer taken off, a PodGroup being deleted goes; otherwise it stays.
+        went = bool(group["metadata"].get("finalizers")) and not finalizer
+        assert (found == []) is went, case
+
+
+def test_pod_group_protection_controller_runs_only_with_generic_workload() -> None:
+    store = Store()
+    manager = ControllerManager(store)
+    manager.follow()
+    store.create("PodGroup", pg_obj(True, True))
+    manager.run_pending()
+    assert store.get("PodGroup", "default", "pg")["metadata"]["finalizers"] == ["scheduling.k8s.io/podgroup-protection"]

@@ -21,7 +21,7 @@ from kubesched.sim.controllers.replicaset import reconcile_replicaset
 from kubesched.sim.controllers.resourceclaim import pod_needs_claims, reconcile_claim, reconcile_pod_claims
 from kubesched.sim.controllers.statefulset import reconcile_statefulset
 from kubesched.sim.controllers.workloads import KINDS as SCHEDULING_KINDS
-from kubesched.sim.controllers.workloads import collect_garbage, dependents
+from kubesched.sim.controllers.workloads import POD_GROUP, collect_garbage, dependents, pod_group_of, protect
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,14 @@ class ControllerManager:
             if kind in SCHEDULING_KINDS:
                 # A Job finds its objects again when they change or go.
                 self._enqueue_controller(obj)
+            if kind == "Pod" and (group := pod_group_of(obj)) is not None:
+                # Protection: a pod that finished or went may have been its group's last user.
+                finished = (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+                if etype == "DELETED" or finished:
+                    ns = (obj.get("metadata") or {}).get("namespace") or ""
+                    self._queue[(POD_GROUP, ns, group)] = None
+                    if self._wake is not None:
+                        self._wake.set()
         if kind == "Pod":
             self._on_pod_write(etype, obj)
             # Budgets count the pods they select: any pod change in a namespace with budgets.
@@ -124,6 +132,12 @@ class ControllerManager:
 
     def _collect(self, kind: str, obj: Obj) -> None:
         collect_garbage(self.store, kind, obj)
+        if kind == POD_GROUP:
+            try:
+                current = self.store.get(kind, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            except NotFound:
+                return
+            protect(self.store, current)
 
     def _on_pod_write(self, etype: str, pod: Obj) -> None:
         """A pod's template claims to make, or the claims it used to release."""

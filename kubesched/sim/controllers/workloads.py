@@ -15,6 +15,12 @@ as kube-controller-manager 1.37 makes and removes them.
   PodGroup from that template. The Job's pods carry ``spec.schedulingGroup.podGroupName``. A
   Job that already has pods only finds its objects, never makes them; ambiguous objects make
   it fall back to pod-by-pod, a Workload of its own without exactly one template blocks it.
+* **PodGroup protection** (the podgroupprotection controller, on with GenericWorkload): a
+  PodGroup carries the ``scheduling.k8s.io/podgroup-protection`` finalizer from its creation
+  (the API server's admission puts it there; the PodGroups made here get it as admitted); once
+  the PodGroup is being deleted and no pod that has not finished names it in
+  ``spec.schedulingGroup``, the finalizer is taken off (and the PodGroup goes, as the API server
+  removes an object whose last finalizer is gone).
 * **Garbage collection of these kinds**: a Workload or PodGroup whose owners are all gone is
   deleted, as upstream's garbage collector does (so deleting a Job removes its Workload and
   PodGroup). The simulator has no garbage collector for other kinds: pods stay.
@@ -29,13 +35,16 @@ import copy
 from typing import Any
 
 from kubesched.cluster.base import NotFound
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import Store, now_rfc3339
 from kubesched.sim.controllers.common import Obj, controller_ref
 
 API_VERSION = "scheduling.k8s.io/v1beta1"
 WORKLOAD = "Workload"
 POD_GROUP = "PodGroup"
 KINDS = (WORKLOAD, POD_GROUP)
+
+#: The finalizer that keeps a PodGroup while pods that have not finished name it.
+PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 
 #: The annotation by which a parent controller hands the Job one template of its own Workload.
 GROUP_TEMPLATE_NAME_ANNOTATION = "scheduling.k8s.io/group-template-name"
@@ -202,6 +211,8 @@ def desired_pod_group(job: Obj, workload: Obj, template: Obj, link_workload: boo
             "name": pod_group_name(wl_meta["name"], template["name"]),
             "namespace": wl_meta.get("namespace") or "default",
             "ownerReferences": refs,
+            # What the PodGroupProtection admission plugin adds to every PodGroup it admits.
+            "finalizers": [PROTECTION_FINALIZER],
         },
         "spec": spec,
     }
@@ -345,14 +356,20 @@ def _owner_exists(store: Store, namespace: str | None, ref: Obj) -> bool:
 
 
 def collect_garbage(store: Store, kind: str, obj: Obj) -> bool:
-    """Delete ``obj`` when it has owners and none of them exists any more (as upstream's garbage
-    collector, background propagation); whether it was deleted."""
+    """Delete ``obj`` when it has owners and none of them exists any more (upstream's garbage
+    collector, background propagation); whether it did. An object with finalizers is only
+    marked (``deletionTimestamp``), as the API server does, until they are taken off."""
     meta = obj["metadata"]
     refs = meta.get("ownerReferences") or ()
-    if not refs or any(_owner_exists(store, meta.get("namespace"), r) for r in refs):
+    if not refs or meta.get("deletionTimestamp") or any(_owner_exists(store, meta.get("namespace"), r) for r in refs):
         return False
+    ns, name = meta.get("namespace"), meta["name"]
     try:
-        store.delete(kind, meta.get("namespace"), meta["name"])
+        if meta.get("finalizers"):
+            stamp = now_rfc3339()
+            store.mutate(kind, ns, name, lambda o: o["metadata"].__setitem__("deletionTimestamp", stamp))
+        else:
+            store.delete(kind, ns, name)
     except NotFound:
         return False
     return True
@@ -371,3 +388,39 @@ def dependents(store: Store, owner: Obj) -> list[tuple[str, Obj]]:
             (kind, o) for o in items if any(r.get("uid") == uid for r in o["metadata"].get("ownerReferences") or ())
         ]
     return out
+
+
+# --- PodGroup protection ----------------------------------------------------------------------------
+def pod_group_of(pod: Obj) -> str | None:
+    group = (pod.get("spec") or {}).get("schedulingGroup") or {}
+    name = group.get("podGroupName")
+    return str(name) if name else None
+
+
+def in_use(store: Store, group: Obj) -> bool:
+    """Whether a pod that has not finished (Succeeded or Failed) names the PodGroup."""
+    meta = group["metadata"]
+    items, _ = store.list("Pod", meta.get("namespace"))
+    return any(
+        pod_group_of(p) == meta["name"] and (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+        for p in items
+    )
+
+
+def protect(store: Store, group: Obj) -> None:
+    """Take the protection finalizer off a PodGroup being deleted that no unfinished pod names
+    any more (and delete it when no finalizer is left, as the API server would). Adding it is
+    the API server's admission, not this controller's."""
+    meta = group["metadata"]
+    finalizers = list(meta.get("finalizers") or ())
+    if not meta.get("deletionTimestamp") or PROTECTION_FINALIZER not in finalizers or in_use(store, group):
+        return
+    ns, name = meta.get("namespace"), meta["name"]
+    rest = [f for f in finalizers if f != PROTECTION_FINALIZER]
+    if rest:
+        store.mutate(POD_GROUP, ns, name, lambda o: o["metadata"].__setitem__("finalizers", rest))
+        return
+    try:
+        store.delete(POD_GROUP, ns, name)
+    except NotFound:
+        pass
