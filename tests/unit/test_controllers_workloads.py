@@ -829,3 +829,23 @@ def test_pod_group_protection_controller_runs_only_with_generic_workload() -> No
     store.create("PodGroup", pg_obj(True, True))
     manager.run_pending()
     assert store.get("PodGroup", "default", "pg")["metadata"]["finalizers"] == ["scheduling.k8s.io/podgroup-protection"]
+
+
+async def test_simulate_passes_its_gates_to_the_controllers() -> None:
+    from kubesched.config import load_config
+    from kubesched.sim.run.simulate import SimulationSettings, simulate
+    from kubesched.sim.scenario.reading import parse_scenario
+    from kubesched.testing import make_node
+
+    node = make_node("n1").capacity(cpu="4", memory="8Gi", pods="20").obj()
+    scenario = parse_scenario([node, job("train", 8, gang(), completions=8)])
+    on = await simulate(load_config(None).profiles, scenario, SimulationSettings(feature_gates=ON))
+    (pg,) = on.store.list("PodGroup", "default")[0]
+    assert pg["spec"]["schedulingPolicy"] == {"gang": {"minCount": 8}}
+    placed = [p for p in on.store.list("Pod", "default")[0] if p["spec"].get("nodeName") == "n1"]
+    # The scheduler does not act on groups yet: the 8 pods are placed one by one.
+    assert len(placed) == 8 and all(
+        p["spec"]["schedulingGroup"] == {"podGroupName": pg["metadata"]["name"]} for p in placed
+    )
+    off = await simulate(load_config(None).profiles, parse_scenario([node, job("train", 8, gang(), completions=8)]))
+    assert off.store.list("PodGroup", "default")[0] == [] and off.store.list("Workload", "default")[0] == []
