@@ -1,5 +1,5 @@
 """A Job applied with the real kubectl against the embedded API server, the simulated
-controllers running as ``sim serve --feature-gates GenericWorkload=true`` runs them: the Job
+controllers running as ``sim serve --feature-gates GenericWorkload=true,WorkloadWithJob=true`` runs them: the Job
 controller makes its Workload and PodGroup, and kubectl reads the pods' scheduling group."""
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ async def cluster(tmp_path: Path) -> AsyncIterator[tuple[Store, Kubectl]]:
     store = Store()
     server = APIServer(store)
     await server.start()
-    controllers = ControllerManager(store, FeatureGates({"GenericWorkload": True}))
+    controllers = ControllerManager(store, FeatureGates({"GenericWorkload": True, "WorkloadWithJob": True}))
     controllers.start()
     try:
         yield store, Kubectl(server.write_kubeconfig(tmp_path / "kubeconfig"), tmp_path)

@@ -27,7 +27,7 @@ from kubesched.sim.controllers.workloads import (
 
 Obj = dict[str, Any]
 
-ON = FeatureGates({"GenericWorkload": True})
+ON = FeatureGates({"GenericWorkload": True, "WorkloadWithJob": True})
 
 
 def job(name: str, parallelism: int | None = 4, scheduling: Obj | None = None, **spec: Any) -> Obj:
@@ -131,9 +131,14 @@ def test_a_job_without_spec_scheduling_gets_a_basic_group(env: tuple[Store, Cont
     assert {p["spec"]["schedulingGroup"]["podGroupName"] for p in listed(store, "Pod")} == {pg["metadata"]["name"]}
 
 
-def test_with_the_gate_off_nothing_changes() -> None:
+@pytest.mark.parametrize(
+    "gates",
+    [FeatureGates(), FeatureGates({"GenericWorkload": True})],
+    ids=["1.37's defaults: GenericWorkload off", "the API on, WorkloadWithJob off"],
+)
+def test_with_the_gate_off_nothing_changes(gates: FeatureGates) -> None:
     store = Store()
-    manager = ControllerManager(store)  # 1.37's defaults: GenericWorkload off
+    manager = ControllerManager(store, gates)
     manager.follow()
     store.create("Job", job("train", 8, gang()))
     manager.run_pending()

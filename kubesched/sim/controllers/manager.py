@@ -36,13 +36,17 @@ _MAX_ROUNDS = 100_000
 
 class ControllerManager:
     """The simulated kube-controller-manager. ``feature_gates`` are the simulator's: with
-    GenericWorkload on, Jobs get their Workload and PodGroup (and those are garbage-collected
-    with their owners); off, nothing of workload-aware scheduling happens."""
+    GenericWorkload on, PodGroups are protected and Workloads and PodGroups garbage-collected
+    with their owners; with WorkloadWithJob too, Jobs get their Workload and PodGroup; with
+    GenericWorkload off, nothing of workload-aware scheduling happens."""
 
     def __init__(self, store: Store, feature_gates: FeatureGates | None = None) -> None:
         self.store = store
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.workloads = self.feature_gates.enabled("GenericWorkload")
+        #: The Job controller's integration has a gate of its own (WorkloadWithJob, alpha in
+        #: 1.37), on top of GenericWorkload's API.
+        self.jobs_get_workloads = self.workloads and self.feature_gates.enabled("WorkloadWithJob")
         self.names = Names(store)
         self._queue: dict[tuple[str, str, str], None] = {}
         self._wake = asyncio.Event() if _has_loop() else None
@@ -52,7 +56,7 @@ class ControllerManager:
             "Deployment": lambda o: reconcile_deployment(store, o),
             "ReplicaSet": lambda o: reconcile_replicaset(store, o, self.names),
             "ReplicationController": lambda o: reconcile_replicaset(store, o, self.names, "ReplicationController"),
-            "Job": lambda o: reconcile_job(store, o, self.names, self.workloads),
+            "Job": lambda o: reconcile_job(store, o, self.names, self.jobs_get_workloads),
             "StatefulSet": lambda o: reconcile_statefulset(store, o),
             "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names),
             "PodDisruptionBudget": lambda o: reconcile_budget(store, o),
