@@ -111,6 +111,10 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
     "io.k8s.api.scheduling.v1.PriorityClass",
     "io.k8s.api.scheduling.v1.PriorityClassList",
     *(
+        "io.k8s.api.storage.v1." + name
+        for name in "CSIDriver CSIDriverList CSIDriverSpec CSIStorageCapacity CSIStorageCapacityList TokenRequest".split()
+    ),
+    *(
         _META + name
         for name in (
             "Condition DeleteOptions LabelSelector LabelSelectorRequirement ListMeta ManagedFieldsEntry ObjectMeta "

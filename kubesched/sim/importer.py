@@ -1,8 +1,9 @@
 """``sim serve --import-from KUBECONFIG``: copy a live cluster into the simulated one, as
 kube-scheduler-simulator's importer does, and with ``--sync`` keep following it (its syncer).
 
-What is copied: namespaces, priority classes, storage classes, CSI nodes, persistent volumes and
-claims, PodDisruptionBudgets, the DRA kinds (device classes, resource slices, claim templates and
+What is copied: namespaces, priority classes, storage classes, CSI nodes, CSI drivers and the
+storage capacity they report (CSIStorageCapacity, where the source serves them), persistent
+volumes and claims, PodDisruptionBudgets, the DRA kinds (device classes, resource slices, claim templates and
 claims, where the source serves resource.k8s.io/v1), nodes and pods (bound ones stay on their
 nodes; pending ones stay pending, for the simulator's scheduler to place). ``--selector`` (a label selector) narrows the
 pods and nodes copied. Objects lose what the source server set (uid, resourceVersion, managed
@@ -34,6 +35,8 @@ IMPORTED: dict[str, tuple[str, bool]] = {
     "PriorityClass": ("/apis/scheduling.k8s.io/v1/priorityclasses", False),
     "StorageClass": ("/apis/storage.k8s.io/v1/storageclasses", False),
     "CSINode": ("/apis/storage.k8s.io/v1/csinodes", False),
+    "CSIDriver": ("/apis/storage.k8s.io/v1/csidrivers", False),
+    "CSIStorageCapacity": ("/apis/storage.k8s.io/v1/csistoragecapacities", False),
     "PersistentVolume": ("/api/v1/persistentvolumes", False),
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", False),
     "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", False),
@@ -46,7 +49,9 @@ IMPORTED: dict[str, tuple[str, bool]] = {
     "ResourceClaim": ("/apis/resource.k8s.io/v1/resourceclaims", False),
 }
 #: Kinds a cluster may not serve (a 404 on their list): then there is nothing of them to copy.
-OPTIONAL = frozenset({"DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim"})
+OPTIONAL = frozenset(
+    {"CSIDriver", "CSIStorageCapacity", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim"}
+)
 
 _SERVER_FIELDS = ("uid", "resourceVersion", "managedFields", "selfLink", "generation")
 

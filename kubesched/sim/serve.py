@@ -104,7 +104,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     if getattr(args, "fault_config", None) is not None:
         server.faults.configure(args.fault_config)
         print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
-    controllers = ControllerManager(store)
+    controllers = ControllerManager(store, getattr(args, "gates", None))
     controllers.start()
     stop = asyncio.Event()
     supervisor: SchedulerSupervisor | None = None

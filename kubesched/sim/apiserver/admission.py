@@ -16,7 +16,7 @@ from typing import Any
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
-from kubesched.sim.apiserver.validation import dra
+from kubesched.sim.apiserver.validation import dra, storage
 from kubesched.sim.apiserver.validation.core import (
     comparison_operators_allowed,
     validate_node_spec,
@@ -358,6 +358,8 @@ def admit_new(
             causes += validate_node_spec(obj.get("spec"))
         elif group == "resource.k8s.io":
             causes += _admit_dra(kind, obj)
+        elif group == "storage.k8s.io":
+            causes += _admit_storage(kind, obj)
         if causes:
             raise invalid(kind, group, name, causes)
         if kind == "Node" and not isinstance(obj.get("spec"), dict):
@@ -386,6 +388,17 @@ def _admit_dra(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
     if kind == "ResourceClaimTemplate" and isinstance(spec, dict):
         dra.default_claim_spec(spec.get("spec"))
         return dra.validate_claim_spec(spec.get("spec"), "spec.spec")
+    return []
+
+
+def _admit_storage(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
+    """storage.k8s.io/v1 defaulting and validation of the CSI kinds the scheduler reads
+    (:mod:`.validation.storage`), on create and on an update."""
+    if kind == "CSIDriver":
+        storage.default_csi_driver(obj)
+        return storage.validate_csi_driver(obj, old)
+    if kind == "CSIStorageCapacity":
+        return storage.validate_csi_storage_capacity(obj, old)
     return []
 
 
@@ -442,6 +455,8 @@ def validate_update(
             causes += _admit_dra(kind, new, old)
             if kind == "ResourceSlice":
                 causes += _immutable_slice_fields(old, new)
+    elif group == "storage.k8s.io":
+        causes += _admit_storage(kind, new, old)
     if causes:
         raise invalid(kind, group, name, causes)
     if kind == "Pod":

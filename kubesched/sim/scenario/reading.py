@@ -1,8 +1,8 @@
 """Scenarios: multi-document YAML of plain Kubernetes manifests.
 
 Supported kinds are Node, Pod, PriorityClass, Namespace, the storage and disruption objects
-plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
-PodDisruptionBudget), the workloads, the ``resource.k8s.io/v1`` kinds (DeviceClass,
+plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+CSIStorageCapacity, PodDisruptionBudget), the workloads, the ``resource.k8s.io/v1`` kinds (DeviceClass,
 ResourceSlice, ResourceClaim, ResourceClaimTemplate and, since 1.37, DeviceTaintRule), and
 ``kind: List`` of them. Pods with ``spec.nodeName`` are running there before scheduling starts;
 the others are created in document order and scheduled by the profile their ``schedulerName``
@@ -44,6 +44,8 @@ SUPPORTED_KINDS = (
     "PersistentVolumeClaim",
     "StorageClass",
     "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
     "PodDisruptionBudget",
     "Service",
     "ReplicationController",
@@ -96,8 +98,8 @@ class Scenario:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     running_pods: list[dict[str, Any]] = field(default_factory=list)
     pending_pods: list[dict[str, Any]] = field(default_factory=list)
-    #: StorageClasses, CSINodes, PersistentVolumes, PersistentVolumeClaims and
-    #: PodDisruptionBudgets, ordered by :data:`OTHER_KINDS` (then document order).
+    #: StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, PersistentVolumes,
+    #: PersistentVolumeClaims, PodDisruptionBudgets and the rest, ordered by :data:`OTHER_KINDS` (then document order).
     others: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
     #: What is legal but probably not meant (an empty scenario, no nodes, a node without

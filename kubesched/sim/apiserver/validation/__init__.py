@@ -13,12 +13,18 @@ from kubesched.sim.apiserver.validation.core import validate_node_spec, validate
 from kubesched.sim.apiserver.validation.dra import validate_device_taint_rule
 from kubesched.sim.apiserver.validation.meta import validate_labels
 from kubesched.sim.apiserver.validation.resources import validate_pod_resources
+from kubesched.sim.apiserver.validation.storage import (
+    default_csi_driver,
+    validate_csi_driver,
+    validate_csi_storage_capacity,
+)
 
 
 def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
     """What the API server would refuse in the fields the scheduler reads — a pod's nodeSelector,
     affinity, tolerations, topology spread constraints, priority fields and pod-level resources,
-    a node's taints, a DeviceTaintRule's selector and taint, and labels — as ``field: message``
+    a node's taints, a DeviceTaintRule's selector and taint, a CSIDriver's spec (defaulted
+    first), a CSIStorageCapacity's topology, class and quantities, and labels — as ``field: message``
     lines; empty if it would accept them. Object names and types
     are left to the caller: scenarios keep the names upstream's scheduler tests use (``nodeA``,
     ``subteam1.team1``), which the API server would refuse but the scheduler does not mind."""
@@ -32,4 +38,9 @@ def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
         causes += validate_node_spec(spec)
     elif kind == "DeviceTaintRule":
         causes += validate_device_taint_rule(obj)
+    elif kind == "CSIDriver":
+        default_csi_driver(obj)
+        causes += validate_csi_driver(obj)
+    elif kind == "CSIStorageCapacity":
+        causes += validate_csi_storage_capacity(obj)
     return [f"{field}: {message}" for field, _, message in causes]
