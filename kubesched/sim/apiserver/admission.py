@@ -13,10 +13,16 @@ import copy
 import re
 from typing import Any
 
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
 from kubesched.sim.apiserver.validation import dra, storage
-from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
+from kubesched.sim.apiserver.validation.core import (
+    comparison_operators_allowed,
+    validate_node_spec,
+    validate_pod_scheduling,
+    validate_tolerations,
+)
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
 from kubesched.sim.apiserver.validation.resources import (
     default_pod_requests,
@@ -169,8 +175,14 @@ def _comparable(a: Any, b: Any) -> bool:
         return False
 
 
-def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
-    """Default, admit and validate a pod being created; raises :class:`APIError`."""
+def _comparison_gate(gates: FeatureGates | None) -> bool:
+    """TaintTolerationComparisonOperators as the API server runs (1.37's default: off)."""
+    return (gates if gates is not None else FeatureGates()).enabled("TaintTolerationComparisonOperators")
+
+
+def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None) -> Obj:
+    """Default, admit and validate a pod being created (under ``gates``, 1.37's defaults when
+    None); raises :class:`APIError`."""
     meta = pod["metadata"]
     name = meta.get("name") or meta.get("generateName") or ""
     spec = pod.get("spec")
@@ -180,7 +192,7 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj]) -> Obj:
     causes = validate_object_meta(meta)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
-    causes += validate_pod_scheduling(spec)
+    causes += validate_pod_scheduling(spec, comparison_operators=_comparison_gate(gates))
     causes += validate_pod_resources(spec)
     if causes:
         raise invalid("Pod", "", name, causes)
@@ -259,13 +271,15 @@ WORKLOAD_DEFAULTS: dict[str, Obj] = {
 }
 
 
-def admit_new(kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj]) -> Obj:
-    """Defaulting and validation on create, by kind."""
+def admit_new(
+    kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None
+) -> Obj:
+    """Defaulting and validation on create, by kind, under the API server's feature ``gates``."""
     meta = obj["metadata"]
     for k in _IGNORED_META_ON_WRITE:
         meta.pop(k, None)
     if kind == "Pod":
-        return admit_new_pod(obj, priority_classes)
+        return admit_new_pod(obj, priority_classes, gates)
     name = meta.get("name") or meta.get("generateName") or ""
     if kind == "Namespace":
         causes = validate_object_meta(meta, subdomain_name=False)
@@ -408,7 +422,9 @@ def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     return new
 
 
-def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str = "") -> None:
+def validate_update(
+    kind: str, group: str, old: Obj, new: Obj, subresource: str = "", gates: FeatureGates | None = None
+) -> None:
     """The immutable parts of objects, refused with 422 when changed, and the fields an update may
     change validated as on create (labels, annotations, tolerations, taints); a pod's resize as
     ValidatePodResize has it, and the resized pod as a pod."""
@@ -425,7 +441,8 @@ def validate_update(kind: str, group: str, old: Obj, new: Obj, subresource: str 
         return
     causes = validate_object_meta_update(new.get("metadata") or {})
     if kind == "Pod":
-        causes += validate_tolerations((new.get("spec") or {}).get("tolerations"))
+        allowed = comparison_operators_allowed(_comparison_gate(gates), old.get("spec"))
+        causes += validate_tolerations((new.get("spec") or {}).get("tolerations"), comparison_operators=allowed)
     elif kind == "Node":
         causes += validate_node_spec(new.get("spec"))
     elif group == "resource.k8s.io":

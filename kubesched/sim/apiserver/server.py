@@ -33,6 +33,7 @@ from aiohttp import web
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.framework.features import FeatureGates
 from kubesched.server.serving.certs import self_signed_certificate, ssl_context_from_pem
 from kubesched.sim.apiserver import subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
@@ -151,6 +152,7 @@ class APIServer:
         token: str | None = None,
         users: Mapping[str, UserInfo] | None = None,
         tls: bool = False,
+        feature_gates: FeatureGates | None = None,
     ) -> None:
         self.store = store
         self.host = host
@@ -160,7 +162,10 @@ class APIServer:
         #: the self-signed serving certificate (PEM) when ``tls``, made at :meth:`start`
         self.certificate: bytes | None = None
         self.authn = Authenticator.with_admin(token, users) if token else Authenticator(users)
-        self.handlers = ResourceHandlers(store)
+        #: The feature gates the server validates under (``sim serve --feature-gates``; 1.37's
+        #: defaults): TaintTolerationComparisonOperators lets pods use ``Lt``/``Gt`` tolerations.
+        self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
+        self.handlers = ResourceHandlers(store, self.feature_gates)
         self.watches = Watches(store)
         self._runner: web.AppRunner | None = None
         #: fault injection and binding counts, served at /kubesched/faults and /kubesched/stats
@@ -249,7 +254,7 @@ class APIServer:
         try:
             self.store.get(kind, None, obj["metadata"]["name"])
         except NotFound:
-            self.store.create(kind, admit_new(kind, "", obj, self.handlers.priority_classes()))
+            self.store.create(kind, admit_new(kind, "", obj, self.handlers.priority_classes(), self.feature_gates))
 
     def drop_watches(self) -> None:
         """End every open watch stream (clients see the response end and must re-watch)."""
