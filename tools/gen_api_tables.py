@@ -136,6 +136,10 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
         ).split()
     ),
     *(
+        "io.k8s.api.storage.v1." + name
+        for name in "CSIDriver CSIDriverList CSIDriverSpec CSIStorageCapacity CSIStorageCapacityList TokenRequest".split()
+    ),
+    *(
         _META + name
         for name in (
             "Condition DeleteOptions LabelSelector LabelSelectorRequirement ListMeta ManagedFieldsEntry ObjectMeta "

@@ -23,6 +23,10 @@ WATCHED_KINDS = (
     "PriorityClass",
     "StorageClass",
     "CSINode",
+    # CSI drivers' opt-ins (storage capacity, scheduling only where installed) and the capacity
+    # their deployments report per topology segment.
+    "CSIDriver",
+    "CSIStorageCapacity",
     "PersistentVolume",
     "PersistentVolumeClaim",
     "PodDisruptionBudget",

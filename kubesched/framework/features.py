@@ -84,6 +84,9 @@ GATES: dict[str, GateSpec] = {
         _gate("TopologyAwareWorkloadScheduling", "Alpha", False),
         _gate("VolumeAttributesClass", "GA", True, locked=True),
         _gate("VolumeLimitScaling", "Beta", True),
+        # kube-controller-manager's: the Job controller makes Workloads and PodGroups (the
+        # simulator's controllers act on it; it needs GenericWorkload).
+        _gate("WorkloadWithJob", "Alpha", False),
     )
 }
 

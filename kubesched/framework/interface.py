@@ -139,7 +139,9 @@ class NodeScore:
 
 
 class PostFilterResult:
-    """What PostFilter (preemption) achieved: the node the pod is nominated to, if any."""
+    """What PostFilter (preemption) achieved: the node the pod is nominated to. An empty name
+    clears the pod's nomination (preemption can help nowhere); returning no result at all leaves
+    the nomination as it is (upstream's ModeOverride and ModeNoop)."""
 
     __slots__ = ("nominated_node_name",)
 
@@ -158,6 +160,12 @@ class WaitingPod(Protocol):
     def allow(self, plugin: str) -> None: ...
 
     def reject(self, plugin: str, message: str) -> None: ...
+
+    def preempt(self, plugin: str, message: str) -> bool:
+        """Preemption takes the pod's place: its binding cycle fails with an Error status, so
+        that it backs off rather than waits in the unschedulable pool (1.36). False when the
+        pod was already allowed or rejected."""
+        ...
 
 
 class SharedLister(Protocol):

@@ -19,7 +19,10 @@ __all__ = ["Activator", "PluginObserver", "PreemptionCandidates", "PreemptWithEx
 
 class PluginObserver(Protocol):
     """Where a Framework reports plugin timings (sampled cycles) and Permit waits: the
-    scheduler's observer (``kubesched.scheduler.observer.Observer``) is one."""
+    scheduler's observer (``kubesched.scheduler.observer.Observer``) is one. Plugins reach it as
+    ``handle.observer`` (None when nothing observes) for their own families, each looked up with
+    ``getattr`` as the observer may lack it (``volume_stage_error``, ``preemption_victims``,
+    ``dra_binding_conditions``)."""
 
     def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None: ...
 

@@ -502,9 +502,12 @@ class Framework:
     async def run_post_filter(
         self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], trace: dict[str, Any] | None = None
     ) -> tuple[PostFilterResult | None, Status]:
-        """Run PostFilter plugins until one succeeds or one returns UnschedulableAndUnresolvable."""
+        """Run PostFilter plugins until one succeeds or one returns UnschedulableAndUnresolvable.
+        When all reject, the last result any of them gave (e.g. DefaultPreemption's empty
+        nomination, which clears the pod's) is kept, as upstream's."""
         reasons: list[str] = []
         rejectors: list[str] = []
+        result: PostFilterResult | None = None
         for b in self.post_filter_plugins:
             try:
                 r, status = split_result(await self._call(b, "PostFilter", state, pod, statuses))
@@ -523,10 +526,12 @@ class Framework:
                 return r, status
             if status.code is Code.ERROR:
                 return None, status
+            if isinstance(r, PostFilterResult):
+                result = r
             reasons.extend(status.reasons)
             rejectors.append(b.name)
         st = Status(Code.UNSCHEDULABLE, *reasons, plugin=rejectors[0] if rejectors else "")
-        return None, st
+        return result, st
 
     # --- PreScore / Score -----------------------------------------------------------------------
     async def run_pre_score(

@@ -1,5 +1,5 @@
 """Pods held at Permit: each waits until every plugin that said Wait allows it, one rejects it,
-or that plugin's timeout passes (upstream's waitingPod and waitingPodsMap)."""
+preemption takes it, or that plugin's timeout passes (upstream's waitingPod and waitingPodsMap)."""
 
 from __future__ import annotations
 
@@ -49,6 +49,19 @@ class WaitingPod:
         self._pending.clear()
         if not self._future.done():
             self._future.set_result(Status(Code.UNSCHEDULABLE, message, plugin=plugin))
+
+    def preempt(self, plugin: str, message: str) -> bool:
+        """Preemption takes the pod's place (1.36): unlike :meth:`reject`, the pod is not
+        unschedulable; its binding cycle ends with an Error status, which sends it to backoffQ
+        to be retried soon. Whether the word reached the pod: False when it was already allowed
+        or rejected (the caller then deletes it as any other victim)."""
+        if self._future.done():
+            return False
+        for timer in self._pending.values():
+            timer.cancel()
+        self._pending.clear()
+        self._future.set_result(Status(Code.ERROR, message, plugin=plugin))
+        return True
 
     async def wait(self) -> Status:
         return await self._future

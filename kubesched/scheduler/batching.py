@@ -225,7 +225,9 @@ class OpportunisticBatching:
             return
         if hint is not None:
             self._attempt(profile, HINT_NOT_USED)
-        others = len(nodes) - 1 if chosen in {ni.name for ni in nodes} else len(nodes)
+        # Only a signed pod's nodes are looked at: reading the names of thousands of nodes for a
+        # pod that cannot be batched would cost more than its cycle's scoring.
+        others = 0 if signature is None else len(nodes) - (chosen in {ni.name for ni in nodes})
         if signature is None or others < 1:
             self.batches.pop(profile, None)
             result = POD_NOT_BATCHABLE if signature is None else EMPTY_LIST

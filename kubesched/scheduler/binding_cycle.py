@@ -105,6 +105,9 @@ class BindingCycle:
                 status = await self._nominate_expected_node(b)
             if status is None:
                 status = await fw.wait_on_permit(assumed)
+                if status is not None and status.code is Code.ERROR:
+                    # Preempted while waiting (or another failure): an error, which backs off.
+                    status = Status(Code.ERROR, f"waiting on permit for pod: {status.message()}", plugin=status.plugin)
             if status is None:
                 past_permit = True
                 t0 = time.perf_counter()

@@ -31,6 +31,8 @@ _EVENT_RESOURCES = {
     "PersistentVolumeClaim": Resource.PERSISTENT_VOLUME_CLAIM,
     "StorageClass": Resource.STORAGE_CLASS,
     "CSINode": Resource.CSI_NODE,
+    "CSIDriver": Resource.CSI_DRIVER,
+    "CSIStorageCapacity": Resource.CSI_STORAGE_CAPACITY,
     "PodDisruptionBudget": Resource.POD_DISRUPTION_BUDGET,
     "ResourceClaim": Resource.RESOURCE_CLAIM,
     "ResourceSlice": Resource.RESOURCE_SLICE,

@@ -61,6 +61,11 @@ class Observer(Protocol):
     def batch_stored(self, profile: str, seconds: float) -> None:
         """Opportunistic batching stored a cycle's results for the next pod in ``seconds``."""
 
+    def dra_binding_conditions(self, profile: str, driver: str, status: str, seconds: float) -> None:
+        """DynamicResources' PreBind waited ``seconds`` for the binding conditions of devices of
+        ``driver`` and ended with ``status`` (success, failure, timeout); plugins reach it as
+        ``handle.observer``."""
+
 
 class NullObserver:
     def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -121,6 +126,9 @@ class NullObserver:
         pass
 
     def batch_stored(self, profile: str, seconds: float) -> None:
+        pass
+
+    def dra_binding_conditions(self, profile: str, driver: str, status: str, seconds: float) -> None:
         pass
 
 

@@ -508,6 +508,11 @@ class PodSchedulingCycle:
                 nominated = result.nominated_node_name
                 # Hold the room preemption made: other pods' filters now count this pod there.
                 self.nominator.add(pi, nominated)
+            elif isinstance(result, PostFilterResult):
+                # Preemption can help nowhere: the pod's nomination, if any, is cleared with the
+                # report (upstream's ModeOverride with an empty node); no result leaves it.
+                nominated = ""
+                self.nominator.delete(pi.uid)
             self.observer.preemption_attempt()
         elif (pi.pod.get("status") or {}).get("nominatedNodeName"):
             # Nothing can nominate it anywhere: its nomination is cleared with the report.

@@ -115,7 +115,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
     from kubesched.extender import HTTPExtender
 
     extenders = [HTTPExtender(spec) for spec in (m.extenders or [])]
-    observer = PrometheusObserver()
+    observer = PrometheusObserver(feature_gates=opts.feature_gates)
     options = scheduler_options(cfg, opts)
     sched = Scheduler(cfg.profiles, cluster, options, observer=observer, extenders=extenders)
     observer.watch_scheduler(sched)

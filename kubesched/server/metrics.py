@@ -30,6 +30,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from kubesched.framework.features import FeatureGates
+
 prometheus_client.disable_created_metrics()
 
 ALPHA, BETA, STABLE = "ALPHA", "BETA", "STABLE"
@@ -81,6 +83,9 @@ FAMILIES: dict[str, tuple[str, str]] = {
     # The volume binder's, registered beside the scheduler's.
     "scheduler_volume_binder_cache_requests_total": (ALPHA, "counter"),
     "scheduler_volume_scheduling_stage_error_total": (ALPHA, "counter"),
+    # Behind DRADeviceBindingConditions (on by default): DynamicResources' PreBind waits.
+    "scheduler_dra_bindingconditions_allocations_total": (ALPHA, "counter"),
+    "scheduler_dra_bindingconditions_wait_duration_seconds": (ALPHA, "histogram"),
 }
 
 #: The ``type`` of every entity this scheduler queues (pod groups are not queued as one yet).
@@ -136,9 +141,12 @@ def _in_flight_events(queue: Any) -> dict[tuple[str, ...], float]:
 class PrometheusObserver:
     """The scheduler's metrics, registered in ``self.registry``."""
 
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+    def __init__(self, registry: CollectorRegistry | None = None, feature_gates: FeatureGates | None = None) -> None:
+        """``feature_gates`` (1.37's defaults when None) decide which gated families are
+        registered, as upstream's Register does (DRADeviceBindingConditions)."""
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         r = self.registry
+        gates = feature_gates if feature_gates is not None else FeatureGates()
         self.schedule_attempts = Counter(
             "scheduler_schedule_attempts",
             help_text(
@@ -330,6 +338,26 @@ class PrometheusObserver:
             ["operation"],
             registry=r,
         )
+        self.dra_binding_allocations: Counter | None = None
+        self.dra_binding_wait: Histogram | None = None
+        if gates.enabled("DRADeviceBindingConditions"):
+            self.dra_binding_allocations = Counter(
+                "scheduler_dra_bindingconditions_allocations",
+                help_text(
+                    ALPHA,
+                    "Number of allocations using devices with BindingConditions, counted per driver per "
+                    "scheduling attempt",
+                ),
+                ["profile", "driver", "status"],
+                registry=r,
+            )
+            self.dra_binding_wait = Histogram(
+                "scheduler_dra_bindingconditions_wait_duration_seconds",
+                help_text(ALPHA, "Time in seconds spent waiting for BindingConditions to be satisfied during PreBind."),
+                ["profile", "driver", "status"],
+                buckets=exponential_buckets(0.1, 2, 14),
+                registry=r,
+            )
         self._pending: _Gauge | None = None
 
     # --- the Observer interface (see kubesched.scheduler.Observer) ----------------------------
@@ -390,6 +418,11 @@ class PrometheusObserver:
 
     def batch_stored(self, profile: str, seconds: float) -> None:
         self.store_results_duration.labels(profile).observe(seconds)
+
+    def dra_binding_conditions(self, profile: str, driver: str, status: str, seconds: float) -> None:
+        if self.dra_binding_allocations is not None and self.dra_binding_wait is not None:
+            self.dra_binding_allocations.labels(profile, driver, status).inc()
+            self.dra_binding_wait.labels(profile, driver, status).observe(seconds)
 
     def volume_stage_error(self, operation: str) -> None:
         """The volume binder failed at ``operation`` (``predicate``, ``assume``, ``bind``)."""

@@ -1,8 +1,9 @@
 """``sim serve --import-from KUBECONFIG``: copy a live cluster into the simulated one, as
 kube-scheduler-simulator's importer does, and with ``--sync`` keep following it (its syncer).
 
-What is copied: namespaces, priority classes, storage classes, CSI nodes, persistent volumes and
-claims, PodDisruptionBudgets, the DRA kinds (device classes, resource slices, claim templates and
+What is copied: namespaces, priority classes, storage classes, CSI nodes, CSI drivers and the
+storage capacity they report (CSIStorageCapacity, where the source serves them), persistent
+volumes and claims, PodDisruptionBudgets, the DRA kinds (device classes, resource slices, claim templates and
 claims, where the source serves resource.k8s.io/v1), Workloads, PodGroups and CompositePodGroups
 (where the source serves scheduling.k8s.io v1beta1, or v1alpha3 for the last; status included),
 nodes and pods (a pod's ``spec.schedulingGroup`` kept) (bound ones stay on their
@@ -36,6 +37,8 @@ IMPORTED: dict[str, tuple[str, bool]] = {
     "PriorityClass": ("/apis/scheduling.k8s.io/v1/priorityclasses", False),
     "StorageClass": ("/apis/storage.k8s.io/v1/storageclasses", False),
     "CSINode": ("/apis/storage.k8s.io/v1/csinodes", False),
+    "CSIDriver": ("/apis/storage.k8s.io/v1/csidrivers", False),
+    "CSIStorageCapacity": ("/apis/storage.k8s.io/v1/csistoragecapacities", False),
     "PersistentVolume": ("/api/v1/persistentvolumes", False),
     "PersistentVolumeClaim": ("/api/v1/persistentvolumeclaims", False),
     "PodDisruptionBudget": ("/apis/policy/v1/poddisruptionbudgets", False),
@@ -54,6 +57,8 @@ IMPORTED: dict[str, tuple[str, bool]] = {
 #: Kinds a cluster may not serve (a 404 on their list): then there is nothing of them to copy.
 OPTIONAL = frozenset(
     {
+        "CSIDriver",
+        "CSIStorageCapacity",
         "DeviceClass",
         "ResourceSlice",
         "ResourceClaimTemplate",

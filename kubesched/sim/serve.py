@@ -92,17 +92,19 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     # A token always, loopback or not: every local user and process can reach loopback too. And
     # HTTPS, as kubectl sends no credentials over plain HTTP. --insecure (loopback only) is the
     # explicit way out, for load probes and tools that speak plain HTTP.
+    # The API server validates under the scheduler's gates (TaintTolerationComparisonOperators).
+    gates = getattr(args, "gates", None)
     if args.insecure:
-        server = APIServer(store, host=args.address, port=args.port, feature_gates=args.gates)
+        server = APIServer(store, host=args.address, port=args.port, feature_gates=gates)
     else:
         token = args.token or generate_token()
         server = APIServer(
-            store, host=args.address, port=args.port, token=token, users=users, tls=True, feature_gates=args.gates
+            store, host=args.address, port=args.port, token=token, users=users, tls=True, feature_gates=gates
         )
     if getattr(args, "fault_config", None) is not None:
         server.faults.configure(args.fault_config)
         print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
-    controllers = ControllerManager(store)
+    controllers = ControllerManager(store, getattr(args, "gates", None))
     controllers.start()
     stop = asyncio.Event()
     supervisor: SchedulerSupervisor | None = None

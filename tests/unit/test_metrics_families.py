@@ -35,3 +35,19 @@ def test_attempts_permit_waits_and_victims_are_histograms() -> None:
     assert sample(obs, "scheduler_pod_scheduling_attempts_bucket", le="2.0") == 1
     assert sample(obs, "scheduler_permit_wait_duration_seconds_count", result="Unschedulable") == 1
     assert sample(obs, "scheduler_preemption_victims_bucket", le="4.0") == 1
+
+
+def test_dra_binding_conditions_families_follow_their_gate() -> None:
+    # Upstream registers them only with DRADeviceBindingConditions (on by default in 1.37).
+    from kubesched.framework.features import FeatureGates
+
+    labels = {"profile": "p", "driver": "gpu.example.com", "status": "timeout"}
+    on = PrometheusObserver()
+    on.dra_binding_conditions("p", "gpu.example.com", "timeout", 120.0)
+    assert sample(on, "scheduler_dra_bindingconditions_allocations_total", **labels) == 1
+    assert sample(on, "scheduler_dra_bindingconditions_wait_duration_seconds_bucket", le="102.4", **labels) == 0
+    assert sample(on, "scheduler_dra_bindingconditions_wait_duration_seconds_bucket", le="204.8", **labels) == 1
+    off = PrometheusObserver(feature_gates=FeatureGates({"DRADeviceBindingConditions": False}))
+    off.dra_binding_conditions("p", "gpu.example.com", "timeout", 120.0)
+    assert sample(off, "scheduler_dra_bindingconditions_allocations_total", **labels) is None
+    assert "scheduler_dra_bindingconditions" not in off.exposition().decode()

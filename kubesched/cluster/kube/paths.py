@@ -27,6 +27,10 @@ RESOURCES = {
     "PriorityClass": Resource("PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1/priorityclasses"),
     "StorageClass": Resource("StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"),
     "CSINode": Resource("CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes"),
+    "CSIDriver": Resource("CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers"),
+    "CSIStorageCapacity": Resource(
+        "CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities"
+    ),
     "PersistentVolume": Resource("PersistentVolume", "v1", "/api/v1/persistentvolumes"),
     "PersistentVolumeClaim": Resource("PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"),
     "PodDisruptionBudget": Resource("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),

@@ -31,7 +31,7 @@ import asyncio
 import copy
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -868,17 +868,34 @@ class DynamicResources:
         except Exception:  # noqa: BLE001 - an event is a courtesy; the wait goes on
             pass
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.binding_timeout
+        started = loop.time()
+        deadline = started + self.binding_timeout
+        drivers = _binding_drivers(s.claims)
         while True:
             try:
                 if self._ready_for_binding(s):
+                    self._observe_binding(drivers, "success", loop.time() - started)
                     return None
             except (BindingFailed, RuntimeError) as exc:
+                self._observe_binding(
+                    drivers, "timeout" if isinstance(exc, _BindingTimeout) else "failure", loop.time() - started
+                )
                 return Status.as_error(str(exc))
             remaining = deadline - loop.time()
             if remaining <= 0:
+                self._observe_binding(drivers, "timeout", loop.time() - started)
                 return Status.as_error("device binding timeout")
             await asyncio.sleep(min(self.binding_poll, remaining))
+
+    def _observe_binding(self, drivers: Iterable[str], status: str, seconds: float) -> None:
+        """scheduler_dra_bindingconditions_{allocations_total,wait_duration_seconds}: one count
+        and one wait per driver of the devices with binding conditions, per attempt."""
+        record = getattr(getattr(self.handle, "observer", None), "dra_binding_conditions", None)
+        if record is None:
+            return
+        profile = getattr(self.handle, "profile_name", "default-scheduler")
+        for driver in drivers:
+            record(profile, driver, status, seconds)
 
     def _ready_for_binding(self, s: _State) -> bool:
         for index, claim in enumerate(s.claims):
@@ -889,7 +906,7 @@ class DynamicResources:
             s.claims[index] = current
             if not claim_ready_for_binding(current):
                 if claim_timed_out(current, self.binding_timeout):
-                    raise RuntimeError(f"claim {_meta(current).get('name', '')} binding timeout")
+                    raise _BindingTimeout(f"claim {_meta(current).get('name', '')} binding timeout")
                 return False
         return True
 
@@ -948,3 +965,18 @@ class DynamicResources:
         except ClaimProblem:
             return QueueingHint.SKIP
         return QueueingHint.QUEUE
+
+
+class _BindingTimeout(RuntimeError):
+    """A claim's devices were allocated longer than ``bindingTimeout`` ago, conditions unmet."""
+
+
+def _binding_drivers(claims: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The drivers of the allocated devices of ``claims`` that have binding conditions, each once."""
+    seen: dict[str, None] = {}
+    for claim in claims:
+        allocation = (claim.get("status") or {}).get("allocation") or {}
+        for result in (allocation.get("devices") or {}).get("results") or ():
+            if result.get("bindingConditions"):
+                seen.setdefault(str(result.get("driver") or ""), None)
+    return list(seen)

@@ -12,8 +12,9 @@ Follows upstream's ``defaultpreemption`` plugin and its ``preemption.Evaluator``
    found (``minCandidateNodesPercentage`` / ``minCandidateNodesAbsolute``), counting at least
    one that violates no PodDisruptionBudget.
 3. The best candidate is picked (see :func:`pick_one_node_for_preemption`), its victims are
-   deleted (or rejected, when waiting at Permit) with a ``Preempted`` event each, and
-   lower-priority pods nominated to that node lose their nomination.
+   deleted (or, when waiting at Permit, preempted in memory: their binding cycle fails with an
+   Error and they back off, as in 1.36) with a ``Preempted`` event each, and lower-priority
+   pods nominated to that node lose their nomination.
 4. The preemptor is nominated to the node; it is scheduled once the victims are gone.
 
 With async preemption (upstream's SchedulerAsyncPreemption, on by default since 1.33) step 3
@@ -194,7 +195,9 @@ class DefaultPreemption:
         if error and not candidates:
             return None, Status(Code.ERROR, error)
         if not candidates:
-            return None, Status(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), node_statuses))
+            # Preemption cannot help anywhere: an empty nomination clears the one the pod may
+            # hold from an earlier preemption (upstream's PostFilterResult with node "").
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), node_statuses))
 
         # Extenders with a preemptVerb may drop candidates or victims (upstream callExtenders).
         via_extenders = getattr(self.handle, "preempt_with_extenders", None)
@@ -518,9 +521,11 @@ class DefaultPreemption:
     async def _preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
         handle = self.handle
         cluster = handle.cluster
+        message = f"Preempted by pod {preemptor.uid} on node {c.name}"
         waiting = handle.get_waiting_pod(victim.uid)
-        if waiting is not None:
-            waiting.reject(self.name, "preempted")
+        if waiting is not None and waiting.preempt(self.name, "preempted"):
+            # Taken in memory: the victim was never bound; it backs off and is retried (1.36).
+            message += " (in kube-scheduler memory)."
         elif cluster is not None:
             condition = {
                 "type": DISRUPTION_TARGET,
@@ -544,7 +549,7 @@ class DefaultPreemption:
                 "Normal",
                 "Preempted",
                 "Preempting",
-                f"Preempted by pod {preemptor.uid} on node {c.name}",
+                message,
                 handle.profile_name,
             )
 

@@ -18,7 +18,8 @@
   ``spec.storageCapacity: true`` needs a CSIStorageCapacity of its class whose ``nodeTopology``
   selects the node and whose ``maximumVolumeSize`` (else ``capacity``) holds the request, else
   ``node(s) did not have enough free storage``. CSIDriver and CSIStorageCapacity objects are read
-  through the handle's listers under those kinds.
+  through the handle's listers under those kinds; a CSIStorageCapacity added or grown, or a
+  CSIDriver that stops asking for capacity tracking, requeues the pods it may help (1.37's hints).
 * Score (StorageCapacityScoring, beta and on in 1.37; without the gate VolumeBinding does not
   score): per StorageClass, requested over capacity through ``shape`` — the PVs chosen for
   static bindings (request and PV capacity summed), or, when there are none, the claims to
@@ -39,6 +40,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework import (
@@ -54,6 +56,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.columns import Array
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.plugins.helper import feature_enabled, volumes_fragment
@@ -79,6 +82,7 @@ from kubesched.plugins.volume.helpers import (
     namespace_of,
     not_found,
     pod_claim_names,
+    pod_obj,
     pv_capacity,
     pv_class,
     pvc_class,
@@ -480,9 +484,7 @@ class VolumeBinding:
         for capacity in self._listers.list("CSIStorageCapacity"):
             if capacity.get("storageClassName") != class_name:
                 continue
-            limit = capacity.get("maximumVolumeSize")
-            if limit is None:
-                limit = capacity.get("capacity")
+            limit = volume_limit(capacity)
             if limit is None or quantity_value(limit) < size:
                 continue
             if _node_has_access(capacity, node_labels):
@@ -499,6 +501,14 @@ class VolumeBinding:
         if s.has_static_bindings or self.storage_capacity_scoring:
             return None
         return Status(Code.SKIP)
+
+    def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
+        """Zero for every node when there is nothing to score (no scorer, or a pod without volumes
+        to bind: what :meth:`score` gives each node, without a call per node); else node by node."""
+        s: _State | None = state.get(STATE_KEY)
+        if self._scorer is None or (s is not None and not s.pod_volumes_by_node):
+            return np.zeros(len(nodes), dtype=np.int64)
+        return None
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         if self._scorer is None:
@@ -643,6 +653,15 @@ class VolumeBinding:
             ClusterEventWithHint(
                 ClusterEvent(EventResource.CSI_NODE, add_or_update), is_schedulable_after_csi_node_change
             ),
+            # Storage capacity tracking: a driver that stops asking for it, or capacity that
+            # appears or grows, may let a claim be provisioned.
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_DRIVER, ActionType.UPDATE), is_schedulable_after_csi_driver_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.CSI_STORAGE_CAPACITY, add_or_update),
+                is_schedulable_after_csi_storage_capacity_change,
+            ),
         ]
 
 
@@ -772,6 +791,13 @@ def quantity_value(value: Any) -> int:
         return 0
 
 
+def volume_limit(capacity: Mapping[str, Any]) -> Any:
+    """The largest volume a CSIStorageCapacity can hold: ``maximumVolumeSize`` when reported,
+    else ``capacity`` (``None`` when neither is)."""
+    limit = capacity.get("maximumVolumeSize")
+    return capacity.get("capacity") if limit is None else limit
+
+
 def _node_has_access(capacity: Mapping[str, Any], node_labels: Mapping[str, str]) -> bool:
     """A CSIStorageCapacity without ``nodeTopology`` is reachable from no node."""
     try:
@@ -822,4 +848,30 @@ def is_schedulable_after_csi_node_change(pod: Any, old: Any, new: Any) -> Queuei
         return QueueingHint.QUEUE
     if annotations_of(old).get(ANN_MIGRATED_PLUGINS) != annotations_of(new).get(ANN_MIGRATED_PLUGINS):
         return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def is_schedulable_after_csi_storage_capacity_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """Queue on a new CSIStorageCapacity, or when its volume limit (``maximumVolumeSize``, else
+    ``capacity``) appeared or grew; ``nodeTopology`` and ``storageClassName`` are immutable."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return QueueingHint.QUEUE
+    old_limit, new_limit = volume_limit(old), volume_limit(new)
+    if new_limit is not None and (old_limit is None or quantity_value(new_limit) > quantity_value(old_limit)):
+        return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def is_schedulable_after_csi_driver_change(pod: Any, old: Any, new: Any) -> QueueingHint:
+    """Queue when a driver an inline CSI volume of the pod uses stopped asking for storage
+    capacity tracking (``spec.storageCapacity`` went from true to unset or false)."""
+    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
+        return QueueingHint.QUEUE
+    name = name_of(new)
+    for volume in spec(pod_obj(pod)).get("volumes") or ():
+        csi = volume.get("csi") if isinstance(volume, Mapping) else None
+        if not isinstance(csi, Mapping) or csi.get("driver") != name:
+            continue
+        if spec(old).get("storageCapacity") is True and spec(new).get("storageCapacity") is not True:
+            return QueueingHint.QUEUE
     return QueueingHint.SKIP

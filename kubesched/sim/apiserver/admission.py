@@ -16,9 +16,14 @@ from typing import Any
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
-from kubesched.sim.apiserver.validation import dra
+from kubesched.sim.apiserver.validation import dra, storage
 from kubesched.sim.apiserver.validation import scheduling as workloads
-from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
+from kubesched.sim.apiserver.validation.core import (
+    comparison_operators_allowed,
+    validate_node_spec,
+    validate_pod_scheduling,
+    validate_tolerations,
+)
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
 from kubesched.sim.apiserver.validation.resources import (
     default_pod_requests,
@@ -175,10 +180,16 @@ def _comparable(a: Any, b: Any) -> bool:
         return False
 
 
+def _comparison_gate(gates: FeatureGates | None) -> bool:
+    """TaintTolerationComparisonOperators as the API server runs (1.37's default: off)."""
+    return (gates if gates is not None else FeatureGates()).enabled("TaintTolerationComparisonOperators")
+
+
 def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None) -> Obj:
-    """Default, admit and validate a pod being created; raises :class:`APIError`. With ``gates``
-    (the API server's), fields of gates that are off are dropped first, as upstream drops them
-    (``spec.schedulingGroup`` without GenericWorkload); without, nothing is dropped."""
+    """Default, admit and validate a pod being created (under ``gates``, 1.37's defaults when
+    None); raises :class:`APIError`. With ``gates`` given, fields of gates that are off are
+    dropped first, as upstream drops them (``spec.schedulingGroup`` without GenericWorkload);
+    without, none is (the simulated controllers set only what their gates allow)."""
     meta = pod["metadata"]
     name = meta.get("name") or meta.get("generateName") or ""
     spec = pod.get("spec")
@@ -191,7 +202,7 @@ def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj], gates: FeatureGate
     causes += workloads.validate_pod_scheduling_group(spec)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
-    causes += validate_pod_scheduling(spec)
+    causes += validate_pod_scheduling(spec, comparison_operators=_comparison_gate(gates))
     causes += validate_pod_resources(spec)
     if causes:
         raise invalid("Pod", "", name, causes)
@@ -273,8 +284,8 @@ WORKLOAD_DEFAULTS: dict[str, Obj] = {
 def admit_new(
     kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None
 ) -> Obj:
-    """Defaulting and validation on create, by kind; ``gates`` are the API server's (1.37's
-    defaults when not given, except that a pod's gated fields are then kept)."""
+    """Defaulting and validation on create, by kind, under the API server's feature ``gates``
+    (1.37's defaults when not given, except that a pod's gated fields are then kept)."""
     meta = obj["metadata"]
     for k in _IGNORED_META_ON_WRITE:
         meta.pop(k, None)
@@ -361,6 +372,8 @@ def admit_new(
             causes += validate_node_spec(obj.get("spec"))
         elif group == "resource.k8s.io":
             causes += _admit_dra(kind, obj)
+        elif group == "storage.k8s.io":
+            causes += _admit_storage(kind, obj)
         if causes:
             raise invalid(kind, group, name, causes)
         if kind == "Node" and not isinstance(obj.get("spec"), dict):
@@ -427,6 +440,17 @@ def _admit_workload_kind(kind: str, obj: Obj, old: Obj | None, gates: FeatureGat
         raise invalid(kind, "scheduling.k8s.io", name, causes)
 
 
+def _admit_storage(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
+    """storage.k8s.io/v1 defaulting and validation of the CSI kinds the scheduler reads
+    (:mod:`.validation.storage`), on create and on an update."""
+    if kind == "CSIDriver":
+        storage.default_csi_driver(obj)
+        return storage.validate_csi_driver(obj, old)
+    if kind == "CSIStorageCapacity":
+        return storage.validate_csi_storage_capacity(obj, old)
+    return []
+
+
 def prepare_update(kind: str, old: Obj, new: Obj, subresource: str) -> Obj:
     """Keep the half of the object the endpoint does not own: the main resource ignores
     ``status`` changes and the status subresource ignores everything but ``status``; a pod's
@@ -477,7 +501,8 @@ def validate_update(
         return
     causes = validate_object_meta_update(new.get("metadata") or {})
     if kind == "Pod":
-        causes += validate_tolerations((new.get("spec") or {}).get("tolerations"))
+        allowed = comparison_operators_allowed(_comparison_gate(gates), old.get("spec"))
+        causes += validate_tolerations((new.get("spec") or {}).get("tolerations"), comparison_operators=allowed)
     elif kind == "Node":
         causes += validate_node_spec(new.get("spec"))
     elif group == "resource.k8s.io":
@@ -490,6 +515,8 @@ def validate_update(
             causes += _admit_dra(kind, new, old)
             if kind == "ResourceSlice":
                 causes += _immutable_slice_fields(old, new)
+    elif group == "storage.k8s.io":
+        causes += _admit_storage(kind, new, old)
     if causes:
         raise invalid(kind, group, name, causes)
     if kind == "Pod":

@@ -110,6 +110,8 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
     Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
+    Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
+    Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
     Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
     Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
     Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),

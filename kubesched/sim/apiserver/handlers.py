@@ -124,10 +124,10 @@ class ResourceHandlers:
     """The verbs on the resources of ``store``; each takes the aiohttp request and the parsed
     :class:`ResourceRequest` and answers, or raises :class:`APIError`."""
 
-    def __init__(self, store: Store, gates: FeatureGates | None = None) -> None:
+    def __init__(self, store: Store, feature_gates: FeatureGates | None = None) -> None:
         self.store = store
-        #: the API server's feature gates (``sim serve --feature-gates``)
-        self.gates = gates if gates is not None else FeatureGates()
+        #: The gates validation follows (TaintTolerationComparisonOperators); 1.37's defaults.
+        self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
 
     # --- reading ------------------------------------------------------------------------------
     def priority_classes(self) -> dict[str, Obj]:
@@ -213,7 +213,7 @@ class ResourceHandlers:
             core = event_from_v1(obj)
             core["metadata"] = obj["metadata"]
             return admit_new("Event", "", core, {})
-        return admit_new(res.kind, res.group, obj, self.priority_classes(), self.gates)
+        return admit_new(res.kind, res.group, obj, self.priority_classes(), self.feature_gates)
 
     def store_create(self, req: ResourceRequest, obj: Obj, dry_run: bool) -> Obj:
         """``obj`` created (or, with ``dry_run``, only checked that it could be); 409 when it exists."""
@@ -238,7 +238,7 @@ class ResourceHandlers:
         ``new`` names another resourceVersion than the stored one."""
         kind = req.res.stored_as
         new = prepare_update(kind, old, new, req.sub or "")
-        validate_update(kind, req.res.group, old, new, req.sub or "", self.gates)
+        validate_update(kind, req.res.group, old, new, req.sub or "", self.feature_gates)
         name = old["metadata"]["name"]
         want = (new.get("metadata") or {}).get("resourceVersion")
         if want and want != old["metadata"].get("resourceVersion"):

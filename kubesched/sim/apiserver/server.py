@@ -254,7 +254,7 @@ class APIServer:
         try:
             self.store.get(kind, None, obj["metadata"]["name"])
         except NotFound:
-            self.store.create(kind, admit_new(kind, "", obj, self.handlers.priority_classes()))
+            self.store.create(kind, admit_new(kind, "", obj, self.handlers.priority_classes(), self.feature_gates))
 
     def drop_watches(self) -> None:
         """End every open watch stream (clients see the response end and must re-watch)."""

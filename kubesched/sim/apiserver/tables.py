@@ -343,6 +343,44 @@ RESOURCE_SLICE_COLUMNS: list[Column] = [
     ("Age", "string", 0, _age),
 ]
 
+
+def _csi_driver_flag(key: str, default: bool) -> Callable[[Obj], bool]:
+    def get(driver: Obj) -> bool:
+        value = (driver.get("spec") or {}).get(key)
+        return default if value is None else bool(value)
+
+    return get
+
+
+def _token_requests(driver: Obj) -> str:
+    requests = (driver.get("spec") or {}).get("tokenRequests")
+    if requests is None:
+        return "<unset>"
+    return ",".join(str((r or {}).get("audience") or "") for r in requests)
+
+
+def _lifecycle_modes(driver: Obj) -> str:
+    return ",".join((driver.get("spec") or {}).get("volumeLifecycleModes") or ()) or NONE
+
+
+CSI_DRIVER_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("AttachRequired", "boolean", 0, _csi_driver_flag("attachRequired", True)),
+    ("PodInfoOnMount", "boolean", 0, _csi_driver_flag("podInfoOnMount", False)),
+    ("StorageCapacity", "boolean", 0, _csi_driver_flag("storageCapacity", False)),
+    ("TokenRequests", "string", 0, _token_requests),
+    ("RequiresRepublish", "boolean", 0, _csi_driver_flag("requiresRepublish", False)),
+    ("Modes", "string", 0, _lifecycle_modes),
+    ("Age", "string", 0, _age),
+]
+
+#: As kube-apiserver prints them: no Age column.
+CSI_STORAGE_CAPACITY_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _name),
+    ("StorageClassName", "string", 0, lambda c: c.get("storageClassName") or ""),
+    ("Capacity", "string", 0, lambda c: "<unset>" if c.get("capacity") is None else str(c["capacity"])),
+]
+
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _name), ("Created At", "date", 0, _age)]
 
 COLUMNS_BY_KIND: dict[str, list[Column]] = {
@@ -364,6 +402,8 @@ COLUMNS_BY_KIND: dict[str, list[Column]] = {
     "ResourceClaim": RESOURCE_CLAIM_COLUMNS,
     "ResourceClaimTemplate": NAME_AGE_COLUMNS,
     "ResourceSlice": RESOURCE_SLICE_COLUMNS,
+    "CSIDriver": CSI_DRIVER_COLUMNS,
+    "CSIStorageCapacity": CSI_STORAGE_CAPACITY_COLUMNS,
 }
 
 

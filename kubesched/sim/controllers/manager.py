@@ -5,11 +5,13 @@ it (a pod queues its controller, a ReplicaSet its Deployment, a node every Daemo
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.controllers.common import Names, Obj
 from kubesched.sim.controllers.daemonset import reconcile_daemonset
 from kubesched.sim.controllers.deployment import reconcile_deployment
@@ -18,6 +20,8 @@ from kubesched.sim.controllers.job import reconcile_job
 from kubesched.sim.controllers.replicaset import reconcile_replicaset
 from kubesched.sim.controllers.resourceclaim import pod_needs_claims, reconcile_claim, reconcile_pod_claims
 from kubesched.sim.controllers.statefulset import reconcile_statefulset
+from kubesched.sim.controllers.workloads import KINDS as SCHEDULING_KINDS
+from kubesched.sim.controllers.workloads import POD_GROUP, collect_garbage, dependents, pod_group_of, protect
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +35,18 @@ _MAX_ROUNDS = 100_000
 
 
 class ControllerManager:
-    def __init__(self, store: Store) -> None:
+    """The simulated kube-controller-manager. ``feature_gates`` are the simulator's: with
+    GenericWorkload on, PodGroups are protected and Workloads and PodGroups garbage-collected
+    with their owners; with WorkloadWithJob too, Jobs get their Workload and PodGroup; with
+    GenericWorkload off, nothing of workload-aware scheduling happens."""
+
+    def __init__(self, store: Store, feature_gates: FeatureGates | None = None) -> None:
         self.store = store
+        self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
+        self.workloads = self.feature_gates.enabled("GenericWorkload")
+        #: The Job controller's integration has a gate of its own (WorkloadWithJob, alpha in
+        #: 1.37), on top of GenericWorkload's API.
+        self.jobs_get_workloads = self.workloads and self.feature_gates.enabled("WorkloadWithJob")
         self.names = Names(store)
         self._queue: dict[tuple[str, str, str], None] = {}
         self._wake = asyncio.Event() if _has_loop() else None
@@ -42,7 +56,7 @@ class ControllerManager:
             "Deployment": lambda o: reconcile_deployment(store, o),
             "ReplicaSet": lambda o: reconcile_replicaset(store, o, self.names),
             "ReplicationController": lambda o: reconcile_replicaset(store, o, self.names, "ReplicationController"),
-            "Job": lambda o: reconcile_job(store, o, self.names),
+            "Job": lambda o: reconcile_job(store, o, self.names, self.jobs_get_workloads),
             "StatefulSet": lambda o: reconcile_statefulset(store, o),
             "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names),
             "PodDisruptionBudget": lambda o: reconcile_budget(store, o),
@@ -51,12 +65,17 @@ class ControllerManager:
             "Pod": lambda o: reconcile_pod_claims(store, o),
             "ResourceClaim": lambda o: reconcile_claim(store, o),
         }
+        if self.workloads:
+            # The garbage collector's part for the scheduling kinds: gone when their owners are.
+            for kind in SCHEDULING_KINDS:
+                self._reconcilers[kind] = functools.partial(self._collect, kind)
 
     # --- following the store -----------------------------------------------------------------
     def follow(self) -> None:
         """Queue every workload the store holds now, and whatever changes from now on."""
         self._unsubscribe = self.store.subscribe(self._on_write)
-        for kind in (*WORKLOAD_KINDS, "PodDisruptionBudget"):
+        kinds = (*WORKLOAD_KINDS, "PodDisruptionBudget", *(SCHEDULING_KINDS if self.workloads else ()))
+        for kind in kinds:
             items, _ = self.store.list(kind)
             for obj in items:
                 self._enqueue(kind, obj)
@@ -73,6 +92,23 @@ class ControllerManager:
     def _on_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
         if kind in WORKLOAD_KINDS or kind == "PodDisruptionBudget":
             self._enqueue(kind, obj)
+        if self.workloads:
+            if etype == "DELETED":
+                for dep_kind, dep in dependents(self.store, obj):
+                    self._enqueue(dep_kind, dep)
+            elif kind in SCHEDULING_KINDS:
+                self._enqueue(kind, obj)  # an owner may be gone already
+            if kind in SCHEDULING_KINDS:
+                # A Job finds its objects again when they change or go.
+                self._enqueue_controller(obj)
+            if kind == "Pod" and (group := pod_group_of(obj)) is not None:
+                # Protection: a pod that finished or went may have been its group's last user.
+                finished = (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+                if etype == "DELETED" or finished:
+                    ns = (obj.get("metadata") or {}).get("namespace") or ""
+                    self._queue[(POD_GROUP, ns, group)] = None
+                    if self._wake is not None:
+                        self._wake.set()
         if kind == "Pod":
             self._on_pod_write(etype, obj)
             # Budgets count the pods they select: any pod change in a namespace with budgets.
@@ -80,12 +116,7 @@ class ControllerManager:
             for pdb in items:
                 self._enqueue("PodDisruptionBudget", pdb)
         if kind in ("Pod", "ReplicaSet"):
-            for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-                if ref.get("controller") and ref.get("kind") in WORKLOAD_KINDS:
-                    ns = (obj.get("metadata") or {}).get("namespace") or ""
-                    self._queue[(ref["kind"], ns, ref.get("name", ""))] = None
-                    if self._wake is not None:
-                        self._wake.set()
+            self._enqueue_controller(obj)
         elif kind == "ResourceClaimTemplate" and etype != "DELETED":
             for pod in self.store.list("Pod", (obj.get("metadata") or {}).get("namespace"))[0]:
                 if pod_needs_claims(pod):
@@ -94,6 +125,23 @@ class ControllerManager:
             items, _ = self.store.list("DaemonSet")
             for ds in items:
                 self._enqueue("DaemonSet", ds)
+
+    def _enqueue_controller(self, obj: Obj) -> None:
+        for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+            if ref.get("controller") and ref.get("kind") in WORKLOAD_KINDS:
+                ns = (obj.get("metadata") or {}).get("namespace") or ""
+                self._queue[(ref["kind"], ns, ref.get("name", ""))] = None
+                if self._wake is not None:
+                    self._wake.set()
+
+    def _collect(self, kind: str, obj: Obj) -> None:
+        collect_garbage(self.store, kind, obj)
+        if kind == POD_GROUP:
+            try:
+                current = self.store.get(kind, obj["metadata"].get("namespace"), obj["metadata"]["name"])
+            except NotFound:
+                return
+            protect(self.store, current)
 
     def _on_pod_write(self, etype: str, pod: Obj) -> None:
         """A pod's template claims to make, or the claims it used to release."""

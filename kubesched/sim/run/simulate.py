@@ -147,7 +147,7 @@ async def simulate(
                 pending_keys.append(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
 
     store.subscribe(made_by_controller)
-    controllers = ControllerManager(store)
+    controllers = ControllerManager(store, settings.feature_gates)
     controllers.follow()
 
     def add_pending(pods: list[dict[str, Any]]) -> None:

@@ -1,8 +1,8 @@
 """Scenarios: multi-document YAML of plain Kubernetes manifests.
 
 Supported kinds are Node, Pod, PriorityClass, Namespace, the storage and disruption objects
-plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode,
-PodDisruptionBudget), the workloads, the ``resource.k8s.io/v1`` kinds (DeviceClass,
+plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
+CSIStorageCapacity, PodDisruptionBudget), the workloads, the ``resource.k8s.io/v1`` kinds (DeviceClass,
 ResourceSlice, ResourceClaim, ResourceClaimTemplate and, since 1.37, DeviceTaintRule), the
 ``scheduling.k8s.io`` kinds of workload-aware scheduling (Workload and PodGroup in v1beta1 or
 v1alpha3, CompositePodGroup in v1alpha3; 1.37), and ``kind: List`` of them. Pods with ``spec.nodeName`` are running there before scheduling starts;
@@ -46,6 +46,8 @@ SUPPORTED_KINDS = (
     "PersistentVolumeClaim",
     "StorageClass",
     "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
     "PodDisruptionBudget",
     "Service",
     "ReplicationController",
@@ -109,8 +111,8 @@ class Scenario:
     priority_classes: list[dict[str, Any]] = field(default_factory=list)
     running_pods: list[dict[str, Any]] = field(default_factory=list)
     pending_pods: list[dict[str, Any]] = field(default_factory=list)
-    #: StorageClasses, CSINodes, PersistentVolumes, PersistentVolumeClaims and
-    #: PodDisruptionBudgets, ordered by :data:`OTHER_KINDS` (then document order).
+    #: StorageClasses, CSINodes, CSIDrivers, CSIStorageCapacities, PersistentVolumes,
+    #: PersistentVolumeClaims, PodDisruptionBudgets and the rest, ordered by :data:`OTHER_KINDS` (then document order).
     others: list[dict[str, Any]] = field(default_factory=list)
     source: str = ""
     #: What is legal but probably not meant (an empty scenario, no nodes, a node without

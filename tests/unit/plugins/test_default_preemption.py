@@ -287,7 +287,7 @@ POST_FILTER_CASES = [
         [node("node1", ONE_POD)],
         {"node1": U},
         [],
-        None,
+        "",
         Status(U, "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."),
         id="pod with tied priority is still unschedulable",
     ),
@@ -297,7 +297,7 @@ POST_FILTER_CASES = [
         [node("node1", ONE_POD)],
         {"node1": UU},
         [],
-        None,
+        "",
         Status(U, "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."),
         id="preemption should respect filteredNodesStatuses",
     ),
@@ -307,7 +307,7 @@ POST_FILTER_CASES = [
         [node("node1", ONE_POD)],
         {},
         [],
-        None,
+        "",
         Status(U, "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."),
         id="absent status means UnschedulableAndUnresolvable",
     ),
@@ -344,7 +344,7 @@ POST_FILTER_CASES = [
         [node("node1", NODE_RES), node("node2", NODE_RES)],
         {"node1": U, "node2": U},
         [],
-        None,
+        "",
         Status(U, "preemption: 0/2 nodes are available: 2 Insufficient cpu."),
         id="no candidate nodes found, no enough resource after removing low priority pods",
     ),
@@ -354,7 +354,7 @@ POST_FILTER_CASES = [
         [node("node1", ONE_POD), node("node2", NODE_RES), node("node3", ONE_POD)],
         {"node1": U, "node2": U, "node3": U},
         [],
-        None,
+        "",
         Status(
             U,
             "preemption: 0/3 nodes are available: 1 Insufficient cpu, 2 No preemption victims found for incoming pod.",
@@ -367,7 +367,7 @@ POST_FILTER_CASES = [
         [node(f"node{i}", NODE_RES) for i in range(1, 5)],
         {"node1": U, "node2": U, "node4": UU},
         [],
-        None,
+        "",
         Status(
             U, "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for scheduling."
         ),
@@ -389,8 +389,10 @@ async def test_post_filter(
     env = build(nodes, pods, preemptor=preemptor, pre_filter_only=[ErroringExtensions], objects=pdbs)
     got_node, got_status = await run_post_filter(env, preemptor, statuses)
     assert got_status == want_status
+    # "": no candidate anywhere, and the pod's nomination is to be cleared (1.37's
+    # PostFilterResult with an empty nominated node); None: leave it as it is.
     assert got_node == want_node
-    if want_node is None:
+    if not want_node:
         assert env.pod_names() == {preemptor["metadata"]["name"]} | {p["metadata"]["name"] for p in pods}
 
 
@@ -996,7 +998,11 @@ async def test_preempt_basic_deletes_victims_and_records_events(async_preemption
 
 
 @pytest.mark.parametrize("async_preemption", [True, False])
-async def test_preempt_rejects_a_victim_waiting_at_permit_instead_of_deleting_it(async_preemption: bool) -> None:
+async def test_preempt_takes_a_victim_waiting_at_permit_in_memory_instead_of_deleting_it(
+    async_preemption: bool,
+) -> None:
+    # 1.36: the waiting victim is preempted (an Error, so it backs off), not rejected, and not
+    # deleted; the event says it happened in the scheduler's memory.
     preemptor = pod("p", HIGH, req=VERY_LARGE)
     victim = pod("v", LOW, "node1", VERY_LARGE)
     env = build([node("node1", VERY_LARGE)], [victim], preemptor=preemptor, async_preemption=async_preemption)
@@ -1005,8 +1011,46 @@ async def test_preempt_rejects_a_victim_waiting_at_permit_instead_of_deleting_it
     got_node, status = await run_post_filter(env, preemptor)
     assert (got_node, status) == ("node1", Status(Code.SUCCESS))
     verdict = await asyncio.wait_for(waiting.wait(), 1)
-    assert (verdict.code, verdict.reasons, verdict.plugin) == (Code.UNSCHEDULABLE, ["preempted"], "DefaultPreemption")
+    assert (verdict.code, verdict.reasons, verdict.plugin) == (Code.ERROR, ["preempted"], "DefaultPreemption")
+    assert waiting.pending_plugins() == []
     assert "v" in env.pod_names()
+    items, _ = env.store.list("Event")
+    assert [e["message"] for e in items if e["reason"] == "Preempted"] == [
+        "Preempted by pod p on node node1 (in kube-scheduler memory)."
+    ]
+
+
+@pytest.mark.parametrize("async_preemption", [True, False])
+async def test_preempt_deletes_a_victim_whose_permit_wait_already_ended(async_preemption: bool) -> None:
+    # Preempt reports False when the waiting pod was allowed meanwhile: it is deleted as any
+    # other victim.
+    preemptor = pod("p", HIGH, req=VERY_LARGE)
+    victim = pod("v", LOW, "node1", VERY_LARGE)
+    env = build([node("node1", VERY_LARGE)], [victim], preemptor=preemptor, async_preemption=async_preemption)
+    waiting = WaitingPod(PodInfo(victim), {"Coscheduling": 60.0}, asyncio.get_running_loop())
+    waiting.allow("Coscheduling")
+    env.fw.waiting_pods.add(waiting)
+    got_node, _ = await run_post_filter(env, preemptor)
+    assert got_node == "node1"
+    assert (await waiting.wait()).code is Code.SUCCESS
+    assert "v" not in env.pod_names()
+    items, _ = env.store.list("Event")
+    assert [e["message"] for e in items if e["reason"] == "Preempted"] == ["Preempted by pod p on node node1"]
+
+
+async def test_waiting_pod_preempt_is_an_error_and_only_once() -> None:
+    loop = asyncio.get_running_loop()
+    wp = WaitingPod(PodInfo(pod("v", LOW)), {"A": 60.0, "B": 60.0}, loop)
+    assert wp.preempt("DefaultPreemption", "preempted") is True
+    assert wp.pending_plugins() == []
+    assert wp.preempt("DefaultPreemption", "again") is False
+    wp.reject("A", "too late")
+    verdict = await wp.wait()
+    assert (verdict.code, verdict.message(), verdict.plugin) == (Code.ERROR, "preempted", "DefaultPreemption")
+    rejected = WaitingPod(PodInfo(pod("w", LOW)), {"A": 60.0}, loop)
+    rejected.reject("A", "no")
+    assert rejected.preempt("DefaultPreemption", "preempted") is False
+    assert (await rejected.wait()).code is Code.UNSCHEDULABLE
 
 
 @pytest.mark.parametrize("async_preemption", [True, False])

@@ -32,6 +32,7 @@ from kubesched.plugins.dynamicresources.extended_resources import (
     requests_and_mappings,
 )
 from kubesched.plugins.noderesources.fit import NodeResourcesFit
+from kubesched.server.metrics import PrometheusObserver
 from kubesched.testing.harness import as_node_infos, as_pod_info
 
 Obj = dict[str, Any]
@@ -205,7 +206,9 @@ class Run:
             cluster=self.cluster,
             feature_gates=gates or FeatureGates(),
             profile_name="default-scheduler",
+            observer=PrometheusObserver(),
         )
+        self.observer: PrometheusObserver = handle.observer
         self.plugin = DynamicResources(args, handle)
         self.plugin.binding_poll = 0.05
         self.nodes = as_node_infos(nodes or [node()])
@@ -591,6 +594,18 @@ def test_node_resources_fit_delegates_to_dra(classes: list[Obj], node_gpus: str 
 # --- binding conditions -----------------------------------------------------------------------
 
 
+def binding_metrics(r: Run, status: str) -> tuple[float | None, float | None, float | None]:
+    """scheduler_dra_bindingconditions_allocations_total and the wait histogram's count and sum
+    for the test driver and ``status``, as the scheduler would serve them."""
+    labels = {"profile": "default-scheduler", "driver": DRIVER, "status": status}
+    get = r.observer.registry.get_sample_value
+    return (
+        get("scheduler_dra_bindingconditions_allocations_total", labels),
+        get("scheduler_dra_bindingconditions_wait_duration_seconds_count", labels),
+        get("scheduler_dra_bindingconditions_wait_duration_seconds_sum", labels),
+    )
+
+
 def test_bound_claim_with_succeeded_binding_conditions() -> None:
     r = Run(pod(claims=[CLAIM]), [BOUND]).go()
     assert r.status("preBind") is None
@@ -654,6 +669,9 @@ def test_prebind_fail_with_binding_timeout() -> None:
     r.go()
     assert r.status("preBind") == ("ERROR", f"claim {CLAIM} binding timeout")
     assert time.monotonic() - start < 10
+    count, waits, _ = binding_metrics(r, "timeout")
+    assert (count, waits) == (1, 1)
+    assert binding_metrics(r, "success")[0] is None
     assert r.claims()[CLAIM]["status"]["reservedFor"] == RESERVED  # written before the wait
 
 
@@ -693,6 +711,10 @@ def test_prebind_waits_for_binding_conditions_and_records_why() -> None:
         return status
 
     assert asyncio.run(scenario()) is None
+    count, waits, waited = binding_metrics(r, "success")
+    assert (count, waits) == (1, 1)
+    assert waited is not None and 0.2 <= waited < 5
+    assert binding_metrics(r, "failure")[0] is None
     (event,) = r.cluster.events_for(r.pod.pod)
     assert (event["reason"], event["message"]) == (
         "BindingConditionsPending",
@@ -712,6 +734,8 @@ async def test_prebind_gives_up_after_the_binding_timeout() -> None:
     status = await r.plugin.pre_bind(r.state, r.pod, "worker")
     assert (status.code.name, status.reasons) == ("ERROR", ["device binding timeout"])
     assert loop.time() - start == pytest.approx(30.0)
+    count, waits, waited = binding_metrics(r, "timeout")
+    assert (count, waits, waited) == (1, 1, pytest.approx(30.0))
 
 
 def test_prebind_fails_at_once_on_a_failure_condition() -> None:
@@ -724,6 +748,7 @@ def test_prebind_fails_at_once_on_a_failure_condition() -> None:
         "ERROR",
         [f'claim {CLAIM} binding failed: reason=NoFabric, message="no \\"fabric\\" here"'],
     )
+    assert binding_metrics(r, "failure")[:2] == (1, 1)
 
 
 def test_binding_conditions_are_ignored_with_the_gate_off() -> None:

@@ -659,3 +659,27 @@ def test_storage_capacity_scoring_without_tracking_scores_zero() -> None:
     objects = [storage_class("dyn", provisioner=DRIVER), pvc("pvc-a", "dyn", request="5Gi")]
     pre, _, got = run_case(pod_with("pvc-a"), DYN_NODES, objects)
     assert pre is None and set(got.values()) == {0}
+
+
+@pytest.mark.parametrize("with_volume", [False, True], ids=["no volumes: zeros at once", "volumes: node by node"])
+def test_score_nodes_is_score_on_every_node(with_volume: bool) -> None:
+    """The batch form gives each node what ``score`` gives it (zeros for a pod without volumes,
+    without a call per node), or declines (a pod with volumes is scored node by node)."""
+
+    async def go() -> None:
+        nodes = [make_node("node-a").label(HOST, "node-a"), make_node("node-b").label(HOST, "node-b")]
+        objects = [storage_class("wait", "WaitForFirstConsumer"), avail("pv-a", "wait", "10Gi", host="node-a")]
+        pod = make_pod("p")
+        if with_volume:
+            objects.append(pvc("claim", storage_class="wait", request="5Gi"))
+            pod = pod.set("spec.volumes", claim_volumes("claim"))
+        fw, pi, state, infos, _, _ = await _cycle(pod, nodes, objects)
+        plugin = fw.plugins["VolumeBinding"]
+        batch = plugin.score_nodes(state, pi, infos)
+        per_node = [plugin.score(state, pi, ni) for ni in infos]
+        if with_volume:
+            assert batch is None and per_node[0] > 0
+        else:
+            assert batch is not None and list(batch) == per_node == [0, 0]
+
+    asyncio.run(go())

@@ -15,6 +15,11 @@ from kubesched.sim.apiserver.validation.core import validate_node_spec, validate
 from kubesched.sim.apiserver.validation.dra import validate_device_taint_rule
 from kubesched.sim.apiserver.validation.meta import validate_labels
 from kubesched.sim.apiserver.validation.resources import validate_pod_resources
+from kubesched.sim.apiserver.validation.storage import (
+    default_csi_driver,
+    validate_csi_driver,
+    validate_csi_storage_capacity,
+)
 
 #: Scenarios are read before any gate is known: the scheduling.k8s.io kinds are checked with
 #: every field their gates allow (whether the scheduler acts on them is its gates' business).
@@ -35,7 +40,8 @@ _ALL_WORKLOAD_GATES = FeatureGates(
 def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
     """What the API server would refuse in the fields the scheduler reads — a pod's nodeSelector,
     affinity, tolerations, topology spread constraints, priority fields and pod-level resources,
-    a node's taints, a DeviceTaintRule's selector and taint, a Workload's, PodGroup's or
+    a node's taints, a DeviceTaintRule's selector and taint, a CSIDriver's spec (defaulted
+    first), a CSIStorageCapacity's topology, class and quantities, a Workload's, PodGroup's or
     CompositePodGroup's spec, a pod's scheduling group, and labels — as ``field: message``
     lines; empty if it would accept them. Object names and types
     are left to the caller: scenarios keep the names upstream's scheduler tests use (``nodeA``,
@@ -50,6 +56,11 @@ def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
         causes += validate_node_spec(spec)
     elif kind == "DeviceTaintRule":
         causes += validate_device_taint_rule(obj)
+    elif kind == "CSIDriver":
+        default_csi_driver(obj)
+        causes += validate_csi_driver(obj)
+    elif kind == "CSIStorageCapacity":
+        causes += validate_csi_storage_capacity(obj)
     elif kind == "Workload":
         causes += workloads.validate_workload(obj, _ALL_WORKLOAD_GATES)
     elif kind == "PodGroup":

@@ -26,6 +26,11 @@ Obj = dict[str, Any]
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")
+#: The operators with TaintTolerationComparisonOperators on (or kept by an update, see
+#: :func:`comparison_operators_allowed`): the values compare as integers.
+COMPARISON_OPERATORS = ("Lt", "Gt")
+#: apimachinery's content.IsDecimalInteger message.
+_DECIMAL_INTEGER = "must be a valid decimal integer in canonical form"
 WHEN_UNSATISFIABLE = ("DoNotSchedule", "ScheduleAnyway")
 INCLUSION_POLICIES = ("Honor", "Ignore")
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
@@ -198,8 +203,37 @@ def _go_toleration(t: Obj) -> str:
     )
 
 
-def validate_tolerations(tolerations: Any, path: str = "spec.tolerations") -> list[Cause]:
-    """ValidateTolerations: key, operator and value together, effect, tolerationSeconds only for NoExecute."""
+def decimal_integer_errors(value: str) -> list[str]:
+    """apimachinery's content.IsDecimalInteger: an integer as a person writes it ("0", "12",
+    "-3"), no sign "+", no leading zero, no "-0"."""
+    if not value:
+        return ["must be non-empty"]
+    digits = value[1:] if value[0] == "-" else value
+    if value == "0":
+        return []
+    if not digits or digits[0] not in "123456789" or not all(c in "0123456789" for c in digits):
+        return [_DECIMAL_INTEGER]
+    return []
+
+
+def uses_comparison_operators(spec: Any) -> bool:
+    """Whether a pod spec has a toleration with ``Lt`` or ``Gt``."""
+    tolerations = spec.get("tolerations") if isinstance(spec, dict) else None
+    return any(t.get("operator") in COMPARISON_OPERATORS for _, t in _dicts(tolerations))
+
+
+def comparison_operators_allowed(gate: bool, old_spec: Any = None) -> bool:
+    """Upstream's allowTaintTolerationComparisonOperators: with the gate on, or on an update of
+    a pod that uses them already (so that it stays updatable once the gate is off)."""
+    return gate or uses_comparison_operators(old_spec)
+
+
+def validate_tolerations(
+    tolerations: Any, path: str = "spec.tolerations", comparison_operators: bool = False
+) -> list[Cause]:
+    """ValidateTolerations: key, operator and value together, effect, tolerationSeconds only for
+    NoExecute. ``Lt`` and ``Gt`` only with ``comparison_operators`` (the
+    TaintTolerationComparisonOperators gate), and then with an integer value."""
     causes: list[Cause] = []
     for i, t in _dicts(tolerations):
         where = f"{path}[{i}]"
@@ -231,8 +265,14 @@ def validate_tolerations(tolerations: Any, path: str = "spec.tolerations") -> li
                         f"Invalid value: {_go_toleration(t)}: value must be empty when `operator` is 'Exists'",
                     )
                 )
+        elif op in COMPARISON_OPERATORS and comparison_operators:
+            errs = decimal_integer_errors(value)
+            if not errs and not -(2**63) <= int(value) < 2**63:
+                errs = ["must be a 64-bit integer"]
+            causes += [invalid_cause(f"{where}.value", value, m) for m in errs]
         else:
-            causes.append(not_supported_cause(f"{where}.operator", op, TOLERATION_OPERATORS))
+            allowed = TOLERATION_OPERATORS + COMPARISON_OPERATORS if comparison_operators else TOLERATION_OPERATORS
+            causes.append(not_supported_cause(f"{where}.operator", op, allowed))
         causes += _validate_taint_effect(effect, True, f"{where}.effect")
     return causes
 
@@ -315,12 +355,13 @@ def validate_topology_spread_constraints(constraints: Any, path: str = "spec.top
 # --- pods and nodes -----------------------------------------------------------------------------
 
 
-def validate_pod_scheduling(spec: Obj, names: bool = True) -> list[Cause]:
+def validate_pod_scheduling(spec: Obj, names: bool = True, comparison_operators: bool = False) -> list[Cause]:
     """The pod spec fields the scheduler reads, validated as on create; ``names=False`` leaves out
-    the formats of the object names they mention (``nodeName``, affinity terms' namespaces)."""
+    the formats of the object names they mention (``nodeName``, affinity terms' namespaces);
+    ``comparison_operators``: TaintTolerationComparisonOperators is on (``Lt``/``Gt``)."""
     causes = validate_labels(spec.get("nodeSelector"), "spec.nodeSelector")
     causes += validate_affinity(spec.get("affinity"), names=names)
-    causes += validate_tolerations(spec.get("tolerations"))
+    causes += validate_tolerations(spec.get("tolerations"), comparison_operators=comparison_operators)
     causes += validate_topology_spread_constraints(spec.get("topologySpreadConstraints"))
     pc = spec.get("priorityClassName")
     if pc:

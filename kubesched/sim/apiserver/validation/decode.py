@@ -52,6 +52,8 @@ _QUANTITY_FIELDS = frozenset(
         ("io.k8s.api.core.v1.NodeAllocatableOverheadResources", "perPod"),
         ("io.k8s.api.core.v1.EmptyDirVolumeSource", "sizeLimit"),
         ("io.k8s.api.core.v1.ResourceFieldSelector", "divisor"),
+        ("io.k8s.api.storage.v1.CSIStorageCapacity", "capacity"),
+        ("io.k8s.api.storage.v1.CSIStorageCapacity", "maximumVolumeSize"),
         *(
             ("io.k8s.api.resource.v1." + definition, field)
             for definition, field in (
@@ -81,6 +83,7 @@ _INT64_FIELDS = frozenset(
         "fsGroup",
         "generation",
         "int",
+        "nodeAllocatableUpdatePeriodSeconds",
         "observedGeneration",
         "runAsGroup",
         "runAsUser",
