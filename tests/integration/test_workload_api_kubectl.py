@@ -274,3 +274,33 @@ async def test_server_side_apply_and_the_generation(store: Store, gated: str, tm
     )
     stored = store.get("PodGroup", "default", "training-workers")
     assert stored["spec"]["schedulingPolicy"]["gang"]["minCount"] == 6 and stored["metadata"]["generation"] == 2
+
+
+async def test_a_pod_group_is_protected_by_its_finalizer_with_generic_workload(
+    store: Store, gated: str, tmp_path: Path
+) -> None:
+    await kubectl(gated, tmp_path, "apply", "-f", "-", stdin=WORKLOAD)
+    group = store.get("PodGroup", "default", "training-workers")
+    assert group["metadata"]["finalizers"] == ["scheduling.k8s.io/podgroup-protection"]
+    await kubectl(gated, tmp_path, "delete", "podgroup", "training-workers", "--wait=false")
+    marked = store.get("PodGroup", "default", "training-workers")
+    assert marked["metadata"]["deletionTimestamp"]
+    # Taking the finalizer off (the protection controller's job once no pod names it) deletes it.
+    await kubectl(
+        gated,
+        tmp_path,
+        "patch",
+        "podgroup",
+        "training-workers",
+        "--type=merge",
+        "-p",
+        '{"metadata":{"finalizers":null}}',
+    )
+    assert "training-workers" not in [g["metadata"]["name"] for g in store.list("PodGroup")[0]]
+
+
+async def test_without_generic_workload_a_pod_group_has_no_finalizer(store: Store, plain: str, tmp_path: Path) -> None:
+    await kubectl(plain, tmp_path, "apply", "-f", "-", stdin=WORKLOAD)
+    assert not store.get("PodGroup", "default", "training-workers")["metadata"].get("finalizers")
+    await kubectl(plain, tmp_path, "delete", "podgroup", "training-workers")
+    assert not store.list("PodGroup")[0]

@@ -423,6 +423,11 @@ def _admit_workload_kind(kind: str, obj: Obj, old: Obj | None, gates: FeatureGat
     else:
         if old is None:
             workloads.default_group(obj)
+            if kind == "PodGroup" and gates.enabled("GenericWorkload"):
+                # The PodGroupProtection admission plugin: the group stays while pods name it.
+                finalizers = list(meta.get("finalizers") or ())
+                if workloads.PROTECTION_FINALIZER not in finalizers:
+                    meta["finalizers"] = [*finalizers, workloads.PROTECTION_FINALIZER]
             check = workloads.validate_pod_group if kind == "PodGroup" else workloads.validate_composite_pod_group
             causes += check(obj, gates)
         else:

@@ -44,6 +44,8 @@ MAX_TOPOLOGY = 1
 HIGHEST_USER_PRIORITY = 1_000_000_000
 PREEMPTION_POLICIES = ("Never", "PreemptLowerPriority")
 IMMUTABLE = "field is immutable"
+#: What kube-apiserver's PodGroupProtection admission puts on a new PodGroup (GenericWorkload).
+PROTECTION_FINALIZER = "scheduling.k8s.io/podgroup-protection"
 
 _CONDITION_REASON = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
 _CONDITION_REASON_MSG = (
