@@ -20,6 +20,8 @@ from kubesched.server.serving import ServingError
 #: Public exception classes that stay outside the tree on purpose: none is raised to a caller for
 #: bad input or a boundary fault; each is caught where it is raised and becomes something else.
 EXEMPT = {
+    # A Job the simulated Job controller holds back (its Workload is ambiguous): an outcome.
+    "kubesched.sim.controllers.workloads.SchedulingBlocked": "a controller's outcome",
     # A claim's binding failure condition turned True: PreBind's outcome, reported as a Status.
     "kubesched.plugins.dynamicresources.binding_conditions.BindingFailed": "a PreBind outcome",
     # Invariants of the cache (assume twice, forget what was added): a bug, not input.
