@@ -110,6 +110,31 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
     ),
     "io.k8s.api.scheduling.v1.PriorityClass",
     "io.k8s.api.scheduling.v1.PriorityClassList",
+    # Workload-aware scheduling (1.37): Workload and PodGroup in v1beta1 and v1alpha3, and
+    # v1alpha3's CompositePodGroup.
+    *(
+        f"io.k8s.api.scheduling.{version}.{name}"
+        for version in ("v1beta1", "v1alpha3")
+        for name in (
+            "AllCompositeDisruptionMode AllDisruptionMode BasicSchedulingPolicy CompositeBasicSchedulingPolicy "
+            "CompositeDisruptionMode CompositeGangSchedulingPolicy CompositePodGroupSchedulingConstraints "
+            "CompositePodGroupSchedulingPolicy CompositePodGroupTemplate DisruptionMode GangSchedulingPolicy "
+            "PodGroup PodGroupList PodGroupResourceClaim PodGroupResourceClaimStatus PodGroupSchedulingConstraints "
+            "PodGroupSchedulingPolicy PodGroupSpec PodGroupStatus PodGroupTemplate SingleCompositeDisruptionMode "
+            "SingleDisruptionMode TopologyConstraint TypedLocalObjectReference Workload WorkloadList "
+            "WorkloadReference WorkloadSpec"
+        ).split()
+    ),
+    *(
+        "io.k8s.api.scheduling.v1alpha3." + name
+        for name in (
+            "CompositePodGroup CompositePodGroupList CompositePodGroupSpec CompositePodGroupStatus "
+            "WorkloadPodGroupAllDisruptionMode WorkloadPodGroupBasicSchedulingPolicy WorkloadPodGroupDisruptionMode "
+            "WorkloadPodGroupGangSchedulingPolicy WorkloadPodGroupResourceClaim "
+            "WorkloadPodGroupSchedulingConstraints WorkloadPodGroupSchedulingPolicy "
+            "WorkloadPodGroupSingleDisruptionMode"
+        ).split()
+    ),
     *(
         "io.k8s.api.storage.v1." + name
         for name in "CSIDriver CSIDriverList CSIDriverSpec CSIStorageCapacity CSIStorageCapacityList TokenRequest".split()

@@ -10,6 +10,7 @@ Objects cross this boundary as Kubernetes JSON dicts. Kinds are ``"Pod"``, ``"No
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from kubesched import errors
@@ -42,6 +43,28 @@ WATCHED_KINDS = (
     "Node",
     "Pod",
 )
+
+#: Kinds watched only while feature gates are on (each entry: the gates, all needed, and the
+#: kinds), delivered after the kinds above but before nodes and pods: a pod's group is known
+#: before the pod. kube-apiserver serves them only with those gates, and the scheduler acts on
+#: them only with them.
+GATED_WATCHED_KINDS: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
+    (("GenericWorkload",), ("Workload", "PodGroup")),
+    (("GenericWorkload", "CompositePodGroup"), ("CompositePodGroup",)),
+)
+
+
+def watched_kinds(gates: Mapping[str, bool] | None = None) -> tuple[str, ...]:
+    """:data:`WATCHED_KINDS` and the kinds of :data:`GATED_WATCHED_KINDS` that ``gates`` (a
+    :class:`~kubesched.framework.features.FeatureGates`) turn on, in delivery order."""
+    extra = [
+        kind
+        for needed, kinds in GATED_WATCHED_KINDS
+        if gates is not None and all(gates.get(g, False) for g in needed)
+        for kind in kinds
+    ]
+    head = tuple(k for k in WATCHED_KINDS if k not in ("Node", "Pod"))
+    return (*head, *extra, "Node", "Pod")
 
 
 class ClusterError(errors.ClusterError):

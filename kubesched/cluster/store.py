@@ -71,6 +71,10 @@ API_VERSIONS = {
     "DeviceTaintRule": "resource.k8s.io/v1",
     "ResourceClaim": "resource.k8s.io/v1",
     "ResourceClaimTemplate": "resource.k8s.io/v1",
+    # Workload-aware scheduling (1.37): stored as v1beta1, CompositePodGroup (alpha) as v1alpha3.
+    "Workload": "scheduling.k8s.io/v1beta1",
+    "PodGroup": "scheduling.k8s.io/v1beta1",
+    "CompositePodGroup": "scheduling.k8s.io/v1alpha3",
 }
 
 

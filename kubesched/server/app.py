@@ -62,7 +62,7 @@ def default_identity() -> str:
 
 
 def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
-    from kubesched.cluster.base import ClusterError
+    from kubesched.cluster.base import ClusterError, watched_kinds
     from kubesched.cluster.kube.cluster import KubeCluster
 
     cc = cfg.model.clientConnection
@@ -76,6 +76,7 @@ def build_cluster(cfg: SchedulerConfig, opts: RunOptions) -> Any:
         burst=int(cc.burst),
         # The scheduler below paces the collector (gc_pacing), so frozen objects are seen again.
         keep_from_collector=True,
+        watched_kinds=watched_kinds(opts.feature_gates),
     )
 
 

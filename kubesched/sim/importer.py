@@ -4,7 +4,9 @@ kube-scheduler-simulator's importer does, and with ``--sync`` keep following it 
 What is copied: namespaces, priority classes, storage classes, CSI nodes, CSI drivers and the
 storage capacity they report (CSIStorageCapacity, where the source serves them), persistent
 volumes and claims, PodDisruptionBudgets, the DRA kinds (device classes, resource slices, claim templates and
-claims, where the source serves resource.k8s.io/v1), nodes and pods (bound ones stay on their
+claims, where the source serves resource.k8s.io/v1), Workloads, PodGroups and CompositePodGroups
+(where the source serves scheduling.k8s.io v1beta1, or v1alpha3 for the last; status included),
+nodes and pods (a pod's ``spec.schedulingGroup`` kept) (bound ones stay on their
 nodes; pending ones stay pending, for the simulator's scheduler to place). ``--selector`` (a label selector) narrows the
 pods and nodes copied. Objects lose what the source server set (uid, resourceVersion, managed
 fields); pods owned by a controller keep their owner references only as labels carry them (the
@@ -43,6 +45,10 @@ IMPORTED: dict[str, tuple[str, bool]] = {
     "DeviceClass": ("/apis/resource.k8s.io/v1/deviceclasses", False),
     "ResourceSlice": ("/apis/resource.k8s.io/v1/resourceslices", False),
     "ResourceClaimTemplate": ("/apis/resource.k8s.io/v1/resourceclaimtemplates", False),
+    # Workload-aware scheduling (1.37): a pod's group before the pod.
+    "Workload": ("/apis/scheduling.k8s.io/v1beta1/workloads", False),
+    "PodGroup": ("/apis/scheduling.k8s.io/v1beta1/podgroups", False),
+    "CompositePodGroup": ("/apis/scheduling.k8s.io/v1alpha3/compositepodgroups", False),
     "Node": ("/api/v1/nodes", True),
     "Pod": ("/api/v1/pods", True),
     # After the pods: a claim's owner is pointed at the pod's uid here.
@@ -50,7 +56,18 @@ IMPORTED: dict[str, tuple[str, bool]] = {
 }
 #: Kinds a cluster may not serve (a 404 on their list): then there is nothing of them to copy.
 OPTIONAL = frozenset(
-    {"CSIDriver", "CSIStorageCapacity", "DeviceClass", "ResourceSlice", "ResourceClaimTemplate", "ResourceClaim"}
+    {
+        "CSIDriver",
+        "CSIStorageCapacity",
+        "DeviceClass",
+        "ResourceSlice",
+        "ResourceClaimTemplate",
+        "ResourceClaim",
+        # Served only where kube-apiserver has GenericWorkload (CompositePodGroup) and the API on.
+        "Workload",
+        "PodGroup",
+        "CompositePodGroup",
+    }
 )
 
 _SERVER_FIELDS = ("uid", "resourceVersion", "managedFields", "selfLink", "generation")

@@ -365,6 +365,7 @@ LEAST_PRIVILEGE = {
     *((g, r, v) for g, r in [("", "pods"), ("", "nodes"), ("", "namespaces")] for v in READ),
     *((g, r, v) for g, r in [("", "persistentvolumes"), ("", "persistentvolumeclaims")] for v in READ),
     *(("scheduling.k8s.io", "priorityclasses", v) for v in READ),
+    *(("scheduling.k8s.io", r, v) for r in ("workloads", "podgroups", "compositepodgroups") for v in READ),
     *(
         ("storage.k8s.io", r, v)
         for r in ("storageclasses", "csinodes", "csidrivers", "csistoragecapacities")

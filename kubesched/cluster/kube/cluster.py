@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio.client import ApiClient, Configuration
 
-from kubesched.cluster.base import ClusterError, EventHandler, NotFound, Obj
+from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound, Obj
 from kubesched.cluster.kube.events import EventRecorder
 from kubesched.cluster.kube.informer import INFORMER_STALL_SECONDS, Informers
 from kubesched.cluster.kube.leases import KubeLeases
@@ -58,6 +58,7 @@ class KubeCluster:
         user_agent: str = "kubesched",
         stall_seconds: float = INFORMER_STALL_SECONDS,
         keep_from_collector: bool = False,
+        watched_kinds: tuple[str, ...] = WATCHED_KINDS,
     ) -> None:
         self.transport = Transport(
             kubeconfig,
@@ -79,6 +80,7 @@ class KubeCluster:
             backoff_cap=backoff_cap,
             stall_seconds=stall_seconds,
             keep_from_collector=keep_from_collector,
+            kinds=watched_kinds,
         )
         self._events_sender: Transport | None = None
         self._events = EventRecorder(self._event_client, self.hostname)

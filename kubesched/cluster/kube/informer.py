@@ -407,9 +407,12 @@ class Informers:
         backoff_cap: float = 30.0,
         stall_seconds: float = INFORMER_STALL_SECONDS,
         keep_from_collector: bool = False,
+        kinds: tuple[str, ...] = WATCHED_KINDS,
     ) -> None:
         self.transport = transport
         self.tasks = tasks
+        #: the kinds watched, in delivery order (WATCHED_KINDS, and those the gates add)
+        self.kinds = kinds
         self.keep_from_collector = keep_from_collector
         self.min_watch_timeout = min_watch_timeout
         self.backoff_initial = backoff_initial
@@ -427,7 +430,7 @@ class Informers:
     async def start(self, handler: EventHandler) -> None:
         """Start one informer per watched kind; return once each has delivered its list."""
         previous: asyncio.Event | None = None
-        for kind in WATCHED_KINDS:
+        for kind in self.kinds:
             backoff = Backoff(initial=self.backoff_initial, cap=self.backoff_cap)
             inf = _Informer(
                 self.transport,

@@ -42,6 +42,12 @@ RESOURCES = {
     "ResourceSlice": Resource("ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices"),
     "ResourceClaim": Resource("ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims"),
     "DeviceTaintRule": Resource("DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules"),
+    # Workload-aware scheduling (1.37), watched only with its gates (base.GATED_WATCHED_KINDS).
+    "Workload": Resource("Workload", "scheduling.k8s.io/v1beta1", "/apis/scheduling.k8s.io/v1beta1/workloads"),
+    "PodGroup": Resource("PodGroup", "scheduling.k8s.io/v1beta1", "/apis/scheduling.k8s.io/v1beta1/podgroups"),
+    "CompositePodGroup": Resource(
+        "CompositePodGroup", "scheduling.k8s.io/v1alpha3", "/apis/scheduling.k8s.io/v1alpha3/compositepodgroups"
+    ),
     "Node": Resource("Node", "v1", "/api/v1/nodes"),
     "Pod": Resource("Pod", "v1", "/api/v1/pods"),
 }

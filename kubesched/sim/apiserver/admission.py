@@ -17,6 +17,7 @@ from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
 from kubesched.sim.apiserver.validation import dra, storage
+from kubesched.sim.apiserver.validation import scheduling as workloads
 from kubesched.sim.apiserver.validation.core import (
     comparison_operators_allowed,
     validate_node_spec,
@@ -53,8 +54,12 @@ _HAS_STATUS_SUBRESOURCE = frozenset(
         "Job",
         "ReplicationController",
         "DeviceTaintRule",
+        "PodGroup",
+        "CompositePodGroup",
     }
 )
+#: The scheduling.k8s.io kinds of workload-aware scheduling (1.37).
+WORKLOAD_KINDS = frozenset({"Workload", "PodGroup", "CompositePodGroup"})
 _IGNORED_META_ON_WRITE = ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "selfLink")
 
 
@@ -182,14 +187,19 @@ def _comparison_gate(gates: FeatureGates | None) -> bool:
 
 def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None) -> Obj:
     """Default, admit and validate a pod being created (under ``gates``, 1.37's defaults when
-    None); raises :class:`APIError`."""
+    None); raises :class:`APIError`. With ``gates`` given, fields of gates that are off are
+    dropped first, as upstream drops them (``spec.schedulingGroup`` without GenericWorkload);
+    without, none is (the simulated controllers set only what their gates allow)."""
     meta = pod["metadata"]
     name = meta.get("name") or meta.get("generateName") or ""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         raise invalid("Pod", "", name, [("spec.containers", "FieldValueRequired", "Required value")])
+    if gates is not None:
+        workloads.drop_pod_scheduling_group(spec, None, gates)
     default_pod_requests(spec)
     causes = validate_object_meta(meta)
+    causes += workloads.validate_pod_scheduling_group(spec)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
     causes += validate_pod_scheduling(spec, comparison_operators=_comparison_gate(gates))
@@ -274,13 +284,17 @@ WORKLOAD_DEFAULTS: dict[str, Obj] = {
 def admit_new(
     kind: str, group: str, obj: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None
 ) -> Obj:
-    """Defaulting and validation on create, by kind, under the API server's feature ``gates``."""
+    """Defaulting and validation on create, by kind, under the API server's feature ``gates``
+    (1.37's defaults when not given, except that a pod's gated fields are then kept)."""
     meta = obj["metadata"]
     for k in _IGNORED_META_ON_WRITE:
         meta.pop(k, None)
     if kind == "Pod":
         return admit_new_pod(obj, priority_classes, gates)
     name = meta.get("name") or meta.get("generateName") or ""
+    if kind in WORKLOAD_KINDS and group == "scheduling.k8s.io":
+        _admit_workload_kind(kind, obj, None, gates or FeatureGates())
+        return obj
     if kind == "Namespace":
         causes = validate_object_meta(meta, subdomain_name=False)
         if causes:
@@ -391,6 +405,46 @@ def _admit_dra(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
     return []
 
 
+def _admit_workload_kind(kind: str, obj: Obj, old: Obj | None, gates: FeatureGates) -> None:
+    """Workload, PodGroup, CompositePodGroup: the strategy's dropping and defaulting, then
+    validation (:mod:`.validation.scheduling`), on create (``old`` None) or an update of the
+    main resource."""
+    meta = obj["metadata"]
+    name = meta.get("name") or meta.get("generateName") or ""
+    workloads.drop_disabled_fields(kind, obj, old, gates)
+    causes = validate_object_meta(meta) if old is None else []
+    if kind == "Workload":
+        if not isinstance(obj.get("spec"), dict):
+            causes.append(("spec", "FieldValueRequired", "Required value"))
+        elif old is None:
+            causes += workloads.validate_workload(obj, gates)
+        else:
+            causes += workloads.validate_workload_update(obj, old, gates)
+    else:
+        if old is None:
+            workloads.default_group(obj)
+            if kind == "PodGroup" and gates.enabled("GenericWorkload"):
+                # The PodGroupProtection admission plugin: the group stays while pods name it.
+                finalizers = list(meta.get("finalizers") or ())
+                if workloads.PROTECTION_FINALIZER not in finalizers:
+                    meta["finalizers"] = [*finalizers, workloads.PROTECTION_FINALIZER]
+            check = workloads.validate_pod_group if kind == "PodGroup" else workloads.validate_composite_pod_group
+            causes += check(obj, gates)
+        else:
+            causes += workloads.validate_group_update(kind, obj, old, gates)
+        if old is None:
+            # The status is the status subresource's: a new group starts without one.
+            obj.pop("status", None)
+    if old is None:
+        meta["generation"] = 1
+    else:
+        # The strategies' PrepareForUpdate: one generation more for each change of the spec.
+        generation = (old.get("metadata") or {}).get("generation") or 1
+        meta["generation"] = generation + 1 if obj.get("spec") != old.get("spec") else generation
+    if causes:
+        raise invalid(kind, "scheduling.k8s.io", name, causes)
+
+
 def _admit_storage(kind: str, obj: Obj, old: Obj | None = None) -> list[Cause]:
     """storage.k8s.io/v1 defaulting and validation of the CSI kinds the scheduler reads
     (:mod:`.validation.storage`), on create and on an update."""
@@ -429,6 +483,17 @@ def validate_update(
     change validated as on create (labels, annotations, tolerations, taints); a pod's resize as
     ValidatePodResize has it, and the resized pod as a pod."""
     name = old["metadata"]["name"]
+    if kind in WORKLOAD_KINDS and group == "scheduling.k8s.io":
+        causes = validate_object_meta_update(new.get("metadata") or {})
+        if causes:
+            raise invalid(kind, group, name, causes)
+        if subresource == "status":
+            causes = workloads.validate_group_status(kind, new)
+            if causes:
+                raise invalid(kind, group, name, causes)
+        else:
+            _admit_workload_kind(kind, new, old, gates or FeatureGates())
+        return
     if kind == "Pod" and subresource == "resize":
         spec = new.get("spec") or {}
         causes = validate_pod_resize(old, new)
@@ -462,7 +527,15 @@ def validate_update(
     if kind == "Pod":
         old_node = (old.get("spec") or {}).get("nodeName")
         new_node = (new.get("spec") or {}).get("nodeName")
-        if (old_node != new_node and old_node) or resources_changed(old.get("spec") or {}, new.get("spec") or {}):
+        if gates is not None:
+            workloads.drop_pod_scheduling_group(new.get("spec") or {}, old.get("spec") or {}, gates)
+        # spec.schedulingGroup is immutable: as any other field outside the mutable few.
+        group_changed = (old.get("spec") or {}).get("schedulingGroup") != (new.get("spec") or {}).get("schedulingGroup")
+        if (
+            (old_node != new_node and old_node)
+            or group_changed
+            or resources_changed(old.get("spec") or {}, new.get("spec") or {})
+        ):
             raise invalid(
                 kind,
                 group,

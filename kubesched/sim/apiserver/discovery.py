@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.framework.features import FeatureGates
+
 Obj = dict[str, Any]
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
@@ -29,6 +31,12 @@ class Resource:
     verbs: tuple[str, ...] = VERBS
     #: the kind the object is stored under (events.k8s.io Events are core Events in the store)
     store_kind: str = ""
+    #: the feature gate without which the resource is not served (as kube-apiserver's alpha APIs)
+    gate: str = ""
+
+    def served(self, gates: FeatureGates | None) -> bool:
+        """Whether the resource is served with ``gates`` (a gated one not without gates)."""
+        return not self.gate or (gates is not None and gates.enabled(self.gate))
 
     @property
     def group_version(self) -> str:
@@ -72,6 +80,32 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
     Resource("coordination.k8s.io", "v1", "leases", "Lease", True),
     Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
+    # Workload-aware scheduling (1.37): Workload and PodGroup in v1beta1 and v1alpha3 (the same
+    # fields, stored as v1beta1), CompositePodGroup in v1alpha3 behind its gate.
+    *(
+        r
+        for version in ("v1beta1", "v1alpha3")
+        for r in (
+            Resource("scheduling.k8s.io", version, "workloads", "Workload", True),
+            Resource(
+                "scheduling.k8s.io",
+                version,
+                "podgroups",
+                "PodGroup",
+                True,
+                subresources={"status": ("PodGroup", _STATUS)},
+            ),
+        )
+    ),
+    Resource(
+        "scheduling.k8s.io",
+        "v1alpha3",
+        "compositepodgroups",
+        "CompositePodGroup",
+        True,
+        subresources={"status": ("CompositePodGroup", _STATUS)},
+        gate="CompositePodGroup",
+    ),
     Resource("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",)),
     Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
     Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
@@ -154,10 +188,17 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "secrets", "Secret", True),
 )
 
+#: The named groups and their versions, the preferred (first served) first.
 GROUPS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES if r.group).keys())
 
 
-def find(group: str, version: str, plural: str) -> Resource | None:
+def find(group: str, version: str, plural: str, gates: FeatureGates | None = None) -> Resource | None:
+    """The resource a path names; a gated one only when ``gates`` has its gate on."""
+    r = _lookup(group, version, plural)
+    return r if r is not None and r.served(gates) else None
+
+
+def _lookup(group: str, version: str, plural: str) -> Resource | None:
     for r in RESOURCES:
         if r.group == group and r.version == version and r.plural == plural:
             return r
@@ -173,7 +214,7 @@ def split_resource_path(group: str, version: str, rest: list[str]) -> tuple[bool
         watch, rest = True, rest[1:]
     namespace = None
     if len(rest) >= 3 and rest[0] == "namespaces":
-        res = find(group, version, rest[2])
+        res = _lookup(group, version, rest[2])
         if res is not None and res.namespaced:
             namespace, rest = rest[1], rest[2:]
     return watch, namespace, rest
@@ -190,24 +231,28 @@ def api_versions(server_address: str) -> Obj:
     }
 
 
-def _group_entry(group: str, version: str) -> Obj:
-    gv = {"groupVersion": f"{group}/{version}", "version": version}
-    return {"name": group, "versions": [gv], "preferredVersion": gv}
+def _versions(group: str) -> list[str]:
+    return [v for g, v in GROUPS if g == group]
+
+
+def _group_entry(group: str) -> Obj:
+    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in _versions(group)]
+    return {"name": group, "versions": versions, "preferredVersion": versions[0]}
 
 
 def api_group_list() -> Obj:
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g, v) for g, v in GROUPS]}
+    names = dict.fromkeys(g for g, _ in GROUPS)
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g) for g in names]}
 
 
 def api_group(group: str) -> Obj | None:
-    for g, v in GROUPS:
-        if g == group:
-            return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(g, v)}
-    return None
+    if not _versions(group):
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group)}
 
 
-def api_resource_list(group: str, version: str) -> Obj | None:
-    items = [r for r in RESOURCES if r.group == group and r.version == version]
+def api_resource_list(group: str, version: str, gates: FeatureGates | None = None) -> Obj | None:
+    items = [r for r in RESOURCES if r.group == group and r.version == version and r.served(gates)]
     if not items:
         return None
     out: list[Obj] = []
@@ -289,21 +334,26 @@ def _discovery_resource(r: Resource) -> Obj:
     return entry
 
 
-def aggregated_discovery(core: bool, media_type: str) -> Obj:
+def aggregated_discovery(core: bool, media_type: str, gates: FeatureGates | None = None) -> Obj:
     """``/api`` (core) or ``/apis`` (named groups) as an APIGroupDiscoveryList."""
     version = "v2" if media_type == AGGREGATED_V2 else "v2beta1"
-    groups = [("", "v1")] if core else list(GROUPS)
+    groups = [""] if core else list(dict.fromkeys(g for g, _ in GROUPS))
     items = []
-    for g, v in groups:
+    for g in groups:
         items.append(
             {
                 "metadata": {"name": g, "creationTimestamp": None},
                 "versions": [
                     {
                         "version": v,
-                        "resources": [_discovery_resource(r) for r in RESOURCES if r.group == g and r.version == v],
+                        "resources": [
+                            _discovery_resource(r)
+                            for r in RESOURCES
+                            if r.group == g and r.version == v and r.served(gates)
+                        ],
                         "freshness": "Current",
                     }
+                    for v in (["v1"] if core else _versions(g))
                 ],
             }
         )

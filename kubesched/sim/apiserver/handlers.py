@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.cluster.base import Conflict, NotFound
-from kubesched.cluster.store import BadContinue, Gone, Store
+from kubesched.cluster.store import API_VERSIONS, BadContinue, Gone, Store, now_rfc3339
 from kubesched.decoding import load_json
 from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver import tables as apitables
@@ -108,7 +108,26 @@ def unview(res: Resource, obj: Obj) -> Obj:
     """An object sent to the endpoint of ``res`` as the store keeps it."""
     if res.group == "events.k8s.io":
         return event_from_v1(obj)
+    return in_storage_version(res, obj)
+
+
+def in_storage_version(res: Resource, obj: Obj) -> Obj:
+    """A kind served in more than one version (scheduling.k8s.io's Workload and PodGroup in
+    v1beta1 and v1alpha3, the same fields) is kept in its storage version."""
+    stored = API_VERSIONS.get(res.stored_as)
+    if res.group == "scheduling.k8s.io" and stored is not None and obj.get("apiVersion") != stored:
+        obj["apiVersion"] = stored
     return obj
+
+
+#: Kinds whose DELETE honours finalizers, as kube-apiserver's does for every kind (here the
+#: others go at once): a PodGroup keeps its protection finalizer while pods still name it.
+FINALIZED_KINDS = frozenset({"PodGroup"})
+
+
+def _mark_deleted(obj: Obj) -> None:
+    obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+    obj["metadata"]["deletionGracePeriodSeconds"] = 0
 
 
 class ResourceHandlers:
@@ -239,14 +258,18 @@ class ResourceHandlers:
                 name,
                 "the object has been modified; please apply your changes to the latest version and try again",
             )
-        for key in ("uid", "creationTimestamp"):
+        for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
             if key in old["metadata"]:
                 new["metadata"][key] = old["metadata"][key]
         if dry_run:
             return new
         check_stored_size(new)
         try:
-            return self.store.update(kind, new, check_version=True)
+            updated = self.store.update(kind, new, check_version=True)
+            if updated["metadata"].get("deletionTimestamp") and not updated["metadata"].get("finalizers"):
+                # Its last finalizer taken off an object being deleted: now it goes.
+                return self.remove(kind, updated["metadata"].get("namespace"), name)
+            return updated
         except NotFound:
             raise not_found(req.res.plural, req.res.group, name) from None
         except Conflict:
@@ -256,7 +279,9 @@ class ResourceHandlers:
         obj = check_body(req, await read_body(request, req.res.kind, req.res.group_version))
         warnings = field_validation(request, req, obj)
         self.check_namespace(req)
-        created = self.store_create(req, self.admit(req, obj), request.query.get("dryRun") == "All")
+        created = self.store_create(
+            req, in_storage_version(req.res, self.admit(req, obj)), request.query.get("dryRun") == "All"
+        )
         return self.respond(request, req, view(req.res, created), 201, warnings)
 
     async def update(self, request: web.Request, req: ResourceRequest) -> web.Response:
@@ -291,7 +316,7 @@ class ResourceHandlers:
                 if req.sub is not None:
                     raise not_found(req.res.plural, req.res.group, req.name) from None
                 self.check_namespace(req)
-                created = self.store_create(req, self.admit(req, applied), dry_run)
+                created = self.store_create(req, in_storage_version(req.res, self.admit(req, applied)), dry_run)
                 return self.respond(request, req, view(req.res, created), 201, warnings)
             current = copy.deepcopy(view(req.res, stored))
             applied["metadata"].pop("resourceVersion", None)
@@ -361,6 +386,11 @@ class ResourceHandlers:
                 f"ResourceVersion in object meta: {meta.get('resourceVersion')}",
             )
         if request.query.get("dryRun") == "All" or "All" in (opts.get("dryRun") or ()):
+            return json_response(view(req.res, stored))
+        if req.res.kind in FINALIZED_KINDS and req.res.group == "scheduling.k8s.io" and meta.get("finalizers"):
+            # Finalizers hold it (a PodGroup's protection): marked, deleted once they are gone.
+            if not meta.get("deletionTimestamp"):
+                stored = self.store.mutate(req.res.stored_as, req.namespace, req.name, _mark_deleted)
             return json_response(view(req.res, stored))
         gone = self.remove(req.res.stored_as, req.namespace, req.name)
         return json_response(view(req.res, gone))

@@ -13,6 +13,7 @@ import yaml
 from aiohttp import web
 
 from kubesched.decoding import Limits, load_json, load_yaml
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver.discovery import Resource, find, split_resource_path
 from kubesched.sim.apiserver.errors import (
     MAX_REQUEST_BODY_BYTES,
@@ -54,12 +55,15 @@ class ResourceRequest:
     watch: bool
 
 
-def parse_resource_path(group: str, version: str, rest: list[str]) -> ResourceRequest:
-    """The request the path after ``<group>/<version>`` names; a 404 for any other path."""
+def parse_resource_path(
+    group: str, version: str, rest: list[str], gates: FeatureGates | None = None
+) -> ResourceRequest:
+    """The request the path after ``<group>/<version>`` names; a 404 for any other path (and for
+    a resource whose gate is off in ``gates``)."""
     watch, namespace, rest = split_resource_path(group, version, rest)
     if not rest:
         raise path_not_found()
-    res = find(group, version, rest[0])
+    res = find(group, version, rest[0], gates)
     if res is None or len(rest) > 3:
         raise path_not_found()
     name = rest[1] if len(rest) > 1 else None

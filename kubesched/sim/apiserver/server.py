@@ -155,6 +155,9 @@ class APIServer:
         feature_gates: FeatureGates | None = None,
     ) -> None:
         self.store = store
+        #: kube-apiserver's gates this server follows (the resources it serves, the fields it
+        #: drops): ``sim serve --feature-gates``; 1.37's defaults when not given.
+        self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.host = host
         self.port = port
         self.token = token
@@ -162,9 +165,6 @@ class APIServer:
         #: the self-signed serving certificate (PEM) when ``tls``, made at :meth:`start`
         self.certificate: bytes | None = None
         self.authn = Authenticator.with_admin(token, users) if token else Authenticator(users)
-        #: The feature gates the server validates under (``sim serve --feature-gates``; 1.37's
-        #: defaults): TaintTolerationComparisonOperators lets pods use ``Lt``/``Gt`` tolerations.
-        self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.handlers = ResourceHandlers(store, self.feature_gates)
         self.watches = Watches(store)
         self._runner: web.AppRunner | None = None
@@ -345,7 +345,7 @@ class APIServer:
             if len(parts) == 1:
                 media = wants_aggregated(accept)
                 if media:
-                    return json_response(aggregated_discovery(True, media), content_type=media)
+                    return json_response(aggregated_discovery(True, media, self.feature_gates), content_type=media)
                 return json_response(api_versions(host_port(self.host, self.port)))
             if parts[1] != "v1":
                 raise path_not_found()
@@ -354,7 +354,7 @@ class APIServer:
             if len(parts) == 1:
                 media = wants_aggregated(accept)
                 if media:
-                    return json_response(aggregated_discovery(False, media), content_type=media)
+                    return json_response(aggregated_discovery(False, media, self.feature_gates), content_type=media)
                 return json_response(api_group_list())
             if len(parts) == 2:
                 doc = api_group(parts[1])
@@ -363,11 +363,11 @@ class APIServer:
                 return json_response(doc)
             group, version, rest = parts[1], parts[2], parts[3:]
         if not rest:
-            doc = api_resource_list(group, version)
+            doc = api_resource_list(group, version, self.feature_gates)
             if doc is None:
                 raise path_not_found()
             return json_response(doc)
-        return await self._serve(request, parse_resource_path(group, version, rest))
+        return await self._serve(request, parse_resource_path(group, version, rest, self.feature_gates))
 
     async def _serve(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
         """The verb a method names on the resource (or subresource) a request names."""

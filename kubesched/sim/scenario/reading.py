@@ -3,8 +3,9 @@
 Supported kinds are Node, Pod, PriorityClass, Namespace, the storage and disruption objects
 plugins read (PersistentVolume, PersistentVolumeClaim, StorageClass, CSINode, CSIDriver,
 CSIStorageCapacity, PodDisruptionBudget), the workloads, the ``resource.k8s.io/v1`` kinds (DeviceClass,
-ResourceSlice, ResourceClaim, ResourceClaimTemplate and, since 1.37, DeviceTaintRule), and
-``kind: List`` of them. Pods with ``spec.nodeName`` are running there before scheduling starts;
+ResourceSlice, ResourceClaim, ResourceClaimTemplate and, since 1.37, DeviceTaintRule), the
+``scheduling.k8s.io`` kinds of workload-aware scheduling (Workload and PodGroup in v1beta1 or
+v1alpha3, CompositePodGroup in v1alpha3; 1.37), and ``kind: List`` of them. Pods with ``spec.nodeName`` are running there before scheduling starts;
 the others are created in document order and scheduled by the profile their ``schedulerName``
 names. The storage and disruption objects (``Scenario.others``) exist before any node or pod.
 
@@ -33,6 +34,7 @@ from kubesched.sim.apiserver.openapi.documents import unknown_fields
 from kubesched.sim.apiserver.validation import scheduling_problems
 from kubesched.sim.apiserver.validation.decode import decode_error
 from kubesched.sim.apiserver.validation.meta import go_quote
+from kubesched.sim.apiserver.validation.scheduling import default_group
 from kubesched.sim.scenario.timeline import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
 
 SUPPORTED_KINDS = (
@@ -61,7 +63,17 @@ SUPPORTED_KINDS = (
     "DeviceTaintRule",
     "ResourceClaim",
     "ResourceClaimTemplate",
+    "Workload",
+    "PodGroup",
+    "CompositePodGroup",
 )
+#: The versions a scenario may give the scheduling.k8s.io kinds (those 1.37 serves); they are
+#: kept in their storage version.
+WORKLOAD_VERSIONS = {
+    "Workload": ("scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"),
+    "PodGroup": ("scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"),
+    "CompositePodGroup": ("scheduling.k8s.io/v1alpha3",),
+}
 #: Kinds kept in ``Scenario.others``, in the order they are created: the kinds the scheduler
 #: watches besides namespaces, priority classes, nodes and pods, in the order it lists them,
 #: then the workloads only the simulated controllers read.
@@ -72,6 +84,7 @@ OTHER_KINDS = tuple(k for k in WATCHED_KINDS if k not in ("Namespace", "Priority
     "DaemonSet",
     "Job",
     "ResourceClaimTemplate",
+    *(k for k in WORKLOAD_VERSIONS if k not in WATCHED_KINDS),
 )
 _NAMESPACED_OTHERS = frozenset(k for k in OTHER_KINDS if k not in CLUSTER_SCOPED)
 _BIND_COMPLETED = "pv.kubernetes.io/bind-completed"
@@ -210,6 +223,8 @@ def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterabl
         elif kind == "Namespace":
             sc.namespaces.append(obj)
         elif kind in OTHER_KINDS:
+            if kind in WORKLOAD_VERSIONS:
+                _workload_version(obj, kind, f"{prefix}{where}")
             if kind in _NAMESPACED_OTHERS:
                 meta["namespace"] = ns
             else:
@@ -291,6 +306,20 @@ def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterabl
         step.scenario = parse_scenario(step.create, where, classes.values())
     sc.warnings = _warnings(sc)
     return sc
+
+
+def _workload_version(obj: dict[str, Any], kind: str, where: str) -> None:
+    """A scheduling.k8s.io kind in a version 1.37 serves, kept in its storage version."""
+    versions = WORKLOAD_VERSIONS[kind]
+    given = obj.get("apiVersion") or versions[0]
+    if given not in versions:
+        listed = ", ".join(f'"{v}"' for v in versions)
+        raise ScenarioError(
+            f"{where}.apiVersion: Unsupported value: {go_quote(str(given))}: supported values for {kind}: {listed}"
+        )
+    obj["apiVersion"] = API_VERSIONS[kind]
+    if kind != "Workload":
+        default_group(obj)
 
 
 def _warnings(sc: Scenario) -> list[str]:

@@ -39,7 +39,22 @@ _DEF_OF_KIND: dict[tuple[str, str], str] = {
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
 
-def definition_of(kind: str, group: str) -> str | None:
+#: Kinds served in more than one version with definitions of their own (the same fields):
+#: kind -> (the storage version, the versions served).
+_VERSIONED_KINDS: dict[tuple[str, str], tuple[str, tuple[str, ...]]] = {
+    ("scheduling.k8s.io", "Workload"): ("v1beta1", ("v1beta1", "v1alpha3")),
+    ("scheduling.k8s.io", "PodGroup"): ("v1beta1", ("v1beta1", "v1alpha3")),
+    ("scheduling.k8s.io", "CompositePodGroup"): ("v1alpha3", ("v1alpha3",)),
+}
+
+
+def definition_of(kind: str, group: str, version: str = "") -> str | None:
+    """The OpenAPI definition of ``kind`` in ``group`` (in ``version`` for a kind served in
+    several; its storage version's when not given)."""
+    versioned = _VERSIONED_KINDS.get((group, kind))
+    if versioned is not None:
+        stored, served = versioned
+        return f"io.k8s.api.scheduling.{version if version in served else stored}.{kind}"
     return _DEF_OF_KIND.get((group, kind))
 
 
@@ -83,7 +98,7 @@ def _walk(typ: str, value: Any, path: str, out: list[str]) -> None:
 def _gvk_of_definitions() -> dict[str, Obj]:
     out: dict[str, Obj] = {}
     for r in RESOURCES:
-        name = definition_of(r.kind, r.group)
+        name = definition_of(r.kind, r.group, r.version)
         if name is None:
             continue
         out[name] = {"group": r.group, "version": r.version, "kind": r.kind}
@@ -205,12 +220,12 @@ def _op_id(verb: str, r: Resource, sub: str, path: str) -> str:
 
 def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
     out: dict[str, Obj] = {}
-    def_name = definition_of(r.kind, r.group)
+    def_name = definition_of(r.kind, r.group, r.version)
     for path, sub, item in _paths_of(r):
         ops: Obj = {}
         for method, verb in _operations(r, path, sub, item).items():
             kind = "Binding" if sub == "binding" else r.kind
-            target = definition_of(kind, r.group if kind != "Binding" else "")
+            target = definition_of(kind, r.group if kind != "Binding" else "", r.version)
             if verb in ("list", "deletecollection") and def_name and f"{def_name}List" in DEFINITIONS:
                 target = f"{def_name}List" if verb == "list" else _META + "Status"
             ref = {"$ref": ref_prefix + target} if target else {"type": "object"}

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.framework.features import FeatureGates
+from kubesched.sim.apiserver.validation import scheduling as workloads
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling
 from kubesched.sim.apiserver.validation.dra import validate_device_taint_rule
 from kubesched.sim.apiserver.validation.meta import validate_labels
@@ -19,12 +21,28 @@ from kubesched.sim.apiserver.validation.storage import (
     validate_csi_storage_capacity,
 )
 
+#: Scenarios are read before any gate is known: the scheduling.k8s.io kinds are checked with
+#: every field their gates allow (whether the scheduler acts on them is its gates' business).
+_ALL_WORKLOAD_GATES = FeatureGates(
+    {
+        name: True
+        for name in (
+            "GenericWorkload",
+            "CompositePodGroup",
+            "TopologyAwareWorkloadScheduling",
+            "PodGroupPreemptionPolicy",
+            "DRAWorkloadResourceClaims",
+        )
+    }
+)
+
 
 def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
     """What the API server would refuse in the fields the scheduler reads — a pod's nodeSelector,
     affinity, tolerations, topology spread constraints, priority fields and pod-level resources,
     a node's taints, a DeviceTaintRule's selector and taint, a CSIDriver's spec (defaulted
-    first), a CSIStorageCapacity's topology, class and quantities, and labels — as ``field: message``
+    first), a CSIStorageCapacity's topology, class and quantities, a Workload's, PodGroup's or
+    CompositePodGroup's spec, a pod's scheduling group, and labels — as ``field: message``
     lines; empty if it would accept them. Object names and types
     are left to the caller: scenarios keep the names upstream's scheduler tests use (``nodeA``,
     ``subteam1.team1``), which the API server would refuse but the scheduler does not mind."""
@@ -43,4 +61,12 @@ def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
         causes += validate_csi_driver(obj)
     elif kind == "CSIStorageCapacity":
         causes += validate_csi_storage_capacity(obj)
+    elif kind == "Workload":
+        causes += workloads.validate_workload(obj, _ALL_WORKLOAD_GATES)
+    elif kind == "PodGroup":
+        causes += workloads.validate_pod_group(obj, _ALL_WORKLOAD_GATES)
+    elif kind == "CompositePodGroup":
+        causes += workloads.validate_composite_pod_group(obj, _ALL_WORKLOAD_GATES)
+    if kind == "Pod" and isinstance(spec, dict):
+        causes += workloads.validate_pod_scheduling_group(spec)
     return [f"{field}: {message}" for field, _, message in causes]

@@ -3,7 +3,7 @@
 // dependencies: everything it needs ships in the package.
 "use strict";
 
-const state = { nodes: new Map(), pods: new Map(), openPod: null, editing: null };
+const state = { nodes: new Map(), pods: new Map(), groups: new Map(), openPod: null, editing: null };
 const $ = (id) => document.getElementById(id);
 
 // --- talking to the server -----------------------------------------------------------------------
@@ -40,6 +40,8 @@ const KINDS = {
   Deployment: ["/apis/apps/v1", "deployments", true], ReplicaSet: ["/apis/apps/v1", "replicasets", true],
   StatefulSet: ["/apis/apps/v1", "statefulsets", true], DaemonSet: ["/apis/apps/v1", "daemonsets", true],
   Job: ["/apis/batch/v1", "jobs", true],
+  Workload: ["/apis/scheduling.k8s.io/v1beta1", "workloads", true],
+  PodGroup: ["/apis/scheduling.k8s.io/v1beta1", "podgroups", true],
 };
 
 function urlOf(obj) {
@@ -173,6 +175,7 @@ function render() {
     card.append(list);
     nodes.append(card);
   }
+  renderGroups();
   const body = $("pending").tBodies[0];
   body.replaceChildren();
   for (const p of pending.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
@@ -182,6 +185,44 @@ function render() {
       el("td", {}, p.spec.schedulerName || "default-scheduler"),
       el("td", {}, cond ? cond.message || cond.reason : "waiting to be scheduled")));
   }
+}
+
+// A PodGroup (scheduling.k8s.io, 1.37): its policy, its pods together (those whose
+// spec.schedulingGroup names it), how many are on a node, and its PodGroupInitiallyScheduled condition.
+function renderGroups() {
+  const members = new Map();
+  for (const pod of state.pods.values()) {
+    const group = (pod.spec.schedulingGroup || {}).podGroupName;
+    if (!group) continue;
+    const k = `${pod.metadata.namespace || "default"}/${group}`;
+    (members.get(k) || members.set(k, []).get(k)).push(pod);
+  }
+  $("groups-section").hidden = state.groups.size === 0;
+  const body = $("groups").tBodies[0];
+  body.replaceChildren();
+  for (const g of [...state.groups.values()].sort((a, b) => key(a).localeCompare(key(b)))) {
+    const policy = (g.spec || {}).schedulingPolicy || {};
+    const pods = (members.get(key(g)) || []).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    const bound = pods.filter((p) => p.spec.nodeName).length;
+    const cond = ((g.status || {}).conditions || []).find((c) => c.type === "PodGroupInitiallyScheduled");
+    const chips = el("div", { class: "pods" });
+    for (const p of pods) {
+      chips.append(el("span", { class: p.spec.nodeName ? "pod" : "pod pending", "data-pod": p.metadata.name,
+        title: p.spec.nodeName ? `on ${p.spec.nodeName}` : "pending", onclick: () => openResults(p) }, p.metadata.name));
+    }
+    body.append(el("tr", { "data-group": key(g) },
+      el("td", {}, el("span", { class: "pod", onclick: () => openEditor(g) }, key(g))),
+      el("td", {}, policy.gang ? `gang, minCount ${policy.gang.minCount}` : "basic"),
+      el("td", {}, `${bound}/${pods.length} on a node`, chips),
+      el("td", {}, cond ? `${cond.status === "True" ? "scheduled" : cond.reason}${cond.message ? ": " + cond.message : ""}` : "")));
+  }
+}
+
+// Pod groups are served where kube-apiserver has GenericWorkload's API: followed only if listed.
+async function followGroups() {
+  try { await api("GET", "/apis/scheduling.k8s.io/v1beta1/podgroups?limit=1"); }
+  catch (e) { return; }
+  follow("/apis/scheduling.k8s.io/v1beta1/podgroups", state.groups, "PodGroup");
 }
 
 // --- results of a pod -------------------------------------------------------------------------------
@@ -353,3 +394,4 @@ $("reset-cluster").onclick = async () => {
 
 follow("/api/v1/nodes", state.nodes, "Node");
 follow("/api/v1/pods", state.pods, "Pod");
+followGroups();
