@@ -150,7 +150,11 @@ def device_taints_objects(nodes: int, devices: int) -> Callable[[], list[Obj]]:
             "apiVersion": RESOURCE,
             "kind": "DeviceTaintRule",
             "metadata": {"name": "taint-all-devices"},
-            "spec": {"taint": {"key": "example.com/taint", "value": "tainted", "effect": "NoSchedule"}},
+            # The empty selector: every device (a rule without one selects none in v1).
+            "spec": {
+                "deviceSelector": {},
+                "taint": {"key": "example.com/taint", "value": "tainted", "effect": "NoSchedule"},
+            },
         }
         tolerating = [
             {

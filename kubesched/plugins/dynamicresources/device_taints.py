@@ -1,8 +1,9 @@
 """DeviceTaintRules (upstream's DRADeviceTaintRules): taints an administrator puts on devices
 without touching their ResourceSlices. As upstream's ResourceSlice tracker does for the
 scheduler (``ListWithDeviceTaintRules``), the allocator is given the slices with each matching
-rule's taint added to the devices it selects (``spec.deviceSelector``: driver, pool, device; all
-devices when unset), so that it sees one list of taints per device, whatever put them there.
+rule's taint added to the devices it selects (``spec.deviceSelector``: driver, pool, device; an
+empty selector selects every device, a rule without one none — :func:`.taints.rule_selects`), so
+that it sees one list of taints per device, whatever put them there.
 
 Only scheduling is concerned: evicting the pods of devices tainted ``NoExecute`` is the
 device-taint-eviction controller's job (kube-controller-manager), not the scheduler's.
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from kubesched.plugins.dynamicresources.taints import rule_selects
 
 Obj = dict[str, Any]
 
@@ -33,18 +36,12 @@ def apply_rules(slice_: Obj, rules: Sequence[Mapping[str, Any]]) -> Obj:
     """``slice_`` with the taints of the ``rules`` that select its devices (``slice_`` itself
     when none does; a copy otherwise, the original is left alone)."""
     spec = slice_.get("spec") or {}
-    driver = spec.get("driver")
-    pool = (spec.get("pool") or {}).get("name")
+    driver = str(spec.get("driver") or "")
+    pool = str((spec.get("pool") or {}).get("name") or "")
     patched: Obj | None = None
     for rule in rules:
-        selector = (rule.get("spec") or {}).get("deviceSelector") or {}
-        if selector.get("driver") is not None and selector["driver"] != driver:
-            continue
-        if selector.get("pool") is not None and selector["pool"] != pool:
-            continue
-        only = selector.get("device")
         for i, device in enumerate(spec.get("devices") or ()):
-            if only is not None and only != device.get("name"):
+            if not rule_selects(rule, (driver, pool, str(device.get("name") or ""))):
                 continue
             if patched is None:
                 patched = {**slice_, "spec": {**spec, "devices": list(spec.get("devices") or ())}}

@@ -821,9 +821,11 @@ def test_timeout_disabled_by_the_gate_and_by_zero() -> None:
 # --- DeviceTaintRules ------------------------------------------------------------------------
 
 
-def rule(name: str, **selector: str) -> Obj:
+def rule(name: str, selected: bool = True, **selector: str) -> Obj:
+    """A rule whose ``deviceSelector`` is ``selector`` (empty: every device), or, with
+    ``selected=False``, a rule without one (no device, as resource.k8s.io/v1 says)."""
     spec: Obj = {"taint": {"key": "example.com/broken", "value": "yes", "effect": "NoSchedule"}}
-    if selector:
+    if selected:
         spec["deviceSelector"] = selector
     return {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceTaintRule", "metadata": {"name": name}, "spec": spec}
 
@@ -831,7 +833,8 @@ def rule(name: str, **selector: str) -> Obj:
 @pytest.mark.parametrize(
     ("r", "tainted"),
     [
-        pytest.param(rule("all"), ["instance-1", "instance-2"], id="no-selector-taints-all"),
+        pytest.param(rule("all"), ["instance-1", "instance-2"], id="empty-selector-taints-all"),
+        pytest.param(rule("none", selected=False), [], id="no-selector-taints-none"),
         pytest.param(rule("d", driver=DRIVER), ["instance-1", "instance-2"], id="driver"),
         pytest.param(rule("d", driver=DRIVER2), [], id="other-driver"),
         pytest.param(rule("p", pool="worker", device="instance-2"), ["instance-2"], id="pool-and-device"),
