@@ -84,8 +84,13 @@ def pod_uid(pod: Mapping[str, Any]) -> str:
 _DEFAULT_GATES = FeatureGates()
 
 
-def feature_enabled(handle: Any, name: str) -> bool:
-    """Gate ``name`` as the plugin's handle has it; 1.37's default for a plugin built without a
-    handle (as unit tests build some)."""
+def feature_gates_of(handle: Any) -> FeatureGates:
+    """The feature gates as the plugin's handle has them; 1.37's defaults for a plugin built
+    without a handle (as unit tests build some)."""
     gates = getattr(handle, "feature_gates", None)
-    return (gates if isinstance(gates, FeatureGates) else _DEFAULT_GATES).enabled(name)
+    return gates if isinstance(gates, FeatureGates) else _DEFAULT_GATES
+
+
+def feature_enabled(handle: Any, name: str) -> bool:
+    """Gate ``name`` as the plugin's handle has it (see :func:`feature_gates_of`)."""
+    return feature_gates_of(handle).enabled(name)

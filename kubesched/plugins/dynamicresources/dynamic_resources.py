@@ -64,6 +64,7 @@ from kubesched.plugins.dynamicresources.allocator import (
     AllocationTimeout,
     Allocator,
     CompileFailure,
+    Features,
     RuntimeFailure,
     claim_key,
 )
@@ -75,7 +76,7 @@ from kubesched.plugins.dynamicresources.binding_conditions import (
     rfc3339_now,
 )
 from kubesched.plugins.dynamicresources.cel import CELError, compile_expression, device_variables, evaluate
-from kubesched.plugins.helper import default_normalize_score, default_normalize_scores
+from kubesched.plugins.helper import default_normalize_score, default_normalize_scores, feature_gates_of
 
 Obj = dict[str, Any]
 
@@ -140,11 +141,6 @@ class DynamicResourcesArgs(BaseModel):
         if info.field_name == "filterTimeout" and duration_seconds(v) < 0:
             raise ValueError(f"filterTimeout: Invalid value: {v!r}: must be zero or positive")
         return v
-
-
-def _feature_gates(handle: Any) -> FeatureGates:
-    gates = getattr(handle, "feature_gates", None)
-    return gates if isinstance(gates, FeatureGates) else FeatureGates()
 
 
 def check_args(args: DynamicResourcesArgs, gates: FeatureGates) -> None:
@@ -270,9 +266,11 @@ class DynamicResources:
     def __init__(self, args: Any = None, handle: Any = None) -> None:
         self.handle = handle
         args = args if args is not None else DynamicResourcesArgs()
-        gates = _feature_gates(handle)
+        gates = feature_gates_of(handle)
         check_args(args, gates)
         self.gates = gates
+        #: What the allocator does by these gates (one conversion, not one per allocation).
+        self.allocator_features = Features.from_gates(gates)
         timeout = duration_seconds(args.filterTimeout)
         #: How long Filter may search one node for devices (None: no limit).
         self.filter_timeout: float | None = timeout if timeout > 0 and gates.enabled(FILTER_TIMEOUT_GATE) else None
@@ -434,7 +432,7 @@ class DynamicResources:
             s.classes,
             s.slices,
             self._selector_matches,
-            features=_feature_gates(self.handle),
+            features=self.allocator_features,
             shared=held.shared,
             consumed_capacity=held.consumed,
         )
@@ -465,7 +463,7 @@ class DynamicResources:
         devices used whole, devices shared (``shareID``) and the capacity their shares consume."""
         used = AllocatedState()
         seen: set[str] = set()
-        consumable = _feature_gates(self.handle).enabled("DRAConsumableCapacity")
+        consumable = self.gates.enabled("DRAConsumableCapacity")
 
         def add(claim: Mapping[str, Any]) -> None:
             for r in ((_allocation(claim) or {}).get("devices") or {}).get("results") or ():

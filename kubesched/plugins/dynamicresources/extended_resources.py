@@ -27,6 +27,7 @@ from typing import Any, Protocol, TypeVar
 
 from kubesched.framework import CycleState, NodeInfo, PodInfo
 from kubesched.framework.resources import QuantityError, is_extended_resource, parse_quantity
+from kubesched.plugins.helper import feature_enabled
 
 Obj = dict[str, Any]
 
@@ -94,15 +95,10 @@ def _mapping(classes: list[Obj]) -> dict[str, Obj]:
     return mapping
 
 
-def _gate_on(handle: Any) -> bool:
-    gates = getattr(handle, "feature_gates", None)
-    return True if gates is None else bool(gates.enabled(GATE))
-
-
 def dra_backed(requests: Iterable[tuple[str, int]], handle: Any) -> frozenset[str]:
     """The names among ``requests`` (non-zero ones) that some DeviceClass stands for."""
     names = [n for n, q in requests if q and is_dra_extended_resource_name(n)]
-    if not names or handle is None or not _gate_on(handle):
+    if not names or handle is None or not feature_enabled(handle, GATE):
         return frozenset()
     mapping = device_class_mapping(handle.listers.list("DeviceClass"))
     return frozenset(n for n in names if n in mapping)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.pod_requests import Counting
-from kubesched.plugins.helper import requests_fragment
+from kubesched.plugins.helper import feature_gates_of, requests_fragment
 from kubesched.plugins.noderesources.resource_allocation import (
     Entry,
     ResourceAllocationScorer,
@@ -70,7 +70,7 @@ class NodeResourcesBalancedAllocation:
         self.args = args
         self.handle = handle
         #: How the feature gates count a pod (pod-level resources, pod-level resizes).
-        self.counting = Counting.of(getattr(handle, "feature_gates", None))
+        self.counting = Counting.of(feature_gates_of(handle))
         self.scorer = ResourceAllocationScorer(
             NAME, args.resources, balanced_resource_scorer, use_requested=True, counting=self.counting
         )

@@ -41,7 +41,7 @@ from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting, PodResourcesOptions, fit_requests, pod_requests
 from kubesched.framework.resources import is_extended_resource
 from kubesched.plugins.dynamicresources import extended_resources as dra_extended
-from kubesched.plugins.helper import requests_fragment
+from kubesched.plugins.helper import feature_gates_of, requests_fragment
 from kubesched.plugins.noderesources.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     Entry,
@@ -501,7 +501,7 @@ class NodeResourcesFit:
         self.ignored_resources = frozenset(args.ignored_resources)
         self.ignored_resource_groups = frozenset(args.ignored_resource_groups)
         #: How the feature gates count a pod (pod-level resources, pod-level resizes).
-        self.counting = Counting.of(getattr(handle, "feature_gates", None))
+        self.counting = Counting.of(feature_gates_of(handle))
         strategy = args.scoring_strategy
         self.scorer = ResourceAllocationScorer(
             strategy.type, strategy.resources, strategy_scorer(strategy), use_requested=False, counting=self.counting
