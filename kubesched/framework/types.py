@@ -58,14 +58,6 @@ class PodSpecError(ValueError):
     """
 
 
-def compute_pod_requests(spec: Mapping[str, Any], non_zero: bool = False) -> Resource:
-    """Requests of a pod spec, as upstream's ``resource.PodRequests`` gives them (see
-    :mod:`kubesched.framework.pod_requests`): containers, init containers and sidecars,
-    pod-level requests, overhead. With ``non_zero`` a container that requests no CPU/memory
-    counts as 100m/200Mi, which is what scoring uses."""
-    return score_requests({"spec": spec}, non_zero=non_zero)
-
-
 def _qos_class(spec: Mapping[str, Any]) -> str:
     """Guaranteed, Burstable or BestEffort, from requests and limits of cpu and memory."""
     containers = list(spec.get("containers") or ()) + list(spec.get("initContainers") or ())
