@@ -609,6 +609,30 @@ class SchedulingQueue:
                 return entry
         return None
 
+    def pooled(self, uid: str) -> QueuedPodInfo | None:
+        """The pod when it waits in the unschedulable pool (gated or not)."""
+        return self._unschedulable.get(uid)
+
+    def take_members(self, uids: Iterable[str]) -> list[QueuedPodInfo]:
+        """Take the given pods out of the queue for a pod group's cycle beside the member just
+        popped: those in activeQ, backoffQ, or in the pool but not gated (a PreEnqueue gate
+        still holds a gated one). Each is then in flight, as a popped pod is: the group is
+        the unit, so a member waiting out a backoff or a cluster event comes along with it."""
+        taken: list[QueuedPodInfo] = []
+        for uid in uids:
+            if uid in self._in_flight:
+                continue
+            q = self.get(uid)
+            if q is None or q.gated:
+                continue
+            self._remove_everywhere(uid)
+            q.attempts += 1
+            if q.initial_attempt_timestamp is None:
+                q.initial_attempt_timestamp = self.clock()
+            self._in_flight[uid] = self._events_base + len(self._in_flight_events)
+            taken.append(q)
+        return taken
+
     def pop_nowait(self) -> QueuedPodInfo | None:
         return self._take()
 

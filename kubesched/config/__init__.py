@@ -33,7 +33,6 @@ from kubesched.config.profiles import (
 )
 from kubesched.config.validation import (
     document_problems,
-    pod_group_point_problems,
     resolve_plugin_args,
     validate_configuration,
 )
@@ -162,9 +161,6 @@ def parse_config(
         model = KubeSchedulerConfiguration.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(format_validation_error(exc), source) from None
-    problems = pod_group_point_problems(model)
-    if problems:
-        raise ConfigError(problems, source)
     if registry is None:
         try:
             registry = default_registry()

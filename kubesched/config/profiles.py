@@ -44,6 +44,10 @@ POINT_TYPES: dict[str, str] = {
     "preBind": "PreBindPlugin",
     "bind": "BindPlugin",
     "postBind": "PostBindPlugin",
+    "placementGenerate": "PlacementGeneratePlugin",
+    "placementFeasible": "PlacementFeasiblePlugin",
+    "placementScore": "PlacementScorePlugin",
+    "podGroupPostFilter": "PodGroupPostFilterPlugin",
 }
 
 # The order upstream's framework fills and expands extension points; it decides which error comes first.
@@ -60,6 +64,10 @@ _BUILD_ORDER = (
     "permit",
     "preEnqueue",
     "queueSort",
+    "placementGenerate",
+    "placementFeasible",
+    "placementScore",
+    "podGroupPostFilter",
 )
 
 
@@ -278,11 +286,16 @@ def expand_sets(
 
     weights, weight_errors = score_weights([*sets.enabled["score"], *multi], points_of, base)
     errors.extend(weight_errors)
+    placement_weights, weight_errors = score_weights(
+        [*sets.enabled["placementScore"], *multi], points_of, base, "placementScore"
+    )
+    errors.extend(weight_errors)
     if errors:
         return Expanded({}, errors)
+    weighted = {"score": weights, "placementScore": placement_weights}
 
     plugins = {
-        point: [PluginRef(e.name, weights[e.name] if point == "score" else 0) for e in result[point]]
+        point: [PluginRef(e.name, weighted[point][e.name] if point in weighted else 0) for e in result[point]]
         for point in EXTENSION_POINTS
         if result[point]
     }
@@ -290,19 +303,21 @@ def expand_sets(
 
 
 def score_weights(
-    entries: list[Entry], points_of: dict[str, set[str]], base: str = "plugins"
+    entries: list[Entry], points_of: dict[str, set[str]], base: str = "plugins", point: str = "score"
 ) -> tuple[dict[str, int], list[str]]:
     """Upstream ``getScoreWeights``: the first weight seen per Score plugin (score set before
-    multiPoint), 0/unset → 1, and the sum of ``weight × MaxNodeScore`` must fit an int64."""
+    multiPoint), 0/unset → 1, and the sum of ``weight × MaxNodeScore`` must fit an int64. The
+    same for PlacementScore plugins with ``point="placementScore"``."""
     weights: dict[str, int] = {}
     total = 0
     for e in entries:
-        if "score" not in points_of.get(e.name, ()) or e.name in weights:
+        if point not in points_of.get(e.name, ()) or e.name in weights:
             continue
         w = e.weight or 1
         weights[e.name] = w
         if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-            return weights, [f"{e.path or base}: total score of Score plugins could overflow"]
+            kind = "Score" if point == "score" else "PlacementScore"
+            return weights, [f"{e.path or base}: total score of {kind} plugins could overflow"]
         total += w * MAX_NODE_SCORE
     return weights, []
 

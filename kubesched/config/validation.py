@@ -172,26 +172,6 @@ def extended_resource_name_problem(name: str) -> str:
     return ""
 
 
-#: Extension points of pod groups (workload-aware scheduling) that kubesched does not run yet.
-POD_GROUP_POINTS = ("placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter")
-
-
-def pod_group_point_problems(cfg: KubeSchedulerConfiguration) -> list[str]:
-    """A plugin enabled at a pod-group extension point, which kubesched does not run yet."""
-    errs: list[str] = []
-    for i, prof in enumerate(cfg.profiles):
-        if prof.plugins is None:
-            continue
-        for point in POD_GROUP_POINTS:
-            for j, plugin in enumerate(getattr(prof.plugins, point).enabled):
-                errs.append(
-                    f"{join_path('profiles', i, 'plugins', point, 'enabled', j)}.name: {plugin.name!r}: kubesched runs "
-                    f"no plugin at the {point} extension point yet (it arrives with workload-aware scheduling); "
-                    "remove it from this profile"
-                )
-    return errs
-
-
 def validate_configuration(cfg: KubeSchedulerConfiguration) -> list[str]:
     """Upstream's configuration checks on a defaulted configuration (plugins aside)."""
     errs: list[str] = []

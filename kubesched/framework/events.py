@@ -68,6 +68,8 @@ class Resource(str, Enum):
     RESOURCE_CLAIM = "ResourceClaim"
     RESOURCE_SLICE = "ResourceSlice"
     DEVICE_CLASS = "DeviceClass"
+    #: scheduling.k8s.io PodGroups (workload-aware scheduling).
+    POD_GROUP = "PodGroup"
     WILDCARD = "*"
 
 
@@ -118,6 +120,8 @@ ASSIGNED_POD_ADD = ClusterEvent(Resource.POD, ActionType.ADD, "AssignedPodAdd")
 ASSIGNED_POD_UPDATE = ClusterEvent(Resource.POD, ActionType.UPDATE, "AssignedPodUpdate")
 ASSIGNED_POD_DELETE = ClusterEvent(Resource.POD, ActionType.DELETE, "AssignedPodDelete")
 UNSCHEDULED_POD_UPDATE = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.UPDATE, "UnscheduledPodUpdate")
+#: A pending pod of a pod group was added: its pooled fellow members hear of it (a gang's quorum).
+UNSCHEDULED_POD_ADD = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd")
 WILDCARD_EVENT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "WildCardEvent")
 UNSCHEDULABLE_TIMEOUT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
 FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate")

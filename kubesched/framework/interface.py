@@ -21,6 +21,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.podgroup import (
+    Placement,
+    PlacementProgress,
+    PlacementScore,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupState,
+)
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
@@ -51,6 +59,11 @@ EXTENSION_POINTS: dict[str, str] = {
     "preBind": "pre_bind",
     "bind": "bind",
     "postBind": "post_bind",
+    # The pod-group cycle's own points (workload-aware scheduling, GenericWorkload).
+    "placementGenerate": "generate_placements",
+    "placementFeasible": "placement_feasible",
+    "placementScore": "score_placement",
+    "podGroupPostFilter": "pod_group_post_filter",
 }
 
 
@@ -70,13 +83,27 @@ class CycleState:
     simulates removing pods on a copy), otherwise shallowly.
     """
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins", "record_plugin_metrics", "read")
+    __slots__ = (
+        "_data",
+        "skip_filter_plugins",
+        "skip_score_plugins",
+        "record_plugin_metrics",
+        "read",
+        "pod_group",
+        "placement",
+    )
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = _StateDict()
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
         self.record_plugin_metrics = False
+        #: In a pod group's cycle, the group being placed (``None`` in a pod's own cycle): a
+        #: plugin can tell the two apart.
+        self.pod_group: PodGroupInfo | None = None
+        #: In a pod group's cycle, the placement being evaluated (the whole cluster unless a
+        #: PlacementGenerate plugin proposed node sets).
+        self.placement: Placement | None = None
         #: ``read(key)``: the value stored under ``key``; raises ``KeyError`` naming it when
         #: absent. Bound straight to the dict lookup: plugins call it once per node.
         self.read: Callable[[str], Any] = self._data.__getitem__
@@ -97,6 +124,8 @@ class CycleState:
             c._data[k] = cl() if callable(cl) else copy.copy(v)
         c.skip_filter_plugins = set(self.skip_filter_plugins)
         c.skip_score_plugins = set(self.skip_score_plugins)
+        c.pod_group = self.pod_group
+        c.placement = self.placement
         return c
 
 
@@ -199,6 +228,20 @@ class Nominator(Protocol):
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]: ...
 
 
+class PodGroups(Protocol):
+    """The pod groups the scheduler knows (``GenericWorkload``): each PodGroup object and its
+    members, pending or placed."""
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The PodGroup object, or ``None`` while the scheduler has not seen it."""
+        ...
+
+    def state(self, namespace: str, name: str) -> PodGroupState:
+        """The group's members the scheduler knows of, and which of them are placed (bound or
+        assumed)."""
+        ...
+
+
 class Handle(Protocol):
     """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings."""
 
@@ -212,6 +255,11 @@ class Handle(Protocol):
     def profile_name(self) -> str: ...
 
     def snapshot(self) -> SharedLister: ...
+
+    @property
+    def pod_groups(self) -> PodGroups:
+        """The pod groups and their members (empty unless ``GenericWorkload`` is on)."""
+        ...
 
     def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
 
@@ -465,6 +513,60 @@ class PostBindPlugin(Plugin, Protocol):
     logged; the pod stays bound either way. May be ``async def``."""
 
     def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+
+
+# --- the pod-group cycle's points (workload-aware scheduling) ----------------------------------
+
+
+@runtime_checkable
+class PlacementGeneratePlugin(Plugin, Protocol):
+    """Candidate placements (node sets) for a pod group within ``parent`` (the whole cluster for
+    a group at the top). Returns a list of :class:`Placement`, or ``(placements, status)``; an
+    empty list means the group fits nowhere. The lists of several plugins are concatenated."""
+
+    def generate_placements(self, state: CycleState, group: PodGroupInfo, parent: Placement) -> Any: ...
+
+
+@runtime_checkable
+class PlacementFeasiblePlugin(Plugin, Protocol):
+    """Whether the group's constraints hold in a placement, asked before its first member is
+    tried and after each one: Success (they hold), Wait (not yet, but they still may),
+    Unschedulable (they cannot, whatever follows: the evaluation stops), or Error. ``state`` is
+    the placement's cycle state (its ``pod_group`` and ``placement`` set). Plain function or
+    ``async def``."""
+
+    def placement_feasible(
+        self, state: CycleState, group: PodGroupInfo, progress: PlacementProgress
+    ) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class PlacementScorePlugin(Plugin, Protocol):
+    """Scores one feasible placement from what its evaluation proposes (higher is better):
+    ``score`` or ``(score, status)``. After the optional ``normalize_placement_scores`` every
+    score must be within 0..100; the runtime multiplies by the plugin's weight and the highest
+    total wins."""
+
+    def score_placement(self, state: CycleState, group: PodGroupInfo, assignments: PodGroupAssignments) -> Any: ...
+
+
+@runtime_checkable
+class PlacementScoreExtensions(Plugin, Protocol):
+    """Rewrites this plugin's placement ``scores`` in place (e.g. to 0..100); a Status (``None``:
+    Success)."""
+
+    def normalize_placement_scores(
+        self, state: CycleState, group: PodGroupInfo, scores: list[PlacementScore]
+    ) -> MaybeAwaitable: ...
+
+
+@runtime_checkable
+class PodGroupPostFilterPlugin(Plugin, Protocol):
+    """Runs when a pod group fits nowhere (e.g. workload-aware preemption). ``schedule()``
+    re-runs the group's placement on the (changed) snapshot and returns ``(assignments,
+    status)``. Returns ``(PodGroupPostFilterResult | None, status)``."""
+
+    def pod_group_post_filter(self, state: CycleState, group: PodGroupInfo, schedule: Any) -> Any: ...
 
 
 def plugin_extension_points(cls: type) -> list[str]:

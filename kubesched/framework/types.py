@@ -167,6 +167,7 @@ class PodInfo:
         "host_ports",
         "images",
         "scheduling_gates",
+        "pod_group",
         "required_affinity",
         "required_anti_affinity",
         "preferred_affinity",
@@ -256,6 +257,9 @@ class PodInfo:
         self.host_ports = ports
         self.images = images
         self.scheduling_gates: list[Obj] = _mappings(spec, "schedulingGates")
+        group = spec.get("schedulingGroup") or {}
+        #: The pod group it belongs to (``spec.schedulingGroup.podGroupName``), or ``""``.
+        self.pod_group: str = (group.get("podGroupName") or "") if isinstance(group, dict) else ""
         self._qos: str | None = None
 
     def with_node(self, node_name: str) -> PodInfo:

@@ -24,9 +24,18 @@ from kubesched.framework.interface import (
     CycleState,
     Listers,
     Nominator,
+    PodGroups,
     PostFilterResult,
     PreFilterResult,
     SharedLister,
+)
+from kubesched.framework.podgroup import (
+    Placement,
+    PlacementProgress,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+    PodGroupState,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -40,6 +49,12 @@ from kubesched.runtime.calls import (
     trace_value,
 )
 from kubesched.runtime.collaborators import Activator, PluginObserver, PreemptWithExtenders, Spawner
+from kubesched.runtime.placement import (
+    run_placement_feasible,
+    run_placement_generate,
+    run_placement_score,
+    run_pod_group_post_filter,
+)
 from kubesched.runtime.prefilter import run_pre_filter_plugins
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
@@ -84,6 +99,16 @@ class _NoNominator:
         return False
 
 
+class NoPodGroups:
+    """A standalone Framework's pod groups: none known."""
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return None
+
+    def state(self, namespace: str, name: str) -> PodGroupState:
+        return PodGroupState()
+
+
 class Framework:
     """A profile's plugins and the code that runs them (also the plugins' ``Handle``)."""
 
@@ -103,6 +128,7 @@ class Framework:
         spawner: Spawner | None = None,
         preempt_with_extenders: PreemptWithExtenders | None = None,
         feature_gates: FeatureGates | None = None,
+        pod_groups: PodGroups | None = None,
     ) -> None:
         """Build the profile ``spec`` from ``registry``'s plugins; each plugin is constructed
         here, with this Framework as its handle, so the collaborators are in place before any
@@ -130,6 +156,8 @@ class Framework:
         #: Upstream's feature gates (1.37's defaults unless given), known before the plugins are
         #: built: a plugin reads them in its constructor (``handle.feature_gates``).
         self.feature_gates: FeatureGates = feature_gates if feature_gates is not None else FeatureGates()
+        #: The pod groups and their members (the scheduler's index; empty for a harness).
+        self._pod_groups: PodGroups = pod_groups if pod_groups is not None else NoPodGroups()
         #: Upstream's SchedulerAsyncPreemption: preemption's API calls run in the background
         #: instead of inside the scheduling cycle. DefaultPreemption registers some events only
         #: with it.
@@ -187,6 +215,10 @@ class Framework:
         self.pre_bind_plugins = bound("preBind")
         self.bind_plugins = bound("bind")
         self.post_bind_plugins = bound("postBind")
+        self.placement_generate_plugins = bound("placementGenerate")
+        self.placement_feasible_plugins = bound("placementFeasible")
+        self.placement_score_plugins = bound("placementScore")
+        self.pod_group_post_filter_plugins = bound("podGroupPostFilter")
 
         if not partial and len(self.queue_sort_plugins) != 1:
             raise FrameworkError(
@@ -195,7 +227,7 @@ class Framework:
             )
         if not partial and not self.bind_plugins:
             raise FrameworkError(f"profile {self.profile_name!r}: at least one bind plugin is needed")
-        for b in self.score_plugins:
+        for b in (*self.score_plugins, *self.placement_score_plugins):
             if b.weight <= 0:
                 raise FrameworkError(
                     f"profile {self.profile_name!r}: score plugin {b.name!r} has weight {b.weight}; it must be positive"
@@ -214,6 +246,11 @@ class Framework:
             b.name: _Bound(b.plugin, "normalize_score")
             for b in self.score_plugins
             if callable(getattr(b.plugin, "normalize_score", None))
+        }
+        self._placement_normalizers = {
+            b.name: _Bound(b.plugin, "normalize_placement_scores")
+            for b in self.placement_score_plugins
+            if callable(getattr(b.plugin, "normalize_placement_scores", None))
         }
         self._unreserve_bound = [
             _Bound(b.plugin, "unreserve")
@@ -275,6 +312,10 @@ class Framework:
         return None
 
     # --- Handle ---------------------------------------------------------------------------------
+    @property
+    def pod_groups(self) -> PodGroups:
+        return self._pod_groups
+
     def snapshot(self) -> SharedLister:
         if self._snapshot is None:
             raise RuntimeError("no snapshot yet: the scheduler sets one at the start of each cycle")
@@ -729,3 +770,35 @@ class Framework:
                 await b.call(state, pod, node_name)
             except Exception:
                 log.exception("PostBind of plugin %s failed for pod %s", b.name, pod.key)
+
+    # --- the pod-group cycle's points (see kubesched.runtime.placement) -------------------------
+    def has_placement_plugins(self) -> bool:
+        """Whether a PlacementGenerate plugin proposes node sets (else one placement: the
+        whole cluster)."""
+        return bool(self.placement_generate_plugins)
+
+    async def run_placement_generate(
+        self, state: CycleState, group: PodGroupInfo, parent: Placement
+    ) -> tuple[list[Placement], Status | None]:
+        return await run_placement_generate(self.placement_generate_plugins, self._call, state, group, parent)
+
+    async def run_placement_feasible(
+        self, state: CycleState, group: PodGroupInfo, progress: PlacementProgress
+    ) -> Status | None:
+        return await run_placement_feasible(self.placement_feasible_plugins, self._call, state, group, progress)
+
+    async def run_placement_score(
+        self,
+        state: CycleState,
+        group: PodGroupInfo,
+        proposals: Sequence[tuple[CycleState, PodGroupAssignments]],
+        per_plugin: dict[str, list[int]] | None = None,
+    ) -> tuple[list[int], Status | None]:
+        return await run_placement_score(
+            self.placement_score_plugins, self._placement_normalizers, self._call, state, group, proposals, per_plugin
+        )
+
+    async def run_pod_group_post_filter(
+        self, state: CycleState, group: PodGroupInfo, schedule: Any
+    ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        return await run_pod_group_post_filter(self.pod_group_post_filter_plugins, self._call, state, group, schedule)

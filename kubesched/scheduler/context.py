@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
+from kubesched.backend.pod_groups import PodGroupIndex
 from kubesched.backend.queue import Nominator, SchedulingQueue
 from kubesched.cluster.base import Cluster
 from kubesched.framework.interface import PODS_TO_ACTIVATE_KEY, CycleState
@@ -86,6 +87,8 @@ class SchedulerContext:
     #: Work started beside the cycles (events, conditions, annotations, plugins' background
     #: calls): waited for and cancelled at stop like the binding cycles.
     side_tasks: TaskSet
+    #: PodGroups and their members (kept only with GenericWorkload).
+    pod_groups: PodGroupIndex
 
     def spawn_side(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         """Run ``coro`` as a side task named ``name``."""

@@ -9,6 +9,7 @@ from typing import Any
 from kubesched.framework.events import (
     NODE_ADD,
     NODE_DELETE,
+    UNSCHEDULED_POD_ADD,
     ActionType,
     ClusterEvent,
     Resource,
@@ -37,6 +38,7 @@ _EVENT_RESOURCES = {
     "ResourceClaim": Resource.RESOURCE_CLAIM,
     "ResourceSlice": Resource.RESOURCE_SLICE,
     "DeviceClass": Resource.DEVICE_CLASS,
+    "PodGroup": Resource.POD_GROUP,
 }
 _ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
 
@@ -59,6 +61,9 @@ class EventHandlers:
         self.listers = ctx.listers
         self.waiting_pods = ctx.waiting_pods
         self.results = ctx.results
+        #: Pod groups and their members (only with GenericWorkload: without it a pod's
+        #: ``schedulingGroup`` means nothing to the scheduler, as upstream).
+        self.pod_groups = ctx.pod_groups if ctx.options.feature_gates.enabled("GenericWorkload") else None
         #: How this scheduler's feature gates count a pod's resources (NodeInfo's accounting).
         self.counting = Counting.of(ctx.options.feature_gates)
         #: Whether this process may write to the cluster (see :meth:`set_leading`).
@@ -92,6 +97,8 @@ class EventHandlers:
             pi = self._pod_info(obj)
             if pi is None:
                 return
+            if self.pod_groups is not None and pi.pod_group and not _terminal(obj):
+                self.pod_groups.put_pod(pi)
             if pi.node_name:
                 if _terminal(obj):
                     return
@@ -100,11 +107,15 @@ class EventHandlers:
             elif self._responsible(pi) and not _terminal(obj) and not pi.deleting:
                 self._nominate_from(pi)
                 self.queue.add(pi)
+                if self.pod_groups is not None and pi.pod_group:
+                    self._group_member_added(pi)
         elif kind == "Node":
             self.cache.add_node(obj)
             self.queue.on_event(NODE_ADD, None, obj)
         else:
             self.listers.put(kind, obj)
+            if kind == "PodGroup" and self.pod_groups is not None:
+                self.pod_groups.put_group(obj)
             self._other_event(kind, ActionType.ADD, None, obj)
 
     @timed_event("update")
@@ -113,6 +124,11 @@ class EventHandlers:
             pi = self._pod_info(new, old)
             if pi is None:
                 return
+            if self.pod_groups is not None and pi.pod_group:
+                if _terminal(new):
+                    self.pod_groups.remove_pod(pi.uid)
+                else:
+                    self.pod_groups.put_pod(pi)
             if pi.node_name:
                 was_pending = not (old.get("spec") or {}).get("nodeName")
                 if was_pending:
@@ -141,6 +157,8 @@ class EventHandlers:
                 self.queue.on_event(ClusterEvent(Resource.NODE, actions, "NodeUpdate"), old, new)
         else:
             self.listers.put(kind, new)
+            if kind == "PodGroup" and self.pod_groups is not None:
+                self.pod_groups.put_group(new)
             self._other_event(kind, ActionType.UPDATE, old, new)
 
     @timed_event("delete")
@@ -151,6 +169,8 @@ class EventHandlers:
             if not self.options.keep_deleted_results:
                 self.results.pop(pod_key(obj), None)
             self.nominator.delete(uid)
+            if self.pod_groups is not None:
+                self.pod_groups.remove_pod(uid)
             removed = self.cache.remove_pod(uid)
             if removed is not None:
                 self.queue.assigned_pod_deleted(removed)
@@ -165,7 +185,21 @@ class EventHandlers:
             self.queue.on_event(NODE_DELETE, obj, None)
         else:
             self.listers.remove(kind, obj)
+            if kind == "PodGroup" and self.pod_groups is not None:
+                self.pod_groups.remove_group(obj)
             self._other_event(kind, ActionType.DELETE, obj, None)
+
+    def _group_member_added(self, pi: PodInfo) -> None:
+        """A pending member of a pod group arrived: its fellow members waiting in the pool (a
+        gang short of its quorum) hear of it."""
+        assert self.pod_groups is not None
+        pooled = [
+            q
+            for uid in self.pod_groups.members(pi.namespace, pi.pod_group)
+            if uid != pi.uid and (q := self.queue.pooled(uid)) is not None
+        ]
+        if pooled:
+            self.queue.on_event(UNSCHEDULED_POD_ADD, None, pi.pod, candidates=pooled)
 
     def _nominate_from(self, pi: PodInfo) -> None:
         """Keep the nominator in step with ``status.nominatedNodeName`` of a pending pod."""

@@ -86,6 +86,8 @@ class PodCycle:
     number: int
     #: Opportunistic batching in this cycle, if it may batch.
     batch: BatchCycle | None
+    #: The nodes to choose from (a pod group's placement); ``None``: every node of the snapshot.
+    nodes: list[NodeInfo] | None = None
 
 
 class PodSchedulingCycle:
@@ -201,7 +203,7 @@ class PodSchedulingCycle:
 
     async def _schedule_pod(self, c: PodCycle) -> str:
         fw, state, pi, record, batch = c.fw, c.state, c.pod, c.traces, c.batch
-        nodes = self.snapshot.list()
+        nodes = self.snapshot.list() if c.nodes is None else c.nodes
         if not nodes:
             raise CycleError(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_NODES_MSG))
         feasible, diagnosis = await self._find_nodes_that_fit(c, nodes)

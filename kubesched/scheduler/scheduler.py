@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
+from kubesched.backend.pod_groups import PodGroupIndex
 from kubesched.backend.queue import Nominator, SchedulingQueue
 from kubesched.cluster.base import Cluster
 from kubesched.extender.client import HTTPExtender
@@ -33,6 +34,7 @@ from kubesched.scheduler.observer import NullObserver, Observer
 from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.results import PodResult
 from kubesched.scheduler.schedule_one import PodSchedulingCycle
+from kubesched.scheduler.schedule_podgroup import PodGroupSchedulingCycle
 from kubesched.scheduler.stats import Stats
 from kubesched.tasks import TaskSet
 
@@ -76,6 +78,8 @@ class Scheduler:
         #: HTTP extenders, shared by all profiles, run after the plugins as upstream orders them.
         ext = Extenders(extenders, self.snapshot)
         self.extenders: list[HTTPExtender] = ext.extenders
+        #: PodGroups and their members; which are placed, the cache says (built below).
+        self.pod_groups = PodGroupIndex(placed=lambda uid: self.cache.get_pod(uid))
         bindings = TaskSet("binding cycles", log)
         side_tasks = TaskSet("scheduler side tasks", log)
         self.frameworks: dict[str, Framework] = {}
@@ -97,6 +101,7 @@ class Scheduler:
                 spawner=side_task_spawner(side_tasks, spec.scheduler_name),
                 preempt_with_extenders=preempt,
                 feature_gates=options.feature_gates,
+                pod_groups=self.pod_groups,
             )
         if not self.frameworks:
             raise ValueError("at least one profile is needed")
@@ -141,10 +146,18 @@ class Scheduler:
             batching=self.batching,
             bindings=bindings,
             side_tasks=side_tasks,
+            pod_groups=self.pod_groups,
         )
         self.failures = FailureReporting(self.ctx)
         self.binding = BindingCycle(self.ctx, self.failures)
-        self.pod_cycle = PodSchedulingCycle(self.ctx, self.binding, self.failures, random.Random(options.seed))
+        rng = random.Random(options.seed)
+        self.pod_cycle = PodSchedulingCycle(self.ctx, self.binding, self.failures, rng)
+        #: Pod groups' cycles (GenericWorkload): a popped member brings its group's pending pods.
+        self.group_cycle: PodGroupSchedulingCycle | None = (
+            PodGroupSchedulingCycle(self.ctx, self.pod_cycle, self.binding, self.failures, rng)
+            if options.feature_gates.enabled("GenericWorkload")
+            else None
+        )
         self.handlers = EventHandlers(self.ctx, self.failures)
         #: The loop's own tasks (the queue's periodic flush): they end with :meth:`run`.
         self._loop_tasks = TaskSet("scheduling loop", log)
@@ -177,8 +190,11 @@ class Scheduler:
         reports what was held back meanwhile."""
         self.handlers.set_leading(leading)
 
-    def cycle_for(self, qpi: QueuedPodInfo) -> PodSchedulingCycle:
-        """The scheduling cycle that decides ``qpi``: a pod's (a pod group's will be picked here)."""
+    def cycle_for(self, qpi: QueuedPodInfo) -> PodSchedulingCycle | PodGroupSchedulingCycle:
+        """The scheduling cycle that decides ``qpi``: its pod group's when it belongs to one
+        (GenericWorkload), else its own."""
+        if self.group_cycle is not None and self.group_cycle.is_group_member(qpi):
+            return self.group_cycle
         return self.pod_cycle
 
     async def schedule_one(self, qpi: QueuedPodInfo) -> None:

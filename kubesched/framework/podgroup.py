@@ -1,0 +1,192 @@
+"""Pod groups in the plugin contract: what the pod-group scheduling cycle hands to plugins
+(upstream's workload-aware scheduling, kube-scheduler 1.37, behind ``GenericWorkload``).
+
+A pod joins a group with ``spec.schedulingGroup.podGroupName``: a ``scheduling.k8s.io``
+PodGroup in its namespace. With the gate on, the queue pops a group's pending members together
+and the scheduler places them in one cycle, all of them or none (see
+:mod:`kubesched.scheduler.schedule_podgroup`). The cycle runs, beside the per-pod points, four
+points of its own:
+
+* **PlacementGenerate** (``generate_placements``): candidate node sets for the group;
+* **PlacementFeasible** (``placement_feasible``): before the first member and after each one,
+  whether the group's constraints hold (Success), may still hold (Wait) or cannot (Unschedulable);
+* **PlacementScore** (``score_placement``): ranks the feasible placements;
+* **PodGroupPostFilter** (``pod_group_post_filter``): after the group fits nowhere.
+
+The types here are what those points read: :class:`PodGroupInfo` (the group and its members in
+this cycle), :class:`PodGroupState` (its members the scheduler knows, placed or not),
+:class:`Placement`, :class:`PlacementProgress`, :class:`ProposedAssignment` and
+:class:`PodGroupAssignments`, :class:`PlacementScore`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from kubesched.framework.types import NodeInfo, PodInfo
+
+#: The kind of a leaf pod group (the only kind kubesched places so far).
+POD_GROUP_KIND = "PodGroup"
+
+Obj = dict[str, Any]
+
+
+def pod_group_name(pod: Mapping[str, Any]) -> str:
+    """The pod group a pod (a Kubernetes JSON dict) belongs to: ``spec.schedulingGroup.podGroupName``,
+    or ``""``."""
+    group = (pod.get("spec") or {}).get("schedulingGroup") or {}
+    name = group.get("podGroupName") if isinstance(group, dict) else None
+    return name if isinstance(name, str) else ""
+
+
+def group_key(namespace: str, name: str) -> str:
+    """How the queue and the cycle key a pod group: ``PodGroup/<namespace>/<name>``."""
+    return f"{POD_GROUP_KIND}/{namespace}/{name}"
+
+
+class PodGroupInfo:
+    """A pod group as one cycle sees it: the PodGroup object (``None`` while the scheduler has
+    not seen it) and its members to place in this cycle, in the order they are tried (higher
+    priority first, then the earlier first attempt)."""
+
+    __slots__ = ("namespace", "name", "key", "obj", "pods")
+
+    def __init__(self, namespace: str, name: str, obj: Obj | None, pods: Sequence[PodInfo] = ()) -> None:
+        self.namespace = namespace
+        self.name = name
+        self.key = group_key(namespace, name)
+        self.obj = obj
+        self.pods: list[PodInfo] = list(pods)
+
+    @property
+    def spec(self) -> Obj:
+        return (self.obj or {}).get("spec") or {}
+
+    @property
+    def is_gang(self) -> bool:
+        """Whether the group's policy is ``gang`` (else ``basic``: members placed as they fit)."""
+        return "gang" in (self.spec.get("schedulingPolicy") or {})
+
+    @property
+    def min_count(self) -> int:
+        """Members that must be placed together: the gang's ``minCount``, 1 for a basic group."""
+        gang = (self.spec.get("schedulingPolicy") or {}).get("gang")
+        if isinstance(gang, dict):
+            return int(gang.get("minCount") or 1)
+        return 1
+
+    @property
+    def topology_key(self) -> str:
+        """The node label all members must share one value of (``schedulingConstraints.topology``),
+        or ``""``."""
+        for t in (self.spec.get("schedulingConstraints") or {}).get("topology") or ():
+            if isinstance(t, dict) and t.get("key"):
+                return str(t["key"])
+        return ""
+
+    @property
+    def priority(self) -> int | None:
+        """The group's resolved priority (``spec.priority``), ``None`` when unset."""
+        p = self.spec.get("priority")
+        return int(p) if p is not None else None
+
+    def __repr__(self) -> str:
+        return f"PodGroupInfo({self.namespace}/{self.name}, pods={[p.name for p in self.pods]})"
+
+
+class PodGroupState:
+    """A group's members the scheduler knows of (pending, assumed or bound), by UID, and which of
+    them are placed: bound or assumed (their PodInfo carries the node)."""
+
+    __slots__ = ("members", "scheduled")
+
+    def __init__(self, members: Mapping[str, PodInfo] | None = None, scheduled: Mapping[str, PodInfo] | None = None):
+        self.members: dict[str, PodInfo] = dict(members or {})
+        self.scheduled: dict[str, PodInfo] = dict(scheduled or {})
+
+    def __repr__(self) -> str:
+        return f"PodGroupState(members={len(self.members)}, scheduled={len(self.scheduled)})"
+
+
+class Placement:
+    """A candidate set of nodes for a group (e.g. the nodes of one topology domain). ``data`` is
+    what its generator attaches for the other placement plugins."""
+
+    __slots__ = ("name", "nodes", "data")
+
+    def __init__(self, name: str, nodes: Sequence[NodeInfo], data: Mapping[str, Any] | None = None) -> None:
+        self.name = name
+        self.nodes: list[NodeInfo] = list(nodes)
+        self.data: dict[str, Any] = dict(data or {})
+
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.nodes]
+
+    def __repr__(self) -> str:
+        return f"Placement({self.name!r}, nodes={len(self.nodes)})"
+
+
+class PlacementProgress:
+    """Where a placement's evaluation stands: members still to try, members placed (already
+    bound or assumed before the cycle, plus those placed in it)."""
+
+    __slots__ = ("remaining", "scheduled")
+
+    def __init__(self, remaining: int, scheduled: int) -> None:
+        self.remaining = remaining
+        self.scheduled = scheduled
+
+    def __repr__(self) -> str:
+        return f"PlacementProgress(remaining={self.remaining}, scheduled={self.scheduled})"
+
+
+class ProposedAssignment:
+    """A member placed tentatively in a placement: its node and its own cycle state."""
+
+    __slots__ = ("pod", "node_name", "state")
+
+    def __init__(self, pod: PodInfo, node_name: str, state: Any = None) -> None:
+        self.pod = pod
+        self.node_name = node_name
+        self.state = state
+
+    def __repr__(self) -> str:
+        return f"ProposedAssignment({self.pod.key} -> {self.node_name})"
+
+
+class PodGroupAssignments:
+    """What a placement's evaluation proposes: the placement and its members' nodes."""
+
+    __slots__ = ("placement", "assignments")
+
+    def __init__(self, placement: Placement, assignments: Sequence[ProposedAssignment] = ()) -> None:
+        self.placement = placement
+        self.assignments: list[ProposedAssignment] = list(assignments)
+
+
+class PlacementScore:
+    """One placement's score from one PlacementScore plugin; normalizing rewrites ``score``."""
+
+    __slots__ = ("placement", "score")
+
+    def __init__(self, placement: Placement, score: int) -> None:
+        self.placement = placement
+        self.score = score
+
+    @property
+    def name(self) -> str:
+        return self.placement.name
+
+    def __repr__(self) -> str:
+        return f"PlacementScore({self.placement.name}={self.score})"
+
+
+class PodGroupPostFilterResult:
+    """What PodGroupPostFilter achieved: the node each member (by ``namespace/name``) is
+    nominated to."""
+
+    __slots__ = ("nominated",)
+
+    def __init__(self, nominated: Mapping[str, str] | None = None) -> None:
+        self.nominated: dict[str, str] = dict(nominated or {})

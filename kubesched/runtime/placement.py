@@ -1,0 +1,156 @@
+"""The pod-group cycle's extension points over a profile's plugins: PlacementGenerate,
+PlacementFeasible, PlacementScore (with its normalization, the 0..100 check and the weights)
+and PodGroupPostFilter.
+
+Semantics, as upstream's runner has them:
+
+* PlacementGenerate: every plugin in order, each within the parent placement; their lists
+  are concatenated. A non-success status is an error for the group.
+* PlacementFeasible: every plugin is asked; an Error or an Unschedulable answer ends the
+  evaluation at once (the first one wins); otherwise Wait if any plugin waits, else Success.
+* PlacementScore: each plugin scores every feasible placement, normalizes its scores when it
+  can, each score must then be within 0..100, and the weighted sum is the placement's total.
+* PodGroupPostFilter: plugins in order until one succeeds or one says the group cannot be
+  helped (UnschedulableAndUnresolvable); an Error ends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState
+from kubesched.framework.podgroup import (
+    Placement,
+    PlacementProgress,
+    PlacementScore,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.runtime.calls import BoundMethod, plugin_error, split_result
+
+#: ``await call(bound, point, state, *args)``: the Framework's timed plugin call.
+PluginCall = Callable[..., Any]
+
+
+async def run_placement_generate(
+    plugins: Sequence[BoundMethod], call: PluginCall, state: CycleState, group: PodGroupInfo, parent: Placement
+) -> tuple[list[Placement], Status | None]:
+    """The placements every PlacementGenerate plugin proposes within ``parent``; with no plugin,
+    ``parent`` alone."""
+    if not plugins:
+        return [parent], None
+    out: list[Placement] = []
+    for b in plugins:
+        try:
+            placements, status = split_result(await call(b, "PlacementGenerate", state, group, parent))
+        except Exception as exc:  # noqa: BLE001 - a plugin's bug is the group's error
+            return [], plugin_error("PlacementGenerate", b.name, exc)
+        if status is not None and not status.is_success():
+            return [], Status(
+                Code.ERROR, f'running PlacementGenerate plugin "{b.name}": {status.message()}', plugin=b.name
+            )
+        out.extend(placements or ())
+    return out, None
+
+
+async def run_placement_feasible(
+    plugins: Sequence[BoundMethod],
+    call: PluginCall,
+    state: CycleState,
+    group: PodGroupInfo,
+    progress: PlacementProgress,
+) -> Status | None:
+    """``None`` (Success), a Wait, an Unschedulable or an Error status (see the module)."""
+    waiting: Status | None = None
+    for b in plugins:
+        try:
+            status = split_result(await call(b, "PlacementFeasible", state, group, progress))[1]
+        except Exception as exc:  # noqa: BLE001
+            return plugin_error("PlacementFeasible", b.name, exc)
+        if status is None or status.is_success():
+            continue
+        status.with_plugin(b.name)
+        if status.is_wait():
+            waiting = waiting or status
+            continue
+        if status.is_rejected():
+            return status
+        return Status(Code.ERROR, f'running PlacementFeasible plugin "{b.name}": {status.message()}', plugin=b.name)
+    return waiting
+
+
+async def run_placement_score(
+    plugins: Sequence[BoundMethod],
+    normalizers: Mapping[str, BoundMethod],
+    call: PluginCall,
+    state: CycleState,
+    group: PodGroupInfo,
+    proposals: Sequence[tuple[CycleState, PodGroupAssignments]],
+    per_plugin: dict[str, list[int]] | None = None,
+) -> tuple[list[int], Status | None]:
+    """The weighted total of each proposal (placement state, assignments), in their order; or
+    the error that ended scoring. ``per_plugin`` is filled with each plugin's final scores."""
+    totals = [0] * len(proposals)
+    for b in plugins:
+        scores: list[PlacementScore] = []
+        for pstate, assignments in proposals:
+            try:
+                value, status = split_result(await call(b, "PlacementScore", pstate, group, assignments))
+            except Exception as exc:  # noqa: BLE001
+                return [], plugin_error("PlacementScore", b.name, exc)
+            if status is not None and not status.is_success():
+                return [], Status(
+                    Code.ERROR, f'running PlacementScore plugin "{b.name}": {status.message()}', plugin=b.name
+                )
+            scores.append(PlacementScore(assignments.placement, int(value or 0)))
+        norm = normalizers.get(b.name)
+        if norm is not None and scores:
+            try:
+                status = split_result(await call(norm, "PlacementScore", state, group, scores))[1]
+            except Exception as exc:  # noqa: BLE001
+                return [], plugin_error("PlacementScore", b.name, exc)
+            if status is not None and not status.is_success():
+                return [], Status(
+                    Code.ERROR,
+                    f'running normalize placement score extension of plugin "{b.name}": {status.message()}',
+                    plugin=b.name,
+                )
+        for s in scores:
+            if not MIN_NODE_SCORE <= s.score <= MAX_NODE_SCORE:
+                return [], Status(
+                    Code.ERROR,
+                    f'plugin "{b.name}" returns an invalid score {s.score} for placement {s.name!r}, it should be '
+                    f"in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                    plugin=b.name,
+                )
+        weight = b.weight or 1
+        for i, s in enumerate(scores):
+            totals[i] += s.score * weight
+        if per_plugin is not None:
+            per_plugin[b.name] = [s.score * weight for s in scores]
+    return totals, None
+
+
+async def run_pod_group_post_filter(
+    plugins: Sequence[BoundMethod], call: PluginCall, state: CycleState, group: PodGroupInfo, schedule: Any
+) -> tuple[PodGroupPostFilterResult | None, Status]:
+    """Plugins in order until one succeeds (its result), one cannot help at all, or one errs;
+    when all reject, Unschedulable with their reasons."""
+    reasons: list[str] = []
+    rejectors: list[str] = []
+    for b in plugins:
+        try:
+            result, status = split_result(await call(b, "PodGroupPostFilter", state, group, schedule))
+        except Exception as exc:  # noqa: BLE001
+            return None, plugin_error("PodGroupPostFilter", b.name, exc)
+        if status is None or status.is_success():
+            return result if isinstance(result, PodGroupPostFilterResult) else None, Status(Code.SUCCESS, plugin=b.name)
+        status.with_plugin(b.name)
+        if status.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
+            return None, status
+        reasons.extend(status.reasons)
+        rejectors.append(b.name)
+    return None, Status(Code.UNSCHEDULABLE, *reasons, plugin=rejectors[0] if rejectors else "")

@@ -1,0 +1,270 @@
+"""Where a pod group's members go: upstream's pod-group scheduling algorithm (1.37).
+
+Within one placement (the whole cluster, unless PlacementGenerate plugins propose node sets):
+
+1. PlacementFeasible before any member is tried (``remaining`` = the members to place,
+   ``scheduled`` = members bound or assumed before this cycle); Unschedulable ends it at once.
+2. Each member in turn goes through the pod cycle's algorithm (PreFilter, Filter, PreScore,
+   Score, select host; no PostFilter), restricted to the placement's nodes; a member that fits
+   is assumed and reserved at once, so the next member sees it. A member that errs ends the
+   evaluation (``failed to schedule other pod from a pod group: ...``).
+3. PlacementFeasible after each member; Unschedulable stops the loop. A Wait left at the end is
+   Unschedulable: the group's minimum was not reached.
+4. Anything but Success reverts every reservation made (Unreserve, forget): all or nothing.
+
+With placements, each is evaluated and reverted in turn; none feasible makes the group
+Unschedulable (``0/N placements are available, first placement status: ...``); several are
+ranked by PlacementScore (ties broken at random); the winner's members are assumed and
+reserved again.
+
+Members assumed in the cache (not in a copy of the snapshot, as upstream's 1.37-era code) are
+forgotten on revert; the snapshot is brought up to date before each member, so the next one
+sees the previous ones' reservations.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from dataclasses import dataclass, field
+
+from kubesched.backend.pod_groups import PodGroupIndex
+from kubesched.framework.interface import CycleState
+from kubesched.framework.podgroup import (
+    Placement,
+    PlacementProgress,
+    PodGroupAssignments,
+    PodGroupInfo,
+    ProposedAssignment,
+)
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.runtime.framework import Framework
+from kubesched.scheduler.context import SchedulerContext
+from kubesched.scheduler.errors import CycleError, FitError
+from kubesched.scheduler.results import PodResult
+from kubesched.scheduler.schedule_one import PLUGIN_METRICS_SAMPLE_PERCENT, BatchCycle, PodCycle, PodSchedulingCycle
+
+log = logging.getLogger("kubesched.scheduler")
+
+#: Why a batch is dropped when a group's tentative placements are undone.
+FLUSH_POD_GROUP_REVERT = "pod_group_revert"
+
+
+@dataclass(eq=False)
+class MemberOutcome:
+    """One member in one evaluation: placed (``node``), rejected (``fit`` or ``status``), or
+    not tried (all ``None``)."""
+
+    qpi: QueuedPodInfo
+    record: PodResult | None = None
+    node: str | None = None
+    assumed: PodInfo | None = None
+    state: CycleState | None = None
+    fit: FitError | None = None
+    status: Status | None = None
+
+
+@dataclass(eq=False)
+class GroupOutcome:
+    """An evaluation's result: ``status`` None is Success (the placed members stay reserved)."""
+
+    status: Status | None
+    members: list[MemberOutcome]
+    placement: Placement | None = None
+    placement_state: CycleState | None = None
+    placements_tried: int = 0
+    scores: dict[str, int] = field(default_factory=dict)
+
+    def placed(self) -> list[MemberOutcome]:
+        return [m for m in self.members if m.node is not None]
+
+
+class PodGroupAlgorithm:
+    """Evaluates placements for a group's members with the pod cycle's per-pod algorithm."""
+
+    def __init__(self, ctx: SchedulerContext, pod_cycle: PodSchedulingCycle, rng: random.Random) -> None:
+        self.ctx = ctx
+        self.pod_cycle = pod_cycle
+        self.cache = ctx.cache
+        self.snapshot = ctx.snapshot
+        self.nominator = ctx.nominator
+        self.pod_groups: PodGroupIndex = ctx.pod_groups
+        self.rng = rng
+
+    async def run(self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome]) -> GroupOutcome:
+        """Place ``members`` (in order) or none of them; see the module docstring."""
+        if not fw.has_placement_plugins():
+            whole = Placement("", [])
+            out = await self._evaluate(fw, group, members, whole, restricted=False)
+            if out.status is not None:
+                await self._revert(fw, out.placed())
+            out.placements_tried = 1
+            return out
+        return await self._run_placements(fw, group, members)
+
+    async def _run_placements(self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome]) -> GroupOutcome:
+        gstate = CycleState()
+        gstate.pod_group = group
+        parent = Placement("", self.snapshot.list())
+        placements, status = await fw.run_placement_generate(gstate, group, parent)
+        if status is not None:
+            return GroupOutcome(status, members)
+        feasible: list[tuple[Placement, GroupOutcome]] = []
+        first: GroupOutcome | None = None
+        for placement in placements:
+            trial = [MemberOutcome(m.qpi, m.record) for m in members]
+            out = await self._evaluate(fw, group, trial, placement, restricted=True)
+            await self._revert(fw, out.placed())
+            if out.status is not None and out.status.code is Code.ERROR:
+                out.placements_tried = len(placements)
+                return out
+            if out.status is None:
+                feasible.append((placement, out))
+            elif first is None:
+                first = out
+        if not feasible:
+            reason = first.status.message() if first is not None and first.status is not None else "no placement"
+            plugin = first.status.plugin if first is not None and first.status is not None else ""
+            status = Status(
+                Code.UNSCHEDULABLE,
+                f"0/{len(placements)} placements are available, first placement status: {reason}",
+                plugin=plugin,
+            )
+            base = first.members if first is not None else members
+            return GroupOutcome(status, base, placements_tried=len(placements))
+        best = feasible[0]
+        scores: dict[str, int] = {}
+        if len(feasible) > 1:
+            proposals = [
+                (
+                    out.placement_state or CycleState(),
+                    PodGroupAssignments(
+                        p, [ProposedAssignment(m.qpi.pod_info, m.node or "", m.state) for m in out.placed()]
+                    ),
+                )
+                for p, out in feasible
+            ]
+            totals, status = await fw.run_placement_score(gstate, group, proposals)
+            if status is not None:
+                return GroupOutcome(status, members, placements_tried=len(placements))
+            top = max(totals)
+            ties = [i for i, t in enumerate(totals) if t == top]
+            best = feasible[ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]]
+            scores = {p.name: t for (p, _), t in zip(feasible, totals, strict=True)}
+        placement, out = best
+        status = await self._reapply(fw, out)
+        if status is not None:
+            return GroupOutcome(status, out.members, placement, placements_tried=len(placements))
+        out.placements_tried = len(placements)
+        out.scores = scores
+        return out
+
+    async def _evaluate(
+        self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], placement: Placement, restricted: bool
+    ) -> GroupOutcome:
+        pstate = CycleState()
+        pstate.pod_group = group
+        pstate.placement = placement
+        mine = {m.qpi.pod_info.uid for m in members}
+        before = self.pod_groups.state(group.namespace, group.name)
+        progress = PlacementProgress(len(members), sum(1 for uid in before.scheduled if uid not in mine))
+        out = GroupOutcome(None, members, placement, pstate)
+        status = await fw.run_placement_feasible(pstate, group, progress)
+        if status is not None and not status.is_wait():
+            out.status = status
+            return out
+        names = placement.node_names() if restricted else None
+        pc = self.pod_cycle
+        for m in members:
+            pi = m.qpi.pod_info
+            self.cache.update_snapshot(self.snapshot)
+            fw.set_snapshot(self.snapshot)
+            nodes = None
+            if names is not None:
+                found = self.snapshot.node_info_map
+                nodes = [found[n] for n in names if n in found]
+            state = CycleState()
+            state.pod_group = group
+            state.placement = placement
+            pc.cycles += 1
+            state.record_plugin_metrics = pc.cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
+            batch = (
+                BatchCycle(fw.sign_pod(pi))
+                if not restricted and self.ctx.options.opportunistic_batching and fw in pc.batchable
+                else None
+            )
+            cycle = PodCycle(fw, state, pi, self.ctx.traces(m.record), pc.cycles, batch, nodes)
+            try:
+                node = await pc._schedule_pod(cycle)
+            except FitError as fit:
+                m.fit = fit
+            except CycleError as err:
+                m.status = err.status
+                if err.status.code is Code.ERROR:
+                    out.status = Status(
+                        Code.ERROR,
+                        f"failed to schedule other pod from a pod group: {err.status.message()}",
+                        plugin=err.status.plugin,
+                        error=err.status.error,
+                    )
+                    return out
+            else:
+                status = await self._assume_and_reserve(fw, m, state, node)
+                if status is not None and status.code is Code.ERROR:
+                    out.status = status
+                    return out
+            progress.remaining -= 1
+            if m.node is not None:
+                progress.scheduled += 1
+            status = await fw.run_placement_feasible(pstate, group, progress)
+            if status is not None and not status.is_wait():
+                out.status = status
+                return out
+        if status is not None:  # still waiting: the minimum was not reached
+            out.status = Status(Code.UNSCHEDULABLE, *status.reasons, plugin=status.plugin)
+        elif not out.placed():
+            out.status = Status(Code.UNSCHEDULABLE, "pod group is unschedulable")
+        return out
+
+    async def _assume_and_reserve(self, fw: Framework, m: MemberOutcome, state: CycleState, node: str) -> Status | None:
+        """Assume the member on ``node`` and run Reserve; a failure is the member's (undone)."""
+        pi = m.qpi.pod_info
+        assumed = pi.with_node(node)
+        self.cache.assume_pod(assumed, node)
+        status = await fw.run_reserve(state, assumed, node, None)
+        if status is not None:
+            await fw.run_unreserve(state, assumed, node)
+            self.cache.forget_pod(assumed)
+            m.status = status
+            return status
+        m.node, m.assumed, m.state = node, assumed, state
+        return None
+
+    async def _reapply(self, fw: Framework, out: GroupOutcome) -> Status | None:
+        """Assume and reserve again the members of the chosen placement; on a failure, undo
+        those done and say why."""
+        done: list[MemberOutcome] = []
+        for m in out.placed():
+            node, state = m.node, m.state
+            assert node is not None and state is not None
+            status = await self._assume_and_reserve(fw, m, state, node)
+            if status is not None:
+                await self._revert(fw, done)
+                return Status(
+                    Code.ERROR, f"failed to assume pod group placement: {status.message()}", plugin=status.plugin
+                )
+            done.append(m)
+        self.cache.update_snapshot(self.snapshot)
+        return None
+
+    async def _revert(self, fw: Framework, placed: list[MemberOutcome]) -> None:
+        """Undo the reservations of ``placed`` (Unreserve in reverse order, then forget); the
+        members keep their chosen nodes in the outcome. What was batched meanwhile is stale."""
+        if not placed:
+            return
+        for m in reversed(placed):
+            assert m.assumed is not None and m.state is not None and m.node is not None
+            await fw.run_unreserve(m.state, m.assumed, m.node)
+            self.cache.forget_pod(m.assumed)
+        self.ctx.batching.flush(fw.profile_name, FLUSH_POD_GROUP_REVERT)

@@ -1,0 +1,275 @@
+"""The scheduling cycle of a pod group (workload-aware scheduling, ``GenericWorkload``): a
+group's pending members are placed together in one cycle, all of them or none.
+
+When the queue pops a pod that names a PodGroup, the group's other pending members are taken
+from the queue with it (:meth:`~kubesched.backend.queue.SchedulingQueue.take_members`); the
+members are sorted (higher priority first, then the earlier first attempt, then the earlier
+creation and the name), checked (one ``schedulerName``, the group's priority), and handed to
+:class:`~kubesched.scheduler.podgroup_algorithm.PodGroupAlgorithm`. Then, as upstream submits
+a group's result:
+
+* Success: every placed member runs Permit and starts its own binding cycle, as a single pod
+  does; a member that fit nowhere (a basic group, or a gang past its ``minCount``) is
+  reported with its own reason.
+* Unschedulable: every placed member was unreserved and is reported with the group's reason
+  (e.g. ``minCount (8) cannot be satisfied: 7 scheduled, 0 remaining``); a member that fit
+  nowhere with its own; a member never tried with the group's.
+* Error: every member fails with its error, or the group's.
+
+The PodGroup's ``PodGroupInitiallyScheduled`` condition says so (True once, never set back).
+Members of a group do not run PostFilter: preemption for a group is the PodGroupPostFilter
+point's, which no default plugin of kubesched implements yet.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import random
+import time
+from typing import Any
+
+from kubesched.cluster.base import ClusterError
+from kubesched.cluster.store import now_rfc3339
+from kubesched.framework.podgroup import PodGroupInfo
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import QueuedPodInfo
+from kubesched.runtime.framework import Framework
+from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
+from kubesched.scheduler.context import SchedulerContext
+from kubesched.scheduler.failures import FailureReporting
+from kubesched.scheduler.podgroup_algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
+from kubesched.scheduler.results import PodResult
+from kubesched.scheduler.schedule_one import PodSchedulingCycle
+
+log = logging.getLogger("kubesched.scheduler")
+
+#: The PodGroup condition the scheduler keeps, and its reasons.
+INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+REASON_SCHEDULED = "Scheduled"
+REASON_UNSCHEDULABLE = "Unschedulable"
+REASON_SCHEDULER_ERROR = "SchedulerError"
+
+
+def member_order(q: QueuedPodInfo) -> tuple[int, float, float, str]:
+    """The order members are tried in: higher priority, earlier first attempt, earlier creation,
+    then the name (so that a cycle does not depend on the queue's shape)."""
+    pi = q.pod_info
+    return (-pi.priority, q.initial_attempt_timestamp or 0.0, pi.creation or 0.0, pi.name)
+
+
+class PodGroupSchedulingCycle:
+    """Pod groups' scheduling cycles, beside :class:`PodSchedulingCycle` (whose per-pod
+    algorithm each member goes through) and sharing its binding cycle and failure reporting."""
+
+    def __init__(
+        self,
+        ctx: SchedulerContext,
+        pod_cycle: PodSchedulingCycle,
+        binding: BindingCycle,
+        failures: FailureReporting,
+        rng: random.Random,
+    ) -> None:
+        self.ctx = ctx
+        self.pod_cycle = pod_cycle
+        self.binding = binding
+        self.failures = failures
+        self.options = ctx.options
+        self.stats = ctx.stats
+        self.observer = ctx.observer
+        self.cache = ctx.cache
+        self.queue = ctx.queue
+        self.results = ctx.results
+        self.pod_groups = ctx.pod_groups
+        self.algorithm = PodGroupAlgorithm(ctx, pod_cycle, rng)
+        #: Groups scheduled, by outcome (``scheduled``, ``unschedulable``, ``error``).
+        self.outcomes: dict[str, int] = {}
+
+    def is_group_member(self, qpi: QueuedPodInfo) -> bool:
+        """Whether ``qpi`` is decided by a pod group's cycle."""
+        return bool(qpi.pod_info.pod_group) and qpi.pod_info.scheduler_name in self.ctx.frameworks
+
+    async def schedule(self, first: QueuedPodInfo) -> None:
+        """Schedule ``first``'s group: its pending members together, or none of them."""
+        pi = first.pod_info
+        fw = self.ctx.frameworks[pi.scheduler_name]
+        ns, name = pi.namespace, pi.pod_group
+        others = [uid for uid in self.pod_groups.members(ns, name) if uid != pi.uid]
+        queued = [first, *self.queue.take_members(others)]
+        start = time.perf_counter()
+        members: list[QueuedPodInfo] = []
+        for q in queued:
+            if q.pod_info.deleting or self.cache.is_assumed(q.pod_info.uid):
+                self.queue.done(q.pod_info.uid)
+                continue
+            members.append(q)
+        if not members:
+            return
+        members.sort(key=member_order)
+        self.stats.attempts += len(members)
+        outcomes = [MemberOutcome(q, self._record(q)) for q in members]
+        self.cache.update_snapshot(self.ctx.snapshot)
+        fw.set_snapshot(self.ctx.snapshot)
+        obj = self.pod_groups.get(ns, name)
+        group = PodGroupInfo(ns, name, obj, [q.pod_info for q in members])
+        problem = self._validate(group, members)
+        if obj is None:
+            problem = problem or Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"pod group {name!r} was not found in namespace {ns!r}"
+            )
+        if problem is not None:
+            out = GroupOutcome(problem, outcomes)
+        else:
+            out = await self.algorithm.run(fw, group, outcomes)
+        self.observer.scheduling_algorithm(time.perf_counter() - start)
+        await self._submit(fw, group, out, start)
+
+    def _record(self, q: QueuedPodInfo) -> PodResult | None:
+        if not self.options.record_results:
+            return None
+        pi = q.pod_info
+        record = self.results.get(pi.key)
+        if record is None:
+            record = self.results[pi.key] = PodResult(pi.namespace, pi.name, pi.scheduler_name)
+        record.reset_attempt()
+        record.attempts = q.attempts
+        return record
+
+    def _validate(self, group: PodGroupInfo, members: list[QueuedPodInfo]) -> Status | None:
+        """Upstream's checks of a group before it is placed: one scheduler, one priority."""
+        pods = [q.pod_info for q in members]
+        pods += [
+            p
+            for uid, p in self.pod_groups.state(group.namespace, group.name).scheduled.items()
+            if all(uid != q.pod_info.uid for q in members)
+        ]
+        first = pods[0]
+        for p in pods[1:]:
+            if p.scheduler_name != first.scheduler_name:
+                return Status.as_error(
+                    "all pods in a single pod group should have the same .spec.schedulerName set, "
+                    f"got: {first.scheduler_name!r} and {p.scheduler_name!r}"
+                )
+        priority = group.priority
+        if priority is not None:
+            for p in pods:
+                if p.priority != priority:
+                    return Status.as_error(
+                        "all pods in a single pod group should have the same priority as the pod group's "
+                        f"priority, got {p.priority} and {priority}"
+                    )
+        return None
+
+    async def _submit(self, fw: Framework, group: PodGroupInfo, out: GroupOutcome, start: float) -> None:
+        status = out.status
+        if status is None:
+            self.outcomes["scheduled"] = self.outcomes.get("scheduled", 0) + 1
+            for m in out.members:
+                if m.node is not None:
+                    await self._bind(fw, m, start)
+                else:
+                    self._fail_member(fw, m, None, start)
+            self._condition(group, "True", REASON_SCHEDULED, "")
+            return
+        if status.code is Code.ERROR:
+            self.outcomes["error"] = self.outcomes.get("error", 0) + 1
+            for m in out.members:
+                own = m.status if m.status is not None and m.status.code is Code.ERROR else status
+                self.failures.fail(fw, m.qpi, own, m.record, start)
+            self._condition(group, "False", REASON_SCHEDULER_ERROR, status.message())
+            return
+        self.outcomes["unschedulable"] = self.outcomes.get("unschedulable", 0) + 1
+        for m in out.members:
+            self._fail_member(fw, m, status, start)
+        self._condition(group, "False", REASON_UNSCHEDULABLE, status.message())
+
+    async def _bind(self, fw: Framework, m: MemberOutcome, start: float) -> None:
+        """A placed member of a group that fits: Permit, then its own binding cycle."""
+        assert m.node is not None and m.assumed is not None and m.state is not None
+        state, node, assumed, qpi = m.state, m.node, m.assumed, m.qpi
+        state.pod_group = None
+        state.placement = None
+        self.ctx.nominator.delete(qpi.pod_info.uid)
+        tr = self.ctx.traces(m.record)
+        t0 = time.perf_counter()
+        status = await fw.run_permit(state, assumed, node, tr.permit if tr else None)
+        self.ctx.extension_point("Permit", status, fw, t0)
+        if status is not None and not status.is_wait():
+            await fw.run_unreserve(state, assumed, node)
+            self.cache.forget_pod(assumed)
+            self.failures.fail(fw, qpi, status, m.record, start, node=node)
+            return
+        self.stats.attempt_durations.append(time.perf_counter() - start)
+        self.ctx.activate_requested(state)
+        self.binding.spawn(PendingBinding(fw, state, qpi, assumed, node, m.record, start))
+
+    def _fail_member(self, fw: Framework, m: MemberOutcome, group_status: Status | None, start: float) -> None:
+        """A member left unplaced: with its own reason when it fit nowhere (its rejecting plugins
+        decide when it is retried), else with the group's."""
+        qpi = m.qpi
+        if m.fit is not None:
+            message = str(m.fit)
+            self.stats.unschedulable += 1
+            self.stats.attempt_durations.append(time.perf_counter() - start)
+            self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
+            if m.record is not None:
+                m.record.phase = "Unschedulable"
+                m.record.node = None
+                m.record.message = message
+            self.queue.add_unschedulable_if_not_present(qpi, m.fit.diagnosis.unschedulable_plugins)
+            qpi.last_failure = message
+            nominated: str | None = None
+            if (qpi.pod.get("status") or {}).get("nominatedNodeName"):
+                nominated = ""
+                self.ctx.nominator.delete(qpi.pod_info.uid)
+            self.failures.report(fw, qpi.pod_info, "Unschedulable", message, m.record, nominated)
+            return
+        status = m.status if m.status is not None and m.node is None else group_status
+        if status is None:
+            status = Status(Code.UNSCHEDULABLE, "pod group is unschedulable")
+        self.failures.fail(fw, qpi, status, m.record, start)
+
+    def _condition(self, group: PodGroupInfo, value: str, reason: str, message: str) -> None:
+        """Set the PodGroup's ``PodGroupInitiallyScheduled`` condition (a side write; True is
+        never set back to False)."""
+        obj = group.obj
+        if obj is None or not self.options.report_to_cluster:
+            return
+        conditions = list((obj.get("status") or {}).get("conditions") or ())
+        old = next((c for c in conditions if c.get("type") == INITIALLY_SCHEDULED), None)
+        if old is not None:
+            if old.get("status") == "True":
+                return
+            if (old.get("status"), old.get("reason"), old.get("message")) == (value, reason, message):
+                return
+        generation = (obj.get("metadata") or {}).get("generation")
+        cond: dict[str, Any] = {
+            "type": INITIALLY_SCHEDULED,
+            "status": value,
+            "reason": reason,
+            "message": message,
+            "lastTransitionTime": old.get("lastTransitionTime")
+            if old is not None and old.get("status") == value
+            else now_rfc3339(),
+        }
+        if generation is not None:
+            cond["observedGeneration"] = generation
+        new = copy.deepcopy(obj)
+        new.setdefault("status", {})["conditions"] = [
+            *(c for c in conditions if c.get("type") != INITIALLY_SCHEDULED),
+            cond,
+        ]
+        self.ctx.spawn_side(self._write_condition(new), name=f"condition of pod group {group.namespace}/{group.name}")
+
+    async def _write_condition(self, obj: dict[str, Any]) -> None:
+        try:
+            await self.ctx.cluster.update_object("PodGroup", obj, subresource="status")
+        except ClusterError as exc:
+            meta = obj.get("metadata") or {}
+            log.warning(
+                "could not set the %s condition of pod group %s/%s: %s",
+                INITIALLY_SCHEDULED,
+                meta.get("namespace"),
+                meta.get("name"),
+                exc,
+            )
