@@ -67,6 +67,11 @@ def watched_kinds(gates: Mapping[str, bool] | None = None) -> tuple[str, ...]:
     return (*head, *extra, "Node", "Pod")
 
 
+#: Every kind, the gated ones included: what an in-memory cluster delivers (a scheduler without
+#: the gates keeps such objects among its listers and acts on none of them).
+EVERY_WATCHED_KIND: tuple[str, ...] = watched_kinds({g: True for needed, _ in GATED_WATCHED_KINDS for g in needed})
+
+
 class ClusterError(errors.ClusterError):
     """A request the cluster refused or could not complete; ``code`` is the HTTP-like status.
 

@@ -10,7 +10,7 @@ import asyncio
 import zlib
 from typing import Any
 
-from kubesched.cluster.base import WATCHED_KINDS, EventHandler, NotFound
+from kubesched.cluster.base import EVERY_WATCHED_KIND, EventHandler, NotFound
 from kubesched.cluster.store import Store, json_copy, now_rfc3339
 
 Obj = dict[str, Any]
@@ -26,13 +26,13 @@ class InMemoryCluster:
 
     async def start(self, handler: EventHandler) -> None:
         loop = asyncio.get_running_loop()
-        for kind in WATCHED_KINDS:
+        for kind in EVERY_WATCHED_KIND:
             items, _ = self.store.list(kind)
             for obj in items:
                 handler.on_add(kind, obj)
 
         def deliver(etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
-            if kind not in WATCHED_KINDS:
+            if kind not in EVERY_WATCHED_KIND:
                 return
             self._pending += 1
             self._idle.clear()
