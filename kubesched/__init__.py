@@ -13,7 +13,13 @@ change to it is a deliberate act.
   :class:`Resource` and quantity parsing; results: :class:`NodeScore`, :class:`PreFilterResult`,
   :class:`PostFilterResult`;
 * what a plugin reaches through its handle: :class:`Handle`, :class:`SharedLister`,
-  :class:`Listers`, :class:`Nominator`, :class:`WaitingPod`;
+  :class:`Listers`, :class:`Nominator`, :class:`WaitingPod`, :class:`PodGroups`;
+* the pod-group cycle (workload-aware scheduling): the points :class:`PlacementGeneratePlugin`,
+  :class:`PlacementFeasiblePlugin`, :class:`PlacementScorePlugin` (with
+  :class:`PlacementScoreExtensions`), :class:`PodGroupPostFilterPlugin`, and what they read:
+  :class:`PodGroupInfo`, :class:`PodGroupState`, :class:`Placement`, :class:`PlacementProgress`,
+  :class:`ProposedAssignment`, :class:`PodGroupAssignments`, :class:`PlacementScore`,
+  :class:`PodGroupPostFilterResult`;
 * queueing hints: :class:`ClusterEvent`, :class:`ClusterEventWithHint`, :class:`ActionType`,
   :class:`EventResource`, :class:`QueueingHint`;
 * the snapshot's columns for batch forms: :class:`NodeColumns`, :class:`NodeBatch`,
@@ -45,7 +51,13 @@ from kubesched.framework.interface import (
     NodeScore,
     Nominator,
     PermitPlugin,
+    PlacementFeasiblePlugin,
+    PlacementGeneratePlugin,
+    PlacementScoreExtensions,
+    PlacementScorePlugin,
     Plugin,
+    PodGroupPostFilterPlugin,
+    PodGroups,
     PostBindPlugin,
     PostFilterPlugin,
     PostFilterResult,
@@ -62,6 +74,16 @@ from kubesched.framework.interface import (
     SharedLister,
     SignPlugin,
     WaitingPod,
+)
+from kubesched.framework.podgroup import (
+    Placement,
+    PlacementProgress,
+    PlacementScore,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+    PodGroupState,
+    ProposedAssignment,
 )
 from kubesched.framework.resources import Resource, milli_value, parse_quantity
 from kubesched.framework.simple import filter, queue_sort, score
@@ -95,7 +117,20 @@ __all__ = [
     "NodeScore",
     "Nominator",
     "PermitPlugin",
+    "Placement",
+    "PlacementFeasiblePlugin",
+    "PlacementGeneratePlugin",
+    "PlacementProgress",
+    "PlacementScore",
+    "PlacementScoreExtensions",
+    "PlacementScorePlugin",
     "Plugin",
+    "PodGroupAssignments",
+    "PodGroupInfo",
+    "PodGroupPostFilterPlugin",
+    "PodGroupPostFilterResult",
+    "PodGroupState",
+    "PodGroups",
     "PodInfo",
     "PostBindPlugin",
     "PostFilterPlugin",
@@ -106,6 +141,7 @@ __all__ = [
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
+    "ProposedAssignment",
     "QueueSortPlugin",
     "QueuedPodInfo",
     "QueueingHint",

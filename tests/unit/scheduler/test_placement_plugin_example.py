@@ -1,0 +1,107 @@
+"""The README's placement plugins ("Writing a plugin", pod groups), run as written: enabled
+under multiPoint they land at placementGenerate and placementScore, and on the real loop the
+gang goes to the rack where it fits on the fewest nodes."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from conftest import make_harness, profile, registry_with
+
+from kubesched.config import parse_config
+from kubesched.framework.features import FeatureGates
+from kubesched.scheduler import SchedulerOptions
+from kubesched.testing import make_node, make_pod
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+GATES = FeatureGates().replace(GenericWorkload=True)
+
+
+def readme_plugins() -> dict[str, Any]:
+    blocks = re.findall(r"```python\n(# my_plugins/racks\.py\n.*?)```", README.read_text(), re.DOTALL)
+    assert len(blocks) == 1, "the README's placement example is gone"
+    ns: dict[str, Any] = {}
+    exec(compile(blocks[0], "README.md:racks", "exec"), ns)
+    return ns
+
+
+def member(name: str) -> dict[str, Any]:
+    pod = make_pod(name).req(cpu="1").obj()
+    pod["spec"]["schedulingGroup"] = {"podGroupName": "train"}
+    return pod
+
+
+GANG = {
+    "apiVersion": "scheduling.k8s.io/v1beta1",
+    "kind": "PodGroup",
+    "metadata": {"name": "train", "namespace": "default", "uid": "pg-train"},
+    "spec": {"schedulingPolicy": {"gang": {"minCount": 4}}},
+}
+
+
+def test_multipoint_puts_them_at_the_placement_points() -> None:
+    ns = readme_plugins()
+    reg = registry_with(ns["ByRack"], ns["FewestNodes"])
+    cfg = parse_config(
+        {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "profiles": [{"plugins": {"multiPoint": {"enabled": [{"name": "ByRack"}, {"name": "FewestNodes"}]}}}],
+        },
+        registry=reg,
+        feature_gates=GATES,
+    )
+    plugins = cfg.profiles[0].plugins
+    assert [r.name for r in plugins["placementGenerate"]] == ["ByRack"]
+    assert "FewestNodes" in [r.name for r in plugins["placementScore"]]
+    assert "GangScheduling" in [r.name for r in plugins["placementFeasible"]]
+    assert all(r.weight == 1 for r in plugins["placementScore"])
+
+
+async def test_the_gang_goes_to_the_rack_with_the_fewest_nodes() -> None:
+    """Rack a: four 1-CPU nodes; rack b: one 4-CPU node; rack c: too small. The gang of four
+    fits in a and b; FewestNodes prefers b (one node)."""
+    ns = readme_plugins()
+    reg = registry_with(ns["ByRack"], ns["FewestNodes"])
+    nodes = [make_node(f"a{i}").label("example.com/rack", "a").capacity(cpu="1", pods=10).obj() for i in range(4)]
+    nodes.append(make_node("b0").label("example.com/rack", "b").capacity(cpu="4", pods=10).obj())
+    nodes.append(make_node("c0").label("example.com/rack", "c").capacity(cpu="2", pods=10).obj())
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementGenerate=["ByRack"],
+        placementFeasible=["GangScheduling"],
+        placementScore=[("FewestNodes", 1)],
+    )
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness([prof], reg, options, objs=[*nodes, GANG, *(member(f"w{i}") for i in range(4))])
+    assert await h.run_all() == 1
+    assert [h.node_of(f"w{i}") for i in range(4)] == ["b0"] * 4
+
+
+async def test_no_rack_holds_the_gang() -> None:
+    ns = readme_plugins()
+    reg = registry_with(ns["ByRack"], ns["FewestNodes"])
+    nodes = [make_node(f"a{i}").label("example.com/rack", "a").capacity(cpu="1", pods=10).obj() for i in range(3)]
+    nodes.append(make_node("b0").label("example.com/rack", "b").capacity(cpu="2", pods=10).obj())
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementGenerate=["ByRack"],
+        placementFeasible=["GangScheduling"],
+        placementScore=[("FewestNodes", 1)],
+    )
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness([prof], reg, options, objs=[*nodes, GANG, *(member(f"w{i}") for i in range(4))])
+    await h.run_all()
+    assert [h.node_of(f"w{i}") for i in range(4)] == [None] * 4
+    messages = {h.scheduler.results[f"default/w{i}"].message for i in range(4)}
+    assert (
+        "0/2 placements are available, first placement status: minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+        in messages
+    )
+    assert h.scheduler.cache.assumed_count() == 0
