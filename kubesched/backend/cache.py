@@ -71,6 +71,9 @@ class Snapshot:
         self._columns: NodeColumns | None = None
         self.with_affinity: list[NodeInfo] = []
         self.with_required_anti_affinity: list[NodeInfo] = []
+        #: Nodes changed in this snapshot alone (:meth:`add_pod`, :meth:`remove_pod`): the next
+        #: update from the cache puts the cache's version back.
+        self.mutated: set[str] = set()
         for ni in node_infos:
             self.node_info_map[ni.name] = ni
         if self.node_info_map:
@@ -105,6 +108,30 @@ class Snapshot:
             self._lists_stale = True
         elif self._anti_affinity.pop(name, None) is not None:
             self._lists_stale = True
+
+    # A pod group's cycle places members tentatively, and preemption removes victims, in the
+    # snapshot alone: nothing of it reaches the cache, and the next update undoes it.
+    def add_pod(self, pod: PodInfo) -> None:
+        """Account ``pod`` (with its ``node_name``) on its node in this snapshot only."""
+        clone = self.get(pod.node_name).clone()
+        clone.add_pod(pod)
+        self._put(clone)
+
+    def remove_pod(self, pod: PodInfo) -> bool:
+        """Take ``pod`` off its node in this snapshot only; False when it was not there."""
+        node = self.node_info_map.get(pod.node_name)
+        if node is None:
+            return False
+        clone = node.clone()
+        if not clone.remove_pod(pod):
+            return False
+        self._put(clone)
+        return True
+
+    def _put(self, clone: NodeInfo) -> None:
+        self.node_info_map[clone.name] = clone
+        self._replace(clone)
+        self.mutated.add(clone.name)
 
     def _fresh_lists(self) -> None:
         if self._lists_stale:
@@ -344,7 +371,11 @@ class Cache:
 
     # --- snapshot -----------------------------------------------------------------------------
     def update_snapshot(self, snapshot: Snapshot) -> None:
-        """Bring ``snapshot`` up to date, cloning only the nodes changed since the last call."""
+        """Bring ``snapshot`` up to date, cloning only the nodes changed since the last call (and
+        those changed in the snapshot alone)."""
+        if snapshot.mutated:
+            self._dirty.update(snapshot.mutated)
+            snapshot.mutated.clear()
         if self._all_dirty:
             self._dirty.update(self.nodes, snapshot.node_info_map)
             self._all_dirty = False

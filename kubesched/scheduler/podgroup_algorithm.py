@@ -17,9 +17,10 @@ Unschedulable (``0/N placements are available, first placement status: ...``); s
 ranked by PlacementScore (ties broken at random); the winner's members are assumed and
 reserved again.
 
-Members assumed in the cache (not in a copy of the snapshot, as upstream's 1.37-era code) are
-forgotten on revert; the snapshot is brought up to date before each member, so the next one
-sees the previous ones' reservations.
+Members are placed tentatively in the snapshot alone (as upstream's newest algorithm), never in
+the cache: the next member sees them, a revert takes them off again, and whatever a cycle leaves
+in the snapshot is undone by its next update from the cache. Only a group that succeeds is
+assumed in the cache, by the cycle that submits it.
 """
 
 from __future__ import annotations
@@ -176,10 +177,9 @@ class PodGroupAlgorithm:
             return out
         names = placement.node_names() if restricted else None
         pc = self.pod_cycle
+        fw.set_snapshot(self.snapshot)
         for m in members:
             pi = m.qpi.pod_info
-            self.cache.update_snapshot(self.snapshot)
-            fw.set_snapshot(self.snapshot)
             nodes = None
             if names is not None:
                 found = self.snapshot.node_info_map
@@ -228,14 +228,15 @@ class PodGroupAlgorithm:
         return out
 
     async def _assume_and_reserve(self, fw: Framework, m: MemberOutcome, state: CycleState, node: str) -> Status | None:
-        """Assume the member on ``node`` and run Reserve; a failure is the member's (undone)."""
+        """Place the member on ``node`` in the snapshot and run Reserve; a failure is the
+        member's (undone)."""
         pi = m.qpi.pod_info
         assumed = pi.with_node(node)
-        self.cache.assume_pod(assumed, node)
+        self.snapshot.add_pod(assumed)
         status = await fw.run_reserve(state, assumed, node, None)
         if status is not None:
             await fw.run_unreserve(state, assumed, node)
-            self.cache.forget_pod(assumed)
+            self.snapshot.remove_pod(assumed)
             m.status = status
             return status
         m.node, m.assumed, m.state = node, assumed, state
@@ -255,7 +256,6 @@ class PodGroupAlgorithm:
                     Code.ERROR, f"failed to assume pod group placement: {status.message()}", plugin=status.plugin
                 )
             done.append(m)
-        self.cache.update_snapshot(self.snapshot)
         return None
 
     async def _revert(self, fw: Framework, placed: list[MemberOutcome]) -> None:
@@ -266,5 +266,5 @@ class PodGroupAlgorithm:
         for m in reversed(placed):
             assert m.assumed is not None and m.state is not None and m.node is not None
             await fw.run_unreserve(m.state, m.assumed, m.node)
-            self.cache.forget_pod(m.assumed)
+            self.snapshot.remove_pod(m.assumed)
         self.ctx.batching.flush(fw.profile_name, FLUSH_POD_GROUP_REVERT)

@@ -189,6 +189,8 @@ class PodGroupSchedulingCycle:
         state, node, assumed, qpi = m.state, m.node, m.assumed, m.qpi
         state.pod_group = None
         state.placement = None
+        # Placed in the snapshot so far: the cache holds it from now on.
+        self.cache.assume_pod(assumed, node)
         self.ctx.nominator.delete(qpi.pod_info.uid)
         tr = self.ctx.traces(m.record)
         t0 = time.perf_counter()

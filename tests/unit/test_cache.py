@@ -143,3 +143,28 @@ def test_snapshot_affinity_lists_follow_incremental_updates() -> None:
     c.remove_pod(next(p.uid for p in snap.get("n1").pods if p.name == "b"))
     c.update_snapshot(snap)
     assert snap.have_pods_with_affinity() == [] and snap.have_pods_with_required_anti_affinity() == []
+
+
+def test_a_pod_placed_in_the_snapshot_alone_is_undone_by_the_next_update() -> None:
+    """A pod group's tentative placements and preemption's removals live in the snapshot only:
+    the cache never sees them, and the next update puts the cache's nodes back."""
+    from kubesched.framework.types import PodInfo
+
+    cache = Cache()
+    cache.add_node(make_node("n1").capacity(cpu="4", pods="10").obj())
+    bound = PodInfo(make_pod("bound").req(cpu="1").node("n1").obj())
+    cache.add_pod(bound)
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    cols = snap.columns()
+    tentative = PodInfo(make_pod("t").req(cpu="2").obj()).with_node("n1")
+    snap.add_pod(tentative)
+    assert snap.get("n1").requested.milli_cpu == 3000
+    assert int(cols.req_cpu[0]) == 3000
+    assert cache.nodes["n1"].requested.milli_cpu == 1000
+    assert snap.remove_pod(bound)
+    assert snap.get("n1").requested.milli_cpu == 2000
+    assert not snap.remove_pod(bound)
+    cache.update_snapshot(snap)
+    assert [p.name for p in snap.get("n1").pods] == ["bound"]
+    assert snap.get("n1").requested.milli_cpu == 1000 and int(snap.columns().req_cpu[0]) == 1000
