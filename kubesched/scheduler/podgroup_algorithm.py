@@ -93,8 +93,17 @@ class PodGroupAlgorithm:
         self.pod_groups: PodGroupIndex = ctx.pod_groups
         self.rng = rng
 
-    async def run(self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome]) -> GroupOutcome:
-        """Place ``members`` (in order) or none of them; see the module docstring."""
+    async def run(
+        self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], dry_run: bool = False
+    ) -> GroupOutcome:
+        """Place ``members`` (in order) or none of them; see the module docstring. A
+        ``dry_run`` (preemption's) undoes even a success: only the outcome says where they went."""
+        out = await self._run(fw, group, members)
+        if dry_run and out.status is None:
+            await self._revert(fw, out.placed())
+        return out
+
+    async def _run(self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome]) -> GroupOutcome:
         if not fw.has_placement_plugins():
             whole = Placement("", [])
             out = await self._evaluate(fw, group, members, whole, restricted=False)

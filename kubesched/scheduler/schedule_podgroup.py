@@ -16,9 +16,11 @@ a group's result:
   nowhere with its own; a member never tried with the group's.
 * Error: every member fails with its error, or the group's.
 
+A group that fits nowhere runs the PodGroupPostFilter plugins (DefaultPreemption's
+workload-aware preemption): when they make room, every member waits nominated to its node.
+
 The PodGroup's ``PodGroupInitiallyScheduled`` condition says so (True once, never set back).
-Members of a group do not run PostFilter: preemption for a group is the PodGroupPostFilter
-point's, which no default plugin of kubesched implements yet.
+Members of a group do not run the per-pod PostFilter: a group preempts as one.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from typing import Any
 
 from kubesched.cluster.base import ClusterError
 from kubesched.cluster.store import now_rfc3339
-from kubesched.framework.podgroup import PodGroupInfo
+from kubesched.framework.interface import CycleState
+from kubesched.framework.podgroup import Placement, PodGroupAssignments, PodGroupInfo, ProposedAssignment
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.runtime.framework import Framework
@@ -117,12 +120,54 @@ class PodGroupSchedulingCycle:
             problem = problem or Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"pod group {name!r} was not found in namespace {ns!r}"
             )
+        nominated: dict[str, str] = {}
         if problem is not None:
             out = GroupOutcome(problem, outcomes)
         else:
             out = await self.algorithm.run(fw, group, outcomes)
+            if out.status is not None and out.status.is_rejected() and fw.pod_group_post_filter_plugins:
+                nominated = await self._post_filter(fw, group, out)
         self.observer.scheduling_algorithm(time.perf_counter() - start)
-        await self._submit(fw, group, out, start)
+        await self._submit(fw, group, out, start, nominated)
+
+    async def _post_filter(self, fw: Framework, group: PodGroupInfo, out: GroupOutcome) -> dict[str, str]:
+        """PodGroupPostFilter (workload-aware preemption) for a group that fits nowhere: the
+        node each member is nominated to, by ``namespace/name`` (empty when it cannot help). Its
+        message is added to the group's."""
+        assert out.status is not None
+
+        async def schedule() -> tuple[PodGroupAssignments | None, Status | None]:
+            trial = [MemberOutcome(m.qpi) for m in out.members]
+            again = await self.algorithm.run(fw, group, trial, dry_run=True)
+            if again.status is not None:
+                return None, again.status
+            placement = again.placement or Placement("", [])
+            return (
+                PodGroupAssignments(
+                    placement, [ProposedAssignment(m.qpi.pod_info, m.node or "", m.state) for m in again.placed()]
+                ),
+                None,
+            )
+
+        gstate = CycleState()
+        gstate.pod_group = group
+        t0 = time.perf_counter()
+        result, status = await fw.run_pod_group_post_filter(gstate, group, schedule)
+        self.ctx.extension_point("PodGroupPostFilter", status, fw, t0)
+        if status.code is Code.ERROR:
+            log.warning(
+                "PodGroupPostFilter of pod group %s/%s failed: %s", group.namespace, group.name, status.message()
+            )
+        if status.is_success() and result is not None:
+            self.observer.preemption_attempt()
+            return result.nominated
+        if status.message():
+            out.status = Status(out.status.code, *out.status.reasons, status.message(), plugin=out.status.plugin)
+            for m in out.members:
+                if m.fit is not None:
+                    # As a single pod's: the member's own reasons, then why preemption did not help.
+                    m.fit.diagnosis.post_filter_msg = status.message()
+        return {}
 
     def _record(self, q: QueuedPodInfo) -> PodResult | None:
         if not self.options.record_results:
@@ -160,7 +205,9 @@ class PodGroupSchedulingCycle:
                     )
         return None
 
-    async def _submit(self, fw: Framework, group: PodGroupInfo, out: GroupOutcome, start: float) -> None:
+    async def _submit(
+        self, fw: Framework, group: PodGroupInfo, out: GroupOutcome, start: float, nominated: dict[str, str]
+    ) -> None:
         status = out.status
         if status is None:
             self.outcomes["scheduled"] = self.outcomes.get("scheduled", 0) + 1
@@ -178,10 +225,33 @@ class PodGroupSchedulingCycle:
                 self.failures.fail(fw, m.qpi, own, m.record, start)
             self._condition(group, "False", REASON_SCHEDULER_ERROR, status.message())
             return
-        self.outcomes["unschedulable"] = self.outcomes.get("unschedulable", 0) + 1
+        outcome = "waiting_on_preemption" if nominated else "unschedulable"
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         for m in out.members:
-            self._fail_member(fw, m, status, start)
+            node = nominated.get(m.qpi.pod_info.key)
+            if node:
+                self._nominate(fw, m, status, node, start)
+            else:
+                self._fail_member(fw, m, status, start)
         self._condition(group, "False", REASON_UNSCHEDULABLE, status.message())
+
+    def _nominate(self, fw: Framework, m: MemberOutcome, status: Status, node: str, start: float) -> None:
+        """A member of a group that preemption made room for: it waits (Unschedulable, with the
+        group's reason) nominated to ``node``, which the nominator holds for it meanwhile."""
+        qpi, pi = m.qpi, m.qpi.pod_info
+        message = status.message()
+        self.stats.unschedulable += 1
+        self.stats.attempt_durations.append(time.perf_counter() - start)
+        self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
+        if m.record is not None:
+            m.record.phase = "Unschedulable"
+            m.record.node = None
+            m.record.message = message
+        self.ctx.nominator.add(pi, node)
+        rejectors = m.fit.diagnosis.unschedulable_plugins if m.fit is not None else {status.plugin} - {""}
+        self.queue.add_unschedulable_if_not_present(qpi, rejectors)
+        qpi.last_failure = message
+        self.failures.report(fw, pi, "Unschedulable", message, m.record, node)
 
     async def _bind(self, fw: Framework, m: MemberOutcome, start: float) -> None:
         """A placed member of a group that fits: Permit, then its own binding cycle."""

@@ -51,6 +51,7 @@ from kubesched.framework import (
     QueueingHint,
     Status,
 )
+from kubesched.framework.podgroup import PodGroupInfo, PodGroupPostFilterResult
 from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
 from kubesched.plugins.preemption.helpers import (
     NO_VICTIMS_FOUND,
@@ -62,6 +63,7 @@ from kubesched.plugins.preemption.helpers import (
     pick_one_node_for_preemption,
     sort_by_importance,
 )
+from kubesched.plugins.preemption.podgroup import PodGroupPreemption, ScheduleFn
 
 log = logging.getLogger(__name__)
 
@@ -171,6 +173,31 @@ class DefaultPreemption:
         msg = status.message()
         if msg:
             return result, Status(status.code, f"preemption: {msg}")
+        return result, status
+
+    # --- PodGroupPostFilter (workload-aware preemption) ----------------------------------------
+    async def pod_group_post_filter(
+        self, state: CycleState, group: PodGroupInfo, schedule: ScheduleFn
+    ) -> tuple[PodGroupPostFilterResult | None, Status]:
+        """A pod group that fits nowhere preempts as one (see
+        :mod:`kubesched.plugins.preemption.podgroup`); messages start ``pod group preemption:``."""
+        evaluator = PodGroupPreemption(self.handle, pod_terminating_by_preemption)
+        result, status, victims = await evaluator.preempt(state, group, schedule)
+        if status.is_success() and victims:
+            observer = getattr(self.handle, "observer", None)
+            if observer is not None:
+                observer.preemption_victims(len(victims))
+            preemptor = group.pods[0]
+            for victim in victims:
+                if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
+                    continue
+                try:
+                    await self._preempt_pod(Candidate(victim.node_name, [victim]), preemptor, victim)
+                except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
+                    return None, Status(Code.ERROR, f"pod group preemption: {exc}")
+        msg = status.message()
+        if msg:
+            return result, Status(status.code, f"pod group preemption: {msg}")
         return result, status
 
     def events_to_register(self) -> list[ClusterEventWithHint]:

@@ -82,6 +82,8 @@ UPSTREAM_DEFAULTS = [
 #: Upstream's ExpandedPluginsV1 (apis/config/testing/defaults): the defaults after multiPoint expansion.
 DEFAULT_POINTS = {
     "preEnqueue": ["SchedulingGates", "DynamicResources", "DefaultPreemption"],
+    # Workload-aware preemption: run only in pod groups' cycles (GenericWorkload).
+    "podGroupPostFilter": ["DefaultPreemption"],
     "queueSort": ["PrioritySort"],
     "preFilter": [
         "NodeAffinity",
@@ -267,11 +269,10 @@ def test_feature_gates_add_default_plugins(gates: dict[str, bool], added: list[t
 @pytest.mark.parametrize(
     ("gates", "path", "plugin", "later"),
     [
-        ({"GenericWorkload": True}, "profiles[0].plugins.multiPoint", "GangScheduling", True),
         ({"TopologyAwareWorkloadScheduling": True}, "profiles[0].plugins.multiPoint", "TopologyPlacementGenerator", True),
         ({"InPlacePodVerticalScalingSchedulerPreemption": True}, "profiles[0].plugins.multiPoint", "DeferredPodScheduling", False),
     ],
-    ids=["GenericWorkload", "TopologyAwareWorkloadScheduling", "InPlacePodVerticalScalingSchedulerPreemption"],
+    ids=["TopologyAwareWorkloadScheduling", "InPlacePodVerticalScalingSchedulerPreemption"],
 )  # fmt: skip
 def test_a_gate_adding_a_plugin_not_implemented_yet_is_refused_naming_it(
     gates: dict[str, bool], path: str, plugin: str, later: bool
@@ -290,11 +291,19 @@ def test_a_gate_adding_a_plugin_not_implemented_yet_is_refused_naming_it(
 
 
 WORKLOAD_AWARE_AND_DEFERRED = [
-    "GangScheduling",
     "TopologyPlacementGenerator",
     "PodGroupPodsCount",
     "DeferredPodScheduling",
 ]
+
+
+def test_generic_workload_puts_gang_scheduling_in_the_default_profile() -> None:
+    """GenericWorkload on: GangScheduling joins multiPoint and lands at preEnqueue and
+    placementFeasible; DefaultPreemption is the podGroupPostFilter."""
+    c = parse_config(cfg(), feature_gates=FeatureGates({"GenericWorkload": True}))
+    assert "GangScheduling" in names(c, "preEnqueue")
+    assert names(c, "placementFeasible") == ["GangScheduling"]
+    assert names(c, "podGroupPostFilter") == ["DefaultPreemption"]
 
 
 @pytest.mark.parametrize("plugin", WORKLOAD_AWARE_AND_DEFERRED)
@@ -1328,13 +1337,18 @@ def test_a_config_printed_by_kube_scheduler_1_34_still_loads_and_gets_what_1_37_
     assert [(p.utilization, p.score) for p in spec.plugin_args["VolumeBinding"].shape] == [(0, 10), (100, 0)]
 
 
-@pytest.mark.parametrize("point", ["placementGenerate", "placementScore", "placementFeasible", "podGroupPostFilter"])
-def test_pod_group_extension_points_load_but_run_nothing_yet(point: str) -> None:
-    """1.37's pod-group extension points: known fields, so a file disabling plugins there loads;
-    a plugin enabled there is refused, naming it and when it arrives."""
+@pytest.mark.parametrize("point", ["placementGenerate", "placementScore", "podGroupPostFilter"])
+def test_pod_group_extension_points_take_only_plugins_that_extend_them(point: str) -> None:
+    """1.37's pod-group extension points: a file disabling plugins there loads; a plugin enabled
+    at one it does not implement is refused, naming the point's interface."""
     assert load(cfg(profiles=[{"plugins": {point: {"disabled": [{"name": "*"}]}}}])).profiles
-    errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "TopologyPlacementGenerator"}]}}}]))
-    assert errors == [
-        f"profiles[0].plugins.{point}.enabled[0].name: 'TopologyPlacementGenerator': kubesched runs no plugin at the "
-        f"{point} extension point yet (it arrives with workload-aware scheduling); remove it from this profile"
-    ]
+    kind = {"placementGenerate": "PlacementGeneratePlugin", "placementScore": "PlacementScorePlugin"}.get(
+        point, "PodGroupPostFilterPlugin"
+    )
+    errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "GangScheduling"}]}}}]))
+    assert errors == [f"profiles[0].plugins.{point}.enabled[0]: plugin 'GangScheduling' does not extend {kind} plugin"]
+
+
+def test_gang_scheduling_enabled_at_placement_feasible_loads() -> None:
+    c = load(cfg(profiles=[{"plugins": {"placementFeasible": {"enabled": [{"name": "GangScheduling"}]}}}]))
+    assert names(c, "placementFeasible") == ["GangScheduling"]
