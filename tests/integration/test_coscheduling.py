@@ -13,8 +13,10 @@ import yaml
 from conftest import Harness, make_harness
 
 from kubesched import CycleState, EventResource, PodInfo, QueueingHint
+from kubesched.framework.features import FeatureGates
 from kubesched.runtime.framework import PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry, default_registry
+from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import PodBuilder, make_node, make_pod
 
 PACKAGE = Path(__file__).resolve().parents[2] / "plugins" / "coscheduling"
@@ -514,6 +516,35 @@ async def test_min_member_is_read_only_from_a_scheduler_plugins_pod_group(
     await schedule_next(h)
     await h.settle()
     assert h.node_of("g-0") == node_name
+
+
+async def test_both_gangs_in_one_profile_each_pod_placed_by_one_mechanism() -> None:
+    """Coscheduling and GangScheduling in one profile (GenericWorkload on). t-0 and t-1 form the
+    upstream gang "train" (minCount 2) and also carry the labels of label group "a"
+    (min-available 3), whose only other members are a-0 and a-1: the schedulingGroup wins, so the
+    gang "train" binds in its pod-group cycle while group "a", two of three, is held at PreFilter."""
+    spec = gang_profile()
+    spec.plugins["preEnqueue"].append(PluginRef("GangScheduling"))
+    spec.plugins["placementFeasible"] = [PluginRef("GangScheduling")]
+    pg = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "train", "namespace": "default", "uid": "pg-train", "generation": 1},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+    }
+    pods = [member(f"a-{i}", "a", 3).created("2024-01-01T00:00:00Z") for i in range(2)]
+    pods += [upstream(member(f"t-{i}", "a", 3), "train").created("2024-01-01T00:00:01Z") for i in range(2)]
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=FeatureGates({"GenericWorkload": True}))
+    h = await make_harness([spec], registry(), options=options, objs=[node(), pg, *pods])
+    await h.run_all()
+    await h.settle()
+    assert (h.node_of("t-0"), h.node_of("t-1")) == ("n1", "n1")
+    assert (h.node_of("a-0"), h.node_of("a-1")) == (None, None)
+    assert waiting(h) == set()
+    assert failures(h, "a-0")[0] == (
+        "0/1 nodes are available: pre-filter pod a-0 cannot find enough sibling pods, "
+        "current pods number: 2, minMember of group: 3. " + released("a", "a-0")
+    )
 
 
 # --- labels, args, packaging ----------------------------------------------------------------------
