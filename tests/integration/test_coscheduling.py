@@ -12,8 +12,11 @@ import pytest
 import yaml
 from conftest import Harness, make_harness
 
+from kubesched import CycleState, EventResource, PodInfo, QueueingHint
+from kubesched.framework.features import FeatureGates
 from kubesched.runtime.framework import PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry, default_registry
+from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import PodBuilder, make_node, make_pod
 
 PACKAGE = Path(__file__).resolve().parents[2] / "plugins" / "coscheduling"
@@ -333,6 +336,215 @@ async def test_prefilter_prefers_a_pod_lister_when_the_handle_has_one() -> None:
         "0/1 nodes are available: pre-filter pod g-0 cannot find enough sibling pods, "
         "current pods number: 2, minMember of group: 3. " + released("g", "g-0")
     ]
+
+
+# --- pods of an upstream PodGroup (spec.schedulingGroup) ------------------------------------------
+# A pod naming a scheduling.k8s.io PodGroup is gang-scheduled by kube-scheduler's own mechanism;
+# Coscheduling treats it as a pod outside any label group, whatever its labels. Each test has a
+# control case (the same pod without spec.schedulingGroup) showing the labels alone would count.
+
+
+def upstream(pod: PodBuilder, group: str = "pg") -> PodBuilder:
+    return pod.set("spec.schedulingGroup.podGroupName", group)
+
+
+def plugin(h: Harness) -> Coscheduling:
+    found = h.scheduler.frameworks[SCHED].plugins["Coscheduling"]
+    assert isinstance(found, Coscheduling)
+    return found
+
+
+async def waiting_member(*objs: Any, **args: Any) -> Harness:
+    """A harness whose g-0 (group g, min-available 2) waits at Permit for one more member: the
+    pod lister knows a second, pending member g-1 the scheduler has not seen yet."""
+    h = await gang_harness(node(), member("g-0", "g", 2).created("2024-01-01T00:00:00Z"), *objs, **args)
+    h.scheduler.listers.put("Pod", h.pod("g-0"))
+    phantom = member("g-1", "g", 2).obj()
+    phantom["metadata"]["uid"] = "uid-g-1"
+    h.scheduler.listers.put("Pod", phantom)
+    assert await schedule_next(h) == "g-0"
+    assert waiting(h) == {"g-0"}
+    return h
+
+
+@pytest.mark.parametrize(
+    "min_available",
+    ["3", "three"],
+    ids=["gang-labels", "malformed-min-available"],
+)
+@pytest.mark.parametrize("scheduling_group", [True, False], ids=["with-scheduling-group", "labels-only"])
+async def test_pod_with_a_scheduling_group_is_scheduled_alone(min_available: str, scheduling_group: bool) -> None:
+    pod = make_pod("x").label(POD_GROUP_NAME_LABEL, "g").label(MIN_AVAILABLE_LABEL, min_available)
+    h = await gang_harness(node(), upstream(pod) if scheduling_group else pod)
+    await schedule_next(h)
+    assert waiting(h) == set()
+    await h.settle()
+    if scheduling_group:
+        assert h.node_of("x") == "n1"
+        assert failures(h, "x") == []
+    else:
+        assert h.node_of("x") is None
+        assert failures(h, "x")[0].startswith("0/1 nodes are available: ")
+
+
+@pytest.mark.parametrize("scheduling_group", [True, False], ids=["with-scheduling-group", "labels-only"])
+@pytest.mark.parametrize("lister", [False, True], ids=["pre-enqueue-census", "pod-lister"])
+async def test_prefilter_does_not_count_a_pod_with_a_scheduling_group(scheduling_group: bool, lister: bool) -> None:
+    x = member("x", "g", 2).created("2024-01-01T00:00:00Z")  # leaves the queue first
+    g0 = member("g-0", "g", 2).created("2024-01-01T00:00:05Z")
+    h = await gang_harness(node(), upstream(x) if scheduling_group else x, g0)
+    if lister:
+        for name in ("x", "g-0"):
+            h.scheduler.listers.put("Pod", h.pod(name))
+    if scheduling_group:
+        await h.run_all()
+        assert h.node_of("x") == "n1"  # placed on its own, no wait
+        assert h.node_of("g-0") is None
+        assert failures(h, "g-0") == [
+            "0/1 nodes are available: pre-filter pod g-0 cannot find enough sibling pods, "
+            "current pods number: 1, minMember of group: 2. " + released("g", "g-0")
+        ]
+    else:
+        await schedule_next(h)
+        assert len(waiting(h)) == 1  # the first member waits for the second
+        await schedule_next(h)
+        await h.settle()
+        assert (h.node_of("x"), h.node_of("g-0")) == ("n1", "n1")
+
+
+@pytest.mark.looptime
+@pytest.mark.parametrize("scheduling_group", [True, False], ids=["with-scheduling-group", "labels-only"])
+async def test_permit_neither_waits_for_nor_completes_a_group_with_a_scheduling_group(scheduling_group: bool) -> None:
+    x = member("x", "g", 2).created("2024-01-01T00:00:01Z")
+    h = await waiting_member(upstream(x) if scheduling_group else x, permitWaitingTimeSeconds=10)
+    assert await schedule_next(h) == "x"
+    if scheduling_group:
+        # x is bound at once; g-0 keeps waiting for a real member, and times out without one.
+        assert waiting(h) == {"g-0"}
+        await h.settle()
+        assert h.node_of("x") == "n1"
+        assert h.node_of("g-0") is None
+        assert failures(h, "g-0") == [
+            "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Coscheduling."
+        ]
+    else:
+        assert waiting(h) == set()  # x completed the group
+        await h.settle()
+        assert (h.node_of("g-0"), h.node_of("x")) == ("n1", "n1")
+
+
+@pytest.mark.parametrize("scheduling_group", [True, False], ids=["with-scheduling-group", "labels-only"])
+async def test_postfilter_for_a_pod_with_a_scheduling_group_releases_no_group(scheduling_group: bool) -> None:
+    x = member("x", "g", 2, cpu="8").created("2024-01-01T00:00:01Z")  # fits nowhere
+    h = await waiting_member(upstream(x) if scheduling_group else x)
+    assert await schedule_next(h) == "x"
+    if scheduling_group:
+        assert waiting(h) == {"g-0"}
+        assert failures(h, "x") == ["0/1 nodes are available: 1 Insufficient cpu."]
+    else:
+        assert waiting(h) == set()
+        assert failures(h, "x") == ["0/1 nodes are available: 1 Insufficient cpu. " + released("g", "x")]
+
+
+@pytest.mark.parametrize("scheduling_group", [True, False], ids=["with-scheduling-group", "labels-only"])
+async def test_unreserve_of_a_pod_with_a_scheduling_group_rejects_no_waiting_member(scheduling_group: bool) -> None:
+    x = member("x", "g", 2)
+    h = await waiting_member(upstream(x) if scheduling_group else x)
+    cos = plugin(h)
+    pi = PodInfo(h.pod("x"))
+    assert cos.reserve(CycleState(), pi, "n1") is None
+    cos.unreserve(CycleState(), pi, "n1")
+    await asyncio.sleep(0)
+    assert waiting(h) == ({"g-0"} if scheduling_group else set())
+
+
+async def test_queue_sort_orders_a_pod_with_a_scheduling_group_by_its_own_creation() -> None:
+    pods = [
+        member("a-0", "a", 2).created("2024-01-01T00:00:00Z"),
+        make_pod("plain").created("2024-01-01T00:00:01Z"),
+        member("a-1", "a", 2).created("2024-01-01T00:00:02Z"),
+        upstream(member("x", "a", 2)).created("2024-01-01T00:00:03Z"),
+    ]
+    h = await gang_harness(node(), *pods)
+    order = [await schedule_next(h) for _ in range(4)]
+    await h.settle()
+    # a-1 shares its group's place (a-0's time); x, in no label group, keeps its own.
+    assert order == ["a-0", "a-1", "plain", "x"]
+    assert all(h.node_of(p) == "n1" for p in ("a-0", "a-1", "plain", "x"))
+
+
+def test_sibling_events_ignore_pods_with_a_scheduling_group() -> None:
+    hints = {e.event.resource: e.hint for e in Coscheduling(None, None).events_to_register()}  # type: ignore[arg-type]
+    hint = hints[EventResource.POD]
+    g0, g1 = member("g-0", "g", 2).obj(), member("g-1", "g", 2).obj()
+    x = upstream(member("x", "g", 2)).obj()
+    assert hint(g0, None, g1) == QueueingHint.QUEUE
+    assert hint(g0, None, x) == QueueingHint.SKIP
+    assert hint(g0, x, x) == QueueingHint.SKIP
+    assert hint(x, None, g0) == QueueingHint.SKIP
+
+
+@pytest.mark.parametrize(
+    ("pod_group", "node_name"),
+    [
+        (
+            {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": "g", "namespace": "default"},
+                "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+            },
+            "n1",
+        ),
+        (
+            {
+                "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+                "kind": "PodGroup",
+                "metadata": {"name": "g", "namespace": "default"},
+                "spec": {"minMember": 3},
+            },
+            None,
+        ),
+    ],
+    ids=["scheduling-k8s-io-pod-group-is-not-read", "scheduler-plugins-pod-group-gives-min-member"],
+)
+async def test_min_member_is_read_only_from_a_scheduler_plugins_pod_group(
+    pod_group: dict[str, Any], node_name: str | None
+) -> None:
+    h = await gang_harness(node(), member("g-0", "g", None, legacy=False))
+    h.scheduler.listers.put("PodGroup", pod_group)
+    await schedule_next(h)
+    await h.settle()
+    assert h.node_of("g-0") == node_name
+
+
+async def test_both_gangs_in_one_profile_each_pod_placed_by_one_mechanism() -> None:
+    """Coscheduling and GangScheduling in one profile (GenericWorkload on). t-0 and t-1 form the
+    upstream gang "train" (minCount 2) and also carry the labels of label group "a"
+    (min-available 3), whose only other members are a-0 and a-1: the schedulingGroup wins, so the
+    gang "train" binds in its pod-group cycle while group "a", two of three, is held at PreFilter."""
+    spec = gang_profile()
+    spec.plugins["preEnqueue"].append(PluginRef("GangScheduling"))
+    spec.plugins["placementFeasible"] = [PluginRef("GangScheduling")]
+    pg = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "train", "namespace": "default", "uid": "pg-train", "generation": 1},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+    }
+    pods = [member(f"a-{i}", "a", 3).created("2024-01-01T00:00:00Z") for i in range(2)]
+    pods += [upstream(member(f"t-{i}", "a", 3), "train").created("2024-01-01T00:00:01Z") for i in range(2)]
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=FeatureGates({"GenericWorkload": True}))
+    h = await make_harness([spec], registry(), options=options, objs=[node(), pg, *pods])
+    await h.run_all()
+    await h.settle()
+    assert (h.node_of("t-0"), h.node_of("t-1")) == ("n1", "n1")
+    assert (h.node_of("a-0"), h.node_of("a-1")) == (None, None)
+    assert waiting(h) == set()
+    assert failures(h, "a-0")[0] == (
+        "0/1 nodes are available: pre-filter pod a-0 cannot find enough sibling pods, "
+        "current pods number: 2, minMember of group: 3. " + released("a", "a-0")
+    )
 
 
 # --- labels, args, packaging ----------------------------------------------------------------------

@@ -8,6 +8,7 @@ from .coscheduling import (
     CoschedulingArgs,
     PodGroupRef,
     pod_group_of,
+    scheduling_group_of,
 )
 
 __all__ = [
@@ -18,4 +19,5 @@ __all__ = [
     "CoschedulingArgs",
     "PodGroupRef",
     "pod_group_of",
+    "scheduling_group_of",
 ]

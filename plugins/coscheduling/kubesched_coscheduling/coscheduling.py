@@ -22,6 +22,11 @@ How the group is held together, point by point:
   one that completes the group allows all waiting siblings.
 * **Reserve/Unreserve** — when a member is unreserved (Permit timeout, rejection, failed bind),
   its waiting siblings are rejected too: the group is released as a whole.
+
+A pod that names an upstream pod group (``spec.schedulingGroup.podGroupName``, the 1.37 workload
+API that kube-scheduler's GangScheduling places) is left to that mechanism: for this plugin it
+is a pod outside any label group at every point above, whatever its labels say, and it is never
+counted as, waited for or rejected with a member of a label group.
 """
 
 from __future__ import annotations
@@ -148,9 +153,24 @@ def _pod_meta(pod: Mapping[str, Any]) -> tuple[str, str, str, Mapping[str, str]]
     return ns, name, meta.get("uid") or f"{ns}/{name}", meta.get("labels") or {}
 
 
+def scheduling_group_of(pod: Mapping[str, Any]) -> str:
+    """The upstream PodGroup a pod names in ``spec.schedulingGroup.podGroupName`` (``""`` when
+    none): such a pod is gang-scheduled by kube-scheduler's own mechanism, never by this plugin."""
+    group = (pod.get("spec") or {}).get("schedulingGroup")
+    name = group.get("podGroupName") if isinstance(group, Mapping) else None
+    return name if isinstance(name, str) else ""
+
+
+def label_group_name(pod: Mapping[str, Any]) -> str:
+    """The label group a pod dict belongs to for this plugin: its labels' group name, or ``""``
+    when it has none or when it names an upstream PodGroup (which wins over the labels)."""
+    if scheduling_group_of(pod):
+        return ""
+    return group_name(_pod_meta(pod)[3])
+
+
 def _in_group(pod: Mapping[str, Any], ref: PodGroupRef) -> bool:
-    ns, _, _, labels = _pod_meta(pod)
-    return ns == ref.namespace and group_name(labels) == ref.name
+    return _pod_meta(pod)[0] == ref.namespace and label_group_name(pod) == ref.name
 
 
 def _terminal(pod: Mapping[str, Any]) -> bool:
@@ -188,13 +208,16 @@ class Coscheduling:
     # --- groups -----------------------------------------------------------------------------------
     def _min_member(self, namespace: str, name: str) -> int | None:
         pg = self.handle.listers.get("PodGroup", namespace, name)
-        if not pg:
+        if not pg or _is_upstream_pod_group(pg):
             return None
         value = (pg.get("spec") or {}).get("minMember")
         return int(value) if value is not None else None
 
     def group_of(self, pod: PodInfo) -> PodGroupRef | None:
-        """The pod's group; raises :class:`InvalidPodGroup` on a malformed label."""
+        """The pod's group; raises :class:`InvalidPodGroup` on a malformed label. ``None`` for a
+        pod of an upstream PodGroup (``spec.schedulingGroup``), whatever its labels."""
+        if scheduling_group_of(pod.pod):
+            return None
         return pod_group_of(pod.namespace, pod.labels, self._min_member)
 
     def _group_or_none(self, pod: PodInfo) -> PodGroupRef | None:
@@ -220,7 +243,7 @@ class Coscheduling:
         out = []
         for ni in self.handle.snapshot().list():
             for p in ni.pods:
-                if p.namespace == ref.namespace and group_name(p.labels) == ref.name:
+                if p.namespace == ref.namespace and label_group_name(p.pod) == ref.name:
                     out.append(p)
         return out
 
@@ -364,12 +387,19 @@ class Coscheduling:
 def _sibling_event(
     pod: Mapping[str, Any], old: Mapping[str, Any] | None, new: Mapping[str, Any] | None
 ) -> QueueingHint:
-    """Queue ``pod`` only for an event about a pod of its own group."""
-    ns, _, _, labels = _pod_meta(pod)
-    name = group_name(labels)
+    """Queue ``pod`` only for an event about a pod of its own label group (a pod of an upstream
+    PodGroup is in none, neither as the pod waiting nor as the pod the event is about)."""
+    ns = _pod_meta(pod)[0]
+    name = label_group_name(pod)
     for obj in (new, old):
         if obj is not None and name:
-            o_ns, _, _, o_labels = _pod_meta(obj)
-            if o_ns == ns and group_name(o_labels) == name:
+            if _pod_meta(obj)[0] == ns and label_group_name(obj) == name:
                 return QueueingHint.QUEUE
     return QueueingHint.SKIP
+
+
+def _is_upstream_pod_group(obj: Mapping[str, Any]) -> bool:
+    """A scheduling.k8s.io PodGroup (1.37's API, which the listers hold under ``PodGroup``), not
+    a scheduler-plugins one: its ``spec.schedulingPolicy`` is no ``spec.minMember``."""
+    api_version = str(obj.get("apiVersion") or "")
+    return api_version.startswith("scheduling.k8s.io/") or "schedulingPolicy" in (obj.get("spec") or {})
