@@ -46,6 +46,19 @@ class Observer(Protocol):
     def scheduling_algorithm(self, seconds: float) -> None:
         """A scheduling cycle found a node (filtering and scoring) in ``seconds``."""
 
+    def pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        """A pod group's cycle ended (scheduled, unschedulable, error) after ``seconds``."""
+
+    def pod_group_algorithm(self, seconds: float) -> None:
+        """A pod group's placement took ``seconds``."""
+
+    def workload_preemption(self, result: str, victims: int) -> None:
+        """A pod group's preemption ended with ``result`` (a status code's name), preempting
+        ``victims`` pods."""
+
+    def placements(self, profile: str, generated: int, feasible: int, infeasible: int) -> None:
+        """A pod group's cycle generated ``generated`` placements and evaluated them."""
+
     def event_handled(self, event: str, seconds: float) -> None:
         """An informer event (``event`` as :func:`event_label` names it) took ``seconds`` to handle."""
 
@@ -111,6 +124,18 @@ class NullObserver:
         pass
 
     def scheduling_algorithm(self, seconds: float) -> None:
+        pass
+
+    def pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        pass
+
+    def pod_group_algorithm(self, seconds: float) -> None:
+        pass
+
+    def workload_preemption(self, result: str, victims: int) -> None:
+        pass
+
+    def placements(self, profile: str, generated: int, feasible: int, infeasible: int) -> None:
         pass
 
     def event_handled(self, event: str, seconds: float) -> None:

@@ -75,6 +75,8 @@ class GroupOutcome:
     placement: Placement | None = None
     placement_state: CycleState | None = None
     placements_tried: int = 0
+    #: Placements where the group fit (of those tried).
+    feasible_placements: int = 0
     scores: dict[str, int] = field(default_factory=dict)
 
     def placed(self) -> list[MemberOutcome]:
@@ -167,6 +169,7 @@ class PodGroupAlgorithm:
         if status is not None:
             return GroupOutcome(status, out.members, placement, placements_tried=len(placements))
         out.placements_tried = len(placements)
+        out.feasible_placements = len(feasible)
         out.scores = scores
         return out
 

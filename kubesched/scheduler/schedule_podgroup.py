@@ -125,10 +125,19 @@ class PodGroupSchedulingCycle:
             out = GroupOutcome(problem, outcomes)
         else:
             out = await self.algorithm.run(fw, group, outcomes)
+            self.observer.pod_group_algorithm(time.perf_counter() - start)
+            if fw.has_placement_plugins():
+                self.observer.placements(
+                    fw.profile_name,
+                    out.placements_tried,
+                    out.feasible_placements,
+                    out.placements_tried - out.feasible_placements,
+                )
             if out.status is not None and out.status.is_rejected() and fw.pod_group_post_filter_plugins:
                 nominated = await self._post_filter(fw, group, out)
-        self.observer.scheduling_algorithm(time.perf_counter() - start)
         await self._submit(fw, group, out, start, nominated)
+        result = "scheduled" if out.status is None else "error" if out.status.code is Code.ERROR else "unschedulable"
+        self.observer.pod_group_attempt(result, fw.profile_name, time.perf_counter() - start)
 
     async def _post_filter(self, fw: Framework, group: PodGroupInfo, out: GroupOutcome) -> dict[str, str]:
         """PodGroupPostFilter (workload-aware preemption) for a group that fits nowhere: the

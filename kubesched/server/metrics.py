@@ -14,9 +14,11 @@ do not grow with the pods a scheduler has seen: label values come from the confi
 upstream's ``attempts`` label, the most attempts a pod took. The gauges are read from the
 queue, the cache and the scheduler's task sets at scrape time.
 
-Left out, as upstream registers them only behind gates that are off by default in 1.37 or for
-work this scheduler does not do: the pod-group families (``scheduler_podgroup_*``, workload
-preemption), the async API call dispatcher's, and DRA's binding-condition ones.
+The pod-group families (:data:`WORKLOAD_FAMILIES`: ``scheduler_podgroup_*``, workload
+preemption, placements) are registered only with ``GenericWorkload`` (the placement ones with
+``TopologyAwareWorkloadScheduling`` too), as upstream registers them. Left out: the async API
+call dispatcher's (no dispatcher here), and preemption's evaluation/execution timings, PDB
+violation and disruption families.
 """
 
 from __future__ import annotations
@@ -86,6 +88,18 @@ FAMILIES: dict[str, tuple[str, str]] = {
     # Behind DRADeviceBindingConditions (on by default): DynamicResources' PreBind waits.
     "scheduler_dra_bindingconditions_allocations_total": (ALPHA, "counter"),
     "scheduler_dra_bindingconditions_wait_duration_seconds": (ALPHA, "histogram"),
+}
+
+#: Family name → (stability, type) of the families registered with GenericWorkload.
+WORKLOAD_FAMILIES: dict[str, tuple[str, str]] = {
+    "scheduler_podgroup_schedule_attempts_total": (ALPHA, "counter"),
+    "scheduler_podgroup_scheduling_attempt_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_podgroup_scheduling_algorithm_duration_seconds": (ALPHA, "histogram"),
+    "scheduler_workload_preemption_attempts_total": (ALPHA, "counter"),
+    "scheduler_workload_preemption_victims": (ALPHA, "histogram"),
+    # With TopologyAwareWorkloadScheduling too.
+    "scheduler_generated_placements_total": (ALPHA, "counter"),
+    "scheduler_placement_evaluations_total": (ALPHA, "counter"),
 }
 
 #: The ``type`` of every entity this scheduler queues (pod groups are not queued as one yet).
@@ -358,7 +372,69 @@ class PrometheusObserver:
                 buckets=exponential_buckets(0.1, 2, 14),
                 registry=r,
             )
+        self.pod_group_attempts: Counter | None = None
+        self.pod_group_duration: Histogram | None = None
+        self.pod_group_algorithm_duration: Histogram | None = None
+        self.workload_preemption_attempts: Counter | None = None
+        self.workload_preemption_victims_hist: Histogram | None = None
+        self.generated_placements: Counter | None = None
+        self.placement_evaluations: Counter | None = None
+        if gates.enabled("GenericWorkload"):
+            self._register_workload_families(r, gates.enabled("TopologyAwareWorkloadScheduling"))
         self._pending: _Gauge | None = None
+
+    def _register_workload_families(self, r: CollectorRegistry, placements: bool) -> None:
+        self.pod_group_attempts = Counter(
+            "scheduler_podgroup_schedule_attempts",
+            help_text(
+                ALPHA,
+                "Number of attempts to schedule pod group, by the result. 'unschedulable' means a pod group could "
+                "not be scheduled, while 'error' means an internal scheduler problem.",
+            ),
+            ["result", "profile"],
+            registry=r,
+        )
+        self.pod_group_duration = Histogram(
+            "scheduler_podgroup_scheduling_attempt_duration_seconds",
+            help_text(ALPHA, "Pod group scheduling attempt latency in seconds"),
+            ["result", "profile"],
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.pod_group_algorithm_duration = Histogram(
+            "scheduler_podgroup_scheduling_algorithm_duration_seconds",
+            help_text(ALPHA, "Pod group scheduling algorithm latency in seconds"),
+            buckets=exponential_buckets(0.001, 2, 15),
+            registry=r,
+        )
+        self.workload_preemption_attempts = Counter(
+            "scheduler_workload_preemption_attempts",
+            help_text(
+                ALPHA, "Total preemption attempts initiated by workload (including pod groups) in the cluster till now."
+            ),
+            ["result"],
+            registry=r,
+        )
+        self.workload_preemption_victims_hist = Histogram(
+            "scheduler_workload_preemption_victims",
+            help_text(ALPHA, "Number of pod preemption victims caused by workload preemption."),
+            buckets=exponential_buckets(1, 2, 11),
+            registry=r,
+        )
+        if not placements:
+            return
+        self.generated_placements = Counter(
+            "scheduler_generated_placements",
+            help_text(ALPHA, "Number of candidate placements generated for pod groups."),
+            ["profile"],
+            registry=r,
+        )
+        self.placement_evaluations = Counter(
+            "scheduler_placement_evaluations",
+            help_text(ALPHA, "Number of candidate placements evaluated for pod groups, by the result."),
+            ["result", "profile"],
+            registry=r,
+        )
 
     # --- the Observer interface (see kubesched.scheduler.Observer) ----------------------------
     def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
@@ -367,6 +443,29 @@ class PrometheusObserver:
 
     def scheduling_algorithm(self, seconds: float) -> None:
         self.algorithm_duration.observe(seconds)
+
+    def pod_group_attempt(self, result: str, profile: str, seconds: float) -> None:
+        if self.pod_group_attempts is not None and self.pod_group_duration is not None:
+            self.pod_group_attempts.labels(result, profile).inc()
+            self.pod_group_duration.labels(result, profile).observe(seconds)
+
+    def pod_group_algorithm(self, seconds: float) -> None:
+        if self.pod_group_algorithm_duration is not None:
+            self.pod_group_algorithm_duration.observe(seconds)
+
+    def workload_preemption(self, result: str, victims: int) -> None:
+        if self.workload_preemption_attempts is not None:
+            self.workload_preemption_attempts.labels(result).inc()
+        if victims and self.workload_preemption_victims_hist is not None:
+            self.workload_preemption_victims_hist.observe(victims)
+
+    def placements(self, profile: str, generated: int, feasible: int, infeasible: int) -> None:
+        if self.generated_placements is not None and self.placement_evaluations is not None:
+            self.generated_placements.labels(profile).inc(generated)
+            if feasible:
+                self.placement_evaluations.labels("feasible", profile).inc(feasible)
+            if infeasible:
+                self.placement_evaluations.labels("infeasible", profile).inc(infeasible)
 
     def event_handled(self, event: str, seconds: float) -> None:
         self.event_handling.labels(event).observe(seconds)

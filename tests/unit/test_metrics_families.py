@@ -51,3 +51,38 @@ def test_dra_binding_conditions_families_follow_their_gate() -> None:
     off.dra_binding_conditions("p", "gpu.example.com", "timeout", 120.0)
     assert sample(off, "scheduler_dra_bindingconditions_allocations_total", **labels) is None
     assert "scheduler_dra_bindingconditions" not in off.exposition().decode()
+
+
+def test_pod_group_families_follow_generic_workload() -> None:
+    """Upstream registers the pod-group and workload-preemption families only with
+    GenericWorkload, the placement ones with TopologyAwareWorkloadScheduling too."""
+    from kubesched.framework.features import FeatureGates
+
+    off = PrometheusObserver()
+    off.pod_group_attempt("scheduled", "p", 0.01)
+    assert "scheduler_podgroup" not in off.exposition().decode()
+    on = PrometheusObserver(feature_gates=FeatureGates({"GenericWorkload": True}))
+    on.pod_group_attempt("unschedulable", "p", 0.003)
+    on.pod_group_algorithm(0.002)
+    on.workload_preemption("Success", 3)
+    on.placements("p", 4, 1, 3)
+    assert sample(on, "scheduler_podgroup_schedule_attempts_total", result="unschedulable", profile="p") == 1
+    assert (
+        sample(
+            on,
+            "scheduler_podgroup_scheduling_attempt_duration_seconds_bucket",
+            le="0.004",
+            **{"result": "unschedulable", "profile": "p"},
+        )
+        == 1
+    )
+    assert sample(on, "scheduler_podgroup_scheduling_algorithm_duration_seconds_count") == 1
+    assert sample(on, "scheduler_workload_preemption_attempts_total", result="Success") == 1
+    assert sample(on, "scheduler_workload_preemption_victims_bucket", le="4.0") == 1
+    assert "scheduler_generated_placements" not in on.exposition().decode()
+    tas = PrometheusObserver(
+        feature_gates=FeatureGates({"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
+    )
+    tas.placements("p", 4, 1, 3)
+    assert sample(tas, "scheduler_generated_placements_total", profile="p") == 4
+    assert sample(tas, "scheduler_placement_evaluations_total", result="infeasible", profile="p") == 3

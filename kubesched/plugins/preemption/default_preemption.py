@@ -183,10 +183,11 @@ class DefaultPreemption:
         :mod:`kubesched.plugins.preemption.podgroup`); messages start ``pod group preemption:``."""
         evaluator = PodGroupPreemption(self.handle, pod_terminating_by_preemption)
         result, status, victims = await evaluator.preempt(state, group, schedule)
+        observer = getattr(self.handle, "observer", None)
+        record = getattr(observer, "workload_preemption", None)
+        if callable(record):
+            record(status.code.upstream_name, len(victims) if status.is_success() else 0)
         if status.is_success() and victims:
-            observer = getattr(self.handle, "observer", None)
-            if observer is not None:
-                observer.preemption_victims(len(victims))
             preemptor = group.pods[0]
             for victim in victims:
                 if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
