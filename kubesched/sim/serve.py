@@ -129,9 +129,12 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             lambda: _reset(store, initial),
             lambda docs: _import(store, docs),
             SchedulerControl(supervisor.current, supervisor.apply, parse),
+            gates,
         )
     else:
-        server.simulator = SimulatorAPI(store, lambda: _reset(store, initial), lambda docs: _import(store, docs))
+        server.simulator = SimulatorAPI(
+            store, lambda: _reset(store, initial), lambda docs: _import(store, docs), feature_gates=gates
+        )
     await server.start()
     code = 0
     syncing: asyncio.Task[None] | None = None

@@ -13,6 +13,9 @@ of kube-scheduler-simulator's API, which the web view and scripts use):
   checks scenarios.
 * ``GET /api/v1/results/<namespace>/<pod>``: what the scheduler decided for the pod, attempt by
   attempt, each plugin on each node.
+* ``GET /api/v1/featuregates``: the feature gates this server (and its scheduler) runs with:
+  each gate's value, 1.37's default and stage (kubesched's own path; the web view lists the
+  gates changed from their defaults).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.decoding import DecodeError, load_yaml_all
 from kubesched.errors import KubeschedError
+from kubesched.framework.features import GATES, FeatureGates
 from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
 from kubesched.sim.apiserver.requests import BODY_LIMITS, INLINE_BODY_BYTES
 from kubesched.sim.apiserver.validation.meta import go_quote
@@ -38,7 +42,7 @@ from kubesched.sim.scenario.reading import OTHER_KINDS
 Obj = dict[str, Any]
 
 #: The first path segment after ``/api/v1/`` that this API answers.
-PATHS = frozenset({"schedulerconfiguration", "reset", "export", "import", "results"})
+PATHS = frozenset({"schedulerconfiguration", "reset", "export", "import", "results", "featuregates"})
 
 #: Metadata the API server sets, left out of an export so that the scenario loads anywhere.
 _SERVER_FIELDS = ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation", "selfLink")
@@ -70,8 +74,10 @@ class SimulatorAPI:
         reset_cluster: Callable[[], None],
         load_scenario: Callable[[list[Any]], None],
         scheduler: SchedulerControl | None = None,
+        feature_gates: FeatureGates | None = None,
     ) -> None:
         self.store = store
+        self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.reset_cluster = reset_cluster
         self.load_scenario = load_scenario
         self.scheduler = scheduler
@@ -98,6 +104,10 @@ class SimulatorAPI:
             docs = await _documents(body)
             self.load_scenario(docs)
             return 201, {"status": "imported", "objects": sum(1 for d in docs if d)}, "application/json"
+        if head == "featuregates" and len(rest) == 1:
+            if method != "GET":
+                raise method_not_allowed()
+            return 200, self._feature_gates(), "application/json"
         if head == "results" and len(rest) == 3:
             if method != "GET":
                 raise method_not_allowed()
@@ -130,6 +140,22 @@ class SimulatorAPI:
             raise bad_request(f"invalid KubeSchedulerConfiguration: {exc}") from None
         await self.scheduler.apply(cfg)
         return 202, self.scheduler.current(), "application/json"
+
+    def _feature_gates(self) -> Obj:
+        gates = self.feature_gates
+        return {
+            "gates": [
+                {
+                    "name": name,
+                    "enabled": gates.enabled(name),
+                    "default": spec.default,
+                    "stage": spec.stage,
+                    "locked": spec.locked,
+                }
+                for name, spec in sorted(GATES.items())
+            ],
+            "changed": dict(sorted(gates.changed().items())),
+        }
 
     # --- export, results ------------------------------------------------------------------------
     def _export(self, fmt: str) -> tuple[int, Any, str]:

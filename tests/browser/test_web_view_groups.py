@@ -1,5 +1,7 @@
-"""The web view's pod groups (scheduling.k8s.io PodGroups, 1.37) in a real browser: a group's pods
-listed together, how many are on a node, and its PodGroupInitiallyScheduled condition."""
+"""The web view's pod groups (scheduling.k8s.io PodGroups, 1.37) in a real browser, with
+GenericWorkload on: the feature gates changed, a gang's pods listed together, held (none on a
+node) with the scheduler's PodGroupInitiallyScheduled condition, then placed whole once a node
+is added."""
 
 from __future__ import annotations
 
@@ -55,9 +57,7 @@ spec:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[dict[str, str]]:
-    # PodGroups are served with 1.37's default gates (the scheduler cannot run GangScheduling yet,
-    # which GenericWorkload would turn on); the imported pods keep their scheduling group.
-    with sim_serve_process(tmp_path, "--with-scheduler") as printed:
+    with sim_serve_process(tmp_path, "--with-scheduler", "--feature-gates", "GenericWorkload=true") as printed:
         yield printed
 
 
@@ -78,8 +78,9 @@ def page(served: dict[str, str], tmp_path: Path, request: Any) -> Iterator[Page]
             browser.close()
 
 
-def test_a_groups_pods_are_shown_together_with_its_condition(page: Page, served: dict[str, str]) -> None:
+def test_a_gang_is_held_whole_then_placed_whole(page: Page, served: dict[str, str]) -> None:
     expect(page.get_by_test_id("status")).to_have_text("live")
+    expect(page.get_by_test_id("gates")).to_contain_text("GenericWorkload=true")
     page.click("#new-object")
     page.fill("[data-testid=yaml-text]", GANG)
     page.click("#apply-yaml")
@@ -87,21 +88,24 @@ def test_a_groups_pods_are_shown_together_with_its_condition(page: Page, served:
     expect(row).to_contain_text("gang, minCount 3")
     for i in range(3):
         expect(row.locator(f'.pod[data-pod="trainer-{i}"]')).to_be_visible()
-    # One node of 2 cpus: the scheduler (which does not hold gangs yet) places two of the three.
-    expect(row).to_contain_text("2/3 on a node", timeout=20_000)
+    # One node of 2 cpus holds two of the three: the gang waits whole, and says why.
+    expect(row).to_contain_text(
+        "Unschedulable: minCount (3) cannot be satisfied: 2 scheduled, 0 remaining", timeout=20_000
+    )
+    expect(row).to_contain_text("0/3 on a node")
 
-    condition = {
-        "type": "PodGroupInitiallyScheduled",
-        "status": "False",
-        "reason": "Unschedulable",
-        "message": "0/1 nodes are available",
-        "lastTransitionTime": "2026-09-01T00:00:00Z",
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n2"},
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}},
     }
     req = urllib.request.Request(
-        served["url"] + "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups/trainers/status",
-        data=json.dumps({"status": {"conditions": [condition]}}).encode(),
-        method="PATCH",
-        headers={"Content-Type": "application/merge-patch+json"},
+        served["url"] + "/api/v1/nodes",
+        data=json.dumps(node).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
     )
     urllib.request.urlopen(req, timeout=10).close()
-    expect(row).to_contain_text("Unschedulable: 0/1 nodes are available")
+    expect(row).to_contain_text("3/3 on a node", timeout=20_000)
+    expect(row).to_contain_text("scheduled")

@@ -140,3 +140,23 @@ def test_a_pods_results_attempt_by_attempt(server: Server) -> None:
 def test_the_kubernetes_api_beside_it_is_unchanged(server: Server) -> None:
     status, body = server.call("GET", "/api/v1/namespaces/default/pods")
     assert status == 200 and body["kind"] == "PodList"
+
+
+def test_the_feature_gates_are_listed(tmp_path: Path) -> None:
+    """What the web view shows: every gate with its value, 1.37's default and stage, and those
+    changed by ``--feature-gates``."""
+    with sim_serve_process(tmp_path, "--feature-gates", "GenericWorkload=true,OpportunisticBatching=false") as printed:
+        srv = Server(printed["url"])
+        status, body = srv.call("GET", "/api/v1/featuregates")
+        assert status == 200
+        assert body["changed"] == {"GenericWorkload": True, "OpportunisticBatching": False}
+        gates = {g["name"]: g for g in body["gates"]}
+        assert gates["GenericWorkload"] == {
+            "name": "GenericWorkload",
+            "enabled": True,
+            "default": False,
+            "stage": "Beta",
+            "locked": False,
+        }
+        assert gates["DRAExtendedResource"]["locked"] is True
+        assert srv.call("POST", "/api/v1/featuregates", {})[0] == 405

@@ -218,6 +218,18 @@ function renderGroups() {
   }
 }
 
+// The feature gates this server and its scheduler run with: those changed from 1.37's defaults.
+async function showGates() {
+  let gates;
+  try { gates = await api("GET", "/api/v1/featuregates"); } catch (e) { return; }
+  const changed = Object.entries(gates.changed);
+  const text = changed.length
+    ? changed.map(([name, on]) => `${name}=${on}`).join(", ") + "; the others as kube-scheduler 1.37 has them"
+    : "as kube-scheduler 1.37 has them (none changed)";
+  $("gates").replaceChildren(el("span", { class: "label" }, "Feature gates: "), text);
+  $("gates").title = gates.gates.map((g) => `${g.name} (${g.stage}) ${g.enabled}`).join("\n");
+}
+
 // Pod groups are served where kube-apiserver has GenericWorkload's API: followed only if listed.
 async function followGroups() {
   try { await api("GET", "/apis/scheduling.k8s.io/v1beta1/podgroups?limit=1"); }
@@ -395,3 +407,4 @@ $("reset-cluster").onclick = async () => {
 follow("/api/v1/nodes", state.nodes, "Node");
 follow("/api/v1/pods", state.pods, "Pod");
 followGroups();
+showGates();
