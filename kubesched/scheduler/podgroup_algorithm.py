@@ -12,7 +12,9 @@ Within one placement (the whole cluster, unless PlacementGenerate plugins propos
    Unschedulable: the group's minimum was not reached.
 4. Anything but Success reverts every reservation made (Unreserve, forget): all or nothing.
 
-With placements, each is evaluated and reverted in turn; none feasible makes the group
+With placements, the one holding most of the members' nominated nodes (where preemption made
+room) is tried first and taken if the group fits there; otherwise each is evaluated and reverted
+in turn; none feasible makes the group
 Unschedulable (``0/N placements are available, first placement status: ...``); several are
 ranked by PlacementScore (ties broken at random); the winner's members are assumed and
 reserved again.
@@ -124,9 +126,17 @@ class PodGroupAlgorithm:
             return GroupOutcome(status, members)
         feasible: list[tuple[Placement, GroupOutcome]] = []
         first: GroupOutcome | None = None
+        nominated = self._nominated_placement(group, placements)
+        if nominated is not None:
+            # Where preemption made room for the members: tried first, and taken when the group
+            # fits there, without scoring the others.
+            placements = [nominated, *(p for p in placements if p is not nominated)]
         for placement in placements:
             trial = [MemberOutcome(m.qpi, m.record) for m in members]
             out = await self._evaluate(fw, group, trial, placement, restricted=True)
+            if placement is nominated and out.status is None and out.placed():
+                out.placements_tried = out.feasible_placements = 1
+                return out
             await self._revert(fw, out.placed())
             if out.status is not None and out.status.code is Code.ERROR:
                 out.placements_tried = len(placements)
@@ -172,6 +182,23 @@ class PodGroupAlgorithm:
         out.feasible_placements = len(feasible)
         out.scores = scores
         return out
+
+    @staticmethod
+    def _nominated_placement(group: PodGroupInfo, placements: list[Placement]) -> Placement | None:
+        """The placement holding most of the members' nominated nodes (the first on a tie), if
+        any member is nominated."""
+        nodes = [(p.pod.get("status") or {}).get("nominatedNodeName") for p in group.pods]
+        wanted = [n for n in nodes if n]
+        if not wanted:
+            return None
+        best: Placement | None = None
+        most = 0
+        for placement in placements:
+            names = set(placement.node_names())
+            count = sum(1 for n in wanted if n in names)
+            if count > most:
+                best, most = placement, count
+        return best
 
     async def _evaluate(
         self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], placement: Placement, restricted: bool

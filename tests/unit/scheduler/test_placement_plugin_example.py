@@ -105,3 +105,27 @@ async def test_no_rack_holds_the_gang() -> None:
         in messages
     )
     assert h.scheduler.cache.assumed_count() == 0
+
+
+async def test_the_nominated_placement_is_tried_first_and_taken() -> None:
+    """Members nominated to rack a (where preemption made room) go there although FewestNodes
+    prefers rack b: the placement holding their nominated nodes wins without scoring."""
+    ns = readme_plugins()
+    reg = registry_with(ns["ByRack"], ns["FewestNodes"])
+    nodes = [make_node(f"a{i}").label("example.com/rack", "a").capacity(cpu="1", pods=10).obj() for i in range(4)]
+    nodes.append(make_node("b0").label("example.com/rack", "b").capacity(cpu="4", pods=10).obj())
+    pods = [member(f"w{i}") for i in range(4)]
+    for i, p in enumerate(pods):
+        p["status"] = {"nominatedNodeName": f"a{i}"}
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementGenerate=["ByRack"],
+        placementFeasible=["GangScheduling"],
+        placementScore=[("FewestNodes", 1)],
+    )
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness([prof], reg, options, objs=[*nodes, GANG, *pods])
+    assert await h.run_all() == 1
+    assert sorted(h.node_of(f"w{i}") for i in range(4)) == ["a0", "a1", "a2", "a3"]
