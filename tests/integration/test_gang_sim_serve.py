@@ -209,9 +209,7 @@ def test_a_gang_of_8_whose_8th_pod_cannot_fit_binds_none_and_says_why(cluster: C
     assert sorted(reasons.values()) == sorted([GROUP_REASON] * 7 + [NODES_REASON]), reasons
     placed = nodes_of_pods(cluster)
     assert len(placed) == 8 and set(placed.values()) == {""}, placed  # none bound
-    cond = eventually_sync(
-        lambda: initially_scheduled(cluster, name), what="PodGroupInitiallyScheduled", timeout=10
-    )
+    cond = eventually_sync(lambda: initially_scheduled(cluster, name), what="PodGroupInitiallyScheduled", timeout=10)
     assert (cond["status"], cond["reason"], cond["message"]) == ("False", "Unschedulable", GROUP_REASON)
 
     # Room for the 8th: the whole gang binds, and the condition turns True.
