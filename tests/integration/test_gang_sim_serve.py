@@ -34,53 +34,12 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The API server's gates: the PodGroup API and the Job controller's integration.
 SERVER_GATES = "GenericWorkload=true,WorkloadWithJob=true"
 
-#: 7 slots of 1 CPU: 4 + 3.
-NODES = """\
-apiVersion: v1
-kind: Node
-metadata: {name: node-a}
-status:
-  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
-  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
----
-apiVersion: v1
-kind: Node
-metadata: {name: node-b}
-status:
-  allocatable: {cpu: "3", memory: 8Gi, pods: "110"}
-  capacity: {cpu: "3", memory: 8Gi, pods: "110"}
-"""
-
-THIRD_NODE = """\
-apiVersion: v1
-kind: Node
-metadata: {name: node-c}
-status:
-  allocatable: {cpu: "2", memory: 8Gi, pods: "110"}
-  capacity: {cpu: "2", memory: 8Gi, pods: "110"}
-"""
-
-GANG_JOB = """\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: train
-spec:
-  parallelism: 8
-  completions: 8
-  completionMode: Indexed
-  scheduling:
-    schedulingPolicy:
-      gang: {}
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-      - name: worker
-        image: registry.k8s.io/pause:3.10
-        resources:
-          requests: {cpu: "1"}
-"""
+#: The README's walk-through uses these files: two nodes with room for 7 pods of 1 CPU, a third
+#: node, and the Job of 8 asking for a gang.
+EXAMPLES = ROOT / "config" / "examples"
+NODES = (EXAMPLES / "gang-nodes.yaml").read_text()
+THIRD_NODE = (EXAMPLES / "gang-more-room.yaml").read_text()
+GANG_JOB = (EXAMPLES / "gang-job.yaml").read_text()
 
 GROUP_REASON = "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining"
 NODES_REASON = "0/2 nodes are available: 2 Insufficient cpu."
