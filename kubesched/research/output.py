@@ -157,7 +157,7 @@ def _scenario_label(metric: str) -> str:
         "nodeCpuAllocationStdev": "stdev of node CPU alloc %",
         "zoneSkew": "zone skew (most - fewest pods)",
         "podGroupsPlaced": "pod groups placed whole",
-        "podGroupsHeld": "pod groups held (none bound)",
+        "podGroupsHeld": "pod groups held",
     }.get(metric, metric)
 
 
