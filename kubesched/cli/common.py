@@ -21,8 +21,8 @@ PLUGIN_HELP = (
     "a profile then names it by its class's `name`"
 )
 GATES_HELP = (
-    "kube-scheduler's feature gates; kubesched acts on OpportunisticBatching (default false) and "
-    "accepts the others with a warning"
+    "kube-scheduler 1.37's feature gates, with its defaults (e.g. GenericWorkload=true for pod groups and gang "
+    "scheduling); gates kubesched does not know are accepted with a warning"
 )
 
 

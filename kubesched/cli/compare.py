@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kubesched.cli.common import event_loop_runner
+from kubesched.cli.common import GATES_HELP, event_loop_runner
 from kubesched.cli.progress import wanted
 from kubesched.errors import ConfigurationError
 
@@ -26,6 +26,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--seeds: a comma-separated list of integers, not {args.seeds!r}") from None
     if args.scenario:
         return _compare_scenario(args, seeds)
+    if args.feature_gates:
+        raise ConfigurationError("--feature-gates is for --scenario: trace replays run kube-scheduler's default gates")
     if not (args.nodes and args.pods):
         raise ConfigurationError("compare needs a trace (--nodes and --pods) or a scenario (--scenario)")
     base = ReplayOptions(
@@ -68,7 +70,10 @@ def _compare_scenario(args: argparse.Namespace, seeds: list[int]) -> int:
         raise ConfigurationError(
             "--scenario compares on a scenario: --nodes, --pods, --churn, --inflate, --all-nodes and --plot are for traces"
         )
-    compared = event_loop_runner()(compare_scenario(Path(args.scenario), [Path(c) for c in args.config], seeds))
+    from kubesched.config.feature_gates import parse_feature_gates
+
+    gates = parse_feature_gates(args.feature_gates)
+    compared = event_loop_runner()(compare_scenario(Path(args.scenario), [Path(c) for c in args.config], seeds, gates))
     if args.output == "json":
         print(scenario_comparison_json(args.scenario, compared))
     elif args.output == "csv":
@@ -101,4 +106,9 @@ def add_parser(sub: Any) -> None:
         help="with --plot: show arrived 80..130 %% and allocation 80..100 %%, where policies part",
     )
     cp.add_argument("--no-progress", action="store_true", help="say nothing while replaying")
+    cp.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        help="with --scenario: " + GATES_HELP + " (e.g. GenericWorkload=true)",
+    )
     cp.set_defaults(func=cmd_compare)

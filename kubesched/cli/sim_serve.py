@@ -120,7 +120,12 @@ def add_parser(sub: Any) -> None:
         default=0,
         help="HTTPS port of the scheduler's health and metrics (0: any free one)",
     )
-    serve.add_argument("--feature-gates", metavar="A=true,B=false", help=GATES_HELP + " (with --with-scheduler)")
+    serve.add_argument(
+        "--feature-gates",
+        metavar="A=true,B=false",
+        help=GATES_HELP + "; they shape the API server and the controllers too (GenericWorkload serves PodGroups, "
+        "WorkloadWithJob gives Jobs their PodGroup)",
+    )
     serve.add_argument(
         "--plugin", action="append", metavar="MODULE:CLASS", help=PLUGIN_HELP + " (with --with-scheduler)"
     )

@@ -42,6 +42,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     scenario = load_scenario(scenario_path)
     for warning in scenario.warnings:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
+    note = ignored_groups_note(scenario, gates)
+    if note:
+        print(f"kubesched: note: {note}", file=sys.stderr)
     model = cfg.model
     settings = SimulationSettings(
         parallelism=model.parallelism,
@@ -87,6 +90,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             pass
         sys.stdout.write(format_table(result, width))
     return 0
+
+
+def ignored_groups_note(scenario: Any, gates: Any) -> str | None:
+    """What to say when the scenario has PodGroups that the scheduler will not act on because
+    GenericWorkload is off (kube-scheduler 1.37's default); ``None`` otherwise."""
+    groups = sum(1 for obj in scenario.others if obj.get("kind") == "PodGroup")
+    if not groups or gates.enabled("GenericWorkload"):
+        return None
+    return (
+        f"the scenario has {groups} PodGroup(s) but the feature gate GenericWorkload is off: the groups are "
+        "ignored and their pods scheduled one by one (run with --feature-gates GenericWorkload=true)"
+    )
 
 
 def add_parser(sub: Any) -> None:

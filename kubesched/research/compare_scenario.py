@@ -11,6 +11,8 @@ profile, so that configurations with differently named profiles are compared on 
 * spread: nodes with any pod, the standard deviation of the nodes' CPU allocation, and the skew
   of placed pods over zones (``topology.kubernetes.io/zone``: most minus fewest; none without
   zones).
+* with PodGroups in the scenario: how many were placed whole and how many held (needs the
+  feature gate GenericWorkload, as ``simulate``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.config import ConfigError, SchedulerConfig, load_config
+from kubesched.framework.features import FeatureGates
 from kubesched.research.errors import ReplayError
 from kubesched.runtime.registry import RegistryError
 from kubesched.sim.run.simulate import SimulationResult, SimulationSettings, simulate
@@ -86,6 +89,10 @@ def measure(result: SimulationResult) -> tuple[dict[str, Any], Counter[str]]:
         if pod["phase"] == "Unschedulable":
             kinds[_owner_kind(result, pod)] += 1
     metrics["zoneSkew"] = max(placed.values()) - min(placed.values()) if placed else None
+    groups = s.get("podGroups")
+    if groups and groups["ignored"] < groups["total"]:  # none to count with GenericWorkload off
+        metrics["podGroupsPlaced"] = groups["placed"]
+        metrics["podGroupsHeld"] = groups["held"]
     return metrics, kinds
 
 
@@ -122,7 +129,9 @@ def _mean(values: Sequence[Any]) -> float | None:
     return round(sum(kept) / len(kept), 2) if kept else None
 
 
-async def compare_scenario(path: Path, configs: Sequence[Path], seeds: Sequence[int]) -> list[ScenarioCompared]:
+async def compare_scenario(
+    path: Path, configs: Sequence[Path], seeds: Sequence[int], feature_gates: FeatureGates | None = None
+) -> list[ScenarioCompared]:
     if not configs or not seeds:
         raise ReplayError("compare needs at least one configuration and one seed")
     try:
@@ -133,7 +142,7 @@ async def compare_scenario(path: Path, configs: Sequence[Path], seeds: Sequence[
     seen: set[str] = set()
     for config in configs:
         try:
-            cfg = load_config(config)
+            cfg = load_config(config, feature_gates=feature_gates)
         except (ConfigError, RegistryError) as exc:
             raise ReplayError(str(exc)) from None
         runs: list[dict[str, Any]] = []
@@ -144,6 +153,7 @@ async def compare_scenario(path: Path, configs: Sequence[Path], seeds: Sequence[
                 percentage_of_nodes_to_score=cfg.model.percentageOfNodesToScore,
                 seed=seed,
                 plugin_results=False,
+                feature_gates=feature_gates or FeatureGates(),
             )
             result = await simulate(cfg.profiles, _for_config(scenario, cfg), settings)
             metrics, by_kind = measure(result)

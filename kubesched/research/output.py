@@ -156,6 +156,8 @@ def _scenario_label(metric: str) -> str:
         "nodesUsed": "nodes used",
         "nodeCpuAllocationStdev": "stdev of node CPU alloc %",
         "zoneSkew": "zone skew (most - fewest pods)",
+        "podGroupsPlaced": "pod groups placed whole",
+        "podGroupsHeld": "pod groups held",
     }.get(metric, metric)
 
 

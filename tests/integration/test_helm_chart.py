@@ -366,6 +366,7 @@ LEAST_PRIVILEGE = {
     *((g, r, v) for g, r in [("", "persistentvolumes"), ("", "persistentvolumeclaims")] for v in READ),
     *(("scheduling.k8s.io", "priorityclasses", v) for v in READ),
     *(("scheduling.k8s.io", r, v) for r in ("workloads", "podgroups", "compositepodgroups") for v in READ),
+    ("scheduling.k8s.io", "podgroups/status", "update"),
     *(
         ("storage.k8s.io", r, v)
         for r in ("storageclasses", "csinodes", "csidrivers", "csistoragecapacities")
@@ -487,6 +488,21 @@ def test_a_tls_secret_is_mounted_and_served(helm: Path, tmp_path: Path) -> None:
     }
     for doc in docs:
         kubernetes_validate.validate(doc, K8S_VERSION, strict=True)
+
+
+def test_config_rbac_lets_run_schedule_pod_groups() -> None:
+    """config/rbac.yaml lets `kubesched run --feature-gates GenericWorkload=true` watch the groups
+    and write a PodGroup's condition (a PUT on its status, as the kube backend sends it)."""
+    role = next(
+        d for d in yaml.safe_load_all((ROOT / "config" / "rbac.yaml").read_text()) if d["kind"] == "ClusterRole"
+    )
+    grants = _grants(role["rules"])
+    needed = {
+        *(("scheduling.k8s.io", r, v) for r in ("workloads", "podgroups") for v in READ),
+        ("scheduling.k8s.io", "podgroups/status", "update"),
+    }
+    assert needed <= grants, needed - grants
+    assert not {g for g in grants if g[1] in ("workloads", "podgroups") and g[2] not in READ}
 
 
 def test_config_rbac_grants_the_same_delegation() -> None:

@@ -85,9 +85,15 @@ class SimulationResult:
     summary: dict[str, Any]
     store: Store = field(repr=False)
     scheduler: Scheduler = field(repr=False)
+    #: The scenario's PodGroups and how each fared (see :func:`pod_groups_report`); empty
+    #: when it has none.
+    pod_groups: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"pods": self.pods, "nodes": self.nodes, "summary": self.summary}
+        out = {"pods": self.pods, "nodes": self.nodes, "summary": self.summary}
+        if self.pod_groups:
+            out["podGroups"] = self.pod_groups
+        return out
 
 
 async def simulate(
@@ -245,6 +251,10 @@ async def simulate(
     if progress is not None:
         progress(decided, max(total, decided))
     result = _report(scenario, scheduler, store, pending_keys, unknown, elapsed, clock.now, life)
+    groups = pod_groups_report(store, result.pods, settings.feature_gates.enabled("GenericWorkload"))
+    if groups:
+        result.pod_groups = groups
+        result.summary["podGroups"] = group_counts(groups)
     if timeline:
         result.summary["timeline"] = timeline
     return result
@@ -371,6 +381,76 @@ def _report(
     return SimulationResult(pods_out, nodes_out, summary, store, scheduler)
 
 
+#: The condition kube-scheduler 1.37 writes on a PodGroup after the group's first cycles.
+INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
+
+
+def pod_groups_report(store: Store, pods: list[dict[str, Any]], enabled: bool) -> list[dict[str, Any]]:
+    """Each PodGroup of the run: its policy and ``minCount``, its members among the reported
+    pods, how many got a node, and its status. ``placed`` once the scheduler set
+    PodGroupInitiallyScheduled True, ``held`` while it is False (the message says why),
+    ``waiting`` when no cycle ran for it (e.g. fewer members than ``minCount`` exist), and
+    ``ignored`` when GenericWorkload is off (its pods were scheduled one by one)."""
+    groups, _ = store.list("PodGroup")
+    if not groups:
+        return []
+    members: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for pod in pods:
+        try:
+            live = store.get("Pod", pod["namespace"], pod["name"])
+        except NotFound:
+            continue
+        name = ((live.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName")
+        if name:
+            members.setdefault((pod["namespace"], name), []).append(pod)
+    out: list[dict[str, Any]] = []
+    for pg in groups:
+        meta = pg["metadata"]
+        ns = meta.get("namespace") or "default"
+        policy = (pg.get("spec") or {}).get("schedulingPolicy") or {}
+        gang = policy.get("gang")
+        mine = members.get((ns, meta["name"]), [])
+        bound = sum(1 for p in mine if p["node"])
+        cond = next(
+            (c for c in (pg.get("status") or {}).get("conditions") or () if c.get("type") == INITIALLY_SCHEDULED),
+            None,
+        )
+        if not enabled:
+            status, message = "ignored", "GenericWorkload is off: the pods were scheduled one by one"
+        elif cond is not None and cond.get("status") == "True":
+            status, message = "placed", ""
+        elif cond is not None:
+            status, message = "held", str(cond.get("message") or cond.get("reason") or "")
+        else:
+            status = "waiting"
+            message = (
+                f"{len(mine)} of minCount {gang.get('minCount')} pods exist"
+                if gang is not None and len(mine) < int(gang.get("minCount") or 1)
+                else "no scheduling cycle ran for it"
+            )
+        out.append(
+            {
+                "namespace": ns,
+                "name": meta["name"],
+                "policy": "gang" if gang is not None else "basic",
+                "minCount": None if gang is None else gang.get("minCount"),
+                "members": len(mine),
+                "bound": bound,
+                "status": status,
+                "message": message,
+            }
+        )
+    return out
+
+
+def group_counts(groups: list[dict[str, Any]]) -> dict[str, int]:
+    """How many pod groups ended in each status (placed, held, waiting, ignored)."""
+    counts = {"total": len(groups), "placed": 0, "held": 0, "waiting": 0, "ignored": 0}
+    for g in groups:
+        counts[g["status"]] += 1
+    return counts
+
+
 def _pct(used: int, total: int) -> float:
     return round(100.0 * used / total, 1) if total else 0.0
 
@@ -413,7 +493,36 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         summary.add_row("preempted (deleted)", escape(", ".join(s["preempted"])))
     for prof, counts in s["profiles"].items():
         summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
+    if s.get("podGroups"):
+        g = s["podGroups"]
+        summary.add_row(
+            "pod groups",
+            ", ".join(f"{k} {g[k]}" for k in ("total", "placed", "held", "waiting", "ignored") if g[k] or k == "total"),
+        )
     console.print(summary)
+    if result.pod_groups:
+        groups = Table(title="Pod groups")
+        for col, justify in (
+            ("group", "left"),
+            ("policy", "left"),
+            ("minCount", "right"),
+            ("members", "right"),
+            ("bound", "right"),
+            ("status", "left"),
+            ("message", "left"),
+        ):
+            groups.add_column(col, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        for g in result.pod_groups:
+            groups.add_row(
+                escape(f"{g['namespace']}/{g['name']}"),
+                g["policy"],
+                "-" if g["minCount"] is None else str(g["minCount"]),
+                str(g["members"]),
+                str(g["bound"]),
+                g["status"],
+                escape(g["message"]),
+            )
+        console.print(groups)
     failed = [p for p in result.pods if p["phase"] != "Scheduled"]
     if failed and len(failed) < len(result.pods):
         why = Table(title="Not scheduled", show_lines=False)
@@ -489,6 +598,8 @@ __all__ = [
     "SimulationResult",
     "SimulationSettings",
     "format_table",
+    "group_counts",
     "only_pods",
+    "pod_groups_report",
     "simulate",
 ]
