@@ -13,7 +13,7 @@ from kubesched.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 GANGS = ROOT / "config" / "scenarios" / "gangs.yaml"
-HELD = "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining"
+HELD = "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"
 
 PACKER = """apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -42,14 +42,19 @@ def test_simulate_reports_each_pod_group_whole_or_held(capsys: pytest.CaptureFix
     assert data["summary"]["podGroups"] == {"total": 4, "placed": 3, "held": 1, "waiting": 0, "ignored": 0}
     # none of the held gang's pods is bound; three say the group's reason, one the nodes'
     train = sorted(p["message"] for p in data["pods"] if p["name"].startswith("train-"))
-    assert train == ["0/3 nodes are available: 3 Insufficient cpu.", HELD, HELD, HELD]
+    assert train == [
+        "0/3 nodes are available: 3 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor.",
+        HELD,
+        HELD,
+        HELD,
+    ]
     assert all(p["node"] is None for p in data["pods"] if p["name"].startswith("train-"))
 
     assert main(args) == 0
     table = capsys.readouterr().out
     assert "Pod groups" in table and "total 4, placed 3, held 1" in table
     row = next(line for line in table.splitlines() if "default/train" in line and "held" in line)
-    assert HELD in row
+    assert "minCount (4) cannot be satisfied: 3 scheduled, 0 remaining" in row  # the table wraps the rest
 
 
 def test_simulate_without_the_gate_says_the_groups_are_ignored(capsys: pytest.CaptureFixture[str]) -> None:

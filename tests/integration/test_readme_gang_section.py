@@ -49,7 +49,7 @@ def test_the_simulate_command_prints_the_table_it_quotes(
     quoted = text[text.index("```text\n") + len("```text\n") :]
     quoted = quoted[: quoted.index("```")]
     rows = [line.strip() for line in quoted.splitlines() if line.startswith("│")]
-    assert len(rows) == 6
+    assert len(rows) == 7
     for row in rows:
         assert row in (line.strip() for line in out.splitlines()), row
 
@@ -58,8 +58,8 @@ def test_the_sim_serve_messages_it_quotes_are_the_tested_ones() -> None:
     text = section()
     e2e = (ROOT / "tests" / "integration" / "test_gang_sim_serve.py").read_text()
     for message in (
-        "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining",
-        "0/2 nodes are available: 2 Insufficient cpu.",
+        "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor",
+        "0/2 nodes are available: 2 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor.",
     ):
         assert message in text and f'"{message}"' in e2e
     assert "--feature-gates GenericWorkload=true,WorkloadWithJob=true" in text
