@@ -25,14 +25,10 @@ Members of a group do not run the per-pod PostFilter: a group preempts as one.
 
 from __future__ import annotations
 
-import copy
 import logging
 import random
 import time
-from typing import Any
 
-from kubesched.cluster.base import ClusterError
-from kubesched.cluster.store import now_rfc3339
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import Placement, PodGroupAssignments, PodGroupInfo, ProposedAssignment
 from kubesched.framework.status import Code, Status
@@ -42,16 +38,16 @@ from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.podgroup_algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
+from kubesched.scheduler.podgroup_condition import (
+    REASON_SCHEDULED,
+    REASON_SCHEDULER_ERROR,
+    REASON_UNSCHEDULABLE,
+    write_condition,
+)
 from kubesched.scheduler.results import PodResult
 from kubesched.scheduler.schedule_one import PodSchedulingCycle
 
 log = logging.getLogger("kubesched.scheduler")
-
-#: The PodGroup condition the scheduler keeps, and its reasons.
-INITIALLY_SCHEDULED = "PodGroupInitiallyScheduled"
-REASON_SCHEDULED = "Scheduled"
-REASON_UNSCHEDULABLE = "Unschedulable"
-REASON_SCHEDULER_ERROR = "SchedulerError"
 
 
 def member_order(q: QueuedPodInfo) -> tuple[int, float, float, str]:
@@ -311,46 +307,11 @@ class PodGroupSchedulingCycle:
         self.failures.fail(fw, qpi, status, m.record, start)
 
     def _condition(self, group: PodGroupInfo, value: str, reason: str, message: str) -> None:
-        """Set the PodGroup's ``PodGroupInitiallyScheduled`` condition (a side write; True is
-        never set back to False)."""
-        obj = group.obj
-        if obj is None or not self.options.report_to_cluster:
+        """Set the PodGroup's ``PodGroupInitiallyScheduled`` condition (a side write)."""
+        if group.obj is None or not self.options.report_to_cluster:
             return
-        conditions = list((obj.get("status") or {}).get("conditions") or ())
-        old = next((c for c in conditions if c.get("type") == INITIALLY_SCHEDULED), None)
-        if old is not None:
-            if old.get("status") == "True":
-                return
-            if (old.get("status"), old.get("reason"), old.get("message")) == (value, reason, message):
-                return
-        generation = (obj.get("metadata") or {}).get("generation")
-        cond: dict[str, Any] = {
-            "type": INITIALLY_SCHEDULED,
-            "status": value,
-            "reason": reason,
-            "message": message,
-            "lastTransitionTime": old.get("lastTransitionTime")
-            if old is not None and old.get("status") == value
-            else now_rfc3339(),
-        }
-        if generation is not None:
-            cond["observedGeneration"] = generation
-        new = copy.deepcopy(obj)
-        new.setdefault("status", {})["conditions"] = [
-            *(c for c in conditions if c.get("type") != INITIALLY_SCHEDULED),
-            cond,
-        ]
-        self.ctx.spawn_side(self._write_condition(new), name=f"condition of pod group {group.namespace}/{group.name}")
-
-    async def _write_condition(self, obj: dict[str, Any]) -> None:
-        try:
-            await self.ctx.cluster.update_object("PodGroup", obj, subresource="status")
-        except ClusterError as exc:
-            meta = obj.get("metadata") or {}
-            log.warning(
-                "could not set the %s condition of pod group %s/%s: %s",
-                INITIALLY_SCHEDULED,
-                meta.get("namespace"),
-                meta.get("name"),
-                exc,
-            )
+        ns, name = group.namespace, group.name
+        self.ctx.spawn_side(
+            write_condition(self.ctx.cluster, lambda: self.pod_groups.get(ns, name), value, reason, message),
+            name=f"condition of pod group {ns}/{name}",
+        )
