@@ -216,6 +216,13 @@ class PodGroupSchedulingCycle:
         status = out.status
         if status is None:
             self.outcomes["scheduled"] = self.outcomes.get("scheduled", 0) + 1
+            placed = out.placed()
+            for m in placed:
+                # Placed in the snapshot so far: the cache holds them all from now on, before
+                # any runs Permit (which, as GangScheduling's, may count the group's assumed pods).
+                assert m.assumed is not None and m.node is not None
+                self.cache.assume_pod(m.assumed, m.node)
+                self.ctx.nominator.delete(m.qpi.pod_info.uid)
             for m in out.members:
                 if m.node is not None:
                     await self._bind(fw, m, start)
@@ -259,14 +266,12 @@ class PodGroupSchedulingCycle:
         self.failures.report(fw, pi, "Unschedulable", message, m.record, node)
 
     async def _bind(self, fw: Framework, m: MemberOutcome, start: float) -> None:
-        """A placed member of a group that fits: Permit, then its own binding cycle."""
+        """A placed member of a group that fits (assumed already): Permit, then its own binding
+        cycle."""
         assert m.node is not None and m.assumed is not None and m.state is not None
         state, node, assumed, qpi = m.state, m.node, m.assumed, m.qpi
         state.pod_group = None
         state.placement = None
-        # Placed in the snapshot so far: the cache holds it from now on.
-        self.cache.assume_pod(assumed, node)
-        self.ctx.nominator.delete(qpi.pod_info.uid)
         tr = self.ctx.traces(m.record)
         t0 = time.perf_counter()
         status = await fw.run_permit(state, assumed, node, tr.permit if tr else None)
