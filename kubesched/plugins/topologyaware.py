@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from kubesched.errors import PluginError
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import TOPOLOGY_PLACEMENT_GENERATOR
 from kubesched.framework.podgroup import Placement, PodGroupInfo
@@ -35,7 +36,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 
 
-class DomainError(Exception):
+class DomainError(PluginError):
     """Why the placed members do not name one topology domain (turned into an Error status)."""
 
 
