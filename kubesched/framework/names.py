@@ -140,4 +140,3 @@ DEFERRED_POD_SCHEDULING = "DeferredPodScheduling"
 GANG_SCHEDULING = "GangScheduling"
 TOPOLOGY_PLACEMENT_GENERATOR = "TopologyPlacementGenerator"
 POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
-
