@@ -180,3 +180,27 @@ async def test_placement_scorers_see_the_cluster_without_the_undone_evaluations(
     assert await h.run_all() == 1
     assert sorted(SnapshotReadingScorer.seen) == [("a", 0), ("b", 0)]
     assert {zone_of(h, "w0"), zone_of(h, "w1")} in ({"a"}, {"b"})
+
+
+async def test_the_default_profile_with_both_gates_places_a_zoned_gang() -> None:
+    """Upstream's default profile under GenericWorkload + TopologyAwareWorkloadScheduling: the
+    pod-group plugins and NodeResourcesFit at placementScore come from multiPoint."""
+    from kubesched.config import parse_config
+
+    config = parse_config(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"},
+        registry=registry(),
+        feature_gates=GATES,
+    )
+    (spec,) = config.profiles
+    assert [r.name for r in spec.plugins["placementScore"]] == ["NodeResourcesFit", "PodGroupPodsCount"]
+    # Both zones hold the three members; b already runs a 1-CPU pod, so b is the fuller bin.
+    nodes = [zone_node("a0", "a", "4"), zone_node("b0", "b", "4")]
+    busy = make_pod("busy").req(cpu="1").node("b0").obj()
+    pods = [member(f"w{i}", "train") for i in range(3)]
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness(
+        config.profiles, registry=registry(), options=options, objs=[*nodes, busy, zoned_group("train", 3), *pods]
+    )
+    assert await h.run_all() == 1
+    assert [zone_of(h, f"w{i}") for i in range(3)] == ["b"] * 3
