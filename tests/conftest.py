@@ -47,6 +47,10 @@ def registry_with(*classes: type) -> Registry:
     return reg
 
 
+#: The points whose plugins carry a weight (1 unless given).
+WEIGHTED = ("score", "placementScore")
+
+
 def profile(name: str = "default-scheduler", **points: list[Any]) -> ProfileSpec:
     """A profile with PrioritySort and DefaultBinder plus the given points:
     ``profile(filter=["A", "B"], score=[("C", 2)])``."""
@@ -56,7 +60,7 @@ def profile(name: str = "default-scheduler", **points: list[Any]) -> ProfileSpec
     }
     for point, refs in points.items():
         plugins[point] = [
-            PluginRef(r[0], r[1]) if isinstance(r, tuple) else PluginRef(r, 1 if point == "score" else 0) for r in refs
+            PluginRef(r[0], r[1]) if isinstance(r, tuple) else PluginRef(r, 1 if point in WEIGHTED else 0) for r in refs
         ]
     return ProfileSpec(name, plugins)
 

@@ -140,7 +140,3 @@ DEFERRED_POD_SCHEDULING = "DeferredPodScheduling"
 GANG_SCHEDULING = "GangScheduling"
 TOPOLOGY_PLACEMENT_GENERATOR = "TopologyPlacementGenerator"
 POD_GROUP_PODS_COUNT = "PodGroupPodsCount"
-
-#: The pod-group plugins of workload-aware scheduling. Upstream registers them (without args);
-#: kubesched does not implement them yet.
-WORKLOAD_AWARE_PLUGINS = frozenset({GANG_SCHEDULING, TOPOLOGY_PLACEMENT_GENERATOR, POD_GROUP_PODS_COUNT})

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from kubesched.errors import PluginError
 from kubesched.framework.interface import plugin_extension_points
-from kubesched.framework.names import DEFERRED_POD_SCHEDULING, WORKLOAD_AWARE_PLUGINS
+from kubesched.framework.names import DEFERRED_POD_SCHEDULING
 
 ENTRY_POINT_GROUP = "kubesched.plugins"
 
@@ -35,7 +35,6 @@ NOT_YET_IMPLEMENTED = frozenset(
         "AzureDiskLimits",
         "CinderLimits",
         DEFERRED_POD_SCHEDULING,
-        *WORKLOAD_AWARE_PLUGINS,
     }
 )
 
@@ -143,9 +142,8 @@ class Registry:
             return self._entries[name]
         except KeyError:
             if name in NOT_YET_IMPLEMENTED:
-                later = " (it arrives with workload-aware scheduling)" if name in WORKLOAD_AWARE_PLUGINS else ""
                 raise RegistryError(
-                    f"plugin {name!r} is an upstream plugin that kubesched does not implement yet{later}; "
+                    f"plugin {name!r} is an upstream plugin that kubesched does not implement yet; "
                     "disable it in this profile"
                 ) from None
             raise RegistryError(unknown_plugin_message(name, self._entries)) from None

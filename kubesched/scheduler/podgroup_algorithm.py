@@ -145,6 +145,9 @@ class PodGroupAlgorithm:
                 feasible.append((placement, out))
             elif first is None:
                 first = out
+        # Every evaluation was undone in the cache; the snapshot still shows the last one's
+        # members. Scoring (and the caller) must see the cluster as it was before them.
+        self.cache.update_snapshot(self.snapshot)
         if not feasible:
             reason = first.status.message() if first is not None and first.status is not None else "no placement"
             plugin = first.status.plugin if first is not None and first.status is not None else ""

@@ -111,7 +111,7 @@ def framework_for(
     points: dict[str, list[PluginRef]] = {}
     for point, method in EXTENSION_POINTS.items():
         if callable(getattr(cls, method, None)):
-            points[point] = [PluginRef(cls.name, weight if point == "score" else 0)]  # type: ignore[attr-defined]
+            points[point] = [PluginRef(cls.name, weight if point in ("score", "placementScore") else 0)]  # type: ignore[attr-defined]
     plugin_args: dict[str, Any] = {}
     model = getattr(cls, "Args", None)
     if args is not None:

@@ -564,7 +564,7 @@ def test_plugins_json_parses_and_names_distribution_and_points() -> None:
     for name in IN_TREE:
         assert rows[name]["distribution"] == "kubesched"
         assert rows[name]["class"].startswith("kubesched.plugins.")
-    assert rows["NodeResourcesFit"]["extensionPoints"] == ["preFilter", "filter", "preScore", "score"]
+    assert rows["NodeResourcesFit"]["extensionPoints"] == ["preFilter", "filter", "preScore", "score", "placementScore"]
     assert rows["SchedulingGates"]["extensionPoints"] == ["preEnqueue"]
     assert rows["DefaultBinder"]["extensionPoints"] == ["bind"]
 

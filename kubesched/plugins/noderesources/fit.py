@@ -13,6 +13,10 @@ of spec and allocation.
 
 Score uses the configured strategy (LeastAllocated, MostAllocated, RequestedToCapacityRatio) over
 the configured resources, see :mod:`kubesched.plugins.noderesources.resource_allocation`.
+
+PlacementScore (a pod group's candidate placements, TopologyAwareWorkloadScheduling) scores a
+placement's nodes as one bin with the MostAllocated formula over the same resources and weights,
+see :mod:`kubesched.plugins.noderesources.placement_score`.
 """
 
 from __future__ import annotations
@@ -39,9 +43,11 @@ from kubesched.framework import (
 from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_of
 from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting, PodResourcesOptions, fit_requests, pod_requests
+from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo
 from kubesched.framework.resources import is_extended_resource
 from kubesched.plugins.dynamicresources import extended_resources as dra_extended
 from kubesched.plugins.helper import feature_gates_of, requests_fragment
+from kubesched.plugins.noderesources.placement_score import placement_score
 from kubesched.plugins.noderesources.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     Entry,
@@ -557,6 +563,21 @@ class NodeResourcesFit:
             entries = self.scorer.compile(pod)
         inputs = batch_inputs(entries, batch, self.scorer.use_requested)
         return None if inputs is None else self.batch_scorer(*inputs)
+
+    # PlacementScore (pod-group cycles with TopologyAwareWorkloadScheduling)
+    def score_placement(self, state: CycleState, group: PodGroupInfo, assignments: PodGroupAssignments) -> int:
+        """How full the placement would be with the group's proposed members: MostAllocated over
+        the placement's nodes as one bin (see :mod:`.placement_score`)."""
+        return placement_score(self.scorer.resources, assignments, self._node_known, self.counting)
+
+    def _node_known(self, name: str) -> bool:
+        if self.handle is None:
+            return True
+        try:
+            self.handle.snapshot().get(name)
+        except KeyError:
+            return False
+        return True
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
         return {**requests_fragment(pod), **counted_fragment(pod, self.counting)}

@@ -44,6 +44,22 @@ def errors_of(data: dict[str, Any], registry: Registry | None = None) -> list[st
     return info.value.errors
 
 
+def workload_registry() -> Registry:
+    """The installed plugins, plus the pod-group plugins of this checkout when the installed
+    metadata predates them (an editable install reads entry points from its last install)."""
+    from kubesched.plugins.gangscheduling import GangScheduling
+    from kubesched.plugins.podgrouppodscount import PodGroupPodsCount
+    from kubesched.plugins.topologyaware import TopologyPlacementGenerator
+
+    reg = Registry()
+    for e in default_registry().entries():
+        reg.register(e.cls, e.name, e.distribution)
+    for cls in (GangScheduling, TopologyPlacementGenerator, PodGroupPodsCount):
+        if cls.name not in reg:
+            reg.register(cls)
+    return reg
+
+
 def names(c: SchedulerConfig, point: str, profile: int = 0) -> list[str]:
     return [r.name for r in c.profiles[profile].plugins.get(point, [])]
 
@@ -138,6 +154,9 @@ DEFAULT_POINTS = {
     "reserve": ["VolumeBinding", "DynamicResources"],
     "preBind": ["VolumeBinding", "DynamicResources"],
     "bind": ["DefaultBinder"],
+    # NodeResourcesFit scores pod groups' placements too; multiPoint puts it there, as upstream's
+    # expansion does (only a pod-group cycle with a PlacementGenerate plugin asks it).
+    "placementScore": ["NodeResourcesFit"],
 }
 DEFAULT_SCORE = [
     ("TaintToleration", 3),
@@ -205,7 +224,8 @@ def test_empty_config_default_profile_expands_upstream_defaults() -> None:
     assert spec.scheduler_name == "default-scheduler"
     assert {p: [r.name for r in refs] for p, refs in spec.plugins.items()} == DEFAULT_POINTS
     assert weighted(c) == DEFAULT_SCORE
-    assert all(r.weight == 0 for p, refs in spec.plugins.items() if p != "score" for r in refs)
+    assert all(r.weight == 0 for p, refs in spec.plugins.items() if p not in ("score", "placementScore") for r in refs)
+    assert [(r.name, r.weight) for r in spec.plugins["placementScore"]] == [("NodeResourcesFit", 1)]
     # Plugins without pluginConfig get their default args, as upstream's defaulting appends them.
     assert sorted(spec.plugin_args) == DEFAULT_ARGS
     args = spec.plugin_args
@@ -266,57 +286,117 @@ def test_feature_gates_add_default_plugins(gates: dict[str, bool], added: list[t
         assert names_.index("DeferredPodScheduling") + 1 == names_.index("NodeResourcesFit")
 
 
-@pytest.mark.parametrize(
-    ("gates", "path", "plugin", "later"),
-    [
-        ({"TopologyAwareWorkloadScheduling": True}, "profiles[0].plugins.multiPoint", "TopologyPlacementGenerator", True),
-        ({"InPlacePodVerticalScalingSchedulerPreemption": True}, "profiles[0].plugins.multiPoint", "DeferredPodScheduling", False),
-    ],
-    ids=["TopologyAwareWorkloadScheduling", "InPlacePodVerticalScalingSchedulerPreemption"],
-)  # fmt: skip
-def test_a_gate_adding_a_plugin_not_implemented_yet_is_refused_naming_it(
-    gates: dict[str, bool], path: str, plugin: str, later: bool
-) -> None:
+def test_a_gate_adding_a_plugin_not_implemented_yet_is_refused_naming_it() -> None:
+    """InPlacePodVerticalScalingSchedulerPreemption adds DeferredPodScheduling, which kubesched
+    does not implement: the default profile is refused, naming it; disabled, it loads."""
+    gates = FeatureGates({"InPlacePodVerticalScalingSchedulerPreemption": True})
     with pytest.raises(ConfigError) as info:
-        parse_config(cfg(), feature_gates=FeatureGates(gates))
-    (error, *_) = [e for e in info.value.errors if plugin in e]
-    assert error.startswith(f"{path}: default plugin {plugin!r}: plugin {plugin!r} is an upstream plugin that ")
-    assert ("it arrives with workload-aware scheduling" in error) is later
-    assert error.endswith("disable it in this profile")
-    # Disabled, the profile loads: nothing else is missing.
-    disabled = cfg(
-        profiles=[{"plugins": {"multiPoint": {"disabled": [{"name": n} for n in WORKLOAD_AWARE_AND_DEFERRED]}}}]
+        parse_config(cfg(), feature_gates=gates)
+    (error, *_) = [e for e in info.value.errors if "DeferredPodScheduling" in e]
+    assert error == (
+        "profiles[0].plugins.multiPoint: default plugin 'DeferredPodScheduling': plugin 'DeferredPodScheduling' is "
+        "an upstream plugin that kubesched does not implement yet; disable it in this profile"
     )
-    assert parse_config(disabled, feature_gates=FeatureGates(gates)).profiles
+    disabled = cfg(profiles=[{"plugins": {"multiPoint": {"disabled": [{"name": "DeferredPodScheduling"}]}}}])
+    assert parse_config(disabled, feature_gates=gates).profiles
 
 
-WORKLOAD_AWARE_AND_DEFERRED = [
-    "TopologyPlacementGenerator",
-    "PodGroupPodsCount",
-    "DeferredPodScheduling",
+#: What the workload-aware gates' default profile runs at the pod-group points (1.37).
+WORKLOAD_GATES_POINTS = [
+    (
+        {"GenericWorkload": True},
+        {
+            "placementFeasible": ["GangScheduling"],
+            "placementScore": ["NodeResourcesFit"],
+            "podGroupPostFilter": ["DefaultPreemption"],
+        },
+    ),
+    (
+        {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True},
+        {
+            "placementGenerate": ["TopologyPlacementGenerator"],
+            "placementFeasible": ["GangScheduling"],
+            "placementScore": ["NodeResourcesFit", "PodGroupPodsCount"],
+            "podGroupPostFilter": ["DefaultPreemption"],
+        },
+    ),
+    (
+        {"TopologyAwareWorkloadScheduling": True},
+        {
+            "placementGenerate": ["TopologyPlacementGenerator"],
+            "placementScore": ["NodeResourcesFit", "PodGroupPodsCount"],
+            "podGroupPostFilter": ["DefaultPreemption"],
+        },
+    ),
 ]
 
 
-def test_generic_workload_puts_gang_scheduling_in_the_default_profile() -> None:
-    """GenericWorkload on: GangScheduling joins multiPoint and lands at preEnqueue and
-    placementFeasible; DefaultPreemption is the podGroupPostFilter."""
-    c = parse_config(cfg(), feature_gates=FeatureGates({"GenericWorkload": True}))
-    assert "GangScheduling" in names(c, "preEnqueue")
-    assert names(c, "placementFeasible") == ["GangScheduling"]
-    assert names(c, "podGroupPostFilter") == ["DefaultPreemption"]
+@pytest.mark.parametrize(
+    ("gates", "points"),
+    WORKLOAD_GATES_POINTS,
+    ids=["GenericWorkload", "GenericWorkload+TopologyAware", "TopologyAwareWorkloadScheduling"],
+)
+def test_the_workload_aware_gates_default_profile_loads_with_its_pod_group_plugins(
+    gates: dict[str, bool], points: dict[str, list[str]]
+) -> None:
+    (spec,) = parse_config(cfg(), registry=workload_registry(), feature_gates=FeatureGates(gates)).profiles
+    pod_group_points = ("placementGenerate", "placementFeasible", "placementScore", "podGroupPostFilter")
+    assert {p: [r.name for r in spec.plugins[p]] for p in pod_group_points if p in spec.plugins} == points
+    # Both placement scorers weigh 1 by default (the "Topology-Aware Workload Scheduling" page).
+    assert all(r.weight == 1 for r in spec.plugins["placementScore"])
+    if gates.get("GenericWorkload"):
+        assert "GangScheduling" in [r.name for r in spec.plugins["preEnqueue"]]
+    # The per-pod points are upstream's defaults: the pod-group plugins add none.
+    assert [r.name for r in spec.plugins["filter"]] == DEFAULT_POINTS["filter"]
+    assert not {"TopologyPlacementGenerator", "PodGroupPodsCount"} & set(spec.plugin_args)
 
 
-@pytest.mark.parametrize("plugin", WORKLOAD_AWARE_AND_DEFERRED)
-def test_enabling_a_pod_group_plugin_names_when_it_arrives(plugin: str) -> None:
-    errors = errors_of(cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": plugin}]}}}]))
-    assert errors == [
-        f"profiles[0].plugins.multiPoint.enabled[0].name: plugin {plugin!r} is an upstream plugin that kubesched "
-        "does not implement yet"
-        + (" (it arrives with workload-aware scheduling)" if plugin != "DeferredPodScheduling" else "")
-        + "; disable it in this profile"
+def test_placement_score_weights_can_be_changed() -> None:
+    """``plugins.placementScore.enabled`` reweighs the placement scorers (not ``score``)."""
+    gates = FeatureGates({"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
+    data = cfg(
+        profiles=[
+            {
+                "plugins": {
+                    "placementScore": {
+                        "enabled": [
+                            {"name": "NodeResourcesFit", "weight": 2},
+                            {"name": "PodGroupPodsCount", "weight": 5},
+                        ]
+                    }
+                }
+            }
+        ]
+    )
+    (spec,) = parse_config(data, registry=workload_registry(), feature_gates=gates).profiles
+    assert [(r.name, r.weight) for r in spec.plugins["placementScore"]] == [
+        ("NodeResourcesFit", 2),
+        ("PodGroupPodsCount", 5),
     ]
-    # Their pluginConfig (upstream gives them no args) is accepted while they are not enabled.
-    assert load(cfg(profiles=[{"pluginConfig": [{"name": plugin, "args": {}}]}])).profiles
+    assert ("NodeResourcesFit", 1) in weighted_refs(spec.plugins["score"])
+
+
+def weighted_refs(refs: Any) -> list[tuple[str, int]]:
+    return [(r.name, r.weight) for r in refs]
+
+
+@pytest.mark.parametrize("plugin", ["GangScheduling", "TopologyPlacementGenerator", "PodGroupPodsCount"])
+def test_the_pod_group_plugins_take_no_args(plugin: str) -> None:
+    """Upstream registers them without args: enabled, they load; given args, they are refused."""
+    reg = workload_registry()
+    assert load(cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": plugin}]}}}]), registry=reg).profiles
+    errors = errors_of(cfg(profiles=[{"pluginConfig": [{"name": plugin, "args": {"x": 1}}]}]), registry=reg)
+    assert errors == [f"profiles[0].pluginConfig[0].args: plugin {plugin!r} takes no args"]
+
+
+def test_enabling_deferred_pod_scheduling_is_refused_until_it_arrives() -> None:
+    errors = errors_of(cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "DeferredPodScheduling"}]}}}]))
+    assert errors == [
+        "profiles[0].plugins.multiPoint.enabled[0].name: plugin 'DeferredPodScheduling' is an upstream plugin that "
+        "kubesched does not implement yet; disable it in this profile"
+    ]
+    # Its pluginConfig (upstream gives it no args) is accepted while it is not enabled.
+    assert load(cfg(profiles=[{"pluginConfig": [{"name": "DeferredPodScheduling", "args": {}}]}])).profiles
 
 
 # --- plugin args defaulted and checked by feature gate ------------------------------------------
@@ -1337,18 +1417,24 @@ def test_a_config_printed_by_kube_scheduler_1_34_still_loads_and_gets_what_1_37_
     assert [(p.utilization, p.score) for p in spec.plugin_args["VolumeBinding"].shape] == [(0, 10), (100, 0)]
 
 
-@pytest.mark.parametrize("point", ["placementGenerate", "placementScore", "podGroupPostFilter"])
-def test_pod_group_extension_points_take_only_plugins_that_extend_them(point: str) -> None:
-    """1.37's pod-group extension points: a file disabling plugins there loads; a plugin enabled
-    at one it does not implement is refused, naming the point's interface."""
-    assert load(cfg(profiles=[{"plugins": {point: {"disabled": [{"name": "*"}]}}}])).profiles
-    kind = {"placementGenerate": "PlacementGeneratePlugin", "placementScore": "PlacementScorePlugin"}.get(
-        point, "PodGroupPostFilterPlugin"
-    )
-    errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "GangScheduling"}]}}}]))
-    assert errors == [f"profiles[0].plugins.{point}.enabled[0]: plugin 'GangScheduling' does not extend {kind} plugin"]
-
-
-def test_gang_scheduling_enabled_at_placement_feasible_loads() -> None:
-    c = load(cfg(profiles=[{"plugins": {"placementFeasible": {"enabled": [{"name": "GangScheduling"}]}}}]))
-    assert names(c, "placementFeasible") == ["GangScheduling"]
+@pytest.mark.parametrize(
+    ("point", "plugin", "kind"),
+    [
+        ("placementGenerate", "TopologyPlacementGenerator", "PlacementGeneratePlugin"),
+        ("placementScore", "PodGroupPodsCount", "PlacementScorePlugin"),
+        ("placementFeasible", "GangScheduling", "PlacementFeasiblePlugin"),
+        ("podGroupPostFilter", "DefaultPreemption", "PodGroupPostFilterPlugin"),
+    ],
+)
+def test_pod_group_extension_points_take_the_plugins_that_implement_them(
+    point: str, plugin: str | None, kind: str
+) -> None:
+    """1.37's pod-group extension points: a file disabling plugins there loads; a plugin that
+    implements the point is run there; one that does not is refused, naming the point's kind."""
+    reg = workload_registry()
+    assert load(cfg(profiles=[{"plugins": {point: {"disabled": [{"name": "*"}]}}}]), registry=reg).profiles
+    if plugin is not None:
+        (spec,) = load(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": plugin}]}}}]), registry=reg).profiles
+        assert plugin in [r.name for r in spec.plugins[point]]
+    errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "NodeName"}]}}}]), registry=reg)
+    assert errors == [f"profiles[0].plugins.{point}.enabled[0]: plugin 'NodeName' does not extend {kind} plugin"]

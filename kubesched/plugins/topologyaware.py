@@ -1,0 +1,103 @@
+"""TopologyPlacementGenerator (upstream's ``topologyaware`` plugin of kube-scheduler 1.37,
+``TopologyAwareWorkloadScheduling``): the candidate placements of a pod group that asks for its
+members to share one topology domain.
+
+PlacementGenerate, no args. The PodGroup's ``spec.schedulingConstraints.topology`` names a node
+label (only the first entry counts; the API allows one):
+
+* no constraint: the parent placement itself, unchanged (one candidate);
+* a constraint ``key``: one placement per distinct value of ``key`` among the parent's nodes,
+  named after the value and holding the parent's nodes that carry it. A node without the label
+  is in no placement; an empty value is a domain like any other. No node with the label: no
+  placement at all (an empty list, not an error);
+* members already placed (bound or assumed) pin the group to their domain: each must sit on a
+  node known to the snapshot that carries ``key``, all with one value, and only that domain is
+  offered (none when the parent has no node of it). Otherwise it is an error:
+  ``cannot determine domain for already scheduled pods: <why>`` where ``<why>`` is
+  ``getting node for pod ns/name: <lookup error>``, ``no topology domain found for pod ns/name``
+  or ``more than 1 domain found for pod group: d0, d1``.
+
+The PodGroup comes from the cycle's :class:`PodGroupInfo` (else the handle's pod groups); an
+unknown one is an error, as upstream's lister lookup is. Placements come out in the order their
+domain first appears among the parent's nodes (upstream leaves the order unspecified).
+
+CompositePodGroup (whose placed pods are those of every leaf below) is not built in kubesched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from kubesched.errors import PluginError
+from kubesched.framework.interface import CycleState, Handle
+from kubesched.framework.names import TOPOLOGY_PLACEMENT_GENERATOR
+from kubesched.framework.podgroup import Placement, PodGroupInfo
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+
+
+class DomainError(PluginError):
+    """Why the placed members do not name one topology domain (turned into an Error status)."""
+
+
+def topology_key(pod_group: dict[str, Any] | None) -> str | None:
+    """The label key of the group's first topology constraint, ``None`` without one."""
+    constraints = ((pod_group or {}).get("spec") or {}).get("schedulingConstraints") or {}
+    topology = constraints.get("topology") or []
+    if not topology or not isinstance(topology[0], dict):
+        return None
+    return str(topology[0].get("key") or "")
+
+
+class TopologyPlacementGenerator:
+    """One placement per topology domain (see the module docstring)."""
+
+    name: ClassVar[str] = TOPOLOGY_PLACEMENT_GENERATOR
+
+    def __init__(self, args: Any, handle: Handle) -> None:
+        self.handle = handle
+
+    def generate_placements(
+        self, state: CycleState, group: PodGroupInfo, parent: Placement
+    ) -> tuple[list[Placement], Status | None]:
+        obj = group.obj if group.obj is not None else self.handle.pod_groups.get(group.namespace, group.name)
+        if obj is None:
+            return [], Status(Code.ERROR, f'podgroup.scheduling.k8s.io "{group.name}" not found')
+        key = topology_key(obj)
+        if key is None:
+            return [parent], None
+        placed = list(self.handle.pod_groups.state(group.namespace, group.name).scheduled.values())
+        required: str | None = None
+        if placed:
+            try:
+                required = self._domain_of(key, placed)
+            except DomainError as exc:
+                return [], Status(Code.ERROR, f"cannot determine domain for already scheduled pods: {exc}")
+        by_domain: dict[str, list[NodeInfo]] = {}
+        for ni in parent.nodes:
+            labels = ni.labels
+            if key not in labels:
+                continue
+            domain = labels[key]
+            if required is None or domain == required:
+                by_domain.setdefault(domain, []).append(ni)
+        return [Placement(domain, nodes) for domain, nodes in by_domain.items()], None
+
+    def _domain_of(self, key: str, placed: list[PodInfo]) -> str:
+        """The one domain every placed member's node is in."""
+        snapshot = self.handle.snapshot()
+        found: str | None = None
+        for pi in placed:
+            try:
+                node = snapshot.get(pi.node_name)
+            except KeyError as exc:
+                raise DomainError(f"getting node for pod {pi.key}: {exc.args[0] if exc.args else exc}") from None
+            labels = node.labels
+            if key not in labels:
+                raise DomainError(f"no topology domain found for pod {pi.key}")
+            domain = labels[key]
+            if found is not None and found != domain:
+                raise DomainError(f"more than 1 domain found for pod group: {found}, {domain}")
+            found = domain
+        assert found is not None
+        return found
