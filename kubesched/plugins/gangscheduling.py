@@ -13,7 +13,11 @@ PodGroup whose policy is ``gang`` is placed with at least ``minCount`` members, 
 * **Events**: a pod of the same group added (pending or bound), the PodGroup added, or a gang's
   ``minCount`` lowered.
 
-In 1.37 nothing waits at Permit any more: the pod-group cycle places the gang atomically.
+* **Permit**, the barrier left for a member that reaches it while fewer than ``minCount``
+  of its gang are placed (bound or assumed): the others still pending are activated and it waits
+  (``waiting for minCount pods from a gang to be scheduled``, at most 5 minutes); once
+  ``minCount`` are placed, every waiting member is allowed. The pod-group cycle assumes a whole
+  gang before any member runs Permit, so there it lets every member through at once.
 """
 
 from __future__ import annotations
@@ -38,6 +42,9 @@ QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
 #: Why a member waits at PreEnqueue (upstream's words).
 GROUP_NOT_FOUND = 'waiting for pod\'s pod group "{}" to appear in scheduling queue'
 QUORUM_NOT_MET = "waiting for minCount pods from a gang to appear in scheduling queue"
+#: Why a member waits at Permit, and for how long at most (upstream's fixed timeout).
+WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
+PERMIT_TIMEOUT_SECONDS = 300.0
 
 
 def _ns(obj: dict[str, Any] | None) -> str:
@@ -78,6 +85,27 @@ class GangScheduling:
         if len(groups.state(pod.namespace, pod.pod_group).members) < min_count:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, QUORUM_NOT_MET)
         return None
+
+    # --- Permit ---------------------------------------------------------------------------------
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
+        if not pod.pod_group:
+            return None, 0.0
+        groups = self.handle.pod_groups
+        obj = groups.get(pod.namespace, pod.pod_group)
+        if obj is None:
+            return Status.as_error(f"failed to get podGroup {pod.namespace}/{pod.pod_group}: not found"), 0.0
+        min_count = gang_min_count(obj)
+        if min_count is None:
+            return None, 0.0
+        group = groups.state(pod.namespace, pod.pod_group)
+        if len(group.scheduled) < min_count:
+            self.handle.activate([p for uid, p in group.members.items() if uid not in group.scheduled])
+            return Status(Code.WAIT, WAITING_AT_PERMIT), PERMIT_TIMEOUT_SECONDS
+        for uid in group.scheduled:
+            waiting = self.handle.get_waiting_pod(uid)
+            if waiting is not None:
+                waiting.allow(self.name)
+        return None, 0.0
 
     # --- PlacementFeasible ----------------------------------------------------------------------
     def placement_feasible(self, state: CycleState, group: PodGroupInfo, progress: PlacementProgress) -> Status | None:

@@ -328,3 +328,76 @@ def test_placement_feasible_messages() -> None:
     assert wait is not None and wait.message() == "minCount (8) is not yet satisfied: 5 scheduled, 3 remaining"
     no = pl.placement_feasible(CycleState(), group, PlacementProgress(0, 7))
     assert no is not None and no.message() == "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining"
+
+
+# --- Permit: the barrier for members that reach it before their gang's minimum is placed -------
+
+
+class _Groups:
+    def __init__(self, obj: dict[str, Any] | None, members: dict[str, Any], scheduled: set[str]) -> None:
+        self.obj, self.members, self.scheduled = obj, members, scheduled
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self.obj
+
+    def state(self, namespace: str, name: str) -> Any:
+        from kubesched.framework.podgroup import PodGroupState
+
+        return PodGroupState(self.members, {u: p for u, p in self.members.items() if u in self.scheduled})
+
+
+class _Waiting:
+    def __init__(self) -> None:
+        self.allowed: list[str] = []
+
+    def allow(self, plugin: str) -> None:
+        self.allowed.append(plugin)
+
+
+class _PermitHandle:
+    def __init__(self, groups: _Groups) -> None:
+        self.pod_groups = groups
+        self.activated: list[str] = []
+        self.waiting = {uid: _Waiting() for uid in groups.members}
+
+    def activate(self, pods: Any) -> None:
+        self.activated.extend(p.name for p in pods)
+
+    def get_waiting_pod(self, uid: str) -> Any:
+        return self.waiting.get(uid)
+
+
+def _permit_case(min_count: int | None, scheduled: set[str]) -> tuple[Any, _PermitHandle]:
+    from kubesched.testing import make_pod
+
+    members = {}
+    for i in range(3):
+        pod = make_pod(f"m{i}").obj()
+        pod["spec"]["schedulingGroup"] = {"podGroupName": "g"}
+        pod["metadata"]["uid"] = f"m{i}"
+        members[f"m{i}"] = PodInfo(pod)
+    policy = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
+    obj = {"metadata": {"name": "g", "namespace": "default"}, "spec": {"schedulingPolicy": policy}}
+    handle = _PermitHandle(_Groups(obj, members, scheduled))
+    plugin = GangScheduling(None, handle)
+    return plugin.permit(CycleState(), members["m0"], "n1"), handle
+
+
+def test_permit_waits_below_min_count_and_activates_the_pending_members() -> None:
+    (status, timeout), handle = _permit_case(3, {"m0"})
+    assert status is not None and status.is_wait()
+    assert status.message() == "waiting for minCount pods from a gang to be scheduled"
+    assert timeout == 300.0
+    assert sorted(handle.activated) == ["m1", "m2"]
+
+
+def test_permit_at_min_count_allows_every_waiting_member() -> None:
+    (status, _), handle = _permit_case(2, {"m0", "m1"})
+    assert status is None
+    assert handle.waiting["m0"].allowed == ["GangScheduling"] and handle.waiting["m1"].allowed == ["GangScheduling"]
+    assert handle.waiting["m2"].allowed == []
+
+
+def test_permit_lets_a_basic_group_through() -> None:
+    (status, _), handle = _permit_case(None, set())
+    assert status is None and handle.activated == []

@@ -37,6 +37,7 @@ def gang_profile() -> Any:
         preFilter=["NodeResourcesFit"],
         filter=["NodeResourcesFit"],
         placementFeasible=["GangScheduling"],
+        permit=["GangScheduling"],
     )
 
 
