@@ -3,16 +3,20 @@ DRAWorkloadResourceClaims): upstream's PodGroup cases of pkg/controller/resource
 (controller_test.go TestSyncHandler) transcribed: one claim per group from its template, owned
 by the group and named in its status; members whose entry matches the group's get no claim of
 their own but the group's claim in their status; reservations of a group that is gone are
-dropped; the group's claim goes with the group."""
+dropped; the group's claim goes with the group. And the API server keeps the fields only with the
+gate."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
+from kubesched.sim.apiserver.admission import admit_new, validate_update
+from kubesched.sim.apiserver.errors import APIError
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.controllers.resourceclaim import POD_CLAIM_NAME_ANNOTATION, reconcile_claim
 
@@ -232,3 +236,28 @@ def test_a_reservation_for_a_live_group_stays() -> None:
     claim = store.create("ResourceClaim", reserved_claim(group["metadata"]["uid"]))
     reconcile_claim(store, claim, ON)
     assert store.get("ResourceClaim", "default", "shared")["status"] == claim["status"]
+
+
+# --- the API server's side: the fields exist with the gate ---------------------------------------
+
+
+@pytest.mark.parametrize(("gates", "kept"), [(ON, True), (OFF, False)], ids=["gate on", "gate off"])
+def test_the_api_server_keeps_a_groups_claims_only_with_the_gate(gates: FeatureGates, kept: bool) -> None:
+    admitted = admit_new("PodGroup", "scheduling.k8s.io", pod_group(), {}, gates)
+    assert ("resourceClaims" in admitted["spec"]) is kept
+
+
+def test_the_api_server_takes_the_claim_statuses_of_a_group() -> None:
+    old = admit_new_group()
+    new = copy.deepcopy(old)
+    new["status"] = {"resourceClaimStatuses": [{"name": "gpus", "resourceClaimName": "train-gpus-abcde"}]}
+    validate_update("PodGroup", "scheduling.k8s.io", old, new, "status", ON)
+    new["status"]["resourceClaimStatuses"][0]["name"] = "tpus"
+    with pytest.raises(APIError, match="must match the name of an entry in `spec.resourceClaims`"):
+        validate_update("PodGroup", "scheduling.k8s.io", old, new, "status", ON)
+
+
+def admit_new_group() -> Obj:
+    group = pod_group()
+    group["metadata"].update({"uid": "pg-train", "resourceVersion": "1"})
+    return admit_new("PodGroup", "scheduling.k8s.io", group, {}, ON)

@@ -9,6 +9,7 @@ from typing import Any
 
 from conftest import Harness, make_harness, profile
 
+from kubesched.config import load_config
 from kubesched.framework.features import FeatureGates
 from kubesched.plugins.default_binder import DefaultBinder
 from kubesched.plugins.dynamicresources.dynamic_resources import DynamicResources
@@ -18,6 +19,8 @@ from kubesched.plugins.priority_sort import PrioritySort
 from kubesched.runtime.registry import Registry
 from kubesched.scheduler import SchedulerOptions
 from kubesched.sim.controllers import ControllerManager
+from kubesched.sim.run.simulate import SimulationSettings, simulate
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import make_node, make_pod
 
 Obj = dict[str, Any]
@@ -135,3 +138,18 @@ async def test_with_the_gate_off_each_member_allocates_its_own_claim() -> None:
         assert (ref["resource"], ref["name"]) == ("pods", owner["name"])
         terms = claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"]
         assert terms[0]["matchFields"][0]["values"] == [h.node_of(owner["name"])]
+
+
+async def test_the_simulator_places_the_gang_on_the_claims_node_with_the_default_profile() -> None:
+    """The same objects as a scenario (the default profile with both gates, the simulator's
+    controllers): the members after the first are kept off the nodes the allocation excludes."""
+    settings = SimulationSettings(feature_gates=ON)
+    result = await simulate(load_config(None, feature_gates=ON).profiles, parse_scenario(objects()), settings)
+    placed = {p["name"]: p for p in result.pods}
+    assert {p["phase"] for p in placed.values()} == {"Scheduled"}
+    (node,) = {p["node"] for p in placed.values()}
+    others = [n for n in NODES if n != node]
+    said = sorted(tuple(p["filter"][n]["DynamicResources"] for n in others) for p in placed.values())
+    excluded = ("resourceclaim not available on the node",) * 2
+    # The first member placed allocates (every node would do); the other two follow it.
+    assert said == [("passed", "passed"), excluded, excluded]
