@@ -15,7 +15,10 @@ from kubesched.plugins.default_binder import DefaultBinder
 from kubesched.plugins.dynamicresources.dynamic_resources import DynamicResources
 from kubesched.plugins.gangscheduling import GangScheduling
 from kubesched.plugins.noderesources.fit import NodeResourcesFit
+from kubesched.plugins.podgrouppodscount import PodGroupPodsCount
 from kubesched.plugins.priority_sort import PrioritySort
+from kubesched.plugins.topologyaware import TopologyPlacementGenerator
+from kubesched.runtime.framework import PluginRef
 from kubesched.runtime.registry import Registry
 from kubesched.scheduler import SchedulerOptions
 from kubesched.sim.controllers import ControllerManager
@@ -27,10 +30,11 @@ Obj = dict[str, Any]
 ON = FeatureGates().replace(GenericWorkload=True, DRAWorkloadResourceClaims=True)
 OFF = FeatureGates().replace(GenericWorkload=True)
 NODES = ("n0", "n1", "n2")
+ZONE = "topology.kubernetes.io/zone"
 
 
-def objects() -> list[Obj]:
-    out: list[Obj] = [make_node(n).capacity(cpu="4", pods=10).obj() for n in NODES]
+def objects(cpu: str = "4") -> list[Obj]:
+    out: list[Obj] = [make_node(n).capacity(cpu=cpu, pods=10).obj() for n in NODES]
     out += [
         {
             "apiVersion": "resource.k8s.io/v1",
@@ -87,13 +91,17 @@ def dra_gang_profile() -> Any:
     )
 
 
-async def start(gates: FeatureGates) -> tuple[Harness, ControllerManager]:
-    options = SchedulerOptions(seed=1, record_results=True, feature_gates=gates)
-    # The plugins this profile names, registered here rather than from the installed entry points.
+def plugins(*more: type) -> Registry:
+    """The plugins the profiles name, registered here rather than from the installed entry points."""
     registry = Registry()
-    for cls in (PrioritySort, DefaultBinder, GangScheduling, NodeResourcesFit, DynamicResources):
+    for cls in (PrioritySort, DefaultBinder, GangScheduling, NodeResourcesFit, DynamicResources, *more):
         registry.register(cls)
-    h = await make_harness([dra_gang_profile()], registry=registry, options=options, objs=objects())
+    return registry
+
+
+async def start(gates: FeatureGates, cpu: str = "4") -> tuple[Harness, ControllerManager]:
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=gates)
+    h = await make_harness([dra_gang_profile()], registry=plugins(), options=options, objs=objects(cpu))
     controllers = ControllerManager(h.store, gates)
     controllers.follow()
     controllers.run_pending()
@@ -153,3 +161,52 @@ async def test_the_simulator_places_the_gang_on_the_claims_node_with_the_default
     excluded = ("resourceclaim not available on the node",) * 2
     # The first member placed allocates (every node would do); the other two follow it.
     assert said == [("passed", "passed"), excluded, excluded]
+
+
+async def test_a_gang_the_claims_node_cannot_hold_binds_none_and_lets_the_allocation_go() -> None:
+    """Two CPUs a node: the claim's node holds two of the three members, the others may not go
+    elsewhere; the gang is not placed, nothing is written to the claim, and no allocation is
+    left in flight."""
+    h, _ = await start(ON, cpu="2")
+    await h.run_all()
+    assert [h.node_of(f"w{i}") for i in range(3)] == [None] * 3
+    (claim,) = claims(h)
+    assert "allocation" not in (claim.get("status") or {})
+    plugin = h.scheduler.frameworks["default-scheduler"].plugins["DynamicResources"]
+    assert plugin._in_flight == {} and plugin._sharers == {}
+    messages = sorted(h.scheduler.results[f"default/w{i}"].message for i in range(3))
+    assert messages == [
+        "0/3 nodes are available: 1 Insufficient cpu, 2 resourceclaim not available on the node.",
+        "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+        "minCount (3) cannot be satisfied: 2 scheduled, 0 remaining",
+    ]
+
+
+async def test_the_placement_algorithm_reapplies_the_shared_allocation() -> None:
+    """TopologyAwareWorkloadScheduling: each zone is tried (the first member allocating there,
+    the others sharing), undone, and the best one applied again; the members still end on the
+    claim's node, the claim written once."""
+    gates = ON.replace(TopologyAwareWorkloadScheduling=True)
+    objs = objects()
+    for o in objs:
+        if o["kind"] == "Node":
+            o["metadata"].setdefault("labels", {})[ZONE] = "a" if o["metadata"]["name"] != "n2" else "b"
+        elif o["kind"] == "PodGroup":
+            o["spec"]["schedulingConstraints"] = {"topology": [{"key": ZONE}]}
+    prof = dra_gang_profile()
+    prof.plugins["placementGenerate"] = [PluginRef("TopologyPlacementGenerator")]
+    prof.plugins["placementScore"] = [PluginRef("PodGroupPodsCount", 1), PluginRef("NodeResourcesFit", 1)]
+    registry = plugins(TopologyPlacementGenerator, PodGroupPodsCount)
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=gates)
+    h = await make_harness([prof], registry=registry, options=options, objs=objs)
+    controllers = ControllerManager(h.store, gates)
+    controllers.follow()
+    controllers.run_pending()
+    assert await h.run_all() == 1
+    (node,) = {h.node_of(f"w{i}") for i in range(3)}
+    assert node is not None
+    (claim,) = claims(h)
+    assert [r["resource"] for r in claim["status"]["reservedFor"]] == ["podgroups"]
+    assert claim["status"]["allocation"]["nodeSelector"]["nodeSelectorTerms"][0]["matchFields"][0]["values"] == [node]
+    plugin = h.scheduler.frameworks["default-scheduler"].plugins["DynamicResources"]
+    assert plugin._in_flight == {} and plugin._sharers == {}
