@@ -815,8 +815,8 @@ class DynamicResources:
     async def _unreserve_pod_group_claims(self, pod: PodInfo) -> Status | None:
         """Upstream's unreservePodGroupClaims: with no member of the pod's group bound or
         assumed, take the group out of ``status.reservedFor`` of the first of its allocated
-        claims that is reserved for it (the claim controller deallocates a claim nobody
-        reserves)."""
+        claims that is reserved for it (a later PostFilter deallocates a claim nobody reserves,
+        as upstream's ``postfilter-deallocate-podgroup``)."""
         name = pod_group_name(pod.pod)
         if not name:
             return None
