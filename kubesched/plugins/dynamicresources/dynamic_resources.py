@@ -23,6 +23,19 @@ As upstream's plugin in kube-scheduler 1.37 (pkg/scheduler/framework/plugins/dyn
   ``status.reservedFor`` (with upstream's finalizer), the pod's
   ``status.extendedResourceClaimStatus``, then waits for binding conditions
   (:mod:`.binding_conditions`).
+
+ResourceClaims shared by a PodGroup (KEP-5729, ``DRAWorkloadResourceClaims``, beta and off by
+default in 1.37): a member's ``spec.resourceClaims`` entry that matches an entry of its PodGroup
+exactly (same name, same source) is the group's claim. Its status leads a template entry to the
+claim the controller made for the group, which the group (not the pod) controls; a claim whose
+``status.reservedFor`` names the member's PodGroup (by name) is reserved for the member; PreBind
+reserves such a claim for the PodGroup (``{apiGroup: scheduling.k8s.io, resource: podgroups,
+name, uid}``), once for all members, past the 256-entry limit; Unreserve never takes the group's
+reservation off, and PostFilter does, when no member is placed, so that the next attempt may
+allocate anew. Whatever the gate, the members of one pod-group cycle share an allocation an
+earlier member made in Reserve and PreBind has not written yet (upstream's pending allocations
+of the cycle): they use it, on the nodes it allows, and the last of them to let go of it (PreBind
+or Unreserve) takes it out of flight; a pod outside that cycle waits for it to be written.
 """
 
 from __future__ import annotations
@@ -54,6 +67,7 @@ from kubesched.framework import (
 )
 from kubesched.framework.columns import Array
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.podgroup import pod_group_name
 from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.plugins.dynamicresources import device_taints
 from kubesched.plugins.dynamicresources import extended_resources as ext
@@ -85,6 +99,11 @@ STATE_KEY = "DynamicResources"
 FINALIZER = "resource.kubernetes.io/delete-protection"
 #: Upstream's limit on ``status.reservedFor`` (ResourceClaimReservedForMaxSize).
 RESERVED_FOR_MAX_SIZE = 256
+#: ResourceClaims shared by a PodGroup (KEP-5729, beta and off by default in 1.37).
+WORKLOAD_CLAIMS_GATE = "DRAWorkloadResourceClaims"
+#: How ``status.reservedFor`` names a PodGroup.
+POD_GROUP_API_GROUP = "scheduling.k8s.io"
+POD_GROUP_RESOURCE = "podgroups"
 #: How many (expression, device) answers are remembered before starting over.
 _MATCH_CACHE_LIMIT = 200_000
 #: Upstream's limit on a request's ``firstAvailable`` alternatives: the first one allocated
@@ -178,9 +197,93 @@ def _allocation(claim: Mapping[str, Any]) -> Any:
     return (claim.get("status") or {}).get("allocation")
 
 
-def _reserved_for_pod(pod: Mapping[str, Any], claim: Mapping[str, Any]) -> bool:
+def _reserved_for_pod(pod: Mapping[str, Any], claim: Mapping[str, Any], accept_group: bool = False) -> bool:
+    """Whether ``claim.status.reservedFor`` lists the pod, or (``accept_group``: the
+    DRAWorkloadResourceClaims gate) the pod's PodGroup, which upstream matches by name: a
+    PodGroup cannot be deleted and made again under its name while members use it."""
     uid = _meta(pod).get("uid")
-    return any(r.get("uid") == uid for r in (claim.get("status") or {}).get("reservedFor") or ())
+    group = pod_group_name(pod) if accept_group else ""
+    for r in (claim.get("status") or {}).get("reservedFor") or ():
+        if r.get("uid") == uid:
+            return True
+        if group and _is_group_ref(r) and r.get("name") == group:
+            return True
+    return False
+
+
+def _is_group_ref(ref: Mapping[str, Any]) -> bool:
+    return ref.get("apiGroup") == POD_GROUP_API_GROUP and ref.get("resource") == POD_GROUP_RESOURCE
+
+
+def _pod_ref(pod: Mapping[str, Any]) -> Obj:
+    meta = _meta(pod)
+    return {"resource": "pods", "name": meta.get("name", ""), "uid": meta.get("uid", "")}
+
+
+def _group_ref(group: Mapping[str, Any]) -> Obj:
+    meta = _meta(group)
+    return {
+        "apiGroup": POD_GROUP_API_GROUP,
+        "resource": POD_GROUP_RESOURCE,
+        "name": meta.get("name", ""),
+        "uid": meta.get("uid", ""),
+    }
+
+
+def _same_claim(pod_claim: Mapping[str, Any], group_claim: Mapping[str, Any]) -> bool:
+    """A pod's ``spec.resourceClaims`` entry is its PodGroup's claim when it matches the group's
+    entry exactly: the same name and the same source."""
+    return all(
+        (pod_claim.get(k) or None) == (group_claim.get(k) or None)
+        for k in ("name", "resourceClaimName", "resourceClaimTemplateName")
+    )
+
+
+def bind_to(pod: Mapping[str, Any], group: Mapping[str, Any] | None, pod_claim: Mapping[str, Any]) -> Obj:
+    """What ``status.reservedFor`` gets for one of the pod's claims (upstream's ``BindTo``): its
+    PodGroup when the group lists the same claim, else the pod. Raises :class:`ClaimProblem`
+    for an entry with no source, or a group that is not the pod's."""
+    meta = _meta(pod)
+    ns = meta.get("namespace") or "default"
+    if not pod_claim.get("resourceClaimName") and not pod_claim.get("resourceClaimTemplateName"):
+        raise ClaimProblem(
+            f"Pod {ns}/{meta.get('name', '')} claim {pod_claim.get('name', '')}: none of the supported fields are set"
+        )
+    if group is None:
+        return _pod_ref(pod)
+    gmeta = _meta(group)
+    gns = gmeta.get("namespace") or "default"
+    if gns != ns or gmeta.get("name") != pod_group_name(pod):
+        raise ClaimProblem(
+            f"Pod {ns}/{meta.get('name', '')} belongs to PodGroup {ns}/{pod_group_name(pod)}, "
+            f"not PodGroup {gns}/{gmeta.get('name', '')}"
+        )
+    for group_claim in (group.get("spec") or {}).get("resourceClaims") or ():
+        if _same_claim(pod_claim, group_claim):
+            return _group_ref(group)
+    return _pod_ref(pod)
+
+
+def _reserved_by(claim: Mapping[str, Any], ref: Mapping[str, Any]) -> bool:
+    """Whether ``status.reservedFor`` holds the consumer ``ref`` (by UID)."""
+    return any(r.get("uid") == ref.get("uid") for r in (claim.get("status") or {}).get("reservedFor") or ())
+
+
+def _same_devices(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """Whether two allocations hold the same devices (their timestamps aside)."""
+    if a is None or b is None:
+        return False
+    return (a.get("devices") or {}).get("results") == (b.get("devices") or {}).get("results")
+
+
+def _controlled_by_group(claim: Mapping[str, Any], name: str) -> bool:
+    """Whether a PodGroup named ``name`` controls the claim (any version of the API group)."""
+    for r in _meta(claim).get("ownerReferences") or ():
+        if not r.get("controller") or r.get("kind") != "PodGroup" or r.get("name") != name:
+            continue
+        if str(r.get("apiVersion") or "").split("/")[0] == POD_GROUP_API_GROUP:
+            return True
+    return False
 
 
 def _can_be_reserved(claim: Mapping[str, Any]) -> bool:
@@ -221,6 +324,10 @@ class _State:
         "allocations",
         "node_allocations",
         "unavailable",
+        "bindings",
+        "shared",
+        "signalled",
+        "cycle",
     )
 
     def __init__(self, claims: list[Obj], extended: Obj | None = None) -> None:
@@ -248,6 +355,16 @@ class _State:
         self.allocations: list[Obj | None] = [None] * len(self.claims)
         self.node_allocations: dict[str, _NodeAllocation] = {}
         self.unavailable: set[int] = set()
+        #: per claim: what ``status.reservedFor`` gets (the pod, or its PodGroup)
+        self.bindings: list[Obj] = []
+        #: indices of claims whose allocation an earlier member of the same pod-group cycle made
+        #: in Reserve and PreBind has not written yet: this pod uses that allocation
+        self.shared: set[int] = set()
+        #: indices of claims whose in-flight allocation this pod holds a share of (Reserve took
+        #: it, PreBind or Unreserve gives it back)
+        self.signalled: set[int] = set()
+        #: the pod-group cycle this pod is placed in (``None`` in a pod's own cycle)
+        self.cycle: object | None = None
 
     def clone(self) -> _State:
         return self
@@ -285,6 +402,11 @@ class DynamicResources:
         self._tainted = device_taints.TaintedSlices()
         #: claim uid -> the claim with the allocation Reserve chose, until PreBind wrote it
         self._in_flight: dict[str, Obj] = {}
+        #: claim uid -> how many pods hold a share of its in-flight allocation (members of one
+        #: pod-group cycle share it), and the pod-group cycle that made it (``None``: a pod's own)
+        self._sharers: dict[str, int] = {}
+        self._in_flight_cycle: dict[str, object | None] = {}
+        self.workload_claims = gates.enabled(WORKLOAD_CLAIMS_GATE)
         #: claim uid -> the claim as PreBind wrote it, until the informer has it too
         self._assumed: dict[str, Obj] = {}
         #: (expression, driver, device JSON identity) -> verdict, or the CEL error
@@ -307,12 +429,22 @@ class DynamicResources:
 
     def _pod_claims(self, pod: Mapping[str, Any]) -> list[Obj]:
         """The pod's claims, in ``spec.resourceClaims`` order; raises :class:`ClaimProblem`."""
+        return [claim for _, claim in self._pod_claim_entries(pod)]
+
+    def _pod_claim_entries(self, pod: Mapping[str, Any]) -> list[tuple[Obj, Obj]]:
+        """The pod's ``spec.resourceClaims`` entries with their claims (an entry the controller
+        made no claim for is left out); raises :class:`ClaimProblem`.
+
+        A claim made from a template must be the pod's (its controller owner), or, with
+        DRAWorkloadResourceClaims, the pod's PodGroup's: a member's entry that matches its
+        group's claim leads, through the pod's status, to the one claim made for the group."""
         meta = _meta(pod)
         ns = meta.get("namespace") or "default"
         statuses = {
             s.get("name"): s.get("resourceClaimName")
             for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
         }
+        group = pod_group_name(pod) if self.workload_claims else ""
         out = []
         for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
             must_check_owner = False
@@ -338,11 +470,35 @@ class DynamicResources:
                 r.get("controller") and r.get("uid") == meta.get("uid")
                 for r in _meta(claim).get("ownerReferences") or ()
             ):
-                raise ClaimProblem(
-                    f"ResourceClaim {ns}/{name} was not created for pod {ns}/{meta.get('name', '')} (pod is not owner)"
-                )
-            out.append(claim)
+                if not group:
+                    raise ClaimProblem(
+                        f"ResourceClaim {ns}/{name} was not created for pod {ns}/{meta.get('name', '')} (pod is not owner)"
+                    )
+                if not _controlled_by_group(claim, group):
+                    raise ClaimProblem(
+                        f"ResourceClaim {ns}/{name} was not created for Pod {ns}/{meta.get('name', '')} "
+                        f"(neither Pod nor PodGroup {group} is the owner)"
+                    )
+            out.append((entry, claim))
         return out
+
+    def _pod_group(self, pod: Mapping[str, Any]) -> Obj | None:
+        """The pod's PodGroup when DRAWorkloadResourceClaims is on and the pod names one (else
+        ``None``); raises :class:`ClaimProblem` when it does not exist (yet)."""
+        name = pod_group_name(pod) if self.workload_claims else ""
+        if not name:
+            return None
+        ns = _meta(pod).get("namespace") or "default"
+        group = self.handle.listers.get("PodGroup", ns, name)
+        if group is None:
+            raise ClaimProblem(f'podgroups.scheduling.k8s.io "{name}" not found')
+        return cast("Obj", group)
+
+    def _bindings(self, pod: Mapping[str, Any], entries: list[tuple[Obj, Obj]]) -> list[Obj]:
+        """What ``status.reservedFor`` gets for each claim: the pod, or its PodGroup for the
+        claims the group shares (DRAWorkloadResourceClaims); raises :class:`ClaimProblem`."""
+        group = self._pod_group(pod) if entries else None
+        return [bind_to(pod, group, entry) for entry, _ in entries]
 
     def _may_ask_extended(self, pod: PodInfo) -> bool:
         """Whether the pod asks for some resource a DeviceClass could stand for (a look at its
@@ -369,9 +525,11 @@ class DynamicResources:
         # As upstream, PostFilter finds no claims to deallocate after an early rejection.
         state.write(STATE_KEY, _State([]))
         try:
-            claims = self._pod_claims(pod.pod) if has_claims else []
+            entries = self._pod_claim_entries(pod.pod) if has_claims else []
+            bindings = self._bindings(pod.pod, entries)
         except ClaimProblem as exc:
             return Status.unresolvable(str(exc))
+        claims = [claim for _, claim in entries]
         mapping: dict[str, Obj] = {}
         extended: Obj | None = None
         if self._may_ask_extended(pod):
@@ -387,23 +545,38 @@ class DynamicResources:
         if not claims and extended is None:
             return Status.skip()
         s = _State(claims, extended)
+        s.bindings = [*bindings, _pod_ref(pod.pod)] if extended is not None else bindings
+        s.cycle = state.pod_group
         if extended is not None:
             s.pod_scalar = dict(pod.requests.scalar)
             s.class_mapping = mapping
         for index, claim in enumerate(s.claims):
             allocation = _allocation(claim)
             if allocation is not None:
-                if not _can_be_reserved(claim) and not _reserved_for_pod(pod.pod, claim):
+                if not _can_be_reserved(claim) and not _reserved_for_pod(pod.pod, claim, self.workload_claims):
                     return Status.unresolvable("resourceclaim in use")
-                if allocation.get("nodeSelector"):
-                    try:
-                        s.available_on[index] = NodeSelector.compile(allocation["nodeSelector"])
-                    except SelectorError as exc:
-                        return Status.as_error(exc)
+                status = self._available_on(s, index, allocation)
+                if status is not None:
+                    return status
+                continue
+            held = self._in_flight.get(_uid(claim))
+            if held is not None:
+                # An earlier member of this pod group's cycle allocated it in Reserve, PreBind has
+                # not written it yet: this member shares that allocation (and must go where it
+                # allows), as upstream's pending allocations within one pod-group cycle. Anyone
+                # else waits for the allocation to be written.
+                if s.cycle is None or index == s.extended or self._in_flight_cycle.get(_uid(claim)) is not s.cycle:
+                    return Status.unresolvable(
+                        f"resource claim {claim_key(claim)} is in the process of being allocated"
+                    )
+                pending = _allocation(held)
+                s.allocations[index] = pending
+                s.shared.add(index)
+                status = self._available_on(s, index, pending or {})
+                if status is not None:
+                    return status
                 continue
             s.to_allocate.append(index)
-            if _uid(claim) in self._in_flight:
-                return Status.unresolvable(f"resource claim {claim_key(claim)} is in the process of being allocated")
             if index == s.extended:
                 # Its requests are made per node by Filter; a stale one is Filter's to reject.
                 for resource, quantity in s.pod_scalar.items():
@@ -422,6 +595,16 @@ class DynamicResources:
             s.slices = slices
             s.allocated = self._allocated_devices()
             s.allocator = self._allocator(s, [s.claims[i] for i in s.to_allocate])
+        return None
+
+    @staticmethod
+    def _available_on(s: _State, index: int, allocation: Mapping[str, Any]) -> Status | None:
+        """Where the claim's allocation is usable: its node selector, for Filter."""
+        if allocation.get("nodeSelector"):
+            try:
+                s.available_on[index] = NodeSelector.compile(allocation["nodeSelector"])
+            except SelectorError as exc:
+                return Status.as_error(exc)
         return None
 
     def _allocator(self, s: _State, claims: list[Obj]) -> Allocator:
@@ -600,7 +783,7 @@ class DynamicResources:
         uid = _meta(pod.pod).get("uid")
         extended = s.extended_claim()
         for index in sorted(s.unavailable):
-            if index == s.extended:
+            if index == s.extended or index in s.shared:
                 continue  # a stale claim for extended resources is deleted below
             claim = s.claims[index]
             reserved = (claim.get("status") or {}).get("reservedFor") or []
@@ -620,7 +803,75 @@ class DynamicResources:
             except Exception as exc:  # noqa: BLE001 - any API failure ends the attempt
                 return None, Status.as_error(exc)
             return None, Status.unschedulable("deletion of ResourceClaim completed")
+        if self.workload_claims:
+            # Not all of the group could be placed: unless a member is placed already, let the
+            # next attempt find new devices for the group's claims (their allocation may be what
+            # failed to bind in an earlier cycle).
+            status = await self._unreserve_pod_group_claims(pod)
+            if status is not None:
+                return None, status
         return None, Status.unschedulable("still not schedulable")
+
+    async def _unreserve_pod_group_claims(self, pod: PodInfo) -> Status | None:
+        """Upstream's unreservePodGroupClaims: with no member of the pod's group bound or
+        assumed, take the group out of ``status.reservedFor`` of the first of its allocated
+        claims that is reserved for it (a later PostFilter deallocates a claim nobody reserves,
+        as upstream's ``postfilter-deallocate-podgroup``)."""
+        name = pod_group_name(pod.pod)
+        if not name:
+            return None
+        groups = getattr(self.handle, "pod_groups", None)
+        if groups is not None and groups.state(pod.namespace, name).scheduled:
+            return None
+        try:
+            group = self._pod_group(pod.pod)
+        except ClaimProblem as exc:
+            return Status.as_error(str(exc))
+        if group is None:
+            return None
+        statuses = {
+            e.get("name"): e.get("resourceClaimName")
+            for e in (group.get("status") or {}).get("resourceClaimStatuses") or ()
+        }
+        gmeta = _meta(group)
+        for entry in (group.get("spec") or {}).get("resourceClaims") or ():
+            must_check_owner = False
+            if entry.get("resourceClaimName"):
+                claim_name = entry["resourceClaimName"]
+            elif entry.get("resourceClaimTemplateName"):
+                if entry.get("name") not in statuses:
+                    return Status.as_error(f"PodGroup {pod.namespace}/{name}: ResourceClaim not created yet")
+                claim_name = statuses[entry.get("name")]
+                if not claim_name:
+                    continue
+                must_check_owner = True
+            else:
+                return Status.as_error(
+                    f"PodGroup {pod.namespace}/{name}, spec.resourceClaim {entry.get('name', '')}: "
+                    "none of the supported fields are set"
+                )
+            claim = self._claim(pod.namespace, claim_name)
+            if claim is None:
+                return Status.as_error(f'resourceclaim.resource.k8s.io "{claim_name}" not found')
+            if must_check_owner and not any(
+                r.get("controller") and r.get("uid") == gmeta.get("uid")
+                for r in _meta(claim).get("ownerReferences") or ()
+            ):
+                continue
+            if _allocation(claim) is None or not _reserved_for_pod(pod.pod, claim, True):
+                continue
+            updated = copy.deepcopy(claim)
+            kept = [r for r in updated["status"].get("reservedFor") or () if r.get("uid") != gmeta.get("uid")]
+            if kept:
+                updated["status"]["reservedFor"] = kept
+            else:
+                updated["status"].pop("reservedFor", None)
+            try:
+                await self.handle.cluster.update_object("ResourceClaim", updated, "status")
+            except Exception:  # noqa: BLE001 - tried again with the pod's next attempt
+                continue
+            return Status.unschedulable("ResourceClaim unreserved for PodGroup")
+        return None
 
     async def _delete_claim(self, claim: Obj) -> None:
         """Delete ``claim``, its finalizer removed first (the claim for extended resources the
@@ -679,7 +930,15 @@ class DynamicResources:
     # --- Reserve / Unreserve -------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         s: _State | None = state.get(STATE_KEY)
-        if s is None or s.allocator is None:
+        if s is None:
+            return None
+        for index in sorted(s.shared - s.signalled):
+            uid = _uid(s.claims[index])
+            if uid not in self._in_flight:
+                return Status.as_error(f"pending allocation of claim {claim_key(s.claims[index])} is gone")
+            self._sharers[uid] = self._sharers.get(uid, 0) + 1
+            s.signalled.add(index)
+        if s.allocator is None:
             return None
         found = s.node_allocations.get(node_name)
         if found is None or not found.results:
@@ -697,8 +956,24 @@ class DynamicResources:
             if FINALIZER not in finalizers:
                 finalizers.append(FINALIZER)
             held.setdefault("status", {})["allocation"] = allocation
-            self._in_flight[_uid(claim)] = held
+            uid = _uid(claim)
+            if index not in s.signalled:
+                self._in_flight[uid] = held
+                self._sharers[uid] = self._sharers.get(uid, 0) + 1
+                self._in_flight_cycle[uid] = s.cycle
+                s.signalled.add(index)
         return None
+
+    def _release_pending(self, uid: str, everyone: bool = False) -> None:
+        """One pod gives back its share of an in-flight allocation (``everyone``: the allocation
+        is written, nobody needs it in flight); the last one takes it out of flight."""
+        left = 0 if everyone else self._sharers.get(uid, 0) - 1
+        if left > 0:
+            self._sharers[uid] = left
+            return
+        self._in_flight.pop(uid, None)
+        self._sharers.pop(uid, None)
+        self._in_flight_cycle.pop(uid, None)
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Any:
         s: _State | None = state.get(STATE_KEY)
@@ -710,8 +985,13 @@ class DynamicResources:
         for index, claim in enumerate(s.claims):
             if index == s.extended:
                 continue
-            self._in_flight.pop(_uid(claim), None)
+            if index in s.signalled:
+                s.signalled.discard(index)
+                self._release_pending(_uid(claim))
             live = self._claim(_meta(claim).get("namespace") or "default", _meta(claim).get("name", "")) or claim
+            # Only the pod's own reservation goes: a reservation for its PodGroup stays for the
+            # members that use the claim (upstream leaves it to PostFilter, once no member is
+            # placed, to unreserve the group).
             if _allocation(live) is not None and _reserved_for_pod(pod.pod, live):
                 updated = copy.deepcopy(live)
                 uid = _meta(pod.pod).get("uid")
@@ -727,7 +1007,9 @@ class DynamicResources:
         extended = s.extended_claim()
         if extended is None:
             return
-        self._in_flight.pop(s.initial_extended_uid, None)
+        if s.extended is not None:
+            s.signalled.discard(s.extended)
+        self._release_pending(s.initial_extended_uid, everyone=True)
         if not ext.is_special(extended):
             # PreBind created it: the pod goes back to the queue without it.
             try:
@@ -749,16 +1031,30 @@ class DynamicResources:
 
     async def _pre_bind(self, s: _State, pod: PodInfo, node_name: str) -> Status | None:
         for index, claim in enumerate(s.claims):
-            if _reserved_for_pod(pod.pod, claim):
-                continue
             uid = _uid(claim)
+            binding = self._binding(s, index, pod.pod)
+            if _is_group_ref(binding) and index != s.extended:
+                # Another member's PreBind may have written it since PreFilter.
+                latest = self._claim(_meta(claim).get("namespace") or "default", _meta(claim).get("name", ""))
+                if latest is not None and _reserved_by(latest, binding):
+                    s.claims[index] = latest
+                    if index in s.signalled:
+                        s.signalled.discard(index)
+                        self._release_pending(uid)
+                    continue
+            if _reserved_for_pod(pod.pod, claim, self.workload_claims):
+                continue
+            written = False
             try:
                 s.claims[index] = await self._bind_claim(s, index, pod.pod, node_name)
+                written = True
             except Exception as exc:  # noqa: BLE001 - the pod is unreserved and retried
                 return Status.as_error(exc)
             finally:
-                if s.allocations[index] is not None:
-                    self._in_flight.pop(uid, None)
+                if index in s.signalled:
+                    # Written: the claim as written is what counts from now on, for everyone.
+                    s.signalled.discard(index)
+                    self._release_pending(uid, everyone=written)
         if not self.binding_conditions or not has_binding_conditions(s.claims):
             return None
         return await self._wait_for_binding_conditions(s, pod, node_name)
@@ -774,13 +1070,23 @@ class DynamicResources:
             claim = await self._create_extended_claim(s, node_name)
             s.claims[index] = claim  # Unreserve deletes it if binding fails from here on
         key = claim_key(claim)
-        live = self.handle.listers.get("ResourceClaim", _meta(claim).get("namespace"), _meta(claim).get("name", ""))
+        binding = self._binding(s, index, pod)
+        group = _is_group_ref(binding) and not is_extended
+        if group:
+            # Members of one group write the same claim: see what the others wrote already.
+            live = self._claim(_meta(claim).get("namespace") or "default", _meta(claim).get("name", ""))
+        else:
+            live = self.handle.listers.get("ResourceClaim", _meta(claim).get("namespace"), _meta(claim).get("name", ""))
         current = copy.deepcopy(live if live is not None else claim)
         if _meta(current).get("deletionTimestamp"):
             raise RuntimeError(f"claim {key} got deleted in the meantime")
-        if allocation is not None:
-            if _allocation(current) is not None:
+        if group and _reserved_by(current, binding):
+            return current  # another member reserved it for the group already
+        if allocation is not None and _allocation(current) is not None:
+            if not (group and _same_devices(_allocation(current), allocation)):
                 raise RuntimeError(f"claim {key} got allocated elsewhere in the meantime")
+            allocation = None  # written by another member of the group: only reserve it
+        if allocation is not None:
             finalizers = current.setdefault("metadata", {}).setdefault("finalizers", [])
             if FINALIZER not in finalizers:
                 finalizers.append(FINALIZER)
@@ -789,12 +1095,8 @@ class DynamicResources:
                 except Exception as exc:
                     raise RuntimeError(f"add finalizer to claim {key}: {exc}") from exc
             current.setdefault("status", {})["allocation"] = copy.deepcopy(allocation)
-        meta = _meta(pod)
         status = current.setdefault("status", {})
-        status["reservedFor"] = [
-            *(status.get("reservedFor") or ()),
-            {"resource": "pods", "name": meta.get("name", ""), "uid": meta.get("uid", "")},
-        ]
+        status["reservedFor"] = [*(status.get("reservedFor") or ()), dict(binding)]
         if self.binding_conditions and status.get("allocation") and not status["allocation"].get("allocationTimestamp"):
             status["allocation"]["allocationTimestamp"] = rfc3339_now()
         try:
@@ -806,6 +1108,12 @@ class DynamicResources:
         if is_extended:
             await self._write_extended_claim_status(s, pod, dict(updated), node_name)
         return dict(updated)
+
+    @staticmethod
+    def _binding(s: _State, index: int, pod: Mapping[str, Any]) -> Obj:
+        """What ``status.reservedFor`` gets for claim ``index``: the pod unless PreFilter found
+        the pod's PodGroup shares the claim."""
+        return s.bindings[index] if index < len(s.bindings) else _pod_ref(pod)
 
     async def _create_extended_claim(self, s: _State, node_name: str) -> Obj:
         found = s.node_allocations.get(node_name)

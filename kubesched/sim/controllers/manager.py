@@ -18,7 +18,14 @@ from kubesched.sim.controllers.deployment import reconcile_deployment
 from kubesched.sim.controllers.disruption import reconcile_budget
 from kubesched.sim.controllers.job import reconcile_job
 from kubesched.sim.controllers.replicaset import reconcile_replicaset
-from kubesched.sim.controllers.resourceclaim import pod_needs_claims, reconcile_claim, reconcile_pod_claims
+from kubesched.sim.controllers.resourceclaim import (
+    claims_of_group,
+    pod_group_needs_claims,
+    pod_needs_claims,
+    reconcile_claim,
+    reconcile_pod_claims,
+    reconcile_pod_group_claims,
+)
 from kubesched.sim.controllers.statefulset import reconcile_statefulset
 from kubesched.sim.controllers.workloads import KINDS as SCHEDULING_KINDS
 from kubesched.sim.controllers.workloads import POD_GROUP, collect_garbage, dependents, pod_group_of, protect
@@ -47,6 +54,8 @@ class ControllerManager:
         #: The Job controller's integration has a gate of its own (WorkloadWithJob, alpha in
         #: 1.37), on top of GenericWorkload's API.
         self.jobs_get_workloads = self.workloads and self.feature_gates.enabled("WorkloadWithJob")
+        #: ResourceClaims shared by a PodGroup (DRAWorkloadResourceClaims, on GenericWorkload's API).
+        self.group_claims = self.workloads and self.feature_gates.enabled("DRAWorkloadResourceClaims")
         self.names = Names(store)
         self._queue: dict[tuple[str, str, str], None] = {}
         self._wake = asyncio.Event() if _has_loop() else None
@@ -62,8 +71,8 @@ class ControllerManager:
             "PodDisruptionBudget": lambda o: reconcile_budget(store, o),
             # The resource-claim controller: claims from a pod's templates, reservations of
             # pods that are gone.
-            "Pod": lambda o: reconcile_pod_claims(store, o),
-            "ResourceClaim": lambda o: reconcile_claim(store, o),
+            "Pod": lambda o: reconcile_pod_claims(store, o, self.feature_gates),
+            "ResourceClaim": lambda o: reconcile_claim(store, o, self.feature_gates),
         }
         if self.workloads:
             # The garbage collector's part for the scheduling kinds: gone when their owners are.
@@ -101,6 +110,8 @@ class ControllerManager:
             if kind in SCHEDULING_KINDS:
                 # A Job finds its objects again when they change or go.
                 self._enqueue_controller(obj)
+            if kind == POD_GROUP and self.group_claims:
+                self._on_pod_group_write(etype, obj)
             if kind == "Pod" and (group := pod_group_of(obj)) is not None:
                 # Protection: a pod that finished or went may have been its group's last user.
                 finished = (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed")
@@ -121,6 +132,10 @@ class ControllerManager:
             for pod in self.store.list("Pod", (obj.get("metadata") or {}).get("namespace"))[0]:
                 if pod_needs_claims(pod):
                     self._enqueue("Pod", pod)
+            if self.group_claims:
+                for pg in self.store.list(POD_GROUP, (obj.get("metadata") or {}).get("namespace"))[0]:
+                    if pod_group_needs_claims(pg):
+                        self._enqueue(POD_GROUP, pg)
         elif kind == "Node":
             items, _ = self.store.list("DaemonSet")
             for ds in items:
@@ -142,6 +157,24 @@ class ControllerManager:
             except NotFound:
                 return
             protect(self.store, current)
+            if self.group_claims:
+                # The resource-claim controller's part: the group's claims from its templates.
+                reconcile_pod_group_claims(self.store, current, self.feature_gates)
+
+    def _on_pod_group_write(self, etype: str, group: Obj) -> None:
+        """DRAWorkloadResourceClaims: a group gone takes its claims and reservations along; a
+        group whose claims were made lets its waiting members record them."""
+        ns = (group.get("metadata") or {}).get("namespace") or ""
+        if etype == "DELETED":
+            for claim in claims_of_group(self.store, group):
+                self._queue[("ResourceClaim", ns, claim["metadata"]["name"])] = None
+        else:
+            name = (group.get("metadata") or {}).get("name")
+            for pod in self.store.list("Pod", ns or None)[0]:
+                if pod_group_of(pod) == name and pod_needs_claims(pod):
+                    self._queue[("Pod", ns, pod["metadata"]["name"])] = None
+        if self._wake is not None:
+            self._wake.set()
 
     def _on_pod_write(self, etype: str, pod: Obj) -> None:
         """A pod's template claims to make, or the claims it used to release."""
