@@ -126,6 +126,6 @@ def measured_result(
         loop_lag_max_ms=round(lag.max * 1000, 1),
         backend=backend,
         groups=groups,
-        groups_per_second=round(groups / seconds, 1) if groups else None,
+        groups_per_second=round(groups / seconds, 3) if groups else None,
         group_cycles=group_cycles,
     )
