@@ -868,23 +868,37 @@ def test_a_large_cluster_samples_rotates_preempts_and_diagnoses_the_same() -> No
 GROUP_GATES = FeatureGates().replace(GenericWorkload=True)
 #: default-scheduler and bin-packing-scheduler (whose pods default spreading leaves unsignable),
 #: and a profile without default spreading, whose identical pods opportunistic batching hints.
-GROUP_PROFILES = [
-    *load_config(REPO / "config" / "kubesched.yaml", feature_gates=GROUP_GATES).profiles,
-    dataclasses.replace(
-        load_config(REPO / "benchmarks" / "no-topology-defaults.yaml", feature_gates=GROUP_GATES).profiles[0],
-        scheduler_name="batching-scheduler",
-    ),
-]
+#: With TopologyAwareWorkloadScheduling too: the placement algorithm (a group with a zone
+#: constraint is tried zone by zone, members restricted to the zone's nodes, the best scored).
+TOPOLOGY_GATES = GROUP_GATES.replace(TopologyAwareWorkloadScheduling=True)
 
 
-def pod_group_doc(name: str, min_count: int | None) -> dict[str, Any]:
-    """A PodGroup: a gang of ``min_count``, or (None) the basic policy."""
+def group_profiles(gates: FeatureGates) -> list[ProfileSpec]:
+    return [
+        *load_config(REPO / "config" / "kubesched.yaml", feature_gates=gates).profiles,
+        dataclasses.replace(
+            load_config(REPO / "benchmarks" / "no-topology-defaults.yaml", feature_gates=gates).profiles[0],
+            scheduler_name="batching-scheduler",
+        ),
+    ]
+
+
+GROUP_PROFILES = group_profiles(GROUP_GATES)
+TOPOLOGY_PROFILES = group_profiles(TOPOLOGY_GATES)
+
+
+def pod_group_doc(name: str, min_count: int | None, topology: str | None = None) -> dict[str, Any]:
+    """A PodGroup: a gang of ``min_count``, or (None) the basic policy; with ``topology``, its
+    members in one domain of that key."""
     policy = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
+    spec: dict[str, Any] = {"schedulingPolicy": policy}
+    if topology is not None:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology}]}
     return {
         "apiVersion": "scheduling.k8s.io/v1beta1",
         "kind": "PodGroup",
         "metadata": {"name": name, "namespace": "default"},
-        "spec": {"schedulingPolicy": policy},
+        "spec": spec,
     }
 
 
@@ -930,7 +944,8 @@ def pod_group_scenarios(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str
         if draw(st.integers(0, 3)) == 0:
             members.append(make_pod(f"{group}-too-big").req(cpu="1000").obj())
         min_count = draw(st.integers(1, len(members))) if draw(st.booleans()) else None
-        docs.append(pod_group_doc(group, min_count))
+        topology = draw(st.sampled_from([None, None, ZONE, HOSTNAME]), label="topology constraint")
+        docs.append(pod_group_doc(group, min_count, topology))
         pods += [member_of(m, group, scheduler) for m in members]
         groups[group] = (min_count, [m["metadata"]["name"] for m in members])
     for i in range(draw(st.integers(0, 3))):
@@ -941,20 +956,24 @@ def pod_group_scenarios(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str
     return [without_uid(d) for d in docs], groups
 
 
-@fuzz_settings(60)
-@given(pod_group_scenarios(), st.booleans(), st.sampled_from([None, 50]))
+@fuzz_settings(80)
+@given(pod_group_scenarios(), st.booleans(), st.sampled_from([None, 50]), st.booleans())
 def test_pod_groups_are_placed_the_same_with_and_without_batches(
     drawn: tuple[list[dict[str, Any]], dict[str, tuple[int | None, list[str]]]],
     plugin_results: bool,
     percentage: int | None,
+    topology: bool,
 ) -> None:
     """Each group's members go to the same nodes, with the same outcomes and messages, whether
     Filter and Score run over the node columns or node by node (opportunistic batching on, as
-    1.37 has it, in both); and a gang is all or nothing: none of its members bound, or at least
-    ``minCount``."""
+    1.37 has it, in both), by the default algorithm (GenericWorkload; topology constraints
+    ignored) or by the placement algorithm (TopologyAwareWorkloadScheduling too); and a gang is
+    all or nothing: none of its members bound, or at least ``minCount``."""
     docs, groups = drawn
-    per_node = report(docs, False, plugin_results, percentage, GROUP_PROFILES, GROUP_GATES)
-    assert report(docs, True, plugin_results, percentage, GROUP_PROFILES, GROUP_GATES) == per_node
+    profiles, gates = (TOPOLOGY_PROFILES, TOPOLOGY_GATES) if topology else (GROUP_PROFILES, GROUP_GATES)
+    event("placement algorithm" if topology else "default algorithm")
+    per_node = report(docs, False, plugin_results, percentage, profiles, gates)
+    assert report(docs, True, plugin_results, percentage, profiles, gates) == per_node
     pods = {p["name"]: p for p in per_node["pods"]}
     for group, (min_count, members) in groups.items():
         bound = [m for m in members if pods[m]["phase"] == "Scheduled"]
