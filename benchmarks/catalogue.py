@@ -12,11 +12,11 @@ pods; pod: 100m CPU, 500Mi memory).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import dra
+from benchmarks import dra, podgroups
 
 #: This folder: the configurations a workload names live beside the catalogue.
 HERE = Path(__file__).resolve().parent
@@ -86,6 +86,13 @@ class Workload:
     #: templates, DeviceTaintRules: :mod:`benchmarks.dra`), with the namespaces ``init`` and
     #: ``test`` and the simulator's controllers running (claims made from templates).
     objects: Callable[[], list[dict[str, Any]]] | None = None
+    #: Upstream's ``featureGates`` of the case: the scheduler runs with them (and its default
+    #: profile is the one they give), as does the API server of the HTTP backend.
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    #: The namespace and PodGroups the measured pods belong to (:mod:`benchmarks.podgroups`),
+    #: created before the init pods, no controllers running; ``groups`` of them are measured.
+    pod_groups: Callable[[], list[dict[str, Any]]] | None = None
+    groups: int = 0
 
 
 def default_node(i: int) -> dict[str, Any]:
@@ -221,6 +228,25 @@ def _openb_missing() -> str | None:
     from kubesched.sim.scenario.openb import trace_dir
 
     return None if trace_dir() is not None else "the openb trace is absent (../shared/traces/alibaba-gpu-v2023)"
+
+
+def _pod_group_workload(test: str, case: str, nodes: int, groups: int, per_group: int, **kw: Any) -> Workload:
+    """Upstream's GangScheduling (gangs of ``minCount: per_group``) or BasicScheduling case
+    ``case``: ``groups`` groups of ``per_group`` measured pods on ``nodes`` default nodes."""
+    gang = test == "GangScheduling"
+    kind = "gangs" if gang else "basic groups"
+    kw.setdefault("description", f"upstream {test}/{case}: {groups} {kind} of {per_group} pods (GenericWorkload)")
+    return Workload(
+        f"{test}/{case}",
+        nodes,
+        0,
+        groups * per_group,
+        make_pod=podgroups.member_pod(gang, per_group),
+        feature_gates=dict(podgroups.GATES),
+        pod_groups=podgroups.pod_group_objects(gang, groups, per_group),
+        groups=groups,
+        **kw,
+    )
 
 
 WORKLOADS: dict[str, Workload] = {
@@ -396,6 +422,25 @@ WORKLOADS: dict[str, Workload] = {
             description="upstream dra/prioritizedlist at our size (upstream runs 2 nodes, 10 pods): "
             "firstAvailable whose first class matches no device",
         ),
+        _pod_group_workload("GangScheduling", "10Nodes_3Gangs", 10, 3, 3),
+        _pod_group_workload("GangScheduling", "100Nodes_10Gangs", 100, 10, 3),
+        _pod_group_workload("GangScheduling", "5000Nodes_1000Gangs_3000Pods", 5000, 1000, 3),
+        # Minutes: each member's arrival runs GangScheduling's PreEnqueue again for every
+        # member waiting, and that PreEnqueue counts the members the long way.
+        _pod_group_workload("GangScheduling", "5000Nodes_3Gangs_3000Pods_1000PerGroup", 5000, 3, 1000, slow=True),
+        _pod_group_workload(
+            "GangScheduling",
+            "2000Nodes_500Gangs_1500Pods",
+            2000,
+            500,
+            3,
+            description="GangScheduling at 2000 nodes (no upstream case), meant for --backend http: "
+            "500 gangs of 3 pods",
+        ),
+        _pod_group_workload("BasicScheduling", "10Nodes_3Groups", 10, 3, 3),
+        _pod_group_workload("BasicScheduling", "100Nodes_10Groups", 100, 10, 3),
+        _pod_group_workload("BasicScheduling", "5000Nodes_1000Groups_3000Pods", 5000, 1000, 3),
+        _pod_group_workload("BasicScheduling", "5000Nodes_3Groups_3000Pods_1000PerGroup", 5000, 3, 1000),
         Workload(
             "OpenbGPU/default",
             1523,

@@ -40,6 +40,11 @@ class Result:
     floor_pods_per_second: float | None = None
     floor_ratio: float | None = None
     floor_source: str | None = None
+    #: Pod groups the measured pods belong to (0: none), and how many were decided per second.
+    groups: int = 0
+    groups_per_second: float | None = None
+    #: Pod-group cycles the scheduler ran (one per group when every group fits at its first try).
+    group_cycles: int = 0
 
 
 def with_floor(result: Result, floor: Floor | None) -> Result:
@@ -98,9 +103,12 @@ def measured_result(
     scheduled: int,
     lag: LoopLag,
     backend: str = "memory",
+    groups: int = 0,
+    group_cycles: int = 0,
 ) -> Result:
     """The :class:`Result` of one run of ``w``: ``measured`` pods decided in ``seconds``, the
-    scheduling-attempt ``durations`` (seconds) of the measured pods, the loop's ``lag``."""
+    scheduling-attempt ``durations`` (seconds) of the measured pods, the loop's ``lag``; with
+    ``groups`` (the pod groups the measured pods make up), groups/s over the same time."""
     rss = peak_rss_mib()
     return Result(
         workload=w.name,
@@ -117,4 +125,7 @@ def measured_result(
         scheduled=scheduled,
         loop_lag_max_ms=round(lag.max * 1000, 1),
         backend=backend,
+        groups=groups,
+        groups_per_second=round(groups / seconds, 3) if groups else None,
+        group_cycles=group_cycles,
     )

@@ -12,9 +12,24 @@ from benchmarks.catalogue import Workload
 CHURN_PREFIX = "churn"
 
 
+def workload_gates(w: Workload) -> Any:
+    """The feature gates a workload runs with: 1.37's defaults, OpportunisticBatching as the
+    workload says, and the workload's own (upstream's ``featureGates``)."""
+    from kubesched.framework.features import FeatureGates
+
+    return FeatureGates({"OpportunisticBatching": w.opportunistic_batching, **w.feature_gates})
+
+
+def workload_config(w: Workload) -> Any:
+    """The workload's configuration (the default one unless it names a file) under its gates:
+    the default profile is the one those gates give (GenericWorkload adds GangScheduling)."""
+    from kubesched.config import load_config
+
+    return load_config(w.config, feature_gates=workload_gates(w))
+
+
 def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
     """The scheduler a workload runs: its configuration's profiles and options, seed 1."""
-    from kubesched.framework.features import FeatureGates
     from kubesched.scheduler import Scheduler, SchedulerOptions
 
     m = cfg.model
@@ -26,10 +41,16 @@ def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
             percentage_of_nodes_to_score=m.percentageOfNodesToScore,
             seed=1,
             batch=batch,
-            feature_gates=FeatureGates({"OpportunisticBatching": w.opportunistic_batching}),
+            feature_gates=workload_gates(w),
             gc_pacing=True,  # as `kubesched run` has it
         ),
     )
+
+
+def group_cycles(sched: Any) -> int:
+    """How many pod-group cycles the scheduler has run (0 without GenericWorkload)."""
+    cycle = getattr(sched, "group_cycle", None)
+    return sum(cycle.outcomes.values()) if cycle is not None else 0
 
 
 def not_churn(pod: dict[str, Any]) -> bool:

@@ -27,7 +27,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.backends.common import CHURN_PREFIX, Churn, workload_scheduler
+from benchmarks.backends.common import (
+    CHURN_PREFIX,
+    Churn,
+    group_cycles,
+    workload_config,
+    workload_gates,
+    workload_scheduler,
+)
 from benchmarks.catalogue import Workload, default_node, default_pod
 from benchmarks.measure import LoopLag, Result, measured_result
 
@@ -42,11 +49,12 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
     import aiohttp
     import yaml
 
+    from kubesched.cluster.base import watched_kinds
     from kubesched.cluster.kube.cluster import KubeCluster
-    from kubesched.config import load_config
     from kubesched.testing import sim_serve_process
 
-    cfg = load_config(w.config)
+    cfg = workload_config(w)
+    gates = workload_gates(w)
     scenario = w.scenario() if w.scenario is not None else None
     nodes = scenario.nodes if scenario is not None else [(w.make_node or default_node)(i) for i in range(w.nodes)]
     make_pod = w.make_pod or default_pod
@@ -56,12 +64,20 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}} for ns in ("sched-0", "sched-1", *extra)
     ]
     objects = w.objects() if w.objects is not None else []
+    objects += w.pod_groups() if w.pod_groups is not None else []
     tmp = tempfile.TemporaryDirectory()
     start = Path(tmp.name) / "start.yaml"
     start.write_text(yaml.safe_dump_all([*namespaces, *nodes, *objects, *init], sort_keys=False))
     served = contextlib.ExitStack()
-    server = served.enter_context(sim_serve_process(Path(tmp.name), "--scenario", str(start)))
-    cluster = KubeCluster(kubeconfig=server["kubeconfig"], qps=CLIENT_QPS, burst=int(CLIENT_QPS))
+    # The API server admits what the workload's gates allow (spec.schedulingGroup needs
+    # GenericWorkload); the scheduler watches the kinds they turn on (PodGroups).
+    serve_args = ["--scenario", str(start)]
+    if w.feature_gates:
+        serve_args += ["--feature-gates", ",".join(f"{k}={str(v).lower()}" for k, v in w.feature_gates.items())]
+    server = served.enter_context(sim_serve_process(Path(tmp.name), *serve_args))
+    cluster = KubeCluster(
+        kubeconfig=server["kubeconfig"], qps=CLIENT_QPS, burst=int(CLIENT_QPS), watched_kinds=watched_kinds(gates)
+    )
     sched = workload_scheduler(w, cfg, cluster, batch)
     runner = asyncio.create_task(sched.run())
     session = aiohttp.ClientSession(server["url"])
@@ -122,6 +138,7 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         lag.stop()
         await churn.stop()
         durations = list(sched.stats.attempt_durations)
+        cycles = group_cycles(sched)
         if placements is not None:
             async with session.get("/api/v1/pods") as resp:
                 for pod in (await resp.json())["items"]:
@@ -146,6 +163,8 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         len(bound_at),
         lag,
         backend="http",
+        groups=w.groups,
+        group_cycles=cycles,
     )
 
 

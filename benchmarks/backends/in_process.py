@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.backends.common import Churn, not_churn, workload_scheduler
+from benchmarks.backends.common import Churn, group_cycles, not_churn, workload_config, workload_scheduler
 from benchmarks.catalogue import Workload, default_node, default_pod
 from benchmarks.measure import LoopLag, Result, measured_result
 
@@ -23,9 +23,8 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
     Score; ``placements``, when given, receives each bound pod's node (``namespace/name``)."""
     from kubesched.cluster.memory import InMemoryCluster
     from kubesched.cluster.store import Store
-    from kubesched.config import load_config
 
-    cfg = load_config(w.config)
+    cfg = workload_config(w)
     store = Store(history=1000)
     cluster = InMemoryCluster(store)
     scenario = w.scenario() if w.scenario is not None else None
@@ -48,6 +47,9 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
         # The resource-claim controller makes each pod's claims from its templates.
         controllers = ControllerManager(store)
         controllers.start()
+    if w.pod_groups is not None:
+        for obj in w.pod_groups():
+            store.create(obj["kind"], obj)
     sched = workload_scheduler(w, cfg, cluster, batch)
     bound = BindCounter(placements, only=not_churn)
     store.subscribe(bound)
@@ -107,6 +109,7 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
     lag.stop()
     await churn.stop()
     durations = list(sched.stats.attempt_durations)
+    cycles = group_cycles(sched)
     await sched.stop()
     if controllers is not None:
         await controllers.stop()
@@ -121,6 +124,8 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
         sched.stats.unschedulable - unschedulable_before,
         bound.n - bound_before,
         lag,
+        groups=w.groups,
+        group_cycles=cycles,
     )
 
 

@@ -50,6 +50,18 @@ from kubesched.scheduler.schedule_one import PodSchedulingCycle
 log = logging.getLogger("kubesched.scheduler")
 
 
+def first_tried_together(members: list[QueuedPodInfo]) -> None:
+    """Members tried for the first time in this cycle were first tried together: give them one
+    first-attempt time, the earliest of theirs. The queue stamps the member it pops a moment
+    before those taken with it, and which member it pops is up to timing; without this, the
+    popped member would go first (and take the best node) in one run and not in another."""
+    fresh = [q for q in members if q.attempts == 1 and q.initial_attempt_timestamp is not None]
+    if len(fresh) > 1:
+        t0 = min(q.initial_attempt_timestamp or 0.0 for q in fresh)
+        for q in fresh:
+            q.initial_attempt_timestamp = t0
+
+
 def member_order(q: QueuedPodInfo) -> tuple[int, float, float, str]:
     """The order members are tried in: higher priority, earlier first attempt, earlier creation,
     then the name (so that a cycle does not depend on the queue's shape)."""
@@ -104,6 +116,7 @@ class PodGroupSchedulingCycle:
             members.append(q)
         if not members:
             return
+        first_tried_together(members)
         members.sort(key=member_order)
         self.stats.attempts += len(members)
         outcomes = [MemberOutcome(q, self._record(q)) for q in members]

@@ -30,6 +30,7 @@ declined. The discrepancies they found are pinned at the end, as plain tests.
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import inspect
 from collections.abc import Callable
@@ -45,6 +46,7 @@ from hypothesis import strategies as st
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.config import load_config
 from kubesched.framework.columns import EXACT_LIMIT, NodeBatch
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import CycleState, NodeScore
 from kubesched.framework.pod_requests import aggregate_container_requests
 from kubesched.framework.resources import quantity_of
@@ -794,11 +796,16 @@ def report(
     plugin_results: bool = True,
     percentage: int | None = None,
     profiles: list[ProfileSpec] = PROFILES,
+    gates: FeatureGates | None = None,
 ) -> dict[str, Any]:
     settings = SimulationSettings(
-        batch=batch, plugin_results=plugin_results, percentage_of_nodes_to_score=percentage, horizon=60.0
+        batch=batch,
+        plugin_results=plugin_results,
+        percentage_of_nodes_to_score=percentage,
+        horizon=60.0,
+        feature_gates=gates if gates is not None else FeatureGates(),
     )
-    out = asyncio.run(simulate(profiles, parse_scenario(docs), settings)).to_json()
+    out = asyncio.run(simulate(profiles, parse_scenario(copy.deepcopy(docs)), settings)).to_json()
     # Wall-clock figures are the only part that may differ.
     del out["summary"]["seconds"], out["summary"]["podsPerSecond"]
     return out
@@ -852,6 +859,161 @@ def test_a_large_cluster_samples_rotates_preempts_and_diagnoses_the_same() -> No
     assert "150 Insufficient cpu" in pods["too-big"]["message"]
     assert per_node["summary"]["preempted"] == ["default/filler-0"]
     assert pods["urgent"]["node"] == names[0]
+
+
+# --- pod groups (GenericWorkload) ------------------------------------------------------------------
+
+#: GenericWorkload on: the default profiles hold GangScheduling, pods naming a PodGroup are placed
+#: by the group's cycle, each member through the per-pod algorithm on one path or the other.
+GROUP_GATES = FeatureGates().replace(GenericWorkload=True)
+#: default-scheduler and bin-packing-scheduler (whose pods default spreading leaves unsignable),
+#: and a profile without default spreading, whose identical pods opportunistic batching hints.
+#: With TopologyAwareWorkloadScheduling too: the placement algorithm (a group with a zone
+#: constraint is tried zone by zone, members restricted to the zone's nodes, the best scored).
+TOPOLOGY_GATES = GROUP_GATES.replace(TopologyAwareWorkloadScheduling=True)
+
+
+def group_profiles(gates: FeatureGates) -> list[ProfileSpec]:
+    return [
+        *load_config(REPO / "config" / "kubesched.yaml", feature_gates=gates).profiles,
+        dataclasses.replace(
+            load_config(REPO / "benchmarks" / "no-topology-defaults.yaml", feature_gates=gates).profiles[0],
+            scheduler_name="batching-scheduler",
+        ),
+    ]
+
+
+GROUP_PROFILES = group_profiles(GROUP_GATES)
+TOPOLOGY_PROFILES = group_profiles(TOPOLOGY_GATES)
+
+
+def pod_group_doc(name: str, min_count: int | None, topology: str | None = None) -> dict[str, Any]:
+    """A PodGroup: a gang of ``min_count``, or (None) the basic policy; with ``topology``, its
+    members in one domain of that key."""
+    policy = {"gang": {"minCount": min_count}} if min_count is not None else {"basic": {}}
+    spec: dict[str, Any] = {"schedulingPolicy": policy}
+    if topology is not None:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology}]}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec,
+    }
+
+
+def member_of(pod: dict[str, Any], group: str, scheduler: str) -> dict[str, Any]:
+    pod["spec"]["schedulingGroup"] = {"podGroupName": group}
+    pod["spec"]["schedulerName"] = scheduler
+    return pod
+
+
+@st.composite
+def pod_group_scenarios(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, tuple[int | None, list[str]]]]:
+    """Nodes as :func:`scenarios` draws them (a few random ones, or 130-200 mostly plain), pods
+    running on them, then 1-4 pod groups (gangs of a random ``minCount`` or basic groups) of
+    identical members (one drawn pod, copied) or mixed ones, sometimes with a member that fits
+    nowhere, each group under one profile; and a few pods in no group. Also each group's
+    ``minCount`` (None: basic) and members."""
+    if draw(st.booleans()):
+        others = draw(st.lists(node_specs(), min_size=1, max_size=3))
+        count = draw(st.integers(130, 200))
+        specs = [others[i // 4 % len(others)] if i % 4 == 3 else PLAIN for i in range(count)]
+        specs = [{**spec, "labels": {**spec["labels"], ZONE: f"z{i % 3}"}} for i, spec in enumerate(specs)]
+    else:
+        specs = draw(st.lists(node_specs(), min_size=1, max_size=12))
+    names = [f"n{i:03d}" for i in range(len(specs))]
+    docs = [node_obj(name, spec) for name, spec in zip(names, specs, strict=True)]
+    running = draw(st.lists(st.sampled_from(names), max_size=6))
+    docs += [draw(placed_pods(f"running-{i}", node)) for i, node in enumerate(running)]
+    groups: dict[str, tuple[int | None, list[str]]] = {}
+    pods: list[dict[str, Any]] = []
+    for g in range(draw(st.integers(1, 4))):
+        group = f"g{g}"
+        scheduler = draw(st.sampled_from([p.scheduler_name for p in GROUP_PROFILES]))
+        size = draw(st.integers(1, 5))
+        if draw(st.booleans()):
+            template = draw(pending_pods(f"{group}-m", names[:12], pinned=False), label="identical member")
+            members = []
+            for i in range(size):
+                pod = copy.deepcopy(template)
+                pod["metadata"]["name"] = f"{group}-m{i}"
+                members.append(pod)
+        else:
+            members = [draw(pending_pods(f"{group}-m{i}", names[:12], pinned=False)) for i in range(size)]
+        if draw(st.integers(0, 3)) == 0:
+            members.append(make_pod(f"{group}-too-big").req(cpu="1000").obj())
+        min_count = draw(st.integers(1, len(members))) if draw(st.booleans()) else None
+        topology = draw(st.sampled_from([None, None, ZONE, HOSTNAME]), label="topology constraint")
+        docs.append(pod_group_doc(group, min_count, topology))
+        pods += [member_of(m, group, scheduler) for m in members]
+        groups[group] = (min_count, [m["metadata"]["name"] for m in members])
+    for i in range(draw(st.integers(0, 3))):
+        pod = draw(pending_pods(f"single-{i}", names[:12], pinned=False))
+        pod["spec"]["schedulerName"] = draw(st.sampled_from([p.scheduler_name for p in GROUP_PROFILES]))
+        pods.append(pod)
+    docs += draw(st.permutations(pods))
+    return [without_uid(d) for d in docs], groups
+
+
+@fuzz_settings(80)
+@given(pod_group_scenarios(), st.booleans(), st.sampled_from([None, 50]), st.booleans())
+def test_pod_groups_are_placed_the_same_with_and_without_batches(
+    drawn: tuple[list[dict[str, Any]], dict[str, tuple[int | None, list[str]]]],
+    plugin_results: bool,
+    percentage: int | None,
+    topology: bool,
+) -> None:
+    """Each group's members go to the same nodes, with the same outcomes and messages, whether
+    Filter and Score run over the node columns or node by node (opportunistic batching on, as
+    1.37 has it, in both), by the default algorithm (GenericWorkload; topology constraints
+    ignored) or by the placement algorithm (TopologyAwareWorkloadScheduling too); and a gang is
+    all or nothing: none of its members bound, or at least ``minCount``."""
+    docs, groups = drawn
+    profiles, gates = (TOPOLOGY_PROFILES, TOPOLOGY_GATES) if topology else (GROUP_PROFILES, GROUP_GATES)
+    event("placement algorithm" if topology else "default algorithm")
+    per_node = report(docs, False, plugin_results, percentage, profiles, gates)
+    assert report(docs, True, plugin_results, percentage, profiles, gates) == per_node
+    pods = {p["name"]: p for p in per_node["pods"]}
+    for group, (min_count, members) in groups.items():
+        bound = [m for m in members if pods[m]["phase"] == "Scheduled"]
+        if min_count is not None:
+            assert not bound or len(bound) >= min_count, (group, min_count, bound)
+            event("a gang placed" if bound else "a gang left unplaced")
+        else:
+            event("a basic group partly placed" if 0 < len(bound) < len(members) else "a basic group, all or none")
+
+
+def test_a_gang_of_identical_pods_one_a_node_is_placed_the_same_with_and_without_batching_or_hints() -> None:
+    """Seven nodes of distinct sizes with room for one pod each, a gang of five identical pods
+    under the profile that batches them: opportunistic batching hints every member after the
+    first, and the columns or not, hints or not, each member lands on the same node; a gang of
+    eight on the same nodes binds none, on every path."""
+    sizes = [4, 8, 16, 32, 64, 128, 256]
+    nodes = [make_node(f"n{i}").capacity(cpu=str(c), memory=f"{c}Gi", pods="1").obj() for i, c in enumerate(sizes)]
+
+    def gang(size: int) -> list[dict[str, Any]]:
+        members = [
+            member_of(make_pod(f"w{i}").req(cpu="3500m", memory="3584Mi").obj(), "train", "batching-scheduler")
+            for i in range(size)
+        ]
+        return [without_uid(d) for d in [*nodes, pod_group_doc("train", size), *members]]
+
+    def run(docs: list[dict[str, Any]], columns: bool, hints: bool) -> Any:
+        gates = GROUP_GATES.replace(OpportunisticBatching=hints)
+        settings = SimulationSettings(batch=columns, feature_gates=gates)
+        return asyncio.run(simulate(GROUP_PROFILES, parse_scenario(copy.deepcopy(docs)), settings))
+
+    # Five: the first member is a full cycle, the other four take hints. Eight: six hints fill
+    # the nodes, the eighth member fits nowhere (a full cycle) and the gang is undone.
+    for size, placed, hints_used in ((5, 5, 4), (8, 0, 6)):
+        docs = gang(size)
+        results = {(c, h): run(docs, c, h) for c in (False, True) for h in (False, True)}
+        where = {k: {p["name"]: p.get("node") for p in r.pods} for k, r in results.items()}
+        assert all(w == where[(False, False)] for w in where.values()), where
+        assert sum(1 for n in where[(False, False)].values() if n is not None) == placed
+        hinted = results[(True, True)].scheduler.batching.stats.attempts.get("hint_used", 0)
+        assert hinted == hints_used
 
 
 # --- found by the tests above ------------------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""The pod-group benchmark workloads (benchmarks/podgroups.py, upstream scheduler_perf's
+podgroup/gangscheduling and podgroup/basicscheduling) at their smallest sizes, on the in-memory
+backend: their PodGroups and members are as upstream's templates make them, each group is placed
+by one pod-group cycle under GenericWorkload and the default profile, and a gang that cannot fit
+binds none, so that a figure measures group scheduling, not pods that went another way."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from benchmarks.backends.common import workload_config
+from benchmarks.backends.in_process import run_memory
+from benchmarks.catalogue import WORKLOADS, default_node
+
+GANG_CASES = [
+    ("GangScheduling/10Nodes_3Gangs", 10, 3, 3),
+    ("GangScheduling/100Nodes_10Gangs", 100, 10, 3),
+    ("GangScheduling/5000Nodes_1000Gangs_3000Pods", 5000, 1000, 3),
+    ("GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup", 5000, 3, 1000),
+    ("GangScheduling/2000Nodes_500Gangs_1500Pods", 2000, 500, 3),
+]
+BASIC_CASES = [
+    ("BasicScheduling/10Nodes_3Groups", 10, 3, 3),
+    ("BasicScheduling/100Nodes_10Groups", 100, 10, 3),
+    ("BasicScheduling/5000Nodes_1000Groups_3000Pods", 5000, 1000, 3),
+    ("BasicScheduling/5000Nodes_3Groups_3000Pods_1000PerGroup", 5000, 3, 1000),
+]
+
+
+@pytest.mark.parametrize(("name", "nodes", "groups", "per_group"), GANG_CASES + BASIC_CASES)
+def test_the_pod_group_workloads_have_upstreams_shapes(name: str, nodes: int, groups: int, per_group: int) -> None:
+    w = WORKLOADS[name]
+    gang = name.startswith("GangScheduling/")
+    assert (w.nodes, w.init_pods, w.measure_pods, w.groups) == (nodes, 0, groups * per_group, groups)
+    assert w.feature_gates == {"GenericWorkload": True} and w.floor is None
+    assert w.pod_groups is not None and w.make_pod is not None
+    objs = w.pod_groups()
+    namespace = "gang-ns-0" if gang else "basic-ns-0"
+    assert objs[0] == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+    pgs = objs[1:]
+    assert len(pgs) == groups and all(o["kind"] == "PodGroup" for o in pgs)
+    policy = {"gang": {"minCount": per_group}} if gang else {"basic": {}}
+    assert all(o["spec"]["schedulingPolicy"] == policy for o in pgs)
+    # Pod i belongs to group i // per_group: the last pod to the last group.
+    last = w.make_pod("measured", w.measure_pods - 1)
+    assert last["metadata"]["namespace"] == namespace
+    assert last["spec"]["schedulingGroup"]["podGroupName"] == pgs[-1]["metadata"]["name"]
+    assert last["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m", "memory": "100Mi"}}
+
+
+def test_generic_workload_puts_gang_scheduling_in_the_default_profile() -> None:
+    w = WORKLOADS["GangScheduling/10Nodes_3Gangs"]
+    plugins = workload_config(w).profiles[0].plugins
+    assert [r.name for r in plugins["placementFeasible"]] == ["GangScheduling"]
+    assert "GangScheduling" not in [
+        r.name
+        for r in workload_config(WORKLOADS["SchedulingBasic/500Nodes"]).profiles[0].plugins.get("placementFeasible", [])
+    ]
+
+
+@pytest.mark.parametrize("name", ["GangScheduling/10Nodes_3Gangs", "BasicScheduling/100Nodes_10Groups"])
+@pytest.mark.parametrize("batch", [True, False], ids=["batch", "per-node"])
+async def test_each_group_is_placed_by_one_group_cycle(name: str, batch: bool) -> None:
+    w = WORKLOADS[name]
+    placements: dict[str, str] = {}
+    result = await run_memory(w, batch=batch, placements=placements)
+    assert (result.scheduled, result.unschedulable, result.measure_pods) == (w.measure_pods, 0, w.measure_pods)
+    assert (result.groups, result.group_cycles) == (w.groups, w.groups)
+    assert result.groups_per_second is not None and result.groups_per_second > 0
+    assert result.groups_per_second == pytest.approx(result.pods_per_second / 3, rel=0.05)
+    assert len(placements) == w.measure_pods
+    assert set(placements.values()) <= {f"node-{i}" for i in range(w.nodes)}
+
+
+def _two_pod_node(i: int) -> dict:
+    node = default_node(i)
+    node["status"]["allocatable"]["pods"] = node["status"]["capacity"]["pods"] = "2"
+    return node
+
+
+async def test_a_gang_that_cannot_fit_binds_none_while_a_basic_group_binds_what_fits() -> None:
+    """One node with room for two pods, groups of three: the gang binds none, the basic group two."""
+    gang = dataclasses.replace(WORKLOADS["GangScheduling/10Nodes_3Gangs"], nodes=1, make_node=_two_pod_node)
+    gang = dataclasses.replace(gang, measure_pods=3, groups=1)
+    result = await run_memory(gang)
+    assert (result.scheduled, result.unschedulable, result.group_cycles) == (0, 3, 1)
+    basic = dataclasses.replace(
+        WORKLOADS["BasicScheduling/10Nodes_3Groups"], nodes=1, make_node=_two_pod_node, measure_pods=3, groups=1
+    )
+    result = await run_memory(basic)
+    assert (result.scheduled, result.unschedulable, result.group_cycles) == (2, 1, 1)
