@@ -65,6 +65,10 @@ class PodGroupIndex:
         """The PodGroup object, or ``None`` while it has not been seen."""
         return self._objects.get(group_key(namespace, name))
 
+    def member_count(self, namespace: str, name: str) -> int:
+        """How many pods of the group the scheduler knows (pending, assumed or bound): O(1)."""
+        return len(self._members.get(group_key(namespace, name)) or ())
+
     def members(self, namespace: str, name: str) -> dict[str, PodInfo]:
         """The group's known pods by UID (a copy)."""
         return dict(self._members.get(group_key(namespace, name)) or {})

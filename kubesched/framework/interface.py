@@ -241,6 +241,11 @@ class PodGroups(Protocol):
         assumed)."""
         ...
 
+    def member_count(self, namespace: str, name: str) -> int:
+        """How many members the scheduler knows of (pending, assumed or bound), without building
+        the state: what a quorum check needs."""
+        ...
+
 
 class Handle(Protocol):
     """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings."""

@@ -82,7 +82,7 @@ class GangScheduling:
         min_count = gang_min_count(obj)
         if min_count is None:
             return None
-        if len(groups.state(pod.namespace, pod.pod_group).members) < min_count:
+        if groups.member_count(pod.namespace, pod.pod_group) < min_count:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, QUORUM_NOT_MET)
         return None
 

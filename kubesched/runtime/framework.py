@@ -108,6 +108,9 @@ class NoPodGroups:
     def state(self, namespace: str, name: str) -> PodGroupState:
         return PodGroupState()
 
+    def member_count(self, namespace: str, name: str) -> int:
+        return 0
+
 
 class Framework:
     """A profile's plugins and the code that runs them (also the plugins' ``Handle``)."""
