@@ -27,6 +27,7 @@ assumed in the cache, by the cycle that submits it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 from dataclasses import dataclass, field
@@ -49,6 +50,9 @@ from kubesched.scheduler.results import PodResult
 from kubesched.scheduler.schedule_one import PLUGIN_METRICS_SAMPLE_PERCENT, BatchCycle, PodCycle, PodSchedulingCycle
 
 log = logging.getLogger("kubesched.scheduler")
+
+#: Members placed between two yields of the event loop (see :meth:`PodGroupAlgorithm._evaluate`).
+YIELD_EVERY = 16
 
 #: Why a batch is dropped when a group's tentative placements are undone.
 FLUSH_POD_GROUP_REVERT = "pod_group_revert"
@@ -220,7 +224,11 @@ class PodGroupAlgorithm:
         names = placement.node_names() if restricted else None
         pc = self.pod_cycle
         fw.set_snapshot(self.snapshot)
-        for m in members:
+        for i, m in enumerate(members):
+            if i and i % YIELD_EVERY == 0:
+                # A large group is long CPU work on the loop that also carries binds, watch
+                # events and lease renewals: give it back now and then, as between pods.
+                await asyncio.sleep(0)
             pi = m.qpi.pod_info
             nodes = None
             if names is not None:
