@@ -231,7 +231,10 @@ def expand_sets(
         chosen: list[Entry] = []
         for e in sets.enabled[point]:
             if point not in points_of[e.name]:
-                errors.append(f"{e.path or join_path(base, point)}: plugin {e.name!r} does not extend {kind} plugin")
+                errors.append(
+                    f"{e.path or join_path(base, point)}: plugin {e.name!r} does not implement {kind} "
+                    f"(it has no {EXTENSION_POINTS[point]}() method)"
+                )
                 continue
             if e.name in seen:
                 errors.append(f"{e.path or join_path(base, point)}: plugin {e.name!r} already registered as {kind!r}")

@@ -92,6 +92,12 @@ def unknown_plugin_message(name: str, known: Iterable[str], folders: Iterable[Pa
         )
     elif close:
         msg += f" (did you mean {close[0]!r}?)"
+    else:
+        msg += (
+            ": a plugin of your own is found when its package is installed (`pip install` it; it declares the "
+            f"class under the {ENTRY_POINT_GROUP!r} entry points) or named on the command line "
+            "(`--plugin my_module:MyPlugin` or `--plugin path/to/file.py:MyPlugin`)"
+        )
     return f"{msg}; known plugins: {', '.join(known)}"
 
 

@@ -98,6 +98,7 @@ def test_without_the_flag_the_plugin_is_unknown(files: Path) -> None:
     out = kubesched("simulate", "--config", "config.yaml", "--scenario", "scenario.yaml", cwd=files)
     assert out.returncode == 2
     assert "unknown plugin 'PreferLast'" in out.stderr
+    assert "--plugin" in out.stderr and "pip install" in out.stderr  # how to make it known
 
 
 @pytest.mark.parametrize(

@@ -1110,7 +1110,10 @@ ERROR_CASES = [
     pytest.param(
         cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "Zzzzz"}]}}}]),
         None,
-        "profiles[0].plugins.score.enabled[0].name: unknown plugin 'Zzzzz'; known plugins: DefaultBinder, ",
+        "profiles[0].plugins.score.enabled[0].name: unknown plugin 'Zzzzz': a plugin of your own is found when its "
+        "package is installed (`pip install` it; it declares the class under the 'kubesched.plugins' entry points) "
+        "or named on the command line (`--plugin my_module:MyPlugin` or `--plugin path/to/file.py:MyPlugin`); "
+        "known plugins: DefaultBinder, ",
         id="unknown-plugin-nothing-close",
     ),
     pytest.param(
@@ -1206,7 +1209,7 @@ ERROR_CASES = [
     pytest.param(
         cfg(profiles=[{"plugins": {"score": {"enabled": [{"name": "PrioritySort", "weight": 2}]}}}]),
         None,
-        "profiles[0].plugins.score.enabled[0]: plugin 'PrioritySort' does not extend ScorePlugin plugin",
+        "profiles[0].plugins.score.enabled[0]: plugin 'PrioritySort' does not implement ScorePlugin (it has no score() method)",
         id="plugin-at-wrong-point",
     ),
     pytest.param(
@@ -1437,4 +1440,9 @@ def test_pod_group_extension_points_take_the_plugins_that_implement_them(
         (spec,) = load(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": plugin}]}}}]), registry=reg).profiles
         assert plugin in [r.name for r in spec.plugins[point]]
     errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "NodeName"}]}}}]), registry=reg)
-    assert errors == [f"profiles[0].plugins.{point}.enabled[0]: plugin 'NodeName' does not extend {kind} plugin"]
+    method = {"placementGenerate": "generate_placements", "placementScore": "score_placement"}.get(
+        point, "placement_feasible" if point == "placementFeasible" else "pod_group_post_filter"
+    )
+    assert errors == [
+        f"profiles[0].plugins.{point}.enabled[0]: plugin 'NodeName' does not implement {kind} (it has no {method}() method)"
+    ]
