@@ -30,6 +30,7 @@ from kubesched.config.profiles import (
     merge_plugin_set,
     merge_plugins,
     merge_sets,
+    user_set_problems,
 )
 from kubesched.config.validation import (
     document_problems,
@@ -170,13 +171,15 @@ def parse_config(
     gates = feature_gates if feature_gates is not None else FeatureGates()
     defaults = PluginSets.from_model(default_plugins(gates))
     merged_sets: list[PluginSets] = []
+    user_errors: list[str] = []
     for i, prof in enumerate(model.profiles):
         base = join_path("profiles", i, "plugins")
+        user_errors.extend(user_set_problems(prof.plugins, registry, base))
         merged = merge_sets(defaults, PluginSets.from_model(prof.plugins, base))
         merged_sets.append(merged)
         prof.plugins = merged.to_model()
 
-    errors = validate_configuration(model)
+    errors = [*user_errors, *validate_configuration(model)]
     queue_sort_reported = any(".plugins.queueSort" in e for e in errors)
     specs: list[ProfileSpec] = []
     for i, (prof, merged) in enumerate(zip(model.profiles, merged_sets)):

@@ -24,7 +24,13 @@ from kubesched.config.errors import ConfigError, join_path
 from kubesched.config.models import API_VERSION, Plugin, Plugins, PluginSet
 from kubesched.framework.interface import EXTENSION_POINTS, MAX_NODE_SCORE, MAX_TOTAL_SCORE
 from kubesched.runtime.framework import PluginRef
-from kubesched.runtime.registry import PluginEntry, Registry, RegistryError
+from kubesched.runtime.registry import (
+    NOT_YET_IMPLEMENTED,
+    PluginEntry,
+    Registry,
+    RegistryError,
+    unknown_plugin_message,
+)
 
 MULTI_POINT = "multiPoint"
 #: Every plugin set of a profile, in upstream's field order.
@@ -212,6 +218,45 @@ def lookup_plugins(sets: PluginSets, registry: Registry, base: str) -> tuple[dic
                 reported.add(e.name)
                 errors.append(f"{path if not e.path else join_path(path, 'name')}: {note}{exc}")
     return found, errors
+
+
+#: The plugin sets whose entries take a weight (multiPoint passes it to score and placementScore).
+WEIGHTED_SETS = ("score", "placementScore", MULTI_POINT)
+
+
+def user_set_problems(plugins: Plugins | None, registry: Registry, base: str) -> list[str]:
+    """What the user's own plugin sets get wrong that expansion would let pass: a name in a
+    ``disabled`` list that no plugin has (a misspelling would leave the plugin enabled), and a
+    weight where nothing reads it (a point other than score and placementScore, or a multiPoint
+    plugin that scores nothing)."""
+    if plugins is None:
+        return []
+    errors: list[str] = []
+    for s in PLUGIN_SETS:
+        ps: PluginSet = getattr(plugins, s)
+        for j, p in enumerate(ps.disabled):
+            if p.name == "*" or p.name in registry or p.name in INVALID_IN_V1 or p.name in NOT_YET_IMPLEMENTED:
+                continue
+            errors.append(
+                f"{join_path(base, s, 'disabled', j)}.name: {unknown_plugin_message(p.name, registry.names())}"
+            )
+        for j, p in enumerate(ps.enabled):
+            if not p.weight:
+                continue
+            where = join_path(base, s, "enabled", j)
+            if s not in WEIGHTED_SETS:
+                errors.append(
+                    f"{where}.weight: a weight is read only under score and placementScore (and multiPoint); "
+                    f"remove it here"
+                )
+            elif s == MULTI_POINT and p.name in registry:
+                points = set(registry.get(p.name).extension_points)
+                if not points & {"score", "placementScore"}:
+                    errors.append(
+                        f"{where}.weight: plugin {p.name!r} scores neither nodes nor placements, so its weight "
+                        "would be ignored; remove it"
+                    )
+    return errors
 
 
 def expand_sets(

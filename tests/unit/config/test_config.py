@@ -1446,3 +1446,33 @@ def test_pod_group_extension_points_take_the_plugins_that_implement_them(
     assert errors == [
         f"profiles[0].plugins.{point}.enabled[0]: plugin 'NodeName' does not implement {kind} (it has no {method}() method)"
     ]
+
+
+def test_a_misspelt_disabled_plugin_is_refused_with_the_name_it_meant() -> None:
+    """A misspelling in a disabled list would leave the plugin enabled: refused, naming it."""
+    data = cfg(profiles=[{"plugins": {"score": {"disabled": [{"name": "NodeResourcesBalancedAlocation"}]}}}])
+    (error,) = errors_of(data)
+    assert error.startswith(
+        "profiles[0].plugins.score.disabled[0].name: unknown plugin 'NodeResourcesBalancedAlocation' "
+        "(did you mean 'NodeResourcesBalancedAllocation'?)"
+    )
+    # "*" and real names are fine, as are upstream plugins kubesched lacks (disabling them is how
+    # a profile that gets one by default loads).
+    ok = cfg(profiles=[{"plugins": {"score": {"disabled": [{"name": "*"}, {"name": "ImageLocality"}]}}}])
+    assert load(ok).profiles
+    assert load(cfg(profiles=[{"plugins": {"multiPoint": {"disabled": [{"name": "DeferredPodScheduling"}]}}}])).profiles
+
+
+def test_a_weight_nothing_reads_is_refused() -> None:
+    data = cfg(profiles=[{"plugins": {"filter": {"enabled": [{"name": "NodeName", "weight": 3}]}}}])
+    assert errors_of(data) == [
+        "profiles[0].plugins.filter.enabled[0].weight: a weight is read only under score and placementScore "
+        "(and multiPoint); remove it here"
+    ]
+    multi = cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "NodeName", "weight": 2}]}}}])
+    assert errors_of(multi) == [
+        "profiles[0].plugins.multiPoint.enabled[0].weight: plugin 'NodeName' scores neither nodes nor placements, "
+        "so its weight would be ignored; remove it"
+    ]
+    scored = cfg(profiles=[{"plugins": {"multiPoint": {"enabled": [{"name": "ImageLocality", "weight": 2}]}}}])
+    assert load(scored).profiles
