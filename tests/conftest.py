@@ -146,21 +146,39 @@ def _pip(*args: str) -> Any:
 
 @contextlib.contextmanager
 def installed_package(path: Any, distribution: str) -> Any:
-    """pip-install the plugin package at ``path`` for the duration, as a user ships one: a
-    regular (not editable) install, built with the setuptools already present (no network);
-    the entry-point registry is rediscovered on the way in and out."""
+    """The plugin package at ``path`` pip-installed for the duration, as a user ships one: a
+    regular (not editable) install, built with the setuptools already present (no network), into
+    a folder of its own put first on ``sys.path`` and ``PYTHONPATH`` (for the processes tests
+    start). The user's own environment is never touched: a ``distribution`` they installed is
+    shadowed meanwhile (the first one on the path wins), not uninstalled. The entry-point
+    registry is rediscovered on the way in and out."""
     import importlib
+    import os
+    import shutil
+    import sys
+    import tempfile
 
     from kubesched.runtime.registry import reset_default_registry
 
-    out = _pip("install", "--no-deps", "--no-build-isolation", str(path))
+    target = tempfile.mkdtemp(prefix=f"{distribution}-")
+    out = _pip("install", "--no-deps", "--no-build-isolation", "--target", target, str(path))
     assert out.returncode == 0, out.stderr
+    old_pythonpath = os.environ.get("PYTHONPATH")
+    sys.path.insert(0, target)
+    os.environ["PYTHONPATH"] = target + (os.pathsep + old_pythonpath if old_pythonpath else "")
     importlib.invalidate_caches()
     reset_default_registry()
     try:
         yield
     finally:
-        _pip("uninstall", "-y", distribution)
+        if target in sys.path:
+            sys.path.remove(target)
+        if old_pythonpath is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old_pythonpath
+        shutil.rmtree(target, ignore_errors=True)
+        importlib.invalidate_caches()
         reset_default_registry()
 
 
