@@ -49,6 +49,8 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     args.gates = parse_feature_gates(args.feature_gates)
     if args.with_scheduler:
         cfg = load_config(args.config if args.config else None, feature_gates=args.gates)
+        for warning in unserved_scheduler_names(scenario, cfg, args.config):
+            print(f"kubesched: warning: {warning}", file=sys.stderr)
     if args.token_auth_file:
         users = read_token_file(args.token_auth_file)
     if args.faults:
@@ -64,6 +66,31 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     from kubesched.sim.serve import sim_serve
 
     return int(event_loop_runner()(sim_serve(args, scenario, cfg, users)))
+
+
+def unserved_scheduler_names(scenario: Any, cfg: Any, config_flag: str | None) -> list[str]:
+    """A warning per ``schedulerName`` the scenario's pending pods name that no profile runs:
+    those pods would stay pending without a word (kube-scheduler leaves other schedulers' pods
+    alone), so say so, and how to run a profile for them."""
+    if scenario is None:
+        return []
+    served = {p.scheduler_name for p in cfg.profiles}
+    counts: dict[str, int] = {}
+    for pod in scenario.pending_pods:
+        name = (pod.get("spec") or {}).get("schedulerName") or "default-scheduler"
+        if name not in served:
+            counts[name] = counts.get(name, 0) + 1
+    hint = (
+        "the configuration given with --config has no such profile"
+        if config_flag
+        else "without --config the scheduler runs the built-in default profile only; "
+        "e.g. --config config/kubesched.yaml has the profiles `simulate` uses"
+    )
+    return [
+        f"{n} pod(s) of the scenario name schedulerName {name!r}, which no profile of this scheduler runs: they "
+        f"stay pending, left for another scheduler ({hint})"
+        for name, n in sorted(counts.items())
+    ]
 
 
 def add_parser(sub: Any) -> None:
