@@ -105,3 +105,15 @@ def test_the_history_annotation_holds_every_attempt_up_to_the_limit() -> None:
     assert history[-1]["attempt"] == HISTORY_LIMIT + 3
     assert [h["attempt"] for h in history] == list(range(3, HISTORY_LIMIT + 4))
     assert history[-1]["filter"] == {"n1": {"NodeResourcesFit": f"try {HISTORY_LIMIT + 3}"}}
+
+
+def test_a_scenario_where_no_pod_gets_an_attempt_says_so(tmp_path: Path) -> None:
+    """Every pod names a scheduler no profile runs: no rate is printed (nothing was attempted),
+    and the pods are listed under "Not scheduled" with why."""
+    docs = [NODE, POD % ("a", "schedulerName: nobody", "100m"), POD % ("b", "schedulerName: nobody", "100m")]
+    out = simulate(tmp_path, docs).stdout
+    assert "- (no attempt)" in out
+    section = out[out.index("Not scheduled") : out.index("Pods")]
+    assert "default/a" in section and "no profile has schedulerName 'nobody'" in section
+    report = json.loads(simulate(tmp_path, docs, "--output", "json").stdout)
+    assert report["summary"]["podsPerSecond"] is None and report["summary"]["attempts"] == 0

@@ -372,7 +372,10 @@ def _report(
         "profiles": per_profile,
         "attempts": scheduler.stats.attempts,
         "seconds": round(elapsed, 3),
-        "podsPerSecond": round(len(pending_keys) / elapsed, 1) if elapsed > 0 else None,
+        # No attempt (every pod refused before one: no profile for it, say): no rate to speak of.
+        "podsPerSecond": round(len(pending_keys) / elapsed, 1)
+        if elapsed > 0 and scheduler.stats.attempts > 0
+        else None,
         "simulatedSeconds": sim_time,
         "preempted": sorted(preempted),
     }
@@ -486,7 +489,7 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         *((("completed", s["completed"]),) if s.get("completed") else ()),
         ("attempts", s["attempts"]),
         ("wall seconds", s["seconds"]),
-        ("pods/s", s["podsPerSecond"]),
+        ("pods/s", s["podsPerSecond"] if s["podsPerSecond"] is not None else "- (no attempt)"),
     ):
         summary.add_row(label, str(value))
     if s.get("preempted"):
@@ -524,7 +527,7 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
             )
         console.print(groups)
     failed = [p for p in result.pods if p["phase"] != "Scheduled"]
-    if failed and len(failed) < len(result.pods):
+    if failed:
         why = Table(title="Not scheduled", show_lines=False)
         for col in ("pod", "profile", "phase", "reason"):
             why.add_column(col, overflow="fold")
