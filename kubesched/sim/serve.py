@@ -8,6 +8,7 @@ import asyncio
 import copy
 import signal
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.cluster.base import NotFound
@@ -75,7 +76,7 @@ class SchedulerSupervisor:
 async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     store = Store()
     if scenario is not None:
-        load_scenario_into(store, scenario)
+        load_scenario_into(store, scenario, now=datetime.now(UTC))
     importer = None
     if getattr(args, "import_from", None):
         from kubesched.sim.importer import Importer
@@ -238,4 +239,4 @@ def _import(store: Store, docs: list[Any]) -> None:
             pass
     if taken:
         raise APIError(409, "AlreadyExists", f"these objects exist already: {', '.join(taken)}")
-    load_scenario_into(store, scenario)
+    load_scenario_into(store, scenario, now=datetime.now(UTC))

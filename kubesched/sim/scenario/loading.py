@@ -3,22 +3,53 @@
 from __future__ import annotations
 
 import copy
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import CLUSTER_SCOPED, Store
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, admit_new
 from kubesched.sim.apiserver.validation.dra import default_device_taint_rule
-from kubesched.sim.scenario.reading import Scenario, admit_pod
+from kubesched.sim.scenario.reading import MAX_OBJECTS, SCENARIO_EPOCH, Scenario, admit_pod
 
 Obj = dict[str, Any]
 
 
-def load_scenario_into(store: Store, scenario: Scenario) -> None:
+_STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def _rebased(pod: Obj, now: datetime | None, last: datetime) -> Obj:
+    """``pod`` with the creation time the scenario reader gave it (one second a pod from
+    :data:`SCENARIO_EPOCH`, for a reproducible order) moved so that the scenario's last pod was
+    created ``now``: in a live server pods are not years old. A time the scenario wrote itself
+    is kept."""
+    if now is None:
+        return pod
+    meta = pod.get("metadata") or {}
+    raw = meta.get("creationTimestamp")
+    try:
+        created = datetime.strptime(raw, _STAMP).replace(tzinfo=UTC) if isinstance(raw, str) else None
+    except ValueError:
+        return pod
+    if created is None or not SCENARIO_EPOCH <= created <= SCENARIO_EPOCH + timedelta(seconds=MAX_OBJECTS):
+        return pod
+    meta["creationTimestamp"] = (now - (last - created)).strftime(_STAMP)
+    return pod
+
+
+def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = None) -> None:
     """Create a parsed scenario's objects in ``store`` as the API server would admit them:
     namespaces (the defaults, the declared ones and any a pod or claim uses), priority classes,
     storage and disruption objects (``scenario.others``), nodes, running pods, then pending pods
-    with priority admission."""
+    with priority admission. With ``now`` (a server's clock), the creation times the reader
+    gave its pods end at ``now``, in the same order."""
+    stamps = [
+        datetime.strptime(t, _STAMP).replace(tzinfo=UTC)
+        for p in scenario.pods
+        if isinstance(t := (p.get("metadata") or {}).get("creationTimestamp"), str)
+        and t.startswith(SCENARIO_EPOCH.strftime("%Y-"))
+    ]
+    last = max(stamps, default=SCENARIO_EPOCH)
 
     def ensure_ns(name: str, obj: Obj | None = None) -> None:
         try:
@@ -50,10 +81,10 @@ def load_scenario_into(store: Store, scenario: Scenario) -> None:
     classes = {p["metadata"]["name"]: p for p in store.list("PriorityClass")[0]}
     for pod in scenario.running_pods:
         ensure_ns(pod["metadata"].get("namespace") or "default")
-        obj = admit_pod(copy.deepcopy(pod), classes)
+        obj = admit_pod(_rebased(copy.deepcopy(pod), now, last), classes)
         store.create("Pod", obj)
     for pod in scenario.pending_pods:
         ensure_ns(pod["metadata"].get("namespace") or "default")
-        obj = admit_pod(copy.deepcopy(pod), classes)
+        obj = admit_pod(_rebased(copy.deepcopy(pod), now, last), classes)
         obj.setdefault("status", {}).setdefault("phase", "Pending")
         store.create("Pod", obj)
