@@ -225,9 +225,9 @@ def _openb(pods: str) -> Callable[[], Any]:
 
 
 def _openb_missing() -> str | None:
-    from kubesched.sim.scenario.openb import trace_dir
+    from kubesched.sim.scenario.openb import TRACE_ABSENT, trace_dir
 
-    return None if trace_dir() is not None else "the openb trace is absent (../shared/traces/alibaba-gpu-v2023)"
+    return None if trace_dir() is not None else TRACE_ABSENT
 
 
 def _pod_group_workload(test: str, case: str, nodes: int, groups: int, per_group: int, **kw: Any) -> Workload:

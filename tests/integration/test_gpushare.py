@@ -22,7 +22,7 @@ from kubesched.config import load_config, parse_config
 from kubesched.framework import Code, CycleState
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.sim.run.simulate import simulate
-from kubesched.sim.scenario.openb import load_openb, trace_dir
+from kubesched.sim.scenario.openb import TRACE_ABSENT, load_openb, trace_dir
 from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node, sim_serve_process
 
@@ -456,7 +456,7 @@ def test_simulate_places_pods_on_gpus_with_each_configuration(gpushare_installed
 TRACE = trace_dir()
 
 
-@pytest.mark.skipif(TRACE is None, reason="the openb trace is absent (../shared/traces/alibaba-gpu-v2023)")
+@pytest.mark.skipif(TRACE is None, reason=TRACE_ABSENT)
 def test_the_openb_trace_with_fgd(gpushare_installed: None) -> None:
     """The shipped FGD configuration carries the typical pods of the default workload, and a
     slice of the trace schedules with every GPU within its 1000 milli and every model honoured."""

@@ -23,7 +23,7 @@ from kubesched.research import ReplayError, ReplayOptions, replay
 from kubesched.research.gpushare import Fragmentation, gpus_taken
 from kubesched.research.metrics import ClusterGauge
 from kubesched.research.trace import TraceNode, TracePod
-from kubesched.sim.scenario.openb import trace_dir
+from kubesched.sim.scenario.openb import TRACE_ABSENT, trace_dir
 from kubesched.testing import as_node_infos, make_node, make_pod
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,7 +258,7 @@ def test_without_the_gpushare_package_replay_says_what_to_install(
 # --- the real trace ----------------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(TRACE is None, reason="the openb trace is absent (../shared/traces/alibaba-gpu-v2023)")
+@pytest.mark.skipif(TRACE is None, reason=TRACE_ABSENT)
 def test_a_slice_of_the_openb_trace(tmp_path: Path, gpushare_installed: None) -> None:
     assert TRACE is not None
     nodes, pods = tmp_path / "nodes.csv", tmp_path / "pods.csv"

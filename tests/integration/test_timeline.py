@@ -14,6 +14,7 @@ import pytest
 
 from kubesched.config import load_config
 from kubesched.sim.run.simulate import simulate
+from kubesched.sim.scenario.openb import TRACE_ABSENT
 from kubesched.sim.scenario.reading import ScenarioError, load_scenario, parse_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +107,7 @@ def test_an_openb_trace_replays_with_churn() -> None:
     from kubesched.sim.scenario.openb import load_openb, trace_dir
 
     if trace_dir() is None:
-        pytest.skip("the openb trace is not present (../shared/traces/alibaba-gpu-v2023)")
+        pytest.skip(TRACE_ABSENT)
     scenario = load_openb("default", node_limit=60, pod_limit=120, churn=True)
     assert scenario.pending_pods == [] and scenario.steps
     assert all(not (step.at < prev.at) for prev, step in zip(scenario.steps, scenario.steps[1:]))

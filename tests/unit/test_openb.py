@@ -13,6 +13,7 @@ from kubesched.sim.scenario.openb import (
     GPU_MILLI_ANNOTATION,
     GPU_MODEL_ANNOTATION,
     GPU_MODEL_LABEL,
+    TRACE_ABSENT,
     TraceError,
     load_openb,
     node_objects,
@@ -21,7 +22,7 @@ from kubesched.sim.scenario.openb import (
 )
 
 TRACE = trace_dir()
-needs_trace = pytest.mark.skipif(TRACE is None, reason="the openb trace is absent (../shared/traces/alibaba-gpu-v2023)")
+needs_trace = pytest.mark.skipif(TRACE is None, reason=TRACE_ABSENT)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
@@ -125,3 +126,13 @@ def test_the_real_trace_loads_and_schedules() -> None:
                     0
                 ]["matchExpressions"][0]["values"]
                 assert node["metadata"]["labels"].get(GPU_MODEL_LABEL) in models
+
+
+def test_the_trace_is_found_where_kubesched_traces_points(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A clone anywhere reads the trace from $KUBESCHED_TRACES/alibaba-gpu-v2023."""
+    folder = tmp_path / "alibaba-gpu-v2023"
+    folder.mkdir()
+    (folder / "openb_node_list_all_node.csv").write_text("sn,cpu_milli,memory_mib,gpu,model\n")
+    monkeypatch.setenv("KUBESCHED_TRACES", str(tmp_path))
+    assert trace_dir() == folder
+    assert "KUBESCHED_TRACES" in TRACE_ABSENT

@@ -44,6 +44,11 @@ GPU_MILLI_ANNOTATION = "alibabacloud.com/gpu-milli"
 GPU_MODEL_ANNOTATION = "alibabacloud.com/gpu-card-model"
 
 #: Where the project keeps the trace, relative to the repository root.
+#: Why what needs the trace is skipped when it is absent.
+TRACE_ABSENT = (
+    "the openb trace is absent: neither $KUBESCHED_TRACES/alibaba-gpu-v2023 nor "
+    "../shared/traces/alibaba-gpu-v2023 holds it (the README's Research section says where to get it)"
+)
 DEFAULT_TRACE_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "traces" / "alibaba-gpu-v2023"
 
 
@@ -221,7 +226,11 @@ def load_openb(
     for ``deletion_time - creation_time`` seconds once placed (``kubesched.io/lifetime``)."""
     d = directory or trace_dir()
     if d is None:
-        raise TraceError("the openb trace is not present (looked in $KUBESCHED_TRACES and ../shared/traces)")
+        raise TraceError(
+            "the openb trace is not present (looked in $KUBESCHED_TRACES/alibaba-gpu-v2023 and "
+            "../shared/traces/alibaba-gpu-v2023): get its CSV files from github.com/alibaba/clusterdata "
+            "(cluster-trace-gpu-v2023/csv) into a folder alibaba-gpu-v2023 and set KUBESCHED_TRACES to its parent"
+        )
     node_path = d / f"openb_node_list_{nodes}.csv"
     pod_path = d / f"openb_pod_list_{pods}.csv"
     for p in (node_path, pod_path):
