@@ -105,12 +105,12 @@ def test_scaling_refuses_to_combine_with_named_workloads(capsys: pytest.CaptureF
     assert "--scaling" in capsys.readouterr().err
 
 
-def test_list_names_every_workload_and_marks_the_slow_one(capsys: pytest.CaptureFixture[str]) -> None:
+def test_list_names_every_workload_and_marks_the_slow_ones(capsys: pytest.CaptureFixture[str]) -> None:
     assert run.main(["--list"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(WORKLOADS)
     slow = [line.split()[0] for line in lines if line.endswith("(slow: only with -w or --all)")]
-    assert slow == ["SchedulingBasic/15000Nodes_50000Pods"]
+    assert slow == ["SchedulingBasic/15000Nodes_50000Pods", "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup"]
 
 
 def test_an_unknown_workload_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
