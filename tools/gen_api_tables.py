@@ -110,6 +110,16 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
     ),
     "io.k8s.api.scheduling.v1.PriorityClass",
     "io.k8s.api.scheduling.v1.PriorityClassList",
+    # What an installation's RBAC manifest creates (kubectl apply -f config/rbac.yaml).
+    "io.k8s.api.core.v1.ServiceAccount",
+    "io.k8s.api.core.v1.ServiceAccountList",
+    *(
+        "io.k8s.api.rbac.v1." + name
+        for name in (
+            "AggregationRule ClusterRole ClusterRoleBinding ClusterRoleBindingList ClusterRoleList PolicyRule Role "
+            "RoleBinding RoleBindingList RoleList RoleRef Subject"
+        ).split()
+    ),
     # Workload-aware scheduling (1.37): Workload and PodGroup in v1beta1 and v1alpha3, and
     # v1alpha3's CompositePodGroup.
     *(

@@ -40,6 +40,8 @@ CLUSTER_SCOPED = frozenset(
         "DeviceClass",
         "ResourceSlice",
         "DeviceTaintRule",
+        "ClusterRole",
+        "ClusterRoleBinding",
     }
 )
 

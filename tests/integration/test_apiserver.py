@@ -626,6 +626,7 @@ async def test_core_events_are_served_by_events_v1(api: client.ApiClient) -> Non
                     "apps",
                     "batch",
                     "resource.k8s.io",
+                    "rbac.authorization.k8s.io",
                 }
             ),
             id="groups",

@@ -186,6 +186,13 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("batch", "v1", "jobs", "Job", True, (), ("all",), subresources={"status": ("Job", _STATUS)}),
     Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
     Resource("", "v1", "secrets", "Secret", True),
+    # What an installation's RBAC manifest creates: stored and served, not enforced (the server
+    # authorizes by token alone).
+    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
+    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
 )
 
 #: The named groups and their versions, the preferred (first served) first.

@@ -33,6 +33,11 @@ _DEF_OF_KIND: dict[tuple[str, str], str] = {
         ("resource.k8s.io", kind): f"io.k8s.api.resource.v1.{kind}"
         for kind in ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
     },
+    ("", "ServiceAccount"): "io.k8s.api.core.v1.ServiceAccount",
+    **{
+        ("rbac.authorization.k8s.io", kind): f"io.k8s.api.rbac.v1.{kind}"
+        for kind in ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
+    },
     ("storage.k8s.io", "CSIDriver"): "io.k8s.api.storage.v1.CSIDriver",
     ("storage.k8s.io", "CSIStorageCapacity"): "io.k8s.api.storage.v1.CSIStorageCapacity",
 }
