@@ -203,10 +203,9 @@ class PodGroupSchedulingCycle:
     def _validate(self, group: PodGroupInfo, members: list[QueuedPodInfo]) -> Status | None:
         """Upstream's checks of a group before it is placed: one scheduler, one priority."""
         pods = [q.pod_info for q in members]
+        mine = {p.uid for p in pods}
         pods += [
-            p
-            for uid, p in self.pod_groups.state(group.namespace, group.name).scheduled.items()
-            if all(uid != q.pod_info.uid for q in members)
+            p for uid, p in self.pod_groups.state(group.namespace, group.name).scheduled.items() if uid not in mine
         ]
         first = pods[0]
         for p in pods[1:]:
