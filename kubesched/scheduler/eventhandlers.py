@@ -39,6 +39,7 @@ _EVENT_RESOURCES = {
     "ResourceSlice": Resource.RESOURCE_SLICE,
     "DeviceClass": Resource.DEVICE_CLASS,
     "PodGroup": Resource.POD_GROUP,
+    "CompositePodGroup": Resource.COMPOSITE_POD_GROUP,
 }
 _ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
 
@@ -64,6 +65,8 @@ class EventHandlers:
         #: Pod groups and their members (only with GenericWorkload: without it a pod's
         #: ``schedulingGroup`` means nothing to the scheduler, as upstream).
         self.pod_groups = ctx.pod_groups if ctx.options.feature_gates.enabled("GenericWorkload") else None
+        #: Whether CompositePodGroups join the index (``CompositePodGroup``, with GenericWorkload).
+        self.composites = self.pod_groups is not None and ctx.options.feature_gates.enabled("CompositePodGroup")
         #: How this scheduler's feature gates count a pod's resources (NodeInfo's accounting).
         self.counting = Counting.of(ctx.options.feature_gates)
         #: Whether this process may write to the cluster (see :meth:`set_leading`).
@@ -116,6 +119,9 @@ class EventHandlers:
             self.listers.put(kind, obj)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.put_group(obj)
+            elif kind == "CompositePodGroup" and self.composites:
+                assert self.pod_groups is not None
+                self.pod_groups.put_composite(obj)
             self._other_event(kind, ActionType.ADD, None, obj)
 
     @timed_event("update")
@@ -159,6 +165,9 @@ class EventHandlers:
             self.listers.put(kind, new)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.put_group(new)
+            elif kind == "CompositePodGroup" and self.composites:
+                assert self.pod_groups is not None
+                self.pod_groups.put_composite(new)
             self._other_event(kind, ActionType.UPDATE, old, new)
 
     @timed_event("delete")
@@ -187,6 +196,9 @@ class EventHandlers:
             self.listers.remove(kind, obj)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.remove_group(obj)
+            elif kind == "CompositePodGroup" and self.composites:
+                assert self.pod_groups is not None
+                self.pod_groups.remove_composite(obj)
             self._other_event(kind, ActionType.DELETE, obj, None)
 
     def _group_member_added(self, pi: PodInfo) -> None:
