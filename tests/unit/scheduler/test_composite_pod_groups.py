@@ -1,0 +1,98 @@
+"""CompositePodGroup hierarchies on the real loop (GenericWorkload + CompositePodGroup): the
+members of every PodGroup under a root are placed in one cycle, all of them or none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from conftest import Harness, make_harness, profile
+
+from kubesched.framework.features import FeatureGates
+from kubesched.scheduler import SchedulerOptions
+from kubesched.testing import make_node, make_pod
+
+GATES = FeatureGates().replace(GenericWorkload=True, TopologyAwareWorkloadScheduling=True, CompositePodGroup=True)
+
+
+def pod_group(name: str, min_count: int, parent: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default", "uid": f"pg-{name}", "generation": 1},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}, "parentCompositePodGroupName": parent},
+    }
+
+
+def composite(name: str, min_group_count: int | None) -> dict[str, Any]:
+    policy = {"gang": {"minGroupCount": min_group_count}} if min_group_count is not None else {"basic": {}}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": name, "namespace": "default", "uid": f"cpg-{name}", "generation": 1},
+        "spec": {"schedulingPolicy": policy},
+    }
+
+
+def member(name: str, group: str) -> dict[str, Any]:
+    pod = make_pod(name).req(cpu="1").obj()
+    pod["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return pod
+
+
+async def harness(cpus: list[str], min_group_count: int | None = 2) -> Harness:
+    nodes = [make_node(f"n{i}").capacity(cpu=c, pods=10).obj() for i, c in enumerate(cpus)]
+    groups = [composite("job", min_group_count), pod_group("a", 2, "job"), pod_group("b", 2, "job")]
+    pods = [member("a0", "a"), member("a1", "a"), member("b0", "b"), member("b1", "b")]
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementFeasible=["GangScheduling"],
+        permit=["GangScheduling"],
+    )
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    return await make_harness([prof], options=options, objs=[*nodes, *groups, *pods])
+
+
+def condition(h: Harness, name: str) -> dict[str, Any] | None:
+    pg = h.store.get("PodGroup", "default", name)
+    return next(
+        (c for c in (pg.get("status") or {}).get("conditions") or () if c["type"] == "PodGroupInitiallyScheduled"),
+        None,
+    )
+
+
+async def test_a_composite_gang_whose_second_child_cannot_fit_binds_nothing() -> None:
+    """Three CPUs for two gangs of two: "a" fits, "b" does not, and the composite needs both."""
+    h = await harness(["1", "1", "1"])
+    await h.run_all()
+    assert [h.node_of(p) for p in ("a0", "a1", "b0", "b1")] == [None] * 4
+    assert h.scheduler.cache.assumed_count() == 0
+    root = "0/1 placements are available, first placement status: minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    msgs = {p: h.scheduler.results[f"default/{p}"].message for p in ("a0", "a1", "b0", "b1")}
+    assert msgs["a0"] == msgs["a1"] == root
+    assert sorted([msgs["b0"], msgs["b1"]])[0].startswith("0/3 nodes are available: 3 Insufficient cpu.")
+    assert "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining" in {msgs["b0"], msgs["b1"]}
+    cond_a, cond_b = condition(h, "a"), condition(h, "b")
+    assert cond_a is not None and (cond_a["status"], cond_a["message"]) == ("False", root)
+    assert cond_b is not None and cond_b["status"] == "False"
+    assert h.store.get("CompositePodGroup", "default", "job").get("status", {}).get("conditions") is None
+
+
+async def test_a_composite_gang_that_fits_binds_every_member_in_one_cycle() -> None:
+    h = await harness(["1", "1", "1", "1"])
+    assert await h.run_all() == 1
+    assert all(h.node_of(p) for p in ("a0", "a1", "b0", "b1"))
+    for name in ("a", "b"):
+        cond = condition(h, name)
+        assert cond is not None and (cond["status"], cond["reason"]) == ("True", "Scheduled")
+
+
+async def test_a_basic_composite_binds_the_child_that_fits() -> None:
+    """minGroupCount 1 (basic): "a" is placed although "b" is not."""
+    h = await harness(["1", "1", "1"], min_group_count=None)
+    await h.run_all()
+    assert h.node_of("a0") and h.node_of("a1")
+    assert h.node_of("b0") is None and h.node_of("b1") is None
+    cond_b = condition(h, "b")
+    assert cond_b is not None and cond_b["message"] == "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
