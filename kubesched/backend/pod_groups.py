@@ -152,7 +152,9 @@ class PodGroupIndex:
 
     def root_of(self, key: str) -> str | None:
         """The top of ``key``'s chain of parents (``key`` itself without a parent); ``None``
-        when a parent on the way has not been seen, or the chain loops."""
+        when a composite on the way (``key`` included) has not been seen, or the chain loops."""
+        if key.startswith(COMPOSITE_POD_GROUP_KIND + "/") and key not in self._composites:
+            return None
         seen = {key}
         while (parent := self._parent.get(key)) is not None:
             if parent in seen or parent not in self._composites:

@@ -17,6 +17,7 @@ from kubesched.framework.events import (
     pod_update_actions,
 )
 from kubesched.framework.pod_requests import Counting
+from kubesched.framework.podgroup import group_key
 from kubesched.framework.types import PodInfo, PodSpecError, pod_key
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
@@ -203,11 +204,19 @@ class EventHandlers:
 
     def _group_member_added(self, pi: PodInfo) -> None:
         """A pending member of a pod group arrived: its fellow members waiting in the pool (a
-        gang short of its quorum) hear of it."""
+        gang short of its quorum) hear of it; with CompositePodGroup, every member of its
+        hierarchy."""
         assert self.pod_groups is not None
+        groups = [pi.pod_group]
+        if self.composites:
+            # With CompositePodGroup the quorum is the hierarchy's: every member under the root hears.
+            root = self.pod_groups.root_of(group_key(pi.namespace, pi.pod_group))
+            if root is not None:
+                groups = [k.split("/", 2)[2] for k in self.pod_groups.leaves_under(root)]
         pooled = [
             q
-            for uid in self.pod_groups.members(pi.namespace, pi.pod_group)
+            for g in groups
+            for uid in self.pod_groups.members(pi.namespace, g)
             if uid != pi.uid and (q := self.queue.pooled(uid)) is not None
         ]
         if pooled:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.backend.pod_groups import PodGroupIndex
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.types import PodInfo
 
 
@@ -77,7 +78,9 @@ def grouped_pod(
 class PodGroupHandle:
     """The part of the plugin handle the pod-group plugins read."""
 
-    def __init__(self) -> None:
+    def __init__(self, composite: bool = False) -> None:
+        #: The scheduler's gates: ``composite`` turns CompositePodGroup on.
+        self.feature_gates = FeatureGates().replace(GenericWorkload=True, CompositePodGroup=composite)
         self.cache = Cache()
         self.pod_groups = PodGroupIndex(placed=self.cache.get_pod)
         self._snapshot = Snapshot()

@@ -39,10 +39,10 @@ def member(name: str, group: str) -> dict[str, Any]:
     return pod
 
 
-async def harness(cpus: list[str], min_group_count: int | None = 2) -> Harness:
+async def harness(cpus: list[str], min_group_count: int | None = 2, names: str = "a0 a1 b0 b1") -> Harness:
     nodes = [make_node(f"n{i}").capacity(cpu=c, pods=10).obj() for i, c in enumerate(cpus)]
     groups = [composite("job", min_group_count), pod_group("a", 2, "job"), pod_group("b", 2, "job")]
-    pods = [member("a0", "a"), member("a1", "a"), member("b0", "b"), member("b1", "b")]
+    pods = [member(n, n[0]) for n in names.split()]
     prof = profile(
         preEnqueue=["GangScheduling"],
         preFilter=["NodeResourcesFit"],
@@ -96,3 +96,18 @@ async def test_a_basic_composite_binds_the_child_that_fits() -> None:
     assert h.node_of("b0") is None and h.node_of("b1") is None
     cond_b = condition(h, "b")
     assert cond_b is not None and cond_b["message"] == "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+
+
+async def test_members_wait_for_the_tree_quorum_then_go_as_one() -> None:
+    """ "b" has one member of two: the tree is short, every member waits at PreEnqueue with the
+    root's name; the missing member lets the whole hierarchy in, placed in one cycle."""
+    h = await harness(["1", "1", "1", "1"], names="a0 a1 b0")
+    assert await h.run_all() == 0
+    q = h.scheduler.queue
+    for name in ("a0", "a1", "b0"):
+        assert q.pooled(h.pod(name)["metadata"]["uid"]).last_failure == (
+            'waiting for composite pod group "job" tree to meet quorum'
+        )
+    h.add(member("b1", "b"))
+    assert await h.run_all() == 1
+    assert all(h.node_of(p) for p in ("a0", "a1", "b0", "b1"))
