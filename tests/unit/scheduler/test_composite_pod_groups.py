@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import Harness, make_harness, profile
 
 from kubesched.framework.features import FeatureGates
+from kubesched.plugins.podgrouppodscount import PodGroupPodsCount
 from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import make_node, make_pod
 
@@ -111,3 +113,47 @@ async def test_members_wait_for_the_tree_quorum_then_go_as_one() -> None:
     h.add(member("b1", "b"))
     assert await h.run_all() == 1
     assert all(h.node_of(p) for p in ("a0", "a1", "b0", "b1"))
+
+
+@pytest.mark.parametrize(("sizes", "zones"), [((3, 4), {"b"}), ((4, 4), {"a", "b"})], ids=["one fits", "both fit"])
+async def test_a_composite_with_a_zone_constraint_keeps_both_children_in_one_zone(
+    sizes: tuple[int, int], zones: set[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zone "a" holds three members or four, zone "b" four: the hierarchy lands in one zone that
+    holds both gangs of two ("b" when "a" is too small, although "a" is tried first; either when
+    both fit, chosen by PlacementScore over the proposals of both children)."""
+    nodes = [
+        make_node(f"{zone}{i}").capacity(cpu="1", pods=10).label("zone", zone).obj()
+        for zone, count in zip(("a", "b"), sizes, strict=True)
+        for i in range(count)
+    ]
+    cpg = composite("job", 2)
+    cpg["spec"]["schedulingConstraints"] = {"topology": [{"key": "zone"}]}
+    groups = [cpg, pod_group("x", 2, "job"), pod_group("y", 2, "job")]
+    pods = [member(n, n[0]) for n in ("x0", "x1", "y0", "y1")]
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementGenerate=["TopologyPlacementGenerator"],
+        placementFeasible=["GangScheduling"],
+        placementScore=["PodGroupPodsCount"],
+        permit=["GangScheduling"],
+    )
+    scored: list[tuple[str, int]] = []
+    original = PodGroupPodsCount.score_placement
+
+    def spy(self: PodGroupPodsCount, state: Any, group: Any, assignments: Any) -> int:
+        scored.append((group.key, len(assignments.assignments)))
+        return original(self, state, group, assignments)
+
+    monkeypatch.setattr(PodGroupPodsCount, "score_placement", spy)
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness([prof], options=options, objs=[*nodes, *groups, *pods])
+    assert await h.run_all() == 1
+    # Both zones feasible: the composite's placements are scored with all four proposed members.
+    assert scored == ([("CompositePodGroup/default/job", 4)] * 2 if len(zones) == 2 else [])
+    placed = [h.node_of(p) for p in ("x0", "x1", "y0", "y1")]
+    assert all(n is not None for n in placed), placed
+    assert len({n[0] for n in placed if n}) == 1 and {n[0] for n in placed if n} <= zones
+    assert len(set(placed)) == 4
