@@ -207,6 +207,13 @@ class PodGroupSchedulingCycle:
             tree = PodGroupInfo(ns, pi.pod_group, self.pod_groups.get(ns, pi.pod_group))
         else:
             tree = self._tree(root, members)
+        other = next((q for q in taken if q.pod_info.scheduler_name != pi.scheduler_name), None)
+        if problem is None and other is not None:
+            # One hierarchy, one scheduler: its leaves are placed in one cycle of one profile.
+            problem = Status.as_error(
+                "all pods in a single pod group should have the same .spec.schedulerName set, "
+                f"got: {pi.scheduler_name!r} and {other.pod_info.scheduler_name!r}"
+            )
         for group in tree.leaves():
             own = members.get(group.key)
             if problem is None and own:

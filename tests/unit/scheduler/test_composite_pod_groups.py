@@ -157,3 +157,29 @@ async def test_a_composite_with_a_zone_constraint_keeps_both_children_in_one_zon
     assert all(n is not None for n in placed), placed
     assert len({n[0] for n in placed if n}) == 1 and {n[0] for n in placed if n} <= zones
     assert len(set(placed)) == 4
+
+
+async def test_members_of_one_hierarchy_with_two_scheduler_names_all_fail_with_the_reason() -> None:
+    """Both names are this scheduler's profiles: the hierarchy is one cycle of one profile, so
+    a member of another profile fails the cycle for all."""
+    nodes = [make_node(f"n{i}").capacity(cpu="1", pods=10).obj() for i in range(4)]
+    groups = [composite("job", 2), pod_group("a", 2, "job"), pod_group("b", 2, "job")]
+    pods = [member(n, n[0]) for n in ("a0", "a1", "b0", "b1")]
+    for p in pods[:2]:  # each PodGroup has one scheduler, the hierarchy two
+        p["spec"]["schedulerName"] = "other-scheduler"
+    points: dict[str, Any] = {
+        "preFilter": ["NodeResourcesFit"],
+        "filter": ["NodeResourcesFit"],
+        "placementFeasible": ["GangScheduling"],
+    }
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness(
+        [profile(**points), profile("other-scheduler", **points)], options=options, objs=[*nodes, *groups, *pods]
+    )
+    await h.run_all()
+    assert all(h.node_of(p) is None for p in ("a0", "a1", "b0", "b1"))
+    messages = {h.scheduler.results[f"default/{p}"].message for p in ("a0", "a1", "b0", "b1")}
+    assert len(messages) == 1
+    (message,) = messages
+    assert message.startswith("all pods in a single pod group should have the same .spec.schedulerName set, got: ")
+    assert "'default-scheduler'" in message and "'other-scheduler'" in message
