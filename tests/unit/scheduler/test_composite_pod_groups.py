@@ -183,3 +183,39 @@ async def test_members_of_one_hierarchy_with_two_scheduler_names_all_fail_with_t
     (message,) = messages
     assert message.startswith("all pods in a single pod group should have the same .spec.schedulerName set, got: ")
     assert "'default-scheduler'" in message and "'other-scheduler'" in message
+
+
+async def test_a_nested_composite_that_fails_fails_its_root_and_a_sibling_never_tried() -> None:
+    """root (minGroupCount 2) over sub (minGroupCount 2 over s1, s2) and c: s2 cannot fit, so
+    sub fails, the root cannot reach two children and stops before c; c's members take the
+    root's reason, s1's members (placed, then undone) sub's."""
+    nodes = [make_node(f"n{i}").capacity(cpu="1", pods=10).obj() for i in range(2)]
+    sub = composite("sub", 2)
+    sub["spec"]["parentCompositePodGroupName"] = "root"
+    groups = [
+        composite("root", 2),
+        sub,
+        pod_group("s1", 1, "sub"),
+        pod_group("s2", 2, "sub"),
+        pod_group("c", 1, "root"),
+    ]
+    pods = [member("s1-0", "s1"), member("s2-0", "s2"), member("s2-1", "s2"), member("c-0", "c")]
+    for p, g in zip(pods, ("s1", "s2", "s2", "c"), strict=True):
+        p["spec"]["schedulingGroup"] = {"podGroupName": g}
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementFeasible=["GangScheduling"],
+    )
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    # Two CPUs: s1 takes one, s2 finds one for its first member and none for its second.
+    h = await make_harness([prof], options=options, objs=[*nodes, *groups, *pods])
+    await h.run_all()
+    assert all(h.node_of(p["metadata"]["name"]) is None for p in pods)
+    msg = {p["metadata"]["name"]: h.scheduler.results[f"default/{p['metadata']['name']}"].message for p in pods}
+    root = "0/1 placements are available, first placement status: minCount (2) cannot be satisfied: 0 scheduled, 1 remaining"
+    sub_reason = "0/1 placements are available, first placement status: minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
+    assert msg["c-0"] == root
+    assert msg["s1-0"] == sub_reason
+    assert "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining" in {msg["s2-0"], msg["s2-1"]}
