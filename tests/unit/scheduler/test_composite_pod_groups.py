@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Harness, make_harness, profile
+from conftest import Harness, make_harness, profile, registry_with
 
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.status import Code, Status
 from kubesched.plugins.podgrouppodscount import PodGroupPodsCount
 from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import make_node, make_pod
@@ -219,3 +220,41 @@ async def test_a_nested_composite_that_fails_fails_its_root_and_a_sibling_never_
     assert msg["c-0"] == root
     assert msg["s1-0"] == sub_reason
     assert "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining" in {msg["s2-0"], msg["s2-1"]}
+
+
+class BrokenFor:
+    """A PlacementFeasible plugin that errs for PodGroup "b" (and lets everything else pass)."""
+
+    name = "BrokenFor"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def placement_feasible(self, state: Any, group: Any, progress: Any) -> Status | None:
+        return Status(Code.ERROR, "injected error") if group.name == "b" else None
+
+
+async def test_a_child_error_is_the_hierarchys_error() -> None:
+    """A child that errs aborts the composite (``composite pod group evaluation failed due to
+    child error: ...``): the leaf that succeeded before is undone and its members fail with the
+    composite's error, the erring leaf's with its own."""
+    nodes = [make_node(f"n{i}").capacity(cpu="1", pods=10).obj() for i in range(4)]
+    groups = [composite("job", 2), pod_group("a", 2, "job"), pod_group("b", 2, "job")]
+    pods = [member(n, n[0]) for n in ("a0", "a1", "b0", "b1")]
+    prof = profile(
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementFeasible=["GangScheduling", "BrokenFor"],
+    )
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness([prof], registry_with(BrokenFor), options=options, objs=[*nodes, *groups, *pods])
+    await h.run_all()
+    assert all(h.node_of(p) is None for p in ("a0", "a1", "b0", "b1"))
+    assert h.scheduler.cache.assumed_count() == 0
+    msg = {p: h.scheduler.results[f"default/{p}"].message for p in ("a0", "a1", "b0", "b1")}
+    own = 'running PlacementFeasible plugin "BrokenFor": injected error'
+    assert msg["a0"] == msg["a1"] == f"composite pod group evaluation failed due to child error: {own}"
+    assert msg["b0"] == msg["b1"] == own
+    for name in ("a", "b"):
+        cond = condition(h, name)
+        assert cond is not None and (cond["status"], cond["reason"]) == ("False", "SchedulerError")
