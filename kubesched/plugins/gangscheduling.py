@@ -131,16 +131,18 @@ class GangScheduling:
             return None
         return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, TREE_NOT_READY.format(root.split("/", 2)[2]))
 
-    def _group_ready(self, key: str, depth: int = 0) -> bool:
-        """A PodGroup with at least ``minCount`` known members (1 if basic); a composite with at
-        least ``minGroupCount`` ready children (1 if basic)."""
+    def _group_ready(self, key: str, depth: int = 0, placed: bool = False) -> bool:
+        """A PodGroup with at least ``minCount`` known members (1 if basic; ``placed``: members
+        bound or assumed); a composite with at least ``minGroupCount`` ready children (1 if
+        basic)."""
         groups = self.handle.pod_groups
         kind, ns, name = key.split("/", 2)
         if kind == POD_GROUP_KIND:
             obj = groups.get(ns, name)
             if obj is None:
                 return False
-            return groups.member_count(ns, name) >= (gang_min_count(obj) or 1)
+            count = len(groups.state(ns, name).scheduled) if placed else groups.member_count(ns, name)
+            return count >= (gang_min_count(obj) or 1)
         cpg = groups.composite(ns, name)
         if cpg is None or depth > 64:
             return False
@@ -148,7 +150,7 @@ class GangScheduling:
         need = int(gang.get("minGroupCount") or 1) if isinstance(gang, dict) else 1
         ready = 0
         for child in groups.children(key):
-            if self._group_ready(child, depth + 1):
+            if self._group_ready(child, depth + 1, placed):
                 ready += 1
                 if ready >= need:
                     return True
@@ -171,6 +173,9 @@ class GangScheduling:
         obj = groups.get(pod.namespace, pod.pod_group)
         if obj is None:
             return Status.as_error(f"failed to get podGroup {pod.namespace}/{pod.pod_group}: not found"), 0.0
+        parent = parent_name(obj) if self.hierarchies else ""
+        if parent:
+            return self._permit_in_hierarchy(pod.namespace, parent)
         min_count = gang_min_count(obj)
         if min_count is None:
             return None, 0.0
@@ -182,6 +187,27 @@ class GangScheduling:
             waiting = self.handle.get_waiting_pod(uid)
             if waiting is not None:
                 waiting.allow(self.name)
+        return None, 0.0
+
+    def _permit_in_hierarchy(self, namespace: str, parent: str) -> tuple[Status | None, float]:
+        """A member under a CompositePodGroup waits until its root's tree meets quorum with
+        placed members (the pending ones of the hierarchy are activated meanwhile); then every
+        waiting member of the hierarchy is allowed."""
+        groups = self.handle.pod_groups
+        root = groups.root_of(group_key(namespace, parent, COMPOSITE_POD_GROUP_KIND))
+        if root is None:
+            return Status.as_error(NO_COMPOSITE_IN_STATE.format(namespace, parent)), 0.0
+        leaves = [groups.state(*k.split("/", 2)[1:]) for k in groups.leaves_under(root)]
+        if not self._group_ready(root, placed=True):
+            self.handle.activate(
+                [p for state in leaves for uid, p in state.members.items() if uid not in state.scheduled]
+            )
+            return Status(Code.WAIT, TREE_NOT_READY.format(root.split("/", 2)[2])), PERMIT_TIMEOUT_SECONDS
+        for state in leaves:
+            for uid in state.scheduled:
+                waiting = self.handle.get_waiting_pod(uid)
+                if waiting is not None:
+                    waiting.allow(self.name)
         return None, 0.0
 
     # --- PlacementFeasible ----------------------------------------------------------------------

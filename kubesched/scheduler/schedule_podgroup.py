@@ -232,8 +232,13 @@ class PodGroupSchedulingCycle:
                     outcome.placements_tried - outcome.feasible_placements,
                 )
             results, status = outcome.leaves, outcome.status
+        if status is None:
+            # Every leaf's placed members are in the cache before any runs Permit, which for a
+            # member under a composite counts the whole hierarchy's placed members.
+            for group in tree.leaves():
+                self._assume_placed(results[group.key])
         for group in tree.leaves():
-            await self._submit(fw, group, results[group.key], start, {})
+            await self._submit(fw, group, results[group.key], start, {}, assumed=status is None)
         self.stats.attempts += len(taken)
         result = "scheduled" if status is None else "error" if status.code is Code.ERROR else "unschedulable"
         self.observer.pod_group_attempt(result, fw.profile_name, time.perf_counter() - start)
@@ -322,19 +327,31 @@ class PodGroupSchedulingCycle:
                     )
         return None
 
+    def _assume_placed(self, out: GroupOutcome) -> None:
+        """Assume a successful group's placed members in the cache (placed in the snapshot so
+        far): from now on the cache holds them all, before any runs Permit (which, as
+        GangScheduling's, may count the group's assumed pods)."""
+        if out.status is not None:
+            return
+        for m in out.placed():
+            assert m.assumed is not None and m.node is not None
+            self.cache.assume_pod(m.assumed, m.node)
+            self.ctx.nominator.delete(m.qpi.pod_info.uid)
+
     async def _submit(
-        self, fw: Framework, group: PodGroupInfo, out: GroupOutcome, start: float, nominated: dict[str, str]
+        self,
+        fw: Framework,
+        group: PodGroupInfo,
+        out: GroupOutcome,
+        start: float,
+        nominated: dict[str, str],
+        assumed: bool = False,
     ) -> None:
         status = out.status
         if status is None:
             self.outcomes["scheduled"] = self.outcomes.get("scheduled", 0) + 1
-            placed = out.placed()
-            for m in placed:
-                # Placed in the snapshot so far: the cache holds them all from now on, before
-                # any runs Permit (which, as GangScheduling's, may count the group's assumed pods).
-                assert m.assumed is not None and m.node is not None
-                self.cache.assume_pod(m.assumed, m.node)
-                self.ctx.nominator.delete(m.qpi.pod_info.uid)
+            if not assumed:
+                self._assume_placed(out)
             for m in out.members:
                 if m.node is not None:
                     await self._bind(fw, m, start)

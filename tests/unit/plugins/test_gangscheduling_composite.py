@@ -2,7 +2,8 @@
 run with the gate on — the hints' "matches the root CPG" cases, TestPreEnqueue's CPG-on runs
 (group not yet created, quorum, the three stages of a CPG tree, a basic CPG root over gang
 children) and PlacementFeasible over a composite's children (minGroupCount). The
-CompositePodGroup Add hint's cases are ours (upstream's table was not read)."""
+CompositePodGroup Add hint's cases and Permit over a hierarchy are ours (upstream's tables for
+them were not read; Permit follows upstream's permitPodForHierarchy)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from kubesched.framework.events import ActionType, ClusterEvent, QueueingHint, R
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, PlacementProgress, PodGroupInfo
 from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
 from kubesched.plugins.gangscheduling import GangScheduling
 
 QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
@@ -281,3 +283,59 @@ def test_placement_feasible_counts_children(need: int, children: int, outcomes: 
     assert (
         last is not None and last.message() == f"minCount ({need or 1}) cannot be satisfied: 0 scheduled, 0 remaining"
     )
+
+
+# --- Permit over a hierarchy (upstream's permitPodForHierarchy) ------------------------------
+
+
+class _Waiting:
+    def __init__(self) -> None:
+        self.allowed: list[str] = []
+
+    def allow(self, plugin: str) -> None:
+        self.allowed.append(plugin)
+
+
+class _PermitHandle(PodGroupHandle):
+    def __init__(self) -> None:
+        super().__init__(composite=True)
+        self.activated: list[str] = []
+        self.waiting: dict[str, _Waiting] = {}
+
+    def activate(self, pods: Any) -> None:
+        self.activated.extend(p.name for p in pods)
+
+    def get_waiting_pod(self, uid: str) -> Any:
+        return self.waiting.setdefault(uid, _Waiting())
+
+
+def _hierarchy(placed: list[str]) -> tuple[GangScheduling, _PermitHandle]:
+    """root (minGroupCount 2) over gangs a and b of two: members a0 a1 b0 b1, ``placed`` assumed."""
+    h = _PermitHandle()
+    h.add_nodes({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {}})
+    h.add_groups(
+        composite_pod_group("root", min_group_count=2),
+        pod_group("a", min_count=2, parent="root"),
+        pod_group("b", min_count=2, parent="root"),
+    )
+    for name in ("a0", "a1", "b0", "b1"):
+        if name in placed:
+            h.assume(pod(name, name[0]), "n1")
+        else:
+            h.add_pod(pod(name, name[0]))
+    return GangScheduling(None, h), h  # type: ignore[arg-type]
+
+
+def test_permit_in_a_hierarchy_waits_for_the_tree_and_activates_its_pending_members() -> None:
+    pl, h = _hierarchy(["a0", "a1", "b0"])
+    status, timeout = pl.permit(CycleState(), PodInfo(pod("a0", "a")), "n1")
+    assert status is not None and status.is_wait() and timeout == 300.0
+    assert status.message() == 'waiting for composite pod group "root" tree to meet quorum'
+    assert h.activated == ["b1"]
+
+
+def test_permit_in_a_hierarchy_at_quorum_allows_every_placed_member() -> None:
+    pl, h = _hierarchy(["a0", "a1", "b0", "b1"])
+    status, _ = pl.permit(CycleState(), PodInfo(pod("b1", "b")), "n1")
+    assert status is None
+    assert sorted(uid for uid, w in h.waiting.items() if w.allowed == ["GangScheduling"]) == ["a0", "a1", "b0", "b1"]
