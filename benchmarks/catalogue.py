@@ -249,6 +249,45 @@ def _pod_group_workload(test: str, case: str, nodes: int, groups: int, per_group
     )
 
 
+def _cpg_workload(test: str, case: str, nodes: int, cpgs: int, groups: int, per_group: int, **kw: Any) -> Workload:
+    """Upstream's ``cpg/`` CPGGangScheduling (composites of ``minGroupCount: groups // cpgs``
+    over gangs of ``minCount: per_group``) or CPGBasicScheduling case ``case``: ``cpgs``
+    CompositePodGroups over ``groups`` PodGroups of ``per_group`` measured pods on ``nodes``
+    default nodes. ``groups`` counts the PodGroups (each hierarchy's cycle decides all of them)."""
+    gang = test == "CPGGangScheduling"
+    per_cpg = groups // cpgs
+    kind = "gang" if gang else "basic"
+    kw.setdefault(
+        "description",
+        f"upstream {test}/{case}: {cpgs} {kind} CompositePodGroups of {per_cpg} groups of {per_group} pods",
+    )
+    return Workload(
+        f"{test}/{case}",
+        nodes,
+        0,
+        groups * per_group,
+        make_pod=podgroups.composite_member_pod(gang, per_group),
+        feature_gates=dict(podgroups.CPG_GATES),
+        pod_groups=podgroups.composite_objects(gang, cpgs, groups, per_cpg, per_cpg, per_group),
+        groups=groups,
+        **kw,
+    )
+
+
+#: Upstream's cpg/ shapes: (case, nodes, CompositePodGroups, PodGroups, pods per group); two
+#: PodGroups per composite throughout, and gangs ask for all their members.
+CPG_SHAPES: list[tuple[str, int, int, int, int]] = [
+    ("10Nodes_3CPGs_6Groups_18Pods", 10, 3, 6, 3),
+    ("100Nodes_10CPGs_20Groups_60Pods", 100, 10, 20, 3),
+    ("5000Nodes_500CPGs_1000Groups_3000Pods", 5000, 500, 1000, 3),
+    ("5000Nodes_1000CPGs_2000Groups_6000Pods", 5000, 1000, 2000, 3),
+    ("5000Nodes_1500CPGs_3000Groups_9000Pods", 5000, 1500, 3000, 3),
+    ("5000Nodes_3CPGs_6Groups_3000Pods", 5000, 3, 6, 500),
+    ("5000Nodes_3CPGs_6Groups_6000Pods", 5000, 3, 6, 1000),
+    ("5000Nodes_3CPGs_6Groups_9000Pods", 5000, 3, 6, 1500),
+]
+
+
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in [
@@ -441,6 +480,10 @@ WORKLOADS: dict[str, Workload] = {
         _pod_group_workload("BasicScheduling", "100Nodes_10Groups", 100, 10, 3),
         _pod_group_workload("BasicScheduling", "5000Nodes_1000Groups_3000Pods", 5000, 1000, 3),
         _pod_group_workload("BasicScheduling", "5000Nodes_3Groups_3000Pods_1000PerGroup", 5000, 3, 1000),
+        *(_cpg_workload("CPGBasicScheduling", *shape) for shape in CPG_SHAPES),
+        # Hundreds of members per gang: as GangScheduling's 1000PerGroup case, each arrival runs
+        # the waiting members' PreEnqueue again (over the whole hierarchy).
+        *(_cpg_workload("CPGGangScheduling", *shape, slow=shape[4] >= 500) for shape in CPG_SHAPES),
         Workload(
             "OpenbGPU/default",
             1523,

@@ -2,6 +2,12 @@
 PodGroup object the informers delivered, and every pod that names one in
 ``spec.schedulingGroup.podGroupName`` — pending, assumed or bound — by group.
 
+With ``CompositePodGroup`` (alpha) the index also holds CompositePodGroup objects and the
+hierarchy: each group's parent (``spec.parentCompositePodGroupName``) and each composite's
+children, linked as soon as a child names its parent (before the parent is seen, as upstream's
+workload forest). A group's root is the top of its chain of parents; a hierarchy is the root
+and every group below it.
+
 It is the plugins' ``handle.pod_groups`` (GangScheduling counts a gang's members here), and the
 scheduler finds a group's pending members through it when one of them is popped. Which members
 are placed is the cache's to say (bound or assumed), so :meth:`PodGroupIndex.state` asks it.
@@ -12,7 +18,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from kubesched.framework.podgroup import PodGroupState, group_key
+from kubesched.framework.podgroup import (
+    COMPOSITE_POD_GROUP_KIND,
+    POD_GROUP_KIND,
+    PodGroupState,
+    group_key,
+    parent_name,
+)
 from kubesched.framework.types import PodInfo
 
 #: ``placed(uid)``: the pod as the cache holds it (bound or assumed, with its node), or None.
@@ -33,13 +45,50 @@ class PodGroupIndex:
         self._members: dict[str, dict[str, PodInfo]] = {}
         #: Each member's group key, by UID (a pod's group never changes: the field is immutable).
         self._group_of: dict[str, str] = {}
+        #: CompositePodGroup objects, by ``CompositePodGroup/<namespace>/<name>``.
+        self._composites: dict[str, dict[str, Any]] = {}
+        #: Each group's parent key (PodGroups and CompositePodGroups that name one).
+        self._parent: dict[str, str] = {}
+        #: Each composite's children keys (kept while the composite itself is unseen).
+        self._children: dict[str, set[str]] = {}
 
     # --- the informer side --------------------------------------------------------------------
     def put_group(self, obj: dict[str, Any]) -> None:
-        self._objects[group_key(*_meta(obj))] = obj
+        key = group_key(*_meta(obj))
+        self._objects[key] = obj
+        self._link(key, obj)
 
     def remove_group(self, obj: dict[str, Any]) -> None:
-        self._objects.pop(group_key(*_meta(obj)), None)
+        key = group_key(*_meta(obj))
+        self._objects.pop(key, None)
+        self._unlink(key)
+
+    def put_composite(self, obj: dict[str, Any]) -> None:
+        key = group_key(*_meta(obj), COMPOSITE_POD_GROUP_KIND)
+        self._composites[key] = obj
+        self._link(key, obj)
+
+    def remove_composite(self, obj: dict[str, Any]) -> None:
+        key = group_key(*_meta(obj), COMPOSITE_POD_GROUP_KIND)
+        self._composites.pop(key, None)
+        self._unlink(key)
+
+    def _link(self, key: str, obj: dict[str, Any]) -> None:
+        self._unlink(key)
+        parent = parent_name(obj)
+        if parent:
+            pkey = group_key(_meta(obj)[0], parent, COMPOSITE_POD_GROUP_KIND)
+            self._parent[key] = pkey
+            self._children.setdefault(pkey, set()).add(key)
+
+    def _unlink(self, key: str) -> None:
+        pkey = self._parent.pop(key, None)
+        if pkey is not None:
+            siblings = self._children.get(pkey)
+            if siblings is not None:
+                siblings.discard(key)
+                if not siblings:
+                    del self._children[pkey]
 
     def put_pod(self, pod: PodInfo) -> None:
         """A pod of a group was added or changed (not for pods outside any group)."""
@@ -84,9 +133,61 @@ class PodGroupIndex:
                 scheduled[uid] = p
         return PodGroupState(members, scheduled)
 
+    # --- hierarchies (CompositePodGroup) -------------------------------------------------------
+    def composite(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The CompositePodGroup object, or ``None`` while it has not been seen."""
+        return self._composites.get(group_key(namespace, name, COMPOSITE_POD_GROUP_KIND))
+
+    def object(self, key: str) -> dict[str, Any] | None:
+        """The PodGroup or CompositePodGroup object of ``key``."""
+        return self._composites.get(key) if key.startswith(COMPOSITE_POD_GROUP_KIND + "/") else self._objects.get(key)
+
+    def parent_of(self, key: str) -> str | None:
+        """The key of the composite ``key`` names as its parent, if any (seen or not)."""
+        return self._parent.get(key)
+
+    def children(self, key: str) -> list[str]:
+        """The keys of the groups naming composite ``key`` as their parent, sorted."""
+        return sorted(self._children.get(key) or ())
+
+    def root_of(self, key: str) -> str | None:
+        """The top of ``key``'s chain of parents (``key`` itself without a parent); ``None``
+        when a composite on the way (``key`` included) has not been seen, or the chain loops."""
+        if key.startswith(COMPOSITE_POD_GROUP_KIND + "/") and key not in self._composites:
+            return None
+        seen = {key}
+        while (parent := self._parent.get(key)) is not None:
+            if parent in seen or parent not in self._composites:
+                return None
+            seen.add(parent)
+            key = parent
+        return key
+
+    def leaves_under(self, key: str) -> list[str]:
+        """The PodGroup keys at or below ``key``, depth first in child order."""
+        out: list[str] = []
+        seen: set[str] = set()
+
+        def walk(k: str) -> None:
+            if k in seen:
+                return
+            seen.add(k)
+            if k.startswith(POD_GROUP_KIND + "/"):
+                out.append(k)
+                return
+            for child in self.children(k):
+                walk(child)
+
+        walk(key)
+        return out
+
     def groups(self) -> Iterator[tuple[str, dict[str, Any]]]:
         """Every PodGroup object, with its key."""
         return iter(self._objects.items())
 
     def footprint(self) -> dict[str, int]:
-        return {"groups": len(self._objects), "grouped_pods": len(self._group_of)}
+        return {
+            "groups": len(self._objects),
+            "composite_groups": len(self._composites),
+            "grouped_pods": len(self._group_of),
+        }

@@ -70,6 +70,8 @@ class Resource(str, Enum):
     DEVICE_CLASS = "DeviceClass"
     #: scheduling.k8s.io PodGroups (workload-aware scheduling).
     POD_GROUP = "PodGroup"
+    #: scheduling.k8s.io CompositePodGroups (``CompositePodGroup``, alpha).
+    COMPOSITE_POD_GROUP = "CompositePodGroup"
     WILDCARD = "*"
 
 

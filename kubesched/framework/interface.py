@@ -246,6 +246,23 @@ class PodGroups(Protocol):
         the state: what a quorum check needs."""
         ...
 
+    def composite(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """The CompositePodGroup object (``CompositePodGroup`` gate), or ``None``."""
+        ...
+
+    def root_of(self, key: str) -> str | None:
+        """The key at the top of group ``key``'s hierarchy (``key`` itself without a parent);
+        ``None`` while a parent is unseen."""
+        ...
+
+    def children(self, key: str) -> list[str]:
+        """The keys of composite ``key``'s children, sorted."""
+        ...
+
+    def leaves_under(self, key: str) -> list[str]:
+        """The PodGroup keys at or below ``key``."""
+        ...
+
 
 class Handle(Protocol):
     """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings."""

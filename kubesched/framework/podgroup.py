@@ -26,8 +26,11 @@ from typing import Any
 
 from kubesched.framework.types import NodeInfo, PodInfo
 
-#: The kind of a leaf pod group (the only kind kubesched places so far).
+#: The kind of a leaf pod group (its members are pods).
 POD_GROUP_KIND = "PodGroup"
+#: The kind of a group of groups (``CompositePodGroup``, alpha): its children are PodGroups or
+#: CompositePodGroups that name it in ``spec.parentCompositePodGroupName``.
+COMPOSITE_POD_GROUP_KIND = "CompositePodGroup"
 
 Obj = dict[str, Any]
 
@@ -40,24 +43,55 @@ def pod_group_name(pod: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def group_key(namespace: str, name: str) -> str:
-    """How the queue and the cycle key a pod group: ``PodGroup/<namespace>/<name>``."""
-    return f"{POD_GROUP_KIND}/{namespace}/{name}"
+def group_key(namespace: str, name: str, kind: str = POD_GROUP_KIND) -> str:
+    """How the queue and the cycle key a pod group: ``PodGroup/<namespace>/<name>`` (or
+    ``CompositePodGroup/...`` for a composite one)."""
+    return f"{kind}/{namespace}/{name}"
+
+
+def parent_name(obj: Mapping[str, Any] | None) -> str:
+    """The CompositePodGroup a PodGroup or CompositePodGroup names as its parent
+    (``spec.parentCompositePodGroupName``), or ``""``."""
+    name = ((obj or {}).get("spec") or {}).get("parentCompositePodGroupName")
+    return name if isinstance(name, str) else ""
 
 
 class PodGroupInfo:
     """A pod group as one cycle sees it: the PodGroup object (``None`` while the scheduler has
     not seen it) and its members to place in this cycle, in the order they are tried (higher
-    priority first, then the earlier first attempt)."""
+    priority first, then the earlier first attempt).
 
-    __slots__ = ("namespace", "name", "key", "obj", "pods")
+    A CompositePodGroup (``kind`` :data:`COMPOSITE_POD_GROUP_KIND`) has no pods of its own: its
+    ``children`` (PodGroups or CompositePodGroups, in the order they are tried) do."""
 
-    def __init__(self, namespace: str, name: str, obj: Obj | None, pods: Sequence[PodInfo] = ()) -> None:
+    __slots__ = ("namespace", "name", "key", "obj", "pods", "kind", "children")
+
+    def __init__(
+        self,
+        namespace: str,
+        name: str,
+        obj: Obj | None,
+        pods: Sequence[PodInfo] = (),
+        kind: str = POD_GROUP_KIND,
+        children: Sequence[PodGroupInfo] = (),
+    ) -> None:
         self.namespace = namespace
         self.name = name
-        self.key = group_key(namespace, name)
+        self.kind = kind
+        self.key = group_key(namespace, name, kind)
         self.obj = obj
         self.pods: list[PodInfo] = list(pods)
+        self.children: list[PodGroupInfo] = list(children)
+
+    @property
+    def is_composite(self) -> bool:
+        return self.kind == COMPOSITE_POD_GROUP_KIND
+
+    def leaves(self) -> list[PodGroupInfo]:
+        """The PodGroups at or below this group, depth first in child order."""
+        if not self.is_composite:
+            return [self]
+        return [leaf for child in self.children for leaf in child.leaves()]
 
     @property
     def spec(self) -> Obj:
@@ -70,10 +104,11 @@ class PodGroupInfo:
 
     @property
     def min_count(self) -> int:
-        """Members that must be placed together: the gang's ``minCount``, 1 for a basic group."""
+        """Members that must be placed together: the gang's ``minCount``, 1 for a basic group.
+        For a CompositePodGroup, children that must succeed: ``minGroupCount`` (1 if basic)."""
         gang = (self.spec.get("schedulingPolicy") or {}).get("gang")
         if isinstance(gang, dict):
-            return int(gang.get("minCount") or 1)
+            return int(gang.get("minGroupCount" if self.is_composite else "minCount") or 1)
         return 1
 
     @property
@@ -92,6 +127,8 @@ class PodGroupInfo:
         return int(p) if p is not None else None
 
     def __repr__(self) -> str:
+        if self.is_composite:
+            return f"PodGroupInfo({self.key}, children={[c.name for c in self.children]})"
         return f"PodGroupInfo({self.namespace}/{self.name}, pods={[p.name for p in self.pods]})"
 
 

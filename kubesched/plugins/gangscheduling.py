@@ -13,6 +13,14 @@ PodGroup whose policy is ``gang`` is placed with at least ``minCount`` members, 
 * **Events**: a pod of the same group added (pending or bound), the PodGroup added, or a gang's
   ``minCount`` lowered.
 
+* **CompositePodGroup** (alpha gate): a member of a PodGroup under a CompositePodGroup passes
+  PreEnqueue once its root's tree meets quorum — a composite is ready when at least
+  ``minGroupCount`` of its children are (1 for a basic one), a PodGroup when it has at least
+  ``minCount`` members (1 for a basic one) — else
+  ``waiting for composite pod group "root" tree to meet quorum``. PlacementFeasible counts a
+  composite's children against ``minGroupCount``. The hints wake a pod for events anywhere in
+  its hierarchy (same root), and for a CompositePodGroup added.
+
 * **Permit**, the barrier left for a member that reaches it while fewer than ``minCount``
   of its gang are placed (bound or assumed): the others still pending are activated and it waits
   (``waiting for minCount pods from a gang to be scheduled``, at most 5 minutes); once
@@ -33,7 +41,15 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import GANG_SCHEDULING
-from kubesched.framework.podgroup import PlacementProgress, PodGroupInfo, pod_group_name
+from kubesched.framework.podgroup import (
+    COMPOSITE_POD_GROUP_KIND,
+    POD_GROUP_KIND,
+    PlacementProgress,
+    PodGroupInfo,
+    group_key,
+    parent_name,
+    pod_group_name,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -43,6 +59,12 @@ QUEUE, SKIP = QueueingHint.QUEUE, QueueingHint.SKIP
 GROUP_NOT_FOUND = 'waiting for pod\'s pod group "{}" to appear in scheduling queue'
 QUORUM_NOT_MET = "waiting for minCount pods from a gang to appear in scheduling queue"
 #: Why a member waits at Permit, and for how long at most (upstream's fixed timeout).
+TREE_NOT_READY = 'waiting for composite pod group "{}" tree to meet quorum'
+#: PreEnqueue with CompositePodGroup on, for a group or a parent the scheduler has not seen.
+NO_GROUP_IN_STATE = "failed to build hierarchy snapshot: pod group object not found in state for podgroup/{}/{}"
+NO_COMPOSITE_IN_STATE = (
+    "failed to build hierarchy snapshot: composite pod group object not found in state for compositepodgroup/{}/{}"
+)
 WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
 PERMIT_TIMEOUT_SECONDS = 300.0
 
@@ -70,11 +92,16 @@ class GangScheduling:
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle = handle
+        gates = getattr(handle, "feature_gates", None)
+        #: Whether hierarchies count (``CompositePodGroup``).
+        self.hierarchies = bool(gates is not None and gates.enabled("CompositePodGroup"))
 
     # --- PreEnqueue -----------------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         if not pod.pod_group:
             return None
+        if self.hierarchies:
+            return self._pre_enqueue_in_hierarchy(pod)
         groups = self.handle.pod_groups
         obj = groups.get(pod.namespace, pod.pod_group)
         if obj is None:
@@ -86,6 +113,58 @@ class GangScheduling:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, QUORUM_NOT_MET)
         return None
 
+    def _pre_enqueue_in_hierarchy(self, pod: PodInfo) -> Status | None:
+        groups = self.handle.pod_groups
+        ns = pod.namespace
+        obj = groups.get(ns, pod.pod_group)
+        if obj is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_GROUP_IN_STATE.format(ns, pod.pod_group))
+        parent = parent_name(obj)
+        if not parent:
+            if self._group_ready(group_key(ns, pod.pod_group)):
+                return None
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, QUORUM_NOT_MET)
+        root = groups.root_of(group_key(ns, parent, COMPOSITE_POD_GROUP_KIND))
+        if root is None:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_COMPOSITE_IN_STATE.format(ns, parent))
+        if self._group_ready(root):
+            return None
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, TREE_NOT_READY.format(root.split("/", 2)[2]))
+
+    def _group_ready(self, key: str, depth: int = 0, placed: bool = False) -> bool:
+        """A PodGroup with at least ``minCount`` known members (1 if basic; ``placed``: members
+        bound or assumed); a composite with at least ``minGroupCount`` ready children (1 if
+        basic)."""
+        groups = self.handle.pod_groups
+        kind, ns, name = key.split("/", 2)
+        if kind == POD_GROUP_KIND:
+            obj = groups.get(ns, name)
+            if obj is None:
+                return False
+            count = len(groups.state(ns, name).scheduled) if placed else groups.member_count(ns, name)
+            return count >= (gang_min_count(obj) or 1)
+        cpg = groups.composite(ns, name)
+        if cpg is None or depth > 64:
+            return False
+        gang = ((cpg.get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
+        need = int(gang.get("minGroupCount") or 1) if isinstance(gang, dict) else 1
+        ready = 0
+        for child in groups.children(key):
+            if self._group_ready(child, depth + 1, placed):
+                ready += 1
+                if ready >= need:
+                    return True
+        return ready >= need
+
+    def _same_hierarchy(self, namespace: str, pod_group: str, key: str) -> bool:
+        """Whether group ``key`` is the pod's group, or (CompositePodGroup) shares its root."""
+        mine = group_key(namespace, pod_group)
+        if not self.hierarchies:
+            return mine == key
+        groups = self.handle.pod_groups
+        root = groups.root_of(mine)
+        return root is not None and root == groups.root_of(key)
+
     # --- Permit ---------------------------------------------------------------------------------
     def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> tuple[Status | None, float]:
         if not pod.pod_group:
@@ -94,6 +173,9 @@ class GangScheduling:
         obj = groups.get(pod.namespace, pod.pod_group)
         if obj is None:
             return Status.as_error(f"failed to get podGroup {pod.namespace}/{pod.pod_group}: not found"), 0.0
+        parent = parent_name(obj) if self.hierarchies else ""
+        if parent:
+            return self._permit_in_hierarchy(pod.namespace, parent)
         min_count = gang_min_count(obj)
         if min_count is None:
             return None, 0.0
@@ -105,6 +187,27 @@ class GangScheduling:
             waiting = self.handle.get_waiting_pod(uid)
             if waiting is not None:
                 waiting.allow(self.name)
+        return None, 0.0
+
+    def _permit_in_hierarchy(self, namespace: str, parent: str) -> tuple[Status | None, float]:
+        """A member under a CompositePodGroup waits until its root's tree meets quorum with
+        placed members (the pending ones of the hierarchy are activated meanwhile); then every
+        waiting member of the hierarchy is allowed."""
+        groups = self.handle.pod_groups
+        root = groups.root_of(group_key(namespace, parent, COMPOSITE_POD_GROUP_KIND))
+        if root is None:
+            return Status.as_error(NO_COMPOSITE_IN_STATE.format(namespace, parent)), 0.0
+        leaves = [groups.state(*k.split("/", 2)[1:]) for k in groups.leaves_under(root)]
+        if not self._group_ready(root, placed=True):
+            self.handle.activate(
+                [p for state in leaves for uid, p in state.members.items() if uid not in state.scheduled]
+            )
+            return Status(Code.WAIT, TREE_NOT_READY.format(root.split("/", 2)[2])), PERMIT_TIMEOUT_SECONDS
+        for state in leaves:
+            for uid in state.scheduled:
+                waiting = self.handle.get_waiting_pod(uid)
+                if waiting is not None:
+                    waiting.allow(self.name)
         return None, 0.0
 
     # --- PlacementFeasible ----------------------------------------------------------------------
@@ -124,39 +227,58 @@ class GangScheduling:
 
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
-        return [
+        events = [
             ClusterEventWithHint(ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD), self.after_pod_added),
             ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.ADD), self.after_pod_added),
             ClusterEventWithHint(ClusterEvent(Resource.POD_GROUP, ActionType.ADD), self.after_pod_group_added),
             ClusterEventWithHint(ClusterEvent(Resource.POD_GROUP, ActionType.UPDATE), self.after_pod_group_updated),
         ]
+        if self.hierarchies:
+            events.append(
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.COMPOSITE_POD_GROUP, ActionType.ADD), self.after_composite_pod_group_added
+                )
+            )
+        return events
 
-    @staticmethod
-    def after_pod_added(pod: dict[str, Any], old: Any, new: dict[str, Any] | None) -> QueueingHint:
-        """A pod of the same group appeared: the quorum may be met now."""
+    def after_pod_added(self, pod: dict[str, Any], old: Any, new: dict[str, Any] | None) -> QueueingHint:
+        """A pod of the same group (with CompositePodGroup: the same hierarchy) appeared: the
+        quorum may be met now."""
         group = pod_group_name(pod)
         if not group or new is None:
             return SKIP
-        same = _ns(new) == _ns(pod) and pod_group_name(new) == group
-        return QUEUE if same else SKIP
+        added = pod_group_name(new)
+        if not added:
+            return SKIP
+        return QUEUE if self._same_hierarchy(_ns(pod), group, group_key(_ns(new), added)) else SKIP
 
-    @staticmethod
-    def after_pod_group_added(pod: dict[str, Any], old: Any, new: dict[str, Any] | None) -> QueueingHint:
-        """The pod's own PodGroup appeared."""
+    def after_pod_group_added(self, pod: dict[str, Any], old: Any, new: dict[str, Any] | None) -> QueueingHint:
+        """The pod's own PodGroup (or one of its hierarchy) appeared."""
         group = pod_group_name(pod)
         if not group or new is None:
             return SKIP
-        return QUEUE if _ns(new) == _ns(pod) and _name(new) == group else SKIP
+        return QUEUE if self._same_hierarchy(_ns(pod), group, group_key(_ns(new), _name(new))) else SKIP
 
-    @staticmethod
     def after_pod_group_updated(
-        pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None
+        self, pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None
     ) -> QueueingHint:
-        """The pod's gang asks for fewer members than before."""
+        """The pod's gang (or one of its hierarchy) asks for fewer members than before."""
         group = pod_group_name(pod)
-        if not group or new is None or _ns(new) != _ns(pod) or _name(new) != group:
+        if not group or new is None:
+            return SKIP
+        if not self._same_hierarchy(_ns(pod), group, group_key(_ns(new), _name(new))):
             return SKIP
         before, after = gang_min_count(old), gang_min_count(new)
         if before is None or after is None:
             return SKIP
         return QUEUE if after < before else SKIP
+
+    def after_composite_pod_group_added(
+        self, pod: dict[str, Any], old: Any, new: dict[str, Any] | None
+    ) -> QueueingHint:
+        """A CompositePodGroup of the pod's hierarchy appeared."""
+        group = pod_group_name(pod)
+        if not group or new is None:
+            return SKIP
+        key = group_key(_ns(new), _name(new), COMPOSITE_POD_GROUP_KIND)
+        return QUEUE if self._same_hierarchy(_ns(pod), group, key) else SKIP

@@ -9,6 +9,9 @@ import numpy as np
 
 from kubesched.framework import NodeScore
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import PodGroups
+from kubesched.framework.podgroup import PodGroupInfo
+from kubesched.framework.types import PodInfo
 
 
 def go_div(a: int, b: int) -> int:
@@ -94,3 +97,14 @@ def feature_gates_of(handle: Any) -> FeatureGates:
 def feature_enabled(handle: Any, name: str) -> bool:
     """Gate ``name`` as the plugin's handle has it (see :func:`feature_gates_of`)."""
     return feature_gates_of(handle).enabled(name)
+
+
+def scheduled_pods(pod_groups: PodGroups, group: PodGroupInfo) -> list[PodInfo]:
+    """The group's members placed (bound or assumed) before this cycle; for a CompositePodGroup,
+    those of every PodGroup below it."""
+    keys = pod_groups.leaves_under(group.key) if group.is_composite else [group.key]
+    out: list[PodInfo] = []
+    for key in keys:
+        _, ns, name = key.split("/", 2)
+        out.extend(pod_groups.state(ns, name).scheduled.values())
+    return out

@@ -14,8 +14,7 @@ PlacementScore, no args; weight 1 in the default profile.
   ``no pods from pod group are assigned to any of the candidate placements`` (upstream relies
   on GangScheduling never letting an empty placement through).
 
-With CompositePodGroup, upstream sums the placed members of every leaf under the group; kubesched
-does not build composite groups.
+For a CompositePodGroup the placed members are those of every PodGroup below it.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from kubesched.framework.interface import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleS
 from kubesched.framework.names import POD_GROUP_PODS_COUNT
 from kubesched.framework.podgroup import PlacementScore, PodGroupAssignments, PodGroupInfo
 from kubesched.framework.status import Code, Status
+from kubesched.plugins.helper import scheduled_pods
 
 #: Why normalization fails when no placement places anyone (upstream's words).
 NO_PODS_ASSIGNED = "no pods from pod group are assigned to any of the candidate placements"
@@ -40,7 +40,7 @@ class PodGroupPodsCount:
         self.handle = handle
 
     def score_placement(self, state: CycleState, group: PodGroupInfo, assignments: PodGroupAssignments) -> int:
-        placed = len(self.handle.pod_groups.state(group.namespace, group.name).scheduled)
+        placed = len(scheduled_pods(self.handle.pod_groups, group))
         return placed + len(assignments.assignments)
 
     def normalize_placement_scores(

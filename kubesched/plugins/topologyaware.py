@@ -21,7 +21,8 @@ The PodGroup comes from the cycle's :class:`PodGroupInfo` (else the handle's pod
 unknown one is an error, as upstream's lister lookup is. Placements come out in the order their
 domain first appears among the parent's nodes (upstream leaves the order unspecified).
 
-CompositePodGroup (whose placed pods are those of every leaf below) is not built in kubesched.
+For a CompositePodGroup (its own ``schedulingConstraints``) the placed members are those of
+every PodGroup below it.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from kubesched.framework.names import TOPOLOGY_PLACEMENT_GENERATOR
 from kubesched.framework.podgroup import Placement, PodGroupInfo
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.helper import scheduled_pods
 
 
 class DomainError(PluginError):
@@ -60,13 +62,21 @@ class TopologyPlacementGenerator:
     def generate_placements(
         self, state: CycleState, group: PodGroupInfo, parent: Placement
     ) -> tuple[list[Placement], Status | None]:
-        obj = group.obj if group.obj is not None else self.handle.pod_groups.get(group.namespace, group.name)
+        obj = group.obj
         if obj is None:
-            return [], Status(Code.ERROR, f'podgroup.scheduling.k8s.io "{group.name}" not found')
+            groups = self.handle.pod_groups
+            obj = (
+                groups.composite(group.namespace, group.name)
+                if group.is_composite
+                else groups.get(group.namespace, group.name)
+            )
+        if obj is None:
+            kind = "compositepodgroup" if group.is_composite else "podgroup"
+            return [], Status(Code.ERROR, f'{kind}.scheduling.k8s.io "{group.name}" not found')
         key = topology_key(obj)
         if key is None:
             return [parent], None
-        placed = list(self.handle.pod_groups.state(group.namespace, group.name).scheduled.values())
+        placed = scheduled_pods(self.handle.pod_groups, group)
         required: str | None = None
         if placed:
             try:

@@ -111,6 +111,18 @@ class NoPodGroups:
     def member_count(self, namespace: str, name: str) -> int:
         return 0
 
+    def composite(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return None
+
+    def root_of(self, key: str) -> str | None:
+        return key
+
+    def children(self, key: str) -> list[str]:
+        return []
+
+    def leaves_under(self, key: str) -> list[str]:
+        return [key] if key.startswith("PodGroup/") else []
+
 
 class Framework:
     """A profile's plugins and the code that runs them (also the plugins' ``Handle``)."""

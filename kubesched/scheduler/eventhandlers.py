@@ -17,6 +17,7 @@ from kubesched.framework.events import (
     pod_update_actions,
 )
 from kubesched.framework.pod_requests import Counting
+from kubesched.framework.podgroup import group_key
 from kubesched.framework.types import PodInfo, PodSpecError, pod_key
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
@@ -39,6 +40,7 @@ _EVENT_RESOURCES = {
     "ResourceSlice": Resource.RESOURCE_SLICE,
     "DeviceClass": Resource.DEVICE_CLASS,
     "PodGroup": Resource.POD_GROUP,
+    "CompositePodGroup": Resource.COMPOSITE_POD_GROUP,
 }
 _ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
 
@@ -64,6 +66,8 @@ class EventHandlers:
         #: Pod groups and their members (only with GenericWorkload: without it a pod's
         #: ``schedulingGroup`` means nothing to the scheduler, as upstream).
         self.pod_groups = ctx.pod_groups if ctx.options.feature_gates.enabled("GenericWorkload") else None
+        #: Whether CompositePodGroups join the index (``CompositePodGroup``, with GenericWorkload).
+        self.composites = self.pod_groups is not None and ctx.options.feature_gates.enabled("CompositePodGroup")
         #: How this scheduler's feature gates count a pod's resources (NodeInfo's accounting).
         self.counting = Counting.of(ctx.options.feature_gates)
         #: Whether this process may write to the cluster (see :meth:`set_leading`).
@@ -116,6 +120,9 @@ class EventHandlers:
             self.listers.put(kind, obj)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.put_group(obj)
+            elif kind == "CompositePodGroup" and self.composites:
+                assert self.pod_groups is not None
+                self.pod_groups.put_composite(obj)
             self._other_event(kind, ActionType.ADD, None, obj)
 
     @timed_event("update")
@@ -159,6 +166,9 @@ class EventHandlers:
             self.listers.put(kind, new)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.put_group(new)
+            elif kind == "CompositePodGroup" and self.composites:
+                assert self.pod_groups is not None
+                self.pod_groups.put_composite(new)
             self._other_event(kind, ActionType.UPDATE, old, new)
 
     @timed_event("delete")
@@ -187,15 +197,26 @@ class EventHandlers:
             self.listers.remove(kind, obj)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.remove_group(obj)
+            elif kind == "CompositePodGroup" and self.composites:
+                assert self.pod_groups is not None
+                self.pod_groups.remove_composite(obj)
             self._other_event(kind, ActionType.DELETE, obj, None)
 
     def _group_member_added(self, pi: PodInfo) -> None:
         """A pending member of a pod group arrived: its fellow members waiting in the pool (a
-        gang short of its quorum) hear of it."""
+        gang short of its quorum) hear of it; with CompositePodGroup, every member of its
+        hierarchy."""
         assert self.pod_groups is not None
+        groups = [pi.pod_group]
+        if self.composites:
+            # With CompositePodGroup the quorum is the hierarchy's: every member under the root hears.
+            root = self.pod_groups.root_of(group_key(pi.namespace, pi.pod_group))
+            if root is not None:
+                groups = [k.split("/", 2)[2] for k in self.pod_groups.leaves_under(root)]
         pooled = [
             q
-            for uid in self.pod_groups.members(pi.namespace, pi.pod_group)
+            for g in groups
+            for uid in self.pod_groups.members(pi.namespace, g)
             if uid != pi.uid and (q := self.queue.pooled(uid)) is not None
         ]
         if pooled:

@@ -42,7 +42,7 @@ from kubesched.framework.podgroup import (
     ProposedAssignment,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.errors import CycleError, FitError
@@ -121,16 +121,41 @@ class PodGroupAlgorithm:
             return out
         return await self._run_placements(fw, group, members)
 
-    async def _run_placements(self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome]) -> GroupOutcome:
+    async def run_within(
+        self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], parent: Placement
+    ) -> GroupOutcome:
+        """Place a leaf of a CompositePodGroup within its parent's placement: as :meth:`run`,
+        but only on ``parent``'s nodes, without the nominated placement first (upstream keeps
+        that to standalone groups), and leaving the snapshot as the hierarchy's evaluation has
+        it (siblings placed before stay)."""
+        if not fw.has_placement_plugins():
+            out = await self._evaluate(fw, group, members, parent, restricted=True)
+            if out.status is not None:
+                await self._revert(fw, out.placed())
+            out.placements_tried = 1
+            return out
+        return await self._run_placements(fw, group, members, parent)
+
+    def current_nodes(self, names: list[str]) -> list[NodeInfo]:
+        """The snapshot's nodes of ``names`` as they are now (tentative placements change them)."""
+        found = self.snapshot.node_info_map
+        return [found[n] for n in names if n in found]
+
+    async def _run_placements(
+        self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], within: Placement | None = None
+    ) -> GroupOutcome:
         gstate = CycleState()
         gstate.pod_group = group
-        parent = Placement("", self.snapshot.list())
+        if within is None:
+            parent = Placement("", self.snapshot.list())
+        else:
+            parent = Placement(within.name, self.current_nodes(within.node_names()), within.data)
         placements, status = await fw.run_placement_generate(gstate, group, parent)
         if status is not None:
             return GroupOutcome(status, members)
         feasible: list[tuple[Placement, GroupOutcome]] = []
         first: GroupOutcome | None = None
-        nominated = self._nominated_placement(group, placements)
+        nominated = self._nominated_placement(group, placements) if within is None else None
         if nominated is not None:
             # Where preemption made room for the members: tried first, and taken when the group
             # fits there, without scoring the others.
@@ -149,9 +174,10 @@ class PodGroupAlgorithm:
                 feasible.append((placement, out))
             elif first is None:
                 first = out
-        # Every evaluation was undone in the cache; the snapshot still shows the last one's
-        # members. Scoring (and the caller) must see the cluster as it was before them.
-        self.cache.update_snapshot(self.snapshot)
+        if within is None:
+            # Every evaluation was undone; bring the snapshot in step with the cache. Inside a
+            # hierarchy the snapshot holds the siblings' tentative placements: keep it as is.
+            self.cache.update_snapshot(self.snapshot)
         if not feasible:
             reason = first.status.message() if first is not None and first.status is not None else "no placement"
             plugin = first.status.plugin if first is not None and first.status is not None else ""

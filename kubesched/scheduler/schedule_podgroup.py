@@ -21,6 +21,12 @@ workload-aware preemption): when they make room, every member waits nominated to
 
 The PodGroup's ``PodGroupInitiallyScheduled`` condition says so (True once, never set back).
 Members of a group do not run the per-pod PostFilter: a group preempts as one.
+
+With ``CompositePodGroup`` (alpha), a member of a PodGroup under a CompositePodGroup brings the
+pending members of every PodGroup of its hierarchy (all the leaves under its root), and the
+hierarchy is placed by :class:`~kubesched.scheduler.podgroup_composite.CompositeAlgorithm`; the
+result is submitted per leaf PodGroup as above (composite groups get no condition, as upstream).
+Workload-aware preemption does not run for a hierarchy in kubesched.
 """
 
 from __future__ import annotations
@@ -30,7 +36,15 @@ import random
 import time
 
 from kubesched.framework.interface import CycleState
-from kubesched.framework.podgroup import Placement, PodGroupAssignments, PodGroupInfo, ProposedAssignment
+from kubesched.framework.podgroup import (
+    COMPOSITE_POD_GROUP_KIND,
+    Placement,
+    PodGroupAssignments,
+    PodGroupInfo,
+    ProposedAssignment,
+    group_key,
+    parent_name,
+)
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.runtime.framework import Framework
@@ -38,6 +52,7 @@ from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.podgroup_algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
+from kubesched.scheduler.podgroup_composite import CompositeAlgorithm
 from kubesched.scheduler.podgroup_condition import (
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
@@ -93,6 +108,9 @@ class PodGroupSchedulingCycle:
         self.results = ctx.results
         self.pod_groups = ctx.pod_groups
         self.algorithm = PodGroupAlgorithm(ctx, pod_cycle, rng)
+        self.composite = CompositeAlgorithm(self.algorithm)
+        #: Whether PodGroups under a CompositePodGroup are placed as one hierarchy.
+        self.hierarchies = ctx.options.feature_gates.enabled("CompositePodGroup")
         #: Groups scheduled, by outcome (``scheduled``, ``unschedulable``, ``error``).
         self.outcomes: dict[str, int] = {}
 
@@ -105,6 +123,9 @@ class PodGroupSchedulingCycle:
         pi = first.pod_info
         fw = self.ctx.frameworks[pi.scheduler_name]
         ns, name = pi.namespace, pi.pod_group
+        if self.hierarchies and parent_name(self.pod_groups.get(ns, name)):
+            await self._schedule_hierarchy(fw, first)
+            return
         others = [uid for uid in self.pod_groups.members(ns, name) if uid != pi.uid]
         queued = [first, *self.queue.take_members(others)]
         start = time.perf_counter()
@@ -149,6 +170,87 @@ class PodGroupSchedulingCycle:
         self.stats.attempts += len(members)
         result = "scheduled" if out.status is None else "error" if out.status.code is Code.ERROR else "unschedulable"
         self.observer.pod_group_attempt(result, fw.profile_name, time.perf_counter() - start)
+
+    async def _schedule_hierarchy(self, fw: Framework, first: QueuedPodInfo) -> None:
+        """Schedule the hierarchy of ``first``'s PodGroup (it names a CompositePodGroup): the
+        pending members of every leaf under the root together, or none of them."""
+        pi = first.pod_info
+        ns = pi.namespace
+        leaf = group_key(ns, pi.pod_group)
+        root = self.pod_groups.root_of(leaf)
+        keys = self.pod_groups.leaves_under(root) if root is not None else [leaf]
+        uids = [uid for k in keys for uid in self.pod_groups.members(ns, k.split("/", 2)[2]) if uid != pi.uid]
+        start = time.perf_counter()
+        queued = [first, *self.queue.take_members(uids)]
+        taken: list[QueuedPodInfo] = []
+        for q in queued:
+            if q.pod_info.deleting or self.cache.is_assumed(q.pod_info.uid):
+                self.queue.done(q.pod_info.uid)
+                continue
+            taken.append(q)
+        if not taken:
+            return
+        first_tried_together(taken)
+        taken.sort(key=member_order)
+        members: dict[str, list[MemberOutcome]] = {}
+        for q in taken:
+            members.setdefault(group_key(ns, q.pod_info.pod_group), []).append(MemberOutcome(q, self._record(q)))
+        self.cache.update_snapshot(self.ctx.snapshot)
+        fw.set_snapshot(self.ctx.snapshot)
+        problem: Status | None = None
+        if root is None:
+            problem = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                f"composite pod group {parent_name(self.pod_groups.get(ns, pi.pod_group))!r} of pod group "
+                f"{pi.pod_group!r} was not found in namespace {ns!r}",
+            )
+            tree = PodGroupInfo(ns, pi.pod_group, self.pod_groups.get(ns, pi.pod_group))
+        else:
+            tree = self._tree(root, members)
+        other = next((q for q in taken if q.pod_info.scheduler_name != pi.scheduler_name), None)
+        if problem is None and other is not None:
+            # One hierarchy, one scheduler: its leaves are placed in one cycle of one profile.
+            problem = Status.as_error(
+                "all pods in a single pod group should have the same .spec.schedulerName set, "
+                f"got: {pi.scheduler_name!r} and {other.pod_info.scheduler_name!r}"
+            )
+        for group in tree.leaves():
+            own = members.get(group.key)
+            if problem is None and own:
+                problem = self._validate(group, [m.qpi for m in own])
+        if problem is not None:
+            results = {g.key: GroupOutcome(problem, members.get(g.key, [])) for g in tree.leaves()}
+            status: Status | None = problem
+        else:
+            outcome = await self.composite.run(fw, tree, members)
+            self.observer.pod_group_algorithm(time.perf_counter() - start)
+            if fw.has_placement_plugins():
+                self.observer.placements(
+                    fw.profile_name,
+                    outcome.placements_tried,
+                    outcome.feasible_placements,
+                    outcome.placements_tried - outcome.feasible_placements,
+                )
+            results, status = outcome.leaves, outcome.status
+        if status is None:
+            # Every leaf's placed members are in the cache before any runs Permit, which for a
+            # member under a composite counts the whole hierarchy's placed members.
+            for group in tree.leaves():
+                self._assume_placed(results[group.key])
+        for group in tree.leaves():
+            await self._submit(fw, group, results[group.key], start, {}, assumed=status is None)
+        self.stats.attempts += len(taken)
+        result = "scheduled" if status is None else "error" if status.code is Code.ERROR else "unschedulable"
+        self.observer.pod_group_attempt(result, fw.profile_name, time.perf_counter() - start)
+
+    def _tree(self, key: str, members: dict[str, list[MemberOutcome]]) -> PodGroupInfo:
+        """The PodGroupInfo of ``key`` with its children (leaves with their members to place)."""
+        kind, ns, name = key.split("/", 2)
+        obj = self.pod_groups.object(key)
+        if kind == COMPOSITE_POD_GROUP_KIND:
+            children = [self._tree(c, members) for c in self.pod_groups.children(key)]
+            return PodGroupInfo(ns, name, obj, kind=COMPOSITE_POD_GROUP_KIND, children=children)
+        return PodGroupInfo(ns, name, obj, [m.qpi.pod_info for m in members.get(key, ())])
 
     async def _post_filter(self, fw: Framework, group: PodGroupInfo, out: GroupOutcome) -> dict[str, str]:
         """PodGroupPostFilter (workload-aware preemption) for a group that fits nowhere: the
@@ -224,19 +326,31 @@ class PodGroupSchedulingCycle:
                     )
         return None
 
+    def _assume_placed(self, out: GroupOutcome) -> None:
+        """Assume a successful group's placed members in the cache (placed in the snapshot so
+        far): from now on the cache holds them all, before any runs Permit (which, as
+        GangScheduling's, may count the group's assumed pods)."""
+        if out.status is not None:
+            return
+        for m in out.placed():
+            assert m.assumed is not None and m.node is not None
+            self.cache.assume_pod(m.assumed, m.node)
+            self.ctx.nominator.delete(m.qpi.pod_info.uid)
+
     async def _submit(
-        self, fw: Framework, group: PodGroupInfo, out: GroupOutcome, start: float, nominated: dict[str, str]
+        self,
+        fw: Framework,
+        group: PodGroupInfo,
+        out: GroupOutcome,
+        start: float,
+        nominated: dict[str, str],
+        assumed: bool = False,
     ) -> None:
         status = out.status
         if status is None:
             self.outcomes["scheduled"] = self.outcomes.get("scheduled", 0) + 1
-            placed = out.placed()
-            for m in placed:
-                # Placed in the snapshot so far: the cache holds them all from now on, before
-                # any runs Permit (which, as GangScheduling's, may count the group's assumed pods).
-                assert m.assumed is not None and m.node is not None
-                self.cache.assume_pod(m.assumed, m.node)
-                self.ctx.nominator.delete(m.qpi.pod_info.uid)
+            if not assumed:
+                self._assume_placed(out)
             for m in out.members:
                 if m.node is not None:
                     await self._bind(fw, m, start)

@@ -110,7 +110,13 @@ def test_list_names_every_workload_and_marks_the_slow_ones(capsys: pytest.Captur
     lines = capsys.readouterr().out.splitlines()
     assert [line.split()[0] for line in lines] == list(WORKLOADS)
     slow = [line.split()[0] for line in lines if line.endswith("(slow: only with -w or --all)")]
-    assert slow == ["SchedulingBasic/15000Nodes_50000Pods", "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup"]
+    assert slow == [
+        "SchedulingBasic/15000Nodes_50000Pods",
+        "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup",
+        "CPGGangScheduling/5000Nodes_3CPGs_6Groups_3000Pods",
+        "CPGGangScheduling/5000Nodes_3CPGs_6Groups_6000Pods",
+        "CPGGangScheduling/5000Nodes_3CPGs_6Groups_9000Pods",
+    ]
 
 
 def test_an_unknown_workload_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.backend.pod_groups import PodGroupIndex
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.types import PodInfo
 
 
@@ -32,6 +33,31 @@ def pod_group(
     }
 
 
+def composite_pod_group(
+    name: str,
+    namespace: str = "default",
+    min_group_count: int | None = None,
+    parent: str | None = None,
+    topology_key: str | None = None,
+) -> dict[str, Any]:
+    """A ``scheduling.k8s.io/v1alpha3`` CompositePodGroup: gang with ``min_group_count``, else
+    basic."""
+    policy: dict[str, Any] = (
+        {"gang": {"minGroupCount": min_group_count}} if min_group_count is not None else {"basic": {}}
+    )
+    spec: dict[str, Any] = {"schedulingPolicy": policy}
+    if topology_key is not None:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology_key}]}
+    if parent is not None:
+        spec["parentCompositePodGroupName"] = parent
+    return {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": name, "namespace": namespace, "uid": f"cpg-{namespace}-{name}"},
+        "spec": spec,
+    }
+
+
 def grouped_pod(
     name: str, group: str | None, namespace: str = "default", node: str = "", **requests: str
 ) -> dict[str, Any]:
@@ -52,7 +78,9 @@ def grouped_pod(
 class PodGroupHandle:
     """The part of the plugin handle the pod-group plugins read."""
 
-    def __init__(self) -> None:
+    def __init__(self, composite: bool = False) -> None:
+        #: The scheduler's gates: ``composite`` turns CompositePodGroup on.
+        self.feature_gates = FeatureGates().replace(GenericWorkload=True, CompositePodGroup=composite)
         self.cache = Cache()
         self.pod_groups = PodGroupIndex(placed=self.cache.get_pod)
         self._snapshot = Snapshot()
@@ -63,7 +91,10 @@ class PodGroupHandle:
 
     def add_groups(self, *groups: dict[str, Any]) -> None:
         for g in groups:
-            self.pod_groups.put_group(g)
+            if g.get("kind") == "CompositePodGroup":
+                self.pod_groups.put_composite(g)
+            else:
+                self.pod_groups.put_group(g)
 
     def add_pod(self, pod: dict[str, Any]) -> PodInfo:
         """A member the informers delivered: bound ones enter the cache too."""

@@ -1,10 +1,7 @@
 """GangScheduling: upstream's gangscheduling_test.go (1.37) transcribed, the cases that run with
-CompositePodGroup off. Out of scope (kubesched has no CompositePodGroup): the cases that only run
-with it on — Test_isSchedulableAfterPodAdded's "matches the root CPG", TestPreEnqueue's
-"pod group is not yet created" (CPG on twin), the three CPG-hierarchy stages and "CPG Basic With
-Gang" with CPG on, all of Test_isSchedulableAfterCompositePodGroupAdded but its CPG-off cases,
-and TestPlacementFeasible's composite (minGroupCount) variant. Pods' ``parentCompositePodGroupName``
-is kept where upstream sets it: with the gate off it must change nothing."""
+CompositePodGroup off here; the cases with it on are in test_gangscheduling_composite.py. Pods'
+``parentCompositePodGroupName`` is kept where upstream sets it: with the gate off it must change
+nothing."""
 
 from __future__ import annotations
 

@@ -1,13 +1,15 @@
-"""PodGroupPodsCount: upstream's TestScorePlacement and TestNormalizePlacementScore
-(podgroup_pods_count_test.go, 1.37)."""
+"""PodGroupPodsCount: upstream's TestScorePlacement (its PodGroup cases and the four
+CompositePodGroup ones, with placed pods across a multi-level hierarchy) and
+TestNormalizePlacementScore (podgroup_pods_count_test.go, 1.37)."""
 
 from __future__ import annotations
 
 import pytest
-from pod_group_fakes import PodGroupHandle, grouped_pod, pod_group
+from pod_group_fakes import PodGroupHandle, composite_pod_group, grouped_pod, pod_group
 
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
+    COMPOSITE_POD_GROUP_KIND,
     Placement,
     PlacementScore,
     PodGroupAssignments,
@@ -54,6 +56,49 @@ def test_score_placement(assigned: dict[str, str], assumed: dict[str, str], want
     )
     plugin = PodGroupPodsCount(None, h)  # type: ignore[arg-type]
     assert plugin.score_placement(CycleState(), PodGroupInfo("default", GROUP, None), assignments) == want
+
+
+@pytest.mark.parametrize(
+    ("assigned", "assumed", "want"),
+    [
+        ({"a0": ("pg1", "node2"), "a1": ("pg2", "node3")}, {"s0": ("pg1", "node1")}, 5),
+        ({"a0": ("pg1", "node1")}, {}, 3),
+        ({}, {"s0": ("pg1", "node1")}, 3),
+        ({}, {}, 2),
+    ],
+    ids=[
+        "for cpg existing assigned and assumed pods across multi-level hierarchies",
+        "for cpg with no assumed pods",
+        "for cpg with no assigned pods",
+        "for cpg with no assigned pods, no assumed pods",
+    ],
+)
+def test_score_placement_of_a_composite_sums_its_pod_groups(
+    assigned: dict[str, tuple[str, str]], assumed: dict[str, tuple[str, str]], want: int
+) -> None:
+    """root → cpg1 → pg1 and root → cpg2 → pg2 (upstream's paths to the root)."""
+    h = PodGroupHandle(composite=True)
+    h.add_nodes(*(make_node(f"node{i}").capacity(cpu="4", pods=10).obj() for i in (1, 2, 3)))
+    h.add_groups(
+        composite_pod_group("root"),
+        composite_pod_group("cpg1", parent="root"),
+        composite_pod_group("cpg2", parent="root"),
+        pod_group("pg1", parent="cpg1"),
+        pod_group("pg2", parent="cpg2"),
+        pod_group("elsewhere"),
+    )
+    h.add_pod(grouped_pod("outside", "elsewhere", node="node1"))
+    for name, (group, n) in assigned.items():
+        h.add_pod(grouped_pod(name, group, node=n))
+    for name, (group, n) in assumed.items():
+        h.assume(grouped_pod(name, group), n)
+    proposed = [PodInfo(grouped_pod(f"proposed-pod-{i}", "pg1")) for i in (1, 2)]
+    assignments = PodGroupAssignments(
+        Placement("p", []), [ProposedAssignment(pi, f"node{i}") for i, pi in enumerate(proposed, 1)]
+    )
+    root = PodGroupInfo("default", "root", composite_pod_group("root"), kind=COMPOSITE_POD_GROUP_KIND)
+    plugin = PodGroupPodsCount(None, h)  # type: ignore[arg-type]
+    assert plugin.score_placement(CycleState(), root, assignments) == want
 
 
 def test_members_of_other_groups_do_not_count() -> None:

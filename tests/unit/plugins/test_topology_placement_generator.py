@@ -1,16 +1,17 @@
 """TopologyPlacementGenerator: upstream's TestGeneratePlacements (topology_placement_test.go,
-1.37), its nine PodGroup cases; the nine CompositePodGroup twins are out of scope (kubesched has
-no composite groups). Placements are compared as a map of name to node names, as upstream does."""
+1.37), its nine PodGroup cases and their nine CompositePodGroup twins (the constraint on the
+composite, the placed pods spread over the PodGroups below it, one of them two levels down).
+Placements are compared as a map of name to node names, as upstream does."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from pod_group_fakes import PodGroupHandle, grouped_pod, pod_group
+from pod_group_fakes import PodGroupHandle, composite_pod_group, grouped_pod, pod_group
 
 from kubesched.framework.interface import CycleState
-from kubesched.framework.podgroup import Placement, PodGroupInfo
+from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, Placement, PodGroupInfo
 from kubesched.framework.status import Code
 from kubesched.plugins.topologyaware import TopologyPlacementGenerator
 from kubesched.testing import make_node
@@ -124,21 +125,39 @@ CASES: list[
 
 
 def generate(
-    key: str | None, placed_on: list[str], placement_nodes: list[dict[str, Any]], other_nodes: list[dict[str, Any]]
+    key: str | None,
+    placed_on: list[str],
+    placement_nodes: list[dict[str, Any]],
+    other_nodes: list[dict[str, Any]],
+    composite: bool = False,
 ) -> tuple[list[Placement], Any]:
-    h = PodGroupHandle()
+    h = PodGroupHandle(composite=composite)
     h.add_nodes(*placement_nodes, *other_nodes)
-    group_obj = pod_group("root", topology_key=key)
-    h.add_groups(group_obj)
+    if composite:
+        group_obj = composite_pod_group("root", topology_key=key)
+        h.add_groups(
+            group_obj,
+            composite_pod_group("cpg1", parent="root"),
+            pod_group("pg1", parent="cpg1"),
+            pod_group("pg2", parent="root"),
+        )
+        info = PodGroupInfo("default", "root", group_obj, kind=COMPOSITE_POD_GROUP_KIND)
+        leaves = ["pg1", "pg2"]
+    else:
+        group_obj = pod_group("root", topology_key=key)
+        h.add_groups(group_obj)
+        info = PodGroupInfo("default", "root", group_obj)
+        leaves = ["root"]
     for i, n in enumerate(placed_on):
-        h.add_pod(grouped_pod(f"pod{i}", "root", node=n))
+        h.add_pod(grouped_pod(f"pod{i}", leaves[i % len(leaves)], node=n))
     snap = h.snapshot()
     names = [n["metadata"]["name"] for n in placement_nodes]
     parent = Placement(PARENT, [snap.get(n) for n in names])
     plugin = TopologyPlacementGenerator(None, h)  # type: ignore[arg-type]
-    return plugin.generate_placements(CycleState(), PodGroupInfo("default", "root", group_obj), parent)
+    return plugin.generate_placements(CycleState(), info, parent)
 
 
+@pytest.mark.parametrize("composite", [False, True], ids=["PodGroup", "CompositePodGroup"])
 @pytest.mark.parametrize(
     ("key", "placed_on", "placement_nodes", "other_nodes", "want"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
 )
@@ -148,8 +167,9 @@ def test_generate_placements(
     placement_nodes: list[dict[str, Any]],
     other_nodes: list[dict[str, Any]],
     want: dict[str, list[str]] | None,
+    composite: bool,
 ) -> None:
-    placements, status = generate(key, placed_on, placement_nodes, other_nodes)
+    placements, status = generate(key, placed_on, placement_nodes, other_nodes, composite)
     if want is None:
         assert status is not None and status.code is Code.ERROR
         assert placements == []

@@ -1,0 +1,92 @@
+"""The CompositePodGroup benchmark workloads (benchmarks/podgroups.py, upstream scheduler_perf's
+cpg/ CPGBasicScheduling and CPGGangScheduling): their shapes are upstream's, and at the smallest
+size on the in-memory backend each hierarchy is placed whole in one cycle."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from benchmarks.backends.in_process import run_memory
+from benchmarks.catalogue import WORKLOADS, default_node
+
+SHAPES = [
+    ("10Nodes_3CPGs_6Groups_18Pods", 10, 3, 6, 3),
+    ("100Nodes_10CPGs_20Groups_60Pods", 100, 10, 20, 3),
+    ("5000Nodes_500CPGs_1000Groups_3000Pods", 5000, 500, 1000, 3),
+    ("5000Nodes_3CPGs_6Groups_9000Pods", 5000, 3, 6, 1500),
+]
+
+
+@pytest.mark.parametrize("test", ["CPGBasicScheduling", "CPGGangScheduling"])
+@pytest.mark.parametrize(("case", "nodes", "cpgs", "groups", "per_group"), SHAPES)
+def test_the_cpg_workloads_have_upstreams_shapes(
+    test: str, case: str, nodes: int, cpgs: int, groups: int, per_group: int
+) -> None:
+    w = WORKLOADS[f"{test}/{case}"]
+    gang = test == "CPGGangScheduling"
+    assert (w.nodes, w.init_pods, w.measure_pods, w.groups) == (nodes, 0, groups * per_group, groups)
+    assert w.feature_gates == {
+        "GenericWorkload": True,
+        "TopologyAwareWorkloadScheduling": True,
+        "CompositePodGroup": True,
+    }
+    assert w.pod_groups is not None and w.make_pod is not None
+    objs = w.pod_groups()
+    composites = [o for o in objs if o["kind"] == "CompositePodGroup"]
+    pgs = [o for o in objs if o["kind"] == "PodGroup"]
+    assert [o["metadata"]["name"] for o in composites] == [f"cpg-{i}" for i in range(cpgs)]
+    assert len(pgs) == groups
+    # Two PodGroups per composite: group i under cpg-(i // 2).
+    assert pgs[-1]["spec"]["parentCompositePodGroupName"] == f"cpg-{cpgs - 1}"
+    assert pgs[2]["spec"]["parentCompositePodGroupName"] == "cpg-1"
+    if gang:
+        assert composites[0]["spec"]["schedulingPolicy"] == {"gang": {"minGroupCount": 2}}
+        assert pgs[0]["spec"]["schedulingPolicy"] == {"gang": {"minCount": per_group}}
+        assert "priority" not in pgs[0]["spec"] and "priority" not in composites[0]["spec"]
+    else:
+        assert composites[0]["spec"]["schedulingPolicy"] == pgs[0]["spec"]["schedulingPolicy"] == {"basic": {}}
+    last = w.make_pod("measured", w.measure_pods - 1)
+    assert last["spec"]["schedulingGroup"]["podGroupName"] == pgs[-1]["metadata"]["name"]
+    assert "priority" not in last["spec"]
+    assert pgs[0]["spec"]["workloadRef"]["templateName"] == "pg-template"
+    assert w.slow == (gang and per_group >= 500)
+
+
+@pytest.mark.parametrize("test", ["CPGBasicScheduling", "CPGGangScheduling"])
+@pytest.mark.parametrize("batch", [True, False], ids=["batch", "per-node"])
+async def test_each_hierarchy_is_placed_in_one_cycle(test: str, batch: bool) -> None:
+    w = WORKLOADS[f"{test}/10Nodes_3CPGs_6Groups_18Pods"]
+    placements: dict[str, str] = {}
+    result = await run_memory(w, batch=batch, placements=placements)
+    assert (result.scheduled, result.unschedulable, result.measure_pods) == (18, 0, 18)
+    # Outcomes are counted per PodGroup: the six groups, decided by their three hierarchies.
+    assert (result.groups, result.group_cycles) == (6, 6)
+    assert len(placements) == 18
+
+
+def _four_pod_node(i: int) -> dict:
+    node = default_node(i)
+    node["status"]["allocatable"]["pods"] = node["status"]["capacity"]["pods"] = "4"
+    return node
+
+
+async def test_a_composite_gang_that_cannot_fit_binds_none() -> None:
+    """One node with room for four pods, one composite of two gangs of three: none is bound;
+    the basic composite binds the first group (three pods) and one pod of the second."""
+    gang = dataclasses.replace(
+        WORKLOADS["CPGGangScheduling/10Nodes_3CPGs_6Groups_18Pods"], nodes=1, make_node=_four_pod_node
+    )
+    gang = dataclasses.replace(gang, measure_pods=6, groups=2)
+    result = await run_memory(gang)
+    assert (result.scheduled, result.unschedulable) == (0, 6)
+    basic = dataclasses.replace(
+        WORKLOADS["CPGBasicScheduling/10Nodes_3CPGs_6Groups_18Pods"],
+        nodes=1,
+        make_node=_four_pod_node,
+        measure_pods=6,
+        groups=2,
+    )
+    result = await run_memory(basic)
+    assert (result.scheduled, result.unschedulable) == (4, 2)
