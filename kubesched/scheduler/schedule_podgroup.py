@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Iterable
 
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
@@ -126,19 +127,10 @@ class PodGroupSchedulingCycle:
         if self.hierarchies and parent_name(self.pod_groups.get(ns, name)):
             await self._schedule_hierarchy(fw, first)
             return
-        others = [uid for uid in self.pod_groups.members(ns, name) if uid != pi.uid]
-        queued = [first, *self.queue.take_members(others)]
         start = time.perf_counter()
-        members: list[QueuedPodInfo] = []
-        for q in queued:
-            if q.pod_info.deleting or self.cache.is_assumed(q.pod_info.uid):
-                self.queue.done(q.pod_info.uid)
-                continue
-            members.append(q)
+        members = self._gather(first, self.pod_groups.members(ns, name))
         if not members:
             return
-        first_tried_together(members)
-        members.sort(key=member_order)
         outcomes = [MemberOutcome(q, self._record(q)) for q in members]
         self.cache.update_snapshot(self.ctx.snapshot)
         fw.set_snapshot(self.ctx.snapshot)
@@ -154,22 +146,11 @@ class PodGroupSchedulingCycle:
             out = GroupOutcome(problem, outcomes)
         else:
             out = await self.algorithm.run(fw, group, outcomes)
-            self.observer.pod_group_algorithm(time.perf_counter() - start)
-            if fw.has_placement_plugins():
-                self.observer.placements(
-                    fw.profile_name,
-                    out.placements_tried,
-                    out.feasible_placements,
-                    out.placements_tried - out.feasible_placements,
-                )
+            self._observe_algorithm(fw, start, out.placements_tried, out.feasible_placements)
             if out.status is not None and out.status.is_rejected() and fw.pod_group_post_filter_plugins:
                 nominated = await self._post_filter(fw, group, out)
         await self._submit(fw, group, out, start, nominated)
-        # Counted once decided: the cycle gives the loop back between members, and what counts
-        # attempts (a benchmark, a test) must not take a group half placed for one decided.
-        self.stats.attempts += len(members)
-        result = "scheduled" if out.status is None else "error" if out.status.code is Code.ERROR else "unschedulable"
-        self.observer.pod_group_attempt(result, fw.profile_name, time.perf_counter() - start)
+        self._decided(fw, out.status, len(members), start)
 
     async def _schedule_hierarchy(self, fw: Framework, first: QueuedPodInfo) -> None:
         """Schedule the hierarchy of ``first``'s PodGroup (it names a CompositePodGroup): the
@@ -179,19 +160,11 @@ class PodGroupSchedulingCycle:
         leaf = group_key(ns, pi.pod_group)
         root = self.pod_groups.root_of(leaf)
         keys = self.pod_groups.leaves_under(root) if root is not None else [leaf]
-        uids = [uid for k in keys for uid in self.pod_groups.members(ns, k.split("/", 2)[2]) if uid != pi.uid]
+        uids = [uid for k in keys for uid in self.pod_groups.members(ns, k.split("/", 2)[2])]
         start = time.perf_counter()
-        queued = [first, *self.queue.take_members(uids)]
-        taken: list[QueuedPodInfo] = []
-        for q in queued:
-            if q.pod_info.deleting or self.cache.is_assumed(q.pod_info.uid):
-                self.queue.done(q.pod_info.uid)
-                continue
-            taken.append(q)
+        taken = self._gather(first, uids)
         if not taken:
             return
-        first_tried_together(taken)
-        taken.sort(key=member_order)
         members: dict[str, list[MemberOutcome]] = {}
         for q in taken:
             members.setdefault(group_key(ns, q.pod_info.pod_group), []).append(MemberOutcome(q, self._record(q)))
@@ -223,14 +196,7 @@ class PodGroupSchedulingCycle:
             status: Status | None = problem
         else:
             outcome = await self.composite.run(fw, tree, members)
-            self.observer.pod_group_algorithm(time.perf_counter() - start)
-            if fw.has_placement_plugins():
-                self.observer.placements(
-                    fw.profile_name,
-                    outcome.placements_tried,
-                    outcome.feasible_placements,
-                    outcome.placements_tried - outcome.feasible_placements,
-                )
+            self._observe_algorithm(fw, start, outcome.placements_tried, outcome.feasible_placements)
             results, status = outcome.leaves, outcome.status
         if status is None:
             # Every leaf's placed members are in the cache before any runs Permit, which for a
@@ -239,7 +205,33 @@ class PodGroupSchedulingCycle:
                 self._assume_placed(results[group.key])
         for group in tree.leaves():
             await self._submit(fw, group, results[group.key], start, {}, assumed=status is None)
-        self.stats.attempts += len(taken)
+        self._decided(fw, status, len(taken), start)
+
+    def _gather(self, first: QueuedPodInfo, uids: Iterable[str]) -> list[QueuedPodInfo]:
+        """``first`` and the pending pods among ``uids`` taken from the queue, in the order they
+        are tried; those being deleted or assumed already are done with and left out."""
+        queued = [first, *self.queue.take_members(uid for uid in uids if uid != first.pod_info.uid)]
+        members: list[QueuedPodInfo] = []
+        for q in queued:
+            if q.pod_info.deleting or self.cache.is_assumed(q.pod_info.uid):
+                self.queue.done(q.pod_info.uid)
+                continue
+            members.append(q)
+        first_tried_together(members)
+        members.sort(key=member_order)
+        return members
+
+    def _observe_algorithm(self, fw: Framework, start: float, tried: int, feasible: int) -> None:
+        """The placement's latency, and with placement plugins the placements it evaluated."""
+        self.observer.pod_group_algorithm(time.perf_counter() - start)
+        if fw.has_placement_plugins():
+            self.observer.placements(fw.profile_name, tried, feasible, tried - feasible)
+
+    def _decided(self, fw: Framework, status: Status | None, members: int, start: float) -> None:
+        """A group's cycle is over: its members' attempts are counted once decided (the cycle
+        gives the loop back between members, and what counts attempts — a benchmark, a test —
+        must not take a group half placed for one decided), and the attempt is observed."""
+        self.stats.attempts += members
         result = "scheduled" if status is None else "error" if status.code is Code.ERROR else "unschedulable"
         self.observer.pod_group_attempt(result, fw.profile_name, time.perf_counter() - start)
 
