@@ -286,6 +286,31 @@ def _controlled_by_group(claim: Mapping[str, Any], name: str) -> bool:
     return False
 
 
+def _claim_statuses(obj: Mapping[str, Any]) -> dict[Any, str]:
+    """``status.resourceClaimStatuses`` of a pod or a PodGroup: the claim made for each of its
+    template entries, by entry name (``""``: none is needed)."""
+    return {
+        s.get("name"): s.get("resourceClaimName") or ""
+        for s in (obj.get("status") or {}).get("resourceClaimStatuses") or ()
+    }
+
+
+def _entry_claim_name(
+    entry: Mapping[str, Any], statuses: Mapping[Any, str], owner: str, entry_label: str
+) -> tuple[str, bool]:
+    """The claim a ``spec.resourceClaims`` entry of ``owner`` (a pod or a PodGroup, as messages
+    name it) stands for, and whether it was made from a template (its owner is then checked);
+    ``""`` when the controller said no claim is needed. Raises :class:`ClaimProblem`."""
+    if entry.get("resourceClaimName"):
+        return str(entry["resourceClaimName"]), False
+    if entry.get("resourceClaimTemplateName"):
+        made = statuses.get(entry.get("name"))
+        if made is None:
+            raise ClaimProblem(f"{owner}: ResourceClaim not created yet")
+        return made, True
+    raise ClaimProblem(f"{owner}, spec.resourceClaim {entry_label}: none of the supported fields are set")
+
+
 def _can_be_reserved(claim: Mapping[str, Any]) -> bool:
     return len((claim.get("status") or {}).get("reservedFor") or ()) < RESERVED_FOR_MAX_SIZE
 
@@ -440,27 +465,14 @@ class DynamicResources:
         group's claim leads, through the pod's status, to the one claim made for the group."""
         meta = _meta(pod)
         ns = meta.get("namespace") or "default"
-        statuses = {
-            s.get("name"): s.get("resourceClaimName")
-            for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-        }
+        statuses = _claim_statuses(pod)
         group = pod_group_name(pod) if self.workload_claims else ""
+        owner = f'pod "{ns}/{meta.get("name", "")}"'
         out = []
         for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
-            must_check_owner = False
-            if entry.get("resourceClaimName"):
-                name = entry["resourceClaimName"]
-            elif entry.get("resourceClaimTemplateName"):
-                if entry.get("name") not in statuses:
-                    raise ClaimProblem(f'pod "{ns}/{meta.get("name", "")}": ResourceClaim not created yet')
-                name = statuses[entry.get("name")]
-                if not name:
-                    continue  # no claim needed for this one (the controller said so)
-                must_check_owner = True
-            else:
-                raise ClaimProblem(
-                    f'pod "{ns}/{meta.get("name", "")}", spec.resourceClaim "{entry.get("name", "")}": none of the supported fields are set'
-                )
+            name, must_check_owner = _entry_claim_name(entry, statuses, owner, f'"{entry.get("name", "")}"')
+            if not name:
+                continue  # no claim needed for this one (the controller said so)
             claim = self._claim(ns, name)
             if claim is None:
                 raise ClaimProblem(f'resourceclaim.resource.k8s.io "{name}" not found')
@@ -829,27 +841,17 @@ class DynamicResources:
             return Status.as_error(str(exc))
         if group is None:
             return None
-        statuses = {
-            e.get("name"): e.get("resourceClaimName")
-            for e in (group.get("status") or {}).get("resourceClaimStatuses") or ()
-        }
+        statuses = _claim_statuses(group)
         gmeta = _meta(group)
         for entry in (group.get("spec") or {}).get("resourceClaims") or ():
-            must_check_owner = False
-            if entry.get("resourceClaimName"):
-                claim_name = entry["resourceClaimName"]
-            elif entry.get("resourceClaimTemplateName"):
-                if entry.get("name") not in statuses:
-                    return Status.as_error(f"PodGroup {pod.namespace}/{name}: ResourceClaim not created yet")
-                claim_name = statuses[entry.get("name")]
-                if not claim_name:
-                    continue
-                must_check_owner = True
-            else:
-                return Status.as_error(
-                    f"PodGroup {pod.namespace}/{name}, spec.resourceClaim {entry.get('name', '')}: "
-                    "none of the supported fields are set"
+            try:
+                claim_name, must_check_owner = _entry_claim_name(
+                    entry, statuses, f"PodGroup {pod.namespace}/{name}", entry.get("name", "")
                 )
+            except ClaimProblem as exc:
+                return Status.as_error(str(exc))
+            if not claim_name:
+                continue
             claim = self._claim(pod.namespace, claim_name)
             if claim is None:
                 return Status.as_error(f'resourceclaim.resource.k8s.io "{claim_name}" not found')
