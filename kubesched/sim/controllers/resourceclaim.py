@@ -109,21 +109,13 @@ def reconcile_pod_claims(store: Store, pod: Obj, gates: FeatureGates | None = No
         else:
             existing = _claim_for(store, pod, name)
         if existing is None:
-            try:
-                template = store.get("ResourceClaimTemplate", ns, template_name)
-            except NotFound:
+            existing = _make_claim(store, pod, {**pod, "apiVersion": "v1", "kind": "Pod"}, ns, name, template_name)
+            if existing is None:
                 continue  # retried when the template appears
-            owner = {**pod, "apiVersion": "v1", "kind": "Pod"}
-            existing = store.create("ResourceClaim", _claim_from(owner, name, template, _fresh_name(store, pod, name)))
         statuses.append({"name": name, "resourceClaimName": existing["metadata"]["name"]})
         added = True
     if added:
-        updated = copy.deepcopy(pod)
-        updated.setdefault("status", {})["resourceClaimStatuses"] = statuses
-        try:
-            store.update("Pod", updated, check_version=True)
-        except ClusterError:
-            pass  # the pod changed meanwhile: its write queues it again
+        _record_claim_statuses(store, "Pod", pod, statuses)
 
 
 def reconcile_pod_group_claims(store: Store, group: Obj, gates: FeatureGates | None = None) -> None:
@@ -143,23 +135,35 @@ def reconcile_pod_group_claims(store: Store, group: Obj, gates: FeatureGates | N
             continue
         existing = _claim_for(store, group, name)
         if existing is None:
-            try:
-                template = store.get("ResourceClaimTemplate", ns, template_name)
-            except NotFound:
-                continue  # retried when the template appears
             owner = {**group, "apiVersion": group.get("apiVersion") or POD_GROUP_API_VERSION, "kind": "PodGroup"}
-            existing = store.create(
-                "ResourceClaim", _claim_from(owner, name, template, _fresh_name(store, group, name))
-            )
+            existing = _make_claim(store, group, owner, ns, name, template_name)
+            if existing is None:
+                continue  # retried when the template appears
         statuses.append({"name": name, "resourceClaimName": existing["metadata"]["name"]})
         added = True
     if added:
-        updated = copy.deepcopy(group)
-        updated.setdefault("status", {})["resourceClaimStatuses"] = statuses
-        try:
-            store.update("PodGroup", updated, check_version=True)
-        except ClusterError:
-            pass  # the group changed meanwhile: its write queues it again
+        _record_claim_statuses(store, "PodGroup", group, statuses)
+
+
+def _make_claim(store: Store, obj: Obj, owner: Obj, ns: str, name: str, template_name: str) -> Obj | None:
+    """The claim for ``obj``'s entry ``name`` made from its template (``owner``: ``obj`` with the
+    apiVersion and kind its controller reference names); ``None`` while the template is absent."""
+    try:
+        template = store.get("ResourceClaimTemplate", ns, template_name)
+    except NotFound:
+        return None
+    return store.create("ResourceClaim", _claim_from(owner, name, template, _fresh_name(store, obj, name)))
+
+
+def _record_claim_statuses(store: Store, kind: str, obj: Obj, statuses: list[Obj]) -> None:
+    """Write ``status.resourceClaimStatuses`` of a pod or a PodGroup; if the object changed
+    meanwhile, its own write queues it again."""
+    updated = copy.deepcopy(obj)
+    updated.setdefault("status", {})["resourceClaimStatuses"] = statuses
+    try:
+        store.update(kind, updated, check_version=True)
+    except ClusterError:
+        pass
 
 
 def _group_claim(store: Store, group: Obj, name: str) -> Obj | None:
