@@ -139,13 +139,15 @@ def _map_list(items: Any, path: str, limit: int, key: str = "name") -> list[Caus
 # --- the parts shared by templates and groups ---------------------------------------------------
 
 
-def _scheduling_policy(policy: Any, path: str) -> list[Cause]:
+def _scheduling_policy(policy: Any, path: str, count_field: str = "minCount") -> list[Cause]:
+    """``basic`` or ``gang`` (exactly one); a gang's ``count_field`` (a PodGroup's ``minCount``,
+    a CompositePodGroup's ``minGroupCount``) is required and at least 1."""
     policy = _obj(policy)
     causes = _union(policy, ("basic", "gang"), path)
     gang = policy.get("gang")
     if not causes and isinstance(gang, dict):
-        count = _int(gang.get("minCount"))
-        at = f"{path}.gang.minCount"
+        count = _int(gang.get(count_field))
+        at = f"{path}.gang.{count_field}"
         if not count:
             causes.append(required_cause(at))
         elif count < 1:
@@ -154,17 +156,7 @@ def _scheduling_policy(policy: Any, path: str) -> list[Cause]:
 
 
 def _composite_policy(policy: Any, path: str) -> list[Cause]:
-    policy = _obj(policy)
-    causes = _union(policy, ("basic", "gang"), path)
-    gang = policy.get("gang")
-    if not causes and isinstance(gang, dict):
-        count = _int(gang.get("minGroupCount"))
-        at = f"{path}.gang.minGroupCount"
-        if not count:
-            causes.append(required_cause(at))
-        elif count < 1:
-            causes.append(invalid_cause(at, count, "must be greater than or equal to 1"))
-    return causes
+    return _scheduling_policy(policy, path, "minGroupCount")
 
 
 def _constraints(constraints: Any, path: str) -> list[Cause]:
