@@ -48,27 +48,34 @@ def pod_group_objects(gang: bool, groups: int, per_group: int) -> Callable[[], l
     return make
 
 
+def _member(name: str, namespace: str, group: str, extra: Obj | None = None) -> Obj:
+    """A measured pod of PodGroup ``group``: upstream's pause container asking 100m CPU and
+    100Mi memory, ``extra`` first in its spec."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            **(extra or {}),
+            "schedulingGroup": {"podGroupName": group},
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10.1",
+                    "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}},
+                }
+            ],
+        },
+    }
+
+
 def member_pod(gang: bool, per_group: int) -> Callable[[str, int], Obj]:
     """Pod ``i`` of the measured set, a member of group ``i // per_group`` (upstream's
     gang-pod.yaml / basic-pod.yaml: 100m CPU, 100Mi memory, requests only)."""
     namespace = GANG_NAMESPACE if gang else BASIC_NAMESPACE
 
     def make(prefix: str, i: int) -> Obj:
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"{prefix}-{i}", "namespace": namespace},
-            "spec": {
-                "schedulingGroup": {"podGroupName": group_name(gang, i // per_group)},
-                "containers": [
-                    {
-                        "name": "pause",
-                        "image": "registry.k8s.io/pause:3.10.1",
-                        "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}},
-                    }
-                ],
-            },
-        }
+        return _member(f"{prefix}-{i}", namespace, group_name(gang, i // per_group))
 
     return make
 
@@ -152,23 +159,7 @@ def composite_member_pod(gang: bool, per_group: int) -> Callable[[str, int], Obj
     namespace = CPG_GANG_NAMESPACE if gang else CPG_BASIC_NAMESPACE
 
     def make(prefix: str, i: int) -> Obj:
-        spec: Obj = {
-            "schedulingGroup": {"podGroupName": cpg_group_name(gang, i // per_group)},
-            "containers": [
-                {
-                    "name": "pause",
-                    "image": "registry.k8s.io/pause:3.10.1",
-                    "resources": {"requests": {"cpu": "100m", "memory": "100Mi"}},
-                }
-            ],
-        }
-        if gang:
-            spec = {"terminationGracePeriodSeconds": 0, **spec}
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"{prefix}-{i}", "namespace": namespace},
-            "spec": spec,
-        }
+        extra: Obj = {"terminationGracePeriodSeconds": 0} if gang else {}
+        return _member(f"{prefix}-{i}", namespace, cpg_group_name(gang, i // per_group), extra)
 
     return make
