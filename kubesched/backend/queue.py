@@ -587,11 +587,16 @@ class SchedulingQueue:
             self._count_incoming(ACTIVE_Q, POP_FROM_BACKOFF_Q)
         else:
             return None
+        self._start_attempt(qpi)
+        return qpi
+
+    def _start_attempt(self, qpi: QueuedPodInfo) -> None:
+        """``qpi`` leaves the queue for a scheduling cycle: one more attempt, its first one's
+        time, and the cluster events seen from now on kept for it (in flight)."""
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.clock()
         self._in_flight[qpi.pod_info.uid] = self._events_base + len(self._in_flight_events)
-        return qpi
 
     def _next_entry(self) -> _ActiveEntry | None:
         """The head of the next queue group in turn that has one (round robin over groups;
@@ -626,10 +631,7 @@ class SchedulingQueue:
             if q is None or q.gated:
                 continue
             self._remove_everywhere(uid)
-            q.attempts += 1
-            if q.initial_attempt_timestamp is None:
-                q.initial_attempt_timestamp = self.clock()
-            self._in_flight[uid] = self._events_base + len(self._in_flight_events)
+            self._start_attempt(q)
             taken.append(q)
         return taken
 
