@@ -370,20 +370,27 @@ class PodGroupSchedulingCycle:
     def _nominate(self, fw: Framework, m: MemberOutcome, status: Status, node: str, start: float) -> None:
         """A member of a group that preemption made room for: it waits (Unschedulable, with the
         group's reason) nominated to ``node``, which the nominator holds for it meanwhile."""
-        qpi, pi = m.qpi, m.qpi.pod_info
-        message = status.message()
+        self.ctx.nominator.add(m.qpi.pod_info, node)
+        rejectors = m.fit.diagnosis.unschedulable_plugins if m.fit is not None else {status.plugin} - {""}
+        self._held(fw, m, status.message(), rejectors, start, node)
+
+    def _held(
+        self, fw: Framework, m: MemberOutcome, message: str, rejectors: set[str], start: float, nominated: str | None
+    ) -> None:
+        """An unschedulable member: counted, recorded, back to the queue with the plugins that
+        rejected it (which decide when it is retried), and reported with its nomination."""
+        qpi = m.qpi
+        seconds = time.perf_counter() - start
         self.stats.unschedulable += 1
-        self.stats.attempt_durations.append(time.perf_counter() - start)
-        self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
+        self.stats.attempt_durations.append(seconds)
+        self.observer.schedule_attempt("unschedulable", fw.profile_name, seconds)
         if m.record is not None:
             m.record.phase = "Unschedulable"
             m.record.node = None
             m.record.message = message
-        self.ctx.nominator.add(pi, node)
-        rejectors = m.fit.diagnosis.unschedulable_plugins if m.fit is not None else {status.plugin} - {""}
         self.queue.add_unschedulable_if_not_present(qpi, rejectors)
         qpi.last_failure = message
-        self.failures.report(fw, pi, "Unschedulable", message, m.record, node)
+        self.failures.report(fw, qpi.pod_info, "Unschedulable", message, m.record, nominated)
 
     async def _bind(self, fw: Framework, m: MemberOutcome, start: float) -> None:
         """A placed member of a group that fits (assumed already): Permit, then its own binding
@@ -410,21 +417,11 @@ class PodGroupSchedulingCycle:
         decide when it is retried), else with the group's."""
         qpi = m.qpi
         if m.fit is not None:
-            message = str(m.fit)
-            self.stats.unschedulable += 1
-            self.stats.attempt_durations.append(time.perf_counter() - start)
-            self.observer.schedule_attempt("unschedulable", fw.profile_name, time.perf_counter() - start)
-            if m.record is not None:
-                m.record.phase = "Unschedulable"
-                m.record.node = None
-                m.record.message = message
-            self.queue.add_unschedulable_if_not_present(qpi, m.fit.diagnosis.unschedulable_plugins)
-            qpi.last_failure = message
             nominated: str | None = None
             if (qpi.pod.get("status") or {}).get("nominatedNodeName"):
-                nominated = ""
+                nominated = ""  # cleared with the report, as a single pod's
                 self.ctx.nominator.delete(qpi.pod_info.uid)
-            self.failures.report(fw, qpi.pod_info, "Unschedulable", message, m.record, nominated)
+            self._held(fw, m, str(m.fit), m.fit.diagnosis.unschedulable_plugins, start, nominated)
             return
         status = m.status if m.status is not None and m.node is None else group_status
         if status is None:
