@@ -113,12 +113,7 @@ class PodGroupAlgorithm:
 
     async def _run(self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome]) -> GroupOutcome:
         if not fw.has_placement_plugins():
-            whole = Placement("", [])
-            out = await self._evaluate(fw, group, members, whole, restricted=False)
-            if out.status is not None:
-                await self._revert(fw, out.placed())
-            out.placements_tried = 1
-            return out
+            return await self._run_one(fw, group, members, Placement("", []), restricted=False)
         return await self._run_placements(fw, group, members)
 
     async def run_within(
@@ -129,12 +124,19 @@ class PodGroupAlgorithm:
         that to standalone groups), and leaving the snapshot as the hierarchy's evaluation has
         it (siblings placed before stay)."""
         if not fw.has_placement_plugins():
-            out = await self._evaluate(fw, group, members, parent, restricted=True)
-            if out.status is not None:
-                await self._revert(fw, out.placed())
-            out.placements_tried = 1
-            return out
+            return await self._run_one(fw, group, members, parent, restricted=True)
         return await self._run_placements(fw, group, members, parent)
+
+    async def _run_one(
+        self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], placement: Placement, restricted: bool
+    ) -> GroupOutcome:
+        """The one placement there is (no PlacementGenerate plugin): evaluated, undone unless
+        the group fits."""
+        out = await self._evaluate(fw, group, members, placement, restricted)
+        if out.status is not None:
+            await self._revert(fw, out.placed())
+        out.placements_tried = 1
+        return out
 
     def current_nodes(self, names: list[str]) -> list[NodeInfo]:
         """The snapshot's nodes of ``names`` as they are now (tentative placements change them)."""
@@ -258,8 +260,7 @@ class PodGroupAlgorithm:
             pi = m.qpi.pod_info
             nodes = None
             if names is not None:
-                found = self.snapshot.node_info_map
-                nodes = [found[n] for n in names if n in found]
+                nodes = self.current_nodes(names)
             state = CycleState()
             state.pod_group = group
             state.placement = placement
