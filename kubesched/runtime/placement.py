@@ -29,10 +29,15 @@ from kubesched.framework.podgroup import (
     PodGroupPostFilterResult,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.runtime.calls import BoundMethod, plugin_error, split_result
+from kubesched.runtime.calls import BoundMethod, plugin_error, rejected_or_error, split_result
 
 #: ``await call(bound, point, state, *args)``: the Framework's timed plugin call.
 PluginCall = Callable[..., Any]
+
+
+def _failed(point: str, plugin: str, status: Status) -> Status:
+    """A non-success answer where only Success goes on: an error naming the point and plugin."""
+    return Status(Code.ERROR, f'running {point} plugin "{plugin}": {status.message()}', plugin=plugin)
 
 
 async def run_placement_generate(
@@ -49,9 +54,7 @@ async def run_placement_generate(
         except Exception as exc:  # noqa: BLE001 - a plugin's bug is the group's error
             return [], plugin_error("PlacementGenerate", b.name, exc)
         if status is not None and not status.is_success():
-            return [], Status(
-                Code.ERROR, f'running PlacementGenerate plugin "{b.name}": {status.message()}', plugin=b.name
-            )
+            return [], _failed("PlacementGenerate", b.name, status)
         out.extend(placements or ())
     return out, None
 
@@ -102,9 +105,7 @@ async def run_placement_score(
             except Exception as exc:  # noqa: BLE001
                 return [], plugin_error("PlacementScore", b.name, exc)
             if status is not None and not status.is_success():
-                return [], Status(
-                    Code.ERROR, f'running PlacementScore plugin "{b.name}": {status.message()}', plugin=b.name
-                )
+                return [], _failed("PlacementScore", b.name, status)
             scores.append(PlacementScore(assignments.placement, int(value or 0)))
         norm = normalizers.get(b.name)
         if norm is not None and scores:
