@@ -75,13 +75,10 @@ async def run_placement_feasible(
             return plugin_error("PlacementFeasible", b.name, exc)
         if status is None or status.is_success():
             continue
-        status.with_plugin(b.name)
         if status.is_wait():
-            waiting = waiting or status
+            waiting = waiting or status.with_plugin(b.name)
             continue
-        if status.is_rejected():
-            return status
-        return Status(Code.ERROR, f'running PlacementFeasible plugin "{b.name}": {status.message()}', plugin=b.name)
+        return rejected_or_error("PlacementFeasible", b.name, status)
     return waiting
 
 
