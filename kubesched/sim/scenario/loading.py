@@ -18,22 +18,26 @@ Obj = dict[str, Any]
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 
 
-def _rebased(pod: Obj, now: datetime | None, last: datetime) -> Obj:
-    """``pod`` with the creation time the scenario reader gave it (one second a pod from
-    :data:`SCENARIO_EPOCH`, for a reproducible order) moved so that the scenario's last pod was
-    created ``now``: in a live server pods are not years old. A time the scenario wrote itself
-    is kept."""
-    if now is None:
-        return pod
-    meta = pod.get("metadata") or {}
-    raw = meta.get("creationTimestamp")
+def _reader_time(pod: Obj) -> datetime | None:
+    """The creation time the scenario reader gave ``pod`` (one second a pod from
+    :data:`SCENARIO_EPOCH`, for a reproducible order), or ``None`` for one the scenario wrote."""
+    raw = (pod.get("metadata") or {}).get("creationTimestamp")
+    if not isinstance(raw, str):
+        return None
     try:
-        created = datetime.strptime(raw, _STAMP).replace(tzinfo=UTC) if isinstance(raw, str) else None
+        created = datetime.strptime(raw, _STAMP).replace(tzinfo=UTC)
     except ValueError:
-        return pod
-    if created is None or not SCENARIO_EPOCH <= created <= SCENARIO_EPOCH + timedelta(seconds=MAX_OBJECTS):
-        return pod
-    meta["creationTimestamp"] = (now - (last - created)).strftime(_STAMP)
+        return None
+    return created if SCENARIO_EPOCH <= created <= SCENARIO_EPOCH + timedelta(seconds=MAX_OBJECTS) else None
+
+
+def _rebased(pod: Obj, now: datetime | None, last: datetime) -> Obj:
+    """``pod`` with the creation time the reader gave it moved so that the scenario's last such
+    pod was created ``now``: in a live server pods are not years old. A time the scenario wrote
+    itself is kept."""
+    created = _reader_time(pod) if now is not None else None
+    if now is not None and created is not None:
+        pod["metadata"]["creationTimestamp"] = (now - (last - created)).strftime(_STAMP)
     return pod
 
 
@@ -43,13 +47,7 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
     storage and disruption objects (``scenario.others``), nodes, running pods, then pending pods
     with priority admission. With ``now`` (a server's clock), the creation times the reader
     gave its pods end at ``now``, in the same order."""
-    stamps = [
-        datetime.strptime(t, _STAMP).replace(tzinfo=UTC)
-        for p in scenario.pods
-        if isinstance(t := (p.get("metadata") or {}).get("creationTimestamp"), str)
-        and t.startswith(SCENARIO_EPOCH.strftime("%Y-"))
-    ]
-    last = max(stamps, default=SCENARIO_EPOCH)
+    last = max((t for p in scenario.pods if (t := _reader_time(p)) is not None), default=SCENARIO_EPOCH)
 
     def ensure_ns(name: str, obj: Obj | None = None) -> None:
         try:
