@@ -108,6 +108,12 @@ class Harness:
     def events(self, name: str, namespace: str = "default") -> list[dict[str, Any]]:
         return self.cluster.events_for(self.pod(name, namespace))
 
+    def pod_group_condition(self, name: str, namespace: str = "default") -> dict[str, Any] | None:
+        """The PodGroup's ``PodGroupInitiallyScheduled`` condition, if the scheduler wrote one."""
+        pg = self.store.get("PodGroup", namespace, name)
+        conditions = (pg.get("status") or {}).get("conditions") or ()
+        return next((c for c in conditions if c["type"] == "PodGroupInitiallyScheduled"), None)
+
 
 async def make_harness(
     profiles: Iterable[ProfileSpec],

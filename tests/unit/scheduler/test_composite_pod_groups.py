@@ -57,14 +57,6 @@ async def harness(cpus: list[str], min_group_count: int | None = 2, names: str =
     return await make_harness([prof], options=options, objs=[*nodes, *groups, *pods])
 
 
-def condition(h: Harness, name: str) -> dict[str, Any] | None:
-    pg = h.store.get("PodGroup", "default", name)
-    return next(
-        (c for c in (pg.get("status") or {}).get("conditions") or () if c["type"] == "PodGroupInitiallyScheduled"),
-        None,
-    )
-
-
 async def test_a_composite_gang_whose_second_child_cannot_fit_binds_nothing() -> None:
     """Three CPUs for two gangs of two: "a" fits, "b" does not, and the composite needs both."""
     h = await harness(["1", "1", "1"])
@@ -76,7 +68,7 @@ async def test_a_composite_gang_whose_second_child_cannot_fit_binds_nothing() ->
     assert msgs["a0"] == msgs["a1"] == root
     assert sorted([msgs["b0"], msgs["b1"]])[0].startswith("0/3 nodes are available: 3 Insufficient cpu.")
     assert "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining" in {msgs["b0"], msgs["b1"]}
-    cond_a, cond_b = condition(h, "a"), condition(h, "b")
+    cond_a, cond_b = h.pod_group_condition("a"), h.pod_group_condition("b")
     assert cond_a is not None and (cond_a["status"], cond_a["message"]) == ("False", root)
     assert cond_b is not None and cond_b["status"] == "False"
     assert h.store.get("CompositePodGroup", "default", "job").get("status", {}).get("conditions") is None
@@ -87,7 +79,7 @@ async def test_a_composite_gang_that_fits_binds_every_member_in_one_cycle() -> N
     assert await h.run_all() == 1
     assert all(h.node_of(p) for p in ("a0", "a1", "b0", "b1"))
     for name in ("a", "b"):
-        cond = condition(h, name)
+        cond = h.pod_group_condition(name)
         assert cond is not None and (cond["status"], cond["reason"]) == ("True", "Scheduled")
 
 
@@ -97,7 +89,7 @@ async def test_a_basic_composite_binds_the_child_that_fits() -> None:
     await h.run_all()
     assert h.node_of("a0") and h.node_of("a1")
     assert h.node_of("b0") is None and h.node_of("b1") is None
-    cond_b = condition(h, "b")
+    cond_b = h.pod_group_condition("b")
     assert cond_b is not None and cond_b["message"] == "minCount (2) cannot be satisfied: 1 scheduled, 0 remaining"
 
 
@@ -256,5 +248,5 @@ async def test_a_child_error_is_the_hierarchys_error() -> None:
     assert msg["a0"] == msg["a1"] == f"composite pod group evaluation failed due to child error: {own}"
     assert msg["b0"] == msg["b1"] == own
     for name in ("a", "b"):
-        cond = condition(h, name)
+        cond = h.pod_group_condition(name)
         assert cond is not None and (cond["status"], cond["reason"]) == ("False", "SchedulerError")

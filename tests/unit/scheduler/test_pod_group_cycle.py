@@ -46,14 +46,6 @@ async def harness(*objs: Any, gates: FeatureGates = GATES) -> Harness:
     return await make_harness([gang_profile()], options=options, objs=objs)
 
 
-def condition(h: Harness, name: str) -> dict[str, Any] | None:
-    pg = h.store.get("PodGroup", "default", name)
-    return next(
-        (c for c in (pg.get("status") or {}).get("conditions") or () if c["type"] == "PodGroupInitiallyScheduled"),
-        None,
-    )
-
-
 async def test_a_gang_whose_last_member_cannot_fit_binds_none_and_says_why() -> None:
     """Eight members of 1 CPU on 7 CPUs: none is bound; the seven that fit say the gang's
     reason, the eighth its own; the PodGroup's condition is False/Unschedulable."""
@@ -66,7 +58,7 @@ async def test_a_gang_whose_last_member_cannot_fit_binds_none_and_says_why() -> 
     assert "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining" in messages
     assert any(m.startswith("0/7 nodes are available: 7 Insufficient cpu.") for m in messages)
     assert h.scheduler.cache.assumed_count() == 0
-    cond = condition(h, "train")
+    cond = h.pod_group_condition("train")
     assert cond is not None and (cond["status"], cond["reason"]) == ("False", "Unschedulable")
     assert cond["message"] == "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining"
     events = [e.get("note") or e.get("message", "") for i in range(8) for e in h.events(f"w{i}")]
@@ -80,7 +72,7 @@ async def test_a_gang_that_fits_binds_every_member_in_one_cycle() -> None:
     cycles = await h.run_all()
     assert cycles == 1
     assert all(h.node_of(f"w{i}") for i in range(8))
-    cond = condition(h, "train")
+    cond = h.pod_group_condition("train")
     assert cond is not None and (cond["status"], cond["reason"]) == ("True", "Scheduled")
 
 
@@ -119,7 +111,7 @@ async def test_a_basic_group_places_what_fits() -> None:
     await h.run_all()
     bound = [h.node_of(f"w{i}") for i in range(3)]
     assert bound.count("n0") == 2 and bound.count(None) == 1
-    cond = condition(h, "web")
+    cond = h.pod_group_condition("web")
     assert cond is not None and cond["status"] == "True"
 
 
@@ -128,11 +120,11 @@ async def test_the_condition_never_goes_back_to_false() -> None:
     nodes = [make_node("n0").capacity(cpu="2", pods=10).obj()]
     h = await harness(*nodes, pod_group("train", 2), member("w0", "train"), member("w1", "train"))
     await h.run_all()
-    assert condition(h, "train")["status"] == "True"  # type: ignore[index]
+    assert h.pod_group_condition("train")["status"] == "True"  # type: ignore[index]
     h.add(member("w2", "train"))
     await h.run_all()
     assert h.node_of("w2") is None
-    cond = condition(h, "train")
+    cond = h.pod_group_condition("train")
     assert cond is not None and cond["status"] == "True"
 
 
@@ -144,7 +136,7 @@ async def test_members_with_different_priorities_than_the_group_fail_all() -> No
     msg = "all pods in a single pod group should have the same priority as the pod group's priority, got 5 and 7"
     assert h.scheduler.results["default/w0"].message == msg
     assert h.scheduler.results["default/w1"].message == msg
-    assert condition(h, "train")["reason"] == "SchedulerError"  # type: ignore[index]
+    assert h.pod_group_condition("train")["reason"] == "SchedulerError"  # type: ignore[index]
 
 
 @pytest.mark.parametrize("gates", [FeatureGates()])

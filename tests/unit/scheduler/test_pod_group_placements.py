@@ -73,14 +73,6 @@ def zone_of(h: Harness, pod: str) -> str | None:
     return str(h.store.get("Node", None, node)["metadata"]["labels"][ZONE])
 
 
-def condition(h: Harness, name: str) -> dict[str, Any] | None:
-    pg = h.store.get("PodGroup", "default", name)
-    return next(
-        (c for c in (pg.get("status") or {}).get("conditions") or () if c["type"] == "PodGroupInitiallyScheduled"),
-        None,
-    )
-
-
 async def test_a_gang_with_a_zone_constraint_lands_in_one_zone() -> None:
     """Four 1-CPU members; each zone has two 2-CPU nodes: both fit, the gang takes one of them."""
     nodes = [zone_node(f"{z}{i}", z, "2") for z in ("a", "b") for i in range(2)]
@@ -89,7 +81,7 @@ async def test_a_gang_with_a_zone_constraint_lands_in_one_zone() -> None:
     assert await h.run_all() == 1
     zones = {zone_of(h, f"w{i}") for i in range(4)}
     assert len(zones) == 1 and zones <= {"a", "b"}
-    assert condition(h, "train")["status"] == "True"  # type: ignore[index]
+    assert h.pod_group_condition("train")["status"] == "True"  # type: ignore[index]
     assert all(h.node_of(f"w{i}") for i in range(4))
 
 
@@ -102,7 +94,7 @@ async def test_a_gang_no_zone_can_hold_binds_none() -> None:
     await h.run_all()
     assert [h.node_of(f"w{i}") for i in range(4)] == [None] * 4
     assert h.scheduler.cache.assumed_count() == 0
-    cond = condition(h, "train")
+    cond = h.pod_group_condition("train")
     assert cond is not None and (cond["status"], cond["reason"]) == ("False", "Unschedulable")
     assert cond["message"].startswith("0/2 placements are available, first placement status: ")
     assert "minCount (4) cannot be satisfied" in cond["message"]
