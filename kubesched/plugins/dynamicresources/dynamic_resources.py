@@ -311,6 +311,18 @@ def _entry_claim_name(
     raise ClaimProblem(f"{owner}, spec.resourceClaim {entry_label}: none of the supported fields are set")
 
 
+def _unreserved(claim: Mapping[str, Any], uid: Any) -> Obj:
+    """A copy of ``claim`` without the consumer ``uid`` (a pod, or a PodGroup) in
+    ``status.reservedFor`` (the field dropped when no one is left)."""
+    updated = copy.deepcopy(dict(claim))
+    kept = [r for r in updated["status"].get("reservedFor") or () if r.get("uid") != uid]
+    if kept:
+        updated["status"]["reservedFor"] = kept
+    else:
+        updated["status"].pop("reservedFor", None)
+    return updated
+
+
 def _can_be_reserved(claim: Mapping[str, Any]) -> bool:
     return len((claim.get("status") or {}).get("reservedFor") or ()) < RESERVED_FOR_MAX_SIZE
 
@@ -862,14 +874,8 @@ class DynamicResources:
                 continue
             if _allocation(claim) is None or not _reserved_for_pod(pod.pod, claim, True):
                 continue
-            updated = copy.deepcopy(claim)
-            kept = [r for r in updated["status"].get("reservedFor") or () if r.get("uid") != gmeta.get("uid")]
-            if kept:
-                updated["status"]["reservedFor"] = kept
-            else:
-                updated["status"].pop("reservedFor", None)
             try:
-                await self.handle.cluster.update_object("ResourceClaim", updated, "status")
+                await self.handle.cluster.update_object("ResourceClaim", _unreserved(claim, gmeta.get("uid")), "status")
             except Exception:  # noqa: BLE001 - tried again with the pod's next attempt
                 continue
             return Status.unschedulable("ResourceClaim unreserved for PodGroup")
@@ -995,15 +1001,10 @@ class DynamicResources:
             # members that use the claim (upstream leaves it to PostFilter, once no member is
             # placed, to unreserve the group).
             if _allocation(live) is not None and _reserved_for_pod(pod.pod, live):
-                updated = copy.deepcopy(live)
-                uid = _meta(pod.pod).get("uid")
-                kept = [r for r in updated["status"].get("reservedFor") or () if r.get("uid") != uid]
-                if kept:
-                    updated["status"]["reservedFor"] = kept
-                else:
-                    updated["status"].pop("reservedFor", None)
                 try:
-                    await self.handle.cluster.update_object("ResourceClaim", updated, "status")
+                    await self.handle.cluster.update_object(
+                        "ResourceClaim", _unreserved(live, _meta(pod.pod).get("uid")), "status"
+                    )
                 except Exception:  # noqa: BLE001 - retried with the pod's next attempt
                     pass
         extended = s.extended_claim()
