@@ -35,6 +35,7 @@ from kubesched.errors import KubeschedError
 from kubesched.framework.columns import NodeBatch, NodeColumns, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.informers import GroupVersionResource, Informer, Lister
 from kubesched.framework.interface import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -108,8 +109,11 @@ __all__ = [
     "EventResource",
     "FilterPlugin",
     "FilterStatusesPlugin",
+    "GroupVersionResource",
     "Handle",
+    "Informer",
     "KubeschedError",
+    "Lister",
     "Listers",
     "NodeBatch",
     "NodeColumns",

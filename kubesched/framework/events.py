@@ -80,7 +80,12 @@ _ALL_BITS = int(ActionType.ALL)
 
 @dataclass(frozen=True)
 class ClusterEvent:
-    resource: Resource
+    """Something that happened to objects of one resource. ``resource`` is a :class:`Resource`
+    for the kinds the scheduler knows, or upstream's name of any other resource,
+    ``<resource>.<version>.<group>`` (``GroupVersionResource.event_resource``), e.g. a CRD's
+    ``"elasticquotas.v1alpha1.scheduling.x-k8s.io"``."""
+
+    resource: Resource | str
     action: ActionType
     label: str = ""
     #: ``action`` as a plain int: flag arithmetic on IntFlag members is slow, and the queue
@@ -97,7 +102,8 @@ class ClusterEvent:
         return self.resource == other.resource and bool(self.bits & other.bits)
 
     def __str__(self) -> str:
-        return self.label or f"{self.resource.value}{self.action.name}"
+        resource = self.resource.value if isinstance(self.resource, Resource) else self.resource
+        return self.label or f"{resource}{self.action.name}"
 
 
 class QueueingHint(Enum):

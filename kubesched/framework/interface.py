@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.informers import GroupVersionResource, Informer
 from kubesched.framework.podgroup import (
     Placement,
     PlacementProgress,
@@ -291,6 +292,14 @@ class Handle(Protocol):
 
     @property
     def cluster(self) -> Any: ...
+
+    def informer_for(self, gvr: GroupVersionResource | str) -> Informer:
+        """An informer for any resource, built-in or custom (a CRD's), by group/version/resource
+        (or upstream's ``<resource>.<version>.<group>``). Call it from the plugin's constructor:
+        the scheduler lists and watches the resource with its other informers, against a real
+        cluster and in the simulator alike, and its events reach the queue as
+        ``ClusterEvent(gvr.event_resource, ...)`` for ``events_to_register`` to name."""
+        ...
 
     @property
     def parallelism(self) -> int: ...
