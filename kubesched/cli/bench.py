@@ -102,7 +102,7 @@ def _register_plugins(specs: list[str]) -> list[str]:
 def _run(w: Any, label: str, subject: Any, args: argparse.Namespace) -> list[Any]:
     from kubesched.bench.runner import run_profile
 
-    bar = _LazyBar(ProgressBar(f"{w.name} [{label}]", show=wanted(args.no_progress)))
+    bar = _LazyBar(ProgressBar(f"{w.name} ({label})", show=wanted(args.no_progress)))
     try:
         return run_profile(w, subject, bar if bar.shown else None, timeout=args.timeout)
     finally:
