@@ -172,3 +172,17 @@ def test_list_names_the_shipped_workloads() -> None:
     out = _bench("--list")
     assert out.returncode == 0, out.stderr
     assert "SchedulingBasic/500Nodes" in out.stdout and "threshold=680" in out.stdout
+
+
+def test_repeat_shows_each_profiles_run_of_median_pods_per_second() -> None:
+    from kubesched.bench.measure import LoopLag, make_result
+    from kubesched.cli.bench import _median_run
+
+    def run(pods_per_second: float) -> list[Any]:
+        return [make_result("W", 1, 0, 10, 10 / pods_per_second, [0.001], 0, 10, LoopLag())]
+
+    runs = [run(300.0), run(100.0), run(200.0)]
+    assert _median_run(runs)[0].pods_per_second == 200.0
+    assert _median_run([run(100.0), run(300.0)])[0].pods_per_second == 100.0
+    out = _bench("SchedulingBasic/5Nodes", "--repeat", "0")
+    assert out.returncode == 2 and "--repeat must be at least 1" in out.stderr
