@@ -137,6 +137,8 @@ class OpRunner:
             await self.sched.stop()
             self._runner.cancel()
             await asyncio.gather(self._runner, return_exceptions=True)
+            # What the windows froze is the collector's again (a run in a long-lived process).
+            gc.unfreeze()
         if self.progress is not None:
             self.progress(self.total, self.total)
         return self.results
@@ -164,10 +166,14 @@ class OpRunner:
 
     def _create_nodes(self, op: CreateNodes) -> None:
         template = read_template(op.template, "Node")
-        prefix = template["metadata"].pop("generateName", None) or "node-"
+        prefix = template["metadata"].pop("generateName", None)
+        # A template with a fixed name and no generateName names its one node so (node-with-name).
+        fixed = template["metadata"].get("name") if prefix is None else None
         for i in range(op.count):
             node = copy.deepcopy(template)
-            name = f"{prefix}{self._nodes}"
+            name = (
+                fixed if fixed and op.count == 1 else f"{fixed or prefix or 'node'}{'' if prefix else '-'}{self._nodes}"
+            )
             self._nodes += 1
             meta = node["metadata"]
             meta["name"] = name
