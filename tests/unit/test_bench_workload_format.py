@@ -248,3 +248,15 @@ def test_templates_are_one_object_of_the_kind_asked_for(tmp_path: Path) -> None:
     assert read_template(node, "Node")["apiVersion"] == "v1"
     with pytest.raises(WorkloadError, match=r"expected a Pod template, got kind 'Node'"):
         read_template(node, "Pod")
+
+
+def test_the_wheel_ships_every_workload_file_and_template() -> None:
+    """pyproject's package-data globs cover each file under kubesched/bench/workloads."""
+    import tomllib
+
+    root = Path(__file__).resolve().parents[2]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["kubesched"]
+    shipped = {p for g in globs for p in (root / "kubesched").glob(g)}
+    files = {p for p in SHIPPED_DIR.rglob("*") if p.is_file()}
+    assert len(files) > 10
+    assert files - shipped == set()
