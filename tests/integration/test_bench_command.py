@@ -53,8 +53,9 @@ PLUGIN = f"{HERE}:RefuseEveryNode"
 
 
 def _bench(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    # This checkout's kubesched, from any working directory.
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    # This checkout's kubesched, from any working directory (and the modules beside it).
+    path = [str(ROOT), str(cwd), os.environ.get("PYTHONPATH")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     return subprocess.run(
         [sys.executable, "-m", "kubesched", "bench", "--no-progress", *args],
         cwd=cwd,
@@ -186,3 +187,18 @@ def test_repeat_shows_each_profiles_run_of_median_pods_per_second() -> None:
     assert _median_run([run(100.0), run(300.0)])[0].pods_per_second == 100.0
     out = _bench("SchedulingBasic/5Nodes", "--repeat", "0")
     assert out.returncode == 2 and "--repeat must be at least 1" in out.stderr
+
+
+def test_a_module_alone_registers_its_plugins_and_no_compare_runs_it_alone(tmp_path: Path) -> None:
+    (tmp_path / "refusing.py").write_text(
+        "from kubesched import Status\n\n"
+        "class Helper:\n    pass\n\n"
+        "class Refuse:\n    name = 'Refuse'\n\n"
+        "    def __init__(self, args, handle):\n        pass\n\n"
+        "    def filter(self, state, pod, node):\n        return Status.unschedulable('no')\n"
+    )
+    out = _bench("SchedulingBasic/5Nodes", "--plugin", "refusing", "--no-compare-default", "--json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads(out.stdout)
+    assert (row["profile"], row["scheduled"], row["unschedulable"]) == ("kubesched-bench", 0, 10)
+    assert "vs_default" not in row
