@@ -5,11 +5,13 @@ One job per module, each importing only those above it in this list:
 
 * :mod:`.catalogue`: the workloads (upstream's cases, node and pod templates, floors);
 * :mod:`.measure`: a run's :class:`~benchmarks.measure.Result` and the instruments (loop lag,
-  percentiles, peak RSS);
+  percentiles, peak RSS), which are :mod:`kubesched.bench.measure`'s (``kubesched bench`` measures
+  with them too);
 * :mod:`.backends`: the two ways to run a workload once, in-memory and over HTTP;
 * :mod:`.launch`: where it runs (this process, or a fresh interpreter);
 * :mod:`.compare`: the per-node and the batch path back to back, placements compared;
-* :mod:`.report`: tables, JSON, the saved file; :mod:`.cli`: the command line;
+* :mod:`.report`: tables (the results table is :mod:`kubesched.bench.report`'s), JSON, the
+  saved file; :mod:`.cli`: the command line;
 * :mod:`.run`: parses with :mod:`.cli` and dispatches. :mod:`.soak` is a package of its own.
 
 Run from the repository root (``python -m``), so ``benchmarks`` imports as a package.

@@ -17,18 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import dra, podgroups
+from kubesched.bench.measure import Floor
 
 #: This folder: the configurations a workload names live beside the catalogue.
 HERE = Path(__file__).resolve().parent
-
-
-@dataclass(frozen=True)
-class Floor:
-    """Upstream's throughput floor: scheduler_perf fails a run whose pods/s falls below it."""
-
-    pods_per_second: float
-    #: The upstream test case the threshold belongs to ("SchedulingPodAntiAffinity/5000Nodes_2000Pods").
-    upstream: str
 
 
 # Thresholds of kubernetes/kubernetes test/integration/scheduler_perf, the newest stored versions

@@ -1,96 +1,13 @@
-"""What a run measures: one :class:`Result` per workload run, and the measuring instruments.
-
-* pods/s: measured pods divided by the time from their creation to the last bind;
-* p50/p90/p99 of the scheduling-attempt latency (one scheduling cycle) of the measured pods;
-* peak RSS of the process (each workload runs in a fresh process, so it is that workload's);
-* the event loop's largest lag while the measured pods are scheduled (:class:`LoopLag`);
-* upstream's floor and our pods/s divided by it (:func:`with_floor`).
-"""
+"""What a run measures: the package's :mod:`kubesched.bench.measure` (one :class:`Result` per
+workload run, the instruments: loop lag, percentiles, peak RSS), and a catalogue workload's
+result (:func:`measured_result`)."""
 
 from __future__ import annotations
 
-import asyncio
-import resource
-import sys
-from dataclasses import dataclass, field
+from benchmarks.catalogue import Workload
+from kubesched.bench.measure import Floor, LoopLag, Result, make_result, peak_rss_mib, percentile, with_floor
 
-from benchmarks.catalogue import Floor, Workload
-
-
-@dataclass
-class Result:
-    workload: str
-    nodes: int
-    init_pods: int
-    measure_pods: int
-    pods_per_second: float
-    seconds: float
-    unschedulable: int
-    attempt_p50_ms: float
-    attempt_p90_ms: float
-    attempt_p99_ms: float
-    peak_rss_mib: float
-    scheduled: int
-    loop_lag_max_ms: float = 0.0
-    python: str = field(default_factory=lambda: sys.version.split()[0])
-    loop: str = ""
-    #: ``memory`` (the in-memory cluster) or ``http`` (the embedded API server over HTTP).
-    backend: str = "memory"
-    #: Upstream's floor (pods/s), our pods/s divided by it, and the upstream case it is from.
-    floor_pods_per_second: float | None = None
-    floor_ratio: float | None = None
-    floor_source: str | None = None
-    #: Pod groups the measured pods belong to (0: none), and how many were decided per second.
-    groups: int = 0
-    groups_per_second: float | None = None
-    #: Pod-group cycles the scheduler ran (one per group when every group fits at its first try).
-    group_cycles: int = 0
-
-
-def with_floor(result: Result, floor: Floor | None) -> Result:
-    """``result`` with upstream's floor and our ratio to it filled in (left None without a floor)."""
-    if floor is not None:
-        result.floor_pods_per_second = floor.pods_per_second
-        result.floor_ratio = round(result.pods_per_second / floor.pods_per_second, 2)
-        result.floor_source = floor.upstream
-    return result
-
-
-def percentile(values: list[float], p: float) -> float:
-    """The nearest-rank ``p``-th percentile of ``values`` (0.0 when there are none)."""
-    if not values:
-        return 0.0
-    s = sorted(values)
-    k = min(len(s) - 1, max(0, int(round(p / 100.0 * (len(s) - 1)))))
-    return s[k]
-
-
-def peak_rss_mib() -> float:
-    """This process's peak resident set so far, in MiB (Linux reports ``ru_maxrss`` in KiB)."""
-    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return round(rss_kib / 1024, 1)
-
-
-class LoopLag:
-    """A neighbour on the loop that wants to run every millisecond: how late it gets to."""
-
-    def __init__(self) -> None:
-        self.max = 0.0
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._watch())
-
-    def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-
-    async def _watch(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            t = loop.time()
-            await asyncio.sleep(0.001)
-            self.max = max(self.max, loop.time() - t - 0.001)
+__all__ = ["Floor", "LoopLag", "Result", "measured_result", "peak_rss_mib", "percentile", "with_floor"]
 
 
 def measured_result(
@@ -109,23 +26,17 @@ def measured_result(
     """The :class:`Result` of one run of ``w``: ``measured`` pods decided in ``seconds``, the
     scheduling-attempt ``durations`` (seconds) of the measured pods, the loop's ``lag``; with
     ``groups`` (the pod groups the measured pods make up), groups/s over the same time."""
-    rss = peak_rss_mib()
-    return Result(
-        workload=w.name,
-        nodes=nodes,
-        init_pods=w.init_pods,
-        measure_pods=measured,
-        pods_per_second=round(measured / seconds, 1),
-        seconds=round(seconds, 3),
-        unschedulable=unschedulable,
-        attempt_p50_ms=round(percentile(durations, 50) * 1000, 3),
-        attempt_p90_ms=round(percentile(durations, 90) * 1000, 3),
-        attempt_p99_ms=round(percentile(durations, 99) * 1000, 3),
-        peak_rss_mib=rss,
-        scheduled=scheduled,
-        loop_lag_max_ms=round(lag.max * 1000, 1),
-        backend=backend,
-        groups=groups,
-        groups_per_second=round(groups / seconds, 3) if groups else None,
-        group_cycles=group_cycles,
+    return make_result(
+        w.name,
+        nodes,
+        w.init_pods,
+        measured,
+        seconds,
+        durations,
+        unschedulable,
+        scheduled,
+        lag,
+        backend,
+        groups,
+        group_cycles,
     )

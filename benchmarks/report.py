@@ -16,6 +16,17 @@ from rich.table import Table
 
 from benchmarks.catalogue import Workload
 from benchmarks.measure import Result
+from kubesched.bench.report import print_table
+
+__all__ = [
+    "print_comparisons",
+    "print_json",
+    "print_scaling",
+    "print_table",
+    "print_workloads",
+    "save_json",
+    "scaling_rows",
+]
 
 
 def print_workloads(workloads: list[Workload]) -> None:
@@ -33,63 +44,6 @@ def save_json(path: str, payload: Any) -> None:
     """Write ``payload`` to ``path`` as indented JSON, making its folder if need be."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(payload, indent=2) + "\n")
-
-
-def print_table(results: list[Result]) -> None:
-    """The results table, upstream's floor beside our pods/s; a floor borrowed from an upstream
-    case of another size is starred and named under the table."""
-    backend = "in-memory cluster" if not results or results[0].backend == "memory" else "over HTTP"
-    t = Table(title=f"kubesched benchmarks ({backend}, default profile)")
-    for col in (
-        "workload",
-        "nodes",
-        "init",
-        "measured",
-        "scheduled",
-        "unschedulable",
-        "pods/s",
-        "floor",
-        "ours/floor",
-        "p50 ms",
-        "p90 ms",
-        "p99 ms",
-        "peak RSS MiB",
-        "max loop lag ms",
-        "loop",
-    ):
-        t.add_column(col, justify="left" if col in ("workload", "loop") else "right", no_wrap=col == "workload")
-    borrowed: dict[str, str] = {}
-    for r in results:
-        floor = "-"
-        if r.floor_pods_per_second is not None:
-            floor = f"{r.floor_pods_per_second:g}"
-            if r.floor_source != r.workload:
-                floor += "*"
-                borrowed[r.workload] = r.floor_source or ""
-        t.add_row(
-            r.workload,
-            str(r.nodes),
-            str(r.init_pods),
-            str(r.measure_pods),
-            str(r.scheduled),
-            str(r.unschedulable),
-            f"{r.pods_per_second:.1f}",
-            floor,
-            f"{r.floor_ratio:.2f}" if r.floor_ratio is not None else "-",
-            f"{r.attempt_p50_ms:.3f}",
-            f"{r.attempt_p90_ms:.3f}",
-            f"{r.attempt_p99_ms:.3f}",
-            f"{r.peak_rss_mib:.1f}",
-            f"{r.loop_lag_max_ms:.1f}",
-            r.loop,
-        )
-    console = Console(color_system=None, width=200)
-    console.print(t)
-    if borrowed:
-        console.print("floor: upstream scheduler_perf's threshold (pods/s); * from the upstream case of that test")
-        console.print("with the same node count and more measured pods:")
-        for ours, theirs in borrowed.items():
-            console.print(f"  {ours}: {theirs}")
 
 
 def scaling_rows(results: list[Result]) -> list[dict[str, Any]]:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from kubesched import __version__
-from kubesched.cli import compare, config, plugins, replay, run, sim_serve, simulate, sweep
+from kubesched.cli import bench, compare, config, plugins, replay, run, sim_serve, simulate, sweep
 from kubesched.cli.common import OnError
 from kubesched.errors import KubeschedError
 
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_parser(sub)
     compare.add_parser(sub)
     sweep.add_parser(sub)
+    bench.add_parser(sub)
     run.add_parser(sub)
     sim_serve.add_parser(sub)
     plugins.add_parser(sub)

@@ -1,0 +1,141 @@
+"""What a benchmark run measures: one :class:`Result` per measured set of pods, and the instruments.
+
+* pods/s: measured pods divided by the time from their creation until each is decided;
+* p50/p90/p99 of the scheduling-attempt latency (one scheduling cycle) while they are scheduled;
+* peak RSS of the process (each run has a process of its own, so it is that run's);
+* the event loop's largest lag while the measured pods are scheduled (:class:`LoopLag`);
+* upstream's floor and our pods/s divided by it (:func:`with_floor`).
+
+``python -m benchmarks.run`` and ``kubesched bench`` both measure with these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+import sys
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Floor:
+    """Upstream's throughput floor: scheduler_perf fails a run whose pods/s falls below it."""
+
+    pods_per_second: float
+    #: The upstream test case the threshold belongs to ("SchedulingPodAntiAffinity/5000Nodes_2000Pods").
+    upstream: str
+
+
+@dataclass
+class Result:
+    workload: str
+    nodes: int
+    init_pods: int
+    measure_pods: int
+    pods_per_second: float
+    seconds: float
+    unschedulable: int
+    attempt_p50_ms: float
+    attempt_p90_ms: float
+    attempt_p99_ms: float
+    peak_rss_mib: float
+    scheduled: int
+    loop_lag_max_ms: float = 0.0
+    python: str = field(default_factory=lambda: sys.version.split()[0])
+    loop: str = ""
+    #: ``memory`` (the in-memory cluster) or ``http`` (the embedded API server over HTTP).
+    backend: str = "memory"
+    #: Upstream's floor (pods/s), our pods/s divided by it, and the upstream case it is from.
+    floor_pods_per_second: float | None = None
+    floor_ratio: float | None = None
+    floor_source: str | None = None
+    #: Pod groups the measured pods belong to (0: none), and how many were decided per second.
+    groups: int = 0
+    groups_per_second: float | None = None
+    #: Pod-group cycles the scheduler ran (one per group when every group fits at its first try).
+    group_cycles: int = 0
+
+
+def with_floor(result: Result, floor: Floor | None) -> Result:
+    """``result`` with upstream's floor and our ratio to it filled in (left None without a floor)."""
+    if floor is not None:
+        result.floor_pods_per_second = floor.pods_per_second
+        result.floor_ratio = round(result.pods_per_second / floor.pods_per_second, 2)
+        result.floor_source = floor.upstream
+    return result
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank ``p``-th percentile of ``values`` (0.0 when there are none)."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    k = min(len(s) - 1, max(0, int(round(p / 100.0 * (len(s) - 1)))))
+    return s[k]
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set so far, in MiB (Linux reports ``ru_maxrss`` in KiB)."""
+    rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(rss_kib / 1024, 1)
+
+
+class LoopLag:
+    """A neighbour on the loop that wants to run every millisecond: how late it gets to."""
+
+    def __init__(self) -> None:
+        self.max = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._watch())
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            t = loop.time()
+            await asyncio.sleep(0.001)
+            self.max = max(self.max, loop.time() - t - 0.001)
+
+
+def make_result(
+    name: str,
+    nodes: int,
+    init_pods: int,
+    measured: int,
+    seconds: float,
+    durations: list[float],
+    unschedulable: int,
+    scheduled: int,
+    lag: LoopLag,
+    backend: str = "memory",
+    groups: int = 0,
+    group_cycles: int = 0,
+) -> Result:
+    """The :class:`Result` of one measured set: ``measured`` pods decided in ``seconds``, the
+    scheduling-attempt ``durations`` (seconds) meanwhile, the loop's ``lag``; with ``groups``
+    (the pod groups the measured pods make up), groups/s over the same time."""
+    seconds = max(seconds, 1e-9)
+    return Result(
+        workload=name,
+        nodes=nodes,
+        init_pods=init_pods,
+        measure_pods=measured,
+        pods_per_second=round(measured / seconds, 1),
+        seconds=round(seconds, 3),
+        unschedulable=unschedulable,
+        attempt_p50_ms=round(percentile(durations, 50) * 1000, 3),
+        attempt_p90_ms=round(percentile(durations, 90) * 1000, 3),
+        attempt_p99_ms=round(percentile(durations, 99) * 1000, 3),
+        peak_rss_mib=peak_rss_mib(),
+        scheduled=scheduled,
+        loop_lag_max_ms=round(lag.max * 1000, 1),
+        backend=backend,
+        groups=groups,
+        groups_per_second=round(groups / seconds, 3) if groups else None,
+        group_cycles=group_cycles,
+    )

@@ -1,0 +1,326 @@
+"""The ops of a workload, run against a scheduler on the in-memory cluster: :class:`OpRunner`.
+
+The scheduler gets its events from the store in-process (no HTTP, no serialization), as in
+``python -m benchmarks.run``: what is measured is the scheduler and its plugins. Every pod a
+workload creates carries the measured profile's ``schedulerName``.
+
+When are pods done? A pod is *decided* once it is bound, or once it sits in the unschedulable
+pool (or is gated) with no nomination, the queue holding no active pod and no cycle in flight: a
+plugin that rejects pods ends a run instead of hanging it (upstream waits for every pod to be
+bound). A preemptor waiting for its victims stays nominated, so it is not decided until bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import gc
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
+from kubesched.bench.measure import LoopLag, Result, make_result
+from kubesched.bench.workload import (
+    Barrier,
+    Churn,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    Op,
+    Sleep,
+    StartCollecting,
+    StopCollecting,
+    Workload,
+    WorkloadError,
+    read_template,
+)
+from kubesched.cluster.base import NotFound
+from kubesched.cluster.memory import InMemoryCluster
+from kubesched.cluster.store import Store
+from kubesched.config import SchedulerConfig
+from kubesched.framework.features import FeatureGates
+from kubesched.scheduler import Scheduler, SchedulerOptions
+
+Obj = dict[str, Any]
+#: ``progress(done, total)``: pods decided of the pods the workload creates (churn aside).
+Progress = Callable[[int, int], None]
+
+#: Name prefix of the churn objects: never measured, never waited for.
+CHURN_PREFIX = "churn-"
+#: Seconds between two looks at the scheduler while waiting.
+_POLL = 0.005
+
+
+@dataclass
+class _Window:
+    """Pods measured together: created by one ``collectMetrics`` op, or between
+    ``startCollectingMetrics`` and ``stopCollectingMetrics``."""
+
+    name: str
+    namespaces: tuple[str, ...]
+    t0: float
+    nodes: int
+    init_pods: int
+    lag: LoopLag
+    keys: list[str] = field(default_factory=list)
+    lag_started: bool = False
+
+
+class OpRunner:
+    """Runs one workload's ops once against a fresh store and scheduler; :meth:`run` returns one
+    :class:`Result` per measured set of pods."""
+
+    def __init__(
+        self,
+        w: Workload,
+        cfg: SchedulerConfig,
+        scheduler_name: str,
+        gates: FeatureGates,
+        progress: Progress | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.w = w
+        self.scheduler_name = scheduler_name
+        self.progress = progress
+        self.timeout = timeout
+        self.store = Store(history=1000)
+        self.cluster = InMemoryCluster(self.store)
+        m = cfg.model
+        self.sched = Scheduler(
+            cfg.profiles,
+            self.cluster,
+            SchedulerOptions(
+                parallelism=m.parallelism,
+                percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+                seed=1,
+                feature_gates=gates,
+                gc_pacing=True,  # as `kubesched run` has it
+            ),
+        )
+        #: Pods created (churn aside): ``namespace/name`` -> uid, and those bound.
+        self.pods: dict[str, str] = {}
+        self.bound: set[str] = set()
+        self.total = sum(op.count for op in w.ops if isinstance(op, CreatePods))
+        self.results: list[Result] = []
+        self._nodes = 0
+        self._pod_names = 0
+        self._namespaces: set[str] = set()
+        self._window: _Window | None = None
+        self._churn: list[asyncio.Task[None]] = []
+        self._runner: asyncio.Task[None] | None = None
+        self._deadline = 0.0
+        self._shown = -1.0
+        self.store.subscribe(self._on_event)
+
+    def _on_event(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        if kind == "Pod" and etype == "MODIFIED" and old is not None:
+            if obj["spec"].get("nodeName") and not old["spec"].get("nodeName"):
+                meta = obj["metadata"]
+                key = f"{meta.get('namespace')}/{meta['name']}"
+                if key in self.pods:
+                    self.bound.add(key)
+
+    async def run(self) -> list[Result]:
+        """Every op in order, then the churn stopped and the scheduler with it."""
+        self._deadline = time.monotonic() + self.timeout
+        self._runner = asyncio.create_task(self.sched.run())
+        await asyncio.sleep(0)
+        try:
+            for index, op in enumerate(self.w.ops):
+                await self._do(op, index)
+        finally:
+            for task in self._churn:
+                task.cancel()
+            await asyncio.gather(*self._churn, return_exceptions=True)
+            await self.sched.stop()
+            self._runner.cancel()
+            await asyncio.gather(self._runner, return_exceptions=True)
+            # What the windows froze is the collector's again (a run in a long-lived process).
+            gc.unfreeze()
+        if self.progress is not None:
+            self.progress(self.total, self.total)
+        return self.results
+
+    async def _do(self, op: Op, index: int) -> None:
+        if isinstance(op, CreateNodes):
+            self._create_nodes(op)
+        elif isinstance(op, CreateNamespaces):
+            for i in range(op.count):
+                self._namespace(f"{op.prefix}-{i}")
+        elif isinstance(op, CreatePods):
+            await self._create_pods(op)
+        elif isinstance(op, Churn):
+            templates = [read_template(p, _kind_of(p)) for p in op.templates]
+            self._churn.append(asyncio.create_task(self._churn_loop(templates, op.interval)))
+        elif isinstance(op, Barrier):
+            keys = [k for k in self.pods if not op.namespaces or k.split("/", 1)[0] in op.namespaces]
+            await self._wait(keys, attempted_only=op.stage == "Attempted")
+        elif isinstance(op, Sleep):
+            await asyncio.sleep(op.seconds)
+        elif isinstance(op, StartCollecting):
+            self._start_window(op.name or self.w.name, op.namespaces)
+        elif isinstance(op, StopCollecting):
+            await self._stop_window()
+
+    def _create_nodes(self, op: CreateNodes) -> None:
+        template = read_template(op.template, "Node")
+        prefix = template["metadata"].pop("generateName", None)
+        # A template with a fixed name and no generateName names its one node so (node-with-name).
+        fixed = template["metadata"].get("name") if prefix is None else None
+        for i in range(op.count):
+            node = copy.deepcopy(template)
+            name = (
+                fixed if fixed and op.count == 1 else f"{fixed or prefix or 'node'}{'' if prefix else '-'}{self._nodes}"
+            )
+            self._nodes += 1
+            meta = node["metadata"]
+            meta["name"] = name
+            labels = meta.setdefault("labels", {})
+            labels.setdefault("kubernetes.io/hostname", name)
+            if op.cycled_label is not None:
+                key, values = op.cycled_label
+                labels[key] = values[i % len(values)]
+            if op.unique_label is not None:
+                labels[op.unique_label] = name
+            self.store.create("Node", node)
+
+    def _namespace(self, name: str) -> None:
+        if name not in self._namespaces:
+            self._namespaces.add(name)
+            self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+
+    def _pod(self, template: Obj, namespace: str) -> Obj:
+        # The store copies what it is given: the template's nested parts may be shared here.
+        meta = dict(template["metadata"])
+        generate = meta.pop("generateName", None)
+        meta["name"] = f"{generate or (meta.get('name', 'pod') + '-')}{self._pod_names}"
+        meta["namespace"] = namespace
+        self._pod_names += 1
+        return {**template, "metadata": meta, "spec": {**template["spec"], "schedulerName": self.scheduler_name}}
+
+    async def _create_pods(self, op: CreatePods) -> None:
+        self._namespace(op.namespace)
+        template = read_template(op.template, "Pod")
+        # Made before the clock starts: the templates are the workload's doing, not the scheduler's.
+        pods = [self._pod(template, op.namespace) for _ in range(op.count)]
+        keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
+        if op.collect_metrics:
+            self._start_window(self.w.name, ())
+        for key, pod in zip(keys, pods):
+            created = self.store.create("Pod", pod)
+            self.pods[key] = created["metadata"].get("uid", "")
+        window = self._window
+        if window is not None and (not window.namespaces or op.namespace in window.namespaces):
+            window.keys.extend(keys)
+        await asyncio.sleep(0)
+        if window is not None and not window.lag_started:
+            await self.cluster.wait_delivered()
+            window.lag.start()
+            window.lag_started = True
+        if op.collect_metrics:
+            await self._stop_window()
+        elif not op.skip_wait:
+            await self._wait(keys)
+
+    async def _churn_loop(self, templates: list[Obj], interval: float) -> None:
+        n = 0
+        while True:
+            for template in templates:
+                obj = copy.deepcopy(template)
+                obj["metadata"].pop("generateName", None)
+                if obj["kind"] == "Pod":
+                    obj["metadata"]["name"] = f"{CHURN_PREFIX}{n}"
+                    obj["metadata"]["namespace"] = "default"
+                    obj["spec"]["schedulerName"] = self.scheduler_name
+                else:
+                    obj["metadata"]["name"] = f"{CHURN_PREFIX}node-{n}"
+                self.store.create(obj["kind"], obj)
+                n += 1
+            await asyncio.sleep(interval)
+
+    def _start_window(self, name: str, namespaces: tuple[str, ...]) -> None:
+        # As `kubesched run` does once its informers have synced: what exists now lives on, and
+        # the collector no longer scans it.
+        gc.freeze()
+        self.sched.stats.attempt_durations.clear()
+        # The lag is watched from when the window's first pods are in the queue (creating
+        # thousands of pods in one go is the benchmark's own doing).
+        lag = LoopLag()
+        self._window = _Window(name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag)
+
+    async def _stop_window(self) -> None:
+        window = self._window
+        assert window is not None
+        await self._wait(window.keys)
+        seconds = time.perf_counter() - window.t0
+        window.lag.stop()
+        self._window = None
+        scheduled = sum(1 for k in window.keys if k in self.bound)
+        self.results.append(
+            make_result(
+                window.name,
+                window.nodes,
+                window.init_pods,
+                len(window.keys),
+                seconds,
+                list(self.sched.stats.attempt_durations),
+                len(window.keys) - scheduled,
+                scheduled,
+                window.lag,
+            )
+        )
+
+    async def _wait(self, keys: list[str], attempted_only: bool = False) -> None:
+        """Until every pod of ``keys`` is decided (see the module's docstring), or, with
+        ``attempted_only``, tried at least once."""
+        remaining = keys
+        while True:
+            remaining = [k for k in remaining if k not in self.bound]
+            self._report()
+            if not remaining:
+                return
+            if attempted_only or (not self.sched.queue.has_active() and self.sched.in_flight() == 0):
+                if all(self._parked(k, attempted_only) for k in remaining):
+                    return
+            await asyncio.sleep(_POLL)
+            if self._runner is not None and self._runner.done():
+                raise WorkloadError(f"{self.w.name}: the scheduler stopped: {self._runner.exception()!r}")
+            if time.monotonic() > self._deadline:
+                raise WorkloadError(
+                    f"{self.w.name}: {len(remaining)} pods still undecided after {self.timeout:g} s (--timeout)"
+                )
+
+    def _parked(self, key: str, attempted_only: bool) -> bool:
+        where = self.sched.queue.where(self.pods[key])
+        namespace, name = key.split("/", 1)
+        try:
+            pod = self.store.get("Pod", namespace, name)
+        except NotFound:
+            return True  # deleted: nothing left to wait for
+        if attempted_only:
+            return where is not None and where != ACTIVE_Q
+        if where not in (UNSCHEDULABLE_Q, GATED_Q):
+            return False
+        return not (pod.get("status") or {}).get("nominatedNodeName")
+
+    def _report(self) -> None:
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if now - self._shown >= 0.1:
+            self._shown = now
+            self.progress(len(self.bound), self.total)
+
+
+def _kind_of(path: Any) -> str:
+    """The kind a churn template holds (Pod or Node)."""
+    import yaml
+
+    with open(path, encoding="utf-8") as f:
+        obj = yaml.safe_load(f)
+    kind = obj.get("kind") if isinstance(obj, dict) else None
+    if kind not in ("Pod", "Node"):
+        raise WorkloadError(f"{path}: churn templates are Pods or Nodes, got kind {kind!r}")
+    return str(kind)

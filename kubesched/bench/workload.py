@@ -1,0 +1,485 @@
+"""Workload files in upstream scheduler_perf's format, read and checked.
+
+A file is a YAML list of test cases. Each case has a ``name``, optional ``featureGates``,
+``labels`` and ``defaultPodTemplatePath``, a ``workloadTemplate`` (a list of ops) and
+``workloads``: each a ``name``, ``params`` (the ``$name`` values the ops refer to), optional
+``featureGates`` (over the case's), ``labels`` and ``threshold`` (upstream's pods/s floor).
+A workload is named ``Case/workload``.
+
+The ops kubesched runs (fields as upstream's; an op's ``<field>Param: $name`` sets ``<field>`` from
+the workload's params, and so does any value written ``$name``):
+
+* ``createNodes``: ``count``, ``nodeTemplatePath``, ``labelNodePrepareStrategy``
+  (``labelKey``, ``labelValues``: node ``i`` gets value ``i % len``), ``uniqueNodeLabelStrategy``
+  (``labelKey``: each node its own value);
+* ``createNamespaces``: ``prefix``, ``count`` (``<prefix>-0`` ...), ``namespaceTemplatePath``;
+* ``createPods``: ``count``, ``namespace`` (default ``namespace-<op index>``, as upstream),
+  ``podTemplatePath`` (default the case's ``defaultPodTemplatePath``, else a 100m/500Mi pod),
+  ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them);
+* ``churn``: ``mode: create`` only, ``templatePaths`` (pods or nodes), ``intervalMilliseconds``:
+  one object of each template every interval until the workload ends;
+* ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``);
+* ``sleep``: ``duration`` (``500ms``, ``2s``);
+* ``startCollectingMetrics`` (``name``, ``namespaces``) and ``stopCollectingMetrics``: measure
+  every pod created between them.
+
+Template paths are relative to the workload file. Errors name the file, the workload and the
+field: ``misc.yaml: SchedulingBasic/500Nodes: workloadTemplate[2] (createPods).countParam:
+parameter $measurePods is not in the workload's params``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubesched.errors import KubeschedError
+
+#: The workload files shipped in the package, and their node and pod templates.
+SHIPPED_DIR = Path(__file__).resolve().parent / "workloads"
+DEFAULT_NODE_TEMPLATE = SHIPPED_DIR / "templates" / "node-default.yaml"
+DEFAULT_POD_TEMPLATE = SHIPPED_DIR / "templates" / "pod-default.yaml"
+#: What ``kubesched bench`` runs when no workload is named: small enough for well under a minute.
+DEFAULT_WORKLOAD = "SchedulingBasic/500Nodes"
+
+Obj = dict[str, Any]
+
+
+class WorkloadError(KubeschedError, ValueError):
+    """A workload file that cannot be read or run; the message names the file and the field."""
+
+
+@dataclass(frozen=True)
+class CreateNodes:
+    count: int
+    template: Path
+    #: ``labelKey`` -> values cycled over the nodes (labelNodePrepareStrategy).
+    cycled_label: tuple[str, tuple[str, ...]] | None = None
+    #: A label key every node gets with a value of its own (uniqueNodeLabelStrategy).
+    unique_label: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateNamespaces:
+    prefix: str
+    count: int
+    template: Path | None = None
+
+
+@dataclass(frozen=True)
+class CreatePods:
+    count: int
+    namespace: str
+    template: Path
+    collect_metrics: bool = False
+    skip_wait: bool = False
+
+
+@dataclass(frozen=True)
+class Churn:
+    templates: tuple[Path, ...]
+    interval: float
+
+
+@dataclass(frozen=True)
+class Barrier:
+    namespaces: tuple[str, ...] = ()
+    #: ``Scheduled`` (bound or found unschedulable) or ``Attempted`` (tried once).
+    stage: str = "Scheduled"
+
+
+@dataclass(frozen=True)
+class Sleep:
+    seconds: float
+
+
+@dataclass(frozen=True)
+class StartCollecting:
+    name: str = ""
+    namespaces: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StopCollecting:
+    pass
+
+
+Op = CreateNodes | CreateNamespaces | CreatePods | Churn | Barrier | Sleep | StartCollecting | StopCollecting
+
+
+@dataclass
+class Workload:
+    """One runnable workload: a case's ops with one workload's params put in."""
+
+    name: str
+    ops: list[Op]
+    feature_gates: dict[str, bool] = field(default_factory=dict)
+    labels: tuple[str, ...] = ()
+    #: Upstream's floor for this workload (pods/s), or None.
+    threshold: float | None = None
+    source: str = ""
+
+    @property
+    def nodes(self) -> int:
+        return sum(op.count for op in self.ops if isinstance(op, CreateNodes))
+
+    @property
+    def measured_pods(self) -> int:
+        """Pods created with ``collectMetrics`` or inside a collecting window."""
+        n, collecting = 0, False
+        for op in self.ops:
+            if isinstance(op, StartCollecting):
+                collecting = True
+            elif isinstance(op, StopCollecting):
+                collecting = False
+            elif isinstance(op, CreatePods) and (collecting or op.collect_metrics):
+                n += op.count
+        return n
+
+    @property
+    def init_pods(self) -> int:
+        return sum(op.count for op in self.ops if isinstance(op, CreatePods)) - self.measured_pods
+
+
+#: Each op's fields and their types (a field ``xParam`` stands for ``x``).
+_FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "createNodes": {
+        "count": int,
+        "nodeTemplatePath": str,
+        "labelNodePrepareStrategy": dict,
+        "uniqueNodeLabelStrategy": dict,
+    },
+    "createNamespaces": {"prefix": str, "count": int, "namespaceTemplatePath": str},
+    "createPods": {
+        "count": int,
+        "namespace": str,
+        "podTemplatePath": str,
+        "collectMetrics": bool,
+        "skipWaitToCompletion": bool,
+    },
+    "churn": {"mode": str, "number": int, "templatePaths": list, "intervalMilliseconds": int},
+    "barrier": {"namespaces": list, "stageRequirement": str, "labelSelector": dict},
+    "sleep": {"duration": str},
+    "startCollectingMetrics": {"name": str, "namespaces": list, "labelSelector": dict},
+    "stopCollectingMetrics": {},
+}
+#: Upstream ops kubesched bench does not run (yet): named in the error.
+_NOT_RUN = (
+    "deletePods",
+    "createAny",
+    "createResourceClaims",
+    "createResourceDriver",
+    "updateAny",
+    "allocResourceClaims",
+)
+_CASE_FIELDS = {"name", "featureGates", "labels", "defaultPodTemplatePath", "workloadTemplate", "workloads"}
+_WORKLOAD_FIELDS = {"name", "params", "featureGates", "labels", "threshold"}
+
+
+def load_workloads(path: str | Path) -> list[Workload]:
+    """Every workload of the file at ``path``, checked; WorkloadError naming the field otherwise."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise WorkloadError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise WorkloadError(f"{p}: not valid YAML: {exc}") from None
+    return parse_workloads(data, p.parent, p.name)
+
+
+def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[Workload]:
+    """The workloads of decoded YAML ``data``; template paths are relative to ``base``."""
+    if not isinstance(data, list):
+        raise WorkloadError(f"{source}: expected a list of test cases, got {_kind(data)}")
+    out: list[Workload] = []
+    seen: set[str] = set()
+    for i, case in enumerate(data):
+        where = f"{source}: [{i}]"
+        if not isinstance(case, dict):
+            raise WorkloadError(f"{where}: a test case must be a mapping, got {_kind(case)}")
+        name = case.get("name")
+        if not isinstance(name, str) or not name:
+            raise WorkloadError(f"{where}.name: a test case needs a name")
+        where = f"{source}: {name}"
+        _unknown(case, _CASE_FIELDS, where)
+        gates = _gates(case.get("featureGates"), f"{where}.featureGates")
+        default_pod = (
+            _path(base, case["defaultPodTemplatePath"], f"{where}.defaultPodTemplatePath")
+            if "defaultPodTemplatePath" in case
+            else DEFAULT_POD_TEMPLATE
+        )
+        template = case.get("workloadTemplate")
+        if not isinstance(template, list) or not template:
+            raise WorkloadError(f"{where}.workloadTemplate: a non-empty list of ops is required")
+        workloads = case.get("workloads")
+        if not isinstance(workloads, list) or not workloads:
+            raise WorkloadError(f"{where}.workloads: a non-empty list of workloads is required")
+        for j, wl in enumerate(workloads):
+            wwhere = f"{where}.workloads[{j}]"
+            if not isinstance(wl, dict):
+                raise WorkloadError(f"{wwhere}: a workload must be a mapping, got {_kind(wl)}")
+            _unknown(wl, _WORKLOAD_FIELDS, wwhere)
+            wname = wl.get("name")
+            if not isinstance(wname, str) or not wname:
+                raise WorkloadError(f"{wwhere}.name: a workload needs a name")
+            full = f"{name}/{wname}"
+            if full in seen:
+                raise WorkloadError(f"{source}: {full}: defined twice")
+            seen.add(full)
+            params = wl.get("params") or {}
+            if not isinstance(params, dict):
+                raise WorkloadError(f"{wwhere}.params: expected a mapping, got {_kind(params)}")
+            threshold = wl.get("threshold")
+            if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
+                raise WorkloadError(f"{wwhere}.threshold: expected a number, got {threshold!r}")
+            labels = wl.get("labels", case.get("labels")) or []
+            if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+                raise WorkloadError(f"{wwhere}.labels: expected a list of strings")
+            ops = [
+                _op(raw, k, params, base, default_pod, f"{source}: {full}: workloadTemplate[{k}]")
+                for k, raw in enumerate(template)
+            ]
+            _check_collecting(ops, f"{source}: {full}")
+            out.append(
+                Workload(
+                    name=full,
+                    ops=ops,
+                    feature_gates={**gates, **_gates(wl.get("featureGates"), f"{wwhere}.featureGates")},
+                    labels=tuple(labels),
+                    threshold=float(threshold) if threshold is not None else None,
+                    source=source,
+                )
+            )
+    return out
+
+
+def shipped_files() -> list[Path]:
+    """The workload files shipped in the package."""
+    return sorted(SHIPPED_DIR.glob("*.yaml"))
+
+
+def shipped_workloads() -> dict[str, Workload]:
+    """Every shipped workload by name."""
+    return {w.name: w for f in shipped_files() for w in load_workloads(f)}
+
+
+def find_workloads(spec: str) -> list[Workload]:
+    """``spec`` as a workload file (all its workloads), ``file.yaml:Case/name`` (one of them), or the
+    name of a shipped workload (``SchedulingBasic/500Nodes``; a case name alone: all its workloads)."""
+    path, sep, name = spec.partition(".yaml:")
+    if sep:
+        chosen = [w for w in load_workloads(path + ".yaml") if w.name == name or w.name.startswith(name + "/")]
+        if not chosen:
+            raise WorkloadError(f"{path}.yaml has no workload {name!r}")
+        return chosen
+    if spec.endswith((".yaml", ".yml")) or Path(spec).is_file():
+        return load_workloads(spec)
+    shipped = shipped_workloads()
+    if spec in shipped:
+        return [shipped[spec]]
+    chosen = [w for n, w in shipped.items() if n.startswith(spec + "/")]
+    if not chosen:
+        raise WorkloadError(f"no workload file or shipped workload {spec!r} (see kubesched bench --list)")
+    return chosen
+
+
+def read_template(path: Path, kind: str) -> Obj:
+    """The object of the template file at ``path``, which must be a ``kind``."""
+    try:
+        obj = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise WorkloadError(f"{path}: cannot read template: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise WorkloadError(f"{path}: template is not valid YAML: {exc}") from None
+    if not isinstance(obj, dict):
+        raise WorkloadError(f"{path}: a template must be one object, got {_kind(obj)}")
+    if obj.get("kind", kind) != kind:
+        raise WorkloadError(f"{path}: expected a {kind} template, got kind {obj.get('kind')!r}")
+    obj.setdefault("kind", kind)
+    obj.setdefault("apiVersion", "v1")
+    obj.setdefault("metadata", {})
+    obj.setdefault("spec", {})
+    return obj
+
+
+def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> Op:
+    if not isinstance(raw, dict):
+        raise WorkloadError(f"{where}: an op must be a mapping, got {_kind(raw)}")
+    opcode = raw.get("opcode")
+    if opcode in _NOT_RUN:
+        raise WorkloadError(f"{where}.opcode: {opcode} is not run by kubesched bench (it runs: {', '.join(_FIELDS)})")
+    if opcode not in _FIELDS:
+        raise WorkloadError(f"{where}.opcode: unknown opcode {opcode!r} (one of: {', '.join(_FIELDS)})")
+    where = f"{where} ({opcode})"
+    fields = _FIELDS[opcode]
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key == "opcode":
+            continue
+        target = key[: -len("Param")] if key.endswith("Param") and key[: -len("Param")] in fields else key
+        if target not in fields:
+            allowed = ", ".join(sorted(fields)) or "none"
+            raise WorkloadError(f"{where}.{key}: unknown field (fields of {opcode}: {allowed})")
+        if isinstance(value, str) and value.startswith("$"):
+            if value[1:] not in params:
+                raise WorkloadError(f"{where}.{key}: parameter {value} is not in the workload's params")
+            value = params[value[1:]]
+        elif target != key:
+            raise WorkloadError(f"{where}.{key}: expected a parameter reference ($name), got {value!r}")
+        want = fields[target]
+        if (want is int and (isinstance(value, bool) or not isinstance(value, int))) or not isinstance(value, want):
+            name = want.__name__ if isinstance(want, type) else "/".join(t.__name__ for t in want)
+            raise WorkloadError(f"{where}.{key}: expected {_article(name)}, got {value!r}")
+        values[target] = value
+    return _build(opcode, values, index, base, default_pod, where)
+
+
+def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: Path, where: str) -> Op:
+    if opcode == "createNodes":
+        cycled = None
+        if "labelNodePrepareStrategy" in v:
+            s = v["labelNodePrepareStrategy"]
+            key, vals = s.get("labelKey"), s.get("labelValues")
+            if not isinstance(key, str) or not isinstance(vals, list) or not vals:
+                raise WorkloadError(f"{where}.labelNodePrepareStrategy: needs labelKey and non-empty labelValues")
+            cycled = (key, tuple(str(x) for x in vals))
+        unique = None
+        if "uniqueNodeLabelStrategy" in v:
+            unique = v["uniqueNodeLabelStrategy"].get("labelKey")
+            if not isinstance(unique, str):
+                raise WorkloadError(f"{where}.uniqueNodeLabelStrategy.labelKey: a label key is required")
+        template = (
+            _path(base, v["nodeTemplatePath"], f"{where}.nodeTemplatePath")
+            if "nodeTemplatePath" in v
+            else DEFAULT_NODE_TEMPLATE
+        )
+        return CreateNodes(_count(v, where, 1), template, cycled, unique)
+    if opcode == "createNamespaces":
+        if "prefix" not in v:
+            raise WorkloadError(f"{where}.prefix: required")
+        tpl = (
+            _path(base, v["namespaceTemplatePath"], f"{where}.namespaceTemplatePath")
+            if "namespaceTemplatePath" in v
+            else None
+        )
+        return CreateNamespaces(v["prefix"], _count(v, where, 1), tpl)
+    if opcode == "createPods":
+        if v.get("collectMetrics") and v.get("skipWaitToCompletion"):
+            raise WorkloadError(f"{where}: collectMetrics and skipWaitToCompletion cannot both be true")
+        template = (
+            _path(base, v["podTemplatePath"], f"{where}.podTemplatePath") if "podTemplatePath" in v else default_pod
+        )
+        return CreatePods(
+            _count(v, where, 0),
+            v.get("namespace", f"namespace-{index}"),
+            template,
+            bool(v.get("collectMetrics", False)),
+            bool(v.get("skipWaitToCompletion", False)),
+        )
+    if opcode == "churn":
+        if v.get("mode") != "create":
+            raise WorkloadError(f"{where}.mode: only mode 'create' is run by kubesched bench, got {v.get('mode')!r}")
+        paths = v.get("templatePaths") or []
+        if not paths or not all(isinstance(p, str) for p in paths):
+            raise WorkloadError(f"{where}.templatePaths: a non-empty list of template paths is required")
+        ms = v.get("intervalMilliseconds", 500)
+        if ms <= 0:
+            raise WorkloadError(f"{where}.intervalMilliseconds: must be positive, got {ms}")
+        return Churn(tuple(_path(base, p, f"{where}.templatePaths") for p in paths), ms / 1000.0)
+    if opcode == "barrier":
+        stage = v.get("stageRequirement", "Scheduled")
+        if stage not in ("Scheduled", "Attempted"):
+            raise WorkloadError(f"{where}.stageRequirement: Scheduled or Attempted, got {stage!r}")
+        return Barrier(_names(v.get("namespaces"), f"{where}.namespaces"), stage)
+    if opcode == "sleep":
+        from kubesched.config.models import parse_go_duration
+
+        try:
+            seconds = parse_go_duration(v.get("duration", ""))
+        except ValueError as exc:
+            raise WorkloadError(f"{where}.duration: {exc}") from None
+        if seconds < 0:
+            raise WorkloadError(f"{where}.duration: must not be negative")
+        return Sleep(seconds)
+    if opcode == "startCollectingMetrics":
+        return StartCollecting(v.get("name", ""), _names(v.get("namespaces"), f"{where}.namespaces"))
+    return StopCollecting()
+
+
+def _check_collecting(ops: list[Op], where: str) -> None:
+    collecting = False
+    measured = False
+    for k, op in enumerate(ops):
+        if isinstance(op, StartCollecting):
+            if collecting:
+                raise WorkloadError(f"{where}: workloadTemplate[{k}]: startCollectingMetrics while already collecting")
+            collecting = measured = True
+        elif isinstance(op, StopCollecting):
+            if not collecting:
+                raise WorkloadError(f"{where}: workloadTemplate[{k}]: stopCollectingMetrics without a start")
+            collecting = False
+        elif isinstance(op, CreatePods) and op.collect_metrics:
+            if collecting:
+                raise WorkloadError(
+                    f"{where}: workloadTemplate[{k}] (createPods).collectMetrics: already inside startCollectingMetrics"
+                )
+            measured = True
+    if not measured:
+        raise WorkloadError(
+            f"{where}: nothing is measured: no createPods with collectMetrics: true and no startCollectingMetrics"
+        )
+
+
+def _count(v: dict[str, Any], where: str, minimum: int) -> int:
+    if "count" not in v:
+        raise WorkloadError(f"{where}.count: required (count or countParam)")
+    n = int(v["count"])
+    if n < minimum:
+        raise WorkloadError(f"{where}.count: must be at least {minimum}, got {n}")
+    return n
+
+
+def _path(base: Path, value: Any, where: str) -> Path:
+    if not isinstance(value, str) or not value:
+        raise WorkloadError(f"{where}: expected a path, got {value!r}")
+    p = Path(value)
+    p = p if p.is_absolute() else base / p
+    if not p.is_file():
+        raise WorkloadError(f"{where}: no such template file: {value}")
+    return p
+
+
+def _names(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise WorkloadError(f"{where}: expected a list of namespace names")
+    return tuple(value)
+
+
+def _gates(value: Any, where: str) -> dict[str, bool]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(b, bool) for k, b in value.items()):
+        raise WorkloadError(f"{where}: expected a mapping of gate names to true or false")
+    return dict(value)
+
+
+def _unknown(obj: dict[str, Any], allowed: set[str], where: str) -> None:
+    for key in obj:
+        if key not in allowed:
+            raise WorkloadError(f"{where}.{key}: unknown field (fields: {', '.join(sorted(allowed))})")
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is None else type(value).__name__
+
+
+def _article(name: str) -> str:
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"

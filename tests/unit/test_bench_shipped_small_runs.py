@@ -1,0 +1,69 @@
+"""Every shipped workload's small (``integration-test``) size runs under the default profile on
+the in-memory cluster, and the ops do what the workload says: nodes named and labelled, pods in
+their namespaces with the profile's schedulerName, every measured pod bound."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from kubesched.bench.ops import CHURN_PREFIX, OpRunner
+from kubesched.bench.runner import default_subject
+from kubesched.bench.workload import shipped_workloads
+from kubesched.framework.features import FeatureGates
+
+SMALL = sorted(n for n, w in shipped_workloads().items() if "integration-test" in w.labels)
+
+
+def test_every_shipped_case_has_a_small_size() -> None:
+    cases = {n.split("/", 1)[0] for n in shipped_workloads()}
+    assert cases == {n.split("/", 1)[0] for n in SMALL}
+    assert len(cases) >= 9
+
+
+async def _run(name: str) -> OpRunner:
+    w = shipped_workloads()[name]
+    gates = FeatureGates(w.feature_gates)
+    cfg, profile = default_subject().load(gates)
+    runner = OpRunner(w, cfg, profile, gates, timeout=120)
+    await runner.run()
+    return runner
+
+
+@pytest.mark.parametrize("name", SMALL)
+async def test_a_small_shipped_workload_binds_every_measured_pod(name: str) -> None:
+    w = shipped_workloads()[name]
+    runner = await _run(name)
+    (result,) = runner.results
+    assert (result.workload, result.nodes, result.init_pods) == (name, w.nodes, w.init_pods)
+    assert (result.measure_pods, result.scheduled, result.unschedulable) == (w.measured_pods, w.measured_pods, 0)
+    assert result.pods_per_second > 0
+    pods, _ = runner.store.list("Pod")
+    assert {p["spec"]["schedulerName"] for p in pods} == {"default-scheduler"}
+
+
+async def test_nodes_get_their_labels_and_pods_their_namespaces() -> None:
+    runner = await _run("TopologySpreading/5Nodes")
+    nodes, _ = runner.store.list("Node")
+    assert sorted(n["metadata"]["name"] for n in nodes) == [f"node-{i}" for i in range(5)]
+    zones = Counter(n["metadata"]["labels"]["topology.kubernetes.io/zone"] for n in nodes)
+    assert zones == {"moon-1": 2, "moon-2": 2, "moon-3": 1}
+    assert all(n["metadata"]["labels"]["kubernetes.io/hostname"] == n["metadata"]["name"] for n in nodes)
+    pods, _ = runner.store.list("Pod")
+    # Upstream's default namespaces: namespace-<index of the createPods op>.
+    assert Counter(p["metadata"]["namespace"] for p in pods) == {"namespace-1": 10, "namespace-2": 10}
+
+
+async def test_a_daemonset_pod_lands_on_the_named_node() -> None:
+    runner = await _run("SchedulingDaemonset/5Nodes")
+    pods, _ = runner.store.list("Pod")
+    assert len(pods) == 10 and {p["spec"]["nodeName"] for p in pods} == {"scheduler-perf-node"}
+
+
+async def test_churn_pods_are_created_but_neither_measured_nor_waited_for() -> None:
+    runner = await _run("Unschedulable/5Nodes/1Init/10Pods")
+    pods, _ = runner.store.list("Pod")
+    churn = [p for p in pods if p["metadata"]["name"].startswith(CHURN_PREFIX)]
+    assert churn and not any(p["spec"].get("nodeName") for p in churn)
+    assert runner.results[0].measure_pods == 10
