@@ -54,6 +54,7 @@ BUILTIN_KINDS: dict[GroupVersionResource, str] = {
         ("Workload", "scheduling.k8s.io/v1beta1", "workloads"),
         ("PodGroup", "scheduling.k8s.io/v1beta1", "podgroups"),
         ("CompositePodGroup", "scheduling.k8s.io/v1alpha3", "compositepodgroups"),
+        ("CustomResourceDefinition", "apiextensions.k8s.io/v1", "customresourcedefinitions"),
     )
 }
 
