@@ -359,3 +359,24 @@ async def test_a_kind_the_scheduler_handles_reaches_the_queue_by_name_only_when_
     assert "poddisruptionbudgets.v1.policyAdd" in seen and "PodDisruptionBudgetAdd" in seen
     assert not [e for e in seen if e.startswith("pods.v1")]
     assert h.cluster._extra == {}  # both served from the scheduler's own kinds
+
+
+class Misnamed:
+    """Registers events on a name that is no resource's: logged and left out, as upstream."""
+
+    name = "Misnamed"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def pre_filter(self, state: Any, pod: Any) -> None:
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent("quotas", ActionType.ADD))]
+
+
+def test_an_unreadable_resource_name_is_logged_and_left_out(caplog: pytest.LogCaptureFixture) -> None:
+    sched = Scheduler([profile(preFilter=["Misnamed"])], InMemoryCluster(Store()), OPTIONS, registry_with(Misnamed))
+    assert sched.informers.resources() == []
+    assert "plugin Misnamed registers events on 'quotas'" in caplog.text
