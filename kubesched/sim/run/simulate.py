@@ -28,6 +28,7 @@ from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.scenario.clock import ManualClock, format_seconds, stamp
 from kubesched.sim.scenario.reading import SCENARIO_EPOCH, Scenario, ScenarioError, admit_pod
+from kubesched.sim.scenario.recording import OBSERVED_NODE
 from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace, default_horizon
 
 #: Events (steps, pods ending) a run takes at most: a guard against workloads that end and come
@@ -349,6 +350,13 @@ def _report(
     phases: dict[str, int] = {"Scheduled": 0, "Unschedulable": 0, "Error": 0}
     per_profile: dict[str, dict[str, int]] = {}
     gated = {q.pod_info.key: q for _, q in scheduler.queue.pending_pods()}
+    # A recorded cluster's pods say where the live cluster ran them (kubesched.io/observed-node).
+    recorded = {
+        f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}": str(node)
+        for p in [*scenario.pods, *(q for s in scenario.steps if s.scenario is not None for q in s.scenario.pods)]
+        if (node := ((p["metadata"].get("annotations") or {}).get(OBSERVED_NODE)))
+    }
+    observed_pods = observed_same = 0
     events, _ = store.list("Event")
     preempted = {
         f"{e['involvedObject'].get('namespace')}/{e['involvedObject'].get('name')}": f"preempted and deleted: {e['message']}"
@@ -363,6 +371,7 @@ def _report(
             rec = PodResult(ns, name, q.pod_info.scheduler_name if q else "", phase="Unschedulable")
             rec.message = q.last_failure if q is not None and q.last_failure else "not attempted"
         deleted = False
+        observed_node = recorded.get(key)
         try:
             live = store.get("Pod", ns, name)
             node = (live.get("spec") or {}).get("nodeName")
@@ -383,6 +392,9 @@ def _report(
             phase = "Unschedulable"
             removed = life.removed.get(key) if life is not None else None
             message = preempted.get(key) or removed or "deleted during the simulation"
+        if observed_node is not None:
+            observed_pods += 1
+            observed_same += 1 if node == observed_node else 0
         phases[phase] = phases.get(phase, 0) + 1
         prof = per_profile.setdefault(rec.scheduler_name, {"Scheduled": 0, "Unschedulable": 0, "Error": 0})
         prof[phase] = prof.get(phase, 0) + 1
@@ -411,6 +423,7 @@ def _report(
                 "extenderBind": rec.extender_bind,
                 # Every attempt, oldest first, the last one included (same keys as above).
                 "history": [*rec.history, rec.attempt()] if rec.attempts else [],
+                **({"observedNode": observed_node} if observed_node is not None else {}),
             }
         )
     nodes_out: list[dict[str, Any]] = []
@@ -446,6 +459,9 @@ def _report(
     }
     if phases.get("Completed"):
         summary["completed"] = phases["Completed"]
+    if observed_pods:
+        # A replayed recording: how many pods the scheduler put where the live cluster had them.
+        summary["observed"] = {"pods": observed_pods, "sameNode": observed_same}
     return SimulationResult(pods_out, nodes_out, summary, store, scheduler)
 
 
@@ -569,6 +585,8 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         summary.add_row(
             escape(f"job {job['namespace']}/{job['name']}"), f"{job['succeeded']}/{wanted} succeeded, {state}"
         )
+    if s.get("observed"):
+        summary.add_row("on the observed node", f"{s['observed']['sameNode']} of {s['observed']['pods']} recorded pods")
     if s.get("stopped"):
         summary.add_row("stopped", escape(s["stopped"]))
     for prof, counts in s["profiles"].items():
