@@ -126,7 +126,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     timeline = PacedTimeline(
         store, list(scenario.steps) if scenario is not None else [], clock, until, lambda line: print(line, flush=True)
     )
-    controllers = ControllerManager(store, getattr(args, "gates", None), now=stamp(datetime.now(UTC), clock))
+    controllers = ControllerManager(store, getattr(args, "gates", None), now=lambda: stamp(clock.started_at, clock)())
     controllers.start()
     stop = asyncio.Event()
     supervisor: SchedulerSupervisor | None = None
@@ -177,7 +177,8 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             syncing = asyncio.create_task(importer.sync(stop), name="import sync")
         if clock.speed != 1.0 or until is not None:
             print(f"simulated time runs {clock.speed:g}x the wall clock", flush=True)
-        timing = asyncio.create_task(timeline.run(stop), name="simulated time")
+        leads = (lambda: _scheduler_leads(store, cfg, stop)) if cfg is not None else None
+        timing = asyncio.create_task(timeline.run(stop, leads), name="simulated time")
         if supervisor is not None:
             supervisor.options = RunOptions(
                 kubeconfig=kubeconfig,
@@ -208,6 +209,25 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         await server.stop()
         await controllers.stop()
     return code
+
+
+async def _scheduler_leads(store: Store, cfg: Any, stop: asyncio.Event, patience: float = 60.0) -> None:
+    """Until the embedded scheduler holds its lease (it schedules from then on), at most
+    ``patience`` seconds: simulated time starts when pods can be placed, however long the
+    scheduler took to come up."""
+    election = cfg.model.leaderElection
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while not stop.is_set() and loop.time() < deadline:
+        if not election.leaderElect:
+            return
+        try:
+            lease = store.get("Lease", election.resourceNamespace, election.resourceName)
+            if (lease.get("spec") or {}).get("holderIdentity"):
+                return
+        except NotFound:
+            pass
+        await asyncio.sleep(0.05)
 
 
 def web_link_path(kubeconfig: str) -> str:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.cluster.base import ClusterError, NotFound
@@ -52,14 +53,20 @@ class PacedTimeline:
         self.events = 0
         #: Set once the clock reached the horizon.
         self.reached = False
-        self._unsubscribe = store.subscribe(self.life.on_write)
+
+    async def run(self, stop: asyncio.Event, ready: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Run events as their time comes, until ``stop`` (set here too once past the horizon).
+        ``ready``: awaited first (the scheduler coming up); simulated time starts after it."""
+        if ready is not None:
+            await ready()
+            if stop.is_set():
+                return
+        self.clock.restart()
+        unsubscribe = self.store.subscribe(self.life.on_write)
         # Pods on nodes from the start run their lifetime from now.
-        for pod in store.list("Pod")[0]:
+        for pod in self.store.list("Pod")[0]:
             if (pod.get("spec") or {}).get("nodeName"):
                 self.life.started(pod)
-
-    async def run(self, stop: asyncio.Event) -> None:
-        """Run events as their time comes, until ``stop`` (set here too once past the horizon)."""
         try:
             while not stop.is_set():
                 upcoming = self.agenda.next_time()
@@ -87,7 +94,7 @@ class PacedTimeline:
                 self.reached = True
                 stop.set()
         finally:
-            self._unsubscribe()
+            unsubscribe()
 
     async def _sleep(self, seconds: float | None, stop: asyncio.Event) -> None:
         """Until ``seconds`` pass, an event is added (a pod bound), or ``stop``."""
@@ -138,6 +145,8 @@ class PacedTimeline:
             except NotFound:
                 self.store.create("Namespace", admit_new("Namespace", "", {"metadata": {"name": ns}}, {}))
             obj = admit_pod(copy.deepcopy(pod), classes)
+            # Created now (the reader's stand-in times are years old: they would jump the queue).
+            obj["metadata"]["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
             obj.setdefault("status", {}).setdefault("phase", "Pending")
             try:
                 self.store.create("Pod", obj)

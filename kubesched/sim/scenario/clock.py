@@ -40,9 +40,16 @@ class PacedClock:
         self.speed = float(speed)
         self._wall = wall
         self._start = wall()
+        #: The date of simulated time 0 (what stamps count from).
+        self.started_at = datetime.now(UTC)
 
     def __call__(self) -> float:
         return (self._wall() - self._start) * self.speed
+
+    def restart(self) -> None:
+        """Simulated time 0 is now (``sim serve`` starts it once its scheduler is ready)."""
+        self._start = self._wall()
+        self.started_at = datetime.now(UTC)
 
     def wall_seconds_until(self, t: float) -> float:
         """How long to wait on the wall clock until simulated time ``t`` (0 when it is past)."""
