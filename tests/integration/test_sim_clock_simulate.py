@@ -183,3 +183,39 @@ def test_the_cli_prints_where_it_stopped(tmp_path: Path) -> None:
         timeout=120,
     )
     assert bad.returncode != 0 and "--until: Invalid value: 'soon'" in bad.stderr
+
+
+def test_the_default_horizon_covers_finite_work_one_at_a_time() -> None:
+    docs = [
+        node("n1"),
+        job("serial", "30s", completions=3, parallelism=1),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "solo", "annotations": {"kubesched.io/lifetime": "1m"}},
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        },
+        {
+            "apiVersion": "kubesched.io/v1",
+            "kind": "Steps",
+            "steps": [{"at": "2m", "create": [replicaset("later", "45s")]}],
+        },
+    ]
+    horizon = default_horizon(parse_scenario(docs, "test"))
+    # 2m of steps + 3 x 30s + 1m + one 45s round.
+    assert horizon.at == 120 + 90 + 60 + 45
+    assert horizon.endless is True
+    assert "the last step" in horizon.why
+
+
+def test_simulated_time_is_reported_as_it_passes() -> None:
+    seen: list[tuple[float, float]] = []
+    scenario = parse_scenario([node("n1"), job("batch", "30s", completions=2, parallelism=1)], "test")
+    asyncio.run(
+        simulate(
+            load_config(None).profiles, scenario, SimulationSettings(), clock_progress=lambda n, h: seen.append((n, h))
+        )
+    )
+    assert seen[0] == (30.0, 60.0)
+    assert seen[-1] == (60.0, 60.0)
+    assert [n for n, _ in seen] == sorted(n for n, _ in seen)
