@@ -219,3 +219,19 @@ def test_simulated_time_is_reported_as_it_passes() -> None:
     assert seen[0] == (30.0, 60.0)
     assert seen[-1] == (60.0, 60.0)
     assert [n for n, _ in seen] == sorted(n for n, _ in seen)
+
+
+def test_a_stepped_replay_moves_the_same_clock() -> None:
+    from kubesched.sim.run.stepping import SteppedSimulation
+
+    async def go() -> tuple[float, float, str | None]:
+        sim = await SteppedSimulation.start(load_config(None).profiles, [node("n1")])
+        try:
+            sim.advance_to(30.0)
+            sim.advance_to(10.0)  # never back
+            placed = await sim.place({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "x"}]}})
+            return sim.clock(), sim.scheduler.clock(), placed.node
+        finally:
+            await sim.close()
+
+    assert asyncio.run(go()) == (30.0, 30.0, "n1")
