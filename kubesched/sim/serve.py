@@ -161,6 +161,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     code = 0
     syncing: asyncio.Task[None] | None = None
     timing: asyncio.Task[None] | None = None
+    saving: asyncio.Task[None] | None = None
     try:
         kubeconfig, web_link = _write_files(server, args.kubeconfig_out)
         print(f"kubesched embedded API server on {server.url}", flush=True)
@@ -179,6 +180,8 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             print(f"simulated time runs {clock.speed:g}x the wall clock", flush=True)
         leads = (lambda: _scheduler_leads(store, cfg, stop)) if cfg is not None else None
         timing = asyncio.create_task(timeline.run(stop, leads), name="simulated time")
+        if recorder is not None:
+            saving = asyncio.create_task(_save_now_and_then(recorder, args.record, stop), name="record")
         if supervisor is not None:
             supervisor.options = RunOptions(
                 kubeconfig=kubeconfig,
@@ -199,8 +202,9 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         stop.set()
         if syncing is not None:
             await asyncio.gather(syncing, return_exceptions=True)
-        if timing is not None:
-            await asyncio.gather(timing, return_exceptions=True)
+        for task in (timing, saving):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
         if importer is not None:
             await importer.close()
         if recorder is not None:
@@ -209,6 +213,23 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         await server.stop()
         await controllers.stop()
     return code
+
+
+#: How often a recording is saved while it runs (a server that is killed loses at most this much).
+RECORD_EVERY = 30.0
+
+
+async def _save_now_and_then(recorder: Any, path: str, stop: asyncio.Event) -> None:
+    """Save the recording every :data:`RECORD_EVERY` seconds until ``stop`` (the last save is
+    the server's, when it stops)."""
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(stop.wait(), RECORD_EVERY)
+        except TimeoutError:
+            try:
+                recorder.write(path)
+            except OSError as exc:
+                print(f"kubesched: --record {path}: {exc}", file=sys.stderr, flush=True)
 
 
 async def _scheduler_leads(store: Store, cfg: Any, stop: asyncio.Event, patience: float = 60.0) -> None:
