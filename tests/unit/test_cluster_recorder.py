@@ -86,3 +86,27 @@ def test_the_start_is_plain_documents_and_changes_are_timed_steps(tmp_path: Any)
     scenario = load_scenario(path)
     assert [p["metadata"]["name"] for p in scenario.running_pods] == ["old"]
     assert [s.at for s in scenario.steps] == [1.5, 3.75]
+
+
+def test_a_pod_made_again_under_its_name_is_two_lives(tmp_path: Any) -> None:
+    wall = Wall()
+    rec = Recorder(wall)
+    rec.observe("ADDED", "Node", node("n1"))
+    rec.begin()
+    wall.t += 1
+    rec.observe("ADDED", "Pod", pod("db-0", on="n1"))
+    wall.t += 1
+    rec.observe("DELETED", "Pod", pod("db-0", on="n1"))
+    wall.t += 1
+    rec.observe("ADDED", "Pod", pod("db-0"))
+    path = tmp_path / "again.yaml"
+    rec.write(path)
+    scenario = load_scenario(path)
+    assert [(s.at, [o["metadata"]["name"] for o in s.create], [r.name for r in s.delete]) for s in scenario.steps] == [
+        (1.0, ["db-0"], []),
+        (2.0, [], ["db-0"]),
+        (3.0, ["db-0"], []),
+    ]
+    first, _, second = scenario.steps
+    assert first.create[0]["spec"]["nodeName"] == "n1"
+    assert "nodeName" not in second.create[0]["spec"]
