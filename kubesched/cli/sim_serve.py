@@ -42,6 +42,7 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     if os.path.islink(args.kubeconfig_out):
         # It will hold the admin token: written through a link, it would land wherever the link points.
         raise ConfigurationError(f"--kubeconfig-out: {args.kubeconfig_out} is a symbolic link; give the file itself")
+    _time_flags(args)
     register_local_plugins(args)
     scenario = load_scenario(args.scenario) if args.scenario else None
     for warning in scenario.warnings if scenario is not None else ():
@@ -66,6 +67,27 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     from kubesched.sim.serve import sim_serve
 
     return int(event_loop_runner()(sim_serve(args, scenario, cfg, users)))
+
+
+def _time_flags(args: argparse.Namespace) -> None:
+    """Check ``--speed``, ``--until`` and ``--record`` (which needs ``--import-from``)."""
+    from kubesched.sim.scenario.timeline import Horizon, TimelineError, seconds
+
+    speed = getattr(args, "speed", 1.0)
+    if speed is not None and not speed > 0:
+        raise ConfigurationError(f"--speed: Invalid value: {speed}: must be above 0")
+    args.until_horizon = None
+    if getattr(args, "until", None) is not None:
+        try:
+            args.until_horizon = Horizon(seconds(args.until, "--until"), "--until")
+        except TimelineError as exc:
+            raise ConfigurationError(str(exc)) from None
+    if getattr(args, "record", None):
+        if not getattr(args, "import_from", None):
+            raise ConfigurationError("--record: records a live cluster: give it with --import-from (and --sync)")
+        folder = os.path.dirname(os.path.abspath(args.record))
+        if not os.path.isdir(folder):
+            raise ConfigurationError(f"--record: {folder} is not a directory")
 
 
 def unserved_scheduler_names(scenario: Any, cfg: Any, config_flag: str | None) -> list[str]:
@@ -141,6 +163,27 @@ def add_parser(sub: Any) -> None:
     )
     serve.add_argument("--selector", default="", help="with --import-from: only the nodes and pods with these labels")
     serve.add_argument("--sync", action="store_true", help="with --import-from: keep following the live cluster")
+    serve.add_argument(
+        "--import-context", metavar="CONTEXT", help="with --import-from: the kubeconfig's context to use"
+    )
+    serve.add_argument(
+        "--record",
+        metavar="FILE",
+        help="with --import-from (and --sync): write what the live cluster does — its nodes and pods at the start, "
+        "then pods and nodes appearing and going, at their times — to FILE as a scenario in time when the server "
+        "stops (simulate --scenario FILE and compare --scenario FILE replay it)",
+    )
+    serve.add_argument(
+        "--speed",
+        type=float,
+        default=1.0,
+        help="simulated time runs this many times as fast as the wall clock (Steps, pod lifetimes); default 1",
+    )
+    serve.add_argument(
+        "--until",
+        metavar="DURATION",
+        help="stop the server when simulated time reaches this (90s, 10m); default: serve until stopped",
+    )
     serve.add_argument(
         "--scheduler-port",
         type=int,

@@ -33,7 +33,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.extender import ExtenderError, HTTPExtender
     from kubesched.sim.run.simulate import SimulationSettings, format_table, only_pods, simulate
     from kubesched.sim.scenario.reading import load_scenario
+    from kubesched.sim.scenario.timeline import TimelineError, seconds
 
+    try:
+        until = None if args.until is None else seconds(args.until, "--until")
+    except TimelineError as exc:
+        raise ConfigurationError(str(exc)) from None
     config_path = Path(args.config) if args.config else default_path(DEFAULT_CONFIG)
     scenario_path = Path(args.scenario) if args.scenario else default_path(DEFAULT_SCENARIO)
     register_local_plugins(args)
@@ -55,6 +60,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         # The table shows outcomes only; the per-node plugin maps are for --output json.
         plugin_results=args.output == "json" and not args.outcomes_only,
         feature_gates=gates,
+        until=until,
     )
     extender_specs = list(model.extenders or [])
     try:
@@ -64,17 +70,27 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         # Reworded, not reported: the error names the extender, this says where it is configured.
         raise ConfigurationError(f"extenders: {exc}") from exc
 
-    async def run_simulation(progress: Callable[[int, int], None] | None) -> Any:
+    async def run_simulation(
+        progress: Callable[[int, int], None] | None, clock_progress: Callable[[float, float], None] | None
+    ) -> Any:
         extenders = [HTTPExtender(spec) for spec in extender_specs]
         try:
-            return await simulate(cfg.profiles, scenario, settings, progress, extenders)
+            return await simulate(cfg.profiles, scenario, settings, progress, extenders, clock_progress)
         finally:
             for ext in extenders:
                 await ext.close()
 
-    show = wanted(args.no_progress) and len(scenario.pending_pods) >= _BAR_FROM_PODS
-    with ProgressBar("scheduling", len(scenario.pending_pods), show=show) as bar:
-        result = event_loop_runner()(run_simulation(bar.callback))
+    if timed(scenario):
+        # A scenario in time: the bar follows simulated seconds up to the horizon.
+        with ProgressBar("simulated seconds", None, show=wanted(args.no_progress)) as bar:
+            clock_bar = (lambda now, horizon: bar.update(int(now), max(1, int(horizon)))) if bar.shown else None
+            result = event_loop_runner()(run_simulation(None, clock_bar))
+    else:
+        show = wanted(args.no_progress) and len(scenario.pending_pods) >= _BAR_FROM_PODS
+        with ProgressBar("scheduling", len(scenario.pending_pods), show=show) as bar:
+            result = event_loop_runner()(run_simulation(bar.callback, None))
+    if result.summary.get("stopped"):
+        print(f"kubesched: note: {result.summary['stopped']}", file=sys.stderr)
     if args.only:
         result.pods = only_pods(result.pods, args.only)
     if args.output == "json":
@@ -90,6 +106,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             pass
         sys.stdout.write(format_table(result, width))
     return 0
+
+
+def timed(scenario: Any) -> bool:
+    """Whether the scenario has time in it: steps, or a lifetime on a pod or a pod template."""
+    from kubesched.sim.scenario.timeline import LIFETIME
+
+    def lives(obj: dict[str, Any]) -> bool:
+        meta = obj.get("metadata") or {}
+        template = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
+        return LIFETIME in (meta.get("annotations") or {}) or LIFETIME in (template.get("annotations") or {})
+
+    return bool(scenario.steps) or any(lives(o) for o in [*scenario.pods, *scenario.others])
 
 
 def ignored_groups_note(scenario: Any, gates: Any) -> str | None:
@@ -111,6 +139,13 @@ def add_parser(sub: Any) -> None:
     sim.add_argument("--output", choices=("table", "json"), default="table")
     sim.add_argument("--seed", type=int, default=0, help="seed for tie-breaking between equal nodes (default 0)")
     sim.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    sim.add_argument(
+        "--until",
+        metavar="DURATION",
+        help="time horizon of a scenario in time (90s, 10m): no step or pod end after it is run. Default: the "
+        "last step plus every finite lifetime in turn plus one round of the longest lifetime of a workload that "
+        "recreates its pods; the report says where and why it stopped",
+    )
     sim.add_argument("--feature-gates", metavar="A=true,B=false", help=GATES_HELP)
     sim.add_argument("--plugin", action="append", metavar="MODULE:CLASS", help=PLUGIN_HELP)
     sim.add_argument(

@@ -107,7 +107,7 @@ def _owner_kind(result: SimulationResult, pod: dict[str, Any]) -> str:
 
 def _for_config(scenario: Scenario, cfg: SchedulerConfig) -> Scenario:
     """The scenario with every pod (and pod template of a workload) of an unknown schedulerName
-    given the first profile."""
+    given the first profile, those its steps create included."""
     names = {p.scheduler_name for p in cfg.profiles}
     first = cfg.profiles[0].scheduler_name
     out = copy.deepcopy(scenario)  # simulate admits pods in place
@@ -116,11 +116,13 @@ def _for_config(scenario: Scenario, cfg: SchedulerConfig) -> Scenario:
         if isinstance(spec, dict) and (spec.get("schedulerName") or "default-scheduler") not in names:
             spec["schedulerName"] = first
 
-    for pod in out.pending_pods:
-        assign(pod.get("spec"))
-    for obj in out.others:
-        template = ((obj.get("spec") or {}).get("template") or {}) if isinstance(obj, dict) else {}
-        assign(template.get("spec"))
+    # A scenario in time (a recording, say) brings pods and workloads in its steps too.
+    for part in [out, *(step.scenario for step in out.steps if step.scenario is not None)]:
+        for pod in part.pending_pods:
+            assign(pod.get("spec"))
+        for obj in part.others:
+            template = ((obj.get("spec") or {}).get("template") or {}) if isinstance(obj, dict) else {}
+            assign(template.get("spec"))
     return out
 
 

@@ -101,6 +101,8 @@ async def replay(options: ReplayOptions, progress: Callable[[int, int], None] | 
     try:
         for i, event in enumerate(events):
             pod = event.pod
+            if event.time is not None:
+                sim.advance_to(event.time)  # churn: the trace's own seconds
             if event.action == "create":
                 created += 1
                 gauge.arrive(pod)

@@ -111,6 +111,17 @@ class Importer:
         self.imported: dict[str, set[tuple[str, str]]] = {kind: set() for kind in IMPORTED}
         #: Optional kinds the source does not serve: neither copied nor followed.
         self.unserved: set[str] = set()
+        #: Called with ("ADDED" | "MODIFIED" | "DELETED", kind, object as copied) for everything
+        #: seen of the source, whether or not it lands here (``--record``).
+        self.observers: list[Callable[[str, str, Obj], None]] = []
+
+    def _notify(self, etype: str, kind: str, obj: Obj) -> None:
+        if not self.observers:
+            return
+        path = IMPORTED[kind][0].split("/")
+        obj.setdefault("apiVersion", "v1" if path[1] == "api" else f"{path[2]}/{path[3]}")
+        for observer in self.observers:
+            observer(etype, kind, obj)
 
     async def run_once(self) -> int:
         """Copy every imported kind; the number of objects copied."""
@@ -136,6 +147,7 @@ class Importer:
             current = self.store.get(kind, ns, meta["name"])
         except NotFound:
             current = None
+        self._notify("MODIFIED" if _key(local) in self.imported[kind] else "ADDED", kind, copy.deepcopy(local))
         if current is not None and kind == "Pod":
             here = (current.get("spec") or {}).get("nodeName")
             if here and not (local.get("spec") or {}).get("nodeName"):
@@ -164,6 +176,7 @@ class Importer:
         if _key(obj) not in self.imported[kind]:
             return  # made here, not imported: not the source's to delete
         self.imported[kind].discard(_key(obj))
+        self._notify("DELETED", kind, copied(kind, obj))
         meta = obj.get("metadata") or {}
         try:
             self.store.delete(kind, meta.get("namespace"), meta.get("name", ""))

@@ -1,6 +1,11 @@
 """``kubesched sim serve``: the simulated cluster as a running service — the store, its API
 server, the workload controllers, the simulator API and, with ``--with-scheduler``, a scheduler
-that the simulator API can reconfigure while the cluster stays."""
+that the simulator API can reconfigure while the cluster stays.
+
+Time passes with the wall clock (``--speed`` times as fast): the scenario's Steps and its pods'
+lifetimes happen as the clock reaches them (:mod:`kubesched.sim.run.paced`), and ``--until``
+stops the server at that simulated time. With ``--import-from ... --sync --record FILE`` what
+the live cluster does is written to FILE as a scenario in time when the server stops."""
 
 from __future__ import annotations
 
@@ -17,6 +22,8 @@ from kubesched.errors import ConfigurationError
 from kubesched.sim.apiserver.authn import generate_token
 from kubesched.sim.apiserver.server import APIServer, write_private_file
 from kubesched.sim.controllers import ControllerManager
+from kubesched.sim.run.paced import PacedTimeline
+from kubesched.sim.scenario.clock import PacedClock, stamp
 from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
 from kubesched.sim.simulator_api import SchedulerControl, SimulatorAPI
@@ -78,16 +85,24 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     if scenario is not None:
         load_scenario_into(store, scenario, now=datetime.now(UTC))
     importer = None
+    recorder = None
     if getattr(args, "import_from", None):
         from kubesched.sim.importer import Importer
 
-        importer = Importer(store, args.import_from, args.selector)
+        importer = Importer(store, args.import_from, args.selector, getattr(args, "import_context", None))
+        if getattr(args, "record", None):
+            from kubesched.sim.scenario.recording import Recorder
+
+            recorder = Recorder()
+            importer.observers.append(recorder.observe)
         try:
             n = await importer.run_once()
         except Exception as exc:  # noqa: BLE001 - the source cannot be read: say so, start nothing
             await importer.close()
             print(f"kubesched: --import-from {args.import_from}: {exc}", file=sys.stderr, flush=True)
             return 2
+        if recorder is not None:
+            recorder.begin()
         print(f"imported {n} object(s) from {args.import_from}", flush=True)
     initial = {kind: copy.deepcopy(store.list(kind)[0]) for kind in store.kinds()}
     # A token always, loopback or not: every local user and process can reach loopback too. And
@@ -105,7 +120,13 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     if getattr(args, "fault_config", None) is not None:
         server.faults.configure(args.fault_config)
         print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
-    controllers = ControllerManager(store, getattr(args, "gates", None))
+    # The simulated clock starts now: steps' times and lifetimes count from here.
+    clock = PacedClock(getattr(args, "speed", None) or 1.0)
+    until = getattr(args, "until_horizon", None)
+    timeline = PacedTimeline(
+        store, list(scenario.steps) if scenario is not None else [], clock, until, lambda line: print(line, flush=True)
+    )
+    controllers = ControllerManager(store, getattr(args, "gates", None), now=lambda: stamp(clock.started_at, clock)())
     controllers.start()
     stop = asyncio.Event()
     supervisor: SchedulerSupervisor | None = None
@@ -139,6 +160,8 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     await server.start()
     code = 0
     syncing: asyncio.Task[None] | None = None
+    timing: asyncio.Task[None] | None = None
+    saving: asyncio.Task[None] | None = None
     try:
         kubeconfig, web_link = _write_files(server, args.kubeconfig_out)
         print(f"kubesched embedded API server on {server.url}", flush=True)
@@ -153,6 +176,12 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             loop.add_signal_handler(sig, stop.set)
         if importer is not None and getattr(args, "sync", False):
             syncing = asyncio.create_task(importer.sync(stop), name="import sync")
+        if clock.speed != 1.0 or until is not None:
+            print(f"simulated time runs {clock.speed:g}x the wall clock", flush=True)
+        leads = (lambda: _scheduler_leads(store, cfg, stop)) if cfg is not None else None
+        timing = asyncio.create_task(timeline.run(stop, leads), name="simulated time")
+        if recorder is not None:
+            saving = asyncio.create_task(_save_now_and_then(recorder, args.record, stop), name="record")
         if supervisor is not None:
             supervisor.options = RunOptions(
                 kubeconfig=kubeconfig,
@@ -173,11 +202,53 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         stop.set()
         if syncing is not None:
             await asyncio.gather(syncing, return_exceptions=True)
+        for task in (timing, saving):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
         if importer is not None:
             await importer.close()
+        if recorder is not None:
+            docs = recorder.write(args.record)
+            print(f"recorded {docs} document(s) to {args.record}", flush=True)
         await server.stop()
         await controllers.stop()
     return code
+
+
+#: How often a recording is saved while it runs (a server that is killed loses at most this much).
+RECORD_EVERY = 30.0
+
+
+async def _save_now_and_then(recorder: Any, path: str, stop: asyncio.Event) -> None:
+    """Save the recording every :data:`RECORD_EVERY` seconds until ``stop`` (the last save is
+    the server's, when it stops)."""
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(stop.wait(), RECORD_EVERY)
+        except TimeoutError:
+            try:
+                recorder.write(path)
+            except OSError as exc:
+                print(f"kubesched: --record {path}: {exc}", file=sys.stderr, flush=True)
+
+
+async def _scheduler_leads(store: Store, cfg: Any, stop: asyncio.Event, patience: float = 60.0) -> None:
+    """Until the embedded scheduler holds its lease (it schedules from then on), at most
+    ``patience`` seconds: simulated time starts when pods can be placed, however long the
+    scheduler took to come up."""
+    election = cfg.model.leaderElection
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while not stop.is_set() and loop.time() < deadline:
+        if not election.leaderElect:
+            return
+        try:
+            lease = store.get("Lease", election.resourceNamespace, election.resourceName)
+            if (lease.get("spec") or {}).get("holderIdentity"):
+                return
+        except NotFound:
+            pass
+        await asyncio.sleep(0.05)
 
 
 def web_link_path(kubeconfig: str) -> str:

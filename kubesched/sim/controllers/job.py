@@ -1,5 +1,22 @@
-"""Job: ``parallelism`` pods (at most ``completions``), labelled as upstream labels them. With no
-kubelet the pods never finish, so a Job never completes here; a deleted pod is replaced.
+"""Job: run pods until ``completions`` of them have succeeded, ``parallelism`` at a time, labelled
+as upstream labels them.
+
+With no kubelet, a pod finishes only when something says so: a ``kubesched.io/lifetime`` on the
+pod template (the simulated clock ends such a pod ``Succeeded`` that long after it is bound, see
+:mod:`kubesched.sim.scenario.timeline`), or a client writing the pod's phase. The controller
+counts what finished, as kube-controller-manager's job controller does:
+
+* active pods (not Succeeded nor Failed) are kept at ``parallelism`` (default 1), never more
+  than the completions still missing; a pod deleted before it finished is replaced;
+* without ``completions``, the first pod that succeeds ends the Job: no new pods are made, and
+  the Job completes once the others have finished too;
+* ``status`` has ``active``, ``ready`` (active pods on a node), ``succeeded``, ``failed``,
+  ``terminating`` (0: pods go at once here) and ``startTime``; when the Job is done it gets
+  ``completionTime`` and the conditions ``SuccessCriteriaMet`` then ``Complete`` (reason
+  ``CompletionsReached``), after which nothing changes any more.
+
+``now`` stamps times (the simulated clock's, under ``simulate`` and ``sim serve``). Failed pods
+are counted but not retried against a ``backoffLimit``: nothing here makes a pod fail.
 
 With workload-aware scheduling on (``groups``), a Job first gets its Workload and PodGroup
 (:mod:`kubesched.sim.controllers.workloads`) and its pods name that PodGroup in
@@ -7,21 +24,48 @@ With workload-aware scheduling on (``groups``), a Job first gets its Workload an
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kubesched.cluster.store import Store, now_rfc3339
-from kubesched.sim.controllers.common import Names, Obj, create_pod, owned, set_status
+from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, owned, set_status
 from kubesched.sim.controllers.workloads import SchedulingBlocked, ensure_pod_group
 
+#: The reason and message of the conditions of a Job that reached its completions.
+COMPLETIONS_REACHED = "CompletionsReached"
+COMPLETE_MESSAGE = "Reached expected number of succeeded pods"
 
-def reconcile_job(store: Store, job: Obj, names: Names, groups: bool = False) -> None:
+
+def finished(job: Obj) -> bool:
+    """Whether the Job has its ``Complete`` (or ``Failed``) condition: it is left alone then."""
+    return any(
+        c.get("type") in ("Complete", "Failed") and c.get("status") == "True"
+        for c in (job.get("status") or {}).get("conditions") or ()
+    )
+
+
+def reconcile_job(
+    store: Store, job: Obj, names: Names, groups: bool = False, now: Callable[[], str] = now_rfc3339
+) -> None:
+    if finished(job):
+        return
     spec = job.get("spec") or {}
+    pods = owned(store, "Pod", job)
+    phases = [(p.get("status") or {}).get("phase") for p in pods]
+    active = [p for p, ph in zip(pods, phases, strict=True) if ph not in ("Succeeded", "Failed")]
+    succeeded = phases.count("Succeeded")
+    failed = phases.count("Failed")
+    parallelism = spec.get("parallelism")
+    parallelism = 1 if parallelism is None else max(0, int(parallelism))
+    completions = spec.get("completions")
+    if completions is None:
+        # Any pod that succeeds means the work is done: no more pods, the rest finish.
+        want = 0 if succeeded else parallelism
+        done = succeeded > 0 and not active
+    else:
+        want = min(parallelism, max(0, int(completions) - succeeded))
+        done = succeeded >= int(completions)
     if spec.get("suspend"):
         want = 0
-    else:
-        parallelism = spec.get("parallelism")
-        want = 1 if parallelism is None else max(0, int(parallelism))
-        if spec.get("completions") is not None:
-            want = min(want, max(0, int(spec["completions"])))
-    pods = owned(store, "Pod", job)
     meta = job["metadata"]
     labels = {
         "batch.kubernetes.io/controller-uid": meta["uid"],
@@ -31,19 +75,46 @@ def reconcile_job(store: Store, job: Obj, names: Names, groups: bool = False) ->
     }
     template = spec.get("template") or {}
     try:
-        group = ensure_pod_group(store, job, pods) if groups else None
+        group = ensure_pod_group(store, job, pods) if groups and not done else None
     except SchedulingBlocked:
-        want = len(pods)  # no new pods until the objects are repaired
+        want = len(active)  # no new pods until the objects are repaired
         group = None
     if group is not None:
         tspec = {**(template.get("spec") or {}), "schedulingGroup": {"podGroupName": group}}
         template = {**template, "spec": tspec}
-    while len(pods) < want:
+    while len(active) < want and not done:
         created = create_pod(store, job, template, names.next(job), labels)
         if created is None:
             break
-        pods.append(created)
-    status: Obj = {"active": len(pods)}
-    if not (job.get("status") or {}).get("startTime"):
-        status["startTime"] = now_rfc3339()
+        active.append(created)
+    status: Obj = {
+        "active": len(active),
+        "ready": sum(1 for p in active if bound(p)),
+        "succeeded": succeeded,
+        "failed": failed,
+        "terminating": 0,
+        "uncountedTerminatedPods": {},
+    }
+    current = job.get("status") or {}
+    if not current.get("startTime"):
+        status["startTime"] = now()
+    if done:
+        stamp = now()
+        status["completionTime"] = stamp
+        status["conditions"] = [
+            *(c for c in current.get("conditions") or () if c.get("type") not in ("SuccessCriteriaMet", "Complete")),
+            _condition("SuccessCriteriaMet", stamp),
+            _condition("Complete", stamp),
+        ]
     set_status(store, "Job", job, status)
+
+
+def _condition(kind: str, stamp: str) -> Obj:
+    return {
+        "type": kind,
+        "status": "True",
+        "lastProbeTime": stamp,
+        "lastTransitionTime": stamp,
+        "reason": COMPLETIONS_REACHED,
+        "message": COMPLETE_MESSAGE,
+    }

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable
 
 from kubesched.cluster.base import NotFound
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import Store, now_rfc3339
 from kubesched.framework.features import FeatureGates
 from kubesched.sim.controllers.common import Names, Obj
 from kubesched.sim.controllers.daemonset import reconcile_daemonset
@@ -45,10 +45,15 @@ class ControllerManager:
     """The simulated kube-controller-manager. ``feature_gates`` are the simulator's: with
     GenericWorkload on, PodGroups are protected and Workloads and PodGroups garbage-collected
     with their owners; with WorkloadWithJob too, Jobs get their Workload and PodGroup; with
-    GenericWorkload off, nothing of workload-aware scheduling happens."""
+    GenericWorkload off, nothing of workload-aware scheduling happens. ``now`` is the time the
+    controllers write (RFC 3339): the simulated clock's where time is simulated."""
 
-    def __init__(self, store: Store, feature_gates: FeatureGates | None = None) -> None:
+    def __init__(
+        self, store: Store, feature_gates: FeatureGates | None = None, now: Callable[[], str] = now_rfc3339
+    ) -> None:
         self.store = store
+        #: The time the controllers stamp (a Job's startTime, completionTime): the simulated clock's.
+        self.now = now
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
         self.workloads = self.feature_gates.enabled("GenericWorkload")
         #: The Job controller's integration has a gate of its own (WorkloadWithJob, alpha in
@@ -65,7 +70,7 @@ class ControllerManager:
             "Deployment": lambda o: reconcile_deployment(store, o),
             "ReplicaSet": lambda o: reconcile_replicaset(store, o, self.names),
             "ReplicationController": lambda o: reconcile_replicaset(store, o, self.names, "ReplicationController"),
-            "Job": lambda o: reconcile_job(store, o, self.names, self.jobs_get_workloads),
+            "Job": lambda o: reconcile_job(store, o, self.names, self.jobs_get_workloads, self.now),
             "StatefulSet": lambda o: reconcile_statefulset(store, o),
             "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names),
             "PodDisruptionBudget": lambda o: reconcile_budget(store, o),

@@ -1,9 +1,12 @@
 """``kubesched simulate``: run the real scheduler over an in-memory cluster until nothing is left to try.
 
-The loop, queue, cache and plugins are the ones ``kubesched run`` uses. Only time is simulated:
-when every remaining pod is waiting out a backoff, the clock jumps to the next expiry instead
-of sleeping, so a run is as fast as the scheduling itself and, for a given seed, the same every
-time.
+The loop, queue, cache and plugins are the ones ``kubesched run`` uses. Only time is simulated
+(:class:`kubesched.sim.scenario.clock.ManualClock`): when every remaining pod is waiting out a
+backoff, the clock jumps to the next expiry instead of sleeping, and when nothing is left to try
+it jumps to the next thing due — a step, a pod's lifetime ending — so a run is as fast as the
+scheduling itself and, for a given seed, the same every time. Events past the horizon
+(``SimulationSettings.until``, or :func:`kubesched.sim.scenario.timeline.default_horizon`) are
+not run, and the report says so (``summary.stopped``).
 """
 
 from __future__ import annotations
@@ -23,22 +26,14 @@ from kubesched.framework.resources import CPU, MEMORY, format_quantity
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
 from kubesched.sim.controllers import ControllerManager
-from kubesched.sim.scenario.reading import Scenario, ScenarioError, admit_pod
-from kubesched.sim.scenario.timeline import Agenda, Lives
+from kubesched.sim.scenario.clock import ManualClock, format_seconds, stamp
+from kubesched.sim.scenario.reading import SCENARIO_EPOCH, Scenario, ScenarioError, admit_pod
+from kubesched.sim.scenario.recording import OBSERVED_NODE
+from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace, default_horizon
 
-
-class ManualClock:
-    """Simulated seconds; advanced by the driver, never by waiting."""
-
-    def __init__(self, start: float = 0.0) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance_to(self, t: float) -> None:
-        if t > self.now:
-            self.now = t
+#: Events (steps, pods ending) a run takes at most: a guard against workloads that end and come
+#: back at the same instant (a lifetime of 0s), where the horizon is never reached.
+MAX_EVENTS = 100_000
 
 
 @dataclass
@@ -50,6 +45,11 @@ class SimulationSettings:
     seed: int | None = 0
     #: Simulated seconds after which pods still backing off are no longer retried.
     horizon: float = 300.0
+    #: The time horizon (simulated seconds): no step or pod end later than this is run.
+    #: ``None``: :func:`kubesched.sim.scenario.timeline.default_horizon` of the scenario.
+    until: float | None = None
+    #: Events run at most (see :data:`MAX_EVENTS`).
+    max_events: int = MAX_EVENTS
     #: Also write the results onto each pod as annotations (the report has them already; the
     #: annotations matter where a client reads pods, as with `sim serve`).
     result_annotations: bool = False
@@ -102,9 +102,10 @@ async def simulate(
     settings: SimulationSettings | None = None,
     progress: Callable[[int, int], None] | None = None,
     extenders: list[Any] | None = None,
+    clock_progress: Callable[[float, float], None] | None = None,
 ) -> SimulationResult:
     """Schedule ``scenario``'s pending pods with ``profiles``; ``progress(done, total)`` is
-    called as pods reach a decision."""
+    called as pods reach a decision, ``clock_progress(now, horizon)`` as simulated time passes."""
     settings = settings or SimulationSettings()
     store = Store(history=1000)
     cluster = InMemoryCluster(store)
@@ -153,8 +154,17 @@ async def simulate(
                 pending_keys.append(f"{obj['metadata']['namespace']}/{obj['metadata']['name']}")
 
     store.subscribe(made_by_controller)
-    controllers = ControllerManager(store, settings.feature_gates)
+    controllers = ControllerManager(store, settings.feature_gates, now=stamp(SCENARIO_EPOCH, clock))
     controllers.follow()
+    # When each Job completed, in simulated seconds.
+    jobs_done: dict[str, float] = {}
+
+    def job_completed(etype: str, kind: str, obj: dict[str, Any], old: Any) -> None:
+        if kind == "Job" and etype == "MODIFIED" and (obj.get("status") or {}).get("completionTime"):
+            meta = obj["metadata"]
+            jobs_done.setdefault(f"{meta.get('namespace') or 'default'}/{meta['name']}", clock.now)
+
+    store.subscribe(job_completed)
 
     def add_pending(pods: list[dict[str, Any]]) -> None:
         for pod in pods:
@@ -186,7 +196,16 @@ async def simulate(
     total = len(pending_keys)
     decided = 0
     queue = scheduler.queue
-    horizon_end = settings.horizon
+    horizon = default_horizon(scenario)
+    if settings.until is not None:
+        horizon = Horizon(settings.until, "--until", endless=horizon.endless)
+
+    def backoff_end() -> float:
+        # Pods backing off are retried for settings.horizon after each event, never past --until.
+        end = clock.now + settings.horizon
+        return end if settings.until is None else min(end, settings.until)
+
+    horizon_end = backoff_end()
 
     async def settle() -> None:
         """Schedule until nothing is left to try before the next event on the agenda."""
@@ -221,18 +240,38 @@ async def simulate(
 
     await settle()
     timeline = [life.moment("start", pending_keys, scheduler)] if agenda or life.any else []
+    stopped = ""
+    events = 0
     while agenda:
+        upcoming = agenda.next_time()
+        assert upcoming is not None
+        if upcoming > horizon.at:
+            stopped = (
+                f"stopped at the horizon {format_seconds(horizon.at)} ({horizon.why}): "
+                f"{len(agenda)} event(s) still due, the next at {format_seconds(upcoming)}"
+            )
+            if horizon.endless:
+                stopped += "; workloads recreate pods that have a lifetime, so events never run out"
+            if settings.until is None:
+                stopped += " (--until sets another horizon)"
+            break
+        if events >= settings.max_events:
+            stopped = f"stopped after {events} events at {format_seconds(clock.now)}: {len(agenda)} event(s) still due"
+            break
+        events += 1
         at, what, item = agenda.pop()
         clock.advance_to(at)
-        horizon_end = clock.now + settings.horizon
+        horizon_end = backoff_end()
+        if clock_progress is not None:
+            clock_progress(clock.now, horizon.at)
         if what == "step":
             sub = item.scenario
             for obj in [*sub.namespaces, *sub.priority_classes]:
                 if obj["kind"] == "PriorityClass":
                     priority_classes[obj["metadata"]["name"]] = obj
-                _create_or_replace(store, obj["kind"], obj)
+                create_or_replace(store, obj["kind"], obj)
             for obj in [*sub.others, *sub.nodes]:
-                _create_or_replace(store, obj["kind"], obj)
+                create_or_replace(store, obj["kind"], obj)
             for pod in sub.running_pods:
                 store.create("Pod", with_uid(admit_pod(pod, priority_classes)))
                 life.started(pod)
@@ -245,6 +284,12 @@ async def simulate(
         queue.flush_backoff_completed()
         await settle()
         timeline.append(life.moment(event, pending_keys, scheduler))
+    if stopped:
+        if stopped.startswith("stopped at the horizon"):
+            clock.advance_to(horizon.at)
+        timeline.append(life.moment(stopped, pending_keys, scheduler))
+    if clock_progress is not None:
+        clock_progress(horizon.at if not stopped else clock.now, horizon.at)
     await scheduler.wait_for_bindings()
     await cluster.wait_delivered()
     elapsed = time.perf_counter() - started
@@ -257,17 +302,38 @@ async def simulate(
         result.summary["podGroups"] = group_counts(groups)
     if timeline:
         result.summary["timeline"] = timeline
+    if stopped:
+        result.summary["stopped"] = stopped
+        result.summary["horizon"] = horizon.at
+    jobs = jobs_report(store, jobs_done)
+    if jobs:
+        result.summary["jobs"] = jobs
     return result
 
 
-def _create_or_replace(store: Store, kind: str, obj: dict[str, Any]) -> None:
-    meta = obj["metadata"]
-    try:
-        current = store.get(kind, meta.get("namespace"), meta["name"])
-    except NotFound:
-        store.create(kind, obj)
-        return
-    store.update(kind, {**obj, "metadata": {**meta, "uid": current["metadata"].get("uid")}})
+def jobs_report(store: Store, done: dict[str, float]) -> list[dict[str, Any]]:
+    """Each Job of the run: completions wanted, pods succeeded, and whether (and at which
+    simulated second) it completed."""
+    out = []
+    for job in store.list("Job")[0]:
+        meta = job["metadata"]
+        key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+        status = job.get("status") or {}
+        complete = any(
+            c.get("type") == "Complete" and c.get("status") == "True" for c in status.get("conditions") or ()
+        )
+        out.append(
+            {
+                "namespace": meta.get("namespace") or "default",
+                "name": meta["name"],
+                "completions": (job.get("spec") or {}).get("completions"),
+                "succeeded": int(status.get("succeeded") or 0),
+                "active": int(status.get("active") or 0),
+                "complete": complete,
+                "completedAt": done.get(key) if complete else None,
+            }
+        )
+    return out
 
 
 def _report(
@@ -284,6 +350,13 @@ def _report(
     phases: dict[str, int] = {"Scheduled": 0, "Unschedulable": 0, "Error": 0}
     per_profile: dict[str, dict[str, int]] = {}
     gated = {q.pod_info.key: q for _, q in scheduler.queue.pending_pods()}
+    # A recorded cluster's pods say where the live cluster ran them (kubesched.io/observed-node).
+    recorded = {
+        f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}": str(node)
+        for p in [*scenario.pods, *(q for s in scenario.steps if s.scenario is not None for q in s.scenario.pods)]
+        if (node := ((p["metadata"].get("annotations") or {}).get(OBSERVED_NODE)))
+    }
+    observed_pods = observed_same = 0
     events, _ = store.list("Event")
     preempted = {
         f"{e['involvedObject'].get('namespace')}/{e['involvedObject'].get('name')}": f"preempted and deleted: {e['message']}"
@@ -298,6 +371,7 @@ def _report(
             rec = PodResult(ns, name, q.pod_info.scheduler_name if q else "", phase="Unschedulable")
             rec.message = q.last_failure if q is not None and q.last_failure else "not attempted"
         deleted = False
+        observed_node = recorded.get(key)
         try:
             live = store.get("Pod", ns, name)
             node = (live.get("spec") or {}).get("nodeName")
@@ -318,6 +392,9 @@ def _report(
             phase = "Unschedulable"
             removed = life.removed.get(key) if life is not None else None
             message = preempted.get(key) or removed or "deleted during the simulation"
+        if observed_node is not None:
+            observed_pods += 1
+            observed_same += 1 if node == observed_node else 0
         phases[phase] = phases.get(phase, 0) + 1
         prof = per_profile.setdefault(rec.scheduler_name, {"Scheduled": 0, "Unschedulable": 0, "Error": 0})
         prof[phase] = prof.get(phase, 0) + 1
@@ -346,6 +423,7 @@ def _report(
                 "extenderBind": rec.extender_bind,
                 # Every attempt, oldest first, the last one included (same keys as above).
                 "history": [*rec.history, rec.attempt()] if rec.attempts else [],
+                **({"observedNode": observed_node} if observed_node is not None else {}),
             }
         )
     nodes_out: list[dict[str, Any]] = []
@@ -381,6 +459,9 @@ def _report(
     }
     if phases.get("Completed"):
         summary["completed"] = phases["Completed"]
+    if observed_pods:
+        # A replayed recording: how many pods the scheduler put where the live cluster had them.
+        summary["observed"] = {"pods": observed_pods, "sameNode": observed_same}
     return SimulationResult(pods_out, nodes_out, summary, store, scheduler)
 
 
@@ -494,6 +575,20 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         summary.add_row(label, str(value))
     if s.get("preempted"):
         summary.add_row("preempted (deleted)", escape(", ".join(s["preempted"])))
+    for job in s.get("jobs") or ():
+        state = (
+            f"complete at {format_seconds(job['completedAt'])}"
+            if job["complete"] and job["completedAt"] is not None
+            else ("complete" if job["complete"] else f"{job['active']} active")
+        )
+        wanted = "-" if job["completions"] is None else job["completions"]
+        summary.add_row(
+            escape(f"job {job['namespace']}/{job['name']}"), f"{job['succeeded']}/{wanted} succeeded, {state}"
+        )
+    if s.get("observed"):
+        summary.add_row("on the observed node", f"{s['observed']['sameNode']} of {s['observed']['pods']} recorded pods")
+    if s.get("stopped"):
+        summary.add_row("stopped", escape(s["stopped"]))
     for prof, counts in s["profiles"].items():
         summary.add_row(f"profile {prof}", ", ".join(f"{k} {v}" for k, v in counts.items()))
     if s.get("podGroups"):
@@ -526,7 +621,7 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
                 escape(g["message"]),
             )
         console.print(groups)
-    failed = [p for p in result.pods if p["phase"] != "Scheduled"]
+    failed = [p for p in result.pods if p["phase"] not in ("Scheduled", "Completed")]
     if failed:
         why = Table(title="Not scheduled", show_lines=False)
         for col in ("pod", "profile", "phase", "reason"):
@@ -596,7 +691,9 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
 
 
 __all__ = [
+    "MAX_EVENTS",
     "ManualClock",
+    "jobs_report",
     "ScenarioError",
     "SimulationResult",
     "SimulationSettings",

@@ -6,6 +6,7 @@ real scheduler loop, queue, cache and plugins over an in-memory cluster — driv
 time::
 
     sim = await SteppedSimulation.start(profiles, nodes, settings)
+    sim.advance_to(30.0)                 # simulated seconds (a churn replay: the event's time)
     placed = await sim.place(pod)        # scheduled alone, its binding cycle finished
     placed.node, placed.pod              # the node (None: unschedulable), the pod as bound
     await sim.remove("default", "p1")    # a departure
@@ -48,10 +49,14 @@ class SteppedSimulation:
     """The real scheduler over an in-memory cluster, driven a pod at a time (see the module
     docstring). Build it with :meth:`start`."""
 
-    def __init__(self, store: Store, cluster: InMemoryCluster, scheduler: Scheduler, keep: bool) -> None:
+    def __init__(
+        self, store: Store, cluster: InMemoryCluster, scheduler: Scheduler, keep: bool, clock: ManualClock | None = None
+    ) -> None:
         self.store = store
         self.cluster = cluster
         self.scheduler = scheduler
+        #: The simulated clock the scheduler runs on (a replay moves it to each event's time).
+        self.clock = clock if clock is not None else ManualClock()
         self.keep_unschedulable = keep
         self._uid = 0
 
@@ -76,9 +81,14 @@ class SteppedSimulation:
             store.create("Node", node)
         cluster = InMemoryCluster(store)
         options = settings.scheduler_options(record_plugin_results=False, report_to_cluster=events)
-        scheduler = Scheduler(profiles, cluster, options, clock=ManualClock())
+        clock = ManualClock()
+        scheduler = Scheduler(profiles, cluster, options, clock=clock)
         await scheduler.start()
-        return cls(store, cluster, scheduler, keep_unschedulable)
+        return cls(store, cluster, scheduler, keep_unschedulable, clock)
+
+    def advance_to(self, t: float) -> None:
+        """Simulated time moves on to ``t`` seconds (never back)."""
+        self.clock.advance_to(t)
 
     async def place(self, pod: Obj) -> Placement:
         """Create ``pod`` (a copy), schedule it to a decision and finish its binding cycle."""

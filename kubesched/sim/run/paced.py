@@ -1,0 +1,157 @@
+"""A scenario's time under ``sim serve``: its Steps and its pods' lifetimes on a clock that
+follows the wall clock (:class:`kubesched.sim.scenario.clock.PacedClock`, ``--speed`` times as
+fast), while clients and the scheduler work on the cluster as they like.
+
+The events are the ones ``simulate`` runs (:mod:`kubesched.sim.scenario.timeline`): a step's
+objects are created (pods arrive pending, for the scheduler), patched and deleted when the clock
+reaches its ``at``; a pod with ``kubesched.io/lifetime`` finishes that long after it was bound (a
+Job's pod Succeeded, any other deleted). With a horizon (``--until``) the timeline stops there
+and asks the server to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from kubesched.cluster.base import ClusterError, NotFound
+from kubesched.cluster.store import Store
+from kubesched.sim.apiserver.admission import admit_new
+from kubesched.sim.scenario.clock import PacedClock, format_seconds
+from kubesched.sim.scenario.reading import admit_pod
+from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, Step, create_or_replace
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+
+class PacedTimeline:
+    """Runs ``steps`` and pod lifetimes over ``store`` on ``clock``; ``say`` gets a line per event
+    (the server prints them: where a person waits, they show simulated time passing)."""
+
+    def __init__(
+        self,
+        store: Store,
+        steps: list[Step],
+        clock: PacedClock,
+        until: Horizon | None = None,
+        say: Callable[[str], None] = print,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.until = until
+        self.say = say
+        self.agenda = Agenda(steps)
+        self.life = Lives(store, self.agenda, clock)
+        self._wake = asyncio.Event()
+        self.life.on_change = self._wake.set
+        self.events = 0
+        #: Set once the clock reached the horizon.
+        self.reached = False
+
+    async def run(self, stop: asyncio.Event, ready: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Run events as their time comes, until ``stop`` (set here too once past the horizon).
+        ``ready``: awaited first (the scheduler coming up); simulated time starts after it."""
+        if ready is not None:
+            await ready()
+            if stop.is_set():
+                return
+        self.clock.restart()
+        unsubscribe = self.store.subscribe(self.life.on_write)
+        # Pods on nodes from the start run their lifetime from now.
+        for pod in self.store.list("Pod")[0]:
+            if (pod.get("spec") or {}).get("nodeName"):
+                self.life.started(pod)
+        try:
+            while not stop.is_set():
+                upcoming = self.agenda.next_time()
+                limit = self.until.at if self.until is not None else None
+                if upcoming is not None and (limit is None or upcoming <= limit):
+                    delay = self.clock.wall_seconds_until(upcoming)
+                    if delay <= 0:
+                        self._fire()
+                        await asyncio.sleep(0)
+                    else:
+                        await self._sleep(delay, stop)
+                    continue
+                if limit is None:
+                    await self._sleep(None, stop)
+                    continue
+                delay = self.clock.wall_seconds_until(limit)
+                if delay > 0:
+                    await self._sleep(delay, stop)
+                    continue
+                assert self.until is not None
+                left = f"; {len(self.agenda)} event(s) still due" if self.agenda else ""
+                self.say(
+                    f"simulated time reached the horizon {format_seconds(limit)} ({self.until.why}){left}: stopping"
+                )
+                self.reached = True
+                stop.set()
+        finally:
+            unsubscribe()
+
+    async def _sleep(self, seconds: float | None, stop: asyncio.Event) -> None:
+        """Until ``seconds`` pass, an event is added (a pod bound), or ``stop``."""
+        self._wake.clear()
+        waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stop.wait())]
+        try:
+            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for w in waits:
+                w.cancel()
+            await asyncio.gather(*waits, return_exceptions=True)
+
+    def _fire(self) -> None:
+        at, what, item = self.agenda.pop()
+        self.events += 1
+        try:
+            if what == "step":
+                self._create(item)
+                self.life.apply_step(item)
+                event = item.describe()
+            else:
+                event = self.life.end(item)
+        except Exception as exc:  # one bad event must not stop the clock
+            log.exception("simulated time %s: event failed", format_seconds(at))
+            event = f"{what} failed: {exc}"
+        self.say(f"simulated {format_seconds(at)}: {event}")
+
+    def _create(self, step: Step) -> None:
+        """A step's objects, admitted as ``sim serve`` admits a scenario's: pods pending unless
+        they name a node."""
+        sub = step.scenario
+        if sub is None:
+            return
+        for ns in sub.namespaces:
+            create_or_replace(self.store, "Namespace", admit_new("Namespace", "", copy.deepcopy(ns), {}))
+        for pc in sub.priority_classes:
+            obj = copy.deepcopy(pc)
+            obj.setdefault("apiVersion", "scheduling.k8s.io/v1")
+            obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+            create_or_replace(self.store, "PriorityClass", obj)
+        for obj in [*sub.others, *sub.nodes]:
+            create_or_replace(self.store, obj["kind"], copy.deepcopy(obj))
+        classes = {p["metadata"]["name"]: p for p in self.store.list("PriorityClass")[0]}
+        for pod in [*sub.running_pods, *sub.pending_pods]:
+            ns = pod["metadata"].get("namespace") or "default"
+            try:
+                self.store.get("Namespace", None, ns)
+            except NotFound:
+                self.store.create("Namespace", admit_new("Namespace", "", {"metadata": {"name": ns}}, {}))
+            obj = admit_pod(copy.deepcopy(pod), classes)
+            # Created now (the reader's stand-in times are years old: they would jump the queue).
+            obj["metadata"]["creationTimestamp"] = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            obj.setdefault("status", {}).setdefault("phase", "Pending")
+            try:
+                self.store.create("Pod", obj)
+            except (ClusterError, ValueError) as exc:
+                self.say(f"simulated {format_seconds(step.at)}: pod {ns}/{pod['metadata']['name']} not created: {exc}")
+
+
+__all__ = ["PacedTimeline"]
