@@ -484,11 +484,13 @@ class QuotaPreemption:
 
         async def remove(p: PodInfo) -> Status | None:
             node.remove_pod(p)
-            return await handle.run_pre_filter_remove_pod(state, pod, p, node)
+            status: Status | None = await handle.run_pre_filter_remove_pod(state, pod, p, node)
+            return status
 
         async def add(p: PodInfo) -> Status | None:
             node.add_pod(p)
-            return await handle.run_pre_filter_add_pod(state, pod, p, node)
+            status: Status | None = await handle.run_pre_filter_add_pod(state, pod, p, node)
+            return status
 
         own = infos.get(pod.namespace)
         in_eq = pf.nominated_in_eq_with_pod_req
