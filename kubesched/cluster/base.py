@@ -4,16 +4,20 @@ Two implementations exist: :class:`~kubesched.cluster.memory.InMemoryCluster` ov
 embedded object store (used by ``kubesched simulate`` and the tests), and the
 kubernetes_asyncio backend for real clusters. The scheduler cannot tell them apart.
 
-Objects cross this boundary as Kubernetes JSON dicts. Kinds are ``"Pod"``, ``"Node"``,
-``"Namespace"`` and ``"PriorityClass"``.
+Objects cross this boundary as Kubernetes JSON dicts, named by kind: the Kinds of
+:data:`WATCHED_KINDS` (``"Pod"``, ``"Node"``, ...), and those of the resources a cluster was asked
+to watch besides (:class:`WatchesResources`, plugins' informers): a built-in one by its Kind
+(``"ConfigMap"``), any other by ``<plural>.<version>.<group>``
+(:mod:`kubesched.cluster.kinds`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from kubesched import errors
+from kubesched.framework.informers import GroupVersionResource
 
 Obj = dict[str, Any]
 
@@ -152,3 +156,16 @@ class Cluster(Protocol):
 
     async def delete_object(self, kind: str, namespace: str | None, name: str) -> None:
         """Delete an object (raises :class:`NotFound` when it is gone already)."""
+
+
+@runtime_checkable
+class WatchesResources(Protocol):
+    """A :class:`Cluster` that can watch resources besides its own kinds (both clusters of this
+    package can; a cluster without it delivers only :data:`WATCHED_KINDS`)."""
+
+    def watch_resources(self, gvrs: list[GroupVersionResource]) -> None:
+        """Before :meth:`Cluster.start`: list and watch these resources too, delivering their
+        objects with the other kinds' (before nodes and pods at start) under
+        :func:`~kubesched.cluster.kinds.handler_kind`. Those watched already change nothing; a
+        resource the cluster does not serve (a CRD not installed) delivers nothing and is
+        never an error."""

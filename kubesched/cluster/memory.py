@@ -2,6 +2,11 @@
 
 Changes are delivered to the scheduler on the next turn of the event loop (never from inside
 the write that caused them), as an informer would: the scheduler never re-enters itself.
+
+Besides :data:`~kubesched.cluster.base.EVERY_WATCHED_KIND`, it delivers the objects of the
+resources :meth:`InMemoryCluster.watch_resources` names (plugins' informers): those the Store
+keeps under the resource's kind (:func:`~kubesched.cluster.kinds.store_kind`), delivered as
+:func:`~kubesched.cluster.kinds.handler_kind`.
 """
 
 from __future__ import annotations
@@ -11,9 +16,13 @@ import zlib
 from typing import Any
 
 from kubesched.cluster.base import EVERY_WATCHED_KIND, EventHandler, NotFound
+from kubesched.cluster.kinds import handler_kind, store_kind
 from kubesched.cluster.store import Store, json_copy, now_rfc3339
+from kubesched.framework.informers import GroupVersionResource
 
 Obj = dict[str, Any]
+
+_WATCHED = frozenset(EVERY_WATCHED_KIND)
 
 
 class InMemoryCluster:
@@ -23,20 +32,44 @@ class InMemoryCluster:
         self._pending = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        #: Resources watched besides the usual kinds: the Store's kind → the kinds delivered.
+        self._extra: dict[str, list[str]] = {}
+
+    def watch_resources(self, gvrs: list[GroupVersionResource]) -> None:
+        """Deliver the objects of these resources too (from :meth:`start` on): plugins'
+        informers. Those among the kinds watched anyway change nothing."""
+        for gvr in gvrs:
+            kind = handler_kind(gvr)
+            if kind in _WATCHED:
+                continue
+            kinds = self._extra.setdefault(store_kind(gvr), [])
+            if kind not in kinds:
+                kinds.append(kind)
 
     async def start(self, handler: EventHandler) -> None:
         loop = asyncio.get_running_loop()
-        for kind in EVERY_WATCHED_KIND:
-            items, _ = self.store.list(kind)
-            for obj in items:
-                handler.on_add(kind, obj)
+        extra = self._extra
+        # Plugins' resources before nodes and pods, as the gated kinds: a plugin knows its
+        # objects before the pods it decides on arrive.
+        head = EVERY_WATCHED_KIND[:-2]
+        for stored in (*head, *extra, *EVERY_WATCHED_KIND[-2:]):
+            items, _ = self.store.list(stored)
+            for kind in extra.get(stored) or (stored,):
+                for obj in items:
+                    handler.on_add(kind, obj)
 
         def deliver(etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
-            if kind not in EVERY_WATCHED_KIND:
-                return
-            self._pending += 1
-            self._idle.clear()
-            loop.call_soon(self._dispatch, handler, etype, kind, obj, old)
+            if kind in _WATCHED:
+                kinds: tuple[str, ...] | list[str] = (kind,)
+            else:
+                found = extra.get(kind)
+                if found is None:
+                    return
+                kinds = found
+            for delivered in kinds:
+                self._pending += 1
+                self._idle.clear()
+                loop.call_soon(self._dispatch, handler, etype, delivered, obj, old)
 
         self._unsubscribe = self.store.subscribe(deliver)
 

@@ -19,6 +19,7 @@ import numpy as np
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.informers import GroupVersionResource, Informer
 from kubesched.framework.interface import (
     EXTENSION_POINTS,
     CycleState,
@@ -49,6 +50,7 @@ from kubesched.runtime.calls import (
     trace_value,
 )
 from kubesched.runtime.collaborators import Activator, PluginObserver, PreemptWithExtenders, Spawner
+from kubesched.runtime.informers import SharedInformers
 from kubesched.runtime.placement import (
     run_placement_feasible,
     run_placement_generate,
@@ -144,6 +146,7 @@ class Framework:
         preempt_with_extenders: PreemptWithExtenders | None = None,
         feature_gates: FeatureGates | None = None,
         pod_groups: PodGroups | None = None,
+        informers: SharedInformers | None = None,
     ) -> None:
         """Build the profile ``spec`` from ``registry``'s plugins; each plugin is constructed
         here, with this Framework as its handle, so the collaborators are in place before any
@@ -173,6 +176,9 @@ class Framework:
         self.feature_gates: FeatureGates = feature_gates if feature_gates is not None else FeatureGates()
         #: The pod groups and their members (the scheduler's index; empty for a harness).
         self._pod_groups: PodGroups = pod_groups if pod_groups is not None else NoPodGroups()
+        #: The informers plugins ask for (:meth:`informer_for`), shared by every profile of a
+        #: scheduler, which feeds them; a standalone Framework's are its own and stay empty.
+        self.informers: SharedInformers = informers if informers is not None else SharedInformers()
         #: Upstream's SchedulerAsyncPreemption: preemption's API calls run in the background
         #: instead of inside the scheduling cycle. DefaultPreemption registers some events only
         #: with it.
@@ -375,6 +381,14 @@ class Framework:
     @property
     def cluster(self) -> Any:
         return self._cluster
+
+    def informer_for(self, gvr: GroupVersionResource | str) -> Informer:
+        """The informer of a resource, built-in or custom (see
+        :meth:`kubesched.framework.interface.Handle.informer_for`): one per resource for the
+        whole scheduler, however many plugins and profiles ask. Ask in the plugin's constructor;
+        a resource first asked for once the scheduler has started raises
+        :class:`~kubesched.errors.PluginError`."""
+        return self.informers.informer_for(gvr)
 
     @property
     def parallelism(self) -> int:

@@ -26,6 +26,7 @@ from kubesched.cluster.base import Cluster
 from kubesched.framework.interface import PODS_TO_ACTIVATE_KEY, CycleState
 from kubesched.framework.status import Status
 from kubesched.runtime.framework import Framework, WaitingPods
+from kubesched.runtime.informers import SharedInformers
 from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.extenders import Extenders
 from kubesched.scheduler.listers import ObjectCache
@@ -89,6 +90,8 @@ class SchedulerContext:
     side_tasks: TaskSet
     #: PodGroups and their members (kept only with GenericWorkload).
     pod_groups: PodGroupIndex
+    #: The informers plugins asked for (``handle.informer_for``), fed by the event handlers.
+    informers: SharedInformers
 
     def spawn_side(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         """Run ``coro`` as a side task named ``name``."""

@@ -19,6 +19,7 @@ from kubesched.framework.events import (
 from kubesched.framework.pod_requests import Counting
 from kubesched.framework.podgroup import group_key
 from kubesched.framework.types import PodInfo, PodSpecError, pod_key
+from kubesched.runtime.informers import SharedInformer
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
 from kubesched.scheduler.observer import timed_event
@@ -42,6 +43,8 @@ _EVENT_RESOURCES = {
     "PodGroup": Resource.POD_GROUP,
     "CompositePodGroup": Resource.COMPOSITE_POD_GROUP,
 }
+#: The kinds whose events the scheduler turns into cluster events of its own.
+_SCHEDULER_KINDS = frozenset({"Pod", "Node", "DeviceTaintRule", *_EVENT_RESOURCES})
 _ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
 
 
@@ -72,6 +75,17 @@ class EventHandlers:
         self.counting = Counting.of(ctx.options.feature_gates)
         #: Whether this process may write to the cluster (see :meth:`set_leading`).
         self.leading = True
+        #: The informers plugins asked for, by the kind the cluster delivers (fed first, so a
+        #: plugin's state is current when the queue asks its hints), and the resources plugins
+        #: register events on by name.
+        self._informers = ctx.informers.by_kind
+        self._registered_names = {
+            reg.event.resource
+            for fw in self.frameworks.values()
+            for regs in fw.events_to_register().values()
+            for reg in regs or ()
+            if not isinstance(reg.event.resource, Resource)
+        }
         #: Malformed pods seen while not leading, reported once leadership is ours: by UID.
         self._unreported: dict[str, tuple[dict[str, Any], str]] = {}
 
@@ -97,6 +111,47 @@ class EventHandlers:
 
     @timed_event("add")
     def on_add(self, kind: str, obj: dict[str, Any]) -> None:
+        informer = self._informers.get(kind) if self._informers else None
+        if informer is None:
+            self._add(kind, obj)
+            return
+        informer.added(obj)
+        self._add(kind, obj)
+        self._informer_event(informer, ActionType.ADD, None, obj)
+
+    @timed_event("update")
+    def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        informer = self._informers.get(kind) if self._informers else None
+        if informer is None:
+            self._update(kind, old, new)
+            return
+        informer.updated(old, new)
+        self._update(kind, old, new)
+        self._informer_event(informer, ActionType.UPDATE, old, new)
+
+    @timed_event("delete")
+    def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
+        informer = self._informers.get(kind) if self._informers else None
+        if informer is None:
+            self._delete(kind, obj)
+            return
+        informer.deleted(obj)
+        self._delete(kind, obj)
+        self._informer_event(informer, ActionType.DELETE, obj, None)
+
+    def _informer_event(
+        self, informer: SharedInformer, action: ActionType, old: dict[str, Any] | None, new: dict[str, Any] | None
+    ) -> None:
+        """The queue hears of a change to a resource a plugin asked an informer for as upstream's
+        dynamic informers tell it: ``ClusterEvent("<plural>.<version>.<group>", action)``. For
+        the kinds the scheduler handles itself (pods, nodes, the kinds of :class:`Resource`),
+        only when some plugin registers events by that name."""
+        resource = informer.gvr.event_resource
+        if informer.kind in _SCHEDULER_KINDS and resource not in self._registered_names:
+            return
+        self.queue.on_event(ClusterEvent(resource, action, f"{resource}{_ACTION_NAMES[action]}"), old, new)
+
+    def _add(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "Pod":
             pi = self._pod_info(obj)
             if pi is None:
@@ -125,8 +180,7 @@ class EventHandlers:
                 self.pod_groups.put_composite(obj)
             self._other_event(kind, ActionType.ADD, None, obj)
 
-    @timed_event("update")
-    def on_update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+    def _update(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         if kind == "Pod":
             pi = self._pod_info(new, old)
             if pi is None:
@@ -171,8 +225,7 @@ class EventHandlers:
                 self.pod_groups.put_composite(new)
             self._other_event(kind, ActionType.UPDATE, old, new)
 
-    @timed_event("delete")
-    def on_delete(self, kind: str, obj: dict[str, Any]) -> None:
+    def _delete(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "Pod":
             uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
             self._unreported.pop(uid, None)

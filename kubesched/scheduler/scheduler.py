@@ -17,10 +17,14 @@ from typing import Any
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.backend.pod_groups import PodGroupIndex
 from kubesched.backend.queue import Nominator, SchedulingQueue
-from kubesched.cluster.base import Cluster
+from kubesched.cluster.base import Cluster, WatchesResources
+from kubesched.cluster.kinds import handler_kind
 from kubesched.extender.client import HTTPExtender
+from kubesched.framework.events import Resource
+from kubesched.framework.informers import GroupVersionResource, ResourceNameError
 from kubesched.framework.types import QueuedPodInfo
 from kubesched.runtime.framework import Framework, ProfileSpec, WaitingPods
+from kubesched.runtime.informers import SharedInformers
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.binding_cycle import BindingCycle
@@ -80,6 +84,9 @@ class Scheduler:
         self.extenders: list[HTTPExtender] = ext.extenders
         #: PodGroups and their members; which are placed, the cache says (built below).
         self.pod_groups = PodGroupIndex(placed=lambda uid: self.cache.get_pod(uid))
+        #: The informers plugins ask for, one per resource for every profile (see
+        #: :meth:`_watch_registered_resources` and :meth:`start`).
+        self.informers = SharedInformers(handler_kind)
         bindings = TaskSet("binding cycles", log)
         side_tasks = TaskSet("scheduler side tasks", log)
         self.frameworks: dict[str, Framework] = {}
@@ -102,9 +109,11 @@ class Scheduler:
                 preempt_with_extenders=preempt,
                 feature_gates=options.feature_gates,
                 pod_groups=self.pod_groups,
+                informers=self.informers,
             )
         if not self.frameworks:
             raise ValueError("at least one profile is needed")
+        self._watch_registered_resources()
         self.cache = Cache(assumed_ttl=options.assumed_ttl, clock=clock)
         self.queue = SchedulingQueue(
             self.frameworks,
@@ -147,6 +156,7 @@ class Scheduler:
             bindings=bindings,
             side_tasks=side_tasks,
             pod_groups=self.pod_groups,
+            informers=self.informers,
         )
         self.failures = FailureReporting(self.ctx)
         self.binding = BindingCycle(self.ctx, self.failures)
@@ -165,6 +175,24 @@ class Scheduler:
         self._in_cycle = False
         self._stopping = False
         self.synced = False
+
+    def _watch_registered_resources(self) -> None:
+        """An informer for every resource a plugin registers events on by name
+        (``"elasticquotas.v1alpha1.scheduling.x-k8s.io"``), whether or not it asked for one: its
+        events reach the queue only if it is watched. As upstream, a name that cannot be read is
+        logged and left out."""
+        for fw in self.frameworks.values():
+            for plugin, regs in fw.events_to_register().items():
+                for reg in regs or ():
+                    resource = reg.event.resource
+                    if isinstance(resource, Resource):
+                        continue
+                    try:
+                        gvr = GroupVersionResource.parse(resource)
+                    except ResourceNameError as exc:
+                        log.error("profile %s: plugin %s registers events on %s", fw.profile_name, plugin, exc)
+                        continue
+                    self.informers.informer_for(gvr)
 
     def _activate(self, uids: list[str]) -> None:
         """The profiles' activator: move the pods with ``uids`` to activeQ."""
@@ -203,8 +231,23 @@ class Scheduler:
 
     # --- running ------------------------------------------------------------------------------
     async def start(self) -> None:
-        """Connect to the cluster and wait until every informer has synced."""
+        """Connect to the cluster and wait until every informer has synced.
+
+        The resources plugins asked informers for are named to the cluster first
+        (``cluster.watch_resources``, for a cluster that has it); those it watches already are
+        served from what it delivers anyway."""
+        resources = self.informers.resources()
+        if resources:
+            if isinstance(self.cluster, WatchesResources):
+                self.cluster.watch_resources(resources)
+            else:
+                log.warning(
+                    "this cluster cannot watch resources besides its own; informers of %s get only what it delivers",
+                    ", ".join(map(str, resources)),
+                )
+        self.informers.started = True
         await self.cluster.start(self.handlers)
+        self.informers.set_synced()
         self.synced = True
 
     async def run(self, start: bool = True) -> None:

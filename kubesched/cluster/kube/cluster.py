@@ -27,10 +27,11 @@ from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, No
 from kubesched.cluster.kube.events import EventRecorder
 from kubesched.cluster.kube.informer import INFORMER_STALL_SECONDS, Informers
 from kubesched.cluster.kube.leases import KubeLeases
-from kubesched.cluster.kube.paths import RESOURCES, ns_path
+from kubesched.cluster.kube.paths import RESOURCES, ns_path, resource_for
 from kubesched.cluster.kube.transport import Transport
 from kubesched.cluster.retry import on_error
 from kubesched.cluster.store import CLUSTER_SCOPED
+from kubesched.framework.informers import GroupVersionResource
 from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,17 @@ class KubeCluster:
         )
 
     # --- informers ----------------------------------------------------------------------------
+    def watch_resources(self, gvrs: list[GroupVersionResource]) -> None:
+        """List and watch these resources too (plugins' informers), from :meth:`start` on, with
+        the informers' relists, backoff and health checks: a built-in one as its Kind, any
+        other as ``<plural>.<version>.<group>`` from ``/apis/<group>/<version>/<plural>``.
+        Those watched already change nothing. A resource the server does not serve (its CRD not
+        installed yet) counts as synced with no objects and is listed again now and then
+        (``informer_stats()[kind]["served"]`` says which)."""
+        if self._informers:
+            raise RuntimeError("KubeCluster.watch_resources() called after start()")
+        self._informers.add_resources(resource_for(gvr) for gvr in gvrs)
+
     async def start(self, handler: EventHandler) -> None:
         if self._informers:
             raise RuntimeError("KubeCluster.start() called twice")
@@ -153,7 +165,8 @@ class KubeCluster:
         return self._informers.health_problems()
 
     def informer_stats(self) -> dict[str, dict[str, Any]]:
-        """Per kind: lists and watches made, objects known, last resourceVersion (diagnostics)."""
+        """Per kind: lists and watches made, objects known, last resourceVersion, whether the
+        server serves it (diagnostics)."""
         return self._informers.stats()
 
     async def stop(self) -> None:

@@ -170,7 +170,8 @@ class _Informer:
             self._call("on_update", old, obj)
 
     def _complete(self, obj: Obj) -> Obj:
-        obj.setdefault("kind", self.kind)
+        if not self.resource.custom:  # a custom resource's objects carry their Kind (unstructured)
+            obj.setdefault("kind", self.kind)
         obj.setdefault("apiVersion", self.resource.api_version)
         return obj
 
@@ -418,6 +419,8 @@ class Informers:
         self.backoff_initial = backoff_initial
         self.backoff_cap = backoff_cap
         self.stall_seconds = stall_seconds
+        #: Resources watched besides ``kinds`` (plugins' informers), by the kind delivered.
+        self.extra: dict[str, Resource] = {}
         self._by_kind: dict[str, _Informer] = {}
         self._rng = random.Random()
 
@@ -427,14 +430,29 @@ class Informers:
     def watch_timeout(self) -> float:
         return self.min_watch_timeout * (1.0 + self._rng.random())
 
+    def add_resources(self, resources: Iterable[Resource]) -> None:
+        """Watch these too, unless among the kinds watched already (before :meth:`start`)."""
+        for res in resources:
+            if res.kind not in self.kinds:
+                self.extra.setdefault(res.kind, res)
+
+    def _order(self) -> list[Resource]:
+        """What to list, in delivery order: the extra resources before nodes and pods."""
+        order = [RESOURCES[k] for k in self.kinds]
+        at = next((i for i, k in enumerate(self.kinds) if k in ("Node", "Pod")), len(order))
+        order[at:at] = self.extra.values()
+        return order
+
     async def start(self, handler: EventHandler) -> None:
-        """Start one informer per watched kind; return once each has delivered its list."""
+        """Start one informer per watched kind; return once each has delivered its list (or
+        found its resource not served)."""
         previous: asyncio.Event | None = None
-        for kind in self.kinds:
+        for resource in self._order():
+            kind = resource.kind
             backoff = Backoff(initial=self.backoff_initial, cap=self.backoff_cap)
             inf = _Informer(
                 self.transport,
-                RESOURCES[kind],
+                resource,
                 handler,
                 previous,
                 backoff,
@@ -484,6 +502,7 @@ class Informers:
                 "watches": i.watches,
                 "objects": len(i.objects),
                 "resourceVersion": i.resource_version,
+                "served": not i.not_served,
             }
             for k, i in self._by_kind.items()
         }

@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from kubesched.cluster.kinds import builtin_kind
+from kubesched.framework.informers import GroupVersionResource
+
 
 @dataclass(frozen=True)
 class Resource:
@@ -13,6 +16,9 @@ class Resource:
     kind: str
     api_version: str
     path: str  # the cluster-wide collection
+    #: A resource of no Kind this package knows (a CRD's): ``kind`` is then the name its
+    #: objects are delivered with (``<plural>.<version>.<group>``), not their Kind.
+    custom: bool = False
 
     def object_path(self, namespace: str | None, name: str) -> str:
         """The path of one object; ``namespace`` is None for a cluster-scoped kind."""
@@ -53,6 +59,17 @@ RESOURCES = {
 }
 
 
+def resource_for(gvr: GroupVersionResource) -> Resource:
+    """Where ``gvr`` lives, delivered as its Kind (a built-in) or as ``<plural>.<version>.<group>``."""
+    kind = builtin_kind(gvr)
+    if kind is not None:
+        known = RESOURCES.get(kind)
+        if known is not None:
+            return known
+        return Resource(kind, gvr.api_version, gvr.collection_path)
+    return Resource(gvr.event_resource, gvr.api_version, gvr.collection_path, custom=True)
+
+
 def ns_path(group_version: str, namespace: str, plural: str, name: str | None = None, sub: str | None = None) -> str:
     """The path of a namespaced collection, or of one object in it, or of its subresource."""
     root = "/api/v1" if group_version == "v1" else f"/apis/{group_version}"
@@ -64,4 +81,4 @@ def ns_path(group_version: str, namespace: str, plural: str, name: str | None = 
     return path
 
 
-__all__ = ["RESOURCES", "Resource", "ns_path"]
+__all__ = ["RESOURCES", "Resource", "ns_path", "resource_for"]
