@@ -28,6 +28,7 @@ from kubesched_capacity_scheduling import (  # noqa: E402
     QuotaPreemption,
     compute_pod_resource_request,
 )
+from kubesched_capacity_scheduling.capacity_scheduling import Candidate, select_candidate  # noqa: E402
 
 GPU = "nvidia.com/gpu"
 MID, HIGH = 100, 1000
@@ -484,3 +485,86 @@ def test_events_to_register_name_pod_deletion_and_every_elastic_quota_change() -
         (EventResource.POD, ActionType.DELETE),
         ("elasticquotas.v1alpha1.scheduling.x-k8s.io", ActionType.ALL),
     ]
+
+
+# --- beyond upstream's tables: nominated pods, budgets, the choice of node -------------------------
+
+
+class Nominated:
+    """A nominator holding fixed nominated pods per node."""
+
+    def __init__(self, by_node: dict[str, list[PodInfo]]) -> None:
+        self.by_node = by_node
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return list(self.by_node.get(node_name, []))
+
+
+@pytest.mark.parametrize(
+    ("nominated", "quotas", "expected"),
+    [
+        pytest.param(
+            [("n-high", "ns1", 1000, HIGH)],
+            {"ns1": mem_quota("ns1", 1200, 2000, 300)},
+            Code.UNSCHEDULABLE,
+            id="a more important pod of its namespace, nominated, counts toward max",
+        ),
+        pytest.param(
+            [("n-low", "ns1", 1000, 0)],
+            {"ns1": mem_quota("ns1", 1200, 2000, 300)},
+            Code.SUCCESS,
+            id="a less important one does not",
+        ),
+        pytest.param(
+            [("n-other", "ns2", 1000, 0)],
+            {"ns1": mem_quota("ns1", 1200, 2000, 300), "ns2": mem_quota("ns2", 100, 2000, 0)},
+            Code.UNSCHEDULABLE,
+            id="a pod of a namespace within its min counts toward the sum of min",
+        ),
+        pytest.param(
+            [("n-other", "ns2", 1000, 0)],
+            {"ns1": mem_quota("ns1", 1200, 2000, 300), "ns2": mem_quota("ns2", 100, 2000, 200)},
+            Code.SUCCESS,
+            id="one of a namespace over its min does not",
+        ),
+    ],
+)
+def test_pre_filter_counts_nominated_pods_as_upstream(
+    nominated: list[tuple[str, str, int, int]], quotas: dict[str, ElasticQuotaInfo], expected: Code
+) -> None:
+    cs = plugin(quotas, [node_a()])
+    cs.handle.nominator = Nominated(  # type: ignore[union-attr]
+        {"node-a": [quota_pod(name, ns, mem, 0, 0, prio, name) for name, ns, mem, prio in nominated]}
+    )
+    status = cs.pre_filter(CycleState(), quota_pod("p", "ns1", 800, 0, 0, MID, "p"))
+    assert (status.code if status is not None else Code.SUCCESS) is expected
+
+
+async def test_a_budget_protected_victim_is_counted_as_a_violation() -> None:
+    pod = quota_pod("t1-p", "ns1", 150, 0, 0, HIGH, "t1-p")
+    quotas = {"ns1": mem_quota("ns1", 50, 400, 100), "ns2": mem_quota("ns2", 300, 300, 50)}
+    victims = [
+        make_pod(name, "ns1").uid(name).priority(MID).label("app", "db").req(memory="50").node("node-a").info()
+        for name in ("db-0", "db-1")
+    ]
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "db", "namespace": "ns1"},
+        "spec": {"selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 0},
+    }
+    cs = plugin(quotas, [node_a()], victims)
+    state = await cycle_state(cs, pod, quotas)
+    nodes = list(cs.handle.snapshot().list())  # type: ignore[union-attr]
+    (candidate,), _, _ = await QuotaPreemption(cs.handle, state).dry_run_preemption(pod, nodes, [budget])
+    assert (sorted(v.name for v in candidate.victims), candidate.num_pdb_violations) == (["db-0", "db-1"], 2)
+
+
+def test_the_candidate_with_the_least_important_victims_is_chosen() -> None:
+    low = quota_pod("low", "ns1", 50, 0, 0, 10, "low", "n1")
+    mid = quota_pod("mid", "ns1", 50, 0, 0, MID, "mid", "n2")
+    two_low = [quota_pod(f"low-{i}", "ns1", 50, 0, 0, 10, f"low-{i}", "n3") for i in range(2)]
+    candidates = [Candidate("n2", [mid]), Candidate("n3", two_low), Candidate("n1", [low])]
+    assert select_candidate(candidates).name == "n1"  # type: ignore[union-attr]
+    assert select_candidate([Candidate("n2", [mid], 0), Candidate("n1", [low], 1)]).name == "n2"  # type: ignore[union-attr]
