@@ -124,6 +124,7 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
         observer,
         ready=lambda: sched.synced,
         problems=getattr(cluster, "health_problems", None),
+        unready=getattr(cluster, "readiness_problems", None),
         zpages=zpages,
         flagz=opts.flagz,
         statusz=opts.statusz,

@@ -20,7 +20,8 @@ class HealthApp:
     """``ready()`` decides /readyz (informers synced); ``problems()`` lists what makes every check
     fail (an informer that can no longer list or watch): /healthz, /livez and /readyz then answer
     500 naming it, so that a liveness probe restarts a scheduler whose view of the cluster froze.
-    Otherwise /healthz and /livez answer while the loop runs."""
+    Otherwise /healthz and /livez answer while the loop runs. ``unready()`` lists what fails
+    /readyz alone (503): a resource a plugin watches that the API server does not serve."""
 
     def __init__(
         self,
@@ -30,10 +31,12 @@ class HealthApp:
         zpages: ZPages | None = None,
         flagz: bool = True,
         statusz: bool = True,
+        unready: Callable[[], list[str]] | None = None,
     ) -> None:
         self.observer = observer
         self.ready = ready
         self.problems = problems
+        self.unready = unready
         self.app = web.Application()
         self.app.router.add_get("/healthz", self._ok)
         self.app.router.add_get("/livez", self._ok)
@@ -61,6 +64,10 @@ class HealthApp:
         failed = self._failed("readyz")
         if failed is not None:
             return failed
+        waiting = self.unready() if self.unready is not None else []
+        if waiting:
+            lines = "".join(f"[-]informer-served failed: {w}\n" for w in waiting)
+            return web.Response(status=503, text=f"[+]ping ok\n{lines}readyz check failed\n")
         if self.ready():
             return web.Response(text="ok")
         return web.Response(status=503, text="[-]informer-sync failed: informers not synced yet\nreadyz check failed")

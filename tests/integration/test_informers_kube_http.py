@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestClient, TestServer
 from conftest import registry_with
 from polling import eventually
 
@@ -25,6 +26,8 @@ from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.store import Store
 from kubesched.runtime.framework import PluginRef, ProfileSpec
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.server.health import HealthApp
+from kubesched.server.metrics import PrometheusObserver
 from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
 
@@ -139,6 +142,22 @@ async def test_a_custom_resource_not_served_leaves_the_scheduler_running(store: 
     await asyncio.sleep(0.5)  # several retries, past stall_seconds: still not a health problem
     assert cluster.informer_stats()[QUOTAS.event_resource]["lists"] == 0
     assert cluster.health_problems() == []
+    # Not ready (as upstream waits for its dynamic informers), but alive: never restarted for it.
+    assert cluster.readiness_problems() == [
+        f"{QUOTAS.event_resource}: /apis/scheduling.x-k8s.io/v1alpha1/elasticquotas is not served by the API server"
+    ]
+    health = HealthApp(
+        PrometheusObserver(),
+        ready=lambda: sched.synced,
+        problems=cluster.health_problems,
+        unready=cluster.readiness_problems,
+    )
+    async with TestClient(TestServer(health.app)) as client:
+        live = await client.get("/livez")
+        assert live.status == 200
+        ready = await client.get("/readyz")
+        assert ready.status == 503
+        assert f"[-]informer-served failed: {QUOTAS.event_resource}" in await ready.text()
     await cluster.request("POST", "/api/v1/namespaces/default/pods", body=make_pod("p").obj())
     await eventually(
         lambda: "no elasticquotas named go" in getattr(sched.results.get("default/p"), "message", ""),
@@ -186,6 +205,7 @@ async def test_a_custom_resource_installed_later_is_listed_and_retries_pods(stor
     await eventually(
         lambda: cluster.informer_stats()[QUOTAS.event_resource]["served"], what="the CRD served", timeout=10
     )
+    assert cluster.readiness_problems() == []
     quota = {
         "apiVersion": "scheduling.x-k8s.io/v1alpha1",
         "kind": "ElasticQuota",

@@ -164,6 +164,13 @@ class KubeCluster:
         failed to list or watch for longer than ``stall_seconds`` (empty when all is well)."""
         return self._informers.health_problems()
 
+    def readiness_problems(self) -> list[str]:
+        """What keeps this cluster's view from being complete without its being stuck: one line
+        per resource a plugin watches that the server does not serve (its CRD not installed),
+        as upstream's scheduler is not ready until its dynamic informers have synced. Scheduling
+        goes on meanwhile, those objects counted as none; /readyz says so, /livez does not."""
+        return self._informers.not_served()
+
     def informer_stats(self) -> dict[str, dict[str, Any]]:
         """Per kind: lists and watches made, objects known, last resourceVersion, whether the
         server serves it (diagnostics)."""

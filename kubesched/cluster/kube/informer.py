@@ -494,6 +494,15 @@ class Informers:
                 problems.append(f"{kind} informer: no progress for {now - inf.failing_since:.0f}s: {inf.last_error}")
         return problems
 
+    def not_served(self) -> list[str]:
+        """One line per resource watched besides ``kinds`` (a plugin's) that the server does not
+        serve (a CRD not installed yet): listed again every ``backoff_cap`` meanwhile."""
+        return [
+            f"{kind}: {inf.resource.path} is not served by the API server"
+            for kind, inf in self._by_kind.items()
+            if kind in self.extra and inf.not_served
+        ]
+
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per kind: lists and watches made, objects known, last resourceVersion (diagnostics)."""
         return {

@@ -325,3 +325,37 @@ async def test_an_informer_first_asked_for_after_start_is_refused() -> None:
     got: list[str] = []
     inf.add_event_handler(on_add=lambda o: got.append(o["metadata"]["name"]))
     assert got == ["q"]
+
+
+class ByName:
+    """Registers PDB adds by upstream's resource name rather than as Resource.POD_DISRUPTION_BUDGET."""
+
+    name = "ByName"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.pods = handle.informer_for("pods.v1")  # asked for, never registered by name
+
+    def pre_filter(self, state: Any, pod: Any) -> None:
+        return None
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [ClusterEventWithHint(ClusterEvent("poddisruptionbudgets.v1.policy", ActionType.ADD))]
+
+
+async def test_a_kind_the_scheduler_handles_reaches_the_queue_by_name_only_when_registered_so() -> None:
+    h = await make_harness([profile(preFilter=["ByName"])], registry_with(ByName), OPTIONS, objs=[make_node("n1")])
+    seen: list[str] = []
+    on_event = h.scheduler.queue.on_event
+
+    def spy(event: ClusterEvent, *args: Any, **kwargs: Any) -> int:
+        seen.append(str(event))
+        return on_event(event, *args, **kwargs)
+
+    h.scheduler.queue.on_event = spy  # type: ignore[method-assign]
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb"}, "spec": {}}
+    h.store.create("PodDisruptionBudget", pdb)
+    h.store.create("Pod", make_pod("p").node("n1").obj())
+    await h.settle()
+    assert "poddisruptionbudgets.v1.policyAdd" in seen and "PodDisruptionBudgetAdd" in seen
+    assert not [e for e in seen if e.startswith("pods.v1")]
+    assert h.cluster._extra == {}  # both served from the scheduler's own kinds
