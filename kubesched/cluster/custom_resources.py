@@ -212,6 +212,11 @@ class CustomResourceRegistry:
         resource = self.by_kind(api_version, kind)
         return resource.key if resource is not None else None
 
+    def store_key_for_resource(self, group: str, version: str, plural: str) -> str | None:
+        """The store key of ``/apis/group/version/plural`` when a definition serves that version."""
+        found = self.lookup(group, version, plural)
+        return found[0].key if found is not None else None
+
     def resource_for_key(self, key: str) -> tuple[str, str, str] | None:
         """``(group, storage version, plural)`` of the resource stored under ``key``."""
         resource = self._by_key.get(key)

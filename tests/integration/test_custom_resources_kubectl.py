@@ -134,6 +134,10 @@ def test_scheduler_plugins_definitions_and_their_objects(tmp_path: Path) -> None
         quota = json.loads(kubectl(kc, cache, "get", "eq", "team-a", "-o", "json").stdout)
         assert quota["spec"]["min"]["cpu"] == "2" and quota["status"]["used"] == {"cpu": "1"}
 
+        strategic = kubectl(
+            kc, cache, "patch", "eq", "team-a", "--type=strategic", "-p", '{"spec":{"min":{"cpu":"3"}}}'
+        )
+        assert strategic.returncode != 0 and "UnsupportedMediaType" in strategic.stderr
         bad = kubectl(kc, cache, "patch", "pg", "gang", "--type=merge", "-p", '{"spec":{"minMember":0}}')
         assert bad.returncode != 0
         assert (
