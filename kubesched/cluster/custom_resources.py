@@ -57,6 +57,9 @@ class CustomVersion:
     printer_columns: tuple[Obj, ...]
     deprecated: bool = False
     deprecation_warning: str = ""
+    #: the ``selectableFields``' paths (``spec.color``): what field selectors may name besides
+    #: ``metadata.name`` and ``metadata.namespace``
+    selectable_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,11 @@ def parse_definition(crd: Mapping[str, Any]) -> CustomResource | None:
                 ),
                 deprecated=v.get("deprecated") is True,
                 deprecation_warning=str(v.get("deprecationWarning") or ""),
+                selectable_fields=tuple(
+                    str(f["jsonPath"]).lstrip(".")
+                    for f in v.get("selectableFields") or ()
+                    if isinstance(f, Mapping) and isinstance(f.get("jsonPath"), str)
+                ),
             )
         )
     return CustomResource(
