@@ -80,6 +80,18 @@ def test_invalid_definitions_are_refused_naming_the_field(change: Any, message: 
     assert err.value.code == 422 and message in err.value.message
 
 
+def test_a_protected_group_needs_the_approval_annotation() -> None:
+    crd = copy.deepcopy(CRD)
+    crd["spec"]["group"] = "example.k8s.io"
+    crd["metadata"]["name"] = "gadgets.example.k8s.io"
+    with pytest.raises(APIError, match=r"metadata.annotations\[api-approved.kubernetes.io\]: Required value"):
+        admit_definition(copy.deepcopy(crd), None, CustomResourceRegistry())
+    crd["metadata"]["annotations"] = {
+        "api-approved.kubernetes.io": "https://github.com/kubernetes/enhancements/pull/1111"
+    }
+    assert admit_definition(crd, None, CustomResourceRegistry())["status"]["storedVersions"] == ["v1"]
+
+
 def test_scope_is_immutable() -> None:
     old = admit_definition(copy.deepcopy(CRD), None, CustomResourceRegistry())
     new = copy.deepcopy(old)
