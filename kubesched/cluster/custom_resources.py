@@ -57,6 +57,9 @@ class CustomVersion:
     printer_columns: tuple[Obj, ...]
     deprecated: bool = False
     deprecation_warning: str = ""
+    #: the ``selectableFields``' paths (``spec.color``): what field selectors may name besides
+    #: ``metadata.name`` and ``metadata.namespace``
+    selectable_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,11 @@ def parse_definition(crd: Mapping[str, Any]) -> CustomResource | None:
                 ),
                 deprecated=v.get("deprecated") is True,
                 deprecation_warning=str(v.get("deprecationWarning") or ""),
+                selectable_fields=tuple(
+                    str(f["jsonPath"]).lstrip(".")
+                    for f in v.get("selectableFields") or ()
+                    if isinstance(f, Mapping) and isinstance(f.get("jsonPath"), str)
+                ),
             )
         )
     return CustomResource(
@@ -211,6 +219,11 @@ class CustomResourceRegistry:
         definition serves them."""
         resource = self.by_kind(api_version, kind)
         return resource.key if resource is not None else None
+
+    def store_key_for_resource(self, group: str, version: str, plural: str) -> str | None:
+        """The store key of ``/apis/group/version/plural`` when a definition serves that version."""
+        found = self.lookup(group, version, plural)
+        return found[0].key if found is not None else None
 
     def resource_for_key(self, key: str) -> tuple[str, str, str] | None:
         """``(group, storage version, plural)`` of the resource stored under ``key``."""

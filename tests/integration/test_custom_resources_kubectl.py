@@ -56,6 +56,8 @@ spec:
   - name: v1
     served: true
     storage: true
+    selectableFields:
+    - {jsonPath: .spec.color}
     additionalPrinterColumns:
     - {name: Size, type: integer, jsonPath: .spec.size}
     - {name: Color, type: string, jsonPath: .spec.color}
@@ -134,6 +136,12 @@ def test_scheduler_plugins_definitions_and_their_objects(tmp_path: Path) -> None
         quota = json.loads(kubectl(kc, cache, "get", "eq", "team-a", "-o", "json").stdout)
         assert quota["spec"]["min"]["cpu"] == "2" and quota["status"]["used"] == {"cpu": "1"}
 
+        strategic = kubectl(
+            kc, cache, "patch", "eq", "team-a", "--type=strategic", "-p", '{"spec":{"min":{"cpu":"3"}}}'
+        )
+        assert "strategic-merge-patch+json is not supported by scheduling.x-k8s.io/v1alpha1, Kind=ElasticQuota" in (
+            strategic.stderr
+        )
         bad = kubectl(kc, cache, "patch", "pg", "gang", "--type=merge", "-p", '{"spec":{"minMember":0}}')
         assert bad.returncode != 0
         assert (
@@ -185,6 +193,9 @@ def test_defaults_rules_and_cluster_scope(tmp_path: Path) -> None:
         assert "namespace:" not in shown.stdout
         row = kubectl(kc, cache, "get", "wd").stdout.split("\n")
         assert row[0].split() == ["NAME", "SIZE", "COLOR"] and row[1].split() == ["w1", "1", "blue"]
+        blue = kubectl(kc, cache, "get", "widgets", "--field-selector", "spec.color=blue", "-o", "name")
+        assert blue.stdout.strip() == "widget.example.kubesched.io/w1", blue.stderr
+        assert kubectl(kc, cache, "get", "widgets", "--field-selector", "spec.color=red", "-o", "name").stdout == ""
         rule = kubectl(kc, cache, "patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"size":11}}')
         assert 'spec: Invalid value: "object": size must not exceed limit' in rule.stderr
         enum = kubectl(kc, cache, "patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"color":"green"}}')

@@ -132,6 +132,18 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
         causes.append(invalid_cause("spec.group", group, "a lowercase RFC 1123 subdomain"))
     elif "." not in group:
         causes.append(invalid_cause("spec.group", group, "should be a domain with at least one dot"))
+    if isinstance(group, str) and (
+        group in ("k8s.io", "kubernetes.io") or group.endswith((".k8s.io", ".kubernetes.io"))
+    ):
+        approval = (meta.get("annotations") or {}).get("api-approved.kubernetes.io")
+        if not approval:
+            causes.append(
+                required_cause(
+                    "metadata.annotations[api-approved.kubernetes.io]",
+                    'protected groups must have approval annotation "api-approved.kubernetes.io", see '
+                    "https://github.com/kubernetes/enhancements/pull/1111",
+                )
+            )
     plural = names.get("plural")
     if group and plural and meta.get("name") != f"{plural}.{group}":
         causes.append(

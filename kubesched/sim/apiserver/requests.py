@@ -31,6 +31,7 @@ from kubesched.sim.apiserver.selectors import (
     labels_match,
     parse_field_selector,
     parse_label_selector,
+    selectable_field,
 )
 from kubesched.sim.apiserver.validation import structural
 from kubesched.sim.apiserver.validation.decode import check_decodable, json_body
@@ -188,7 +189,11 @@ def selector(request: web.Request, req: ResourceRequest) -> Callable[[Obj], bool
     """Whether an object is in the request's namespace and matches its label and field selectors."""
     try:
         labels = parse_label_selector(request.query.get("labelSelector"))
-        fields = parse_field_selector(request.query.get("fieldSelector"), req.res.kind)
+        version = req.res.custom_version
+        extra = {f: selectable_field(f) for f in version.selectable_fields} if version is not None else None
+        fields = parse_field_selector(
+            request.query.get("fieldSelector"), req.res.kind if req.res.custom is None else "", extra
+        )
     except SelectorSyntaxError as exc:
         raise bad_request(str(exc)) from None
     namespace = req.namespace if req.res.namespaced else None

@@ -407,6 +407,11 @@ COLUMNS_BY_KIND: dict[str, list[Column]] = {
     "ResourceSlice": RESOURCE_SLICE_COLUMNS,
     "CSIDriver": CSI_DRIVER_COLUMNS,
     "CSIStorageCapacity": CSI_STORAGE_CAPACITY_COLUMNS,
+    # The API server's default printer: the creation time itself, not an age.
+    "CustomResourceDefinition": [
+        ("Name", "string", 0, _name),
+        ("Created At", "date", 0, lambda o: (o.get("metadata") or {}).get("creationTimestamp")),
+    ],
 }
 
 

@@ -229,6 +229,8 @@ def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
     out: dict[str, Obj] = {}
     def_name = custom_definition_name(r) if r.custom is not None else definition_of(r.kind, r.group, r.version)
     has_list = def_name is not None and (r.custom is not None or f"{def_name}List" in DEFINITIONS)
+    # A custom resource takes no strategic merge patch (kubectl then sends a merge patch).
+    patch_types = _PATCH_TYPES if r.custom is None else tuple(t for t in _PATCH_TYPES if "strategic" not in t)
     for path, sub, item in _paths_of(r):
         ops: Obj = {}
         for method, verb in _operations(r, path, sub, item).items():
@@ -259,13 +261,13 @@ def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
                     op["requestBody"] = {"content": {"*/*": {"schema": ref}}, "required": True}
                 elif method == "patch":
                     op["requestBody"] = {
-                        "content": {t: {"schema": {"$ref": ref_prefix + _META + "Patch"}} for t in _PATCH_TYPES},
+                        "content": {t: {"schema": {"$ref": ref_prefix + _META + "Patch"}} for t in patch_types},
                         "required": True,
                     }
             else:
                 op["responses"] = {"200": {"description": "OK", "schema": ref}}
                 op["produces"] = ["application/json", "application/yaml"]
-                op["consumes"] = list(_PATCH_TYPES) if method == "patch" else ["*/*"]
+                op["consumes"] = list(patch_types) if method == "patch" else ["*/*"]
                 if method in ("post", "put", "patch"):
                     schema = {"$ref": ref_prefix + _META + "Patch"} if method == "patch" else ref
                     op["parameters"] = [{"name": "body", "in": "body", "required": True, "schema": schema}, *params]
