@@ -189,3 +189,19 @@ def test_the_example_profile_enables_it_and_only_it_at_post_filter(capacity_inst
     assert [r.name for r in profile.plugins["postFilter"]] == ["CapacityScheduling"]
     assert "CapacityScheduling" in [r.name for r in profile.plugins["preFilter"]]
     assert "CapacityScheduling" in [r.name for r in profile.plugins["reserve"]]
+
+
+def test_simulate_shows_borrowing_and_reclaim_in_the_example_scenario(capacity_installed: None) -> None:
+    """The example scenario (its own ElasticQuota definition, the quotas, app1 at once and app2
+    30 s later), run by ``simulate`` with the example profile."""
+    from kubesched.sim.run.simulate import simulate
+    from kubesched.sim.scenario.reading import load_scenario
+
+    cfg = load_config(EXAMPLES / "capacity-scheduler.yaml")
+    result = asyncio.run(simulate(cfg.profiles, load_scenario(EXAMPLES / "scenario.yaml")))
+    pods = {f"{p['namespace']}/{p['name']}": p for p in result.pods}
+    assert all(pods[f"quota2/app2-{i}"]["node"] for i in range(2))
+    preempted = [k for k, p in pods.items() if "Preempted by pod" in (p.get("message") or "")]
+    assert len(preempted) == 1 and preempted[0].startswith("quota1/app1-"), preempted
+    assert not pods["quota1/app1-3"]["node"]
+    assert sum(1 for k, p in pods.items() if k.startswith("quota1/") and p["node"]) == 2
