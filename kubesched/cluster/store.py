@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.cluster.base import ClusterError, Conflict, Invalid, NotFound
+from kubesched.cluster.custom_resources import CRD_API_VERSION, CRD_KIND, CustomResourceRegistry
 
 Obj = dict[str, Any]
 WatchEvent = tuple[int, str, str, Obj, Obj | None]  # (rv, ADDED|MODIFIED|DELETED, kind, obj, old)
@@ -42,6 +43,7 @@ CLUSTER_SCOPED = frozenset(
         "DeviceTaintRule",
         "ClusterRole",
         "ClusterRoleBinding",
+        CRD_KIND,
     }
 )
 
@@ -77,6 +79,7 @@ API_VERSIONS = {
     "Workload": "scheduling.k8s.io/v1beta1",
     "PodGroup": "scheduling.k8s.io/v1beta1",
     "CompositePodGroup": "scheduling.k8s.io/v1alpha3",
+    CRD_KIND: CRD_API_VERSION,
 }
 
 
@@ -168,11 +171,17 @@ class Store:
         self._snapshots: OrderedDict[tuple[str, str, int], tuple[float, list[tuple[str, str]], list[Obj]]] = (
             OrderedDict()
         )
+        #: The custom resources the stored CustomResourceDefinitions declare; their objects are
+        #: kept under ``plural.group`` (kubesched.cluster.custom_resources).
+        self.custom_resources = CustomResourceRegistry()
+
+    def cluster_scoped(self, kind: str) -> bool:
+        """Whether objects of ``kind`` (a built-in kind or a custom resource's key) have no namespace."""
+        return kind in CLUSTER_SCOPED or ("." in kind and self.custom_resources.is_cluster_scoped(kind))
 
     # --- keys ---------------------------------------------------------------------------------
-    @staticmethod
-    def key(kind: str, namespace: str | None, name: str) -> str:
-        return name if kind in CLUSTER_SCOPED else f"{namespace or 'default'}/{name}"
+    def key(self, kind: str, namespace: str | None, name: str) -> str:
+        return name if self.cluster_scoped(kind) else f"{namespace or 'default'}/{name}"
 
     def _key_of(self, kind: str, obj: Obj) -> str:
         meta = obj.get("metadata") or {}
@@ -187,7 +196,7 @@ class Store:
 
     def list(self, kind: str, namespace: str | None = None) -> tuple[list[Obj], int]:
         objs = self._objects.get(kind, {})
-        if namespace is None or kind in CLUSTER_SCOPED:
+        if namespace is None or self.cluster_scoped(kind):
             items = list(objs.values())
         else:
             items = [o for o in objs.values() if (o["metadata"].get("namespace") or "default") == namespace]
@@ -203,7 +212,7 @@ class Store:
         pages through sees one consistent state at one resourceVersion. Raises
         :class:`BadContinue` for a token this store did not issue, :class:`Gone` when its
         snapshot is no longer kept."""
-        ns = "" if namespace is None or kind in CLUSTER_SCOPED else namespace
+        ns = "" if namespace is None or self.cluster_scoped(kind) else namespace
         now = time.monotonic()
         for key, (made, _, _) in builtins.list(self._snapshots.items()):
             if now - made > LIST_SNAPSHOT_SECONDS:
@@ -247,6 +256,8 @@ class Store:
         return rv
 
     def _notify(self, rv: int, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        if kind == CRD_KIND:
+            self.custom_resources.observe(etype, obj)
         self._history.append((rv, etype, kind, obj, old))
         for sub in list(self._subscribers):
             sub(etype, kind, obj, old)
@@ -259,12 +270,13 @@ class Store:
                 meta["name"] = f"{meta['generateName']}{uuid.uuid4().hex[:5]}"
             else:
                 raise Invalid(f"{kind}: metadata.name: Required value: name or generateName is required")
-        if kind not in CLUSTER_SCOPED:
+        if not self.cluster_scoped(kind):
             meta["namespace"] = meta.get("namespace") or "default"
         else:
             meta.pop("namespace", None)
-        obj.setdefault("kind", kind)
-        obj.setdefault("apiVersion", API_VERSIONS.get(kind, "v1"))
+        custom = self.custom_resources.kind_for_key(kind) if "." in kind else None
+        obj.setdefault("kind", custom[1] if custom else kind)
+        obj.setdefault("apiVersion", custom[0] if custom else API_VERSIONS.get(kind, "v1"))
         key = self._key_of(kind, obj)
         bucket = self._objects.setdefault(kind, {})
         if key in bucket:
@@ -296,7 +308,7 @@ class Store:
         """Store ``new`` (owned by the store from now on) in place of ``old``."""
         new["metadata"]["uid"] = old["metadata"]["uid"]
         new["metadata"]["creationTimestamp"] = old["metadata"].get("creationTimestamp")
-        if kind not in CLUSTER_SCOPED:
+        if not self.cluster_scoped(kind):
             new["metadata"]["namespace"] = old["metadata"]["namespace"]
         new.setdefault("kind", kind)
         new.setdefault("apiVersion", old.get("apiVersion"))
@@ -313,6 +325,13 @@ class Store:
         return self._replace(kind, self.key(kind, namespace, name), obj, old)
 
     def delete(self, kind: str, namespace: str | None, name: str) -> Obj:
+        if kind == CRD_KIND:
+            # As the API server's cleanup finalizer: a definition's objects go before it does.
+            resource = self.custom_resources.by_definition(name)
+            if resource is not None:
+                for obj in builtins.list(self._objects.get(resource.key, {}).values()):
+                    meta = obj["metadata"]
+                    self.delete(resource.key, meta.get("namespace"), meta["name"])
         key = self.key(kind, namespace, name)
         bucket = self._objects.get(kind, {})
         old = bucket.pop(key, None)

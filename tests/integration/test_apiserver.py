@@ -627,6 +627,7 @@ async def test_core_events_are_served_by_events_v1(api: client.ApiClient) -> Non
                     "batch",
                     "resource.k8s.io",
                     "rbac.authorization.k8s.io",
+                    "apiextensions.k8s.io",
                 }
             ),
             id="groups",

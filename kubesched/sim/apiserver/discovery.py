@@ -7,9 +7,12 @@ Both discovery flavours are produced from one table: the legacy per-group docume
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.cluster.custom_resources import CRD_GROUP, CRD_KIND, CRD_PLURAL, CustomResource, CustomVersion
 from kubesched.framework.features import FeatureGates
 
 Obj = dict[str, Any]
@@ -33,6 +36,10 @@ class Resource:
     store_kind: str = ""
     #: the feature gate without which the resource is not served (as kube-apiserver's alpha APIs)
     gate: str = ""
+    #: the custom resource (and its version) a CustomResourceDefinition declares; None for built-ins
+    custom: CustomResource | None = field(default=None, compare=False)
+    custom_version: CustomVersion | None = field(default=None, compare=False)
+    singular_name: str = ""
 
     def served(self, gates: FeatureGates | None) -> bool:
         """Whether the resource is served with ``gates`` (a gated one not without gates)."""
@@ -44,7 +51,7 @@ class Resource:
 
     @property
     def singular(self) -> str:
-        return self.kind.lower()
+        return self.singular_name or self.kind.lower()
 
     @property
     def stored_as(self) -> str:
@@ -193,26 +200,89 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
     Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
     Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    Resource(
+        CRD_GROUP,
+        "v1",
+        CRD_PLURAL,
+        CRD_KIND,
+        False,
+        ("crd", "crds"),
+        ("api-extensions",),
+        subresources={"status": (CRD_KIND, _STATUS)},
+    ),
 )
 
 #: The named groups and their versions, the preferred (first served) first.
 GROUPS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) for r in RESOURCES if r.group).keys())
 
 
-def find(group: str, version: str, plural: str, gates: FeatureGates | None = None) -> Resource | None:
-    """The resource a path names; a gated one only when ``gates`` has its gate on."""
-    r = _lookup(group, version, plural)
+def find(
+    group: str, version: str, plural: str, gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
+) -> Resource | None:
+    """The resource a path names; a gated one only when ``gates`` has its gate on. ``custom``
+    are the custom resources served besides the built-in ones."""
+    r = _lookup(group, version, plural, custom)
     return r if r is not None and r.served(gates) else None
 
 
-def _lookup(group: str, version: str, plural: str) -> Resource | None:
+def _lookup(group: str, version: str, plural: str, custom: Sequence[Resource] = ()) -> Resource | None:
     for r in RESOURCES:
+        if r.group == group and r.version == version and r.plural == plural:
+            return r
+    for r in custom:
         if r.group == group and r.version == version and r.plural == plural:
             return r
     return None
 
 
-def split_resource_path(group: str, version: str, rest: list[str]) -> tuple[bool, str | None, list[str]]:
+_VERSION = re.compile(r"^v(\d+)(?:(alpha|beta)(\d+))?$")
+
+
+def version_priority(version: str) -> tuple[int, int, int, str]:
+    """A sort key putting versions in Kubernetes' order: GA before beta before alpha, higher
+    numbers first, then any other names alphabetically (as the API server orders a custom
+    resource's versions)."""
+    m = _VERSION.match(version)
+    if m is None:
+        return (3, 0, 0, version)
+    level = {None: 0, "beta": 1, "alpha": 2}[m.group(2)]
+    return (level, -int(m.group(1)), -int(m.group(3) or 0), "")
+
+
+def custom_resource_list(resources: Sequence[CustomResource]) -> tuple[Resource, ...]:
+    """The served versions of ``resources`` as :class:`Resource` rows."""
+    out: list[Resource] = []
+    for c in resources:
+        for v in sorted(c.served_versions, key=lambda v: version_priority(v.name)):
+            subs: dict[str, tuple[str, tuple[str, ...]]] = {}
+            if v.status:
+                subs["status"] = (c.kind, _STATUS)
+            out.append(
+                Resource(
+                    c.group,
+                    v.name,
+                    c.plural,
+                    c.kind,
+                    c.namespaced,
+                    c.short_names,
+                    c.categories,
+                    subresources=subs,
+                    store_kind=c.key,
+                    custom=c,
+                    custom_version=v,
+                    singular_name=c.singular,
+                )
+            )
+    return tuple(out)
+
+
+def _groups(custom: Sequence[Resource]) -> tuple[tuple[str, str], ...]:
+    return GROUPS + tuple(dict.fromkeys((r.group, r.version) for r in custom if (r.group, r.version) not in GROUPS))
+
+
+def split_resource_path(
+    group: str, version: str, rest: list[str], custom: Sequence[Resource] = ()
+) -> tuple[bool, str | None, list[str]]:
     """The path of a resource request after ``/api/v1`` or ``/apis/GROUP/VERSION``: whether it
     is the legacy ``watch/`` form, the namespace (taken only for a namespaced kind), and what
     follows it, ``plural[/name[/subresource]]``."""
@@ -221,7 +291,7 @@ def split_resource_path(group: str, version: str, rest: list[str]) -> tuple[bool
         watch, rest = True, rest[1:]
     namespace = None
     if len(rest) >= 3 and rest[0] == "namespaces":
-        res = _lookup(group, version, rest[2])
+        res = _lookup(group, version, rest[2], custom)
         if res is not None and res.namespaced:
             namespace, rest = rest[1], rest[2:]
     return watch, namespace, rest
@@ -238,28 +308,30 @@ def api_versions(server_address: str) -> Obj:
     }
 
 
-def _versions(group: str) -> list[str]:
-    return [v for g, v in GROUPS if g == group]
+def _versions(group: str, custom: Sequence[Resource] = ()) -> list[str]:
+    return [v for g, v in _groups(custom) if g == group]
 
 
-def _group_entry(group: str) -> Obj:
-    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in _versions(group)]
+def _group_entry(group: str, custom: Sequence[Resource] = ()) -> Obj:
+    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in _versions(group, custom)]
     return {"name": group, "versions": versions, "preferredVersion": versions[0]}
 
 
-def api_group_list() -> Obj:
-    names = dict.fromkeys(g for g, _ in GROUPS)
-    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g) for g in names]}
+def api_group_list(custom: Sequence[Resource] = ()) -> Obj:
+    names = dict.fromkeys(g for g, _ in _groups(custom))
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g, custom) for g in names]}
 
 
-def api_group(group: str) -> Obj | None:
-    if not _versions(group):
+def api_group(group: str, custom: Sequence[Resource] = ()) -> Obj | None:
+    if not _versions(group, custom):
         return None
-    return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group)}
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, custom)}
 
 
-def api_resource_list(group: str, version: str, gates: FeatureGates | None = None) -> Obj | None:
-    items = [r for r in RESOURCES if r.group == group and r.version == version and r.served(gates)]
+def api_resource_list(
+    group: str, version: str, gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
+) -> Obj | None:
+    items = [r for r in (*RESOURCES, *custom) if r.group == group and r.version == version and r.served(gates)]
     if not items:
         return None
     out: list[Obj] = []
@@ -341,10 +413,12 @@ def _discovery_resource(r: Resource) -> Obj:
     return entry
 
 
-def aggregated_discovery(core: bool, media_type: str, gates: FeatureGates | None = None) -> Obj:
+def aggregated_discovery(
+    core: bool, media_type: str, gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
+) -> Obj:
     """``/api`` (core) or ``/apis`` (named groups) as an APIGroupDiscoveryList."""
     version = "v2" if media_type == AGGREGATED_V2 else "v2beta1"
-    groups = [""] if core else list(dict.fromkeys(g for g, _ in GROUPS))
+    groups = [""] if core else list(dict.fromkeys(g for g, _ in _groups(custom)))
     items = []
     for g in groups:
         items.append(
@@ -355,12 +429,12 @@ def aggregated_discovery(core: bool, media_type: str, gates: FeatureGates | None
                         "version": v,
                         "resources": [
                             _discovery_resource(r)
-                            for r in RESOURCES
+                            for r in (*RESOURCES, *custom)
                             if r.group == g and r.version == v and r.served(gates)
                         ],
                         "freshness": "Current",
                     }
-                    for v in (["v1"] if core else _versions(g))
+                    for v in (["v1"] if core else _versions(g, custom))
                 ],
             }
         )

@@ -15,6 +15,7 @@ from kubesched.cluster.base import Conflict, NotFound
 from kubesched.cluster.store import API_VERSIONS, BadContinue, Gone, Store, now_rfc3339
 from kubesched.decoding import load_json
 from kubesched.framework.features import FeatureGates
+from kubesched.sim.apiserver import customresources
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.admission import (
     admit_new,
@@ -85,6 +86,8 @@ def warning_header(warnings: list[str]) -> str:
 
 def view(res: Resource, obj: Obj) -> Obj:
     """The stored object as the endpoint of ``res`` serves it."""
+    if res.custom is not None:
+        return customresources.served_view(res, obj)
     if res.group == "events.k8s.io":
         return event_to_v1(obj)
     if res.kind == "Event":
@@ -113,7 +116,10 @@ def unview(res: Resource, obj: Obj) -> Obj:
 
 def in_storage_version(res: Resource, obj: Obj) -> Obj:
     """A kind served in more than one version (scheduling.k8s.io's Workload and PodGroup in
-    v1beta1 and v1alpha3, the same fields) is kept in its storage version."""
+    v1beta1 and v1alpha3, the same fields) is kept in its storage version; so is a custom object."""
+    if res.custom is not None:
+        obj["apiVersion"] = customresources.storage_api_version(res.custom)
+        return obj
     stored = API_VERSIONS.get(res.stored_as)
     if res.group == "scheduling.k8s.io" and stored is not None and obj.get("apiVersion") != stored:
         obj["apiVersion"] = stored
@@ -218,6 +224,13 @@ class ResourceHandlers:
     def admit(self, req: ResourceRequest, obj: Obj) -> Obj:
         """A new object as admission leaves it (events.k8s.io events stored as core events)."""
         res = req.res
+        if res.custom is not None or customresources.is_definition(res):
+            for key in ("uid", "resourceVersion", "creationTimestamp", "deletionTimestamp", "selfLink"):
+                obj["metadata"].pop(key, None)
+            if res.custom is not None:
+                return customresources.admit_custom_new(res, obj)
+            obj["metadata"]["generation"] = 1
+            return customresources.admit_definition(obj, None, self.store.custom_resources)
         if res.group == "events.k8s.io":
             validate_event_v1(obj, obj["metadata"].get("name") or "")
             core = event_from_v1(obj)
@@ -247,8 +260,15 @@ class ResourceHandlers:
         """``old`` replaced by ``new`` after the update's admission and validation; 409 when
         ``new`` names another resourceVersion than the stored one."""
         kind = req.res.stored_as
-        new = prepare_update(kind, old, new, req.sub or "")
-        validate_update(kind, req.res.group, old, new, req.sub or "", self.feature_gates)
+        if req.res.custom is not None:
+            new = customresources.admit_custom_update(req.res, old, new, req.sub or "")
+        elif customresources.is_definition(req.res):
+            new = customresources.prepare_definition_update(old, new, req.sub or "")
+            if req.sub != "status":
+                new = customresources.admit_definition(new, old, self.store.custom_resources)
+        else:
+            new = prepare_update(kind, old, new, req.sub or "")
+            validate_update(kind, req.res.group, old, new, req.sub or "", self.feature_gates)
         name = old["metadata"]["name"]
         want = (new.get("metadata") or {}).get("resourceVersion")
         if want and want != old["metadata"].get("resourceVersion"):
@@ -299,6 +319,14 @@ class ResourceHandlers:
         dry_run = request.query.get("dryRun") == "All"
         if ctype not in (MERGE, STRATEGIC, JSON_PATCH, APPLY):
             raise unsupported_media_type(ctype)
+        if ctype == STRATEGIC and req.res.custom is not None:
+            # A custom resource has no Go type to carry patch strategies: upstream refuses it.
+            raise APIError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                f"{JSON_PATCH}, {MERGE}, {APPLY}",
+            )
         patch = await read_body(request)
         assert req.name is not None
         if ctype == APPLY:
@@ -343,7 +371,8 @@ class ResourceHandlers:
                 ) from None
             if not isinstance(new, dict):
                 raise bad_request("the patch did not produce an object")
-            check_decodable(req.res.kind, req.res.group, req.res.version, new)
+            if req.res.custom is None:
+                check_decodable(req.res.kind, req.res.group, req.res.version, new)
             warnings = field_validation(request, req, new)
         meta = new.setdefault("metadata", {})
         if meta.get("name") != stored["metadata"]["name"] or (
@@ -399,7 +428,8 @@ class ResourceHandlers:
         """Delete one object; a namespace takes everything in it along."""
         gone = self.store.delete(kind, namespace, name)
         if kind == "Namespace":
-            for k in ("Pod", "Event", "Lease"):
+            custom = [c.key for c in self.store.custom_resources if c.namespaced]
+            for k in ("Pod", "Event", "Lease", *custom):
                 for obj in self.store.list(k, name)[0]:
                     with contextlib.suppress(NotFound):
                         self.store.delete(k, name, obj["metadata"]["name"])

@@ -5,7 +5,8 @@ the label and field selectors of its query."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import copy
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,9 @@ from kubesched.sim.apiserver.selectors import (
     labels_match,
     parse_field_selector,
     parse_label_selector,
+    selectable_field,
 )
+from kubesched.sim.apiserver.validation import structural
 from kubesched.sim.apiserver.validation.decode import check_decodable, json_body
 from kubesched.sim.apiserver.validation.meta import go_quote
 
@@ -56,14 +59,14 @@ class ResourceRequest:
 
 
 def parse_resource_path(
-    group: str, version: str, rest: list[str], gates: FeatureGates | None = None
+    group: str, version: str, rest: list[str], gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
 ) -> ResourceRequest:
     """The request the path after ``<group>/<version>`` names; a 404 for any other path (and for
-    a resource whose gate is off in ``gates``)."""
-    watch, namespace, rest = split_resource_path(group, version, rest)
+    a resource whose gate is off in ``gates``). ``custom``: the custom resources served."""
+    watch, namespace, rest = split_resource_path(group, version, rest, custom)
     if not rest:
         raise path_not_found()
-    res = find(group, version, rest[0], gates)
+    res = find(group, version, rest[0], gates, custom)
     if res is None or len(rest) > 3:
         raise path_not_found()
     name = rest[1] if len(rest) > 1 else None
@@ -137,7 +140,8 @@ def check_body(req: ResourceRequest, obj: Any) -> Obj:
             else f"the kind in the data ({kind}) does not match the expected kind ({res.kind})"
         )
     obj["kind"], obj["apiVersion"] = res.kind, res.group_version
-    check_decodable(res.kind, res.group, res.version, obj)
+    if res.custom is None:
+        check_decodable(res.kind, res.group, res.version, obj)
     meta = obj.get("metadata")
     if meta is None:
         meta = obj["metadata"] = {}
@@ -164,7 +168,12 @@ def field_validation(request: web.Request, req: ResourceRequest, obj: Obj) -> li
         raise bad_request(f"fieldValidation parameter unsupported: {mode}; must be one of Ignore, Warn, Strict")
     if mode == "Ignore":
         return []
-    unknown = openapi.unknown_fields(req.res.kind, req.res.group, obj)
+    if req.res.custom is not None:
+        unknown = structural.prune(
+            copy.deepcopy(obj), req.res.custom_version.schema if req.res.custom_version else None
+        )
+    else:
+        unknown = openapi.unknown_fields(req.res.kind, req.res.group, obj)
     if not unknown:
         return []
     if mode == "Strict":
@@ -180,7 +189,11 @@ def selector(request: web.Request, req: ResourceRequest) -> Callable[[Obj], bool
     """Whether an object is in the request's namespace and matches its label and field selectors."""
     try:
         labels = parse_label_selector(request.query.get("labelSelector"))
-        fields = parse_field_selector(request.query.get("fieldSelector"), req.res.kind)
+        version = req.res.custom_version
+        extra = {f: selectable_field(f) for f in version.selectable_fields} if version is not None else None
+        fields = parse_field_selector(
+            request.query.get("fieldSelector"), req.res.kind if req.res.custom is None else "", extra
+        )
     except SelectorSyntaxError as exc:
         raise bad_request(str(exc)) from None
     namespace = req.namespace if req.res.namespaced else None

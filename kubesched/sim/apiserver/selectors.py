@@ -172,11 +172,32 @@ def _unescape(value: str) -> str:
     return re.sub(r"\\(.)", r"\1", value)
 
 
-def parse_field_selector(text: str | None, kind: str) -> list[FieldRequirement]:
-    """Parse a field selector for objects of ``kind``; unknown fields raise SelectorSyntaxError."""
+def selectable_field(path: str) -> Callable[[Obj], str]:
+    """A custom resource's selectable field (``spec.color``) as a field selector reads it: a
+    string, an integer or a boolean as its text, anything else (or nothing) as ``""``."""
+    keys = path.split(".")
+
+    def get(obj: Obj) -> str:
+        value: Any = obj
+        for key in keys:
+            if not isinstance(value, dict):
+                return ""
+            value = value.get(key)
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value) if isinstance(value, str | int) else ""
+
+    return get
+
+
+def parse_field_selector(
+    text: str | None, kind: str, extra: Mapping[str, Callable[[Obj], str]] | None = None
+) -> list[FieldRequirement]:
+    """Parse a field selector for objects of ``kind`` (``extra``: a custom resource's selectable
+    fields); unknown fields raise SelectorSyntaxError."""
     if not text or not text.strip():
         return []
-    known = {**_COMMON, **FIELDS_BY_KIND.get(kind, {})}
+    known = {**_COMMON, **FIELDS_BY_KIND.get(kind, {}), **(extra or {})}
     reqs: list[FieldRequirement] = []
     for term in _split_unescaped(text, ","):
         term = term.strip()

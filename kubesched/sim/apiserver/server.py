@@ -38,6 +38,7 @@ from kubesched.server.serving.certs import self_signed_certificate, ssl_context_
 from kubesched.sim.apiserver import subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
 from kubesched.sim.apiserver.authn import Authenticator, UserInfo, subject_access_review, token_review
+from kubesched.sim.apiserver.customresources import CustomResources
 from kubesched.sim.apiserver.discovery import (
     aggregated_discovery,
     api_group,
@@ -166,6 +167,8 @@ class APIServer:
         self.certificate: bytes | None = None
         self.authn = Authenticator.with_admin(token, users) if token else Authenticator(users)
         self.handlers = ResourceHandlers(store, self.feature_gates)
+        #: the resources the store's CustomResourceDefinitions serve
+        self.custom = CustomResources(store.custom_resources)
         self.watches = Watches(store)
         self._runner: web.AppRunner | None = None
         #: fault injection and binding counts, served at /kubesched/faults and /kubesched/stats
@@ -341,6 +344,7 @@ class APIServer:
     async def _discovery_or_resource(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
         """``/api...`` and ``/apis...``: a discovery document, or a resource request."""
         accept = request.headers.get("Accept", "")
+        custom = self.custom.resources()
         if parts[0] == "api":
             if len(parts) == 1:
                 media = wants_aggregated(accept)
@@ -354,20 +358,22 @@ class APIServer:
             if len(parts) == 1:
                 media = wants_aggregated(accept)
                 if media:
-                    return json_response(aggregated_discovery(False, media, self.feature_gates), content_type=media)
-                return json_response(api_group_list())
+                    return json_response(
+                        aggregated_discovery(False, media, self.feature_gates, custom), content_type=media
+                    )
+                return json_response(api_group_list(custom))
             if len(parts) == 2:
-                doc = api_group(parts[1])
+                doc = api_group(parts[1], custom)
                 if doc is None:
                     raise path_not_found()
                 return json_response(doc)
             group, version, rest = parts[1], parts[2], parts[3:]
         if not rest:
-            doc = api_resource_list(group, version, self.feature_gates)
+            doc = api_resource_list(group, version, self.feature_gates, custom)
             if doc is None:
                 raise path_not_found()
             return json_response(doc)
-        return await self._serve(request, parse_resource_path(group, version, rest, self.feature_gates))
+        return await self._serve(request, parse_resource_path(group, version, rest, self.feature_gates, custom))
 
     async def _serve(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
         """The verb a method names on the resource (or subresource) a request names."""
@@ -406,12 +412,13 @@ class APIServer:
         raise method_not_allowed()
 
     def _openapi(self, rest: list[str]) -> web.Response:
+        custom = self.custom.resources()
         if rest == ["v2"]:
-            return json_response(openapi.v2_document())
+            return json_response(openapi.v2_document(custom))
         if rest == ["v3"]:
-            return json_response(openapi.v3_index())
+            return json_response(openapi.v3_index(custom))
         if len(rest) >= 2 and rest[0] == "v3":
-            doc = openapi.v3_document("/".join(rest[1:]))
+            doc = openapi.v3_document("/".join(rest[1:]), custom)
             if doc is not None:
                 return json_response(doc)
         raise path_not_found()

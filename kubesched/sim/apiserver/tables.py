@@ -6,10 +6,13 @@ appear only with ``-o wide``. The columns follow upstream's printers for each ki
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from kubesched.cluster.custom_resources import CustomVersion
 from kubesched.sim.apiserver.discovery import Resource
 
 Obj = dict[str, Any]
@@ -404,16 +407,113 @@ COLUMNS_BY_KIND: dict[str, list[Column]] = {
     "ResourceSlice": RESOURCE_SLICE_COLUMNS,
     "CSIDriver": CSI_DRIVER_COLUMNS,
     "CSIStorageCapacity": CSI_STORAGE_CAPACITY_COLUMNS,
+    # The API server's default printer: the creation time itself, not an age.
+    "CustomResourceDefinition": [
+        ("Name", "string", 0, _name),
+        ("Created At", "date", 0, lambda o: (o.get("metadata") or {}).get("creationTimestamp")),
+    ],
 }
+
+
+# --- custom resources (a definition's additionalPrinterColumns) ------------------------------------
+
+_DEFAULT_COLUMNS: tuple[Obj, ...] = ({"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"},)
+_PATH_PART = re.compile(r"\.([^.\[]+)|\[(\d+)\]|\['([^']*)'\]")
+
+
+def _json_path(obj: Any, path: str) -> Any:
+    """The value a simple JSONPath (``.spec.min.cpu``, ``.status.conditions[0].type``) names."""
+    text = path.strip()
+    if text.startswith("{") and text.endswith("}"):
+        text = text[1:-1]
+    value = obj
+    pos = 0
+    while pos < len(text):
+        m = _PATH_PART.match(text, pos)
+        if m is None:
+            return None
+        key, index, quoted = m.groups()
+        if index is not None:
+            if not isinstance(value, list) or int(index) >= len(value):
+                return None
+            value = value[int(index)]
+        else:
+            k = key if key is not None else quoted
+            if not isinstance(value, dict) or k not in value:
+                return None
+            value = value[k]
+        pos = m.end()
+    return value
+
+
+def _cell(typ: str, value: Any) -> Any:
+    if value is None:
+        return None
+    if typ == "string":
+        return (
+            json.dumps(value, separators=(",", ":"))
+            if isinstance(value, dict | list)
+            else (("true" if value else "false") if isinstance(value, bool) else str(value))
+        )
+    if typ == "integer" and isinstance(value, int | float) and not isinstance(value, bool):
+        return int(value)
+    if typ == "number" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if typ == "boolean" and isinstance(value, bool):
+        return value
+    if typ == "date" and isinstance(value, str):
+        age = _age_of(value)
+        return "<invalid>" if age == "<unknown>" else age
+    return None
+
+
+def printer_columns(version: CustomVersion | None) -> tuple[Obj, ...]:
+    columns = version.printer_columns if version is not None else ()
+    return columns or _DEFAULT_COLUMNS
+
+
+def table_columns(res: Resource) -> list[Obj]:
+    """The Table's column definitions: Name, then the version's printer columns (Age when none)."""
+    out: list[Obj] = [
+        {
+            "name": "Name",
+            "type": "string",
+            "format": "name",
+            "description": "Name must be unique within a namespace.",
+            "priority": 0,
+        }
+    ]
+    for c in printer_columns(res.custom_version):
+        out.append(
+            {
+                "name": str(c.get("name") or ""),
+                "type": str(c.get("type") or "string"),
+                "format": str(c.get("format") or ""),
+                "description": str(
+                    c.get("description")
+                    or f"Custom resource definition column (in JSONPath format): {c.get('jsonPath')}"
+                ),
+                "priority": int(c.get("priority") or 0),
+            }
+        )
+    return out
+
+
+def table_cells(res: Resource, obj: Obj) -> list[Any]:
+    """One row's cells for :func:`table_columns`."""
+    cells: list[Any] = [_name(obj)]
+    for c in printer_columns(res.custom_version):
+        cells.append(_cell(str(c.get("type") or "string"), _json_path(obj, str(c.get("jsonPath") or ""))))
+    return cells
 
 
 def table(res: Resource, objs: list[Obj], resource_version: int, include_object: str | None) -> Obj:
     """A Table of ``objs``; ``include_object`` is ``None``/``PartialObjectMetadata``/``Object``/``None``."""
-    columns = COLUMNS_BY_KIND.get(res.kind, DEFAULT_COLUMNS)
+    columns = COLUMNS_BY_KIND.get(res.kind, DEFAULT_COLUMNS) if res.custom is None else []
     policy = include_object or "PartialObjectMetadata"
     rows = []
     for obj in objs:
-        row: Obj = {"cells": [cell(obj) for _, _, _, cell in columns]}
+        row: Obj = {"cells": [cell(obj) for _, _, _, cell in columns] if res.custom is None else table_cells(res, obj)}
         if policy == "Object":
             row["object"] = obj
         elif policy != "None":
@@ -436,6 +536,8 @@ def table(res: Resource, objs: list[Obj], resource_version: int, include_object:
                 "priority": prio,
             }
             for name, typ, prio, _ in columns
-        ],
+        ]
+        if res.custom is None
+        else table_columns(res),
         "rows": rows,
     }

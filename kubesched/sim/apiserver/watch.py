@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
+from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.store import Gone, Store
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.errors import APIError, bad_request, expired
@@ -99,10 +100,15 @@ class Watches:
                 error = expired(str(exc))
         unsubscribe: Callable[[], None] | None = None
         if error is None:
+            definition = req.res.custom.name if req.res.custom is not None else None
 
             def deliver(etype: str, k: str, obj: Obj, old: Obj | None) -> None:
                 if k == kind:
                     watch.queue.put_nowait((etype, k, obj, old))
+                elif definition is not None and k == CRD_KIND and etype == "DELETED":
+                    # Its definition gone, the resource is no longer served: the watch ends.
+                    if (obj.get("metadata") or {}).get("name") == definition:
+                        watch.close()
 
             unsubscribe = self.store.subscribe(deliver)
             self._open.add(watch)

@@ -12,6 +12,7 @@ not run, and the report says so (``summary.stopped``).
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import time
 from collections.abc import Callable
@@ -19,12 +20,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.cluster.base import NotFound
+from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import CPU, MEMORY, format_quantity
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
+from kubesched.sim.apiserver.customresources import admit_definition
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.scenario.clock import ManualClock, format_seconds, stamp
 from kubesched.sim.scenario.reading import SCENARIO_EPOCH, Scenario, ScenarioError, admit_pod
@@ -128,6 +131,13 @@ async def simulate(
     # Storage and disruption objects before nodes and pods: pods refer to them.
     for obj in scenario.others:
         store.create(obj["kind"], obj)
+    # Custom resources' definitions, then their objects (plugins watch them through informers).
+    for crd in scenario.custom_resource_definitions:
+        store.create(CRD_KIND, admit_definition(copy.deepcopy(crd), None, store.custom_resources))
+    for custom in scenario.custom_objects:
+        key = store.custom_resources.store_key_for(custom["apiVersion"], custom["kind"])
+        if key is not None:  # the reader refused objects no definition of the scenario serves
+            store.create(key, copy.deepcopy(custom))
     for node in scenario.nodes:
         store.create("Node", node)
     uid = 0

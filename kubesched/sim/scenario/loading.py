@@ -7,8 +7,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubesched.cluster.base import NotFound
+from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.store import CLUSTER_SCOPED, Store
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, admit_new
+from kubesched.sim.apiserver.customresources import admit_definition
 from kubesched.sim.apiserver.validation.dra import default_device_taint_rule
 from kubesched.sim.scenario.reading import MAX_OBJECTS, SCENARIO_EPOCH, Scenario, admit_pod
 
@@ -61,6 +63,8 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
         ensure_ns(ns)
     for ns_obj in scenario.namespaces:
         ensure_ns(ns_obj["metadata"]["name"], ns_obj)
+    for crd in getattr(scenario, "custom_resource_definitions", ()):
+        store.create(CRD_KIND, admit_definition(copy.deepcopy(crd), None, store.custom_resources))
     for pc in scenario.priority_classes:
         obj = copy.deepcopy(pc)
         obj.setdefault("apiVersion", "scheduling.k8s.io/v1")
@@ -74,6 +78,13 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
         if kind == "DeviceTaintRule":
             default_device_taint_rule(obj)  # timeAdded, as the API server sets it
         store.create(kind, obj)
+    for custom in getattr(scenario, "custom_objects", ()):
+        key = store.custom_resources.store_key_for(custom["apiVersion"], custom["kind"])
+        if key is None:  # a step's object whose definition the scenario's step left out
+            raise NotFound(f"no CustomResourceDefinition serves {custom['kind']} in {custom['apiVersion']}")
+        if not store.cluster_scoped(key):
+            ensure_ns(custom["metadata"].get("namespace") or "default")
+        store.create(key, copy.deepcopy(custom))
     for node in scenario.nodes:
         store.create("Node", node)
     classes = {p["metadata"]["name"]: p for p in store.list("PriorityClass")[0]}

@@ -28,6 +28,7 @@ import yaml
 
 from kubesched import errors
 from kubesched.cluster.base import WATCHED_KINDS
+from kubesched.cluster.custom_resources import CRD_KIND, CustomResourceRegistry
 from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
 from kubesched.decoding import DecodeError, Limits, load_yaml_all, read_text
 from kubesched.sim.apiserver.openapi.documents import unknown_fields
@@ -35,6 +36,7 @@ from kubesched.sim.apiserver.validation import scheduling_problems
 from kubesched.sim.apiserver.validation.decode import decode_error
 from kubesched.sim.apiserver.validation.meta import go_quote
 from kubesched.sim.apiserver.validation.scheduling import default_group
+from kubesched.sim.scenario.custom import CustomObjectError, is_custom_kind, read_custom
 from kubesched.sim.scenario.timeline import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
 
 SUPPORTED_KINDS = (
@@ -118,6 +120,11 @@ class Scenario:
     #: What is legal but probably not meant (an empty scenario, no nodes, a node without
     #: allocatable): said on stderr by the commands that load the scenario.
     warnings: list[str] = field(default_factory=list)
+    #: CustomResourceDefinitions (apiextensions.k8s.io/v1), created before anything else
+    custom_resource_definitions: list[dict[str, Any]] = field(default_factory=list)
+    #: Objects of the scenario's (or a known) CustomResourceDefinitions, pruned, defaulted and
+    #: validated against their schema, in their storage version; created after ``others``.
+    custom_objects: list[dict[str, Any]] = field(default_factory=list)
     #: ``kind: Steps`` documents' steps (kubesched.sim.scenario.timeline), each with its objects to
     #: create parsed as a scenario of their own (``step.scenario``).
     steps: list[Any] = field(default_factory=list)
@@ -163,9 +170,15 @@ def count_objects(docs: Iterable[Any]) -> int:
     return count
 
 
-def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterable[dict[str, Any]] = ()) -> Scenario:
+def parse_scenario(
+    docs: Iterable[Any],
+    source: str = "",
+    known_classes: Iterable[dict[str, Any]] = (),
+    known_definitions: Iterable[dict[str, Any]] = (),
+) -> Scenario:
     """A scenario from its documents; ``known_classes`` are PriorityClasses its pods may name
-    besides its own (a step's objects may name the scenario's)."""
+    besides its own (a step's objects may name the scenario's), ``known_definitions``
+    CustomResourceDefinitions whose objects it may hold besides its own."""
     docs = list(docs)
     sc = Scenario(source=source)
     step_where: list[str] = []
@@ -176,6 +189,9 @@ def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterabl
     seen: set[tuple[str, str, str]] = set()
     pod_where: dict[int, str] = {}  # id(pod) -> its document, for admission errors
     index = 0
+    definitions = CustomResourceRegistry()
+    for crd in known_definitions:
+        definitions.observe("ADDED", crd)
 
     def add(obj: Any, where: str) -> None:
         nonlocal index
@@ -199,6 +215,19 @@ def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterabl
                 raise ScenarioError(str(exc)) from None
             step_where.extend(f"{source} {where}.steps[{i}].create".strip() for i in range(len(steps)))
             sc.steps.extend(steps)
+            return
+        if kind == CRD_KIND or is_custom_kind(obj):
+            try:
+                custom, ident = read_custom(obj, definitions, f"{prefix}{where}")
+            except CustomObjectError as exc:
+                raise ScenarioError(str(exc)) from None
+            if ident in seen:
+                raise ScenarioError(f"{prefix}{where}: duplicate {kind} {'/'.join(p for p in ident[1:] if p)}")
+            seen.add(ident)
+            if kind == CRD_KIND:
+                sc.custom_resource_definitions.append(custom)
+            else:
+                sc.custom_objects.append(custom)
             return
         if kind not in SUPPORTED_KINDS:
             raise ScenarioError(
@@ -303,7 +332,7 @@ def parse_scenario(docs: Iterable[Any], source: str = "", known_classes: Iterabl
     sc.others.sort(key=lambda o: order[o["kind"]])
     _settle_storage(sc.others)
     for step, where in zip(sc.steps, step_where, strict=True):
-        step.scenario = parse_scenario(step.create, where, classes.values())
+        step.scenario = parse_scenario(step.create, where, classes.values(), sc.custom_resource_definitions)
     sc.warnings = _warnings(sc)
     return sc
 

@@ -8,9 +8,11 @@ query parameter (then it leaves validation to the server), the schemas tagged wi
 
 from __future__ import annotations
 
+import copy
 import functools
 import hashlib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from kubesched.sim.apiserver.discovery import RESOURCES, Resource
@@ -225,13 +227,16 @@ def _op_id(verb: str, r: Resource, sub: str, path: str) -> str:
 
 def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
     out: dict[str, Obj] = {}
-    def_name = definition_of(r.kind, r.group, r.version)
+    def_name = custom_definition_name(r) if r.custom is not None else definition_of(r.kind, r.group, r.version)
+    has_list = def_name is not None and (r.custom is not None or f"{def_name}List" in DEFINITIONS)
+    # A custom resource takes no strategic merge patch (kubectl then sends a merge patch).
+    patch_types = _PATCH_TYPES if r.custom is None else tuple(t for t in _PATCH_TYPES if "strategic" not in t)
     for path, sub, item in _paths_of(r):
         ops: Obj = {}
         for method, verb in _operations(r, path, sub, item).items():
             kind = "Binding" if sub == "binding" else r.kind
-            target = definition_of(kind, r.group if kind != "Binding" else "", r.version)
-            if verb in ("list", "deletecollection") and def_name and f"{def_name}List" in DEFINITIONS:
+            target = def_name if kind == r.kind else definition_of(kind, "", r.version)
+            if verb in ("list", "deletecollection") and has_list:
                 target = f"{def_name}List" if verb == "list" else _META + "Status"
             ref = {"$ref": ref_prefix + target} if target else {"type": "object"}
             params = [(_param_v3 if v3 else _param_v2)("pretty")]
@@ -256,13 +261,13 @@ def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
                     op["requestBody"] = {"content": {"*/*": {"schema": ref}}, "required": True}
                 elif method == "patch":
                     op["requestBody"] = {
-                        "content": {t: {"schema": {"$ref": ref_prefix + _META + "Patch"}} for t in _PATCH_TYPES},
+                        "content": {t: {"schema": {"$ref": ref_prefix + _META + "Patch"}} for t in patch_types},
                         "required": True,
                     }
             else:
                 op["responses"] = {"200": {"description": "OK", "schema": ref}}
                 op["produces"] = ["application/json", "application/yaml"]
-                op["consumes"] = list(_PATCH_TYPES) if method == "patch" else ["*/*"]
+                op["consumes"] = list(patch_types) if method == "patch" else ["*/*"]
                 if method in ("post", "put", "patch"):
                     schema = {"$ref": ref_prefix + _META + "Patch"} if method == "patch" else ref
                     op["parameters"] = [{"name": "body", "in": "body", "required": True, "schema": schema}, *params]
@@ -280,8 +285,105 @@ def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
 _INFO = {"title": "Kubernetes", "version": GIT_VERSION}
 
 
+# --- custom resources ---------------------------------------------------------------------------
+
+
+def custom_definition_name(r: Resource) -> str:
+    """The definition name of a custom resource's version, as the API server names it: the
+    group reversed, the version, the kind (``io.x-k8s.scheduling.v1alpha1.ElasticQuota``)."""
+    return f"{'.'.join(reversed(r.group.split('.')))}.{r.version}.{r.kind}"
+
+
+def _custom_definitions(r: Resource, ref_prefix: str) -> dict[str, Obj]:
+    """The schema of a custom resource's version (its ``openAPIV3Schema`` with ``apiVersion``,
+    ``kind`` and ``metadata``) and of its list, tagged with their group, version and kind."""
+    name = custom_definition_name(r)
+    version = r.custom_version
+    schema: Obj = copy.deepcopy(version.schema) if version is not None and version.schema else {}
+    if not schema:
+        schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    props = schema.setdefault("properties", {})
+    props.setdefault("apiVersion", {"type": "string"})
+    props.setdefault("kind", {"type": "string"})
+    props["metadata"] = {"$ref": ref_prefix + _META + "ObjectMeta"}
+    schema["x-kubernetes-group-version-kind"] = [{"group": r.group, "version": r.version, "kind": r.kind}]
+    list_kind = r.custom.list_kind if r.custom is not None else f"{r.kind}List"
+    listed: Obj = {
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "items": {"type": "array", "items": {"$ref": ref_prefix + name}},
+            "metadata": {"$ref": ref_prefix + _META + "ListMeta"},
+        },
+        "x-kubernetes-group-version-kind": [{"group": r.group, "version": r.version, "kind": list_kind}],
+    }
+    return {name: schema, f"{name}List": listed}
+
+
+_NOT_IN_V2 = ("nullable", "anyOf", "oneOf", "not")
+
+
+def _v2_schema(schema: Any) -> Any:
+    """A v3 schema as OpenAPI v2 can say it (as the API server publishes custom schemas in v2):
+    without ``nullable``, ``anyOf``, ``oneOf`` and ``not``, and an int-or-string without a type."""
+    if isinstance(schema, list):
+        return [_v2_schema(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: _v2_schema(v) for k, v in schema.items() if k not in _NOT_IN_V2}
+    if schema.get("x-kubernetes-int-or-string") is True:
+        out.pop("type", None)
+    if isinstance(schema.get("properties"), dict):
+        out["properties"] = {k: _v2_schema(v) for k, v in schema["properties"].items()}
+    return out
+
+
+_CUSTOM_CACHE: list[Any] = [None, None]
+
+
+def _custom_documents(custom: Sequence[Resource]) -> tuple[Obj, dict[str, Obj], dict[str, str]]:
+    """The custom resources' share of the documents: (v2 paths and definitions, v3 documents by
+    group/version, their hashes), built once per set of resources."""
+    if _CUSTOM_CACHE[0] is custom and _CUSTOM_CACHE[1] is not None:
+        cached: tuple[Obj, dict[str, Obj], dict[str, str]] = _CUSTOM_CACHE[1]
+        return cached
+    v2: Obj = {"paths": {}, "definitions": {}}
+    docs: dict[str, Obj] = {}
+    v3_prefix = "#/components/schemas/"
+    static_schemas = _v3_schemas()
+    for r in custom:
+        v2["paths"].update(_paths(r, False, "#/definitions/"))
+        v2["definitions"].update({k: _v2_schema(v) for k, v in _custom_definitions(r, "#/definitions/").items()})
+        key = _group_key(r)
+        doc = docs.setdefault(
+            key, {"openapi": "3.0.0", "info": _INFO, "paths": {}, "components": {"schemas": dict(static_schemas)}}
+        )
+        doc["paths"].update(_paths(r, True, v3_prefix))
+        doc["components"]["schemas"].update(_custom_definitions(r, v3_prefix))
+    hashes = {
+        key: hashlib.sha512(json.dumps(doc, sort_keys=True).encode()).hexdigest().upper() for key, doc in docs.items()
+    }
+    _CUSTOM_CACHE[0], _CUSTOM_CACHE[1] = custom, (v2, docs, hashes)
+    return v2, docs, hashes
+
+
+def v2_document(custom: Sequence[Resource] = ()) -> Obj:
+    """The OpenAPI v2 document: the built-in resources and the ``custom`` ones."""
+    static = _v2_static()
+    if not custom:
+        return static
+    extra, _, _ = _custom_documents(custom)
+    return {
+        **static,
+        "paths": {**static["paths"], **extra["paths"]},
+        "definitions": {**static["definitions"], **extra["definitions"]},
+    }
+
+
 @functools.cache
-def v2_document() -> Obj:
+def _v2_static() -> Obj:
     prefix = "#/definitions/"
     paths: dict[str, Obj] = {}
     for r in RESOURCES:
@@ -296,10 +398,16 @@ def _group_key(r: Resource) -> str:
 
 
 @functools.cache
+def _v3_schemas() -> dict[str, Obj]:
+    schemas = _definitions("#/components/schemas/", v3=True)
+    schemas[_META + "Patch"] = {"type": "object", "description": "A patch document in one of the patch formats."}
+    return schemas
+
+
+@functools.cache
 def _v3_documents() -> dict[str, Obj]:
     prefix = "#/components/schemas/"
-    schemas = _definitions(prefix, v3=True)
-    schemas[_META + "Patch"] = {"type": "object", "description": "A patch document in one of the patch formats."}
+    schemas = _v3_schemas()
     docs: dict[str, Obj] = {}
     for r in RESOURCES:
         key = _group_key(r)
@@ -316,9 +424,18 @@ def _v3_hashes() -> dict[str, str]:
     }
 
 
-def v3_index() -> Obj:
-    return {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"} for key, h in _v3_hashes().items()}}
+def v3_index(custom: Sequence[Resource] = ()) -> Obj:
+    """``/openapi/v3``: each group/version's document and its hash (the custom ones' too)."""
+    hashes = dict(_v3_hashes())
+    if custom:
+        hashes.update(_custom_documents(custom)[2])
+    return {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"} for key, h in hashes.items()}}
 
 
-def v3_document(key: str) -> Obj | None:
+def v3_document(key: str, custom: Sequence[Resource] = ()) -> Obj | None:
+    """The v3 document of one group/version (``apis/<group>/<version>``), built-in or custom."""
+    if custom:
+        doc = _custom_documents(custom)[1].get(key)
+        if doc is not None:
+            return doc
     return _v3_documents().get(key)
