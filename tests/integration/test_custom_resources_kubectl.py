@@ -9,10 +9,14 @@ import json
 import shutil
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import sim_serve_process
 
 KUBECTL = shutil.which("kubectl")
@@ -202,3 +206,36 @@ def test_defaults_rules_and_cluster_scope(tmp_path: Path) -> None:
         assert 'spec.color: Unsupported value: "green": supported values: "blue", "red"' in enum.stderr
         explain = kubectl(kc, cache, "explain", "widgets.spec")
         assert explain.returncode == 0 and "color" in explain.stdout, explain.stderr
+
+
+def _call(url: str, method: str, path: str, body: str | None = None) -> tuple[int, Any]:
+    req = urllib.request.Request(
+        url + path, data=body.encode() if body else None, method=method, headers={"Content-Type": "application/yaml"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_a_scenario_with_definitions_exports_imports_and_resets(tmp_path: Path) -> None:
+    scenario = tmp_path / "start.yaml"
+    scenario.write_text((CRDS / "scheduling.x-k8s.io_elasticquotas.yaml").read_text() + "\n---\n" + QUOTA)
+    with sim_serve_process(tmp_path / "srv", "--scenario", str(scenario)) as printed:
+        url, kc, cache = printed["url"], printed["kubeconfig"], tmp_path / "cache"
+        assert kubectl(kc, cache, "get", "eq", "team-a", "-o", "name").stdout.strip().endswith("/team-a")
+        status, exported = _call(url, "GET", "/api/v1/export")
+        assert status == 200
+        kinds = [o["kind"] for o in exported["items"]]
+        assert kinds.index("CustomResourceDefinition") < kinds.index("ElasticQuota")
+        assert parse_scenario([exported]).custom_objects[0]["metadata"]["name"] == "team-a"
+        # An import may hold objects of a definition the cluster has; one naming an existing object is refused.
+        status, body = _call(url, "POST", "/api/v1/import", QUOTA.replace("team-a", "team-b"))
+        assert status == 201, body
+        status, body = _call(url, "POST", "/api/v1/import", QUOTA)
+        assert status == 409 and "ElasticQuota default/team-a" in body["message"]
+        status, _ = _call(url, "PUT", "/api/v1/reset")
+        assert status == 202
+        names = kubectl(kc, cache, "get", "eq", "-o", "name").stdout.split()
+        assert names == ["elasticquota.scheduling.x-k8s.io/team-a"]
