@@ -57,6 +57,12 @@ spec:
   names: {kind: Widget, plural: widgets, singular: widget, shortNames: [wd], categories: [all]}
   scope: Cluster
   versions:
+  - name: v1beta1
+    served: true
+    storage: false
+    deprecated: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
   - name: v1
     served: true
     storage: true
@@ -204,6 +210,9 @@ def test_defaults_rules_and_cluster_scope(tmp_path: Path) -> None:
         assert 'spec: Invalid value: "object": size must not exceed limit' in rule.stderr
         enum = kubectl(kc, cache, "patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"color":"green"}}')
         assert 'spec.color: Unsupported value: "green": supported values: "blue", "red"' in enum.stderr
+        old = kubectl(kc, cache, "get", "widgets.v1beta1.example.kubesched.io", "w1", "-o", "jsonpath={.apiVersion}")
+        assert old.stdout == "example.kubesched.io/v1beta1", old.stderr
+        assert "Warning: example.kubesched.io/v1beta1 Widget is deprecated" in old.stderr
         explain = kubectl(kc, cache, "explain", "widgets.spec")
         assert explain.returncode == 0 and "color" in explain.stdout, explain.stderr
 
