@@ -103,6 +103,8 @@ def test_scheduler_plugins_definitions_and_their_objects(tmp_path: Path) -> None
         out = kubectl(kc, cache, "apply", "-f", str(CRDS))
         assert out.returncode == 0, out.stderr
         assert "customresourcedefinition.apiextensions.k8s.io/elasticquotas.scheduling.x-k8s.io created" in out.stdout
+        again = kubectl(kc, cache, "apply", "-f", str(CRDS))
+        assert "customresourcedefinition.apiextensions.k8s.io/podgroups.scheduling.x-k8s.io unchanged" in again.stdout
         crd = json.loads(kubectl(kc, cache, "get", "crd", "podgroups.scheduling.x-k8s.io", "-o", "json").stdout)
         conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
         assert conditions == {"NamesAccepted": "True", "Established": "True"}
