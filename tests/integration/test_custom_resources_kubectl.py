@@ -205,6 +205,13 @@ def test_defaults_rules_and_cluster_scope(tmp_path: Path) -> None:
         assert "namespace:" not in shown.stdout
         row = kubectl(kc, cache, "get", "wd").stdout.split("\n")
         assert row[0].split() == ["NAME", "SIZE", "COLOR"] and row[1].split() == ["w1", "1", "blue"]
+        rv = kubectl(kc, cache, "get", "widget", "w1", "-o", "jsonpath={.metadata.resourceVersion}").stdout
+        assert kubectl(kc, cache, "label", "widget", "w1", "step=two").returncode == 0
+        resumed = kubectl(
+            kc, cache, "get", "--raw", f"/apis/example.kubesched.io/v1/widgets?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+        )  # fmt: skip
+        events = [json.loads(line) for line in resumed.stdout.splitlines() if line.strip()]
+        assert [(e["type"], e["object"]["metadata"]["labels"]) for e in events] == [("MODIFIED", {"step": "two"})]
         blue = kubectl(kc, cache, "get", "widgets", "--field-selector", "spec.color=blue", "-o", "name")
         assert blue.stdout.strip() == "widget.example.kubesched.io/w1", blue.stderr
         assert kubectl(kc, cache, "get", "widgets", "--field-selector", "spec.color=red", "-o", "name").stdout == ""
