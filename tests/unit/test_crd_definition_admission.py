@@ -67,7 +67,7 @@ def test_admitted_definition_is_defaulted_and_established() -> None:
         ),
         (
             lambda c: c["spec"]["versions"][1].pop("schema"),
-            "spec.versions[1].schema.openAPIV3Schema: Required value: schemas are required",
+            "spec.versions[1].schema.openAPIV3Schema: Required value",
         ),
         (lambda c: c["spec"]["names"].pop("kind"), "spec.names.kind: Required value"),
     ],
@@ -90,6 +90,16 @@ def test_a_protected_group_needs_the_approval_annotation() -> None:
         "api-approved.kubernetes.io": "https://github.com/kubernetes/enhancements/pull/1111"
     }
     assert admit_definition(crd, None, CustomResourceRegistry())["status"]["storedVersions"] == ["v1"]
+
+
+def test_a_stored_version_may_not_leave_spec_versions() -> None:
+    old = admit_definition(copy.deepcopy(CRD), None, CustomResourceRegistry())
+    new = copy.deepcopy(old)
+    new["spec"]["versions"] = [dict(new["spec"]["versions"][0], storage=True)]
+    with pytest.raises(
+        APIError, match=r"status.storedVersions\[0\]: Invalid value: \"v1\": missing from spec.versions; v1 was"
+    ):
+        admit_definition(new, old, CustomResourceRegistry())
 
 
 def test_scope_is_immutable() -> None:
