@@ -381,8 +381,10 @@ def admit_custom_update(res: Resource, old: Obj, new: Obj, sub: str) -> Obj:
     if causes:
         raise _invalid(res, old["metadata"]["name"], causes)
     if sub != "status":
-        changed = {k: v for k, v in new.items() if k not in ("metadata", "status", "apiVersion", "kind")} != {
-            k: v for k, v in old_seen.items() if k not in ("metadata", "status", "apiVersion", "kind")
+        # Every change but metadata's counts; status's too when it has no subresource of its own.
+        ignored = ("metadata", "apiVersion", "kind", *(("status",) if version.status else ()))
+        changed = {k: v for k, v in new.items() if k not in ignored} != {
+            k: v for k, v in old_seen.items() if k not in ignored
         }
         generation = int(old["metadata"].get("generation") or 1)
         new["metadata"]["generation"] = generation + 1 if changed else generation
