@@ -222,6 +222,11 @@ def test_defaults_rules_and_cluster_scope(tmp_path: Path) -> None:
         old = kubectl(kc, cache, "get", "widgets.v1beta1.example.kubesched.io", "w1", "-o", "jsonpath={.apiVersion}")
         assert old.stdout == "example.kubesched.io/v1beta1", old.stderr
         assert "Warning: example.kubesched.io/v1beta1 Widget is deprecated" in old.stderr
+        typo = kubectl(
+            kc, cache, "apply", "-f", "-", stdin=WIDGETS.replace("  scope: Cluster", "  scope: Cluster\n  scoop: x")
+        )
+        assert 'strict decoding error: unknown field "spec.scoop"' in typo.stderr
+        assert "CustomResourceDefinitionNames" in kubectl(kc, cache, "explain", "crd.spec.names").stdout
         explain = kubectl(kc, cache, "explain", "widgets.spec")
         assert explain.returncode == 0 and "color" in explain.stdout, explain.stderr
 
