@@ -148,6 +148,17 @@ def test_scheduler_plugins_definitions_and_their_objects(tmp_path: Path) -> None
         quota = json.loads(kubectl(kc, cache, "get", "eq", "team-a", "-o", "json").stdout)
         assert quota["spec"]["min"]["cpu"] == "2" and quota["status"]["used"] == {"cpu": "1"}
 
+        # A finalizer holds a custom object being deleted until it is taken off.
+        held = kubectl(
+            kc, cache, "patch", "pg", "gang", "--type=merge", "-p", '{"metadata":{"finalizers":["example.io/hold"]}}'
+        )
+        assert held.returncode == 0, held.stderr
+        assert kubectl(kc, cache, "delete", "pg", "gang", "--wait=false").returncode == 0
+        marked = json.loads(kubectl(kc, cache, "get", "pg", "gang", "-o", "json").stdout)
+        assert marked["metadata"]["deletionTimestamp"]
+        kubectl(kc, cache, "patch", "pg", "gang", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+        assert kubectl(kc, cache, "get", "pg", "gang", "-o", "name").returncode != 0
+        assert kubectl(kc, cache, "apply", "-f", "-", stdin=GROUP).returncode == 0
         strategic = kubectl(
             kc, cache, "patch", "eq", "team-a", "--type=strategic", "-p", '{"spec":{"min":{"cpu":"3"}}}'
         )
