@@ -156,6 +156,17 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
             "OwnerReference Preconditions ShardInfo Status StatusCause StatusDetails"
         ).split()
     ),
+    # CustomResourceDefinitions; a version's schema (JSONSchemaProps) stays free-form.
+    *(
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1." + name
+        for name in (
+            "CustomResourceColumnDefinition CustomResourceConversion CustomResourceDefinition "
+            "CustomResourceDefinitionCondition CustomResourceDefinitionList CustomResourceDefinitionNames "
+            "CustomResourceDefinitionSpec CustomResourceDefinitionStatus CustomResourceDefinitionVersion "
+            "CustomResourceSubresourceScale CustomResourceSubresourceStatus CustomResourceSubresources "
+            "CustomResourceValidation SelectableField ServiceReference WebhookClientConfig WebhookConversion"
+        ).split()
+    ),
 )
 
 _PB_META = "k8s.io.apimachinery.pkg.apis.meta.v1."

@@ -180,17 +180,22 @@ class Store:
         return kind in CLUSTER_SCOPED or ("." in kind and self.custom_resources.is_cluster_scoped(kind))
 
     # --- keys ---------------------------------------------------------------------------------
-    def key(self, kind: str, namespace: str | None, name: str) -> str:
+    @staticmethod
+    def key(kind: str, namespace: str | None, name: str) -> str:
+        return name if kind in CLUSTER_SCOPED else f"{namespace or 'default'}/{name}"
+
+    def object_key(self, kind: str, namespace: str | None, name: str) -> str:
+        """:meth:`key`, knowing the scope of custom resources too."""
         return name if self.cluster_scoped(kind) else f"{namespace or 'default'}/{name}"
 
     def _key_of(self, kind: str, obj: Obj) -> str:
         meta = obj.get("metadata") or {}
-        return self.key(kind, meta.get("namespace"), meta.get("name", ""))
+        return self.object_key(kind, meta.get("namespace"), meta.get("name", ""))
 
     # --- reads --------------------------------------------------------------------------------
     def get(self, kind: str, namespace: str | None, name: str) -> Obj:
         try:
-            return self._objects[kind][self.key(kind, namespace, name)]
+            return self._objects[kind][self.object_key(kind, namespace, name)]
         except KeyError:
             raise NotFound(f'{kind.lower()}s "{name}" not found') from None
 
@@ -322,7 +327,7 @@ class Store:
         old = self.get(kind, namespace, name)
         obj = json_copy(old)
         fn(obj)
-        return self._replace(kind, self.key(kind, namespace, name), obj, old)
+        return self._replace(kind, self.object_key(kind, namespace, name), obj, old)
 
     def delete(self, kind: str, namespace: str | None, name: str) -> Obj:
         if kind == CRD_KIND:
@@ -332,7 +337,7 @@ class Store:
                 for obj in builtins.list(self._objects.get(resource.key, {}).values()):
                     meta = obj["metadata"]
                     self.delete(resource.key, meta.get("namespace"), meta["name"])
-        key = self.key(kind, namespace, name)
+        key = self.object_key(kind, namespace, name)
         bucket = self._objects.get(kind, {})
         old = bucket.pop(key, None)
         if old is None:

@@ -295,7 +295,7 @@ def _import(store: Store, docs: list[Any]) -> None:
     from kubesched.sim.apiserver.validation.decode import check_stored_size
 
     try:
-        scenario = parse_scenario(docs, "import")
+        scenario = parse_scenario(docs, "import", known_definitions=store.list("CustomResourceDefinition")[0])
     except ScenarioError as exc:
         raise bad_request(str(exc)) from None
     for obj in [*scenario.namespaces, *scenario.priority_classes, *scenario.others, *scenario.nodes, *scenario.pods]:
@@ -307,6 +307,15 @@ def _import(store: Store, docs: list[Any]) -> None:
             store.get(obj["kind"], meta.get("namespace") if obj["kind"] != "Node" else None, meta["name"])
             taken.append(f"{obj['kind']} {meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta['name']}")
         except (NotFound, KeyError):
+            pass
+    for obj in [*scenario.custom_resource_definitions, *scenario.custom_objects]:
+        check_stored_size(obj)
+        meta = obj["metadata"]
+        key = store.custom_resources.store_key_for(obj["apiVersion"], obj["kind"]) or obj["kind"]
+        try:
+            store.get(key, meta.get("namespace"), meta["name"])
+            taken.append(f"{obj['kind']} {meta.get('namespace') + '/' if meta.get('namespace') else ''}{meta['name']}")
+        except NotFound:
             pass
     if taken:
         raise APIError(409, "AlreadyExists", f"these objects exist already: {', '.join(taken)}")

@@ -160,9 +160,13 @@ class SimulatorAPI:
     # --- export, results ------------------------------------------------------------------------
     def _export(self, fmt: str) -> tuple[int, Any, str]:
         items: list[Obj] = []
-        for kind in EXPORTED_KINDS:
+        # CustomResourceDefinitions first, their objects before the nodes and pods.
+        custom = [c.key for c in self.store.custom_resources]
+        for kind in ("CustomResourceDefinition", *EXPORTED_KINDS[:-2], *custom, *EXPORTED_KINDS[-2:]):
             objs, _ = self.store.list(kind)
             for obj in objs:
+                if kind == "CustomResourceDefinition":
+                    obj = {k: v for k, v in obj.items() if k != "status"}  # the server's to set
                 controlled = any(r.get("controller") for r in obj["metadata"].get("ownerReferences") or ())
                 if controlled and kind in ("Pod", "ReplicaSet"):
                     continue  # its workload (a ReplicaSet's: its Deployment) makes it again

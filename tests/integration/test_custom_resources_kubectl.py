@@ -9,10 +9,14 @@ import json
 import shutil
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kubesched.sim.scenario.reading import parse_scenario
 from kubesched.testing import sim_serve_process
 
 KUBECTL = shutil.which("kubectl")
@@ -53,6 +57,12 @@ spec:
   names: {kind: Widget, plural: widgets, singular: widget, shortNames: [wd], categories: [all]}
   scope: Cluster
   versions:
+  - name: v1beta1
+    served: true
+    storage: false
+    deprecated: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
   - name: v1
     served: true
     storage: true
@@ -93,6 +103,8 @@ def test_scheduler_plugins_definitions_and_their_objects(tmp_path: Path) -> None
         out = kubectl(kc, cache, "apply", "-f", str(CRDS))
         assert out.returncode == 0, out.stderr
         assert "customresourcedefinition.apiextensions.k8s.io/elasticquotas.scheduling.x-k8s.io created" in out.stdout
+        again = kubectl(kc, cache, "apply", "-f", str(CRDS))
+        assert "customresourcedefinition.apiextensions.k8s.io/podgroups.scheduling.x-k8s.io unchanged" in again.stdout
         crd = json.loads(kubectl(kc, cache, "get", "crd", "podgroups.scheduling.x-k8s.io", "-o", "json").stdout)
         conditions = {c["type"]: c["status"] for c in crd["status"]["conditions"]}
         assert conditions == {"NamesAccepted": "True", "Established": "True"}
@@ -136,6 +148,17 @@ def test_scheduler_plugins_definitions_and_their_objects(tmp_path: Path) -> None
         quota = json.loads(kubectl(kc, cache, "get", "eq", "team-a", "-o", "json").stdout)
         assert quota["spec"]["min"]["cpu"] == "2" and quota["status"]["used"] == {"cpu": "1"}
 
+        # A finalizer holds a custom object being deleted until it is taken off.
+        held = kubectl(
+            kc, cache, "patch", "pg", "gang", "--type=merge", "-p", '{"metadata":{"finalizers":["example.io/hold"]}}'
+        )
+        assert held.returncode == 0, held.stderr
+        assert kubectl(kc, cache, "delete", "pg", "gang", "--wait=false").returncode == 0
+        marked = json.loads(kubectl(kc, cache, "get", "pg", "gang", "-o", "json").stdout)
+        assert marked["metadata"]["deletionTimestamp"]
+        kubectl(kc, cache, "patch", "pg", "gang", "--type=merge", "-p", '{"metadata":{"finalizers":null}}')
+        assert kubectl(kc, cache, "get", "pg", "gang", "-o", "name").returncode != 0
+        assert kubectl(kc, cache, "apply", "-f", "-", stdin=GROUP).returncode == 0
         strategic = kubectl(
             kc, cache, "patch", "eq", "team-a", "--type=strategic", "-p", '{"spec":{"min":{"cpu":"3"}}}'
         )
@@ -193,6 +216,13 @@ def test_defaults_rules_and_cluster_scope(tmp_path: Path) -> None:
         assert "namespace:" not in shown.stdout
         row = kubectl(kc, cache, "get", "wd").stdout.split("\n")
         assert row[0].split() == ["NAME", "SIZE", "COLOR"] and row[1].split() == ["w1", "1", "blue"]
+        rv = kubectl(kc, cache, "get", "widget", "w1", "-o", "jsonpath={.metadata.resourceVersion}").stdout
+        assert kubectl(kc, cache, "label", "widget", "w1", "step=two").returncode == 0
+        resumed = kubectl(
+            kc, cache, "get", "--raw", f"/apis/example.kubesched.io/v1/widgets?watch=1&resourceVersion={rv}&timeoutSeconds=1"
+        )  # fmt: skip
+        events = [json.loads(line) for line in resumed.stdout.splitlines() if line.strip()]
+        assert [(e["type"], e["object"]["metadata"]["labels"]) for e in events] == [("MODIFIED", {"step": "two"})]
         blue = kubectl(kc, cache, "get", "widgets", "--field-selector", "spec.color=blue", "-o", "name")
         assert blue.stdout.strip() == "widget.example.kubesched.io/w1", blue.stderr
         assert kubectl(kc, cache, "get", "widgets", "--field-selector", "spec.color=red", "-o", "name").stdout == ""
@@ -200,5 +230,46 @@ def test_defaults_rules_and_cluster_scope(tmp_path: Path) -> None:
         assert 'spec: Invalid value: "object": size must not exceed limit' in rule.stderr
         enum = kubectl(kc, cache, "patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"color":"green"}}')
         assert 'spec.color: Unsupported value: "green": supported values: "blue", "red"' in enum.stderr
+        old = kubectl(kc, cache, "get", "widgets.v1beta1.example.kubesched.io", "w1", "-o", "jsonpath={.apiVersion}")
+        assert old.stdout == "example.kubesched.io/v1beta1", old.stderr
+        assert "Warning: example.kubesched.io/v1beta1 Widget is deprecated" in old.stderr
+        typo = kubectl(
+            kc, cache, "apply", "-f", "-", stdin=WIDGETS.replace("  scope: Cluster", "  scope: Cluster\n  scoop: x")
+        )
+        assert 'strict decoding error: unknown field "spec.scoop"' in typo.stderr
+        assert "CustomResourceDefinitionNames" in kubectl(kc, cache, "explain", "crd.spec.names").stdout
         explain = kubectl(kc, cache, "explain", "widgets.spec")
         assert explain.returncode == 0 and "color" in explain.stdout, explain.stderr
+
+
+def _call(url: str, method: str, path: str, body: str | None = None) -> tuple[int, Any]:
+    req = urllib.request.Request(
+        url + path, data=body.encode() if body else None, method=method, headers={"Content-Type": "application/yaml"}
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read())
+
+
+def test_a_scenario_with_definitions_exports_imports_and_resets(tmp_path: Path) -> None:
+    scenario = tmp_path / "start.yaml"
+    scenario.write_text((CRDS / "scheduling.x-k8s.io_elasticquotas.yaml").read_text() + "\n---\n" + QUOTA)
+    with sim_serve_process(tmp_path / "srv", "--scenario", str(scenario)) as printed:
+        url, kc, cache = printed["url"], printed["kubeconfig"], tmp_path / "cache"
+        assert kubectl(kc, cache, "get", "eq", "team-a", "-o", "name").stdout.strip().endswith("/team-a")
+        status, exported = _call(url, "GET", "/api/v1/export")
+        assert status == 200
+        kinds = [o["kind"] for o in exported["items"]]
+        assert kinds.index("CustomResourceDefinition") < kinds.index("ElasticQuota")
+        assert parse_scenario([exported]).custom_objects[0]["metadata"]["name"] == "team-a"
+        # An import may hold objects of a definition the cluster has; one naming an existing object is refused.
+        status, body = _call(url, "POST", "/api/v1/import", QUOTA.replace("team-a", "team-b"))
+        assert status == 201, body
+        status, body = _call(url, "POST", "/api/v1/import", QUOTA)
+        assert status == 409 and "ElasticQuota default/team-a" in body["message"]
+        status, _ = _call(url, "PUT", "/api/v1/reset")
+        assert status == 202
+        names = kubectl(kc, cache, "get", "eq", "-o", "name").stdout.split()
+        assert names == ["elasticquota.scheduling.x-k8s.io/team-a"]

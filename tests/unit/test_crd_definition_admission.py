@@ -10,7 +10,12 @@ import pytest
 
 from kubesched.cluster.custom_resources import CRD_KIND, CustomResourceRegistry
 from kubesched.cluster.store import Store
-from kubesched.sim.apiserver.customresources import CustomResources, admit_definition
+from kubesched.sim.apiserver.customresources import (
+    CustomResources,
+    admit_custom_new,
+    admit_custom_update,
+    admit_definition,
+)
 from kubesched.sim.apiserver.discovery import aggregated_discovery, api_group, api_resource_list, version_priority
 from kubesched.sim.apiserver.errors import APIError
 from kubesched.sim.apiserver.openapi import documents
@@ -67,7 +72,7 @@ def test_admitted_definition_is_defaulted_and_established() -> None:
         ),
         (
             lambda c: c["spec"]["versions"][1].pop("schema"),
-            "spec.versions[1].schema.openAPIV3Schema: Required value: schemas are required",
+            "spec.versions[1].schema.openAPIV3Schema: Required value",
         ),
         (lambda c: c["spec"]["names"].pop("kind"), "spec.names.kind: Required value"),
     ],
@@ -90,6 +95,16 @@ def test_a_protected_group_needs_the_approval_annotation() -> None:
         "api-approved.kubernetes.io": "https://github.com/kubernetes/enhancements/pull/1111"
     }
     assert admit_definition(crd, None, CustomResourceRegistry())["status"]["storedVersions"] == ["v1"]
+
+
+def test_a_stored_version_may_not_leave_spec_versions() -> None:
+    old = admit_definition(copy.deepcopy(CRD), None, CustomResourceRegistry())
+    new = copy.deepcopy(old)
+    new["spec"]["versions"] = [dict(new["spec"]["versions"][0], storage=True)]
+    with pytest.raises(
+        APIError, match=r"status.storedVersions\[0\]: Invalid value: \"v1\": missing from spec.versions; v1 was"
+    ):
+        admit_definition(new, old, CustomResourceRegistry())
 
 
 def test_scope_is_immutable() -> None:
@@ -132,3 +147,33 @@ def test_discovery_and_openapi_of_a_definition() -> None:
 def test_version_priority_orders_as_kubernetes() -> None:
     names = ["v1alpha1", "v2", "foo", "v1beta2", "v1", "v1beta1", "v10"]
     assert sorted(names, key=version_priority) == ["v10", "v2", "v1", "v1beta2", "v1beta1", "v1alpha1", "foo"]
+
+
+def test_custom_object_updates_through_the_main_resource_and_status() -> None:
+    store = Store()
+    crd = copy.deepcopy(CRD)
+    crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"] = {
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": True,
+    }
+    store.create(CRD_KIND, admit_definition(crd, None, store.custom_resources))
+    res = next(r for r in CustomResources(store.custom_resources).resources() if r.version == "v1")
+    created = admit_custom_new(
+        res,
+        {
+            "apiVersion": "example.io/v1",
+            "kind": "Gadget",
+            "metadata": {"name": "g"},
+            "spec": {"a": 1},
+            "status": {"s": 1},
+        },
+    )
+    assert "status" not in created and created["metadata"]["generation"] == 1  # create cannot set status
+    created["status"] = {"s": 1}
+    main = admit_custom_update(res, created, {**copy.deepcopy(created), "spec": {"a": 2}, "status": {"s": 9}}, "")
+    assert main["status"] == {"s": 1} and main["metadata"]["generation"] == 2
+    labels = copy.deepcopy(main)
+    labels["metadata"]["labels"] = {"x": "y"}
+    assert admit_custom_update(res, main, labels, "")["metadata"]["generation"] == 2
+    status = admit_custom_update(res, main, {**copy.deepcopy(main), "spec": {"a": 7}, "status": {"s": 3}}, "status")
+    assert status["spec"] == {"a": 2} and status["status"] == {"s": 3} and status["metadata"]["generation"] == 2

@@ -155,6 +155,19 @@ def test_cel_rules_and_transition_rules() -> None:
     assert structural.check({"spec": {"min": 1, "max": 6}}, {"spec": {"min": 1, "max": 5}}, RULES) == []
 
 
+def test_a_message_expression_words_the_failure() -> None:
+    schema = {
+        "type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "self.n < 3", "messageExpression": "'n is ' + string(self.n)", "message": "unused"}
+        ],
+        "properties": {"n": {"type": "integer"}},
+    }
+    assert structural.check({"n": 5}, None, schema) == [
+        ("<nil>", "FieldValueInvalid", 'Invalid value: "object": n is 5')
+    ]
+
+
 def test_rules_are_not_evaluated_on_an_object_of_the_wrong_shape() -> None:
     causes = structural.check({"spec": {"min": "x", "max": 2}}, None, RULES)
     assert causes[0][0] == "spec.min"

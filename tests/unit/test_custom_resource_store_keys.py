@@ -117,3 +117,10 @@ def test_scenario_custom_object_failing_its_schema_is_refused_naming_the_field()
         ScenarioError, match=r'PodGroup.scheduling.x-k8s.io "pg" is invalid: spec.minMember: Invalid value: 0'
     ):
         parse_scenario(docs, "s.yaml")
+
+
+def test_scenario_definition_with_an_unknown_field_is_refused() -> None:
+    bad = crd("things", "Thing")
+    bad["spec"]["scoop"] = "x"
+    with pytest.raises(ScenarioError, match=r'strict decoding error: unknown field "spec.scoop"'):
+        parse_scenario([bad], "s.yaml")

@@ -65,6 +65,17 @@ def is_definition(res: Resource) -> bool:
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _KIND = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+_DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS_1035_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+    "character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for "
+    "validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+_SUBDOMAIN_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
 
 
 def _default_definition(crd: Obj) -> None:
@@ -129,7 +140,7 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
     if not group:
         causes.append(required_cause("spec.group"))
     elif not isinstance(group, str) or not _DNS_SUBDOMAIN.match(group):
-        causes.append(invalid_cause("spec.group", group, "a lowercase RFC 1123 subdomain"))
+        causes.append(invalid_cause("spec.group", group, _SUBDOMAIN_MESSAGE))
     elif "." not in group:
         causes.append(invalid_cause("spec.group", group, "should be a domain with at least one dot"))
     if isinstance(group, str) and (
@@ -162,9 +173,8 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
     storage = [v for v in versions if isinstance(v, dict) and v.get("storage") is True]
     if len(storage) != 1:
         causes.append(invalid_cause("spec.versions", "", "must have exactly one version marked as storage version"))
-    if not any(isinstance(v, dict) and v.get("served") is True for v in versions):
-        causes.append(invalid_cause("spec.versions", "", "must have at least one version marked as served"))
     seen: set[str] = set()
+    duplicate = False
     for i, v in enumerate(versions):
         where = f"spec.versions[{i}]"
         if not isinstance(v, dict):
@@ -173,14 +183,14 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
         name = v.get("name")
         if not name:
             causes.append(required_cause(f"{where}.name"))
+        elif not isinstance(name, str) or not _DNS_1035.match(name):
+            causes.append(invalid_cause(f"{where}.name", name, _DNS_1035_MESSAGE))
         elif name in seen:
-            causes.append((f"spec.versions[{i}].name", "FieldValueDuplicate", f'Duplicate value: "{name}"'))
-        elif not isinstance(name, str) or not _DNS_LABEL.match(name):
-            causes.append(invalid_cause(f"{where}.name", name, "a DNS-1035 label"))
+            duplicate = True
         seen.add(str(name))
         schema = (v.get("schema") or {}).get("openAPIV3Schema") if isinstance(v.get("schema"), dict) else None
         if not isinstance(schema, dict):
-            causes.append(required_cause(f"{where}.schema.openAPIV3Schema", "schemas are required"))
+            causes.append(required_cause(f"{where}.schema.openAPIV3Schema"))
         elif schema.get("type") != "object":
             if not schema.get("type"):
                 causes.append(required_cause(f"{where}.schema.openAPIV3Schema.type", "must not be empty at the root"))
@@ -201,16 +211,32 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
                         f"{col_where}.type", column["type"], ("integer", "number", "string", "boolean", "date")
                     )
                 )
+    if duplicate:
+        causes.append(invalid_cause("spec.versions", "", "must contain unique version names"))
     if old is not None:
         old_spec = old.get("spec") or {}
+        old_names = old_spec.get("names") or {}
         if old_spec.get("group") != group:
             causes.append(invalid_cause("spec.group", group, "field is immutable"))
+        if old_names.get("plural") != names.get("plural"):
+            causes.append(invalid_cause("spec.names.plural", names.get("plural"), "field is immutable"))
+        # Once established (at once, here), the scope and kind stay.
         if old_spec.get("scope") != scope:
             causes.append(invalid_cause("spec.scope", scope, "field is immutable"))
-        stored = set((old.get("status") or {}).get("storedVersions") or ())
-        missing = stored - {str(v.get("name")) for v in versions if isinstance(v, dict)}
-        for name in sorted(missing):
-            causes.append(invalid_cause("status.storedVersions[0]", name, "must appear in spec.versions"))
+        if old_names.get("kind") != names.get("kind"):
+            causes.append(invalid_cause("spec.names.kind", names.get("kind"), "field is immutable"))
+        declared = {str(v.get("name")) for v in versions if isinstance(v, dict)}
+        for i, name in enumerate((old.get("status") or {}).get("storedVersions") or ()):
+            if name not in declared:
+                causes.append(
+                    invalid_cause(
+                        f"status.storedVersions[{i}]",
+                        name,
+                        f"missing from spec.versions; {name} was previously a storage version, and must remain in "
+                        f"spec.versions until a storage migration ensures no data remains persisted in {name} and "
+                        f"removes {name} from status.storedVersions",
+                    )
+                )
     return causes
 
 
@@ -355,8 +381,10 @@ def admit_custom_update(res: Resource, old: Obj, new: Obj, sub: str) -> Obj:
     if causes:
         raise _invalid(res, old["metadata"]["name"], causes)
     if sub != "status":
-        changed = {k: v for k, v in new.items() if k not in ("metadata", "status", "apiVersion", "kind")} != {
-            k: v for k, v in old_seen.items() if k not in ("metadata", "status", "apiVersion", "kind")
+        # Every change but metadata's counts; status's too when it has no subresource of its own.
+        ignored = ("metadata", "apiVersion", "kind", *(("status",) if version.status else ()))
+        changed = {k: v for k, v in new.items() if k not in ignored} != {
+            k: v for k, v in old_seen.items() if k not in ignored
         }
         generation = int(old["metadata"].get("generation") or 1)
         new["metadata"]["generation"] = generation + 1 if changed else generation

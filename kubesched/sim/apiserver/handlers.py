@@ -128,6 +128,7 @@ def in_storage_version(res: Resource, obj: Obj) -> Obj:
 
 #: Kinds whose DELETE honours finalizers, as kube-apiserver's does for every kind (here the
 #: others go at once): a PodGroup keeps its protection finalizer while pods still name it.
+#: Custom objects honour them too (their controllers may hold them).
 FINALIZED_KINDS = frozenset({"PodGroup"})
 
 
@@ -416,7 +417,10 @@ class ResourceHandlers:
             )
         if request.query.get("dryRun") == "All" or "All" in (opts.get("dryRun") or ()):
             return json_response(view(req.res, stored))
-        if req.res.kind in FINALIZED_KINDS and req.res.group == "scheduling.k8s.io" and meta.get("finalizers"):
+        finalized = (
+            req.res.kind in FINALIZED_KINDS and req.res.group == "scheduling.k8s.io"
+        ) or req.res.custom is not None
+        if finalized and meta.get("finalizers"):
             # Finalizers hold it (a PodGroup's protection): marked, deleted once they are gone.
             if not meta.get("deletionTimestamp"):
                 stored = self.store.mutate(req.res.stored_as, req.namespace, req.name, _mark_deleted)

@@ -56,7 +56,7 @@ from kubesched.sim.apiserver.errors import (
     request_entity_too_large,
 )
 from kubesched.sim.apiserver.faults import FaultInjector
-from kubesched.sim.apiserver.handlers import ResourceHandlers, view
+from kubesched.sim.apiserver.handlers import ResourceHandlers, view, warning_header
 from kubesched.sim.apiserver.openapi import documents as openapi
 from kubesched.sim.apiserver.requests import ResourceRequest, parse_resource_path, read_body, truthy
 from kubesched.sim.apiserver.responses import json_response
@@ -376,7 +376,18 @@ class APIServer:
         return await self._serve(request, parse_resource_path(group, version, rest, self.feature_gates, custom))
 
     async def _serve(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
-        """The verb a method names on the resource (or subresource) a request names."""
+        """The verb a method names on the resource (or subresource) a request names; a custom
+        resource's deprecated version answers with its deprecation warning."""
+        version = req.res.custom_version
+        if version is None or not version.deprecated:
+            return await self._verb(request, req)
+        resp = await self._verb(request, req)
+        if not resp.prepared:
+            text = version.deprecation_warning or f"{req.res.group_version} {req.res.kind} is deprecated"
+            resp.headers.add("Warning", warning_header([text]))
+        return resp
+
+    async def _verb(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
         method = request.method
         handlers = self.handlers
         if req.res.plural == "bindings":

@@ -21,8 +21,10 @@ from kubesched.cluster.custom_resources import (
 )
 from kubesched.cluster.store import API_VERSIONS
 from kubesched.sim.apiserver.customresources import validate_definition
+from kubesched.sim.apiserver.openapi.documents import unknown_fields
 from kubesched.sim.apiserver.validation import structural
-from kubesched.sim.apiserver.validation.meta import validate_object_meta
+from kubesched.sim.apiserver.validation.decode import decode_error
+from kubesched.sim.apiserver.validation.meta import go_quote, validate_object_meta
 
 Obj = dict[str, Any]
 
@@ -62,6 +64,16 @@ def read_custom(obj: Obj, definitions: CustomResourceRegistry, where: str) -> tu
                 f"{where}.apiVersion: {obj.get('apiVersion')!r} is not served for {CRD_KIND}; use {CRD_API_VERSION}"
             )
         meta.pop("namespace", None)
+        unknown = unknown_fields(CRD_KIND, CRD_GROUP, obj)
+        if unknown:
+            listed = ", ".join(f"unknown field {go_quote(f)}" for f in unknown)
+            raise CustomObjectError(
+                f'{where}: {CRD_KIND} in version "v1" cannot be handled as a {CRD_KIND}: strict decoding error: '
+                f"{listed} ({CRD_KIND} {name})"
+            )
+        decoding = decode_error(CRD_KIND, CRD_GROUP, obj)
+        if decoding is not None:
+            raise CustomObjectError(f"{where}: {decoding} ({CRD_KIND} {name})")
         causes = validate_definition(obj, None)
         if causes:
             raise CustomObjectError(f'{where}: {CRD_KIND}.{CRD_GROUP} "{name}" is invalid: {_summary(causes)}')

@@ -42,6 +42,9 @@ _DEF_OF_KIND: dict[tuple[str, str], str] = {
     },
     ("storage.k8s.io", "CSIDriver"): "io.k8s.api.storage.v1.CSIDriver",
     ("storage.k8s.io", "CSIStorageCapacity"): "io.k8s.api.storage.v1.CSIStorageCapacity",
+    ("apiextensions.k8s.io", "CustomResourceDefinition"): (
+        "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
+    ),
 }
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 

@@ -432,10 +432,10 @@ def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], h
     if uses_old and not has_old:
         return  # a transition rule: not checked on create (nor for a field new in the update)
     field = path
-    if isinstance(rule.get("fieldPath"), str) and rule["fieldPath"]:
-        field = (
-            path + rule["fieldPath"] if rule["fieldPath"].startswith((".", "[")) else _child(path, rule["fieldPath"])
-        )
+    extra = rule.get("fieldPath")
+    if isinstance(extra, str) and extra:
+        field = (path + extra if extra.startswith((".", "[")) else _child(path, extra)).lstrip(".")
+    field = field or _NIL  # a rule at the root: upstream's nil path
     try:
         ctx = cel.Context()
         ctx.add_variable("self", value)
@@ -453,7 +453,7 @@ def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], h
         return
     if result is True:
         return
-    message = rule.get("message")
+    message = _message_expression(rule, ctx) or rule.get("message")
     if not isinstance(message, str) or not message:
         message = f"failed rule: {expression}"
     reason = {
@@ -469,6 +469,19 @@ def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], h
         causes.append((field, reason, f"Duplicate value: {message}"))
     else:
         causes.append((field, reason, f'Invalid value: "{_cel_type(value)}": {message}'))
+
+
+def _message_expression(rule: Obj, ctx: Any) -> str | None:
+    """The text of the rule's ``messageExpression`` (``None`` when it has none, or it fails or
+    gives no text: then ``message`` is used, as upstream falls back)."""
+    expression = rule.get("messageExpression")
+    if not isinstance(expression, str) or not expression:
+        return None
+    try:
+        text = _compile(expression).execute(ctx)
+    except Exception:  # noqa: BLE001 - the binding raises its own error types
+        return None
+    return text if isinstance(text, str) and text.strip() else None
 
 
 def _cel_type(value: Any) -> str:
