@@ -304,6 +304,27 @@ class Handle(Protocol):
     @property
     def parallelism(self) -> int: ...
 
+    # What upstream's Handle runs for plugins that simulate placements (preemption of their own,
+    # e.g. CapacityScheduling's): the profile's PreFilter extensions and Filter plugins.
+    async def run_pre_filter_add_pod(
+        self, state: CycleState, pod: PodInfo, to_add: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        """Run every PreFilter plugin's AddPod extension, as if ``to_add`` ran on ``node``
+        (upstream's ``RunPreFilterExtensionAddPod``); the first failure as an Error status."""
+        ...
+
+    async def run_pre_filter_remove_pod(
+        self, state: CycleState, pod: PodInfo, to_remove: PodInfo, node: NodeInfo
+    ) -> Status | None:
+        """Run every PreFilter plugin's RemovePod extension (``RunPreFilterExtensionRemovePod``)."""
+        ...
+
+    async def run_filter_with_nominated_pods(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        """Filter ``pod`` on ``node`` with the pods nominated there (of equal or higher priority)
+        counted as placed, then without them (``RunFilterPluginsWithNominatedPods``): ``None``
+        when it fits both ways."""
+        ...
+
     @property
     def feature_gates(self) -> FeatureGates:
         """Upstream's feature gates as this scheduler runs them (1.37's defaults unless
