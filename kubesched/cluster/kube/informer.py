@@ -94,8 +94,13 @@ class _Informer:
         backoff: Backoff,
         watch_timeout: Callable[[], float],
         keep_from_collector: bool = False,
+        wait_until_served: bool = False,
     ) -> None:
         self.transport = transport
+        #: A resource a plugin asked for (its CRD, say): until the server serves it the informer
+        #: is not synced, so nothing is scheduled without what the plugin reads (as upstream
+        #: waits for its dynamic informers). The scheduler's own kinds count as synced with none.
+        self.wait_until_served = wait_until_served
         #: Freeze what is parsed as it arrives (:func:`_keep_from_full_collections`): only in a
         #: process whose collector is paced, since nothing else ever unfreezes.
         self.keep_from_collector = keep_from_collector
@@ -131,19 +136,29 @@ class _Informer:
         """The server does not serve this kind (404 on its list: an API server older than the
         kind, e.g. a 1.36 one without resource.k8s.io/v1 DeviceTaintRules). As none exist there,
         the informer counts as synced with none, says so once, and lists again now and then in
-        case the API appears (an upgrade)."""
+        case the API appears (an upgrade). A plugin's resource (``wait_until_served``) stays
+        unsynced instead: scheduling waits for it."""
         if self.synced.is_set() and not self.not_served:
             return False  # served before: a relist's 404 is a failure like any other
         if not self.not_served:
-            log.warning(
-                "%s: %s is not served by this API server (%s); scheduling goes on as if none existed",
-                self.kind,
-                self.resource.path,
-                exc,
-            )
+            if self.wait_until_served:
+                log.warning(
+                    "%s: %s is not served by this API server (%s): scheduling waits until it is "
+                    "(is its CustomResourceDefinition installed?)",
+                    self.kind,
+                    self.resource.path,
+                    exc,
+                )
+            else:
+                log.warning(
+                    "%s: %s is not served by this API server (%s); scheduling goes on as if none existed",
+                    self.kind,
+                    self.resource.path,
+                    exc,
+                )
         self.not_served = True
         self._progressed()
-        if not self.synced.is_set():
+        if not self.synced.is_set() and not self.wait_until_served:
             if self.deliver_after is not None:
                 await self.deliver_after.wait()  # the kinds before it delivered first, as ever
             self.synced.set()
@@ -311,7 +326,9 @@ class _Informer:
                     except NotFound as exc:
                         if not await self._not_served(exc):
                             raise
-                        await asyncio.sleep(self.backoff.cap)
+                        # A plugin's resource is looked for again soon (its CRD may be on its
+                        # way), then at most every backoff cap; the scheduler's own every cap.
+                        await asyncio.sleep(self.backoff.next() if self.wait_until_served else self.backoff.cap)
                         continue
                     self._progressed()
                     need_list = False
@@ -445,7 +462,7 @@ class Informers:
 
     async def start(self, handler: EventHandler) -> None:
         """Start one informer per watched kind; return once each has delivered its list (or
-        found its resource not served)."""
+        found its resource not served: a plugin's resource must be served first)."""
         previous: asyncio.Event | None = None
         for resource in self._order():
             kind = resource.kind
@@ -458,6 +475,7 @@ class Informers:
                 backoff,
                 self.watch_timeout,
                 self.keep_from_collector,
+                wait_until_served=kind in self.extra,
             )
             self._by_kind[kind] = inf
             previous = inf.synced
@@ -496,7 +514,8 @@ class Informers:
 
     def not_served(self) -> list[str]:
         """One line per resource watched besides ``kinds`` (a plugin's) that the server does not
-        serve (a CRD not installed yet): listed again every ``backoff_cap`` meanwhile."""
+        serve (a CRD not installed yet): nothing is scheduled meanwhile, and it is listed again
+        with backoff (up to every ``backoff_cap``)."""
         return [
             f"{kind}: {inf.resource.path} is not served by the API server"
             for kind, inf in self._by_kind.items()
