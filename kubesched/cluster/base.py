@@ -145,6 +145,9 @@ class Cluster(Protocol):
 
     async def delete_pod(self, pod: Obj) -> None: ...
 
+    # The write methods below take ``kind`` as a built-in Kind (``ResourceClaim``,
+    # ``ConfigMap``) or any resource as its informer names it, ``<plural>.<version>.<group>``
+    # (``handle.informer_for(...).gvr.event_resource``): a plugin writes its own custom objects.
     async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
         """Replace an object (optimistic concurrency on ``metadata.resourceVersion``: a stale one
         raises :class:`Conflict`), or with ``subresource="status"`` its status. Used by plugins

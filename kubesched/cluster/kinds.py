@@ -76,4 +76,24 @@ def store_kind(gvr: GroupVersionResource) -> str:
     return BUILTIN_KINDS.get(gvr) or gvr.qualified_name
 
 
-__all__ = ["BUILTIN_KINDS", "builtin_kind", "handler_kind", "store_kind"]
+#: Built-in Kinds: their group/version/resource.
+BUILTIN_RESOURCES: dict[str, GroupVersionResource] = {kind: gvr for gvr, kind in BUILTIN_KINDS.items()}
+
+
+def named_resource(kind: str) -> GroupVersionResource | None:
+    """The resource ``kind`` names as the clusters' write methods take it: a built-in Kind
+    (``ConfigMap``), or any resource as it crosses the handler boundary
+    (``<plural>.<version>.<group>``, what :attr:`Informer.gvr.event_resource` gives); ``None``
+    for neither."""
+    known = BUILTIN_RESOURCES.get(kind)
+    if known is not None:
+        return known
+    if "." not in kind or kind != kind.lower():
+        return None
+    try:
+        return GroupVersionResource.parse(kind)
+    except ValueError:
+        return None
+
+
+__all__ = ["BUILTIN_KINDS", "BUILTIN_RESOURCES", "builtin_kind", "handler_kind", "named_resource", "store_kind"]

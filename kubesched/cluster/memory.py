@@ -16,7 +16,7 @@ import zlib
 from typing import Any
 
 from kubesched.cluster.base import EVERY_WATCHED_KIND, EventHandler, NotFound
-from kubesched.cluster.kinds import handler_kind, store_kind
+from kubesched.cluster.kinds import handler_kind, named_resource, store_kind
 from kubesched.cluster.store import Store, json_copy, now_rfc3339
 from kubesched.framework.informers import GroupVersionResource
 
@@ -200,14 +200,21 @@ class InMemoryCluster:
         except NotFound:
             pass
 
+    @staticmethod
+    def _stored_as(kind: str) -> str:
+        """The Store's kind for ``kind`` as the write methods take it: a Kind as it is, any other
+        resource (``<plural>.<version>.<group>``) under ``<plural>.<group>``."""
+        gvr = named_resource(kind)
+        return kind if gvr is None else store_kind(gvr)
+
     async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
-        return self.store.update(kind, obj, check_version=True)
+        return self.store.update(self._stored_as(kind), obj, check_version=True)
 
     async def create_object(self, kind: str, obj: Obj) -> Obj:
-        return self.store.create(kind, obj)
+        return self.store.create(self._stored_as(kind), obj)
 
     async def delete_object(self, kind: str, namespace: str | None, name: str) -> None:
-        self.store.delete(kind, namespace, name)
+        self.store.delete(self._stored_as(kind), namespace, name)
 
     def events_for(self, pod: Obj) -> list[Obj]:
         """Events about ``pod`` (for tests and reports)."""

@@ -21,6 +21,7 @@ from conftest import registry_with
 from polling import eventually
 
 from kubesched import ActionType, ClusterEvent, ClusterEventWithHint, GroupVersionResource, Status
+from kubesched.cluster.base import ClusterError
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.store import Store
 from kubesched.runtime.framework import PluginRef, ProfileSpec
@@ -295,3 +296,30 @@ def test_simulate_delivers_the_scenarios_objects_to_plugins_informers(tmp_path: 
     assert out.returncode == 0, out.stderr
     nodes = {p["name"]: p["node"] for p in json.loads(out.stdout)["pods"]}
     assert nodes == {"a": "n1", "b": None}
+
+
+async def test_a_plugin_writes_its_custom_objects_through_the_kube_backend(
+    store: Store, server: APIServer, tmp_path: Path
+) -> None:
+    cluster = KubeCluster(kubeconfig=server.write_kubeconfig(tmp_path / "kc"))
+    try:
+        await cluster.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", body=CRD)
+        quota = {
+            "apiVersion": "scheduling.x-k8s.io/v1alpha1",
+            "kind": "ElasticQuota",
+            "metadata": {"name": "q", "namespace": "default"},
+            "spec": {"max": {"cpu": "4"}},
+        }
+        made = await cluster.create_object(QUOTAS.event_resource, quota)
+        assert made["metadata"]["namespace"] == "default"
+        stored = store.get(QUOTAS.qualified_name, "default", "q")
+        assert stored["spec"] == {"max": {"cpu": "4"}}
+        made["spec"]["max"]["cpu"] = "6"
+        await cluster.update_object(QUOTAS.event_resource, made)
+        assert store.get(QUOTAS.qualified_name, "default", "q")["spec"]["max"]["cpu"] == "6"
+        await cluster.delete_object(QUOTAS.event_resource, "default", "q")
+        assert store.list(QUOTAS.qualified_name)[0] == []
+        with pytest.raises(ClusterError, match="<plural>.<version>.<group>"):
+            await cluster.create_object("ElasticQuota", quota)
+    finally:
+        await cluster.stop()

@@ -24,10 +24,11 @@ import aiohttp
 from kubernetes_asyncio.client import ApiClient, Configuration
 
 from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound, Obj
+from kubesched.cluster.kinds import named_resource
 from kubesched.cluster.kube.events import EventRecorder
 from kubesched.cluster.kube.informer import INFORMER_STALL_SECONDS, Informers
 from kubesched.cluster.kube.leases import KubeLeases
-from kubesched.cluster.kube.paths import RESOURCES, ns_path, resource_for
+from kubesched.cluster.kube.paths import RESOURCES, Resource, ns_path, resource_for
 from kubesched.cluster.kube.transport import Transport
 from kubesched.cluster.retry import on_error
 from kubesched.cluster.store import CLUSTER_SCOPED
@@ -255,30 +256,46 @@ class KubeCluster:
         bounded in time; what still fails is raised."""
         await on_error(lambda: self.request("PATCH", path, body=patch, content_type=content_type))
 
-    async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
+    @staticmethod
+    def _resource(kind: str) -> Resource:
+        """Where ``kind`` lives: a kind this backend watches, another built-in Kind, or any
+        resource by ``<plural>.<version>.<group>`` (a CRD's, as its informer delivers it)."""
         res = RESOURCES.get(kind)
-        if res is None:
-            raise ClusterError(f"kind {kind!r} is not known to this backend", 0)
+        if res is not None:
+            return res
+        gvr = named_resource(kind)
+        if gvr is None:
+            raise ClusterError(
+                f"kind {kind!r} is not known to this backend: name a built-in Kind or a resource as "
+                "<plural>.<version>.<group> (an informer's gvr.event_resource)",
+                0,
+            )
+        return resource_for(gvr)
+
+    @staticmethod
+    def _namespace(kind: str, res: Resource, namespace: str | None) -> str | None:
+        """The namespace a path names: none for a cluster-scoped built-in, the object's own for
+        a custom resource (whose scope only its CRD knows), ``default`` for a namespaced one."""
+        if res.custom:
+            return namespace or None
+        return None if kind in CLUSTER_SCOPED else (namespace or "default")
+
+    async def update_object(self, kind: str, obj: Obj, subresource: str | None = None) -> Obj:
+        res = self._resource(kind)
         meta = obj["metadata"]
-        namespace = None if kind in CLUSTER_SCOPED else (meta.get("namespace") or "default")
-        path = res.object_path(namespace, meta["name"])
+        path = res.object_path(self._namespace(kind, res, meta.get("namespace")), meta["name"])
         return await self.request("PUT", f"{path}/{subresource}" if subresource else path, body=obj)
 
     async def create_object(self, kind: str, obj: Obj) -> Obj:
-        res = RESOURCES.get(kind)
-        if res is None:
-            raise ClusterError(f"kind {kind!r} is not known to this backend", 0)
-        if kind in CLUSTER_SCOPED:
+        res = self._resource(kind)
+        ns = self._namespace(kind, res, (obj.get("metadata") or {}).get("namespace"))
+        if ns is None:
             return await self.request("POST", res.path, body=obj)
-        ns = (obj.get("metadata") or {}).get("namespace") or "default"
         return await self.request("POST", ns_path(res.api_version, ns, res.path.rsplit("/", 1)[1]), body=obj)
 
     async def delete_object(self, kind: str, namespace: str | None, name: str) -> None:
-        res = RESOURCES.get(kind)
-        if res is None:
-            raise ClusterError(f"kind {kind!r} is not known to this backend", 0)
-        ns = None if kind in CLUSTER_SCOPED else (namespace or "default")
-        await self.request("DELETE", res.object_path(ns, name))
+        res = self._resource(kind)
+        await self.request("DELETE", res.object_path(self._namespace(kind, res, namespace), name))
 
     # --- clients of their own -----------------------------------------------------------------
     def leases(self, renew_deadline: float | None = None) -> KubeLeases:

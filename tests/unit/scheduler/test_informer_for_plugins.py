@@ -380,3 +380,28 @@ def test_an_unreadable_resource_name_is_logged_and_left_out(caplog: pytest.LogCa
     sched = Scheduler([profile(preFilter=["Misnamed"])], InMemoryCluster(Store()), OPTIONS, registry_with(Misnamed))
     assert sched.informers.resources() == []
     assert "plugin Misnamed registers events on 'quotas'" in caplog.text
+
+
+async def test_the_in_memory_cluster_writes_any_resource_by_the_name_its_informer_gives() -> None:
+    from kubesched.cluster.base import ClusterError
+    from kubesched.cluster.kinds import named_resource
+    from kubesched.cluster.memory import InMemoryCluster
+    from kubesched.cluster.store import Store
+
+    quotas = GroupVersionResource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas")
+    assert named_resource(quotas.event_resource) == quotas
+    assert named_resource("ConfigMap") == GroupVersionResource("", "v1", "configmaps")
+    assert named_resource("ElasticQuota") is None
+    cluster = InMemoryCluster(Store())
+    quota = {"apiVersion": quotas.api_version, "kind": "ElasticQuota", "metadata": {"name": "q", "namespace": "a"}}
+    made = await cluster.create_object(quotas.event_resource, quota)
+    assert (
+        cluster.store.get("elasticquotas.scheduling.x-k8s.io", "a", "q")["metadata"]["uid"] == made["metadata"]["uid"]
+    )
+    made["spec"] = {"max": {"cpu": "2"}}
+    await cluster.update_object(quotas.event_resource, made)
+    assert cluster.store.get(quotas.qualified_name, "a", "q")["spec"] == {"max": {"cpu": "2"}}
+    with pytest.raises(ClusterError):  # a stale resourceVersion is a conflict, as for built-ins
+        await cluster.update_object(quotas.event_resource, made)
+    await cluster.delete_object(quotas.event_resource, "a", "q")
+    assert cluster.store.list(quotas.qualified_name)[0] == []
