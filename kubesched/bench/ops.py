@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from kubesched.bench.measure import LoopLag, Result, make_result
 from kubesched.bench.workload import (
     Barrier,
     Churn,
+    CreateAny,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
@@ -37,11 +39,15 @@ from kubesched.bench.workload import (
     read_template,
 )
 from kubesched.cluster.base import NotFound
+from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import API_VERSIONS, Store
 from kubesched.config import SchedulerConfig
+from kubesched.errors import KubeschedError
 from kubesched.framework.features import FeatureGates
 from kubesched.scheduler import Scheduler, SchedulerOptions
+from kubesched.sim.apiserver.customresources import admit_definition
+from kubesched.sim.scenario.custom import is_custom_kind, read_custom
 
 Obj = dict[str, Any]
 #: ``progress(done, total)``: pods decided of the pods the workload creates (churn aside).
@@ -151,6 +157,9 @@ class OpRunner:
                 self._namespace(f"{op.prefix}-{i}")
         elif isinstance(op, CreatePods):
             await self._create_pods(op)
+        elif isinstance(op, CreateAny):
+            for i in range(op.count):
+                self._create_any(op, i)
         elif isinstance(op, Churn):
             templates = [read_template(p, _kind_of(p)) for p in op.templates]
             self._churn.append(asyncio.create_task(self._churn_loop(templates, op.interval)))
@@ -185,6 +194,35 @@ class OpRunner:
             if op.unique_label is not None:
                 labels[op.unique_label] = name
             self.store.create("Node", node)
+
+    def _create_any(self, op: CreateAny, index: int) -> None:
+        """One object of ``op``'s template: checked as the API server checks it (a definition's
+        fields; a custom object against its definition's schema) and stored."""
+        obj = render_any(op, index)
+        where = f"{op.template} (object {index})"
+        kind = obj.get("kind")
+        meta = obj.setdefault("metadata", {})
+        if kind == CRD_KIND:
+            self.store.create(CRD_KIND, admit_definition(obj, None, self.store.custom_resources))
+            return
+        if op.namespace:
+            meta["namespace"] = op.namespace
+        if is_custom_kind(obj):
+            try:
+                obj, _ = read_custom(obj, self.store.custom_resources, where)
+            except KubeschedError as exc:
+                raise WorkloadError(str(exc)) from None
+            key = self.store.custom_resources.store_key_for(obj["apiVersion"], str(kind))
+            if key is None:  # read_custom refuses a kind no definition serves; kept for the types
+                raise WorkloadError(f"{where}: no CustomResourceDefinition serves {kind}")
+            kind = key
+        elif kind not in API_VERSIONS:
+            raise WorkloadError(f"{where}.kind: {kind!r} is not a kind kubesched bench can create")
+        if self.store.cluster_scoped(str(kind)):
+            meta.pop("namespace", None)
+        else:
+            self._namespace(meta.setdefault("namespace", "default"))
+        self.store.create(str(kind), obj)
 
     def _namespace(self, name: str) -> None:
         if name not in self._namespaces:
@@ -324,3 +362,32 @@ def _kind_of(path: Any) -> str:
     if kind not in ("Pod", "Node"):
         raise WorkloadError(f"{path}: churn templates are Pods or Nodes, got kind {kind!r}")
     return str(kind)
+
+
+_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
+
+
+def render_any(op: CreateAny, index: int) -> Obj:
+    """Object ``index`` of a createAny template: ``{{.Index}}``, ``{{.Count}}`` and the op's
+    ``templateParams`` put into its text (Go's text/template field form), then read as YAML."""
+    import yaml
+
+    values = {"Index": index, "Count": op.count, **dict(op.params)}
+
+    def put(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise WorkloadError(
+                f"{op.template}: {m.group(0)} names no template value (there are: {', '.join(sorted(values))})"
+            )
+        return str(values[m.group(1)])
+
+    try:
+        text = _FIELD.sub(put, op.template.read_text(encoding="utf-8"))
+        obj = yaml.safe_load(text)
+    except OSError as exc:
+        raise WorkloadError(f"{op.template}: cannot read template: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise WorkloadError(f"{op.template}: template is not valid YAML: {exc}") from None
+    if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
+        raise WorkloadError(f"{op.template}: a createAny template is one object with apiVersion and kind")
+    return obj

@@ -16,6 +16,10 @@ the workload's params, and so does any value written ``$name``):
 * ``createPods``: ``count``, ``namespace`` (default ``namespace-<op index>``, as upstream),
   ``podTemplatePath`` (default the case's ``defaultPodTemplatePath``, else a 100m/500Mi pod),
   ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them);
+* ``createAny``: ``templatePath`` (any object: a CustomResourceDefinition, an object of its
+  kind, a ConfigMap...; the text may use ``{{.Index}}``, ``{{.Count}}`` and each of
+  ``templateParams``, ``$name`` values resolved), ``namespace``, ``count`` (default 1): what a
+  plugin reads besides pods and nodes, e.g. a quota;
 * ``churn``: ``mode: create`` only, ``templatePaths`` (pods or nodes), ``intervalMilliseconds``:
   one object of each template every interval until the workload ends;
 * ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``);
@@ -79,6 +83,14 @@ class CreatePods:
 
 
 @dataclass(frozen=True)
+class CreateAny:
+    template: Path
+    namespace: str = ""
+    count: int = 1
+    params: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
 class Churn:
     templates: tuple[Path, ...]
     interval: float
@@ -107,7 +119,9 @@ class StopCollecting:
     pass
 
 
-Op = CreateNodes | CreateNamespaces | CreatePods | Churn | Barrier | Sleep | StartCollecting | StopCollecting
+Op = (
+    CreateNodes | CreateNamespaces | CreatePods | CreateAny | Churn | Barrier | Sleep | StartCollecting | StopCollecting
+)
 
 
 @dataclass
@@ -160,6 +174,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "collectMetrics": bool,
         "skipWaitToCompletion": bool,
     },
+    "createAny": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
     "churn": {"mode": str, "number": int, "templatePaths": list, "intervalMilliseconds": int},
     "barrier": {"namespaces": list, "stageRequirement": str, "labelSelector": dict},
     "sleep": {"duration": str},
@@ -169,7 +184,6 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 #: Upstream ops kubesched bench does not run (yet): named in the error.
 _NOT_RUN = (
     "deletePods",
-    "createAny",
     "createResourceClaims",
     "createResourceDriver",
     "updateAny",
@@ -336,8 +350,19 @@ def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: P
         if (want is int and (isinstance(value, bool) or not isinstance(value, int))) or not isinstance(value, want):
             name = want.__name__ if isinstance(want, type) else "/".join(t.__name__ for t in want)
             raise WorkloadError(f"{where}.{key}: expected {_article(name)}, got {value!r}")
+        if target == "templateParams" and isinstance(value, dict):
+            value = {k: _param(x, params, f"{where}.{key}.{k}") for k, x in value.items()}
         values[target] = value
     return _build(opcode, values, index, base, default_pod, where)
+
+
+def _param(value: Any, params: dict[str, Any], where: str) -> Any:
+    """``value``, or the workload's param it names (``$name``)."""
+    if isinstance(value, str) and value.startswith("$"):
+        if value[1:] not in params:
+            raise WorkloadError(f"{where}: parameter {value} is not in the workload's params")
+        return params[value[1:]]
+    return value
 
 
 def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: Path, where: str) -> Op:
@@ -381,6 +406,21 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             template,
             bool(v.get("collectMetrics", False)),
             bool(v.get("skipWaitToCompletion", False)),
+        )
+    if opcode == "createAny":
+        if "templatePath" not in v:
+            raise WorkloadError(f"{where}.templatePath: required")
+        params = v.get("templateParams") or {}
+        for key in params:
+            if not isinstance(key, str) or not key.isidentifier():
+                raise WorkloadError(
+                    f"{where}.templateParams.{key}: a parameter is named like a Go field (letters, digits)"
+                )
+        return CreateAny(
+            _path(base, v["templatePath"], f"{where}.templatePath"),
+            v.get("namespace", ""),
+            _count(v, where, 1) if "count" in v else 1,
+            tuple(sorted(params.items())),
         )
     if opcode == "churn":
         if v.get("mode") != "create":
