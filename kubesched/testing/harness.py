@@ -15,7 +15,7 @@ are coroutines for async tests.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
@@ -32,6 +32,7 @@ NodeLike = NodeBuilder | NodeInfo | dict[str, Any]
 
 
 def as_pod_info(pod: PodLike) -> PodInfo:
+    """``pod`` (a builder, an object or a PodInfo) as a PodInfo."""
     if isinstance(pod, PodInfo):
         return pod
     if isinstance(pod, PodBuilder):
@@ -90,6 +91,54 @@ class ObjectListers:
         return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
 
 
+def plugin_class(plugin: str | type) -> type:
+    """The class of ``plugin``: given, or registered under that name."""
+    if isinstance(plugin, str):
+        cls: type = default_registry().get(plugin).cls
+        return cls
+    return plugin
+
+
+def build_framework(
+    plugins: Sequence[str | type],
+    plugin_args: Mapping[str, Any] | None = None,
+    weights: Mapping[str, int] | None = None,
+    nodes: Sequence[NodeInfo] = (),
+    cluster: Any = None,
+    objects: Iterable[dict[str, Any]] = (),
+    feature_gates: FeatureGates | None = None,
+) -> Framework:
+    """A partial profile of ``plugins``, each at every point it implements, in the order given
+    (a multiPoint profile of them alone). ``plugin_args`` maps a plugin's name to a dict its
+    ``Args`` model validates or to an ``Args`` instance; ``weights`` a Score plugin's name to its
+    weight (1 unless given). 1.37's feature gates unless ``feature_gates``."""
+    classes = [plugin_class(p) for p in plugins]
+    registry = _SoloPlugins()
+    points: dict[str, list[PluginRef]] = {}
+    args_out: dict[str, Any] = {}
+    for cls in classes:
+        name: str = cls.name  # type: ignore[attr-defined]
+        registry.register(cls, name)
+        for point, method in EXTENSION_POINTS.items():
+            if callable(getattr(cls, method, None)):
+                weight = (weights or {}).get(name, 1) if point in ("score", "placementScore") else 0
+                points.setdefault(point, []).append(PluginRef(name, weight))
+        given = (plugin_args or {}).get(name)
+        if given is not None:
+            model = getattr(cls, "Args", None)
+            args_out[name] = model.model_validate(given) if model is not None and isinstance(given, dict) else given
+    fw = Framework(
+        ProfileSpec("test-scheduler", points, args_out),
+        registry,
+        cluster=cluster,
+        partial=True,
+        listers=ObjectListers(objects),
+        feature_gates=feature_gates,
+    )
+    fw.set_snapshot(Snapshot(nodes))
+    return fw
+
+
 def framework_for(
     plugin: str | type,
     args: Any = None,
@@ -101,31 +150,16 @@ def framework_for(
 ) -> Framework:
     """A partial profile holding only ``plugin`` at every point it implements (1.37's feature
     gates unless ``feature_gates``)."""
-    if isinstance(plugin, str):
-        entry = default_registry().get(plugin)
-        cls: type = entry.cls
-    else:
-        cls = plugin
-    registry = _SoloPlugins()
-    registry.register(cls, cls.name)  # type: ignore[attr-defined]
-    points: dict[str, list[PluginRef]] = {}
-    for point, method in EXTENSION_POINTS.items():
-        if callable(getattr(cls, method, None)):
-            points[point] = [PluginRef(cls.name, weight if point in ("score", "placementScore") else 0)]  # type: ignore[attr-defined]
-    plugin_args: dict[str, Any] = {}
-    model = getattr(cls, "Args", None)
-    if args is not None:
-        plugin_args[cls.name] = model.model_validate(args) if model is not None and isinstance(args, dict) else args  # type: ignore[attr-defined]
-    fw = Framework(
-        ProfileSpec("test-scheduler", points, plugin_args),
-        registry,
+    name: str = plugin_class(plugin).name  # type: ignore[attr-defined]
+    return build_framework(
+        [plugin],
+        {name: args} if args is not None else None,
+        {name: weight},
+        nodes,
         cluster=cluster,
-        partial=True,
-        listers=ObjectListers(objects),
+        objects=objects,
         feature_gates=feature_gates,
     )
-    fw.set_snapshot(Snapshot(nodes))
-    return fw
 
 
 async def afilter_nodes(
@@ -207,6 +241,7 @@ def filter_nodes(
     objects: Iterable[dict[str, Any]] = (),
     feature_gates: FeatureGates | None = None,
 ) -> dict[str, Status | None]:
+    """:func:`afilter_nodes`, on an event loop of its own."""
     return asyncio.run(afilter_nodes(plugin, pod, nodes, args, pods, objects, feature_gates))
 
 
@@ -220,6 +255,7 @@ def score_nodes(
     objects: Iterable[dict[str, Any]] = (),
     feature_gates: FeatureGates | None = None,
 ) -> dict[str, int]:
+    """:func:`ascore_nodes`, on an event loop of its own."""
     return asyncio.run(ascore_nodes(plugin, pod, nodes, args, pods, normalize, objects, feature_gates))
 
 
