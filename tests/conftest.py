@@ -13,9 +13,18 @@ from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.server import APIServer
 
 # The harness the tests share is the one kubesched.testing ships (tests import it from here too).
+from kubesched.testing import pytest_plugin as kubesched_fixtures
 from kubesched.testing.running import Harness, Recorder, make_harness, profile, registry_with
 
 __all__ = ["Harness", "Recorder", "make_harness", "profile", "registry_with"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """kubesched's fixtures (kubesched_framework, kubesched_scheduler, ...), as an installed
+    kubesched gives them through its pytest11 entry point: registered here when that entry point
+    did not (a checkout on PYTHONPATH, an install older than the entry point)."""
+    if not config.pluginmanager.is_registered(kubesched_fixtures):
+        config.pluginmanager.register(kubesched_fixtures, "kubesched")
 
 
 @pytest.fixture
