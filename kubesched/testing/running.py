@@ -345,6 +345,7 @@ async def running_scheduler(
     objects: Iterable[ObjectLike] = (),
     profiles: Iterable[ProfileSpec] | None = None,
     options: SchedulerOptions | None = None,
+    extenders: Iterable[Any] = (),
     loop: bool = True,
 ) -> AsyncIterator[Harness]:
     """A started scheduler over an in-memory cluster, stopped on the way out.
@@ -355,8 +356,9 @@ async def running_scheduler(
     ``plugins`` enabled under multiPoint (see :func:`config_enabling`). The cluster holds the
     ``scenario`` (a file or a parsed Scenario, as ``simulate`` reads it) and ``objects``,
     ``nodes`` and ``pods`` (builders or dicts). ``options``: seed 1 and results recorded unless
-    given; their feature gates are the configuration's too. ``loop=False`` leaves the stepping
-    to the test."""
+    given; their feature gates are the configuration's too. ``extenders``: HTTP extenders
+    (``kubesched.extender.HTTPExtender``) called after the plugins. ``loop=False`` leaves the
+    stepping to the test."""
     classes = list(plugins)
     options = options or SchedulerOptions(seed=1, record_results=True)
     registry = registry_with(*classes)
@@ -365,7 +367,7 @@ async def running_scheduler(
     if scenario is not None:
         load_scenario_into(store, scenario if isinstance(scenario, Scenario) else load_scenario(scenario))
     cluster = InMemoryCluster(store)
-    h = Harness(Scheduler(specs, cluster, options, registry), cluster, store)
+    h = Harness(Scheduler(specs, cluster, options, registry, extenders=extenders), cluster, store)
     h.add(*objects, *nodes, *pods)
     await h.scheduler.start()
     if loop:
