@@ -109,7 +109,7 @@ def test_another_project_gets_the_fixtures(tmp_path: Path) -> None:
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
     }
     run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "kubesched.testing.pytest_plugin", "-p", "pytest_asyncio.plugin"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "pytest_asyncio.plugin", "-p", "kubesched.testing.pytest_plugin"],
         cwd=tmp_path,
         env=env,
         capture_output=True,
