@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from kubesched.runtime.local_plugins import load_plugin_class
 from kubesched.testing import PodBuilder, make_node, make_pod, plugin_framework, running_scheduler
 
-PACKAGE = Path(__file__).resolve().parents[2] / "plugins" / "qos-sort"
-if str(PACKAGE) not in sys.path:
-    sys.path.insert(0, str(PACKAGE))
-
-from kubesched_qos_sort import QOSSort  # noqa: E402
+# Loaded from its file, not by putting the package's folder on sys.path: an earlier install there
+# leaves egg-info that would announce its entry point to every later test.
+SOURCE = Path(__file__).resolve().parents[2] / "plugins" / "qos-sort" / "kubesched_qos_sort" / "__init__.py"
+QOSSort = load_plugin_class(f"{SOURCE}:QOSSort")
 
 GUARANTEED = {"cpu": "1", "memory": "1Gi"}
 

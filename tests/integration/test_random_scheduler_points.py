@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
 
+from kubesched.runtime.local_plugins import load_plugin_class
 from kubesched.testing import make_node, make_pod, plugin_framework, reasons, running_scheduler
 
-PACKAGE = Path(__file__).resolve().parents[2] / "plugins" / "random-scheduler"
-if str(PACKAGE) not in sys.path:
-    sys.path.insert(0, str(PACKAGE))
-
-from kubesched_random_scheduler import SEED_ENV  # noqa: E402
-from kubesched_random_scheduler import random_predicate as RandomPredicate  # noqa: E402
-from kubesched_random_scheduler import random_priority as RandomPriority  # noqa: E402
+# Loaded from its file, not by putting the package's folder on sys.path: an earlier install there
+# leaves egg-info that would announce its entry points to every later test.
+SOURCE = (
+    Path(__file__).resolve().parents[2] / "plugins" / "random-scheduler" / "kubesched_random_scheduler" / "__init__.py"
+)
+RandomPredicate = load_plugin_class(f"{SOURCE}:random_predicate")
+RandomPriority = load_plugin_class(f"{SOURCE}:random_priority")
+SEED_ENV = "RANDOM_SCHEDULER_SEED"
 
 NODES = [make_node(f"node-{i}").capacity(cpu="8", memory="16Gi", pods="110") for i in range(16)]
 
