@@ -18,35 +18,41 @@ Every name starts with ``kubesched_``, so a project's own fixtures keep theirs.
 
 from __future__ import annotations
 
+# Only pytest here: the kit is imported when a fixture is used, so that loading this plugin (in
+# every pytest run wherever kubesched is installed) costs next to nothing.
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from kubesched.testing import builders
-from kubesched.testing.points import PluginFramework, plugin_framework
-from kubesched.testing.processes import sim_serve_process
-from kubesched.testing.running import Harness, MemoryCluster, running_scheduler
+if TYPE_CHECKING:
+    from kubesched.testing.points import PluginFramework
+    from kubesched.testing.running import Harness, MemoryCluster
 
 
 class Builders:
     """The object builders: ``pod(name, namespace="default")`` and ``node(name)``."""
 
-    pod = staticmethod(builders.make_pod)
-    node = staticmethod(builders.make_node)
+    def __init__(self) -> None:
+        from kubesched.testing.builders import make_node, make_pod
+
+        self.pod = make_pod
+        self.node = make_node
 
 
 @pytest.fixture
-def kubesched_builders() -> type[Builders]:
+def kubesched_builders() -> Builders:
     """``make_pod`` and ``make_node`` as ``kubesched_builders.pod`` and ``kubesched_builders.node``."""
-    return Builders
+    return Builders()
 
 
 @pytest.fixture
 def kubesched_cluster() -> MemoryCluster:
     """An empty in-memory cluster: ``store`` (the objects) and ``cluster`` (what a scheduler watches)."""
+    from kubesched.testing.running import MemoryCluster
+
     return MemoryCluster()
 
 
@@ -54,6 +60,8 @@ def kubesched_cluster() -> MemoryCluster:
 def kubesched_framework() -> Iterator[Callable[..., PluginFramework]]:
     """A factory of :class:`PluginFramework` (the arguments of ``plugin_framework``); each is
     closed after the test."""
+    from kubesched.testing.points import plugin_framework
+
     made: list[PluginFramework] = []
 
     def make(*plugins: Any, **kwargs: Any) -> PluginFramework:
@@ -70,6 +78,8 @@ def kubesched_framework() -> Iterator[Callable[..., PluginFramework]]:
 def kubesched_sim_serve(tmp_path: Path) -> Iterator[Callable[..., dict[str, str]]]:
     """A factory that starts ``kubesched sim serve`` with the arguments given, in a folder of
     ``tmp_path``: ``url``, ``web``, ``kubeconfig``. Every process is stopped after the test."""
+    from kubesched.testing.processes import sim_serve_process
+
     with contextlib.ExitStack() as stack:
         count = 0
 
@@ -94,6 +104,8 @@ async def kubesched_scheduler() -> AsyncIterator[Callable[..., Awaitable[Harness
     """A factory of running schedulers (the arguments of ``running_scheduler``):
     ``s = await kubesched_scheduler(plugins=[...], nodes=[...])``; each is stopped after the
     test. Needs pytest-asyncio."""
+    from kubesched.testing.running import running_scheduler
+
     async with contextlib.AsyncExitStack() as stack:
 
         async def start(**kwargs: Any) -> Harness:
