@@ -20,8 +20,8 @@ from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.framework.features import FeatureGates
-from kubesched.framework.interface import EXTENSION_POINTS, CycleState, PreFilterResult
-from kubesched.framework.status import Code, Status
+from kubesched.framework.interface import EXTENSION_POINTS
+from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry, default_registry
@@ -174,22 +174,12 @@ async def afilter_nodes(
     """PreFilter (if implemented) then Filter on every node: ``{node: None (fits) | Status}``.
 
     A PreFilter rejection is reported on every node, as upstream does; nodes outside a
-    PreFilterResult get UnschedulableAndUnresolvable.
+    PreFilterResult get UnschedulableAndUnresolvable (``PluginFramework.afilter_all``).
     """
-    pi = as_pod_info(pod)
-    infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos, objects=objects, feature_gates=feature_gates)
-    state = CycleState()
-    result, status, _ = await fw.run_pre_filter(state, pi)
-    out: dict[str, Status | None] = {}
-    for ni in infos:
-        if status is not None:
-            out[ni.name] = status
-        elif isinstance(result, PreFilterResult) and result.node_names is not None and ni.name not in result.node_names:
-            out[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy PreFilterResult")
-        else:
-            out[ni.name] = fw.run_filter(state, pi, ni)
-    return out
+    from kubesched.testing.points import plugin_framework
+
+    fw = plugin_framework(plugin, args=args, nodes=nodes, pods=pods, objects=objects, feature_gates=feature_gates)
+    return await fw.afilter_all(pod)
 
 
 async def ascore_nodes(
@@ -206,30 +196,12 @@ async def ascore_nodes(
 
     With ``normalize=False`` the raw Score results. Weight is 1. PreFilter and Filter run first,
     as in a real cycle (some plugins compute their scoring state there); Filter verdicts are not
-    applied: every node given is scored.
+    applied: every node given is scored (``PluginFramework.ascore``).
     """
-    pi = as_pod_info(pod)
-    infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos, objects=objects, feature_gates=feature_gates)
-    state = CycleState()
-    _, status, _ = await fw.run_pre_filter(state, pi)
-    if status is not None and not status.is_success():
-        raise AssertionError(f"PreFilter rejected the pod: {status!r}")
-    for ni in infos:
-        # As in a real cycle: some plugins (VolumeBinding) score what their Filter found on each node.
-        fw.run_filter(state, pi, ni)
-    status = await fw.run_pre_score(state, pi, infos)
-    if status is not None and not status.is_success():
-        raise AssertionError(f"PreScore failed: {status!r}")
-    raw: dict[str, dict[str, int]] = {}
-    final: dict[str, dict[str, int]] = {}
-    totals, status = await fw.run_score(state, pi, infos, raw, final)
-    if status is not None:
-        raise AssertionError(f"Score failed: {status!r}")
-    source = final if normalize else raw
-    return {
-        ni.name: source.get(ni.name, {}).get(fw.score_plugins[0].name, 0) if fw.score_plugins else 0 for ni in infos
-    }
+    from kubesched.testing.points import plugin_framework
+
+    fw = plugin_framework(plugin, args=args, nodes=nodes, pods=pods, objects=objects, feature_gates=feature_gates)
+    return await fw.ascore(pod, normalize=normalize)
 
 
 def filter_nodes(
