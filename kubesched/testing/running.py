@@ -277,7 +277,11 @@ class Harness:
             self._loop_task = asyncio.get_running_loop().create_task(self.scheduler.run(start=False))
 
     async def stop(self, grace: float = 5.0) -> None:
-        """Stop the scheduler (and its loop): binding cycles get ``grace`` seconds."""
+        """Stop the scheduler (and its loop): the pods waiting at Permit are rejected (the test
+        is over), then binding cycles get ``grace`` seconds."""
+        for wp in list(self.scheduler.waiting_pods):
+            for plugin in wp.pending_plugins()[:1]:
+                wp.reject(plugin, "the scheduler is stopping")
         await self.scheduler.stop(grace)
         if self._loop_task is not None:
             task, self._loop_task = self._loop_task, None

@@ -122,3 +122,20 @@ async def test_config_and_scenario_files(tmp_path: Path) -> None:
         assert (await s.wait_unschedulable("p")).startswith("0/1 nodes are available: 1 node(s) are cheap. ")
         s.add(make_node("other").capacity(cpu="4", memory="8Gi", pods="10"))
         assert await s.wait_bound("p", timeout=30) == "other"
+
+
+async def test_leaving_rejects_the_pods_still_waiting_at_permit() -> None:
+    class Hold:
+        name = "Hold"
+
+        def __init__(self, args: Any, handle: Any) -> None:
+            pass
+
+        def permit(self, state: Any, pod: Any, node_name: str) -> tuple[Status, float]:
+            return Status.wait(), 600  # longer than any test
+
+    async with running_scheduler(plugins=[Hold], nodes=NODES, pods=[make_pod("p")]) as s:
+        await s.wait_for(lambda: s.waiting() == {"p"})
+    assert s.waiting() == set()
+    assert s.node_of("p") is None
+    assert "the scheduler is stopping" in (s.unschedulable("p") or "")
