@@ -24,6 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import CycleState, PostFilterResult, PreFilterResult
 from kubesched.framework.status import Code, Status
@@ -272,6 +274,31 @@ class PluginFramework(PermitPoints):
     ) -> dict[str, int]:
         """:meth:`ascore`, on the driver's loop."""
         return self.run(self.ascore(pod, nodes, normalize))
+
+    async def anormalize_scores(
+        self, pod: PodLike, raw: Mapping[str, Mapping[str, int]] | Mapping[str, int], state: CycleState | None = None
+    ) -> ScoreOutcome:
+        """NormalizeScore alone, over raw scores the test gives: ``{plugin: {node: score}}``, or
+        ``{node: score}`` when there is one Score plugin. The weighted totals by node, or the
+        status that stopped it (a score left outside 0..100, a plugin without raw scores)."""
+        st, pi = self._args(pod, state)
+        plugins = [b.name for b in self.framework.score_plugins]
+        by_plugin: dict[str, dict[str, int]] = {}
+        for key, value in raw.items():
+            if isinstance(value, int):  # {node: score}: the one Score plugin's
+                by_plugin.setdefault(plugins[0] if len(plugins) == 1 else "", {})[key] = value
+            else:
+                by_plugin[key] = dict(value)
+        names = list(next(iter(by_plugin.values()), {}))
+        columns = {name: np.array([scores.get(n, 0) for n in names], np.int64) for name, scores in by_plugin.items()}
+        totals, status = await self.framework.normalize_raw_scores(st, pi, names, columns)
+        return ScoreOutcome(dict(zip(names, (int(t) for t in totals))), by_plugin, {}, status)
+
+    def normalize_scores(
+        self, pod: PodLike, raw: Mapping[str, Mapping[str, int]] | Mapping[str, int], state: CycleState | None = None
+    ) -> ScoreOutcome:
+        """:meth:`anormalize_scores`, on the driver's loop."""
+        return self.run(self.anormalize_scores(pod, raw, state))
 
     # --- Reserve, Unreserve -------------------------------------------------------------------------
     async def areserve(self, pod: PodLike, node: str, state: CycleState | None = None) -> Status | None:

@@ -143,6 +143,25 @@ def test_score_normalized_and_raw(fw: PluginFramework) -> None:
     assert details.raw == {"Everything": {"n1": 10, "n2": 40}} and details.status is None
 
 
+def test_normalize_score_alone_over_given_raw_scores(fw: PluginFramework) -> None:
+    outcome = fw.normalize_scores(make_pod("p"), {"n1": 5, "n2": 20, "n3": 0})
+    assert outcome.status is None and outcome.totals == {"n1": 25, "n2": 100, "n3": 0}
+    assert fw.normalize_scores(make_pod("p"), {"Everything": {"n1": 1, "n2": 4}}).totals == {"n1": 25, "n2": 100}
+
+
+def test_a_score_left_outside_the_range_is_an_error() -> None:
+    class Unnormalized(Everything):
+        name = "Unnormalized"
+
+        def normalize_score(self, state: Any, pod: Any, scores: list[Any]) -> None:
+            pass
+
+    with plugin_framework(Unnormalized, nodes=NODES[:2]) as fw:
+        outcome = fw.normalize_scores(make_pod("p"), {"n1": 10, "n2": 400})
+        assert outcome.status is not None and outcome.status.code is Code.ERROR
+        assert outcome.status.plugin == "Unnormalized"
+
+
 def test_pre_score_skip_leaves_score_out(fw: PluginFramework) -> None:
     pod = make_pod("p").label("skip-score", "1")
     assert fw.pre_score(pod) is None
