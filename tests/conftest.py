@@ -1,8 +1,7 @@
 from __future__ import annotations
 
-import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -10,132 +9,27 @@ import pytest
 from kubernetes_asyncio import client as kube_client
 from kubernetes_asyncio import config as kube_config
 
-from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.runtime.framework import PluginRef, ProfileSpec
-from kubesched.runtime.registry import Registry, default_registry
-from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.sim.apiserver.server import APIServer
-from kubesched.testing import NodeBuilder, PodBuilder
+
+# The harness the tests share is the one kubesched.testing ships (tests import it from here too).
+from kubesched.testing import pytest_plugin as kubesched_fixtures
+from kubesched.testing.running import Harness, Recorder, make_harness, profile, registry_with
+
+__all__ = ["Harness", "Recorder", "make_harness", "profile", "registry_with"]
 
 
-class Recorder:
-    """Collects ``(plugin, point, detail)`` calls so tests can assert order."""
-
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, str, Any]] = []
-
-    def __call__(self, plugin: str, point: str, detail: Any = None) -> None:
-        self.calls.append((plugin, point, detail))
-
-    def points(self, point: str) -> list[str]:
-        return [p for p, pt, _ in self.calls if pt == point]
+def pytest_configure(config: pytest.Config) -> None:
+    """kubesched's fixtures (kubesched_framework, kubesched_scheduler, ...), as an installed
+    kubesched gives them through its pytest11 entry point: registered here when that entry point
+    did not (a checkout on PYTHONPATH, an install older than the entry point)."""
+    if not config.pluginmanager.is_registered(kubesched_fixtures):
+        config.pluginmanager.register(kubesched_fixtures, "kubesched")
 
 
 @pytest.fixture
 def recorder() -> Recorder:
     return Recorder()
-
-
-def registry_with(*classes: type) -> Registry:
-    """The installed plugins plus ``classes`` (test plugins)."""
-    reg = Registry()
-    for e in default_registry().entries():
-        reg.register(e.cls, e.name, e.distribution)
-    for cls in classes:
-        reg.register(cls)
-    return reg
-
-
-#: The points whose plugins carry a weight (1 unless given).
-WEIGHTED = ("score", "placementScore")
-
-
-def profile(name: str = "default-scheduler", **points: list[Any]) -> ProfileSpec:
-    """A profile with PrioritySort and DefaultBinder plus the given points:
-    ``profile(filter=["A", "B"], score=[("C", 2)])``."""
-    plugins: dict[str, list[PluginRef]] = {
-        "queueSort": [PluginRef("PrioritySort")],
-        "bind": [PluginRef("DefaultBinder")],
-    }
-    for point, refs in points.items():
-        plugins[point] = [
-            PluginRef(r[0], r[1]) if isinstance(r, tuple) else PluginRef(r, 1 if point in WEIGHTED else 0) for r in refs
-        ]
-    return ProfileSpec(name, plugins)
-
-
-class Harness:
-    """A scheduler over an in-memory cluster, driven step by step."""
-
-    def __init__(self, scheduler: Scheduler, cluster: InMemoryCluster, store: Store) -> None:
-        self.scheduler = scheduler
-        self.cluster = cluster
-        self.store = store
-
-    def add(self, *objs: PodBuilder | NodeBuilder | dict[str, Any]) -> None:
-        for o in objs:
-            obj = o.obj() if isinstance(o, (PodBuilder, NodeBuilder)) else o
-            self.store.create(obj["kind"], obj)
-
-    async def settle(self) -> None:
-        await self.cluster.wait_delivered()
-        await self.scheduler.wait_for_bindings()
-        await self.cluster.wait_delivered()
-
-    async def run_once(self) -> bool:
-        """Schedule one pod if any is active; let its binding finish."""
-        await self.settle()
-        qpi = self.scheduler.queue.pop_nowait()
-        if qpi is None:
-            return False
-        await self.scheduler.schedule_one(qpi)
-        await self.settle()
-        return True
-
-    async def run_all(self, limit: int = 10_000) -> int:
-        n = 0
-        while n < limit and await self.run_once():
-            n += 1
-        return n
-
-    def node_of(self, name: str, namespace: str = "default") -> str | None:
-        return self.store.get("Pod", namespace, name)["spec"].get("nodeName")
-
-    def pod(self, name: str, namespace: str = "default") -> dict[str, Any]:
-        return self.store.get("Pod", namespace, name)
-
-    def events(self, name: str, namespace: str = "default") -> list[dict[str, Any]]:
-        return self.cluster.events_for(self.pod(name, namespace))
-
-    def pod_group_condition(self, name: str, namespace: str = "default") -> dict[str, Any] | None:
-        """The PodGroup's ``PodGroupInitiallyScheduled`` condition, if the scheduler wrote one."""
-        pg = self.store.get("PodGroup", namespace, name)
-        conditions = (pg.get("status") or {}).get("conditions") or ()
-        return next((c for c in conditions if c["type"] == "PodGroupInitiallyScheduled"), None)
-
-
-async def make_harness(
-    profiles: Iterable[ProfileSpec],
-    registry: Registry | None = None,
-    options: SchedulerOptions | None = None,
-    objs: Iterable[Any] = (),
-    clock: Any = None,
-) -> Harness:
-    store = Store()
-    cluster = InMemoryCluster(store)
-    h = Harness(None, cluster, store)  # type: ignore[arg-type]
-    h.add(*objs)
-    kwargs: dict[str, Any] = {}
-    if clock is not None:
-        kwargs["clock"] = clock
-    sched = Scheduler(
-        list(profiles), cluster, options or SchedulerOptions(seed=1, record_results=True), registry, **kwargs
-    )
-    h.scheduler = sched
-    await sched.start()
-    await asyncio.sleep(0)
-    return h
 
 
 def _pip(*args: str) -> Any:

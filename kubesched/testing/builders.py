@@ -22,6 +22,9 @@ def _next_uid(prefix: str) -> str:
 
 
 class PodBuilder:
+    """A Pod, built a call at a time (``make_pod("p").req(cpu="1").label("app", "web")``); ``obj()``
+    is the object, ``info()`` its PodInfo. Each builder has a uid of its own."""
+
     def __init__(self, name: str, namespace: str = "default") -> None:
         self._pod: Obj = {
             "apiVersion": "v1",
@@ -198,6 +201,9 @@ class PodBuilder:
 
 
 class NodeBuilder:
+    """A Node, built a call at a time (``make_node("n1").capacity(cpu="4").zone("a")``); ``obj()``
+    is the object, ``info(*pods)`` its NodeInfo with ``pods`` on it."""
+
     def __init__(self, name: str) -> None:
         self._node: Obj = {
             "apiVersion": "v1",
@@ -260,10 +266,12 @@ class NodeBuilder:
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:
+    """A :class:`PodBuilder` for pod ``namespace/name`` (no containers until asked, default-scheduler)."""
     return PodBuilder(name, namespace)
 
 
 def make_node(name: str) -> NodeBuilder:
+    """A :class:`NodeBuilder` for node ``name`` (its hostname label set; capacity as asked)."""
     return NodeBuilder(name)
 
 

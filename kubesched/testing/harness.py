@@ -15,13 +15,13 @@ are coroutines for async tests.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.framework.features import FeatureGates
-from kubesched.framework.interface import EXTENSION_POINTS, CycleState, PreFilterResult
-from kubesched.framework.status import Code, Status
+from kubesched.framework.interface import EXTENSION_POINTS
+from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry, default_registry
@@ -32,6 +32,7 @@ NodeLike = NodeBuilder | NodeInfo | dict[str, Any]
 
 
 def as_pod_info(pod: PodLike) -> PodInfo:
+    """``pod`` (a builder, an object or a PodInfo) as a PodInfo."""
     if isinstance(pod, PodInfo):
         return pod
     if isinstance(pod, PodBuilder):
@@ -90,6 +91,54 @@ class ObjectListers:
         return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
 
 
+def plugin_class(plugin: str | type) -> type:
+    """The class of ``plugin``: given, or registered under that name."""
+    if isinstance(plugin, str):
+        cls: type = default_registry().get(plugin).cls
+        return cls
+    return plugin
+
+
+def build_framework(
+    plugins: Sequence[str | type],
+    plugin_args: Mapping[str, Any] | None = None,
+    weights: Mapping[str, int] | None = None,
+    nodes: Sequence[NodeInfo] = (),
+    cluster: Any = None,
+    objects: Iterable[dict[str, Any]] = (),
+    feature_gates: FeatureGates | None = None,
+) -> Framework:
+    """A partial profile of ``plugins``, each at every point it implements, in the order given
+    (a multiPoint profile of them alone). ``plugin_args`` maps a plugin's name to a dict its
+    ``Args`` model validates or to an ``Args`` instance; ``weights`` a Score plugin's name to its
+    weight (1 unless given). 1.37's feature gates unless ``feature_gates``."""
+    classes = [plugin_class(p) for p in plugins]
+    registry = _SoloPlugins()
+    points: dict[str, list[PluginRef]] = {}
+    args_out: dict[str, Any] = {}
+    for cls in classes:
+        name: str = cls.name  # type: ignore[attr-defined]
+        registry.register(cls, name)
+        for point, method in EXTENSION_POINTS.items():
+            if callable(getattr(cls, method, None)):
+                weight = (weights or {}).get(name, 1) if point in ("score", "placementScore") else 0
+                points.setdefault(point, []).append(PluginRef(name, weight))
+        given = (plugin_args or {}).get(name)
+        if given is not None:
+            model = getattr(cls, "Args", None)
+            args_out[name] = model.model_validate(given) if model is not None and isinstance(given, dict) else given
+    fw = Framework(
+        ProfileSpec("test-scheduler", points, args_out),
+        registry,
+        cluster=cluster,
+        partial=True,
+        listers=ObjectListers(objects),
+        feature_gates=feature_gates,
+    )
+    fw.set_snapshot(Snapshot(nodes))
+    return fw
+
+
 def framework_for(
     plugin: str | type,
     args: Any = None,
@@ -101,31 +150,16 @@ def framework_for(
 ) -> Framework:
     """A partial profile holding only ``plugin`` at every point it implements (1.37's feature
     gates unless ``feature_gates``)."""
-    if isinstance(plugin, str):
-        entry = default_registry().get(plugin)
-        cls: type = entry.cls
-    else:
-        cls = plugin
-    registry = _SoloPlugins()
-    registry.register(cls, cls.name)  # type: ignore[attr-defined]
-    points: dict[str, list[PluginRef]] = {}
-    for point, method in EXTENSION_POINTS.items():
-        if callable(getattr(cls, method, None)):
-            points[point] = [PluginRef(cls.name, weight if point in ("score", "placementScore") else 0)]  # type: ignore[attr-defined]
-    plugin_args: dict[str, Any] = {}
-    model = getattr(cls, "Args", None)
-    if args is not None:
-        plugin_args[cls.name] = model.model_validate(args) if model is not None and isinstance(args, dict) else args  # type: ignore[attr-defined]
-    fw = Framework(
-        ProfileSpec("test-scheduler", points, plugin_args),
-        registry,
+    name: str = plugin_class(plugin).name  # type: ignore[attr-defined]
+    return build_framework(
+        [plugin],
+        {name: args} if args is not None else None,
+        {name: weight},
+        nodes,
         cluster=cluster,
-        partial=True,
-        listers=ObjectListers(objects),
+        objects=objects,
         feature_gates=feature_gates,
     )
-    fw.set_snapshot(Snapshot(nodes))
-    return fw
 
 
 async def afilter_nodes(
@@ -140,22 +174,12 @@ async def afilter_nodes(
     """PreFilter (if implemented) then Filter on every node: ``{node: None (fits) | Status}``.
 
     A PreFilter rejection is reported on every node, as upstream does; nodes outside a
-    PreFilterResult get UnschedulableAndUnresolvable.
+    PreFilterResult get UnschedulableAndUnresolvable (``PluginFramework.afilter_all``).
     """
-    pi = as_pod_info(pod)
-    infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos, objects=objects, feature_gates=feature_gates)
-    state = CycleState()
-    result, status, _ = await fw.run_pre_filter(state, pi)
-    out: dict[str, Status | None] = {}
-    for ni in infos:
-        if status is not None:
-            out[ni.name] = status
-        elif isinstance(result, PreFilterResult) and result.node_names is not None and ni.name not in result.node_names:
-            out[ni.name] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "node(s) didn't satisfy PreFilterResult")
-        else:
-            out[ni.name] = fw.run_filter(state, pi, ni)
-    return out
+    from kubesched.testing.points import plugin_framework
+
+    fw = plugin_framework(plugin, args=args, nodes=nodes, pods=pods, objects=objects, feature_gates=feature_gates)
+    return await fw.afilter_all(pod)
 
 
 async def ascore_nodes(
@@ -172,30 +196,12 @@ async def ascore_nodes(
 
     With ``normalize=False`` the raw Score results. Weight is 1. PreFilter and Filter run first,
     as in a real cycle (some plugins compute their scoring state there); Filter verdicts are not
-    applied: every node given is scored.
+    applied: every node given is scored (``PluginFramework.ascore``).
     """
-    pi = as_pod_info(pod)
-    infos = as_node_infos(nodes, pods)
-    fw = framework_for(plugin, args, infos, objects=objects, feature_gates=feature_gates)
-    state = CycleState()
-    _, status, _ = await fw.run_pre_filter(state, pi)
-    if status is not None and not status.is_success():
-        raise AssertionError(f"PreFilter rejected the pod: {status!r}")
-    for ni in infos:
-        # As in a real cycle: some plugins (VolumeBinding) score what their Filter found on each node.
-        fw.run_filter(state, pi, ni)
-    status = await fw.run_pre_score(state, pi, infos)
-    if status is not None and not status.is_success():
-        raise AssertionError(f"PreScore failed: {status!r}")
-    raw: dict[str, dict[str, int]] = {}
-    final: dict[str, dict[str, int]] = {}
-    totals, status = await fw.run_score(state, pi, infos, raw, final)
-    if status is not None:
-        raise AssertionError(f"Score failed: {status!r}")
-    source = final if normalize else raw
-    return {
-        ni.name: source.get(ni.name, {}).get(fw.score_plugins[0].name, 0) if fw.score_plugins else 0 for ni in infos
-    }
+    from kubesched.testing.points import plugin_framework
+
+    fw = plugin_framework(plugin, args=args, nodes=nodes, pods=pods, objects=objects, feature_gates=feature_gates)
+    return await fw.ascore(pod, normalize=normalize)
 
 
 def filter_nodes(
@@ -207,6 +213,7 @@ def filter_nodes(
     objects: Iterable[dict[str, Any]] = (),
     feature_gates: FeatureGates | None = None,
 ) -> dict[str, Status | None]:
+    """:func:`afilter_nodes`, on an event loop of its own."""
     return asyncio.run(afilter_nodes(plugin, pod, nodes, args, pods, objects, feature_gates))
 
 
@@ -220,6 +227,7 @@ def score_nodes(
     objects: Iterable[dict[str, Any]] = (),
     feature_gates: FeatureGates | None = None,
 ) -> dict[str, int]:
+    """:func:`ascore_nodes`, on an event loop of its own."""
     return asyncio.run(ascore_nodes(plugin, pod, nodes, args, pods, normalize, objects, feature_gates))
 
 

@@ -86,28 +86,9 @@ async def gang_harness(*objs: Any, **args: Any) -> Harness:
     return await make_harness([gang_profile(**args)], registry(), objs=objs)
 
 
-async def schedule_next(h: Harness) -> str:
-    """Run one scheduling cycle; its binding cycle is left running (it may wait at Permit)."""
-    qpi = h.scheduler.queue.pop_nowait()
-    assert qpi is not None
-    await h.scheduler.schedule_one(qpi)
-    for _ in range(3):
-        await asyncio.sleep(0)
-    return qpi.pod_info.name
-
-
-def waiting(h: Harness) -> set[str]:
-    fw = h.scheduler.frameworks[SCHED]
-    return {wp.pod["metadata"]["name"] for wp in fw.iterate_waiting_pods()}
-
-
 def released(group: str, pod: str) -> str:
     """What PostFilter adds to a member's message when it lets the group go."""
     return f"PodGroup default/{group} gets rejected due to Pod {pod} is unschedulable even after PostFilter."
-
-
-def failures(h: Harness, name: str) -> list[str]:
-    return [e["message"] for e in h.events(name) if e["reason"] == "FailedScheduling"]
 
 
 # --- the group is bound together ------------------------------------------------------------------
@@ -126,11 +107,11 @@ async def test_group_is_bound_together_once_the_last_member_reaches_permit(
     nodes: list[Any], expected: dict[str, str] | None, legacy: bool
 ) -> None:
     h = await gang_harness(*nodes, *gang("g", 3, 3, legacy=legacy))
-    assert await schedule_next(h) == "g-0"
-    assert await schedule_next(h) == "g-1"
-    assert waiting(h) == {"g-0", "g-1"}
+    assert await h.schedule_next() == "g-0"
+    assert await h.schedule_next() == "g-1"
+    assert h.waiting() == {"g-0", "g-1"}
     assert [h.node_of(f"g-{i}") for i in range(3)] == [None, None, None]
-    assert await schedule_next(h) == "g-2"
+    assert await h.schedule_next() == "g-2"
     await h.settle()
     placed = {f"g-{i}": h.node_of(f"g-{i}") for i in range(3)}
     if expected is not None:
@@ -138,17 +119,17 @@ async def test_group_is_bound_together_once_the_last_member_reaches_permit(
     else:
         # Assumed members hold their room: each small node takes exactly one.
         assert sorted(placed.values()) == ["n1", "n2", "n3"]
-    assert waiting(h) == set()
+    assert h.waiting() == set()
 
 
 async def test_member_beyond_min_available_is_permitted_at_once() -> None:
     h = await gang_harness(node(), *gang("g", 3, 2))
     for _ in range(2):
-        await schedule_next(h)
+        await h.schedule_next()
     await h.settle()
     assert h.node_of("g-0") == h.node_of("g-1") == "n1"
-    await schedule_next(h)
-    assert waiting(h) == set()
+    await h.schedule_next()
+    assert h.waiting() == set()
     await h.settle()
     assert h.node_of("g-2") == "n1"
 
@@ -159,20 +140,20 @@ async def test_member_beyond_min_available_is_permitted_at_once() -> None:
 @pytest.mark.looptime
 async def test_member_that_fits_nowhere_releases_the_waiting_group() -> None:
     h = await gang_harness(node(cpu="2"), *gang("g", 3, 3))
-    await schedule_next(h)
-    await schedule_next(h)
-    assert waiting(h) == {"g-0", "g-1"}
+    await h.schedule_next()
+    await h.schedule_next()
+    assert h.waiting() == {"g-0", "g-1"}
     loop = asyncio.get_running_loop()
     t0 = loop.time()
-    await schedule_next(h)  # g-2 fits nowhere: the waiting members are let go at once
+    await h.schedule_next()  # g-2 fits nowhere: the waiting members are let go at once
     await h.settle()
     assert loop.time() - t0 < 1
     assert [h.node_of(f"g-{i}") for i in range(3)] == [None, None, None]
     assert h.scheduler.cache.pod_count() == 0  # every reservation was given back
-    assert waiting(h) == set()
+    assert h.waiting() == set()
     for name in ("g-0", "g-1"):
-        assert failures(h, name) == ["0/1 nodes are available: 1 optimistic rejection in PostFilter."]
-    assert failures(h, "g-2") == ["0/1 nodes are available: 1 Insufficient cpu. " + released("g", "g-2")]
+        assert h.failures(name) == ["0/1 nodes are available: 1 optimistic rejection in PostFilter."]
+    assert h.failures("g-2") == ["0/1 nodes are available: 1 Insufficient cpu. " + released("g", "g-2")]
 
 
 @pytest.mark.looptime
@@ -185,9 +166,9 @@ async def test_incomplete_group_is_rejected_and_unreserved_after_the_timeout(
     args: dict[str, Any], timeout: int, shown: str
 ) -> None:
     h = await gang_harness(node(), *gang("g", 3, 3), **args)
-    await schedule_next(h)
-    await schedule_next(h)  # g-2 stays in the queue: the group never completes in time
-    assert waiting(h) == {"g-0", "g-1"}
+    await h.schedule_next()
+    await h.schedule_next()  # g-2 stays in the queue: the group never completes in time
+    assert h.waiting() == {"g-0", "g-1"}
     assert h.scheduler.cache.pod_count() == 2
     loop = asyncio.get_running_loop()
     t0 = loop.time()
@@ -195,11 +176,11 @@ async def test_incomplete_group_is_rejected_and_unreserved_after_the_timeout(
     assert loop.time() - t0 == pytest.approx(timeout, abs=0.5)
     assert h.node_of("g-0") is None and h.node_of("g-1") is None
     assert h.scheduler.cache.pod_count() == 0
-    assert waiting(h) == set()
+    assert h.waiting() == set()
     timed_out = f"0/1 nodes are available: 1 rejected due to timeout after waiting {shown} at plugin Coscheduling."
-    assert failures(h, "g-0") == [timed_out]
+    assert h.failures("g-0") == [timed_out]
     # The sibling timed out at the same instant, or was rejected by g-0's Unreserve first.
-    assert failures(h, "g-1") in (
+    assert h.failures("g-1") in (
         [timed_out],
         ["0/1 nodes are available: 1 rejection in Unreserve."],
     )
@@ -209,19 +190,19 @@ async def test_incomplete_group_is_rejected_and_unreserved_after_the_timeout(
 async def test_failed_group_backs_off_at_prefilter() -> None:
     h = await gang_harness(node(cpu="2"), *gang("g", 3, 3), podGroupBackoffSeconds=30)
     for _ in range(3):
-        await schedule_next(h)
+        await h.schedule_next()
     await h.settle()
     assert h.scheduler.cache.pod_count() == 0
     uid = h.pod("g-0")["metadata"]["uid"]
     h.scheduler.queue.activate([uid])
-    assert await schedule_next(h) == "g-0"
-    assert failures(h, "g-0")[-1] == (
+    assert await h.schedule_next() == "g-0"
+    assert h.failures("g-0")[-1] == (
         "0/1 nodes are available: podGroup default/g failed recently. " + released("g", "g-0")
     )
     await asyncio.sleep(31)
     h.scheduler.queue.activate([uid])
-    assert await schedule_next(h) == "g-0"
-    assert waiting(h) == {"g-0"}  # past PreFilter again, waiting for its siblings
+    assert await h.schedule_next() == "g-0"
+    assert h.waiting() == {"g-0"}  # past PreFilter again, waiting for its siblings
 
 
 # --- ordering -----------------------------------------------------------------------------------
@@ -240,11 +221,11 @@ async def test_interleaved_groups_leave_the_queue_group_by_group(cpu: str, bound
         member("b-1", "b", 2).created("2024-01-01T00:00:03Z"),
     ]
     h = await gang_harness(node(cpu=cpu), *pods)
-    order = [await schedule_next(h) for _ in range(4)]
+    order = [await h.schedule_next() for _ in range(4)]
     await h.settle()
     assert order == ["a-0", "a-1", "b-0", "b-1"]
     assert {p for p in ("a-0", "a-1", "b-0", "b-1") if h.node_of(p) == "n1"} == bound
-    assert waiting(h) == set()
+    assert h.waiting() == set()
 
 
 async def test_priority_comes_before_the_group() -> None:
@@ -255,7 +236,7 @@ async def test_priority_comes_before_the_group() -> None:
         make_pod("plain").created("2024-01-01T00:00:01Z"),
     ]
     h = await gang_harness(node(), *pods)
-    order = [await schedule_next(h) for _ in range(4)]
+    order = [await h.schedule_next() for _ in range(4)]
     await h.settle()
     assert order == ["urgent", "a-0", "a-1", "plain"]
 
@@ -274,11 +255,11 @@ async def test_priority_comes_before_the_group() -> None:
 )
 async def test_pods_outside_any_group_are_unaffected(pod: PodBuilder, node_name: str | None, message: str) -> None:
     h = await gang_harness(node(), pod)
-    await schedule_next(h)
-    assert waiting(h) == set()
+    await h.schedule_next()
+    assert h.waiting() == set()
     await h.settle()
     assert h.node_of("plain") == node_name
-    assert failures(h, "plain") == ([] if message is None else [message])
+    assert h.failures("plain") == ([] if message is None else [message])
 
 
 # --- PreFilter ------------------------------------------------------------------------------------
@@ -313,15 +294,15 @@ async def test_prefilter_rejects_a_group_below_min_available(pods: list[PodBuild
     # PostFilter runs after a PreFilter rejection too (as upstream) and releases the group;
     # a pod whose group cannot be read has no group to release.
     tail = "" if "must be an integer" in message else " " + released("g", "g-0")
-    assert failures(h, "g-0") == [f"0/1 nodes are available: {message}.{tail}"]
+    assert h.failures("g-0") == [f"0/1 nodes are available: {message}.{tail}"]
     assert h.scheduler.queue.where(h.pod("g-0")["metadata"]["uid"]) == "unschedulable"
 
 
 async def test_prefilter_counts_assigned_members() -> None:
     bound = [member(f"g-{i}", "g", 3).node("n1") for i in range(2)]
     h = await gang_harness(node(), *bound, member("g-2", "g", 3))
-    await schedule_next(h)
-    assert waiting(h) == set()  # two bound members and this one make three
+    await h.schedule_next()
+    assert h.waiting() == set()  # two bound members and this one make three
     await h.settle()
     assert h.node_of("g-2") == "n1"
 
@@ -331,8 +312,8 @@ async def test_prefilter_prefers_a_pod_lister_when_the_handle_has_one() -> None:
     # A lister that knows pods is authoritative: here it knows only two of the three.
     for name in ("g-0", "g-1"):
         h.scheduler.listers.put("Pod", h.pod(name))
-    await schedule_next(h)
-    assert failures(h, "g-0") == [
+    await h.schedule_next()
+    assert h.failures("g-0") == [
         "0/1 nodes are available: pre-filter pod g-0 cannot find enough sibling pods, "
         "current pods number: 2, minMember of group: 3. " + released("g", "g-0")
     ]
@@ -362,8 +343,8 @@ async def waiting_member(*objs: Any, **args: Any) -> Harness:
     phantom = member("g-1", "g", 2).obj()
     phantom["metadata"]["uid"] = "uid-g-1"
     h.scheduler.listers.put("Pod", phantom)
-    assert await schedule_next(h) == "g-0"
-    assert waiting(h) == {"g-0"}
+    assert await h.schedule_next() == "g-0"
+    assert h.waiting() == {"g-0"}
     return h
 
 
@@ -376,15 +357,15 @@ async def waiting_member(*objs: Any, **args: Any) -> Harness:
 async def test_pod_with_a_scheduling_group_is_scheduled_alone(min_available: str, scheduling_group: bool) -> None:
     pod = make_pod("x").label(POD_GROUP_NAME_LABEL, "g").label(MIN_AVAILABLE_LABEL, min_available)
     h = await gang_harness(node(), upstream(pod) if scheduling_group else pod)
-    await schedule_next(h)
-    assert waiting(h) == set()
+    await h.schedule_next()
+    assert h.waiting() == set()
     await h.settle()
     if scheduling_group:
         assert h.node_of("x") == "n1"
-        assert failures(h, "x") == []
+        assert h.failures("x") == []
     else:
         assert h.node_of("x") is None
-        assert failures(h, "x")[0].startswith("0/1 nodes are available: ")
+        assert h.failures("x")[0].startswith("0/1 nodes are available: ")
 
 
 @pytest.mark.parametrize("scheduling_group", [True, False], ids=["with-scheduling-group", "labels-only"])
@@ -400,14 +381,14 @@ async def test_prefilter_does_not_count_a_pod_with_a_scheduling_group(scheduling
         await h.run_all()
         assert h.node_of("x") == "n1"  # placed on its own, no wait
         assert h.node_of("g-0") is None
-        assert failures(h, "g-0") == [
+        assert h.failures("g-0") == [
             "0/1 nodes are available: pre-filter pod g-0 cannot find enough sibling pods, "
             "current pods number: 1, minMember of group: 2. " + released("g", "g-0")
         ]
     else:
-        await schedule_next(h)
-        assert len(waiting(h)) == 1  # the first member waits for the second
-        await schedule_next(h)
+        await h.schedule_next()
+        assert len(h.waiting()) == 1  # the first member waits for the second
+        await h.schedule_next()
         await h.settle()
         assert (h.node_of("x"), h.node_of("g-0")) == ("n1", "n1")
 
@@ -417,18 +398,18 @@ async def test_prefilter_does_not_count_a_pod_with_a_scheduling_group(scheduling
 async def test_permit_neither_waits_for_nor_completes_a_group_with_a_scheduling_group(scheduling_group: bool) -> None:
     x = member("x", "g", 2).created("2024-01-01T00:00:01Z")
     h = await waiting_member(upstream(x) if scheduling_group else x, permitWaitingTimeSeconds=10)
-    assert await schedule_next(h) == "x"
+    assert await h.schedule_next() == "x"
     if scheduling_group:
         # x is bound at once; g-0 keeps waiting for a real member, and times out without one.
-        assert waiting(h) == {"g-0"}
+        assert h.waiting() == {"g-0"}
         await h.settle()
         assert h.node_of("x") == "n1"
         assert h.node_of("g-0") is None
-        assert failures(h, "g-0") == [
+        assert h.failures("g-0") == [
             "0/1 nodes are available: 1 rejected due to timeout after waiting 10s at plugin Coscheduling."
         ]
     else:
-        assert waiting(h) == set()  # x completed the group
+        assert h.waiting() == set()  # x completed the group
         await h.settle()
         assert (h.node_of("g-0"), h.node_of("x")) == ("n1", "n1")
 
@@ -437,13 +418,13 @@ async def test_permit_neither_waits_for_nor_completes_a_group_with_a_scheduling_
 async def test_postfilter_for_a_pod_with_a_scheduling_group_releases_no_group(scheduling_group: bool) -> None:
     x = member("x", "g", 2, cpu="8").created("2024-01-01T00:00:01Z")  # fits nowhere
     h = await waiting_member(upstream(x) if scheduling_group else x)
-    assert await schedule_next(h) == "x"
+    assert await h.schedule_next() == "x"
     if scheduling_group:
-        assert waiting(h) == {"g-0"}
-        assert failures(h, "x") == ["0/1 nodes are available: 1 Insufficient cpu."]
+        assert h.waiting() == {"g-0"}
+        assert h.failures("x") == ["0/1 nodes are available: 1 Insufficient cpu."]
     else:
-        assert waiting(h) == set()
-        assert failures(h, "x") == ["0/1 nodes are available: 1 Insufficient cpu. " + released("g", "x")]
+        assert h.waiting() == set()
+        assert h.failures("x") == ["0/1 nodes are available: 1 Insufficient cpu. " + released("g", "x")]
 
 
 @pytest.mark.parametrize("scheduling_group", [True, False], ids=["with-scheduling-group", "labels-only"])
@@ -455,7 +436,7 @@ async def test_unreserve_of_a_pod_with_a_scheduling_group_rejects_no_waiting_mem
     assert cos.reserve(CycleState(), pi, "n1") is None
     cos.unreserve(CycleState(), pi, "n1")
     await asyncio.sleep(0)
-    assert waiting(h) == ({"g-0"} if scheduling_group else set())
+    assert h.waiting() == ({"g-0"} if scheduling_group else set())
 
 
 async def test_queue_sort_orders_a_pod_with_a_scheduling_group_by_its_own_creation() -> None:
@@ -466,7 +447,7 @@ async def test_queue_sort_orders_a_pod_with_a_scheduling_group_by_its_own_creati
         upstream(member("x", "a", 2)).created("2024-01-01T00:00:03Z"),
     ]
     h = await gang_harness(node(), *pods)
-    order = [await schedule_next(h) for _ in range(4)]
+    order = [await h.schedule_next() for _ in range(4)]
     await h.settle()
     # a-1 shares its group's place (a-0's time); x, in no label group, keeps its own.
     assert order == ["a-0", "a-1", "plain", "x"]
@@ -513,7 +494,7 @@ async def test_min_member_is_read_only_from_a_scheduler_plugins_pod_group(
 ) -> None:
     h = await gang_harness(node(), member("g-0", "g", None, legacy=False))
     h.scheduler.listers.put("PodGroup", pod_group)
-    await schedule_next(h)
+    await h.schedule_next()
     await h.settle()
     assert h.node_of("g-0") == node_name
 
@@ -540,8 +521,8 @@ async def test_both_gangs_in_one_profile_each_pod_placed_by_one_mechanism() -> N
     await h.settle()
     assert (h.node_of("t-0"), h.node_of("t-1")) == ("n1", "n1")
     assert (h.node_of("a-0"), h.node_of("a-1")) == (None, None)
-    assert waiting(h) == set()
-    assert failures(h, "a-0")[0] == (
+    assert h.waiting() == set()
+    assert h.failures("a-0")[0] == (
         "0/1 nodes are available: pre-filter pod a-0 cannot find enough sibling pods, "
         "current pods number: 2, minMember of group: 3. " + released("a", "a-0")
     )
@@ -636,10 +617,10 @@ async def test_readme_config_schedules_a_gang_with_the_default_plugins() -> None
 
     cfg = parse_config(yaml.safe_load(README_CONFIG), registry=registry())
     h = await make_harness(cfg.profiles, registry(), objs=[node("n1", cpu="2"), node("n2", cpu="2"), *gang("g", 3, 3)])
-    await schedule_next(h)
-    await schedule_next(h)
-    assert waiting(h) == {"g-0", "g-1"}
-    await schedule_next(h)
+    await h.schedule_next()
+    await h.schedule_next()
+    assert h.waiting() == {"g-0", "g-1"}
+    await h.schedule_next()
     await h.settle()
     assert all(h.node_of(f"g-{i}") in ("n1", "n2") for i in range(3))
 

@@ -17,7 +17,7 @@ from kubesched.config.models import Extender
 from kubesched.extender import ExtenderError, HTTPExtender, serve_extender
 from kubesched.framework import Status
 from kubesched.scheduler.extenders import find_nodes_that_pass_extenders, prioritize_with_extenders
-from kubesched.testing import as_node_infos, make_node, make_pod
+from kubesched.testing import as_node_infos, make_node, make_pod, running_scheduler
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "plugins" / "extender-example"
@@ -135,6 +135,22 @@ async def test_scheduler_loops_over_the_example(served) -> None:
     assert await find_nodes_that_pass_extenders([ext], short, infos, {}) == infos
     totals = await prioritize_with_extenders([ext], short, infos)
     assert totals == {"n1": [(ext.name, 200)], "node-22": [(ext.name, 0)]}
+
+
+async def test_a_running_scheduler_consults_the_example(served) -> None:
+    ext = await served(weight=5)
+    cluster = [make_node(n).capacity(cpu="4", memory="8Gi", pods="10") for n in ("node-22", "n1")]
+    pods = [make_pod("web"), make_pod("a-very-long-name")]
+    async with running_scheduler(nodes=cluster, pods=pods, extenders=[ext]) as s:
+        assert await s.wait_bound("web") == "n1"  # the shorter node name scores higher
+        why = await s.wait_unschedulable("a-very-long-name")
+        assert why.startswith("0/2 nodes are available: 2 pod name 'a-very-long-name' is 16 characters long")
+        record = s.result("web")
+        assert record is not None
+        assert {node: sorted(by.values()) for node, by in record.extender_prioritize.items()} == {
+            "node-22": [0],
+            "n1": [500],  # 10 (its best) x weight 5 x 10
+        }
 
 
 def _free_port() -> int:

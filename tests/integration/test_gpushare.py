@@ -24,7 +24,7 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.sim.run.simulate import simulate
 from kubesched.sim.scenario.openb import TRACE_ABSENT, load_openb, trace_dir
 from kubesched.sim.scenario.reading import parse_scenario
-from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node, sim_serve_process
+from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node, plugin_framework, sim_serve_process
 
 MODEL_MISMATCH = gs.gpushare.MODEL_MISMATCH
 NO_FREE_GPUS = gs.gpushare.NO_FREE_GPUS
@@ -246,26 +246,24 @@ RESERVE_BOUND = [
         "whole GPU under random",
     ],
 )
-async def test_reserve_picks_gpus_by_policy_and_unreserve_gives_them_back(
+def test_reserve_picks_gpus_by_policy_and_unreserve_gives_them_back(
     selection: str, pod: Any, expected: tuple[int, ...], left: list[int]
 ) -> None:
-    infos = as_node_infos([gpu_node("n", 4)], RESERVE_BOUND)
-    fw = framework_for(gs.GpuShare, {"gpuSelection": selection}, nodes=infos)
-    plugin = fw.plugins["GpuShare"]
-    pi = PodInfo(pod.obj())
-    state = CycleState()
-    assert plugin.pre_filter(state, pi) is None
-    assert await fw.run_reserve(state, pi, "n") is None
-    assert plugin.ledger.reservation(pi.uid, "n") == expected
-    # The scheduler assumes the pod on the node: its GPUs count as used, though the pod has no
-    # annotation yet.
-    node = infos[0]
-    node.add_pod(pi.with_node("n"))
-    assert plugin.ledger.node(node).left == left
-    await fw.run_unreserve(state, pi, "n")
-    assert plugin.ledger.reservation(pi.uid, "n") is None
-    node.remove_pod(pi)
-    assert plugin.ledger.node(node).left == [1000, 300, 600, 300]
+    with plugin_framework(
+        gs.GpuShare, args={"gpuSelection": selection}, nodes=[gpu_node("n", 4)], pods=RESERVE_BOUND
+    ) as fw:
+        plugin, pi, node = fw.plugin(), fw.pod_info(pod), fw.node("n")
+        assert fw.pre_filter(pod).status is None
+        assert fw.reserve(pod, "n") is None
+        assert plugin.ledger.reservation(pi.uid, "n") == expected
+        # The scheduler assumes the pod on the node: its GPUs count as used, though the pod has
+        # no annotation yet.
+        node.add_pod(pi.with_node("n"))
+        assert plugin.ledger.node(node).left == left
+        fw.unreserve(pod, "n")
+        assert plugin.ledger.reservation(pi.uid, "n") is None
+        node.remove_pod(pi)
+        assert plugin.ledger.node(node).left == [1000, 300, 600, 300]
 
 
 def test_random_selection_is_seeded_and_draws_every_gpu_that_fits() -> None:
@@ -286,41 +284,45 @@ def test_random_selection_is_seeded_and_draws_every_gpu_that_fits() -> None:
     assert plugin.choose(plugin.ledger.node(infos[0]), gs.gpu_ask_of(gpu_pod("p", 650).obj()), 0) == (0,)
 
 
-async def test_fgd_selection_takes_the_fgd_plugins_choice_of_the_profile() -> None:
+def test_fgd_selection_takes_the_fgd_plugins_choice_of_the_profile() -> None:
     """Left [1000, 400]; the only typical pod asks 200. A 300 pod on GPU 1 would leave 100 that
     no typical pod can use (FGD 47), on GPU 0 nothing changes (50): FGD picks GPU 0 where best
     fit would pick GPU 1."""
-    from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
-
-    infos = as_node_infos([gpu_node("n", 2, cpu="32")], [gpu_pod("b", 600, index="1", node="n")])
-    spec = ProfileSpec(
-        "fgd-profile",
-        {"reserve": [PluginRef("GpuShare")], "score": [PluginRef("FGD", 1)]},
-        {
-            "GpuShare": gs.GpuShareArgs.model_validate({"gpuSelection": "FGD"}),
-            "FGD": gs.FGDArgs.model_validate({"typicalPods": typical(("1", 1, 200, 1.0))}),
-        },
-    )
-    from kubesched.backend.cache import Snapshot
-
-    fw = Framework(spec, registry(), partial=True)
-    fw.set_snapshot(Snapshot(infos))
-    pi = PodInfo(gpu_pod("p", 300).obj())
-    assert await fw.run_reserve(CycleState(), pi, "n") is None
-    assert fw.plugins["GpuShare"].ledger.reservation(pi.uid, "n") == (0,)
-    best = framework_for(gs.GpuShare, nodes=infos).plugins["GpuShare"]
-    assert best.choose(best.ledger.node(infos[0]), gs.gpu_ask_of(pi.pod), 4000) == (1,)
+    nodes, bound, pod = [gpu_node("n", 2, cpu="32")], [gpu_pod("b", 600, index="1", node="n")], gpu_pod("p", 300)
+    args = {"GpuShare": {"gpuSelection": "FGD"}, "FGD": {"typicalPods": typical(("1", 1, 200, 1.0))}}
+    with plugin_framework(gs.GpuShare, gs.FGD, plugin_args=args, nodes=nodes, pods=bound) as fw:
+        assert fw.reserve(pod, "n") is None
+        assert fw.plugin("GpuShare").ledger.reservation(fw.pod_info(pod).uid, "n") == (0,)
+    with plugin_framework(gs.GpuShare, nodes=nodes, pods=bound) as fw:
+        assert fw.reserve(pod, "n") is None
+        assert fw.plugin().ledger.reservation(fw.pod_info(pod).uid, "n") == (1,)
 
 
-async def test_fgd_selection_without_fgd_in_the_profile_is_an_error() -> None:
-    infos = as_node_infos([gpu_node("n", 2)])
-    fw = framework_for(gs.GpuShare, {"gpuSelection": "FGD"}, nodes=infos)
-    pi = PodInfo(gpu_pod("p", 300).obj())
-    state = CycleState()
-    fw.plugins["GpuShare"].pre_filter(state, pi)
-    status = await fw.run_reserve(state, pi, "n")
-    assert status is not None and status.code is Code.ERROR
-    assert 'needs the FGD score plugin in profile "test-scheduler"' in status.message()
+def test_fgd_selection_without_fgd_in_the_profile_is_an_error() -> None:
+    with plugin_framework(gs.GpuShare, args={"gpuSelection": "FGD"}, nodes=[gpu_node("n", 2)]) as fw:
+        pod = gpu_pod("p", 300)
+        fw.pre_filter(pod)
+        status = fw.reserve(pod, "n")
+        assert status is not None and status.code is Code.ERROR and status.plugin == "GpuShare"
+        assert 'needs the FGD score plugin in profile "test-scheduler"' in status.message()
+
+
+# --- PreBind ---------------------------------------------------------------------------------------
+
+
+def test_prebind_writes_the_reserved_gpus_on_the_pod(kubesched_cluster: Any) -> None:
+    pod = gpu_pod("p", 1000, count=2)
+    kubesched_cluster.add(gpu_node("n", 4), pod)
+    with plugin_framework(gs.GpuShare, nodes=[gpu_node("n", 4)], cluster=kubesched_cluster.cluster) as fw:
+        status = fw.pre_bind(pod, "n")  # nothing reserved yet
+        assert status is not None and status.code is Code.ERROR and "no GPUs reserved" in status.message()
+        assert fw.pre_filter(pod).status is None
+        assert fw.reserve(pod, "n") is None
+        assert fw.pre_bind(pod, "n") is None
+    annotations = kubesched_cluster.get("Pod", "p")["metadata"]["annotations"]
+    assert annotations[gs.GPU_INDEX_ANNOTATION] == "0-1"
+    with plugin_framework(gs.GpuShare, nodes=[gpu_node("n", 4)]) as fw:
+        assert fw.pre_bind(gpu_pod("cpu-only"), "n") is None  # no GPUs asked, nothing to write
 
 
 # --- usage from annotations ------------------------------------------------------------------------

@@ -1,0 +1,53 @@
+"""The README's "Testing your plugin" runs: its Python blocks, in order, are one test module that
+pytest runs in another project's way (kubesched's pytest plugin and pytest-asyncio, nothing else)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def section_blocks() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("### Testing your plugin")
+    end = text.index("\n### ", start + 1)
+    return re.findall(r"```python\n(.*?)```", text[start:end], re.DOTALL)
+
+
+def test_the_section_has_a_test_for_each_kind_of_plugin() -> None:
+    code = "\n".join(section_blocks())
+    for method in ("def filter(", "def score(", "def less(", "def pre_enqueue(", "def permit(", "def reserve("):
+        assert method in code, method
+    for method in ("def bind(", "def post_filter("):
+        assert method in code, method
+    for fixture in ("kubesched_framework", "kubesched_builders", "kubesched_scheduler"):
+        assert fixture in code, fixture
+
+
+def test_the_sections_tests_pass(tmp_path: Path) -> None:
+    blocks = section_blocks()
+    module = "\n\n".join(
+        # the scheduler's example is a coroutine: pytest-asyncio in strict mode wants it marked
+        block.replace("async def test_", "@pytest.mark.asyncio\nasync def test_")
+        for block in blocks
+    )
+    (tmp_path / "test_readme_testing_section.py").write_text("import pytest\n\n" + module)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "pytest_asyncio.plugin", "-p", "kubesched.testing.pytest_plugin"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    tests = sum(block.count("def test_") for block in blocks)
+    assert tests >= 7
+    assert f"{tests} passed" in run.stdout
