@@ -26,6 +26,7 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.testing.builders import NodeBuilder, PodBuilder
+from kubesched.testing.resources import feed_informers
 
 PodLike = PodBuilder | PodInfo | dict[str, Any]
 NodeLike = NodeBuilder | NodeInfo | dict[str, Any]
@@ -112,6 +113,7 @@ def build_framework(
     (a multiPoint profile of them alone). ``plugin_args`` maps a plugin's name to a dict its
     ``Args`` model validates or to an ``Args`` instance; ``weights`` a Score plugin's name to its
     weight (1 unless given). 1.37's feature gates unless ``feature_gates``."""
+    objects = list(objects)
     classes = [plugin_class(p) for p in plugins]
     registry = _SoloPlugins()
     points: dict[str, list[PluginRef]] = {}
@@ -136,6 +138,7 @@ def build_framework(
         feature_gates=feature_gates,
     )
     fw.set_snapshot(Snapshot(nodes))
+    feed_informers(fw.informers, objects)
     return fw
 
 

@@ -32,6 +32,7 @@ from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
 from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import Scenario, load_scenario
 from kubesched.testing.builders import NodeBuilder, PodBuilder
+from kubesched.testing.resources import put_objects
 
 ObjectLike = PodBuilder | NodeBuilder | dict[str, Any]
 
@@ -90,10 +91,9 @@ class MemoryCluster:
         self.cluster = InMemoryCluster(self.store)
 
     def add(self, *objs: ObjectLike) -> None:
-        """Create objects (builders or dicts with a ``kind``)."""
-        for o in objs:
-            obj = o.obj() if isinstance(o, (PodBuilder, NodeBuilder)) else o
-            self.store.create(obj["kind"], obj)
+        """Create objects (builders or dicts with a ``kind``): CustomResourceDefinitions and
+        custom objects too (see :func:`~kubesched.testing.resources.put_objects`)."""
+        put_objects(self.store, objs)
 
     def get(self, kind: str, name: str, namespace: str | None = "default") -> dict[str, Any]:
         """An object (``namespace=None`` for cluster-scoped kinds)."""
@@ -114,10 +114,9 @@ class Harness:
 
     # --- the cluster ----------------------------------------------------------------------------
     def add(self, *objs: ObjectLike) -> None:
-        """Create objects (builders or dicts with a ``kind``) in the cluster."""
-        for o in objs:
-            obj = o.obj() if isinstance(o, (PodBuilder, NodeBuilder)) else o
-            self.store.create(obj["kind"], obj)
+        """Create objects (builders or dicts with a ``kind``) in the cluster: custom objects too,
+        which plugins' informers (``handle.informer_for``) deliver."""
+        put_objects(self.store, objs)
 
     def delete(self, kind: str, name: str, namespace: str | None = "default") -> None:
         """Delete an object (``namespace=None`` for cluster-scoped kinds)."""
