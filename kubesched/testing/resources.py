@@ -82,11 +82,25 @@ def put_objects(store: Store, objs: Iterable[Any]) -> None:
     built-ins under their Kind, custom objects under ``<plural>.<group>`` (by a definition in the
     store or among ``objs``, else the guessed plural)."""
     made = [o.obj() if isinstance(o, (PodBuilder, NodeBuilder)) else o for o in objs]
-    definitions = definitions_in(made)
-    for defined in store.custom_resources:
-        definitions.setdefault((defined.group, defined.kind), defined.plural)
+    definitions = _known_definitions(store, made)
     for obj in made:
         store.create(store_kind_of(obj, definitions), obj)
+
+
+def replace_objects(store: Store, objs: Iterable[Any]) -> None:
+    """Replace ``objs`` in ``store`` (as :func:`put_objects` finds where each is kept), as an
+    update through the API would: their watchers see each change."""
+    made = [o.obj() if isinstance(o, (PodBuilder, NodeBuilder)) else o for o in objs]
+    definitions = _known_definitions(store, made)
+    for obj in made:
+        store.update(store_kind_of(obj, definitions), obj)
+
+
+def _known_definitions(store: Store, objs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
+    definitions = definitions_in(objs)
+    for defined in store.custom_resources:
+        definitions.setdefault((defined.group, defined.kind), defined.plural)
+    return definitions
 
 
 def feed_informers(informers: SharedInformers, objects: Iterable[Mapping[str, Any]]) -> None:

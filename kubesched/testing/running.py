@@ -32,7 +32,7 @@ from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
 from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import Scenario, load_scenario
 from kubesched.testing.builders import NodeBuilder, PodBuilder
-from kubesched.testing.resources import put_objects
+from kubesched.testing.resources import put_objects, replace_objects
 
 ObjectLike = PodBuilder | NodeBuilder | dict[str, Any]
 
@@ -117,6 +117,11 @@ class Harness:
         """Create objects (builders or dicts with a ``kind``) in the cluster: custom objects too,
         which plugins' informers (``handle.informer_for``) deliver."""
         put_objects(self.store, objs)
+
+    def update(self, *objs: ObjectLike) -> None:
+        """Replace objects in the cluster (a quota raised, a label changed): the scheduler and
+        plugins' informers see the updates."""
+        replace_objects(self.store, objs)
 
     def delete(self, kind: str, name: str, namespace: str | None = "default") -> None:
         """Delete an object (``namespace=None`` for cluster-scoped kinds)."""
