@@ -75,6 +75,18 @@ def test_admitted_definition_is_defaulted_and_established() -> None:
             "spec.versions[1].schema.openAPIV3Schema: Required value",
         ),
         (lambda c: c["spec"]["names"].pop("kind"), "spec.names.kind: Required value"),
+        (
+            lambda c: c["spec"]["names"].update(singular="Gadget"),
+            'spec.names.singular: Invalid value: "Gadget": a lowercase RFC 1123 label must consist of',
+        ),
+        (
+            lambda c: c["spec"]["names"].update(listKind="gadget_list"),
+            'spec.names.listKind: Invalid value: "gadget_list": may have mixed case, but should otherwise match',
+        ),
+        (
+            lambda c: c["spec"]["names"].update(listKind="Gadget"),
+            'spec.names.listKind: Invalid value: "Gadget": kind and listKind may not be the same',
+        ),
     ],
 )
 def test_invalid_definitions_are_refused_naming_the_field(change: Any, message: str) -> None:

@@ -92,39 +92,33 @@ def _default_definition(crd: Obj) -> None:
         conversion.setdefault("strategy", "None")
 
 
+#: The names a definition declares, in pairs checked alike: the one required, the pattern both
+#: must match, and what upstream says when one does not.
+_NAME_RULES = (
+    (
+        ("plural", "singular"),
+        _DNS_LABEL,
+        "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and "
+        "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
+        "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
+    ),
+    (("kind", "listKind"), _KIND, "may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?"),
+)
+
+
 def _validate_names(names: Any, path: str) -> list[Cause]:
     causes: list[Cause] = []
     if not isinstance(names, dict):
         return [required_cause(path)]
-    for key in ("plural", "singular"):
-        value = names.get(key)
-        if key == "plural" and not value:
-            causes.append(required_cause(f"{path}.plural"))
-        elif isinstance(value, str) and value and not _DNS_LABEL.match(value):
-            causes.append(
-                invalid_cause(
-                    f"{path}.{key}",
-                    value,
-                    "a lowercase RFC 1123 label must consist of lower case "
-                    "alphanumeric characters or '-', and must start and end with an alphanumeric "
-                    "character (e.g. 'my-name',  or '123-abc', regex used for validation is "
-                    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')",
-                )
-            )
-    for key in ("kind", "listKind"):
-        value = names.get(key)
-        if key == "kind" and not value:
-            causes.append(required_cause(f"{path}.kind"))
-        elif isinstance(value, str) and value and not _KIND.match(value):
-            causes.append(
-                invalid_cause(
-                    f"{path}.{key}",
-                    value,
-                    "may have mixed case, but should otherwise match: [a-z]([-a-z0-9]*[a-z0-9])?",
-                )
-            )
-        elif key == "listKind" and value and value == names.get("kind"):
-            causes.append(invalid_cause(f"{path}.listKind", value, "kind and listKind may not be the same"))
+    for (required, optional), pattern, message in _NAME_RULES:
+        for key in (required, optional):
+            value = names.get(key)
+            if key == required and not value:
+                causes.append(required_cause(f"{path}.{key}"))
+            elif isinstance(value, str) and value and not pattern.match(value):
+                causes.append(invalid_cause(f"{path}.{key}", value, message))
+            elif key == "listKind" and value and value == names.get("kind"):
+                causes.append(invalid_cause(f"{path}.listKind", value, "kind and listKind may not be the same"))
     return causes
 
 
