@@ -110,3 +110,44 @@ def test_a_pod_made_again_under_its_name_is_two_lives(tmp_path: Any) -> None:
     first, _, second = scenario.steps
     assert first.create[0]["spec"]["nodeName"] == "n1"
     assert "nodeName" not in second.create[0]["spec"]
+
+
+def test_a_nodes_changes_are_patch_steps_that_rebuild_what_the_scheduler_read(tmp_path: Any) -> None:
+    from kubesched.sim.apiserver.patching import merge_patch
+
+    wall = Wall()
+    rec = Recorder(wall)
+    first = node("n1")
+    first["metadata"]["labels"] = {"zone": "a", "old": "x"}
+    rec.observe("ADDED", "Node", first)
+    rec.begin()
+    wall.t += 5
+    cordoned = yaml.safe_load(yaml.safe_dump(first))
+    cordoned["spec"] = {"unschedulable": True, "taints": [{"key": "k", "effect": "NoSchedule"}]}
+    cordoned["status"]["conditions"] = [{"type": "Ready", "status": "False"}]  # not what a scheduler reads
+    rec.observe("MODIFIED", "Node", cordoned)
+    wall.t += 5
+    relabelled = yaml.safe_load(yaml.safe_dump(cordoned))
+    relabelled["metadata"]["labels"] = {"zone": "b"}
+    relabelled["spec"] = {}
+    rec.observe("MODIFIED", "Node", relabelled)
+    rec.observe("MODIFIED", "Node", relabelled)  # no change: no step
+    path = tmp_path / "rec.yaml"
+    rec.write(path)
+    docs = list(yaml.safe_load_all(path.read_text()))
+    steps = docs[-1]["steps"]
+    assert [s["at"] for s in steps] == [5.0, 10.0]
+    assert steps[0]["patch"] == [
+        {
+            "kind": "Node",
+            "name": "n1",
+            "patch": {"spec": {"taints": [{"key": "k", "effect": "NoSchedule"}], "unschedulable": True}},
+        }
+    ]
+    start = docs[0]
+    for step in steps:
+        for p in step["patch"]:
+            start = merge_patch(start, p["patch"])
+    assert start["metadata"]["labels"] == {"zone": "b"}
+    assert start["spec"] == {"taints": [], "unschedulable": False}
+    assert load_scenario(path).steps  # the reader takes the patches back

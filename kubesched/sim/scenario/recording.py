@@ -10,7 +10,8 @@ the existing scenario format:
 * the cluster at the start as plain documents: namespaces, priority classes, storage and the
   other imported kinds, nodes, pods (those on a node keep ``spec.nodeName``: they are running);
 * one ``kind: Steps`` document: at each time something changed, a step that ``create``\\ s what
-  appeared and ``delete``\\ s what went. A pod that appeared pending is created pending — the
+  appeared, ``delete``\\ s what went, and ``patch``\\ es a node whose scheduling view changed
+  (labels, taints, cordon, allocatable: a merge patch of just those). A pod that appeared pending is created pending — the
   replay's scheduler places it — and one that appeared on a node already (a DaemonSet's, a static
   one) keeps its node.
 
@@ -59,6 +60,9 @@ class _Seen:
     bound_at: float | None = None
     finished: float | None = None
     deleted: float | None = None
+    #: For nodes: what the scheduler reads of it as last seen, and each change (time, merge patch).
+    view: Obj | None = None
+    patches: list[tuple[float, Obj]] | None = None
 
 
 class Recorder:
@@ -95,12 +99,28 @@ class Recorder:
             self._seen.append(seen)
         elif kind == "Pod":
             seen.obj = copy.deepcopy(obj)
+        if kind == "Node":
+            self._node_changed(seen, obj, t)
         if kind != "Pod":
             return
         if node and seen.node is None:
             seen.node, seen.bound_at = node, t
         if (obj.get("status") or {}).get("phase") in ("Succeeded", "Failed") and seen.finished is None:
             seen.finished = t
+
+    @staticmethod
+    def _node_changed(seen: _Seen, obj: Obj, t: float) -> None:
+        """Record the change of what a scheduler reads of a node, as a merge patch."""
+        view = _node_view(obj)
+        if seen.view is None:
+            seen.view = view
+            return
+        patch = _merge_diff(seen.view, view)
+        if patch:
+            seen.view = view
+            if seen.patches is None:
+                seen.patches = []
+            seen.patches.append((t, patch))
 
     def documents(self) -> list[Obj]:
         """The scenario: the start's objects, then the Steps document (when anything changed)."""
@@ -116,6 +136,9 @@ class Recorder:
                 if meta.get("namespace"):
                     ref["namespace"] = meta["namespace"]
                 steps.setdefault(s.deleted, {}).setdefault("delete", []).append(ref)
+            for at, patch in s.patches or ():
+                name = (s.obj.get("metadata") or {}).get("name")
+                steps.setdefault(at, {}).setdefault("patch", []).append({"kind": s.kind, "name": name, "patch": patch})
         if steps:
             docs.append(
                 {
@@ -169,6 +192,32 @@ class Recorder:
             os.unlink(tmp)
             raise
         return len(docs)
+
+
+def _node_view(node: Obj) -> Obj:
+    """What a scheduler reads of a node that changes while it runs."""
+    meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+    return {
+        "metadata": {"labels": dict(meta.get("labels") or {})},
+        "spec": {"taints": list(spec.get("taints") or []), "unschedulable": bool(spec.get("unschedulable"))},
+        "status": {"allocatable": dict(status.get("allocatable") or {})},
+    }
+
+
+def _merge_diff(old: Any, new: Any) -> Any:
+    """The merge patch (RFC 7386) that turns ``old`` into ``new``: changed keys, ``None`` for
+    removed ones, lists whole; ``{}`` when they are equal."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return new
+    patch: Obj = {}
+    for key in old.keys() - new.keys():
+        patch[key] = None
+    for key, value in new.items():
+        if key not in old:
+            patch[key] = value
+        elif old[key] != value:
+            patch[key] = _merge_diff(old[key], value)
+    return patch
 
 
 __all__ = ["OBSERVED_AT", "OBSERVED_NODE", "Recorder"]
