@@ -30,6 +30,7 @@ from kubesched.bench.workload import (
     CreateNamespaces,
     CreateNodes,
     CreatePods,
+    DeletePods,
     Op,
     Sleep,
     StartCollecting,
@@ -160,6 +161,12 @@ class OpRunner:
         elif isinstance(op, CreateAny):
             for i in range(op.count):
                 self._create_any(op, i)
+        elif isinstance(op, DeletePods):
+            deleting = asyncio.create_task(self._delete_pods(op))
+            if op.skip_wait:
+                self._churn.append(deleting)
+            else:
+                await deleting
         elif isinstance(op, Churn):
             templates = [read_template(p, _kind_of(p)) for p in op.templates]
             self._churn.append(asyncio.create_task(self._churn_loop(templates, op.interval)))
@@ -262,6 +269,26 @@ class OpRunner:
         elif not op.skip_wait:
             await self._wait(keys)
 
+    async def _delete_pods(self, op: DeletePods) -> None:
+        """Delete the namespace's pods that carry ``op``'s labels, all at once or at its rate;
+        they are no longer waited for."""
+        pods, _ = self.store.list("Pod", op.namespace)
+        wanted = dict(op.labels)
+        doomed = [
+            p["metadata"]["name"]
+            for p in pods
+            if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
+        ]
+        for name in doomed:
+            self.pods.pop(f"{op.namespace}/{name}", None)
+            try:
+                self.store.delete("Pod", op.namespace, name)
+            except NotFound:
+                continue  # gone already
+            if op.per_second:
+                await asyncio.sleep(1.0 / op.per_second)
+        await asyncio.sleep(0)
+
     async def _churn_loop(self, templates: list[Obj], interval: float) -> None:
         n = 0
         while True:
@@ -295,6 +322,8 @@ class OpRunner:
         seconds = time.perf_counter() - window.t0
         window.lag.stop()
         self._window = None
+        # A pod a deletePods op took before it was bound is not measured.
+        window.keys[:] = [k for k in window.keys if k in self.pods or k in self.bound]
         scheduled = sum(1 for k in window.keys if k in self.bound)
         self.results.append(
             make_result(
@@ -315,7 +344,8 @@ class OpRunner:
         ``attempted_only``, tried at least once."""
         remaining = keys
         while True:
-            remaining = [k for k in remaining if k not in self.bound]
+            # A pod a deletePods op took away is no longer waited for.
+            remaining = [k for k in remaining if k not in self.bound and k in self.pods]
             self._report()
             if not remaining:
                 return

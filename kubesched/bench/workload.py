@@ -20,6 +20,8 @@ the workload's params, and so does any value written ``$name``):
   kind, a ConfigMap...; the text may use ``{{.Index}}``, ``{{.Count}}`` and each of
   ``templateParams``, ``$name`` values resolved), ``namespace``, ``count`` (default 1): what a
   plugin reads besides pods and nodes, e.g. a quota;
+* ``deletePods``: ``namespace``, ``labelSelector`` (labels the pods must have; none: every pod
+  of the namespace), ``deletePodsPerSecond`` (0: all at once), ``skipWaitToCompletion``;
 * ``churn``: ``mode: create`` only, ``templatePaths`` (pods or nodes), ``intervalMilliseconds``:
   one object of each template every interval until the workload ends;
 * ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``);
@@ -91,6 +93,14 @@ class CreateAny:
 
 
 @dataclass(frozen=True)
+class DeletePods:
+    namespace: str
+    labels: tuple[tuple[str, str], ...] = ()
+    per_second: int = 0
+    skip_wait: bool = False
+
+
+@dataclass(frozen=True)
 class Churn:
     templates: tuple[Path, ...]
     interval: float
@@ -120,7 +130,16 @@ class StopCollecting:
 
 
 Op = (
-    CreateNodes | CreateNamespaces | CreatePods | CreateAny | Churn | Barrier | Sleep | StartCollecting | StopCollecting
+    CreateNodes
+    | CreateNamespaces
+    | CreatePods
+    | CreateAny
+    | DeletePods
+    | Churn
+    | Barrier
+    | Sleep
+    | StartCollecting
+    | StopCollecting
 )
 
 
@@ -175,6 +194,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "skipWaitToCompletion": bool,
     },
     "createAny": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
+    "deletePods": {"namespace": str, "labelSelector": dict, "deletePodsPerSecond": int, "skipWaitToCompletion": bool},
     "churn": {"mode": str, "number": int, "templatePaths": list, "intervalMilliseconds": int},
     "barrier": {"namespaces": list, "stageRequirement": str, "labelSelector": dict},
     "sleep": {"duration": str},
@@ -183,7 +203,6 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 }
 #: Upstream ops kubesched bench does not run (yet): named in the error.
 _NOT_RUN = (
-    "deletePods",
     "createResourceClaims",
     "createResourceDriver",
     "updateAny",
@@ -421,6 +440,19 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             v.get("namespace", ""),
             _count(v, where, 1) if "count" in v else 1,
             tuple(sorted(params.items())),
+        )
+    if opcode == "deletePods":
+        if not v.get("namespace"):
+            raise WorkloadError(f"{where}.namespace: required")
+        rate = v.get("deletePodsPerSecond", 0)
+        if rate < 0:
+            raise WorkloadError(f"{where}.deletePodsPerSecond: must not be negative, got {rate}")
+        selector = v.get("labelSelector") or {}
+        return DeletePods(
+            v["namespace"],
+            tuple(sorted((str(k), str(x)) for k, x in selector.items())),
+            rate,
+            bool(v.get("skipWaitToCompletion", False)),
         )
     if opcode == "churn":
         if v.get("mode") != "create":

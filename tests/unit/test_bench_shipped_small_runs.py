@@ -5,6 +5,7 @@ their namespaces with the profile's schedulerName, every measured pod bound."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import pytest
 
@@ -67,3 +68,34 @@ async def test_churn_pods_are_created_but_neither_measured_nor_waited_for() -> N
     churn = [p for p in pods if p["metadata"]["name"].startswith(CHURN_PREFIX)]
     assert churn and not any(p["spec"].get("nodeName") for p in churn)
     assert runner.results[0].measure_pods == 10
+
+
+async def test_delete_pods_takes_a_namespaces_labelled_pods_and_they_are_not_waited_for(tmp_path: Any) -> None:
+    from kubesched.bench.workload import load_workloads
+
+    (tmp_path / "big.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: big-, labels: {size: big}}\n"
+        "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '100'}}}]}\n"
+    )
+    (tmp_path / "w.yaml").write_text(
+        """
+- name: Deleting
+  workloadTemplate:
+  - {opcode: createNodes, count: 2}
+  - {opcode: createPods, count: 3, namespace: a, podTemplatePath: big.yaml, skipWaitToCompletion: true}
+  - {opcode: createPods, count: 2, namespace: a}
+  - {opcode: deletePods, namespace: a, labelSelector: {size: big}, deletePodsPerSecond: 1000}
+  - {opcode: barrier}
+  - {opcode: createPods, count: 4, namespace: b, collectMetrics: true}
+  workloads: [{name: w}]
+"""
+    )
+    (w,) = load_workloads(tmp_path / "w.yaml")
+    gates = FeatureGates(w.feature_gates)
+    cfg, profile = default_subject().load(gates)
+    runner = OpRunner(w, cfg, profile, gates, timeout=60)
+    await runner.run()
+    left, _ = runner.store.list("Pod", "a")
+    assert len(left) == 2 and all(p["spec"].get("nodeName") for p in left)  # only the small ones stay
+    (result,) = runner.results
+    assert (result.measure_pods, result.scheduled) == (4, 4)

@@ -135,8 +135,8 @@ def test_every_op_kubesched_runs_is_read(tmp_path: Path) -> None:
             "C/w: workloadTemplate[0].opcode: unknown opcode 'createNodez'",
         ),
         (
-            _case({"opcode": "deletePods"}, MEASURE),
-            "workloadTemplate[0].opcode: deletePods is not run by kubesched bench",
+            _case({"opcode": "createResourceClaims"}, MEASURE),
+            "workloadTemplate[0].opcode: createResourceClaims is not run by kubesched bench",
         ),
         (
             _case({"opcode": "createNodes", "countParam": "$nodes"}, MEASURE),
