@@ -169,7 +169,7 @@ class OpRunner:
                 await deleting
         elif isinstance(op, Churn):
             templates = [read_template(p, _kind_of(p)) for p in op.templates]
-            self._churn.append(asyncio.create_task(self._churn_loop(templates, op.interval)))
+            self._churn.append(asyncio.create_task(self._churn_loop(templates, op)))
         elif isinstance(op, Barrier):
             keys = [k for k in self.pods if not op.namespaces or k.split("/", 1)[0] in op.namespaces]
             await self._wait(keys, attempted_only=op.stage == "Attempted")
@@ -289,10 +289,21 @@ class OpRunner:
                 await asyncio.sleep(1.0 / op.per_second)
         await asyncio.sleep(0)
 
-    async def _churn_loop(self, templates: list[Obj], interval: float) -> None:
+    async def _churn_loop(self, templates: list[Obj], op: Churn) -> None:
+        """Upstream's churn: every interval, one object of each template (``create``, ``number``
+        times or for ever), or the object of the next of ``number`` slots replaced (``recreate``)."""
+        slots: list[list[tuple[str, str, str | None] | None]] = [[None] * op.number for _ in templates]
+        tick = 0
         n = 0
-        while True:
-            for template in templates:
+        while op.mode == "recreate" or not op.number or tick < op.number:
+            for i, template in enumerate(templates):
+                if op.mode == "recreate":
+                    old = slots[i][tick % op.number]
+                    if old is not None:
+                        try:
+                            self.store.delete(old[0], old[2], old[1])
+                        except NotFound:
+                            pass  # gone already
                 obj = copy.deepcopy(template)
                 obj["metadata"].pop("generateName", None)
                 if obj["kind"] == "Pod":
@@ -302,8 +313,15 @@ class OpRunner:
                 else:
                     obj["metadata"]["name"] = f"{CHURN_PREFIX}node-{n}"
                 self.store.create(obj["kind"], obj)
+                if op.mode == "recreate":
+                    slots[i][tick % op.number] = (
+                        obj["kind"],
+                        obj["metadata"]["name"],
+                        obj["metadata"].get("namespace"),
+                    )
                 n += 1
-            await asyncio.sleep(interval)
+            tick += 1
+            await asyncio.sleep(op.interval)
 
     def _start_window(self, name: str, namespaces: tuple[str, ...]) -> None:
         # As `kubesched run` does once its informers have synced: what exists now lives on, and

@@ -22,8 +22,10 @@ the workload's params, and so does any value written ``$name``):
   plugin reads besides pods and nodes, e.g. a quota;
 * ``deletePods``: ``namespace``, ``labelSelector`` (labels the pods must have; none: every pod
   of the namespace), ``deletePodsPerSecond`` (0: all at once), ``skipWaitToCompletion``;
-* ``churn``: ``mode: create`` only, ``templatePaths`` (pods or nodes), ``intervalMilliseconds``:
-  one object of each template every interval until the workload ends;
+* ``churn``: ``templatePaths`` (pods or nodes), ``intervalMilliseconds`` and ``mode``: ``create``
+  makes one object of each template every interval, ``number`` times (0: until the workload
+  ends); ``recreate`` keeps ``number`` objects of each template, every interval deleting the
+  oldest and making a new one;
 * ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``);
 * ``sleep``: ``duration`` (``500ms``, ``2s``);
 * ``startCollectingMetrics`` (``name``, ``namespaces``) and ``stopCollectingMetrics``: measure
@@ -104,6 +106,11 @@ class DeletePods:
 class Churn:
     templates: tuple[Path, ...]
     interval: float
+    #: ``create``: one object of each template a tick, ``number`` ticks (0: until the workload
+    #: ends); ``recreate``: ``number`` slots a template, each tick deleting the object of the
+    #: next slot (if any) and making a new one there.
+    mode: str = "create"
+    number: int = 0
 
 
 @dataclass(frozen=True)
@@ -455,15 +462,21 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             bool(v.get("skipWaitToCompletion", False)),
         )
     if opcode == "churn":
-        if v.get("mode") != "create":
-            raise WorkloadError(f"{where}.mode: only mode 'create' is run by kubesched bench, got {v.get('mode')!r}")
+        mode = v.get("mode")
+        if mode not in ("create", "recreate"):
+            raise WorkloadError(f"{where}.mode: create or recreate, got {mode!r}")
+        number = v.get("number", 0)
+        if number < 0 or (mode == "recreate" and number == 0):
+            raise WorkloadError(
+                f"{where}.number: must be positive in recreate mode (at least 0 in create), got {number}"
+            )
         paths = v.get("templatePaths") or []
         if not paths or not all(isinstance(p, str) for p in paths):
             raise WorkloadError(f"{where}.templatePaths: a non-empty list of template paths is required")
         ms = v.get("intervalMilliseconds", 500)
         if ms <= 0:
             raise WorkloadError(f"{where}.intervalMilliseconds: must be positive, got {ms}")
-        return Churn(tuple(_path(base, p, f"{where}.templatePaths") for p in paths), ms / 1000.0)
+        return Churn(tuple(_path(base, p, f"{where}.templatePaths") for p in paths), ms / 1000.0, mode, number)
     if opcode == "barrier":
         stage = v.get("stageRequirement", "Scheduled")
         if stage not in ("Scheduled", "Attempted"):

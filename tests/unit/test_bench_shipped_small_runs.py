@@ -99,3 +99,33 @@ async def test_delete_pods_takes_a_namespaces_labelled_pods_and_they_are_not_wai
     assert len(left) == 2 and all(p["spec"].get("nodeName") for p in left)  # only the small ones stay
     (result,) = runner.results
     assert (result.measure_pods, result.scheduled) == (4, 4)
+
+
+async def test_churn_in_recreate_mode_keeps_its_number_of_objects(tmp_path: Any) -> None:
+    from kubesched.bench.workload import load_workloads
+
+    (tmp_path / "churn.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: churn-}\nspec: {containers: [{name: c, image: x}]}\n"
+    )
+    (tmp_path / "w.yaml").write_text(
+        """
+- name: Recreating
+  workloadTemplate:
+  - {opcode: createNodes, count: 1}
+  - {opcode: churn, mode: recreate, number: 2, intervalMilliseconds: 5, templatePaths: [churn.yaml]}
+  - {opcode: sleep, duration: 200ms}
+  - {opcode: createPods, count: 1, collectMetrics: true}
+  workloads: [{name: w}]
+"""
+    )
+    (w,) = load_workloads(tmp_path / "w.yaml")
+    gates = FeatureGates(w.feature_gates)
+    cfg, profile = default_subject().load(gates)
+    runner = OpRunner(w, cfg, profile, gates, timeout=60)
+    await runner.run()
+    pods, _ = runner.store.list("Pod")
+    churn = sorted(
+        int(p["metadata"]["name"][len(CHURN_PREFIX) :]) for p in pods if p["metadata"]["name"].startswith(CHURN_PREFIX)
+    )
+    assert len(churn) == 2 and churn[-1] >= 3  # more were made, two live: the newest
+    assert churn[1] == churn[0] + 1

@@ -165,7 +165,7 @@ def test_every_op_kubesched_runs_is_read(tmp_path: Path) -> None:
         ),
         (
             _case({"opcode": "churn", "mode": "recreate", "templatePaths": ["x.yaml"]}, MEASURE),
-            "workloadTemplate[0] (churn).mode: only mode 'create' is run by kubesched bench, got 'recreate'",
+            "workloadTemplate[0] (churn).number: must be positive in recreate mode (at least 0 in create), got 0",
         ),
         (_case({"opcode": "sleep", "duration": "soon"}, MEASURE), "workloadTemplate[0] (sleep).duration:"),
         (_case({"opcode": "createPods", "count": 1}), "C/w: nothing is measured"),
