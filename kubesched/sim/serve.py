@@ -148,14 +148,14 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         supervisor = SchedulerSupervisor(fast_client(cfg), None, stop)
         server.simulator = SimulatorAPI(
             store,
-            lambda: _reset(store, initial),
+            lambda: _reset_all(store, initial, timeline),
             lambda docs: _import(store, docs),
             SchedulerControl(supervisor.current, supervisor.apply, parse),
             gates,
         )
     else:
         server.simulator = SimulatorAPI(
-            store, lambda: _reset(store, initial), lambda docs: _import(store, docs), feature_gates=gates
+            store, lambda: _reset_all(store, initial, timeline), lambda docs: _import(store, docs), feature_gates=gates
         )
     await server.start()
     code = 0
@@ -268,6 +268,12 @@ def _write_files(server: APIServer, kubeconfig_out: str) -> tuple[str, str]:
         where = exc.filename or kubeconfig_out
         raise ConfigurationError(f"--kubeconfig-out: {where}: {exc.strerror or exc}") from exc
     return kubeconfig, link
+
+
+def _reset_all(store: Store, initial: dict[str, list[dict[str, Any]]], timeline: PacedTimeline) -> None:
+    """``PUT /api/v1/reset``: the cluster back at its start, and its time back at 0."""
+    _reset(store, initial)
+    timeline.restart()
 
 
 def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:

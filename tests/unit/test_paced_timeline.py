@@ -97,3 +97,47 @@ def test_events_run_in_time_order_and_stop_at_the_horizon() -> None:
     late = store.get("Pod", "default", "late")
     assert late["status"]["phase"] == "Pending" and not late["spec"].get("nodeName")
     assert store.get("Node", None, "n2")
+
+
+def test_a_restart_runs_every_step_again_from_time_zero() -> None:
+    scenario = parse_scenario(
+        [
+            {
+                "apiVersion": "kubesched.io/v1",
+                "kind": "Steps",
+                "steps": [
+                    {"at": "5s", "create": [node("n2")]},
+                    {"at": "1h", "delete": [{"kind": "Node", "name": "n1"}]},
+                ],
+            }
+        ],
+        "test",
+    )
+    store = Store()
+    store.create("Node", node("n1"))
+    said: list[str] = []
+    timeline = PacedTimeline(store, scenario.steps, PacedClock(100.0), None, said.append)
+    stop = asyncio.Event()
+
+    async def go() -> None:
+        running_timeline = asyncio.create_task(timeline.run(stop))
+        for _ in range(300):
+            if any("step 1" in line for line in said):
+                break
+            await asyncio.sleep(0.01)
+        store.delete("Node", None, "n2")  # the reset's doing: the cluster back at its start
+        timeline.restart()
+        for _ in range(300):
+            if sum("step 1" in line for line in said) == 2:
+                break
+            await asyncio.sleep(0.01)
+        stop.set()
+        await asyncio.wait_for(running_timeline, 10)
+
+    asyncio.run(go())
+    assert [line for line in said if "step" in line or "restarted" in line] == [
+        "simulated 5s: step 1: create 1",
+        "simulated time restarted at 0s: 2 event(s) due",
+        "simulated 5s: step 1: create 1",
+    ]
+    assert store.get("Node", None, "n2")

@@ -46,10 +46,9 @@ class PacedTimeline:
         self.clock = clock
         self.until = until
         self.say = say
-        self.agenda = Agenda(steps)
-        self.life = Lives(store, self.agenda, clock)
+        self._steps = list(steps)
         self._wake = asyncio.Event()
-        self.life.on_change = self._wake.set
+        self.agenda, self.life = self._fresh()
         self.events = 0
         #: Set once the clock reached the horizon.
         self.reached = False
@@ -62,11 +61,9 @@ class PacedTimeline:
             if stop.is_set():
                 return
         self.clock.restart()
-        unsubscribe = self.store.subscribe(self.life.on_write)
-        # Pods on nodes from the start run their lifetime from now.
-        for pod in self.store.list("Pod")[0]:
-            if (pod.get("spec") or {}).get("nodeName"):
-                self.life.started(pod)
+        # Through self.life as it is at each write: a reset replaces it.
+        unsubscribe = self.store.subscribe(lambda *change: self.life.on_write(*change))
+        self._start_running_pods()
         try:
             while not stop.is_set():
                 upcoming = self.agenda.next_time()
@@ -95,6 +92,28 @@ class PacedTimeline:
                 stop.set()
         finally:
             unsubscribe()
+
+    def restart(self) -> None:
+        """Simulated time back to 0 with every step due again and the lifetimes of the pods on
+        nodes counted from now: ``PUT /api/v1/reset`` after the cluster is back at its start."""
+        self.agenda, self.life = self._fresh()
+        self.clock.restart()
+        self.reached = False
+        self._start_running_pods()
+        self.say(f"simulated time restarted at 0s: {len(self.agenda)} event(s) due")
+        self._wake.set()
+
+    def _fresh(self) -> tuple[Agenda, Lives]:
+        agenda = Agenda(self._steps)
+        life = Lives(self.store, agenda, self.clock)
+        life.on_change = self._wake.set
+        return agenda, life
+
+    def _start_running_pods(self) -> None:
+        """Pods on nodes run their lifetime from now."""
+        for pod in self.store.list("Pod")[0]:
+            if (pod.get("spec") or {}).get("nodeName"):
+                self.life.started(pod)
 
     async def _sleep(self, seconds: float | None, stop: asyncio.Event) -> None:
         """Until ``seconds`` pass, an event is added (a pod bound), or ``stop``."""
