@@ -31,7 +31,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.config import load_config
     from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.extender import ExtenderError, HTTPExtender
-    from kubesched.sim.run.simulate import SimulationSettings, format_table, only_pods, simulate
+    from kubesched.sim.run.report import format_table, only_pods
+    from kubesched.sim.run.simulate import SimulationSettings, simulate
     from kubesched.sim.scenario.reading import load_scenario
     from kubesched.sim.scenario.timeline import TimelineError, seconds
 
