@@ -110,3 +110,35 @@ def test_without_completions_the_first_success_ends_it_once_the_others_finish() 
     m.run_pending()
     status = store.get("Job", "default", "any")["status"]
     assert status["succeeded"] == 2 and status["completionTime"]
+
+
+def test_an_indexed_job_runs_each_index_until_it_succeeds_once() -> None:
+    index = "batch.kubernetes.io/job-completion-index"
+    store = Store()
+    m = manager(store)
+    store.create("Job", job("train", completions=4, parallelism=2, completionMode="Indexed"))
+    m.run_pending()
+    first = sorted(active(store), key=lambda p: p["metadata"]["annotations"][index])
+    assert [p["metadata"]["annotations"][index] for p in first] == ["0", "1"]
+    assert [p["metadata"]["labels"][index] for p in first] == ["0", "1"]
+    assert [p["spec"]["hostname"] for p in first] == ["train-0", "train-1"]
+    assert all(p["metadata"]["name"].startswith(f"train-{i}-") for i, p in enumerate(first))
+    finish(store, first[1])  # index 1 done; index 0 still running: 2 is next
+    m.run_pending()
+    assert sorted(p["metadata"]["annotations"][index] for p in active(store)) == ["0", "2"]
+    store.delete("Pod", "default", first[0]["metadata"]["name"])  # index 0 lost before it finished
+    m.run_pending()
+    assert sorted(p["metadata"]["annotations"][index] for p in active(store)) == ["0", "2"]
+    status = store.get("Job", "default", "train")["status"]
+    assert (status["succeeded"], status["completedIndexes"]) == (1, "1")
+    for pod in active(store):
+        finish(store, pod)
+    m.run_pending()
+    status = store.get("Job", "default", "train")["status"]
+    assert (status["succeeded"], status["completedIndexes"]) == (3, "0-2")
+    assert [p["metadata"]["annotations"][index] for p in active(store)] == ["3"]
+    finish(store, active(store)[0])
+    m.run_pending()
+    status = store.get("Job", "default", "train")["status"]
+    assert (status["succeeded"], status["completedIndexes"], status["active"]) == (4, "0-3", 0)
+    assert status["conditions"][-1]["type"] == "Complete"

@@ -15,6 +15,12 @@ counts what finished, as kube-controller-manager's job controller does:
   ``completionTime`` and the conditions ``SuccessCriteriaMet`` then ``Complete`` (reason
   ``CompletionsReached``), after which nothing changes any more.
 
+With ``completionMode: Indexed`` each of the ``completions`` indexes must succeed once: a pod is
+made for the lowest indexes neither succeeded nor running, named ``<job>-<index>-<suffix>``,
+with the annotation and label ``batch.kubernetes.io/job-completion-index`` and the hostname
+``<job>-<index>``; ``status.completedIndexes`` lists the succeeded ones (``0-2,4``), and
+``succeeded`` counts them.
+
 ``now`` stamps times (the simulated clock's, under ``simulate`` and ``sim serve``). Failed pods
 are counted but not retried against a ``backoffLimit``: nothing here makes a pod fail.
 
@@ -29,6 +35,9 @@ from collections.abc import Callable
 from kubesched.cluster.store import Store, now_rfc3339
 from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, owned, set_status
 from kubesched.sim.controllers.workloads import SchedulingBlocked, ensure_pod_group
+
+#: Where an Indexed Job's pod carries its index (an annotation and a label).
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 
 #: The reason and message of the conditions of a Job that reached its completions.
 COMPLETIONS_REACHED = "CompletionsReached"
@@ -53,6 +62,13 @@ def reconcile_job(
     phases = [(p.get("status") or {}).get("phase") for p in pods]
     active = [p for p, ph in zip(pods, phases, strict=True) if ph not in ("Succeeded", "Failed")]
     succeeded = phases.count("Succeeded")
+    indexed = spec.get("completionMode") == "Indexed" and spec.get("completions") is not None
+    done_indexes: set[int] = set()
+    if indexed:
+        done_indexes = {
+            i for p, ph in zip(pods, phases, strict=True) if ph == "Succeeded" and (i := _index(p)) is not None
+        }
+        succeeded = len(done_indexes)
     failed = phases.count("Failed")
     parallelism = spec.get("parallelism")
     parallelism = 1 if parallelism is None else max(0, int(parallelism))
@@ -82,7 +98,19 @@ def reconcile_job(
     if group is not None:
         tspec = {**(template.get("spec") or {}), "schedulingGroup": {"podGroupName": group}}
         template = {**template, "spec": tspec}
-    while len(active) < want and not done:
+    if indexed:
+        running = {i for p in active if (i := _index(p)) is not None}
+        missing = (i for i in range(int(spec["completions"])) if i not in done_indexes and i not in running)
+        while len(active) < want and not done:
+            index = next(missing, None)
+            if index is None:
+                break
+            name = f"{meta['name']}-{index}-{names.next(job).rsplit('-', 1)[1]}"
+            created = create_pod(store, job, _indexed(template, meta["name"], index), name, labels)
+            if created is None:
+                break
+            active.append(created)
+    while not indexed and len(active) < want and not done:
         created = create_pod(store, job, template, names.next(job), labels)
         if created is None:
             break
@@ -95,6 +123,8 @@ def reconcile_job(
         "terminating": 0,
         "uncountedTerminatedPods": {},
     }
+    if indexed:
+        status["completedIndexes"] = _ranges(sorted(done_indexes))
     current = job.get("status") or {}
     if not current.get("startTime"):
         status["startTime"] = now()
@@ -118,3 +148,36 @@ def _condition(kind: str, stamp: str) -> Obj:
         "reason": COMPLETIONS_REACHED,
         "message": COMPLETE_MESSAGE,
     }
+
+
+def _index(pod: Obj) -> int | None:
+    """An Indexed Job's pod's completion index."""
+    value = ((pod.get("metadata") or {}).get("annotations") or {}).get(COMPLETION_INDEX)
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _indexed(template: Obj, job_name: str, index: int) -> Obj:
+    """The pod template of one index: its annotation and label, and its hostname."""
+    tmeta = dict(template.get("metadata") or {})
+    tmeta["annotations"] = {**(tmeta.get("annotations") or {}), COMPLETION_INDEX: str(index)}
+    tmeta["labels"] = {**(tmeta.get("labels") or {}), COMPLETION_INDEX: str(index)}
+    return {**template, "metadata": tmeta, "spec": {**(template.get("spec") or {}), "hostname": f"{job_name}-{index}"}}
+
+
+def _ranges(indexes: list[int]) -> str:
+    """Sorted indexes written as upstream's ``completedIndexes``: ``0-2,4``."""
+    parts: list[str] = []
+    start = prev = None
+    for i in indexes:
+        if prev is not None and i == prev + 1:
+            prev = i
+            continue
+        if start is not None:
+            parts.append(str(start) if start == prev else f"{start}-{prev}")
+        start = prev = i
+    if start is not None:
+        parts.append(str(start) if start == prev else f"{start}-{prev}")
+    return ",".join(parts)
