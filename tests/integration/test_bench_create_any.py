@@ -13,27 +13,11 @@ from typing import Any
 
 import pytest
 
-from kubesched import GroupVersionResource, Status
 from kubesched.bench.workload import WorkloadError, load_workloads
 
 ROOT = Path(__file__).resolve().parents[2]
-HERE = Path(__file__).resolve()
 CRD = ROOT / "config" / "crds" / "scheduling.x-k8s.io_elasticquotas.yaml"
-QUOTAS = GroupVersionResource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas")
-
-
-class NeedsQuota:
-    """PreFilter: a pod runs only in a namespace with an ElasticQuota."""
-
-    name = "NeedsQuota"
-
-    def __init__(self, args: Any, handle: Any) -> None:
-        self.quotas = handle.informer_for(QUOTAS)
-
-    def pre_filter(self, state: Any, pod: Any) -> Status | None:
-        if not self.quotas.lister.list(pod.namespace):
-            return Status.unschedulable(f"no ElasticQuota in namespace {pod.namespace}")
-        return None
+PLUGIN = Path(__file__).resolve().parents[1] / "quota_plugins.py"
 
 
 QUOTA = """\
@@ -72,7 +56,7 @@ def _bench(tmp_path: Path, workload: Path) -> list[dict[str, Any]]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     out = subprocess.run(
         [sys.executable, "-m", "kubesched", "bench", "--no-progress", str(workload)]
-        + ["--plugin", f"{HERE}:NeedsQuota", "--json"],
+        + ["--plugin", f"{PLUGIN}:NeedsQuota", "--json"],
         cwd=tmp_path,
         capture_output=True,
         text=True,

@@ -11,7 +11,7 @@ import pytest
 
 from kubesched.bench.ops import CHURN_PREFIX, OpRunner
 from kubesched.bench.runner import default_subject
-from kubesched.bench.workload import shipped_workloads
+from kubesched.bench.workload import load_workloads, shipped_workloads
 from kubesched.framework.features import FeatureGates
 
 SMALL = sorted(n for n, w in shipped_workloads().items() if "integration-test" in w.labels)
@@ -28,6 +28,16 @@ async def _run(name: str) -> OpRunner:
     gates = FeatureGates(w.feature_gates)
     cfg, profile = default_subject().load(gates)
     runner = OpRunner(w, cfg, profile, gates, timeout=120)
+    await runner.run()
+    return runner
+
+
+async def _run_file(path: Any) -> OpRunner:
+    """The one workload of the file at ``path``, run under the default profile."""
+    (w,) = load_workloads(path)
+    gates = FeatureGates(w.feature_gates)
+    cfg, profile = default_subject().load(gates)
+    runner = OpRunner(w, cfg, profile, gates, timeout=60)
     await runner.run()
     return runner
 
@@ -71,8 +81,6 @@ async def test_churn_pods_are_created_but_neither_measured_nor_waited_for() -> N
 
 
 async def test_delete_pods_takes_a_namespaces_labelled_pods_and_they_are_not_waited_for(tmp_path: Any) -> None:
-    from kubesched.bench.workload import load_workloads
-
     (tmp_path / "big.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {generateName: big-, labels: {size: big}}\n"
         "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '100'}}}]}\n"
@@ -90,11 +98,7 @@ async def test_delete_pods_takes_a_namespaces_labelled_pods_and_they_are_not_wai
   workloads: [{name: w}]
 """
     )
-    (w,) = load_workloads(tmp_path / "w.yaml")
-    gates = FeatureGates(w.feature_gates)
-    cfg, profile = default_subject().load(gates)
-    runner = OpRunner(w, cfg, profile, gates, timeout=60)
-    await runner.run()
+    runner = await _run_file(tmp_path / "w.yaml")
     left, _ = runner.store.list("Pod", "a")
     assert len(left) == 2 and all(p["spec"].get("nodeName") for p in left)  # only the small ones stay
     (result,) = runner.results
@@ -102,8 +106,6 @@ async def test_delete_pods_takes_a_namespaces_labelled_pods_and_they_are_not_wai
 
 
 async def test_churn_in_recreate_mode_keeps_its_number_of_objects(tmp_path: Any) -> None:
-    from kubesched.bench.workload import load_workloads
-
     (tmp_path / "churn.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {generateName: churn-}\nspec: {containers: [{name: c, image: x}]}\n"
     )
@@ -118,11 +120,7 @@ async def test_churn_in_recreate_mode_keeps_its_number_of_objects(tmp_path: Any)
   workloads: [{name: w}]
 """
     )
-    (w,) = load_workloads(tmp_path / "w.yaml")
-    gates = FeatureGates(w.feature_gates)
-    cfg, profile = default_subject().load(gates)
-    runner = OpRunner(w, cfg, profile, gates, timeout=60)
-    await runner.run()
+    runner = await _run_file(tmp_path / "w.yaml")
     pods, _ = runner.store.list("Pod")
     churn = sorted(
         int(p["metadata"]["name"][len(CHURN_PREFIX) :]) for p in pods if p["metadata"]["name"].startswith(CHURN_PREFIX)

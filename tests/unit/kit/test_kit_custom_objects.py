@@ -5,38 +5,16 @@ cluster delivers them (by a definition among the objects, or by upstream's guess
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
+from quota_plugins import NeedsQuota, quota
 
-from kubesched import GroupVersionResource, Status
+from kubesched import GroupVersionResource
 from kubesched.testing import make_node, make_pod, plugin_framework, running_scheduler
 from kubesched.testing.resources import guess_plural, is_builtin, resource_of
 
 ROOT = Path(__file__).resolve().parents[3]
-QUOTAS = GroupVersionResource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas")
-
-
-class NeedsQuota:
-    name = "NeedsQuota"
-
-    def __init__(self, args: Any, handle: Any) -> None:
-        self.quotas = handle.informer_for(QUOTAS)
-
-    def pre_filter(self, state: Any, pod: Any) -> Status | None:
-        if not self.quotas.lister.list(pod.namespace):
-            return Status.unschedulable(f"no ElasticQuota in namespace {pod.namespace}")
-        return None
-
-
-def quota(namespace: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.x-k8s.io/v1alpha1",
-        "kind": "ElasticQuota",
-        "metadata": {"name": "q", "namespace": namespace},
-        "spec": {"max": {"cpu": "4"}},
-    }
 
 
 @pytest.mark.parametrize(
