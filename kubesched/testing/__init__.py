@@ -41,17 +41,17 @@ if TYPE_CHECKING:
         reasons,
         score_nodes,
     )
+    from kubesched.testing.placement import (
+        PlacementGenerateOutcome,
+        PlacementScoreOutcome,
+        PodGroupPostFilterOutcome,
+    )
     from kubesched.testing.points import (
         PluginFramework,
         PostFilterOutcome,
         PreFilterOutcome,
         ScoreOutcome,
         plugin_framework,
-    )
-    from kubesched.testing.placement import (
-        PlacementGenerateOutcome,
-        PlacementScoreOutcome,
-        PodGroupPostFilterOutcome,
     )
     from kubesched.testing.processes import sim_serve_process
     from kubesched.testing.running import (

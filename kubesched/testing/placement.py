@@ -26,8 +26,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.framework.interface import CycleState
 from kubesched.backend.pod_groups import PodGroupIndex
+from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
     COMPOSITE_POD_GROUP_KIND,
     Placement,
@@ -121,9 +121,7 @@ class PlacementPoints(DriverBase):
         if isinstance(group, PodGroupInfo):
             return group
         if isinstance(group, PodGroupBuilder):
-            return PodGroupInfo(
-                group.namespace, group.name, group.obj(), [self.pod_info(p) for p in group.pods()]
-            )
+            return PodGroupInfo(group.namespace, group.name, group.obj(), [self.pod_info(p) for p in group.pods()])
         meta = group.get("metadata") or {}
         return PodGroupInfo(meta.get("namespace") or "default", meta.get("name", ""), group)
 
@@ -396,7 +394,6 @@ class PlacementPoints(DriverBase):
     ) -> PodGroupPostFilterOutcome:
         """:meth:`apod_group_post_filter`, on the driver's loop."""
         return self.run(self.apod_group_post_filter(group, schedule, state))
-
 
 
 def pod_group_index(

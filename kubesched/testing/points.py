@@ -30,8 +30,8 @@ from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import CycleState, PostFilterResult, PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, QueuedPodInfo
-from kubesched.testing.harness import NodeLike, PodLike, as_node_infos, build_framework
 from kubesched.testing.builders import PodGroupBuilder
+from kubesched.testing.harness import NodeLike, PodLike, as_node_infos, build_framework
 from kubesched.testing.permit import PermitPoints
 from kubesched.testing.placement import PlacementPoints, pod_group_index
 

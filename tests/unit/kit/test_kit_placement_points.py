@@ -57,7 +57,9 @@ def train(min_count: int = 4) -> PodGroupBuilder:
 
 
 def test_the_builder_makes_a_pod_group_and_members_that_name_it() -> None:
-    g = make_pod_group("train", namespace="ml", min_count=2, members=[make_pod("w0"), make_pod("w1")], topology_key=RACK)
+    g = make_pod_group(
+        "train", namespace="ml", min_count=2, members=[make_pod("w0"), make_pod("w1")], topology_key=RACK
+    )
     g.priority(7)
     obj = g.obj()
     assert obj["kind"] == "PodGroup" and obj["apiVersion"] == "scheduling.k8s.io/v1beta1"
@@ -211,8 +213,16 @@ def test_gang_feasibility_before_and_after_each_member() -> None:
         assert [s is None for s in steps] == [False, False, False, True, True]
         # the second and third members find no node: the gang cannot be met, and the walk stops
         steps = fw.placement_feasible_steps(g, placed=[True, False, False, True])
-        assert [s.code if s is not None else None for s in steps] == [Code.WAIT, Code.WAIT, Code.WAIT, Code.UNSCHEDULABLE]
-        assert steps[-1] is not None and steps[-1].message() == "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
+        assert [s.code if s is not None else None for s in steps] == [
+            Code.WAIT,
+            Code.WAIT,
+            Code.WAIT,
+            Code.UNSCHEDULABLE,
+        ]
+        assert (
+            steps[-1] is not None
+            and steps[-1].message() == "minCount (3) cannot be satisfied: 1 scheduled, 1 remaining"
+        )
         # members placed before the cycle count
         assert fw.placement_feasible_steps(g, placed=[True], already_scheduled=2) == [
             Status(Code.WAIT, "minCount (3) is not yet satisfied: 2 scheduled, 1 remaining"),
@@ -290,7 +300,10 @@ def test_pod_groups_on_the_handle_let_gang_pre_enqueue_and_permit_count() -> Non
     with plugin_framework(GangScheduling, nodes=[make_node("n1")], pod_groups=[g, few]) as fw:
         assert fw.pre_enqueue(pods[0]) is None
         quorum = fw.pre_enqueue(few.pods()[0])
-        assert quorum is not None and quorum.message() == "waiting for minCount pods from a gang to appear in scheduling queue"
+        assert (
+            quorum is not None
+            and quorum.message() == "waiting for minCount pods from a gang to appear in scheduling queue"
+        )
         absent = fw.pre_enqueue(make_pod("stray").pod_group("nobody"))
         assert absent is not None and 'pod group "nobody"' in absent.message()
         held = fw.permit(pods[0], "n1")
