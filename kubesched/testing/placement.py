@@ -30,6 +30,7 @@ from kubesched.backend.pod_groups import PodGroupIndex
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
     COMPOSITE_POD_GROUP_KIND,
+    POD_GROUP_KIND,
     Placement,
     PlacementProgress,
     PodGroupAssignments,
@@ -117,13 +118,15 @@ class PlacementPoints(DriverBase):
     # --- groups, placements, their cycle states -------------------------------------------------
     def pod_group_info(self, group: GroupLike) -> PodGroupInfo:
         """The PodGroupInfo of ``group``; its members are the driver's PodInfos (the same objects
-        the per-pod points see for the same pods)."""
+        the per-pod points see for the same pods). A CompositePodGroup with its children is
+        given as a PodGroupInfo."""
         if isinstance(group, PodGroupInfo):
             return group
         if isinstance(group, PodGroupBuilder):
             return PodGroupInfo(group.namespace, group.name, group.obj(), [self.pod_info(p) for p in group.pods()])
         meta = group.get("metadata") or {}
-        return PodGroupInfo(meta.get("namespace") or "default", meta.get("name", ""), group)
+        kind = COMPOSITE_POD_GROUP_KIND if group.get("kind") == COMPOSITE_POD_GROUP_KIND else POD_GROUP_KIND
+        return PodGroupInfo(meta.get("namespace") or "default", meta.get("name", ""), group, kind=kind)
 
     def group_state(self, group: GroupLike) -> CycleState:
         """The group's cycle state (``state.pod_group`` set): PlacementGenerate, PlacementScore's
@@ -243,10 +246,12 @@ class PlacementPoints(DriverBase):
         """PlacementFeasible as a placement's evaluation asks it: before the first member, then
         after each one, ``placed[i]`` saying whether member ``i`` found a node (every member by
         default); ``already_scheduled`` members were placed before the cycle. The answers, in
-        order; they stop after the first that is neither Success nor Wait, as the cycle does."""
+        order; they stop after the first that is neither Success nor Wait, as the cycle does.
+        Each call is a new evaluation of the placement: its state starts afresh."""
         info = self.pod_group_info(group)
         outcomes = list(placed) if placed is not None else [True] * len(info.pods)
         where = placement if placement is not None else self.whole_cluster()
+        self._placement_states.pop((info.key, where.name), None)
         st = self.placement_state(info, where)
         progress = PlacementProgress(len(outcomes), already_scheduled)
         answers = [await self.framework.run_placement_feasible(st, info, progress)]

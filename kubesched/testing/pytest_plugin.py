@@ -9,7 +9,8 @@ kubesched makes them available to any project's tests (``-p no:kubesched`` turns
   closed after the test.
 * ``kubesched_scheduler``: ``await kubesched_scheduler(plugins=[MyPlugin], nodes=[...], pods=[...])``
   → a running :class:`~kubesched.testing.running.Harness` (see
-  :func:`~kubesched.testing.running_scheduler`), stopped after the test; needs pytest-asyncio.
+  :func:`~kubesched.testing.running_scheduler`; ``feature_gates={"GenericWorkload": True}``
+  schedules pod groups as groups), stopped after the test; needs pytest-asyncio.
 * ``kubesched_sim_serve``: ``kubesched_sim_serve("--scenario", "s.yaml")`` → a ``kubesched sim serve``
   process's ``url``, ``web`` and ``kubeconfig`` (see :func:`~kubesched.testing.sim_serve_process`),
   in the test's ``tmp_path``, terminated after the test.

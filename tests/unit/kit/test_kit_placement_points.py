@@ -189,6 +189,19 @@ def test_a_failing_generator_is_the_groups_error() -> None:
             fw.placement_generate(train())
 
 
+def test_a_composite_pod_group_object_is_taken_as_one() -> None:
+    with plugin_framework(GangScheduling, nodes=racks()) as fw:
+        composite = {
+            "apiVersion": "scheduling.k8s.io/v1alpha3",
+            "kind": "CompositePodGroup",
+            "metadata": {"name": "job", "namespace": "ml"},
+            "spec": {"schedulingPolicy": {"gang": {"minGroupCount": 2}}},
+        }
+        info = fw.pod_group_info(composite)
+        assert (info.key, info.is_composite, info.min_count) == ("CompositePodGroup/ml/job", True, 2)
+        assert fw.pod_group_info(make_pod_group("leaf").obj()).key == "PodGroup/default/leaf"
+
+
 def test_without_a_generator_the_parent_is_the_one_placement() -> None:
     with plugin_framework(GangScheduling, nodes=racks()) as fw:
         (only,) = fw.placement_generate(train())
@@ -276,6 +289,7 @@ class Remembers:
 
     def placement_feasible(self, state: Any, group: Any, progress: Any) -> None:
         state.write("placed", progress.scheduled)
+        state.write("asked", state.get("asked", 0) + 1)
 
     def score_placement(self, state: Any, group: Any, assignments: Any) -> int:
         return int(state.get("placed", 0)) * 10
@@ -289,6 +303,12 @@ def test_feasible_and_score_of_a_placement_share_its_state() -> None:
         fw.placement_feasible_steps(g, a, placed=[True, True, True, True])
         fw.placement_feasible_steps(g, b, placed=[True, False, False, False])
         assert fw.placement_scores(g, [a, b]) == {"a": 40, "b": 10}
+        # a walk is one evaluation: a second one starts from a fresh placement state
+        fw.placement_feasible_steps(g, a)
+        assert fw.placement_state(g, a).get("asked") == 5
+        # single calls build on the placement's state
+        fw.placement_feasible(g, a, scheduled=4, remaining=0)
+        assert fw.placement_state(g, a).get("asked") == 6
         fw.new_group_cycle(g)
         assert fw.placement_scores(g, [a, b]) == {"a": 0, "b": 0}
 
