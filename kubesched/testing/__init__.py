@@ -1,12 +1,16 @@
 """What a plugin author imports in tests.
 
-* Builders: :func:`make_pod`, :func:`make_node` (:class:`PodBuilder`, :class:`NodeBuilder`).
+* Builders: :func:`make_pod`, :func:`make_node`, :func:`make_pod_group` (:class:`PodBuilder`,
+  :class:`NodeBuilder`, :class:`PodGroupBuilder`: a PodGroup and its members).
 * One plugin's extension points, through the runtime: :func:`plugin_framework` gives a
   :class:`PluginFramework` with a method per point (``pre_enqueue``, ``sort_pods``/``less``,
   ``pre_filter``, ``add_pod``/``remove_pod``, ``filter``/``filter_all``, ``post_filter``,
   ``pre_score``/``score``, ``reserve``/``unreserve``, ``permit`` and the wait that follows,
-  ``pre_bind``/``bind``/``post_bind``); the shortcuts :func:`filter_nodes` and
-  :func:`score_nodes`.
+  ``pre_bind``/``bind``/``post_bind``), and per point of a pod group's cycle
+  (``placement_generate``, ``placement_feasible``/``placement_feasible_steps``,
+  ``placement_scores``, ``pod_group_post_filter``: :class:`PlacementGenerateOutcome`,
+  :class:`PlacementScoreOutcome`, :class:`PodGroupPostFilterOutcome`); the shortcuts
+  :func:`filter_nodes` and :func:`score_nodes`.
 * A whole scheduler over an in-memory cluster: :func:`running_scheduler` (a :class:`Harness`).
 * A real ``kubesched sim serve`` process: :func:`sim_serve_process`.
 * pytest fixtures for all of these (``kubesched_framework``, ``kubesched_scheduler``, ...):
@@ -19,7 +23,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kubesched.testing.builders import NodeBuilder, PodBuilder, make_node, make_pod
+    from kubesched.testing.builders import (
+        NodeBuilder,
+        PodBuilder,
+        PodGroupBuilder,
+        make_node,
+        make_pod,
+        make_pod_group,
+    )
     from kubesched.testing.harness import (
         afilter_nodes,
         as_node_infos,
@@ -29,6 +40,11 @@ if TYPE_CHECKING:
         framework_for,
         reasons,
         score_nodes,
+    )
+    from kubesched.testing.placement import (
+        PlacementGenerateOutcome,
+        PlacementScoreOutcome,
+        PodGroupPostFilterOutcome,
     )
     from kubesched.testing.points import (
         PluginFramework,
@@ -54,8 +70,12 @@ _WHERE = {
     "Harness": "kubesched.testing.running",
     "MemoryCluster": "kubesched.testing.running",
     "NodeBuilder": "kubesched.testing.builders",
+    "PlacementGenerateOutcome": "kubesched.testing.placement",
+    "PlacementScoreOutcome": "kubesched.testing.placement",
     "PluginFramework": "kubesched.testing.points",
     "PodBuilder": "kubesched.testing.builders",
+    "PodGroupBuilder": "kubesched.testing.builders",
+    "PodGroupPostFilterOutcome": "kubesched.testing.placement",
     "PostFilterOutcome": "kubesched.testing.points",
     "PreFilterOutcome": "kubesched.testing.points",
     "Recorder": "kubesched.testing.running",
@@ -69,6 +89,7 @@ _WHERE = {
     "make_harness": "kubesched.testing.running",
     "make_node": "kubesched.testing.builders",
     "make_pod": "kubesched.testing.builders",
+    "make_pod_group": "kubesched.testing.builders",
     "plugin_framework": "kubesched.testing.points",
     "profile": "kubesched.testing.running",
     "reasons": "kubesched.testing.harness",
@@ -82,8 +103,12 @@ __all__ = [
     "Harness",
     "MemoryCluster",
     "NodeBuilder",
+    "PlacementGenerateOutcome",
+    "PlacementScoreOutcome",
     "PluginFramework",
     "PodBuilder",
+    "PodGroupBuilder",
+    "PodGroupPostFilterOutcome",
     "PostFilterOutcome",
     "PreFilterOutcome",
     "Recorder",
@@ -97,6 +122,7 @@ __all__ = [
     "make_harness",
     "make_node",
     "make_pod",
+    "make_pod_group",
     "plugin_framework",
     "profile",
     "reasons",

@@ -1,4 +1,5 @@
-"""Builders for pods and nodes as Kubernetes JSON: ``make_pod("p").req(cpu="100m").node("n1")``.
+"""Builders for pods, nodes and pod groups as Kubernetes JSON: ``make_pod("p").req(cpu="100m").node("n1")``,
+``make_pod_group("train", min_count=2, members=[make_pod("w0"), make_pod("w1")])``.
 
 Each method returns the builder, ``.obj()`` the dict, ``.info()`` the derived PodInfo/NodeInfo.
 """
@@ -6,8 +7,10 @@ Each method returns the builder, ``.obj()`` the dict, ``.info()`` the derived Po
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from typing import Any, cast
 
+from kubesched.framework.podgroup import PodGroupInfo
 from kubesched.framework.types import NodeInfo, PodInfo
 
 Obj = dict[str, Any]
@@ -185,6 +188,11 @@ class PodBuilder:
         self.spec["preemptionPolicy"] = policy
         return self
 
+    def pod_group(self, name: str) -> PodBuilder:
+        """Make the pod a member of PodGroup ``name`` (``spec.schedulingGroup.podGroupName``)."""
+        self.spec["schedulingGroup"] = {"podGroupName": name}
+        return self
+
     def set(self, path: str, value: Any) -> PodBuilder:
         """Set any field by dotted path, e.g. ``set("spec.hostNetwork", True)``."""
         _set_path(self._pod, path, value)
@@ -263,6 +271,101 @@ class NodeBuilder:
         for p in pods:
             ni.add_pod(PodInfo(p.obj() if isinstance(p, PodBuilder) else p))
         return ni
+
+
+class PodGroupBuilder:
+    """A ``scheduling.k8s.io/v1beta1`` PodGroup and its member pods (``make_pod_group("train",
+    min_count=4, members=[make_pod("w0"), ...])``): ``obj()`` is the PodGroup, ``pods()`` the
+    members (each naming the group), ``info()`` the :class:`PodGroupInfo` a pod-group cycle
+    hands to plugins, ``objects()`` the group then its members, for a cluster."""
+
+    def __init__(self, name: str, namespace: str = "default") -> None:
+        self.name = name
+        self.namespace = namespace
+        self._group: Obj = {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name, "namespace": namespace, "uid": _next_uid(f"pg-{name}")},
+            "spec": {"schedulingPolicy": {"basic": {}}},
+        }
+        self._members: list[PodBuilder | Obj] = []
+
+    @property
+    def spec(self) -> Obj:
+        return cast("dict[str, Any]", self._group["spec"])
+
+    def gang(self, min_count: int) -> PodGroupBuilder:
+        """Policy ``gang``: at least ``min_count`` members placed together, or none."""
+        self.spec["schedulingPolicy"] = {"gang": {"minCount": min_count}}
+        return self
+
+    def basic(self) -> PodGroupBuilder:
+        """Policy ``basic`` (the default): members placed as they fit."""
+        self.spec["schedulingPolicy"] = {"basic": {}}
+        return self
+
+    def topology(self, key: str) -> PodGroupBuilder:
+        """All members on nodes sharing one value of label ``key`` (``schedulingConstraints``)."""
+        self.spec["schedulingConstraints"] = {"topology": [{"key": key}]}
+        return self
+
+    def priority(self, value: int) -> PodGroupBuilder:
+        self.spec["priority"] = value
+        return self
+
+    def parent(self, name: str) -> PodGroupBuilder:
+        """Under CompositePodGroup ``name`` (``spec.parentCompositePodGroupName``)."""
+        self.spec["parentCompositePodGroupName"] = name
+        return self
+
+    def set(self, path: str, value: Any) -> PodGroupBuilder:
+        """Set any field of the PodGroup by dotted path."""
+        _set_path(self._group, path, value)
+        return self
+
+    def members(self, *pods: PodBuilder | Obj) -> PodGroupBuilder:
+        """Add member pods (builders or dicts); each is made to name this group."""
+        self._members.extend(pods)
+        return self
+
+    def obj(self) -> Obj:
+        return copy.deepcopy(self._group)
+
+    def pods(self) -> list[Obj]:
+        """The members as Pod objects, in the order added, each naming the group."""
+        out = []
+        for m in self._members:
+            pod = m.obj() if isinstance(m, PodBuilder) else copy.deepcopy(m)
+            pod.setdefault("metadata", {})["namespace"] = self.namespace
+            pod.setdefault("spec", {})["schedulingGroup"] = {"podGroupName": self.name}
+            out.append(pod)
+        return out
+
+    def objects(self) -> list[Obj]:
+        """The PodGroup, then its members: what a cluster holds."""
+        return [self.obj(), *self.pods()]
+
+    def info(self) -> PodGroupInfo:
+        """The group as a pod-group cycle sees it: the PodGroup and its members (all of them,
+        in the order added) to place."""
+        return PodGroupInfo(self.namespace, self.name, self.obj(), [PodInfo(p) for p in self.pods()])
+
+
+def make_pod_group(
+    name: str,
+    namespace: str = "default",
+    min_count: int | None = None,
+    members: Iterable[PodBuilder | Obj] = (),
+    topology_key: str | None = None,
+) -> PodGroupBuilder:
+    """A :class:`PodGroupBuilder`: a gang of ``min_count`` (basic without it), with ``members``
+    and, when given, a ``topology_key`` all members share one value of."""
+    b = PodGroupBuilder(name, namespace)
+    if min_count is not None:
+        b.gang(min_count)
+    if topology_key is not None:
+        b.topology(topology_key)
+    return b.members(*members)
 
 
 def make_pod(name: str, namespace: str = "default") -> PodBuilder:

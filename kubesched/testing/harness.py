@@ -108,11 +108,13 @@ def build_framework(
     cluster: Any = None,
     objects: Iterable[dict[str, Any]] = (),
     feature_gates: FeatureGates | None = None,
+    pod_groups: Any = None,
 ) -> Framework:
     """A partial profile of ``plugins``, each at every point it implements, in the order given
     (a multiPoint profile of them alone). ``plugin_args`` maps a plugin's name to a dict its
     ``Args`` model validates or to an ``Args`` instance; ``weights`` a Score plugin's name to its
-    weight (1 unless given). 1.37's feature gates unless ``feature_gates``."""
+    weight (1 unless given). 1.37's feature gates unless ``feature_gates``; ``pod_groups``: the
+    handle's pod groups (a ``PodGroupIndex``; none known unless given)."""
     objects = list(objects)
     classes = [plugin_class(p) for p in plugins]
     registry = _SoloPlugins()
@@ -136,6 +138,7 @@ def build_framework(
         partial=True,
         listers=ObjectListers(objects),
         feature_gates=feature_gates,
+        pod_groups=pod_groups,
     )
     fw.set_snapshot(Snapshot(nodes))
     feed_informers(fw.informers, objects)

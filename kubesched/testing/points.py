@@ -30,8 +30,10 @@ from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import CycleState, PostFilterResult, PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, QueuedPodInfo
+from kubesched.testing.builders import PodGroupBuilder
 from kubesched.testing.harness import NodeLike, PodLike, as_node_infos, build_framework
 from kubesched.testing.permit import PermitPoints
+from kubesched.testing.placement import PlacementPoints, pod_group_index
 
 
 @dataclass
@@ -76,8 +78,9 @@ class ScoreOutcome:
     status: Status | None = None
 
 
-class PluginFramework(PermitPoints):
-    """The extension points of a framework of plugins, called one at a time by a test.
+class PluginFramework(PermitPoints, PlacementPoints):
+    """The extension points of a framework of plugins, called one at a time by a test; the
+    pod-group points too (:class:`~kubesched.testing.placement.PlacementPoints`).
 
     Built by :func:`plugin_framework`; ``framework`` is the runtime's Framework (the plugins'
     Handle), ``node_infos`` the nodes it sees by name."""
@@ -370,6 +373,7 @@ def plugin_framework(
     objects: Iterable[dict[str, Any]] = (),
     cluster: Any = None,
     feature_gates: FeatureGates | None = None,
+    pod_groups: Iterable[PodGroupBuilder | dict[str, Any]] = (),
 ) -> PluginFramework:
     """A :class:`PluginFramework` of ``plugins`` (classes, or names of installed plugins), each at
     every point it implements, in the order given.
@@ -378,7 +382,9 @@ def plugin_framework(
     with several, ``plugin_args`` maps names to args. ``weights``: Score weights by name.
     ``nodes`` (builders, objects or NodeInfos) with the bound ``pods`` (``spec.nodeName``) on
     them are the snapshot; ``objects`` (Namespaces, PVCs, ...) what ``handle.listers`` finds;
-    ``cluster`` the handle's cluster (an ``InMemoryCluster`` for plugins that write)."""
+    ``cluster`` the handle's cluster (an ``InMemoryCluster`` for plugins that write).
+    ``pod_groups`` (builders with their members, or PodGroup objects) are what
+    ``handle.pod_groups`` knows, with the ``pods`` that name a group (a bound one is placed)."""
     if not plugins:
         raise TypeError("plugin_framework() needs at least one plugin")
     named = dict(plugin_args or {})
@@ -387,6 +393,17 @@ def plugin_framework(
             raise TypeError("args= is for one plugin; give plugin_args={name: args} for several")
         only = plugins[0] if isinstance(plugins[0], str) else plugins[0].name  # type: ignore[attr-defined]
         named[only] = args
+    pods = list(pods)
     infos: Sequence[NodeInfo] = as_node_infos(nodes, pods)
-    fw = build_framework(plugins, named, weights, infos, cluster=cluster, objects=objects, feature_gates=feature_gates)
+    index = pod_group_index(pod_groups, pods)
+    fw = build_framework(
+        plugins,
+        named,
+        weights,
+        infos,
+        cluster=cluster,
+        objects=objects,
+        feature_gates=feature_gates,
+        pod_groups=index,
+    )
     return PluginFramework(fw, infos)

@@ -1,14 +1,16 @@
 """kubesched's pytest fixtures, registered through the ``pytest11`` entry point: installing
 kubesched makes them available to any project's tests (``-p no:kubesched`` turns them off).
 
-* ``kubesched_builders``: ``make_pod`` and ``make_node`` (``kubesched_builders.pod("p").req(cpu="1")``).
+* ``kubesched_builders``: ``make_pod``, ``make_node`` and ``make_pod_group``
+  (``kubesched_builders.pod("p").req(cpu="1")``).
 * ``kubesched_cluster``: an empty in-memory cluster (:class:`~kubesched.testing.running.MemoryCluster`).
 * ``kubesched_framework``: ``kubesched_framework(MyPlugin, nodes=[...])`` →
   :class:`~kubesched.testing.points.PluginFramework` (see :func:`~kubesched.testing.plugin_framework`),
   closed after the test.
 * ``kubesched_scheduler``: ``await kubesched_scheduler(plugins=[MyPlugin], nodes=[...], pods=[...])``
   → a running :class:`~kubesched.testing.running.Harness` (see
-  :func:`~kubesched.testing.running_scheduler`), stopped after the test; needs pytest-asyncio.
+  :func:`~kubesched.testing.running_scheduler`; ``feature_gates={"GenericWorkload": True}``
+  schedules pod groups as groups), stopped after the test; needs pytest-asyncio.
 * ``kubesched_sim_serve``: ``kubesched_sim_serve("--scenario", "s.yaml")`` → a ``kubesched sim serve``
   process's ``url``, ``web`` and ``kubeconfig`` (see :func:`~kubesched.testing.sim_serve_process`),
   in the test's ``tmp_path``, terminated after the test.
@@ -33,18 +35,21 @@ if TYPE_CHECKING:
 
 
 class Builders:
-    """The object builders: ``pod(name, namespace="default")`` and ``node(name)``."""
+    """The object builders: ``pod(name, namespace="default")``, ``node(name)`` and
+    ``pod_group(name, min_count=..., members=[...])``."""
 
     def __init__(self) -> None:
-        from kubesched.testing.builders import make_node, make_pod
+        from kubesched.testing.builders import make_node, make_pod, make_pod_group
 
         self.pod = make_pod
         self.node = make_node
+        self.pod_group = make_pod_group
 
 
 @pytest.fixture
 def kubesched_builders() -> Builders:
-    """``make_pod`` and ``make_node`` as ``kubesched_builders.pod`` and ``kubesched_builders.node``."""
+    """``make_pod``, ``make_node`` and ``make_pod_group`` as ``kubesched_builders.pod``,
+    ``.node`` and ``.pod_group``."""
     return Builders()
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from typing import Any
@@ -163,6 +164,15 @@ class Harness:
         conditions = (pg.get("status") or {}).get("conditions") or ()
         return next((c for c in conditions if c["type"] == "PodGroupInitiallyScheduled"), None)
 
+    def pod_group_members(self, name: str, namespace: str = "default") -> dict[str, str | None]:
+        """The pods of PodGroup ``name`` (``spec.schedulingGroup.podGroupName``) and their nodes
+        (``None`` while pending), by pod name."""
+        out: dict[str, str | None] = {}
+        for p in self.store.list("Pod", namespace)[0]:
+            if ((p.get("spec") or {}).get("schedulingGroup") or {}).get("podGroupName") == name:
+                out[p["metadata"]["name"]] = p["spec"].get("nodeName")
+        return out
+
     def result(self, name: str, namespace: str = "default") -> PodResult | None:
         """The scheduler's record of the pod's last attempt: ``node``, ``phase`` (Scheduled,
         Unschedulable, Error), ``message``, ``attempts`` and each plugin's results (kept when
@@ -266,6 +276,42 @@ class Harness:
         message: str = await self.wait_for(failed, timeout)
         return message
 
+    async def wait_pod_group_condition(
+        self, name: str, status: str | None = None, namespace: str = "default", timeout: float = 10.0
+    ) -> dict[str, Any]:
+        """Until the PodGroup's ``PodGroupInitiallyScheduled`` condition is written (with
+        ``status`` ``"True"`` or ``"False"``, when given): the condition (``status``,
+        ``reason``: Scheduled, Unschedulable or SchedulerError, ``message``)."""
+
+        def written() -> dict[str, Any] | None:
+            cond = self.pod_group_condition(name, namespace)
+            if cond is None or (status is not None and cond.get("status") != status):
+                return None
+            return cond
+
+        cond: dict[str, Any] = await self.wait_for(written, timeout)
+        return cond
+
+    async def wait_pod_group_scheduled(
+        self, name: str, namespace: str = "default", timeout: float = 10.0
+    ) -> dict[str, str]:
+        """Until the PodGroup is placed (its condition True) and its members are bound: their
+        nodes by pod name. ``AssertionError`` if the group is found unschedulable first."""
+
+        def placed() -> dict[str, str] | None:
+            cond = self.pod_group_condition(name, namespace)
+            if cond is None:
+                return None
+            if cond.get("status") != "True":
+                raise AssertionError(f"pod group {namespace}/{name} is unschedulable: {cond.get('message', '')}")
+            members = self.pod_group_members(name, namespace)
+            if not members or any(node is None for node in members.values()):
+                return None
+            return {pod: node for pod, node in members.items() if node is not None}
+
+        nodes: dict[str, str] = await self.wait_for(placed, timeout)
+        return nodes
+
     async def wait_idle(self, timeout: float = 10.0) -> None:
         """Until no pod is active, none is being scheduled and no binding cycle is running."""
 
@@ -355,6 +401,7 @@ async def running_scheduler(
     options: SchedulerOptions | None = None,
     extenders: Iterable[Any] = (),
     loop: bool = True,
+    feature_gates: Mapping[str, bool] | FeatureGates | None = None,
 ) -> AsyncIterator[Harness]:
     """A started scheduler over an in-memory cluster, stopped on the way out.
 
@@ -366,9 +413,18 @@ async def running_scheduler(
     ``nodes`` and ``pods`` (builders or dicts). ``options``: seed 1 and results recorded unless
     given; their feature gates are the configuration's too. ``extenders``: HTTP extenders
     (``kubesched.extender.HTTPExtender``) called after the plugins. ``loop=False`` leaves the
-    stepping to the test."""
+    stepping to the test. ``feature_gates``: ``{"GenericWorkload": True}`` sets those gates on
+    top of the options' ones, a FeatureGates replaces them (pod groups are scheduled as groups
+    with ``GenericWorkload`` on)."""
     classes = list(plugins)
     options = options or SchedulerOptions(seed=1, record_results=True)
+    if feature_gates is not None:
+        gates = (
+            feature_gates
+            if isinstance(feature_gates, FeatureGates)
+            else options.feature_gates.replace(**dict(feature_gates))
+        )
+        options = dataclasses.replace(options, feature_gates=gates)
     registry = registry_with(*classes)
     specs = list(profiles) if profiles is not None else _profiles(config, classes, registry, options.feature_gates)
     store = Store()

@@ -23,8 +23,10 @@ def test_the_section_has_a_test_for_each_kind_of_plugin() -> None:
     code = "\n".join(section_blocks())
     for method in ("def filter(", "def score(", "def less(", "def pre_enqueue(", "def permit(", "def reserve("):
         assert method in code, method
-    for method in ("def bind(", "def post_filter("):
+    for method in ("def bind(", "def post_filter(", "def generate_placements(", "def score_placement("):
         assert method in code, method
+    for call in ("placement_generate(", "placement_feasible(", "placement_scores(", "wait_pod_group_scheduled("):
+        assert call in code, call
     for fixture in ("kubesched_framework", "kubesched_builders", "kubesched_scheduler"):
         assert fixture in code, fixture
 
@@ -49,5 +51,5 @@ def test_the_sections_tests_pass(tmp_path: Path) -> None:
     )
     assert run.returncode == 0, run.stdout + run.stderr
     tests = sum(block.count("def test_") for block in blocks)
-    assert tests >= 7
+    assert tests >= 9
     assert f"{tests} passed" in run.stdout
