@@ -154,8 +154,9 @@ class OpRunner:
         if isinstance(op, CreateNodes):
             self._create_nodes(op)
         elif isinstance(op, CreateNamespaces):
+            labels = (read_template(op.template, "Namespace")["metadata"].get("labels") or {}) if op.template else {}
             for i in range(op.count):
-                self._namespace(f"{op.prefix}-{i}")
+                self._namespace(f"{op.prefix}-{i}", labels)
         elif isinstance(op, CreatePods):
             await self._create_pods(op)
         elif isinstance(op, CreateAny):
@@ -168,7 +169,7 @@ class OpRunner:
             else:
                 await deleting
         elif isinstance(op, Churn):
-            templates = [read_template(p, _kind_of(p)) for p in op.templates]
+            templates = [_churn_template(p) for p in op.templates]
             self._churn.append(asyncio.create_task(self._churn_loop(templates, op)))
         elif isinstance(op, Barrier):
             keys = [k for k in self.pods if not op.namespaces or k.split("/", 1)[0] in op.namespaces]
@@ -205,15 +206,18 @@ class OpRunner:
     def _create_any(self, op: CreateAny, index: int) -> None:
         """One object of ``op``'s template: checked as the API server checks it (a definition's
         fields; a custom object against its definition's schema) and stored."""
-        obj = render_any(op, index)
-        where = f"{op.template} (object {index})"
+        self._store_any(render_any(op, index), op.namespace, f"{op.template} (object {index})")
+
+    def _store_any(self, obj: Obj, namespace: str, where: str) -> tuple[str, str, str | None]:
+        """``obj`` (any kind createAny makes) checked and stored, in ``namespace`` if it is
+        namespaced and the name is given; its store kind, name and namespace."""
         kind = obj.get("kind")
         meta = obj.setdefault("metadata", {})
         if kind == CRD_KIND:
-            self.store.create(CRD_KIND, admit_definition(obj, None, self.store.custom_resources))
-            return
-        if op.namespace:
-            meta["namespace"] = op.namespace
+            made = self.store.create(CRD_KIND, admit_definition(obj, None, self.store.custom_resources))
+            return CRD_KIND, made["metadata"]["name"], None
+        if namespace:
+            meta["namespace"] = namespace
         if is_custom_kind(obj):
             try:
                 obj, _ = read_custom(obj, self.store.custom_resources, where)
@@ -229,12 +233,14 @@ class OpRunner:
             meta.pop("namespace", None)
         else:
             self._namespace(meta.setdefault("namespace", "default"))
-        self.store.create(str(kind), obj)
+        made = self.store.create(str(kind), obj)
+        return str(kind), made["metadata"]["name"], made["metadata"].get("namespace")
 
-    def _namespace(self, name: str) -> None:
+    def _namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         if name not in self._namespaces:
             self._namespaces.add(name)
-            self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            meta: Obj = {"name": name, "labels": dict(labels)} if labels else {"name": name}
+            self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
 
     def _pod(self, template: Obj, namespace: str) -> Obj:
         # The store copies what it is given: the template's nested parts may be shared here.
@@ -306,19 +312,22 @@ class OpRunner:
                             pass  # gone already
                 obj = copy.deepcopy(template)
                 obj["metadata"].pop("generateName", None)
+                made: tuple[str, str, str | None]
                 if obj["kind"] == "Pod":
                     obj["metadata"]["name"] = f"{CHURN_PREFIX}{n}"
                     obj["metadata"]["namespace"] = "default"
                     obj["spec"]["schedulerName"] = self.scheduler_name
-                else:
+                    self.store.create("Pod", obj)
+                    made = ("Pod", obj["metadata"]["name"], "default")
+                elif obj["kind"] == "Node":
                     obj["metadata"]["name"] = f"{CHURN_PREFIX}node-{n}"
-                self.store.create(obj["kind"], obj)
+                    self.store.create("Node", obj)
+                    made = ("Node", obj["metadata"]["name"], None)
+                else:  # any other kind (a Service...): stored as createAny stores it
+                    obj["metadata"]["name"] = f"{CHURN_PREFIX}{str(obj['kind']).lower()}-{n}"
+                    made = self._store_any(obj, "", f"{op.templates[i]} (churn object {n})")
                 if op.mode == "recreate":
-                    slots[i][tick % op.number] = (
-                        obj["kind"],
-                        obj["metadata"]["name"],
-                        obj["metadata"].get("namespace"),
-                    )
+                    slots[i][tick % op.number] = made
                 n += 1
             tick += 1
             await asyncio.sleep(op.interval)
@@ -400,16 +409,23 @@ class OpRunner:
             self.progress(len(self.bound), self.total)
 
 
-def _kind_of(path: Any) -> str:
-    """The kind a churn template holds (Pod or Node)."""
+def _churn_template(path: Any) -> Obj:
+    """A churn template: a Pod or a Node (read as their templates are), or one object of any
+    other kind with apiVersion and kind (a Service...)."""
     import yaml
 
-    with open(path, encoding="utf-8") as f:
-        obj = yaml.safe_load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as exc:
+        raise WorkloadError(f"{path}: cannot read churn template: {exc}") from None
     kind = obj.get("kind") if isinstance(obj, dict) else None
-    if kind not in ("Pod", "Node"):
-        raise WorkloadError(f"{path}: churn templates are Pods or Nodes, got kind {kind!r}")
-    return str(kind)
+    if kind in ("Pod", "Node"):
+        return read_template(path, str(kind))
+    if not isinstance(obj, dict) or not kind or not obj.get("apiVersion"):
+        raise WorkloadError(f"{path}: a churn template is one object with apiVersion and kind")
+    obj.setdefault("metadata", {})
+    return obj
 
 
 _FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")

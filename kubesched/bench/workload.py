@@ -12,17 +12,21 @@ the workload's params, and so does any value written ``$name``):
 * ``createNodes``: ``count``, ``nodeTemplatePath``, ``labelNodePrepareStrategy``
   (``labelKey``, ``labelValues``: node ``i`` gets value ``i % len``), ``uniqueNodeLabelStrategy``
   (``labelKey``: each node its own value);
-* ``createNamespaces``: ``prefix``, ``count`` (``<prefix>-0`` ...), ``namespaceTemplatePath``;
+* ``createNamespaces``: ``prefix``, ``count`` (``<prefix>-0`` ...), ``namespaceTemplatePath`` (a
+  Namespace whose labels each namespace gets, for a namespaceSelector to match);
 * ``createPods``: ``count``, ``namespace`` (default ``namespace-<op index>``, as upstream),
   ``podTemplatePath`` (default the case's ``defaultPodTemplatePath``, else a 100m/500Mi pod),
   ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them);
+* ``createPodSets``: ``count``, ``namespacePrefix`` and ``createPodsOp`` (a ``createPods`` op): that
+  op once for each namespace ``<namespacePrefix>-0`` ... ``-<count - 1>``;
 * ``createAny``: ``templatePath`` (any object: a CustomResourceDefinition, an object of its
   kind, a ConfigMap...; the text may use ``{{.Index}}``, ``{{.Count}}`` and each of
   ``templateParams``, ``$name`` values resolved), ``namespace``, ``count`` (default 1): what a
   plugin reads besides pods and nodes, e.g. a quota;
 * ``deletePods``: ``namespace``, ``labelSelector`` (labels the pods must have; none: every pod
   of the namespace), ``deletePodsPerSecond`` (0: all at once), ``skipWaitToCompletion``;
-* ``churn``: ``templatePaths`` (pods or nodes), ``intervalMilliseconds`` and ``mode``: ``create``
+* ``churn``: ``templatePaths`` (pods, nodes, or any kind ``createAny`` makes, e.g. a Service),
+  ``intervalMilliseconds`` and ``mode``: ``create``
   makes one object of each template every interval, ``number`` times (0: until the workload
   ends); ``recreate`` keeps ``number`` objects of each template, every interval deleting the
   oldest and making a new one;
@@ -38,7 +42,7 @@ parameter $measurePods is not in the workload's params``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -200,6 +204,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "collectMetrics": bool,
         "skipWaitToCompletion": bool,
     },
+    "createPodSets": {"count": int, "namespacePrefix": str, "createPodsOp": dict},
     "createAny": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
     "deletePods": {"namespace": str, "labelSelector": dict, "deletePodsPerSecond": int, "skipWaitToCompletion": bool},
     "churn": {"mode": str, "number": int, "templatePaths": list, "intervalMilliseconds": int},
@@ -282,8 +287,9 @@ def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[
             if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
                 raise WorkloadError(f"{wwhere}.labels: expected a list of strings")
             ops = [
-                _op(raw, k, params, base, default_pod, f"{source}: {full}: workloadTemplate[{k}]")
+                op
                 for k, raw in enumerate(template)
+                for op in _ops(raw, k, params, base, default_pod, f"{source}: {full}: workloadTemplate[{k}]")
             ]
             _check_collecting(ops, f"{source}: {full}")
             out.append(
@@ -348,7 +354,28 @@ def read_template(path: Path, kind: str) -> Obj:
     return obj
 
 
-def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> Op:
+def _ops(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> list[Op]:
+    """The ops one entry of ``workloadTemplate`` stands for: one, or for ``createPodSets`` its
+    ``createPodsOp`` once for each namespace."""
+    op = _op(raw, index, params, base, default_pod, where)
+    if not isinstance(op, _PodSets):
+        return [op]
+    inner = _op(op.inner, index, params, base, default_pod, f"{where} (createPodSets).createPodsOp")
+    if not isinstance(inner, CreatePods):
+        raise WorkloadError(f"{where} (createPodSets).createPodsOp.opcode: must be createPods")
+    return [replace(inner, namespace=f"{op.prefix}-{i}") for i in range(op.count)]
+
+
+@dataclass(frozen=True)
+class _PodSets:
+    """A ``createPodSets`` op as read, before :func:`_ops` expands it."""
+
+    count: int
+    prefix: str
+    inner: dict[str, Any]
+
+
+def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> Op | _PodSets:
     if not isinstance(raw, dict):
         raise WorkloadError(f"{where}: an op must be a mapping, got {_kind(raw)}")
     opcode = raw.get("opcode")
@@ -391,7 +418,7 @@ def _param(value: Any, params: dict[str, Any], where: str) -> Any:
     return value
 
 
-def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: Path, where: str) -> Op:
+def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: Path, where: str) -> Op | _PodSets:
     if opcode == "createNodes":
         cycled = None
         if "labelNodePrepareStrategy" in v:
@@ -433,6 +460,12 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             bool(v.get("collectMetrics", False)),
             bool(v.get("skipWaitToCompletion", False)),
         )
+    if opcode == "createPodSets":
+        if not v.get("namespacePrefix"):
+            raise WorkloadError(f"{where}.namespacePrefix: required")
+        if "createPodsOp" not in v:
+            raise WorkloadError(f"{where}.createPodsOp: required (a createPods op)")
+        return _PodSets(_count(v, where, 0), v["namespacePrefix"], v["createPodsOp"])
     if opcode == "createAny":
         if "templatePath" not in v:
             raise WorkloadError(f"{where}.templatePath: required")
