@@ -1,0 +1,238 @@
+"""The upstream scheduler_perf cases kubesched bench ships beyond the basic ones: each small
+(integration-test) size run in-process under the default profile, and what the case is about
+checked on the cluster it leaves (where its pods went, which objects its ops made)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.bench.ops import CHURN_PREFIX, OpRunner
+from kubesched.bench.runner import default_subject
+from kubesched.bench.workload import (
+    CreateNamespaces,
+    CreatePods,
+    WorkloadError,
+    load_workloads,
+    parse_workloads,
+    shipped_workloads,
+)
+from kubesched.bench.workload import Workload as BenchWorkload
+from kubesched.framework.features import FeatureGates
+
+NEW_CASES = {
+    # affinity/performance-config.yaml
+    "SchedulingPodMatchingAntiAffinity": "affinity.yaml",
+    "SchedulingPreferredPodAffinity": "affinity.yaml",
+    "SchedulingPreferredPodAntiAffinity": "affinity.yaml",
+    "MixedSchedulingBasePod": "affinity.yaml",
+    "SchedulingRequiredPodAntiAffinityWithNSSelector": "affinity.yaml",
+    "SchedulingPreferredAntiAffinityWithNSSelector": "affinity.yaml",
+    "SchedulingRequiredPodAffinityWithNSSelector": "affinity.yaml",
+    "SchedulingPreferredAffinityWithNSSelector": "affinity.yaml",
+    "SchedulingGatedPodsWithPodAffinityImpactForThroughput": "affinity.yaml",
+    # topology_spreading/performance-config.yaml
+    "PreferredTopologySpreading": "topology_spreading.yaml",
+    "DefaultTopologySpreading": "topology_spreading.yaml",
+    "SchedulingWithNodeInclusionPolicy": "topology_spreading.yaml",
+    # misc/performance-config.yaml
+    "SchedulingWithMixedChurn": "misc.yaml",
+    "SchedulingWhileGated": "misc.yaml",
+    # volumes/performance-config.yaml
+    "SchedulingSecrets": "volumes.yaml",
+}
+
+
+def _small(case: str) -> str:
+    (name,) = [n for n, w in shipped_workloads().items() if n.startswith(case + "/") and "integration-test" in w.labels]
+    return name
+
+
+async def _run_workload(w: BenchWorkload) -> OpRunner:
+    gates = FeatureGates(w.feature_gates)
+    cfg, profile = default_subject().load(gates)
+    runner = OpRunner(w, cfg, profile, gates, timeout=120)
+    await runner.run()
+    return runner
+
+
+async def _run(case: str) -> tuple[OpRunner, list[dict[str, Any]]]:
+    runner = await _run_workload(shipped_workloads()[_small(case)])
+    pods, _ = runner.store.list("Pod")
+    return runner, pods
+
+
+def _node_of(pods: list[dict[str, Any]], namespace: str) -> list[str]:
+    return [p["spec"].get("nodeName", "") for p in pods if p["metadata"]["namespace"] == namespace]
+
+
+def test_each_new_case_is_shipped_in_its_file_with_a_performance_size() -> None:
+    shipped = shipped_workloads()
+    for case, file in NEW_CASES.items():
+        sizes = [w for n, w in shipped.items() if n.startswith(case + "/")]
+        assert {w.source for w in sizes} == {file}, case
+        assert any("performance" in w.labels and w.threshold for w in sizes), case
+
+
+@pytest.mark.parametrize("case", sorted(NEW_CASES))
+async def test_a_new_cases_small_size_binds_every_measured_pod(case: str) -> None:
+    w = shipped_workloads()[_small(case)]
+    runner = await _run_workload(w)
+    (result,) = runner.results
+    assert result.measure_pods == w.measured_pods > 0
+    assert (result.scheduled, result.unschedulable) == (w.measured_pods, 0)
+
+
+async def test_pods_labelled_for_an_anti_affinity_keep_off_its_node() -> None:
+    runner, pods = await _run("SchedulingPodMatchingAntiAffinity")
+    (held,) = _node_of(pods, "sched-0")
+    measured = _node_of(pods, "sched-1")
+    assert len(measured) == 4 and all(measured) and held not in measured
+
+
+async def test_ns_selector_namespaces_carry_the_templates_labels_and_pod_sets_fill_them() -> None:
+    runner, pods = await _run("SchedulingRequiredPodAntiAffinityWithNSSelector")
+    namespaces, _ = runner.store.list("Namespace")
+    labelled = {
+        n["metadata"]["name"] for n in namespaces if (n["metadata"].get("labels") or {}).get("team") == "devops"
+    }
+    assert labelled == {"init-ns-0", "init-ns-1", "measure-ns-0"}
+    assert Counter(p["metadata"]["namespace"] for p in pods) == {"init-ns-0": 2, "init-ns-1": 2, "measure-ns-0": 6}
+    # The anti-affinity reaches across the selected namespaces: ten pods, ten nodes.
+    assert len({p["spec"]["nodeName"] for p in pods}) == 10
+
+
+async def test_node_inclusion_policy_spreads_one_pod_to_each_untainted_node() -> None:
+    runner, pods = await _run("SchedulingWithNodeInclusionPolicy")
+    nodes = sorted(p["spec"]["nodeName"] for p in pods)
+    assert nodes == ["node-0", "node-1", "node-2", "node-3"]
+
+
+async def test_default_spreading_runs_with_the_service_its_pods_are_selected_by() -> None:
+    runner, pods = await _run("DefaultTopologySpreading")
+    services, _ = runner.store.list("Service", "service-ns")
+    assert [s["spec"]["selector"] for s in services] == [{"app": "scheduler-perf"}]
+    assert len(_node_of(pods, "service-ns")) == 10
+
+
+async def test_gated_pods_stay_gated_and_unbound_while_the_measured_ones_bind() -> None:
+    for case, gated_ns, measured_ns in (
+        ("SchedulingWhileGated", "namespace-1", "namespace-5"),
+        ("SchedulingGatedPodsWithPodAffinityImpactForThroughput", "namespace-1", "namespace-3"),
+    ):
+        runner, pods = await _run(case)
+        gated = [p for p in pods if p["metadata"]["namespace"] == gated_ns]
+        assert len(gated) == 10 and all(p["spec"].get("schedulingGates") for p in gated), case
+        assert not any(p["spec"].get("nodeName") for p in gated), case
+        assert _node_of(pods, measured_ns) == ["scheduler-perf-node"] * 10, case
+
+
+async def test_mixed_churn_keeps_one_node_one_pod_and_one_service_of_its_own() -> None:
+    runner, pods = await _run("SchedulingWithMixedChurn")
+    nodes, _ = runner.store.list("Node")
+    services, _ = runner.store.list("Service")
+    churn_nodes = [n for n in nodes if n["metadata"]["name"].startswith(CHURN_PREFIX)]
+    churn_pods = [p for p in pods if p["metadata"]["name"].startswith(CHURN_PREFIX)]
+    churn_services = [s for s in services if s["metadata"]["name"].startswith(CHURN_PREFIX)]
+    assert (len(churn_nodes), len(churn_pods), len(churn_services)) == (1, 1, 1)
+    assert churn_services[0]["metadata"]["namespace"] == "default"
+    assert not churn_pods[0]["spec"].get("nodeName")  # it fits nowhere
+    measured = _node_of(pods, "namespace-2")
+    assert len(measured) == 100 and not any(n.startswith(CHURN_PREFIX) for n in measured)
+
+
+async def test_churn_recreates_a_service_in_place(tmp_path: Path) -> None:
+    (tmp_path / "svc.yaml").write_text(
+        "apiVersion: v1\nkind: Service\nmetadata: {generateName: s-}\nspec: {selector: {app: x}, ports: [{port: 80}]}\n"
+    )
+    (tmp_path / "w.yaml").write_text(
+        """
+- name: ServiceChurn
+  workloadTemplate:
+  - {opcode: createNodes, count: 1}
+  - {opcode: churn, mode: recreate, number: 2, intervalMilliseconds: 5, templatePaths: [svc.yaml]}
+  - {opcode: sleep, duration: 100ms}
+  - {opcode: createPods, count: 1, collectMetrics: true}
+  workloads: [{name: w}]
+"""
+    )
+    (w,) = load_workloads(tmp_path / "w.yaml")
+    runner = await _run_workload(w)
+    services, _ = runner.store.list("Service", "default")
+    numbers = sorted(int(s["metadata"]["name"].rsplit("-", 1)[1]) for s in services)
+    assert len(numbers) == 2 and numbers[-1] >= 3 and numbers[1] == numbers[0] + 1
+
+
+async def test_churn_refuses_a_template_without_a_kind(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("metadata: {name: x}\n")
+    (tmp_path / "w.yaml").write_text(
+        """
+- name: Bad
+  workloadTemplate:
+  - {opcode: createNodes, count: 1}
+  - {opcode: churn, mode: create, templatePaths: [bad.yaml]}
+  - {opcode: createPods, count: 1, collectMetrics: true}
+  workloads: [{name: w}]
+"""
+    )
+    (w,) = load_workloads(tmp_path / "w.yaml")
+    with pytest.raises(WorkloadError, match=r"bad.yaml: a churn template is one object with apiVersion and kind"):
+        await _run_workload(w)
+
+
+def test_create_pod_sets_runs_its_create_pods_op_once_per_namespace(tmp_path: Path) -> None:
+    data = [
+        {
+            "name": "Sets",
+            "workloadTemplate": [
+                {"opcode": "createNodes", "count": 1},
+                {"opcode": "createNamespaces", "prefix": "ns", "countParam": "$n"},
+                {
+                    "opcode": "createPodSets",
+                    "countParam": "$n",
+                    "namespacePrefix": "ns",
+                    "createPodsOp": {"opcode": "createPods", "countParam": "$per"},
+                },
+                {"opcode": "createPods", "count": 2, "collectMetrics": True},
+            ],
+            "workloads": [{"name": "w", "params": {"n": 3, "per": 4}}],
+        }
+    ]
+    (w,) = parse_workloads(data, tmp_path, "sets.yaml")
+    sets = [op for op in w.ops if isinstance(op, CreatePods)]
+    assert [(op.namespace, op.count) for op in sets] == [("ns-0", 4), ("ns-1", 4), ("ns-2", 4), ("namespace-3", 2)]
+    assert (w.init_pods, w.measured_pods) == (12, 2)
+    assert isinstance(w.ops[1], CreateNamespaces) and w.ops[1].template is None
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        (
+            {"opcode": "createPodSets", "count": 1, "createPodsOp": {"opcode": "createPods", "count": 1}},
+            "namespacePrefix: required",
+        ),
+        ({"opcode": "createPodSets", "count": 1, "namespacePrefix": "ns"}, "createPodsOp: required"),
+        (
+            {"opcode": "createPodSets", "count": 1, "namespacePrefix": "ns", "createPodsOp": {"opcode": "barrier"}},
+            r"createPodsOp.opcode: must be createPods",
+        ),
+        (
+            {"opcode": "createPodSets", "count": 1, "namespacePrefix": "ns", "createPodsOp": {"opcode": "createPods"}},
+            r"\(createPodSets\).createPodsOp \(createPods\).count: required",
+        ),
+    ],
+)
+def test_create_pod_sets_mistakes_name_the_field(op: dict[str, Any], message: str, tmp_path: Path) -> None:
+    data = [
+        {
+            "name": "C",
+            "workloadTemplate": [op, {"opcode": "createPods", "count": 1, "collectMetrics": True}],
+            "workloads": [{"name": "w"}],
+        }
+    ]
+    with pytest.raises(WorkloadError, match=message):
+        parse_workloads(data, tmp_path, "mine.yaml")
