@@ -31,6 +31,7 @@ from kubesched.bench.workload import (
     CreateNodes,
     CreatePods,
     DeletePods,
+    NodeAllocatable,
     Op,
     Sleep,
     StartCollecting,
@@ -201,7 +202,26 @@ class OpRunner:
                 labels[key] = values[i % len(values)]
             if op.unique_label is not None:
                 labels[op.unique_label] = name
+            if op.allocatable is not None:
+                status = node.setdefault("status", {})
+                status["allocatable"] = {**(status.get("allocatable") or {}), **dict(op.allocatable.resources)}
             self.store.create("Node", node)
+            if op.allocatable is not None:
+                self._csi_node(name, op.allocatable)
+
+    def _csi_node(self, node: str, strategy: NodeAllocatable) -> None:
+        """The CSINode upstream's nodeAllocatableStrategy makes for ``node``."""
+        drivers = [
+            {"name": driver, "nodeID": node, **({"allocatable": {"count": count}} if count is not None else {})}
+            for driver, count in strategy.drivers
+        ]
+        meta: Obj = {"name": node}
+        if strategy.migrated:
+            meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(strategy.migrated)}
+        self.store.create(
+            "CSINode",
+            {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": {"drivers": drivers}},
+        )
 
     def _create_any(self, op: CreateAny, index: int) -> None:
         """One object of ``op``'s template: checked as the API server checks it (a definition's
@@ -256,6 +276,8 @@ class OpRunner:
         template = read_template(op.template, "Pod")
         # Made before the clock starts: the templates are the workload's doing, not the scheduler's.
         pods = [self._pod(template, op.namespace) for _ in range(op.count)]
+        if op.volume_templates is not None:
+            self._bound_claims(op, pods)
         keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
         if op.collect_metrics:
             self._start_window(self.w.name, ())
@@ -274,6 +296,37 @@ class OpRunner:
             await self._stop_window()
         elif not op.skip_wait:
             await self._wait(keys)
+
+    def _bound_claims(self, op: CreatePods, pods: list[Obj]) -> None:
+        """As upstream's createPods with volume templates: pod ``i`` mounts (only) claim
+        ``pvc-<i>``, stored bound to volume ``<namespace>-vol-<i>`` (in-tree AWS ``volumeID``
+        ``vol-<i>``, CSI ``volumeHandle`` the volume's name). Made before the pods, outside the
+        measured time."""
+        assert op.volume_templates is not None
+        pv_template = read_template(op.volume_templates[0], "PersistentVolume")
+        pvc_template = read_template(op.volume_templates[1], "PersistentVolumeClaim")
+        for i, pod in enumerate(pods):
+            claim, volume = f"pvc-{i}", f"{op.namespace}-vol-{i}"
+            pvc = copy.deepcopy(pvc_template)
+            pvc["metadata"].update(name=claim, namespace=op.namespace)
+            pvc["spec"]["volumeName"] = volume
+            pvc["status"] = {"phase": "Bound"}
+            self.store.create("PersistentVolumeClaim", pvc)
+            pv = copy.deepcopy(pv_template)
+            pv["metadata"]["name"] = volume
+            if "csi" in pv["spec"]:
+                pv["spec"]["csi"]["volumeHandle"] = volume
+            elif "awsElasticBlockStore" in pv["spec"]:
+                pv["spec"]["awsElasticBlockStore"]["volumeID"] = f"vol-{i}"
+            pv["spec"]["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": op.namespace,
+                "name": claim,
+            }
+            pv["status"] = {"phase": "Bound"}
+            self.store.create("PersistentVolume", pv)
+            pod["spec"] = {**pod["spec"], "volumes": [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}]}
 
     async def _delete_pods(self, op: DeletePods) -> None:
         """Delete the namespace's pods that carry ``op``'s labels, all at once or at its rate;

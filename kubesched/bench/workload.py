@@ -11,12 +11,16 @@ the workload's params, and so does any value written ``$name``):
 
 * ``createNodes``: ``count``, ``nodeTemplatePath``, ``labelNodePrepareStrategy``
   (``labelKey``, ``labelValues``: node ``i`` gets value ``i % len``), ``uniqueNodeLabelStrategy``
-  (``labelKey``: each node its own value);
+  (``labelKey``: each node its own value), ``nodeAllocatableStrategy`` (``nodeAllocatable``
+  added to each node's allocatable; a CSINode per node listing ``csiNodeAllocatable``'s drivers
+  with their ``count`` and ``migratedPlugins`` in its migrated-plugins annotation);
 * ``createNamespaces``: ``prefix``, ``count`` (``<prefix>-0`` ...), ``namespaceTemplatePath`` (a
   Namespace whose labels each namespace gets, for a namespaceSelector to match);
 * ``createPods``: ``count``, ``namespace`` (default ``namespace-<op index>``, as upstream),
   ``podTemplatePath`` (default the case's ``defaultPodTemplatePath``, else a 100m/500Mi pod),
-  ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them);
+  ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them),
+  ``persistentVolumeTemplatePath`` with ``persistentVolumeClaimTemplatePath`` (pod ``i`` mounts
+  claim ``pvc-<i>``, bound to volume ``<namespace>-vol-<i>``, both made as upstream makes them);
 * ``createPodSets``: ``count``, ``namespacePrefix`` and ``createPodsOp`` (a ``createPods`` op): that
   op once for each namespace ``<namespacePrefix>-0`` ... ``-<count - 1>``;
 * ``createAny``: ``templatePath`` (any object: a CustomResourceDefinition, an object of its
@@ -72,6 +76,21 @@ class CreateNodes:
     cycled_label: tuple[str, tuple[str, ...]] | None = None
     #: A label key every node gets with a value of its own (uniqueNodeLabelStrategy).
     unique_label: str | None = None
+    #: nodeAllocatableStrategy, or None: what each node's allocatable gets, and the CSINode made
+    #: for it.
+    allocatable: NodeAllocatable | None = None
+
+
+@dataclass(frozen=True)
+class NodeAllocatable:
+    """Upstream's nodeAllocatableStrategy: ``nodeAllocatable`` (resource -> quantity, put into
+    each node's allocatable), ``csiNodeAllocatable`` (driver -> ``{count: n}``: the node's CSINode
+    lists the driver with that volume limit) and ``migratedPlugins`` (in-tree plugins the CSINode
+    names as migrated)."""
+
+    resources: tuple[tuple[str, str], ...] = ()
+    drivers: tuple[tuple[str, int | None], ...] = ()
+    migrated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,6 +107,9 @@ class CreatePods:
     template: Path
     collect_metrics: bool = False
     skip_wait: bool = False
+    #: A PersistentVolume and a PersistentVolumeClaim template: each pod gets a claim of its own,
+    #: bound to a volume of its own (persistentVolumeTemplatePath, persistentVolumeClaimTemplatePath).
+    volume_templates: tuple[Path, Path] | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +217,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "nodeTemplatePath": str,
         "labelNodePrepareStrategy": dict,
         "uniqueNodeLabelStrategy": dict,
+        "nodeAllocatableStrategy": dict,
     },
     "createNamespaces": {"prefix": str, "count": int, "namespaceTemplatePath": str},
     "createPods": {
@@ -203,6 +226,8 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "podTemplatePath": str,
         "collectMetrics": bool,
         "skipWaitToCompletion": bool,
+        "persistentVolumeTemplatePath": str,
+        "persistentVolumeClaimTemplatePath": str,
     },
     "createPodSets": {"count": int, "namespacePrefix": str, "createPodsOp": dict},
     "createAny": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
@@ -437,7 +462,12 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             if "nodeTemplatePath" in v
             else DEFAULT_NODE_TEMPLATE
         )
-        return CreateNodes(_count(v, where, 1), template, cycled, unique)
+        allocatable = (
+            _node_allocatable(v["nodeAllocatableStrategy"], f"{where}.nodeAllocatableStrategy")
+            if "nodeAllocatableStrategy" in v
+            else None
+        )
+        return CreateNodes(_count(v, where, 1), template, cycled, unique, allocatable)
     if opcode == "createNamespaces":
         if "prefix" not in v:
             raise WorkloadError(f"{where}.prefix: required")
@@ -453,12 +483,25 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         template = (
             _path(base, v["podTemplatePath"], f"{where}.podTemplatePath") if "podTemplatePath" in v else default_pod
         )
+        volumes = None
+        if "persistentVolumeTemplatePath" in v or "persistentVolumeClaimTemplatePath" in v:
+            for key in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"):
+                if key not in v:
+                    raise WorkloadError(
+                        f"{where}.{key}: required with "
+                        "persistentVolumeTemplatePath or persistentVolumeClaimTemplatePath (a volume and a claim a pod)"
+                    )
+            volumes = (
+                _path(base, v["persistentVolumeTemplatePath"], f"{where}.persistentVolumeTemplatePath"),
+                _path(base, v["persistentVolumeClaimTemplatePath"], f"{where}.persistentVolumeClaimTemplatePath"),
+            )
         return CreatePods(
             _count(v, where, 0),
             v.get("namespace", f"namespace-{index}"),
             template,
             bool(v.get("collectMetrics", False)),
             bool(v.get("skipWaitToCompletion", False)),
+            volumes,
         )
     if opcode == "createPodSets":
         if not v.get("namespacePrefix"):
@@ -528,6 +571,26 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
     if opcode == "startCollectingMetrics":
         return StartCollecting(v.get("name", ""), _names(v.get("namespaces"), f"{where}.namespaces"))
     return StopCollecting()
+
+
+def _node_allocatable(raw: dict[str, Any], where: str) -> NodeAllocatable:
+    _unknown(raw, {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}, where)
+    resources = raw.get("nodeAllocatable") or {}
+    if not isinstance(resources, dict):
+        raise WorkloadError(f"{where}.nodeAllocatable: expected a mapping of resource names to quantities")
+    drivers = raw.get("csiNodeAllocatable") or {}
+    if not isinstance(drivers, dict):
+        raise WorkloadError(f"{where}.csiNodeAllocatable: expected a mapping of CSI driver names to {{count: n}}")
+    counts: list[tuple[str, int | None]] = []
+    for name, limit in drivers.items():
+        count = (limit or {}).get("count") if isinstance(limit, dict | None) else limit
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+            raise WorkloadError(f"{where}.csiNodeAllocatable.{name}.count: expected a count of volumes, got {count!r}")
+        counts.append((str(name), count))
+    migrated = raw.get("migratedPlugins") or []
+    if not isinstance(migrated, list) or not all(isinstance(x, str) for x in migrated):
+        raise WorkloadError(f"{where}.migratedPlugins: expected a list of in-tree plugin names")
+    return NodeAllocatable(tuple((str(k), str(x)) for k, x in resources.items()), tuple(counts), tuple(migrated))
 
 
 def _check_collecting(ops: list[Op], where: str) -> None:

@@ -43,7 +43,13 @@ NEW_CASES = {
     "SchedulingWhileGated": "misc.yaml",
     # volumes/performance-config.yaml
     "SchedulingSecrets": "volumes.yaml",
+    "SchedulingInTreePVs": "volumes.yaml",
+    "SchedulingMigratedInTreePVs": "volumes.yaml",
+    "SchedulingCSIPVs": "volumes.yaml",
+    "PreemptionPVs": "volumes.yaml",
 }
+#: Cases upstream gives no threshold.
+NO_THRESHOLD = {"PreemptionPVs"}
 
 
 def _small(case: str) -> str:
@@ -74,7 +80,8 @@ def test_each_new_case_is_shipped_in_its_file_with_a_performance_size() -> None:
     for case, file in NEW_CASES.items():
         sizes = [w for n, w in shipped.items() if n.startswith(case + "/")]
         assert {w.source for w in sizes} == {file}, case
-        assert any("performance" in w.labels and w.threshold for w in sizes), case
+        assert any("performance" in w.labels for w in sizes), case
+        assert any(w.threshold for w in sizes) == (case not in NO_THRESHOLD), case
 
 
 @pytest.mark.parametrize("case", sorted(NEW_CASES))
@@ -227,6 +234,101 @@ def test_create_pod_sets_runs_its_create_pods_op_once_per_namespace(tmp_path: Pa
     ],
 )
 def test_create_pod_sets_mistakes_name_the_field(op: dict[str, Any], message: str, tmp_path: Path) -> None:
+    data = [
+        {
+            "name": "C",
+            "workloadTemplate": [op, {"opcode": "createPods", "count": 1, "collectMetrics": True}],
+            "workloads": [{"name": "w"}],
+        }
+    ]
+    with pytest.raises(WorkloadError, match=message):
+        parse_workloads(data, tmp_path, "mine.yaml")
+
+
+async def test_each_pod_with_volume_templates_mounts_its_own_claim_bound_to_its_own_volume() -> None:
+    runner, pods = await _run("SchedulingCSIPVs")
+    measured = sorted(
+        (p for p in pods if p["metadata"]["namespace"] == "namespace-2"),
+        key=lambda p: int(p["metadata"]["name"].rsplit("-", 1)[1]),
+    )
+    assert [p["spec"]["volumes"] for p in measured] == [
+        [{"name": "vol", "persistentVolumeClaim": {"claimName": f"pvc-{i}"}}] for i in range(10)
+    ]
+    claim = runner.store.get("PersistentVolumeClaim", "namespace-2", "pvc-3")
+    volume = runner.store.get("PersistentVolume", None, "namespace-2-vol-3")
+    assert (claim["spec"]["volumeName"], claim["status"]["phase"]) == ("namespace-2-vol-3", "Bound")
+    assert volume["spec"]["claimRef"]["name"] == "pvc-3" and volume["spec"]["claimRef"]["namespace"] == "namespace-2"
+    assert volume["spec"]["csi"]["volumeHandle"] == "namespace-2-vol-3"
+    csi_nodes, _ = runner.store.list("CSINode")
+    assert len(csi_nodes) == 5
+    assert all(
+        c["spec"]["drivers"]
+        == [{"name": "ebs.csi.aws.com", "nodeID": c["metadata"]["name"], "allocatable": {"count": 39}}]
+        for c in csi_nodes
+    )
+    node = runner.store.get("Node", None, "node-0")
+    assert node["status"]["allocatable"]["attachable-volumes-csi-ebs.csi.aws.com"] == "39"
+    assert node["status"]["allocatable"]["cpu"] == "4"  # the template's allocatable kept
+
+
+async def test_in_tree_volumes_get_their_volume_id_and_migrated_nodes_say_so() -> None:
+    runner, _ = await _run("SchedulingMigratedInTreePVs")
+    volume = runner.store.get("PersistentVolume", None, "namespace-1-vol-4")
+    assert volume["spec"]["awsElasticBlockStore"]["volumeID"] == "vol-4"
+    csi_node = runner.store.get("CSINode", None, "node-2")
+    assert csi_node["metadata"]["annotations"] == {
+        "storage.alpha.kubernetes.io/migrated-plugins": "kubernetes.io/aws-ebs"
+    }
+
+
+async def test_the_csi_node_limit_the_strategy_sets_is_the_one_the_scheduler_keeps(tmp_path: Path) -> None:
+    templates = Path(__file__).resolve().parents[2] / "kubesched" / "bench" / "workloads" / "templates"
+    (tmp_path / "w.yaml").write_text(
+        f"""
+- name: Limited
+  workloadTemplate:
+  - opcode: createNodes
+    count: 2
+    nodeAllocatableStrategy: {{csiNodeAllocatable: {{ebs.csi.aws.com: {{count: 1}}}}}}
+  - opcode: createPods
+    count: 3
+    collectMetrics: true
+    persistentVolumeTemplatePath: {templates / "pv-csi.yaml"}
+    persistentVolumeClaimTemplatePath: {templates / "pvc.yaml"}
+  workloads: [{{name: w}}]
+"""
+    )
+    (w,) = load_workloads(tmp_path / "w.yaml")
+    runner = await _run_workload(w)
+    (result,) = runner.results
+    assert (result.scheduled, result.unschedulable) == (2, 1)
+    pods, _ = runner.store.list("Pod")
+    assert sorted(p["spec"].get("nodeName", "") for p in pods) == ["", "node-0", "node-1"]
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        (
+            {"opcode": "createPods", "count": 1, "persistentVolumeTemplatePath": "pv.yaml"},
+            r"persistentVolumeClaimTemplatePath: required with",
+        ),
+        (
+            {
+                "opcode": "createNodes",
+                "count": 1,
+                "nodeAllocatableStrategy": {"csiNodeAllocatable": {"d": {"count": -1}}},
+            },
+            r"nodeAllocatableStrategy.csiNodeAllocatable.d.count: expected a count of volumes, got -1",
+        ),
+        (
+            {"opcode": "createNodes", "count": 1, "nodeAllocatableStrategy": {"limits": {}}},
+            r"nodeAllocatableStrategy.limits: unknown field",
+        ),
+    ],
+)
+def test_volume_and_allocatable_mistakes_name_the_field(op: dict[str, Any], message: str, tmp_path: Path) -> None:
+    (tmp_path / "pv.yaml").write_text("kind: PersistentVolume\n")
     data = [
         {
             "name": "C",
