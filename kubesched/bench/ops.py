@@ -38,6 +38,7 @@ from kubesched.bench.workload import (
     StopCollecting,
     Workload,
     WorkloadError,
+    is_templated,
     read_template,
 )
 from kubesched.cluster.base import NotFound
@@ -74,6 +75,8 @@ class _Window:
     lag: LoopLag
     keys: list[str] = field(default_factory=list)
     lag_started: bool = False
+    #: Only pods with these labels are measured (startCollectingMetrics' labelSelector).
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 class OpRunner:
@@ -174,11 +177,13 @@ class OpRunner:
             self._churn.append(asyncio.create_task(self._churn_loop(templates, op)))
         elif isinstance(op, Barrier):
             keys = [k for k in self.pods if not op.namespaces or k.split("/", 1)[0] in op.namespaces]
+            if op.labels:
+                keys = [k for k in keys if self._pod_has_labels(k, op.labels)]
             await self._wait(keys, attempted_only=op.stage == "Attempted")
         elif isinstance(op, Sleep):
             await asyncio.sleep(op.seconds)
         elif isinstance(op, StartCollecting):
-            self._start_window(op.name or self.w.name, op.namespaces)
+            self._start_window(op.name or self.w.name, op.namespaces, op.labels)
         elif isinstance(op, StopCollecting):
             await self._stop_window()
 
@@ -273,9 +278,15 @@ class OpRunner:
 
     async def _create_pods(self, op: CreatePods) -> None:
         self._namespace(op.namespace)
-        template = read_template(op.template, "Pod")
         # Made before the clock starts: the templates are the workload's doing, not the scheduler's.
-        pods = [self._pod(template, op.namespace) for _ in range(op.count)]
+        if is_templated(op.template):  # {{.Index}}, {{.Count}}: one rendering a pod
+            pods = [
+                self._pod(read_template(op.template, "Pod", {"Index": i, "Count": op.count}), op.namespace)
+                for i in range(op.count)
+            ]
+        else:
+            template = read_template(op.template, "Pod")
+            pods = [self._pod(template, op.namespace) for _ in range(op.count)]
         if op.volume_templates is not None:
             self._bound_claims(op, pods)
         keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
@@ -286,7 +297,7 @@ class OpRunner:
             self.pods[key] = created["metadata"].get("uid", "")
         window = self._window
         if window is not None and (not window.namespaces or op.namespace in window.namespaces):
-            window.keys.extend(keys)
+            window.keys.extend(k for k, p in zip(keys, pods) if _has_labels(p, window.labels))
         await asyncio.sleep(0)
         if window is not None and not window.lag_started:
             await self.cluster.wait_delivered()
@@ -385,7 +396,14 @@ class OpRunner:
             tick += 1
             await asyncio.sleep(op.interval)
 
-    def _start_window(self, name: str, namespaces: tuple[str, ...]) -> None:
+    def _pod_has_labels(self, key: str, labels: tuple[tuple[str, str], ...]) -> bool:
+        namespace, name = key.split("/", 1)
+        try:
+            return _has_labels(self.store.get("Pod", namespace, name), labels)
+        except NotFound:
+            return False
+
+    def _start_window(self, name: str, namespaces: tuple[str, ...], labels: tuple[tuple[str, str], ...] = ()) -> None:
         # As `kubesched run` does once its informers have synced: what exists now lives on, and
         # the collector no longer scans it.
         gc.freeze()
@@ -393,7 +411,7 @@ class OpRunner:
         # The lag is watched from when the window's first pods are in the queue (creating
         # thousands of pods in one go is the benchmark's own doing).
         lag = LoopLag()
-        self._window = _Window(name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag)
+        self._window = _Window(name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag, labels=labels)
 
     async def _stop_window(self) -> None:
         window = self._window
@@ -423,6 +441,9 @@ class OpRunner:
         """Until every pod of ``keys`` is decided (see the module's docstring), or, with
         ``attempted_only``, tried at least once."""
         remaining = keys
+        # What the workload did last (nodes added, pods deleted) reaches the scheduler first, so
+        # that pods it unblocks are not judged parked before it has seen it.
+        await self.cluster.wait_delivered()
         while True:
             # A pod a deletePods op took away is no longer waited for.
             remaining = [k for k in remaining if k not in self.bound and k in self.pods]
@@ -460,6 +481,11 @@ class OpRunner:
         if now - self._shown >= 0.1:
             self._shown = now
             self.progress(len(self.bound), self.total)
+
+
+def _has_labels(obj: Obj, labels: tuple[tuple[str, str], ...]) -> bool:
+    have = obj["metadata"].get("labels") or {}
+    return all(have.get(k) == v for k, v in labels)
 
 
 def _churn_template(path: Any) -> Obj:

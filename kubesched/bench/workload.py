@@ -34,10 +34,15 @@ the workload's params, and so does any value written ``$name``):
   makes one object of each template every interval, ``number`` times (0: until the workload
   ends); ``recreate`` keeps ``number`` objects of each template, every interval deleting the
   oldest and making a new one;
-* ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``);
+* ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``),
+  ``labelSelector`` (wait only for the pods with these labels);
 * ``sleep``: ``duration`` (``500ms``, ``2s``);
-* ``startCollectingMetrics`` (``name``, ``namespaces``) and ``stopCollectingMetrics``: measure
-  every pod created between them.
+* ``startCollectingMetrics`` (``name``, ``namespaces``, ``labelSelector``) and
+  ``stopCollectingMetrics``: measure every pod created between them (of those namespaces, with
+  those labels).
+
+A pod template's text may use ``{{.Index}}`` (the pod's index in its createPods op) and
+``{{.Count}}``, as upstream's pod templates do.
 
 Template paths are relative to the workload file. Errors name the file, the workload and the
 field: ``misc.yaml: SchedulingBasic/500Nodes: workloadTemplate[2] (createPods).countParam:
@@ -46,6 +51,7 @@ parameter $measurePods is not in the workload's params``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -144,6 +150,8 @@ class Barrier:
     namespaces: tuple[str, ...] = ()
     #: ``Scheduled`` (bound or found unschedulable) or ``Attempted`` (tried once).
     stage: str = "Scheduled"
+    #: labelSelector: only the pods with these labels are waited for.
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -155,6 +163,8 @@ class Sleep:
 class StartCollecting:
     name: str = ""
     namespaces: tuple[str, ...] = ()
+    #: labelSelector: only the pods with these labels are measured.
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -194,20 +204,30 @@ class Workload:
 
     @property
     def measured_pods(self) -> int:
-        """Pods created with ``collectMetrics`` or inside a collecting window."""
-        n, collecting = 0, False
+        """Pods created with ``collectMetrics`` or inside a collecting window (in its
+        namespaces, if it names any, and carrying its labelSelector's labels)."""
+        n, window = 0, None
         for op in self.ops:
             if isinstance(op, StartCollecting):
-                collecting = True
+                window = op
             elif isinstance(op, StopCollecting):
-                collecting = False
-            elif isinstance(op, CreatePods) and (collecting or op.collect_metrics):
+                window = None
+            elif isinstance(op, CreatePods) and (op.collect_metrics or (window and _in_window(window, op))):
                 n += op.count
         return n
 
     @property
     def init_pods(self) -> int:
         return sum(op.count for op in self.ops if isinstance(op, CreatePods)) - self.measured_pods
+
+
+def _in_window(window: StartCollecting, op: CreatePods) -> bool:
+    if window.namespaces and op.namespace not in window.namespaces:
+        return False
+    if not window.labels:
+        return True
+    labels = read_template(op.template, "Pod", {"Index": 0, "Count": op.count})["metadata"].get("labels") or {}
+    return all(labels.get(k) == x for k, x in window.labels)
 
 
 #: Each op's fields and their types (a field ``xParam`` stands for ``x``).
@@ -360,10 +380,26 @@ def find_workloads(spec: str) -> list[Workload]:
     return chosen
 
 
-def read_template(path: Path, kind: str) -> Obj:
-    """The object of the template file at ``path``, which must be a ``kind``."""
+#: A Go text/template field (``{{.Index}}``, ``{{ .Count }}``).
+TEMPLATE_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
+
+
+def is_templated(path: Path) -> bool:
+    """Whether the template file at ``path`` uses a ``{{.Field}}``."""
     try:
-        obj = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return TEMPLATE_FIELD.search(path.read_text(encoding="utf-8")) is not None
+    except OSError:
+        return False
+
+
+def read_template(path: Path, kind: str, values: dict[str, Any] | None = None) -> Obj:
+    """The object of the template file at ``path``, which must be a ``kind``; ``values`` fill
+    its ``{{.Field}}`` fields (none: they stay as written)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        if values is not None:
+            text = _fill(text, values, path)
+        obj = yaml.safe_load(text)
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot read template: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
@@ -377,6 +413,17 @@ def read_template(path: Path, kind: str) -> Obj:
     obj.setdefault("metadata", {})
     obj.setdefault("spec", {})
     return obj
+
+
+def _fill(text: str, values: dict[str, Any], path: Path) -> str:
+    def put(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise WorkloadError(
+                f"{path}: {m.group(0)} names no template value (there are: {', '.join(sorted(values))})"
+            )
+        return str(values[m.group(1)])
+
+    return TEMPLATE_FIELD.sub(put, text)
 
 
 def _ops(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> list[Op]:
@@ -557,7 +604,9 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         stage = v.get("stageRequirement", "Scheduled")
         if stage not in ("Scheduled", "Attempted"):
             raise WorkloadError(f"{where}.stageRequirement: Scheduled or Attempted, got {stage!r}")
-        return Barrier(_names(v.get("namespaces"), f"{where}.namespaces"), stage)
+        return Barrier(
+            _names(v.get("namespaces"), f"{where}.namespaces"), stage, _selector(v, f"{where}.labelSelector")
+        )
     if opcode == "sleep":
         from kubesched.config.models import parse_go_duration
 
@@ -569,7 +618,11 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             raise WorkloadError(f"{where}.duration: must not be negative")
         return Sleep(seconds)
     if opcode == "startCollectingMetrics":
-        return StartCollecting(v.get("name", ""), _names(v.get("namespaces"), f"{where}.namespaces"))
+        return StartCollecting(
+            v.get("name", ""),
+            _names(v.get("namespaces"), f"{where}.namespaces"),
+            _selector(v, f"{where}.labelSelector"),
+        )
     return StopCollecting()
 
 
@@ -591,6 +644,14 @@ def _node_allocatable(raw: dict[str, Any], where: str) -> NodeAllocatable:
     if not isinstance(migrated, list) or not all(isinstance(x, str) for x in migrated):
         raise WorkloadError(f"{where}.migratedPlugins: expected a list of in-tree plugin names")
     return NodeAllocatable(tuple((str(k), str(x)) for k, x in resources.items()), tuple(counts), tuple(migrated))
+
+
+def _selector(v: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    """A ``labelSelector`` (labels a pod must all have), sorted."""
+    selector = v.get("labelSelector") or {}
+    if not all(isinstance(x, str | int | float | bool) for x in selector.values()):
+        raise WorkloadError(f"{where}: expected a mapping of label keys to values")
+    return tuple(sorted((str(k), str(x)) for k, x in selector.items()))
 
 
 def _check_collecting(ops: list[Op], where: str) -> None:
