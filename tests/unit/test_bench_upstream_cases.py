@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from kubesched.bench.ops import CHURN_PREFIX, OpRunner
 from kubesched.bench.runner import default_subject
 from kubesched.bench.workload import (
+    SHIPPED_DIR,
     CreateNamespaces,
     CreatePods,
     WorkloadError,
@@ -47,14 +49,32 @@ NEW_CASES = {
     "SchedulingMigratedInTreePVs": "volumes.yaml",
     "SchedulingCSIPVs": "volumes.yaml",
     "PreemptionPVs": "volumes.yaml",
+    # event_handling/performance-config.yaml
+    "EventHandlingNodeAdd": "event_handling.yaml",
+    "EventHandlingPodAdd": "event_handling.yaml",
 }
 #: Cases upstream gives no threshold.
-NO_THRESHOLD = {"PreemptionPVs"}
+NO_THRESHOLD = {"PreemptionPVs", "EventHandlingNodeAdd", "EventHandlingPodAdd"}
+#: Cases upstream gives no small (integration-test) size: run here at the params given.
+SMALLER = {"EventHandlingNodeAdd": {"nodes": 2, "measurePods": 5}, "EventHandlingPodAdd": {"measurePods": 5}}
 
 
 def _small(case: str) -> str:
     (name,) = [n for n, w in shipped_workloads().items() if n.startswith(case + "/") and "integration-test" in w.labels]
     return name
+
+
+def _smaller(case: str) -> BenchWorkload:
+    """The shipped case ``case`` with one workload of ``SMALLER``'s params."""
+    file = SHIPPED_DIR / NEW_CASES[case]
+    (data,) = [c for c in yaml.safe_load(file.read_text()) if c["name"] == case]
+    data["workloads"] = [{"name": "tiny", "params": SMALLER[case]}]
+    (w,) = parse_workloads([data], SHIPPED_DIR, file.name)
+    return w
+
+
+def _workload(case: str) -> BenchWorkload:
+    return _smaller(case) if case in SMALLER else shipped_workloads()[_small(case)]
 
 
 async def _run_workload(w: BenchWorkload) -> OpRunner:
@@ -66,7 +86,7 @@ async def _run_workload(w: BenchWorkload) -> OpRunner:
 
 
 async def _run(case: str) -> tuple[OpRunner, list[dict[str, Any]]]:
-    runner = await _run_workload(shipped_workloads()[_small(case)])
+    runner = await _run_workload(_workload(case))
     pods, _ = runner.store.list("Pod")
     return runner, pods
 
@@ -86,7 +106,7 @@ def test_each_new_case_is_shipped_in_its_file_with_a_performance_size() -> None:
 
 @pytest.mark.parametrize("case", sorted(NEW_CASES))
 async def test_a_new_cases_small_size_binds_every_measured_pod(case: str) -> None:
-    w = shipped_workloads()[_small(case)]
+    w = _workload(case)
     runner = await _run_workload(w)
     (result,) = runner.results
     assert result.measure_pods == w.measured_pods > 0
@@ -338,3 +358,58 @@ def test_volume_and_allocatable_mistakes_name_the_field(op: dict[str, Any], mess
     ]
     with pytest.raises(WorkloadError, match=message):
         parse_workloads(data, tmp_path, "mine.yaml")
+
+
+async def test_node_add_unblocks_each_stage_on_the_nodes_made_for_it() -> None:
+    runner, pods = await _run("EventHandlingNodeAdd")
+    (result,) = runner.results
+    assert (result.measure_pods, result.scheduled) == (30, 30)
+    by_ns: dict[str, set[str]] = {}
+    for p in pods:
+        by_ns.setdefault(p["metadata"]["namespace"], set()).add(p["spec"]["nodeName"].rsplit("-", 1)[0])
+    assert by_ns["tainttoleration"] == {"node-with-taint"}
+    assert "node-unschedulable" not in by_ns["nodeunschedulable"]
+    assert by_ns["nodeaffinity"] <= {"node-unblocker"}  # the only schedulable nodes labelled affinity: allow
+
+
+async def test_pod_add_measures_the_selected_pods_and_renders_each_pods_index() -> None:
+    runner, pods = await _run("EventHandlingPodAdd")
+    (result,) = runner.results
+    assert (result.measure_pods, result.scheduled) == (10, 10)  # the unblockers are not measured
+    node_of = {p["metadata"]["name"]: p["spec"]["nodeName"] for p in pods}
+    unblockers = {
+        p["metadata"]["labels"]["color"]: p["spec"]["nodeName"]
+        for p in pods
+        if p["metadata"]["name"].startswith("pod-unblocker-affinity-")
+    }
+    assert sorted(unblockers) == [f"yellow-{i}" for i in range(5)]
+    for p in pods:
+        if p["metadata"]["name"].startswith("pod-interpodaffinity-"):
+            term = p["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+            wanted = term["labelSelector"]["matchLabels"]["color"]
+            assert node_of[p["metadata"]["name"]] == unblockers[wanted]
+
+
+async def test_a_barrier_with_a_label_selector_waits_for_those_pods_only(tmp_path: Path) -> None:
+    (tmp_path / "stuck.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {generateName: stuck-, labels: {type: stuck}}\n"
+        "spec: {containers: [{name: c, image: x, resources: {requests: {cpu: '100'}}}]}\n"
+    )
+    (tmp_path / "w.yaml").write_text(
+        """
+- name: Selected
+  workloadTemplate:
+  - {opcode: createNodes, count: 1}
+  - {opcode: startCollectingMetrics, labelSelector: {type: stuck}}
+  - {opcode: createPods, count: 2, podTemplatePath: stuck.yaml, skipWaitToCompletion: true}
+  - {opcode: createPods, count: 3, skipWaitToCompletion: true}
+  - {opcode: barrier, labelSelector: {type: stuck}, stageRequirement: Attempted}
+  - {opcode: stopCollectingMetrics}
+  workloads: [{name: w}]
+"""
+    )
+    (w,) = load_workloads(tmp_path / "w.yaml")
+    assert w.measured_pods == 2
+    runner = await _run_workload(w)
+    (result,) = runner.results
+    assert (result.measure_pods, result.scheduled, result.unschedulable) == (2, 0, 2)
