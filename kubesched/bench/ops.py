@@ -234,8 +234,9 @@ class OpRunner:
         self._store_any(render_any(op, index), op.namespace, f"{op.template} (object {index})")
 
     def _store_any(self, obj: Obj, namespace: str, where: str) -> tuple[str, str, str | None]:
-        """``obj`` (any kind createAny makes) checked and stored, in ``namespace`` if it is
-        namespaced and the name is given; its store kind, name and namespace."""
+        """``obj`` (any kind createAny makes) checked and stored: a namespaced kind in
+        ``namespace`` if one is given, else in its own or ``default``. Returns its store kind,
+        name and namespace (what deleting it takes)."""
         kind = obj.get("kind")
         meta = obj.setdefault("metadata", {})
         if kind == CRD_KIND:
@@ -309,7 +310,7 @@ class OpRunner:
             await self._wait(keys)
 
     def _bound_claims(self, op: CreatePods, pods: list[Obj]) -> None:
-        """As upstream's createPods with volume templates: pod ``i`` mounts (only) claim
+        """As upstream's createPods with volume templates: pod ``i``'s one volume is claim
         ``pvc-<i>``, stored bound to volume ``<namespace>-vol-<i>`` (in-tree AWS ``volumeID``
         ``vol-<i>``, CSI ``volumeHandle`` the volume's name). Made before the pods, outside the
         measured time."""
