@@ -31,12 +31,14 @@ from kubesched.bench.workload import (
     CreateNodes,
     CreatePods,
     DeletePods,
+    NodeAllocatable,
     Op,
     Sleep,
     StartCollecting,
     StopCollecting,
     Workload,
     WorkloadError,
+    is_templated,
     read_template,
 )
 from kubesched.cluster.base import NotFound
@@ -73,6 +75,8 @@ class _Window:
     lag: LoopLag
     keys: list[str] = field(default_factory=list)
     lag_started: bool = False
+    #: Only pods with these labels are measured (startCollectingMetrics' labelSelector).
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 class OpRunner:
@@ -154,8 +158,9 @@ class OpRunner:
         if isinstance(op, CreateNodes):
             self._create_nodes(op)
         elif isinstance(op, CreateNamespaces):
+            labels = (read_template(op.template, "Namespace")["metadata"].get("labels") or {}) if op.template else {}
             for i in range(op.count):
-                self._namespace(f"{op.prefix}-{i}")
+                self._namespace(f"{op.prefix}-{i}", labels)
         elif isinstance(op, CreatePods):
             await self._create_pods(op)
         elif isinstance(op, CreateAny):
@@ -168,15 +173,17 @@ class OpRunner:
             else:
                 await deleting
         elif isinstance(op, Churn):
-            templates = [read_template(p, _kind_of(p)) for p in op.templates]
+            templates = [_churn_template(p) for p in op.templates]
             self._churn.append(asyncio.create_task(self._churn_loop(templates, op)))
         elif isinstance(op, Barrier):
             keys = [k for k in self.pods if not op.namespaces or k.split("/", 1)[0] in op.namespaces]
+            if op.labels:
+                keys = [k for k in keys if self._pod_has_labels(k, op.labels)]
             await self._wait(keys, attempted_only=op.stage == "Attempted")
         elif isinstance(op, Sleep):
             await asyncio.sleep(op.seconds)
         elif isinstance(op, StartCollecting):
-            self._start_window(op.name or self.w.name, op.namespaces)
+            self._start_window(op.name or self.w.name, op.namespaces, op.labels)
         elif isinstance(op, StopCollecting):
             await self._stop_window()
 
@@ -200,20 +207,43 @@ class OpRunner:
                 labels[key] = values[i % len(values)]
             if op.unique_label is not None:
                 labels[op.unique_label] = name
+            if op.allocatable is not None:
+                status = node.setdefault("status", {})
+                status["allocatable"] = {**(status.get("allocatable") or {}), **dict(op.allocatable.resources)}
             self.store.create("Node", node)
+            if op.allocatable is not None:
+                self._csi_node(name, op.allocatable)
+
+    def _csi_node(self, node: str, strategy: NodeAllocatable) -> None:
+        """The CSINode upstream's nodeAllocatableStrategy makes for ``node``."""
+        drivers = [
+            {"name": driver, "nodeID": node, **({"allocatable": {"count": count}} if count is not None else {})}
+            for driver, count in strategy.drivers
+        ]
+        meta: Obj = {"name": node}
+        if strategy.migrated:
+            meta["annotations"] = {"storage.alpha.kubernetes.io/migrated-plugins": ",".join(strategy.migrated)}
+        self.store.create(
+            "CSINode",
+            {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": meta, "spec": {"drivers": drivers}},
+        )
 
     def _create_any(self, op: CreateAny, index: int) -> None:
         """One object of ``op``'s template: checked as the API server checks it (a definition's
         fields; a custom object against its definition's schema) and stored."""
-        obj = render_any(op, index)
-        where = f"{op.template} (object {index})"
+        self._store_any(render_any(op, index), op.namespace, f"{op.template} (object {index})")
+
+    def _store_any(self, obj: Obj, namespace: str, where: str) -> tuple[str, str, str | None]:
+        """``obj`` (any kind createAny makes) checked and stored: a namespaced kind in
+        ``namespace`` if one is given, else in its own or ``default``. Returns its store kind,
+        name and namespace (what deleting it takes)."""
         kind = obj.get("kind")
         meta = obj.setdefault("metadata", {})
         if kind == CRD_KIND:
-            self.store.create(CRD_KIND, admit_definition(obj, None, self.store.custom_resources))
-            return
-        if op.namespace:
-            meta["namespace"] = op.namespace
+            made = self.store.create(CRD_KIND, admit_definition(obj, None, self.store.custom_resources))
+            return CRD_KIND, made["metadata"]["name"], None
+        if namespace:
+            meta["namespace"] = namespace
         if is_custom_kind(obj):
             try:
                 obj, _ = read_custom(obj, self.store.custom_resources, where)
@@ -229,12 +259,14 @@ class OpRunner:
             meta.pop("namespace", None)
         else:
             self._namespace(meta.setdefault("namespace", "default"))
-        self.store.create(str(kind), obj)
+        made = self.store.create(str(kind), obj)
+        return str(kind), made["metadata"]["name"], made["metadata"].get("namespace")
 
-    def _namespace(self, name: str) -> None:
+    def _namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         if name not in self._namespaces:
             self._namespaces.add(name)
-            self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            meta: Obj = {"name": name, "labels": dict(labels)} if labels else {"name": name}
+            self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
 
     def _pod(self, template: Obj, namespace: str) -> Obj:
         # The store copies what it is given: the template's nested parts may be shared here.
@@ -247,9 +279,17 @@ class OpRunner:
 
     async def _create_pods(self, op: CreatePods) -> None:
         self._namespace(op.namespace)
-        template = read_template(op.template, "Pod")
         # Made before the clock starts: the templates are the workload's doing, not the scheduler's.
-        pods = [self._pod(template, op.namespace) for _ in range(op.count)]
+        if is_templated(op.template):  # {{.Index}}, {{.Count}}: one rendering a pod
+            pods = [
+                self._pod(read_template(op.template, "Pod", {"Index": i, "Count": op.count}), op.namespace)
+                for i in range(op.count)
+            ]
+        else:
+            template = read_template(op.template, "Pod")
+            pods = [self._pod(template, op.namespace) for _ in range(op.count)]
+        if op.volume_templates is not None:
+            self._bound_claims(op, pods)
         keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
         if op.collect_metrics:
             self._start_window(self.w.name, ())
@@ -258,7 +298,7 @@ class OpRunner:
             self.pods[key] = created["metadata"].get("uid", "")
         window = self._window
         if window is not None and (not window.namespaces or op.namespace in window.namespaces):
-            window.keys.extend(keys)
+            window.keys.extend(k for k, p in zip(keys, pods) if _has_labels(p, window.labels))
         await asyncio.sleep(0)
         if window is not None and not window.lag_started:
             await self.cluster.wait_delivered()
@@ -268,6 +308,37 @@ class OpRunner:
             await self._stop_window()
         elif not op.skip_wait:
             await self._wait(keys)
+
+    def _bound_claims(self, op: CreatePods, pods: list[Obj]) -> None:
+        """As upstream's createPods with volume templates: pod ``i``'s one volume is claim
+        ``pvc-<i>``, stored bound to volume ``<namespace>-vol-<i>`` (in-tree AWS ``volumeID``
+        ``vol-<i>``, CSI ``volumeHandle`` the volume's name). Made before the pods, outside the
+        measured time."""
+        assert op.volume_templates is not None
+        pv_template = read_template(op.volume_templates[0], "PersistentVolume")
+        pvc_template = read_template(op.volume_templates[1], "PersistentVolumeClaim")
+        for i, pod in enumerate(pods):
+            claim, volume = f"pvc-{i}", f"{op.namespace}-vol-{i}"
+            pvc = copy.deepcopy(pvc_template)
+            pvc["metadata"].update(name=claim, namespace=op.namespace)
+            pvc["spec"]["volumeName"] = volume
+            pvc["status"] = {"phase": "Bound"}
+            self.store.create("PersistentVolumeClaim", pvc)
+            pv = copy.deepcopy(pv_template)
+            pv["metadata"]["name"] = volume
+            if "csi" in pv["spec"]:
+                pv["spec"]["csi"]["volumeHandle"] = volume
+            elif "awsElasticBlockStore" in pv["spec"]:
+                pv["spec"]["awsElasticBlockStore"]["volumeID"] = f"vol-{i}"
+            pv["spec"]["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": op.namespace,
+                "name": claim,
+            }
+            pv["status"] = {"phase": "Bound"}
+            self.store.create("PersistentVolume", pv)
+            pod["spec"] = {**pod["spec"], "volumes": [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}]}
 
     async def _delete_pods(self, op: DeletePods) -> None:
         """Delete the namespace's pods that carry ``op``'s labels, all at once or at its rate;
@@ -306,24 +377,34 @@ class OpRunner:
                             pass  # gone already
                 obj = copy.deepcopy(template)
                 obj["metadata"].pop("generateName", None)
+                made: tuple[str, str, str | None]
                 if obj["kind"] == "Pod":
                     obj["metadata"]["name"] = f"{CHURN_PREFIX}{n}"
                     obj["metadata"]["namespace"] = "default"
                     obj["spec"]["schedulerName"] = self.scheduler_name
-                else:
+                    self.store.create("Pod", obj)
+                    made = ("Pod", obj["metadata"]["name"], "default")
+                elif obj["kind"] == "Node":
                     obj["metadata"]["name"] = f"{CHURN_PREFIX}node-{n}"
-                self.store.create(obj["kind"], obj)
+                    self.store.create("Node", obj)
+                    made = ("Node", obj["metadata"]["name"], None)
+                else:  # any other kind (a Service...): stored as createAny stores it
+                    obj["metadata"]["name"] = f"{CHURN_PREFIX}{str(obj['kind']).lower()}-{n}"
+                    made = self._store_any(obj, "", f"{op.templates[i]} (churn object {n})")
                 if op.mode == "recreate":
-                    slots[i][tick % op.number] = (
-                        obj["kind"],
-                        obj["metadata"]["name"],
-                        obj["metadata"].get("namespace"),
-                    )
+                    slots[i][tick % op.number] = made
                 n += 1
             tick += 1
             await asyncio.sleep(op.interval)
 
-    def _start_window(self, name: str, namespaces: tuple[str, ...]) -> None:
+    def _pod_has_labels(self, key: str, labels: tuple[tuple[str, str], ...]) -> bool:
+        namespace, name = key.split("/", 1)
+        try:
+            return _has_labels(self.store.get("Pod", namespace, name), labels)
+        except NotFound:
+            return False
+
+    def _start_window(self, name: str, namespaces: tuple[str, ...], labels: tuple[tuple[str, str], ...] = ()) -> None:
         # As `kubesched run` does once its informers have synced: what exists now lives on, and
         # the collector no longer scans it.
         gc.freeze()
@@ -331,7 +412,7 @@ class OpRunner:
         # The lag is watched from when the window's first pods are in the queue (creating
         # thousands of pods in one go is the benchmark's own doing).
         lag = LoopLag()
-        self._window = _Window(name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag)
+        self._window = _Window(name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag, labels=labels)
 
     async def _stop_window(self) -> None:
         window = self._window
@@ -361,6 +442,9 @@ class OpRunner:
         """Until every pod of ``keys`` is decided (see the module's docstring), or, with
         ``attempted_only``, tried at least once."""
         remaining = keys
+        # What the workload did last (nodes added, pods deleted) reaches the scheduler first, so
+        # that pods it unblocks are not judged parked before it has seen it.
+        await self.cluster.wait_delivered()
         while True:
             # A pod a deletePods op took away is no longer waited for.
             remaining = [k for k in remaining if k not in self.bound and k in self.pods]
@@ -400,16 +484,28 @@ class OpRunner:
             self.progress(len(self.bound), self.total)
 
 
-def _kind_of(path: Any) -> str:
-    """The kind a churn template holds (Pod or Node)."""
+def _has_labels(obj: Obj, labels: tuple[tuple[str, str], ...]) -> bool:
+    have = obj["metadata"].get("labels") or {}
+    return all(have.get(k) == v for k, v in labels)
+
+
+def _churn_template(path: Any) -> Obj:
+    """A churn template: a Pod or a Node (read as their templates are), or one object of any
+    other kind with apiVersion and kind (a Service...)."""
     import yaml
 
-    with open(path, encoding="utf-8") as f:
-        obj = yaml.safe_load(f)
+    try:
+        with open(path, encoding="utf-8") as f:
+            obj = yaml.safe_load(f)
+    except (OSError, yaml.YAMLError) as exc:
+        raise WorkloadError(f"{path}: cannot read churn template: {exc}") from None
     kind = obj.get("kind") if isinstance(obj, dict) else None
-    if kind not in ("Pod", "Node"):
-        raise WorkloadError(f"{path}: churn templates are Pods or Nodes, got kind {kind!r}")
-    return str(kind)
+    if kind in ("Pod", "Node"):
+        return read_template(path, str(kind))
+    if not isinstance(obj, dict) or not kind or not obj.get("apiVersion"):
+        raise WorkloadError(f"{path}: a churn template is one object with apiVersion and kind")
+    obj.setdefault("metadata", {})
+    return obj
 
 
 _FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")

@@ -11,25 +11,38 @@ the workload's params, and so does any value written ``$name``):
 
 * ``createNodes``: ``count``, ``nodeTemplatePath``, ``labelNodePrepareStrategy``
   (``labelKey``, ``labelValues``: node ``i`` gets value ``i % len``), ``uniqueNodeLabelStrategy``
-  (``labelKey``: each node its own value);
-* ``createNamespaces``: ``prefix``, ``count`` (``<prefix>-0`` ...), ``namespaceTemplatePath``;
+  (``labelKey``: each node its own value), ``nodeAllocatableStrategy`` (``nodeAllocatable``
+  added to each node's allocatable; a CSINode per node listing ``csiNodeAllocatable``'s drivers
+  with their ``count`` and ``migratedPlugins`` in its migrated-plugins annotation);
+* ``createNamespaces``: ``prefix``, ``count`` (``<prefix>-0`` ...), ``namespaceTemplatePath`` (a
+  Namespace whose labels each namespace gets, for a namespaceSelector to match);
 * ``createPods``: ``count``, ``namespace`` (default ``namespace-<op index>``, as upstream),
   ``podTemplatePath`` (default the case's ``defaultPodTemplatePath``, else a 100m/500Mi pod),
-  ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them);
+  ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them),
+  ``persistentVolumeTemplatePath`` with ``persistentVolumeClaimTemplatePath`` (pod ``i`` mounts
+  claim ``pvc-<i>``, bound to volume ``<namespace>-vol-<i>``, both made as upstream makes them);
+* ``createPodSets``: ``count``, ``namespacePrefix`` and ``createPodsOp`` (a ``createPods`` op): that
+  op once for each namespace ``<namespacePrefix>-0`` ... ``-<count - 1>``;
 * ``createAny``: ``templatePath`` (any object: a CustomResourceDefinition, an object of its
   kind, a ConfigMap...; the text may use ``{{.Index}}``, ``{{.Count}}`` and each of
   ``templateParams``, ``$name`` values resolved), ``namespace``, ``count`` (default 1): what a
   plugin reads besides pods and nodes, e.g. a quota;
 * ``deletePods``: ``namespace``, ``labelSelector`` (labels the pods must have; none: every pod
   of the namespace), ``deletePodsPerSecond`` (0: all at once), ``skipWaitToCompletion``;
-* ``churn``: ``templatePaths`` (pods or nodes), ``intervalMilliseconds`` and ``mode``: ``create``
+* ``churn``: ``templatePaths`` (pods, nodes, or any kind ``createAny`` makes, e.g. a Service),
+  ``intervalMilliseconds`` and ``mode``: ``create``
   makes one object of each template every interval, ``number`` times (0: until the workload
   ends); ``recreate`` keeps ``number`` objects of each template, every interval deleting the
   oldest and making a new one;
-* ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``);
+* ``barrier``: ``namespaces``, ``stageRequirement`` (``Scheduled``, the default, or ``Attempted``),
+  ``labelSelector`` (wait only for the pods with these labels);
 * ``sleep``: ``duration`` (``500ms``, ``2s``);
-* ``startCollectingMetrics`` (``name``, ``namespaces``) and ``stopCollectingMetrics``: measure
-  every pod created between them.
+* ``startCollectingMetrics`` (``name``, ``namespaces``, ``labelSelector``) and
+  ``stopCollectingMetrics``: measure every pod created between them (of those namespaces, with
+  those labels).
+
+A pod template's text may use ``{{.Index}}`` (the pod's index in its createPods op) and
+``{{.Count}}``, as upstream's pod templates do.
 
 Template paths are relative to the workload file. Errors name the file, the workload and the
 field: ``misc.yaml: SchedulingBasic/500Nodes: workloadTemplate[2] (createPods).countParam:
@@ -38,7 +51,8 @@ parameter $measurePods is not in the workload's params``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +82,21 @@ class CreateNodes:
     cycled_label: tuple[str, tuple[str, ...]] | None = None
     #: A label key every node gets with a value of its own (uniqueNodeLabelStrategy).
     unique_label: str | None = None
+    #: nodeAllocatableStrategy, or None: what each node's allocatable gets, and the CSINode made
+    #: for it.
+    allocatable: NodeAllocatable | None = None
+
+
+@dataclass(frozen=True)
+class NodeAllocatable:
+    """Upstream's nodeAllocatableStrategy: ``nodeAllocatable`` (resource -> quantity, put into
+    each node's allocatable), ``csiNodeAllocatable`` (driver -> ``{count: n}``: the node's CSINode
+    lists the driver with that volume limit) and ``migratedPlugins`` (in-tree plugins the CSINode
+    names as migrated)."""
+
+    resources: tuple[tuple[str, str], ...] = ()
+    drivers: tuple[tuple[str, int | None], ...] = ()
+    migrated: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +113,9 @@ class CreatePods:
     template: Path
     collect_metrics: bool = False
     skip_wait: bool = False
+    #: A PersistentVolume and a PersistentVolumeClaim template: each pod gets a claim of its own,
+    #: bound to a volume of its own (persistentVolumeTemplatePath, persistentVolumeClaimTemplatePath).
+    volume_templates: tuple[Path, Path] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +150,8 @@ class Barrier:
     namespaces: tuple[str, ...] = ()
     #: ``Scheduled`` (bound or found unschedulable) or ``Attempted`` (tried once).
     stage: str = "Scheduled"
+    #: labelSelector: only the pods with these labels are waited for.
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,6 +163,8 @@ class Sleep:
 class StartCollecting:
     name: str = ""
     namespaces: tuple[str, ...] = ()
+    #: labelSelector: only the pods with these labels are measured.
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,20 +204,30 @@ class Workload:
 
     @property
     def measured_pods(self) -> int:
-        """Pods created with ``collectMetrics`` or inside a collecting window."""
-        n, collecting = 0, False
+        """Pods created with ``collectMetrics`` or inside a collecting window (in its
+        namespaces, if it names any, and carrying its labelSelector's labels)."""
+        n, window = 0, None
         for op in self.ops:
             if isinstance(op, StartCollecting):
-                collecting = True
+                window = op
             elif isinstance(op, StopCollecting):
-                collecting = False
-            elif isinstance(op, CreatePods) and (collecting or op.collect_metrics):
+                window = None
+            elif isinstance(op, CreatePods) and (op.collect_metrics or (window and _in_window(window, op))):
                 n += op.count
         return n
 
     @property
     def init_pods(self) -> int:
         return sum(op.count for op in self.ops if isinstance(op, CreatePods)) - self.measured_pods
+
+
+def _in_window(window: StartCollecting, op: CreatePods) -> bool:
+    if window.namespaces and op.namespace not in window.namespaces:
+        return False
+    if not window.labels:
+        return True
+    labels = read_template(op.template, "Pod", {"Index": 0, "Count": op.count})["metadata"].get("labels") or {}
+    return all(labels.get(k) == x for k, x in window.labels)
 
 
 #: Each op's fields and their types (a field ``xParam`` stands for ``x``).
@@ -191,6 +237,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "nodeTemplatePath": str,
         "labelNodePrepareStrategy": dict,
         "uniqueNodeLabelStrategy": dict,
+        "nodeAllocatableStrategy": dict,
     },
     "createNamespaces": {"prefix": str, "count": int, "namespaceTemplatePath": str},
     "createPods": {
@@ -199,7 +246,10 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "podTemplatePath": str,
         "collectMetrics": bool,
         "skipWaitToCompletion": bool,
+        "persistentVolumeTemplatePath": str,
+        "persistentVolumeClaimTemplatePath": str,
     },
+    "createPodSets": {"count": int, "namespacePrefix": str, "createPodsOp": dict},
     "createAny": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
     "deletePods": {"namespace": str, "labelSelector": dict, "deletePodsPerSecond": int, "skipWaitToCompletion": bool},
     "churn": {"mode": str, "number": int, "templatePaths": list, "intervalMilliseconds": int},
@@ -282,8 +332,9 @@ def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[
             if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
                 raise WorkloadError(f"{wwhere}.labels: expected a list of strings")
             ops = [
-                _op(raw, k, params, base, default_pod, f"{source}: {full}: workloadTemplate[{k}]")
+                op
                 for k, raw in enumerate(template)
+                for op in _ops(raw, k, params, base, default_pod, f"{source}: {full}: workloadTemplate[{k}]")
             ]
             _check_collecting(ops, f"{source}: {full}")
             out.append(
@@ -329,10 +380,26 @@ def find_workloads(spec: str) -> list[Workload]:
     return chosen
 
 
-def read_template(path: Path, kind: str) -> Obj:
-    """The object of the template file at ``path``, which must be a ``kind``."""
+#: A Go text/template field (``{{.Index}}``, ``{{ .Count }}``).
+TEMPLATE_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
+
+
+def is_templated(path: Path) -> bool:
+    """Whether the template file at ``path`` uses a ``{{.Field}}``."""
     try:
-        obj = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return TEMPLATE_FIELD.search(path.read_text(encoding="utf-8")) is not None
+    except OSError:
+        return False
+
+
+def read_template(path: Path, kind: str, values: dict[str, Any] | None = None) -> Obj:
+    """The object of the template file at ``path``, which must be a ``kind``; ``values`` fill
+    its ``{{.Field}}`` fields (none: they stay as written)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        if values is not None:
+            text = _fill(text, values, path)
+        obj = yaml.safe_load(text)
     except OSError as exc:
         raise WorkloadError(f"{path}: cannot read template: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
@@ -348,7 +415,39 @@ def read_template(path: Path, kind: str) -> Obj:
     return obj
 
 
-def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> Op:
+def _fill(text: str, values: dict[str, Any], path: Path) -> str:
+    def put(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise WorkloadError(
+                f"{path}: {m.group(0)} names no template value (there are: {', '.join(sorted(values))})"
+            )
+        return str(values[m.group(1)])
+
+    return TEMPLATE_FIELD.sub(put, text)
+
+
+def _ops(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> list[Op]:
+    """The ops one entry of ``workloadTemplate`` stands for: one, or for ``createPodSets`` its
+    ``createPodsOp`` once for each namespace."""
+    op = _op(raw, index, params, base, default_pod, where)
+    if not isinstance(op, _PodSets):
+        return [op]
+    inner = _op(op.inner, index, params, base, default_pod, f"{where} (createPodSets).createPodsOp")
+    if not isinstance(inner, CreatePods):
+        raise WorkloadError(f"{where} (createPodSets).createPodsOp.opcode: must be createPods")
+    return [replace(inner, namespace=f"{op.prefix}-{i}") for i in range(op.count)]
+
+
+@dataclass(frozen=True)
+class _PodSets:
+    """A ``createPodSets`` op as read, before :func:`_ops` expands it."""
+
+    count: int
+    prefix: str
+    inner: dict[str, Any]
+
+
+def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> Op | _PodSets:
     if not isinstance(raw, dict):
         raise WorkloadError(f"{where}: an op must be a mapping, got {_kind(raw)}")
     opcode = raw.get("opcode")
@@ -391,7 +490,7 @@ def _param(value: Any, params: dict[str, Any], where: str) -> Any:
     return value
 
 
-def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: Path, where: str) -> Op:
+def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: Path, where: str) -> Op | _PodSets:
     if opcode == "createNodes":
         cycled = None
         if "labelNodePrepareStrategy" in v:
@@ -410,7 +509,12 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             if "nodeTemplatePath" in v
             else DEFAULT_NODE_TEMPLATE
         )
-        return CreateNodes(_count(v, where, 1), template, cycled, unique)
+        allocatable = (
+            _node_allocatable(v["nodeAllocatableStrategy"], f"{where}.nodeAllocatableStrategy")
+            if "nodeAllocatableStrategy" in v
+            else None
+        )
+        return CreateNodes(_count(v, where, 1), template, cycled, unique, allocatable)
     if opcode == "createNamespaces":
         if "prefix" not in v:
             raise WorkloadError(f"{where}.prefix: required")
@@ -426,13 +530,32 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         template = (
             _path(base, v["podTemplatePath"], f"{where}.podTemplatePath") if "podTemplatePath" in v else default_pod
         )
+        volumes = None
+        if "persistentVolumeTemplatePath" in v or "persistentVolumeClaimTemplatePath" in v:
+            for key in ("persistentVolumeTemplatePath", "persistentVolumeClaimTemplatePath"):
+                if key not in v:
+                    raise WorkloadError(
+                        f"{where}.{key}: required with "
+                        "persistentVolumeTemplatePath or persistentVolumeClaimTemplatePath (a volume and a claim a pod)"
+                    )
+            volumes = (
+                _path(base, v["persistentVolumeTemplatePath"], f"{where}.persistentVolumeTemplatePath"),
+                _path(base, v["persistentVolumeClaimTemplatePath"], f"{where}.persistentVolumeClaimTemplatePath"),
+            )
         return CreatePods(
             _count(v, where, 0),
             v.get("namespace", f"namespace-{index}"),
             template,
             bool(v.get("collectMetrics", False)),
             bool(v.get("skipWaitToCompletion", False)),
+            volumes,
         )
+    if opcode == "createPodSets":
+        if not v.get("namespacePrefix"):
+            raise WorkloadError(f"{where}.namespacePrefix: required")
+        if "createPodsOp" not in v:
+            raise WorkloadError(f"{where}.createPodsOp: required (a createPods op)")
+        return _PodSets(_count(v, where, 0), v["namespacePrefix"], v["createPodsOp"])
     if opcode == "createAny":
         if "templatePath" not in v:
             raise WorkloadError(f"{where}.templatePath: required")
@@ -481,7 +604,9 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         stage = v.get("stageRequirement", "Scheduled")
         if stage not in ("Scheduled", "Attempted"):
             raise WorkloadError(f"{where}.stageRequirement: Scheduled or Attempted, got {stage!r}")
-        return Barrier(_names(v.get("namespaces"), f"{where}.namespaces"), stage)
+        return Barrier(
+            _names(v.get("namespaces"), f"{where}.namespaces"), stage, _selector(v, f"{where}.labelSelector")
+        )
     if opcode == "sleep":
         from kubesched.config.models import parse_go_duration
 
@@ -493,8 +618,40 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             raise WorkloadError(f"{where}.duration: must not be negative")
         return Sleep(seconds)
     if opcode == "startCollectingMetrics":
-        return StartCollecting(v.get("name", ""), _names(v.get("namespaces"), f"{where}.namespaces"))
+        return StartCollecting(
+            v.get("name", ""),
+            _names(v.get("namespaces"), f"{where}.namespaces"),
+            _selector(v, f"{where}.labelSelector"),
+        )
     return StopCollecting()
+
+
+def _node_allocatable(raw: dict[str, Any], where: str) -> NodeAllocatable:
+    _unknown(raw, {"nodeAllocatable", "csiNodeAllocatable", "migratedPlugins"}, where)
+    resources = raw.get("nodeAllocatable") or {}
+    if not isinstance(resources, dict):
+        raise WorkloadError(f"{where}.nodeAllocatable: expected a mapping of resource names to quantities")
+    drivers = raw.get("csiNodeAllocatable") or {}
+    if not isinstance(drivers, dict):
+        raise WorkloadError(f"{where}.csiNodeAllocatable: expected a mapping of CSI driver names to {{count: n}}")
+    counts: list[tuple[str, int | None]] = []
+    for name, limit in drivers.items():
+        count = (limit or {}).get("count") if isinstance(limit, dict | None) else limit
+        if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+            raise WorkloadError(f"{where}.csiNodeAllocatable.{name}.count: expected a count of volumes, got {count!r}")
+        counts.append((str(name), count))
+    migrated = raw.get("migratedPlugins") or []
+    if not isinstance(migrated, list) or not all(isinstance(x, str) for x in migrated):
+        raise WorkloadError(f"{where}.migratedPlugins: expected a list of in-tree plugin names")
+    return NodeAllocatable(tuple((str(k), str(x)) for k, x in resources.items()), tuple(counts), tuple(migrated))
+
+
+def _selector(v: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    """A ``labelSelector`` (labels a pod must all have), sorted."""
+    selector = v.get("labelSelector") or {}
+    if not all(isinstance(x, str | int | float | bool) for x in selector.values()):
+        raise WorkloadError(f"{where}: expected a mapping of label keys to values")
+    return tuple(sorted((str(k), str(x)) for k, x in selector.items()))
 
 
 def _check_collecting(ops: list[Op], where: str) -> None:
