@@ -278,9 +278,9 @@ Victims = tuple[list[PodInfo], int, Status | None]
 
 
 class PreemptionError(KubeschedError):
-    """A PreFilter extension failed while victims were simulated away: carries its Error status.
+    """A PreFilter extension failed while victims were given back: carries its Error status.
 
-    Raised only inside the evaluator's helpers and caught there; never leaves them."""
+    Raised and caught inside :meth:`PreemptionEvaluator.reprieve_victims`; never leaves it."""
 
     def __init__(self, status: Status) -> None:
         super().__init__(status.message())
@@ -523,16 +523,18 @@ class PreemptionEvaluator:
         return by_node.get(chosen, candidates[0])
 
     # --- helpers for select_victims_on_node -------------------------------------------------------
-    async def remove_victims(self, state: CycleState, pod: PodInfo, node: NodeInfo, victims: Iterable[PodInfo]) -> None:
+    async def remove_victims(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, victims: Iterable[PodInfo]
+    ) -> Status | None:
         """Take ``victims`` off ``node`` (a copy), telling the PreFilter extensions through
-        ``state`` (a copy); raises :class:`PreemptionError` when one of them fails."""
+        ``state`` (a copy): None, or the first extension's failure as an Error status."""
         run = self.handle.run_pre_filter_remove_pod
         for victim in victims:
             node.remove_pod(victim)
             st = await run(state, pod, victim, node)
-            if not _is_success(st):
-                assert st is not None
-                raise PreemptionError(as_error(st))
+            if st is not None and st.code is not Code.SUCCESS:
+                return as_error(st)
+        return None
 
     async def reprieve_victims(
         self,
@@ -562,7 +564,9 @@ class PreemptionEvaluator:
                 raise PreemptionError(as_error(st))
             fits = _is_success(await handle.run_filter_with_nominated_pods(state, pod, node))
             if not fits or (keep is not None and not keep()):
-                await self.remove_victims(state, pod, node, (p,))
+                st = await self.remove_victims(state, pod, node, (p,))
+                if st is not None:
+                    raise PreemptionError(st)
                 victims.append(p)
             return fits
 

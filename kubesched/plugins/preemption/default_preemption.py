@@ -56,7 +56,6 @@ from kubesched.framework.preemption import (
     NO_VICTIMS_FOUND,
     PREEMPTION_BY_SCHEDULER,
     Candidate,
-    PreemptionError,
     PreemptionEvaluator,
     PreemptionInterface,
     VictimShortcut,
@@ -278,10 +277,9 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         """The fewest lower-priority pods to evict from ``node`` (a copy, as is ``state``) for
         ``pod`` to fit, most important first, and how many of them violate a PDB."""
         potential = [p for p in node.pods if self.is_preemption_allowed(node, p, pod)]
-        try:
-            await self.remove_victims(state, pod, node, potential)
-        except PreemptionError as exc:
-            return [], 0, exc.status
+        error = await self.remove_victims(state, pod, node, potential)
+        if error is not None:
+            return [], 0, error
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOUND)
 
