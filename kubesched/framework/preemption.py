@@ -319,8 +319,12 @@ def status_for(statuses: Mapping[str, Status | None], node_name: str) -> Status 
 class PreemptionInterface(Protocol):
     """What a preemption plugin decides for itself (upstream's ``preemption.Interface``).
 
-    ``candidates_to_victims_map`` and ``ordered_score_funcs`` have upstream's defaults for a class
-    that derives from this protocol (or from :class:`PreemptionEvaluator`)."""
+    Two more hooks of upstream's are optional, used when the object has them:
+    ``candidates_to_victims_map(candidates) -> {node name: candidate}`` (default: by name) and
+    ``ordered_score_funcs(nodes_to_victims) -> [score(node name)]`` (scores for choosing a
+    node, each breaking the ties of the one before, higher wins; default, or None:
+    :func:`pick_one_node_for_preemption`'s criteria). A structural match suffices: an object
+    need not derive from this protocol."""
 
     def get_offset_and_num_candidates(self, num_nodes: int, pod: PodInfo) -> tuple[int, int]:
         """Where among the ``num_nodes`` potential nodes the dry run starts, and how many
@@ -339,19 +343,13 @@ class PreemptionInterface(Protocol):
         ``pod`` to fit, most important first; how many of them violate a PDB; the status."""
         ...
 
-    def candidates_to_victims_map(self, candidates: Sequence[Candidate]) -> dict[str, Candidate]:
-        """The candidates by node name, for choosing among them."""
-        return {c.name: c for c in candidates}
-
-    def ordered_score_funcs(self, nodes_to_victims: Mapping[str, Candidate]) -> Sequence[Callable[[str], float]] | None:
-        """Scores for choosing a node, each breaking the ties of the one before (higher wins);
-        ``None``: :func:`pick_one_node_for_preemption`'s criteria."""
-        return None
-
 
 #: ``shortcut(node, pdbs)``: a node's :data:`Victims` found without copying anything, or None
 #: to have ``select_victims_on_node`` run on copies (see :meth:`PreemptionEvaluator.victim_shortcut`).
 VictimShortcut = Callable[[NodeInfo, Sequence[Mapping[str, Any]]], Victims | None]
+
+
+_REQUIRED_HOOKS = ("get_offset_and_num_candidates", "pod_eligible_to_preempt_others", "select_victims_on_node")
 
 
 class PreemptionEvaluator:
@@ -359,7 +357,9 @@ class PreemptionEvaluator:
 
     ``PreemptionEvaluator(plugin_name, handle, interface)`` runs ``interface``'s hooks (a
     :class:`PreemptionInterface`); without ``interface`` the evaluator's own methods are the hooks,
-    so a subclass defines them. ``async_preemption``: evict in the background (upstream's
+    so a subclass defines them (the three without a default; TypeError otherwise), and
+    ``candidates_to_victims_map``/``ordered_score_funcs`` when it wants other than upstream's
+    defaults. ``async_preemption``: evict in the background (upstream's
     SchedulerAsyncPreemption); None follows the handle's ``async_preemption`` at each attempt.
     A preemptor whose victims are being evicted in the background is reported by
     :meth:`is_pod_running_preemption` (a PreEnqueue plugin holds it back meanwhile).
@@ -383,6 +383,12 @@ class PreemptionEvaluator:
     ) -> None:
         self.plugin_name = plugin_name
         self.handle: Handle = handle
+        if interface is None:
+            missing = [h for h in _REQUIRED_HOOKS if not callable(getattr(self, h, None))]
+            if missing:
+                raise TypeError(
+                    f"{type(self).__name__}: a PreemptionEvaluator without an interface must define {', '.join(missing)}"
+                )
         self.interface: PreemptionInterface = interface if interface is not None else cast("PreemptionInterface", self)
         self.async_preemption = async_preemption
         #: Preemptors whose victims are being deleted in the background (by uid).
@@ -518,8 +524,11 @@ class PreemptionEvaluator:
             return None
         if len(candidates) == 1:
             return candidates[0]
-        by_node = self.interface.candidates_to_victims_map(candidates)
-        chosen = pick_one_node_for_preemption(by_node, self.interface.ordered_score_funcs(by_node))
+        hooks = self.interface
+        to_map = getattr(hooks, "candidates_to_victims_map", None)
+        by_node = to_map(candidates) if to_map is not None else {c.name: c for c in candidates}
+        score_funcs = getattr(hooks, "ordered_score_funcs", None)
+        chosen = pick_one_node_for_preemption(by_node, score_funcs(by_node) if score_funcs is not None else None)
         return by_node.get(chosen, candidates[0])
 
     # --- helpers for select_victims_on_node -------------------------------------------------------
