@@ -20,6 +20,9 @@ change to it is a deliberate act.
   :class:`PodGroupInfo`, :class:`PodGroupState`, :class:`Placement`, :class:`PlacementProgress`,
   :class:`ProposedAssignment`, :class:`PodGroupAssignments`, :class:`PlacementScore`,
   :class:`PodGroupPostFilterResult`;
+* preemption for a PostFilter (upstream's ``preemption.Evaluator``): :class:`PreemptionEvaluator`
+  runs the generic flow over the hooks of a :class:`PreemptionInterface` (eligibility, victims on
+  a node, how many candidates); it proposes :class:`PreemptionCandidate` nodes;
 * queueing hints: :class:`ClusterEvent`, :class:`ClusterEventWithHint`, :class:`ActionType`,
   :class:`EventResource`, :class:`QueueingHint`;
 * the snapshot's columns for batch forms: :class:`NodeColumns`, :class:`NodeBatch`,
@@ -86,6 +89,8 @@ from kubesched.framework.podgroup import (
     PodGroupState,
     ProposedAssignment,
 )
+from kubesched.framework.preemption import Candidate as PreemptionCandidate
+from kubesched.framework.preemption import PreemptionEvaluator, PreemptionInterface
 from kubesched.framework.resources import Resource, milli_value, parse_quantity
 from kubesched.framework.simple import filter, queue_sort, score
 from kubesched.framework.status import Code, Status
@@ -145,6 +150,9 @@ __all__ = [
     "PreFilterPlugin",
     "PreFilterResult",
     "PreScorePlugin",
+    "PreemptionCandidate",
+    "PreemptionEvaluator",
+    "PreemptionInterface",
     "ProposedAssignment",
     "QueueSortPlugin",
     "QueuedPodInfo",

@@ -1,6 +1,8 @@
 """DefaultPreemption: when no node fits, evict lower-priority pods to make room (PostFilter).
 
-Follows upstream's ``defaultpreemption`` plugin and its ``preemption.Evaluator``:
+Upstream's ``defaultpreemption`` plugin: a :class:`~kubesched.framework.preemption.PreemptionEvaluator`
+(the generic flow, public in the face) with this plugin's hooks — eligibility, victim selection
+with PodDisruptionBudgets and reprieve, and the sampled candidate search:
 
 1. The preemptor must be eligible: not ``preemptionPolicy: Never``, and not already waiting for
    victims it preempted earlier to terminate on its nominated node.
@@ -27,17 +29,14 @@ is activated so that it does not wait in the pool for an event that will not com
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import random
-import time
 import zlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kubesched.errors import ClusterError
 from kubesched.framework import (
     ActionType,
     ClusterEvent,
@@ -52,17 +51,17 @@ from kubesched.framework import (
     Status,
 )
 from kubesched.framework.podgroup import PodGroupInfo, PodGroupPostFilterResult
-from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
-from kubesched.plugins.preemption.helpers import (
+from kubesched.framework.preemption import (
+    DISRUPTION_TARGET,
     NO_VICTIMS_FOUND,
+    PREEMPTION_BY_SCHEDULER,
     Candidate,
-    CandidateList,
-    aggregate_errors,
-    filter_pods_with_pdb_violation,
-    fit_error_message,
-    pick_one_node_for_preemption,
-    sort_by_importance,
+    PreemptionEvaluator,
+    PreemptionInterface,
+    VictimShortcut,
+    pod_terminating_by_preemption,
 )
+from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
 from kubesched.plugins.preemption.podgroup import PodGroupPreemption, ScheduleFn
 
 log = logging.getLogger(__name__)
@@ -74,8 +73,17 @@ NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominat
 
 WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
 
-DISRUPTION_TARGET = "DisruptionTarget"
-PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+__all__ = [
+    "DISRUPTION_TARGET",
+    "NAME",
+    "NOT_ELIGIBLE_NEVER",
+    "NOT_ELIGIBLE_TERMINATING",
+    "PREEMPTION_BY_SCHEDULER",
+    "WAITING_FOR_PREEMPTION",
+    "DefaultPreemption",
+    "DefaultPreemptionArgs",
+    "pod_terminating_by_preemption",
+]
 
 
 class DefaultPreemptionArgs(BaseModel):
@@ -109,61 +117,32 @@ class DefaultPreemptionArgs(BaseModel):
         return self
 
 
-class _PreemptionError(Exception):
-    """A PreFilter extension failed while simulating a node: carries its (Error) status."""
+class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
+    """PostFilter: nominate the pod to a node where evicting lower-priority pods makes it fit.
 
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
-
-
-def _is_success(status: Status | None) -> bool:
-    return status is None or status.code is Code.SUCCESS
-
-
-def pod_terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
-    """Whether the pod is being deleted because the scheduler preempted it (a
-    ``DisruptionTarget=True`` condition with reason ``PreemptionByScheduler``)."""
-    if not (pod.get("metadata") or {}).get("deletionTimestamp"):
-        return False
-    for cond in (pod.get("status") or {}).get("conditions") or ():
-        if cond.get("type") == DISRUPTION_TARGET:
-            return cast("bool", cond.get("status") == "True" and cond.get("reason") == PREEMPTION_BY_SCHEDULER)
-    return False
-
-
-def _not_found(exc: BaseException) -> bool:
-    return getattr(exc, "code", None) == 404
-
-
-class DefaultPreemption:
-    """PostFilter: nominate the pod to a node where evicting lower-priority pods makes it fit."""
+    The evaluator's flow (:class:`PreemptionEvaluator`) with this plugin's hooks: upstream's
+    DefaultPreemption embeds the evaluator the same way."""
 
     name = NAME
     Args = DefaultPreemptionArgs
 
     def __init__(self, args: DefaultPreemptionArgs | None, handle: Any = None) -> None:
+        super().__init__(NAME, handle)
         self.args = args if args is not None else DefaultPreemptionArgs()
-        self.handle = handle
         #: ``offset_source(num_nodes)`` picks where the candidate search starts. By default it is
         #: derived from the pod's uid and this instance's call count, so a run is reproducible
         #: yet successive attempts start at different nodes. Tests may replace it.
         self.offset_source: Callable[[int], int] | None = None
         self._calls = 0
-        #: Preemptors whose victims are being deleted in the background (by uid).
-        self._preempting: set[str] = set()
         #: Per node name: (generation, the lowest priority of its pods).
         self._lowest: dict[str, tuple[int, int | None]] = {}
 
     # --- PreEnqueue -------------------------------------------------------------------------
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         """Hold a preemptor back while its preemption is still deleting victims."""
-        if pod.uid in self._preempting:
+        if self.is_pod_running_preemption(pod.uid):
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_PREEMPTION)
         return None
-
-    def is_pod_running_preemption(self, uid: str) -> bool:
-        return uid in self._preempting
 
     # --- PostFilter -------------------------------------------------------------------------
     async def post_filter(
@@ -193,7 +172,7 @@ class DefaultPreemption:
                 if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
                     continue
                 try:
-                    await self._preempt_pod(Candidate(victim.node_name, [victim]), preemptor, victim)
+                    await self.preempt_pod(Candidate(victim.node_name, [victim]), preemptor, victim)
                 except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
                     return None, Status(Code.ERROR, f"pod group preemption: {exc}")
         msg = status.message()
@@ -208,46 +187,6 @@ class DefaultPreemption:
         if not getattr(self.handle, "async_preemption", False):
             return []
         return [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), _skip)]
-
-    async def preempt(
-        self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status | None]
-    ) -> tuple[PostFilterResult | None, Status]:
-        """Upstream ``Evaluator.Preempt``, without the ``preemption:`` prefix on messages."""
-        nominated = ((pod.pod.get("status") or {}).get("nominatedNodeName")) or ""
-        eligible, why = self.pod_eligible_to_preempt_others(pod, _status_for(filtered_statuses, nominated))
-        if not eligible:
-            return None, Status(Code.UNSCHEDULABLE, why)
-
-        all_nodes = list(self.handle.snapshot().list())
-        candidates, node_statuses, error = await self.find_candidates(state, all_nodes, pod, filtered_statuses)
-        if error and not candidates:
-            return None, Status(Code.ERROR, error)
-        if not candidates:
-            # Preemption cannot help anywhere: an empty nomination clears the one the pod may
-            # hold from an earlier preemption (upstream's PostFilterResult with node "").
-            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), node_statuses))
-
-        # Extenders with a preemptVerb may drop candidates or victims (upstream callExtenders).
-        via_extenders = getattr(self.handle, "preempt_with_extenders", None)
-        if via_extenders is not None:
-            try:
-                kept = await via_extenders(pod, {c.name: (c.victims, c.num_pdb_violations) for c in candidates})
-            except Exception as exc:  # noqa: BLE001 - an extender failure fails this preemption
-                return None, Status(Code.ERROR, str(exc))
-            candidates = [Candidate(c.name, *kept[c.name]) for c in candidates if c.name in kept]
-
-        best = self.select_candidate(candidates)
-        if best is None or not best.name:
-            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
-
-        if getattr(self.handle, "async_preemption", False):
-            self.prepare_candidate_async(best, pod)
-        else:
-            status = await self.prepare_candidate(best, pod)
-            if not _is_success(status):
-                assert status is not None
-                return None, status
-        return PostFilterResult(best.name), Status(Code.SUCCESS)
 
     # --- eligibility ----------------------------------------------------------------------------
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
@@ -287,27 +226,32 @@ class DefaultPreemption:
         return lowest
 
     # --- finding candidates -------------------------------------------------------------------
-    async def find_candidates(
-        self,
-        state: CycleState,
-        all_nodes: Sequence[NodeInfo],
-        pod: PodInfo,
-        filtered_statuses: Mapping[str, Status | None],
-    ) -> tuple[list[Candidate], dict[str, Status], str]:
-        """Dry-run preemption on the nodes where it might help: ``(candidates, statuses of
-        the nodes that are not candidates, error message or "")``."""
-        if not all_nodes:
-            return [], {}, "no nodes available"
-        potential = [
-            ni
-            for ni in all_nodes
-            if (st := filtered_statuses.get(ni.name)) is not None and st.code is Code.UNSCHEDULABLE
-        ]
-        if not potential:
-            return [], {}, ""
-        pdbs = list(self.handle.listers.list("PodDisruptionBudget"))
-        offset, num_candidates = self.get_offset_and_num_candidates(len(potential), pod)
-        return await self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+    def victim_shortcut(self, state: CycleState, pod: PodInfo) -> VictimShortcut | None:
+        """Where victims are chosen as here (a subclass may choose otherwise): a node whose pods
+        all rank at least as high as the preemptor has none, known from its lowest priority; and
+        where only resources are at stake, :class:`ArithmeticVictims` gives the answer. Neither
+        copies node or state."""
+        if type(self).select_victims_on_node is not DefaultPreemption.select_victims_on_node:
+            return None
+        lowest = (
+            self._lowest_priority
+            if type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed
+            else None
+        )
+        arithmetic = ArithmeticVictims.for_cycle(self.handle, state, pod, self.is_preemption_allowed, lowest)
+        if arithmetic is None and lowest is None:
+            return None
+        priority = pod.priority
+
+        def shortcut(
+            node: NodeInfo, pdbs: Sequence[Mapping[str, Any]]
+        ) -> tuple[list[PodInfo], int, Status | None] | None:
+            got = arithmetic.select(node, pdbs) if arithmetic is not None else None
+            if got is None and lowest is not None and ((low := lowest(node)) is None or low >= priority):
+                return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOUND)
+            return got
+
+        return shortcut
 
     def calculate_num_candidates(self, num_nodes: int) -> int:
         """How many candidates to gather: the configured share of ``num_nodes``, at least the
@@ -327,273 +271,25 @@ class DefaultPreemption:
         seed = (zlib.crc32(uid.encode()) << 32) | (self._calls & 0xFFFFFFFF)
         return random.Random(seed).randrange(num_nodes)
 
-    async def dry_run_preemption(
-        self,
-        state: CycleState,
-        pod: PodInfo,
-        potential_nodes: Sequence[NodeInfo],
-        pdbs: Sequence[Mapping[str, Any]],
-        offset: int,
-        num_candidates: int,
-    ) -> tuple[list[Candidate], dict[str, Status], str]:
-        """Simulate preemption on ``potential_nodes`` from ``offset`` (wrapping around) until
-        ``num_candidates`` are found, at least one without PDB violations.
-
-        Returns candidates violating no PDB first, the status of every examined node that is not
-        a candidate, and the errors met (aggregated, "" when none).
-        """
-        non_violating = CandidateList(num_candidates)
-        violating = CandidateList(num_candidates)
-        statuses: dict[str, Status] = {}
-        errors: list[str] = []
-        n = len(potential_nodes)
-        own_selection = type(self).select_victims_on_node is DefaultPreemption.select_victims_on_node
-        # Where victims are chosen by priority alone, a node whose pods all rank at least as
-        # high as the preemptor has none: known from its lowest priority, without copying it.
-        lowest = (
-            self._lowest_priority
-            if own_selection and type(self).is_preemption_allowed is DefaultPreemption.is_preemption_allowed
-            else None
-        )
-        # Where only resources are at stake, the same answer without copying node and state
-        # (unless a subclass selects victims its own way).
-        arithmetic = (
-            ArithmeticVictims.for_cycle(self.handle, state, pod, self.is_preemption_allowed, lowest)
-            if own_selection
-            else None
-        )
-        for i in range(n):
-            node = potential_nodes[(offset + i) % n]
-            got = arithmetic.select(node, pdbs) if arithmetic is not None else None
-            if got is None:
-                if lowest is not None and ((low := lowest(node)) is None or low >= pod.priority):
-                    got = [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOUND)
-                else:
-                    got = await self.select_victims_on_node(state.clone(), pod, node.clone(), pdbs)
-            victims, num_violations, status = got
-            if _is_success(status) and victims:
-                c = Candidate(node.name, victims, num_violations)
-                (non_violating if num_violations == 0 else violating).add(c)
-                if len(non_violating) > 0 and len(non_violating) + len(violating) >= num_candidates:
-                    break
-                continue
-            if _is_success(status):
-                status = Status(Code.ERROR, f'expected at least one victim pod on node "{node.name}"')
-            assert status is not None
-            if status.code is Code.ERROR:
-                errors.append(status.message())
-            statuses[node.name] = status
-        return non_violating.items + violating.items, statuses, aggregate_errors(errors) if errors else ""
-
     async def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[Mapping[str, Any]]
     ) -> tuple[list[PodInfo], int, Status | None]:
         """The fewest lower-priority pods to evict from ``node`` (a copy, as is ``state``) for
         ``pod`` to fit, most important first, and how many of them violate a PDB."""
-        handle = self.handle
         potential = [p for p in node.pods if self.is_preemption_allowed(node, p, pod)]
-        try:
-            for p in potential:
-                await self._remove(state, pod, p, node)
-        except _PreemptionError as exc:
-            return [], 0, exc.status
+        error = await self.remove_victims(state, pod, node, potential)
+        if error is not None:
+            return [], 0, error
         if not potential:
             return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOUND)
 
         # Even with every lower-priority pod gone the pod does not fit: preemption cannot help
         # here. (Affinity of the preemptor to one of the victims is deliberately not handled.)
-        status = await handle.run_filter_with_nominated_pods(state, pod, node)
-        if not _is_success(status):
+        status = await self.handle.run_filter_with_nominated_pods(state, pod, node)
+        if status is not None and status.code is not Code.SUCCESS:
             return [], 0, status
-
-        now = time.time()
-        sort_by_importance(potential, now)
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-        victims: list[PodInfo] = []
-
-        async def reprieve(p: PodInfo) -> bool:
-            node.add_pod(p)
-            st = await handle.run_pre_filter_add_pod(state, pod, p, node)
-            if not _is_success(st):
-                assert st is not None
-                raise _PreemptionError(_as_error(st))
-            fits = _is_success(await handle.run_filter_with_nominated_pods(state, pod, node))
-            if not fits:
-                await self._remove(state, pod, p, node)
-                victims.append(p)
-            return fits
-
-        num_violating = 0
-        try:
-            for p in violating:
-                if not await reprieve(p):
-                    num_violating += 1
-            for p in non_violating:
-                await reprieve(p)
-        except _PreemptionError as exc:
-            return [], 0, exc.status
-
-        if violating and non_violating:
-            sort_by_importance(victims, now)
-        return victims, num_violating, Status(Code.SUCCESS)
-
-    async def _remove(self, state: CycleState, pod: PodInfo, victim: PodInfo, node: NodeInfo) -> None:
-        node.remove_pod(victim)
-        st = await self.handle.run_pre_filter_remove_pod(state, pod, victim, node)
-        if not _is_success(st):
-            assert st is not None
-            raise _PreemptionError(_as_error(st))
-
-    # --- choosing and preparing ---------------------------------------------------------------
-    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
-        if not candidates:
-            return None
-        if len(candidates) == 1:
-            return candidates[0]
-        by_node = {c.name: c for c in candidates}
-        chosen = pick_one_node_for_preemption(by_node)
-        return by_node.get(chosen, candidates[0])
-
-    async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
-        """Evict the victims, then clear the nomination of lower-priority pods nominated to
-        the node (they may no longer fit there; clearing it lets them look elsewhere sooner)."""
-        self._observe_victims(c)
-        for victim in c.victims:
-            if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
-                continue  # graceful deletion already under way
-            try:
-                await self._preempt_pod(c, pod, victim)
-            except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
-                return Status.as_error(exc)
-        await self._clear_lower_nominations(c, pod)
-        return None
-
-    def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
-        """:meth:`prepare_candidate` in the background (upstream's ``prepareCandidateAsync``).
-
-        The preemptor is marked as preempting at once, so that PreEnqueue holds it. Every
-        victim but the last is deleted concurrently (at most ``parallelism`` at a time, the
-        rest abandoned after the first failure); then the mark is lifted and the last victim
-        deleted, so that its deletion event finds the preemptor free to go. After a failure
-        the preemptor is activated: no deletion event may ever come for it.
-        """
-        self._observe_victims(c)
-        self._preempting.add(pod.uid)
-        self.handle.run_in_background(self._preempt_in_background(c, pod))
-
-    async def _preempt_in_background(self, c: Candidate, pod: PodInfo) -> None:
-        started = time.perf_counter()
-        failed = False
-        try:
-            await self._clear_lower_nominations(c, pod)
-            victims = [v for v in c.victims if not (v.pod.get("metadata") or {}).get("deletionTimestamp")]
-            if not victims:
-                return
-            *first, last = victims
-            failed = not await self._preempt_concurrently(c, pod, first)
-            self._preempting.discard(pod.uid)
-            try:
-                await self._preempt_pod(c, pod, last)
-            except Exception:  # reported, and the preemptor is activated below
-                log.exception("async preemption for pod %s: cannot preempt %s", pod.key, last.key)
-                failed = True
-        finally:
-            self._preempting.discard(pod.uid)
-            if failed:
-                self.handle.activate([pod])
-            observer = getattr(self.handle, "observer", None)
-            if observer is not None:
-                observer.preemption_goroutine("error" if failed else "success", time.perf_counter() - started)
-
-    async def _preempt_concurrently(self, c: Candidate, pod: PodInfo, victims: Sequence[PodInfo]) -> bool:
-        """Preempt ``victims``, ``parallelism`` at a time; stop starting new ones after the
-        first failure. Whether all went well."""
-        if not victims:
-            return True
-        limit = asyncio.Semaphore(max(1, int(getattr(self.handle, "parallelism", 16) or 16)))
-        failures: list[BaseException] = []
-
-        async def one(victim: PodInfo) -> None:
-            async with limit:
-                if failures:
-                    return
-                try:
-                    await self._preempt_pod(c, pod, victim)
-                except Exception as exc:  # noqa: BLE001 - collected, reported once
-                    failures.append(exc)
-
-        await asyncio.gather(*(one(v) for v in victims))
-        if failures:
-            log.error("async preemption for pod %s on node %s failed: %s", pod.key, c.name, failures[0])
-        return not failures
-
-    async def _clear_lower_nominations(self, c: Candidate, pod: PodInfo) -> None:
-        cluster = self.handle.cluster
-        if cluster is None:
-            return
-        lower = [p for p in self.handle.nominator.nominated_pods_for_node(c.name) if p.priority < pod.priority]
-        for p in lower:
-            try:
-                await cluster.set_nominated_node_name(p.pod, "")
-            except ClusterError as exc:  # not critical: the pod is retried anyway
-                # the cluster has retried it already: one line, no traceback
-                log.warning("cannot clear nominatedNodeName of pod %s: %s", p.key, exc)
-            except Exception:  # not critical: the pod is retried anyway
-                log.exception("cannot clear nominatedNodeName of pod %s", p.key)
-
-    def _observe_victims(self, c: Candidate) -> None:
-        observer = getattr(self.handle, "observer", None)
-        if observer is not None:
-            observer.preemption_victims(len(c.victims))
-
-    async def _preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
-        handle = self.handle
-        cluster = handle.cluster
-        message = f"Preempted by pod {preemptor.uid} on node {c.name}"
-        waiting = handle.get_waiting_pod(victim.uid)
-        if waiting is not None and waiting.preempt(self.name, "preempted"):
-            # Taken in memory: the victim was never bound; it backs off and is retried (1.36).
-            message += " (in kube-scheduler memory)."
-        elif cluster is not None:
-            condition = {
-                "type": DISRUPTION_TARGET,
-                "status": "True",
-                "reason": PREEMPTION_BY_SCHEDULER,
-                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
-            }
-            update = getattr(cluster, "update_pod_condition", None)
-            try:
-                if update is not None:
-                    await update(victim.pod, condition)
-                await cluster.delete_pod(victim.pod)
-            except Exception as exc:
-                if not _not_found(exc):
-                    raise
-                log.debug("victim %s was already deleted", victim.key)
-                return
-        if cluster is not None:
-            await cluster.record_event(
-                victim.pod,
-                "Normal",
-                "Preempted",
-                "Preempting",
-                message,
-                handle.profile_name,
-            )
+        return await self.reprieve_victims(state, pod, node, potential, pdbs)
 
 
 def _skip(pod: Any, old: Any, new: Any) -> QueueingHint:
     return QueueingHint.SKIP
-
-
-def _as_error(status: Status) -> Status:
-    if status.code is Code.ERROR:
-        return status
-    return Status(Code.ERROR, status.message(), plugin=status.plugin)
-
-
-def _status_for(statuses: Mapping[str, Status | None], node_name: str) -> Status | None:
-    """A node's filter status; a node without one counts as UnschedulableAndUnresolvable."""
-    if node_name in statuses:
-        return statuses[node_name]
-    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)

@@ -14,11 +14,13 @@ Point by point:
   nominated to nodes with at least its priority), or when the quotas together would exceed the
   sum of the ``min`` (counting also the nominated pods of namespaces within their ``min``).
   AddPod/RemovePod keep the cycle's snapshot in step when preemption simulates evictions.
-* **PostFilter** — preemption, upstream's evaluator with this plugin's victim selection: a pod
-  whose namespace would stay within its ``min`` may evict pods of *other* namespaces that use
-  more than theirs (reclaim); one whose namespace is past its ``min`` may evict only
-  lower-priority pods of its own namespace. A pod of a namespace without a quota may evict
-  lower-priority pods of namespaces without one.
+* **PostFilter** — preemption: the face's ``PreemptionEvaluator`` (upstream's evaluator) over
+  this plugin's hooks (:class:`QuotaPreemption`: eligibility and victim selection; every node
+  is tried; victims are evicted in the cycle, not asynchronously). A pod whose namespace would
+  stay within its ``min`` may evict pods of *other* namespaces that use more than theirs
+  (reclaim); one whose namespace is past its ``min`` may evict only lower-priority pods of its
+  own namespace. A pod of a namespace without a quota may evict lower-priority pods of
+  namespaces without one.
 * **Reserve/Unreserve** — count the pod in (out of) its namespace's ``used``.
 * **events** — a rejected pod is retried when an assigned pod is deleted or an ElasticQuota
   changes (``elasticquotas.v1alpha1.scheduling.x-k8s.io``).
@@ -29,11 +31,8 @@ objects); the assigned pods of each namespace are counted as the pod informer re
 
 from __future__ import annotations
 
-import logging
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from kubesched import (
@@ -49,13 +48,14 @@ from kubesched import (
     NodeInfo,
     PodInfo,
     PostFilterResult,
+    PreemptionCandidate,
+    PreemptionEvaluator,
+    PreemptionInterface,
     Resource,
     Status,
 )
 
 from .elasticquota import ElasticQuotaInfo, ElasticQuotaInfos, compute_pod_resource_request
-
-log = logging.getLogger(__name__)
 
 NAME = "CapacityScheduling"
 
@@ -71,12 +71,7 @@ ELASTIC_QUOTA_SNAPSHOT_KEY = "ElasticQuotaSnapshot"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 NOT_ELIGIBLE_NO_STATE = "not eligible due to failed to read from cycleState"
-PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
 GLOBAL_QUOTA_EXCEEDED = "global quota max exceeded"
-
-_DISRUPTION_TARGET = "DisruptionTarget"
-_PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
-_MAX_INT32 = 2**31 - 1
 
 
 @dataclass
@@ -318,73 +313,30 @@ class CapacityScheduling:
 
 # --- preemption ---------------------------------------------------------------------------------
 
-
-@dataclass
-class Candidate:
-    """A node the preemptor could be nominated to, with the pods to evict there (most
-    important first) and how many of them a PodDisruptionBudget protects."""
-
-    name: str
-    victims: list[PodInfo]
-    num_pdb_violations: int = 0
+#: A node the preemptor could be nominated to, with its victims (the face's PreemptionCandidate).
+Candidate = PreemptionCandidate
 
 
-class QuotaPreemption:
-    """Upstream's preemption evaluator with CapacityScheduling's choice of victims, for one
-    cycle (``state``): every node where preemption might help is tried (no sampling), and the
-    best candidate is chosen as kube-scheduler chooses."""
+class QuotaPreemption(PreemptionInterface):
+    """CapacityScheduling's hooks for upstream's preemption evaluator (its ``preemptor``), for
+    one cycle (``state``): its own eligibility and choice of victims; every node where preemption
+    might help is tried (no sampling); the best candidate is chosen as kube-scheduler chooses;
+    victims are evicted in the cycle (no async preemption), as upstream's plugin does."""
 
     def __init__(self, handle: Any, state: CycleState) -> None:
         self.handle = handle
         self.state = state
+        self.evaluator = PreemptionEvaluator(NAME, handle, self, async_preemption=False)
 
     async def preempt(
         self, pod: PodInfo, filtered_statuses: Mapping[str, Status | None]
     ) -> tuple[PostFilterResult | None, Status]:
-        nominated = ((pod.pod.get("status") or {}).get("nominatedNodeName")) or ""
-        nominated_status = (
-            filtered_statuses[nominated]
-            if nominated in filtered_statuses
-            else Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-        )
-        eligible, why = self.pod_eligible_to_preempt_others(pod, nominated_status)
-        if not eligible:
-            return None, Status(Code.UNSCHEDULABLE, why)
+        """The evaluator's ``Preempt`` over these hooks (messages without a prefix)."""
+        return await self.evaluator.preempt(self.state, pod, filtered_statuses)
 
-        all_nodes = list(self.handle.snapshot().list())
-        if not all_nodes:
-            return None, Status(Code.ERROR, "no nodes available")
-        potential = [
-            n for n in all_nodes if (st := filtered_statuses.get(n.name)) is not None and st.code is Code.UNSCHEDULABLE
-        ]
-        candidates: list[Candidate] = []
-        statuses: dict[str, Status] = {}
-        errors: list[str] = []
-        if potential:
-            pdbs = list(self.handle.listers.list("PodDisruptionBudget"))
-            candidates, statuses, errors = await self.dry_run_preemption(pod, potential, pdbs)
-        if errors and not candidates:
-            unique = list(dict.fromkeys(errors))
-            return None, Status(Code.ERROR, unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]")
-        if not candidates:
-            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, _fit_error(len(all_nodes), statuses))
-
-        via_extenders = getattr(self.handle, "preempt_with_extenders", None)
-        if via_extenders is not None:
-            try:
-                kept = await via_extenders(pod, {c.name: (c.victims, c.num_pdb_violations) for c in candidates})
-            except Exception as exc:  # noqa: BLE001 - an extender failure fails this preemption
-                return None, Status(Code.ERROR, str(exc))
-            candidates = [Candidate(c.name, *kept[c.name]) for c in candidates if c.name in kept]
-
-        best = select_candidate(candidates)
-        if best is None or not best.name:
-            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
-        status = await self.prepare_candidate(best, pod)
-        if not _is_success(status):
-            assert status is not None
-            return None, status
-        return PostFilterResult(best.name), Status(Code.SUCCESS)
+    def get_offset_and_num_candidates(self, num_nodes: int, pod: PodInfo | None = None) -> tuple[int, int]:
+        """From the first node, until every node is tried."""
+        return 0, num_nodes
 
     # --- eligibility ------------------------------------------------------------------------
     def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
@@ -438,28 +390,11 @@ class QuotaPreemption:
     async def dry_run_preemption(
         self, pod: PodInfo, nodes: Sequence[NodeInfo], pdbs: Sequence[Mapping[str, Any]]
     ) -> tuple[list[Candidate], dict[str, Status], list[str]]:
-        """Select victims on a copy of each node (and of the cycle state): the candidates (those
-        violating no PodDisruptionBudget first), the status of every other node, the errors."""
-        non_violating: list[Candidate] = []
-        violating: list[Candidate] = []
-        statuses: dict[str, Status] = {}
-        errors: list[str] = []
-        for node in nodes:
-            victims, num_violations, status = await self.select_victims_on_node(
-                self.state.clone(), pod, node.clone(), pdbs
-            )
-            if _is_success(status) and victims:
-                (non_violating if num_violations == 0 else violating).append(
-                    Candidate(node.name, victims, num_violations)
-                )
-                continue
-            if _is_success(status):
-                status = Status(Code.ERROR, f'expected at least one victim pod on node "{node.name}"')
-            assert status is not None
-            if status.code is Code.ERROR:
-                errors.append(status.message())
-            statuses[node.name] = status
-        return non_violating + violating, statuses, errors
+        """The evaluator's dry run on every node of ``nodes``: the candidates (those violating
+        no PodDisruptionBudget first), the status of every other node, the errors."""
+        offset, num = self.get_offset_and_num_candidates(len(nodes), pod)
+        candidates, statuses, error = await self.evaluator.dry_run_preemption(self.state, pod, nodes, pdbs, offset, num)
+        return candidates, statuses, [error] if error else []
 
     async def select_victims_on_node(
         self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[Mapping[str, Any]]
@@ -472,7 +407,6 @@ class QuotaPreemption:
         namespaces that use more than their ``min``. For a pod without a quota: lower-priority
         pods of namespaces without one. All are removed; then each is given back, most
         important first, while the pod still fits and the quotas still hold."""
-        handle = self.handle
         try:
             infos = snapshot_state(state).elastic_quota_infos
         except CapacitySchedulingError:
@@ -482,23 +416,13 @@ class QuotaPreemption:
         except CapacitySchedulingError:
             return [], 0, Status(Code.UNSCHEDULABLE, "Failed to read preFilterState from cycleState")
 
-        async def remove(p: PodInfo) -> Status | None:
-            node.remove_pod(p)
-            status: Status | None = await handle.run_pre_filter_remove_pod(state, pod, p, node)
-            return status
-
-        async def add(p: PodInfo) -> Status | None:
-            node.add_pod(p)
-            status: Status | None = await handle.run_pre_filter_add_pod(state, pod, p, node)
-            return status
-
         own = infos.get(pod.namespace)
         in_eq = pf.nominated_in_eq_with_pod_req
         total = pf.nominated_with_pod_req
         potential: list[PodInfo] = []
         if own is not None:
             more_than_min = own.used_over_min_with(in_eq)
-            for p in sorted(node.pods, key=_importance_key(time.time()), reverse=True):
+            for p in node.pods:
                 info = infos.get(p.namespace)
                 if info is None:
                     continue
@@ -510,18 +434,12 @@ class QuotaPreemption:
                     chosen = p.namespace != pod.namespace and info.used_over_min()
                 if chosen:
                     potential.append(p)
-                    st = await remove(p)
-                    if not _is_success(st):
-                        return [], 0, _as_error(st)
         else:
-            for p in list(node.pods):
-                if p.namespace in infos:
-                    continue
-                if p.priority < pod.priority:
-                    potential.append(p)
-                    st = await remove(p)
-                    if not _is_success(st):
-                        return [], 0, _as_error(st)
+            potential = [p for p in node.pods if p.namespace not in infos and p.priority < pod.priority]
+        evaluator = self.evaluator
+        error = await evaluator.remove_victims(state, pod, node, potential)
+        if error is not None:
+            return [], 0, error
 
         if not potential:
             return (
@@ -533,224 +451,27 @@ class QuotaPreemption:
                 ),
             )
 
-        status = await handle.run_filter_with_nominated_pods(state, pod, node)
+        status = await self.handle.run_filter_with_nominated_pods(state, pod, node)
         if not _is_success(status):
             return [], 0, status
-        if own is not None and (own.used_over_max_with(pf.pod_req) or infos.aggregated_used_over_min_with(pf.pod_req)):
+        if own is None:
+            return await evaluator.reprieve_victims(state, pod, node, potential, pdbs)
+        if own.used_over_max_with(pf.pod_req) or infos.aggregated_used_over_min_with(pf.pod_req):
             return [], 0, Status(Code.UNSCHEDULABLE, GLOBAL_QUOTA_EXCEEDED)
 
-        now = time.time()
-        potential.sort(key=_importance_key(now))
-        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
-        victims: list[PodInfo] = []
+        # A pod given back must leave room on the node and within the quotas. (Upstream checks
+        # the quotas even after the node refused, evicting the pod a second time; once is enough.)
+        def within_quotas() -> bool:
+            return not (own.used_over_max_with(in_eq) or infos.aggregated_used_over_min_with(total))
 
-        async def reprieve(p: PodInfo) -> bool:
-            st = await add(p)
-            if not _is_success(st):
-                raise _ReprieveError(_as_error(st))
-            fits = _is_success(await handle.run_filter_with_nominated_pods(state, pod, node))
-            # A pod given back must leave room on the node and within the quotas. (Upstream
-            # checks the quotas even after the node refused, evicting the pod a second time;
-            # once is enough.)
-            if not fits or (
-                own is not None and (own.used_over_max_with(in_eq) or infos.aggregated_used_over_min_with(total))
-            ):
-                st = await remove(p)
-                if not _is_success(st):
-                    raise _ReprieveError(_as_error(st))
-                victims.append(p)
-            return fits
-
-        num_violating = 0
-        try:
-            for p in violating:
-                if not await reprieve(p):
-                    num_violating += 1
-            for p in non_violating:
-                await reprieve(p)
-        except _ReprieveError as exc:
-            return [], 0, exc.status
-
-        if violating and non_violating:
-            victims.sort(key=_importance_key(now))
-        return victims, num_violating, Status(Code.SUCCESS)
-
-    # --- evicting -----------------------------------------------------------------------------
-    async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
-        """Evict the victims (a victim waiting at Permit is rejected in memory), then clear the
-        nomination of lower-priority pods nominated to the node."""
-        handle = self.handle
-        cluster = handle.cluster
-        for victim in c.victims:
-            if victim.deleting:
-                continue
-            try:
-                await self._preempt_pod(c, pod, victim)
-            except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
-                return Status.as_error(exc)
-        if cluster is None:
-            return None
-        for p in handle.nominator.nominated_pods_for_node(c.name):
-            if p.priority >= pod.priority:
-                continue
-            try:
-                await cluster.set_nominated_node_name(p.pod, "")
-            except Exception:
-                log.warning("cannot clear nominatedNodeName of pod %s", p.key, exc_info=True)
-        return None
-
-    async def _preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
-        handle = self.handle
-        cluster = handle.cluster
-        message = f"Preempted by pod {preemptor.uid} on node {c.name}"
-        waiting = handle.get_waiting_pod(victim.uid)
-        if waiting is not None and waiting.preempt(NAME, "preempted"):
-            message += " (in kube-scheduler memory)."
-        elif cluster is not None:
-            condition = {
-                "type": _DISRUPTION_TARGET,
-                "status": "True",
-                "reason": _PREEMPTION_BY_SCHEDULER,
-                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
-            }
-            update = getattr(cluster, "update_pod_condition", None)
-            try:
-                if update is not None:
-                    await update(victim.pod, condition)
-                await cluster.delete_pod(victim.pod)
-            except Exception as exc:
-                if getattr(exc, "code", None) != 404:
-                    raise
-                return  # already gone
-        if cluster is not None:
-            await cluster.record_event(victim.pod, "Normal", "Preempted", "Preempting", message, handle.profile_name)
-
-
-class _ReprieveError(KubeschedError):
-    def __init__(self, status: Status) -> None:
-        super().__init__(status.message())
-        self.status = status
-
-
-def _as_error(status: Status | None) -> Status:
-    assert status is not None
-    if status.code is Code.ERROR:
-        return status
-    return Status(Code.ERROR, status.message(), plugin=status.plugin)
-
-
-# --- ordering, budgets, choosing ----------------------------------------------------------------
-
-
-def _start_time(p: PodInfo, now: float) -> float:
-    raw = (p.pod.get("status") or {}).get("startTime")
-    if not raw:
-        return now
-    return datetime.fromisoformat(str(raw).replace("Z", "+00:00")).timestamp()
-
-
-def _importance_key(now: float) -> Any:
-    """Most important first: higher priority, then the pod that started earlier."""
-
-    def key(p: PodInfo) -> tuple[int, float]:
-        return (-p.priority, _start_time(p, now))
-
-    return key
-
-
-def _selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """A PodDisruptionBudget's selector; a missing or empty one (or one that cannot be read)
-    matches nothing."""
-    if not selector:
-        return False
-    match_labels = selector.get("matchLabels") or {}
-    expressions = selector.get("matchExpressions") or []
-    if not match_labels and not expressions:
-        return False
-    if any(labels.get(k) != v for k, v in match_labels.items()):
-        return False
-    for e in expressions:
-        key, op, values = e.get("key"), e.get("operator"), e.get("values") or []
-        if op == "In" and labels.get(key) not in values:
-            return False
-        if op == "NotIn" and key in labels and labels[key] in values:
-            return False
-        if op == "Exists" and key not in labels:
-            return False
-        if op == "DoesNotExist" and key in labels:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
-
-
-def filter_pods_with_pdb_violation(
-    pods: Sequence[PodInfo], pdbs: Sequence[Mapping[str, Any]]
-) -> tuple[list[PodInfo], list[PodInfo]]:
-    """Split ``pods`` (in order) into those whose eviction would violate a PodDisruptionBudget
-    and the rest, spending each budget's ``disruptionsAllowed`` as pods are walked; a pod the
-    budget already lists in ``disruptedPods`` spends nothing."""
-    allowed = [int((pdb.get("status") or {}).get("disruptionsAllowed") or 0) for pdb in pdbs]
-    violating: list[PodInfo] = []
-    non_violating: list[PodInfo] = []
-    for p in pods:
-        violated = False
-        if p.labels:
-            for i, pdb in enumerate(pdbs):
-                if _namespace(pdb) != p.namespace:
-                    continue
-                if not _selector_matches((pdb.get("spec") or {}).get("selector"), p.labels):
-                    continue
-                if p.name in ((pdb.get("status") or {}).get("disruptedPods") or {}):
-                    continue
-                allowed[i] -= 1
-                if allowed[i] < 0:
-                    violated = True
-        (violating if violated else non_violating).append(p)
-    return violating, non_violating
+        return await evaluator.reprieve_victims(state, pod, node, potential, pdbs, within_quotas)
 
 
 def select_candidate(candidates: Sequence[Candidate], now: float | None = None) -> Candidate | None:
-    """kube-scheduler's choice among candidates, each criterion breaking the ties of the one
-    before: fewest PDB violations; lowest priority of the most important victim; smallest sum
-    of victim priorities; fewest victims; latest start among the highest-priority victims;
-    the first."""
-    if not candidates:
+    """kube-scheduler's choice among candidates (see ``PreemptionEvaluator.pick_one_node_for_preemption``):
+    fewest PDB violations; lowest priority of the most important victim; smallest sum of victim
+    priorities; fewest victims; latest start among the highest-priority victims; the first."""
+    by_node = {c.name: c for c in candidates}
+    if not by_node:
         return None
-    now = time.time() if now is None else now
-
-    def latest_start(c: Candidate) -> float:
-        top = max(p.priority for p in c.victims)
-        return min(_start_time(p, now) for p in c.victims if p.priority == top)
-
-    criteria = [
-        lambda c: -c.num_pdb_violations,
-        lambda c: -c.victims[0].priority,
-        lambda c: -sum(p.priority + _MAX_INT32 + 1 for p in c.victims),
-        lambda c: -len(c.victims),
-        latest_start,
-    ]
-    remaining = list(candidates)
-    for score in criteria:
-        best = max(score(c) for c in remaining)
-        remaining = [c for c in remaining if score(c) == best]
-        if len(remaining) == 1:
-            break
-    return remaining[0]
-
-
-def _fit_error(num_nodes: int, statuses: Mapping[str, Status]) -> str:
-    """``0/N nodes are available: ...`` counting each node's reasons; nodes not examined count
-    as "Preemption is not helpful for scheduling"."""
-    counts: dict[str, int] = {}
-    for status in statuses.values():
-        for reason in status.reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-    absent = num_nodes - len(statuses)
-    if absent > 0:
-        counts[PREEMPTION_NOT_HELPFUL] = counts.get(PREEMPTION_NOT_HELPFUL, 0) + absent
-    msg = f"0/{num_nodes} nodes are available:"
-    parts = sorted(f"{n} {reason}" for reason, n in counts.items())
-    if parts:
-        msg += f" {', '.join(parts)}."
-    return msg
+    return by_node.get(PreemptionEvaluator.pick_one_node_for_preemption(by_node, None, now), candidates[0])

@@ -1,0 +1,719 @@
+"""The preemption evaluator (upstream's ``framework/preemption`` package), for any PostFilter.
+
+:class:`PreemptionEvaluator` holds the flow every preemption plugin shares (upstream's
+``Evaluator.Preempt``):
+
+1. ask whether the preemptor may preempt at all (``pod_eligible_to_preempt_others``);
+2. dry-run preemption on the nodes whose Filter status was Unschedulable, from an offset and
+   until enough candidates are found (``get_offset_and_num_candidates``), choosing the victims on
+   a copy of each node and of the cycle state (``select_victims_on_node``);
+3. let extenders with a preempt verb narrow the candidates;
+4. pick the best candidate (``candidates_to_victims_map``, ``ordered_score_funcs``; by default
+   :func:`pick_one_node_for_preemption`'s criteria);
+5. evict its victims (in the cycle, or in the background with async preemption), clear the
+   nominations of lower-priority pods nominated to the node, and nominate the preemptor there.
+
+The five hooks are upstream's ``preemption.Interface`` (:class:`PreemptionInterface`): a plugin
+either subclasses the evaluator and defines them (DefaultPreemption does), or passes an object
+that has them (CapacityScheduling does). The functions beside it order victims
+(:func:`sort_by_importance`), account PodDisruptionBudgets (:func:`filter_pods_with_pdb_violation`),
+choose among candidates and phrase the "no candidate" message as kube-scheduler does; the
+evaluator offers them as static methods too, for plugins that import the face alone.
+
+Everything here reaches the scheduler through the :class:`~kubesched.framework.interface.Handle`
+protocol. Three attributes are read when a handle has them (a bare test handle may not):
+``async_preemption`` (SchedulerAsyncPreemption), ``preempt_with_extenders`` and ``observer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
+
+from kubesched.errors import ClusterError, KubeschedError
+from kubesched.framework.interface import CycleState, Handle, PostFilterResult
+from kubesched.framework.selectors import LabelSelector, SelectorError
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo, parse_time
+
+log = logging.getLogger(__name__)
+
+#: The reason given to nodes the dry run did not examine (their filter status was
+#: UnschedulableAndUnresolvable, or the search stopped before reaching them).
+PREEMPTION_NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS_FOUND = "No preemption victims found for incoming pod"
+
+_MAX_INT32 = 2**31 - 1
+
+
+@dataclass
+class Candidate:
+    """A node the preemptor could be nominated to, with the pods to evict there.
+
+    ``victims`` are ordered from the most to the least important pod.
+    """
+
+    name: str
+    victims: list[PodInfo] = field(default_factory=list)
+    num_pdb_violations: int = 0
+
+
+class CandidateList:
+    """Candidates gathered during the dry run, capped at ``capacity`` (extra adds are dropped)."""
+
+    __slots__ = ("capacity", "items")
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self.items: list[Candidate] = []
+
+    def add(self, c: Candidate) -> None:
+        if len(self.items) < self.capacity:
+            self.items.append(c)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+
+# --- pod ordering -------------------------------------------------------------------------------
+
+
+def pod_start_time(pod: PodInfo, now: float | None = None) -> float:
+    """``status.startTime`` in seconds; a pod not started yet (assumed, or bound but not
+    running) counts as starting now."""
+    raw = (pod.pod.get("status") or {}).get("startTime")
+    if raw:
+        return parse_time(raw)
+    return time.time() if now is None else now
+
+
+def more_important_key(now: float) -> Callable[[PodInfo], tuple[int, float]]:
+    """A sort key putting higher priority first, then the pod that started earlier."""
+
+    def key(p: PodInfo) -> tuple[int, float]:
+        return (-p.priority, pod_start_time(p, now))
+
+    return key
+
+
+def sort_by_importance(pods: list[PodInfo], now: float | None = None) -> None:
+    pods.sort(key=more_important_key(time.time() if now is None else now))
+
+
+def earliest_start_time_of_highest_priority(victims: Sequence[PodInfo], now: float) -> float | None:
+    """Among the victims with the highest priority, the earliest start time."""
+    if not victims:
+        return None
+    max_priority = victims[0].priority
+    earliest = pod_start_time(victims[0], now)
+    for p in victims:
+        if p.priority == max_priority:
+            t = pod_start_time(p, now)
+            if t < earliest:
+                earliest = t
+        elif p.priority > max_priority:
+            max_priority = p.priority
+            earliest = pod_start_time(p, now)
+    return earliest
+
+
+# --- PodDisruptionBudgets -----------------------------------------------------------------------
+
+
+def filter_pods_with_pdb_violation(
+    pods: Iterable[PodInfo], pdbs: Sequence[Mapping[str, Any]]
+) -> tuple[list[PodInfo], list[PodInfo]]:
+    """Split ``pods`` into those whose eviction would violate a PodDisruptionBudget and the rest.
+
+    Each matching budget's ``status.disruptionsAllowed`` is spent as pods are walked in order, so
+    the order of ``pods`` (most important first) decides which pods are the violating ones. A pod
+    already listed in a budget's ``status.disruptedPods`` was counted by the API server and spends
+    nothing. Budgets with a missing, empty or invalid selector match nothing. Both lists keep the
+    input order.
+    """
+    allowed: list[int] = []
+    compiled: list[tuple[str, LabelSelector | None, Mapping[str, Any]]] = []
+    for pdb in pdbs:
+        status = pdb.get("status") or {}
+        allowed.append(int(status.get("disruptionsAllowed") or 0))
+        meta = pdb.get("metadata") or {}
+        try:
+            selector = LabelSelector.compile((pdb.get("spec") or {}).get("selector"))
+        except SelectorError:
+            selector = None
+        compiled.append((meta.get("namespace") or "default", selector, status.get("disruptedPods") or {}))
+
+    violating: list[PodInfo] = []
+    non_violating: list[PodInfo] = []
+    for p in pods:
+        violated = False
+        if p.labels:
+            for i, (namespace, selector, disrupted) in enumerate(compiled):
+                if namespace != p.namespace:
+                    continue
+                if selector is None or selector.empty or not selector.matches(p.labels):
+                    continue
+                if p.name in disrupted:
+                    continue
+                allowed[i] -= 1
+                if allowed[i] < 0:
+                    violated = True
+        (violating if violated else non_violating).append(p)
+    return violating, non_violating
+
+
+# --- choosing among candidates ------------------------------------------------------------------
+
+
+def pick_one_node_for_preemption(
+    nodes_to_victims: Mapping[str, Candidate],
+    score_funcs: Sequence[Callable[[str], float]] | None = None,
+    now: float | None = None,
+) -> str:
+    """The best node to preempt on, by upstream's criteria, each consulted only to break ties
+    left by the previous one:
+
+    1. fewest PodDisruptionBudget violations;
+    2. lowest priority of the most important victim;
+    3. smallest sum of victim priorities (each shifted by 2^31 so that more victims never
+       score better just because their priorities are negative);
+    4. fewest victims;
+    5. latest start among the highest-priority victims (evict what ran the shortest);
+    6. the first remaining node.
+
+    Victims of each candidate must be ordered by decreasing importance.
+    """
+    if not nodes_to_victims:
+        return ""
+    now = time.time() if now is None else now
+    candidates = list(nodes_to_victims)
+
+    if not score_funcs:
+
+        def fewest_pdb_violations(node: str) -> float:
+            return -nodes_to_victims[node].num_pdb_violations
+
+        def lowest_highest_priority(node: str) -> float:
+            return -nodes_to_victims[node].victims[0].priority
+
+        def smallest_priority_sum(node: str) -> float:
+            return -sum(p.priority + _MAX_INT32 + 1 for p in nodes_to_victims[node].victims)
+
+        def fewest_victims(node: str) -> float:
+            return -len(nodes_to_victims[node].victims)
+
+        def latest_start_time(node: str) -> float:
+            t = earliest_start_time_of_highest_priority(nodes_to_victims[node].victims, now)
+            return float("-inf") if t is None else t
+
+        score_funcs = [
+            fewest_pdb_violations,
+            lowest_highest_priority,
+            smallest_priority_sum,
+            fewest_victims,
+            latest_start_time,
+        ]
+
+    for f in score_funcs:
+        best: list[str] = []
+        best_score = float("-inf")
+        for node in candidates:
+            s = f(node)
+            if s > best_score:
+                best_score = s
+                best = []
+            if s == best_score:
+                best.append(node)
+        if len(best) == 1:
+            return best[0]
+        candidates = best
+    return candidates[0]
+
+
+# --- messages -----------------------------------------------------------------------------------
+
+
+def fit_error_message(num_all_nodes: int, node_statuses: Mapping[str, Status]) -> str:
+    """``0/N nodes are available: <count> <reason>, ....`` as upstream's ``FitError``.
+
+    Reasons are counted over the nodes with a status; nodes without one count as
+    "Preemption is not helpful for scheduling". The ``"<count> <reason>"`` strings are sorted as
+    strings, exactly as upstream sorts them.
+    """
+    counts: Counter[str] = Counter()
+    for status in node_statuses.values():
+        for reason in status.reasons:
+            counts[reason] += 1
+    absent = num_all_nodes - len(node_statuses)
+    if absent > 0:
+        counts[PREEMPTION_NOT_HELPFUL] += absent
+    msg = f"0/{num_all_nodes} nodes are available:"
+    parts = sorted(f"{n} {reason}" for reason, n in counts.items())
+    if parts:
+        msg += f" {', '.join(parts)}."
+    return msg
+
+
+def aggregate_errors(messages: Sequence[str]) -> str:
+    """Several error messages as one, the way Go's ``utilerrors.NewAggregate`` prints them."""
+    unique = list(dict.fromkeys(messages))
+    if len(unique) == 1:
+        return unique[0]
+    return "[" + ", ".join(unique) + "]"
+
+
+# --- the evaluator ------------------------------------------------------------------------------
+
+DISRUPTION_TARGET = "DisruptionTarget"
+PREEMPTION_BY_SCHEDULER = "PreemptionByScheduler"
+
+#: What victim selection gives for one node: the victims (most important first), how many of
+#: them violate a PodDisruptionBudget, and the node's status (Success, or why it is no candidate).
+Victims = tuple[list[PodInfo], int, Status | None]
+
+
+class PreemptionError(KubeschedError):
+    """A PreFilter extension failed while victims were given back: carries its Error status.
+
+    Raised and caught inside :meth:`PreemptionEvaluator.reprieve_victims`; never leaves it."""
+
+    def __init__(self, status: Status) -> None:
+        super().__init__(status.message())
+        self.status = status
+
+
+def _is_success(status: Status | None) -> bool:
+    return status is None or status.code is Code.SUCCESS
+
+
+def as_error(status: Status) -> Status:
+    """``status`` with code Error (the message and plugin kept)."""
+    if status.code is Code.ERROR:
+        return status
+    return Status(Code.ERROR, status.message(), plugin=status.plugin)
+
+
+def pod_terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
+    """Whether the pod is being deleted because the scheduler preempted it (a
+    ``DisruptionTarget=True`` condition with reason ``PreemptionByScheduler``)."""
+    if not (pod.get("metadata") or {}).get("deletionTimestamp"):
+        return False
+    for cond in (pod.get("status") or {}).get("conditions") or ():
+        if cond.get("type") == DISRUPTION_TARGET:
+            return cast("bool", cond.get("status") == "True" and cond.get("reason") == PREEMPTION_BY_SCHEDULER)
+    return False
+
+
+def status_for(statuses: Mapping[str, Status | None], node_name: str) -> Status | None:
+    """A node's filter status; a node without one counts as UnschedulableAndUnresolvable."""
+    if node_name in statuses:
+        return statuses[node_name]
+    return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+
+class PreemptionInterface(Protocol):
+    """What a preemption plugin decides for itself (upstream's ``preemption.Interface``).
+
+    Two more hooks of upstream's are optional, used when the object has them:
+    ``candidates_to_victims_map(candidates) -> {node name: candidate}`` (default: by name) and
+    ``ordered_score_funcs(nodes_to_victims) -> [score(node name)]`` (scores for choosing a
+    node, each breaking the ties of the one before, higher wins; default, or None:
+    :func:`pick_one_node_for_preemption`'s criteria). A structural match suffices: an object
+    need not derive from this protocol."""
+
+    def get_offset_and_num_candidates(self, num_nodes: int, pod: PodInfo) -> tuple[int, int]:
+        """Where among the ``num_nodes`` potential nodes the dry run starts, and how many
+        candidates it gathers before it stops (at least one violating no PDB)."""
+        ...
+
+    def pod_eligible_to_preempt_others(self, pod: PodInfo, nominated_node_status: Status | None) -> tuple[bool, str]:
+        """Whether ``pod`` may preempt now, and why not (the Unschedulable message).
+        ``nominated_node_status`` is the Filter status of the node it is nominated to."""
+        ...
+
+    async def select_victims_on_node(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, pdbs: Sequence[Mapping[str, Any]]
+    ) -> tuple[list[PodInfo], int, Status | None]:
+        """The pods to evict from ``node`` (a copy, as is ``state``: change them freely) for
+        ``pod`` to fit, most important first; how many of them violate a PDB; the status."""
+        ...
+
+
+#: ``shortcut(node, pdbs)``: a node's :data:`Victims` found without copying anything, or None
+#: to have ``select_victims_on_node`` run on copies (see :meth:`PreemptionEvaluator.victim_shortcut`).
+VictimShortcut = Callable[[NodeInfo, Sequence[Mapping[str, Any]]], Victims | None]
+
+
+_REQUIRED_HOOKS = ("get_offset_and_num_candidates", "pod_eligible_to_preempt_others", "select_victims_on_node")
+
+
+class PreemptionEvaluator:
+    """The generic preemption flow (upstream's ``preemption.Evaluator``) over a plugin's hooks.
+
+    ``PreemptionEvaluator(plugin_name, handle, interface)`` runs ``interface``'s hooks (a
+    :class:`PreemptionInterface`); without ``interface`` the evaluator's own methods are the hooks,
+    so a subclass defines them (the three without a default; TypeError otherwise), and
+    ``candidates_to_victims_map``/``ordered_score_funcs`` when it wants other than upstream's
+    defaults. ``async_preemption``: evict in the background (upstream's
+    SchedulerAsyncPreemption); None follows the handle's ``async_preemption`` at each attempt.
+    A preemptor whose victims are being evicted in the background is reported by
+    :meth:`is_pod_running_preemption` (a PreEnqueue plugin holds it back meanwhile).
+
+    Static helpers for victim selection: :meth:`sort_by_importance`,
+    :meth:`filter_pods_with_pdb_violation`, :meth:`pick_one_node_for_preemption`; and, on a copy
+    of a node and state, :meth:`remove_victims` and :meth:`reprieve_victims`.
+    """
+
+    sort_by_importance = staticmethod(sort_by_importance)
+    filter_pods_with_pdb_violation = staticmethod(filter_pods_with_pdb_violation)
+    pick_one_node_for_preemption = staticmethod(pick_one_node_for_preemption)
+
+    def __init__(
+        self,
+        plugin_name: str,
+        handle: Any,
+        interface: PreemptionInterface | None = None,
+        *,
+        async_preemption: bool | None = None,
+    ) -> None:
+        self.plugin_name = plugin_name
+        self.handle: Handle = handle
+        if interface is None:
+            missing = [h for h in _REQUIRED_HOOKS if not callable(getattr(self, h, None))]
+            if missing:
+                raise TypeError(
+                    f"{type(self).__name__}: a PreemptionEvaluator without an interface must define {', '.join(missing)}"
+                )
+        self.interface: PreemptionInterface = interface if interface is not None else cast("PreemptionInterface", self)
+        self.async_preemption = async_preemption
+        #: Preemptors whose victims are being deleted in the background (by uid).
+        self._preempting: set[str] = set()
+
+    def is_pod_running_preemption(self, uid: str) -> bool:
+        """Whether the pod's victims are still being evicted in the background."""
+        return uid in self._preempting
+
+    def _async_enabled(self) -> bool:
+        if self.async_preemption is not None:
+            return self.async_preemption
+        return bool(getattr(self.handle, "async_preemption", False))
+
+    # --- the flow -------------------------------------------------------------------------------
+    async def preempt(
+        self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status | None]
+    ) -> tuple[PostFilterResult | None, Status]:
+        """Upstream ``Evaluator.Preempt``: the nomination, or why there is none."""
+        nominated = ((pod.pod.get("status") or {}).get("nominatedNodeName")) or ""
+        eligible, why = self.interface.pod_eligible_to_preempt_others(pod, status_for(filtered_statuses, nominated))
+        if not eligible:
+            return None, Status(Code.UNSCHEDULABLE, why)
+
+        all_nodes = list(self.handle.snapshot().list())
+        candidates, node_statuses, error = await self.find_candidates(state, all_nodes, pod, filtered_statuses)
+        if error and not candidates:
+            return None, Status(Code.ERROR, error)
+        if not candidates:
+            # Preemption cannot help anywhere: an empty nomination clears the one the pod may
+            # hold from an earlier preemption (upstream's PostFilterResult with node "").
+            return PostFilterResult(""), Status(Code.UNSCHEDULABLE, fit_error_message(len(all_nodes), node_statuses))
+
+        try:
+            candidates = await self.call_extenders(pod, candidates)
+        except Exception as exc:  # noqa: BLE001 - an extender failure fails this preemption
+            return None, Status(Code.ERROR, str(exc))
+
+        best = self.select_candidate(candidates)
+        if best is None or not best.name:
+            return None, Status(Code.UNSCHEDULABLE, "no candidate node for preemption")
+
+        if self._async_enabled():
+            self.prepare_candidate_async(best, pod)
+        else:
+            status = await self.prepare_candidate(best, pod)
+            if not _is_success(status):
+                assert status is not None
+                return None, status
+        return PostFilterResult(best.name), Status(Code.SUCCESS)
+
+    async def find_candidates(
+        self,
+        state: CycleState,
+        all_nodes: Sequence[NodeInfo],
+        pod: PodInfo,
+        filtered_statuses: Mapping[str, Status | None],
+    ) -> tuple[list[Candidate], dict[str, Status], str]:
+        """Dry-run preemption on the nodes where it might help (Filter said Unschedulable):
+        ``(candidates, statuses of the nodes that are not candidates, error message or "")``."""
+        if not all_nodes:
+            return [], {}, "no nodes available"
+        potential = [
+            ni
+            for ni in all_nodes
+            if (st := filtered_statuses.get(ni.name)) is not None and st.code is Code.UNSCHEDULABLE
+        ]
+        if not potential:
+            return [], {}, ""
+        pdbs = list(self.handle.listers.list("PodDisruptionBudget"))
+        offset, num_candidates = self.interface.get_offset_and_num_candidates(len(potential), pod)
+        return await self.dry_run_preemption(state, pod, potential, pdbs, offset, num_candidates)
+
+    def victim_shortcut(self, state: CycleState, pod: PodInfo) -> VictimShortcut | None:
+        """For one dry run: a way to answer ``select_victims_on_node`` for some nodes without
+        copying node and state (it must give the very same answer), or None (the default)."""
+        return None
+
+    async def dry_run_preemption(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        potential_nodes: Sequence[NodeInfo],
+        pdbs: Sequence[Mapping[str, Any]],
+        offset: int,
+        num_candidates: int,
+    ) -> tuple[list[Candidate], dict[str, Status], str]:
+        """Select victims on ``potential_nodes`` from ``offset`` (wrapping around) until
+        ``num_candidates`` are found, at least one without PDB violations.
+
+        Returns candidates violating no PDB first, the status of every examined node that is not
+        a candidate, and the errors met (aggregated, "" when none).
+        """
+        non_violating = CandidateList(num_candidates)
+        violating = CandidateList(num_candidates)
+        statuses: dict[str, Status] = {}
+        errors: list[str] = []
+        n = len(potential_nodes)
+        select = self.interface.select_victims_on_node
+        shortcut = self.victim_shortcut(state, pod)
+        for i in range(n):
+            node = potential_nodes[(offset + i) % n]
+            got = shortcut(node, pdbs) if shortcut is not None else None
+            if got is None:
+                got = await select(state.clone(), pod, node.clone(), pdbs)
+            victims, num_violations, status = got
+            if _is_success(status) and victims:
+                c = Candidate(node.name, victims, num_violations)
+                (non_violating if num_violations == 0 else violating).add(c)
+                if len(non_violating) > 0 and len(non_violating) + len(violating) >= num_candidates:
+                    break
+                continue
+            if _is_success(status):
+                status = Status(Code.ERROR, f'expected at least one victim pod on node "{node.name}"')
+            assert status is not None
+            if status.code is Code.ERROR:
+                errors.append(status.message())
+            statuses[node.name] = status
+        return non_violating.items + violating.items, statuses, aggregate_errors(errors) if errors else ""
+
+    async def call_extenders(self, pod: PodInfo, candidates: list[Candidate]) -> list[Candidate]:
+        """Extenders with a preemptVerb may drop candidates or victims (upstream callExtenders);
+        an extender's failure is raised."""
+        via_extenders = getattr(self.handle, "preempt_with_extenders", None)
+        if via_extenders is None:
+            return candidates
+        kept = await via_extenders(pod, {c.name: (c.victims, c.num_pdb_violations) for c in candidates})
+        return [Candidate(c.name, *kept[c.name]) for c in candidates if c.name in kept]
+
+    def select_candidate(self, candidates: Sequence[Candidate]) -> Candidate | None:
+        """The candidate to preempt on: by the hooks' scores, else upstream's criteria."""
+        if not candidates:
+            return None
+        if len(candidates) == 1:
+            return candidates[0]
+        hooks = self.interface
+        to_map = getattr(hooks, "candidates_to_victims_map", None)
+        by_node = to_map(candidates) if to_map is not None else {c.name: c for c in candidates}
+        score_funcs = getattr(hooks, "ordered_score_funcs", None)
+        chosen = pick_one_node_for_preemption(by_node, score_funcs(by_node) if score_funcs is not None else None)
+        return by_node.get(chosen, candidates[0])
+
+    # --- helpers for select_victims_on_node -------------------------------------------------------
+    async def remove_victims(
+        self, state: CycleState, pod: PodInfo, node: NodeInfo, victims: Iterable[PodInfo]
+    ) -> Status | None:
+        """Take ``victims`` off ``node`` (a copy), telling the PreFilter extensions through
+        ``state`` (a copy): None, or the first extension's failure as an Error status."""
+        run = self.handle.run_pre_filter_remove_pod
+        for victim in victims:
+            node.remove_pod(victim)
+            st = await run(state, pod, victim, node)
+            if st is not None and st.code is not Code.SUCCESS:
+                return as_error(st)
+        return None
+
+    async def reprieve_victims(
+        self,
+        state: CycleState,
+        pod: PodInfo,
+        node: NodeInfo,
+        potential: list[PodInfo],
+        pdbs: Sequence[Mapping[str, Any]],
+        keep: Callable[[], bool] | None = None,
+    ) -> Victims:
+        """With ``potential`` taken off ``node`` (see :meth:`remove_victims`) and the pod fitting,
+        give each back, PDB-violating ones first, each group most important first; a pod stays
+        when the pod still passes Filter and ``keep()`` (if given) agrees, else it is taken off
+        again as a victim. PDB-violating pods that the node could not take back are counted
+        (upstream's reprieve). Errors of the PreFilter extensions come back as the status."""
+        handle = self.handle
+        now = time.time()
+        sort_by_importance(potential, now)
+        violating, non_violating = filter_pods_with_pdb_violation(potential, pdbs)
+        victims: list[PodInfo] = []
+
+        async def reprieve(p: PodInfo) -> bool:
+            node.add_pod(p)
+            st = await handle.run_pre_filter_add_pod(state, pod, p, node)
+            if not _is_success(st):
+                assert st is not None
+                raise PreemptionError(as_error(st))
+            fits = _is_success(await handle.run_filter_with_nominated_pods(state, pod, node))
+            if not fits or (keep is not None and not keep()):
+                st = await self.remove_victims(state, pod, node, (p,))
+                if st is not None:
+                    raise PreemptionError(st)
+                victims.append(p)
+            return fits
+
+        num_violating = 0
+        try:
+            for p in violating:
+                if not await reprieve(p):
+                    num_violating += 1
+            for p in non_violating:
+                await reprieve(p)
+        except PreemptionError as exc:
+            return [], 0, exc.status
+
+        if violating and non_violating:
+            sort_by_importance(victims, now)
+        return victims, num_violating, Status(Code.SUCCESS)
+
+    # --- evicting -----------------------------------------------------------------------------
+    async def prepare_candidate(self, c: Candidate, pod: PodInfo) -> Status | None:
+        """Evict the victims, then clear the nomination of lower-priority pods nominated to
+        the node (they may no longer fit there; clearing it lets them look elsewhere sooner)."""
+        self._observe_victims(c)
+        for victim in c.victims:
+            if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
+                continue  # graceful deletion already under way
+            try:
+                await self.preempt_pod(c, pod, victim)
+            except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
+                return Status.as_error(exc)
+        await self.clear_lower_nominations(c, pod)
+        return None
+
+    def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
+        """:meth:`prepare_candidate` in the background (upstream's ``prepareCandidateAsync``).
+
+        The preemptor is marked as preempting at once (see :meth:`is_pod_running_preemption`).
+        Every victim but the last is deleted concurrently (at most ``parallelism`` at a time, the
+        rest abandoned after the first failure); then the mark is lifted and the last victim
+        deleted, so that its deletion event finds the preemptor free to go. After a failure
+        the preemptor is activated: no deletion event may ever come for it.
+        """
+        self._observe_victims(c)
+        self._preempting.add(pod.uid)
+        self.handle.run_in_background(self._preempt_in_background(c, pod))
+
+    async def _preempt_in_background(self, c: Candidate, pod: PodInfo) -> None:
+        started = time.perf_counter()
+        failed = False
+        try:
+            await self.clear_lower_nominations(c, pod)
+            victims = [v for v in c.victims if not (v.pod.get("metadata") or {}).get("deletionTimestamp")]
+            if not victims:
+                return
+            *first, last = victims
+            failed = not await self._preempt_concurrently(c, pod, first)
+            self._preempting.discard(pod.uid)
+            try:
+                await self.preempt_pod(c, pod, last)
+            except Exception:  # reported, and the preemptor is activated below
+                log.exception("async preemption for pod %s: cannot preempt %s", pod.key, last.key)
+                failed = True
+        finally:
+            self._preempting.discard(pod.uid)
+            if failed:
+                self.handle.activate([pod])
+            observer = getattr(self.handle, "observer", None)
+            if observer is not None:
+                observer.preemption_goroutine("error" if failed else "success", time.perf_counter() - started)
+
+    async def _preempt_concurrently(self, c: Candidate, pod: PodInfo, victims: Sequence[PodInfo]) -> bool:
+        """Preempt ``victims``, ``parallelism`` at a time; stop starting new ones after the
+        first failure. Whether all went well."""
+        if not victims:
+            return True
+        limit = asyncio.Semaphore(max(1, int(getattr(self.handle, "parallelism", 16) or 16)))
+        failures: list[BaseException] = []
+
+        async def one(victim: PodInfo) -> None:
+            async with limit:
+                if failures:
+                    return
+                try:
+                    await self.preempt_pod(c, pod, victim)
+                except Exception as exc:  # noqa: BLE001 - collected, reported once
+                    failures.append(exc)
+
+        await asyncio.gather(*(one(v) for v in victims))
+        if failures:
+            log.error("async preemption for pod %s on node %s failed: %s", pod.key, c.name, failures[0])
+        return not failures
+
+    async def clear_lower_nominations(self, c: Candidate, pod: PodInfo) -> None:
+        """Clear ``nominatedNodeName`` of the lower-priority pods nominated to ``c``'s node."""
+        cluster = self.handle.cluster
+        if cluster is None:
+            return
+        lower = [p for p in self.handle.nominator.nominated_pods_for_node(c.name) if p.priority < pod.priority]
+        for p in lower:
+            try:
+                await cluster.set_nominated_node_name(p.pod, "")
+            except ClusterError as exc:  # not critical: the pod is retried anyway
+                # the cluster has retried it already: one line, no traceback
+                log.warning("cannot clear nominatedNodeName of pod %s: %s", p.key, exc)
+            except Exception:  # not critical: the pod is retried anyway
+                log.exception("cannot clear nominatedNodeName of pod %s", p.key)
+
+    def _observe_victims(self, c: Candidate) -> None:
+        observer = getattr(self.handle, "observer", None)
+        if observer is not None:
+            observer.preemption_victims(len(c.victims))
+
+    async def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
+        """Evict one victim: a pod waiting at Permit is rejected in memory; any other gets the
+        ``DisruptionTarget`` condition and is deleted (gone already is fine); then the
+        ``Preempted`` event."""
+        handle = self.handle
+        cluster = handle.cluster
+        message = f"Preempted by pod {preemptor.uid} on node {c.name}"
+        waiting = handle.get_waiting_pod(victim.uid)
+        if waiting is not None and waiting.preempt(self.plugin_name, "preempted"):
+            # Taken in memory: the victim was never bound; it backs off and is retried (1.36).
+            message += " (in kube-scheduler memory)."
+        elif cluster is not None:
+            condition = {
+                "type": DISRUPTION_TARGET,
+                "status": "True",
+                "reason": PREEMPTION_BY_SCHEDULER,
+                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+            }
+            update = getattr(cluster, "update_pod_condition", None)
+            try:
+                if update is not None:
+                    await update(victim.pod, condition)
+                await cluster.delete_pod(victim.pod)
+            except Exception as exc:
+                if getattr(exc, "code", None) != 404:
+                    raise
+                log.debug("victim %s was already deleted", victim.key)
+                return
+        if cluster is not None:
+            await cluster.record_event(victim.pod, "Normal", "Preempted", "Preempting", message, handle.profile_name)
