@@ -89,8 +89,8 @@ from kubesched.framework.podgroup import (
     PodGroupState,
     ProposedAssignment,
 )
-from kubesched.framework.preemption import Candidate as PreemptionCandidate
 from kubesched.framework.preemption import PreemptionEvaluator, PreemptionInterface
+from kubesched.framework.preemption_candidates import Candidate as PreemptionCandidate
 from kubesched.framework.resources import Resource, milli_value, parse_quantity
 from kubesched.framework.simple import filter, queue_sort, score
 from kubesched.framework.status import Code, Status

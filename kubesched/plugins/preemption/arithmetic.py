@@ -23,11 +23,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework.preemption_candidates import (
+    NO_VICTIMS_FOUND,
+    filter_pods_with_pdb_violation,
+    sort_by_importance,
+)
 from kubesched.plugins.node_affinity import NodeAffinity
 from kubesched.plugins.node_name import NodeName
 from kubesched.plugins.node_unschedulable import NodeUnschedulable
 from kubesched.plugins.noderesources.fit import PRE_FILTER_KEY, FitRequest, NodeResourcesFit, fit_status, fits
-from kubesched.plugins.preemption.helpers import NO_VICTIMS_FOUND, filter_pods_with_pdb_violation, sort_by_importance
 from kubesched.plugins.taint_toleration import TaintToleration
 
 #: Filter plugins whose verdict depends on the node object only, never on the pods on it.

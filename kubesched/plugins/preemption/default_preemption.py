@@ -53,14 +53,13 @@ from kubesched.framework import (
 from kubesched.framework.podgroup import PodGroupInfo, PodGroupPostFilterResult
 from kubesched.framework.preemption import (
     DISRUPTION_TARGET,
-    NO_VICTIMS_FOUND,
     PREEMPTION_BY_SCHEDULER,
-    Candidate,
     PreemptionEvaluator,
     PreemptionInterface,
     VictimShortcut,
     pod_terminating_by_preemption,
 )
+from kubesched.framework.preemption_candidates import NO_VICTIMS_FOUND, Candidate
 from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
 from kubesched.plugins.preemption.podgroup import PodGroupPreemption, ScheduleFn
 

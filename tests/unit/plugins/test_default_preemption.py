@@ -17,14 +17,14 @@ from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.features import FeatureGates
-from kubesched.plugins.noderesources.fit import NodeResourcesFit
-from kubesched.plugins.preemption.default_preemption import DefaultPreemption, DefaultPreemptionArgs
-from kubesched.plugins.preemption.helpers import (
+from kubesched.framework.preemption_candidates import (
     Candidate,
     aggregate_errors,
     fit_error_message,
     pick_one_node_for_preemption,
 )
+from kubesched.plugins.noderesources.fit import NodeResourcesFit
+from kubesched.plugins.preemption.default_preemption import DefaultPreemption, DefaultPreemptionArgs
 from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec, WaitingPod
 from kubesched.runtime.registry import Registry
 from kubesched.testing import make_node, make_pod
