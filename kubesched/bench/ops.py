@@ -15,15 +15,15 @@ from __future__ import annotations
 import asyncio
 import copy
 import gc
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
+from kubesched.bench.errors import WorkloadError
 from kubesched.bench.measure import LoopLag, Result, make_result
-from kubesched.bench.workload import (
+from kubesched.bench.model import (
     Barrier,
     Churn,
     CreateAny,
@@ -37,10 +37,8 @@ from kubesched.bench.workload import (
     StartCollecting,
     StopCollecting,
     Workload,
-    WorkloadError,
-    is_templated,
-    read_template,
 )
+from kubesched.bench.templates import is_templated, read_any, read_template
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
@@ -508,30 +506,7 @@ def _churn_template(path: Any) -> Obj:
     return obj
 
 
-_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
-
-
 def render_any(op: CreateAny, index: int) -> Obj:
     """Object ``index`` of a createAny template: ``{{.Index}}``, ``{{.Count}}`` and the op's
-    ``templateParams`` put into its text (Go's text/template field form), then read as YAML."""
-    import yaml
-
-    values = {"Index": index, "Count": op.count, **dict(op.params)}
-
-    def put(m: re.Match[str]) -> str:
-        if m.group(1) not in values:
-            raise WorkloadError(
-                f"{op.template}: {m.group(0)} names no template value (there are: {', '.join(sorted(values))})"
-            )
-        return str(values[m.group(1)])
-
-    try:
-        text = _FIELD.sub(put, op.template.read_text(encoding="utf-8"))
-        obj = yaml.safe_load(text)
-    except OSError as exc:
-        raise WorkloadError(f"{op.template}: cannot read template: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise WorkloadError(f"{op.template}: template is not valid YAML: {exc}") from None
-    if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
-        raise WorkloadError(f"{op.template}: a createAny template is one object with apiVersion and kind")
-    return obj
+    ``templateParams`` put into its text, then read."""
+    return read_any(op.template, {"Index": index, "Count": op.count, **dict(op.params)})

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+from kubesched.bench.errors import WorkloadError
 from kubesched.bench.measure import Floor, Result, with_floor
+from kubesched.bench.model import Workload
 from kubesched.bench.ops import OpRunner, Progress
-from kubesched.bench.workload import Workload, WorkloadError
 from kubesched.config import API_VERSION, KIND, SchedulerConfig, load_config, parse_config
 from kubesched.framework.features import FeatureGates
 

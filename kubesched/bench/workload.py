@@ -51,14 +51,29 @@ parameter $measurePods is not in the workload's params``.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from kubesched.errors import KubeschedError
+from kubesched.bench.errors import WorkloadError
+from kubesched.bench.model import (
+    Barrier,
+    Churn,
+    CreateAny,
+    CreateNamespaces,
+    CreateNodes,
+    CreatePods,
+    DeletePods,
+    NodeAllocatable,
+    Op,
+    Sleep,
+    StartCollecting,
+    StopCollecting,
+    Workload,
+)
+from kubesched.bench.templates import type_name
 
 #: The workload files shipped in the package, and their node and pod templates.
 SHIPPED_DIR = Path(__file__).resolve().parent / "workloads"
@@ -68,166 +83,6 @@ DEFAULT_POD_TEMPLATE = SHIPPED_DIR / "templates" / "pod-default.yaml"
 DEFAULT_WORKLOAD = "SchedulingBasic/500Nodes"
 
 Obj = dict[str, Any]
-
-
-class WorkloadError(KubeschedError, ValueError):
-    """A workload file that cannot be read or run; the message names the file and the field."""
-
-
-@dataclass(frozen=True)
-class CreateNodes:
-    count: int
-    template: Path
-    #: ``labelKey`` -> values cycled over the nodes (labelNodePrepareStrategy).
-    cycled_label: tuple[str, tuple[str, ...]] | None = None
-    #: A label key every node gets with a value of its own (uniqueNodeLabelStrategy).
-    unique_label: str | None = None
-    #: nodeAllocatableStrategy, or None: what each node's allocatable gets, and the CSINode made
-    #: for it.
-    allocatable: NodeAllocatable | None = None
-
-
-@dataclass(frozen=True)
-class NodeAllocatable:
-    """Upstream's nodeAllocatableStrategy: ``nodeAllocatable`` (resource -> quantity, put into
-    each node's allocatable), ``csiNodeAllocatable`` (driver -> ``{count: n}``: the node's CSINode
-    lists the driver with that volume limit) and ``migratedPlugins`` (in-tree plugins the CSINode
-    names as migrated)."""
-
-    resources: tuple[tuple[str, str], ...] = ()
-    drivers: tuple[tuple[str, int | None], ...] = ()
-    migrated: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class CreateNamespaces:
-    prefix: str
-    count: int
-    template: Path | None = None
-
-
-@dataclass(frozen=True)
-class CreatePods:
-    count: int
-    namespace: str
-    template: Path
-    collect_metrics: bool = False
-    skip_wait: bool = False
-    #: A PersistentVolume and a PersistentVolumeClaim template: each pod gets a claim of its own,
-    #: bound to a volume of its own (persistentVolumeTemplatePath, persistentVolumeClaimTemplatePath).
-    volume_templates: tuple[Path, Path] | None = None
-
-
-@dataclass(frozen=True)
-class CreateAny:
-    template: Path
-    namespace: str = ""
-    count: int = 1
-    params: tuple[tuple[str, Any], ...] = ()
-
-
-@dataclass(frozen=True)
-class DeletePods:
-    namespace: str
-    labels: tuple[tuple[str, str], ...] = ()
-    per_second: int = 0
-    skip_wait: bool = False
-
-
-@dataclass(frozen=True)
-class Churn:
-    templates: tuple[Path, ...]
-    interval: float
-    #: ``create``: one object of each template a tick, ``number`` ticks (0: until the workload
-    #: ends); ``recreate``: ``number`` slots a template, each tick deleting the object of the
-    #: next slot (if any) and making a new one there.
-    mode: str = "create"
-    number: int = 0
-
-
-@dataclass(frozen=True)
-class Barrier:
-    namespaces: tuple[str, ...] = ()
-    #: ``Scheduled`` (bound or found unschedulable) or ``Attempted`` (tried once).
-    stage: str = "Scheduled"
-    #: labelSelector: only the pods with these labels are waited for.
-    labels: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class Sleep:
-    seconds: float
-
-
-@dataclass(frozen=True)
-class StartCollecting:
-    name: str = ""
-    namespaces: tuple[str, ...] = ()
-    #: labelSelector: only the pods with these labels are measured.
-    labels: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class StopCollecting:
-    pass
-
-
-Op = (
-    CreateNodes
-    | CreateNamespaces
-    | CreatePods
-    | CreateAny
-    | DeletePods
-    | Churn
-    | Barrier
-    | Sleep
-    | StartCollecting
-    | StopCollecting
-)
-
-
-@dataclass
-class Workload:
-    """One runnable workload: a case's ops with one workload's params put in."""
-
-    name: str
-    ops: list[Op]
-    feature_gates: dict[str, bool] = field(default_factory=dict)
-    labels: tuple[str, ...] = ()
-    #: Upstream's floor for this workload (pods/s), or None.
-    threshold: float | None = None
-    source: str = ""
-
-    @property
-    def nodes(self) -> int:
-        return sum(op.count for op in self.ops if isinstance(op, CreateNodes))
-
-    @property
-    def measured_pods(self) -> int:
-        """Pods created with ``collectMetrics`` or inside a collecting window (in its
-        namespaces, if it names any, and carrying its labelSelector's labels)."""
-        n, window = 0, None
-        for op in self.ops:
-            if isinstance(op, StartCollecting):
-                window = op
-            elif isinstance(op, StopCollecting):
-                window = None
-            elif isinstance(op, CreatePods) and (op.collect_metrics or (window and _in_window(window, op))):
-                n += op.count
-        return n
-
-    @property
-    def init_pods(self) -> int:
-        return sum(op.count for op in self.ops if isinstance(op, CreatePods)) - self.measured_pods
-
-
-def _in_window(window: StartCollecting, op: CreatePods) -> bool:
-    if window.namespaces and op.namespace not in window.namespaces:
-        return False
-    if not window.labels:
-        return True
-    labels = read_template(op.template, "Pod", {"Index": 0, "Count": op.count})["metadata"].get("labels") or {}
-    return all(labels.get(k) == x for k, x in window.labels)
 
 
 #: Each op's fields and their types (a field ``xParam`` stands for ``x``).
@@ -286,13 +141,13 @@ def load_workloads(path: str | Path) -> list[Workload]:
 def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[Workload]:
     """The workloads of decoded YAML ``data``; template paths are relative to ``base``."""
     if not isinstance(data, list):
-        raise WorkloadError(f"{source}: expected a list of test cases, got {_kind(data)}")
+        raise WorkloadError(f"{source}: expected a list of test cases, got {type_name(data)}")
     out: list[Workload] = []
     seen: set[str] = set()
     for i, case in enumerate(data):
         where = f"{source}: [{i}]"
         if not isinstance(case, dict):
-            raise WorkloadError(f"{where}: a test case must be a mapping, got {_kind(case)}")
+            raise WorkloadError(f"{where}: a test case must be a mapping, got {type_name(case)}")
         name = case.get("name")
         if not isinstance(name, str) or not name:
             raise WorkloadError(f"{where}.name: a test case needs a name")
@@ -313,7 +168,7 @@ def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[
         for j, wl in enumerate(workloads):
             wwhere = f"{where}.workloads[{j}]"
             if not isinstance(wl, dict):
-                raise WorkloadError(f"{wwhere}: a workload must be a mapping, got {_kind(wl)}")
+                raise WorkloadError(f"{wwhere}: a workload must be a mapping, got {type_name(wl)}")
             _unknown(wl, _WORKLOAD_FIELDS, wwhere)
             wname = wl.get("name")
             if not isinstance(wname, str) or not wname:
@@ -324,7 +179,7 @@ def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[
             seen.add(full)
             params = wl.get("params") or {}
             if not isinstance(params, dict):
-                raise WorkloadError(f"{wwhere}.params: expected a mapping, got {_kind(params)}")
+                raise WorkloadError(f"{wwhere}.params: expected a mapping, got {type_name(params)}")
             threshold = wl.get("threshold")
             if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
                 raise WorkloadError(f"{wwhere}.threshold: expected a number, got {threshold!r}")
@@ -380,52 +235,6 @@ def find_workloads(spec: str) -> list[Workload]:
     return chosen
 
 
-#: A Go text/template field (``{{.Index}}``, ``{{ .Count }}``).
-TEMPLATE_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
-
-
-def is_templated(path: Path) -> bool:
-    """Whether the template file at ``path`` uses a ``{{.Field}}``."""
-    try:
-        return TEMPLATE_FIELD.search(path.read_text(encoding="utf-8")) is not None
-    except OSError:
-        return False
-
-
-def read_template(path: Path, kind: str, values: dict[str, Any] | None = None) -> Obj:
-    """The object of the template file at ``path``, which must be a ``kind``; ``values`` fill
-    its ``{{.Field}}`` fields (none: they stay as written)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        if values is not None:
-            text = _fill(text, values, path)
-        obj = yaml.safe_load(text)
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read template: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise WorkloadError(f"{path}: template is not valid YAML: {exc}") from None
-    if not isinstance(obj, dict):
-        raise WorkloadError(f"{path}: a template must be one object, got {_kind(obj)}")
-    if obj.get("kind", kind) != kind:
-        raise WorkloadError(f"{path}: expected a {kind} template, got kind {obj.get('kind')!r}")
-    obj.setdefault("kind", kind)
-    obj.setdefault("apiVersion", "v1")
-    obj.setdefault("metadata", {})
-    obj.setdefault("spec", {})
-    return obj
-
-
-def _fill(text: str, values: dict[str, Any], path: Path) -> str:
-    def put(m: re.Match[str]) -> str:
-        if m.group(1) not in values:
-            raise WorkloadError(
-                f"{path}: {m.group(0)} names no template value (there are: {', '.join(sorted(values))})"
-            )
-        return str(values[m.group(1)])
-
-    return TEMPLATE_FIELD.sub(put, text)
-
-
 def _ops(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> list[Op]:
     """The ops one entry of ``workloadTemplate`` stands for: one, or for ``createPodSets`` its
     ``createPodsOp`` once for each namespace."""
@@ -449,7 +258,7 @@ class _PodSets:
 
 def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> Op | _PodSets:
     if not isinstance(raw, dict):
-        raise WorkloadError(f"{where}: an op must be a mapping, got {_kind(raw)}")
+        raise WorkloadError(f"{where}: an op must be a mapping, got {type_name(raw)}")
     opcode = raw.get("opcode")
     if opcode in _NOT_RUN:
         raise WorkloadError(f"{where}.opcode: {opcode} is not run by kubesched bench (it runs: {', '.join(_FIELDS)})")
@@ -717,10 +526,6 @@ def _unknown(obj: dict[str, Any], allowed: set[str], where: str) -> None:
     for key in obj:
         if key not in allowed:
             raise WorkloadError(f"{where}.{key}: unknown field (fields: {', '.join(sorted(allowed))})")
-
-
-def _kind(value: Any) -> str:
-    return "nothing" if value is None else type(value).__name__
 
 
 def _article(name: str) -> str:

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from kubesched.bench.workload import WorkloadError, load_workloads
+from kubesched.bench.errors import WorkloadError
+from kubesched.bench.workload import load_workloads
 
 ROOT = Path(__file__).resolve().parents[2]
 CRD = ROOT / "config" / "crds" / "scheduling.x-k8s.io_elasticquotas.yaml"

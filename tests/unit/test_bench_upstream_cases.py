@@ -11,18 +11,12 @@ from typing import Any
 import pytest
 import yaml
 
+from kubesched.bench.errors import WorkloadError
+from kubesched.bench.model import CreateNamespaces, CreatePods
+from kubesched.bench.model import Workload as BenchWorkload
 from kubesched.bench.ops import CHURN_PREFIX, OpRunner
 from kubesched.bench.runner import default_subject
-from kubesched.bench.workload import (
-    SHIPPED_DIR,
-    CreateNamespaces,
-    CreatePods,
-    WorkloadError,
-    load_workloads,
-    parse_workloads,
-    shipped_workloads,
-)
-from kubesched.bench.workload import Workload as BenchWorkload
+from kubesched.bench.workload import SHIPPED_DIR, load_workloads, parse_workloads, shipped_workloads
 from kubesched.framework.features import FeatureGates
 
 NEW_CASES = {

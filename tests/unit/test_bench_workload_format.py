@@ -10,10 +10,8 @@ import pytest
 import yaml
 
 from benchmarks.catalogue import WORKLOADS, default_pod
-from kubesched.bench.workload import (
-    DEFAULT_POD_TEMPLATE,
-    DEFAULT_WORKLOAD,
-    SHIPPED_DIR,
+from kubesched.bench.errors import WorkloadError
+from kubesched.bench.model import (
     Barrier,
     Churn,
     CreateNamespaces,
@@ -22,11 +20,15 @@ from kubesched.bench.workload import (
     Sleep,
     StartCollecting,
     StopCollecting,
-    WorkloadError,
+)
+from kubesched.bench.templates import read_template
+from kubesched.bench.workload import (
+    DEFAULT_POD_TEMPLATE,
+    DEFAULT_WORKLOAD,
+    SHIPPED_DIR,
     find_workloads,
     load_workloads,
     parse_workloads,
-    read_template,
     shipped_files,
     shipped_workloads,
 )
