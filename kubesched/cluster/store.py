@@ -180,12 +180,9 @@ class Store:
         return kind in CLUSTER_SCOPED or ("." in kind and self.custom_resources.is_cluster_scoped(kind))
 
     # --- keys ---------------------------------------------------------------------------------
-    @staticmethod
-    def key(kind: str, namespace: str | None, name: str) -> str:
-        return name if kind in CLUSTER_SCOPED else f"{namespace or 'default'}/{name}"
-
     def object_key(self, kind: str, namespace: str | None, name: str) -> str:
-        """:meth:`key`, knowing the scope of custom resources too."""
+        """Where an object is kept in its kind's bucket: its name (cluster scoped, custom
+        resources' scope as their definitions say), else ``namespace/name``."""
         return name if self.cluster_scoped(kind) else f"{namespace or 'default'}/{name}"
 
     def _key_of(self, kind: str, obj: Obj) -> str:

@@ -12,22 +12,20 @@ not run, and the report says so (``summary.stopped``).
 from __future__ import annotations
 
 import asyncio
-import copy
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
-from kubesched.sim.apiserver.customresources import admit_definition
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.run.report import SimulationResult, build_report, group_counts, jobs_report, pod_groups_report
 from kubesched.sim.scenario.clock import ManualClock, format_seconds, stamp
+from kubesched.sim.scenario.loading import load_custom_resources
 from kubesched.sim.scenario.reading import SCENARIO_EPOCH, Scenario, ScenarioError, admit_pod
 from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace, default_horizon
 
@@ -111,12 +109,7 @@ async def simulate(
     for obj in scenario.others:
         store.create(obj["kind"], obj)
     # Custom resources' definitions, then their objects (plugins watch them through informers).
-    for crd in scenario.custom_resource_definitions:
-        store.create(CRD_KIND, admit_definition(copy.deepcopy(crd), None, store.custom_resources))
-    for custom in scenario.custom_objects:
-        key = store.custom_resources.store_key_for(custom["apiVersion"], custom["kind"])
-        if key is not None:  # the reader refused objects no definition of the scenario serves
-            store.create(key, copy.deepcopy(custom))
+    load_custom_resources(store, scenario)
     for node in scenario.nodes:
         store.create("Node", node)
     uid = 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -63,8 +64,6 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
         ensure_ns(ns)
     for ns_obj in scenario.namespaces:
         ensure_ns(ns_obj["metadata"]["name"], ns_obj)
-    for crd in getattr(scenario, "custom_resource_definitions", ()):
-        store.create(CRD_KIND, admit_definition(copy.deepcopy(crd), None, store.custom_resources))
     for pc in scenario.priority_classes:
         obj = copy.deepcopy(pc)
         obj.setdefault("apiVersion", "scheduling.k8s.io/v1")
@@ -78,13 +77,7 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
         if kind == "DeviceTaintRule":
             default_device_taint_rule(obj)  # timeAdded, as the API server sets it
         store.create(kind, obj)
-    for custom in getattr(scenario, "custom_objects", ()):
-        key = store.custom_resources.store_key_for(custom["apiVersion"], custom["kind"])
-        if key is None:  # a step's object whose definition the scenario's step left out
-            raise NotFound(f"no CustomResourceDefinition serves {custom['kind']} in {custom['apiVersion']}")
-        if not store.cluster_scoped(key):
-            ensure_ns(custom["metadata"].get("namespace") or "default")
-        store.create(key, copy.deepcopy(custom))
+    load_custom_resources(store, scenario, ensure_ns)
     for node in scenario.nodes:
         store.create("Node", node)
     classes = {p["metadata"]["name"]: p for p in store.list("PriorityClass")[0]}
@@ -97,3 +90,18 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
         obj = admit_pod(_rebased(copy.deepcopy(pod), now, last), classes)
         obj.setdefault("status", {}).setdefault("phase", "Pending")
         store.create("Pod", obj)
+
+
+def load_custom_resources(store: Store, scenario: Scenario, ensure_ns: Callable[[str], None] | None = None) -> None:
+    """A scenario's CustomResourceDefinitions (admitted as the API server admits them), then the
+    objects of their kinds, kept under ``<plural>.<group>``; ``ensure_ns`` makes a namespaced
+    object's namespace first."""
+    for crd in getattr(scenario, "custom_resource_definitions", ()):
+        store.create(CRD_KIND, admit_definition(copy.deepcopy(crd), None, store.custom_resources))
+    for custom in getattr(scenario, "custom_objects", ()):
+        key = store.custom_resources.store_key_for(custom["apiVersion"], custom["kind"])
+        if key is None:  # a step's object whose definition the scenario's step left out
+            raise NotFound(f"no CustomResourceDefinition serves {custom['kind']} in {custom['apiVersion']}")
+        if ensure_ns is not None and not store.cluster_scoped(key):
+            ensure_ns(custom["metadata"].get("namespace") or "default")
+        store.create(key, copy.deepcopy(custom))
