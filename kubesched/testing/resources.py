@@ -14,9 +14,10 @@ from typing import Any
 
 from kubesched.cluster.custom_resources import CRD_KIND, parse_definition, split_api_version
 from kubesched.cluster.kinds import BUILTIN_RESOURCES
-from kubesched.cluster.store import API_VERSIONS, Store
+from kubesched.cluster.store import Store
 from kubesched.framework.informers import GroupVersionResource
 from kubesched.runtime.informers import SharedInformers
+from kubesched.sim.scenario.custom import is_custom_kind
 from kubesched.testing.builders import NodeBuilder, PodBuilder
 
 Obj = dict[str, Any]
@@ -35,16 +36,10 @@ def guess_plural(kind: str) -> str:
 
 
 def is_builtin(obj: Mapping[str, Any]) -> bool:
-    """Whether ``obj`` is of a kind the store keeps by its Kind (a built-in, or a definition):
-    its Kind and its group both a built-in's (scheduler-plugins' ``PodGroup`` is not)."""
-    kind = obj.get("kind")
-    if kind == CRD_KIND:
-        return True
-    group = split_api_version(str(obj.get("apiVersion") or "v1"))[0]
-    if kind in API_VERSIONS:
-        return split_api_version(API_VERSIONS[str(kind)])[0] == group
-    known = BUILTIN_RESOURCES.get(str(kind))
-    return known is not None and known.group == group
+    """Whether ``obj`` is of a kind the store keeps by its Kind: a definition, or an object of
+    a built-in group (scheduler-plugins' ``PodGroup``, in its own group, is not), as scenarios
+    tell them apart (:func:`~kubesched.sim.scenario.custom.is_custom_kind`)."""
+    return obj.get("kind") == CRD_KIND or not is_custom_kind(dict(obj))
 
 
 def definitions_in(objects: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
