@@ -164,5 +164,10 @@ def _in_window(window: StartCollecting, op: CreatePods) -> bool:
         return False
     if not window.labels:
         return True
-    labels = read_template(op.template, "Pod", {"Index": 0, "Count": op.count})["metadata"].get("labels") or {}
-    return all(labels.get(k) == x for k, x in window.labels)
+    return has_labels(read_template(op.template, "Pod", {"Index": 0, "Count": op.count}), window.labels)
+
+
+def has_labels(obj: Obj, labels: tuple[tuple[str, str], ...]) -> bool:
+    """Whether ``obj`` carries every one of ``labels`` (a labelSelector's matchLabels)."""
+    have = (obj.get("metadata") or {}).get("labels") or {}
+    return all(have.get(k) == v for k, v in labels)

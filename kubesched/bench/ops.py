@@ -37,6 +37,7 @@ from kubesched.bench.model import (
     StartCollecting,
     StopCollecting,
     Workload,
+    has_labels,
 )
 from kubesched.bench.templates import is_templated, read_any, read_template
 from kubesched.cluster.base import NotFound
@@ -176,7 +177,7 @@ class OpRunner:
         elif isinstance(op, Barrier):
             keys = [k for k in self.pods if not op.namespaces or k.split("/", 1)[0] in op.namespaces]
             if op.labels:
-                keys = [k for k in keys if self._pod_has_labels(k, op.labels)]
+                keys = [k for k in keys if self._podhas_labels(k, op.labels)]
             await self._wait(keys, attempted_only=op.stage == "Attempted")
         elif isinstance(op, Sleep):
             await asyncio.sleep(op.seconds)
@@ -296,7 +297,7 @@ class OpRunner:
             self.pods[key] = created["metadata"].get("uid", "")
         window = self._window
         if window is not None and (not window.namespaces or op.namespace in window.namespaces):
-            window.keys.extend(k for k, p in zip(keys, pods) if _has_labels(p, window.labels))
+            window.keys.extend(k for k, p in zip(keys, pods) if has_labels(p, window.labels))
         await asyncio.sleep(0)
         if window is not None and not window.lag_started:
             await self.cluster.wait_delivered()
@@ -342,12 +343,7 @@ class OpRunner:
         """Delete the namespace's pods that carry ``op``'s labels, all at once or at its rate;
         they are no longer waited for."""
         pods, _ = self.store.list("Pod", op.namespace)
-        wanted = dict(op.labels)
-        doomed = [
-            p["metadata"]["name"]
-            for p in pods
-            if all((p["metadata"].get("labels") or {}).get(k) == v for k, v in wanted.items())
-        ]
+        doomed = [p["metadata"]["name"] for p in pods if has_labels(p, op.labels)]
         for name in doomed:
             self.pods.pop(f"{op.namespace}/{name}", None)
             try:
@@ -395,10 +391,10 @@ class OpRunner:
             tick += 1
             await asyncio.sleep(op.interval)
 
-    def _pod_has_labels(self, key: str, labels: tuple[tuple[str, str], ...]) -> bool:
+    def _podhas_labels(self, key: str, labels: tuple[tuple[str, str], ...]) -> bool:
         namespace, name = key.split("/", 1)
         try:
-            return _has_labels(self.store.get("Pod", namespace, name), labels)
+            return has_labels(self.store.get("Pod", namespace, name), labels)
         except NotFound:
             return False
 
@@ -480,11 +476,6 @@ class OpRunner:
         if now - self._shown >= 0.1:
             self._shown = now
             self.progress(len(self.bound), self.total)
-
-
-def _has_labels(obj: Obj, labels: tuple[tuple[str, str], ...]) -> bool:
-    have = obj["metadata"].get("labels") or {}
-    return all(have.get(k) == v for k, v in labels)
 
 
 def _churn_template(path: Any) -> Obj:
