@@ -76,19 +76,22 @@ def put_objects(store: Store, objs: Iterable[Any]) -> None:
     """Create ``objs`` (builders, or dicts with an ``apiVersion`` and a ``kind``) in ``store``:
     built-ins under their Kind, custom objects under ``<plural>.<group>`` (by a definition in the
     store or among ``objs``, else the guessed plural)."""
-    made = [o.obj() if isinstance(o, (PodBuilder, NodeBuilder)) else o for o in objs]
-    definitions = _known_definitions(store, made)
-    for obj in made:
-        store.create(store_kind_of(obj, definitions), obj)
+    for kind, obj in _where_kept(store, objs):
+        store.create(kind, obj)
 
 
 def replace_objects(store: Store, objs: Iterable[Any]) -> None:
     """Replace ``objs`` in ``store`` (as :func:`put_objects` finds where each is kept), as an
     update through the API would: their watchers see each change."""
+    for kind, obj in _where_kept(store, objs):
+        store.update(kind, obj)
+
+
+def _where_kept(store: Store, objs: Iterable[Any]) -> list[tuple[str, Obj]]:
+    """Each of ``objs`` (builders made into objects) with the kind ``store`` keeps it under."""
     made = [o.obj() if isinstance(o, (PodBuilder, NodeBuilder)) else o for o in objs]
     definitions = _known_definitions(store, made)
-    for obj in made:
-        store.update(store_kind_of(obj, definitions), obj)
+    return [(store_kind_of(obj, definitions), obj) for obj in made]
 
 
 def _known_definitions(store: Store, objs: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], str]:
