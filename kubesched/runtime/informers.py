@@ -21,17 +21,12 @@ from kubesched.framework.informers import (
     Lister,
     UpdateHandler,
 )
+from kubesched.runtime.objects import ObjectIndex, object_key
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
 _Handlers = tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]
-
-
-def _key(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
 class SharedInformer:
@@ -42,7 +37,7 @@ class SharedInformer:
         self._gvr = gvr
         #: The kind the cluster delivers its objects with (see :mod:`kubesched.cluster.kinds`).
         self.kind = kind
-        self._objects: dict[str, Obj] = {}
+        self._objects = ObjectIndex()
         self._handlers: list[_Handlers] = []
         self._synced = False
 
@@ -56,7 +51,7 @@ class SharedInformer:
 
     @property
     def lister(self) -> Lister:
-        return self
+        return self._objects
 
     def add_event_handler(
         self,
@@ -66,40 +61,27 @@ class SharedInformer:
     ) -> None:
         self._handlers.append((on_add, on_update, on_delete))
         if on_add is not None:
-            for obj in list(self._objects.values()):
+            for obj in self._objects.list():
                 self._call(on_add, obj)
 
     def has_synced(self) -> bool:
         return self._synced
 
-    # --- Lister ---------------------------------------------------------------------------------
-    def get(self, namespace: str | None, name: str) -> Obj | None:
-        if namespace:
-            found = self._objects.get(f"{namespace}/{name}")
-            if found is not None:
-                return found
-        return self._objects.get(name)
-
-    def list(self, namespace: str | None = None) -> list[Obj]:
-        if namespace is None:
-            return list(self._objects.values())
-        return [o for o in self._objects.values() if ((o.get("metadata") or {}).get("namespace") or "") == namespace]
-
     # --- fed by the scheduler -------------------------------------------------------------------
     def added(self, obj: Obj) -> None:
-        self._objects[_key(obj)] = obj
+        self._objects.put(obj)
         for on_add, _, _ in self._handlers:
             if on_add is not None:
                 self._call(on_add, obj)
 
     def updated(self, old: Obj, new: Obj) -> None:
-        self._objects[_key(new)] = new
+        self._objects.put(new)
         for _, on_update, _ in self._handlers:
             if on_update is not None:
                 self._call(on_update, old, new)
 
     def deleted(self, obj: Obj) -> None:
-        self._objects.pop(_key(obj), None)
+        self._objects.remove(obj)
         for _, _, on_delete in self._handlers:
             if on_delete is not None:
                 self._call(on_delete, obj)
@@ -111,7 +93,7 @@ class SharedInformer:
         try:
             fn(*args)
         except Exception:  # a plugin's handler must not stop the others, nor the scheduler's
-            log.exception("%s informer: handler %r failed on %s", self._gvr, fn, _key(args[-1]))
+            log.exception("%s informer: handler %r failed on %s", self._gvr, fn, object_key(args[-1]))
 
 
 class SharedInformers:

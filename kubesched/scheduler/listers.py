@@ -4,39 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.runtime.objects import ObjectIndex
+
+_EMPTY = ObjectIndex()
+
 
 class ObjectCache:
-    """The cluster objects plugins read besides pods and nodes (the handle's ``listers``)."""
+    """The cluster objects plugins read besides pods and nodes (the handle's ``listers``), one
+    :class:`~kubesched.runtime.objects.ObjectIndex` a kind."""
 
     def __init__(self) -> None:
-        self._objects: dict[str, dict[str, dict[str, Any]]] = {}
-
-    @staticmethod
-    def _key(obj: dict[str, Any]) -> str:
-        meta = obj.get("metadata") or {}
-        ns = meta.get("namespace")
-        return f"{ns}/{meta.get('name', '')}" if ns else meta.get("name", "")
+        self._objects: dict[str, ObjectIndex] = {}
 
     def put(self, kind: str, obj: dict[str, Any]) -> None:
-        self._objects.setdefault(kind, {})[self._key(obj)] = obj
+        index = self._objects.get(kind)
+        if index is None:
+            index = self._objects[kind] = ObjectIndex()
+        index.put(obj)
 
     def remove(self, kind: str, obj: dict[str, Any]) -> None:
-        self._objects.get(kind, {}).pop(self._key(obj), None)
+        self._objects.get(kind, _EMPTY).remove(obj)
 
     def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
-        objs = self._objects.get(kind, {})
-        if namespace:
-            found = objs.get(f"{namespace}/{name}")
-            if found is not None:
-                return found
-        return objs.get(name)
+        return self._objects.get(kind, _EMPTY).get(namespace, name)
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        objs = self._objects.get(kind, {}).values()
-        if namespace is None:
-            return list(objs)
-        return [o for o in objs if ((o.get("metadata") or {}).get("namespace") or "") == namespace]
+        return self._objects.get(kind, _EMPTY).list(namespace)
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
-        ns = self._objects.get("Namespace", {}).get(namespace)
+        ns = self._objects.get("Namespace", _EMPTY).get(None, namespace)
         return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
