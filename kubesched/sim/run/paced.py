@@ -22,6 +22,7 @@ from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.admission import admit_new
 from kubesched.sim.scenario.clock import PacedClock, format_seconds
+from kubesched.sim.scenario.loading import priority_class
 from kubesched.sim.scenario.reading import admit_pod
 from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, Step, create_or_replace
 
@@ -150,10 +151,7 @@ class PacedTimeline:
         for ns in sub.namespaces:
             create_or_replace(self.store, "Namespace", admit_new("Namespace", "", copy.deepcopy(ns), {}))
         for pc in sub.priority_classes:
-            obj = copy.deepcopy(pc)
-            obj.setdefault("apiVersion", "scheduling.k8s.io/v1")
-            obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
-            create_or_replace(self.store, "PriorityClass", obj)
+            create_or_replace(self.store, "PriorityClass", priority_class(pc))
         for obj in [*sub.others, *sub.nodes]:
             create_or_replace(self.store, obj["kind"], copy.deepcopy(obj))
         classes = {p["metadata"]["name"]: p for p in self.store.list("PriorityClass")[0]}

@@ -65,10 +65,7 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
     for ns_obj in scenario.namespaces:
         ensure_ns(ns_obj["metadata"]["name"], ns_obj)
     for pc in scenario.priority_classes:
-        obj = copy.deepcopy(pc)
-        obj.setdefault("apiVersion", "scheduling.k8s.io/v1")
-        obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
-        store.create("PriorityClass", obj)
+        store.create("PriorityClass", priority_class(pc))
     for other in getattr(scenario, "others", ()):
         kind = other["kind"]
         if kind not in CLUSTER_SCOPED:
@@ -105,3 +102,11 @@ def load_custom_resources(store: Store, scenario: Scenario, ensure_ns: Callable[
         if ensure_ns is not None and not store.cluster_scoped(key):
             ensure_ns(custom["metadata"].get("namespace") or "default")
         store.create(key, copy.deepcopy(custom))
+
+
+def priority_class(pc: Obj) -> Obj:
+    """A scenario's PriorityClass as it is stored: a copy, with the API server's defaults."""
+    obj = copy.deepcopy(pc)
+    obj.setdefault("apiVersion", "scheduling.k8s.io/v1")
+    obj.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    return obj
