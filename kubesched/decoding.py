@@ -84,6 +84,12 @@ _INT_TAG = "tag:yaml.org,2002:int"
 #: libyaml's parser when PyYAML was built with it (three times faster on large documents), else
 #: PyYAML's own; both feed the same composer and the safe constructor.
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+#: What libyaml says (from 0.2.6 on) when its scanner, reading ahead of the parser in a flow
+#: collection, passes its own nesting limit (1000 levels) before the composer has seen our far
+#: lower one. The document is then read again with PyYAML's own scanner, which has no limit of
+#: its own, so the composer refuses it at our limit, with our words and line, whichever libyaml
+#: is installed.
+_LIBYAML_NESTING = "exceeded maximum nesting depth"
 
 
 class DecodeError(ValueError):
@@ -369,9 +375,18 @@ def load_yaml_all(data: str | bytes, limits: Limits = DEFAULT) -> list[Any]:
     broken limit (``limit`` says which) and for malformed YAML (``limit`` empty), in go-yaml's
     words (``yaml: line 2: did not find expected node content``)."""
     _check_size(data, limits)
-    loader = _LOADER(_yaml_text(data))
+    text = _yaml_text(data)
     try:
-        with _collector_paused(len(data)):
+        return _load_all(_LOADER(text), limits, len(data))
+    except DecodeError as exc:
+        if _LOADER is yaml.SafeLoader or _LIBYAML_NESTING not in str(exc):
+            raise
+    return _load_all(yaml.SafeLoader(text), limits, len(data))
+
+
+def _load_all(loader: Any, limits: Limits, size: int) -> list[Any]:
+    try:
+        with _collector_paused(size):
             nodes = _Composer(loader, limits).documents()
             docs = [loader.construct_document(node) for node in nodes]
             _dismantle(nodes)

@@ -73,6 +73,18 @@ def test_aliases_within_the_budget_load_as_shared_values() -> None:
         # the mapping holding the anchors is the first level
         (alias_deep(MAX_DEPTH), "depth", f"yaml: line 200: nested too deeply: more than {MAX_DEPTH} levels"),
         ("x: " + "[" * (MAX_DEPTH + 1), "depth", f"yaml: line 1: nested too deeply: more than {MAX_DEPTH} levels"),
+        # past libyaml's own limit (1000 from 0.2.6 on), which its scanner meets reading ahead:
+        # the same words and line whichever PyYAML and libyaml are installed
+        (
+            "x: " + "[" * 3000 + "]" * 3000,
+            "depth",
+            f"yaml: line 1: nested too deeply: more than {MAX_DEPTH} levels",
+        ),
+        (
+            "a: 1\nx: [\n" + "[" * 3000 + "]" * 3001,
+            "depth",
+            f"yaml: line 3: nested too deeply: more than {MAX_DEPTH} levels",
+        ),
         (
             "a: 1\nb: -" + "9" * (MAX_INTEGER_DIGITS + 1),
             "digits",
@@ -81,7 +93,15 @@ def test_aliases_within_the_budget_load_as_shared_values() -> None:
         ("a: &a [1, *a]", "", "yaml: line 1: anchor 'a' value contains itself"),
         ("a: *nowhere", "", "yaml: line 1: unknown anchor 'nowhere' referenced"),
     ],
-    ids=["aliases-too-deep", "brackets-too-deep", "long-integer", "recursive-anchor", "unknown-anchor"],
+    ids=[
+        "aliases-too-deep",
+        "brackets-too-deep",
+        "brackets-past-libyamls-limit",
+        "brackets-past-libyamls-limit-line-3",
+        "long-integer",
+        "recursive-anchor",
+        "unknown-anchor",
+    ],
 )
 def test_yaml_past_a_limit_says_which_and_where(text: str, limit: str, message: str) -> None:
     with pytest.raises(DecodeError) as info:
