@@ -35,10 +35,12 @@ MONITORING = "system:monitoring"
 AUTHENTICATED = "system:authenticated"
 UNAUTHENTICATED = "system:unauthenticated"
 
-#: Paths answered without a token, as kube-apiserver answers them to anonymous requests.
-#: Open to anyone: health, version, and the web view's files (they hold no data; the page asks
+#: Paths answered without a token, as kube-apiserver answers them to anonymous requests, with
+#: their subpaths: health, version, and the web view's files (they hold no data; the page asks
 #: for the token before it reads anything).
-OPEN_PATHS = ("/healthz", "/livez", "/readyz", "/version", "/", "/ui")
+OPEN_PATHS = ("/healthz", "/livez", "/readyz", "/version", "/ui")
+#: the web view's page, open by itself only (its subpaths are the whole API)
+OPEN_ROOT = "/"
 
 _MONITORING_URLS = ("/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*")
 _PUBLIC_INFO_URLS = ("/healthz", "/version", "/version/", "/livez", "/readyz")
@@ -124,6 +126,7 @@ class Authenticator:
     def check(self, path: str, authorization: str | None) -> UserInfo | None:
         """Authenticate one request; raises the 401 kube-apiserver answers when it cannot.
 
+        ``path`` is the canonical path the router serves (:mod:`kubesched.sim.apiserver.paths`).
         Health and version paths are open to anyone; with authentication disabled, so is everything."""
         if not self.enabled:
             return None
@@ -131,7 +134,7 @@ class Authenticator:
         user = self.authenticate(token) if token else None
         if user is not None:
             return user
-        if any(path == p or path.startswith(p + "/") for p in OPEN_PATHS):
+        if path == OPEN_ROOT or any(path == p or path.startswith(p + "/") for p in OPEN_PATHS):
             return None
         raise APIError(401, "Unauthorized", "Unauthorized")
 

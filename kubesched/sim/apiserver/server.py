@@ -58,6 +58,7 @@ from kubesched.sim.apiserver.errors import (
 from kubesched.sim.apiserver.faults import FaultInjector
 from kubesched.sim.apiserver.handlers import ResourceHandlers, view, warning_header
 from kubesched.sim.apiserver.openapi import documents as openapi
+from kubesched.sim.apiserver.paths import canonical_paths
 from kubesched.sim.apiserver.requests import ResourceRequest, parse_resource_path, read_body, truthy
 from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.retention import Retention
@@ -201,7 +202,8 @@ class APIServer:
         self.ensure_defaults()
         # aiohttp refuses a body longer than client_max_size: a body of exactly the limit passes
         # and one byte more is a 413, as kube-apiserver's limitedReadBody has it — at every door.
-        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES)
+        # Every path is made canonical first: authentication decides on the path the router serves.
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[canonical_paths])
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
