@@ -306,9 +306,15 @@ class PodGroupAlgorithm:
 
     async def _assume_and_reserve(self, fw: Framework, m: MemberOutcome, state: CycleState, node: str) -> Status | None:
         """Place the member on ``node`` in the snapshot and run Reserve; a failure is the
-        member's (undone)."""
+        member's (undone).
+
+        A member placed is no longer counted as nominated anywhere, as upstream's assume takes a
+        pod out of the nominator: else its own nomination would stand beside its placement and
+        the next members would see it twice. Its nomination is decided again when the group's
+        result is submitted (kept while it waits on preemption, cleared when it fails)."""
         pi = m.qpi.pod_info
         assumed = pi.with_node(node)
+        self.nominator.delete(pi.uid)
         self.snapshot.add_pod(assumed)
         status = await fw.run_reserve(state, assumed, node, None)
         if status is not None:
