@@ -682,8 +682,13 @@ class SchedulingQueue:
             del self._in_flight_events[:drop]
             self._events_base = oldest
 
-    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, rejectors: set[str] | None = None) -> str:
-        """A failed attempt: decide where the pod waits. Returns the queue it went to."""
+    def add_unschedulable_if_not_present(
+        self, qpi: QueuedPodInfo, rejectors: set[str] | None = None, retry: bool = False
+    ) -> str:
+        """A failed attempt: decide where the pod waits. Returns the queue it went to.
+
+        ``retry`` sends it to backoff whatever rejected it: a member left over by a group that
+        was placed in part, whose next cycle decides on preemption for it."""
         uid = qpi.pod_info.uid
         start = self._in_flight.get(uid)
         if uid in self._gone:
@@ -701,7 +706,8 @@ class SchedulingQueue:
             qpi.pod_info = latest
         target: str
         if (
-            not qpi.unschedulable_plugins
+            retry
+            or not qpi.unschedulable_plugins
             or updated
             or (
                 start is not None

@@ -78,6 +78,11 @@ def first_tried_together(members: list[QueuedPodInfo]) -> None:
             q.initial_attempt_timestamp = t0
 
 
+def _nominated(q: QueuedPodInfo) -> bool:
+    """Whether the member carries a nomination (which a failure clears)."""
+    return bool((q.pod.get("status") or {}).get("nominatedNodeName"))
+
+
 def member_order(q: QueuedPodInfo) -> tuple[int, float, float, str]:
     """The order members are tried in: higher priority, earlier first attempt, earlier creation,
     then the name (so that a cycle does not depend on the queue's shape)."""
@@ -347,7 +352,10 @@ class PodGroupSchedulingCycle:
                 if m.node is not None:
                     await self._bind(fw, m, start)
                 else:
-                    self._fail_member(fw, m, None, start)
+                    # Placed in part: the members left over are tried again after their backoff,
+                    # in a cycle of their own that runs the group's PostFilter (preemption) for
+                    # them, as upstream binds first and preempts in the subsequent cycle.
+                    self._fail_member(fw, m, None, start, retry=True)
             self._condition(group, "True", REASON_SCHEDULED, "")
             return
         if status.code is Code.ERROR:
@@ -359,12 +367,20 @@ class PodGroupSchedulingCycle:
             return
         outcome = "waiting_on_preemption" if nominated else "unschedulable"
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
+        # Members' nominations were counted where the others were tried, and the failure clears
+        # them: the room they held is free now, so the group is tried again after its backoff
+        # rather than left waiting for an event (once: the next cycle has none to clear).
+        released = [] if nominated else [m.qpi.pod_info for m in out.members if _nominated(m.qpi)]
         for m in out.members:
             node = nominated.get(m.qpi.pod_info.key)
             if node:
                 self._nominate(fw, m, status, node, start)
             else:
-                self._fail_member(fw, m, status, start)
+                self._fail_member(fw, m, status, start, retry=bool(released))
+        # Other pods of lower or equal priority counted those nominations as placed: released,
+        # they may fit now, as upstream retries them when a nominated pod is deleted.
+        for pi in released:
+            self.queue.assigned_pod_deleted(pi)
         self._condition(group, "False", REASON_UNSCHEDULABLE, status.message())
 
     def _nominate(self, fw: Framework, m: MemberOutcome, status: Status, node: str, start: float) -> None:
@@ -375,10 +391,18 @@ class PodGroupSchedulingCycle:
         self._held(fw, m, status.message(), rejectors, start, node)
 
     def _held(
-        self, fw: Framework, m: MemberOutcome, message: str, rejectors: set[str], start: float, nominated: str | None
+        self,
+        fw: Framework,
+        m: MemberOutcome,
+        message: str,
+        rejectors: set[str],
+        start: float,
+        nominated: str | None,
+        retry: bool = False,
     ) -> None:
         """An unschedulable member: counted, recorded, back to the queue with the plugins that
-        rejected it (which decide when it is retried), and reported with its nomination."""
+        rejected it (which decide when it is retried, unless ``retry`` sends it to backoff), and
+        reported with its nomination."""
         qpi = m.qpi
         seconds = time.perf_counter() - start
         self.stats.unschedulable += 1
@@ -388,7 +412,7 @@ class PodGroupSchedulingCycle:
             m.record.phase = "Unschedulable"
             m.record.node = None
             m.record.message = message
-        self.queue.add_unschedulable_if_not_present(qpi, rejectors)
+        self.queue.add_unschedulable_if_not_present(qpi, rejectors, retry=retry)
         qpi.last_failure = message
         self.failures.report(fw, qpi.pod_info, "Unschedulable", message, m.record, nominated)
 
@@ -412,21 +436,23 @@ class PodGroupSchedulingCycle:
         self.ctx.activate_requested(state)
         self.binding.spawn(PendingBinding(fw, state, qpi, assumed, node, m.record, start))
 
-    def _fail_member(self, fw: Framework, m: MemberOutcome, group_status: Status | None, start: float) -> None:
+    def _fail_member(
+        self, fw: Framework, m: MemberOutcome, group_status: Status | None, start: float, retry: bool = False
+    ) -> None:
         """A member left unplaced: with its own reason when it fit nowhere (its rejecting plugins
-        decide when it is retried), else with the group's."""
+        decide when it is retried, unless ``retry``), else with the group's."""
         qpi = m.qpi
         if m.fit is not None:
             nominated: str | None = None
-            if (qpi.pod.get("status") or {}).get("nominatedNodeName"):
+            if _nominated(qpi):
                 nominated = ""  # cleared with the report, as a single pod's
                 self.ctx.nominator.delete(qpi.pod_info.uid)
-            self._held(fw, m, str(m.fit), m.fit.diagnosis.unschedulable_plugins, start, nominated)
+            self._held(fw, m, str(m.fit), m.fit.diagnosis.unschedulable_plugins, start, nominated, retry)
             return
         status = m.status if m.status is not None and m.node is None else group_status
         if status is None:
             status = Status(Code.UNSCHEDULABLE, "pod group is unschedulable")
-        self.failures.fail(fw, qpi, status, m.record, start)
+        self.failures.fail(fw, qpi, status, m.record, start, retry=retry)
 
     def _condition(self, group: PodGroupInfo, value: str, reason: str, message: str) -> None:
         """Set the PodGroup's ``PodGroupInitiallyScheduled`` condition (a side write)."""
