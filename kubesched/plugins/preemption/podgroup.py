@@ -168,8 +168,9 @@ class PodGroupPreemption:
         return PodGroupPostFilterResult(nominated), Status(Code.SUCCESS), victims
 
     async def _still_fits(self, assignments: PodGroupAssignments, present: Sequence[PodInfo]) -> bool:
-        """Whether every proposed member passes Filter on its node, in order, with ``present``
-        (victims put back) told to its PreFilter state and the earlier members placed."""
+        """Whether every proposed member passes Filter on its node (with the pods nominated there,
+        as upstream's reprieve filters), in order, with ``present`` (victims put back) told to
+        its PreFilter state and the earlier members placed."""
         fw = self.handle
         snapshot = fw.snapshot()
         placed: list[PodInfo] = []
@@ -183,7 +184,9 @@ class PodGroupPreemption:
                         status = await fw.run_pre_filter_add_pod(state, a.pod, v, node)
                         if status is not None and not status.is_success():
                             return False
-                status = fw.run_filter(state, a.pod, snapshot.get(a.node_name))
+                # With the pods nominated there counted, as the search counted them: a victim is
+                # spared only where the member fits beside what others were promised.
+                status = await fw.run_filter_with_nominated_pods(state, a.pod, snapshot.get(a.node_name))
                 if status is not None and not status.is_success():
                     return False
                 tentative = a.pod.with_node(a.node_name)
