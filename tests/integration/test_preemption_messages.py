@@ -3,6 +3,9 @@
 * a pod: the FailedScheduling event and the PodScheduled condition of the attempt that nominated
   it end ``preemption: found a potential placement for pod on node N, preempting K victims``
   (the PostFilter message appended as it is: no period after it);
+* a pod group: its ``PodGroupInitiallyScheduled`` condition (False, Unschedulable) and its
+  waiting members' messages end ``pod group preemption: found a placement for podgroup,
+  preempting K victims``, after the group's own reasons.
 
 The real loop (``Scheduler.run``) over the in-memory cluster, default profile.
 """
@@ -100,3 +103,43 @@ async def test_the_attempt_that_nominates_says_where_and_how_many(async_preempti
             ("True", "", ""),
         ]
         assert r.pod("low-0") is None and r.pod("low-1") is None
+
+
+def pod_group(name: str, min_count: int, priority: int) -> Obj:
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}, "priority": priority},
+    }
+
+
+def member(name: str, group: str, cpu: str, priority: int) -> Obj:
+    obj = make_pod(name).priority(priority).req(cpu=cpu).obj()
+    obj["spec"]["schedulingGroup"] = {"podGroupName": group}
+    return obj
+
+
+async def test_a_pod_group_that_preempts_says_so_on_its_condition() -> None:
+    gates = FeatureGates().replace(GenericWorkload=True)
+    async with Running(gates) as r:
+        r.create(make_node("n1").capacity(cpu="2", memory="8Gi", pods="10").obj())
+        r.create(make_pod("low").node("n1").priority(0).req(cpu="2").obj())
+        r.create(pod_group("train", 1, 100), member("w0", "train", "2", 100))
+        await eventually(lambda: r.node_of("w0") == "n1", "the member bound where the group preempted")
+        assert r.pod("low") is None
+        conds = await eventually(
+            lambda: r.conditions_written("PodGroup", "train", "PodGroupInitiallyScheduled"),
+            "the PodGroup's condition, True at last",
+            until=lambda c: bool(c) and c[-1][0] == "True",
+        )
+        waiting, scheduled = conds
+        assert scheduled == ("True", "Scheduled", "")
+        assert waiting[:2] == ("False", "Unschedulable")
+        # The group's own reason, then the preemption's, joined as a status's reasons are.
+        assert waiting[2] == (
+            "minCount (1) cannot be satisfied: 0 scheduled, 0 remaining, "
+            "pod group preemption: found a placement for podgroup, preempting 1 victims"
+        )
+        # The member waited nominated with the group's message.
+        assert r.failed_scheduling("w0") == [waiting[2]]
