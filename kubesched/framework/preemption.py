@@ -11,7 +11,9 @@
 4. pick the best candidate (``candidates_to_victims_map``, ``ordered_score_funcs``; by default
    :func:`pick_one_node_for_preemption`'s criteria);
 5. evict its victims (in the cycle, or in the background with async preemption), clear the
-   nominations of lower-priority pods nominated to the node, and nominate the preemptor there.
+   nominations of lower-priority pods nominated to the node, and nominate the preemptor there,
+   with a Success that says so (:func:`found_placement_message`: ``found a potential placement
+   for pod on node N, preempting K victims``).
 
 The five hooks are upstream's ``preemption.Interface`` (:class:`PreemptionInterface`): a plugin
 either subclasses the evaluator and defines them (DefaultPreemption does), or passes an object
@@ -89,6 +91,13 @@ def pod_terminating_by_preemption(pod: Mapping[str, Any]) -> bool:
         if cond.get("type") == DISRUPTION_TARGET:
             return cast("bool", cond.get("status") == "True" and cond.get("reason") == PREEMPTION_BY_SCHEDULER)
     return False
+
+
+def found_placement_message(c: Candidate) -> str:
+    """What a successful preemption says (1.37): the node the preemptor is nominated to and how
+    many victims it preempts there (every victim of the candidate, those already terminating
+    included). It ends the pod's FailedScheduling message after ``preemption:``."""
+    return f"found a potential placement for pod on node {c.name}, preempting {len(c.victims)} victims"
 
 
 def status_for(statuses: Mapping[str, Status | None], node_name: str) -> Status | None:
@@ -220,7 +229,7 @@ class PreemptionEvaluator:
             if not _is_success(status):
                 assert status is not None
                 return None, status
-        return PostFilterResult(best.name), Status(Code.SUCCESS)
+        return PostFilterResult(best.name), Status(Code.SUCCESS, found_placement_message(best))
 
     async def find_candidates(
         self,

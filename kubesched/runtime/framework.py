@@ -590,7 +590,8 @@ class Framework:
                     else r.nominated_node_name
                 )
             if status is None or status.is_success():
-                return r, Status(Code.SUCCESS, plugin=b.name)
+                # The plugin's message goes with it (preemption says where it found room).
+                return r, Status(Code.SUCCESS, *(status.reasons if status is not None else ()), plugin=b.name)
             status.with_plugin(b.name)
             if status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return r, status

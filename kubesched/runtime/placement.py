@@ -145,7 +145,10 @@ async def run_pod_group_post_filter(
         except Exception as exc:  # noqa: BLE001
             return None, plugin_error("PodGroupPostFilter", b.name, exc)
         if status is None or status.is_success():
-            return result if isinstance(result, PodGroupPostFilterResult) else None, Status(Code.SUCCESS, plugin=b.name)
+            # The plugin's message goes with it (preemption says how many it preempts).
+            said = status.reasons if status is not None else []
+            got = result if isinstance(result, PodGroupPostFilterResult) else None
+            return got, Status(Code.SUCCESS, *said, plugin=b.name)
         status.with_plugin(b.name)
         if status.code in (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.ERROR):
             return None, status

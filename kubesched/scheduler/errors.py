@@ -18,7 +18,10 @@ class Diagnosis:
 
 
 class FitError(Exception):
-    """No node fits the pod. Its message is upstream's FailedScheduling message."""
+    """No node fits the pod. Its message is upstream's FailedScheduling message:
+    ``0/N nodes are available: <PreFilter message, or the Filter reasons counted>.`` then the
+    PostFilter message as it is (since 1.30 no period is added after it: preemption's own
+    messages bring theirs, or none)."""
 
     def __init__(self, pod: PodInfo, num_all_nodes: int, diagnosis: Diagnosis) -> None:
         super().__init__()
@@ -39,7 +42,7 @@ class FitError(Exception):
             if histogram:
                 msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in histogram.items())) + "."
         if d.post_filter_msg:
-            msg += f" {d.post_filter_msg}."
+            msg += f" {d.post_filter_msg}"
         return msg
 
 

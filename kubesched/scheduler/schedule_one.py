@@ -504,8 +504,9 @@ class PodSchedulingCycle:
             self.ctx.extension_point("PostFilter", status, fw, t0)
             if status.code is Code.ERROR:
                 log.warning("PostFilter of pod %s failed: %s", pi.key, status.message())
-            if not status.is_success() and status.message():
-                fit.diagnosis.post_filter_msg = status.message()
+            # Whatever PostFilter says, success included (preemption found a node), ends the
+            # attempt's message, as upstream's PostFilterMsg.
+            fit.diagnosis.post_filter_msg = status.message()
             if isinstance(result, PostFilterResult) and result.nominated_node_name:
                 nominated = result.nominated_node_name
                 # Hold the room preemption made: other pods' filters now count this pod there.

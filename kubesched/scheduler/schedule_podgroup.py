@@ -252,7 +252,8 @@ class PodGroupSchedulingCycle:
     async def _post_filter(self, fw: Framework, group: PodGroupInfo, out: GroupOutcome) -> dict[str, str]:
         """PodGroupPostFilter (workload-aware preemption) for a group that fits nowhere: the
         node each member is nominated to, by ``namespace/name`` (empty when it cannot help). Its
-        message is added to the group's."""
+        message, a success's too, is added to the group's reasons (so to the PodGroup's
+        condition and the waiting members' messages), as upstream's."""
         assert out.status is not None
 
         async def schedule() -> tuple[PodGroupAssignments | None, Status | None]:
@@ -279,6 +280,8 @@ class PodGroupSchedulingCycle:
             )
         if status.is_success() and result is not None:
             self.observer.preemption_attempt()
+            if status.message():
+                out.status = Status(out.status.code, *out.status.reasons, status.message(), plugin=out.status.plugin)
             return result.nominated
         if status.message():
             out.status = Status(out.status.code, *out.status.reasons, status.message(), plugin=out.status.plugin)

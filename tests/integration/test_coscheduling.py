@@ -87,8 +87,9 @@ async def gang_harness(*objs: Any, **args: Any) -> Harness:
 
 
 def released(group: str, pod: str) -> str:
-    """What PostFilter adds to a member's message when it lets the group go."""
-    return f"PodGroup default/{group} gets rejected due to Pod {pod} is unschedulable even after PostFilter."
+    """What PostFilter adds to a member's message when it lets the group go (as it is: the
+    scheduler puts no period after a PostFilter message)."""
+    return f"PodGroup default/{group} gets rejected due to Pod {pod} is unschedulable even after PostFilter"
 
 
 # --- the group is bound together ------------------------------------------------------------------

@@ -111,10 +111,10 @@ def test_the_claim_is_provisioned_on_the_chosen_node() -> None:
 def test_a_claim_no_capacity_holds_is_unschedulable_everywhere() -> None:
     pod = run(CLUSTER + claim_and_pod("200Gi"))["db"]
     assert pod["phase"] == "Unschedulable"
-    # The PostFilter's sentence ends the FitError's, hence upstream's two full stops.
+    # The PostFilter's sentence ends the FitError's as it is: one full stop, its own.
     assert pod["message"] == (
         f"0/2 nodes are available: 2 {NOT_ENOUGH}. "
-        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.."
+        "preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling."
     )
 
 

@@ -42,7 +42,7 @@ THIRD_NODE = (EXAMPLES / "gang-more-room.yaml").read_text()
 GANG_JOB = (EXAMPLES / "gang-job.yaml").read_text()
 
 GROUP_REASON = "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor"
-NODES_REASON = "0/2 nodes are available: 2 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor."
+NODES_REASON = "0/2 nodes are available: 2 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor"
 
 
 @dataclass

@@ -43,7 +43,7 @@ def test_simulate_reports_each_pod_group_whole_or_held(capsys: pytest.CaptureFix
     # none of the held gang's pods is bound; three say the group's reason, one the nodes'
     train = sorted(p["message"] for p in data["pods"] if p["name"].startswith("train-"))
     assert train == [
-        "0/3 nodes are available: 3 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor.",
+        "0/3 nodes are available: 3 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor",
         HELD,
         HELD,
         HELD,

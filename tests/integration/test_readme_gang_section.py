@@ -59,7 +59,7 @@ def test_the_sim_serve_messages_it_quotes_are_the_tested_ones() -> None:
     e2e = (ROOT / "tests" / "integration" / "test_gang_sim_serve.py").read_text()
     for message in (
         "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor",
-        "0/2 nodes are available: 2 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor.",
+        "0/2 nodes are available: 2 Insufficient cpu. pod group preemption: No preemption victims found for incoming preemptor",
     ):
         assert message in text and f'"{message}"' in e2e
     assert "--feature-gates GenericWorkload=true,WorkloadWithJob=true" in text

@@ -78,11 +78,11 @@ async def test_unschedulable_pod_is_reported_then_scheduled_when_a_node_arrives(
         await eventually(lambda: bool(r.pod("big")["status"].get("conditions")))
         cond = r.pod("big")["status"]["conditions"][0]
         assert cond["type"] == "PodScheduled" and cond["status"] == "False" and cond["reason"] == "Unschedulable"
-        # Upstream's exact text, double period included: the preemption part is a fit error of
-        # its own, and the outer message appends it with its separator.
+        # Upstream's exact text: the preemption part is a fit error of its own, appended as it is
+        # (one period, its own; the scheduler adds none after a PostFilter message since 1.30).
         assert cond["message"] == (
             "0/1 nodes are available: 1 Insufficient cpu. "
-            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.."
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
         )
         events = r.cluster.events_for(r.pod("big"))
         assert [e["reason"] for e in events] == ["FailedScheduling"]

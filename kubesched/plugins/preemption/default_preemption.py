@@ -61,7 +61,7 @@ from kubesched.framework.preemption import (
 )
 from kubesched.framework.preemption_candidates import NO_VICTIMS_FOUND, Candidate
 from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
-from kubesched.plugins.preemption.podgroup import PodGroupPreemption, ScheduleFn
+from kubesched.plugins.preemption.podgroup import PodGroupPreemption, ScheduleFn, found_group_placement_message
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +158,8 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         self, state: CycleState, group: PodGroupInfo, schedule: ScheduleFn
     ) -> tuple[PodGroupPostFilterResult | None, Status]:
         """A pod group that fits nowhere preempts as one (see
-        :mod:`kubesched.plugins.preemption.podgroup`); messages start ``pod group preemption:``."""
+        :mod:`kubesched.plugins.preemption.podgroup`); messages start ``pod group preemption:``,
+        a success's too (``found a placement for podgroup, preempting K victims``)."""
         evaluator = PodGroupPreemption(self.handle, pod_terminating_by_preemption)
         result, status, victims = await evaluator.preempt(state, group, schedule)
         observer = getattr(self.handle, "observer", None)
@@ -174,6 +175,8 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
                     await self.preempt_pod(Candidate(victim.node_name, [victim]), preemptor, victim)
                 except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
                     return None, Status(Code.ERROR, f"pod group preemption: {exc}")
+        if status.is_success():
+            status = Status(Code.SUCCESS, found_group_placement_message(victims))
         msg = status.message()
         if msg:
             return result, Status(status.code, f"pod group preemption: {msg}")

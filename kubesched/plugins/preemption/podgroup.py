@@ -16,7 +16,8 @@ DefaultPreemption's PodGroupPostFilter hands the group here:
    before a single pod; more pods; earlier start): a unit with which every proposed member still
    passes Filter on its node is spared, else it is taken off again and preempted.
 5. The victims get the ``DisruptionTarget`` condition and are deleted, and every member is
-   nominated to its proposed node.
+   nominated to its proposed node; the Success says ``found a placement for podgroup,
+   preempting K victims``, which the cycle adds to the group's message.
 
 What is left out (see the README's "Not yet as 1.37"): PodDisruptionBudgets do not order the
 reprieve; victims are deleted within the cycle (never in the background); groups with a topology
@@ -36,6 +37,14 @@ NO_VICTIMS = "No preemption victims found for incoming preemptor"
 TOPOLOGY_NOT_SUPPORTED = "not supported with topology constraints"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+
+
+def found_group_placement_message(victims: Sequence[PodInfo]) -> str:
+    """What a successful preemption for a group says (1.37), once its victims are preempted: how
+    many pods it preempts. It is added to the group's reasons, so the PodGroup's condition and
+    its waiting members' messages end with it (after ``pod group preemption:``)."""
+    return f"found a placement for podgroup, preempting {len(victims)} victims"
+
 
 #: ``await schedule()``: the group's placement on the snapshot as it is now.
 ScheduleFn = Callable[[], Awaitable[tuple[PodGroupAssignments | None, Status | None]]]

@@ -270,6 +270,14 @@ async def run_post_filter(
 
 U, UU = Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE
 
+
+def found(node: str, victims: int) -> Status:
+    """A successful PostFilter's status (1.37): where preemption found room, and for how many."""
+    return Status(
+        Code.SUCCESS, f"preemption: found a potential placement for pod on node {node}, preempting {victims} victims"
+    )
+
+
 POST_FILTER_CASES = [
     pytest.param(
         pod("p", HIGH),
@@ -278,7 +286,7 @@ POST_FILTER_CASES = [
         {"node1": U},
         [],
         "node1",
-        Status(Code.SUCCESS),
+        found("node1", 1),
         id="pod with higher priority can be made schedulable",
     ),
     pytest.param(
@@ -318,7 +326,7 @@ POST_FILTER_CASES = [
         {"node1": U, "node2": U},
         [],
         "node2",
-        Status(Code.SUCCESS),
+        found("node2", 1),
         id="pod can be made schedulable on one node",
     ),
     pytest.param(
@@ -335,7 +343,7 @@ POST_FILTER_CASES = [
             pdb({VIOLATING_KEY: "non-violating"}, allowed=2**31 - 1, name="non-violating-pdb"),
         ],
         "node2",
-        Status(Code.SUCCESS),
+        found("node2", 1),
         id="pod can be made schedulable on minHighestPriority node",
     ),
     pytest.param(
@@ -422,7 +430,7 @@ async def test_post_filter_one_node_errors_the_other_is_nominated() -> None:
         pre_filter_only=[ErroringExtensions],
     )
     got_node, status = await run_post_filter(env, preemptor, {"node1": U, "node2": U})
-    assert (got_node, status) == ("node2", Status(Code.SUCCESS))
+    assert (got_node, status) == ("node2", found("node2", 1))
     assert env.pod_names() == {"p", "p1"}
 
 
@@ -988,7 +996,7 @@ async def test_preempt_basic_deletes_victims_and_records_events(async_preemption
     )
     victim_uids = {"p1.1", "p1.2"}
     got_node, status = await run_post_filter(env, preemptor)
-    assert (got_node, status) == ("node1", Status(Code.SUCCESS))
+    assert (got_node, status) == ("node1", found("node1", 2))
     assert env.pod_names() == {"p", "p2.1", "p3.1"}
     items, _ = env.store.list("Event")
     preempted = {e["involvedObject"]["uid"]: e for e in items if e["reason"] == "Preempted"}
@@ -1009,7 +1017,7 @@ async def test_preempt_takes_a_victim_waiting_at_permit_in_memory_instead_of_del
     waiting = WaitingPod(PodInfo(victim), {"Coscheduling": 60.0}, asyncio.get_running_loop())
     env.fw.waiting_pods.add(waiting)
     got_node, status = await run_post_filter(env, preemptor)
-    assert (got_node, status) == ("node1", Status(Code.SUCCESS))
+    assert (got_node, status) == ("node1", found("node1", 1))
     verdict = await asyncio.wait_for(waiting.wait(), 1)
     assert (verdict.code, verdict.reasons, verdict.plugin) == (Code.ERROR, ["preempted"], "DefaultPreemption")
     assert waiting.pending_plugins() == []

@@ -35,12 +35,9 @@ async def test_preemption_without_candidates_clears_the_nomination() -> None:
     assert h.node_of("p") is None
     assert not h.pod("p")["status"].get("nominatedNodeName")
     assert h.scheduler.ctx.nominator.nominated_pods_for_node("n1") == []
-    assert (
-        h.scheduler.results["default/p"].message
-        == (
-            "0/1 nodes are available: 1 Insufficient cpu. "
-            "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.."  # sic: upstream adds a period
-        )
+    assert h.scheduler.results["default/p"].message == (
+        "0/1 nodes are available: 1 Insufficient cpu. "
+        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
     )
     assert h.scheduler.queue.where(uid) == "unschedulable"
 
