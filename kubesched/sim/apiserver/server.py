@@ -71,6 +71,7 @@ __all__ = [
     "SYSTEM_PRIORITY_CLASSES",
     "APIServer",
     "MountedAPI",
+    "ensure_defaults",
     "host_port",
     "write_private_file",
 ]
@@ -114,6 +115,27 @@ def write_private_file(path: str | os.PathLike[str], text: str) -> str:
             os.unlink(tmp)
         raise
     return target
+
+
+def ensure_defaults(store: Store, gates: FeatureGates | None = None) -> None:
+    """Create in ``store`` the namespaces and system priority classes every cluster has (those
+    missing): what the server starts with, and what ``PUT /api/v1/reset`` brings back."""
+    for ns in DEFAULT_NAMESPACES:
+        _ensure(store, "Namespace", {"metadata": {"name": ns}}, gates)
+    for name, value in SYSTEM_PRIORITY_CLASSES:
+        obj = {
+            "metadata": {"name": name},
+            "value": value,
+            "description": "Used for system critical pods that must not be moved from their current node.",
+        }
+        _ensure(store, "PriorityClass", obj, gates)
+
+
+def _ensure(store: Store, kind: str, obj: Obj, gates: FeatureGates | None) -> None:
+    try:
+        store.get(kind, None, obj["metadata"]["name"])
+    except NotFound:
+        store.create(kind, admit_new(kind, "", obj, {}, gates))
 
 
 class MountedAPI(Protocol):
@@ -243,23 +265,7 @@ class APIServer:
 
     def ensure_defaults(self) -> None:
         """Create the namespaces and system priority classes every cluster has."""
-        for ns in DEFAULT_NAMESPACES:
-            self._ensure("Namespace", {"metadata": {"name": ns}})
-        for name, value in SYSTEM_PRIORITY_CLASSES:
-            self._ensure(
-                "PriorityClass",
-                {
-                    "metadata": {"name": name},
-                    "value": value,
-                    "description": "Used for system critical pods that must not be moved from their current node.",
-                },
-            )
-
-    def _ensure(self, kind: str, obj: Obj) -> None:
-        try:
-            self.store.get(kind, None, obj["metadata"]["name"])
-        except NotFound:
-            self.store.create(kind, admit_new(kind, "", obj, self.handlers.priority_classes(), self.feature_gates))
+        ensure_defaults(self.store, self.feature_gates)
 
     def drop_watches(self) -> None:
         """End every open watch stream (clients see the response end and must re-watch)."""
