@@ -257,3 +257,148 @@ async def test_an_unsupported_export_format_is_quoted_as_go_quotes_it(served: AP
     status, raw = await call(served, "GET", "/api/v1/export?format=x'ml", b"")
     assert status == 400
     assert json.loads(raw)["message"] == 'format: Unsupported value: "x\'ml": supported values: "json", "yaml"'
+
+
+# --- malformed bodies of the verbs that store nothing: the decoder's 400 -------------------------
+
+ADMIN = "admin-token"
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[APIServer]:
+    """An API server with an admin token: a TokenReview of it authenticates."""
+    srv = APIServer(Store(), token=ADMIN)
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+async def post(server: APIServer, path: str, body: Any) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {ADMIN}"} if server.token else {}
+    async with aiohttp.ClientSession(headers=headers) as s:
+        async with s.post(server.url + path, data=json.dumps(body).encode()) as r:
+            return r.status, await r.text()
+
+
+def decoding(kind: str, error: str) -> str:
+    return f'{kind} in version "v1" cannot be handled as a {kind}: json: cannot unmarshal {error}'
+
+
+SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+TOKEN_REVIEW = "/apis/authentication.k8s.io/v1/tokenreviews"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"metadata": 5}, "number into Go struct field Eviction.metadata of type v1.ObjectMeta"),
+        ({"deleteOptions": 5}, "number into Go struct field Eviction.deleteOptions of type v1.DeleteOptions"),
+        (
+            {"deleteOptions": {"dryRun": "All"}},
+            "string into Go struct field DeleteOptions.deleteOptions.dryRun of type []string",
+        ),
+    ],
+    ids=["metadata", "deleteOptions", "dryRun"],
+)
+async def test_a_malformed_eviction_is_the_decoders_400(served: APIServer, body: Obj, error: str) -> None:
+    assert (await call(served, "POST", "/api/v1/namespaces/default/pods", json.dumps(pod("p")).encode()))[0] == 201
+    status, text = await post(served, "/api/v1/namespaces/default/pods/p/eviction", body)
+    assert status == 400, text
+    assert json.loads(text)["message"] == decoding("Eviction", error)
+    assert served.store.get("Pod", "default", "p")  # not evicted
+
+
+@pytest.mark.parametrize(
+    ("path", "spec", "error"),
+    [
+        (
+            SAR,
+            {"user": "u", "groups": 5},
+            "number into Go struct field SubjectAccessReviewSpec.spec.groups of type []string",
+        ),
+        (SAR, {"user": []}, "array into Go struct field SubjectAccessReviewSpec.spec.user of type string"),
+        (
+            SAR,
+            {"user": "u", "nonResourceAttributes": 5},
+            "number into Go struct field SubjectAccessReviewSpec.spec.nonResourceAttributes "
+            "of type v1.NonResourceAttributes",
+        ),
+        (
+            SAR,
+            {"user": "u", "extra": 5},
+            "number into Go struct field SubjectAccessReviewSpec.spec.extra of type map[string]v1.ExtraValue",
+        ),
+        (
+            SAR,
+            {"user": "u", "extra": {"scopes": "x"}},
+            "string into Go struct field SubjectAccessReviewSpec.spec.extra of type v1.ExtraValue",
+        ),
+        (
+            TOKEN_REVIEW,
+            {"token": ADMIN, "audiences": 5},
+            "number into Go struct field TokenReviewSpec.spec.audiences of type []string",
+        ),
+        (TOKEN_REVIEW, {"token": 5}, "number into Go struct field TokenReviewSpec.spec.token of type string"),
+    ],
+    ids=["sar-groups", "sar-user", "sar-non-resource", "sar-extra", "sar-extra-value", "tr-audiences", "tr-token"],
+)
+async def test_a_malformed_review_is_the_decoders_400(guarded: APIServer, path: str, spec: Obj, error: str) -> None:
+    kind = "SubjectAccessReview" if path == SAR else "TokenReview"
+    status, text = await post(guarded, path, {"kind": kind, "spec": spec})
+    assert status == 400, text
+    assert json.loads(text)["message"] == decoding(kind, error)
+
+
+#: values of every JSON type, for fields of every type
+WRONG = [5, 1.5, "x", True, [], [5], ["x"], {}, {"a": 5}, {"a": [5]}, None]
+#: (path, kind, a body that is valid, the fields to set to each of WRONG)
+REVIEWS = [
+    (
+        SAR,
+        "SubjectAccessReview",
+        {"spec": {"user": "u", "groups": ["g"], "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}},
+        [
+            ("metadata",), ("status",), ("spec",), ("spec", "user"), ("spec", "uid"), ("spec", "groups"),
+            ("spec", "extra"), ("spec", "nonResourceAttributes"), ("spec", "nonResourceAttributes", "path"),
+            ("spec", "nonResourceAttributes", "verb"), ("spec", "resourceAttributes"),
+        ],
+    ),
+    (
+        SAR,
+        "SubjectAccessReview",
+        {"spec": {"user": "u", "resourceAttributes": {"verb": "get", "resource": "pods"}}},
+        [
+            ("spec", "resourceAttributes", "verb"), ("spec", "resourceAttributes", "namespace"),
+            ("spec", "resourceAttributes", "fieldSelector"), ("spec", "resourceAttributes", "labelSelector"),
+        ],
+    ),
+    (
+        TOKEN_REVIEW,
+        "TokenReview",
+        {"spec": {"token": ADMIN, "audiences": ["api"]}},
+        [("metadata",), ("status",), ("spec",), ("spec", "token"), ("spec", "audiences")],
+    ),
+]  # fmt: skip
+
+
+async def test_reviews_with_fields_of_every_wrong_type_are_4xx_in_kube_apiservers_words(
+    guarded: APIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers: dict[int, int] = {}
+    with caplog.at_level(logging.ERROR):
+        for path, kind, valid, fields in REVIEWS:
+            for field in fields:
+                for value in WRONG:
+                    body = {"kind": kind, **json.loads(json.dumps(valid))}
+                    where = body
+                    for key in field[:-1]:
+                        where = where[key]
+                    where[field[-1]] = value
+                    status, text = await post(guarded, path, body)
+                    answers[status] = answers.get(status, 0) + 1
+                    assert status in (201, 400, 422), (field, value, status, text)
+                    assert not [w for w in PYTHON_WORDS if w in text], text
+    assert not caplog.records, caplog.text  # no traceback in the log either
+    assert answers[400] > 50 and answers[201] > 10  # the wrong types refused, the right ones answered
