@@ -1,9 +1,11 @@
 """Every door of the embedded API server with the same limits and kube-apiserver's words, over
 real HTTP: the simulator API's import as the pods endpoint (3 MiB bodies, 1.5 MiB objects), no
-Python exception text in any answer, and long values truncated in validation messages."""
+Python exception text in any answer, long values truncated in validation messages, and a
+request's head as long as Go's server reads it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -13,6 +15,7 @@ import aiohttp
 import pytest
 
 from kubesched.cluster.store import Store
+from kubesched.sim.apiserver.connections import MAX_HEAD_BYTES, MAX_HEADER_BYTES
 from kubesched.sim.apiserver.errors import MAX_REQUEST_BODY_BYTES, MAX_STORED_OBJECT_BYTES
 from kubesched.sim.apiserver.server import APIServer
 from kubesched.sim.serve import _import, _reset
@@ -257,6 +260,62 @@ async def test_an_unsupported_export_format_is_quoted_as_go_quotes_it(served: AP
     status, raw = await call(served, "GET", "/api/v1/export?format=x'ml", b"")
     assert status == 400
     assert json.loads(raw)["message"] == 'format: Unsupported value: "x\'ml": supported values: "json", "yaml"'
+
+
+# --- a request's head: as long as Go's server reads it, and Go's words past that -----------------
+
+
+async def raw_request(server: APIServer, head: bytes) -> tuple[int, bytes, bytes]:
+    """Send ``head`` as it is; (status, response headers, body) as the server wrote them."""
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    try:
+        writer.write(head)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    top, _, body = answer.partition(b"\r\n\r\n")
+    return int(top.split(b" ", 2)[1]), top, body
+
+
+def get_head(path: str, *headers: str) -> bytes:
+    lines = [f"GET {path} HTTP/1.1", "Host: localhost", "Connection: close", *headers, "", ""]
+    return "\r\n".join(lines).encode()
+
+
+@pytest.mark.parametrize("length", [9000, MAX_HEADER_BYTES], ids=["9000", "1MiB"])
+async def test_a_long_url_within_gos_limit_is_served(served: APIServer, length: int) -> None:
+    status, _, body = await raw_request(served, get_head("/api/v1/namespaces/" + "n" * length))
+    assert status == 404
+    assert json.loads(body)["reason"] == "NotFound"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        get_head("/api/v1/namespaces/" + "n" * MAX_HEAD_BYTES),
+        get_head("/api/v1/namespaces", *(f"X-Pad-{i}: {'v' * 60_000}" for i in range(20))),
+        get_head("/api/v1/namespaces", *(f"X-Pad-{i}: v" for i in range(200))),
+    ],
+    ids=["url", "headers-together", "many-headers"],
+)
+async def test_a_head_longer_than_go_reads_is_431_in_gos_words(
+    served: APIServer, head: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        status, top, body = await raw_request(served, head)
+    assert (status, body) == (431, b"431 Request Header Fields Too Large")
+    assert b"Content-Type: text/plain; charset=utf-8" in top
+    assert not caplog.records, caplog.text  # a client's error: nothing for the operator
+
+
+async def test_a_request_that_does_not_parse_is_400_in_gos_words(
+    served: APIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        status, _, body = await raw_request(served, b"G@T / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert (status, body) == (400, b"400 Bad Request")
+    assert not caplog.records, caplog.text
 
 
 # --- malformed bodies of the verbs that store nothing: the decoder's 400 -------------------------

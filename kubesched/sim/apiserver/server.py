@@ -38,6 +38,7 @@ from kubesched.server.serving.certs import self_signed_certificate, ssl_context_
 from kubesched.sim.apiserver import subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
 from kubesched.sim.apiserver.authn import Authenticator, UserInfo, subject_access_review, token_review
+from kubesched.sim.apiserver.connections import APIRunner, head_limit
 from kubesched.sim.apiserver.customresources import CustomResources
 from kubesched.sim.apiserver.discovery import (
     aggregated_discovery,
@@ -224,12 +225,13 @@ class APIServer:
         self.ensure_defaults()
         # aiohttp refuses a body longer than client_max_size: a body of exactly the limit passes
         # and one byte more is a 413, as kube-apiserver's limitedReadBody has it — at every door.
+        # A request's head is as long as Go's server reads it (kubesched.sim.apiserver.connections).
         # Every path is made canonical first: authentication decides on the path the router serves.
-        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[canonical_paths])
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[head_limit, canonical_paths])
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = APIRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl_context())
         await site.start()
