@@ -25,7 +25,7 @@ import os
 import secrets
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import yaml
@@ -203,6 +203,8 @@ class APIServer:
         )
         #: Events expire an hour after their last write, as kube-apiserver's --event-ttl.
         self.retention = Retention(store)
+        #: ends the fault injector's following of the store (it forgets deleted pods' counts)
+        self._unfollow: Callable[[], None] | None = None
         #: The simulator's own API (kubesched.sim.simulator_api), when ``sim serve`` sets one.
         self.simulator: MountedAPI | None = None
 
@@ -239,6 +241,7 @@ class APIServer:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         self.retention.start()
+        self._unfollow = self.store.subscribe(self.faults.on_store_write)
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self.tls:
@@ -251,6 +254,9 @@ class APIServer:
         return ssl_context_from_pem(self.certificate, key)
 
     async def stop(self) -> None:
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
         self.watches.stopping = True
         self.drop_watches()
         await self.retention.stop()
