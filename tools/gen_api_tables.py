@@ -149,11 +149,24 @@ OPENAPI_DEFINITIONS: tuple[str, ...] = (
         "io.k8s.api.storage.v1." + name
         for name in "CSIDriver CSIDriverList CSIDriverSpec CSIStorageCapacity CSIStorageCapacityList TokenRequest".split()
     ),
+    # The bodies of pods/eviction and of the review APIs (decoded as kube-apiserver decodes them).
+    "io.k8s.api.policy.v1.Eviction",
+    *(
+        "io.k8s.api.authorization.v1." + name
+        for name in (
+            "FieldSelectorAttributes LabelSelectorAttributes NonResourceAttributes ResourceAttributes "
+            "SubjectAccessReview SubjectAccessReviewSpec SubjectAccessReviewStatus"
+        ).split()
+    ),
+    *(
+        "io.k8s.api.authentication.v1." + name
+        for name in "TokenReview TokenReviewSpec TokenReviewStatus UserInfo".split()
+    ),
     *(
         _META + name
         for name in (
-            "Condition DeleteOptions LabelSelector LabelSelectorRequirement ListMeta ManagedFieldsEntry ObjectMeta "
-            "OwnerReference Preconditions ShardInfo Status StatusCause StatusDetails"
+            "Condition DeleteOptions FieldSelectorRequirement LabelSelector LabelSelectorRequirement ListMeta "
+            "ManagedFieldsEntry ObjectMeta OwnerReference Preconditions ShardInfo Status StatusCause StatusDetails"
         ).split()
     ),
     # CustomResourceDefinitions; a version's schema (JSONSchemaProps) stays free-form.

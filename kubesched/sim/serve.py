@@ -19,8 +19,9 @@ from typing import Any
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.errors import ConfigurationError
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver.authn import generate_token
-from kubesched.sim.apiserver.server import APIServer, write_private_file
+from kubesched.sim.apiserver.server import APIServer, ensure_defaults, write_private_file
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.run.paced import PacedTimeline
 from kubesched.sim.scenario.clock import PacedClock, stamp
@@ -148,14 +149,17 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         supervisor = SchedulerSupervisor(fast_client(cfg), None, stop)
         server.simulator = SimulatorAPI(
             store,
-            lambda: _reset_all(store, initial, timeline),
+            lambda: _reset_all(store, initial, timeline, gates),
             lambda docs: _import(store, docs),
             SchedulerControl(supervisor.current, supervisor.apply, parse),
             gates,
         )
     else:
         server.simulator = SimulatorAPI(
-            store, lambda: _reset_all(store, initial, timeline), lambda docs: _import(store, docs), feature_gates=gates
+            store,
+            lambda: _reset_all(store, initial, timeline, gates),
+            lambda docs: _import(store, docs),
+            feature_gates=gates,
         )
     await server.start()
     code = 0
@@ -270,14 +274,18 @@ def _write_files(server: APIServer, kubeconfig_out: str) -> tuple[str, str]:
     return kubeconfig, link
 
 
-def _reset_all(store: Store, initial: dict[str, list[dict[str, Any]]], timeline: PacedTimeline) -> None:
+def _reset_all(
+    store: Store, initial: dict[str, list[dict[str, Any]]], timeline: PacedTimeline, gates: FeatureGates | None = None
+) -> None:
     """``PUT /api/v1/reset``: the cluster back at its start, and its time back at 0."""
-    _reset(store, initial)
+    _reset(store, initial, gates)
     timeline.restart()
 
 
-def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:
-    """Delete what was made since the start, and bring back what was there then."""
+def _reset(store: Store, initial: dict[str, list[dict[str, Any]]], gates: FeatureGates | None = None) -> None:
+    """Delete what was made since the start, and bring back what was there then: the objects
+    the cluster started from, and the namespaces and priority classes every server has
+    (:func:`~kubesched.sim.apiserver.server.ensure_defaults`), which the server made at its start."""
     for kind in store.kinds():
         items, _ = store.list(kind)
         for obj in items:
@@ -291,6 +299,7 @@ def _reset(store: Store, initial: dict[str, list[dict[str, Any]]]) -> None:
             fresh = copy.deepcopy(obj)
             fresh["metadata"].pop("resourceVersion", None)
             store.create(kind, fresh)
+    ensure_defaults(store, gates)
 
 
 def _import(store: Store, docs: list[Any]) -> None:

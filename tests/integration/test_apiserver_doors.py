@@ -1,9 +1,11 @@
 """Every door of the embedded API server with the same limits and kube-apiserver's words, over
 real HTTP: the simulator API's import as the pods endpoint (3 MiB bodies, 1.5 MiB objects), no
-Python exception text in any answer, and long values truncated in validation messages."""
+Python exception text in any answer, long values truncated in validation messages, and a
+request's head as long as Go's server reads it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -13,6 +15,7 @@ import aiohttp
 import pytest
 
 from kubesched.cluster.store import Store
+from kubesched.sim.apiserver.connections import MAX_HEAD_BYTES, MAX_HEADER_BYTES
 from kubesched.sim.apiserver.errors import MAX_REQUEST_BODY_BYTES, MAX_STORED_OBJECT_BYTES
 from kubesched.sim.apiserver.server import APIServer
 from kubesched.sim.serve import _import, _reset
@@ -257,3 +260,204 @@ async def test_an_unsupported_export_format_is_quoted_as_go_quotes_it(served: AP
     status, raw = await call(served, "GET", "/api/v1/export?format=x'ml", b"")
     assert status == 400
     assert json.loads(raw)["message"] == 'format: Unsupported value: "x\'ml": supported values: "json", "yaml"'
+
+
+# --- a request's head: as long as Go's server reads it, and Go's words past that -----------------
+
+
+async def raw_request(server: APIServer, head: bytes) -> tuple[int, bytes, bytes]:
+    """Send ``head`` as it is; (status, response headers, body) as the server wrote them."""
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    try:
+        writer.write(head)
+        await writer.drain()
+        answer = await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+    top, _, body = answer.partition(b"\r\n\r\n")
+    return int(top.split(b" ", 2)[1]), top, body
+
+
+def get_head(path: str, *headers: str) -> bytes:
+    lines = [f"GET {path} HTTP/1.1", "Host: localhost", "Connection: close", *headers, "", ""]
+    return "\r\n".join(lines).encode()
+
+
+@pytest.mark.parametrize("length", [9000, MAX_HEADER_BYTES], ids=["9000", "1MiB"])
+async def test_a_long_url_within_gos_limit_is_served(served: APIServer, length: int) -> None:
+    status, _, body = await raw_request(served, get_head("/api/v1/namespaces/" + "n" * length))
+    assert status == 404
+    assert json.loads(body)["reason"] == "NotFound"
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        get_head("/api/v1/namespaces/" + "n" * MAX_HEAD_BYTES),
+        get_head("/api/v1/namespaces", *(f"X-Pad-{i}: {'v' * 60_000}" for i in range(20))),
+        get_head("/api/v1/namespaces", *(f"X-Pad-{i}: v" for i in range(200))),
+    ],
+    ids=["url", "headers-together", "many-headers"],
+)
+async def test_a_head_longer_than_go_reads_is_431_in_gos_words(
+    served: APIServer, head: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        status, top, body = await raw_request(served, head)
+    assert (status, body) == (431, b"431 Request Header Fields Too Large")
+    assert b"Content-Type: text/plain; charset=utf-8" in top
+    assert not caplog.records, caplog.text  # a client's error: nothing for the operator
+
+
+async def test_a_request_that_does_not_parse_is_400_in_gos_words(
+    served: APIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        status, _, body = await raw_request(served, b"G@T / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    assert (status, body) == (400, b"400 Bad Request")
+    assert not caplog.records, caplog.text
+
+
+# --- malformed bodies of the verbs that store nothing: the decoder's 400 -------------------------
+
+ADMIN = "admin-token"
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[APIServer]:
+    """An API server with an admin token: a TokenReview of it authenticates."""
+    srv = APIServer(Store(), token=ADMIN)
+    await srv.start()
+    try:
+        yield srv
+    finally:
+        await srv.stop()
+
+
+async def post(server: APIServer, path: str, body: Any) -> tuple[int, str]:
+    headers = {"Authorization": f"Bearer {ADMIN}"} if server.token else {}
+    async with aiohttp.ClientSession(headers=headers) as s:
+        async with s.post(server.url + path, data=json.dumps(body).encode()) as r:
+            return r.status, await r.text()
+
+
+def decoding(kind: str, error: str) -> str:
+    return f'{kind} in version "v1" cannot be handled as a {kind}: json: cannot unmarshal {error}'
+
+
+SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+TOKEN_REVIEW = "/apis/authentication.k8s.io/v1/tokenreviews"
+
+
+@pytest.mark.parametrize(
+    ("body", "error"),
+    [
+        ({"metadata": 5}, "number into Go struct field Eviction.metadata of type v1.ObjectMeta"),
+        ({"deleteOptions": 5}, "number into Go struct field Eviction.deleteOptions of type v1.DeleteOptions"),
+        (
+            {"deleteOptions": {"dryRun": "All"}},
+            "string into Go struct field DeleteOptions.deleteOptions.dryRun of type []string",
+        ),
+    ],
+    ids=["metadata", "deleteOptions", "dryRun"],
+)
+async def test_a_malformed_eviction_is_the_decoders_400(served: APIServer, body: Obj, error: str) -> None:
+    assert (await call(served, "POST", "/api/v1/namespaces/default/pods", json.dumps(pod("p")).encode()))[0] == 201
+    status, text = await post(served, "/api/v1/namespaces/default/pods/p/eviction", body)
+    assert status == 400, text
+    assert json.loads(text)["message"] == decoding("Eviction", error)
+    assert served.store.get("Pod", "default", "p")  # not evicted
+
+
+@pytest.mark.parametrize(
+    ("path", "spec", "error"),
+    [
+        (
+            SAR,
+            {"user": "u", "groups": 5},
+            "number into Go struct field SubjectAccessReviewSpec.spec.groups of type []string",
+        ),
+        (SAR, {"user": []}, "array into Go struct field SubjectAccessReviewSpec.spec.user of type string"),
+        (
+            SAR,
+            {"user": "u", "nonResourceAttributes": 5},
+            "number into Go struct field SubjectAccessReviewSpec.spec.nonResourceAttributes "
+            "of type v1.NonResourceAttributes",
+        ),
+        (
+            SAR,
+            {"user": "u", "extra": 5},
+            "number into Go struct field SubjectAccessReviewSpec.spec.extra of type map[string]v1.ExtraValue",
+        ),
+        (
+            SAR,
+            {"user": "u", "extra": {"scopes": "x"}},
+            "string into Go struct field SubjectAccessReviewSpec.spec.extra of type v1.ExtraValue",
+        ),
+        (
+            TOKEN_REVIEW,
+            {"token": ADMIN, "audiences": 5},
+            "number into Go struct field TokenReviewSpec.spec.audiences of type []string",
+        ),
+        (TOKEN_REVIEW, {"token": 5}, "number into Go struct field TokenReviewSpec.spec.token of type string"),
+    ],
+    ids=["sar-groups", "sar-user", "sar-non-resource", "sar-extra", "sar-extra-value", "tr-audiences", "tr-token"],
+)
+async def test_a_malformed_review_is_the_decoders_400(guarded: APIServer, path: str, spec: Obj, error: str) -> None:
+    kind = "SubjectAccessReview" if path == SAR else "TokenReview"
+    status, text = await post(guarded, path, {"kind": kind, "spec": spec})
+    assert status == 400, text
+    assert json.loads(text)["message"] == decoding(kind, error)
+
+
+#: values of every JSON type, for fields of every type
+WRONG = [5, 1.5, "x", True, [], [5], ["x"], {}, {"a": 5}, {"a": [5]}, None]
+#: (path, kind, a body that is valid, the fields to set to each of WRONG)
+REVIEWS = [
+    (
+        SAR,
+        "SubjectAccessReview",
+        {"spec": {"user": "u", "groups": ["g"], "nonResourceAttributes": {"path": "/healthz", "verb": "get"}}},
+        [
+            ("metadata",), ("status",), ("spec",), ("spec", "user"), ("spec", "uid"), ("spec", "groups"),
+            ("spec", "extra"), ("spec", "nonResourceAttributes"), ("spec", "nonResourceAttributes", "path"),
+            ("spec", "nonResourceAttributes", "verb"), ("spec", "resourceAttributes"),
+        ],
+    ),
+    (
+        SAR,
+        "SubjectAccessReview",
+        {"spec": {"user": "u", "resourceAttributes": {"verb": "get", "resource": "pods"}}},
+        [
+            ("spec", "resourceAttributes", "verb"), ("spec", "resourceAttributes", "namespace"),
+            ("spec", "resourceAttributes", "fieldSelector"), ("spec", "resourceAttributes", "labelSelector"),
+        ],
+    ),
+    (
+        TOKEN_REVIEW,
+        "TokenReview",
+        {"spec": {"token": ADMIN, "audiences": ["api"]}},
+        [("metadata",), ("status",), ("spec",), ("spec", "token"), ("spec", "audiences")],
+    ),
+]  # fmt: skip
+
+
+async def test_reviews_with_fields_of_every_wrong_type_are_4xx_in_kube_apiservers_words(
+    guarded: APIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    answers: dict[int, int] = {}
+    with caplog.at_level(logging.ERROR):
+        for path, kind, valid, fields in REVIEWS:
+            for field in fields:
+                for value in WRONG:
+                    body = {"kind": kind, **json.loads(json.dumps(valid))}
+                    where = body
+                    for key in field[:-1]:
+                        where = where[key]
+                    where[field[-1]] = value
+                    status, text = await post(guarded, path, body)
+                    answers[status] = answers.get(status, 0) + 1
+                    assert status in (201, 400, 422), (field, value, status, text)
+                    assert not [w for w in PYTHON_WORDS if w in text], text
+    assert not caplog.records, caplog.text  # no traceback in the log either
+    assert answers[400] > 50 and answers[201] > 10  # the wrong types refused, the right ones answered

@@ -19,6 +19,7 @@ import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.faults import FaultConfigError, parse_config, request_info
 from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
@@ -383,6 +384,63 @@ async def test_bindings_are_counted_per_pod(server: APIServer, v1: client.CoreV1
     await bind(v1, "b")
     _, totals = await faults(server, "GET", path="/kubesched/stats?pods=false")
     assert totals == {"binds": 2, "boundPods": 2}  # no per-pod table for a poller
+
+
+async def stats_of(server: APIServer) -> Obj:
+    status, stats = await faults(server, "GET", path="/kubesched/stats")
+    assert status == 200
+    return dict(stats)
+
+
+async def test_stats_stay_bounded_over_create_bind_delete_cycles(server: APIServer, v1: client.CoreV1Api) -> None:
+    """A pod's counts go with it; the totals run on."""
+    kept = []
+    for cycle in range(3):
+        names = [f"c{cycle}-{i}" for i in range(40)]
+        for name in names:
+            await v1.create_namespaced_pod("default", pod_body(name))
+            await bind(v1, name)
+        with pytest.raises(ApiException):
+            await bind(v1, names[0], "n2")  # refused: one conflict a cycle
+        assert sorted((await stats_of(server))["pods"]) == sorted(f"default/{n}" for n in names)
+        for name in names:
+            await v1.delete_namespaced_pod(name, "default")
+        stats = await stats_of(server)
+        assert stats["pods"] == {}
+        assert (len(server.faults.binds), len(server.faults.bind_conflicts), len(server.faults.first_bound)) == (
+            0,
+            0,
+            0,
+        )
+        kept.append({k: v for k, v in stats.items() if k not in ("binds", "boundPods", "bindConflicts")})
+    assert kept == [{"podsBoundMoreThanOnce": [], "pods": {}}] * 3  # nothing left behind but the totals
+    assert (stats["binds"], stats["boundPods"], stats["bindConflicts"]) == (120, 120, 3)
+    assert stats["podsBoundMoreThanOnce"] == []
+
+
+async def test_a_pod_bound_twice_in_its_life_is_named_after_it_is_deleted(
+    server: APIServer, store: Store, v1: client.CoreV1Api
+) -> None:
+    # The same name in two lives, bound once in each: not a double binding.
+    await v1.create_namespaced_pod("default", pod_body("again"))
+    await bind(v1, "again")
+    await v1.delete_namespaced_pod("again", "default")
+    await v1.create_namespaced_pod("default", pod_body("again"))
+    await bind(v1, "again")
+    stats = await stats_of(server)
+    assert stats["podsBoundMoreThanOnce"] == [] and stats["pods"]["default/again"]["binds"] == 1
+    # One life, bound twice: the server refuses a second binding itself, so its nodeName is
+    # cleared in the store behind its back (standing for a server that lost it).
+    await v1.create_namespaced_pod("default", pod_body("twice"))
+    await bind(v1, "twice")
+    store.mutate("Pod", "default", "twice", lambda p: p["spec"].pop("nodeName"))
+    await bind(v1, "twice", "n2")
+    assert (await stats_of(server))["podsBoundMoreThanOnce"] == ["default/twice"]
+    await v1.delete_namespaced_pod("twice", "default")
+    stats = await stats_of(server)
+    assert stats["podsBoundMoreThanOnce"] == ["default/twice"]  # the evidence outlives the pod
+    assert "default/twice" not in stats["pods"]
+    assert (stats["binds"], stats["boundPods"]) == (4, 3)
 
 
 @pytest.mark.parametrize(

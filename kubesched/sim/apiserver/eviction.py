@@ -17,6 +17,7 @@ from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store, json_copy, now_rfc3339
 from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.sim.apiserver.errors import APIError, bad_request, not_found
+from kubesched.sim.apiserver.validation.decode import check_decodable
 
 Obj = dict[str, Any]
 
@@ -48,9 +49,11 @@ def evict(store: Store, namespace: str, name: str, eviction: Any, remove: Any) -
     namespace, name)`` deletes it. Returns the Status answered, or raises :class:`APIError`."""
     if not isinstance(eviction, dict):
         raise bad_request("the body of an eviction must be an Eviction")
+    # Decoded into its Go type first: ``{"metadata": 5}`` is the decoder's 400, as upstream.
+    check_decodable("Eviction", "policy", "v1", eviction)
     named = (eviction.get("metadata") or {}).get("name")
     if named and named != name:
-        raise bad_request(f"name in URL does not match name in Eviction object: {name} != {named}")
+        raise bad_request("name in URL does not match name in Eviction object")
     try:
         pod = store.get("Pod", namespace, name)
     except NotFound:

@@ -38,7 +38,9 @@ method and path were requested)``: the same requests meet the same faults in eve
 however concurrent requests interleave.
 
 The injector also counts bindings per pod (``GET /kubesched/stats``), so a soak test can prove
-that no pod was bound twice.
+that no pod was bound twice. A pod's counts go with the pod (:meth:`FaultInjector.pod_deleted`),
+so a server that creates and deletes pods for ever keeps the counts of the pods that exist; the
+totals run on, and a pod bound more than once stays in ``podsBoundMoreThanOnce`` after it is gone.
 """
 
 from __future__ import annotations
@@ -358,14 +360,22 @@ class FaultInjector:
         #: faults that fired, by kind
         self.fired: Counter[str] = Counter()
         self._stall_until = 0.0
-        #: successful bindings per "namespace/name"
+        # Per pod ("namespace/name"), for the pods that exist: an entry goes with its pod.
+        #: successful bindings per pod
         self.binds: Counter[str] = Counter()
-        #: successful bindings in all (the sum of :attr:`binds`)
-        self.bind_total = 0
-        #: bindings the server itself refused with 409 (already assigned) per "namespace/name"
+        #: bindings the server itself refused with 409 (already assigned) per pod
         self.bind_conflicts: Counter[str] = Counter()
         #: wall-clock time of each pod's first successful binding
         self.first_bound: dict[str, float] = {}
+        # For the server's life.
+        #: successful bindings in all
+        self.bind_total = 0
+        #: pods bound at least once (a name created again, and bound again, counts again)
+        self.bound_pods = 0
+        #: bindings refused with 409 in all
+        self.conflict_total = 0
+        #: pods bound more than once that are gone: the evidence outlives them
+        self.rebound_gone: set[str] = set()
 
     # --- switching -----------------------------------------------------------------------------
     def configure(self, config: FaultConfig) -> None:
@@ -526,10 +536,28 @@ class FaultInjector:
             if response.status == 201:
                 self.binds[key] += 1
                 self.bind_total += 1
-                self.first_bound.setdefault(key, time.time())
+                if key not in self.first_bound:
+                    self.first_bound[key] = time.time()
+                    self.bound_pods += 1
             elif response.status == 409:
                 self.bind_conflicts[key] += 1
+                self.conflict_total += 1
         return response
+
+    def pod_deleted(self, namespace: str, name: str) -> None:
+        """Forget a deleted pod's counts, keeping the evidence if it was bound more than once."""
+        key = f"{namespace or 'default'}/{name}"
+        if self.binds.pop(key, 0) > 1:
+            self.rebound_gone.add(key)
+        self.bind_conflicts.pop(key, None)
+        self.first_bound.pop(key, None)
+
+    def on_store_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        """A store subscriber (:meth:`kubesched.cluster.store.Store.subscribe`): a pod's counts
+        go when the pod does."""
+        if etype == "DELETED" and kind == "Pod":
+            meta = obj.get("metadata") or {}
+            self.pod_deleted(meta.get("namespace") or "default", meta.get("name", ""))
 
     @staticmethod
     def _resumes(request: web.Request, info: RequestInfo) -> bool:
@@ -626,21 +654,23 @@ class FaultInjector:
         }
 
     def stats(self, per_pod: bool = True) -> Obj:
-        """What ``GET /kubesched/stats`` answers: bindings per pod (``?pods=false``: the totals
-        alone, for a poller that must not cost the server work that grows with the pods)."""
+        """What ``GET /kubesched/stats`` answers: bindings per pod that exists (``?pods=false``:
+        the totals alone, for a poller that must not cost the server work that grows with the
+        pods). The totals count since the server started; ``podsBoundMoreThanOnce`` names the
+        pods that were, deleted ones too."""
         pods: dict[str, Obj] = {}
         for key in sorted(set(self.binds) | set(self.bind_conflicts)) if per_pod else ():
             entry: Obj = {"binds": self.binds.get(key, 0), "conflicts": self.bind_conflicts.get(key, 0)}
             if key in self.first_bound:
                 entry["firstBoundAt"] = self.first_bound[key]
             pods[key] = entry
-        totals: Obj = {"binds": self.bind_total, "boundPods": len(self.binds)}
+        totals: Obj = {"binds": self.bind_total, "boundPods": self.bound_pods}
         if not per_pod:
             return totals
         return {
             **totals,
-            "podsBoundMoreThanOnce": sorted(k for k, n in self.binds.items() if n > 1),
-            "bindConflicts": sum(self.bind_conflicts.values()),
+            "podsBoundMoreThanOnce": sorted({k for k, n in self.binds.items() if n > 1} | self.rebound_gone),
+            "bindConflicts": self.conflict_total,
             "pods": pods,
         }
 

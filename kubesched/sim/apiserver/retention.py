@@ -4,8 +4,9 @@ hour by default) that every write renews. So ``sim serve`` under a steady stream
 and deleted holds each pod's ``Scheduled`` event an hour after the pod at most, not for ever.
 
 The store's watch history is bounded by its own size. The fault injector's per-pod binding
-counts (``/kubesched/stats``) are kept for the server's life on purpose: they are the evidence
-of a double binding, and the HTTP benchmark reads ``boundPods`` as a running total.
+counts (``/kubesched/stats``) go with their pods; its totals, which the HTTP benchmark reads as
+running totals, and the names of pods bound more than once (the evidence of a double binding)
+are kept for the server's life.
 """
 
 from __future__ import annotations

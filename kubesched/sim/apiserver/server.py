@@ -25,7 +25,7 @@ import os
 import secrets
 import socket
 import ssl
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import yaml
@@ -38,6 +38,7 @@ from kubesched.server.serving.certs import self_signed_certificate, ssl_context_
 from kubesched.sim.apiserver import subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
 from kubesched.sim.apiserver.authn import Authenticator, UserInfo, subject_access_review, token_review
+from kubesched.sim.apiserver.connections import APIRunner, head_limit
 from kubesched.sim.apiserver.customresources import CustomResources
 from kubesched.sim.apiserver.discovery import (
     aggregated_discovery,
@@ -71,6 +72,7 @@ __all__ = [
     "SYSTEM_PRIORITY_CLASSES",
     "APIServer",
     "MountedAPI",
+    "ensure_defaults",
     "host_port",
     "write_private_file",
 ]
@@ -114,6 +116,27 @@ def write_private_file(path: str | os.PathLike[str], text: str) -> str:
             os.unlink(tmp)
         raise
     return target
+
+
+def ensure_defaults(store: Store, gates: FeatureGates | None = None) -> None:
+    """Create in ``store`` the namespaces and system priority classes every cluster has (those
+    missing): what the server starts with, and what ``PUT /api/v1/reset`` brings back."""
+    for ns in DEFAULT_NAMESPACES:
+        _ensure(store, "Namespace", {"metadata": {"name": ns}}, gates)
+    for name, value in SYSTEM_PRIORITY_CLASSES:
+        obj = {
+            "metadata": {"name": name},
+            "value": value,
+            "description": "Used for system critical pods that must not be moved from their current node.",
+        }
+        _ensure(store, "PriorityClass", obj, gates)
+
+
+def _ensure(store: Store, kind: str, obj: Obj, gates: FeatureGates | None) -> None:
+    try:
+        store.get(kind, None, obj["metadata"]["name"])
+    except NotFound:
+        store.create(kind, admit_new(kind, "", obj, {}, gates))
 
 
 class MountedAPI(Protocol):
@@ -180,6 +203,8 @@ class APIServer:
         )
         #: Events expire an hour after their last write, as kube-apiserver's --event-ttl.
         self.retention = Retention(store)
+        #: ends the fault injector's following of the store (it forgets deleted pods' counts)
+        self._unfollow: Callable[[], None] | None = None
         #: The simulator's own API (kubesched.sim.simulator_api), when ``sim serve`` sets one.
         self.simulator: MountedAPI | None = None
 
@@ -202,12 +227,13 @@ class APIServer:
         self.ensure_defaults()
         # aiohttp refuses a body longer than client_max_size: a body of exactly the limit passes
         # and one byte more is a 413, as kube-apiserver's limitedReadBody has it — at every door.
+        # A request's head is as long as Go's server reads it (kubesched.sim.apiserver.connections).
         # Every path is made canonical first: authentication decides on the path the router serves.
-        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[canonical_paths])
+        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[head_limit, canonical_paths])
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = APIRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl_context())
         await site.start()
@@ -215,6 +241,7 @@ class APIServer:
         if sockets:
             self.port = sockets[0].getsockname()[1]
         self.retention.start()
+        self._unfollow = self.store.subscribe(self.faults.on_store_write)
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if not self.tls:
@@ -227,6 +254,9 @@ class APIServer:
         return ssl_context_from_pem(self.certificate, key)
 
     async def stop(self) -> None:
+        if self._unfollow is not None:
+            self._unfollow()
+            self._unfollow = None
         self.watches.stopping = True
         self.drop_watches()
         await self.retention.stop()
@@ -243,23 +273,7 @@ class APIServer:
 
     def ensure_defaults(self) -> None:
         """Create the namespaces and system priority classes every cluster has."""
-        for ns in DEFAULT_NAMESPACES:
-            self._ensure("Namespace", {"metadata": {"name": ns}})
-        for name, value in SYSTEM_PRIORITY_CLASSES:
-            self._ensure(
-                "PriorityClass",
-                {
-                    "metadata": {"name": name},
-                    "value": value,
-                    "description": "Used for system critical pods that must not be moved from their current node.",
-                },
-            )
-
-    def _ensure(self, kind: str, obj: Obj) -> None:
-        try:
-            self.store.get(kind, None, obj["metadata"]["name"])
-        except NotFound:
-            self.store.create(kind, admit_new(kind, "", obj, self.handlers.priority_classes(), self.feature_gates))
+        ensure_defaults(self.store, self.feature_gates)
 
     def drop_watches(self) -> None:
         """End every open watch stream (clients see the response end and must re-watch)."""

@@ -45,6 +45,10 @@ _DEF_OF_KIND: dict[tuple[str, str], str] = {
     ("apiextensions.k8s.io", "CustomResourceDefinition"): (
         "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
     ),
+    # bodies the server reads without storing them
+    ("policy", "Eviction"): "io.k8s.api.policy.v1.Eviction",
+    ("authorization.k8s.io", "SubjectAccessReview"): "io.k8s.api.authorization.v1.SubjectAccessReview",
+    ("authentication.k8s.io", "TokenReview"): "io.k8s.api.authentication.v1.TokenReview",
 }
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1."
 

@@ -16,6 +16,73 @@ from __future__ import annotations
 KUBERNETES_VERSION = "1.37"
 
 DEFINITIONS: dict[str, dict[str, str]] = {
+    "io.k8s.api.authentication.v1.TokenReview": {
+        "apiVersion": "string",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.authentication.v1.TokenReviewSpec",
+        "status": "#io.k8s.api.authentication.v1.TokenReviewStatus",
+    },
+    "io.k8s.api.authentication.v1.TokenReviewSpec": {
+        "audiences": "[string]",
+        "token": "string",
+    },
+    "io.k8s.api.authentication.v1.TokenReviewStatus": {
+        "audiences": "[string]",
+        "authenticated": "boolean",
+        "error": "string",
+        "user": "#io.k8s.api.authentication.v1.UserInfo",
+    },
+    "io.k8s.api.authentication.v1.UserInfo": {
+        "extra": "{[string]}",
+        "groups": "[string]",
+        "uid": "string",
+        "username": "string",
+    },
+    "io.k8s.api.authorization.v1.FieldSelectorAttributes": {
+        "rawSelector": "string",
+        "requirements": "[#io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement]",
+    },
+    "io.k8s.api.authorization.v1.LabelSelectorAttributes": {
+        "rawSelector": "string",
+        "requirements": "[#io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement]",
+    },
+    "io.k8s.api.authorization.v1.NonResourceAttributes": {
+        "path": "string",
+        "verb": "string",
+    },
+    "io.k8s.api.authorization.v1.ResourceAttributes": {
+        "fieldSelector": "#io.k8s.api.authorization.v1.FieldSelectorAttributes",
+        "group": "string",
+        "labelSelector": "#io.k8s.api.authorization.v1.LabelSelectorAttributes",
+        "name": "string",
+        "namespace": "string",
+        "resource": "string",
+        "subresource": "string",
+        "verb": "string",
+        "version": "string",
+    },
+    "io.k8s.api.authorization.v1.SubjectAccessReview": {
+        "apiVersion": "string",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+        "spec": "#io.k8s.api.authorization.v1.SubjectAccessReviewSpec",
+        "status": "#io.k8s.api.authorization.v1.SubjectAccessReviewStatus",
+    },
+    "io.k8s.api.authorization.v1.SubjectAccessReviewSpec": {
+        "extra": "{[string]}",
+        "groups": "[string]",
+        "nonResourceAttributes": "#io.k8s.api.authorization.v1.NonResourceAttributes",
+        "resourceAttributes": "#io.k8s.api.authorization.v1.ResourceAttributes",
+        "uid": "string",
+        "user": "string",
+    },
+    "io.k8s.api.authorization.v1.SubjectAccessReviewStatus": {
+        "allowed": "boolean",
+        "denied": "boolean",
+        "evaluationError": "string",
+        "reason": "string",
+    },
     "io.k8s.api.coordination.v1.Lease": {
         "apiVersion": "string",
         "kind": "string",
@@ -1124,6 +1191,12 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "count": "integer",
         "lastObservedTime": "date-time",
     },
+    "io.k8s.api.policy.v1.Eviction": {
+        "apiVersion": "string",
+        "deleteOptions": "#io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+        "kind": "string",
+        "metadata": "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+    },
     "io.k8s.api.rbac.v1.AggregationRule": {
         "clusterRoleSelectors": "[#io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector]",
     },
@@ -1950,6 +2023,11 @@ DEFINITIONS: dict[str, dict[str, str]] = {
         "orphanDependents": "boolean",
         "preconditions": "#io.k8s.apimachinery.pkg.apis.meta.v1.Preconditions",
         "propagationPolicy": "string",
+    },
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement": {
+        "key": "string",
+        "operator": "string",
+        "values": "[string]",
     },
     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector": {
         "matchExpressions": "[#io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement]",

@@ -97,6 +97,9 @@ _INT64_FIELDS = frozenset(
 #: fields typed ``object`` that are IntOrString in Go (the others are free-form)
 _INT_OR_STRING_FIELDS = frozenset({"port", "targetPort", "maxUnavailable", "maxSurge", "minAvailable"})
 _INT_RANGES = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+#: list fields whose Go type has a name of its own: a user's ``extra`` values are ``ExtraValue``s
+#: (``[]string``) in authentication/v1 and authorization/v1 alike
+_NAMED_LISTS = {"extra": "v1.ExtraValue"}
 
 
 class _DecodeError(Exception):
@@ -129,7 +132,7 @@ def _go_type(typ: str, field: str) -> str:
     if typ.startswith("#"):
         return "v1." + typ.rsplit(".", 1)[-1]
     if typ.startswith("["):
-        return "[]" + _go_type(typ[1:-1], field)
+        return _NAMED_LISTS.get(field) or "[]" + _go_type(typ[1:-1], field)
     if typ.startswith("{"):
         return "map[string]" + _go_type(typ[1:-1], field)
     return "interface {}"
