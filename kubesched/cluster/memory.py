@@ -35,6 +35,11 @@ class InMemoryCluster:
         #: Resources watched besides the usual kinds: the Store's kind → the kinds delivered.
         self._extra: dict[str, list[str]] = {}
 
+    def listed(self, kind: str) -> list[Obj]:
+        """The stored objects of ``kind`` (as an informer would hold them)."""
+        items, _ = self.store.list(kind)
+        return list(items)
+
     def watch_resources(self, gvrs: list[GroupVersionResource]) -> None:
         """Deliver the objects of these resources too (from :meth:`start` on): plugins'
         informers. Those among the kinds watched anyway change nothing."""

@@ -22,7 +22,7 @@ from kubesched.config.defaults import default_plugin_names, default_plugins
 from kubesched.config.errors import ConfigError, format_validation_error, join_path
 from kubesched.config.models import API_VERSION, KIND, KubeSchedulerConfiguration
 from kubesched.config.profiles import (
-    PLUGIN_SETS,
+    V1_PLUGIN_SETS,
     PluginSets,
     expand_plugins,
     expand_sets,
@@ -290,7 +290,7 @@ def effective_config(cfg: SchedulerConfig) -> dict[str, Any]:
         if prof.percentageOfNodesToScore is not None:
             p["percentageOfNodesToScore"] = prof.percentageOfNodesToScore
         assert prof.plugins is not None
-        p["plugins"] = {s: _plugin_set_out(getattr(prof.plugins, s)) for s in PLUGIN_SETS}
+        p["plugins"] = {s: _plugin_set_out(getattr(prof.plugins, s)) for s in V1_PLUGIN_SETS}
         # Upstream keeps the user's entries first, in their order, then appends the defaulted
         # args of the other plugins sorted by name (v1 setDefaults_KubeSchedulerProfile).
         given = [pc.name for pc in prof.pluginConfig if pc.name in spec.plugin_args]

@@ -225,11 +225,11 @@ class Plugins(_Model):
     bind: PluginSet = Field(default_factory=PluginSet)
     postBind: PluginSet = Field(default_factory=PluginSet)
     multiPoint: PluginSet = Field(default_factory=PluginSet)
-    # The pod-group extension points of workload-aware scheduling (1.37). kubesched runs no
-    # plugin there yet: a file that disables plugins there loads, one that enables any is refused.
+    # The pod-group extension points 1.37's v1 API has. PlacementFeasible is not one of them
+    # (a 1.38 field): its plugins come from multiPoint alone, and a file naming
+    # ``placementFeasible`` is refused as an unknown field, as 1.37's strict decoding refuses it.
     placementGenerate: PluginSet = Field(default_factory=PluginSet)
     placementScore: PluginSet = Field(default_factory=PluginSet)
-    placementFeasible: PluginSet = Field(default_factory=PluginSet)
     podGroupPostFilter: PluginSet = Field(default_factory=PluginSet)
 
 

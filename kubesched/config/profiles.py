@@ -35,6 +35,11 @@ from kubesched.runtime.registry import (
 MULTI_POINT = "multiPoint"
 #: Every plugin set of a profile, in upstream's field order.
 PLUGIN_SETS: tuple[str, ...] = (*EXTENSION_POINTS, MULTI_POINT)
+#: Extension points 1.37's v1 ``Plugins`` has no field for: their plugins come from multiPoint
+#: alone (``placementFeasible`` is a 1.38 field).
+NOT_IN_V1: frozenset[str] = frozenset({"placementFeasible"})
+#: The plugin sets a v1 file may name (the fields of :class:`~kubesched.config.models.Plugins`).
+V1_PLUGIN_SETS: tuple[str, ...] = tuple(s for s in PLUGIN_SETS if s not in NOT_IN_V1)
 
 #: Upstream's interface name per extension point, as its error messages spell it.
 POINT_TYPES: dict[str, str] = {
@@ -99,7 +104,7 @@ class PluginSets:
         out = cls()
         if plugins is None:
             return out
-        for s in PLUGIN_SETS:
+        for s in V1_PLUGIN_SETS:
             ps: PluginSet = getattr(plugins, s)
             out.enabled[s] = [
                 Entry(p.name, p.weight, join_path(path, s, "enabled", i) if path else "")
@@ -115,7 +120,7 @@ class PluginSets:
                     enabled=[Plugin(name=e.name, weight=e.weight) for e in self.enabled[s]],
                     disabled=[Plugin(name=n) for n in self.disabled[s]],
                 )
-                for s in PLUGIN_SETS
+                for s in V1_PLUGIN_SETS
             }
         )
 
@@ -232,7 +237,7 @@ def user_set_problems(plugins: Plugins | None, registry: Registry, base: str) ->
     if plugins is None:
         return []
     errors: list[str] = []
-    for s in PLUGIN_SETS:
+    for s in V1_PLUGIN_SETS:
         ps: PluginSet = getattr(plugins, s)
         for j, p in enumerate(ps.disabled):
             if p.name == "*" or p.name in registry or p.name in INVALID_IN_V1 or p.name in NOT_YET_IMPLEMENTED:

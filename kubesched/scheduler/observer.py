@@ -57,7 +57,16 @@ class Observer(Protocol):
         ``victims`` pods."""
 
     def placements(self, profile: str, generated: int, feasible: int, infeasible: int) -> None:
-        """A pod group's cycle generated ``generated`` placements and evaluated them."""
+        """A pod group's cycle generated ``generated`` placements and evaluated them (``feasible``
+        and ``infeasible`` are totals; each evaluation is also told to :meth:`placement_evaluated`)."""
+
+    def placement_evaluated(self, profile: str, feasible: bool, seconds: float) -> None:
+        """One candidate placement of a pod group was evaluated in ``seconds``: the group fit
+        there (``feasible``) or did not. An evaluation that erred is not told."""
+
+    def resource_claim_created(self, succeeded: bool, admin_access: bool) -> None:
+        """A ResourceClaim the scheduler writes (DynamicResources' claim for extended resources)
+        was created, or its creation failed; plugins reach it as ``handle.observer``."""
 
     def event_handled(self, event: str, seconds: float) -> None:
         """An informer event (``event`` as :func:`event_label` names it) took ``seconds`` to handle."""
@@ -136,6 +145,12 @@ class NullObserver:
         pass
 
     def placements(self, profile: str, generated: int, feasible: int, infeasible: int) -> None:
+        pass
+
+    def placement_evaluated(self, profile: str, feasible: bool, seconds: float) -> None:
+        pass
+
+    def resource_claim_created(self, succeeded: bool, admin_access: bool) -> None:
         pass
 
     def event_handled(self, event: str, seconds: float) -> None:

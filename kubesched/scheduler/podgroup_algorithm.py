@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from dataclasses import dataclass, field
 
 from kubesched.backend.pod_groups import PodGroupIndex
@@ -164,7 +165,9 @@ class PodGroupAlgorithm:
             placements = [nominated, *(p for p in placements if p is not nominated)]
         for placement in placements:
             trial = [MemberOutcome(m.qpi, m.record) for m in members]
+            started = time.perf_counter()
             out = await self._evaluate(fw, group, trial, placement, restricted=True)
+            self.evaluated(fw, out.status, started)
             if placement is nominated and out.status is None and out.placed():
                 out.placements_tried = out.feasible_placements = 1
                 return out
@@ -217,6 +220,12 @@ class PodGroupAlgorithm:
         out.feasible_placements = len(feasible)
         out.scores = scores
         return out
+
+    def evaluated(self, fw: Framework, status: Status | None, started: float) -> None:
+        """A candidate placement's evaluation, begun at ``started``, ended with ``status``:
+        observed as feasible or infeasible with its latency (an error is neither, as upstream)."""
+        if status is None or status.code is not Code.ERROR:
+            self.ctx.observer.placement_evaluated(fw.profile_name, status is None, time.perf_counter() - started)
 
     @staticmethod
     def _nominated_placement(group: PodGroupInfo, placements: list[Placement]) -> Placement | None:

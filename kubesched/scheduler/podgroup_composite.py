@@ -26,6 +26,7 @@ invalidates its children's successes (their members fail with its status). Resul
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -151,7 +152,9 @@ class CompositeAlgorithm:
         for placement in placements:
             sub_results: Results = {}
             sub_leaves: dict[str, GroupOutcome] = {}
+            started = time.perf_counter()
             pstate, ev = await self._children(fw, group, placement, members, sub_results, sub_leaves)
+            self.algorithm.evaluated(fw, ev.status, started)
             await self.algorithm._revert(fw, ev.held)
             self._tried += 1
             if ev.status is not None and ev.status.code is Code.ERROR:

@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -128,6 +128,9 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
         zpages=zpages,
         flagz=opts.flagz,
         statusz=opts.statusz,
+        pods=_pods(cluster),
+        # Upstream's /metrics/resources answers once it leads (informers synced first).
+        leading=lambda: sched.leading and sched.synced,
     )
     # The health server's application, served on the secure (and, if asked, the insecure) port.
     serving = Serving(health.app, opts.serving, _reviews(cluster))
@@ -203,6 +206,15 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
             await ext.close()
         for sig in installed:
             loop.remove_signal_handler(sig)
+
+
+def _pods(cluster: Any) -> Callable[[], list[dict[str, Any]]] | None:
+    """Every pod of the cluster as its informer holds it (``/metrics/resources``), if the
+    cluster can tell."""
+    listed = getattr(cluster, "listed", None)
+    if listed is None:
+        return None
+    return lambda: list(listed("Pod"))
 
 
 def _reviews(cluster: Any) -> Any:

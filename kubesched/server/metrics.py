@@ -8,15 +8,16 @@ with the family's stability level as upstream's registry writes them (``[STABLE]
 ``[ALPHA]``, and ``(Deprecated since 1.37.0)`` for a deprecated family).
 
 Every ``scheduler_*`` family kube-scheduler 1.37 registers for single pods is here (see
-:data:`FAMILIES`), plus the volume binder's two. No label names a pod or a node, so the series
+:data:`FAMILIES`), plus the volume binder's two and the ResourceClaim creation counter the
+scheduler shares with kube-controller-manager (DynamicResources' claims for extended resources). No label names a pod or a node, so the series
 do not grow with the pods a scheduler has seen: label values come from the configuration
 (profiles, plugins), fixed sets (results, extension points, queues, cluster events) or, for
 upstream's ``attempts`` label, the most attempts a pod took. The gauges are read from the
 queue, the cache and the scheduler's task sets at scrape time.
 
 The pod-group families (:data:`WORKLOAD_FAMILIES`: ``scheduler_podgroup_*``, workload
-preemption, placements) are registered only with ``GenericWorkload`` (the placement ones with
-``TopologyAwareWorkloadScheduling`` too), as upstream registers them. Left out: the async API
+preemption) are registered only with ``GenericWorkload``, the placement ones (generated,
+evaluated, evaluation latency) with ``TopologyAwareWorkloadScheduling``, as upstream registers them. Left out: the async API
 call dispatcher's (no dispatcher here), and preemption's evaluation/execution timings, PDB
 violation and disruption families.
 """
@@ -88,6 +89,9 @@ FAMILIES: dict[str, tuple[str, str]] = {
     # Behind DRADeviceBindingConditions (on by default): DynamicResources' PreBind waits.
     "scheduler_dra_bindingconditions_allocations_total": (ALPHA, "counter"),
     "scheduler_dra_bindingconditions_wait_duration_seconds": (ALPHA, "histogram"),
+    # Behind DRAExtendedResource (GA, locked on): the claims DynamicResources creates for extended
+    # resources, counted in the family kube-controller-manager counts its claims in.
+    "dynamic_resource_allocation_resourceclaim_creates_total": (ALPHA, "counter"),
 }
 
 #: Family name → (stability, type) of the families registered with GenericWorkload.
@@ -97,10 +101,16 @@ WORKLOAD_FAMILIES: dict[str, tuple[str, str]] = {
     "scheduler_podgroup_scheduling_algorithm_duration_seconds": (ALPHA, "histogram"),
     "scheduler_workload_preemption_attempts_total": (ALPHA, "counter"),
     "scheduler_workload_preemption_victims": (ALPHA, "histogram"),
-    # With TopologyAwareWorkloadScheduling too.
+    # With TopologyAwareWorkloadScheduling (registered by that gate alone).
     "scheduler_generated_placements_total": (ALPHA, "counter"),
     "scheduler_placement_evaluations_total": (ALPHA, "counter"),
+    "scheduler_placement_evaluation_duration_seconds": (ALPHA, "histogram"),
 }
+
+#: The ``result`` of a placement's evaluation.
+FEASIBLE, INFEASIBLE = "feasible", "infeasible"
+#: What follows each placement family's help text (upstream's words).
+_RESULTS_HELP = "'feasible' means the pod group fit into the placement, while 'infeasible' means it did not."
 
 #: The ``type`` of every entity this scheduler queues (pod groups are not queued as one yet).
 POD_ENTITY = "pod"
@@ -352,6 +362,16 @@ class PrometheusObserver:
             ["operation"],
             registry=r,
         )
+        self.resource_claim_creates: Counter | None = None
+        if gates.enabled("DRAExtendedResource"):
+            self.resource_claim_creates = Counter(
+                "dynamic_resource_allocation_resourceclaim_creates",
+                help_text(
+                    ALPHA, "Number of ResourceClaims creation requests, categorized by creation status and admin access"
+                ),
+                ["status", "admin_access"],
+                registry=r,
+            )
         self.dra_binding_allocations: Counter | None = None
         self.dra_binding_wait: Histogram | None = None
         if gates.enabled("DRADeviceBindingConditions"):
@@ -379,11 +399,14 @@ class PrometheusObserver:
         self.workload_preemption_victims_hist: Histogram | None = None
         self.generated_placements: Counter | None = None
         self.placement_evaluations: Counter | None = None
+        self.placement_evaluation_duration: Histogram | None = None
         if gates.enabled("GenericWorkload"):
-            self._register_workload_families(r, gates.enabled("TopologyAwareWorkloadScheduling"))
+            self._register_workload_families(r)
+        if gates.enabled("TopologyAwareWorkloadScheduling"):
+            self._register_placement_families(r)
         self._pending: _Gauge | None = None
 
-    def _register_workload_families(self, r: CollectorRegistry, placements: bool) -> None:
+    def _register_workload_families(self, r: CollectorRegistry) -> None:
         self.pod_group_attempts = Counter(
             "scheduler_podgroup_schedule_attempts",
             help_text(
@@ -421,18 +444,35 @@ class PrometheusObserver:
             buckets=exponential_buckets(1, 2, 11),
             registry=r,
         )
-        if not placements:
-            return
+
+    def _register_placement_families(self, r: CollectorRegistry) -> None:
         self.generated_placements = Counter(
             "scheduler_generated_placements",
-            help_text(ALPHA, "Number of candidate placements generated for pod groups."),
+            help_text(
+                ALPHA, "Number of candidate placements generated when scheduling pod groups, by scheduler profile."
+            ),
             ["profile"],
             registry=r,
         )
         self.placement_evaluations = Counter(
             "scheduler_placement_evaluations",
-            help_text(ALPHA, "Number of candidate placements evaluated for pod groups, by the result."),
+            help_text(
+                ALPHA,
+                "Number of candidate placements evaluated when scheduling pod groups, by result and scheduler "
+                f"profile. {_RESULTS_HELP}",
+            ),
             ["result", "profile"],
+            registry=r,
+        )
+        self.placement_evaluation_duration = Histogram(
+            "scheduler_placement_evaluation_duration_seconds",
+            help_text(
+                ALPHA,
+                "Latency in seconds of evaluating a single candidate placement when scheduling pod groups, by result "
+                f"and scheduler profile. {_RESULTS_HELP}",
+            ),
+            ["result", "profile"],
+            buckets=exponential_buckets(0.001, 2, 15),
             registry=r,
         )
 
@@ -460,12 +500,22 @@ class PrometheusObserver:
             self.workload_preemption_victims_hist.observe(victims)
 
     def placements(self, profile: str, generated: int, feasible: int, infeasible: int) -> None:
-        if self.generated_placements is not None and self.placement_evaluations is not None:
+        """The placements generated; evaluations are counted one by one (:meth:`placement_evaluated`)."""
+        if self.generated_placements is not None:
             self.generated_placements.labels(profile).inc(generated)
-            if feasible:
-                self.placement_evaluations.labels("feasible", profile).inc(feasible)
-            if infeasible:
-                self.placement_evaluations.labels("infeasible", profile).inc(infeasible)
+
+    def placement_evaluated(self, profile: str, feasible: bool, seconds: float) -> None:
+        """``scheduler_placement_evaluations_total`` and ``..._evaluation_duration_seconds``
+        together, as upstream records them."""
+        if self.placement_evaluations is not None and self.placement_evaluation_duration is not None:
+            result = FEASIBLE if feasible else INFEASIBLE
+            self.placement_evaluations.labels(result, profile).inc()
+            self.placement_evaluation_duration.labels(result, profile).observe(seconds)
+
+    def resource_claim_created(self, succeeded: bool, admin_access: bool) -> None:
+        if self.resource_claim_creates is not None:
+            status = "success" if succeeded else "failure"
+            self.resource_claim_creates.labels(status, "true" if admin_access else "false").inc()
 
     def event_handled(self, event: str, seconds: float) -> None:
         self.event_handling.labels(event).observe(seconds)

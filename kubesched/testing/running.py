@@ -345,9 +345,11 @@ async def make_harness(
     options: SchedulerOptions | None = None,
     objs: Iterable[Any] = (),
     clock: Any = None,
+    observer: Any = None,
 ) -> Harness:
     """A started scheduler of ``profiles`` over a new in-memory cluster holding ``objs``, stepped
-    by the test (its loop is not running). Options: seed 1, results recorded, unless given."""
+    by the test (its loop is not running). Options: seed 1, results recorded, unless given;
+    ``observer`` receives what the scheduler reports (its metrics)."""
     store = Store()
     cluster = InMemoryCluster(store)
     h = Harness(None, cluster, store)  # type: ignore[arg-type]
@@ -355,6 +357,8 @@ async def make_harness(
     kwargs: dict[str, Any] = {}
     if clock is not None:
         kwargs["clock"] = clock
+    if observer is not None:
+        kwargs["observer"] = observer
     sched = Scheduler(
         list(profiles), cluster, options or SchedulerOptions(seed=1, record_results=True), registry, **kwargs
     )

@@ -2,7 +2,8 @@
 from ``/metrics`` over HTTPS with a token the cluster authorizes: the scheduler runs in-process
 (``run``) against the embedded API server over real HTTP, and is driven by pods that bind, a pod
 that does not fit until a node arrives (its queueing hints run on NodeAdd), and one that
-preempts."""
+preempts. ``/metrics/resources`` and ``/metrics/slis`` are read the same way, with the families,
+help texts, labels and authorization kube-scheduler 1.37 serves them with."""
 
 from __future__ import annotations
 
@@ -19,10 +20,13 @@ from kubesched.cluster.store import Store
 from kubesched.config import load_config
 from kubesched.server.app import RunOptions, run
 from kubesched.server.serving import ServingOptions
+from kubesched.sim.apiserver.authn import UserInfo
 from kubesched.sim.apiserver.server import APIServer
 from kubesched.testing import make_node, make_pod
 
 TOKEN = "metrics-admin"
+#: In system:monitoring, whose bootstrap role may get /metrics and /metrics/slis (not /metrics/resources).
+PROM = "prom-token-0123456789"
 CONFIG = """\
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
@@ -57,7 +61,7 @@ def bound(store: Store, name: str) -> str | None:
 @pytest.fixture
 async def running(tmp_path: Path) -> Any:
     store = Store()
-    srv = APIServer(store, token=TOKEN)
+    srv = APIServer(store, token=TOKEN, users={PROM: UserInfo("prometheus", "u-prom", ("system:monitoring",))})
     await srv.start()
     kubeconfig = srv.write_kubeconfig(str(tmp_path / "kubeconfig"))
     config = tmp_path / "config.yaml"
@@ -76,6 +80,14 @@ async def scrape(port: int) -> str:
         async with http.get(f"https://127.0.0.1:{port}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}) as r:
             assert r.status == 200
             return await r.text()
+
+
+async def call(port: int, path: str, token: str | None = TOKEN, method: str = "GET") -> tuple[int, str]:
+    """``method`` on ``path`` of the secure port, with ``token`` (None: anonymous)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(ssl=False)) as http:
+        async with http.request(method, f"https://127.0.0.1:{port}{path}", headers=headers) as r:
+            return r.status, await r.text()
 
 
 async def test_every_family_moves_as_pods_are_scheduled(running: Any, caplog: pytest.LogCaptureFixture) -> None:
@@ -176,3 +188,99 @@ async def test_every_family_moves_as_pods_are_scheduled(running: Any, caplog: py
     assert families["scheduler_preemption_goroutines_duration_seconds"][1].startswith(
         "[ALPHA] (Deprecated since 1.37.0) "
     )
+
+
+REQUEST_HELP = (
+    "# HELP kube_pod_resource_request [STABLE] Resources requested by workloads on the cluster, broken down by "
+    "pod. This shows the resource usage the scheduler and kubelet expect per pod for resources along with the "
+    "unit for the resource if any.\n# TYPE kube_pod_resource_request gauge\n"
+)
+LIMIT_HELP = (
+    "# HELP kube_pod_resource_limit [STABLE] Resources limit for workloads on the cluster, broken down by pod. "
+    "This shows the resource usage the scheduler and kubelet expect per pod for resources along with the unit "
+    "for the resource if any.\n# TYPE kube_pod_resource_limit gauge\n"
+)
+
+
+async def test_resources_and_slis_are_served_as_kube_scheduler_serves_them(
+    running: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    store, _, _ = running
+    caplog.set_level("INFO", logger="kubesched")
+    store.create("Node", make_node("n1").capacity(cpu="4", memory="8Gi", pods="110").obj())
+    await eventually(lambda: "serving securely on" in caplog.text, "the secure port", timeout=20)
+    port = int(caplog.text.split("serving securely on 127.0.0.1:")[1].split(" ")[0])
+
+    # Every pod of the cluster but those that ended, whichever scheduler it names, bound or not.
+    web = make_pod("web").container(requests={"cpu": "250m", "memory": "64Mi"}, limits={"cpu": "500m"})
+    store.create("Pod", web.priority(10).obj())
+    store.create("Pod", make_pod("elsewhere").scheduler("other-scheduler").req(cpu="2", nvidia_com_gpu="1").obj())
+    store.create("Pod", make_pod("done").node("n1").req(cpu="1").set("status.phase", "Succeeded").obj())
+    await eventually(lambda: bound(store, "web") == "n1", "web bound", timeout=30)
+    status, text = await eventually(
+        lambda: call(port, "/metrics/resources"), "web seen bound", until=lambda r: 'node="n1"' in r[1], timeout=10
+    )
+    assert status == 200
+    assert text == (
+        LIMIT_HELP + 'kube_pod_resource_limit{namespace="default",node="n1",pod="web",priority="10",resource="cpu",'
+        'scheduler="default-scheduler",unit="cores"} 0.5\n'
+        + REQUEST_HELP
+        + 'kube_pod_resource_request{namespace="default",node="",pod="elsewhere",priority="",resource="cpu",'
+        'scheduler="other-scheduler",unit="cores"} 2\n'
+        'kube_pod_resource_request{namespace="default",node="",pod="elsewhere",priority="",'
+        'resource="nvidia.com/gpu",scheduler="other-scheduler",unit=""} 1\n'
+        'kube_pod_resource_request{namespace="default",node="n1",pod="web",priority="10",resource="cpu",'
+        'scheduler="default-scheduler",unit="cores"} 0.25\n'
+        'kube_pod_resource_request{namespace="default",node="n1",pod="web",priority="10",resource="memory",'
+        'scheduler="default-scheduler",unit="bytes"} 6.7108864e+07\n'
+    )
+
+    # Nothing is recorded before a health check is asked for: nothing served.
+    assert await call(port, "/metrics/slis") == (200, "")
+    for path in ("/healthz", "/livez", "/readyz", "/readyz"):
+        assert await call(port, path, token=None) == (200, "ok")
+    status, text = await call(port, "/metrics/slis")
+    gauge = [f'kubernetes_healthcheck{{name="{n}",type="{t}"}} 1' for n, t in CHECKS]
+    totals = [
+        f'kubernetes_healthchecks_total{{name="{n}",status="success",type="{t}"}} {2 if t == "readyz" else 1}'
+        for n, t in CHECKS
+    ]
+    assert (status, text.splitlines()) == (
+        200,
+        [
+            "# HELP kubernetes_healthcheck [STABLE] This metric records the result of a single healthcheck.",
+            "# TYPE kubernetes_healthcheck gauge",
+            *gauge,
+            "# HELP kubernetes_healthchecks_total [STABLE] This metric records the results of all healthcheck.",
+            "# TYPE kubernetes_healthchecks_total counter",
+            *totals,
+        ],
+    )
+
+    # Authorization as upstream's: neither path is always allowed; system:monitoring's role
+    # grants get on /metrics/slis, not on /metrics/resources, and not delete.
+    for path in ("/metrics/resources", "/metrics/slis"):
+        status, text = await call(port, path, token=None)
+        assert status == 403 and f'User \\"system:anonymous\\" cannot get path \\"{path}\\"' in text, text
+    assert (await call(port, "/metrics/slis", PROM))[0] == 200
+    status, text = await call(port, "/metrics/resources", PROM)
+    assert status == 403 and 'User \\"prometheus\\" cannot get path \\"/metrics/resources\\"' in text, text
+    status, text = await call(port, "/metrics/slis", PROM, method="DELETE")
+    assert status == 403 and 'cannot delete path \\"/metrics/slis\\"' in text, text
+
+    # DELETE resets what /metrics/slis recorded (upstream's resettable handler).
+    assert await call(port, "/metrics/slis", method="DELETE") == (200, "metrics reset\n")
+    assert await call(port, "/metrics/slis") == (200, "")
+
+
+#: The checks /healthz, /livez and /readyz run, in the order served (by name, then type).
+CHECKS = [
+    ("informer-progress", "healthz"),
+    ("informer-progress", "livez"),
+    ("informer-progress", "readyz"),
+    ("informer-served", "readyz"),
+    ("informer-sync", "readyz"),
+    ("ping", "healthz"),
+    ("ping", "livez"),
+    ("ping", "readyz"),
+]

@@ -85,4 +85,59 @@ def test_pod_group_families_follow_generic_workload() -> None:
     )
     tas.placements("p", 4, 1, 3)
     assert sample(tas, "scheduler_generated_placements_total", profile="p") == 4
-    assert sample(tas, "scheduler_placement_evaluations_total", result="infeasible", profile="p") == 3
+    # Evaluations are counted one by one, with their latency.
+    assert sample(tas, "scheduler_placement_evaluations_total", result="infeasible", profile="p") is None
+    for feasible, seconds in ((False, 0.0015), (False, 0.2), (True, 0.003)):
+        tas.placement_evaluated("p", feasible, seconds)
+    assert sample(tas, "scheduler_placement_evaluations_total", result="infeasible", profile="p") == 2
+    assert sample(tas, "scheduler_placement_evaluations_total", result="feasible", profile="p") == 1
+    duration = "scheduler_placement_evaluation_duration_seconds"
+    infeasible = {"result": "infeasible", "profile": "p"}
+    assert sample(tas, f"{duration}_count", **infeasible) == 2
+    assert sample(tas, f"{duration}_bucket", le="0.001", **infeasible) == 0
+    assert sample(tas, f"{duration}_bucket", le="0.002", **infeasible) == 1
+    assert sample(tas, f"{duration}_bucket", le="16.384", **infeasible) == 2
+    assert sample(tas, f"{duration}_bucket", le="0.004", result="feasible", profile="p") == 1
+
+
+def test_placement_families_are_registered_by_topology_aware_scheduling_alone() -> None:
+    """Upstream's Register adds the three placement families under TopologyAwareWorkloadScheduling,
+    with their help texts; the pod-group ones need GenericWorkload."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from kubesched.framework.features import FeatureGates
+
+    tas = PrometheusObserver(feature_gates=FeatureGates({"TopologyAwareWorkloadScheduling": True}))
+    tas.placement_evaluated("p", True, 0.01)
+    text = tas.exposition().decode()
+    assert "scheduler_podgroup" not in text
+    helps = {f.name: (f.type, f.documentation) for f in text_string_to_metric_families(text)}
+    results = "'feasible' means the pod group fit into the placement, while 'infeasible' means it did not."
+    assert helps["scheduler_placement_evaluation_duration_seconds"] == (
+        "histogram",
+        "[ALPHA] Latency in seconds of evaluating a single candidate placement when scheduling pod groups, by "
+        f"result and scheduler profile. {results}",
+    )
+    assert helps["scheduler_placement_evaluations"] == (
+        "counter",
+        f"[ALPHA] Number of candidate placements evaluated when scheduling pod groups, by result and scheduler "
+        f"profile. {results}",
+    )
+    assert helps["scheduler_generated_placements"] == (
+        "counter",
+        "[ALPHA] Number of candidate placements generated when scheduling pod groups, by scheduler profile.",
+    )
+
+
+def test_resource_claim_creations_are_counted_as_kube_controller_manager_counts_them() -> None:
+    obs = PrometheusObserver()
+    obs.resource_claim_created(True, False)
+    obs.resource_claim_created(True, False)
+    obs.resource_claim_created(False, False)
+    name = "dynamic_resource_allocation_resourceclaim_creates_total"
+    assert sample(obs, name, status="success", admin_access="false") == 2
+    assert sample(obs, name, status="failure", admin_access="false") == 1
+    assert (
+        "# HELP dynamic_resource_allocation_resourceclaim_creates_total [ALPHA] Number of ResourceClaims creation "
+        "requests, categorized by creation status and admin access\n"
+    ) in obs.exposition().decode()

@@ -172,6 +172,11 @@ class KubeCluster:
         goes on meanwhile, those objects counted as none; /readyz says so, /livez does not."""
         return self._informers.not_served()
 
+    def listed(self, kind: str) -> list[Obj]:
+        """The objects of ``kind`` as the informers hold them now (``/metrics/resources`` reads
+        every pod of the cluster this way)."""
+        return self._informers.listed(kind)
+
     def informer_stats(self) -> dict[str, dict[str, Any]]:
         """Per kind: lists and watches made, objects known, last resourceVersion, whether the
         server serves it (diagnostics)."""

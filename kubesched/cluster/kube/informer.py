@@ -499,6 +499,11 @@ class Informers:
                 log.error("%s informer ended; restarting in %.1fs", inf.kind, delay)
             await asyncio.sleep(delay)
 
+    def listed(self, kind: str) -> list[Obj]:
+        """The objects of ``kind`` its informer holds now (none when ``kind`` is not watched)."""
+        inf = self._by_kind.get(kind)
+        return list(inf.objects.values()) if inf is not None else []
+
     def clear(self) -> None:
         """Forget the informers (their tasks cancelled by their owner): ready to start again."""
         self._by_kind.clear()

@@ -1130,8 +1130,10 @@ class DynamicResources:
         try:
             created: Obj = await self.handle.cluster.create_object("ResourceClaim", claim)
         except Exception as exc:
+            ext.observe_claim_created(self.handle, False)
             ns = meta.get("namespace") or "default"
             raise RuntimeError(f"create claim for extended resources {ns}/: {exc}") from exc
+        ext.observe_claim_created(self.handle, True)
         return created
 
     async def _write_extended_claim_status(self, s: _State, pod: Mapping[str, Any], claim: Obj, node_name: str) -> None:

@@ -185,6 +185,15 @@ def special_claim(pod: Mapping[str, Any]) -> Obj:
     }
 
 
+def observe_claim_created(handle: Any, succeeded: bool) -> None:
+    """``dynamic_resource_allocation_resourceclaim_creates_total``, which kube-scheduler shares with
+    kube-controller-manager: a claim for extended resources created (or not) in PreBind. Such a
+    claim never asks for admin access."""
+    record = getattr(getattr(handle, "observer", None), "resource_claim_created", None)
+    if record is not None:
+        record(succeeded, False)
+
+
 def is_special(claim: Mapping[str, Any]) -> bool:
     return (claim.get("metadata") or {}).get("name") == SPECIAL_CLAIM_NAME
 

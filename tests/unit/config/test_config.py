@@ -1425,7 +1425,6 @@ def test_a_config_printed_by_kube_scheduler_1_34_still_loads_and_gets_what_1_37_
     [
         ("placementGenerate", "TopologyPlacementGenerator", "PlacementGeneratePlugin"),
         ("placementScore", "PodGroupPodsCount", "PlacementScorePlugin"),
-        ("placementFeasible", "GangScheduling", "PlacementFeasiblePlugin"),
         ("podGroupPostFilter", "DefaultPreemption", "PodGroupPostFilterPlugin"),
     ],
 )
@@ -1441,11 +1440,32 @@ def test_pod_group_extension_points_take_the_plugins_that_implement_them(
         assert plugin in [r.name for r in spec.plugins[point]]
     errors = errors_of(cfg(profiles=[{"plugins": {point: {"enabled": [{"name": "NodeName"}]}}}]), registry=reg)
     method = {"placementGenerate": "generate_placements", "placementScore": "score_placement"}.get(
-        point, "placement_feasible" if point == "placementFeasible" else "pod_group_post_filter"
+        point, "pod_group_post_filter"
     )
     assert errors == [
         f"profiles[0].plugins.{point}.enabled[0]: plugin 'NodeName' does not implement {kind} (it has no {method}() method)"
     ]
+
+
+@pytest.mark.parametrize("plugin_set", [{"enabled": [{"name": "GangScheduling"}]}, {"disabled": [{"name": "*"}]}])
+def test_placement_feasible_is_not_a_field_of_the_v1_plugins(plugin_set: dict[str, Any]) -> None:
+    """1.37's v1 ``Plugins`` has placementGenerate, placementScore and podGroupPostFilter but no
+    placementFeasible (a 1.38 field): strict decoding refuses it as an unknown field, listed with
+    the file's other problems. PlacementFeasible plugins come from multiPoint alone, and the
+    printed configuration has no such field either."""
+    data = cfg(
+        profiles=[{"plugins": {"placementFeasible": plugin_set}}, {"schedulerName": "b", "pluginz": {}}],
+    )
+    assert errors_of(data, registry=workload_registry()) == [
+        "profiles[0].plugins.placementFeasible: unknown field",
+        "profiles[1].pluginz: unknown field",
+    ]
+    gates = FeatureGates({"GenericWorkload": True})
+    loaded = parse_config(cfg(), registry=workload_registry(), feature_gates=gates)
+    assert [r.name for r in loaded.profiles[0].plugins["placementFeasible"]] == ["GangScheduling"]
+    printed = effective_config(loaded)["profiles"][0]["plugins"]
+    assert "placementFeasible" not in printed
+    assert {"placementGenerate", "placementScore", "podGroupPostFilter"} <= set(printed)
 
 
 def test_a_misspelt_disabled_plugin_is_refused_with_the_name_it_meant() -> None:

@@ -359,6 +359,7 @@ def test_extended_resource_name_with_resources() -> None:
         "resourceClaimName": meta["name"],
         "requestMappings": [{"containerName": "c0", "resourceName": GPU, "requestName": "container-0-request-0"}],
     }
+    assert created(r, "success") == 1 and created(r, "failure") is None
 
 
 def test_implicit_extended_resource_name_with_resources() -> None:
@@ -439,6 +440,13 @@ def test_extended_resource_name_claim_creation_failure() -> None:
     assert r.status("preBind") == ("ERROR", "create claim for extended resources default/: claim creation errors")
     assert r.claims() == {}
     assert r.plugin._in_flight == {}
+    assert created(r, "failure") == 1 and created(r, "success") is None
+
+
+def created(r: Run, status: str) -> float | None:
+    """dynamic_resource_allocation_resourceclaim_creates_total{status} (never admin access here)."""
+    name = "dynamic_resource_allocation_resourceclaim_creates_total"
+    return r.observer.registry.get_sample_value(name, {"status": status, "admin_access": "false"})
 
 
 class RefusingPodStatus(InMemoryCluster):

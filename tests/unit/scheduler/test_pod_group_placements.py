@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from conftest import Harness, make_harness, profile
 
 from kubesched.framework.features import FeatureGates
@@ -13,6 +14,7 @@ from kubesched.plugins.podgrouppodscount import PodGroupPodsCount
 from kubesched.plugins.topologyaware import TopologyPlacementGenerator
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler import SchedulerOptions
+from kubesched.server.metrics import PrometheusObserver
 from kubesched.testing import make_node, make_pod
 
 GATES = FeatureGates().replace(GenericWorkload=True, TopologyAwareWorkloadScheduling=True)
@@ -53,7 +55,7 @@ def zone_node(name: str, zone: str, cpu: str) -> dict[str, Any]:
     return make_node(name).capacity(cpu=cpu, memory="64Gi", pods=20).label(ZONE, zone).obj()
 
 
-async def harness(*objs: Any) -> Harness:
+async def harness(*objs: Any, observer: Any = None) -> Harness:
     prof = profile(
         preEnqueue=["GangScheduling"],
         preFilter=["NodeResourcesFit"],
@@ -63,7 +65,7 @@ async def harness(*objs: Any) -> Harness:
         placementScore=[("PodGroupPodsCount", 1), ("NodeResourcesFit", 1)],
     )
     options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
-    return await make_harness([prof], registry=registry(), options=options, objs=objs)
+    return await make_harness([prof], registry=registry(), options=options, objs=objs, observer=observer)
 
 
 def zone_of(h: Harness, pod: str) -> str | None:
@@ -196,3 +198,34 @@ async def test_the_default_profile_with_both_gates_places_a_zoned_gang() -> None
     )
     assert await h.run_all() == 1
     assert [zone_of(h, f"w{i}") for i in range(3)] == ["b"] * 3
+
+
+def evaluations(observer: PrometheusObserver, result: str) -> tuple[float | None, float | None]:
+    """scheduler_placement_evaluations_total and its latency histogram's count for ``result``."""
+    labels = {"result": result, "profile": "default-scheduler"}
+    count = observer.registry.get_sample_value("scheduler_placement_evaluations_total", labels)
+    timed = observer.registry.get_sample_value("scheduler_placement_evaluation_duration_seconds_count", labels)
+    return count, timed
+
+
+@pytest.mark.parametrize(
+    ("cpus", "min_count", "feasible", "infeasible"),
+    [((("a", "2"), ("b", "2"), ("b", "1")), 4, None, 2), ((("a", "4"), ("b", "2")), 2, 2, None)],
+    ids=["no-zone-holds-the-gang", "both-zones-fit"],
+)
+async def test_each_placement_evaluated_is_counted_and_timed(
+    cpus: tuple[tuple[str, str], ...], min_count: int, feasible: int | None, infeasible: int | None
+) -> None:
+    """The evaluation counter and the latency histogram move together, one sample per placement
+    evaluated, by result; the two zones are the two placements generated."""
+    observer = PrometheusObserver(feature_gates=GATES)
+    nodes = [zone_node(f"{zone}{i}", zone, cpu) for i, (zone, cpu) in enumerate(cpus)]
+    pods = [member(f"w{i}", "train") for i in range(4)]
+    h = await harness(*nodes, zoned_group("train", min_count), *pods, observer=observer)
+    await h.run_all()
+    assert evaluations(observer, "feasible") == (feasible, feasible)
+    assert evaluations(observer, "infeasible") == (infeasible, infeasible)
+    generated = observer.registry.get_sample_value(
+        "scheduler_generated_placements_total", {"profile": "default-scheduler"}
+    )
+    assert generated == 2
