@@ -30,6 +30,15 @@ from kubesched.framework.types import PodInfo
 #: ``placed(uid)``: the pod as the cache holds it (bound or assumed, with its node), or None.
 PlacedLookup = Callable[[str], PodInfo | None]
 
+#: WorkloadMaxTreeDepth (scheduling.k8s.io): levels of a hierarchy, its root the first.
+MAX_TREE_DEPTH = 4
+
+
+def entity_key(key: str) -> str:
+    """Upstream's ``EntityKey.String()`` of a group key: ``compositepodgroup/<ns>/<name>``."""
+    kind, rest = key.split("/", 1)
+    return f"{kind.lower()}/{rest}"
+
 
 def _meta(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
@@ -162,6 +171,35 @@ class PodGroupIndex:
             seen.add(parent)
             key = parent
         return key
+
+    def snapshot_top(self, key: str) -> tuple[str, str]:
+        """Where 1.37's hierarchy snapshot of PodGroup ``key`` (object seen) is built from, as
+        the cache's ``BuildHierarchySnapshotFromPod`` finds it: ``(top, "")``, or ``("", why)``
+        when it cannot be built. Up from the group's parent at most ``MAX_TREE_DEPTH - 1``
+        composites are looked at; the first one unseen fails it, and past them the walk stops
+        where it is (so a deeper hierarchy's snapshot is the subtree under that composite, which
+        names a parent). Then down from ``top`` a group met twice is a cycle."""
+        top = self._parent.get(key)
+        if top is None:
+            return key, ""
+        for _ in range(MAX_TREE_DEPTH - 1):
+            if top not in self._composites:
+                if top in self._children:  # a child names it: the cache holds its state
+                    return "", f"composite pod group object not found in state for {entity_key(top)}"
+                return "", f"parent composite pod group state not found for {entity_key(top)}"
+            parent = self._parent.get(top)
+            if parent is None:
+                break
+            top = parent
+        seen = {top}
+        stack = [top]
+        while stack:
+            for child in self.children(stack.pop()):
+                if child in seen:
+                    return "", f"cycle detected in composite pod group hierarchy: {entity_key(child)}"
+                seen.add(child)
+                stack.append(child)
+        return top, ""
 
     def leaves_under(self, key: str) -> list[str]:
         """The PodGroup keys at or below ``key``, depth first in child order."""

@@ -256,6 +256,11 @@ class PodGroups(Protocol):
         ``None`` while a parent is unseen."""
         ...
 
+    def snapshot_top(self, key: str) -> tuple[str, str]:
+        """Where PodGroup ``key``'s hierarchy snapshot is built from (its root, or the composite
+        the walk up stopped at), or why it cannot be built (``("", why)``)."""
+        ...
+
     def children(self, key: str) -> list[str]:
         """The keys of composite ``key``'s children, sorted."""
         ...

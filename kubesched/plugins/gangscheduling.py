@@ -17,7 +17,9 @@ PodGroup whose policy is ``gang`` is placed with at least ``minCount`` members, 
   PreEnqueue once its root's tree meets quorum — a composite is ready when at least
   ``minGroupCount`` of its children are (1 for a basic one), a PodGroup when it has at least
   ``minCount`` members (1 for a basic one) — else
-  ``waiting for composite pod group "root" tree to meet quorum``. PlacementFeasible counts a
+  ``waiting for composite pod group "root" tree to meet quorum``; a hierarchy whose snapshot
+  cannot be built (an ancestor unseen, a cycle, six levels or more: 1.37 checks no depth) waits
+  with ``failed to build hierarchy snapshot: ...``. PlacementFeasible counts a
   composite's children against ``minGroupCount``. The hints wake a pod for events anywhere in
   its hierarchy (same root), and for a CompositePodGroup added.
 
@@ -60,11 +62,11 @@ GROUP_NOT_FOUND = 'waiting for pod\'s pod group "{}" to appear in scheduling que
 QUORUM_NOT_MET = "waiting for minCount pods from a gang to appear in scheduling queue"
 #: Why a member waits at Permit, and for how long at most (upstream's fixed timeout).
 TREE_NOT_READY = 'waiting for composite pod group "{}" tree to meet quorum'
-#: PreEnqueue with CompositePodGroup on, for a group or a parent the scheduler has not seen.
-NO_GROUP_IN_STATE = "failed to build hierarchy snapshot: pod group object not found in state for podgroup/{}/{}"
-NO_COMPOSITE_IN_STATE = (
-    "failed to build hierarchy snapshot: composite pod group object not found in state for compositepodgroup/{}/{}"
-)
+#: PreEnqueue with CompositePodGroup on, when the hierarchy snapshot cannot be built (a group
+#: or an ancestor not seen, a cycle: see PodGroupIndex.snapshot_top), or its root is not in it.
+SNAPSHOT_FAILED = "failed to build hierarchy snapshot: "
+NO_GROUP_IN_STATE = SNAPSHOT_FAILED + "pod group object not found in state for podgroup/{}/{}"
+NO_COMPOSITE_IN_STATE = SNAPSHOT_FAILED + "composite pod group object not found in state for compositepodgroup/{}/{}"
 WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
 PERMIT_TIMEOUT_SECONDS = 300.0
 
@@ -124,8 +126,13 @@ class GangScheduling:
             if self._group_ready(group_key(ns, pod.pod_group)):
                 return None
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, QUORUM_NOT_MET)
-        root = groups.root_of(group_key(ns, parent, COMPOSITE_POD_GROUP_KIND))
-        if root is None:
+        root, problem = groups.snapshot_top(group_key(ns, pod.pod_group))
+        if problem:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{SNAPSHOT_FAILED}{problem}")
+        top = groups.composite(*root.split("/", 2)[1:])
+        if top is None or parent_name(top):
+            # The walk up stopped below the root (deeper than WorkloadMaxTreeDepth), at a
+            # composite that is not seen or names a parent: the snapshot holds no root for it.
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_COMPOSITE_IN_STATE.format(ns, parent))
         if self._group_ready(root):
             return None

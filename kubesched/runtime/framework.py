@@ -119,6 +119,9 @@ class NoPodGroups:
     def root_of(self, key: str) -> str | None:
         return key
 
+    def snapshot_top(self, key: str) -> tuple[str, str]:
+        return key, ""
+
     def children(self, key: str) -> list[str]:
         return []
 

@@ -170,6 +170,20 @@ def ns1(name: str, group: str | None) -> dict[str, Any]:
 
 
 U = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+SNAPSHOT = "failed to build hierarchy snapshot: "
+
+
+def _chain(leaf: str, *ancestors: str) -> list[dict[str, Any]]:
+    """PodGroup ``leaf`` (minCount 1) under each of ``ancestors`` in turn, the last the root; an
+    ancestor named ``missing`` is not created."""
+    names = [leaf, *ancestors]
+    out = [pod_group(leaf, "ns1", 1, parent=ancestors[0])]
+    for i, name in enumerate(ancestors, start=1):
+        if name != "missing":
+            out.append(composite_pod_group(name, "ns1", parent=names[i + 1] if i + 1 < len(names) else None))
+    return out
+
+
 TREE = Status(U, 'waiting for composite pod group "cpg-root" tree to meet quorum')
 PRE_ENQUEUE = [
     ("non-gang pod succeeds immediately", ns1("non-gang", None), [], [pod_group("pg3", "ns1")], None),
@@ -227,6 +241,34 @@ PRE_ENQUEUE = [
             "failed to build hierarchy snapshot: composite pod group object not found in state for "
             "compositepodgroup/ns1/missing",
         ),
+    ),
+    # Beside upstream's table, how 1.37's hierarchy snapshot (cache.BuildHierarchySnapshotFromPod,
+    # see PodGroupIndex.snapshot_top) ends for an ancestor unseen, a cycle and a deep hierarchy.
+    (
+        "an ancestor above the parent not seen: the snapshot names it",
+        ns1("p1", "pg"),
+        [],
+        _chain("pg", "c1", "missing"),
+        Status(U, SNAPSHOT + "composite pod group object not found in state for compositepodgroup/ns1/missing"),
+    ),
+    (
+        "two composites each other's parent: a cycle",
+        ns1("p1", "pg"),
+        [],
+        [
+            pod_group("pg", "ns1", 1, parent="c1"),
+            composite_pod_group("c1", "ns1", parent="c2"),
+            composite_pod_group("c2", "ns1", parent="c1"),
+        ],
+        Status(U, SNAPSHOT + "cycle detected in composite pod group hierarchy: compositepodgroup/ns1/c2"),
+    ),
+    ("five levels: the root is reached", ns1("p1", "pg"), [], _chain("pg", "c1", "c2", "c3", "r"), None),
+    (
+        "six levels: the walk stops below the root, which the snapshot lacks",
+        ns1("p1", "pg"),
+        [],
+        _chain("pg", "c1", "c2", "c3", "c4", "r"),
+        Status(U, SNAPSHOT + "composite pod group object not found in state for compositepodgroup/ns1/c1"),
     ),
 ]
 

@@ -250,3 +250,73 @@ async def test_a_child_error_is_the_hierarchys_error() -> None:
     for name in ("a", "b"):
         cond = h.pod_group_condition(name)
         assert cond is not None and (cond["status"], cond["reason"]) == ("False", "SchedulerError")
+
+
+SNAPSHOT = "failed to build hierarchy snapshot: "
+
+
+def nested(name: str, parent: str | None) -> dict[str, Any]:
+    obj = composite(name, None)
+    if parent is not None:
+        obj["spec"]["parentCompositePodGroupName"] = parent
+    return obj
+
+
+async def hierarchy(*groups: dict[str, Any]) -> Harness:
+    """One node of 4 CPUs, the given groups, and pod "p" of PodGroup "pg" (a gang of one)."""
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementFeasible=["GangScheduling"],
+        permit=["GangScheduling"],
+    )
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    objs = [make_node("n0").capacity(cpu="4", pods=10).obj(), *groups, member("p", "pg")]
+    return await make_harness([prof], options=options, objs=objs)
+
+
+def waits_silently(h: Harness, message: str) -> None:
+    """As 1.37 leaves a pod whose hierarchy snapshot cannot be built: pending, gated at
+    PreEnqueue with the snapshot's message, no event, no condition on the pod or its group."""
+    assert h.node_of("p") is None
+    assert h.scheduler.queue.pooled(h.pod("p")["metadata"]["uid"]).last_failure == message
+    assert h.events("p") == [] and h.condition("p") is None and h.pod_group_condition("pg") is None
+
+
+async def test_a_cyclic_hierarchy_waits_until_the_cycle_is_broken() -> None:
+    """Upstream's integration case (cpg1 and cpg2 each other's parent, pg1 under cpg1) as 1.37
+    runs it: the member waits; cpg2 deleted and created again as a root lets it through."""
+    h = await hierarchy(nested("c1", "c2"), nested("c2", "c1"), pod_group("pg", 1, "c1"))
+    assert await h.run_all() == 0
+    waits_silently(h, SNAPSHOT + "cycle detected in composite pod group hierarchy: compositepodgroup/default/c2")
+    h.delete("CompositePodGroup", "c2")
+    h.add(nested("c2", None))
+    assert await h.run_all() == 1
+    assert h.node_of("p") == "n0"
+
+
+@pytest.mark.parametrize(
+    ("ancestors", "message"),
+    [
+        (["c1", "c2", "c3", "r"], None),
+        (
+            ["c1", "c2", "c3", "c4", "r"],
+            "composite pod group object not found in state for compositepodgroup/default/c1",
+        ),
+    ],
+    ids=["five levels are scheduled", "six levels wait"],
+)
+async def test_a_hierarchy_deeper_than_the_maximum(ancestors: list[str], message: str | None) -> None:
+    """WorkloadMaxTreeDepth is 4, but 1.37 checks no depth: its hierarchy snapshot's walk up
+    stops three parents above the PodGroup, which still reaches the root of five levels; from
+    six on the snapshot lacks the root and the member waits (upstream's integration case of five
+    levels, which later upstream code refuses, is scheduled)."""
+    parents = [*ancestors[1:], None]
+    h = await hierarchy(*(nested(n, p) for n, p in zip(ancestors, parents, strict=True)), pod_group("pg", 1, "c1"))
+    if message is None:
+        assert await h.run_all() == 1
+        assert h.node_of("p") == "n0"
+    else:
+        assert await h.run_all() == 0
+        waits_silently(h, SNAPSHOT + message)
