@@ -442,6 +442,15 @@ class SchedulingQueue:
             return
         self.add(pod)
 
+    def note_nomination(self, uid: str, node_name: str) -> None:
+        """The scheduler wrote the pod's ``status.nominatedNodeName`` (``""``: cleared): the
+        queued pod has it at once, as upstream's API cache patches the queued pod, so a retry
+        that comes before the watch event sees the pod as written."""
+        e = self._active_by_uid.get(uid)
+        q = e.qpi if e is not None else self._backoffq.get(uid) or self._unschedulable.get(uid)
+        if q is not None:
+            q.pod_info = q.pod_info.with_nomination(node_name)
+
     def delete(self, uid: str) -> None:
         self._remove_everywhere(uid)
         if uid in self._in_flight:

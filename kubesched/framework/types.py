@@ -273,6 +273,20 @@ class PodInfo:
         c.node_name = node_name
         return c
 
+    def with_nomination(self, node_name: str) -> PodInfo:
+        """A copy whose ``status.nominatedNodeName`` is ``node_name`` (none when empty), sharing
+        the derived data: the scheduler's own status write, seen before its watch event."""
+        c = PodInfo.__new__(PodInfo)
+        for slot in PodInfo.__slots__:
+            setattr(c, slot, getattr(self, slot))
+        pod = dict(self.pod)
+        status = {k: v for k, v in (self.pod.get("status") or {}).items() if k != "nominatedNodeName"}
+        if node_name:
+            status["nominatedNodeName"] = node_name
+        pod["status"] = status
+        c.pod = pod
+        return c
+
     def rebased(self, pod: Obj) -> PodInfo | None:
         """A PodInfo for ``pod`` sharing this one's derived data, when ``pod`` differs from
         this one's object only where nothing is derived from (``spec.nodeName``, status, the

@@ -120,7 +120,10 @@ class FailureReporting:
         nominated: str | None = None,
     ) -> None:
         """Run :meth:`after_failure` as a side task: the cycle that failed does not wait on the
-        cluster (upstream's asynchronous API calls)."""
+        cluster (upstream's asynchronous API calls). A nomination written (or cleared) is on
+        the queued pod at once."""
+        if nominated is not None:
+            self.queue.note_nomination(pi.uid, nominated)
         self.ctx.spawn_side(self.after_failure(fw, pi, reason, message, record, nominated), name=f"report {pi.key}")
 
     async def after_failure(
