@@ -107,15 +107,17 @@ class PodGroupAlgorithm:
     ) -> GroupOutcome:
         """Place ``members`` (in order) or none of them; see the module docstring. A
         ``dry_run`` (preemption's) undoes even a success: only the outcome says where they went."""
-        out = await self._run(fw, group, members)
+        out = await self._run(fw, group, members, resync=not dry_run)
         if dry_run and out.status is None:
             await self._revert(fw, out.placed())
         return out
 
-    async def _run(self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome]) -> GroupOutcome:
+    async def _run(
+        self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], resync: bool = True
+    ) -> GroupOutcome:
         if not fw.has_placement_plugins():
             return await self._run_one(fw, group, members, Placement("", []), restricted=False)
-        return await self._run_placements(fw, group, members)
+        return await self._run_placements(fw, group, members, resync=resync)
 
     async def run_within(
         self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], parent: Placement
@@ -145,8 +147,16 @@ class PodGroupAlgorithm:
         return [found[n] for n in names if n in found]
 
     async def _run_placements(
-        self, fw: Framework, group: PodGroupInfo, members: list[MemberOutcome], within: Placement | None = None
+        self,
+        fw: Framework,
+        group: PodGroupInfo,
+        members: list[MemberOutcome],
+        within: Placement | None = None,
+        resync: bool = True,
     ) -> GroupOutcome:
+        """Each placement evaluated and undone, the best reapplied. Unless ``resync`` is off (a
+        preemption's dry run, whose caller has taken victims off the snapshot and puts them
+        back itself), the snapshot is brought in step with the cache after the evaluations."""
         gstate = CycleState()
         gstate.pod_group = group
         if within is None:
@@ -179,7 +189,7 @@ class PodGroupAlgorithm:
                 feasible.append((placement, out))
             elif first is None:
                 first = out
-        if within is None:
+        if within is None and resync:
             # Every evaluation was undone; bring the snapshot in step with the cache. Inside a
             # hierarchy the snapshot holds the siblings' tentative placements: keep it as is.
             self.cache.update_snapshot(self.snapshot)
