@@ -33,12 +33,6 @@ from kubesched.testing import Harness
 
 Step = Callable[[Harness], Any]
 
-PARTIAL_BUG = "a partly placed group is never tried again (its remaining members stay pending after the blocker goes)"
-NOMINATIONS_BUG = (
-    "a gang whose members carry nominations never fits: their nominations are counted beside their "
-    "tentative placements (the blocker is preempted, the gang stays pending)"
-)
-
 
 def gang_pods(*names: str, group: str = "pg1", priority: int = 100) -> list[dict[str, Any]]:
     return [pod(n, "1", priority, group=group, grace=None) for n in names]
@@ -216,7 +210,7 @@ STEPS: dict[str, tuple[list[Step], bool, str]] = {
             removed("low-priority-blocker"),
         ],
         False,
-        NOMINATIONS_BUG,
+        "",
     ),
     "basic group schedules when pod group and resources are available, without gang enforcement": (
         [create(BASIC), create(PS[P1]), are_scheduled(P1), create(PS[P2], PS[P3]), are_scheduled(P1, P2, P3)],
@@ -247,7 +241,7 @@ STEPS: dict[str, tuple[list[Step], bool, str]] = {
             removed("low-priority-blocker"),
         ],
         False,
-        PARTIAL_BUG,
+        "",
     ),
     "basic group schedules with workload-aware preemption": (
         [
@@ -259,7 +253,7 @@ STEPS: dict[str, tuple[list[Step], bool, str]] = {
             removed("low-priority-blocker"),
         ],
         False,
-        PARTIAL_BUG,
+        "",
     ),
     "gang schedules with workload-aware preemption": (
         [
@@ -271,7 +265,7 @@ STEPS: dict[str, tuple[list[Step], bool, str]] = {
             removed("low-p1", "low-p2", "low-p3", "low-p4"),
         ],
         False,
-        NOMINATIONS_BUG,
+        "",
     ),
     "gang schedules with partial workload-aware preemption": (
         [
@@ -283,8 +277,7 @@ STEPS: dict[str, tuple[list[Step], bool, str]] = {
             removed("very-low-p1", "very-low-p2"),
         ],
         False,
-        "the mid gang binds but kubesched preempts low-p1 and low-p2 (priority 10) where upstream preempts "
-        "very-low-p1 and very-low-p2 (priority 5) and keeps the low ones",
+        "",
     ),
     "tas gang with constraint does not use pod by pod preemption": (
         [

@@ -35,17 +35,13 @@ from upstream_workload_kit import (
     wait_all,
 )
 
-NOMINATIONS_BUG = (
-    "a gang whose members carry nominations never fits: their nominations are counted beside "
-    "their tentative placements (victims are preempted, the gang stays pending)"
+VICTIM_SCORING = (
+    "pod-group preemption does not score the candidate placements by their victims (upstream's victim-aware "
+    "scoring): it preempts other pods than upstream"
 )
-PARTIAL_BUG = "a partly placed group is never tried again (its remaining members stay pending)"
-NO_PDB = "pod-group preemption does not order the reprieve by PodDisruptionBudgets: the PDB-covered pods are preempted"
-ALL_SINGLES = (
-    "kubesched preempts all three pods of the DisruptionModeSingle victim group for a basic preemptor "
-    "needing one CPU; upstream preempts exactly one"
+NO_RESERVE_IN_SIMULATION = (
+    "pod-group preemption's simulation does not run Reserve plugins: upstream's does, so its second pod fails there"
 )
-NO_NNN_AT_BIND = "p-a is bound without a nominated node: a basic group's preemptors are not nominated before binding"
 NO_TOPOLOGY = (
     "pod-group preemption refuses groups with a topology constraint ('not supported with topology constraints')"
 )
@@ -180,11 +176,11 @@ def single_mode(
 CASES: dict[str, tuple[Case, str]] = {
     "Full PodGroup Preemption": (
         Case(ONE_NODE_3, [pod_group("pg1", 100, 3)], lows(*L3), highs(*H3), H3, L3, nominated=H3, preempted=3),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Full PodGroup Preemption for basic policy": (
         Case(ONE_NODE_3, [pod_group("pg1", 100)], lows(*L3), highs(*H3), H3, L3, nominated=H3, preempted=3),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Partial Preemption": (
         Case(
@@ -198,7 +194,7 @@ CASES: dict[str, tuple[Case, str]] = {
             preempted=1,
             scores={"node1": 100, "node2": 0},
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Partial Preemption with basic policy": (
         Case(
@@ -211,7 +207,7 @@ CASES: dict[str, tuple[Case, str]] = {
             preempted=1,
             scores={"node1": 100, "node2": 0},
         ),
-        PARTIAL_BUG,
+        VICTIM_SCORING,
     ),
     "PDB Violation Handling (Reprieve)": (
         Case(
@@ -225,7 +221,7 @@ CASES: dict[str, tuple[Case, str]] = {
             preempted=1,
             pdb=pdb("foo-pdb", 2, app="foo"),
         ),
-        NO_PDB,
+        None,
     ),
     "Multi-node Preemption": (
         Case(
@@ -238,7 +234,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["high-1", "high-2", "high-3", "high-4"],
             preempted=4,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Insufficient Resources (No Preemption)": (
         Case(
@@ -262,7 +258,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["high-1", "high-2"],
             preempted=2,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Preempt the whole PodGroup even if preempting a single Pod would suffice": (
         Case(
@@ -275,7 +271,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["high-1"],
             preempted=3,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Preempt the whole basic PodGroup with a PodGroup disruption mode": (
         Case(
@@ -288,45 +284,45 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["high-1"],
             preempted=3,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Pods from a single gang PodGroup with DisruptionModeSingle can be preempted individually by the higher priority gang PodGroup": (
         single_mode(False, False),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Pods from a single gang PodGroup with DisruptionModeSingle can be preempted individually by the higher priority gang PodGroup even below mincount": (
         single_mode(False, False, 3),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Pods from a single gang PodGroup with DisruptionModeSingle can be preempted individually by the higher priority basic PodGroup": (
         single_mode(True, False),
-        ALL_SINGLES,
+        None,
     ),
     "Pods from a single basic PodGroup with DisruptionModeSingle can be preempted individually by the higher priority gang PodGroup": (
         single_mode(False, True, names=("pg1", "pg2")),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Pods from a single basic PodGroup with DisruptionModeSingle can be preempted individually by the higher priority basic PodGroup": (
         single_mode(True, True, names=("pg1", "pg2")),
-        ALL_SINGLES,
+        None,
     ),
     "Gang scheduling: schedule as many pods as possible without preempting higher priority pods, but still more than minCount": (
         fixed_nodes(False),
-        NOMINATIONS_BUG,
+        None,
     ),
-    "Gang scheduling: do not reprieve victim pod group of lower priority": (no_reprieve(False), NOMINATIONS_BUG),
+    "Gang scheduling: do not reprieve victim pod group of lower priority": (no_reprieve(False), None),
     "Gang scheduling: preempt a pod group victim but do not schedule full pod group": (
         mixed_victims(False),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Basic scheduling: schedule as many pods as possible without preempting higher priority pods": (
         fixed_nodes(True),
-        NO_NNN_AT_BIND,
+        None,
     ),
     "Basic scheduling: do not reprieve victim pod group of lower priority": (no_reprieve(True), ""),
     "Basic scheduling: preempt a pod group victim but do not schedule full pod group": (
         mixed_victims(True),
-        NO_NNN_AT_BIND,
+        None,
     ),
     "PodGroup with PreemptNever preemption policy does not perform preemption, with PodGroupPreemptionPolicy enabled": (
         Case(
@@ -351,11 +347,11 @@ CASES: dict[str, tuple[Case, str]] = {
             preempted=3,
             policy_gate=True,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "PodGroup with default preemption policy performs preemption, with PodGroupPreemptionPolicy enabled": (
         Case(ONE_NODE_3, [pod_group("pg1", 100, 3)], lows(*L3), highs(*H3), H3, L3, preempted=3, policy_gate=True),
-        NOMINATIONS_BUG,
+        None,
     ),
     "PodGroup with PreemptNever preemption policy in all pods does not perform preemption, with PodGroupPreemptionPolicy disabled": (
         Case(
@@ -379,7 +375,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["preemptor-1", "preemptor-2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Gang scheduling: preemption with node resources, prioritizes reprieval of higher priority pods": (
         Case(
@@ -398,7 +394,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["preemptor-1", "preemptor-2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Gang scheduling: preemption with pod level resources": (
         Case(
@@ -413,7 +409,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["preemptor-1", "preemptor-2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Gang scheduling: preemption with pod anti-affinity constraints": (
         Case(
@@ -426,7 +422,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["preemptor-1", "preemptor-2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Gang scheduling: preemption with pod node port": (
         Case(
@@ -439,7 +435,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["preemptor-1", "preemptor-2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Gang scheduling: preemption with pod topology spread constraints": (
         Case(
@@ -459,7 +455,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["preemptor-1", "preemptor-2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Gang scheduling: preemption with pod topology spread constraints, single reprieve": (
         Case(
@@ -482,7 +478,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["preemptor-1", "preemptor-2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Reserve plugins are called during preemption simulation, so second pod fails": (
         Case(
@@ -498,7 +494,7 @@ CASES: dict[str, tuple[Case, str]] = {
             preempted=1,
             reserve_max=2,
         ),
-        NOMINATIONS_BUG,
+        NO_RESERVE_IN_SIMULATION,
     ),
     "Binding first before preemption for gang policy": (
         Case(
@@ -512,7 +508,7 @@ CASES: dict[str, tuple[Case, str]] = {
             temp_remove_pg=True,
             event_order=["Bind:high-1", "PodGroupPostFilter:pg1", "Bind:high-2"],
         ),
-        PARTIAL_BUG,
+        None,
     ),
     "Binding first before preemption for basic policy": (
         Case(
@@ -526,7 +522,7 @@ CASES: dict[str, tuple[Case, str]] = {
             temp_remove_pg=True,
             event_order=["Bind:high-1", "PodGroupPostFilter:pg1", "Bind:high-2"],
         ),
-        PARTIAL_BUG,
+        None,
     ),
     "Topology-Aware Preemption: single topology domain": (
         Case(
@@ -607,7 +603,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["p1", "p2"],
             preempted=2,
         ),
-        NOMINATIONS_BUG,
+        None,
     ),
     "Victim-aware scoring: reuse leftover capacity from large victim on same node": (
         Case(
@@ -624,7 +620,7 @@ CASES: dict[str, tuple[Case, str]] = {
             nominated=["p1", "p2"],
             preempted=1,
         ),
-        NOMINATIONS_BUG,
+        VICTIM_SCORING,
     ),
 }
 
