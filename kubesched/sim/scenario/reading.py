@@ -319,8 +319,10 @@ def parse_scenario(
         if kind == "Pod" and decode_error(kind, group, obj) is not None:
             return
         if kind == "Pod" and gates is not None:
-            # The pod strategy's dropDisabledFields, before validation as upstream.
-            drop_disabled_pod_fields(obj.get("spec"), None, gates)
+            # The pod strategy's dropDisabledFields, before validation as upstream. But for
+            # spec.schedulingGroup: without GenericWorkload the scheduler ignores it, and simulate
+            # reports how the groups fared pod by pod (what the gate is for).
+            drop_disabled_pod_fields(obj.get("spec"), None, gates, scheduling_group=False)
         # What the API server would refuse, refused as it words it (labels, selectors, taints...).
         problems = scheduling_problems(kind, obj, gates)
         if problems:

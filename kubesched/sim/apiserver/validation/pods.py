@@ -135,12 +135,14 @@ def drop_container_restart_rules(spec: Obj) -> None:
             c.pop("restartPolicyRules", None)
 
 
-def drop_disabled_pod_fields(spec: Any, old_spec: Any, gates: FeatureGates) -> None:
+def drop_disabled_pod_fields(spec: Any, old_spec: Any, gates: FeatureGates, scheduling_group: bool = True) -> None:
     """dropDisabledFields for the gated fields kubesched reads: each is removed from ``spec``
-    while its gate is off, unless ``old_spec`` (the stored pod's, on an update) uses it."""
+    while its gate is off, unless ``old_spec`` (the stored pod's, on an update) uses it.
+    ``scheduling_group=False`` leaves ``spec.schedulingGroup`` to the caller."""
     if not isinstance(spec, dict):
         return
-    drop_pod_scheduling_group(spec, old_spec if isinstance(old_spec, dict) else None, gates)
+    if scheduling_group:
+        drop_pod_scheduling_group(spec, old_spec if isinstance(old_spec, dict) else None, gates)
     if not gates.enabled("PodLevelResources") and not _pod_level_resources_in_use(old_spec):
         spec.pop("resources", None)
     if not gates.enabled("MatchLabelKeysInPodTopologySpread") and not _match_label_keys_in_use(old_spec):
