@@ -44,10 +44,11 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--kubeconfig-out: {args.kubeconfig_out} is a symbolic link; give the file itself")
     _time_flags(args)
     register_local_plugins(args)
-    scenario = load_scenario(args.scenario) if args.scenario else None
+    # The gates first: the scenario's pods are admitted under them, as the API server admits pods.
+    args.gates = parse_feature_gates(args.feature_gates)
+    scenario = load_scenario(args.scenario, args.gates) if args.scenario else None
     for warning in scenario.warnings if scenario is not None else ():
         print(f"kubesched: warning: {warning}", file=sys.stderr)
-    args.gates = parse_feature_gates(args.feature_gates)
     if args.with_scheduler:
         cfg = load_config(args.config if args.config else None, feature_gates=args.gates)
         for warning in unserved_scheduler_names(scenario, cfg, args.config):

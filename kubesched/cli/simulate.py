@@ -45,7 +45,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     register_local_plugins(args)
     gates = parse_feature_gates(args.feature_gates)
     cfg = load_config(config_path, feature_gates=gates)
-    scenario = load_scenario(scenario_path)
+    scenario = load_scenario(scenario_path, gates)
     for warning in scenario.warnings:
         print(f"kubesched: warning: {warning}", file=sys.stderr)
     note = ignored_groups_note(scenario, gates)

@@ -1,8 +1,10 @@
-"""Feature gates: kube-scheduler 1.37's scheduler gates, their stages and defaults.
+"""Feature gates: kube-scheduler 1.37's scheduler gates, their stages and defaults, and the
+kube-apiserver gates of the pod fields the simulated API server validates.
 
 kubesched keeps upstream's gate names and 1.37's defaults (its versioned gate table): a
-behaviour that upstream switches with a gate is switched here by the same name, and a gate
-locked to its default in 1.37 cannot be set to the other value. The scheduler reads them from
+behaviour that upstream switches with a gate is switched here by the same name, a gate
+locked to its default in 1.37 cannot be set to the other value, and a gate on whose
+dependencies are off is refused as component-base refuses it. The scheduler reads them from
 ``SchedulerOptions.feature_gates``; a plugin reads them from its handle::
 
     if handle.feature_gates.enabled("DRAPartitionableDevices"):
@@ -36,8 +38,9 @@ def _gate(name: str, stage: Stage, default: bool, locked: bool = False) -> GateS
     return GateSpec(name, stage, default, locked)
 
 
-#: The scheduler's gates in kube-scheduler 1.37, as its versioned table has them at 1.37, and the
-#: two gates of the debugging pages every component serves.
+#: The scheduler's gates in kube-scheduler 1.37, as its versioned table has them at 1.37, the
+#: two gates of the debugging pages every component serves, and the gates of other components
+#: the simulator follows (kube-apiserver's pod fields, kube-controller-manager's Job workloads).
 GATES: dict[str, GateSpec] = {
     g.name: g
     for g in (
@@ -45,6 +48,9 @@ GATES: dict[str, GateSpec] = {
         # component-base's debugging pages, which kube-scheduler serves (/flagz, /statusz).
         _gate("ComponentFlagz", "Beta", True),
         _gate("ComponentStatusz", "Beta", True),
+        # kube-apiserver's (and the kubelet's): a container's restartPolicy and
+        # restartPolicyRules, dropped on create while off (pkg/api/pod dropDisabledFields).
+        _gate("ContainerRestartRules", "Beta", True),
         _gate("DRAAdminAccess", "GA", True, locked=True),
         _gate("DRAConsumableCapacity", "Beta", True),
         _gate("DRADerivedAttributes", "Alpha", False),
@@ -75,6 +81,9 @@ GATES: dict[str, GateSpec] = {
         _gate("OpportunisticBatching", "Beta", True),
         _gate("PodGroupPreemptionPolicy", "Alpha", False),
         _gate("PodLevelResources", "Beta", True),
+        # kube-apiserver's (and the kubelet's): the RestartAllContainers action of a restart
+        # rule, and rules on sidecars; refused while off (beta and on since 1.36).
+        _gate("RestartAllContainersOnContainerExits", "Beta", True),
         _gate("SchedulerAsyncAPICalls", "Beta", False),
         _gate("SchedulerAsyncPreemption", "Beta", True),
         _gate("SchedulerPopFromBackoffQ", "Beta", True),
@@ -90,13 +99,21 @@ GATES: dict[str, GateSpec] = {
     )
 }
 
+#: Gates that need others on (component-base's feature dependencies, pkg/features 1.37): a
+#: gate on with one of these off is refused, as every component refuses to start with it.
+DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    # "All restart rules will be dropped by API if ContainerRestartRules feature is not enabled."
+    "RestartAllContainersOnContainerExits": ("ContainerRestartRules", "NodeDeclaredFeatures"),
+}
+
 
 class FeatureGates(Mapping[str, bool]):
     """Every gate of :data:`GATES` with its value: 1.37's default unless ``overrides`` sets it.
 
-    Immutable. An unknown name, or a locked gate set away from its default, is refused with a
+    Immutable. An unknown name, a locked gate set away from its default, or a gate on whose
+    :data:`DEPENDENCIES` are not all on, is refused with a
     :class:`~kubesched.errors.ConfigurationError` naming the gate (upstream's words for the
-    latter)."""
+    last two)."""
 
     __slots__ = ("_values",)
 
@@ -112,6 +129,13 @@ class FeatureGates(Mapping[str, bool]):
                     f"feature is locked to {str(spec.default).lower()}"
                 )
             values[name] = bool(value)
+        for name, needs in DEPENDENCIES.items():
+            off = [dep for dep in needs if not values[dep]]
+            if values[name] and off:
+                # component-base featuregate: fmt's %v of a []Feature.
+                raise ConfigurationError(
+                    f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]"
+                )
         self._values = values
 
     def enabled(self, name: str) -> bool:

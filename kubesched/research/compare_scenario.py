@@ -137,7 +137,7 @@ async def compare_scenario(
     if not configs or not seeds:
         raise ReplayError("compare needs at least one configuration and one seed")
     try:
-        scenario = load_scenario(path)
+        scenario = load_scenario(path, feature_gates or FeatureGates())
     except ScenarioError as exc:
         raise ReplayError(str(exc)) from None
     out: list[ScenarioCompared] = []

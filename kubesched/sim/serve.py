@@ -150,7 +150,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         server.simulator = SimulatorAPI(
             store,
             lambda: _reset_all(store, initial, timeline, gates),
-            lambda docs: _import(store, docs),
+            lambda docs: _import(store, docs, gates),
             SchedulerControl(supervisor.current, supervisor.apply, parse),
             gates,
         )
@@ -158,7 +158,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         server.simulator = SimulatorAPI(
             store,
             lambda: _reset_all(store, initial, timeline, gates),
-            lambda docs: _import(store, docs),
+            lambda docs: _import(store, docs, gates),
             feature_gates=gates,
         )
     await server.start()
@@ -302,15 +302,21 @@ def _reset(store: Store, initial: dict[str, list[dict[str, Any]]], gates: Featur
     ensure_defaults(store, gates)
 
 
-def _import(store: Store, docs: list[Any]) -> None:
+def _import(store: Store, docs: list[Any], gates: Any = None) -> None:
     """Add a scenario's objects, refusing the whole of it when it is invalid (400), holds an
     object larger than etcd stores (413, as the object's own endpoint answers it) or names an
-    object that exists already (409)."""
+    object that exists already (409). Its pods are admitted under the server's feature ``gates``."""
+    from kubesched.framework.features import FeatureGates
     from kubesched.sim.apiserver.errors import APIError, bad_request
     from kubesched.sim.apiserver.validation.decode import check_stored_size
 
     try:
-        scenario = parse_scenario(docs, "import", known_definitions=store.list("CustomResourceDefinition")[0])
+        scenario = parse_scenario(
+            docs,
+            "import",
+            known_definitions=store.list("CustomResourceDefinition")[0],
+            gates=gates if gates is not None else FeatureGates(),
+        )
     except ScenarioError as exc:
         raise bad_request(str(exc)) from None
     for obj in [*scenario.namespaces, *scenario.priority_classes, *scenario.others, *scenario.nodes, *scenario.pods]:

@@ -166,4 +166,7 @@ async def test_gate_off_the_api_server_refuses_comparisons(server: APIServer, tm
     )
     _, err = await asyncio.wait_for(proc.communicate(pod("p", "Gt", "900").encode()), 60)
     assert proc.returncode != 0
-    assert 'spec.tolerations[0].operator: Unsupported value: "Gt": supported values: "Equal", "Exists"' in err.decode()
+    assert (
+        'spec.tolerations[0].operator: Unsupported value: "Gt": supported values: "Equal", "Exists", "Lt", "Gt"'
+        in err.decode()
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.errors import ConfigurationError
-from kubesched.framework.features import GATES, FeatureGates
+from kubesched.framework.features import DEPENDENCIES, GATES, FeatureGates
 from kubesched.runtime.framework import Framework
 from kubesched.runtime.profile import PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry
@@ -17,7 +17,9 @@ ON_IN_1_37 = (
     "OpportunisticBatching SchedulerPopFromBackoffQ SchedulerAsyncPreemption StorageCapacityScoring "
     "VolumeLimitScaling NodeDeclaredFeatures DRAPrioritizedList DRAConsumableCapacity "
     "DRAFractionalCapacityRange DRADeviceBindingConditions DRADeviceTaints DRADeviceTaintRules "
-    "DRAExtendedResource DRAPartitionableDevices DRAResourceClaimDeviceStatus DRASchedulerFilterTimeout"
+    "DRAExtendedResource DRAPartitionableDevices DRAResourceClaimDeviceStatus DRASchedulerFilterTimeout "
+    # kube-apiserver's, for the pod fields the simulated API server checks (beta, on)
+    "ContainerRestartRules RestartAllContainersOnContainerExits"
 ).split()
 #: Off by default in 1.37 (alpha, or beta on an off-by-default API).
 OFF_IN_1_37 = (
@@ -40,9 +42,26 @@ def test_every_gate_can_be_read_and_the_unlocked_ones_switched() -> None:
     for name, spec in GATES.items():
         if spec.locked:
             continue
-        gates = FeatureGates({name: not spec.default})
+        flip = {name: not spec.default}
+        if spec.default:
+            # A gate switched off takes the gates that need it along (component-base's dependencies).
+            flip.update({dependent: False for dependent, needs in DEPENDENCIES.items() if name in needs})
+        gates = FeatureGates(flip)
         assert gates.enabled(name) is (not spec.default)
-        assert gates.changed() == {name: not spec.default}
+        assert gates.changed() == flip
+
+
+def test_a_gate_whose_dependency_is_off_is_refused_as_upstream_refuses_it() -> None:
+    assert DEPENDENCIES["RestartAllContainersOnContainerExits"] == ("ContainerRestartRules", "NodeDeclaredFeatures")
+    with pytest.raises(
+        ConfigurationError,
+        match=r"RestartAllContainersOnContainerExits is enabled, but depends on features that are disabled: "
+        r"\[ContainerRestartRules\]",
+    ):
+        FeatureGates({"ContainerRestartRules": False})
+    gates = FeatureGates({"ContainerRestartRules": False, "RestartAllContainersOnContainerExits": False})
+    with pytest.raises(ConfigurationError, match="depends on features that are disabled"):
+        gates.replace(RestartAllContainersOnContainerExits=True)
 
 
 def test_locked_and_unknown_gates_are_refused_by_name() -> None:

@@ -1,8 +1,10 @@
 """TaintTolerationComparisonOperators in the embedded API server's validation (1.37's
 ValidateTolerations and apimachinery's content.IsDecimalInteger): with the gate off ``Lt`` and
-``Gt`` are not supported values; with it on they are, with a value that is an integer written in
-canonical form and fits 64 bits; an update keeps a pod that uses them valid with the gate off.
-The integer cases are upstream's TestIsDecimalInteger table."""
+``Gt`` are not supported values (upstream then lists all four operators, and only ``Equal`` and
+``Exists`` for an operator it does not know, gate or not); with it on they are, with a value that
+is an integer written in canonical form and that Go's ``strconv.ParseInt`` reads as an int64 (its
+error is the message); an update keeps a pod that uses them valid with the gate off. The integer
+cases are upstream's TestIsDecimalInteger table."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import pytest
 from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver.admission import admit_new_pod, validate_update
 from kubesched.sim.apiserver.errors import APIError
-from kubesched.sim.apiserver.validation.core import decimal_integer_errors, validate_tolerations
+from kubesched.sim.apiserver.validation.core import decimal_integer_errors, parse_int64_error, validate_tolerations
 from kubesched.testing import make_pod
 
 ON = FeatureGates({"TaintTolerationComparisonOperators": True})
@@ -152,7 +154,7 @@ def test_comparison_operators_are_not_supported_with_the_gate_off(op: str) -> No
         (
             "spec.tolerations[0].operator",
             "FieldValueNotSupported",
-            f'Unsupported value: "{op}": supported values: "Equal", "Exists"',
+            f'Unsupported value: "{op}": supported values: "Equal", "Exists", "Lt", "Gt"',
         )
     ]
 
@@ -163,32 +165,72 @@ def test_comparison_operators_with_an_integer_are_valid_with_the_gate_on(op: str
         assert validate_tolerations(_tol(op, value), comparison_operators=True) == []
 
 
+def _value_error(value: str, message: str) -> tuple[str, str, str]:
+    return ("spec.tolerations[0].value", "FieldValueInvalid", f'Invalid value: "{value}": {message}')
+
+
+_CANONICAL = "must be a valid decimal integer in canonical form"
+
+
 @pytest.mark.parametrize(
-    "value,message",
+    "value,messages",
     [
-        ("0950", "must be a valid decimal integer in canonical form"),
-        ("+5", "must be a valid decimal integer in canonical form"),
-        ("high", "must be a valid decimal integer in canonical form"),
-        ("95.5", "must be a valid decimal integer in canonical form"),
-        ("", "must be non-empty"),
-        ("9223372036854775808", "must be a 64-bit integer"),
-        ("-9223372036854775809", "must be a 64-bit integer"),
+        # Not canonical, but strconv.ParseInt reads it: one error.
+        ("0950", [_CANONICAL]),
+        ("+5", [_CANONICAL]),
+        ("-0", [_CANONICAL]),
+        # Not an integer at all: both checks say so.
+        ("high", [_CANONICAL, 'strconv.ParseInt: parsing "high": invalid syntax']),
+        ("95.5", [_CANONICAL, 'strconv.ParseInt: parsing "95.5": invalid syntax']),
+        ("1_000", [_CANONICAL, 'strconv.ParseInt: parsing "1_000": invalid syntax']),
+        ("", ["must be non-empty", 'strconv.ParseInt: parsing "": invalid syntax']),
+        # Canonical but past int64.
+        ("9223372036854775808", ['strconv.ParseInt: parsing "9223372036854775808": value out of range']),
+        ("-9223372036854775809", ['strconv.ParseInt: parsing "-9223372036854775809": value out of range']),
+        ("12345678901234567890", ['strconv.ParseInt: parsing "12345678901234567890": value out of range']),
     ],
 )
-def test_comparison_operator_value_must_be_an_integer(value: str, message: str) -> None:
+def test_comparison_operator_value_must_be_an_int64_in_canonical_form(value: str, messages: list[str]) -> None:
     assert validate_tolerations(_tol("Gt", value), comparison_operators=True) == [
-        ("spec.tolerations[0].value", "FieldValueInvalid", f'Invalid value: "{value}": {message}')
+        _value_error(value, m) for m in messages
     ]
 
 
-def test_unknown_operator_lists_the_comparison_operators_with_the_gate_on() -> None:
-    assert validate_tolerations(_tol("Ge", "1"), comparison_operators=True) == [
+@pytest.mark.parametrize(
+    "value,error",
+    [
+        ("0", None),
+        ("-9223372036854775808", None),
+        ("9223372036854775807", None),
+        ("007", None),  # leading zeros are fine for ParseInt (IsDecimalInteger refuses them)
+        ("+1", None),
+        ("-", "invalid syntax"),
+        ("+", "invalid syntax"),
+        ("--1", "invalid syntax"),
+        (" 1", "invalid syntax"),
+        ("\uff11\uff12\uff13", "invalid syntax"),  # only ASCII digits
+        ("18446744073709551616x", "value out of range"),  # ParseUint stops at the overflow first
+        ("99999999999999999999999", "value out of range"),
+    ],
+)
+def test_parse_int64_error_is_gos(value: str, error: str | None) -> None:
+    got = parse_int64_error(value)
+    if error is None:
+        assert got is None
+    else:
+        assert got is not None and got.endswith(": " + error)
+
+
+def test_unknown_operator_lists_equal_and_exists_gate_or_not() -> None:
+    expected = [
         (
             "spec.tolerations[0].operator",
             "FieldValueNotSupported",
-            'Unsupported value: "Ge": supported values: "Equal", "Exists", "Lt", "Gt"',
+            'Unsupported value: "Ge": supported values: "Equal", "Exists"',
         )
     ]
+    assert validate_tolerations(_tol("Ge", "1"), comparison_operators=True) == expected
+    assert validate_tolerations(_tol("Ge", "1")) == expected
 
 
 def test_pod_admission_follows_the_gate() -> None:

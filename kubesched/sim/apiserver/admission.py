@@ -18,13 +18,13 @@ from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
 from kubesched.sim.apiserver.validation import dra, storage
 from kubesched.sim.apiserver.validation import scheduling as workloads
-from kubesched.sim.apiserver.validation.core import (
-    comparison_operators_allowed,
-    validate_node_spec,
-    validate_pod_scheduling,
-    validate_tolerations,
-)
+from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling, validate_tolerations
 from kubesched.sim.apiserver.validation.meta import quote, validate_object_meta, validate_object_meta_update
+from kubesched.sim.apiserver.validation.pods import (
+    drop_disabled_pod_fields,
+    pod_validation_options,
+    validate_container_restart_policies,
+)
 from kubesched.sim.apiserver.validation.resources import (
     default_pod_requests,
     qos_class,
@@ -180,30 +180,30 @@ def _comparable(a: Any, b: Any) -> bool:
         return False
 
 
-def _comparison_gate(gates: FeatureGates | None) -> bool:
-    """TaintTolerationComparisonOperators as the API server runs (1.37's default: off)."""
-    return (gates if gates is not None else FeatureGates()).enabled("TaintTolerationComparisonOperators")
-
-
 def admit_new_pod(pod: Obj, priority_classes: dict[str, Obj], gates: FeatureGates | None = None) -> Obj:
     """Default, admit and validate a pod being created (under ``gates``, 1.37's defaults when
     None); raises :class:`APIError`. With ``gates`` given, fields of gates that are off are
-    dropped first, as upstream drops them (``spec.schedulingGroup`` without GenericWorkload);
-    without, none is (the simulated controllers set only what their gates allow)."""
+    dropped first, as upstream drops them (:func:`.validation.pods.drop_disabled_pod_fields`:
+    ``spec.schedulingGroup`` without GenericWorkload, restart rules without
+    ContainerRestartRules, ...); without, none is. What the gates refuse instead (``Lt``/``Gt``
+    tolerations, the RestartAllContainers action) follows ``gates`` either way."""
     meta = pod["metadata"]
     name = meta.get("name") or meta.get("generateName") or ""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         raise invalid("Pod", "", name, [("spec.containers", "FieldValueRequired", "Required value")])
     if gates is not None:
-        workloads.drop_pod_scheduling_group(spec, None, gates)
+        drop_disabled_pod_fields(spec, None, gates)
+    opts = pod_validation_options(gates)
     default_pod_requests(spec)
     causes = validate_object_meta(meta)
     causes += workloads.validate_pod_scheduling_group(spec)
     causes += _validate_containers(spec, "containers", required=True)
     causes += _validate_containers(spec, "initContainers", required=False)
-    causes += validate_pod_scheduling(spec, comparison_operators=_comparison_gate(gates))
-    causes += validate_pod_resources(spec)
+    causes += validate_container_restart_policies(spec, opts)
+    causes += validate_pod_scheduling(spec, comparison_operators=opts.comparison_operators)
+    if opts.pod_level_resources:
+        causes += validate_pod_resources(spec)
     if causes:
         raise invalid("Pod", "", name, causes)
 
@@ -496,18 +496,28 @@ def validate_update(
         return
     if kind == "Pod" and subresource == "resize":
         spec = new.get("spec") or {}
-        causes = validate_pod_resize(old, new)
+        opts = pod_validation_options(gates, old.get("spec") or {})
+        causes = validate_pod_resize(old, new, pod_level_resize=opts.pod_level_resize)
         if not causes:
             causes = _validate_containers(spec, "containers", required=True)
             causes += _validate_containers(spec, "initContainers", required=False)
-            causes += validate_pod_resources(spec)
+            causes += validate_container_restart_policies(spec, opts)
+            if opts.pod_level_resources:
+                causes += validate_pod_resources(spec)
         if causes:
             raise invalid(kind, group, name, causes)
         return
     causes = validate_object_meta_update(new.get("metadata") or {})
     if kind == "Pod":
-        allowed = comparison_operators_allowed(_comparison_gate(gates), old.get("spec"))
-        causes += validate_tolerations((new.get("spec") or {}).get("tolerations"), comparison_operators=allowed)
+        old_spec = old.get("spec") or {}
+        if gates is not None:
+            # The pod strategy's PrepareForUpdate: gated fields the stored pod does not use.
+            drop_disabled_pod_fields(new.get("spec"), old_spec, gates)
+        opts = pod_validation_options(gates, old_spec)
+        new_spec = new.get("spec") or {}
+        causes += validate_tolerations(new_spec.get("tolerations"), comparison_operators=opts.comparison_operators)
+        if subresource != "status":
+            causes += validate_container_restart_policies(new_spec, opts)
     elif kind == "Node":
         causes += validate_node_spec(new.get("spec"))
     elif group == "resource.k8s.io":
@@ -527,8 +537,6 @@ def validate_update(
     if kind == "Pod":
         old_node = (old.get("spec") or {}).get("nodeName")
         new_node = (new.get("spec") or {}).get("nodeName")
-        if gates is not None:
-            workloads.drop_pod_scheduling_group(new.get("spec") or {}, old.get("spec") or {}, gates)
         # spec.schedulingGroup is immutable: as any other field outside the mutable few.
         group_changed = (old.get("spec") or {}).get("schedulingGroup") != (new.get("spec") or {}).get("schedulingGroup")
         if (

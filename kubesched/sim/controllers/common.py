@@ -8,6 +8,7 @@ from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.sim.apiserver.admission import admit_new_pod
 
@@ -105,9 +106,17 @@ def priority_classes(store: Store) -> dict[str, Obj]:
     return {p["metadata"]["name"]: p for p in items}
 
 
-def create_pod(store: Store, owner: Obj, template: Obj, name: str, extra_labels: Obj | None = None) -> Obj | None:
-    """A pod of ``owner`` from its pod ``template``, admitted as the API server admits pods;
-    ``None`` when admission refuses it (the controller tries again on the next change)."""
+def create_pod(
+    store: Store,
+    owner: Obj,
+    template: Obj,
+    name: str,
+    extra_labels: Obj | None = None,
+    gates: FeatureGates | None = None,
+) -> Obj | None:
+    """A pod of ``owner`` from its pod ``template``, admitted as the API server admits pods under
+    its feature ``gates`` (given: the fields of gates that are off dropped first); ``None`` when
+    admission refuses it (the controller tries again on the next change)."""
     tmeta = template.get("metadata") or {}
     labels = {**(tmeta.get("labels") or {}), **(extra_labels or {})}
     pod: Obj = {
@@ -124,7 +133,7 @@ def create_pod(store: Store, owner: Obj, template: Obj, name: str, extra_labels:
     if tmeta.get("annotations"):
         pod["metadata"]["annotations"] = dict(tmeta["annotations"])
     try:
-        admitted = admit_new_pod(pod, priority_classes(store))
+        admitted = admit_new_pod(pod, priority_classes(store), gates)
     except Exception:  # noqa: BLE001 - an invalid template makes no pod, as upstream's FailedCreate
         return None
     admitted.setdefault("status", {}).setdefault("phase", "Pending")

@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 from kubesched.cluster.store import Store
+from kubesched.framework.features import FeatureGates
 from kubesched.framework.selectors import NodeSelector, SelectorError, tolerations_tolerate
 from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, delete, owned, set_status
 
@@ -35,7 +36,10 @@ def _template_for(template: Obj) -> Obj:
     return out
 
 
-def should_run(template: Obj, node: Obj) -> bool:
+def should_run(template: Obj, node: Obj, comparison_operators: bool = False) -> bool:
+    """Whether ``node`` should run the daemon pod; ``comparison_operators``: the
+    TaintTolerationComparisonOperators gate (``Lt``/``Gt`` tolerations may match), which upstream's
+    DaemonSet controller follows too."""
     spec = template.get("spec") or {}
     meta = node.get("metadata") or {}
     labels = meta.get("labels") or {}
@@ -56,7 +60,9 @@ def should_run(template: Obj, node: Obj) -> bool:
             return False
     tolerations: list[Any] = spec.get("tolerations") or []
     for taint in (node.get("spec") or {}).get("taints") or ():
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate(tolerations, taint):
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not tolerations_tolerate(
+            tolerations, taint, comparison_operators
+        ):
             return False
     return True
 
@@ -87,10 +93,11 @@ def _node_of(pod: Obj) -> str:
     return ""
 
 
-def reconcile_daemonset(store: Store, ds: Obj, names: Names) -> None:
+def reconcile_daemonset(store: Store, ds: Obj, names: Names, gates: FeatureGates | None = None) -> None:
     template = _template_for((ds.get("spec") or {}).get("template") or {})
     nodes, _ = store.list("Node")
-    wanted = {n["metadata"]["name"] for n in nodes if should_run(template, n)}
+    compare = gates is not None and gates.enabled("TaintTolerationComparisonOperators")
+    wanted = {n["metadata"]["name"] for n in nodes if should_run(template, n, compare)}
     by_node: dict[str, list[Obj]] = {}
     for pod in owned(store, "Pod", ds):
         by_node.setdefault(_node_of(pod), []).append(pod)
@@ -99,7 +106,7 @@ def reconcile_daemonset(store: Store, ds: Obj, names: Names) -> None:
         for pod in sorted(pods, key=lambda p: p["metadata"].get("creationTimestamp", ""))[keep:]:
             delete(store, "Pod", pod)
     for node_name in sorted(wanted - {n for n, p in by_node.items() if p}):
-        create_pod(store, ds, _pinned(template, node_name), names.next(ds))
+        create_pod(store, ds, _pinned(template, node_name), names.next(ds), gates=gates)
     live = owned(store, "Pod", ds)
     set_status(
         store,

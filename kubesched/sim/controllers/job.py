@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from kubesched.cluster.store import Store, now_rfc3339
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, owned, set_status
 from kubesched.sim.controllers.workloads import SchedulingBlocked, ensure_pod_group
 
@@ -53,7 +54,12 @@ def finished(job: Obj) -> bool:
 
 
 def reconcile_job(
-    store: Store, job: Obj, names: Names, groups: bool = False, now: Callable[[], str] = now_rfc3339
+    store: Store,
+    job: Obj,
+    names: Names,
+    groups: bool = False,
+    now: Callable[[], str] = now_rfc3339,
+    gates: FeatureGates | None = None,
 ) -> None:
     if finished(job):
         return
@@ -106,12 +112,12 @@ def reconcile_job(
             if index is None:
                 break
             name = f"{meta['name']}-{index}-{names.next(job).rsplit('-', 1)[1]}"
-            created = create_pod(store, job, _indexed(template, meta["name"], index), name, labels)
+            created = create_pod(store, job, _indexed(template, meta["name"], index), name, labels, gates)
             if created is None:
                 break
             active.append(created)
     while not indexed and len(active) < want and not done:
-        created = create_pod(store, job, template, names.next(job), labels)
+        created = create_pod(store, job, template, names.next(job), labels, gates)
         if created is None:
             break
         active.append(created)

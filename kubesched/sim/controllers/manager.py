@@ -68,11 +68,14 @@ class ControllerManager:
         self._unsubscribe: Callable[[], None] | None = None
         self._reconcilers: dict[str, Callable[[Obj], None]] = {
             "Deployment": lambda o: reconcile_deployment(store, o),
-            "ReplicaSet": lambda o: reconcile_replicaset(store, o, self.names),
-            "ReplicationController": lambda o: reconcile_replicaset(store, o, self.names, "ReplicationController"),
-            "Job": lambda o: reconcile_job(store, o, self.names, self.jobs_get_workloads, self.now),
-            "StatefulSet": lambda o: reconcile_statefulset(store, o),
-            "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names),
+            # Pods are admitted under the simulator's gates, as the API server admits them.
+            "ReplicaSet": lambda o: reconcile_replicaset(store, o, self.names, gates=self.feature_gates),
+            "ReplicationController": lambda o: reconcile_replicaset(
+                store, o, self.names, "ReplicationController", self.feature_gates
+            ),
+            "Job": lambda o: reconcile_job(store, o, self.names, self.jobs_get_workloads, self.now, self.feature_gates),
+            "StatefulSet": lambda o: reconcile_statefulset(store, o, self.feature_gates),
+            "DaemonSet": lambda o: reconcile_daemonset(store, o, self.names, self.feature_gates),
             "PodDisruptionBudget": lambda o: reconcile_budget(store, o),
             # The resource-claim controller: claims from a pod's templates, reservations of
             # pods that are gone.

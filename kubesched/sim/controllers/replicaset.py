@@ -6,15 +6,18 @@ first, then the newest. A pod deleted by anyone — preemption included — is r
 from __future__ import annotations
 
 from kubesched.cluster.store import Store
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, delete, owned, replicas, set_status
 
 
-def reconcile_replicaset(store: Store, rs: Obj, names: Names, kind: str = "ReplicaSet") -> None:
+def reconcile_replicaset(
+    store: Store, rs: Obj, names: Names, kind: str = "ReplicaSet", gates: FeatureGates | None = None
+) -> None:
     pods = owned(store, "Pod", rs)
     want = replicas(rs)
     template = (rs.get("spec") or {}).get("template") or {}
     while len(pods) < want:
-        created = create_pod(store, rs, template, names.next(rs))
+        created = create_pod(store, rs, template, names.next(rs), gates=gates)
         if created is None:
             break
         pods.append(created)

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.controllers.common import Obj, bound, create_pod, delete, owned, replicas, set_status
 
 
-def reconcile_statefulset(store: Store, sts: Obj) -> None:
+def reconcile_statefulset(store: Store, sts: Obj, gates: FeatureGates | None = None) -> None:
     spec = sts.get("spec") or {}
     want = replicas(sts)
     name = sts["metadata"]["name"]
@@ -35,7 +36,7 @@ def reconcile_statefulset(store: Store, sts: Obj) -> None:
             **({"subdomain": spec["serviceName"]} if spec.get("serviceName") else {}),
         }
         labels = {"statefulset.kubernetes.io/pod-name": pod_name, "apps.kubernetes.io/pod-index": str(i)}
-        created = create_pod(store, sts, template, pod_name, labels)
+        created = create_pod(store, sts, template, pod_name, labels, gates)
         if created is None or ordered:
             break
     for pod_name, pod in sorted(pods.items(), key=lambda kv: -_ordinal(kv[0])):

@@ -31,10 +31,12 @@ from kubesched.cluster.base import WATCHED_KINDS
 from kubesched.cluster.custom_resources import CRD_KIND, CustomResourceRegistry
 from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
 from kubesched.decoding import DecodeError, Limits, load_yaml_all, read_text
+from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver.openapi.documents import unknown_fields
 from kubesched.sim.apiserver.validation import scheduling_problems
 from kubesched.sim.apiserver.validation.decode import decode_error
 from kubesched.sim.apiserver.validation.meta import go_quote
+from kubesched.sim.apiserver.validation.pods import drop_disabled_pod_fields
 from kubesched.sim.apiserver.validation.scheduling import default_group
 from kubesched.sim.scenario.custom import CustomObjectError, is_custom_kind, read_custom
 from kubesched.sim.scenario.timeline import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
@@ -134,9 +136,10 @@ class Scenario:
         return self.running_pods + self.pending_pods
 
 
-def load_scenario(path: str | os.PathLike[str]) -> Scenario:
+def load_scenario(path: str | os.PathLike[str], gates: FeatureGates | None = None) -> Scenario:
     """The scenario in a YAML file, read within :data:`SCENARIO_LIMITS`; a :class:`ScenarioError`
-    naming the file (and the limit, or the document and field) when it cannot be used."""
+    naming the file (and the limit, or the document and field) when it cannot be used. Its pods
+    are checked under ``gates`` as :func:`parse_scenario` says."""
     try:
         text = read_text(path, SCENARIO_LIMITS.max_bytes)
     except OSError as exc:
@@ -149,7 +152,7 @@ def load_scenario(path: str | os.PathLike[str]) -> Scenario:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
     except DecodeError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
-    return parse_scenario(docs, str(path))
+    return parse_scenario(docs, str(path), gates=gates)
 
 
 def count_objects(docs: Iterable[Any]) -> int:
@@ -175,10 +178,14 @@ def parse_scenario(
     source: str = "",
     known_classes: Iterable[dict[str, Any]] = (),
     known_definitions: Iterable[dict[str, Any]] = (),
+    gates: FeatureGates | None = None,
 ) -> Scenario:
     """A scenario from its documents; ``known_classes`` are PriorityClasses its pods may name
     besides its own (a step's objects may name the scenario's), ``known_definitions``
-    CustomResourceDefinitions whose objects it may hold besides its own."""
+    CustomResourceDefinitions whose objects it may hold besides its own. Pods are checked as the
+    API server checks them on create under the feature ``gates`` the scenario runs with (1.37's
+    defaults when None): with ``gates`` given, the fields of gates that are off are dropped
+    first, as kube-apiserver drops them; what a gate refuses is refused either way."""
     docs = list(docs)
     sc = Scenario(source=source)
     step_where: list[str] = []
@@ -311,8 +318,13 @@ def parse_scenario(
             raise ScenarioError(f"{prefix}{where}: {decoding} ({kind} {meta['name']})")
         if kind == "Pod" and decode_error(kind, group, obj) is not None:
             return
+        if kind == "Pod" and gates is not None:
+            # The pod strategy's dropDisabledFields, before validation as upstream. But for
+            # spec.schedulingGroup: without GenericWorkload the scheduler ignores it, and simulate
+            # reports how the groups fared pod by pod (what the gate is for).
+            drop_disabled_pod_fields(obj.get("spec"), None, gates, scheduling_group=False)
         # What the API server would refuse, refused as it words it (labels, selectors, taints...).
-        problems = scheduling_problems(kind, obj)
+        problems = scheduling_problems(kind, obj, gates)
         if problems:
             raise ScenarioError(f"{prefix}{where}: {'; '.join(problems)} ({kind} {meta['name']})")
 
@@ -332,7 +344,7 @@ def parse_scenario(
     sc.others.sort(key=lambda o: order[o["kind"]])
     _settle_storage(sc.others)
     for step, where in zip(sc.steps, step_where, strict=True):
-        step.scenario = parse_scenario(step.create, where, classes.values(), sc.custom_resource_definitions)
+        step.scenario = parse_scenario(step.create, where, classes.values(), sc.custom_resource_definitions, gates)
     sc.warnings = _warnings(sc)
     return sc
 

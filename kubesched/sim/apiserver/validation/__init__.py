@@ -14,6 +14,7 @@ from kubesched.sim.apiserver.validation import scheduling as workloads
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling
 from kubesched.sim.apiserver.validation.dra import validate_device_taint_rule
 from kubesched.sim.apiserver.validation.meta import validate_labels
+from kubesched.sim.apiserver.validation.pods import pod_validation_options, validate_container_restart_policies
 from kubesched.sim.apiserver.validation.resources import validate_pod_resources
 from kubesched.sim.apiserver.validation.storage import (
     default_csi_driver,
@@ -37,21 +38,28 @@ _ALL_WORKLOAD_GATES = FeatureGates(
 )
 
 
-def scheduling_problems(kind: str, obj: dict[str, Any]) -> list[str]:
+def scheduling_problems(kind: str, obj: dict[str, Any], gates: FeatureGates | None = None) -> list[str]:
     """What the API server would refuse in the fields the scheduler reads — a pod's nodeSelector,
-    affinity, tolerations, topology spread constraints, priority fields and pod-level resources,
-    a node's taints, a DeviceTaintRule's selector and taint, a CSIDriver's spec (defaulted
-    first), a CSIStorageCapacity's topology, class and quantities, a Workload's, PodGroup's or
-    CompositePodGroup's spec, a pod's scheduling group, and labels — as ``field: message``
-    lines; empty if it would accept them. Object names and types
+    affinity, tolerations, topology spread constraints, priority fields, pod-level resources and
+    its containers' restart policies and rules, a node's taints, a DeviceTaintRule's selector and
+    taint, a CSIDriver's spec (defaulted first), a CSIStorageCapacity's topology, class and
+    quantities, a Workload's, PodGroup's or CompositePodGroup's spec, a pod's scheduling group,
+    and labels — as ``field: message`` lines; empty if it would accept them. A pod is checked
+    under ``gates`` (1.37's defaults when None) as the API server checks it on create: ``Lt`` and
+    ``Gt`` tolerations with TaintTolerationComparisonOperators, the RestartAllContainers action
+    with RestartAllContainersOnContainerExits (what a gate that is off drops is the caller's to
+    drop first, :func:`.pods.drop_disabled_pod_fields`). Object names and types
     are left to the caller: scenarios keep the names upstream's scheduler tests use (``nodeA``,
     ``subteam1.team1``), which the API server would refuse but the scheduler does not mind."""
     meta = obj.get("metadata")
     causes = validate_labels(meta.get("labels"), "metadata.labels") if isinstance(meta, dict) else []
     spec = obj.get("spec")
     if kind == "Pod" and isinstance(spec, dict):
-        causes += validate_pod_scheduling(spec, names=False)
-        causes += validate_pod_resources(spec)
+        opts = pod_validation_options(gates)
+        causes += validate_container_restart_policies(spec, opts)
+        causes += validate_pod_scheduling(spec, names=False, comparison_operators=opts.comparison_operators)
+        if opts.pod_level_resources:
+            causes += validate_pod_resources(spec)
     elif kind == "Node":
         causes += validate_node_spec(spec)
     elif kind == "DeviceTaintRule":

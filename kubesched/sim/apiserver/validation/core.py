@@ -14,6 +14,7 @@ from kubesched.framework.names import dns1123_label_errors, dns1123_subdomain_er
 from kubesched.sim.apiserver.validation.meta import (
     Cause,
     forbidden_cause,
+    go_quote,
     invalid_cause,
     not_supported_cause,
     quote,
@@ -216,6 +217,27 @@ def decimal_integer_errors(value: str) -> list[str]:
     return []
 
 
+_UINT64_MAX = 2**64 - 1
+
+
+def parse_int64_error(value: str) -> str | None:
+    """What Go's ``strconv.ParseInt(value, 10, 64)`` returns as its error (``None`` when it
+    parses): a sign ``+`` or ``-``, then ASCII digits (leading zeros allowed), within int64."""
+    shown = f"strconv.ParseInt: parsing {go_quote(value)}: "
+    digits = value[1:] if value[:1] in ("+", "-") else value
+    if not digits:
+        return shown + "invalid syntax"
+    n = 0
+    for c in digits:
+        if not "0" <= c <= "9":
+            return shown + "invalid syntax"
+        n = n * 10 + ord(c) - ord("0")
+        if n > _UINT64_MAX:  # ParseUint stops at the first digit past 64 bits
+            return shown + "value out of range"
+    limit = 2**63 if value[0] == "-" else 2**63 - 1
+    return shown + "value out of range" if n > limit else None
+
+
 def uses_comparison_operators(spec: Any) -> bool:
     """Whether a pod spec has a toleration with ``Lt`` or ``Gt``."""
     tolerations = spec.get("tolerations") if isinstance(spec, dict) else None
@@ -233,7 +255,9 @@ def validate_tolerations(
 ) -> list[Cause]:
     """ValidateTolerations: key, operator and value together, effect, tolerationSeconds only for
     NoExecute. ``Lt`` and ``Gt`` only with ``comparison_operators`` (the
-    TaintTolerationComparisonOperators gate), and then with an integer value."""
+    TaintTolerationComparisonOperators gate, or an update of a pod that uses them), and then
+    with a value that is a canonical decimal integer (apimachinery's IsDecimalInteger) and that
+    Go's ``strconv.ParseInt`` reads as an int64 (its error is upstream's message)."""
     causes: list[Cause] = []
     for i, t in _dicts(tolerations):
         where = f"{path}[{i}]"
@@ -265,14 +289,18 @@ def validate_tolerations(
                         f"Invalid value: {_go_toleration(t)}: value must be empty when `operator` is 'Exists'",
                     )
                 )
-        elif op in COMPARISON_OPERATORS and comparison_operators:
-            errs = decimal_integer_errors(value)
-            if not errs and not -(2**63) <= int(value) < 2**63:
-                errs = ["must be a 64-bit integer"]
-            causes += [invalid_cause(f"{where}.value", value, m) for m in errs]
+        elif op in COMPARISON_OPERATORS:
+            if not comparison_operators:
+                # Upstream lists all four operators here, and only Equal and Exists below.
+                allowed = TOLERATION_OPERATORS + COMPARISON_OPERATORS
+                causes.append(not_supported_cause(f"{where}.operator", op, allowed))
+            else:
+                causes += [invalid_cause(f"{where}.value", value, m) for m in decimal_integer_errors(value)]
+                parse_error = parse_int64_error(value)
+                if parse_error is not None:
+                    causes.append(invalid_cause(f"{where}.value", value, parse_error))
         else:
-            allowed = TOLERATION_OPERATORS + COMPARISON_OPERATORS if comparison_operators else TOLERATION_OPERATORS
-            causes.append(not_supported_cause(f"{where}.operator", op, allowed))
+            causes.append(not_supported_cause(f"{where}.operator", op, TOLERATION_OPERATORS))
         causes += _validate_taint_effect(effect, True, f"{where}.effect")
     return causes
 

@@ -367,9 +367,11 @@ def resources_changed(old_spec: Obj, new_spec: Obj) -> bool:
     return False
 
 
-def validate_pod_resize(old: Obj, new: Obj) -> list[Cause]:
+def validate_pod_resize(old: Obj, new: Obj, pod_level_resize: bool = True) -> list[Cause]:
     """ValidatePodResize for ``new``, the pod as :func:`resize_view` leaves it: only cpu and
-    memory change, nothing is removed, the QoS class stays, and the result is a valid pod."""
+    memory change, nothing is removed, the QoS class stays, and the result is a valid pod.
+    ``pod_level_resize`` (InPlacePodLevelResourcesVerticalScaling) off: a pod with pod-level
+    resources, before or after, is not resized at all."""
     meta = old.get("metadata") or {}
     if "kubernetes.io/config.mirror" in (meta.get("annotations") or {}):
         return [forbidden_cause("", "static pods cannot be resized")]
@@ -387,9 +389,16 @@ def validate_pod_resize(old: Obj, new: Obj) -> list[Cause]:
     ]
     if running and running[0].get("resources") is None:
         causes.append(forbidden_cause("spec", "Pod running on node without support for resize"))
-    if (old.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"):
-        causes.append(forbidden_cause("spec", "pods with node allocatable resource claims cannot be resized"))
     old_pod_level, new_pod_level = old_spec.get("resources"), new_spec.get("resources")
+    if not pod_level_resize and any(_list(r, "requests") or _list(r, "limits") for r in (old_pod_level, new_pod_level)):
+        return [
+            *causes,
+            forbidden_cause(
+                "",
+                "resize of pods with pod-level resources is forbidden when "
+                "InPlacePodLevelResourcesVerticalScalingEnabled feature gate is disabled",
+            ),
+        ]
     if isinstance(old_pod_level, dict) and (_list(old_pod_level, "requests") or _list(old_pod_level, "limits")):
         if not isinstance(new_pod_level, dict):
             causes.append(forbidden_cause("spec.resources", "pod-level resources cannot be removed"))
@@ -408,6 +417,8 @@ def validate_pod_resize(old: Obj, new: Obj) -> list[Cause]:
         }
         if _semantic(kept) != _semantic(old_pod_level or {}):
             causes.append(forbidden_cause("spec", "only cpu and memory resources are mutable at pod-level"))
+    if (old.get("status") or {}).get("nodeAllocatableResourceClaimStatuses"):
+        causes.append(forbidden_cause("spec", "pods with node allocatable resource claims cannot be resized"))
     ordering = _resize_ordering(old_spec, new_spec)
     if ordering:
         return causes + ordering
