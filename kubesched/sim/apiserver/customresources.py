@@ -28,6 +28,7 @@ from kubesched.cluster.store import now_rfc3339
 from kubesched.sim.apiserver.discovery import Resource, custom_resource_list
 from kubesched.sim.apiserver.errors import invalid
 from kubesched.sim.apiserver.validation import structural
+from kubesched.sim.apiserver.validation.crd_schema import validate_schema
 from kubesched.sim.apiserver.validation.meta import (
     Cause,
     invalid_cause,
@@ -185,13 +186,8 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
         schema = (v.get("schema") or {}).get("openAPIV3Schema") if isinstance(v.get("schema"), dict) else None
         if not isinstance(schema, dict):
             causes.append(required_cause(f"{where}.schema.openAPIV3Schema"))
-        elif schema.get("type") != "object":
-            if not schema.get("type"):
-                causes.append(required_cause(f"{where}.schema.openAPIV3Schema.type", "must not be empty at the root"))
-            else:
-                causes.append(
-                    invalid_cause(f"{where}.schema.openAPIV3Schema.type", schema["type"], "must be object at the root")
-                )
+        else:
+            causes += validate_schema(schema, f"{where}.schema.openAPIV3Schema")
         for j, column in enumerate(v.get("additionalPrinterColumns") or ()):
             col_where = f"{where}.additionalPrinterColumns[{j}]"
             if not isinstance(column, dict):
