@@ -190,3 +190,15 @@ async def test_int_or_string_any_of_is_structural(served: APIServer) -> None:
     }
     status, body = await call(served, "POST", CRDS, definition(schema))
     assert status == 201, body
+
+
+async def test_a_definition_40_levels_deep_is_published_at_once(served: APIServer) -> None:
+    schema: Obj = {"type": "string"}
+    for _ in range(40):
+        schema = {"type": "object", "properties": {"a": schema}}
+    status, body = await call(served, "POST", CRDS, definition(schema))
+    assert status == 201, body
+    for path in ("/openapi/v2", "/openapi/v3/apis/example.io/v1"):
+        status, doc = await call(served, "GET", path)
+        assert status == 200, path
+    assert "io.example.v1.Thing" in doc["components"]["schemas"]
