@@ -29,6 +29,7 @@ from kubesched.sim.apiserver.discovery import Resource, custom_resource_list
 from kubesched.sim.apiserver.errors import invalid
 from kubesched.sim.apiserver.validation import structural
 from kubesched.sim.apiserver.validation.crd_schema import validate_schema
+from kubesched.sim.apiserver.validation.decode import check_decodable
 from kubesched.sim.apiserver.validation.meta import (
     Cause,
     invalid_cause,
@@ -257,7 +258,10 @@ def definition_status(crd: Obj, old: Obj | None) -> Obj:
 
 def admit_definition(crd: Obj, old: Obj | None, registry: CustomResourceRegistry) -> Obj:
     """A definition as created or updated: defaulted, validated (422 naming the field), with
-    its status. A definition whose plural or kind another one of its group took is refused."""
+    its status. A definition whose plural or kind another one of its group took is refused, and
+    one whose schema does not decode (400, as over HTTP: scenarios and benchmarks come here
+    directly)."""
+    check_decodable(CRD_KIND, CRD_GROUP, "v1", crd)
     _default_definition(crd)
     name = (crd.get("metadata") or {}).get("name") or ""
     causes = validate_definition(crd, old)

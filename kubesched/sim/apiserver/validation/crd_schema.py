@@ -66,7 +66,7 @@ def validate_schema(schema: dict[str, Any], path: str) -> list[Cause]:
         if not isinstance(node, dict):
             continue
         _check_node(node, where, level, causes)
-        for key, sub in (node.get("properties") or {}).items():
+        for key, sub in _mapping(node.get("properties")).items():
             stack.append((sub, f"{where}.properties[{key}]", _FIELD if level is not None else None))
         items = node.get("items")
         if isinstance(items, dict):
@@ -76,7 +76,7 @@ def validate_schema(schema: dict[str, Any], path: str) -> list[Cause]:
             stack.append((extra, f"{where}.additionalProperties", _FIELD))
         int_or_string = node.get("anyOf") == _INT_OR_STRING_ANY_OF
         for key in ("allOf", "anyOf", "oneOf"):
-            for i, sub in enumerate(node.get(key) or ()):
+            for i, sub in enumerate(_list(node.get(key))):
                 if key == "anyOf" and int_or_string:
                     continue
                 if key == "allOf" and i == 0 and isinstance(sub, dict) and sub.get("anyOf") == _INT_OR_STRING_ANY_OF:
@@ -85,6 +85,14 @@ def validate_schema(schema: dict[str, Any], path: str) -> list[Cause]:
         if isinstance(node.get("not"), dict):
             stack.append((node["not"], f"{where}.not", None))
     return causes
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _check_node(node: dict[str, Any], where: str, level: str | None, causes: list[Cause]) -> None:
@@ -103,7 +111,7 @@ def _check_node(node: dict[str, Any], where: str, level: str | None, causes: lis
         for key, detail in _NESTED_FORBIDDEN:
             if node.get(key) not in (None, False, "", []):
                 causes.append(forbidden_cause(f"{where}.{key}", detail))
-        if "metadata" in (node.get("properties") or {}):
+        if "metadata" in _mapping(node.get("properties")):
             causes.append(forbidden_cause(f"{where}.properties[metadata]", "must not be specified in a nested context"))
         return
     _check_structural(node, where, level, causes)
