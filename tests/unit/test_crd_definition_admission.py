@@ -189,3 +189,12 @@ def test_custom_object_updates_through_the_main_resource_and_status() -> None:
     assert admit_custom_update(res, main, labels, "")["metadata"]["generation"] == 2
     status = admit_custom_update(res, main, {**copy.deepcopy(main), "spec": {"a": 7}, "status": {"s": 3}}, "status")
     assert status["spec"] == {"a": 2} and status["status"] == {"s": 3} and status["metadata"]["generation"] == 2
+
+
+def test_a_definition_whose_schema_does_not_decode_is_refused_outside_http_too() -> None:
+    crd = copy.deepcopy(CRD)
+    crd["spec"]["versions"][1]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"] = 5
+    with pytest.raises(APIError) as refused:
+        admit_definition(crd, None, CustomResourceRegistry())
+    assert refused.value.code == 400
+    assert "JSONSchemaProps.spec.versions.schema.openAPIV3Schema.properties.properties" in str(refused.value.message)

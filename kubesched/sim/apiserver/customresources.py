@@ -28,6 +28,8 @@ from kubesched.cluster.store import now_rfc3339
 from kubesched.sim.apiserver.discovery import Resource, custom_resource_list
 from kubesched.sim.apiserver.errors import invalid
 from kubesched.sim.apiserver.validation import structural
+from kubesched.sim.apiserver.validation.crd_schema import validate_schema
+from kubesched.sim.apiserver.validation.decode import check_decodable
 from kubesched.sim.apiserver.validation.meta import (
     Cause,
     invalid_cause,
@@ -185,13 +187,8 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
         schema = (v.get("schema") or {}).get("openAPIV3Schema") if isinstance(v.get("schema"), dict) else None
         if not isinstance(schema, dict):
             causes.append(required_cause(f"{where}.schema.openAPIV3Schema"))
-        elif schema.get("type") != "object":
-            if not schema.get("type"):
-                causes.append(required_cause(f"{where}.schema.openAPIV3Schema.type", "must not be empty at the root"))
-            else:
-                causes.append(
-                    invalid_cause(f"{where}.schema.openAPIV3Schema.type", schema["type"], "must be object at the root")
-                )
+        else:
+            causes += validate_schema(schema, f"{where}.schema.openAPIV3Schema")
         for j, column in enumerate(v.get("additionalPrinterColumns") or ()):
             col_where = f"{where}.additionalPrinterColumns[{j}]"
             if not isinstance(column, dict):
@@ -261,7 +258,10 @@ def definition_status(crd: Obj, old: Obj | None) -> Obj:
 
 def admit_definition(crd: Obj, old: Obj | None, registry: CustomResourceRegistry) -> Obj:
     """A definition as created or updated: defaulted, validated (422 naming the field), with
-    its status. A definition whose plural or kind another one of its group took is refused."""
+    its status. A definition whose plural or kind another one of its group took is refused, and
+    one whose schema does not decode (400, as over HTTP: scenarios and benchmarks come here
+    directly)."""
+    check_decodable(CRD_KIND, CRD_GROUP, "v1", crd)
     _default_definition(crd)
     name = (crd.get("metadata") or {}).get("name") or ""
     causes = validate_definition(crd, old)

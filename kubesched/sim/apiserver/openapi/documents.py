@@ -334,16 +334,23 @@ _NOT_IN_V2 = ("nullable", "anyOf", "oneOf", "not")
 
 def _v2_schema(schema: Any) -> Any:
     """A v3 schema as OpenAPI v2 can say it (as the API server publishes custom schemas in v2):
-    without ``nullable``, ``anyOf``, ``oneOf`` and ``not``, and an int-or-string without a type."""
+    without ``nullable``, ``anyOf``, ``oneOf`` and ``not``, and an int-or-string without a type.
+    Each node is visited once: the time is linear in the schema's size, however deep it nests."""
     if isinstance(schema, list):
         return [_v2_schema(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: _v2_schema(v) for k, v in schema.items() if k not in _NOT_IN_V2}
+    out: Obj = {}
+    for key, value in schema.items():
+        if key in _NOT_IN_V2:
+            continue
+        if key == "properties" and isinstance(value, dict):
+            # A map of field names to schemas: a field may be named "nullable" or "not".
+            out[key] = {name: _v2_schema(sub) for name, sub in value.items()}
+        else:
+            out[key] = _v2_schema(value)
     if schema.get("x-kubernetes-int-or-string") is True:
         out.pop("type", None)
-    if isinstance(schema.get("properties"), dict):
-        out["properties"] = {k: _v2_schema(v) for k, v in schema["properties"].items()}
     return out
 
 

@@ -28,6 +28,7 @@ from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import MAX_STORED_OBJECT_BYTES, bad_request, request_entity_too_large
 from kubesched.sim.apiserver.openapi.documents import definition_of
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
+from kubesched.sim.apiserver.validation.schema_decode import SchemaDecodeError, check_schema
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 #: served kinds whose Go type has no ``spec`` (there it is an unknown field, left to fieldValidation)
@@ -258,9 +259,21 @@ def decode_error(kind: str, group: str, obj: dict[str, Any]) -> str | None:
                     f"json: cannot unmarshal {_json_type(obj['spec'])} into Go struct field {kind}.spec "
                     f"of type v1.{kind}Spec"
                 )
-    except _DecodeError as exc:
+        if kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":
+            _check_definition_schemas(obj)
+    except (_DecodeError, SchemaDecodeError) as exc:
         return str(exc)
     return None
+
+
+def _check_definition_schemas(crd: dict[str, Any]) -> None:
+    """Each version's ``openAPIV3Schema`` as ``JSONSchemaProps`` decodes it."""
+    spec = crd.get("spec")
+    versions = spec.get("versions") if isinstance(spec, dict) else None
+    for version in versions if isinstance(versions, list) else ():
+        schema = version.get("schema") if isinstance(version, dict) else None
+        if isinstance(schema, dict) and schema.get("openAPIV3Schema") is not None:
+            check_schema(schema["openAPIV3Schema"])
 
 
 def check_decodable(kind: str, group: str, version: str, obj: dict[str, Any]) -> None:

@@ -9,6 +9,8 @@ The value validations are those of OpenAPI v3 as Kubernetes uses them: ``type`` 
 ``pattern``, ``minLength``/``maxLength``, ``minItems``/``maxItems``, ``uniqueItems``,
 ``minProperties``/``maxProperties``, ``allOf``/``anyOf``/``oneOf``/``not``, and the
 ``x-kubernetes-list-type`` ``set`` and ``map`` uniqueness. ``format`` is not checked.
+``pattern`` is matched as Go's ``regexp`` matches it, in linear time
+(:mod:`kubesched.sim.apiserver.validation.patterns`).
 
 CEL rules are evaluated with the ``cel`` library the DRA plugin uses, with ``self`` (and
 ``oldSelf`` on update, a rule using it skipped on create as upstream does for transition
@@ -25,6 +27,7 @@ from typing import Any
 
 import cel
 
+from kubesched.sim.apiserver.validation import patterns
 from kubesched.sim.apiserver.validation.meta import Cause, quote
 
 Obj = dict[str, Any]
@@ -292,12 +295,8 @@ def _string(value: str, schema: Schema, path: str, name: str, causes: list[Cause
     if isinstance(short, int) and len(value) < short:
         causes.append(_invalid(path, value, f"{name} in body should be at least {short} chars long"))
     pattern = schema.get("pattern")
-    if isinstance(pattern, str):
-        try:
-            matched = re.search(pattern, value) is not None
-        except re.error:
-            matched = True  # a pattern Python cannot read: not held against the object
-        if not matched:
+    if isinstance(pattern, str) and pattern:
+        if not patterns.matches(pattern, value):
             causes.append(_invalid(path, value, f"{name} in body should match '{pattern}'"))
 
 
