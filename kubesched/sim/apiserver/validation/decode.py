@@ -28,7 +28,7 @@ from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import MAX_STORED_OBJECT_BYTES, bad_request, request_entity_too_large
 from kubesched.sim.apiserver.openapi.documents import definition_of
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
-from kubesched.sim.apiserver.validation.schema_decode import SchemaDecodeError, check_schema
+from kubesched.sim.apiserver.validation.schema_decode import SchemaDecodeError, check_schema, json_type
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 #: served kinds whose Go type has no ``spec`` (there it is an unknown field, left to fieldValidation)
@@ -107,18 +107,6 @@ class _DecodeError(Exception):
     pass
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _go_type(typ: str, field: str) -> str:
     if typ == "string":
         return "string"
@@ -141,7 +129,7 @@ def _go_type(typ: str, field: str) -> str:
 
 def _fail(value: Any, struct: str, path: str, typ: str, field: str) -> _DecodeError:
     return _DecodeError(
-        f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{path} of type {_go_type(typ, field)}"
+        f"json: cannot unmarshal {json_type(value)} into Go struct field {struct}.{path} of type {_go_type(typ, field)}"
     )
 
 
@@ -180,10 +168,10 @@ def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bo
             raise _fail(value, struct, path, typ, field)
     elif typ == "date-time":
         if not isinstance(value, str):
-            raise _DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go value of type string")
+            raise _DecodeError(f"json: cannot unmarshal {json_type(value)} into Go value of type string")
     elif typ == "object":
         if field in _INT_OR_STRING_FIELDS and (isinstance(value, bool) or not isinstance(value, str | int)):
-            raise _DecodeError(f"json: cannot unmarshal {_json_type(value)} into Go value of type int32")
+            raise _DecodeError(f"json: cannot unmarshal {json_type(value)} into Go value of type int32")
     elif typ.startswith("#"):
         if not isinstance(value, dict):
             raise _fail(value, struct, path, typ, field)
@@ -256,7 +244,7 @@ def decode_error(kind: str, group: str, obj: dict[str, Any]) -> str | None:
             _walk(f"#{_META}", obj.get("metadata"), kind, "metadata", "metadata", False)
             if kind not in _KINDS_WITHOUT_SPEC and obj.get("spec") is not None and not isinstance(obj["spec"], dict):
                 raise _DecodeError(
-                    f"json: cannot unmarshal {_json_type(obj['spec'])} into Go struct field {kind}.spec "
+                    f"json: cannot unmarshal {json_type(obj['spec'])} into Go struct field {kind}.spec "
                     f"of type v1.{kind}Spec"
                 )
         if kind == "CustomResourceDefinition" and group == "apiextensions.k8s.io":

@@ -72,7 +72,8 @@ class SchemaDecodeError(Exception):
     """The decoder's message for a field of a schema its Go type refuses."""
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON type Go's decoder names when it refuses ``value`` (``cannot unmarshal <type>``)."""
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -105,7 +106,7 @@ def _fail(value: Any, struct: str, path: str, typ: str) -> SchemaDecodeError:
             f"json: cannot unmarshal number {shown} into Go struct field {struct}.{path} of type int64"
         )
     return SchemaDecodeError(
-        f"json: cannot unmarshal {_json_type(value)} into Go struct field {struct}.{path} of type {typ}"
+        f"json: cannot unmarshal {json_type(value)} into Go struct field {struct}.{path} of type {typ}"
     )
 
 
