@@ -277,6 +277,7 @@ class APIServer:
             self._unfollow = None
         self.watches.stopping = True
         self.drop_watches()
+        await self.watches.close()
         await self.retention.stop()
         if self._runner is not None:
             await self._runner.cleanup()
