@@ -21,6 +21,7 @@ from kubesched.cluster.store import Store
 from kubesched.errors import ConfigurationError
 from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver.authn import generate_token
+from kubesched.sim.apiserver.inflight import DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, DEFAULT_MAX_REQUESTS_INFLIGHT
 from kubesched.sim.apiserver.server import APIServer, ensure_defaults, write_private_file
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.run.paced import PacedTimeline
@@ -111,12 +112,29 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     # explicit way out, for load probes and tools that speak plain HTTP.
     # The API server validates under the scheduler's gates (TaintTolerationComparisonOperators).
     gates = getattr(args, "gates", None)
+    most = getattr(args, "max_requests_inflight", DEFAULT_MAX_REQUESTS_INFLIGHT)
+    most_mutating = getattr(args, "max_mutating_requests_inflight", DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT)
     if args.insecure:
-        server = APIServer(store, host=args.address, port=args.port, feature_gates=gates)
+        server = APIServer(
+            store,
+            host=args.address,
+            port=args.port,
+            feature_gates=gates,
+            max_requests_inflight=most,
+            max_mutating_requests_inflight=most_mutating,
+        )
     else:
         token = args.token or generate_token()
         server = APIServer(
-            store, host=args.address, port=args.port, token=token, users=users, tls=True, feature_gates=gates
+            store,
+            host=args.address,
+            port=args.port,
+            token=token,
+            users=users,
+            tls=True,
+            feature_gates=gates,
+            max_requests_inflight=most,
+            max_mutating_requests_inflight=most_mutating,
         )
     if getattr(args, "fault_config", None) is not None:
         server.faults.configure(args.fault_config)

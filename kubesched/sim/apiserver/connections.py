@@ -11,11 +11,25 @@ logged here above debug.
 aiohttp reads the request line and each header field within limits of its own: the request line
 may be as long as Go's whole head, a header field :data:`MAX_FIELD_BYTES`, and
 :func:`head_limit` answers a head whose fields together pass Go's limit.
+
+Time, as kube-apiserver's ``http.Server`` has it: a request's head must have come whole within
+:data:`READ_HEADER_TIMEOUT` of its first byte (of the connection, for the first request), else
+the connection is closed without an answer, as Go's server closes it; a connection with no
+request for :data:`IDLE_TIMEOUT` is closed (aiohttp's keep-alive timeout).
+
+Connections are counted: past :attr:`Limits.max_connections` (by default what the process may
+open less a headroom of file descriptors) a new connection first closes the oldest one that is
+waiting for a request; when every connection is busy, :data:`PROBE_RESERVE` more are let in to
+answer ``/healthz``, ``/livez``, ``/readyz`` only (any other request there is answered 429 and
+the connection closed), and one more still is closed at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import resource
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -35,6 +49,22 @@ MAX_FIELD_BYTES = 64 * 1024
 #: the limits of aiohttp's request parser (``web.AppRunner`` passes them to each connection)
 PARSER_LIMITS: dict[str, Any] = {"max_line_size": MAX_HEAD_BYTES, "max_field_size": MAX_FIELD_BYTES}
 
+#: kube-apiserver's ``ReadHeaderTimeout``: a little under its 34 s upper bound on a request's
+#: time, so that a client trickling its head ties a connection down no longer than a request may run
+READ_HEADER_TIMEOUT = 32.0
+#: kube-apiserver's ``IdleTimeout``, client-go's (Go's ``DefaultTransport``) keep-alive timeout
+IDLE_TIMEOUT = 90.0
+#: file descriptors left free below the process's limit when the connection cap is derived from it:
+#: at least this many, at least an eighth of the limit (the store's files, the scheduler's clients)
+FD_HEADROOM = 64
+#: connections let in past the cap, when none can be closed, to answer health probes
+PROBE_RESERVE = 8
+#: the paths an over-the-cap connection is answered
+PROBE_PATHS = ("/healthz", "/livez", "/readyz")
+#: kube-apiserver's words for a request refused for load, and the seconds it asks the client to wait
+TOO_MANY_REQUESTS = "Too many requests, please try again later."
+RETRY_AFTER = "1"
+
 HEAD_TOO_LARGE = "431 Request Header Fields Too Large"
 BAD_REQUEST = "400 Bad Request"
 
@@ -44,6 +74,39 @@ def _plain(words: str) -> web.Response:
     resp = web.Response(status=int(words[:3]), text=words, content_type="text/plain", charset="utf-8")
     resp.force_close()
     return resp
+
+
+def default_max_connections() -> int:
+    """The connections the process can hold and still open files: its descriptor limit less
+    :data:`FD_HEADROOM` (or an eighth of the limit, if more) and :data:`PROBE_RESERVE`."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft <= 0:
+        soft = 1 << 20
+    return max(16, soft - max(FD_HEADROOM, soft // 8) - PROBE_RESERVE)
+
+
+def too_many_requests(close: bool = False) -> web.Response:
+    """kube-apiserver's 429 for load (``http.Error`` in its max-in-flight filter): plain text,
+    ``Retry-After: 1``."""
+    resp = web.Response(
+        status=429,
+        text=TOO_MANY_REQUESTS + "\n",
+        content_type="text/plain",
+        charset="utf-8",
+        headers={"Retry-After": RETRY_AFTER, "X-Content-Type-Options": "nosniff"},
+    )
+    if close:
+        resp.force_close()
+    return resp
+
+
+@dataclass
+class Limits:
+    """The connection limits of one server (see the module's text)."""
+
+    read_header_timeout: float = READ_HEADER_TIMEOUT
+    idle_timeout: float = IDLE_TIMEOUT
+    max_connections: int = field(default_factory=default_max_connections)
 
 
 def head_bytes(request: web.BaseRequest) -> int:
@@ -60,8 +123,71 @@ async def head_limit(request: web.Request, handler: Handler) -> web.StreamRespon
     return await handler(request)
 
 
+@web.middleware
+async def over_cap(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """On a connection let in past the cap: a health probe answered, anything else 429; then closed."""
+    if not getattr(request.protocol, "probes_only", False):
+        return await handler(request)
+    path = request.path.rstrip("/")
+    if not any(path == p or path.startswith(p + "/") for p in PROBE_PATHS):
+        return too_many_requests(close=True)
+    resp = await handler(request)
+    resp.force_close()
+    return resp
+
+
 class _Connection(web.RequestHandler):
-    """aiohttp's connection, answering a request it cannot parse in Go's words, not Python's."""
+    """aiohttp's connection, answering a request it cannot parse in Go's words, not Python's,
+    and closed when a request's head takes longer than its server's ``read_header_timeout``."""
+
+    def __init__(self, manager: _Server, **kwargs: Any) -> None:
+        super().__init__(manager, **kwargs)
+        self._server = manager
+        #: closes the connection when the head being read is overdue
+        self._head_timer: asyncio.TimerHandle | None = None
+        #: let in past the cap: health probes only
+        self.probes_only = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._arm_head_timer()  # Go counts the first head's time from the connection's accept
+        self._server.admit(self)
+
+    def data_received(self, data: bytes) -> None:
+        before = self._request_count
+        super().data_received(data)
+        if self._request_count != before:
+            self._disarm_head_timer()
+        elif self._waiter is not None:  # the first bytes of the next request's head
+            self._arm_head_timer()
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        self._disarm_head_timer()
+        self._server.release(self)
+        super().connection_lost(exc)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the connection waits for a request (idle, or its head not yet whole)."""
+        return self._waiter is not None and not self._waiter.done() and not self._messages
+
+    def _arm_head_timer(self) -> None:
+        timeout = self._server.limits.read_header_timeout
+        if self._head_timer is None and timeout > 0:
+            self._head_timer = self._loop.call_later(timeout, self._head_overdue)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_overdue(self) -> None:
+        self._head_timer = None
+        if self._request_count == 0 or self.waiting:
+            log.debug(
+                "request head not read within %ss: closing the connection", self._server.limits.read_header_timeout
+            )
+            self.force_close()
 
     def handle_error(
         self,
@@ -80,18 +206,48 @@ class _Connection(web.RequestHandler):
 
 
 class _Server(web.Server):
-    """aiohttp's server, each of its connections a :class:`_Connection`."""
+    """aiohttp's server, each of its connections a :class:`_Connection`, their number capped."""
+
+    def __init__(self, *args: Any, limits: Limits, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.limits = limits
+        #: the connections open now, oldest first
+        self.live: dict[_Connection, None] = {}
 
     def __call__(self) -> web.RequestHandler:
         return _Connection(self, loop=self._loop, **self._kwargs)
 
+    def admit(self, conn: _Connection) -> None:
+        """Count ``conn`` in; past the cap, close the oldest connection waiting for a request,
+        or let ``conn`` answer probes only, or close it."""
+        self.live[conn] = None
+        over = len(self.live) - self.limits.max_connections
+        if over <= 0:
+            return
+        for other in self.live:
+            if other is not conn and other.waiting:
+                log.debug("%d connections: closing the oldest idle one", len(self.live))
+                self.release(other)
+                other.force_close()
+                return
+        if over <= PROBE_RESERVE:
+            conn.probes_only = True
+        else:
+            log.debug("%d connections, none idle: refusing a new one", len(self.live))
+            self.release(conn)
+            conn.force_close()
+
+    def release(self, conn: _Connection) -> None:
+        self.live.pop(conn, None)
+
 
 class APIRunner(web.AppRunner):
     """``web.AppRunner`` serving the application through :class:`_Server`, with
-    :data:`PARSER_LIMITS`."""
+    :data:`PARSER_LIMITS` and ``limits``."""
 
-    def __init__(self, app: web.Application, **kwargs: Any) -> None:
-        super().__init__(app, **PARSER_LIMITS, **kwargs)
+    def __init__(self, app: web.Application, limits: Limits | None = None, **kwargs: Any) -> None:
+        self.limits = limits if limits is not None else Limits()
+        super().__init__(app, **PARSER_LIMITS, keepalive_timeout=self.limits.idle_timeout, **kwargs)
 
     async def _make_server(self) -> web.Server:
         made = await super()._make_server()
@@ -100,5 +256,6 @@ class APIRunner(web.AppRunner):
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
             loop=made._loop,
+            limits=self.limits,
             **made._kwargs,
         )

@@ -38,7 +38,7 @@ from kubesched.server.serving.certs import self_signed_certificate, ssl_context_
 from kubesched.sim.apiserver import subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
 from kubesched.sim.apiserver.authn import Authenticator, UserInfo, subject_access_review, token_review
-from kubesched.sim.apiserver.connections import APIRunner, head_limit
+from kubesched.sim.apiserver.connections import APIRunner, Limits, head_limit, over_cap, too_many_requests
 from kubesched.sim.apiserver.customresources import CustomResources
 from kubesched.sim.apiserver.discovery import (
     aggregated_discovery,
@@ -58,6 +58,12 @@ from kubesched.sim.apiserver.errors import (
 )
 from kubesched.sim.apiserver.faults import FaultInjector
 from kubesched.sim.apiserver.handlers import ResourceHandlers, view, warning_header
+from kubesched.sim.apiserver.inflight import (
+    DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+    DEFAULT_MAX_REQUESTS_INFLIGHT,
+    InFlightLimit,
+    TooManyRequests,
+)
 from kubesched.sim.apiserver.openapi import documents as openapi
 from kubesched.sim.apiserver.paths import canonical_paths
 from kubesched.sim.apiserver.requests import ResourceRequest, parse_resource_path, read_body, truthy
@@ -166,7 +172,11 @@ class APIServer:
     probes must carry one of those tokens, else 401. Without either — the default, for servers
     built in-process by tests and tools — no token is asked for. :meth:`write_kubeconfig` writes
     the admin token, if any. With ``tls`` it serves HTTPS with a self-signed certificate made at
-    start (kubectl sends credentials only over TLS), which the kubeconfig carries as its CA."""
+    start (kubectl sends credentials only over TLS), which the kubeconfig carries as its CA.
+
+    ``limits`` bound its connections' time and number (:mod:`~kubesched.sim.apiserver.connections`);
+    ``max_requests_inflight`` and ``max_mutating_requests_inflight`` the requests served at once,
+    as kube-apiserver's flags of those names (:mod:`~kubesched.sim.apiserver.inflight`)."""
 
     def __init__(
         self,
@@ -178,8 +188,13 @@ class APIServer:
         users: Mapping[str, UserInfo] | None = None,
         tls: bool = False,
         feature_gates: FeatureGates | None = None,
+        limits: Limits | None = None,
+        max_requests_inflight: int = DEFAULT_MAX_REQUESTS_INFLIGHT,
+        max_mutating_requests_inflight: int = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
     ) -> None:
         self.store = store
+        self.limits = limits if limits is not None else Limits()
+        self.inflight = InFlightLimit(max_requests_inflight, max_mutating_requests_inflight)
         #: kube-apiserver's gates this server follows (the resources it serves, the fields it
         #: drops): ``sim serve --feature-gates``; 1.37's defaults when not given.
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
@@ -229,11 +244,14 @@ class APIServer:
         # and one byte more is a 413, as kube-apiserver's limitedReadBody has it — at every door.
         # A request's head is as long as Go's server reads it (kubesched.sim.apiserver.connections).
         # Every path is made canonical first: authentication decides on the path the router serves.
-        app = web.Application(client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[head_limit, canonical_paths])
+        # A connection let in past the cap answers health probes only.
+        app = web.Application(
+            client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[over_cap, head_limit, canonical_paths]
+        )
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
-        self._runner = APIRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        self._runner = APIRunner(app, self.limits, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl_context())
         await site.start()
@@ -259,6 +277,7 @@ class APIServer:
             self._unfollow = None
         self.watches.stopping = True
         self.drop_watches()
+        await self.watches.close()
         await self.retention.stop()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -304,8 +323,11 @@ class APIServer:
     # --- dispatch -----------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         try:
-            self.authn.check(request.path, request.headers.get("Authorization"))
-            return await self._route(request)
+            user = self.authn.check(request.path, request.headers.get("Authorization"))
+            with self.inflight.slot(request, user):
+                return await self._route(request)
+        except TooManyRequests:
+            return too_many_requests()
         except APIError as exc:
             return json_response(exc.status(), exc.code)
         except web.HTTPRequestEntityTooLarge:

@@ -4,12 +4,19 @@ A watch resumes from any resourceVersion still in the store's history; an older 
 ``ERROR`` event carrying a 410 Expired Status, after which clients relist, exactly as against a
 real API server. With ``allowWatchBookmarks`` an idle watch gets a ``BOOKMARK`` every
 :attr:`Watches.bookmark_interval` seconds; an object that stops (or starts) matching the
-selectors is sent as ``DELETED`` (or ``ADDED``)."""
+selectors is sent as ``DELETED`` (or ``ADDED``).
+
+A write costs the same however many watches are open: the store calls one subscriber, which
+queues the change and wakes one dispatcher task; the dispatcher, off the writer's path, hands it
+to the queue of each watch on the change's kind, and watches that show it alike (same resource
+version, media and selector outcome) share one encoding of it."""
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
+import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -25,16 +32,26 @@ from kubesched.sim.apiserver.responses import event_line
 
 #: Changes a watch encodes between two turns of the event loop.
 EMIT_BATCH = 256
+#: Watches the dispatcher hands a change to between two turns of the event loop: each wakes a
+#: watch's task, and a request that comes meanwhile waits behind the tasks already woken.
+DISPATCH_BATCH = 32
+
+log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-#: One stored change as a watch receives it: (type, kind, object, the object before).
-Change = tuple[str, str, Obj, Obj | None]
+#: One stored change as a watch receives it: (type, object, the object before, the lines already
+#: encoded of it, shared by the watches that show it alike).
+Change = tuple[str, Obj, Obj | None, dict[Any, bytes]]
 
 
 class _Watch:
-    """One open watch stream; :meth:`close` ends it from outside."""
+    """One open watch stream on ``kind``, of the changes after ``since``; :meth:`close` ends it
+    from outside. ``definition`` names the CustomResourceDefinition serving ``kind``, if any."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str, since: int, definition: str | None) -> None:
+        self.kind = kind
+        self.since = since
+        self.definition = definition
         self.queue: asyncio.Queue[Change | None] = asyncio.Queue()
 
     def close(self) -> None:
@@ -52,10 +69,75 @@ class Watches:
         #: set at shutdown: a watch opened after it is refused with 503
         self.stopping = False
         self._open: set[_Watch] = set()
+        #: the open watches by kind, in the order they opened
+        self._by_kind: dict[str, dict[_Watch, None]] = {}
+        #: stored changes not yet handed to the watches: (resourceVersion, type, kind, object, before)
+        self._pending: collections.deque[tuple[int, str, str, Obj, Obj | None]] = collections.deque()
+        self._wake: asyncio.Event | None = None
+        self._dispatcher: asyncio.Task[None] | None = None
+        self._unsubscribe: Callable[[], None] | None = None
 
     def drop_all(self) -> None:
         for w in list(self._open):
             w.close()
+
+    def _on_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        """The store's one subscriber for every watch: queue the change, wake the dispatcher."""
+        if kind in self._by_kind or kind == CRD_KIND:
+            self._pending.append((self.store.resource_version, etype, kind, obj, old))
+            if self._wake is not None:
+                self._wake.set()
+
+    def _register(self, watch: _Watch) -> None:
+        self._open.add(watch)
+        self._by_kind.setdefault(watch.kind, {})[watch] = None
+        if self._unsubscribe is None:
+            self._unsubscribe = self.store.subscribe(self._on_write)
+        if self._dispatcher is None or self._dispatcher.done():
+            self._wake = asyncio.Event()
+            self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch(self._wake), name="watches")
+
+    async def close(self) -> None:
+        """Stop following the store (at the server's stop, after :meth:`drop_all`)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        if self._dispatcher is not None:
+            self._dispatcher.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._dispatcher
+            self._dispatcher = None
+        self._pending.clear()
+
+    def _unregister(self, watch: _Watch) -> None:
+        self._open.discard(watch)
+        watchers = self._by_kind.get(watch.kind)
+        if watchers is not None:
+            watchers.pop(watch, None)
+            if not watchers:
+                del self._by_kind[watch.kind]
+
+    async def _dispatch(self, wake: asyncio.Event) -> None:
+        """Hand each queued change to the queue of every watch on its kind opened before it."""
+        while True:
+            await wake.wait()
+            wake.clear()
+            handed = 0
+            while self._pending:
+                rv, etype, kind, obj, old = self._pending.popleft()
+                if kind == CRD_KIND and etype == "DELETED":
+                    # Its definition gone, the resource is no longer served: its watches end.
+                    name = (obj.get("metadata") or {}).get("name")
+                    for w in list(self._open):
+                        if w.definition is not None and w.definition == name:
+                            w.close()
+                change: Change = (etype, obj, old, {})
+                for w in list(self._by_kind.get(kind, ())):
+                    if rv > w.since:
+                        w.queue.put_nowait(change)
+                    handed += 1
+                    if handed % DISPATCH_BATCH == 0:
+                        await asyncio.sleep(0)
 
     async def serve(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
         """Stream the changes of ``req``'s kind that match its selectors until the client
@@ -72,6 +154,7 @@ class Watches:
                 return (obj.get("metadata") or {}).get("name") == by_name and base_match(obj)
 
         kind = req.res.stored_as
+        res = req.res
         as_table = apitables.wants_table(request.headers.get("Accept", ""))
         include = q.get("includeObject")
         bookmarks = truthy(q.get("allowWatchBookmarks"))
@@ -82,36 +165,25 @@ class Watches:
             except ValueError:
                 raise bad_request(f"invalid timeoutSeconds: {q['timeoutSeconds']!r}") from None
         rv_param = q.get("resourceVersion") or ""
-        watch = _Watch()
         initial: list[tuple[str, Obj, Obj | None]] = []
         error: APIError | None = None
-        # History and subscription are taken in one synchronous step: no write can fall between.
+        # History and registration are taken in one synchronous step: no write can fall between.
+        since = self.store.resource_version
         if rv_param in ("", "0"):
             items, _ = self.store.list(kind, req.namespace if req.res.namespaced else None)
             initial = [("ADDED", o, None) for o in items]
         else:
             try:
-                since = int(rv_param)
+                start = int(rv_param)
             except ValueError:
                 raise bad_request(f"invalid resource version: {rv_param!r}") from None
             try:
-                initial = [(etype, obj, old) for _, etype, _, obj, old in self.store.events_since(since, [kind])]
+                initial = [(etype, obj, old) for _, etype, _, obj, old in self.store.events_since(start, [kind])]
             except Gone as exc:
                 error = expired(str(exc))
-        unsubscribe: Callable[[], None] | None = None
+        watch = _Watch(kind, since, req.res.custom.name if req.res.custom is not None else None)
         if error is None:
-            definition = req.res.custom.name if req.res.custom is not None else None
-
-            def deliver(etype: str, k: str, obj: Obj, old: Obj | None) -> None:
-                if k == kind:
-                    watch.queue.put_nowait((etype, k, obj, old))
-                elif definition is not None and k == CRD_KIND and etype == "DELETED":
-                    # Its definition gone, the resource is no longer served: the watch ends.
-                    if (obj.get("metadata") or {}).get("name") == definition:
-                        watch.close()
-
-            unsubscribe = self.store.subscribe(deliver)
-            self._open.add(watch)
+            self._register(watch)
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
         try:
@@ -120,10 +192,20 @@ class Watches:
                 await resp.write(event_line("ERROR", error.status()))
                 return resp
 
-            def encode(etype: str, obj: Obj, old: Obj | None) -> bytes | None:
-                """The line for one stored change, or None when this watch does not see it."""
+            def encode(etype: str, obj: Obj, old: Obj | None, lines: dict[Any, bytes] | None = None) -> bytes | None:
+                """The line for one stored change, or None when this watch does not see it;
+                ``lines`` holds the change's lines already encoded for other watches."""
                 now = match(obj)
                 before = old is not None and match(old)
+                key = (res.group_version, res.kind, res.plural, as_table, include, now, before)
+                if lines is not None and (line := lines.get(key)) is not None:
+                    return line
+                line = _encode(etype, obj, old, now, before)
+                if lines is not None and line is not None:
+                    lines[key] = line
+                return line
+
+            def _encode(etype: str, obj: Obj, old: Obj | None, now: bool, before: bool) -> bytes | None:
                 if etype == "MODIFIED" and now != before:
                     if now:
                         etype = "ADDED"
@@ -144,7 +226,7 @@ class Watches:
                     shown = apitables.table(req.res, [shown], int(obj["metadata"].get("resourceVersion") or 0), include)
                 return event_line(etype, shown)
 
-            async def emit_all(changes: Iterable[tuple[str, Obj, Obj | None]]) -> None:
+            async def emit_all(changes: Iterable[tuple[Any, ...]]) -> None:
                 # In writes of EMIT_BATCH changes, each followed by a turn of the loop: a watch
                 # from "" or from an old version starts with thousands of them.
                 lines: list[bytes] = []
@@ -192,15 +274,13 @@ class Watches:
                         closing = True
                         break
                     batch.append(more)
-                await emit_all((etype, obj, old) for etype, _, obj, old in batch)
+                await emit_all(batch)
                 if closing:
                     break
         except (ConnectionResetError, ConnectionError):
             pass
         finally:
-            if unsubscribe is not None:
-                unsubscribe()
-            self._open.discard(watch)
+            self._unregister(watch)
         with contextlib.suppress(ConnectionResetError, ConnectionError):
             await resp.write_eof()
         return resp
