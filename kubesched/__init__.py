@@ -30,71 +30,170 @@ change to it is a deliberate act.
 * plugins from plain functions: :func:`filter`, :func:`score`, :func:`queue_sort`;
 * the root of every error kubesched raises on purpose: :class:`KubeschedError`.
 
-Importing it loads the contract only (numpy, no simulator, no Kubernetes client). Tests of a
+Importing it loads nothing yet: each name is imported when first used, and then the contract
+only (numpy, no simulator, no Kubernetes client). Tests of a
 plugin use ``kubesched.testing``; an HTTP extender uses ``kubesched.extender``.
 """
 
-from kubesched.errors import KubeschedError
-from kubesched.framework.columns import NodeBatch, NodeColumns, columns_of
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.informers import GroupVersionResource, Informer, Lister
-from kubesched.framework.interface import (
-    MAX_NODE_SCORE,
-    MIN_NODE_SCORE,
-    BatchFilterPlugin,
-    BatchScoreExtensions,
-    BatchScorePlugin,
-    BindPlugin,
-    CycleState,
-    EnqueueExtensions,
-    FilterPlugin,
-    FilterStatusesPlugin,
-    Handle,
-    Listers,
-    NodeScore,
-    Nominator,
-    PermitPlugin,
-    PlacementFeasiblePlugin,
-    PlacementGeneratePlugin,
-    PlacementScoreExtensions,
-    PlacementScorePlugin,
-    Plugin,
-    PodGroupPostFilterPlugin,
-    PodGroups,
-    PostBindPlugin,
-    PostFilterPlugin,
-    PostFilterResult,
-    PreBindPlugin,
-    PreEnqueuePlugin,
-    PreFilterExtensions,
-    PreFilterPlugin,
-    PreFilterResult,
-    PreScorePlugin,
-    QueueSortPlugin,
-    ReservePlugin,
-    ScoreExtensions,
-    ScorePlugin,
-    SharedLister,
-    SignPlugin,
-    WaitingPod,
-)
-from kubesched.framework.podgroup import (
-    Placement,
-    PlacementProgress,
-    PlacementScore,
-    PodGroupAssignments,
-    PodGroupInfo,
-    PodGroupPostFilterResult,
-    PodGroupState,
-    ProposedAssignment,
-)
-from kubesched.framework.preemption import PreemptionEvaluator, PreemptionInterface
-from kubesched.framework.preemption_candidates import Candidate as PreemptionCandidate
-from kubesched.framework.resources import Resource, milli_value, parse_quantity
-from kubesched.framework.simple import filter, queue_sort, score
-from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kubesched.errors import KubeschedError
+    from kubesched.framework.columns import NodeBatch, NodeColumns, columns_of
+    from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+    from kubesched.framework.events import Resource as EventResource
+    from kubesched.framework.informers import GroupVersionResource, Informer, Lister
+    from kubesched.framework.interface import (
+        MAX_NODE_SCORE,
+        MIN_NODE_SCORE,
+        BatchFilterPlugin,
+        BatchScoreExtensions,
+        BatchScorePlugin,
+        BindPlugin,
+        CycleState,
+        EnqueueExtensions,
+        FilterPlugin,
+        FilterStatusesPlugin,
+        Handle,
+        Listers,
+        NodeScore,
+        Nominator,
+        PermitPlugin,
+        PlacementFeasiblePlugin,
+        PlacementGeneratePlugin,
+        PlacementScoreExtensions,
+        PlacementScorePlugin,
+        Plugin,
+        PodGroupPostFilterPlugin,
+        PodGroups,
+        PostBindPlugin,
+        PostFilterPlugin,
+        PostFilterResult,
+        PreBindPlugin,
+        PreEnqueuePlugin,
+        PreFilterExtensions,
+        PreFilterPlugin,
+        PreFilterResult,
+        PreScorePlugin,
+        QueueSortPlugin,
+        ReservePlugin,
+        ScoreExtensions,
+        ScorePlugin,
+        SharedLister,
+        SignPlugin,
+        WaitingPod,
+    )
+    from kubesched.framework.podgroup import (
+        Placement,
+        PlacementProgress,
+        PlacementScore,
+        PodGroupAssignments,
+        PodGroupInfo,
+        PodGroupPostFilterResult,
+        PodGroupState,
+        ProposedAssignment,
+    )
+    from kubesched.framework.preemption import PreemptionEvaluator, PreemptionInterface
+    from kubesched.framework.preemption_candidates import Candidate as PreemptionCandidate
+    from kubesched.framework.resources import Resource, milli_value, parse_quantity
+    from kubesched.framework.simple import filter, queue_sort, score
+    from kubesched.framework.status import Code, Status
+    from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+
+#: Where each name of the face lives: it is imported when first asked for (PEP 562), so that
+#: ``import kubesched`` (and the command line, ``python -m kubesched --help``) does not load
+#: numpy and the framework until a name that needs them is used.
+_LAZY: dict[str, tuple[str, str]] = {
+    "ActionType": ("kubesched.framework.events", "ActionType"),
+    "BatchFilterPlugin": ("kubesched.framework.interface", "BatchFilterPlugin"),
+    "BatchScoreExtensions": ("kubesched.framework.interface", "BatchScoreExtensions"),
+    "BatchScorePlugin": ("kubesched.framework.interface", "BatchScorePlugin"),
+    "BindPlugin": ("kubesched.framework.interface", "BindPlugin"),
+    "ClusterEvent": ("kubesched.framework.events", "ClusterEvent"),
+    "ClusterEventWithHint": ("kubesched.framework.events", "ClusterEventWithHint"),
+    "Code": ("kubesched.framework.status", "Code"),
+    "CycleState": ("kubesched.framework.interface", "CycleState"),
+    "EnqueueExtensions": ("kubesched.framework.interface", "EnqueueExtensions"),
+    "EventResource": ("kubesched.framework.events", "Resource"),
+    "FilterPlugin": ("kubesched.framework.interface", "FilterPlugin"),
+    "FilterStatusesPlugin": ("kubesched.framework.interface", "FilterStatusesPlugin"),
+    "GroupVersionResource": ("kubesched.framework.informers", "GroupVersionResource"),
+    "Handle": ("kubesched.framework.interface", "Handle"),
+    "Informer": ("kubesched.framework.informers", "Informer"),
+    "KubeschedError": ("kubesched.errors", "KubeschedError"),
+    "Lister": ("kubesched.framework.informers", "Lister"),
+    "Listers": ("kubesched.framework.interface", "Listers"),
+    "MAX_NODE_SCORE": ("kubesched.framework.interface", "MAX_NODE_SCORE"),
+    "MIN_NODE_SCORE": ("kubesched.framework.interface", "MIN_NODE_SCORE"),
+    "NodeBatch": ("kubesched.framework.columns", "NodeBatch"),
+    "NodeColumns": ("kubesched.framework.columns", "NodeColumns"),
+    "NodeInfo": ("kubesched.framework.types", "NodeInfo"),
+    "NodeScore": ("kubesched.framework.interface", "NodeScore"),
+    "Nominator": ("kubesched.framework.interface", "Nominator"),
+    "PermitPlugin": ("kubesched.framework.interface", "PermitPlugin"),
+    "Placement": ("kubesched.framework.podgroup", "Placement"),
+    "PlacementFeasiblePlugin": ("kubesched.framework.interface", "PlacementFeasiblePlugin"),
+    "PlacementGeneratePlugin": ("kubesched.framework.interface", "PlacementGeneratePlugin"),
+    "PlacementProgress": ("kubesched.framework.podgroup", "PlacementProgress"),
+    "PlacementScore": ("kubesched.framework.podgroup", "PlacementScore"),
+    "PlacementScoreExtensions": ("kubesched.framework.interface", "PlacementScoreExtensions"),
+    "PlacementScorePlugin": ("kubesched.framework.interface", "PlacementScorePlugin"),
+    "Plugin": ("kubesched.framework.interface", "Plugin"),
+    "PodGroupAssignments": ("kubesched.framework.podgroup", "PodGroupAssignments"),
+    "PodGroupInfo": ("kubesched.framework.podgroup", "PodGroupInfo"),
+    "PodGroupPostFilterPlugin": ("kubesched.framework.interface", "PodGroupPostFilterPlugin"),
+    "PodGroupPostFilterResult": ("kubesched.framework.podgroup", "PodGroupPostFilterResult"),
+    "PodGroupState": ("kubesched.framework.podgroup", "PodGroupState"),
+    "PodGroups": ("kubesched.framework.interface", "PodGroups"),
+    "PodInfo": ("kubesched.framework.types", "PodInfo"),
+    "PostBindPlugin": ("kubesched.framework.interface", "PostBindPlugin"),
+    "PostFilterPlugin": ("kubesched.framework.interface", "PostFilterPlugin"),
+    "PostFilterResult": ("kubesched.framework.interface", "PostFilterResult"),
+    "PreBindPlugin": ("kubesched.framework.interface", "PreBindPlugin"),
+    "PreEnqueuePlugin": ("kubesched.framework.interface", "PreEnqueuePlugin"),
+    "PreFilterExtensions": ("kubesched.framework.interface", "PreFilterExtensions"),
+    "PreFilterPlugin": ("kubesched.framework.interface", "PreFilterPlugin"),
+    "PreFilterResult": ("kubesched.framework.interface", "PreFilterResult"),
+    "PreScorePlugin": ("kubesched.framework.interface", "PreScorePlugin"),
+    "PreemptionCandidate": ("kubesched.framework.preemption_candidates", "Candidate"),
+    "PreemptionEvaluator": ("kubesched.framework.preemption", "PreemptionEvaluator"),
+    "PreemptionInterface": ("kubesched.framework.preemption", "PreemptionInterface"),
+    "ProposedAssignment": ("kubesched.framework.podgroup", "ProposedAssignment"),
+    "QueueSortPlugin": ("kubesched.framework.interface", "QueueSortPlugin"),
+    "QueuedPodInfo": ("kubesched.framework.types", "QueuedPodInfo"),
+    "QueueingHint": ("kubesched.framework.events", "QueueingHint"),
+    "ReservePlugin": ("kubesched.framework.interface", "ReservePlugin"),
+    "Resource": ("kubesched.framework.resources", "Resource"),
+    "ScoreExtensions": ("kubesched.framework.interface", "ScoreExtensions"),
+    "ScorePlugin": ("kubesched.framework.interface", "ScorePlugin"),
+    "SharedLister": ("kubesched.framework.interface", "SharedLister"),
+    "SignPlugin": ("kubesched.framework.interface", "SignPlugin"),
+    "Status": ("kubesched.framework.status", "Status"),
+    "WaitingPod": ("kubesched.framework.interface", "WaitingPod"),
+    "columns_of": ("kubesched.framework.columns", "columns_of"),
+    "filter": ("kubesched.framework.simple", "filter"),
+    "milli_value": ("kubesched.framework.resources", "milli_value"),
+    "parse_quantity": ("kubesched.framework.resources", "parse_quantity"),
+    "queue_sort": ("kubesched.framework.simple", "queue_sort"),
+    "score": ("kubesched.framework.simple", "score"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    import importlib
+
+    value = getattr(importlib.import_module(module), attr)
+    globals()[name] = value  # asked once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0"
 

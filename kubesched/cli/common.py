@@ -4,7 +4,6 @@ logging, Go durations as flags, and how a command reports the error that ends it
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from dataclasses import dataclass
@@ -57,6 +56,8 @@ def event_loop_runner() -> Any:
 
         return uvloop.run
     except ImportError:  # pragma: no cover - uvloop is a dependency where it builds
+        import asyncio  # here, not at the top: ``kubesched --help`` need not load it
+
         return asyncio.run
 
 

@@ -6,9 +6,10 @@ Each returns ``"path: reason"`` lines; an empty list means valid.
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -201,6 +202,28 @@ def args_model(entry: PluginEntry) -> type[BaseModel] | None:
     return model if isinstance(model, type) and issubclass(model, BaseModel) else None
 
 
+_M = TypeVar("_M", bound=BaseModel)
+
+#: pydantic 2.12 takes ``extra`` per call; before, a stricter subclass of the model checks.
+_PER_CALL_EXTRA = "extra" in inspect.signature(BaseModel.model_validate).parameters
+
+
+def validate_plugin_args(model: type[_M], raw: Any) -> _M:
+    """``raw`` validated against a plugin's ``Args`` model with 1.37's strict decoding: a key the
+    model does not know is refused (``unknown field``), at any depth, whatever ``extra`` the
+    model declares, unless it declares ``extra="allow"`` (it then wants the keys it does not
+    name). Raises pydantic's ``ValidationError``."""
+    if model.model_config.get("extra") == "allow":
+        return model.model_validate(raw)
+    if _PER_CALL_EXTRA:
+        return model.model_validate(raw, extra="forbid")  # type: ignore[call-arg,unused-ignore]
+    strict: type[BaseModel] = type(
+        model.__name__, (model,), {"model_config": {**model.model_config, "extra": "forbid"}}
+    )
+    strict.model_validate(raw)
+    return model.model_validate(raw)
+
+
 def _given(args: Any, field: str) -> Any:
     """The value of ``field`` when the user set it (not null), else ``None``."""
     return getattr(args, field, None) if field in getattr(args, "model_fields_set", ()) else None
@@ -296,7 +319,7 @@ def resolve_plugin_args(
             errs.append(f"{path}.args.kind: must be {pc.name + 'Args'!r} for plugin {pc.name!r} (got {show(kind)})")
             continue
         try:
-            explicit[pc.name] = model.model_validate(raw)
+            explicit[pc.name] = validate_plugin_args(model, raw)
         except ValidationError as exc:
             errs.extend(format_validation_error(exc, f"{path}.args"))
             continue

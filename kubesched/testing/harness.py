@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
+from kubesched.config.validation import validate_plugin_args
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import EXTENSION_POINTS
 from kubesched.framework.status import Status
@@ -130,7 +131,9 @@ def build_framework(
         given = (plugin_args or {}).get(name)
         if given is not None:
             model = getattr(cls, "Args", None)
-            args_out[name] = model.model_validate(given) if model is not None and isinstance(given, dict) else given
+            args_out[name] = (
+                validate_plugin_args(model, given) if model is not None and isinstance(given, dict) else given
+            )
     fw = Framework(
         ProfileSpec("test-scheduler", points, args_out),
         registry,

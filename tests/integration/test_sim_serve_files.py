@@ -138,3 +138,14 @@ def test_the_scheduler_reaches_an_ipv6_server_and_shows_its_own_address_brackete
         while "successfully acquired lease" not in log.read_text():  # it reached the API server
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.2)
+
+
+def test_the_files_it_writes_by_default_are_ignored_by_git(tmp_path: Path) -> None:
+    """They hold the admin token: a `git add .` in the folder it ran in must not pick them up."""
+    with sim_serve(tmp_path) as log:
+        written = sorted(p.name for p in tmp_path.iterdir() if p != log)
+    assert written == ["kubesched-sim.kubeconfig", "kubesched-sim.kubeconfig.weblink"]
+    root = Path(__file__).resolve().parents[2]
+    for name in written:
+        check = subprocess.run(["git", "-C", str(root), "check-ignore", "--no-index", "-q", name], check=False)
+        assert check.returncode == 0, f"{name} is not in .gitignore"

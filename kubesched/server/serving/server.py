@@ -8,6 +8,7 @@ over TLS and lets plain HTTP through, so the insecure port must stay a deliberat
 from __future__ import annotations
 
 import logging
+import os
 import ssl
 from dataclasses import dataclass, field
 
@@ -95,8 +96,7 @@ class Serving:
         try:
             await site.start()
         except OSError as exc:
-            where = f"{_shown(self.options.bind_address)}:{port}"
-            raise ServingError(f"cannot listen on {where}: {exc.strerror or exc}") from exc
+            raise ServingError(cannot_listen(self.options.bind_address, port, exc)) from exc
         # Port 0 asks the OS for a free one; report the one we got.
         sockets = getattr(site._server, "sockets", None)
         return int(sockets[0].getsockname()[1]) if sockets else port
@@ -109,6 +109,13 @@ class Serving:
         if self.reviewer is not None:
             await self.reviewer.close()
             self.reviewer = None
+
+
+def cannot_listen(address: str, port: int, exc: OSError) -> str:
+    """``cannot listen on 127.0.0.1:8080: address already in use``: the reason as the OS names
+    its error (asyncio's and uvloop's messages repeat the address, and differ)."""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    return f"cannot listen on {_shown(address)}:{port}: {reason[:1].lower()}{reason[1:]}"
 
 
 def _shown(address: str) -> str:

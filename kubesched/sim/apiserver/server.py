@@ -34,7 +34,8 @@ from aiohttp import web
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
-from kubesched.server.serving.certs import self_signed_certificate, ssl_context_from_pem
+from kubesched.server.serving.certs import ServingError, self_signed_certificate, ssl_context_from_pem
+from kubesched.server.serving.server import cannot_listen
 from kubesched.sim.apiserver import subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
 from kubesched.sim.apiserver.authn import Authenticator, UserInfo, subject_access_review, token_review
@@ -254,7 +255,11 @@ class APIServer:
         self._runner = APIRunner(app, self.limits, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, ssl_context=self._ssl_context())
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            await self._runner.cleanup()
+            raise ServingError(f"sim serve: {cannot_listen(self.host, self.port, exc)}") from exc
         sockets = getattr(site._server, "sockets", None)
         if sockets:
             self.port = sockets[0].getsockname()[1]

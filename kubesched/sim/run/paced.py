@@ -22,7 +22,7 @@ from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.admission import admit_new
 from kubesched.sim.scenario.clock import PacedClock, format_seconds
-from kubesched.sim.scenario.loading import priority_class
+from kubesched.sim.scenario.loading import priority_class, ready_node
 from kubesched.sim.scenario.reading import admit_pod
 from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, Step, create_or_replace
 
@@ -152,8 +152,10 @@ class PacedTimeline:
             create_or_replace(self.store, "Namespace", admit_new("Namespace", "", copy.deepcopy(ns), {}))
         for pc in sub.priority_classes:
             create_or_replace(self.store, "PriorityClass", priority_class(pc))
-        for obj in [*sub.others, *sub.nodes]:
+        for obj in sub.others:
             create_or_replace(self.store, obj["kind"], copy.deepcopy(obj))
+        for node in sub.nodes:
+            create_or_replace(self.store, "Node", ready_node(node, datetime.now(UTC)))
         classes = {p["metadata"]["name"]: p for p in self.store.list("PriorityClass")[0]}
         for pod in [*sub.running_pods, *sub.pending_pods]:
             ns = pod["metadata"].get("namespace") or "default"

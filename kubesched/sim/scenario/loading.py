@@ -44,11 +44,32 @@ def _rebased(pod: Obj, now: datetime | None, last: datetime) -> Obj:
     return pod
 
 
+def ready_node(node: Obj, now: datetime | None = None) -> Obj:
+    """A copy of a scenario's node, with a Ready condition when the scenario gave it no
+    conditions, as a kubelet would post one: ``kubectl get nodes`` shows such a node Ready, not
+    Unknown. Conditions the scenario wrote (an imported cluster's, a NotReady node) are kept."""
+    obj = copy.deepcopy(node)
+    status = obj.setdefault("status", {})
+    if not status.get("conditions"):
+        at = (now or SCENARIO_EPOCH).strftime(_STAMP)
+        status["conditions"] = [
+            {
+                "type": "Ready",
+                "status": "True",
+                "lastHeartbeatTime": at,
+                "lastTransitionTime": at,
+                "reason": "KubeletReady",
+                "message": "simulated node: ready (the scenario gave no conditions)",
+            }
+        ]
+    return obj
+
+
 def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = None) -> None:
     """Create a parsed scenario's objects in ``store`` as the API server would admit them:
     namespaces (the defaults, the declared ones and any a pod or claim uses), priority classes,
-    storage and disruption objects (``scenario.others``), nodes, running pods, then pending pods
-    with priority admission. With ``now`` (a server's clock), the creation times the reader
+    storage and disruption objects (``scenario.others``), nodes (Ready unless the scenario gave
+    them conditions: :func:`ready_node`), running pods, then pending pods with priority admission. With ``now`` (a server's clock), the creation times the reader
     gave its pods end at ``now``, in the same order."""
     last = max((t for p in scenario.pods if (t := _reader_time(p)) is not None), default=SCENARIO_EPOCH)
 
@@ -76,7 +97,7 @@ def load_scenario_into(store: Store, scenario: Scenario, now: datetime | None = 
         store.create(kind, obj)
     load_custom_resources(store, scenario, ensure_ns)
     for node in scenario.nodes:
-        store.create("Node", node)
+        store.create("Node", ready_node(node, now))
     classes = {p["metadata"]["name"]: p for p in store.list("PriorityClass")[0]}
     for pod in scenario.running_pods:
         ensure_ns(pod["metadata"].get("namespace") or "default")

@@ -1,0 +1,48 @@
+"""``kubesched --help`` (and each command's ``--help``) loads the parser only: numpy, asyncio,
+pydantic and the framework, simulator and scheduler are imported by the command that runs."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = (
+    "numpy",
+    "asyncio",
+    "uvloop",
+    "pydantic",
+    "yaml",
+    "aiohttp",
+    "kubernetes_asyncio",
+    "kubesched.framework",
+    "kubesched.config",
+    "kubesched.runtime",
+    "kubesched.plugins",
+    "kubesched.scheduler",
+    "kubesched.sim",
+    "kubesched.bench",
+    "kubesched.research",
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["--help"], ["simulate", "--help"], ["sim", "serve", "--help"], ["run", "--help"], ["bench", "--help"]],
+    ids=lambda argv: " ".join(argv),
+)
+def test_help_imports_nothing_heavy(argv: list[str]) -> None:
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['kubesched', *{argv!r}]\n"
+        "try:\n"
+        "    runpy.run_module('kubesched', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m.startswith({HEAVY!r})), "
+        "file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert "usage: kubesched" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "[]"

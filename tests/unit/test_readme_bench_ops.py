@@ -1,0 +1,36 @@
+"""The README's `kubesched bench` section names the ops the workload reader runs and those it
+refuses, once each, as kubesched/bench/workload.py has them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kubesched.bench import workload
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def section() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## How fast is my plugin? (`kubesched bench`)")
+    return text[start : text.index("\n## ", start + 1)]
+
+
+def refused_in_readme() -> set[str]:
+    (sentence,) = re.findall(r"Upstream's other ops are refused by name:(.*?)\.\n", section(), re.DOTALL)
+    return set(re.findall(r"`(\w+)`", sentence))
+
+
+def test_the_refused_ops_are_the_ones_the_reader_refuses() -> None:
+    assert refused_in_readme() == set(workload._NOT_RUN)
+
+
+def test_every_op_the_reader_runs_is_described_and_never_said_not_to_run() -> None:
+    text = section()
+    for op in workload._FIELDS:
+        assert f"`{op}`" in text, op
+    assert not set(workload._FIELDS) & refused_in_readme()
+    for sentence in re.split(r"(?<=[.)])\s", text):
+        if re.search(r"not run|does not run|refused", sentence):
+            assert not {op for op in workload._FIELDS if f"`{op}`" in sentence}, sentence
