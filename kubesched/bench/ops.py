@@ -39,7 +39,7 @@ from kubesched.bench.model import (
     Workload,
     has_labels,
 )
-from kubesched.bench.templates import is_templated, read_any, read_template
+from kubesched.bench.templates import decode, is_templated, read_any, read_file, read_template
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
@@ -59,6 +59,8 @@ Progress = Callable[[int, int], None]
 CHURN_PREFIX = "churn-"
 #: Seconds between two looks at the scheduler while waiting.
 _POLL = 0.005
+#: Objects an op makes between two looks at the run's deadline (``--timeout``).
+_CLOCK_EVERY = 256
 
 
 @dataclass
@@ -159,11 +161,13 @@ class OpRunner:
         elif isinstance(op, CreateNamespaces):
             labels = (read_template(op.template, "Namespace")["metadata"].get("labels") or {}) if op.template else {}
             for i in range(op.count):
+                self._in_time(i, "createNamespaces")
                 self._namespace(f"{op.prefix}-{i}", labels)
         elif isinstance(op, CreatePods):
             await self._create_pods(op)
         elif isinstance(op, CreateAny):
             for i in range(op.count):
+                self._in_time(i, "createAny")
                 self._create_any(op, i)
         elif isinstance(op, DeletePods):
             deleting = asyncio.create_task(self._delete_pods(op))
@@ -180,7 +184,12 @@ class OpRunner:
                 keys = [k for k in keys if self._podhas_labels(k, op.labels)]
             await self._wait(keys, attempted_only=op.stage == "Attempted")
         elif isinstance(op, Sleep):
-            await asyncio.sleep(op.seconds)
+            left = self._deadline - time.monotonic()
+            await asyncio.sleep(max(0.0, min(op.seconds, left)))
+            if op.seconds > left:
+                raise WorkloadError(
+                    f"{self.w.name}: sleep of {op.seconds:g} s goes past {self.timeout:g} s (--timeout)"
+                )
         elif isinstance(op, StartCollecting):
             self._start_window(op.name or self.w.name, op.namespaces, op.labels)
         elif isinstance(op, StopCollecting):
@@ -192,6 +201,7 @@ class OpRunner:
         # A template with a fixed name and no generateName names its one node so (node-with-name).
         fixed = template["metadata"].get("name") if prefix is None else None
         for i in range(op.count):
+            self._in_time(i, "createNodes")
             node = copy.deepcopy(template)
             name = (
                 fixed if fixed and op.count == 1 else f"{fixed or prefix or 'node'}{'' if prefix else '-'}{self._nodes}"
@@ -212,6 +222,15 @@ class OpRunner:
             self.store.create("Node", node)
             if op.allocatable is not None:
                 self._csi_node(name, op.allocatable)
+
+    def _in_time(self, done: int, op: str) -> bool:
+        """True, or a WorkloadError once the run's ``--timeout`` has passed (looked at every
+        :data:`_CLOCK_EVERY` objects ``op`` makes, ``done`` so far)."""
+        if done % _CLOCK_EVERY == 0 and time.monotonic() > self._deadline:
+            raise WorkloadError(
+                f"{self.w.name}: {op}: {done} objects made when the run reached {self.timeout:g} s (--timeout)"
+            )
+        return True
 
     def _csi_node(self, node: str, strategy: NodeAllocatable) -> None:
         """The CSINode upstream's nodeAllocatableStrategy makes for ``node``."""
@@ -283,16 +302,18 @@ class OpRunner:
             pods = [
                 self._pod(read_template(op.template, "Pod", {"Index": i, "Count": op.count}), op.namespace)
                 for i in range(op.count)
+                if self._in_time(i, "createPods")
             ]
         else:
             template = read_template(op.template, "Pod")
-            pods = [self._pod(template, op.namespace) for _ in range(op.count)]
+            pods = [self._pod(template, op.namespace) for i in range(op.count) if self._in_time(i, "createPods")]
         if op.volume_templates is not None:
             self._bound_claims(op, pods)
         keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
         if op.collect_metrics:
             self._start_window(self.w.name, ())
-        for key, pod in zip(keys, pods):
+        for i, (key, pod) in enumerate(zip(keys, pods)):
+            self._in_time(i, "createPods")
             created = self.store.create("Pod", pod)
             self.pods[key] = created["metadata"].get("uid", "")
         window = self._window
@@ -317,6 +338,7 @@ class OpRunner:
         pv_template = read_template(op.volume_templates[0], "PersistentVolume")
         pvc_template = read_template(op.volume_templates[1], "PersistentVolumeClaim")
         for i, pod in enumerate(pods):
+            self._in_time(i, "createPods (volumes)")
             claim, volume = f"pvc-{i}", f"{op.namespace}-vol-{i}"
             pvc = copy.deepcopy(pvc_template)
             pvc["metadata"].update(name=claim, namespace=op.namespace)
@@ -481,13 +503,7 @@ class OpRunner:
 def _churn_template(path: Any) -> Obj:
     """A churn template: a Pod or a Node (read as their templates are), or one object of any
     other kind with apiVersion and kind (a Service...)."""
-    import yaml
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            obj = yaml.safe_load(f)
-    except (OSError, yaml.YAMLError) as exc:
-        raise WorkloadError(f"{path}: cannot read churn template: {exc}") from None
+    obj = decode(read_file(path, "churn template"), path, "churn template")
     kind = obj.get("kind") if isinstance(obj, dict) else None
     if kind in ("Pod", "Node"):
         return read_template(path, str(kind))

@@ -1,5 +1,11 @@
 """Template files of workloads: one object each, whose text may use Go text/template fields
-(``{{.Index}}``, ``{{.Count}}``, a createAny op's ``templateParams``) filled in before it is read."""
+(``{{.Index}}``, ``{{.Count}}``, a createAny op's ``templateParams``) filled in before it is read.
+
+Every file ``kubesched bench`` reads (a workload file, a template) is read within
+:data:`BENCH_LIMITS` by :mod:`kubesched.decoding`: at most 3 MiB (kube-apiserver's limit of one
+request), UTF-8, nested at most 200 levels, aliases bounded as kube-apiserver bounds them. A
+template's text is checked again once its fields are filled in.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +13,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from kubesched.bench.errors import WorkloadError
+from kubesched.decoding import MAX_DOCUMENT_BYTES, DecodeError, Limits, load_yaml, read_text
 
 Obj = dict[str, Any]
 
+
+#: The bounds of every file bench reads, and of a template's text once filled in.
+BENCH_LIMITS = Limits(max_bytes=MAX_DOCUMENT_BYTES)
 
 #: A Go text/template field (``{{.Index}}``, ``{{ .Count }}``).
 TEMPLATE_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
@@ -21,23 +29,38 @@ TEMPLATE_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
 def is_templated(path: Path) -> bool:
     """Whether the template file at ``path`` uses a ``{{.Field}}``."""
     try:
-        return TEMPLATE_FIELD.search(path.read_text(encoding="utf-8")) is not None
-    except OSError:
-        return False
+        return TEMPLATE_FIELD.search(read_text(path, BENCH_LIMITS.max_bytes)) is not None
+    except (OSError, DecodeError):
+        return False  # read_template says why
+
+
+def read_file(path: Path, what: str) -> str:
+    """The text of the file at ``path`` (``what`` it is, for the message), within
+    :data:`BENCH_LIMITS`; a WorkloadError naming the file and the reason otherwise."""
+    try:
+        return read_text(path, BENCH_LIMITS.max_bytes)
+    except OSError as exc:
+        raise WorkloadError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    except DecodeError as exc:
+        raise WorkloadError(f"{path}: cannot read {what}: {exc}") from None
+
+
+def decode(text: str, path: Path, what: str) -> Any:
+    """One YAML document of ``text`` (the file at ``path``, a ``what``: none for a workload
+    file), within :data:`BENCH_LIMITS`."""
+    try:
+        return load_yaml(text, BENCH_LIMITS)
+    except DecodeError as exc:
+        raise WorkloadError(f"{path}: {what + ' is ' if what else ''}not valid YAML: {exc}") from None
 
 
 def read_template(path: Path, kind: str, values: dict[str, Any] | None = None) -> Obj:
     """The object of the template file at ``path``, which must be a ``kind``; ``values`` fill
     its ``{{.Field}}`` fields (none: they stay as written)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        if values is not None:
-            text = _fill(text, values, path)
-        obj = yaml.safe_load(text)
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read template: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise WorkloadError(f"{path}: template is not valid YAML: {exc}") from None
+    text = read_file(path, "template")
+    if values is not None:
+        text = _fill(text, values, path)
+    obj = decode(text, path, "template")
     if not isinstance(obj, dict):
         raise WorkloadError(f"{path}: a template must be one object, got {type_name(obj)}")
     if obj.get("kind", kind) != kind:
@@ -50,12 +73,25 @@ def read_template(path: Path, kind: str, values: dict[str, Any] | None = None) -
 
 
 def _fill(text: str, values: dict[str, Any], path: Path) -> str:
+    """``text`` with its fields filled in from ``values``; refused as soon as it grows past
+    :data:`BENCH_LIMITS` (a value put in many times, a large ``templateParams`` value)."""
+    limit = BENCH_LIMITS.max_bytes
+    size = len(text)
+
     def put(m: re.Match[str]) -> str:
+        nonlocal size
         if m.group(1) not in values:
             raise WorkloadError(
                 f"{path}: {m.group(0)} names no template value (there are: {', '.join(sorted(values))})"
             )
-        return str(values[m.group(1)])
+        value = values[m.group(1)]
+        out = value if isinstance(value, str) else str(value)
+        size += len(out) - len(m.group(0))
+        if size > limit:
+            raise WorkloadError(
+                f"{path}: template is more than the limit of {limit} bytes once {m.group(0)} is filled in"
+            )
+        return out
 
     return TEMPLATE_FIELD.sub(put, text)
 
@@ -63,12 +99,7 @@ def _fill(text: str, values: dict[str, Any], path: Path) -> str:
 def read_any(path: Path, values: dict[str, Any]) -> Obj:
     """The object of the template file at ``path``, of any kind (a createAny template), its
     ``{{.Field}}`` fields filled from ``values``."""
-    try:
-        obj = yaml.safe_load(_fill(path.read_text(encoding="utf-8"), values, path))
-    except OSError as exc:
-        raise WorkloadError(f"{path}: cannot read template: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        raise WorkloadError(f"{path}: template is not valid YAML: {exc}") from None
+    obj = decode(_fill(read_file(path, "template"), values, path), path, "template")
     if not isinstance(obj, dict) or not obj.get("kind") or not obj.get("apiVersion"):
         raise WorkloadError(f"{path}: a createAny template is one object with apiVersion and kind")
     return obj

@@ -44,6 +44,10 @@ the workload's params, and so does any value written ``$name``):
 A pod template's text may use ``{{.Index}}`` (the pod's index in its createPods op) and
 ``{{.Count}}``, as upstream's pod templates do.
 
+Files (workloads and templates) are read within :data:`kubesched.bench.templates.BENCH_LIMITS`
+(3 MiB, UTF-8, 200 levels, aliases bounded). A ``count`` (or churn ``number``) is at most
+:data:`MAX_OBJECTS`, and so are the objects a workload's ops make together.
+
 Template paths are relative to the workload file. Errors name the file, the workload and the
 field: ``misc.yaml: SchedulingBasic/500Nodes: workloadTemplate[2] (createPods).countParam:
 parameter $measurePods is not in the workload's params``.
@@ -54,8 +58,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.model import (
@@ -73,7 +75,7 @@ from kubesched.bench.model import (
     StopCollecting,
     Workload,
 )
-from kubesched.bench.templates import type_name
+from kubesched.bench.templates import decode, read_file, type_name
 
 #: The workload files shipped in the package, and their node and pod templates.
 SHIPPED_DIR = Path(__file__).resolve().parent / "workloads"
@@ -83,6 +85,11 @@ DEFAULT_POD_TEMPLATE = SHIPPED_DIR / "templates" / "pod-default.yaml"
 DEFAULT_WORKLOAD = "SchedulingBasic/500Nodes"
 
 Obj = dict[str, Any]
+
+#: The most objects one workload makes (each op's ``count``, and all its ops' together; a
+#: churn's ``number`` of each template counts), as in a scenario: far above upstream's largest
+#: workloads (5000 nodes, some 100,000 pods).
+MAX_OBJECTS = 1_000_000
 
 
 #: Each op's fields and their types (a field ``xParam`` stands for ``x``).
@@ -127,14 +134,7 @@ _WORKLOAD_FIELDS = {"name", "params", "featureGates", "labels", "threshold"}
 def load_workloads(path: str | Path) -> list[Workload]:
     """Every workload of the file at ``path``, checked; WorkloadError naming the field otherwise."""
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WorkloadError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise WorkloadError(f"{p}: not valid YAML: {exc}") from None
+    data = decode(read_file(p, "workload file"), p, "")
     return parse_workloads(data, p.parent, p.name)
 
 
@@ -192,6 +192,12 @@ def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[
                 for op in _ops(raw, k, params, base, default_pod, f"{source}: {full}: workloadTemplate[{k}]")
             ]
             _check_collecting(ops, f"{source}: {full}")
+            made = sum(_objects(op) for op in ops)
+            if made > MAX_OBJECTS:
+                raise WorkloadError(
+                    f"{source}: {full}: workloadTemplate: the ops make {made} objects, more than the limit of "
+                    f"{MAX_OBJECTS}"
+                )
             out.append(
                 Workload(
                     name=full,
@@ -244,6 +250,12 @@ def _ops(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: 
     inner = _op(op.inner, index, params, base, default_pod, f"{where} (createPodSets).createPodsOp")
     if not isinstance(inner, CreatePods):
         raise WorkloadError(f"{where} (createPodSets).createPodsOp.opcode: must be createPods")
+    made = op.count * (1 + _objects(inner))  # a namespace and its pods, each set
+    if made > MAX_OBJECTS:
+        raise WorkloadError(
+            f"{where} (createPodSets): {op.count} sets of {inner.count} pods make {made} objects, "
+            f"more than the limit of {MAX_OBJECTS}"
+        )
     return [replace(inner, namespace=f"{op.prefix}-{i}") for i in range(op.count)]
 
 
@@ -398,6 +410,8 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         if mode not in ("create", "recreate"):
             raise WorkloadError(f"{where}.mode: create or recreate, got {mode!r}")
         number = v.get("number", 0)
+        if number > MAX_OBJECTS:
+            raise WorkloadError(f"{where}.number: must be at most {MAX_OBJECTS}, got {number}")
         if number < 0 or (mode == "recreate" and number == 0):
             raise WorkloadError(
                 f"{where}.number: must be positive in recreate mode (at least 0 in create), got {number}"
@@ -487,13 +501,28 @@ def _check_collecting(ops: list[Op], where: str) -> None:
         )
 
 
-def _count(v: dict[str, Any], where: str, minimum: int) -> int:
-    if "count" not in v:
-        raise WorkloadError(f"{where}.count: required (count or countParam)")
-    n = int(v["count"])
+def _count(v: dict[str, Any], where: str, minimum: int, key: str = "count") -> int:
+    if key not in v:
+        raise WorkloadError(f"{where}.{key}: required ({key} or {key}Param)")
+    n = int(v[key])
     if n < minimum:
-        raise WorkloadError(f"{where}.count: must be at least {minimum}, got {n}")
+        raise WorkloadError(f"{where}.{key}: must be at least {minimum}, got {n}")
+    if n > MAX_OBJECTS:
+        raise WorkloadError(f"{where}.{key}: must be at most {MAX_OBJECTS}, got {n}")
     return n
+
+
+def _objects(op: Op) -> int:
+    """How many objects ``op`` makes (at most: a churn's slots)."""
+    if isinstance(op, CreatePods):
+        return op.count * (3 if op.volume_templates is not None else 1)
+    if isinstance(op, CreateNodes):
+        return op.count * (2 if op.allocatable is not None else 1)
+    if isinstance(op, CreateNamespaces | CreateAny):
+        return op.count
+    if isinstance(op, Churn):
+        return op.number * len(op.templates)
+    return 0
 
 
 def _path(base: Path, value: Any, where: str) -> Path:

@@ -90,6 +90,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         show = wanted(args.no_progress) and len(scenario.pending_pods) >= _BAR_FROM_PODS
         with ProgressBar("scheduling", len(scenario.pending_pods), show=show) as bar:
             result = event_loop_runner()(run_simulation(bar.callback, None))
+    for problem in result.summary.get("stepProblems") or ():
+        print(
+            f"kubesched: note: step {problem['step']} at {problem['at']:g}s: {problem['action']} {problem['object']} "
+            f"refused: {problem['reason']}",
+            file=sys.stderr,
+        )
     if result.summary.get("stopped"):
         print(f"kubesched: note: {result.summary['stopped']}", file=sys.stderr)
     if args.only:

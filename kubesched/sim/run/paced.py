@@ -133,8 +133,8 @@ class PacedTimeline:
         try:
             if what == "step":
                 self._create(item)
-                self.life.apply_step(item)
-                event = item.describe()
+                refused = self.life.apply_step(item)
+                event = item.describe() + "".join(f"; {p.action} {p.obj} refused: {p.reason}" for p in refused)
             else:
                 event = self.life.end(item)
         except Exception as exc:  # one bad event must not stop the clock

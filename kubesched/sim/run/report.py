@@ -312,6 +312,11 @@ def format_table(result: SimulationResult, width: int | None = None) -> str:
         )
     if s.get("observed"):
         summary.add_row("on the observed node", f"{s['observed']['sameNode']} of {s['observed']['pods']} recorded pods")
+    for problem in s.get("stepProblems") or ():
+        summary.add_row(
+            escape(f"step {problem['step']} at {problem['at']:g}s"),
+            escape(f"{problem['action']} {problem['object']} refused: {problem['reason']}"),
+        )
     if s.get("stopped"):
         summary.add_row("stopped", escape(s["stopped"]))
     for prof, counts in s["profiles"].items():

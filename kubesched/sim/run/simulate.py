@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.cluster.base import ClusterError
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
@@ -27,7 +28,15 @@ from kubesched.sim.run.report import SimulationResult, build_report, group_count
 from kubesched.sim.scenario.clock import ManualClock, format_seconds, stamp
 from kubesched.sim.scenario.loading import load_custom_resources
 from kubesched.sim.scenario.reading import SCENARIO_EPOCH, Scenario, ScenarioError, admit_pod
-from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace, default_horizon
+from kubesched.sim.scenario.timeline import (
+    Agenda,
+    Horizon,
+    Lives,
+    Step,
+    StepProblem,
+    create_or_replace,
+    default_horizon,
+)
 
 #: Events (steps, pods ending) a run takes at most: a guard against workloads that end and come
 #: back at the same instant (a lifetime of 0s), where the horizon is never reached.
@@ -148,9 +157,29 @@ async def simulate(
 
     store.subscribe(job_completed)
 
-    def add_pending(pods: list[dict[str, Any]]) -> None:
+    #: What steps could not do (a pod created twice, a patch the API server would refuse).
+    problems: list[StepProblem] = []
+
+    def create_pod(pod: dict[str, Any], step: Step | None) -> dict[str, Any] | None:
+        """``pod`` admitted and created; a step's pod that cannot be (it exists already) is a
+        problem of that step, and None."""
+        meta = pod["metadata"]
+        try:
+            created = with_uid(admit_pod(pod, priority_classes))
+            store.create("Pod", created)
+        except (ClusterError, ScenarioError) as exc:
+            if step is None:
+                raise
+            problems.append(
+                StepProblem(step.index + 1, clock.now, "create", f"Pod {meta['namespace']}/{meta['name']}", str(exc))
+            )
+            return None
+        return created
+
+    def add_pending(pods: list[dict[str, Any]], step: Step | None = None) -> None:
         for pod in pods:
-            pod = with_uid(admit_pod(pod, priority_classes))
+            if create_pod(pod, step) is None:
+                continue
             meta = pod["metadata"]
             key = f"{meta['namespace']}/{meta['name']}"
             pending_keys.append(key)
@@ -163,11 +192,11 @@ async def simulate(
                     phase="Error",
                     message=f"no profile has schedulerName {sched_name!r}; known: {', '.join(scheduler.frameworks)}",
                 )
-            store.create("Pod", pod)
 
     # Time: steps, and pods that end once they have run their lifetime.
     agenda = Agenda(scenario.steps)
     life = Lives(store, agenda, clock)
+    life.gates = settings.feature_gates
     store.subscribe(life.on_write)
     for pod in scenario.running_pods:
         life.started(pod)
@@ -248,18 +277,20 @@ async def simulate(
             clock_progress(clock.now, horizon.at)
         if what == "step":
             sub = item.scenario
-            for obj in [*sub.namespaces, *sub.priority_classes]:
-                if obj["kind"] == "PriorityClass":
-                    priority_classes[obj["metadata"]["name"]] = obj
-                create_or_replace(store, obj["kind"], obj)
-            for obj in [*sub.others, *sub.nodes]:
-                create_or_replace(store, obj["kind"], obj)
-            for pod in sub.running_pods:
-                store.create("Pod", with_uid(admit_pod(pod, priority_classes)))
-                life.started(pod)
-            add_pending(sub.pending_pods)
-            life.apply_step(item)
-            event = item.describe()
+            known = len(problems)
+            if sub is not None:
+                for obj in [*sub.namespaces, *sub.priority_classes]:
+                    if obj["kind"] == "PriorityClass":
+                        priority_classes[obj["metadata"]["name"]] = obj
+                    create_or_replace(store, obj["kind"], obj)
+                for obj in [*sub.others, *sub.nodes]:
+                    create_or_replace(store, obj["kind"], obj)
+                for pod in sub.running_pods:
+                    if create_pod(pod, item) is not None:
+                        life.started(pod)
+                add_pending(sub.pending_pods, item)
+            problems.extend(life.apply_step(item))
+            event = item.describe() + "".join(f"; {p.action} {p.obj} refused" for p in problems[known:])
         else:
             event = life.end(item)
         await cluster.wait_delivered()
@@ -284,6 +315,8 @@ async def simulate(
         result.summary["podGroups"] = group_counts(groups)
     if timeline:
         result.summary["timeline"] = timeline
+    if problems:
+        result.summary["stepProblems"] = [p.as_json() for p in problems]
     if stopped:
         result.summary["stopped"] = stopped
         result.summary["horizon"] = horizon.at

@@ -128,7 +128,7 @@ class Scenario:
     #: validated against their schema, in their storage version; created after ``others``.
     custom_objects: list[dict[str, Any]] = field(default_factory=list)
     #: ``kind: Steps`` documents' steps (kubesched.sim.scenario.timeline), each with its objects to
-    #: create parsed as a scenario of their own (``step.scenario``).
+    #: create parsed as a scenario of their own (``step.scenario``; None when it creates nothing).
     steps: list[Any] = field(default_factory=list)
 
     @property
@@ -156,7 +156,8 @@ def load_scenario(path: str | os.PathLike[str], gates: FeatureGates | None = Non
 
 
 def count_objects(docs: Iterable[Any]) -> int:
-    """How many objects ``docs`` hold: a List's items and a Steps document's objects each count."""
+    """How many objects ``docs`` hold: a List's items count, and in a Steps document each step and
+    each object it creates, deletes or patches."""
     count = 0
     for doc in docs:
         kind = doc.get("kind") if isinstance(doc, dict) else None
@@ -164,10 +165,11 @@ def count_objects(docs: Iterable[Any]) -> int:
             count += count_objects(doc["items"])
         elif kind == STEPS_KIND and isinstance(doc.get("steps"), list):
             count += sum(
-                len(step["create"])
+                1 + sum(len(step[k]) for k in ("create", "delete", "patch") if isinstance(step.get(k), list))
                 for step in doc["steps"]
-                if isinstance(step, dict) and isinstance(step.get("create"), list)
+                if isinstance(step, dict)
             )
+            count += sum(1 for step in doc["steps"] if not isinstance(step, dict))
         else:
             count += 1
     return count
@@ -220,7 +222,7 @@ def parse_scenario(
                 steps = parse_steps(obj, f"{prefix}{where}", len(sc.steps), sc.steps[-1].at if sc.steps else 0.0)
             except TimelineError as exc:
                 raise ScenarioError(str(exc)) from None
-            step_where.extend(f"{source} {where}.steps[{i}].create".strip() for i in range(len(steps)))
+            step_where.extend(f"{where}.steps[{i}].create" for i in range(len(steps)))
             sc.steps.extend(steps)
             return
         if kind == CRD_KIND or is_custom_kind(obj):
@@ -344,9 +346,25 @@ def parse_scenario(
     sc.others.sort(key=lambda o: order[o["kind"]])
     _settle_storage(sc.others)
     for step, where in zip(sc.steps, step_where, strict=True):
-        step.scenario = parse_scenario(step.create, where, classes.values(), sc.custom_resource_definitions, gates)
+        if step.create:  # a step that only patches or deletes has no scenario (None)
+            where = f"{source} {where}".strip()
+            step.scenario = parse_scenario(step.create, where, classes.values(), sc.custom_resource_definitions, gates)
     sc.warnings = _warnings(sc)
     return sc
+
+
+def object_problem(obj: dict[str, Any], store: Any, gates: FeatureGates | None = None) -> str | None:
+    """Why this loader would refuse ``obj`` as the one object of a scenario, or None: what a
+    step's patch is checked against before it is applied. The PriorityClasses and
+    CustomResourceDefinitions of ``store`` are known."""
+    classes, _ = store.list("PriorityClass")
+    definitions, _ = store.list(CRD_KIND)
+    try:
+        parse_scenario([obj], "", classes, definitions, gates)
+    except ScenarioError as exc:
+        text = str(exc)
+        return text[len("document 1") :].lstrip(".: ") if text.startswith("document 1") else text
+    return None
 
 
 def _workload_version(obj: dict[str, Any], kind: str, where: str) -> None:

@@ -94,6 +94,24 @@ class Step:
         return f"step {self.index + 1}: " + ("; ".join(parts) or "nothing")
 
 
+@dataclass(frozen=True)
+class StepProblem:
+    """What a step could not do: its ``action`` (create, patch) on ``obj`` (``Node n1``,
+    ``Pod ns/p``) and why. The step's other objects, and the run, go on."""
+
+    step: int
+    at: float
+    action: str
+    obj: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"step {self.step} at {self.at:g}s: {self.action} {self.obj} refused: {self.reason}"
+
+    def as_json(self) -> Obj:
+        return {"step": self.step, "at": self.at, "action": self.action, "object": self.obj, "reason": self.reason}
+
+
 def _ref(raw: Any, where: str) -> Ref:
     if not isinstance(raw, dict) or not isinstance(raw.get("kind"), str) or not isinstance(raw.get("name"), str):
         raise TimelineError(f"{where}: Required value: kind and name")
@@ -184,6 +202,8 @@ class Lives:
         self._running: set[str] = set()
         #: Called whenever a pod's end is put on the agenda (``sim serve`` wakes its clock).
         self.on_change: Any = None
+        #: The feature gates a patched object is checked under (1.37's defaults when None).
+        self.gates: Any = None
 
     def started(self, pod: Obj) -> None:
         """A pod placed at the start (or by a step) on a node: its lifetime runs from now."""
@@ -234,19 +254,29 @@ class Lives:
         self.completed[key] = (node, self.start.get(key, 0.0), self.clock())
         return f"{key} ended on {node}"
 
-    def apply_step(self, step: Step) -> None:
-        """A step's patches and deletions (its objects to create are the driver's: it admits them)."""
+    def apply_step(self, step: Step) -> list[StepProblem]:
+        """A step's patches and deletions (its objects to create are the driver's: it admits them).
+        A patch is applied only when the object it makes passes the scenario loader's checks of a
+        created object of its kind (a node's ``cpu: lots`` does not reach the scheduler); the
+        patches refused are returned."""
         from kubesched.cluster.store import json_copy
         from kubesched.sim.apiserver.patching import merge_patch
+        from kubesched.sim.scenario.reading import object_problem
 
+        problems: list[StepProblem] = []
         for ref, patch in step.patch:
+            ns = ref.namespace or ("default" if ref.kind == "Pod" else None)
             try:
-                current = self.store.get(
-                    ref.kind, ref.namespace or ("default" if ref.kind == "Pod" else None), ref.name
-                )
+                current = self.store.get(ref.kind, ns, ref.name)
             except NotFound:  # nothing of that name: the step says so in the report
                 continue
-            self.store.update(ref.kind, merge_patch(json_copy(current), patch))
+            patched = merge_patch(json_copy(current), patch)
+            why = object_problem(patched, self.store, self.gates)
+            if why is not None:
+                name = f"{ns}/{ref.name}" if ns else ref.name
+                problems.append(StepProblem(step.index + 1, self.clock(), "patch", f"{ref.kind} {name}", why))
+                continue
+            self.store.update(ref.kind, patched)
         for ref in step.delete:
             ns = ref.namespace or ("default" if ref.kind == "Pod" else None)
             try:
@@ -255,6 +285,7 @@ class Lives:
                 continue
             if ref.kind == "Pod":
                 self.removed[f"{ns}/{ref.name}"] = f"deleted at {self.clock():g}s by step {step.index + 1}"
+        return problems
 
     def moment(self, event: str, keys: list[str], scheduler: Any) -> Obj:
         """One line of the timeline: now, what happened, pods placed and pending, utilisation."""
