@@ -107,7 +107,8 @@ def _registry_with_qos_sort() -> Registry:
 
     registry = Registry()
     for entry in default_registry().entries():
-        registry.register(entry.cls, entry.name)
+        if entry.name != "QOSSort":  # an installed kubesched-qos-sort gives way to the checkout's
+            registry.register(entry.cls, entry.name)
     registry.register(load_plugin_class(QOS_SORT), "QOSSort")
     return registry
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import yaml
+from aiohttp import __version__ as aiohttp_version
 from aiohttp import web
 
 from kubesched.cluster.base import NotFound
@@ -87,6 +88,14 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+
+def _client_max_size(limit: int) -> int:
+    """aiohttp's ``client_max_size`` that lets a body of ``limit`` bytes through and refuses one
+    byte more: aiohttp before 3.14 refuses a body that reaches client_max_size, 3.14 and later
+    only one that exceeds it."""
+    major, minor = (int(p) for p in aiohttp_version.split(".")[:2])
+    return limit if (major, minor) >= (3, 14) else limit + 1
 
 
 def host_port(host: str, port: int) -> str:
@@ -241,13 +250,14 @@ class APIServer:
 
     async def start(self) -> None:
         self.ensure_defaults()
-        # aiohttp refuses a body longer than client_max_size: a body of exactly the limit passes
-        # and one byte more is a 413, as kube-apiserver's limitedReadBody has it — at every door.
+        # A body of exactly the limit passes and one byte more is a 413, as kube-apiserver's
+        # limitedReadBody has it — at every door (aiohttp's own limit, see _client_max_size).
         # A request's head is as long as Go's server reads it (kubesched.sim.apiserver.connections).
         # Every path is made canonical first: authentication decides on the path the router serves.
         # A connection let in past the cap answers health probes only.
         app = web.Application(
-            client_max_size=MAX_REQUEST_BODY_BYTES, middlewares=[over_cap, head_limit, canonical_paths]
+            client_max_size=_client_max_size(MAX_REQUEST_BODY_BYTES),
+            middlewares=[over_cap, head_limit, canonical_paths],
         )
         app.router.add_route("*", "/{tail:.*}", self._handle)
         self.faults.install(app)
