@@ -10,7 +10,6 @@ from typing import Any
 
 from kubesched.cli.common import GATES_HELP, PLUGIN_HELP, event_loop_runner, register_local_plugins, setup_logging
 from kubesched.errors import ConfigurationError
-from kubesched.sim.apiserver.inflight import DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, DEFAULT_MAX_REQUESTS_INFLIGHT
 
 
 def _is_loopback(address: str) -> bool:
@@ -204,16 +203,17 @@ def add_parser(sub: Any) -> None:
     serve.add_argument(
         "--max-requests-inflight",
         type=int,
-        default=DEFAULT_MAX_REQUESTS_INFLIGHT,
+        default=None,
         help="read-only requests (get, list) served at once, as kube-apiserver's flag; more are answered 429 "
-        "with Retry-After: 1 (watches are not counted, nor users in system:masters); 0: no limit; default %(default)s",
+        "with Retry-After: 1 (watches are not counted, nor users in system:masters); 0: no limit; "
+        "default 400, kube-apiserver's",
     )
     serve.add_argument(
         "--max-mutating-requests-inflight",
         type=int,
-        default=DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+        default=None,
         help="mutating requests (create, update, patch, delete) served at once, as kube-apiserver's flag; "
-        "0: no limit; default %(default)s",
+        "0: no limit; default 200, kube-apiserver's",
     )
     serve.add_argument("-v", action="count", default=0, help="more logging")
     serve.set_defaults(func=cmd_sim_serve)

@@ -112,8 +112,11 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     # explicit way out, for load probes and tools that speak plain HTTP.
     # The API server validates under the scheduler's gates (TaintTolerationComparisonOperators).
     gates = getattr(args, "gates", None)
-    most = getattr(args, "max_requests_inflight", DEFAULT_MAX_REQUESTS_INFLIGHT)
-    most_mutating = getattr(args, "max_mutating_requests_inflight", DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT)
+    # The flags' defaults are the server's own (the CLI does not import the server to show --help).
+    most = getattr(args, "max_requests_inflight", None)
+    most = DEFAULT_MAX_REQUESTS_INFLIGHT if most is None else most
+    most_mutating = getattr(args, "max_mutating_requests_inflight", None)
+    most_mutating = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT if most_mutating is None else most_mutating
     if args.insecure:
         server = APIServer(
             store,

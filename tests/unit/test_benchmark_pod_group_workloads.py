@@ -81,7 +81,8 @@ def _two_pod_node(i: int) -> dict:
 
 
 async def test_a_gang_that_cannot_fit_binds_none_while_a_basic_group_binds_what_fits() -> None:
-    """One node with room for two pods, groups of three: the gang binds none, the basic group two."""
+    """One node with room for two pods, groups of three: the gang binds none, the basic group two;
+    the member it left over is tried once more in a cycle of its own (which would preempt for it)."""
     gang = dataclasses.replace(WORKLOADS["GangScheduling/10Nodes_3Gangs"], nodes=1, make_node=_two_pod_node)
     gang = dataclasses.replace(gang, measure_pods=3, groups=1)
     result = await run_memory(gang)
@@ -90,4 +91,4 @@ async def test_a_gang_that_cannot_fit_binds_none_while_a_basic_group_binds_what_
         WORKLOADS["BasicScheduling/10Nodes_3Groups"], nodes=1, make_node=_two_pod_node, measure_pods=3, groups=1
     )
     result = await run_memory(basic)
-    assert (result.scheduled, result.unschedulable, result.group_cycles) == (2, 1, 1)
+    assert (result.scheduled, result.unschedulable, result.group_cycles) == (2, 2, 2)

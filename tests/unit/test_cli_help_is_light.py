@@ -46,3 +46,19 @@ def test_help_imports_nothing_heavy(argv: list[str]) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert "usage: kubesched" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_sim_serves_help_names_the_servers_in_flight_defaults() -> None:
+    """--help states the in-flight limits without importing the server: the numbers it prints are
+    the ones the server applies when the flags are not given."""
+    from kubesched.sim.apiserver.inflight import (
+        DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT,
+        DEFAULT_MAX_REQUESTS_INFLIGHT,
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kubesched", "sim", "serve", "--help"], capture_output=True, text=True, check=True
+    )
+    text = " ".join(done.stdout.split())
+    assert f"default {DEFAULT_MAX_REQUESTS_INFLIGHT}," in text
+    assert f"default {DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT}," in text

@@ -33,6 +33,12 @@ EXEMPT = {
     # on the pod, a 422, a ConfigError or a ScenarioError naming the field.
     "kubesched.framework.resources.QuantityError": "a value parser's error",
     "kubesched.framework.selectors.SelectorError": "a value parser's error",
+    # The embedded API server's own: each becomes an answer where it is raised (a 429 over the
+    # in-flight limit, the 422 of a schema pattern that does not compile, the 400 of a schema
+    # field its Go type refuses).
+    "kubesched.sim.apiserver.inflight.TooManyRequests": "an API server's answer",
+    "kubesched.sim.apiserver.validation.patterns.PatternError": "a value parser's error",
+    "kubesched.sim.apiserver.validation.schema_decode.SchemaDecodeError": "a value parser's error",
     "kubesched.framework.selectors.InvalidValue": "a value parser's error",
     "kubesched.framework.types.PodSpecError": "a value parser's error",
     "kubesched.decoding.DecodeError": "a value parser's error",
