@@ -540,7 +540,8 @@ def test_files_past_a_limit_are_refused_naming_it(tmp_path: Path, content: str, 
     "docs",
     [
         [{"kind": "List", "items": [{}] * (MAX_OBJECTS + 1)}],
-        [{"kind": "Steps", "steps": [{"at": "1s", "create": [{}] * MAX_OBJECTS}]}, {}],
+        # a step counts as one object besides those it creates
+        [{"kind": "Steps", "steps": [{"at": "1s", "create": [{}] * (MAX_OBJECTS - 1)}]}, {}],
     ],
     ids=["list-items", "steps-objects"],
 )
