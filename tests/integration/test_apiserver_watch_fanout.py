@@ -24,9 +24,27 @@ def _pod(name: str, padding: int = 0) -> dict[str, Any]:
 
 
 async def _next_event(resp: aiohttp.ClientResponse) -> dict[str, Any]:
-    line = await asyncio.wait_for(resp.content.readline(), 5)
+    line = await asyncio.wait_for(_read_line(resp), 5)
     event: dict[str, Any] = json.loads(line)
     return event
+
+
+#: what was read of each stream past its last whole line
+_LEFT: dict[int, bytes] = {}
+
+
+async def _read_line(resp: aiohttp.ClientResponse) -> bytes:
+    """One line of the stream, however long (a watch event of a large object is one line; the
+    oldest aiohttp the bounds allow refuses a ``readline`` past 64 KiB)."""
+    buffer = _LEFT.pop(id(resp), b"")
+    while b"\n" not in buffer:
+        chunk = await resp.content.readany()
+        if not chunk:
+            return buffer
+        buffer += chunk
+    line, _, rest = buffer.partition(b"\n")
+    _LEFT[id(resp)] = rest
+    return line
 
 
 async def _until(cond: Any) -> None:

@@ -46,6 +46,8 @@ MAX_HEAD_BYTES = MAX_HEADER_BYTES + 4096
 #: the longest header field aiohttp buffers (name and value): within Go's limit, and low enough
 #: that a request's 128 fields cannot hold much memory before the head is refused
 MAX_FIELD_BYTES = 64 * 1024
+#: the most header fields a request may have: aiohttp's parser's own limit
+MAX_HEADER_FIELDS = 128
 #: the limits of aiohttp's request parser (``web.AppRunner`` passes them to each connection)
 PARSER_LIMITS: dict[str, Any] = {"max_line_size": MAX_HEAD_BYTES, "max_field_size": MAX_FIELD_BYTES}
 
@@ -117,8 +119,10 @@ def head_bytes(request: web.BaseRequest) -> int:
 
 @web.middleware
 async def head_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """431 for a head longer than Go reads (each line within aiohttp's limits, all together not)."""
-    if head_bytes(request) > MAX_HEAD_BYTES:
+    """431 for a head longer than Go reads (each line within aiohttp's limits, all together not),
+    or of more fields than aiohttp's parser takes (which the oldest aiohttp the bounds allow does
+    not refuse itself: the same answer with every release)."""
+    if len(request.raw_headers) > MAX_HEADER_FIELDS or head_bytes(request) > MAX_HEAD_BYTES:
         return _plain(HEAD_TOO_LARGE)
     return await handler(request)
 

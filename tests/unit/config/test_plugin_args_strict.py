@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kubesched.config import ConfigError, load_config, parse_config, validation
+from kubesched.config import ConfigError, load_config, parse_config
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.testing import plugin_framework
 
@@ -148,11 +148,3 @@ def test_the_shipped_configurations_are_found() -> None:
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_shipped_configuration_still_validates(path: Path) -> None:
     load_config(path, registry=shipped_registry())
-
-
-def test_without_per_call_extra_a_stricter_model_refuses_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
-    """pydantic before 2.12 (which the dependency range allows) has no per-call ``extra``."""
-    monkeypatch.setattr(validation, "_PER_CALL_EXTRA", False)
-    assert errors(config({"penaltyPercnt": 10})) == ["profiles[0].pluginConfig[1].args.penaltyPercnt: unknown field"]
-    args = validation.validate_plugin_args(QuietHoursArgs, {"penaltyPercent": 10})
-    assert type(args) is QuietHoursArgs and args.penalty_percent == 10
