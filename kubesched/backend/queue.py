@@ -446,8 +446,7 @@ class SchedulingQueue:
         """The scheduler wrote the pod's ``status.nominatedNodeName`` (``""``: cleared): the
         queued pod has it at once, as upstream's API cache patches the queued pod, so a retry
         that comes before the watch event sees the pod as written."""
-        e = self._active_by_uid.get(uid)
-        q = e.qpi if e is not None else self._backoffq.get(uid) or self._unschedulable.get(uid)
+        q = self.get(uid)
         if q is not None:
             q.pod_info = q.pod_info.with_nomination(node_name)
 
