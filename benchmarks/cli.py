@@ -18,6 +18,12 @@ creates ``measure_pods`` at once and measures until every one of them is bound:
     python -m benchmarks.run --compare            # per-node vs batch path, same placements checked
     python -m benchmarks.run --backend http -w SchedulingBasic/5000Nodes_10000Pods   # over HTTP
     python -m benchmarks.run --list
+    python -m benchmarks.run --against main -w SchedulingBasic/5000Nodes_10000Pods   # paired: this checkout / main
+
+With --against REV, REV (any git revision) is built in a folder and environment of its own, and
+both sides run each workload in turn for --rounds rounds, the side that goes first alternating;
+the report gives, per workload, this side's figures divided by REV's (CPU seconds per measured
+pod, attempt p50 and p99, pods/s): the median over the rounds and the lowest and highest round.
 
 The node and pod templates follow upstream's scheduler_perf defaults (node: 4 CPU, 32Gi, 110
 pods; pod: 100m CPU, 500Mi memory). The default profile (every in-tree default plugin) is used.
@@ -54,6 +60,20 @@ def parser() -> argparse.ArgumentParser:
         default="memory",
         help="memory: the in-memory cluster; http: through the embedded API server over HTTP, "
         "pods created by a client (see benchmarks/backends/http.py)",
+    )
+    ap.add_argument(
+        "--against",
+        metavar="REV",
+        help="pair this checkout against git revision REV (built in its own folder and venv), run by run",
+    )
+    ap.add_argument(
+        "--rounds", type=int, default=5, metavar="N", help="with --against: rounds, each side once per round (5)"
+    )
+    ap.add_argument(
+        "--same-env",
+        action="store_true",
+        help="with --against: run REV's tree in this environment instead of one of its own "
+        "(quicker; fair only when the dependencies are the same)",
     )
     ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
     ap.add_argument("--list", action="store_true", help="list workloads")

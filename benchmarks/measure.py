@@ -5,9 +5,18 @@ result (:func:`measured_result`)."""
 from __future__ import annotations
 
 from benchmarks.catalogue import Workload
-from kubesched.bench.measure import Floor, LoopLag, Result, make_result, peak_rss_mib, percentile, with_floor
+from kubesched.bench.measure import (
+    Floor,
+    LoopLag,
+    Result,
+    cpu_seconds,
+    make_result,
+    peak_rss_mib,
+    percentile,
+    with_floor,
+)
 
-__all__ = ["Floor", "LoopLag", "Result", "measured_result", "peak_rss_mib", "percentile", "with_floor"]
+__all__ = ["Floor", "LoopLag", "Result", "cpu_seconds", "measured_result", "peak_rss_mib", "percentile", "with_floor"]
 
 
 def measured_result(
@@ -22,10 +31,12 @@ def measured_result(
     backend: str = "memory",
     groups: int = 0,
     group_cycles: int = 0,
+    cpu: float | None = None,
 ) -> Result:
     """The :class:`Result` of one run of ``w``: ``measured`` pods decided in ``seconds``, the
     scheduling-attempt ``durations`` (seconds) of the measured pods, the loop's ``lag``; with
-    ``groups`` (the pod groups the measured pods make up), groups/s over the same time."""
+    ``groups`` (the pod groups the measured pods make up), groups/s over the same time; ``cpu``
+    the process's CPU seconds over the same window."""
     return make_result(
         w.name,
         nodes,
@@ -39,4 +50,5 @@ def measured_result(
         backend,
         groups,
         group_cycles,
+        cpu,
     )

@@ -19,6 +19,7 @@ from benchmarks.measure import Result
 from kubesched.bench.report import print_table
 
 __all__ = [
+    "print_against",
     "print_comparisons",
     "print_json",
     "print_scaling",
@@ -123,3 +124,53 @@ def print_comparisons(rows: list[dict[str, Any]]) -> None:
     for row in rows:
         for example in row["examples"]:
             console.print(f"  {row['workload']}: {example}")
+
+
+def _spread(figure: dict[str, Any]) -> str:
+    if figure["ratio_median"] is None:
+        return "-"
+    return f"{figure['ratio_median']:.2f} ({figure['ratio_min']:.2f}-{figure['ratio_max']:.2f})"
+
+
+def print_against(rows: list[dict[str, Any]], rev: str) -> None:
+    """``--against``: per workload, this side's figures over REV's: the median ratio of the rounds
+    with the lowest and highest round in brackets, and each side's median beside it."""
+    t = Table(title=f"this checkout / {rev}: median ratio of the rounds (lowest-highest round)")
+    for col in (
+        "workload",
+        "rounds",
+        "CPU ms/pod ratio",
+        "CPU ms/pod ours",
+        "CPU ms/pod theirs",
+        "p50 ratio",
+        "p99 ratio",
+        "pods/s ratio",
+        "pods/s ours",
+        "pods/s theirs",
+    ):
+        t.add_column(col, justify="left" if col == "workload" else "right", no_wrap=col == "workload")
+    process_cpu = False
+    for row in rows:
+        cpu = row["cpu_ms_per_pod"]
+        star = "" if row["cpu_measure"] == "cpu_ms_per_pod" else "*"
+        process_cpu = process_cpu or bool(star)
+        t.add_row(
+            row["workload"],
+            str(row["rounds"]),
+            _spread(cpu) + star,
+            f"{cpu['ours_median']:.3f}",
+            f"{cpu['theirs_median']:.3f}",
+            _spread(row["attempt_p50_ms"]),
+            _spread(row["attempt_p99_ms"]),
+            _spread(row["pods_per_second"]),
+            f"{row['pods_per_second']['ours_median']:.1f}",
+            f"{row['pods_per_second']['theirs_median']:.1f}",
+        )
+    console = Console(color_system=None, width=200)
+    console.print(t)
+    console.print("CPU and latency: below 1 is this checkout faster; pods/s: above 1 is.")
+    if process_cpu:
+        console.print(
+            "* REV's runs do not measure CPU over the measured pods: the whole process's CPU per measured pod"
+        )
+        console.print("  (setup included) on both sides instead.")

@@ -1,7 +1,8 @@
 """``python -m benchmarks.run``: parse the command line (:mod:`benchmarks.cli`), pick the
 workloads (:mod:`benchmarks.catalogue`), run each in a fresh interpreter or, inside that
 interpreter, here (:mod:`benchmarks.launch`, :mod:`benchmarks.compare`), and show the results
-(:mod:`benchmarks.report`).
+(:mod:`benchmarks.report`); with ``--against REV``, this checkout and REV in turn, paired
+(:mod:`benchmarks.against`).
 
 Exit status: 0 when the runs finished (and, with --compare, every placement matched), 1 when a
 comparison's placements differ, 2 on a usage error.
@@ -13,12 +14,14 @@ import argparse
 import sys
 from dataclasses import asdict
 
+from benchmarks.against import Side, pair, prepare
 from benchmarks.catalogue import SCALING, WORKLOADS, default_names
 from benchmarks.cli import parse
 from benchmarks.compare import compare_in_process, compare_isolated
-from benchmarks.launch import run_in_process, run_isolated
+from benchmarks.launch import ROOT, run_in_process, run_isolated
 from benchmarks.measure import Result
 from benchmarks.report import (
+    print_against,
     print_comparisons,
     print_json,
     print_scaling,
@@ -39,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.compare:
         return compare(names, args)
+    if args.against:
+        return against(names, args)
     return measure(names, args)
 
 
@@ -47,6 +52,12 @@ def selected(args: argparse.Namespace) -> list[str] | None:
     (with the reason on stderr) when the options name none sensibly."""
     if args.scaling and (args.workload or args.all):
         print("--scaling runs its own workloads; it does not combine with -w or --all", file=sys.stderr)
+        return None
+    if args.against and (args.scaling or args.compare or args.in_process):
+        print("--against pairs plain runs; it does not combine with --scaling or --compare", file=sys.stderr)
+        return None
+    if args.rounds < 1:
+        print(f"--rounds must be at least 1, not {args.rounds}", file=sys.stderr)
         return None
     names = list(SCALING) if args.scaling else args.workload or default_names(args.all)
     unknown = [n for n in names if n not in WORKLOADS]
@@ -108,6 +119,29 @@ def compare(names: list[str], args: argparse.Namespace) -> int:
     else:
         print_comparisons(rows)
     return 0 if all(r["same_placements"] for r in rows) else 1
+
+
+def against(names: list[str], args: argparse.Namespace) -> int:
+    """This checkout against ``args.against``, paired round by round; 2 when REV names no commit."""
+
+    def say(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    try:
+        theirs = prepare(args.against, args.same_env, say)
+    except ValueError as e:
+        print(e, file=sys.stderr)
+        return 2
+    ours = Side("this checkout", ROOT, sys.executable)
+    pairings = pair(names, ours, theirs, args.rounds, args.backend, not args.no_uvloop, say)
+    rows = [p.to_json() for p in pairings]
+    if args.save:
+        save_json(args.save, rows)
+    if args.json:
+        print_json(rows)
+    else:
+        print_against(rows, theirs.label)
+    return 0
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 * pods/s: measured pods divided by the time from their creation until each is decided;
 * p50/p90/p99 of the scheduling-attempt latency (one scheduling cycle) while they are scheduled;
+* CPU seconds the process spent while they were scheduled (user and system, every thread: the
+  scheduler, the cluster it talks to and the benchmark's own bookkeeping) and that per measured
+  pod: the figure a noisy machine still compares, where pods/s moves with the neighbours' load;
 * peak RSS of the process (each run has a process of its own, so it is that run's);
 * the event loop's largest lag while the measured pods are scheduled (:class:`LoopLag`);
 * upstream's floor and our pods/s divided by it (:func:`with_floor`).
@@ -14,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import resource
 import sys
+import time
 from dataclasses import dataclass, field
 
 
@@ -54,6 +58,10 @@ class Result:
     groups_per_second: float | None = None
     #: Pod-group cycles the scheduler ran (one per group when every group fits at its first try).
     group_cycles: int = 0
+    #: CPU seconds of the whole process while the measured pods were scheduled, and that in
+    #: milliseconds per measured pod (None when the run did not measure it).
+    cpu_seconds: float = 0.0
+    cpu_ms_per_pod: float | None = None
 
 
 def with_floor(result: Result, floor: Floor | None) -> Result:
@@ -72,6 +80,12 @@ def percentile(values: list[float], p: float) -> float:
     s = sorted(values)
     k = min(len(s) - 1, max(0, int(round(p / 100.0 * (len(s) - 1)))))
     return s[k]
+
+
+def cpu_seconds() -> float:
+    """The CPU time this process has spent so far (user and system, every thread), in seconds;
+    the difference of two readings is what a measured window cost."""
+    return time.process_time()
 
 
 def peak_rss_mib() -> float:
@@ -115,10 +129,12 @@ def make_result(
     backend: str = "memory",
     groups: int = 0,
     group_cycles: int = 0,
+    cpu: float | None = None,
 ) -> Result:
     """The :class:`Result` of one measured set: ``measured`` pods decided in ``seconds``, the
     scheduling-attempt ``durations`` (seconds) meanwhile, the loop's ``lag``; with ``groups``
-    (the pod groups the measured pods make up), groups/s over the same time."""
+    (the pod groups the measured pods make up), groups/s over the same time; with ``cpu`` (the
+    CPU seconds the window cost, see :func:`cpu_seconds`), that per measured pod."""
     seconds = max(seconds, 1e-9)
     return Result(
         workload=name,
@@ -138,4 +154,6 @@ def make_result(
         groups=groups,
         groups_per_second=round(groups / seconds, 3) if groups else None,
         group_cycles=group_cycles,
+        cpu_seconds=round(cpu, 3) if cpu is not None else 0.0,
+        cpu_ms_per_pod=round(cpu * 1000 / measured, 4) if cpu is not None and measured else None,
     )

@@ -22,7 +22,7 @@ from typing import Any
 
 from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
-from kubesched.bench.measure import LoopLag, Result, make_result
+from kubesched.bench.measure import LoopLag, Result, cpu_seconds, make_result
 from kubesched.bench.model import (
     Barrier,
     Churn,
@@ -78,6 +78,8 @@ class _Window:
     lag_started: bool = False
     #: Only pods with these labels are measured (startCollectingMetrics' labelSelector).
     labels: tuple[tuple[str, str], ...] = ()
+    #: The process's CPU seconds when the window opened (:func:`cpu_seconds`).
+    cpu0: float = 0.0
 
 
 class OpRunner:
@@ -428,13 +430,16 @@ class OpRunner:
         # The lag is watched from when the window's first pods are in the queue (creating
         # thousands of pods in one go is the benchmark's own doing).
         lag = LoopLag()
-        self._window = _Window(name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag, labels=labels)
+        self._window = _Window(
+            name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag, labels=labels, cpu0=cpu_seconds()
+        )
 
     async def _stop_window(self) -> None:
         window = self._window
         assert window is not None
         await self._wait(window.keys)
         seconds = time.perf_counter() - window.t0
+        cpu = cpu_seconds() - window.cpu0
         window.lag.stop()
         self._window = None
         # A pod a deletePods op took before it was bound is not measured.
@@ -451,6 +456,7 @@ class OpRunner:
                 len(window.keys) - scheduled,
                 scheduled,
                 window.lag,
+                cpu=cpu,
             )
         )
 

@@ -26,6 +26,7 @@ COLUMNS = [
     "scheduled",
     "unschedulable",
     "pods/s",
+    "CPU ms/pod",
     "floor",
     "ours/floor",
     "p50 ms",
@@ -93,9 +94,9 @@ def test_a_plugin_is_measured_beside_the_default_profile() -> None:
     assert (mine["scheduled"], mine["unschedulable"]) == ("0", "10")
     assert (default["scheduled"], default["unschedulable"]) == ("10", "0")
     for c in (mine, default):
-        assert float(c["pods/s"]) > 0 and float(c["peak RSS MiB"]) > 0
+        assert float(c["pods/s"]) > 0 and float(c["peak RSS MiB"]) > 0 and float(c["CPU ms/pod"]) > 0
         assert float(c["p50 ms"]) <= float(c["p90 ms"]) <= float(c["p99 ms"])
-    assert ratio["pods/s"].endswith("x") and ratio["p99 ms"].endswith("x")
+    assert ratio["pods/s"].endswith("x") and ratio["p99 ms"].endswith("x") and ratio["CPU ms/pod"].endswith("x")
     assert ratio["scheduled"] == ""
 
 

@@ -3,12 +3,15 @@ workload left out of a default run, and the --scaling summary. No workload is ru
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 import pytest
 
 from benchmarks import catalogue, run
 from benchmarks.catalogue import WORKLOADS, default_names
 from benchmarks.measure import Result, with_floor
 from benchmarks.report import print_table, scaling_rows
+from kubesched.bench.measure import LoopLag, make_result
 
 
 def result(workload: str, pods_per_second: float, nodes: int = 5000, measured: int = 1000) -> Result:
@@ -72,10 +75,20 @@ def test_table_prints_floor_ratio_dash_and_names_a_borrowed_floor(capsys: pytest
         for line in out.splitlines()
         if line.count("│") > 10
     }
-    assert rows["SchedulingBasic/5000Nodes_10000Pods"][7:9] == ["680", "0.50"]
-    assert rows["SchedulingPodAntiAffinity/5000Nodes"][7:9] == ["60*", "2.50"]
-    assert rows["PreemptionBasic/500Nodes"][7:9] == ["-", "-"]
+    assert rows["SchedulingBasic/5000Nodes_10000Pods"][6:10] == ["340.0", "-", "680", "0.50"]
+    assert rows["SchedulingPodAntiAffinity/5000Nodes"][8:10] == ["60*", "2.50"]
+    assert rows["PreemptionBasic/500Nodes"][8:10] == ["-", "-"]
     assert "SchedulingPodAntiAffinity/5000Nodes: SchedulingPodAntiAffinity/5000Nodes_2000Pods" in out
+
+
+def test_cpu_per_measured_pod_is_in_the_result_the_table_and_the_json(capsys: pytest.CaptureFixture[str]) -> None:
+    r = make_result("W", 5, 0, 400, 2.0, [0.001], 0, 400, LoopLag(), cpu=1.5)
+    assert (r.cpu_seconds, r.cpu_ms_per_pod) == (1.5, 3.75)
+    assert asdict(r)["cpu_ms_per_pod"] == 3.75
+    assert make_result("W", 5, 0, 400, 2.0, [0.001], 0, 400, LoopLag()).cpu_ms_per_pod is None
+    print_table([r])
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "│ W " in line]
+    assert [c.strip() for c in line.split("│")[1:-1]][6:8] == ["200.0", "3.750"]
 
 
 def test_default_run_skips_the_slow_workload_but_all_and_w_include_it() -> None:
