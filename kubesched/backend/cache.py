@@ -183,6 +183,8 @@ class Cache:
         self._order_changed = True
         self._zones: dict[str, list[str]] = {}
         self._node_zone: dict[str, str] = {}
+        #: Told the UID of every pod added, assumed or removed (the pod-group index listens).
+        self.on_placement: Callable[[str], None] | None = None
 
     # --- nodes --------------------------------------------------------------------------------
     def add_node(self, node: dict[str, Any]) -> NodeInfo:
@@ -291,6 +293,8 @@ class Cache:
         self._pods[pod.uid] = _PodState(pod, node_name, assumed=True)
         self._node_for(node_name).add_pod(pod)
         self._dirty.add(node_name)
+        if self.on_placement is not None:
+            self.on_placement(pod.uid)
 
     def finish_binding(self, pod: PodInfo) -> None:
         """The bind call returned: start the TTL after which an unconfirmed pod expires."""
@@ -325,6 +329,8 @@ class Cache:
         self._pods[pod.uid] = _PodState(pod, pod.node_name, assumed=False)
         self._node_for(pod.node_name).add_pod(pod)
         self._dirty.add(pod.node_name)
+        if self.on_placement is not None:
+            self.on_placement(pod.uid)
 
     def update_pod(self, pod: PodInfo) -> None:
         self.add_pod(pod)
@@ -338,6 +344,8 @@ class Cache:
 
     def _remove_state(self, uid: str, st: _PodState) -> None:
         del self._pods[uid]
+        if self.on_placement is not None:
+            self.on_placement(uid)
         ni = self.nodes.get(st.node_name)
         if ni is not None:
             ni.remove_pod(st.pod)

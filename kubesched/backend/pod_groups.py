@@ -10,13 +10,16 @@ and every group below it.
 
 It is the plugins' ``handle.pod_groups`` (GangScheduling counts a gang's members here), and the
 scheduler finds a group's pending members through it when one of them is popped. Which members
-are placed is the cache's to say (bound or assumed), so :meth:`PodGroupIndex.state` asks it.
+are placed is the cache's to say (bound or assumed), so :meth:`PodGroupIndex.state` asks it; an
+index that follows a cache (:meth:`PodGroupIndex.follow`) also keeps each group's placed members
+as the cache changes, so that how many are placed is an O(1) question
+(:meth:`PodGroupIndex.scheduled_count`) for a gang's every member at Permit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 from kubesched.framework.podgroup import (
     COMPOSITE_POD_GROUP_KIND,
@@ -29,6 +32,15 @@ from kubesched.framework.types import PodInfo
 
 #: ``placed(uid)``: the pod as the cache holds it (bound or assumed, with its node), or None.
 PlacedLookup = Callable[[str], PodInfo | None]
+
+
+class PlacementSource(Protocol):
+    """What :meth:`PodGroupIndex.follow` needs of the scheduler's cache."""
+
+    on_placement: Callable[[str], None] | None
+
+    def get_pod(self, uid: str) -> PodInfo | None: ...
+
 
 #: WorkloadMaxTreeDepth (scheduling.k8s.io): levels of a hierarchy, its root the first.
 MAX_TREE_DEPTH = 4
@@ -60,6 +72,37 @@ class PodGroupIndex:
         self._parent: dict[str, str] = {}
         #: Each composite's children keys (kept while the composite itself is unseen).
         self._children: dict[str, set[str]] = {}
+        #: Following a cache (:meth:`follow`): each group's placed members, kept as they change.
+        self._following = False
+        self._placed_members: dict[str, set[str]] = {}
+
+    def follow(self, cache: PlacementSource) -> None:
+        """Ask ``cache`` which pods are placed, and hear from it whenever a pod it holds is
+        added, assumed or removed, so that :meth:`scheduled_count` keeps its answer."""
+        self._placed = cache.get_pod
+        cache.on_placement = self.placement_changed
+        self._following = True
+        self._placed_members = {}
+        for members in self._members.values():
+            for uid in members:
+                self.placement_changed(uid)
+
+    def placement_changed(self, uid: str) -> None:
+        """The cache's pod ``uid`` was added, assumed, confirmed or removed."""
+        if not self._following:
+            return
+        key = self._group_of.get(uid)
+        if key is None:
+            return
+        pi = self._members[key][uid]
+        if pi.node_name or ((p := self._placed(uid)) is not None and p.node_name):
+            self._placed_members.setdefault(key, set()).add(uid)
+        else:
+            placed = self._placed_members.get(key)
+            if placed is not None:
+                placed.discard(uid)
+                if not placed:
+                    del self._placed_members[key]
 
     # --- the informer side --------------------------------------------------------------------
     def put_group(self, obj: dict[str, Any]) -> None:
@@ -106,6 +149,7 @@ class PodGroupIndex:
         key = group_key(pod.namespace, pod.pod_group)
         self._members.setdefault(key, {})[pod.uid] = pod
         self._group_of[pod.uid] = key
+        self.placement_changed(pod.uid)
 
     def remove_pod(self, uid: str) -> None:
         """A pod was deleted, or finished (Succeeded or Failed): it no longer counts."""
@@ -117,6 +161,11 @@ class PodGroupIndex:
             members.pop(uid, None)
             if not members:
                 del self._members[key]
+        placed = self._placed_members.get(key)
+        if placed is not None:
+            placed.discard(uid)
+            if not placed:
+                del self._placed_members[key]
 
     # --- what plugins and the scheduler read --------------------------------------------------
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
@@ -130,6 +179,13 @@ class PodGroupIndex:
     def members(self, namespace: str, name: str) -> dict[str, PodInfo]:
         """The group's known pods by UID (a copy)."""
         return dict(self._members.get(group_key(namespace, name)) or {})
+
+    def scheduled_count(self, namespace: str, name: str) -> int:
+        """How many of the group's pods are placed (bound or assumed): ``len(state(...).scheduled)``,
+        in O(1) when the index follows a cache."""
+        if self._following:
+            return len(self._placed_members.get(group_key(namespace, name)) or ())
+        return len(self.state(namespace, name).scheduled)
 
     def state(self, namespace: str, name: str) -> PodGroupState:
         members = self._members.get(group_key(namespace, name)) or {}

@@ -473,12 +473,24 @@ class SchedulingQueue:
         if not self._of_interest(event):
             return 0
         moved = 0
+        # Members of one pod group gated by a plugin whose verdict is the group's (GangScheduling
+        # waiting for its quorum): once the first has been asked again and is still held for the
+        # same reason, the others are held as asking would hold them, without asking.
+        held_groups: set[tuple[str, str, str, str]] = set()
+        event_name = str(event)
         for q in list(self._unschedulable.values() if candidates is None else candidates):
             if skip_uid is not None and q.pod_info.uid == skip_uid:
                 continue
             if q.gated:
                 if q.gating_plugin == SCHEDULING_GATES:
                     continue  # only an update of the pod itself ungates it (upstream skips these too)
+                group = self._group_gate(q)
+                if group is not None and group in held_groups:
+                    # What a gate that holds it again does: to the pool's end, counted as gated.
+                    uid = q.pod_info.uid
+                    self._unschedulable[uid] = self._unschedulable.pop(uid)
+                    self._count_incoming(GATED_Q, event_name)
+                    continue
                 # A pod gated after a failed attempt (its preemption still under way) also
                 # waits for what its rejecting plugins wait for.
                 plugins = q.unschedulable_plugins | q.pending_plugins
@@ -486,13 +498,28 @@ class SchedulingQueue:
                     plugins = plugins | {q.gating_plugin}
                 if self._event_may_help(q.pod, plugins, event, old, new):
                     if q.pod_info.scheduler_name in self.frameworks:
+                        reason = (q.gating_plugin, q.last_failure)
                         self._gate(q, str(event))
                         moved += q.pod_info.uid not in self._unschedulable
+                        if group is not None and q.gated and (q.gating_plugin, q.last_failure) == reason:
+                            held_groups.add(group)
                 continue
             if self._event_may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new):
                 self._gate(q, str(event))
                 moved += q.pod_info.uid not in self._unschedulable
         return moved
+
+    def _group_gate(self, q: QueuedPodInfo) -> tuple[str, str, str, str] | None:
+        """For a gated pod held only by a plugin whose PreEnqueue verdict and queueing hints are
+        its pod group's (``pre_enqueue_by_pod_group``), and whose profile gates synchronously:
+        the key its fellow members share (profile, namespace, group, plugin); else None."""
+        pi = q.pod_info
+        if not pi.pod_group or q.unschedulable_plugins or q.pending_plugins:
+            return None
+        fw = self.frameworks.get(pi.scheduler_name)
+        if fw is None or fw.pre_enqueue_is_async or q.gating_plugin not in fw.pre_enqueue_by_pod_group:
+            return None
+        return (pi.scheduler_name, pi.namespace, pi.pod_group, q.gating_plugin)
 
     def assigned_pod_added(self, pod: PodInfo, ns_labels: NamespaceLabels | None = None) -> None:
         """A pod was bound (or found bound): as upstream, only pooled pods it could help across

@@ -247,6 +247,11 @@ class PodGroups(Protocol):
         the state: what a quorum check needs."""
         ...
 
+    def scheduled_count(self, namespace: str, name: str) -> int:
+        """How many members are placed (bound or assumed), without building the state: what
+        a gang's Permit needs, in O(1)."""
+        ...
+
     def composite(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The CompositePodGroup object (``CompositePodGroup`` gate), or ``None``."""
         ...
@@ -360,7 +365,14 @@ class Plugin(Protocol):
 @runtime_checkable
 class PreEnqueuePlugin(Plugin, Protocol):
     """Called before a pod enters activeQ. Anything but Success keeps it gated (not scheduled)
-    until an event its plugin registered for lets it in."""
+    until an event its plugin registered for lets it in.
+
+    A plugin whose verdict for a pod, and whose queueing hints, depend only on the pod's pod
+    group (never on the pod itself) may say so with the class attribute
+    ``pre_enqueue_by_pod_group = True``: when one event reaches many members of a group it holds,
+    the queue asks again for the first and, if that one is still held for the same reason,
+    holds the others as asking would, without asking (a gang of n members arriving one by one
+    then costs n checks, not n²/2)."""
 
     def pre_enqueue(self, pod: PodInfo) -> MaybeAwaitable: ...
 

@@ -91,6 +91,8 @@ class GangScheduling:
     """All of a gang's minimum, or nothing (see the module docstring)."""
 
     name: ClassVar[str] = GANG_SCHEDULING
+    #: PreEnqueue's verdict and the queueing hints are the pod group's, whichever member asks.
+    pre_enqueue_by_pod_group: ClassVar[bool] = True
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle = handle
@@ -148,7 +150,7 @@ class GangScheduling:
             obj = groups.get(ns, name)
             if obj is None:
                 return False
-            count = len(groups.state(ns, name).scheduled) if placed else groups.member_count(ns, name)
+            count = groups.scheduled_count(ns, name) if placed else groups.member_count(ns, name)
             return count >= (gang_min_count(obj) or 1)
         cpg = groups.composite(ns, name)
         if cpg is None or depth > 64:
@@ -186,14 +188,17 @@ class GangScheduling:
         min_count = gang_min_count(obj)
         if min_count is None:
             return None, 0.0
-        group = groups.state(pod.namespace, pod.pod_group)
-        if len(group.scheduled) < min_count:
+        if groups.scheduled_count(pod.namespace, pod.pod_group) < min_count:
+            group = groups.state(pod.namespace, pod.pod_group)
             self.handle.activate([p for uid, p in group.members.items() if uid not in group.scheduled])
             return Status(Code.WAIT, WAITING_AT_PERMIT), PERMIT_TIMEOUT_SECONDS
-        for uid in group.scheduled:
-            waiting = self.handle.get_waiting_pod(uid)
-            if waiting is not None:
-                waiting.allow(self.name)
+        # With no pod waiting at Permit anywhere there is no one to let go (the group's cycle
+        # places a whole gang before its first Permit: none of its members ever waits).
+        if next(iter(self.handle.iterate_waiting_pods()), None) is not None:
+            for uid in groups.state(pod.namespace, pod.pod_group).scheduled:
+                waiting = self.handle.get_waiting_pod(uid)
+                if waiting is not None:
+                    waiting.allow(self.name)
         return None, 0.0
 
     def _permit_in_hierarchy(self, namespace: str, parent: str) -> tuple[Status | None, float]:

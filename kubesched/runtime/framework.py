@@ -113,6 +113,9 @@ class NoPodGroups:
     def member_count(self, namespace: str, name: str) -> int:
         return 0
 
+    def scheduled_count(self, namespace: str, name: str) -> int:
+        return 0
+
     def composite(self, namespace: str, name: str) -> dict[str, Any] | None:
         return None
 
@@ -410,6 +413,14 @@ class Framework:
     def pre_enqueue_is_async(self) -> bool:
         """Some PreEnqueue plugin is a coroutine function (the plugins are fixed per profile)."""
         return any(b.is_async for b in self.pre_enqueue_plugins)
+
+    @functools.cached_property
+    def pre_enqueue_by_pod_group(self) -> frozenset[str]:
+        """The PreEnqueue plugins whose verdict for a pod, and whose queueing hints, depend only
+        on the pod's pod group (they say so with ``pre_enqueue_by_pod_group = True``)."""
+        return frozenset(
+            b.name for b in self.pre_enqueue_plugins if getattr(b.plugin, "pre_enqueue_by_pod_group", False)
+        )
 
     def run_pre_enqueue_sync(self, pod: PodInfo) -> Status | None:
         """:meth:`run_pre_enqueue` for profiles whose PreEnqueue plugins are all plain functions."""

@@ -83,7 +83,7 @@ class Scheduler:
         ext = Extenders(extenders, self.snapshot)
         self.extenders: list[HTTPExtender] = ext.extenders
         #: PodGroups and their members; which are placed, the cache says (built below).
-        self.pod_groups = PodGroupIndex(placed=lambda uid: self.cache.get_pod(uid))
+        self.pod_groups = PodGroupIndex()
         #: The informers plugins ask for, one per resource for every profile (see
         #: :meth:`_watch_registered_resources` and :meth:`start`).
         self.informers = SharedInformers(handler_kind)
@@ -115,6 +115,7 @@ class Scheduler:
             raise ValueError("at least one profile is needed")
         self._watch_registered_resources()
         self.cache = Cache(assumed_ttl=options.assumed_ttl, clock=clock)
+        self.pod_groups.follow(self.cache)
         self.queue = SchedulingQueue(
             self.frameworks,
             clock=clock,

@@ -82,7 +82,8 @@ class PodGroupHandle:
         #: The scheduler's gates: ``composite`` turns CompositePodGroup on.
         self.feature_gates = FeatureGates().replace(GenericWorkload=True, CompositePodGroup=composite)
         self.cache = Cache()
-        self.pod_groups = PodGroupIndex(placed=self.cache.get_pod)
+        self.pod_groups = PodGroupIndex()
+        self.pod_groups.follow(self.cache)
         self._snapshot = Snapshot()
 
     def add_nodes(self, *nodes: dict[str, Any]) -> None:

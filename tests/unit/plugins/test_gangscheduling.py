@@ -342,6 +342,9 @@ class _Groups:
 
         return PodGroupState(self.members, {u: p for u, p in self.members.items() if u in self.scheduled})
 
+    def scheduled_count(self, namespace: str, name: str) -> int:
+        return len(self.scheduled)
+
 
 class _Waiting:
     def __init__(self) -> None:
@@ -362,6 +365,9 @@ class _PermitHandle:
 
     def get_waiting_pod(self, uid: str) -> Any:
         return self.waiting.get(uid)
+
+    def iterate_waiting_pods(self) -> Any:
+        return iter(self.waiting.values())
 
 
 def _permit_case(min_count: int | None, scheduled: set[str]) -> tuple[Any, _PermitHandle]:
