@@ -37,7 +37,7 @@ The decorators:
     ``fn(a: QueuedPodInfo, b: QueuedPodInfo) -> bool``: True when ``a`` goes before ``b``.
 
 A plugin that needs configuration (``Args``), cycle state or several extension points is
-written as a class; see the README's "Writing a plugin".
+written as a class; see "Writing a plugin" (docs/writing-a-plugin.md).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: The API server's gates: the PodGroup API and the Job controller's integration.
 SERVER_GATES = "GenericWorkload=true,WorkloadWithJob=true"
 
-#: The README's walk-through uses these files: two nodes with room for 7 pods of 1 CPU, a third
+#: The walk-through of docs/workloads.md uses these files: two nodes with room for 7 pods of 1 CPU, a third
 #: node, and the Job of 8 asking for a gang.
 EXAMPLES = ROOT / "config" / "examples"
 NODES = (EXAMPLES / "gang-nodes.yaml").read_text()

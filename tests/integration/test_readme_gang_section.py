@@ -1,6 +1,6 @@
-"""The README's "Workloads and gang scheduling" walks through real commands: the files it names
-exist, the simulate command it shows prints the table it quotes, and the messages it quotes for
-sim serve are the ones test_gang_sim_serve.py asserts."""
+"""The docs' "Workloads and gang scheduling" (docs/workloads.md) walks through real commands: the
+files it names exist, the simulate command it shows prints the table it quotes, and the messages
+it quotes for sim serve are the ones test_gang_sim_serve.py asserts."""
 
 from __future__ import annotations
 
@@ -9,24 +9,19 @@ import shlex
 from pathlib import Path
 
 import pytest
+from docs_pages import page, section
 
 from kubesched.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## Workloads and gang scheduling\n")
-    end = text.index("\n## ", start + 1)
-    # after sim serve is introduced, before running against a cluster and the research sections
-    assert text.index("## An API server you can point kubectl at") < start
-    assert end == text.index("\n## Running against a cluster")
-    return text[start:end]
+def section_text() -> str:
+    return section(page("workloads.md"), "# Workloads and gang scheduling")
 
 
 def test_the_files_it_names_exist() -> None:
-    paths = set(re.findall(r"config/[\w./-]+\.yaml", section()))
+    paths = set(re.findall(r"config/[\w./-]+\.yaml", section_text()))
     assert {
         "config/examples/gang-job.yaml",
         "config/examples/gang-nodes.yaml",
@@ -39,7 +34,7 @@ def test_the_files_it_names_exist() -> None:
 def test_the_simulate_command_prints_the_table_it_quotes(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    text = section()
+    text = section_text()
     command = next(line for line in text.splitlines() if line.startswith("python -m kubesched simulate"))
     argv = shlex.split(command)[3:]
     monkeypatch.chdir(ROOT)
@@ -55,7 +50,7 @@ def test_the_simulate_command_prints_the_table_it_quotes(
 
 
 def test_the_sim_serve_messages_it_quotes_are_the_tested_ones() -> None:
-    text = section()
+    text = section_text()
     e2e = (ROOT / "tests" / "integration" / "test_gang_sim_serve.py").read_text()
     for message in (
         "minCount (8) cannot be satisfied: 7 scheduled, 0 remaining, pod group preemption: No preemption victims found for incoming preemptor",

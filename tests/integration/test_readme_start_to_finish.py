@@ -1,7 +1,7 @@
-"""The README's "Start to finish" as a new user follows it: every file it shows written out as
-shown, its tests run with the kit's pytest plugin, its workload benchmarked beside the default
-profile with ``kubesched bench``, and the plugin watched through the real kubectl against
-``sim serve`` with ``kubesched run``: the commands run are the README's own."""
+"""The docs' "Start to finish" (docs/start-to-finish.md) as a new user follows it: every file it
+shows written out as shown, its tests run with the kit's pytest plugin, its workload benchmarked
+beside the default profile with ``kubesched bench``, and the plugin watched through the real
+kubectl against ``sim serve`` with ``kubesched run``: the commands run are the page's own."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from docs_pages import page, section
 from polling import eventually_sync
 
 from kubesched.testing import sim_serve_process
@@ -26,16 +27,14 @@ KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.slow
 
 
-def section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("### Start to finish: a plugin that reads a kind of its own")
-    return text[start : text.index("\n### ", start + 1)]
+def section_text() -> str:
+    return section(page("start-to-finish.md"), "# Start to finish: a plugin that reads a kind of its own")
 
 
 def files() -> dict[str, str]:
     """Every block of the section whose first line names its file (``# path``): path -> text."""
     out = {}
-    for body in re.findall(r"```(?:python|yaml)\n(.*?)```", section(), re.DOTALL):
+    for body in re.findall(r"```(?:python|yaml)\n(.*?)```", section_text(), re.DOTALL):
         first, _, rest = body.partition("\n")
         assert first.startswith("# "), f"a block without its file name: {first!r}"
         out[first[2:].strip()] = rest if first.endswith(".yaml") else body
@@ -45,7 +44,7 @@ def files() -> dict[str, str]:
 def commands() -> list[str]:
     """The section's shell commands, one per line (continuations joined, comments dropped)."""
     lines = []
-    for body in re.findall(r"```sh\n(.*?)```", section(), re.DOTALL):
+    for body in re.findall(r"```sh\n(.*?)```", section_text(), re.DOTALL):
         for line in body.replace("\\\n", " ").splitlines():
             line = line.split(" #", 1)[0].strip()
             if line and not line.startswith("#"):
@@ -116,7 +115,7 @@ def test_step_3_the_bench_command_measures_it_beside_the_default(project: Path) 
 
 
 class Session:
-    """The README's shell session: kubectl, and the scheduler it starts in the background."""
+    """The page's shell session: kubectl, and the scheduler it starts in the background."""
 
     def __init__(self, project: Path, kubeconfig: str) -> None:
         self.project = project

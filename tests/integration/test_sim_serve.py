@@ -1,4 +1,4 @@
-"""`kubesched sim serve --with-scheduler` and the real kubectl, exactly as the README walks through it."""
+"""`kubesched sim serve --with-scheduler` and the real kubectl, exactly as docs/simulator.md walks through it."""
 
 from __future__ import annotations
 

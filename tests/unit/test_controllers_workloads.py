@@ -158,7 +158,7 @@ def test_deleting_the_job_collects_its_workload_and_pod_group(env: tuple[Store, 
     other_wl = workload_name(store.get("Job", "default", "other"))
     assert [w["spec"]["controllerRef"]["name"] for w in listed(store, "Workload")] == ["other"]
     # The PodGroup is being deleted, held by its protection finalizer while pods use it: the
-    # simulator collects no pods (README), so the Job's pods stay until deleted.
+    # simulator collects no pods (docs/simulator.md), so the Job's pods stay until deleted.
     going, kept = sorted(listed(store, "PodGroup"), key=lambda g: g["spec"]["workloadRef"]["workloadName"] == other_wl)
     assert going["metadata"].get("deletionTimestamp") and "deletionTimestamp" not in kept["metadata"]
     train_pods = [p for p in listed(store, "Pod") if p["metadata"]["name"].startswith("train-")]

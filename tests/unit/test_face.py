@@ -14,7 +14,7 @@ import pytest
 
 import kubesched
 
-#: The stable API. Changing this list is a deliberate act: the README's "Writing a plugin" says
+#: The stable API. Changing this list is a deliberate act: the docs' "Writing a plugin" says
 #: these names keep their meaning, and every package in plugins/ imports only them.
 FACE = [
     "ActionType",
@@ -244,10 +244,15 @@ def test_every_plugin_package_imports_only_the_faces() -> None:
     assert offenders == set()
 
 
-def test_every_readme_example_imports_only_the_faces() -> None:
+def test_every_documented_example_imports_only_the_faces() -> None:
     fence = re.compile(r"```python\n(.*?)```", re.DOTALL)
     found = set()
-    for readme in [ROOT / "README.md", *sorted((ROOT / "plugins").glob("*/README.md"))]:
+    pages = [
+        ROOT / "README.md",
+        *sorted((ROOT / "docs").glob("**/*.md")),
+        *sorted((ROOT / "plugins").glob("*/README.md")),
+    ]
+    for readme in pages:
         for block in fence.findall(readme.read_text()):
             found.update(
                 f"{readme.relative_to(ROOT)}: {m}"
@@ -256,5 +261,5 @@ def test_every_readme_example_imports_only_the_faces() -> None:
             found.update(
                 f"{readme.relative_to(ROOT)}: {m}" for m in re.findall(r"^\s*import (kubesched[\w.]*)", block, re.M)
             )
-    assert found, "no README example imports kubesched"
+    assert found, "no example in the README, the docs or a package README imports kubesched"
     assert {entry for entry in found if entry.split(": ")[1] not in FACES} == set()

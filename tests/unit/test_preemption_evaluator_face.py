@@ -1,14 +1,14 @@
-"""The face's PreemptionEvaluator: the README's example plugin (run as written), and the
+"""The face's PreemptionEvaluator: the docs' example plugin (run as written), and the
 evaluator over hooks given as an object."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_pages import page_path, section
 
 from kubesched import (
     Code,
@@ -22,17 +22,15 @@ from kubesched import (
 )
 from kubesched.testing import make_node, make_pod, plugin_framework
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = page_path("writing-a-plugin.md")
 
 
 def readme_example() -> type:
-    """The code block of the README's "Preemption: the evaluator", executed."""
-    text = README.read_text()
-    section = text[text.index("#### Preemption: the evaluator") :]
-    block = re.search(r"```python\n(.*?)```", section, re.S)
+    """The code block of the docs' "Preemption: the evaluator", executed."""
+    block = re.search(r"```python\n(.*?)```", section(PAGE.read_text(), "## Preemption: the evaluator"), re.S)
     assert block is not None
     ns: dict[str, Any] = {}
-    exec(compile(block.group(1), "README.md", "exec"), ns)
+    exec(compile(block.group(1), "writing-a-plugin.md", "exec"), ns)
     cls = ns["EvictBatch"]
     assert isinstance(cls, type)
     return cls

@@ -1,24 +1,21 @@
-"""The README's `kubesched bench` section names the ops the workload reader runs and those it
-refuses, once each, as kubesched/bench/workload.py has them."""
+"""The docs' `kubesched bench` page (docs/bench.md) names the ops the workload reader runs and
+those it refuses, once each, as kubesched/bench/workload.py has them."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
+
+from docs_pages import page, section
 
 from kubesched.bench import workload
 
-ROOT = Path(__file__).resolve().parents[2]
 
-
-def section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## How fast is my plugin? (`kubesched bench`)")
-    return text[start : text.index("\n## ", start + 1)]
+def section_text() -> str:
+    return section(page("bench.md"), "# How fast is my plugin? (`kubesched bench`)")
 
 
 def refused_in_readme() -> set[str]:
-    (sentence,) = re.findall(r"Upstream's other ops are refused by name:(.*?)\.\n", section(), re.DOTALL)
+    (sentence,) = re.findall(r"Upstream's other ops are refused by name:(.*?)\.\n", section_text(), re.DOTALL)
     return set(re.findall(r"`(\w+)`", sentence))
 
 
@@ -27,7 +24,7 @@ def test_the_refused_ops_are_the_ones_the_reader_refuses() -> None:
 
 
 def test_every_op_the_reader_runs_is_described_and_never_said_not_to_run() -> None:
-    text = section()
+    text = section_text()
     for op in workload._FIELDS:
         assert f"`{op}`" in text, op
     assert not set(workload._FIELDS) & refused_in_readme()

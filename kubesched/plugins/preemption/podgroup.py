@@ -19,7 +19,7 @@ DefaultPreemption's PodGroupPostFilter hands the group here:
    nominated to its proposed node; the Success says ``found a placement for podgroup,
    preempting K victims``, which the cycle adds to the group's message.
 
-What is left out (see the README's "Not yet as 1.37"): PodDisruptionBudgets do not order the
+What is left out (see "Not yet as 1.37", docs/not-yet-1.37.md): PodDisruptionBudgets do not order the
 reprieve; victims are deleted within the cycle (never in the background); groups with a topology
 constraint are refused, as upstream does.
 """

@@ -47,7 +47,7 @@ GPU_MODEL_ANNOTATION = "alibabacloud.com/gpu-card-model"
 #: Why what needs the trace is skipped when it is absent.
 TRACE_ABSENT = (
     "the openb trace is absent: neither $KUBESCHED_TRACES/alibaba-gpu-v2023 nor "
-    "../shared/traces/alibaba-gpu-v2023 holds it (the README's Research section says where to get it)"
+    "../shared/traces/alibaba-gpu-v2023 holds it (docs/research.md says where to get it)"
 )
 DEFAULT_TRACE_DIR = Path(__file__).resolve().parents[3].parent / "shared" / "traces" / "alibaba-gpu-v2023"
 

@@ -6,7 +6,7 @@ import inspect
 
 import kubesched.testing
 
-#: Changing this list is a deliberate act: the README's "Testing your plugin" relies on it.
+#: Changing this list is a deliberate act: the docs' "Testing your plugin" relies on it.
 EXPORTED = {
     "Harness",
     "MemoryCluster",

@@ -1,14 +1,14 @@
 """The kit's pod-group points: PlacementGenerate, PlacementFeasible, PlacementScore and
-PodGroupPostFilter of a plugin, driven through the runtime by ``PluginFramework``; the README's
+PodGroupPostFilter of a plugin, driven through the runtime by ``PluginFramework``; the docs'
 racks example and the in-tree GangScheduling among them."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from docs_pages import page_path
 
 from kubesched.framework.podgroup import (
     Placement,
@@ -27,16 +27,16 @@ from kubesched.testing import (
     plugin_framework,
 )
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = page_path("writing-a-plugin.md")
 RACK = "example.com/rack"
 
 
 def readme_plugins() -> dict[str, Any]:
-    """ByRack and FewestNodes, as the README's "Pod groups: placement plugins" writes them."""
-    blocks = re.findall(r"```python\n(# my_plugins/racks\.py\n.*?)```", README.read_text(), re.DOTALL)
-    assert len(blocks) == 1, "the README's placement example is gone"
+    """ByRack and FewestNodes, as the docs' "Pod groups: placement plugins" writes them."""
+    blocks = re.findall(r"```python\n(# my_plugins/racks\.py\n.*?)```", PAGE.read_text(), re.DOTALL)
+    assert len(blocks) == 1, "the docs' placement example is gone"
     ns: dict[str, Any] = {}
-    exec(compile(blocks[0], "README.md:racks", "exec"), ns)
+    exec(compile(blocks[0], "writing-a-plugin.md:racks", "exec"), ns)
     return ns
 
 
@@ -81,7 +81,7 @@ def test_the_builder_makes_a_pod_group_and_members_that_name_it() -> None:
     assert make_pod("x").pod_group("loose").obj()["spec"]["schedulingGroup"] == {"podGroupName": "loose"}
 
 
-# --- the README's racks: PlacementGenerate and PlacementScore --------------------------------------
+# --- the docs' racks: PlacementGenerate and PlacementScore --------------------------------------
 
 
 def test_by_rack_proposes_one_placement_per_rack() -> None:

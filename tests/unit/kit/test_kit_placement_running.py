@@ -4,25 +4,25 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
+from docs_pages import page_path
 
 from kubesched.framework.features import FeatureGates
 from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import PodGroupBuilder, make_node, make_pod, make_pod_group, running_scheduler
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = page_path("writing-a-plugin.md")
 RACK = "example.com/rack"
 GATE_ON = {"GenericWorkload": True}
 
 
 def readme_plugins() -> dict[str, Any]:
-    blocks = re.findall(r"```python\n(# my_plugins/racks\.py\n.*?)```", README.read_text(), re.DOTALL)
-    assert len(blocks) == 1, "the README's placement example is gone"
+    blocks = re.findall(r"```python\n(# my_plugins/racks\.py\n.*?)```", PAGE.read_text(), re.DOTALL)
+    assert len(blocks) == 1, "the docs' placement example is gone"
     ns: dict[str, Any] = {}
-    exec(compile(blocks[0], "README.md:racks", "exec"), ns)
+    exec(compile(blocks[0], "writing-a-plugin.md:racks", "exec"), ns)
     return ns
 
 

@@ -1,5 +1,6 @@
-"""The README's "Testing your plugin" runs: its Python blocks, in order, are one test module that
-pytest runs in another project's way (kubesched's pytest plugin and pytest-asyncio, nothing else)."""
+"""The docs' "Testing your plugin" (docs/testing-a-plugin.md) runs: its Python blocks, in order,
+are one test module that pytest runs in another project's way (kubesched's pytest plugin and
+pytest-asyncio, nothing else)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from docs_pages import page, section
+
 ROOT = Path(__file__).resolve().parents[3]
 
 
 def section_blocks() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("### Testing your plugin")
-    end = text.index("\n### ", start + 1)
-    return re.findall(r"```python\n(.*?)```", text[start:end], re.DOTALL)
+    text = section(page("testing-a-plugin.md"), "# Testing your plugin")
+    return re.findall(r"```python\n(.*?)```", text, re.DOTALL)
 
 
 def test_the_section_has_a_test_for_each_kind_of_plugin() -> None:

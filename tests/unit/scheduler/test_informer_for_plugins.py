@@ -1,15 +1,15 @@
 """``handle.informer_for``: plugins watch any resource, built-in or custom, over the in-memory
 cluster; its changes reach the plugin's handlers and, as ``ClusterEvent(gvr.event_resource)``,
-the queue, whose hints decide which rejected pods to retry. The README's example is the plugin."""
+the queue, whose hints decide which rejected pods to retry. The docs' example is the plugin."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import make_harness, profile, registry_with
+from docs_pages import page_path
 from kubernetes_asyncio.client import Configuration
 
 from kubesched import ActionType, ClusterEvent, ClusterEventWithHint, GroupVersionResource, QueueingHint, Status
@@ -24,7 +24,7 @@ from kubesched.runtime.informers import SharedInformers
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import make_node, make_pod
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = page_path("writing-a-plugin.md")
 QUOTAS = GroupVersionResource("scheduling.x-k8s.io", "v1alpha1", "elasticquotas")
 QUOTA_KIND = "elasticquotas.scheduling.x-k8s.io"  # the Store's key for them
 CONFIG_MAPS = GroupVersionResource("", "v1", "configmaps")
@@ -33,10 +33,10 @@ OPTIONS = SchedulerOptions(seed=1, record_results=True, pod_initial_backoff=0.0,
 
 
 def readme_plugin() -> type:
-    blocks = re.findall(r"```python\n(# my_plugins/needs_quota\.py\n.*?)```", README.read_text(), re.DOTALL)
-    assert len(blocks) == 1, "the README's informer example is gone"
+    blocks = re.findall(r"```python\n(# my_plugins/needs_quota\.py\n.*?)```", PAGE.read_text(), re.DOTALL)
+    assert len(blocks) == 1, "the docs' informer example is gone"
     ns: dict[str, Any] = {}
-    exec(compile(blocks[0], "README.md:needs_quota", "exec"), ns)
+    exec(compile(blocks[0], "writing-a-plugin.md:needs_quota", "exec"), ns)
     cls: type = ns["NeedsQuota"]
     return cls
 

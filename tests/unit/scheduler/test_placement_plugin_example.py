@@ -1,29 +1,29 @@
-"""The README's placement plugins ("Writing a plugin", pod groups), run as written: enabled
+"""The docs' placement plugins ("Writing a plugin", pod groups), run as written: enabled
 under multiPoint they land at placementGenerate and placementScore, and on the real loop the
 gang goes to the rack where it fits on the fewest nodes."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from conftest import make_harness, profile, registry_with
+from docs_pages import page_path
 
 from kubesched.config import parse_config
 from kubesched.framework.features import FeatureGates
 from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import make_node, make_pod
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PAGE = page_path("writing-a-plugin.md")
 GATES = FeatureGates().replace(GenericWorkload=True)
 
 
 def readme_plugins() -> dict[str, Any]:
-    blocks = re.findall(r"```python\n(# my_plugins/racks\.py\n.*?)```", README.read_text(), re.DOTALL)
-    assert len(blocks) == 1, "the README's placement example is gone"
+    blocks = re.findall(r"```python\n(# my_plugins/racks\.py\n.*?)```", PAGE.read_text(), re.DOTALL)
+    assert len(blocks) == 1, "the docs' placement example is gone"
     ns: dict[str, Any] = {}
-    exec(compile(blocks[0], "README.md:racks", "exec"), ns)
+    exec(compile(blocks[0], "writing-a-plugin.md:racks", "exec"), ns)
     return ns
 
 
