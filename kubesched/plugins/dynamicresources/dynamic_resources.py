@@ -71,12 +71,12 @@ from kubesched.framework.podgroup import pod_group_name
 from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.plugins.dynamicresources import device_taints
 from kubesched.plugins.dynamicresources import extended_resources as ext
-from kubesched.plugins.dynamicresources.allocator import (
+from kubesched.plugins.dynamicresources.allocator import Allocator
+from kubesched.plugins.dynamicresources.allocator_types import (
     AllocatedState,
     AllocationError,
     AllocationFailedOnNode,
     AllocationTimeout,
-    Allocator,
     CompileFailure,
     Features,
     RuntimeFailure,
