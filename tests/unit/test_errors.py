@@ -57,7 +57,7 @@ EXEMPT = {
     "kubesched.plugins.dynamicresources.allocator_types.CompileFailure": "a plugin's Status",
     "kubesched.plugins.dynamicresources.allocator_types.RuntimeFailure": "a plugin's Status",
     "kubesched.plugins.dynamicresources.cel.CELError": "a plugin's Status",
-    "kubesched.plugins.dynamicresources.dynamic_resources.ClaimProblem": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.claims.ClaimProblem": "a plugin's Status",
 }
 
 
