@@ -50,14 +50,14 @@ EXEMPT = {
     "kubesched.sim.apiserver.protobuf.decode.ProtobufError": "an HTTP Status",
     "kubesched.sim.apiserver.selectors.SelectorSyntaxError": "an HTTP Status",
     # Control flow inside the DynamicResources plugin: each ends as the plugin's Status.
-    "kubesched.plugins.dynamicresources.allocator.AllocationError": "a plugin's Status",
-    "kubesched.plugins.dynamicresources.allocator.AllocationFailedOnNode": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.allocator_types.AllocationError": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.allocator_types.AllocationFailedOnNode": "a plugin's Status",
     "kubesched.plugins.dynamicresources.capacity.CapacityError": "a plugin's Status",
-    "kubesched.plugins.dynamicresources.allocator.AllocationTimeout": "a plugin's Status",
-    "kubesched.plugins.dynamicresources.allocator.CompileFailure": "a plugin's Status",
-    "kubesched.plugins.dynamicresources.allocator.RuntimeFailure": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.allocator_types.AllocationTimeout": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.allocator_types.CompileFailure": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.allocator_types.RuntimeFailure": "a plugin's Status",
     "kubesched.plugins.dynamicresources.cel.CELError": "a plugin's Status",
-    "kubesched.plugins.dynamicresources.dynamic_resources.ClaimProblem": "a plugin's Status",
+    "kubesched.plugins.dynamicresources.claims.ClaimProblem": "a plugin's Status",
 }
 
 

@@ -23,8 +23,8 @@ from kubesched.framework.podgroup import PodGroupInfo, PodGroupState
 from kubesched.plugins.dynamicresources.dynamic_resources import (
     ClaimProblem,
     DynamicResources,
-    _reserved_for_pod,
     bind_to,
+    reserved_for_pod,
 )
 from kubesched.testing.harness import as_node_infos, as_pod_info
 
@@ -416,7 +416,7 @@ def test_a_member_whose_group_does_not_exist_waits() -> None:
     ],
 )
 def test_is_reserved_for_pod(pod: Obj, reserved: list[Obj], accept: bool, want: bool) -> None:
-    assert _reserved_for_pod(pod, {"status": {"reservedFor": reserved}}, accept) is want
+    assert reserved_for_pod(pod, {"status": {"reservedFor": reserved}}, accept) is want
 
 
 def group_with(*claims: Obj, namespace: str = "default", name: str = GROUP) -> Obj:

@@ -12,7 +12,7 @@ from typing import Any
 from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver.validation import scheduling as workloads
 from kubesched.sim.apiserver.validation.core import validate_node_spec, validate_pod_scheduling
-from kubesched.sim.apiserver.validation.dra import validate_device_taint_rule
+from kubesched.sim.apiserver.validation.dra.taint_rules import validate_device_taint_rule
 from kubesched.sim.apiserver.validation.meta import validate_labels
 from kubesched.sim.apiserver.validation.pods import pod_validation_options, validate_container_restart_policies
 from kubesched.sim.apiserver.validation.resources import validate_pod_resources

@@ -1,0 +1,89 @@
+"""What one :class:`~.allocator.Allocator` keeps for every node it is asked about: its inputs
+(claims, classes, slices, the CEL callback, the features), what allocated claims hold, the slices
+by node, the taints DeviceTaintRules add, each pool's counters left after the allocated devices
+(partitionable devices), and the CEL and capacity answers that hold on every node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, DeviceID, Features, Gates, Obj
+from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, slice_spec
+from kubesched.plugins.dynamicresources.taints import RuleTaints
+
+
+class AllocatorBase:
+    """An Allocator's state shared by every node (see :class:`~.allocator.Allocator`)."""
+
+    def __init__(
+        self,
+        claims: Sequence[Obj],
+        allocated: set[DeviceID],
+        classes: Mapping[str, Obj],
+        slices: Sequence[Obj],
+        evaluate: Callable[[str, str, Obj], bool],
+        *,
+        features: Features | Gates | None = None,
+        device_taint_rules: Iterable[Mapping[str, Any]] = (),
+        shared: Iterable[DeviceID] = (),
+        consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+    ) -> None:
+        self.claims = list(claims)
+        self.allocated = allocated
+        self.classes = classes
+        self.slices = slices
+        self._evaluate = evaluate
+        if features is None:
+            features = Features()
+        elif not isinstance(features, Features):
+            features = Features.from_gates(features)
+        self.features = features
+        self.state = AllocatedState(allocated, set(shared), {k: dict(v) for k, v in (consumed_capacity or {}).items()})
+        self.rule_taints = RuleTaints(device_taint_rules if features.device_taint_rules else ())
+        self._on_node: dict[str, list[Obj]] = {}
+        self._shared_slices: list[Obj] = []
+        for s in slices:
+            name = slice_spec(s).get("nodeName") or ""
+            if name:
+                self._on_node.setdefault(name, []).append(s)
+            else:
+                self._shared_slices.append(s)
+        #: Per pool: its counters left after the allocated devices (computed once, as upstream).
+        self._available: dict[tuple[str, str], tuple[dict[str, dict[str, int]], bool]] = {}
+        #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
+        self.invocations = 0
+        self.pool_cache = PoolCache()
+        #: Per (request, device object): what the CEL selectors say, for every node.
+        self.selected: dict[tuple[tuple[int, int, int], int], bool] = {}
+        #: Per (request, device object): whether the capacity fits a device nobody uses yet.
+        self.capacity_fits: dict[tuple[tuple[int, int, int], int], bool] = {}
+
+    # --- per pool, shared by every node ------------------------------------------------------
+    def available_counters(self, pool: Pool) -> tuple[dict[str, dict[str, int]], bool]:
+        """The pool's counters left after the allocated devices (on any node), and whether one
+        of them is overdrawn already (then no device drawing on the pool fits, as upstream)."""
+        have = self._available.get(pool.key)
+        if have is None:
+            left = {name: dict(counters) for name, counters in pool.counter_sets.items()}
+            for s in (*pool.slices, *pool.elsewhere):
+                for d in slice_spec(s).get("devices") or ():
+                    if not self.state.holds((pool.driver, pool.name, str(d.get("name", "")))):
+                        continue
+                    for set_name, c, value in Candidate((pool.driver, pool.name, ""), d, s).uses:
+                        counters = left.get(set_name)
+                        if counters is not None and c in counters:
+                            counters[c] -= value
+            overdrawn = any(v < 0 for counters in left.values() for v in counters.values())
+            have = (left, overdrawn)
+            self._available[pool.key] = have
+        return have
+
+    def taints(self, cand: Candidate) -> Sequence[Obj]:
+        own: Sequence[Obj] = cand.device.get("taints") or ()
+        if self.rule_taints:
+            added = self.rule_taints.of(cand.id)
+            if added:
+                return [*own, *added]
+        return own

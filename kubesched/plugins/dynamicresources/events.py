@@ -1,0 +1,72 @@
+"""What brings a pod DynamicResources rejected back to the queue (the cluster events it registers,
+with their queueing hints), and which pods may be batched (their signature)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched.framework import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, PodInfo, QueueingHint
+from kubesched.plugins.dynamicresources import extended_resources as ext
+from kubesched.plugins.dynamicresources.claims import ClaimProblem, Obj, allocation_of, meta_of, uid_of
+from kubesched.plugins.dynamicresources.plugin_base import DynamicResourcesBase
+
+
+class EventHints(DynamicResourcesBase):
+    """The events, queueing hints and pod signature (see the module)."""
+
+    # --- events ----------------------------------------------------------------------------
+    def sign_pod(self, pod: PodInfo) -> Mapping[str, Any] | None:
+        # A pod with claims depends on what earlier pods were allocated: never batched; nor one
+        # whose extended resources DRA may provide.
+        if (pod.pod.get("spec") or {}).get("resourceClaims"):
+            return None
+        if self._may_ask_extended(pod) and ext.dra_backed(pod.requests.scalar.items(), self.handle):
+            return None
+        return {}
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        add_or_update = ActionType.ADD | ActionType.UPDATE
+        return [
+            # Node labels may matter to where devices are; allocatable, to whether an extended
+            # resource comes from a device plugin or from DRA.
+            ClusterEventWithHint(
+                ClusterEvent(
+                    EventResource.NODE,
+                    ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_ALLOCATABLE,
+                )
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.RESOURCE_CLAIM, add_or_update), self.is_schedulable_after_claim_change
+            ),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                self.is_schedulable_after_pod_change,
+            ),
+            ClusterEventWithHint(ClusterEvent(EventResource.DEVICE_CLASS, add_or_update)),
+            # DeviceTaintRules reach the scheduler as the slices they change (as upstream's
+            # ResourceSlice tracker delivers them).
+            ClusterEventWithHint(ClusterEvent(EventResource.RESOURCE_SLICE, add_or_update)),
+        ]
+
+    def is_schedulable_after_claim_change(self, pod: Obj, old: Obj | None, new: Obj) -> QueueingHint:
+        try:
+            claims = self._pod_claims(pod)
+        except ClaimProblem:
+            return QueueingHint.SKIP
+        if old is not None and allocation_of(old) is not None and allocation_of(new) is None:
+            return QueueingHint.QUEUE  # deallocated: its devices are free for anyone
+        if not any(uid_of(c) == uid_of(new) for c in claims):
+            return QueueingHint.SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        return QueueingHint.SKIP if old.get("status") == new.get("status") else QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_change(self, pod: Obj, old: Obj | None, new: Obj) -> QueueingHint:
+        if meta_of(pod).get("uid") != meta_of(new).get("uid"):
+            return QueueingHint.SKIP
+        try:
+            self._pod_claims(new)
+        except ClaimProblem:
+            return QueueingHint.SKIP
+        return QueueingHint.QUEUE

@@ -1,0 +1,290 @@
+"""The pools of devices that reach one node (upstream's GatherPools): the slices of each pool's
+newest generation that the node's name, labels or a device's own node selection select, and the
+checks that make a pool incomplete (slices missing) or invalid (duplicate device names, the
+shared counters of partitionable devices broken). :class:`PoolCache` keeps the pools built and
+the node selectors compiled from one node to the next."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubesched.framework.selectors import NodeSelector, SelectorError
+from kubesched.plugins.dynamicresources import capacity as cap
+from kubesched.plugins.dynamicresources.allocator_types import AllocationError, DeviceID, Features, Obj
+
+#: Compiled node selectors by the identity of the selector object (kept alive beside them).
+SelectorCache = dict[int, tuple[Any, "NodeSelector | None"]]
+
+
+def node_matches(
+    node_name: str,
+    labels: Mapping[str, str],
+    name: str,
+    all_nodes: bool,
+    selector: Any,
+    compiled_selectors: SelectorCache | None = None,
+) -> bool:
+    """Upstream's NodeMatches: a node name, all nodes, or a node selector (an invalid one raises
+    :class:`SelectorError`); none of them: no node."""
+    if name:
+        return name == node_name
+    if all_nodes:
+        return True
+    if selector is not None:
+        hit = compiled_selectors.get(id(selector)) if compiled_selectors is not None else None
+        if hit is None:
+            hit = (selector, NodeSelector.compile(selector))
+            if compiled_selectors is not None:
+                compiled_selectors[id(selector)] = hit
+        compiled = hit[1]
+        return compiled is None or compiled.matches(labels, node_name)
+    return False
+
+
+@dataclass
+class Candidate:
+    id: DeviceID
+    device: Obj
+    slice: Obj
+    pool: Pool | None = None
+    _uses: tuple[tuple[str, str, int], ...] | None = None
+
+    @property
+    def uses(self) -> tuple[tuple[str, str, int], ...]:
+        """What the device consumes of its pool's counters: (counter set, counter, nano-units)."""
+        if self._uses is None:
+            self._uses = tuple(
+                (str(use.get("counterSet", "")), c, _nano((v or {}).get("value", "0")))
+                for use in self.device.get("consumesCounters") or ()
+                for c, v in (use.get("counters") or {}).items()
+            )
+        return self._uses
+
+
+def _nano(quantity: Any) -> int:
+    """A quantity in billionths, the finest a Kubernetes quantity has (exact integer arithmetic)."""
+    return math.ceil(cap.amount_of(quantity).value * 1_000_000_000)
+
+
+@dataclass
+class Pool:
+    driver: str
+    name: str
+    generation: int = 0
+    #: Device slices reaching the node, by name (the first-fit order).
+    slices: list[Obj] = field(default_factory=list)
+    #: The pool's other device slices (their allocated devices still consume counters).
+    elsewhere: list[Obj] = field(default_factory=list)
+    #: Counter set name -> counter -> value in billionths (``spec.sharedCounters``).
+    counter_sets: dict[str, dict[str, int]] = field(default_factory=dict)
+    incomplete: bool = False
+    invalid: bool = False
+    invalid_reason: str = ""
+    #: Per slice of ``slices``, its devices.
+    candidates: list[list[Candidate]] = field(default_factory=list)
+    #: Whether a device has binding conditions (such pools are tried last).
+    binding_conditions: bool = False
+
+    @property
+    def pool_id(self) -> str:
+        return f"{self.driver}/{self.name}"
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.driver, self.name)
+
+
+def slice_spec(s: Mapping[str, Any]) -> Mapping[str, Any]:
+    return s.get("spec") or {}
+
+
+def _pool_key(s: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(slice_spec(s).get("driver", "")), str((slice_spec(s).get("pool") or {}).get("name", "")))
+
+
+def _generation(s: Mapping[str, Any]) -> int:
+    return int((slice_spec(s).get("pool") or {}).get("generation") or 0)
+
+
+def _slice_count(s: Mapping[str, Any]) -> int:
+    return int((slice_spec(s).get("pool") or {}).get("resourceSliceCount") or 0)
+
+
+def gather_pools(
+    slices_for_node: Iterable[Obj],
+    node_name: str,
+    labels: Mapping[str, str],
+    features: Features | None = None,
+    all_slices: Sequence[Obj] | None = None,
+    cache: PoolCache | None = None,
+) -> list[Pool]:
+    """The pools with devices for this node (upstream's GatherPools): the slices of each pool's
+    newest generation that reach the node; a pool missing slices of that generation is
+    incomplete, one with duplicate device names or broken counters invalid. Sorted by driver and
+    pool, the pools with binding conditions last. ``all_slices`` (default: ``slices_for_node``)
+    is where a pool's other slices are looked for. ``cache`` keeps pools (and compiled node
+    selectors) across nodes: a pool built of the same slice objects is the same pool."""
+    features = features or Features()
+    selectors = cache.selectors if cache is not None else None
+    slices_for_node = list(slices_for_node)
+    everything = slices_for_node if all_slices is None else all_slices
+    pools: dict[tuple[str, str], list[Obj]] = {}
+    for s in slices_for_node:
+        spec = slice_spec(s)
+        if not features.partitionable_devices and (
+            spec.get("perDeviceNodeSelection") is not None or spec.get("sharedCounters")
+        ):
+            continue
+        name, all_nodes, selector = spec.get("nodeName") or "", bool(spec.get("allNodes")), spec.get("nodeSelector")
+        try:
+            if name or all_nodes or selector is not None:
+                relevant = node_matches(node_name, labels, name, all_nodes, selector, selectors)
+            elif spec.get("perDeviceNodeSelection"):
+                relevant = any(
+                    node_matches(
+                        node_name,
+                        labels,
+                        d.get("nodeName") or "",
+                        bool(d.get("allNodes")),
+                        d.get("nodeSelector"),
+                        selectors,
+                    )
+                    for d in spec.get("devices") or ()
+                )
+            else:
+                continue  # some future way of node selection: not for us
+        except SelectorError as exc:
+            raise AllocationError(
+                f"gather pool information: failed to perform node selection for slice {(s.get('metadata') or {}).get('name', '')}: {exc}"
+            ) from None
+        if not relevant:
+            continue
+        key = _pool_key(s)
+        have = pools.get(key)
+        if have is None or _generation(s) > _generation(have[0]):
+            pools[key] = [s]
+        elif _generation(s) == _generation(have[0]):
+            have.append(s)
+
+    result: list[Pool] = []
+    with_binding_conditions: list[Pool] = []
+    for key, slices in pools.items():
+        count = _slice_count(slices[0])
+        whole: list[Obj] | None = None
+        if len(slices) != count:
+            obsolete, whole = _slices_in_pool(everything, key, _generation(slices[0]))
+            if obsolete:
+                continue  # the driver is replacing this generation; its newer one is not for us
+            if len(whole) != count:
+                result.append(Pool(key[0], key[1], _generation(slices[0]), incomplete=True))
+                continue
+        if cache is None:
+            pool = _build_pool(key, slices, features, whole)
+        else:
+            identity = (key, tuple(map(id, slices)), None if whole is None else tuple(map(id, whole)))
+            hit = cache.pools.get(identity)
+            if hit is None:
+                hit = cache.pools[identity] = _build_pool(key, slices, features, whole)
+            pool = hit
+        if pool.binding_conditions:
+            with_binding_conditions.append(pool)
+        else:
+            result.append(pool)
+    result.sort(key=lambda p: p.key)
+    with_binding_conditions.sort(key=lambda p: p.key)
+    return result + with_binding_conditions
+
+
+@dataclass
+class PoolCache:
+    """What :func:`gather_pools` may reuse from one node to the next (one Allocator's slices)."""
+
+    pools: dict[Any, Pool] = field(default_factory=dict)
+    selectors: SelectorCache = field(default_factory=dict)
+
+
+def _slices_in_pool(slices: Iterable[Obj], key: tuple[str, str], generation: int) -> tuple[bool, list[Obj]]:
+    """Every slice of the pool with ``generation``, or (True, []) when a newer generation exists."""
+    found = []
+    for s in slices:
+        if _pool_key(s) != key:
+            continue
+        g = _generation(s)
+        if g == generation:
+            found.append(s)
+        elif g > generation:
+            return True, []
+    return False, found
+
+
+def _build_pool(key: tuple[str, str], slices: list[Obj], features: Features, whole: list[Obj] | None) -> Pool:
+    slices = sorted(slices, key=lambda s: str((s.get("metadata") or {}).get("name", "")))
+    pool = Pool(key[0], key[1], _generation(slices[0]))
+    counter_slices: list[Obj] = []
+    for s in slices:
+        if features.partitionable_devices and slice_spec(s).get("sharedCounters"):
+            counter_slices.append(s)
+        else:
+            pool.slices.append(s)
+    if whole is not None and len(slices) < len(whole):
+        names = {(s.get("metadata") or {}).get("name") for s in slices}
+        for s in whole:
+            if (s.get("metadata") or {}).get("name") in names:
+                continue
+            if features.partitionable_devices and slice_spec(s).get("sharedCounters"):
+                counter_slices.append(s)
+            else:
+                pool.elsewhere.append(s)
+    reason = _duplicate_device(pool.slices)
+    if not reason and features.partitionable_devices:
+        reason = _counter_sets(counter_slices, pool.counter_sets)
+        if not reason:
+            reason = _check_consumption(pool.counter_sets, pool.slices) or _check_consumption(
+                pool.counter_sets, pool.elsewhere
+            )
+    if reason:
+        return Pool(key[0], key[1], pool.generation, invalid=True, invalid_reason=reason)
+    pool.candidates = [
+        [Candidate((key[0], key[1], str(d.get("name", ""))), d, s, pool) for d in slice_spec(s).get("devices") or ()]
+        for s in pool.slices
+    ]
+    pool.binding_conditions = any(c.device.get("bindingConditions") is not None for row in pool.candidates for c in row)
+    return pool
+
+
+def _duplicate_device(slices: Iterable[Obj]) -> str:
+    seen: set[str] = set()
+    for s in slices:
+        for d in slice_spec(s).get("devices") or ():
+            name = str(d.get("name", ""))
+            if name in seen:
+                return f"duplicate device name {name}"
+            seen.add(name)
+    return ""
+
+
+def _counter_sets(slices: Iterable[Obj], into: dict[str, dict[str, int]]) -> str:
+    for s in slices:
+        for cs in slice_spec(s).get("sharedCounters") or ():
+            name = str(cs.get("name", ""))
+            if name in into:
+                return f"duplicate counter set name {name}"
+            into[name] = {c: _nano((v or {}).get("value", "0")) for c, v in (cs.get("counters") or {}).items()}
+    return ""
+
+
+def _check_consumption(counter_sets: Mapping[str, Mapping[str, int]], slices: Iterable[Obj]) -> str:
+    for s in slices:
+        for d in slice_spec(s).get("devices") or ():
+            for use in d.get("consumesCounters") or ():
+                name = str(use.get("counterSet", ""))
+                counters = counter_sets.get(name)
+                if counters is None:
+                    return f"counter set {name} not found"
+                for c in use.get("counters") or {}:
+                    if c not in counters:
+                        return f"counter {c} not found in counter set {name}"
+    return ""

@@ -1,0 +1,381 @@
+"""The search of one :meth:`Allocator.allocate <.allocator.Allocator.allocate>` call
+(upstream's allocateOne): each claim's requests validated into the ways to meet them, then a
+depth-first search with backtracking over the devices of the node's pools, first fit, a request's
+``firstAvailable`` alternatives tried in order (the prioritized list), within the limit on a
+claim's devices; and the allocation results (devices, config, node selector) of what it took."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from kubesched.plugins.dynamicresources.allocator_types import (
+    ALLOCATION_RESULTS_MAX_SIZE,
+    AllocationError,
+    AllocationFailedOnNode,
+    AllocationTimeout,
+    Obj,
+    kobj,
+)
+from kubesched.plugins.dynamicresources.constraints import Constraint, DistinctAttribute, MatchAttribute
+from kubesched.plugins.dynamicresources.device_checks import DeviceChecks, Picked, Request
+from kubesched.plugins.dynamicresources.pools import gather_pools, slice_spec
+
+
+class _TooManyDevices(Exception):
+    """Upstream's errAllocationResultMaxSizeExceeded: this branch would give a claim more than
+    ALLOCATION_RESULTS_MAX_SIZE devices, backtrack further."""
+
+
+class Search(DeviceChecks):
+    """One :meth:`Allocator.allocate <.allocator.Allocator.allocate>` call: its requests, the
+    search over the state :class:`DeviceChecks` holds, and its results."""
+
+    def _requests_of(self, ci: int) -> Sequence[Obj]:
+        return self._requests[ci]
+
+    def run(self) -> list[Obj] | None:
+        a = self.a
+        slices_for_node = [*a._on_node.get(self.node_name, ()), *a._shared_slices]
+        self.pools = gather_pools(slices_for_node, self.node_name, self.labels, self.f, a.slices, a.pool_cache)
+        for ci, claim in enumerate(a.claims):
+            minimum = 0
+            for ri, r in enumerate(self._requests_of(ci)):
+                name = str(r.get("name", ""))
+                subrequests = r.get("firstAvailable") or ()
+                if not self.f.consumable_capacity:
+                    if (r.get("exactly") or {}).get("capacity") is not None:
+                        raise AllocationError(
+                            f"claim {kobj(claim)}, request {name}: has capacity requests, but the DRAConsumableCapacity feature is disabled"
+                        )
+                    for sub in subrequests:
+                        if sub.get("capacity") is not None:
+                            raise AllocationError(
+                                f"claim {kobj(claim)}, subrequest {sub.get('name', '')}: has capacity requests, but the DRAConsumableCapacity feature is disabled"
+                            )
+                if subrequests:
+                    counts = []
+                    for si, sub in enumerate(subrequests):
+                        req = self._validate((ci, ri, si), claim, str(sub.get("name", "")), name, sub)
+                        self.requests[req.key] = req
+                        counts.append(req.count)
+                    minimum += min(counts)
+                else:
+                    req = self._validate((ci, ri, 0), claim, name, "", r.get("exactly") or {})
+                    self.requests[req.key] = req
+                    minimum += req.count
+            if minimum > ALLOCATION_RESULTS_MAX_SIZE:
+                raise AllocationError(
+                    f"claim {kobj(claim)}: number of requested devices {minimum} exceeds the claim limit of {ALLOCATION_RESULTS_MAX_SIZE}"
+                )
+            mine: list[Constraint] = []
+            for i, c in enumerate(((claim.get("spec") or {}).get("devices") or {}).get("constraints") or ()):
+                if c.get("matchAttribute"):
+                    mine.append(MatchAttribute(c.get("requests") or (), str(c["matchAttribute"])))
+                elif c.get("distinctAttribute"):
+                    mine.append(DistinctAttribute(c.get("requests") or (), str(c["distinctAttribute"])))
+                else:
+                    raise AllocationError(
+                        f"claim {kobj(claim)}, constraint #{i}: empty constraint (unsupported constraint type?)"
+                    )
+            self.constraints.append(mine)
+
+        if not self._one(0, 0, 0, 0, False, (0, 0, 0)):
+            if any(p.invalid for p in self.pools):
+                raise AllocationFailedOnNode("invalid resource pools were encountered")
+            return None
+        return [self._result(ci, claim) for ci, claim in enumerate(a.claims)]
+
+    # --- requests ----------------------------------------------------------------------------
+    def _validate(
+        self, key: tuple[int, int, int], claim: Obj, name: str, parent: str, spec: Mapping[str, Any]
+    ) -> Request:
+        where = f"claim {kobj(claim)}, request {name}"
+        selectors = []
+        for i, s in enumerate(spec.get("selectors") or ()):
+            expression = (s.get("cel") or {}).get("expression")
+            if not expression:
+                raise AllocationError(f"{where}, selector #{i}: CEL expression empty (unsupported selector type?)")
+            selectors.append(str(expression))
+        class_name = spec.get("deviceClassName") or ""
+        if not class_name:
+            raise AllocationError(f"{where}: missing device class name (unsupported request type?)")
+        cls = self.a.classes.get(class_name)
+        if cls is None:
+            raise AllocationError(
+                f'{where}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io "{class_name}" not found'
+            )
+        mode = spec.get("allocationMode") or "ExactCount"
+        req = Request(
+            key,
+            name,
+            parent,
+            cls,
+            selectors,
+            bool(spec.get("adminAccess")) and not parent,
+            [dict(t) for t in spec.get("tolerations") or ()],
+            spec.get("capacity"),
+            mode,
+        )
+        if mode == "ExactCount":
+            req.count = int(spec.get("count") or 1)
+        elif mode == "All":
+            req.all_devices = []
+            for pool in self.pools:
+                if pool.incomplete:
+                    raise AllocationError(
+                        f"{where}: asks for all devices, but resource pool {pool.pool_id} is currently being updated"
+                    )
+                if pool.invalid:
+                    raise AllocationError(
+                        f"{where}: asks for all devices, but resource pool {pool.pool_id} is currently invalid"
+                    )
+                for row in pool.candidates:
+                    for cand in row:
+                        if self._selectable(req, cand) and (
+                            not self.f.consumable_capacity or self._capacity_fits(req, cand)
+                        ):
+                            req.all_devices.append(cand)
+            req.count = len(req.all_devices)
+        else:
+            raise AllocationError(f"{where}: unsupported count mode {mode}")
+        return req
+
+    # --- the search (upstream's allocateOne) ----------------------------------------------------
+    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int, int]) -> bool:
+        self.a.invocations += 1
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise AllocationTimeout(self.node_name)
+        if ci >= len(self.a.claims):
+            return True
+        if ri >= len(self._requests_of(ci)):
+            try:
+                return self._one(ci + 1, 0, 0, 0, False, (0, 0, 0))
+            except _TooManyDevices:
+                # Another way to allocate the claims before may need fewer devices here.
+                return False
+        req = self.requests[(ci, ri, si)]
+        if not in_sub and req.parent:
+            every_one_too_many = True
+            k = 0
+            while (ci, ri, k) in self.requests:
+                try:
+                    ok = self._one(ci, ri, k, di, True, (0, 0, 0))
+                except _TooManyDevices:
+                    k += 1
+                    continue
+                every_one_too_many = False
+                if ok:
+                    self.selected[(ci, ri)] = k
+                    return True
+                k += 1
+            if every_one_too_many:
+                raise _TooManyDevices
+            return False
+
+        if req.all_devices is not None and not req.all_devices:
+            return False  # "All" needs at least one device
+        if di >= req.count:
+            return self._one(ci, ri + 1, 0, 0, False, (0, 0, 0))
+        if len(self.results[ci]) + req.count - di > ALLOCATION_RESULTS_MAX_SIZE:
+            raise _TooManyDevices
+
+        if req.all_devices is not None:
+            undo = self._take(ci, req, req.all_devices[di], must=True)
+            if undo is None:
+                return False
+            try:
+                done = self._one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
+            except _TooManyDevices:
+                undo()
+                raise
+            if not done:
+                undo()
+            return done
+
+        constraints = self.constraints[ci]
+        # The loop below runs for every device of every pool on every node: locals, not lookups.
+        selectable = req.selectable
+        in_use = self.a.state.devices
+        allocating = self.allocating
+        consumable = self.f.consumable_capacity
+        admin = req.admin_access
+        base, sub = req.base, req.sub
+        for pi in range(start[0], len(self.pools)):
+            pool = self.pools[pi]
+            if pool.incomplete or pool.invalid:
+                continue
+            first_slice = start[1] if pi == start[0] else 0
+            for sli in range(first_slice, len(pool.candidates)):
+                row = pool.candidates[sli]
+                first_device = start[2] if (pi == start[0] and sli == start[1]) else 0
+                for dvi in range(first_device, len(row)):
+                    cand = row[dvi]
+                    if admin:
+                        if ci in allocating.get(cand.id, ()):
+                            continue
+                    elif cand.id in in_use or allocating.get(cand.id):
+                        continue
+                    known = selectable.get(id(cand))
+                    if known is None:
+                        known = selectable[id(cand)] = self._selectable(req, cand)
+                    if not known:
+                        continue
+                    if (
+                        consumable
+                        and (req.capacity is not None or "capacity" in cand.device)
+                        and not self._capacity_fits(req, cand)
+                    ):
+                        continue
+                    # Cheap before the counters: a device another device's constraint rules out.
+                    if constraints and not all(c.may_add(base, sub, cand) for c in constraints):
+                        continue
+                    undo = self._take(ci, req, cand, must=False)
+                    if undo is None:
+                        continue
+                    try:
+                        done = self._one(ci, ri, si, di + 1, in_sub, (pi, sli, dvi + 1))
+                    except _TooManyDevices:
+                        undo()
+                        raise
+                    if done:
+                        return True
+                    undo()
+        return False
+
+    # --- the result --------------------------------------------------------------------------
+    def _result(self, ci: int, claim: Obj) -> Obj:
+        device_results = []
+        for p in self.results[ci]:
+            entry: Obj = {
+                "request": p.req.full_name,
+                "driver": p.cand.id[0],
+                "pool": p.cand.id[1],
+                "device": p.cand.id[2],
+            }
+            if p.req.admin_access:
+                entry["adminAccess"] = True
+            if p.req.tolerations:
+                entry["tolerations"] = [dict(t) for t in p.req.tolerations]
+            if self.f.binding_conditions:
+                for k in ("bindingConditions", "bindingFailureConditions"):
+                    if p.cand.device.get(k):
+                        entry[k] = list(p.cand.device[k])
+            if p.share_id is not None:
+                entry["shareID"] = p.share_id
+            if p.consumed:
+                entry["consumedCapacity"] = {k: v.text for k, v in p.consumed.items()}
+            device_results.append(entry)
+        devices: Obj = {"results": device_results}
+        config = self._config(ci, claim)
+        if config:
+            devices["config"] = config
+        result: Obj = {"devices": devices}
+        try:
+            selector = _node_selector(self.results[ci], self.node_name)
+        except ValueError as exc:
+            raise AllocationError(
+                f"create NodeSelector for claim {(claim.get('metadata') or {}).get('name', '')}: {exc}"
+            ) from None
+        if selector is not None:
+            result["nodeSelector"] = selector
+        return result
+
+    def _chosen(self, ci: int, ri: int) -> Request:
+        req = self.requests[(ci, ri, 0)]
+        if req.parent:
+            req = self.requests[(ci, ri, self.selected.get((ci, ri), 0))]
+        return req
+
+    def _config(self, ci: int, claim: Obj) -> list[Obj]:
+        config: list[Obj] = []
+        requests = self._requests_of(ci)
+        by_class: dict[str, tuple[int, int]] = {}
+        for ri in range(len(requests)):
+            req = self._chosen(ci, ri)
+            cls = req.class_obj
+            if cls is None:
+                continue
+            name = cls["metadata"]["name"]
+            if name in by_class:
+                lo, hi = by_class[name]
+                for entry in config[lo:hi]:
+                    entry["requests"].append(req.full_name)
+                continue
+            lo = len(config)
+            for c in (cls.get("spec") or {}).get("config") or ():
+                config.append(
+                    {
+                        "source": "FromClass",
+                        "requests": [req.full_name],
+                        **{k: v for k, v in c.items() if k != "requests"},
+                    }
+                )
+            by_class[name] = (lo, len(config))
+        for c in ((claim.get("spec") or {}).get("devices") or {}).get("config") or ():
+            wanted = list(c.get("requests") or ())
+            entry = {"source": "FromClaim", **{k: v for k, v in c.items() if k != "requests"}}
+            if not wanted:
+                config.append(entry)
+                continue
+            for ri, r in enumerate(requests):
+                req = self._chosen(ci, ri)
+                if r.get("name") in wanted or (req.parent and req.full_name in wanted):
+                    config.append({**entry, "requests": wanted})
+                    break
+        # A config for every request says so by naming none ("empty means all").
+        for entry in config:
+            names = entry.get("requests")
+            if not names:
+                continue
+            if all(r.get("name") in names or self._chosen(ci, ri).full_name in names for ri, r in enumerate(requests)):
+                entry.pop("requests")
+        return config
+
+
+def _node_selector(picked: Iterable[Picked], node_name: str) -> Obj | None:
+    """Where the allocated devices are reachable (upstream's createNodeSelector): the node
+    itself when one is local to it or binds to it, else the requirements of every node selector
+    (one term), else anywhere (``None``)."""
+    fields: list[Obj] = []
+    expressions: list[Obj] = []
+    for p in picked:
+        spec = slice_spec(p.cand.slice)
+        if spec.get("perDeviceNodeSelection"):
+            name, selector = p.cand.device.get("nodeName"), p.cand.device.get("nodeSelector")
+        else:
+            name, selector = spec.get("nodeName"), spec.get("nodeSelector")
+        if name or p.cand.device.get("bindsToNode"):
+            return {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}
+                ]
+            }
+        if selector is not None:
+            terms = selector.get("nodeSelectorTerms") or []
+            if len(terms) > 1:
+                raise ValueError(f"unsupported ResourceSlice.NodeSelector with {len(terms)} terms")
+            if terms:
+                _add_requirements(terms[0].get("matchFields") or (), fields)
+                _add_requirements(terms[0].get("matchExpressions") or (), expressions)
+    if not fields and not expressions:
+        return None
+    term: Obj = {}
+    if expressions:
+        term["matchExpressions"] = expressions
+    if fields:
+        term["matchFields"] = fields
+    return {"nodeSelectorTerms": [term]}
+
+
+def _add_requirements(new: Iterable[Obj], into: list[Obj]) -> None:
+    for r in new:
+        values = set(r.get("values") or ())
+        if not any(
+            have.get("key") == r.get("key")
+            and have.get("operator") == r.get("operator")
+            and set(have.get("values") or ()) == values
+            for have in into
+        ):
+            into.append(dict(r))
