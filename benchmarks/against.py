@@ -84,7 +84,7 @@ class Pairing:
             row[key] = {
                 "ours_median": _median([r[k] for r in self.ours]),
                 "theirs_median": _median([r[k] for r in self.theirs]),
-                "ratio_median": _median(ratios),
+                "ratio_median": round(statistics.median(ratios), 3) if ratios else None,
                 "ratio_min": round(min(ratios), 3) if ratios else None,
                 "ratio_max": round(max(ratios), 3) if ratios else None,
             }
