@@ -41,22 +41,6 @@ SPLIT_NEXT = frozenset(
     }
 )
 
-#: Circles still present on this branch; each leaves the list with the commit that breaks it.
-BROKEN_NEXT = frozenset(
-    {
-        frozenset(
-            {
-                "kubesched.testing.driver",
-                "kubesched.testing.harness",
-                "kubesched.testing.permit",
-                "kubesched.testing.placement",
-                "kubesched.testing.points",
-            }
-        ),
-        frozenset({"kubesched.sim.scenario.reading", "kubesched.sim.scenario.timeline"}),
-    }
-)
-
 
 def _is_generated(path: Path) -> bool:
     with path.open(encoding="utf-8") as f:
@@ -187,10 +171,7 @@ def import_edges() -> dict[str, set[str]]:
 
 def test_no_import_circle_among_kubesched_modules(import_edges: dict[str, set[str]]) -> None:
     circles = _circles(import_edges)
-    new = [c for c in circles if frozenset(c) not in BROKEN_NEXT]
-    assert not new, "import circles:\n" + "\n".join(line for c in new for line in _chains(import_edges, c))
-    stale = BROKEN_NEXT - {frozenset(c) for c in circles}
-    assert not stale, f"broken now, take them off the test's list: {[sorted(s) for s in stale]}"
+    assert not circles, "import circles:\n" + "\n".join(line for c in circles for line in _chains(import_edges, c))
 
 
 def test_circles_are_found_and_told_as_chains() -> None:
