@@ -16,6 +16,13 @@ never lost in the window between pop and failure.
 
 Time comes from ``clock`` (seconds), so tests and the simulator can drive it.
 
+The parts live in modules of their own, as upstream's: activeQ in
+:mod:`kubesched.backend.active_queue`, backoffQ in :mod:`kubesched.backend.backoff`, the pool in
+:mod:`kubesched.backend.unschedulable_pods`, the pods in flight and the events they hear in
+:mod:`kubesched.backend.in_flight`, the events' queueing hints in
+:mod:`kubesched.backend.queueing_hints`, and the nominated pods in :mod:`kubesched.backend.nominator`.
+This module moves pods between them.
+
 What it holds is bounded by the pods pending or in flight, on a replica that never pops (a
 standby) as on the leader: removed heap entries are dropped when popped or, once they are more
 than half of a heap, by rebuilding it (:meth:`SchedulingQueue.footprint` counts every structure).
@@ -24,14 +31,17 @@ than half of a heap, by rebuilding it (:meth:`SchedulingQueue.footprint` counts 
 from __future__ import annotations
 
 import asyncio
-import heapq
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from kubesched.backend.backoff import ORDERING_WINDOW, BackoffQueue, Less, align_to_window
-from kubesched.backend.nominator import Nominator as Nominator  # re-exported: the scheduler's import
+from kubesched.backend.active_queue import ActiveQueue, queue_sort_key
+from kubesched.backend.backoff import ORDERING_WINDOW, BackoffQueue, align_to_window
+from kubesched.backend.in_flight import Heard, InFlight
+from kubesched.backend.nominator import Nominator
+from kubesched.backend.queueing_hints import RESULT_ANNOTATION_PREFIX, EventHints, spec_changed
+from kubesched.backend.unschedulable_pods import POD_TOPOLOGY_SPREAD, NamespaceLabels, UnschedulablePods
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -39,9 +49,6 @@ from kubesched.framework.events import (
     UNSCHEDULABLE_TIMEOUT,
     ActionType,
     ClusterEvent,
-    ClusterEventWithHint,
-    QueueingHint,
-    Resource,
 )
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Status
@@ -49,14 +56,27 @@ from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.tasks import TaskSet
 
+#: The queue's names, and those of its parts that were defined here before they had modules of their own.
+__all__ = [
+    "ACTIVE_Q",
+    "BACKOFF_Q",
+    "DEFAULT_MAX_UNSCHEDULABLE_DURATION",
+    "GATED_Q",
+    "POD_TOPOLOGY_SPREAD",
+    "POP_FROM_BACKOFF_Q",
+    "RESULT_ANNOTATION_PREFIX",
+    "SCHEDULING_GATES",
+    "UNSCHEDULABLE_Q",
+    "NamespaceLabels",
+    "Nominator",
+    "SchedulingQueue",
+    "queue_sort_key",
+]
+
 log = logging.getLogger(__name__)
 
-#: A namespace's labels, by its name (the listers' view).
-NamespaceLabels = Callable[[str], Mapping[str, str]]
-
-#: Plugins the queue's pre-filters name, as upstream's queue names them.
+#: The plugin whose gate only an update of the pod itself lifts, as upstream's queue names it.
 SCHEDULING_GATES = "SchedulingGates"
-POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 
 DEFAULT_MAX_UNSCHEDULABLE_DURATION = 5 * 60.0
 
@@ -67,66 +87,6 @@ GATED_Q = "gated"
 
 #: The incoming-pods event of a pod popped from backoffQ because activeQ was empty.
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
-
-
-class _ActiveEntry:
-    """A pod in activeQ's heap. Pods the QueueSort plugin cannot tell apart (same priority and
-    timestamp: created in one turn of the loop) leave in the order they came in, so a run does
-    not depend on the heap's shape."""
-
-    __slots__ = ("qpi", "less", "removed", "seq", "group")
-
-    def __init__(
-        self, qpi: QueuedPodInfo, less: Callable[[QueuedPodInfo, QueuedPodInfo], bool], seq: int, group: int
-    ) -> None:
-        self.qpi = qpi
-        self.less = less
-        self.removed = False
-        self.seq = seq
-        self.group = group
-
-    def __lt__(self, other: _ActiveEntry) -> bool:
-        if self.less(self.qpi, other.qpi):
-            return True
-        if self.less(other.qpi, self.qpi):
-            return False
-        return self.seq < other.seq
-
-
-#: Annotations the scheduler itself writes (per-plugin results); changing them is no reason
-#: to try a pod again.
-RESULT_ANNOTATION_PREFIX = "kubesched.io/"
-
-
-def _own_annotations_stripped(annotations: dict[str, str] | None) -> dict[str, str]:
-    return {k: v for k, v in (annotations or {}).items() if not k.startswith(RESULT_ANNOTATION_PREFIX)}
-
-
-#: What of a pod's status may change a scheduling decision (upstream's isPodUpdated keeps them):
-#: the claims made from its ResourceClaimTemplates, and the claim made for its extended resources.
-_STATUS_THAT_COUNTS = ("resourceClaimStatuses", "extendedResourceClaimStatus")
-
-
-def _spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether an update could change a scheduling decision: as upstream's isPodUpdated,
-    anything but status, resourceVersion and the scheduler's own result annotations — but for
-    the claim statuses DynamicResources waits for (:data:`_STATUS_THAT_COUNTS`)."""
-    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
-    os_, ns = old.get("status") or {}, new.get("status") or {}
-    return (
-        old.get("spec") != new.get("spec")
-        or any(os_.get(k) != ns.get(k) for k in _STATUS_THAT_COUNTS)
-        or om.get("labels") != nm.get("labels")
-        or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
-    )
-
-
-def queue_sort_key(fw: Framework) -> tuple[str, str]:
-    """What makes two profiles sort pods alike: the QueueSort plugin's name and its args."""
-    refs = fw.spec.plugins.get("queueSort") or []
-    name = refs[0].name if refs else ""
-    args = fw.spec.plugin_args.get(name)
-    return name, repr(args)
 
 
 class SchedulingQueue:
@@ -150,40 +110,18 @@ class SchedulingQueue:
         self.pop_from_backoff = gates.enabled("SchedulerPopFromBackoffQ")
         # Profiles that sort with the same QueueSort plugin (and args) share one activeQ, ordered
         # by it: with one such group, upstream's single queue. Groups take turns at pop.
-        groups: dict[Any, int] = {}
-        self._less: list[Callable[[QueuedPodInfo, QueuedPodInfo], bool]] = []
-        self._group_of: dict[str, int] = {}
-        for name, fw in frameworks.items():
-            key = queue_sort_key(fw)
-            if key not in groups:
-                groups[key] = len(self._less)
-                self._less.append(fw.less)
-            self._group_of[name] = groups[key]
-        self.less = self._less[0]
-        self._heaps: list[list[_ActiveEntry]] = [[] for _ in self._less]
-        #: Per heap, its entries marked removed and not dropped yet (see :meth:`_compact`).
-        self._removed: list[int] = [0 for _ in self._less]
-        self._turn = 0
-        self._events_map: dict[str, list[ClusterEventWithHint] | None] = {}
-        for fw in frameworks.values():
-            for plugin, regs in fw.events_to_register().items():
-                self._events_map.setdefault(plugin, regs)
-        self._active_seq = 0
-        self._matching: dict[tuple[Any, int], dict[str, list[ClusterEventWithHint] | None]] = {}
-        self._active_by_uid: dict[str, _ActiveEntry] = {}
-        self._backoffq = BackoffQueue(clock, initial_backoff, max_backoff, self.pop_from_backoff, self._order_of)
-        self._unschedulable: dict[str, QueuedPodInfo] = {}
-        self._in_flight: dict[str, int] = {}
-        self._in_flight_events: list[tuple[ClusterEvent, Any, Any]] = []
-        self._events_base = 0
+        self._activeq = ActiveQueue(frameworks)
+        self.less = self._activeq.less
+        self._hints = EventHints(frameworks)
+        self._backoffq = BackoffQueue(
+            clock, initial_backoff, max_backoff, self.pop_from_backoff, self._activeq.order_of
+        )
+        self._unschedulable = UnschedulablePods()
+        self._in_flight = InFlight()
         self._nonempty: asyncio.Event | None = None
         self._closed = False
         #: Async PreEnqueue checks in flight; :meth:`close` cancels them, :meth:`aclose` awaits them.
         self._gate_tasks = TaskSet("scheduling queue", log)
-        # Pods deleted, or updated, while an attempt for them is in flight: the attempt's
-        # outcome must not resurrect a deleted pod, nor requeue a stale version.
-        self._gone: set[str] = set()
-        self._latest: dict[str, PodInfo] = {}
         self.incoming: dict[str, int] = {}
         #: Told ``(queue, event)`` each time a pod enters a queue (the incoming-pods metric).
         self.on_incoming: Callable[[str, str], None] | None = None
@@ -193,12 +131,12 @@ class SchedulingQueue:
 
     # --- introspection ------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._active_by_uid) + len(self._backoffq) + len(self._unschedulable)
+        return len(self._activeq) + len(self._backoffq) + len(self._unschedulable)
 
     def counts(self) -> dict[str, int]:
-        gated = sum(1 for q in self._unschedulable.values() if q.gated)
+        gated = self._unschedulable.gated_count()
         return {
-            ACTIVE_Q: len(self._active_by_uid),
+            ACTIVE_Q: len(self._activeq),
             BACKOFF_Q: len(self._backoffq),
             UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
             GATED_Q: gated,
@@ -207,47 +145,43 @@ class SchedulingQueue:
     def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
         """Pods in the unschedulable pool per (rejecting plugin, profile); a pod counts once for
         each plugin that rejected it (``scheduler_unschedulable_pods``)."""
-        out: dict[tuple[str, str], int] = {}
-        for q in self._unschedulable.values():
-            plugins = q.unschedulable_plugins | q.pending_plugins
-            if q.gated and q.gating_plugin:
-                plugins = plugins | {q.gating_plugin}
-            for plugin in plugins:
-                key = (plugin, q.pod_info.scheduler_name)
-                out[key] = out.get(key, 0) + 1
-        return out
+        return self._unschedulable.by_plugin()
 
     def in_flight_counts(self) -> tuple[int, int]:
         """Pods whose attempt is under way (popped, not yet :meth:`done`), and the cluster events
         kept for them meanwhile. Both return to 0 when nothing is being scheduled or bound."""
-        return len(self._in_flight), len(self._in_flight_events)
+        return len(self._in_flight), len(self._in_flight.events)
+
+    def in_flight_events(self) -> list[Heard]:
+        """The cluster events kept for the attempts under way (the in-flight events metric)."""
+        return self._in_flight.events
 
     def footprint(self) -> dict[str, int]:
         """How many entries each of the queue's structures holds, the lazily dropped ones
         included: what it keeps in memory, for tests and the soak. All return to 0 when no pod
         is pending or in flight."""
         return {
-            "active_heap": sum(len(h) for h in self._heaps),
-            "active": len(self._active_by_uid),
+            "active_heap": self._activeq.heap_size(),
+            "active": len(self._activeq),
             "backoff_heap": sum(self._backoffq.heap_sizes()),
             "backoff": len(self._backoffq),
             "unschedulable": len(self._unschedulable),
             "in_flight": len(self._in_flight),
-            "in_flight_events": len(self._in_flight_events),
-            "gone": len(self._gone),
-            "latest": len(self._latest),
+            "in_flight_events": len(self._in_flight.events),
+            "gone": len(self._in_flight.gone),
+            "latest": len(self._in_flight.latest),
         }
 
     def pending_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
-        for e in self._active_by_uid.values():
-            yield ACTIVE_Q, e.qpi
+        for qpi in self._activeq.pods():
+            yield ACTIVE_Q, qpi
         for q in self._backoffq.pods():
             yield BACKOFF_Q, q
         for q in self._unschedulable.values():
             yield (GATED_Q if q.gated else UNSCHEDULABLE_Q), q
 
     def where(self, uid: str) -> str | None:
-        if uid in self._active_by_uid:
+        if uid in self._activeq:
             return ACTIVE_Q
         if uid in self._backoffq:
             return BACKOFF_Q
@@ -257,13 +191,10 @@ class SchedulingQueue:
         return None
 
     def get(self, uid: str) -> QueuedPodInfo | None:
-        e = self._active_by_uid.get(uid)
-        if e is not None:
-            return e.qpi
-        return self._backoffq.get(uid) or self._unschedulable.get(uid)
+        return self._activeq.get(uid) or self._backoffq.get(uid) or self._unschedulable.get(uid)
 
     def has_active(self) -> bool:
-        return bool(self._active_by_uid)
+        return bool(self._activeq)
 
     def has_backoff_to_pop(self) -> bool:
         """Whether :meth:`pop` would take a pod from podBackoffQ (SchedulerPopFromBackoffQ)."""
@@ -284,12 +215,6 @@ class SchedulingQueue:
     def is_backing_off(self, qpi: QueuedPodInfo) -> bool:
         return self._backoffq.is_backing_off(qpi)
 
-    def _order_of(self, qpi: QueuedPodInfo) -> tuple[Less, int]:
-        """How activeQ would order the pod, and its queue-sort group (podBackoffQ's order within
-        one window)."""
-        group = self._group_of.get(qpi.pod_info.scheduler_name, 0)
-        return self._less[group], group
-
     # --- placing pods -------------------------------------------------------------------------
     def _wake(self) -> None:
         if self._nonempty is not None:
@@ -298,11 +223,7 @@ class SchedulingQueue:
     def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
         self._remove_everywhere(qpi.pod_info.uid)
         qpi.gated = False
-        self._active_seq += 1
-        group = self._group_of.get(qpi.pod_info.scheduler_name, 0)
-        entry = _ActiveEntry(qpi, self._less[group], self._active_seq, group)
-        heapq.heappush(self._heaps[group], entry)
-        self._active_by_uid[qpi.pod_info.uid] = entry
+        self._activeq.push(qpi)
         self._count_incoming(ACTIVE_Q, event)
         self._wake()
 
@@ -333,32 +254,13 @@ class SchedulingQueue:
             self.on_incoming(queue, event)
 
     def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
-        e = self._active_by_uid.pop(uid, None)
-        if e is not None:
-            e.removed = True
-            self._removed[e.group] += 1
-            self._compact(e.group)
-            return e.qpi
+        q = self._activeq.remove(uid)
+        if q is not None:
+            return q
         q = self._backoffq.remove(uid)
         if q is not None:
             return q
         return self._unschedulable.pop(uid, None)
-
-    # Heap entries are removed lazily (marked, dropped when popped), which keeps removal O(1);
-    # but a replica that never pops (a standby: it follows every pod, schedules none) would keep
-    # each removed pod's entry, QueuedPodInfo and PodInfo for ever. So a heap is rebuilt from its
-    # live entries once the dead ones are more than half of it: O(n) after at least n/2 removals,
-    # amortised O(1), and a heap never holds more than twice its live pods (nothing once none is
-    # left). The check runs on every removal, the informer's binds and deletes included.
-
-    def _compact(self, group: int) -> None:
-        """Rebuild activeQ heap ``group`` without its removed entries once they are the most."""
-        heap = self._heaps[group]
-        if 2 * self._removed[group] <= len(heap):
-            return
-        heap[:] = [e for e in heap if not e.removed]
-        heapq.heapify(heap)  # the order is total (``seq`` breaks ties): pops are unchanged
-        self._removed[group] = 0
 
     def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
         """Move a pod that may now fit: to backoffQ while it backs off, else activeQ."""
@@ -421,24 +323,24 @@ class SchedulingQueue:
     def update(self, pod: PodInfo) -> None:
         """A pending pod changed. A change that could affect scheduling moves it out of the pool."""
         uid = pod.uid
-        e = self._active_by_uid.get(uid)
-        if e is not None:
-            old = e.qpi.pod_info.pod
-            e.qpi.pod_info = pod
-            if _spec_changed(old, pod.pod):
+        active = self._activeq.get(uid)
+        if active is not None:
+            old = active.pod_info.pod
+            active.pod_info = pod
+            if spec_changed(old, pod.pod):
                 # Re-position it: the sort key may have changed.
-                self._push_active(e.qpi, "PodUpdate")
+                self._push_active(active, "PodUpdate")
             return
         q = self._backoffq.get(uid) or self._unschedulable.get(uid)
         if q is not None:
             old = q.pod_info.pod
             q.pod_info = pod
-            if _spec_changed(old, pod.pod):
+            if spec_changed(old, pod.pod):
                 if q.gated or uid in self._unschedulable:
                     self._gate(q, "PodUpdate")
             return
         if uid in self._in_flight:
-            self._latest[uid] = pod
+            self._in_flight.latest[uid] = pod
             return
         self.add(pod)
 
@@ -453,7 +355,7 @@ class SchedulingQueue:
     def delete(self, uid: str) -> None:
         self._remove_everywhere(uid)
         if uid in self._in_flight:
-            self._gone.add(uid)
+            self._in_flight.gone.add(uid)
 
     def on_event(
         self,
@@ -469,8 +371,8 @@ class SchedulingQueue:
         As upstream, an event no plugin registers for moves nothing (nor is it looked at pod by
         pod), though in-flight pods still hear of it."""
         if self._in_flight:
-            self._in_flight_events.append((event, old, new))
-        if not self._of_interest(event):
+            self._in_flight.record(event, old, new)
+        if not self._hints.of_interest(event):
             return 0
         moved = 0
         # Members of one pod group gated by a plugin whose verdict is the group's (GangScheduling
@@ -496,7 +398,7 @@ class SchedulingQueue:
                 plugins = q.unschedulable_plugins | q.pending_plugins
                 if q.gating_plugin:
                     plugins = plugins | {q.gating_plugin}
-                if self._event_may_help(q.pod, plugins, event, old, new):
+                if self._hints.may_help(q.pod, plugins, event, old, new, self.on_hint):
                     if q.pod_info.scheduler_name in self.frameworks:
                         reason = (q.gating_plugin, q.last_failure)
                         self._gate(q, str(event))
@@ -504,7 +406,7 @@ class SchedulingQueue:
                         if group is not None and q.gated and (q.gating_plugin, q.last_failure) == reason:
                             held_groups.add(group)
                 continue
-            if self._event_may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new):
+            if self._hints.may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new, self.on_hint):
                 self._gate(q, str(event))
                 moved += q.pod_info.uid not in self._unschedulable
         return moved
@@ -525,7 +427,7 @@ class SchedulingQueue:
         """A pod was bound (or found bound): as upstream, only pooled pods it could help across
         nodes are considered — rejected by PodTopologySpread in its namespace, or with a required
         affinity term it matches (``ns_labels``: the labels of a namespace, by name)."""
-        self.on_event(ASSIGNED_POD_ADD, None, pod.pod, candidates=self._cross_topology(pod, ns_labels))
+        self.on_event(ASSIGNED_POD_ADD, None, pod.pod, candidates=self._unschedulable.cross_topology(pod, ns_labels))
 
     def assigned_pod_updated(
         self, old: Any, new: PodInfo, event: ClusterEvent, ns_labels: NamespaceLabels | None = None
@@ -535,93 +437,23 @@ class SchedulingQueue:
         if event.bits & ActionType.UPDATE_POD_SCALE_DOWN:
             self.on_event(event, old, new.pod)
         else:
-            self.on_event(event, old, new.pod, candidates=self._cross_topology(new, ns_labels))
+            self.on_event(event, old, new.pod, candidates=self._unschedulable.cross_topology(new, ns_labels))
 
     def assigned_pod_deleted(self, pod: PodInfo) -> None:
         self.on_event(ASSIGNED_POD_DELETE, pod.pod, None)
 
-    def _cross_topology(self, pod: PodInfo, ns_labels: NamespaceLabels | None) -> list[QueuedPodInfo]:
-        """Upstream's getUnschedulablePodsWithCrossTopologyTerm (the namespace's labels looked
-        up once, and only if a pooled pod has an affinity term to match)."""
-        labels: Mapping[str, str] | None = None
-        found = []
-        for q in self._unschedulable.values():
-            if POD_TOPOLOGY_SPREAD in q.unschedulable_plugins and q.pod_info.namespace == pod.namespace:
-                found.append(q)
-                continue
-            for term in q.pod_info.required_affinity:
-                if labels is None:
-                    labels = ns_labels(pod.namespace) if ns_labels is not None else {}
-                if term.matches(pod, labels):
-                    found.append(q)
-                    break
-        return found
-
-    def _of_interest(self, event: ClusterEvent) -> bool:
-        """Upstream's isEventOfInterest: a wildcard, or an event some plugin registers for."""
-        if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
-            return True
-        return any(regs is None or regs for regs in self._matching_registrations(event).values())
-
-    def _event_may_help(self, pod: Any, plugins: set[str], event: ClusterEvent, old: Any, new: Any) -> bool:
-        if event is FORCE_ACTIVATE:
-            # Activation names one pod (in ``new``); it is not a broadcast.
-            return new is None or (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid")
-        if event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
-            return True
-        if not plugins:
-            return True
-        matching = self._matching_registrations(event)
-        on_hint = self.on_hint
-        for plugin in plugins:
-            regs = matching.get(plugin)
-            if regs is None:  # not registered, or registered for every event
-                return True
-            for reg in regs:
-                if reg.hint is None:
-                    return True
-                started = time.perf_counter() if on_hint is not None else 0.0
-                try:
-                    hint = reg.hint(pod, old, new)
-                except Exception:  # a failing hint errs on the side of retrying (logged)
-                    log.exception("queueing hint of %s failed; requeueing", plugin)
-                    if on_hint is not None:
-                        on_hint(plugin, str(event), "Error", time.perf_counter() - started)
-                    return True
-                if on_hint is not None:
-                    on_hint(plugin, str(event), hint.value, time.perf_counter() - started)
-                if hint is QueueingHint.QUEUE:
-                    return True
-        return False
-
-    def _matching_registrations(self, event: ClusterEvent) -> dict[str, list[ClusterEventWithHint] | None]:
-        """Per plugin, its registrations that cover ``event`` (``None``: it registers for
-        everything); computed once per kind of event."""
-        key = (event.resource, event.bits)
-        found = self._matching.get(key)
-        if found is None:
-            found = self._matching[key] = {
-                plugin: None if regs is None else [r for r in regs if r.event.matches(event)]
-                for plugin, regs in self._events_map.items()
-            }
-        return found
-
     # --- the scheduler side -------------------------------------------------------------------
     def _take(self) -> QueuedPodInfo | None:
-        entry = self._next_entry()
-        if entry is not None:
-            qpi: QueuedPodInfo | None = entry.qpi
-            assert qpi is not None
-            del self._active_by_uid[qpi.pod_info.uid]
-        elif self.pop_from_backoff:
+        qpi = self._activeq.pop()
+        if qpi is None:
+            if not self.pop_from_backoff:
+                return None
             # Nothing is ready: rather than idle, try podBackoffQ's head now (upstream's
             # SchedulerPopFromBackoffQ). Its PreEnqueue ran as it entered backoffQ.
             qpi = self._backoffq.pop_head()
             if qpi is None:
                 return None
             self._count_incoming(ACTIVE_Q, POP_FROM_BACKOFF_Q)
-        else:
-            return None
         self._start_attempt(qpi)
         return qpi
 
@@ -631,23 +463,7 @@ class SchedulingQueue:
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = self.clock()
-        self._in_flight[qpi.pod_info.uid] = self._events_base + len(self._in_flight_events)
-
-    def _next_entry(self) -> _ActiveEntry | None:
-        """The head of the next queue group in turn that has one (round robin over groups;
-        with one group, simply its head)."""
-        n = len(self._heaps)
-        for k in range(n):
-            group = (self._turn + k) % n
-            heap = self._heaps[group]
-            while heap:
-                entry = heapq.heappop(heap)
-                if entry.removed:
-                    self._removed[group] -= 1
-                    continue
-                self._turn = (group + 1) % n
-                return entry
-        return None
+        self._in_flight.start(qpi.pod_info.uid)
 
     def pooled(self, uid: str) -> QueuedPodInfo | None:
         """The pod when it waits in the unschedulable pool (gated or not)."""
@@ -700,22 +516,7 @@ class SchedulingQueue:
 
     def done(self, uid: str) -> None:
         """The pod's attempt is over (bound, or requeued): stop recording events for it."""
-        self._gone.discard(uid)
-        self._latest.pop(uid, None)
-        if self._in_flight.pop(uid, None) is None:
-            return
-        if not self._in_flight:
-            self._events_base += len(self._in_flight_events)
-            self._in_flight_events.clear()
-            return
-        # Events older than the oldest attempt still in flight concern no one any more. Under a
-        # steady stream of pods some attempt is always in flight, so waiting for none would let
-        # the list grow without bound. (Insertion order is pop order: the first is the oldest.)
-        oldest = next(iter(self._in_flight.values()))
-        drop = oldest - self._events_base
-        if drop >= 256 or (drop > 0 and 2 * drop >= len(self._in_flight_events)):
-            del self._in_flight_events[:drop]
-            self._events_base = oldest
+        self._in_flight.end(uid)
 
     def add_unschedulable_if_not_present(
         self, qpi: QueuedPodInfo, rejectors: set[str] | None = None, retry: bool = False
@@ -725,8 +526,8 @@ class SchedulingQueue:
         ``retry`` sends it to backoff whatever rejected it: a member left over by a group that
         was placed in part, whose next cycle decides on preemption for it."""
         uid = qpi.pod_info.uid
-        start = self._in_flight.get(uid)
-        if uid in self._gone:
+        start = self._in_flight.started_at(uid)
+        if uid in self._in_flight.gone:
             self.done(uid)
             return ""
         if self.get(uid) is not None:
@@ -735,8 +536,8 @@ class SchedulingQueue:
         qpi.timestamp = self.clock()
         qpi.unschedulable_plugins = set(rejectors or ())
         self._count_failure(qpi)
-        latest = self._latest.get(uid)
-        updated = latest is not None and _spec_changed(qpi.pod, latest.pod)
+        latest = self._in_flight.latest.get(uid)
+        updated = latest is not None and spec_changed(qpi.pod, latest.pod)
         if latest is not None:
             qpi.pod_info = latest
         target: str
@@ -747,8 +548,8 @@ class SchedulingQueue:
             or (
                 start is not None
                 and any(
-                    self._event_may_help(qpi.pod, qpi.unschedulable_plugins, ev, old, new)
-                    for ev, old, new in self._in_flight_events[start - self._events_base :]
+                    self._hints.may_help(qpi.pod, qpi.unschedulable_plugins, ev, old, new, self.on_hint)
+                    for ev, old, new in self._in_flight.events_from(start)
                 )
             )
         ):
@@ -765,8 +566,8 @@ class SchedulingQueue:
     def requeue_after_error(self, qpi: QueuedPodInfo) -> None:
         """Binding failed or the cluster erred: back off and try again."""
         uid = qpi.pod_info.uid
-        if uid not in self._gone and self.get(uid) is None:
-            latest = self._latest.get(uid)
+        if uid not in self._in_flight.gone and self.get(uid) is None:
+            latest = self._in_flight.latest.get(uid)
             if latest is not None:
                 qpi.pod_info = latest
             qpi.timestamp = self.clock()
@@ -814,12 +615,7 @@ class SchedulingQueue:
 
     def flush_unschedulable_left_over(self) -> int:
         """Give pods stuck in the pool longer than the limit another try."""
-        now = self.clock()
-        stale = [
-            q
-            for q in self._unschedulable.values()
-            if not q.gated and now - q.timestamp > self.max_unschedulable_duration
-        ]
+        stale = self._unschedulable.left_over(self.clock(), self.max_unschedulable_duration)
         for q in stale:
             self._gate(q, str(UNSCHEDULABLE_TIMEOUT))
         return len(stale)
@@ -834,4 +630,4 @@ class SchedulingQueue:
             elif q is not None or (q := self._backoffq.get(uid)) is not None:
                 self._gate(q, str(FORCE_ACTIVATE), self._push_active)
             elif uid in self._in_flight:
-                self._in_flight_events.append((FORCE_ACTIVATE, None, {"metadata": {"uid": uid}}))
+                self._in_flight.record(FORCE_ACTIVATE, None, {"metadata": {"uid": uid}})

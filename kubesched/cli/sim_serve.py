@@ -72,7 +72,8 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
 
 def _time_flags(args: argparse.Namespace) -> None:
     """Check ``--speed``, ``--until`` and ``--record`` (which needs ``--import-from``)."""
-    from kubesched.sim.scenario.timeline import Horizon, TimelineError, seconds
+    from kubesched.sim.scenario.steps import TimelineError, seconds
+    from kubesched.sim.scenario.timeline import Horizon
 
     speed = getattr(args, "speed", 1.0)
     if speed is not None and not speed > 0:

@@ -34,7 +34,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from kubesched.sim.run.report import format_table, only_pods
     from kubesched.sim.run.simulate import SimulationSettings, simulate
     from kubesched.sim.scenario.reading import load_scenario
-    from kubesched.sim.scenario.timeline import TimelineError, seconds
+    from kubesched.sim.scenario.steps import TimelineError, seconds
 
     try:
         until = None if args.until is None else seconds(args.until, "--until")
@@ -117,7 +117,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 def timed(scenario: Any) -> bool:
     """Whether the scenario has time in it: steps, or a lifetime on a pod or a pod template."""
-    from kubesched.sim.scenario.timeline import LIFETIME
+    from kubesched.sim.scenario.steps import LIFETIME
 
     def lives(obj: dict[str, Any]) -> bool:
         meta = obj.get("metadata") or {}

@@ -156,7 +156,7 @@ def _in_flight_events(queue: Any) -> dict[tuple[str, ...], float]:
     (so that a pod that fails can be requeued by what happened meanwhile), by event, and the pods
     popped and not done yet as ``PodPopped``, as upstream counts both."""
     popped, _ = queue.in_flight_counts()
-    tally = Tally(str(event) for event, _old, _new in queue._in_flight_events)
+    tally = Tally(str(event) for event, _old, _new in queue.in_flight_events())
     values: dict[tuple[str, ...], float] = {(event,): n for event, n in tally.items()}
     values[(POD_POPPED,)] = popped
     return values

@@ -33,14 +33,12 @@ if TYPE_CHECKING:
     )
     from kubesched.testing.harness import (
         afilter_nodes,
-        as_node_infos,
-        as_pod_info,
         ascore_nodes,
         filter_nodes,
-        framework_for,
         reasons,
         score_nodes,
     )
+    from kubesched.testing.partial_profile import as_node_infos, as_pod_info, framework_for
     from kubesched.testing.placement import (
         PlacementGenerateOutcome,
         PlacementScoreOutcome,
@@ -81,11 +79,11 @@ _WHERE = {
     "Recorder": "kubesched.testing.running",
     "ScoreOutcome": "kubesched.testing.points",
     "afilter_nodes": "kubesched.testing.harness",
-    "as_node_infos": "kubesched.testing.harness",
-    "as_pod_info": "kubesched.testing.harness",
+    "as_node_infos": "kubesched.testing.partial_profile",
+    "as_pod_info": "kubesched.testing.partial_profile",
     "ascore_nodes": "kubesched.testing.harness",
     "filter_nodes": "kubesched.testing.harness",
-    "framework_for": "kubesched.testing.harness",
+    "framework_for": "kubesched.testing.partial_profile",
     "make_harness": "kubesched.testing.running",
     "make_node": "kubesched.testing.builders",
     "make_pod": "kubesched.testing.builders",

@@ -11,7 +11,7 @@ from kubesched.backend.cache import Snapshot
 from kubesched.framework.interface import CycleState
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework
-from kubesched.testing.harness import NodeLike, PodLike, as_node_infos, as_pod_info
+from kubesched.testing.partial_profile import NodeLike, PodLike, as_node_infos, as_pod_info
 
 T = TypeVar("T")
 

@@ -15,160 +15,39 @@ are coroutines for async tests.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from kubesched.backend.cache import Cache, Snapshot
-from kubesched.config.validation import validate_plugin_args
 from kubesched.framework.features import FeatureGates
-from kubesched.framework.interface import EXTENSION_POINTS
 from kubesched.framework.status import Status
-from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
-from kubesched.runtime.registry import Registry, default_registry
-from kubesched.testing.builders import NodeBuilder, PodBuilder
-from kubesched.testing.resources import feed_informers
+from kubesched.testing.partial_profile import (
+    NodeLike,
+    ObjectListers,
+    PodLike,
+    as_node_infos,
+    as_pod_info,
+    build_framework,
+    framework_for,
+    plugin_class,
+)
+from kubesched.testing.points import plugin_framework
 
-PodLike = PodBuilder | PodInfo | dict[str, Any]
-NodeLike = NodeBuilder | NodeInfo | dict[str, Any]
-
-
-def as_pod_info(pod: PodLike) -> PodInfo:
-    """``pod`` (a builder, an object or a PodInfo) as a PodInfo."""
-    if isinstance(pod, PodInfo):
-        return pod
-    if isinstance(pod, PodBuilder):
-        return pod.info()
-    return PodInfo(pod)
-
-
-def as_node_infos(nodes: Iterable[NodeLike], pods: Iterable[PodLike] = ()) -> list[NodeInfo]:
-    """NodeInfos for ``nodes``, with the bound ``pods`` (``spec.nodeName`` set) placed on them."""
-    # Nodes given as objects go through a Cache, so derived cluster-wide state (image
-    # spread across nodes) is filled in exactly as the scheduler fills it.
-    cache = Cache()
-    infos: list[NodeInfo] = []
-    for n in nodes:
-        if isinstance(n, NodeInfo):
-            infos.append(n)
-        else:
-            obj = n.obj() if isinstance(n, NodeBuilder) else n
-            infos.append(cache.add_node(obj))
-    by_name = {ni.name: ni for ni in infos}
-    for p in pods:
-        pi = as_pod_info(p)
-        if pi.node_name in by_name:
-            by_name[pi.node_name].add_pod(pi)
-    return infos
-
-
-class _SoloPlugins(Registry):
-    pass
-
-
-class ObjectListers:
-    """The handle's ``listers`` over a fixed list of objects (Namespaces, PVCs, PVs, ...)."""
-
-    def __init__(self, objects: Iterable[dict[str, Any]] = ()) -> None:
-        self._by_kind: dict[str, list[dict[str, Any]]] = {}
-        for o in objects:
-            self._by_kind.setdefault(o["kind"], []).append(o)
-
-    def get(self, kind: str, namespace: str | None, name: str) -> dict[str, Any] | None:
-        for o in self._by_kind.get(kind, []):
-            meta = o.get("metadata") or {}
-            if meta.get("name") == name and (namespace is None or (meta.get("namespace") or "default") == namespace):
-                return o
-        return None
-
-    def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
-        return [
-            o
-            for o in self._by_kind.get(kind, [])
-            if namespace is None or ((o.get("metadata") or {}).get("namespace") or "default") == namespace
-        ]
-
-    def namespace_labels(self, namespace: str) -> dict[str, str]:
-        ns = self.get("Namespace", None, namespace)
-        return dict(((ns or {}).get("metadata") or {}).get("labels") or {})
-
-
-def plugin_class(plugin: str | type) -> type:
-    """The class of ``plugin``: given, or registered under that name."""
-    if isinstance(plugin, str):
-        cls: type = default_registry().get(plugin).cls
-        return cls
-    return plugin
-
-
-def build_framework(
-    plugins: Sequence[str | type],
-    plugin_args: Mapping[str, Any] | None = None,
-    weights: Mapping[str, int] | None = None,
-    nodes: Sequence[NodeInfo] = (),
-    cluster: Any = None,
-    objects: Iterable[dict[str, Any]] = (),
-    feature_gates: FeatureGates | None = None,
-    pod_groups: Any = None,
-) -> Framework:
-    """A partial profile of ``plugins``, each at every point it implements, in the order given
-    (a multiPoint profile of them alone). ``plugin_args`` maps a plugin's name to a dict its
-    ``Args`` model validates or to an ``Args`` instance; ``weights`` a Score plugin's name to its
-    weight (1 unless given). 1.37's feature gates unless ``feature_gates``; ``pod_groups``: the
-    handle's pod groups (a ``PodGroupIndex``; none known unless given)."""
-    objects = list(objects)
-    classes = [plugin_class(p) for p in plugins]
-    registry = _SoloPlugins()
-    points: dict[str, list[PluginRef]] = {}
-    args_out: dict[str, Any] = {}
-    for cls in classes:
-        name: str = cls.name  # type: ignore[attr-defined]
-        registry.register(cls, name)
-        for point, method in EXTENSION_POINTS.items():
-            if callable(getattr(cls, method, None)):
-                weight = (weights or {}).get(name, 1) if point in ("score", "placementScore") else 0
-                points.setdefault(point, []).append(PluginRef(name, weight))
-        given = (plugin_args or {}).get(name)
-        if given is not None:
-            model = getattr(cls, "Args", None)
-            args_out[name] = (
-                validate_plugin_args(model, given) if model is not None and isinstance(given, dict) else given
-            )
-    fw = Framework(
-        ProfileSpec("test-scheduler", points, args_out),
-        registry,
-        cluster=cluster,
-        partial=True,
-        listers=ObjectListers(objects),
-        feature_gates=feature_gates,
-        pod_groups=pod_groups,
-    )
-    fw.set_snapshot(Snapshot(nodes))
-    feed_informers(fw.informers, objects)
-    return fw
-
-
-def framework_for(
-    plugin: str | type,
-    args: Any = None,
-    nodes: Sequence[NodeInfo] = (),
-    weight: int = 1,
-    cluster: Any = None,
-    objects: Iterable[dict[str, Any]] = (),
-    feature_gates: FeatureGates | None = None,
-) -> Framework:
-    """A partial profile holding only ``plugin`` at every point it implements (1.37's feature
-    gates unless ``feature_gates``)."""
-    name: str = plugin_class(plugin).name  # type: ignore[attr-defined]
-    return build_framework(
-        [plugin],
-        {name: args} if args is not None else None,
-        {name: weight},
-        nodes,
-        cluster=cluster,
-        objects=objects,
-        feature_gates=feature_gates,
-    )
+#: The shared pieces live in :mod:`kubesched.testing.partial_profile`; imported from here as before.
+__all__ = [
+    "NodeLike",
+    "ObjectListers",
+    "PodLike",
+    "afilter_nodes",
+    "as_node_infos",
+    "as_pod_info",
+    "ascore_nodes",
+    "build_framework",
+    "filter_nodes",
+    "framework_for",
+    "plugin_class",
+    "reasons",
+    "score_nodes",
+]
 
 
 async def afilter_nodes(
@@ -185,8 +64,6 @@ async def afilter_nodes(
     A PreFilter rejection is reported on every node, as upstream does; nodes outside a
     PreFilterResult get UnschedulableAndUnresolvable (``PluginFramework.afilter_all``).
     """
-    from kubesched.testing.points import plugin_framework
-
     fw = plugin_framework(plugin, args=args, nodes=nodes, pods=pods, objects=objects, feature_gates=feature_gates)
     return await fw.afilter_all(pod)
 
@@ -207,8 +84,6 @@ async def ascore_nodes(
     as in a real cycle (some plugins compute their scoring state there); Filter verdicts are not
     applied: every node given is scored (``PluginFramework.ascore``).
     """
-    from kubesched.testing.points import plugin_framework
-
     fw = plugin_framework(plugin, args=args, nodes=nodes, pods=pods, objects=objects, feature_gates=feature_gates)
     return await fw.ascore(pod, normalize=normalize)
 

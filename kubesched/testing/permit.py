@@ -17,7 +17,7 @@ from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Status
 from kubesched.runtime.waiting_pods import WaitingPod
 from kubesched.testing.driver import DriverBase
-from kubesched.testing.harness import PodLike
+from kubesched.testing.partial_profile import PodLike
 
 
 class PermitPoints(DriverBase):

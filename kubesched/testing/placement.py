@@ -43,7 +43,7 @@ from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.testing.builders import PodGroupBuilder
 from kubesched.testing.driver import DriverBase
-from kubesched.testing.harness import PodLike, as_pod_info
+from kubesched.testing.partial_profile import PodLike, as_pod_info
 
 #: A pod group as the kit takes it: a builder (the group and its members), the PodGroupInfo a
 #: cycle would hand over, or a PodGroup object alone (no members).

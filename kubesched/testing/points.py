@@ -31,7 +31,7 @@ from kubesched.framework.interface import CycleState, PostFilterResult, PreFilte
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, QueuedPodInfo
 from kubesched.testing.builders import PodGroupBuilder
-from kubesched.testing.harness import NodeLike, PodLike, as_node_infos, build_framework
+from kubesched.testing.partial_profile import NodeLike, PodLike, as_node_infos, build_framework
 from kubesched.testing.permit import PermitPoints
 from kubesched.testing.placement import PlacementPoints, pod_group_index
 

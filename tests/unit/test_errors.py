@@ -128,7 +128,7 @@ def test_each_family_is_a_kubesched_error_and_listed(family: type[Exception]) ->
         ("kubesched.sim.apiserver.faults.FaultConfigError", errors.ConfigurationError, ValueError),
         ("kubesched.sim.scenario.reading.ScenarioError", errors.ScenarioError, ValueError),
         ("kubesched.sim.scenario.openb.TraceError", errors.ScenarioError, ValueError),
-        ("kubesched.sim.scenario.timeline.TimelineError", errors.ScenarioError, ValueError),
+        ("kubesched.sim.scenario.steps.TimelineError", errors.ScenarioError, ValueError),
         ("kubesched.research.errors.ReplayError", errors.ResearchError, ValueError),
         ("kubesched.research.sweep.SweepError", errors.ResearchError, ValueError),
         ("kubesched.research.engines.EngineError", errors.ResearchError, RuntimeError),

@@ -36,12 +36,10 @@ not modelled.
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework import (
     MAX_NODE_SCORE,
@@ -53,23 +51,22 @@ from kubesched.framework import (
     EventResource,
     NodeInfo,
     PodInfo,
-    QueueingHint,
     Status,
 )
 from kubesched.framework.columns import Array
-from kubesched.framework.resources import QuantityError, parse_quantity
-from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.plugins.helper import feature_enabled, volumes_fragment
-from kubesched.plugins.noderesources.fit import UtilizationShapePoint, shape_errors
-from kubesched.plugins.noderesources.resource_allocation import (
-    MAX_CUSTOM_PRIORITY_SCORE,
-    broken_linear_function,
-    go_round,
+from kubesched.plugins.noderesources.resource_allocation import MAX_CUSTOM_PRIORITY_SCORE
+from kubesched.plugins.volume.binding_args import DEFAULT_SHAPE, STORAGE_CAPACITY_SCORING_GATE, VolumeBindingArgs
+from kubesched.plugins.volume.binding_hints import (
+    is_schedulable_after_csi_driver_change,
+    is_schedulable_after_csi_node_change,
+    is_schedulable_after_csi_storage_capacity_change,
+    is_schedulable_after_pvc_change,
+    is_schedulable_after_storage_class_change,
 )
+from kubesched.plugins.volume.binding_state import PodVolumes, _State
 from kubesched.plugins.volume.helpers import (
     ANN_BIND_COMPLETED,
-    ANN_BOUND_BY_CONTROLLER,
-    ANN_MIGRATED_PLUGINS,
     ANN_SELECTED_NODE,
     BINDING_WAIT_FOR_FIRST_CONSUMER,
     NOT_SUPPORTED_PROVISIONER,
@@ -82,18 +79,24 @@ from kubesched.plugins.volume.helpers import (
     namespace_of,
     not_found,
     pod_claim_names,
-    pod_obj,
     pv_capacity,
     pv_class,
     pvc_class,
     pvc_key,
     pvc_request,
-    queue_if_pod_claim,
     resource_version,
     spec,
     volume_claim,
     volume_is_for_pod,
 )
+from kubesched.plugins.volume.pv_binding import (
+    _Unsatisfiable,
+    _with_phase,
+    bind_claim_to_volume,
+    bind_volume_to_claim,
+    find_matching_volume,
+)
+from kubesched.plugins.volume.storage_capacity import _build_scorer, _node_has_access, quantity_value, volume_limit
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -104,97 +107,23 @@ ERR_REASON_NOT_ENOUGH_SPACE = "node(s) did not have enough free storage"
 ERR_REASON_PV_NOT_EXIST = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
-MAX_UTILIZATION = 100
-
-
-STORAGE_CAPACITY_SCORING_GATE = "StorageCapacityScoring"
-#: ``shape`` when the StorageCapacityScoring gate is on and none is given (upstream's defaults):
-#: the least utilized node (most free storage) scores highest.
-DEFAULT_SHAPE = ((0, MAX_CUSTOM_PRIORITY_SCORE), (100, 0))
-
-
-class VolumeBindingArgs(BaseModel):
-    """``VolumeBindingArgs``. ``shape`` is the scoring function of StorageCapacityScoring
-    (utilization of the storage a class offers on the node → score); ``None`` takes
-    :data:`DEFAULT_SHAPE` when the gate is on, and must stay unset when it is off."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    bindTimeoutSeconds: int = 600
-    shape: list[UtilizationShapePoint] | None = Field(default=None)
-
-    @field_validator("bindTimeoutSeconds")
-    @classmethod
-    def _non_negative(cls, v: int) -> int:
-        if v < 0:
-            raise ValueError(
-                "bindTimeoutSeconds: Invalid value: invalid BindTimeoutSeconds, should not be a negative value"
-            )
-        return v
-
-    @field_validator("shape")
-    @classmethod
-    def _check_shape(cls, shape: list[UtilizationShapePoint] | None) -> list[UtilizationShapePoint] | None:
-        if not shape:
-            return shape
-        errs = shape_errors(shape)
-        if errs:
-            raise ValueError("; ".join(errs))
-        return shape
-
-
-# --- cycle state --------------------------------------------------------------------------------
-
-
-class PodVolumes:
-    """What the pod needs on one node: PVs to bind to claims, and claims to provision."""
-
-    __slots__ = ("static_bindings", "dynamic_provisions", "node_capacities")
-
-    def __init__(
-        self,
-        static_bindings: list[tuple[Obj, Obj]],
-        dynamic_provisions: list[Obj],
-        node_capacities: dict[str, Obj] | None = None,
-    ) -> None:
-        self.static_bindings = static_bindings  # (pv, pvc)
-        self.dynamic_provisions = dynamic_provisions
-        #: Per claim to provision (``namespace/name``): the CSIStorageCapacity that fits it on
-        #: this node, when its driver tracks capacity.
-        self.node_capacities = node_capacities or {}
-
-    def __repr__(self) -> str:
-        pvs = [f"{name_of(pv)}->{name_of(pvc)}" for pv, pvc in self.static_bindings]
-        return f"PodVolumes(static={pvs}, provision={[name_of(c) for c in self.dynamic_provisions]})"
-
-
-class _State:
-    """Written by PreFilter, filled per node by Filter. Shared (not copied) by ``clone``: Filter
-    results for the chosen node must reach Reserve whatever copies were made in between."""
-
-    __slots__ = (
-        "bound_claims",
-        "claims_to_bind",
-        "pvs_by_class",
-        "pod_volumes_by_node",
-        "has_static_bindings",
-        "all_bound",
-    )
-
-    def __init__(self, bound_claims: list[Obj], claims_to_bind: list[Obj], pvs_by_class: dict[str, list[Obj]]) -> None:
-        self.bound_claims = bound_claims
-        self.claims_to_bind = claims_to_bind
-        self.pvs_by_class = pvs_by_class
-        self.pod_volumes_by_node: dict[str, PodVolumes] = {}
-        self.has_static_bindings = False
-        self.all_bound = False
-
-    def clone(self) -> _State:
-        return self
-
-
-class _Unsatisfiable(Exception):
-    """An internal error of the binder (reported as an Error status)."""
+#: The args and the queueing hints live in their own modules; imported from here as before.
+__all__ = [
+    "ERR_REASON_BIND_CONFLICT",
+    "ERR_REASON_NODE_CONFLICT",
+    "ERR_REASON_NOT_ENOUGH_SPACE",
+    "ERR_REASON_PV_NOT_EXIST",
+    "ERR_UNBOUND_IMMEDIATE",
+    "NAME",
+    "STATE_KEY",
+    "VolumeBinding",
+    "VolumeBindingArgs",
+    "is_schedulable_after_csi_driver_change",
+    "is_schedulable_after_csi_node_change",
+    "is_schedulable_after_csi_storage_capacity_change",
+    "is_schedulable_after_pvc_change",
+    "is_schedulable_after_storage_class_change",
+]
 
 
 # --- the plugin ---------------------------------------------------------------------------------
@@ -663,215 +592,3 @@ class VolumeBinding:
                 is_schedulable_after_csi_storage_capacity_change,
             ),
         ]
-
-
-# --- binding helpers ----------------------------------------------------------------------------
-
-
-def is_volume_bound_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> bool:
-    ref = spec(pv).get("claimRef")
-    if not ref:
-        return False
-    if ref.get("name") != name_of(pvc) or (ref.get("namespace") or "default") != namespace_of(pvc):
-        return False
-    uid = ref.get("uid")
-    return not uid or uid == meta(pvc).get("uid")
-
-
-def find_matching_volume(
-    pvc: Mapping[str, Any], volumes: Any, node_labels: Mapping[str, str], excluded: set[str]
-) -> Obj | None:
-    """The scheduler's choice of PV for an unbound claim on a node: a PV pre-bound to the claim
-    if it accepts the node, else the smallest Available PV of the claim's class that is large
-    enough, has the claim's volume mode and access modes, matches its selector and accepts the node."""
-    requested = pvc_request(pvc)
-    requested_class = pvc_class(pvc)
-    pvc_spec = spec(pvc)
-    try:
-        selector = LabelSelector.compile(pvc_spec.get("selector"))
-    except SelectorError as exc:
-        raise _Unsatisfiable(
-            f"error creating internal label selector for claim: {namespace_of(pvc)}/{name_of(pvc)}: {exc}"
-        ) from exc
-    want_mode = pvc_spec.get("volumeMode") or "Filesystem"
-    want_access = set(pvc_spec.get("accessModes") or ())
-    smallest: Obj | None = None
-    smallest_qty = 0
-    for pv in volumes:
-        pv_name = name_of(pv)
-        if pv_name in excluded:
-            continue
-        pv_spec = spec(pv)
-        if pv_spec.get("claimRef") and not is_volume_bound_to_claim(pv, pvc):
-            continue
-        qty = pv_capacity(pv)
-        if qty < requested:
-            continue
-        if (pv_spec.get("volumeMode") or "Filesystem") != want_mode:
-            continue
-        if meta(pv).get("deletionTimestamp"):
-            continue
-        affinity_ok = check_pv_node_affinity(pv, node_labels)
-        if is_volume_bound_to_claim(pv, pvc):
-            # A PV pre-bound to this claim is the only candidate: on a node it rejects, none fits.
-            return pv if affinity_ok else None
-        if (pv.get("status") or {}).get("phase") != "Available":
-            continue
-        if selector is not None and not selector.matches(meta(pv).get("labels") or {}):
-            continue
-        if pv_class(pv) != requested_class:
-            continue
-        if not affinity_ok:
-            continue
-        if not want_access <= set(pv_spec.get("accessModes") or ()):
-            continue
-        if smallest is None or smallest_qty > qty:
-            smallest, smallest_qty = pv, qty
-    return smallest
-
-
-def bind_volume_to_claim(pv: Obj, pvc: Obj) -> tuple[Obj, bool]:
-    """A copy of ``pv`` whose ``claimRef`` names ``pvc`` (marked bound-by-controller unless the
-    user pre-bound it), and whether anything changed."""
-    dirty = False
-    should_mark = not is_volume_bound_to_claim(pv, pvc)
-    clone = copy.deepcopy(pv)
-    ref = spec(pv).get("claimRef") or {}
-    if (
-        not ref
-        or ref.get("name") != name_of(pvc)
-        or (ref.get("namespace") or "default") != namespace_of(pvc)
-        or ref.get("uid") != meta(pvc).get("uid")
-    ):
-        clone.setdefault("spec", {})["claimRef"] = {
-            "kind": "PersistentVolumeClaim",
-            "namespace": namespace_of(pvc),
-            "name": name_of(pvc),
-            "uid": meta(pvc).get("uid", ""),
-            "apiVersion": "v1",
-            "resourceVersion": meta(pvc).get("resourceVersion", ""),
-        }
-        dirty = True
-    if should_mark and ANN_BOUND_BY_CONTROLLER not in annotations_of(clone):
-        clone.setdefault("metadata", {}).setdefault("annotations", {})[ANN_BOUND_BY_CONTROLLER] = "yes"
-        dirty = True
-    return clone, dirty
-
-
-def bind_claim_to_volume(pvc: Obj, pv: Obj) -> Obj:
-    """What the PV controller writes to a claim it binds: ``volumeName``, the bind-completed
-    and bound-by-controller annotations, and the Bound phase with the PV's capacity."""
-    out = copy.deepcopy(pvc)
-    out.setdefault("spec", {})["volumeName"] = name_of(pv)
-    ann = out.setdefault("metadata", {}).setdefault("annotations", {})
-    ann[ANN_BIND_COMPLETED] = "yes"
-    ann.setdefault(ANN_BOUND_BY_CONTROLLER, "yes")
-    status = out.setdefault("status", {})
-    status["phase"] = "Bound"
-    if spec(pv).get("accessModes"):
-        status["accessModes"] = list(spec(pv)["accessModes"])
-    if spec(pv).get("capacity"):
-        status["capacity"] = dict(spec(pv)["capacity"])
-    return out
-
-
-def _with_phase(obj: Obj, phase: str) -> Obj:
-    out = copy.deepcopy(obj)
-    out.setdefault("status", {})["phase"] = phase
-    return out
-
-
-def quantity_value(value: Any) -> int:
-    """A quantity in whole units rounded up, as ``Quantity.Value()``; 0 when absent or unreadable."""
-    if value is None:
-        return 0
-    try:
-        return math.ceil(parse_quantity(value))
-    except (QuantityError, ValueError, TypeError):
-        return 0
-
-
-def volume_limit(capacity: Mapping[str, Any]) -> Any:
-    """The largest volume a CSIStorageCapacity can hold: ``maximumVolumeSize`` when reported,
-    else ``capacity`` (``None`` when neither is)."""
-    limit = capacity.get("maximumVolumeSize")
-    return capacity.get("capacity") if limit is None else limit
-
-
-def _node_has_access(capacity: Mapping[str, Any], node_labels: Mapping[str, str]) -> bool:
-    """A CSIStorageCapacity without ``nodeTopology`` is reachable from no node."""
-    try:
-        selector = LabelSelector.compile(capacity.get("nodeTopology"))
-    except SelectorError:
-        return False
-    return selector is not None and selector.matches(node_labels)
-
-
-def _build_scorer(shape: list[tuple[int, int]]) -> Any:
-    raw = broken_linear_function(shape)
-
-    def class_score(requested: int, capacity: int) -> int:
-        if capacity == 0 or requested > capacity:
-            return raw(MAX_UTILIZATION)
-        return raw(requested * MAX_UTILIZATION // capacity)
-
-    def scorer(by_class: Mapping[str, list[int]]) -> int:
-        # Every class weighs the same.
-        if not by_class:
-            return 0
-        total = sum(class_score(req, cap) for req, cap in by_class.values())
-        return go_round(total / len(by_class))
-
-    return scorer
-
-
-# --- queueing hints -----------------------------------------------------------------------------
-
-
-def is_schedulable_after_pvc_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-    """Queue when the claim is one the pod uses (in its namespace)."""
-    return queue_if_pod_claim(pod, new, include_ephemeral=True)
-
-
-def is_schedulable_after_storage_class_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-    """Queue on a new class, or when a class's ``allowedTopologies`` changed."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    if (old.get("allowedTopologies") or []) != (new.get("allowedTopologies") or []):
-        return QueueingHint.QUEUE
-    return QueueingHint.SKIP
-
-
-def is_schedulable_after_csi_node_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-    """Queue on a new CSINode, or when its migrated-plugins annotation changed."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    if annotations_of(old).get(ANN_MIGRATED_PLUGINS) != annotations_of(new).get(ANN_MIGRATED_PLUGINS):
-        return QueueingHint.QUEUE
-    return QueueingHint.SKIP
-
-
-def is_schedulable_after_csi_storage_capacity_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-    """Queue on a new CSIStorageCapacity, or when its volume limit (``maximumVolumeSize``, else
-    ``capacity``) appeared or grew; ``nodeTopology`` and ``storageClassName`` are immutable."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    old_limit, new_limit = volume_limit(old), volume_limit(new)
-    if new_limit is not None and (old_limit is None or quantity_value(new_limit) > quantity_value(old_limit)):
-        return QueueingHint.QUEUE
-    return QueueingHint.SKIP
-
-
-def is_schedulable_after_csi_driver_change(pod: Any, old: Any, new: Any) -> QueueingHint:
-    """Queue when a driver an inline CSI volume of the pod uses stopped asking for storage
-    capacity tracking (``spec.storageCapacity`` went from true to unset or false)."""
-    if not isinstance(old, Mapping) or not isinstance(new, Mapping):
-        return QueueingHint.QUEUE
-    name = name_of(new)
-    for volume in spec(pod_obj(pod)).get("volumes") or ():
-        csi = volume.get("csi") if isinstance(volume, Mapping) else None
-        if not isinstance(csi, Mapping) or csi.get("driver") != name:
-            continue
-        if spec(old).get("storageCapacity") is True and spec(new).get("storageCapacity") is not True:
-            return QueueingHint.QUEUE
-    return QueueingHint.SKIP

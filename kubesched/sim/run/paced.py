@@ -24,7 +24,8 @@ from kubesched.sim.apiserver.admission import admit_new
 from kubesched.sim.scenario.clock import PacedClock, format_seconds
 from kubesched.sim.scenario.loading import priority_class, ready_node
 from kubesched.sim.scenario.reading import admit_pod
-from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, Step, create_or_replace
+from kubesched.sim.scenario.steps import Step
+from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace
 
 log = logging.getLogger(__name__)
 

@@ -28,15 +28,8 @@ from kubesched.sim.run.report import SimulationResult, build_report, group_count
 from kubesched.sim.scenario.clock import ManualClock, format_seconds, stamp
 from kubesched.sim.scenario.loading import load_custom_resources
 from kubesched.sim.scenario.reading import SCENARIO_EPOCH, Scenario, ScenarioError, admit_pod
-from kubesched.sim.scenario.timeline import (
-    Agenda,
-    Horizon,
-    Lives,
-    Step,
-    StepProblem,
-    create_or_replace,
-    default_horizon,
-)
+from kubesched.sim.scenario.steps import Step, StepProblem
+from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace, default_horizon
 
 #: Events (steps, pods ending) a run takes at most: a guard against workloads that end and come
 #: back at the same instant (a lifetime of 0s), where the horizon is never reached.

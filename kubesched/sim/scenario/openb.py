@@ -33,7 +33,7 @@ from typing import Any
 from kubesched import errors
 from kubesched.decoding import MAX_INTEGER_DIGITS
 from kubesched.sim.scenario.reading import MAX_OBJECTS, SCENARIO_LIMITS, Scenario, parse_scenario
-from kubesched.sim.scenario.timeline import LIFETIME
+from kubesched.sim.scenario.steps import LIFETIME
 
 GPU = "nvidia.com/gpu"
 GPU_MILLI = "alibabacloud.com/gpu-milli"

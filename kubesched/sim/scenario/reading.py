@@ -39,7 +39,7 @@ from kubesched.sim.apiserver.validation.meta import go_quote
 from kubesched.sim.apiserver.validation.pods import drop_disabled_pod_fields
 from kubesched.sim.apiserver.validation.scheduling import default_group
 from kubesched.sim.scenario.custom import CustomObjectError, is_custom_kind, read_custom
-from kubesched.sim.scenario.timeline import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
+from kubesched.sim.scenario.steps import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
 
 SUPPORTED_KINDS = (
     "Node",

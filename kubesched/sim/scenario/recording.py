@@ -34,7 +34,7 @@ from typing import Any
 
 import yaml
 
-from kubesched.sim.scenario.timeline import LIFETIME, STEPS_KIND
+from kubesched.sim.scenario.steps import LIFETIME, STEPS_KIND
 
 Obj = dict[str, Any]
 

@@ -1,0 +1,117 @@
+"""Which cluster events may make a waiting pod schedulable, and which updates of a pending pod
+matter: upstream's isEventOfInterest and isPodWorthRequeuing (the events the plugins register,
+with their queueing hints), and its isPodUpdated.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kubesched.framework.events import (
+    FORCE_ACTIVATE,
+    UNSCHEDULABLE_TIMEOUT,
+    ClusterEvent,
+    ClusterEventWithHint,
+    QueueingHint,
+    Resource,
+)
+from kubesched.runtime.framework import Framework
+
+#: The queue's logger, which the hints' failures were logged to before they had a module of their own.
+log = logging.getLogger("kubesched.backend.queue")
+
+#: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs.
+HintObserver = Callable[[str, str, str, float], None]
+
+#: Annotations the scheduler itself writes (per-plugin results); changing them is no reason
+#: to try a pod again.
+RESULT_ANNOTATION_PREFIX = "kubesched.io/"
+
+
+def _own_annotations_stripped(annotations: dict[str, str] | None) -> dict[str, str]:
+    return {k: v for k, v in (annotations or {}).items() if not k.startswith(RESULT_ANNOTATION_PREFIX)}
+
+
+#: What of a pod's status may change a scheduling decision (upstream's isPodUpdated keeps them):
+#: the claims made from its ResourceClaimTemplates, and the claim made for its extended resources.
+_STATUS_THAT_COUNTS = ("resourceClaimStatuses", "extendedResourceClaimStatus")
+
+
+def spec_changed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether an update could change a scheduling decision: as upstream's isPodUpdated,
+    anything but status, resourceVersion and the scheduler's own result annotations — but for
+    the claim statuses DynamicResources waits for (:data:`_STATUS_THAT_COUNTS`)."""
+    om, nm = old.get("metadata") or {}, new.get("metadata") or {}
+    os_, ns = old.get("status") or {}, new.get("status") or {}
+    return (
+        old.get("spec") != new.get("spec")
+        or any(os_.get(k) != ns.get(k) for k in _STATUS_THAT_COUNTS)
+        or om.get("labels") != nm.get("labels")
+        or _own_annotations_stripped(om.get("annotations")) != _own_annotations_stripped(nm.get("annotations"))
+    )
+
+
+class EventHints:
+    """The events the plugins of ``frameworks`` register, and their hints."""
+
+    def __init__(self, frameworks: Mapping[str, Framework]) -> None:
+        self._events_map: dict[str, list[ClusterEventWithHint] | None] = {}
+        for fw in frameworks.values():
+            for plugin, regs in fw.events_to_register().items():
+                self._events_map.setdefault(plugin, regs)
+        self._matching: dict[tuple[Any, int], dict[str, list[ClusterEventWithHint] | None]] = {}
+
+    def of_interest(self, event: ClusterEvent) -> bool:
+        """Upstream's isEventOfInterest: a wildcard, or an event some plugin registers for."""
+        if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
+            return True
+        return any(regs is None or regs for regs in self._matching_registrations(event).values())
+
+    def may_help(
+        self, pod: Any, plugins: set[str], event: ClusterEvent, old: Any, new: Any, on_hint: HintObserver | None
+    ) -> bool:
+        """Whether ``event`` may make ``pod``, rejected by ``plugins``, schedulable (upstream's
+        isPodWorthRequeuing); ``on_hint`` is told of each hint run, and times them when given."""
+        if event is FORCE_ACTIVATE:
+            # Activation names one pod (in ``new``); it is not a broadcast.
+            return new is None or (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid")
+        if event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
+            return True
+        if not plugins:
+            return True
+        matching = self._matching_registrations(event)
+        for plugin in plugins:
+            regs = matching.get(plugin)
+            if regs is None:  # not registered, or registered for every event
+                return True
+            for reg in regs:
+                if reg.hint is None:
+                    return True
+                started = time.perf_counter() if on_hint is not None else 0.0
+                try:
+                    hint = reg.hint(pod, old, new)
+                except Exception:  # a failing hint errs on the side of retrying (logged)
+                    log.exception("queueing hint of %s failed; requeueing", plugin)
+                    if on_hint is not None:
+                        on_hint(plugin, str(event), "Error", time.perf_counter() - started)
+                    return True
+                if on_hint is not None:
+                    on_hint(plugin, str(event), hint.value, time.perf_counter() - started)
+                if hint is QueueingHint.QUEUE:
+                    return True
+        return False
+
+    def _matching_registrations(self, event: ClusterEvent) -> dict[str, list[ClusterEventWithHint] | None]:
+        """Per plugin, its registrations that cover ``event`` (``None``: it registers for
+        everything); computed once per kind of event."""
+        key = (event.resource, event.bits)
+        found = self._matching.get(key)
+        if found is None:
+            found = self._matching[key] = {
+                plugin: None if regs is None else [r for r in regs if r.event.matches(event)]
+                for plugin, regs in self._events_map.items()
+            }
+        return found
