@@ -38,10 +38,16 @@ outcome checked:
   it within what the first deletion left (CPython keeps freed memory for reuse, so RSS does not
   fall back to the baseline; growth is what a leak shows).
 
+With ``--gang`` the pods of the main wave are one gang (a PodGroup whose ``gang.minCount`` is
+``--pods``; the server and the replicas run with ``GenericWorkload``): none can bind before the
+last exists, then all of them bind in the group's cycle, while the lease and ``/healthz`` must
+keep up as before.
+
     python -m benchmarks.soak --quick            # 500 nodes, 1000 pods
     python -m benchmarks.soak                    # 5000 nodes, 10000 pods
     python -m benchmarks.soak --faults none --json
     python -m benchmarks.soak --faults my-faults.yaml --seed 3
+    python -m benchmarks.soak --gang --nodes 300 --pods 10000 --faults none --no-kill   # a gang of 10000
 
 Exit status: 0 when every check passes, 1 when one fails, 2 when the run could not be set up.
 """
@@ -78,6 +84,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", action="store_true", help="print JSON instead of tables")
     ap.add_argument("--standby-cycles", type=int, default=4, help="waves the standby watches (default 4; 0: none)")
     ap.add_argument("--standby-pods", type=int, help="pods a wave (default: --pods, at most 5000)")
+    ap.add_argument(
+        "--gang", action="store_true", help="the main wave's pods are one gang of --pods members (GenericWorkload)"
+    )
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ap
 
@@ -115,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         keep=args.keep,
         standby_cycles=args.standby_cycles,
         standby_pods=args.standby_pods or min(args.pods or (1000 if args.quick else 10000), 5000),
+        gang=args.gang,
     )
     if settings.nodes < 1 or settings.pods < 2 or settings.concurrency < 1:
         print("--nodes must be >= 1, --pods >= 2, --concurrency >= 1", file=sys.stderr)

@@ -32,6 +32,9 @@ from benchmarks.soak.standby import Standby
 MiB = 1024 * 1024
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
 PODS = "/api/v1/namespaces/default/pods"
+POD_GROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups"
+#: The PodGroup of the main wave with ``--gang``.
+GANG = "soak-gang"
 #: Seconds between two rounds of /healthz probes; during the forced relist, a tenth of that, so
 #: that a pause of a few hundred milliseconds cannot fall between two probes.
 PROBE_EVERY = 0.5
@@ -94,6 +97,22 @@ class Soak:
             config.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")
         return nodes, faults, config
 
+    def _gates(self) -> list[str]:
+        """The feature gates of every process: GenericWorkload for a gang."""
+        return ["--feature-gates", "GenericWorkload=true"] if self.s.gang else []
+
+    async def _create_gang(self, api: API) -> None:
+        """The PodGroup the main wave's pods belong to, asking for every one of them."""
+        group = {
+            "apiVersion": "scheduling.k8s.io/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": GANG, "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": self.s.pods}}},
+        }
+        status, body = await api.call("POST", POD_GROUPS, group)
+        if status not in (201, 409):
+            raise SetupError(f"creating the PodGroup {GANG}: {status} {body}")
+
     def _spawn(self, name: str, argv: list[str]) -> Proc:
         proc = Proc(name, [sys.executable, "-m", "kubesched", *argv], self.dir)
         self.procs.append(proc)
@@ -102,7 +121,7 @@ class Soak:
     async def _start_server(self, nodes: Path, faults: Path | None) -> tuple[str, str | None, str | None]:
         kubeconfig = self.dir / "kubeconfig"
         argv = ["sim", "serve", "--port", "0", "--address", "127.0.0.1", "--scenario", str(nodes)]
-        argv += ["--kubeconfig-out", str(kubeconfig)]
+        argv += ["--kubeconfig-out", str(kubeconfig), *self._gates()]
         if faults is not None:
             argv += ["--faults", str(faults)]
         server = self._spawn("apiserver", argv)
@@ -124,7 +143,7 @@ class Soak:
     def _start_replica(self, config: Path, letter: str) -> Proc:
         self.replica_seq += 1
         identity = f"soak-{letter}{self.replica_seq}"
-        argv = ["run", "--config", str(config), "--kubeconfig", str(self.kubeconfig)]
+        argv = ["run", "--config", str(config), "--kubeconfig", str(self.kubeconfig), *self._gates()]
         # Each replica its own port for /healthz (two on one machine cannot share 10259).
         port = free_port()
         self.health_ports[identity] = port
@@ -281,6 +300,8 @@ class Soak:
                 i = queue.get_nowait()
                 pod = default_pod("soak", i)
                 pod["metadata"]["labels"] = {"soak": label.split("=", 1)[1]}
+                if self.s.gang:
+                    pod["spec"]["schedulingGroup"] = {"podGroupName": GANG}
                 status, body = await api.call("POST", PODS, pod)
                 # 409 AlreadyExists: an earlier attempt was created but its answer was lost.
                 if status in (201, 409):
@@ -466,6 +487,8 @@ class Soak:
             tasks.append(watching)
             on_half = asyncio.Event()
             tasks.append(asyncio.create_task(self._kill_leader(on_half)))
+            if self.s.gang:
+                await self._create_gang(api)
             self.t0 = time.monotonic()
             creating = asyncio.create_task(self._create(api, label, on_half))
             bar = self.progress

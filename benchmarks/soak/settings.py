@@ -46,3 +46,5 @@ class Settings:
     #: Waves the standby replica watches after the main checks (0: no standby), of so many pods.
     standby_cycles: int = 4
     standby_pods: int = 5000
+    #: The main wave is one gang: a PodGroup whose minCount is every pod (GenericWorkload on).
+    gang: bool = False
