@@ -124,7 +124,7 @@ class SchedulingQueue:
         self._gate_tasks = TaskSet("scheduling queue", log)
         self.incoming: dict[str, int] = {}
         #: Told ``(queue, event)`` each time a pod enters a queue (the incoming-pods metric).
-        self.on_incoming: Callable[[str, str], None] | None = None
+        self.on_incoming: Callable[[str, str, int], None] | None = None
         #: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs (its metric);
         #: hints are timed only when it is set.
         self.on_hint: Callable[[str, str, str, float], None] | None = None
@@ -248,10 +248,10 @@ class SchedulingQueue:
         self._unschedulable[qpi.pod_info.uid] = qpi
         self._count_incoming(GATED_Q if qpi.gated else UNSCHEDULABLE_Q, event)
 
-    def _count_incoming(self, queue: str, event: str) -> None:
-        self.incoming[event] = self.incoming.get(event, 0) + 1
+    def _count_incoming(self, queue: str, event: str, pods: int = 1) -> None:
+        self.incoming[event] = self.incoming.get(event, 0) + pods
         if self.on_incoming is not None:
-            self.on_incoming(queue, event)
+            self.on_incoming(queue, event, pods)
 
     def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
         q = self._activeq.remove(uid)
@@ -379,20 +379,26 @@ class SchedulingQueue:
         # waiting for its quorum): once the first has been asked again and is still held for the
         # same reason, the others are held as asking would hold them, without asking.
         held_groups: set[tuple[str, str, str, str]] = set()
-        event_name = str(event)
-        for q in list(self._unschedulable.values() if candidates is None else candidates):
-            if skip_uid is not None and q.pod_info.uid == skip_uid:
+        held = 0
+        pool = self._unschedulable
+        for q in list(pool.values() if candidates is None else candidates):
+            pi = q.pod_info
+            if skip_uid is not None and pi.uid == skip_uid:
                 continue
             if q.gated:
                 if q.gating_plugin == SCHEDULING_GATES:
                     continue  # only an update of the pod itself ungates it (upstream skips these too)
-                group = self._group_gate(q)
-                if group is not None and group in held_groups:
+                if (
+                    held_groups
+                    and (pi.scheduler_name, pi.namespace, pi.pod_group, q.gating_plugin) in held_groups
+                    and not q.unschedulable_plugins
+                    and not q.pending_plugins
+                ):
                     # What a gate that holds it again does: to the pool's end, counted as gated.
-                    uid = q.pod_info.uid
-                    self._unschedulable[uid] = self._unschedulable.pop(uid)
-                    self._count_incoming(GATED_Q, event_name)
+                    pool[pi.uid] = pool.pop(pi.uid)
+                    held += 1
                     continue
+                group = self._group_gate(q)
                 # A pod gated after a failed attempt (its preemption still under way) also
                 # waits for what its rejecting plugins wait for.
                 plugins = q.unschedulable_plugins | q.pending_plugins
@@ -409,6 +415,8 @@ class SchedulingQueue:
             if self._hints.may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new, self.on_hint):
                 self._gate(q, str(event))
                 moved += q.pod_info.uid not in self._unschedulable
+        if held:
+            self._count_incoming(GATED_Q, str(event), held)
         return moved
 
     def _group_gate(self, q: QueuedPodInfo) -> tuple[str, str, str, str] | None:

@@ -23,7 +23,7 @@ class Observer(Protocol):
 
     def pod_scheduled(self, attempts: int, seconds: float) -> None: ...
 
-    def queue_incoming(self, queue: str, event: str) -> None: ...
+    def queue_incoming(self, queue: str, event: str, pods: int = 1) -> None: ...
 
     def preemption_attempt(self) -> None: ...
 
@@ -102,7 +102,7 @@ class NullObserver:
     def pod_scheduled(self, attempts: int, seconds: float) -> None:
         pass
 
-    def queue_incoming(self, queue: str, event: str) -> None:
+    def queue_incoming(self, queue: str, event: str, pods: int = 1) -> None:
         pass
 
     def preemption_attempt(self) -> None:

@@ -542,9 +542,9 @@ class PrometheusObserver:
     def permit_waited(self, result: str, seconds: float) -> None:
         self.permit_wait.labels(result).observe(seconds)
 
-    def queue_incoming(self, queue: str, event: str) -> None:
-        self.incoming.labels(queue, event).inc()
-        self.incoming_entities.labels(queue, event, POD_ENTITY).inc()
+    def queue_incoming(self, queue: str, event: str, pods: int = 1) -> None:
+        self.incoming.labels(queue, event).inc(pods)
+        self.incoming_entities.labels(queue, event, POD_ENTITY).inc(pods)
 
     def preemption_attempt(self) -> None:
         self.preemption_attempts.inc()
