@@ -9,8 +9,10 @@ const $ = (id) => document.getElementById(id);
 // --- talking to the server -----------------------------------------------------------------------
 const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
 if (fromHash) {
+  // The token leaves the address bar; a pod's link (#pod=ns/name) beside it stays.
   sessionStorage.setItem("kubesched-token", fromHash);
-  history.replaceState(null, "", location.pathname);
+  const pod = new URLSearchParams(location.hash.slice(1)).get("pod");
+  history.replaceState(null, "", location.pathname + (pod ? `#pod=${pod}` : ""));
 }
 const token = sessionStorage.getItem("kubesched-token");
 
@@ -154,6 +156,7 @@ function render() {
     if (node) (byNode.get(node) || byNode.set(node, []).get(node)).push(pod);
     else pending.push(pod);
   }
+  showPending(pending);
   const nodes = $("nodes");
   nodes.replaceChildren();
   for (const node of [...state.nodes.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
@@ -175,15 +178,43 @@ function render() {
     card.append(list);
     nodes.append(card);
   }
+  $("nodes-count").textContent = `(${state.nodes.size})`;
   renderGroups();
+}
+
+// Why a pod without a node waits: the scheduler's PodScheduled condition (its FailedScheduling
+// message), its scheduling gates, or nothing yet. The kind orders the list: the refused first.
+function pendingReason(p) {
+  const cond = ((p.status || {}).conditions || []).find((c) => c.type === "PodScheduled" && c.status === "False");
+  const gates = (p.spec.schedulingGates || []).map((g) => g.name);
+  const nominated = (p.status || {}).nominatedNodeName;
+  if (cond && cond.reason !== "SchedulingGated") {
+    const text = `${cond.message || ""}${nominated ? ` (nominated to ${nominated})` : ""}`;
+    return { kind: "unschedulable", label: cond.reason || "Unschedulable", text };
+  }
+  if (gates.length || cond) return { kind: "gated", label: "SchedulingGated", text: `gates: ${gates.join(", ") || (cond && cond.message) || ""}` };
+  return { kind: "waiting", label: "", text: "waiting to be scheduled" };
+}
+
+// The pending pods come first on the page: the question a user comes with. Each links to its results.
+function showPending(pending) {
+  const ORDER = { unschedulable: 0, gated: 1, waiting: 2 };
+  const rows = pending.map((p) => ({ p, why: pendingReason(p) }))
+    .sort((a, b) => ORDER[a.why.kind] - ORDER[b.why.kind] || key(a.p).localeCompare(key(b.p)));
+  const counts = { unschedulable: 0, gated: 0, waiting: 0 };
+  for (const r of rows) counts[r.why.kind]++;
+  $("pending-section").classList.toggle("none", rows.length === 0);
+  $("pending-count").textContent = `(${rows.length})`;
+  $("pending-summary").textContent = rows.length === 0 ? "none: every pod is on a node"
+    : Object.entries(counts).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
   const body = $("pending").tBodies[0];
   body.replaceChildren();
-  for (const p of pending.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
-    const cond = ((p.status || {}).conditions || []).find((c) => c.type === "PodScheduled");
-    body.append(el("tr", { "data-pod": p.metadata.name },
-      el("td", {}, el("span", { class: "pod", onclick: () => openResults(p) }, `${p.metadata.namespace}/${p.metadata.name}`)),
+  for (const { p, why } of rows) {
+    const ns = p.metadata.namespace || "default";
+    body.append(el("tr", { "data-pod": p.metadata.name, class: why.kind },
+      el("td", {}, el("a", { class: "pod", href: `#pod=${ns}/${p.metadata.name}`, title: "its scheduling results" }, `${ns}/${p.metadata.name}`)),
       el("td", {}, p.spec.schedulerName || "default-scheduler"),
-      el("td", {}, cond ? cond.message || cond.reason : "waiting to be scheduled")));
+      el("td", {}, ...(why.label ? [el("span", { class: "reason" }, why.label), " "] : []), why.text)));
   }
 }
 
@@ -395,7 +426,23 @@ $("show-config").onclick = () => showTab(true);
 $("new-object").onclick = () => openEditor(null);
 $("apply-yaml").onclick = applyYaml;
 $("delete-object").onclick = deleteObject;
-$("edit-pod").onclick = (ev) => { ev.preventDefault(); $("results").close(); openEditor(state.openPod); };
+$("edit-pod").onclick = (ev) => {
+  ev.preventDefault();
+  $("results").close();
+  openEditor(state.pods.get(key(state.openPod)) || state.openPod);
+};
+// A pod's link (#pod=namespace/name) opens its results; closing them leaves the link, so the
+// same link opens them again.
+function openLinked() {
+  const ref = new URLSearchParams(location.hash.slice(1)).get("pod");
+  if (!ref || !ref.includes("/")) return;
+  const [namespace, name] = ref.split("/", 2);
+  openResults(state.pods.get(ref) || { kind: "Pod", metadata: { namespace, name } }).catch((e) => setStatus(e.message, true));
+}
+window.addEventListener("hashchange", openLinked);
+$("results").addEventListener("close", () => {
+  if (location.hash.startsWith("#pod=")) history.replaceState(null, "", location.pathname + location.search);
+});
 $("apply-config").onclick = applyConfig;
 $("reset-config").onclick = resetConfig;
 $("export").onclick = exportScenario;
@@ -408,3 +455,4 @@ follow("/api/v1/nodes", state.nodes, "Node");
 follow("/api/v1/pods", state.pods, "Pod");
 followGroups();
 showGates();
+openLinked();

@@ -1,0 +1,118 @@
+"""The web view at demo size in a real browser: ``sim serve --with-scheduler`` with the shipped demo
+(``config/scenarios/demo.yaml``, 37 nodes, its two profiles from ``config/kubesched.yaml``) and a
+1600x900 window. What a person meets first: the pending pods above the nodes, each with why it
+waits and a link to its results. Screenshots of each step are kept beside the test's temporary
+files."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubesched.testing import sim_serve_process
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+try:
+    from playwright.sync_api import Locator, Page, expect, sync_playwright
+except ImportError:  # pragma: no cover - the test extra installs it
+    sync_playwright = None  # type: ignore[assignment]
+
+pytestmark = [
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(),
+        reason="Chromium is not installed: run `sh tools/test-setup.sh` (apt-get install chromium) as the README says",
+    ),
+    pytest.mark.skipif(sync_playwright is None, reason="playwright is not installed: pip install -e '.[test]'"),
+]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking"]
+
+CONFIG = Path(__file__).resolve().parents[2] / "config"
+WIDTH, HEIGHT = 1600, 900
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[dict[str, str]]:
+    with sim_serve_process(
+        tmp_path,
+        "--with-scheduler",
+        "--scenario",
+        str(CONFIG / "scenarios" / "demo.yaml"),
+        "--config",
+        str(CONFIG / "kubesched.yaml"),
+    ) as printed:
+        yield printed
+
+
+@pytest.fixture
+def page(served: dict[str, str], tmp_path: Path, request: Any) -> Iterator[Page]:
+    assert sync_playwright is not None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        pg = browser.new_page(viewport={"width": WIDTH, "height": HEIGHT})
+        pg.set_default_timeout(30_000)
+        pg.goto(served["web"])
+        try:
+            yield pg
+        finally:
+            report = getattr(request.node, "rep_call", None)
+            if report is None or report.failed:
+                pg.screenshot(path=str(tmp_path / "web-view-failure.png"), full_page=True)
+            browser.close()
+
+
+def screenshot(page: Page, tmp_path: Path, name: str) -> None:
+    shot = tmp_path / f"web-view-{name}.png"
+    page.screenshot(path=str(shot))
+    print(f"screenshot: {shot}")
+
+
+def box(locator: Locator) -> dict[str, float]:
+    found = locator.bounding_box()
+    assert found is not None, f"{locator} is not laid out"
+    return {
+        "left": found["x"],
+        "top": found["y"],
+        "right": found["x"] + found["width"],
+        "bottom": found["y"] + found["height"],
+    }
+
+
+def test_the_pending_pods_come_first_each_with_why_and_a_link_to_its_results(page: Page, tmp_path: Path) -> None:
+    # Once the scheduler has tried every pod: none left untried.
+    expect(page.get_by_test_id("pending-summary")).to_have_text(
+        re.compile(r"^\d+ unschedulable, 1 gated$"), timeout=60_000
+    )
+    pending = page.get_by_test_id("pending")
+    too_big = pending.locator('tr[data-pod="too-big-0"]')
+    expect(too_big).to_contain_text("Unschedulable")
+    expect(too_big).to_contain_text("Insufficient cpu")
+    expect(pending.locator('tr[data-pod="gated"]')).to_contain_text("SchedulingGated")
+    expect(pending.locator('tr[data-pod="gated"]')).to_contain_text("example.com/approval")
+    # The refused lead the list, before the gated.
+    expect(pending.locator("tbody tr").first).to_contain_text("0/37 nodes are available")
+    expect(pending.locator("tbody tr").last).to_contain_text("SchedulingGated")
+
+    # Above every node card, and on the first screen.
+    expect(page.locator(".node")).to_have_count(37)
+    section = box(page.get_by_test_id("pending-section"))
+    assert section["bottom"] <= box(page.locator(".node").first)["top"]
+    assert section["top"] < HEIGHT
+    screenshot(page, tmp_path, "pending")
+
+    link = too_big.locator("a.pod")
+    expect(link).to_have_attribute("href", "#pod=default/too-big-0")
+    link.click()
+    expect(page.locator("#results-title")).to_have_text("default/too-big-0")
+    expect(page.locator("#results-summary")).to_have_text("not placed")
+    expect(
+        page.get_by_test_id("results-table").locator("td.rejected", has_text="Insufficient cpu").first
+    ).to_be_visible()
+    page.locator("#results button[value=close]").click()
+    # Closed, the same link opens it again.
+    link.click()
+    expect(page.locator("#results")).to_be_visible()
