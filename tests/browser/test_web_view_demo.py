@@ -1,13 +1,15 @@
 """The web view at demo size in a real browser: ``sim serve --with-scheduler`` with the shipped demo
 (``config/scenarios/demo.yaml``, 37 nodes, its two profiles from ``config/kubesched.yaml``) and a
 1600x900 window. What a person meets first: the pending pods above the nodes, each with why it
-waits and a link to its results. Screenshots of each step are kept beside the test's temporary
-files."""
+waits and a link to its results; the cordoned and tainted nodes marked on their cards.
+Screenshots of each step are kept beside the test's temporary files."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -116,3 +118,41 @@ def test_the_pending_pods_come_first_each_with_why_and_a_link_to_its_results(pag
     # Closed, the same link opens it again.
     link.click()
     expect(page.locator("#results")).to_be_visible()
+
+
+def test_cordoned_and_tainted_nodes_are_marked_on_their_cards(
+    page: Page, served: dict[str, str], tmp_path: Path
+) -> None:
+    expect(page.locator(".node")).to_have_count(37)
+
+    def marked(badge: str) -> list[str]:
+        cards = page.locator(f".node:has(.badge.{badge})")
+        return sorted(cards.evaluate_all("cards => cards.map((c) => c.dataset.node)"))
+
+    assert marked("cordoned") == ["cordoned-0", "cordoned-1"]
+    assert marked("tainted") == ["gpu-0", "gpu-1", "gpu-2", "gpu-3", "preempt-node"]
+    expect(page.locator('.node[data-node="gpu-0"] .badge')).to_have_text(["tainted: dedicated=gpu:NoSchedule"])
+    expect(page.locator('.node[data-node="preempt-node"] .badge')).to_have_text(["tainted: demo=preemption:NoSchedule"])
+    expect(page.locator('.node[data-node="cordoned-0"] .badge')).to_have_text(["cordoned"])
+    expect(page.locator('.node[data-node="node-00"] .badge')).to_have_count(0)
+    # The taints in the card's tooltip; a cordoned card looks unlike an empty one (hatched, greyed).
+    expect(page.locator('.node[data-node="gpu-0"]')).to_have_attribute("title", "taint dedicated=gpu:NoSchedule")
+    expect(page.locator('.node[data-node="cordoned-0"]')).to_have_attribute("title", re.compile("^cordoned"))
+    hatched = re.compile("repeating-linear-gradient")
+    expect(page.locator('.node[data-node="cordoned-0"]')).to_have_css("background-image", hatched)
+    expect(page.locator('.node[data-node="node-00"]')).to_have_css("background-image", "none")
+    expect(page.locator("#nodes-count")).to_have_text("(37: 2 cordoned, 5 tainted)")
+    screenshot(page, tmp_path, "nodes")
+
+    # Cordoned and tainted live: the card follows the node.
+    patch = {"spec": {"unschedulable": True, "taints": [{"key": "maintenance", "effect": "NoExecute"}]}}
+    req = urllib.request.Request(
+        served["url"] + "/api/v1/nodes/node-05",
+        data=json.dumps(patch).encode(),
+        method="PATCH",
+        headers={"Content-Type": "application/merge-patch+json"},
+    )
+    urllib.request.urlopen(req, timeout=10).close()
+    expect(page.locator('.node[data-node="node-05"] .badge')).to_have_text(
+        ["cordoned", "tainted: maintenance:NoExecute"]
+    )

@@ -144,6 +144,22 @@ function bar(label, used, total, show) {
   return b;
 }
 
+// A node's taints as kubectl writes them: key=value:Effect (key:Effect without a value).
+const taintText = (t) => `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`;
+
+// What keeps pods off a node, for its card: cordoned (spec.unschedulable), and its NoSchedule and
+// NoExecute taints (the unschedulable taint a cordon brings is the cordon itself, said once).
+function nodeMarks(node) {
+  const spec = node.spec || {};
+  const taints = spec.taints || [];
+  const cordoned = spec.unschedulable === true;
+  const blocking = taints.filter((t) => (t.effect === "NoSchedule" || t.effect === "NoExecute")
+    && !(cordoned && t.key === "node.kubernetes.io/unschedulable"));
+  const title = [cordoned ? "cordoned: spec.unschedulable is true, no new pod is placed here" : "",
+    ...taints.map((t) => `taint ${taintText(t)}`)].filter(Boolean).join("\n");
+  return { cordoned, blocking, title };
+}
+
 const cpu = (v) => (v < 1 ? `${Math.round(v * 1000)}m` : `${+v.toFixed(2)}`);
 const mem = (v) => (v >= 2 ** 30 ? `${+(v / 2 ** 30).toFixed(1)}Gi` : `${Math.round(v / 2 ** 20)}Mi`);
 const count = (v) => `${Math.round(v)}`;
@@ -159,12 +175,23 @@ function render() {
   showPending(pending);
   const nodes = $("nodes");
   nodes.replaceChildren();
+  let cordonedCount = 0, taintedCount = 0;
   for (const node of [...state.nodes.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
     const name = node.metadata.name;
     const alloc = (node.status || {}).allocatable || (node.status || {}).capacity || {};
     const pods = (byNode.get(name) || []).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    const card = el("div", { class: "node", "data-node": name },
-      el("h3", { onclick: () => openEditor(node) }, name),
+    const marks = nodeMarks(node);
+    cordonedCount += marks.cordoned ? 1 : 0;
+    taintedCount += marks.blocking.length ? 1 : 0;
+    const badges = el("div", { class: "badges" });
+    if (marks.cordoned) badges.append(el("span", { class: "badge cordoned" }, "cordoned"));
+    for (const t of marks.blocking) badges.append(el("span", { class: "badge tainted" }, `tainted: ${taintText(t)}`));
+    const classes = ["node", marks.cordoned ? "cordoned" : "", marks.blocking.length ? "tainted" : ""];
+    const card = el("div", { class: classes.filter(Boolean).join(" "), "data-node": name },
+      el("h3", { onclick: () => openEditor(node) }, name));
+    if (marks.title) card.title = marks.title;
+    if (badges.childElementCount) card.append(badges);
+    card.append(
       bar("cpu", pods.reduce((s, p) => s + requested(p, "cpu"), 0), quantity(alloc.cpu), cpu),
       bar("memory", pods.reduce((s, p) => s + requested(p, "memory"), 0), quantity(alloc.memory), mem),
       bar("pods", pods.length, quantity(alloc.pods), count));
@@ -178,7 +205,8 @@ function render() {
     card.append(list);
     nodes.append(card);
   }
-  $("nodes-count").textContent = `(${state.nodes.size})`;
+  const marked = [cordonedCount ? `${cordonedCount} cordoned` : "", taintedCount ? `${taintedCount} tainted` : ""];
+  $("nodes-count").textContent = `(${state.nodes.size}${marked.some(Boolean) ? ": " + marked.filter(Boolean).join(", ") : ""})`;
   renderGroups();
 }
 
