@@ -1,8 +1,9 @@
 """The web view at demo size in a real browser: ``sim serve --with-scheduler`` with the shipped demo
 (``config/scenarios/demo.yaml``, 37 nodes, its two profiles from ``config/kubesched.yaml``) and a
 1600x900 window. What a person meets first: the pending pods above the nodes, each with why it
-waits and a link to its results; the cordoned and tainted nodes marked on their cards.
-Screenshots of each step are kept beside the test's temporary files."""
+waits and a link to its results; the cordoned and tainted nodes marked on their cards; a pod's
+score table inside its pane, the total in view. Screenshots of each step are kept beside the
+test's temporary files."""
 
 from __future__ import annotations
 
@@ -156,3 +157,35 @@ def test_cordoned_and_tainted_nodes_are_marked_on_their_cards(
     expect(page.locator('.node[data-node="node-05"] .badge')).to_have_text(
         ["cordoned", "tainted: maintenance:NoExecute"]
     )
+
+
+def test_a_pods_score_table_fits_its_pane_with_the_total_in_view(page: Page, tmp_path: Path) -> None:
+    chip = page.locator('.node[data-node="node-00"] .pod').first
+    chip.click()
+    table = page.get_by_test_id("results-table")
+    expect(table.locator('tr.chosen[data-node="node-00"]')).to_be_visible()
+    expect(table.locator("th", has_text="final NodeResourcesFit")).to_be_attached()
+    pane = page.get_by_test_id("results-pane")
+    total = table.locator("th").last
+    expect(total).to_have_text("total")
+
+    def in_view(width: int) -> None:
+        inside = box(pane)
+        assert inside["right"] <= width
+        for cell in (total, table.locator("tr.chosen td").last):
+            assert inside["left"] <= box(cell)["left"] and box(cell)["right"] <= inside["right"] + 1
+        first = box(table.locator("th").first)
+        assert abs(first["left"] - inside["left"]) <= 2
+        # The dialog itself does not scroll sideways: its pane does.
+        assert page.locator("#results").evaluate("(d) => d.scrollWidth <= d.clientWidth")
+
+    in_view(WIDTH)
+    screenshot(page, tmp_path, "results")
+
+    # Narrower, the table outgrows its pane, which scrolls by itself: the node and the total stay.
+    page.set_viewport_size({"width": 1000, "height": HEIGHT})
+    assert pane.evaluate("(p) => p.scrollWidth > p.clientWidth")
+    in_view(1000)
+    pane.evaluate("(p) => { p.scrollLeft = p.scrollWidth / 2; }")
+    in_view(1000)
+    screenshot(page, tmp_path, "results-narrow")

@@ -340,7 +340,7 @@ function showAttempt(attempt) {
   const head = ["node", ...filters.map((f) => `filter ${f}`), ...extFilters.map((f) => `extender filter ${f}`),
     ...scores.map((s) => `score ${s}`), ...scores.map((s) => `final ${s}`),
     ...extScores.map((s) => `extender score ${s}`), "total"];
-  table.tHead.append(el("tr", {}, ...head.map((h, i) => el("th", { onclick: () => sortBy(i) }, h))));
+  table.tHead.append(el("tr", {}, ...head.map((h, i) => el("th", { onclick: () => sortBy(i), title: h }, ...headCell(h)))));
   for (const n of [...nodes].sort()) {
     const f = (attempt.filter || {})[n] || {};
     const s = (attempt.score || {})[n] || {};
@@ -357,6 +357,17 @@ function showAttempt(attempt) {
       el("td", {}, Object.keys(fs).length ? String(total) : ""));
     table.tBodies[0].append(row);
   }
+}
+
+// A column's header in two lines, its kind over its plugin, the name free to break between its
+// words (NodeResourcesBalancedAllocation in three lines): the table stays narrow enough to read.
+function headCell(text) {
+  const space = text.lastIndexOf(" ");
+  if (space < 0) return [text];
+  const name = text.slice(space + 1).split(/(?<=[a-z0-9])(?=[A-Z])/);
+  const parts = [el("small", {}, text.slice(0, space)), " "];
+  name.forEach((w, i) => { if (i) parts.push(el("wbr")); parts.push(w); });
+  return parts;
 }
 
 function sortBy(column) {
