@@ -160,10 +160,11 @@ def test_cordoned_and_tainted_nodes_are_marked_on_their_cards(
 
 
 def test_a_pods_score_table_fits_its_pane_with_the_total_in_view(page: Page, tmp_path: Path) -> None:
-    chip = page.locator('.node[data-node="node-00"] .pod').first
+    # A pod on a node far down the list: its row is brought into the pane.
+    chip = page.locator('.node[data-node="node-21"] .pod').first
     chip.click()
     table = page.get_by_test_id("results-table")
-    expect(table.locator('tr.chosen[data-node="node-00"]')).to_be_visible()
+    expect(table.locator('tr.chosen[data-node="node-21"]')).to_be_visible()
     expect(table.locator("th", has_text="final NodeResourcesFit")).to_be_attached()
     pane = page.get_by_test_id("results-pane")
     total = table.locator("th").last
@@ -180,6 +181,8 @@ def test_a_pods_score_table_fits_its_pane_with_the_total_in_view(page: Page, tmp
         assert page.locator("#results").evaluate("(d) => d.scrollWidth <= d.clientWidth")
 
     in_view(WIDTH)
+    chosen, header = box(table.locator("tr.chosen")), box(total)
+    assert header["bottom"] <= chosen["top"] and chosen["bottom"] <= box(pane)["bottom"]
     screenshot(page, tmp_path, "results")
 
     # Narrower, the table outgrows its pane, which scrolls by itself: the node and the total stay.

@@ -311,9 +311,20 @@ async function openResults(pod) {
   const select = $("results-attempt");
   select.replaceChildren(...results.attempts.map((a, i) => el("option", { value: i }, `${a.attempt}: ${a.phase}${a.node ? " on " + a.node : ""}`)));
   select.value = String(results.attempts.length - 1);
-  select.onchange = () => showAttempt(results.attempts[+select.value]);
+  select.onchange = () => { showAttempt(results.attempts[+select.value]); showChosen(); };
   showAttempt(results.attempts[results.attempts.length - 1]);
   if (!$("results").open) $("results").showModal();
+  showChosen();
+}
+
+// The chosen node's row brought to the middle of the pane (node-21 of 37 is below its fold).
+function showChosen() {
+  const pane = $("results-pane");
+  pane.scrollTop = 0;
+  const row = $("results-table").querySelector("tr.chosen");
+  if (!row) return;
+  const offset = row.getBoundingClientRect().top - pane.getBoundingClientRect().top;
+  pane.scrollTop = offset - (pane.clientHeight - row.offsetHeight) / 2;
 }
 
 function showAttempt(attempt) {
