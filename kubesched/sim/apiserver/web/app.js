@@ -9,8 +9,10 @@ const $ = (id) => document.getElementById(id);
 // --- talking to the server -----------------------------------------------------------------------
 const fromHash = new URLSearchParams(location.hash.slice(1)).get("token");
 if (fromHash) {
+  // The token leaves the address bar; a pod's link (#pod=ns/name) beside it stays.
   sessionStorage.setItem("kubesched-token", fromHash);
-  history.replaceState(null, "", location.pathname);
+  const pod = new URLSearchParams(location.hash.slice(1)).get("pod");
+  history.replaceState(null, "", location.pathname + (pod ? `#pod=${pod}` : ""));
 }
 const token = sessionStorage.getItem("kubesched-token");
 
@@ -142,6 +144,22 @@ function bar(label, used, total, show) {
   return b;
 }
 
+// A node's taints as kubectl writes them: key=value:Effect (key:Effect without a value).
+const taintText = (t) => `${t.key}${t.value ? "=" + t.value : ""}:${t.effect}`;
+
+// What keeps pods off a node, for its card: cordoned (spec.unschedulable), and its NoSchedule and
+// NoExecute taints (the unschedulable taint a cordon brings is the cordon itself, said once).
+function nodeMarks(node) {
+  const spec = node.spec || {};
+  const taints = spec.taints || [];
+  const cordoned = spec.unschedulable === true;
+  const blocking = taints.filter((t) => (t.effect === "NoSchedule" || t.effect === "NoExecute")
+    && !(cordoned && t.key === "node.kubernetes.io/unschedulable"));
+  const title = [cordoned ? "cordoned: spec.unschedulable is true, no new pod is placed here" : "",
+    ...taints.map((t) => `taint ${taintText(t)}`)].filter(Boolean).join("\n");
+  return { cordoned, blocking, title };
+}
+
 const cpu = (v) => (v < 1 ? `${Math.round(v * 1000)}m` : `${+v.toFixed(2)}`);
 const mem = (v) => (v >= 2 ** 30 ? `${+(v / 2 ** 30).toFixed(1)}Gi` : `${Math.round(v / 2 ** 20)}Mi`);
 const count = (v) => `${Math.round(v)}`;
@@ -154,14 +172,26 @@ function render() {
     if (node) (byNode.get(node) || byNode.set(node, []).get(node)).push(pod);
     else pending.push(pod);
   }
+  showPending(pending);
   const nodes = $("nodes");
   nodes.replaceChildren();
+  let cordonedCount = 0, taintedCount = 0;
   for (const node of [...state.nodes.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
     const name = node.metadata.name;
     const alloc = (node.status || {}).allocatable || (node.status || {}).capacity || {};
     const pods = (byNode.get(name) || []).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
-    const card = el("div", { class: "node", "data-node": name },
-      el("h3", { onclick: () => openEditor(node) }, name),
+    const marks = nodeMarks(node);
+    cordonedCount += marks.cordoned ? 1 : 0;
+    taintedCount += marks.blocking.length ? 1 : 0;
+    const badges = el("div", { class: "badges" });
+    if (marks.cordoned) badges.append(el("span", { class: "badge cordoned" }, "cordoned"));
+    for (const t of marks.blocking) badges.append(el("span", { class: "badge tainted" }, `tainted: ${taintText(t)}`));
+    const classes = ["node", marks.cordoned ? "cordoned" : "", marks.blocking.length ? "tainted" : ""];
+    const card = el("div", { class: classes.filter(Boolean).join(" "), "data-node": name },
+      el("h3", { onclick: () => openEditor(node) }, name));
+    if (marks.title) card.title = marks.title;
+    if (badges.childElementCount) card.append(badges);
+    card.append(
       bar("cpu", pods.reduce((s, p) => s + requested(p, "cpu"), 0), quantity(alloc.cpu), cpu),
       bar("memory", pods.reduce((s, p) => s + requested(p, "memory"), 0), quantity(alloc.memory), mem),
       bar("pods", pods.length, quantity(alloc.pods), count));
@@ -175,15 +205,44 @@ function render() {
     card.append(list);
     nodes.append(card);
   }
+  const marked = [cordonedCount ? `${cordonedCount} cordoned` : "", taintedCount ? `${taintedCount} tainted` : ""];
+  $("nodes-count").textContent = `(${state.nodes.size}${marked.some(Boolean) ? ": " + marked.filter(Boolean).join(", ") : ""})`;
   renderGroups();
+}
+
+// Why a pod without a node waits: the scheduler's PodScheduled condition (its FailedScheduling
+// message), its scheduling gates, or nothing yet. The kind orders the list: the refused first.
+function pendingReason(p) {
+  const cond = ((p.status || {}).conditions || []).find((c) => c.type === "PodScheduled" && c.status === "False");
+  const gates = (p.spec.schedulingGates || []).map((g) => g.name);
+  const nominated = (p.status || {}).nominatedNodeName;
+  if (cond && cond.reason !== "SchedulingGated") {
+    const text = `${cond.message || ""}${nominated ? ` (nominated to ${nominated})` : ""}`;
+    return { kind: "unschedulable", label: cond.reason || "Unschedulable", text };
+  }
+  if (gates.length || cond) return { kind: "gated", label: "SchedulingGated", text: `gates: ${gates.join(", ") || (cond && cond.message) || ""}` };
+  return { kind: "waiting", label: "", text: "waiting to be scheduled" };
+}
+
+// The pending pods come first on the page: the question a user comes with. Each links to its results.
+function showPending(pending) {
+  const ORDER = { unschedulable: 0, gated: 1, waiting: 2 };
+  const rows = pending.map((p) => ({ p, why: pendingReason(p) }))
+    .sort((a, b) => ORDER[a.why.kind] - ORDER[b.why.kind] || key(a.p).localeCompare(key(b.p)));
+  const counts = { unschedulable: 0, gated: 0, waiting: 0 };
+  for (const r of rows) counts[r.why.kind]++;
+  $("pending-section").classList.toggle("none", rows.length === 0);
+  $("pending-count").textContent = `(${rows.length})`;
+  $("pending-summary").textContent = rows.length === 0 ? "none: every pod is on a node"
+    : Object.entries(counts).filter(([, n]) => n).map(([k, n]) => `${n} ${k}`).join(", ");
   const body = $("pending").tBodies[0];
   body.replaceChildren();
-  for (const p of pending.sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))) {
-    const cond = ((p.status || {}).conditions || []).find((c) => c.type === "PodScheduled");
-    body.append(el("tr", { "data-pod": p.metadata.name },
-      el("td", {}, el("span", { class: "pod", onclick: () => openResults(p) }, `${p.metadata.namespace}/${p.metadata.name}`)),
+  for (const { p, why } of rows) {
+    const ns = p.metadata.namespace || "default";
+    body.append(el("tr", { "data-pod": p.metadata.name, class: why.kind },
+      el("td", {}, el("a", { class: "pod", href: `#pod=${ns}/${p.metadata.name}`, title: "its scheduling results" }, `${ns}/${p.metadata.name}`)),
       el("td", {}, p.spec.schedulerName || "default-scheduler"),
-      el("td", {}, cond ? cond.message || cond.reason : "waiting to be scheduled")));
+      el("td", {}, ...(why.label ? [el("span", { class: "reason" }, why.label), " "] : []), why.text)));
   }
 }
 
@@ -252,9 +311,20 @@ async function openResults(pod) {
   const select = $("results-attempt");
   select.replaceChildren(...results.attempts.map((a, i) => el("option", { value: i }, `${a.attempt}: ${a.phase}${a.node ? " on " + a.node : ""}`)));
   select.value = String(results.attempts.length - 1);
-  select.onchange = () => showAttempt(results.attempts[+select.value]);
+  select.onchange = () => { showAttempt(results.attempts[+select.value]); showChosen(); };
   showAttempt(results.attempts[results.attempts.length - 1]);
   if (!$("results").open) $("results").showModal();
+  showChosen();
+}
+
+// The chosen node's row brought to the middle of the pane (node-21 of 37 is below its fold).
+function showChosen() {
+  const pane = $("results-pane");
+  pane.scrollTop = 0;
+  const row = $("results-table").querySelector("tr.chosen");
+  if (!row) return;
+  const offset = row.getBoundingClientRect().top - pane.getBoundingClientRect().top;
+  pane.scrollTop = offset - (pane.clientHeight - row.offsetHeight) / 2;
 }
 
 function showAttempt(attempt) {
@@ -281,7 +351,7 @@ function showAttempt(attempt) {
   const head = ["node", ...filters.map((f) => `filter ${f}`), ...extFilters.map((f) => `extender filter ${f}`),
     ...scores.map((s) => `score ${s}`), ...scores.map((s) => `final ${s}`),
     ...extScores.map((s) => `extender score ${s}`), "total"];
-  table.tHead.append(el("tr", {}, ...head.map((h, i) => el("th", { onclick: () => sortBy(i) }, h))));
+  table.tHead.append(el("tr", {}, ...head.map((h, i) => el("th", { onclick: () => sortBy(i), title: h }, ...headCell(h)))));
   for (const n of [...nodes].sort()) {
     const f = (attempt.filter || {})[n] || {};
     const s = (attempt.score || {})[n] || {};
@@ -298,6 +368,17 @@ function showAttempt(attempt) {
       el("td", {}, Object.keys(fs).length ? String(total) : ""));
     table.tBodies[0].append(row);
   }
+}
+
+// A column's header in two lines, its kind over its plugin, the name free to break between its
+// words (NodeResourcesBalancedAllocation in three lines): the table stays narrow enough to read.
+function headCell(text) {
+  const space = text.lastIndexOf(" ");
+  if (space < 0) return [text];
+  const name = text.slice(space + 1).split(/(?<=[a-z0-9])(?=[A-Z])/);
+  const parts = [el("small", {}, text.slice(0, space)), " "];
+  name.forEach((w, i) => { if (i) parts.push(el("wbr")); parts.push(w); });
+  return parts;
 }
 
 function sortBy(column) {
@@ -395,7 +476,23 @@ $("show-config").onclick = () => showTab(true);
 $("new-object").onclick = () => openEditor(null);
 $("apply-yaml").onclick = applyYaml;
 $("delete-object").onclick = deleteObject;
-$("edit-pod").onclick = (ev) => { ev.preventDefault(); $("results").close(); openEditor(state.openPod); };
+$("edit-pod").onclick = (ev) => {
+  ev.preventDefault();
+  $("results").close();
+  openEditor(state.pods.get(key(state.openPod)) || state.openPod);
+};
+// A pod's link (#pod=namespace/name) opens its results; closing them leaves the link, so the
+// same link opens them again.
+function openLinked() {
+  const ref = new URLSearchParams(location.hash.slice(1)).get("pod");
+  if (!ref || !ref.includes("/")) return;
+  const [namespace, name] = ref.split("/", 2);
+  openResults(state.pods.get(ref) || { kind: "Pod", metadata: { namespace, name } }).catch((e) => setStatus(e.message, true));
+}
+window.addEventListener("hashchange", openLinked);
+$("results").addEventListener("close", () => {
+  if (location.hash.startsWith("#pod=")) history.replaceState(null, "", location.pathname + location.search);
+});
 $("apply-config").onclick = applyConfig;
 $("reset-config").onclick = resetConfig;
 $("export").onclick = exportScenario;
@@ -408,3 +505,4 @@ follow("/api/v1/nodes", state.nodes, "Node");
 follow("/api/v1/pods", state.pods, "Pod");
 followGroups();
 showGates();
+openLinked();
