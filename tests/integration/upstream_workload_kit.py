@@ -273,6 +273,22 @@ def config(*extra: str) -> Obj:
     }
 
 
+def binder_config(*extra: str) -> Obj:
+    """Upstream's other profile: DefaultBinder disabled, then the recording Bind plugin enabled
+    before it (upstream's wraps it), DefaultPreemption left as it is, then ``extra`` plugins."""
+    enabled = [{"name": "RecordingBinder"}, {"name": "DefaultBinder"}, *({"name": e} for e in extra)]
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {"multiPoint": {"enabled": enabled, "disabled": [{"name": "DefaultBinder"}]}},
+            }
+        ],
+    }
+
+
 @contextlib.asynccontextmanager
 async def scheduler(
     gates: dict[str, bool], cfg: Obj | None = None, plugins: Iterable[type] = (), max_backoff: float = 1.0
