@@ -291,13 +291,20 @@ def binder_config(*extra: str) -> Obj:
 
 @contextlib.asynccontextmanager
 async def scheduler(
-    gates: dict[str, bool], cfg: Obj | None = None, plugins: Iterable[type] = (), max_backoff: float = 1.0
+    gates: dict[str, bool],
+    cfg: Obj | None = None,
+    plugins: Iterable[type] = (),
+    max_backoff: float = 1.0,
+    initial_backoff: float = 0.0,
 ) -> AsyncIterator[Harness]:
-    """A running scheduler with upstream's backoff (initial 0, max ``max_backoff`` seconds)."""
+    """A running scheduler with upstream's backoff (initial ``initial_backoff``, 0 unless told;
+    max ``max_backoff`` seconds)."""
     RECORD.events.clear()
     RECORD.nominated_at_bind.clear()
     CountingReserve.reserved = 0
-    options = SchedulerOptions(seed=1, record_results=True, pod_initial_backoff=0.0, pod_max_backoff=max_backoff)
+    options = SchedulerOptions(
+        seed=1, record_results=True, pod_initial_backoff=initial_backoff, pod_max_backoff=max_backoff
+    )
     async with running_scheduler(
         config=cfg, plugins=[*RECORDERS, PresetScore, CountingReserve, *plugins], options=options, feature_gates=gates
     ) as h:
