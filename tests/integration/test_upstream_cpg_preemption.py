@@ -49,8 +49,9 @@ CPG_NO_PREEMPTION = (
     "Unschedulable with no victim and no nomination, where upstream preempts for the hierarchy"
 )
 CPG_ALL_IGNORED = (
-    "a plain pod's preemption evicts its victims one by one: a victim whose CompositePodGroup ancestor has "
-    "disruptionMode 'all' goes alone (only low-1, on node1), where upstream evicts that ancestor's whole subtree"
+    "a plain pod's preemption evicts its victims one by one, whatever their groups' disruptionMode: a victim "
+    "whose CompositePodGroup ancestor has disruptionMode 'all' goes alone (only low-1, on node1), where upstream "
+    "evicts that ancestor's whole subtree"
 )
 
 
