@@ -273,15 +273,38 @@ def config(*extra: str) -> Obj:
     }
 
 
+def binder_config(*extra: str) -> Obj:
+    """Upstream's other profile: DefaultBinder disabled, then the recording Bind plugin enabled
+    before it (upstream's wraps it), DefaultPreemption left as it is, then ``extra`` plugins."""
+    enabled = [{"name": "RecordingBinder"}, {"name": "DefaultBinder"}, *({"name": e} for e in extra)]
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {
+                "schedulerName": "default-scheduler",
+                "plugins": {"multiPoint": {"enabled": enabled, "disabled": [{"name": "DefaultBinder"}]}},
+            }
+        ],
+    }
+
+
 @contextlib.asynccontextmanager
 async def scheduler(
-    gates: dict[str, bool], cfg: Obj | None = None, plugins: Iterable[type] = (), max_backoff: float = 1.0
+    gates: dict[str, bool],
+    cfg: Obj | None = None,
+    plugins: Iterable[type] = (),
+    max_backoff: float = 1.0,
+    initial_backoff: float = 0.0,
 ) -> AsyncIterator[Harness]:
-    """A running scheduler with upstream's backoff (initial 0, max ``max_backoff`` seconds)."""
+    """A running scheduler with upstream's backoff (initial ``initial_backoff``, 0 unless told;
+    max ``max_backoff`` seconds)."""
     RECORD.events.clear()
     RECORD.nominated_at_bind.clear()
     CountingReserve.reserved = 0
-    options = SchedulerOptions(seed=1, record_results=True, pod_initial_backoff=0.0, pod_max_backoff=max_backoff)
+    options = SchedulerOptions(
+        seed=1, record_results=True, pod_initial_backoff=initial_backoff, pod_max_backoff=max_backoff
+    )
     async with running_scheduler(
         config=cfg, plugins=[*RECORDERS, PresetScore, CountingReserve, *plugins], options=options, feature_gates=gates
     ) as h:
@@ -373,3 +396,66 @@ def pdb(name: str, min_available: int, **match: str) -> Obj:
         "metadata": {"name": name, "namespace": "default", "uid": f"pdb-{name}"},
         "spec": {"minAvailable": min_available, "selector": {"matchLabels": dict(match)}},
     }
+
+
+# --- the common shape of the preemption tables -----------------------------------------------------
+@dataclass
+class Setup:
+    """What a preemption case creates, in upstream's order: nodes, CompositePodGroups, PodGroups,
+    a PodDisruptionBudget, the initial pods (awaited bound), then the preemptors' own
+    CompositePodGroups and PodGroups, then the preemptors. ``temp_remove`` deletes every group
+    (composites too) before the preemptors come and recreates them once all wait in the queue;
+    ``remove_before`` deletes that CompositePodGroup before the preemptors come."""
+
+    nodes: list[Obj]
+    initial: list[Obj]
+    preemptors: list[Obj]
+    composites: list[Obj] = field(default_factory=list)
+    groups: list[Obj] = field(default_factory=list)
+    preemptor_composites: list[Obj] = field(default_factory=list)
+    preemptor_groups: list[Obj] = field(default_factory=list)
+    pdb: Obj | None = None
+    temp_remove: bool = False
+    remove_before: str = ""
+
+    def names(self) -> list[str]:
+        return [p["metadata"]["name"] for p in (*self.initial, *self.preemptors)]
+
+
+async def create_setup(h: Harness, s: Setup) -> None:
+    h.add(*s.nodes)
+    h.add(*s.composites)
+    h.add(*s.groups)
+    if s.pdb is not None:
+        h.add(s.pdb)
+    h.add(*s.initial)
+    await wait_all(h, scheduled, [p["metadata"]["name"] for p in s.initial])
+    h.add(*s.preemptor_composites)
+    h.add(*s.preemptor_groups)
+    RECORD.events.clear()
+    if s.temp_remove:
+        for g in s.composites:
+            h.delete("CompositePodGroup", g["metadata"]["name"])
+        for g in s.groups:
+            h.delete("PodGroup", g["metadata"]["name"])
+    if s.remove_before:
+        h.delete("CompositePodGroup", s.remove_before)
+    h.add(*s.preemptors)
+    if s.temp_remove:
+        await wait_all(h, in_queue_waiting, [p["metadata"]["name"] for p in s.preemptors])
+        h.add(*s.composites)
+        h.add(*s.groups)
+
+
+def running(h: Harness, name: str) -> bool:
+    """Upstream's "stays running": still there and not terminating."""
+    return exists(h, name) and not h.pod(name)["metadata"].get("deletionTimestamp")
+
+
+def preempted_by(h: Harness, names: Iterable[str], prefixes: tuple[str, ...]) -> int:
+    """How many of ``names`` got a ``Preempted`` event whose message starts with one of ``prefixes``."""
+    return sum(any(m.startswith(prefixes) for m in preempted_event_messages(h, n)) for n in names)
+
+
+def nominated(h: Harness, name: str) -> str:
+    return str((h.pod(name).get("status") or {}).get("nominatedNodeName") or "")
