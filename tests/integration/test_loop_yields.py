@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import itertools
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -235,3 +236,34 @@ async def test_what_a_watch_delivers_is_kept_from_full_collections(server: APISe
     finally:
         gc.unfreeze()
     assert in_sight < PODS, f"{in_sight} objects in the collector's sight after a burst of {PODS} pods"
+
+
+class SlowRecorder(TurnRecorder):
+    """A handler that costs time for every pod (a member of a large gang re-holding the others)."""
+
+    def _note(self, kind: str) -> None:
+        super()._note(kind)
+        if self.armed and kind == "Pod":
+            until = time.perf_counter() + 0.004
+            while time.perf_counter() < until:
+                pass
+
+
+async def test_a_watch_burst_with_costly_handlers_gives_the_loop_back_by_time(
+    server: APIServer, cluster: KubeCluster
+) -> None:
+    """Not only every DELIVER_BATCH events: once a turn has spent DELIVER_SECONDS in handlers,
+    the informer yields, so /healthz and the lease wait for a few events, not for hundreds."""
+    rec = SlowRecorder()
+    await asyncio.wait_for(cluster.start(rec), timeout=30)
+    rec.armed = True
+    ticker = asyncio.create_task(rec.tick())
+    try:
+        fill(server.store, 300)
+        await eventually(lambda: len(rec.turns) >= 300, what="the burst's deliveries", timeout=60)
+    finally:
+        ticker.cancel()
+    longest = max(len(list(run)) for _, run in itertools.groupby(rec.turns))
+    # 4 ms a pod: a turn ends after the event that passes DELIVER_SECONDS (20 ms)
+    assert informer.DELIVER_SECONDS <= 0.02
+    assert longest <= 6, f"{longest} costly handler calls in one turn"

@@ -36,6 +36,10 @@ LIST_PAGE_SIZE = 500
 #: Listed objects delivered (or deleted) between two turns of the event loop; also the most
 #: watch events handled in one turn.
 DELIVER_BATCH = 256
+#: Nor longer than this (seconds) between two turns: an event can cost its handlers much (a
+#: member of a large gang re-holds the members already waiting), and /healthz, the lease and the
+#: binds share the loop.
+DELIVER_SECONDS = 0.02
 #: The longest watch event read (one object): far above what the API server stores (1.5 MiB).
 MAX_WATCH_EVENT_BYTES = 64 * 1024 * 1024
 #: After this many watches in a row broke at the same resourceVersion, relist.
@@ -256,6 +260,7 @@ class _Informer:
         ]
         started = time.monotonic()
         delivered = 0
+        turn = 0
         resp = await self.transport.open(
             "GET",
             self.resource.path,
@@ -271,10 +276,14 @@ class _Informer:
                 if not line.strip():
                     continue
                 event = json.loads(line)
+                if not turn:
+                    turn_started = time.perf_counter()
                 self._apply(event)
                 delivered += 1
-                if delivered % DELIVER_BATCH == 0:
+                turn += 1
+                if turn >= DELIVER_BATCH or time.perf_counter() - turn_started >= DELIVER_SECONDS:
                     # One read can hold hundreds of events (a burst, or the backlog of a stall).
+                    turn = 0
                     if self.keep_from_collector:
                         _keep_from_full_collections()
                     await asyncio.sleep(0)
