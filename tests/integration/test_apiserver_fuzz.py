@@ -11,28 +11,23 @@ The run is bounded and derandomized (the same requests every time);
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
 import os
 import re
-import threading
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import yaml
+from apiserver_thread import ServerThread
 from fuzzing import hostile
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.discovery import RESOURCES
 from kubesched.sim.apiserver.openapi import documents as openapi
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
-from kubesched.sim.apiserver.server import APIServer
 
 Obj = dict[str, Any]
 _EXAMPLES = os.environ.get("KUBESCHED_FUZZ_EXAMPLES")
@@ -50,37 +45,6 @@ PATCH_TYPES = (
     "application/json-patch+json",
     "application/apply-patch+yaml",
 )
-
-
-class ServerThread:
-    """An APIServer on its own event loop in a thread, so the synchronous fuzzer can drive it."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.server = APIServer(Store())
-        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-
-    def __enter__(self) -> ServerThread:
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.server.start(), self.loop).result(10)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        asyncio.run_coroutine_threadsafe(self.server.stop(), self.loop).result(10)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self._thread.join(10)
-        self.loop.close()
-
-    def request(self, method: str, path: str, body: bytes | None = None, ctype: str = "application/json") -> int:
-        req = urllib.request.Request(self.server.url + path, data=body, method=method)
-        req.add_header("Content-Type", ctype)
-        try:
-            with urllib.request.urlopen(req, timeout=10) as r:
-                r.read()
-                return int(r.status)
-        except urllib.error.HTTPError as exc:
-            exc.read()
-            return int(exc.code)
 
 
 # --- generation from the schema -----------------------------------------------------------------

@@ -141,6 +141,11 @@ def _cause(body: Obj, field: str) -> str:
             lambda m: m == "Required value: must not be empty for specified object fields",
         ),
         (
+            {"type": "object", "properties": {"x": None}},
+            f"{ROOT}.properties[spec].properties[x].type",
+            lambda m: m == "Required value: must not be empty for specified object fields",
+        ),
+        (
             {"type": "array"},
             f"{ROOT}.properties[spec].items",
             lambda m: m == "Required value: must be specified",
@@ -156,7 +161,7 @@ def _cause(body: Obj, field: str) -> str:
             lambda m: m == "Forbidden: must be empty to be structural",
         ),
     ],
-    ids=["type-bogus", "cel-syntax", "pattern", "no-type", "array-no-items", "empty-rule", "nested-type"],
+    ids=["type-bogus", "cel-syntax", "pattern", "no-type", "null-field", "array-no-items", "empty-rule", "nested-type"],
 )
 async def test_a_schema_that_does_not_validate_is_422_naming_the_field(
     served: APIServer, schema: Obj, field: str, check: Callable[[str], bool]

@@ -67,6 +67,8 @@ def validate_schema(schema: dict[str, Any], path: str) -> list[Cause]:
             continue
         _check_node(node, where, level, causes)
         for key, sub in _mapping(node.get("properties")).items():
+            # A field's schema given as null decodes, as in Go, to the empty schema (no type).
+            sub = {} if sub is None else sub
             stack.append((sub, f"{where}.properties[{key}]", _FIELD if level is not None else None))
         items = node.get("items")
         if isinstance(items, dict):
