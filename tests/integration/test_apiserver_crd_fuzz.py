@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from apiserver_thread import ServerThread
+from crds import thing_definition as definition
 from fuzzing import fuzz_settings
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -101,27 +102,6 @@ def deep_chain(draw: st.DrawFn) -> Obj:
     for _ in range(draw(st.integers(1, 60))):
         leaf = {"type": "object", "properties": {"a": leaf, "b": {"type": "string", "pattern": draw(PATTERNS)}}}
     return leaf
-
-
-def definition(spec: Any) -> Obj:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.example.io"},
-        "spec": {
-            "group": "example.io",
-            "names": {"plural": "things", "kind": "Thing"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec}}},
-                }
-            ],
-        },
-    }
 
 
 def timed(srv: ServerThread, method: str, path: str, body: Any = None) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from crds import thing_definition
 
 from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.server import APIServer
@@ -18,38 +19,16 @@ pytest.importorskip("re2")
 
 Obj = dict[str, Any]
 TIMEOUT = aiohttp.ClientTimeout(total=5)
-CRD: Obj = {
-    "apiVersion": "apiextensions.k8s.io/v1",
-    "kind": "CustomResourceDefinition",
-    "metadata": {"name": "things.example.io"},
-    "spec": {
-        "group": "example.io",
-        "names": {"plural": "things", "kind": "Thing"},
-        "scope": "Namespaced",
-        "versions": [
-            {
-                "name": "v1",
-                "served": True,
-                "storage": True,
-                "schema": {
-                    "openAPIV3Schema": {
-                        "type": "object",
-                        "properties": {
-                            "spec": {
-                                "type": "object",
-                                "properties": {
-                                    "s": {"type": "string", "pattern": "^(a+)+$"},
-                                    # RE2 syntax, as Go's: \p{Greek} (Python's re has no \p)
-                                    "g": {"type": "string", "pattern": "^\\p{Greek}+$"},
-                                },
-                            }
-                        },
-                    }
-                },
-            }
-        ],
-    },
-}
+CRD: Obj = thing_definition(
+    {
+        "type": "object",
+        "properties": {
+            "s": {"type": "string", "pattern": "^(a+)+$"},
+            # RE2 syntax, as Go's: \p{Greek} (Python's re has no \p)
+            "g": {"type": "string", "pattern": "^\\p{Greek}+$"},
+        },
+    }
+)
 
 
 @pytest.fixture

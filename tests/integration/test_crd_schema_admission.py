@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from crds import thing_definition as definition
 
 from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.server import APIServer
@@ -22,27 +23,6 @@ CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 ROOT = "spec.versions[0].schema.openAPIV3Schema"
 #: each request must be answered well within this (the server once hung for minutes)
 TIMEOUT = aiohttp.ClientTimeout(total=5)
-
-
-def definition(spec_schema: Obj) -> Obj:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.example.io"},
-        "spec": {
-            "group": "example.io",
-            "names": {"plural": "things", "kind": "Thing"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": spec_schema}}},
-                }
-            ],
-        },
-    }
 
 
 @pytest.fixture
