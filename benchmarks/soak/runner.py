@@ -33,6 +33,8 @@ MiB = 1024 * 1024
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kube-scheduler"
 PODS = "/api/v1/namespaces/default/pods"
 POD_GROUPS = "/apis/scheduling.k8s.io/v1beta1/namespaces/default/podgroups"
+#: How long the Scheduled events of the last pods bound may trail their bindings.
+EVENT_SETTLE = 30.0
 #: The PodGroup of the main wave with ``--gang``.
 GANG = "soak-gang"
 #: Seconds between two rounds of /healthz probes; during the forced relist, a tenth of that, so
@@ -329,8 +331,7 @@ class Soak:
         pods = {p["metadata"]["name"]: p for p in (listed or {}).get("items", [])} if status == 200 else {}
         status, stats = await api.call("GET", "/kubesched/stats")
         per_pod = (stats or {}).get("pods", {}) if status == 200 else {}
-        status, events = await api.call("GET", "/apis/events.k8s.io/v1/namespaces/default/events")
-        items = (events or {}).get("items", []) if status == 200 else []
+        items = await self._events_after_binds(api, pods)
 
         rep.checks.extend(
             judge(
@@ -346,6 +347,21 @@ class Soak:
                 takeover_wall=self.takeover_wall,
             )
         )
+
+    async def _events_after_binds(self, api: API, pods: dict[str, Obj]) -> list[Obj]:
+        """The namespace's events, once every bound pod's Scheduled event is there or
+        :data:`EVENT_SETTLE` seconds have passed. A Scheduled event is written after its binding
+        (by a client that paces its writes, as kube-scheduler's event broadcaster does), so the
+        last pods bound of a burst — a whole gang binds at once — have theirs a little later."""
+        bound = {name for name, p in pods.items() if (p.get("spec") or {}).get("nodeName")}
+        until = time.monotonic() + EVENT_SETTLE
+        while True:
+            status, events = await api.call("GET", "/apis/events.k8s.io/v1/namespaces/default/events")
+            items: list[Obj] = (events or {}).get("items", []) if status == 200 else []
+            seen = {(e.get("regarding") or {}).get("name") for e in items if e.get("reason") == "Scheduled"}
+            if bound <= seen or time.monotonic() >= until:
+                return items
+            await asyncio.sleep(1.0)
 
     async def _settled_rss(self, proc: Proc, seconds: int = 15) -> int:
         """The survivor's RSS once it has digested a change: the lowest of the last samples."""
