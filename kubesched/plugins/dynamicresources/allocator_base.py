@@ -1,7 +1,9 @@
 """What one :class:`~.allocator.Allocator` keeps for every node it is asked about: its inputs
 (claims, classes, slices, the CEL callback, the features), what allocated claims hold, the slices
-by node, the taints DeviceTaintRules add, each pool's counters left after the allocated devices
-(partitionable devices), and the CEL and capacity answers that hold on every node."""
+by node, the pools and the search of each view (the nodes that see the same slices,
+:mod:`.node_views`), the taints DeviceTaintRules add, each pool's counters left after the
+allocated devices (partitionable devices), and the CEL and capacity answers that hold on every
+node."""
 
 from __future__ import annotations
 
@@ -10,7 +12,8 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, DeviceID, Features, Gates, Obj
-from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, slice_spec
+from kubesched.plugins.dynamicresources.node_views import NodeViews, ViewKey
+from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, gather_pools, slice_spec
 from kubesched.plugins.dynamicresources.taints import RuleTaints
 
 
@@ -55,10 +58,26 @@ class AllocatorBase:
         #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
         self.invocations = 0
         self.pool_cache = PoolCache()
+        self.views = NodeViews(self._on_node, self._shared_slices)
+        #: Per view (:class:`NodeViews`): the pools its nodes see.
+        self._pools: dict[ViewKey, list[Pool]] = {}
+        #: Per view: the search done for one of its nodes (``False``: the claims did not fit
+        #: there), or the AllocationError it raised; the others get the same answer.
+        self.searched: dict[ViewKey, object] = {}
         #: Per (request, device object): what the CEL selectors say, for every node.
         self.selected: dict[tuple[tuple[int, int, int], int], bool] = {}
         #: Per (request, device object): whether the capacity fits a device nobody uses yet.
         self.capacity_fits: dict[tuple[tuple[int, int, int], int], bool] = {}
+
+    # --- per view, shared by the nodes that see the same slices -------------------------------
+    def pools_for(self, node_name: str, labels: Mapping[str, str], view: ViewKey) -> list[Pool]:
+        """The pools reaching the node (upstream's GatherPools), gathered once per view."""
+        pools = self._pools.get(view)
+        if pools is None:
+            slices = [*self._on_node.get(node_name, ()), *self._shared_slices]
+            pools = gather_pools(slices, node_name, labels, self.features, self.slices, self.pool_cache)
+            self._pools[view] = pools
+        return pools
 
     # --- per pool, shared by every node ------------------------------------------------------
     def available_counters(self, pool: Pool) -> tuple[dict[str, dict[str, int]], bool]:
