@@ -86,7 +86,9 @@ class Allocator(AllocatorBase):
     * ``features``: :class:`Features`, or the FeatureGates to read them from (default: 1.37's);
     * ``device_taint_rules``: the DeviceTaintRule objects whose taints apply to devices;
     * ``shared``: devices with at least one share allocated (results with a ``shareID``);
-    * ``consumed_capacity``: per device, the capacity those shares consume.
+    * ``consumed_capacity``: per device, the capacity those shares consume;
+    * ``pool_cache``: a :class:`PoolCache` to build pools in, kept across allocators (default: one
+      of its own).
 
     :meth:`AllocatedState.from_claims` computes ``allocated``, ``shared`` and
     ``consumed_capacity`` from the claims."""

@@ -32,6 +32,7 @@ class AllocatorBase:
         device_taint_rules: Iterable[Mapping[str, Any]] = (),
         shared: Iterable[DeviceID] = (),
         consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+        pool_cache: PoolCache | None = None,
     ) -> None:
         self.claims = list(claims)
         self.allocated = allocated
@@ -57,7 +58,9 @@ class AllocatorBase:
         self._available: dict[tuple[str, str], tuple[dict[str, dict[str, int]], bool]] = {}
         #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
         self.invocations = 0
-        self.pool_cache = PoolCache()
+        #: The pools built (and node selectors compiled), kept by the caller across allocators.
+        self.pool_cache = PoolCache() if pool_cache is None else pool_cache
+        self.pool_cache.bound(len(slices))
         self.views = NodeViews(self._on_node, self._shared_slices)
         #: Per view (:class:`NodeViews`): the pools its nodes see.
         self._pools: dict[ViewKey, list[Pool]] = {}

@@ -184,11 +184,12 @@ def gather_pools(
         if cache is None:
             pool = _build_pool(key, slices, features, whole)
         else:
-            identity = (key, tuple(map(id, slices)), None if whole is None else tuple(map(id, whole)))
+            identity = (key, features, tuple(map(id, slices)), None if whole is None else tuple(map(id, whole)))
             hit = cache.pools.get(identity)
             if hit is None:
-                hit = cache.pools[identity] = _build_pool(key, slices, features, whole)
-            pool = hit
+                # The slices are kept beside the pool, so that their ids are not reused.
+                hit = cache.pools[identity] = (slices, whole, _build_pool(key, slices, features, whole))
+            pool = hit[2]
         if pool.binding_conditions:
             with_binding_conditions.append(pool)
         else:
@@ -200,10 +201,21 @@ def gather_pools(
 
 @dataclass
 class PoolCache:
-    """What :func:`gather_pools` may reuse from one node to the next (one Allocator's slices)."""
+    """What :func:`gather_pools` may reuse from one node to the next, and from one scheduling
+    cycle to the next: a pool built of the same slice objects is the same pool (a changed
+    ResourceSlice is a new object, so its pool is built anew), a selector object compiles the
+    same. :meth:`bound` keeps it from growing without end as slices change."""
 
-    pools: dict[Any, Pool] = field(default_factory=dict)
+    pools: dict[Any, tuple[list[Obj], list[Obj] | None, Pool]] = field(default_factory=dict)
     selectors: SelectorCache = field(default_factory=dict)
+
+    def bound(self, slices: int) -> None:
+        """Start over when either part holds more than the ``slices`` of a cycle can use (the
+        rest are pools and selectors of slices changed or gone since)."""
+        limit = 4 * slices + 64
+        if len(self.pools) > limit or len(self.selectors) > 4 * limit:
+            self.pools.clear()
+            self.selectors.clear()
 
 
 def _slices_in_pool(slices: Iterable[Obj], key: tuple[str, str], generation: int) -> tuple[bool, list[Obj]]:
