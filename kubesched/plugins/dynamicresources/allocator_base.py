@@ -7,6 +7,7 @@ node."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -67,10 +68,8 @@ class AllocatorBase:
         #: Per view: the search done for one of its nodes (``False``: the claims did not fit
         #: there), or the AllocationError it raised; the others get the same answer.
         self.searched: dict[ViewKey, object] = {}
-        #: Per (request, device object): what the CEL selectors say, for every node.
-        self.selected: dict[tuple[tuple[int, int, int], int], bool] = {}
-        #: Per (request, device object): whether the capacity fits a device nobody uses yet.
-        self.capacity_fits: dict[tuple[tuple[int, int, int], int], bool] = {}
+        #: Per request: what its capacity answers are kept under (see PoolCache.capacity_fits).
+        self._capacity_keys: dict[tuple[int, int, int], tuple[str, bool]] = {}
 
     # --- per view, shared by the nodes that see the same slices -------------------------------
     def pools_for(self, node_name: str, labels: Mapping[str, str], view: ViewKey) -> list[Pool]:
@@ -81,6 +80,15 @@ class AllocatorBase:
             pools = gather_pools(slices, node_name, labels, self.features, self.slices, self.pool_cache)
             self._pools[view] = pools
         return pools
+
+    # --- per request, shared by every node ---------------------------------------------------
+    def capacity_key(self, key: tuple[int, int, int], capacity: Mapping[str, Any] | None) -> tuple[str, bool]:
+        """What the capacity answers of request ``key`` are kept under, across cycles."""
+        have = self._capacity_keys.get(key)
+        if have is None:
+            text = "" if capacity is None else json.dumps(capacity, sort_keys=True)
+            have = self._capacity_keys[key] = (text, self.features.fractional_capacity_range)
+        return have
 
     # --- per pool, shared by every node ------------------------------------------------------
     def available_counters(self, pool: Pool) -> tuple[dict[str, dict[str, int]], bool]:

@@ -15,6 +15,9 @@ from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.plugins.dynamicresources import capacity as cap
 from kubesched.plugins.dynamicresources.allocator_types import AllocationError, DeviceID, Features, Obj
 
+#: How many device answers (selectors, capacity) a PoolCache keeps before starting over.
+_VERDICTS_LIMIT = 400_000
+
 #: Compiled node selectors by the identity of the selector object (kept alive beside them).
 SelectorCache = dict[int, tuple[Any, "NodeSelector | None"]]
 
@@ -208,14 +211,30 @@ class PoolCache:
 
     pools: dict[Any, tuple[list[Obj], list[Obj] | None, Pool]] = field(default_factory=dict)
     selectors: SelectorCache = field(default_factory=dict)
+    #: (DeviceClass identity, the request's CEL selectors; device identity) -> what they say
+    #: of the device. The device lives in a slice ``pools`` keeps, the class in ``classes``:
+    #: their ids are not reused while the answer is kept.
+    selected: dict[tuple[Any, int], bool] = field(default_factory=dict)
+    classes: dict[int, Obj] = field(default_factory=dict)
+    #: (capacity request as JSON, fractional ranges; device identity) -> whether the request
+    #: fits the device when nobody uses it yet.
+    capacity_fits: dict[tuple[Any, int], bool] = field(default_factory=dict)
 
     def bound(self, slices: int) -> None:
-        """Start over when either part holds more than the ``slices`` of a cycle can use (the
-        rest are pools and selectors of slices changed or gone since)."""
+        """Start over when a part holds more than the ``slices`` of a cycle can use (the rest
+        are of slices or classes changed or gone since)."""
         limit = 4 * slices + 64
-        if len(self.pools) > limit or len(self.selectors) > 4 * limit:
+        if (
+            len(self.pools) > limit
+            or len(self.selectors) > 4 * limit
+            or len(self.classes) > limit
+            or len(self.selected) + len(self.capacity_fits) > _VERDICTS_LIMIT
+        ):
             self.pools.clear()
             self.selectors.clear()
+            self.selected.clear()
+            self.classes.clear()
+            self.capacity_fits.clear()
 
 
 def _slices_in_pool(slices: Iterable[Obj], key: tuple[str, str], generation: int) -> tuple[bool, list[Obj]]:

@@ -121,6 +121,7 @@ class Search(DeviceChecks):
                 f'{where}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io "{class_name}" not found'
             )
         mode = spec.get("allocationMode") or "ExactCount"
+        self.a.pool_cache.classes[id(cls)] = cls
         req = Request(
             key,
             name,
@@ -131,6 +132,8 @@ class Search(DeviceChecks):
             [dict(t) for t in spec.get("tolerations") or ()],
             spec.get("capacity"),
             mode,
+            selection=(id(cls), tuple(selectors)),
+            capacity_key=self.a.capacity_key(key, spec.get("capacity")),
         )
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)

@@ -140,3 +140,31 @@ def test_a_device_taken_since_is_not_offered_again() -> None:
     }
     listers.replace(other)
     assert cycle(plugin) == everywhere("gpu-b")
+
+
+def shareable_slice(memory: str) -> Obj:
+    s = shared_slice()
+    s["spec"]["devices"] = [
+        {"name": "gpu-a", "allowMultipleAllocations": True, "capacity": {"memory": {"value": memory}}}
+    ]
+    return s
+
+
+def asking(memory: str) -> Obj:
+    c = claim()
+    c["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = {"requests": {"memory": memory}}
+    return c
+
+
+def test_a_changed_capacity_request_is_seen_by_the_next_cycle() -> None:
+    plugin, listers = plugin_over(asking("4Gi"), device_class(ANY), shareable_slice("8Gi"))
+    assert cycle(plugin) == everywhere("gpu-a")
+    listers.replace(asking("16Gi"))
+    assert cycle(plugin) == {}
+
+
+def test_a_changed_device_capacity_is_seen_by_the_next_cycle() -> None:
+    plugin, listers = plugin_over(asking("16Gi"), device_class(ANY), shareable_slice("8Gi"))
+    assert cycle(plugin) == {}
+    listers.replace(shareable_slice("32Gi"))
+    assert cycle(plugin) == everywhere("gpu-a")
