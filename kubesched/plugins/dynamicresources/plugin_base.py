@@ -15,7 +15,7 @@ from kubesched.framework.podgroup import pod_group_name
 from kubesched.plugins.dynamicresources import device_taints
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator import Allocator, PoolCache
-from kubesched.plugins.dynamicresources.allocator_types import CompileFailure, Features, RuntimeFailure
+from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, CompileFailure, Features, RuntimeFailure
 from kubesched.plugins.dynamicresources.args import (
     BINDING_GATES,
     BINDING_TIMEOUT_DEFAULT,
@@ -82,6 +82,9 @@ class DynamicResourcesBase:
         self._matches: dict[tuple[str, str, int], bool | CELError] = {}
         #: the devices ``_matches`` is keyed by, kept alive so that their ids are not reused
         self._keep_alive: list[Obj] = []
+        #: claim id -> the claim, its allocation and what it holds (see PreFilter), for the
+        #: claims of the last cycle
+        self._held: dict[int, tuple[Obj, Obj, AllocatedState]] = {}
         #: the pools built of the slices, for every cycle's allocator (a changed slice is a new
         #: object: its pool is built anew)
         self._pool_cache = PoolCache()

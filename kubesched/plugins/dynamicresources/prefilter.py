@@ -177,7 +177,18 @@ class PreFiltering(DynamicResourcesBase):
             if uid_of(claim) not in seen:
                 seen.add(uid_of(claim))
                 add(claim)
+        # The informer's claims: what each one holds is worked out once per version (an
+        # updated claim is a new object, its allocation a new one too).
+        memo, self._held = self._held, {}
         for claim in self.handle.listers.list("ResourceClaim"):
-            if uid_of(claim) not in seen:
-                add(claim)
+            if seen and uid_of(claim) in seen:
+                continue
+            allocation = allocation_of(claim)
+            if allocation is None:
+                continue
+            hit = memo.get(id(claim))
+            if hit is None or hit[0] is not claim or hit[1] is not allocation:
+                hit = (claim, allocation, AllocatedState.from_claims((claim,), consumable))
+            self._held[id(claim)] = hit
+            used.merge(hit[2])
         return used

@@ -140,6 +140,26 @@ def test_a_device_taken_since_is_not_offered_again() -> None:
     }
     listers.replace(other)
     assert cycle(plugin) == everywhere("gpu-b")
+    other = copy.deepcopy(other)
+    other["status"]["allocation"]["devices"]["results"][0]["device"] = "gpu-b"
+    listers.replace(other)
+    assert cycle(plugin) == everywhere("gpu-a")
+    del other["status"]
+    listers.replace(other)
+    assert cycle(plugin) == everywhere("gpu-a")
+    listers.replace(claim_taking("gpu-a"))
+    assert cycle(plugin) == everywhere("gpu-b")
+
+
+def claim_taking(device: str) -> Obj:
+    other = claim()
+    other["metadata"].update(name="other", uid="other-uid")
+    other["status"] = {
+        "allocation": {
+            "devices": {"results": [{"request": "req", "driver": DRIVER, "pool": "shared", "device": device}]}
+        }
+    }
+    return other
 
 
 def shareable_slice(memory: str) -> Obj:
