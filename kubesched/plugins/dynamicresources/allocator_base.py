@@ -12,9 +12,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, DeviceID, Features, Gates, Obj
-from kubesched.plugins.dynamicresources.node_views import NodeViews, ViewKey
-from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, gather_pools, slice_spec
+from kubesched.plugins.dynamicresources.allocator_types import (
+    AllocatedState,
+    DeviceID,
+    Features,
+    Gates,
+    Obj,
+    slice_spec,
+)
+from kubesched.plugins.dynamicresources.node_views import ViewKey
+from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, gather_pools
 from kubesched.plugins.dynamicresources.taints import RuleTaints
 
 
@@ -47,24 +54,19 @@ class AllocatorBase:
         self.features = features
         self.state = AllocatedState(allocated, set(shared), {k: dict(v) for k, v in (consumed_capacity or {}).items()})
         self.rule_taints = RuleTaints(device_taint_rules if features.device_taint_rules else ())
-        self._on_node: dict[str, list[Obj]] = {}
-        self._shared_slices: list[Obj] = []
-        for s in slices:
-            name = slice_spec(s).get("nodeName") or ""
-            if name:
-                self._on_node.setdefault(name, []).append(s)
-            else:
-                self._shared_slices.append(s)
+        #: The pools built (and node selectors compiled), kept by the caller across allocators.
+        self.pool_cache = PoolCache() if pool_cache is None else pool_cache
+        self.pool_cache.bound(len(slices))
+        #: The slices by node, their views and the pools of each: the same while no slice changes.
+        layout = self.pool_cache.layout(slices, features)
+        self._on_node = layout.on_node
+        self._shared_slices = layout.shared
+        self.views = layout.views
+        self._pools = layout.pools
         #: Per pool: its counters left after the allocated devices (computed once, as upstream).
         self._available: dict[tuple[str, str], tuple[dict[str, dict[str, int]], bool]] = {}
         #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
         self.invocations = 0
-        #: The pools built (and node selectors compiled), kept by the caller across allocators.
-        self.pool_cache = PoolCache() if pool_cache is None else pool_cache
-        self.pool_cache.bound(len(slices))
-        self.views = NodeViews(self._on_node, self._shared_slices)
-        #: Per view (:class:`NodeViews`): the pools its nodes see.
-        self._pools: dict[ViewKey, list[Pool]] = {}
         #: Per view: the search done for one of its nodes (``False``: the claims did not fit
         #: there), or the AllocationError it raised; the others get the same answer.
         self.searched: dict[ViewKey, object] = {}

@@ -121,6 +121,10 @@ class AllocatedState:
         return dev in self.devices or dev in self.shared or dev in self.consumed
 
 
+def slice_spec(s: Mapping[str, Any]) -> Mapping[str, Any]:
+    return s.get("spec") or {}
+
+
 def claim_key(claim: Mapping[str, Any]) -> str:
     meta = claim.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name', '')}"

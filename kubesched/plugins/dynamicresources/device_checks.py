@@ -24,9 +24,10 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     RuntimeFailure,
     device_id_str,
     kobj,
+    slice_spec,
 )
 from kubesched.plugins.dynamicresources.constraints import Constraint
-from kubesched.plugins.dynamicresources.pools import Candidate, Pool, node_matches, slice_spec
+from kubesched.plugins.dynamicresources.pools import Candidate, Pool, node_matches
 from kubesched.plugins.dynamicresources.taints import blocks
 
 

@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.selectors import NodeSelector, SelectorError
-from kubesched.plugins.dynamicresources.pools import slice_spec
+from kubesched.plugins.dynamicresources.allocator_types import slice_spec
 
 #: A node's view: nodes with equal keys see the same pools.
-ViewKey = tuple[str | None, tuple[bool, ...]]
+ViewKey = tuple[str | None, tuple[bool, ...], tuple[tuple[str, str], ...]]
 
 
 class NodeViews:
@@ -50,6 +50,8 @@ class NodeViews:
 
     def key(self, node_name: str, labels: Mapping[str, str]) -> ViewKey:
         """The node's view: its name when its view is its own (slices of its own, or see the
-        module), then what each distinct node selector says of it."""
+        module), what each distinct node selector says of it, and its labels when per-device
+        node selection looks at them."""
         own = node_name if self.per_node or self._on_node.get(node_name) else None
-        return own, tuple(c is None or c.matches(labels, node_name) for c in self._selectors)
+        verdicts = tuple(c is None or c.matches(labels, node_name) for c in self._selectors)
+        return own, verdicts, tuple(sorted(labels.items())) if self.per_node else ()

@@ -18,11 +18,11 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     AllocationTimeout,
     Obj,
     kobj,
+    slice_spec,
 )
 from kubesched.plugins.dynamicresources.constraints import Constraint, DistinctAttribute, MatchAttribute
 from kubesched.plugins.dynamicresources.device_checks import DeviceChecks, Picked, Request
 from kubesched.plugins.dynamicresources.node_views import ViewKey
-from kubesched.plugins.dynamicresources.pools import slice_spec
 
 
 class _TooManyDevices(Exception):

@@ -4,9 +4,11 @@ other labels, per-device node selection) is searched on its own."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from kubesched.plugins.dynamicresources.allocator import AllocationError
+from kubesched.plugins.dynamicresources.allocator import AllocationError, Allocator, PoolCache
 from tests.unit.plugins.dra_allocator_cases import (
     ALL_NODES,
     CLAIM0,
@@ -31,6 +33,7 @@ from tests.unit.plugins.dra_allocator_cases import (
     claim,
     claim_with_request,
     device,
+    evaluate_selector,
     klass,
     label_selector,
     node,
@@ -116,3 +119,28 @@ def test_each_node_of_a_view_gets_new_share_ids() -> None:
     assert first is not None and second is not None
     ids = [got[0]["devices"]["results"][0]["shareID"] for got in (first, second)]
     assert ids[0] and ids[1] and ids[0] != ids[1]
+
+
+def _allocator(slices: list[dict], cache: PoolCache, **kw: Any) -> Allocator:
+    c = Case(claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)], classes=[A], **kw)
+    return Allocator(c.claims, set(), {CLASS_A: A}, slices, evaluate_selector, features=c.features, pool_cache=cache)
+
+
+def test_views_kept_across_cycles_follow_a_nodes_labels() -> None:
+    # A pool with a duplicate device name (invalid) that reaches the node in region 1 only.
+    in_region1 = device(DEVICE1, node_selector=label_selector(REGION_KEY, REGION1))
+    per_device = slice_(SLICE1, PER_DEVICE, POOL1, DRIVER_A, in_region1, in_region1)
+    cache, slices = PoolCache(), [per_device]
+    with pytest.raises(AllocationError, match="invalid resource pools"):
+        _allocator(slices, cache, features=PARTITIONABLE).allocate(*node(NODE1))
+    assert _allocator(slices, cache, features=PARTITIONABLE).allocate(*node(NODE1, REGION2)) is None
+
+
+def test_views_kept_across_cycles_follow_the_slices() -> None:
+    cache = PoolCache()
+    first = [slice_(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A, device(DEVICE1))]
+    assert _devices(_allocator(first, cache).allocate(*node(NODE1))) == [[DEVICE1]]
+    second = [slice_(SLICE1, label_selector(REGION_KEY, REGION2), POOL1, DRIVER_A, device(DEVICE1))]
+    assert _allocator(second, cache).allocate(*node(NODE1)) is None
+    third = [slice_(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A, device("other"))]
+    assert _devices(_allocator(third, cache).allocate(*node(NODE1))) == [["other"]]
