@@ -99,14 +99,20 @@ class AllocatorBase:
         have = self._available.get(pool.key)
         if have is None:
             left = {name: dict(counters) for name, counters in pool.counter_sets.items()}
-            for s in (*pool.slices, *pool.elsewhere):
+            holds = self.state.holds
+            # The devices of the slices reaching the node are the pool's candidates (what they
+            # draw is parsed once); those of its other slices are parsed here.
+            held = [cand for row in pool.candidates for cand in row if holds(cand.id)]
+            for s in pool.elsewhere:
                 for d in slice_spec(s).get("devices") or ():
-                    if not self.state.holds((pool.driver, pool.name, str(d.get("name", "")))):
-                        continue
-                    for set_name, c, value in Candidate((pool.driver, pool.name, ""), d, s).uses:
-                        counters = left.get(set_name)
-                        if counters is not None and c in counters:
-                            counters[c] -= value
+                    dev = (pool.driver, pool.name, str(d.get("name", "")))
+                    if holds(dev):
+                        held.append(Candidate(dev, d, s))
+            for cand in held:
+                for set_name, c, value in cand.uses:
+                    counters = left.get(set_name)
+                    if counters is not None and c in counters:
+                        counters[c] -= value
             overdrawn = any(v < 0 for counters in left.values() for v in counters.values())
             have = (left, overdrawn)
             self._available[pool.key] = have
