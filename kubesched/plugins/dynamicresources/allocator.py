@@ -20,7 +20,8 @@ DRAFractionalCapacityRange. Not done: list-type attributes (DRAListTypeAttribute
 
 This module holds :class:`Allocator`, the entry point, and re-exports what its callers use. The
 parts: :mod:`.allocator_types` (features, errors, the allocated state), :mod:`.allocator_base`
-(what an Allocator keeps for every node), :mod:`.pools` (the pools that reach a node),
+(what an Allocator keeps for every node), :mod:`.node_views` (which nodes see the same pools,
+searched once for all of them), :mod:`.pools` (the pools that reach a node),
 :mod:`.constraints` (matchAttribute, distinctAttribute), :mod:`.device_checks` (one device for
 one request) and :mod:`.search` (the search and its results).
 """
@@ -85,7 +86,9 @@ class Allocator(AllocatorBase):
     * ``features``: :class:`Features`, or the FeatureGates to read them from (default: 1.37's);
     * ``device_taint_rules``: the DeviceTaintRule objects whose taints apply to devices;
     * ``shared``: devices with at least one share allocated (results with a ``shareID``);
-    * ``consumed_capacity``: per device, the capacity those shares consume.
+    * ``consumed_capacity``: per device, the capacity those shares consume;
+    * ``pool_cache``: a :class:`PoolCache` to build pools in, kept across allocators (default: one
+      of its own).
 
     :meth:`AllocatedState.from_claims` computes ``allocated``, ``shared`` and
     ``consumed_capacity`` from the claims."""
@@ -95,4 +98,20 @@ class Allocator(AllocatorBase):
         Past ``deadline`` (``time.monotonic()``), the search gives up: AllocationTimeout. Raises
         :class:`AllocationError` for what fails on every node, :class:`AllocationFailedOnNode`
         for what fails on this one."""
-        return Search(self, node_name, labels, deadline).run()
+        view = self.views.key(node_name, labels)
+        done = self.searched.get(view)
+        if done is None:
+            search = Search(self, node_name, labels, deadline)
+            try:
+                results = search.run(view)
+            except AllocationTimeout:
+                raise
+            except AllocationError as exc:
+                self.searched[view] = exc
+                raise
+            self.searched[view] = search if results is not None else False
+            return results
+        # Another node of the same view was searched: the same answer (see NodeViews).
+        if isinstance(done, AllocationError):
+            raise type(done)(*done.args)
+        return done.replay(node_name) if isinstance(done, Search) else None

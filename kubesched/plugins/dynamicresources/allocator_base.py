@@ -1,16 +1,27 @@
 """What one :class:`~.allocator.Allocator` keeps for every node it is asked about: its inputs
 (claims, classes, slices, the CEL callback, the features), what allocated claims hold, the slices
-by node, the taints DeviceTaintRules add, each pool's counters left after the allocated devices
-(partitionable devices), and the CEL and capacity answers that hold on every node."""
+by node, the pools and the search of each view (the nodes that see the same slices,
+:mod:`.node_views`), the taints DeviceTaintRules add, each pool's counters left after the
+allocated devices (partitionable devices), and the CEL and capacity answers that hold on every
+node."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, DeviceID, Features, Gates, Obj
-from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, slice_spec
+from kubesched.plugins.dynamicresources.allocator_types import (
+    AllocatedState,
+    DeviceID,
+    Features,
+    Gates,
+    Obj,
+    slice_spec,
+)
+from kubesched.plugins.dynamicresources.node_views import ViewKey
+from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, gather_pools
 from kubesched.plugins.dynamicresources.taints import RuleTaints
 
 
@@ -29,6 +40,7 @@ class AllocatorBase:
         device_taint_rules: Iterable[Mapping[str, Any]] = (),
         shared: Iterable[DeviceID] = (),
         consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+        pool_cache: PoolCache | None = None,
     ) -> None:
         self.claims = list(claims)
         self.allocated = allocated
@@ -42,23 +54,43 @@ class AllocatorBase:
         self.features = features
         self.state = AllocatedState(allocated, set(shared), {k: dict(v) for k, v in (consumed_capacity or {}).items()})
         self.rule_taints = RuleTaints(device_taint_rules if features.device_taint_rules else ())
-        self._on_node: dict[str, list[Obj]] = {}
-        self._shared_slices: list[Obj] = []
-        for s in slices:
-            name = slice_spec(s).get("nodeName") or ""
-            if name:
-                self._on_node.setdefault(name, []).append(s)
-            else:
-                self._shared_slices.append(s)
+        #: The pools built (and node selectors compiled), kept by the caller across allocators.
+        self.pool_cache = PoolCache() if pool_cache is None else pool_cache
+        self.pool_cache.bound(len(slices))
+        #: The slices by node, their views and the pools of each: the same while no slice changes.
+        layout = self.pool_cache.layout(slices, features)
+        self._on_node = layout.on_node
+        self._shared_slices = layout.shared
+        self.views = layout.views
+        self._pools = layout.pools
         #: Per pool: its counters left after the allocated devices (computed once, as upstream).
         self._available: dict[tuple[str, str], tuple[dict[str, dict[str, int]], bool]] = {}
         #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
         self.invocations = 0
-        self.pool_cache = PoolCache()
-        #: Per (request, device object): what the CEL selectors say, for every node.
-        self.selected: dict[tuple[tuple[int, int, int], int], bool] = {}
-        #: Per (request, device object): whether the capacity fits a device nobody uses yet.
-        self.capacity_fits: dict[tuple[tuple[int, int, int], int], bool] = {}
+        #: Per view: the search done for one of its nodes (``False``: the claims did not fit
+        #: there), or the AllocationError it raised; the others get the same answer.
+        self.searched: dict[ViewKey, object] = {}
+        #: Per request: what its capacity answers are kept under (see PoolCache.capacity_fits).
+        self._capacity_keys: dict[tuple[int, int, int], tuple[str, bool]] = {}
+
+    # --- per view, shared by the nodes that see the same slices -------------------------------
+    def pools_for(self, node_name: str, labels: Mapping[str, str], view: ViewKey) -> list[Pool]:
+        """The pools reaching the node (upstream's GatherPools), gathered once per view."""
+        pools = self._pools.get(view)
+        if pools is None:
+            slices = [*self._on_node.get(node_name, ()), *self._shared_slices]
+            pools = gather_pools(slices, node_name, labels, self.features, self.slices, self.pool_cache)
+            self._pools[view] = pools
+        return pools
+
+    # --- per request, shared by every node ---------------------------------------------------
+    def capacity_key(self, key: tuple[int, int, int], capacity: Mapping[str, Any] | None) -> tuple[str, bool]:
+        """What the capacity answers of request ``key`` are kept under, across cycles."""
+        have = self._capacity_keys.get(key)
+        if have is None:
+            text = "" if capacity is None else json.dumps(capacity, sort_keys=True)
+            have = self._capacity_keys[key] = (text, self.features.fractional_capacity_range)
+        return have
 
     # --- per pool, shared by every node ------------------------------------------------------
     def available_counters(self, pool: Pool) -> tuple[dict[str, dict[str, int]], bool]:
@@ -67,14 +99,20 @@ class AllocatorBase:
         have = self._available.get(pool.key)
         if have is None:
             left = {name: dict(counters) for name, counters in pool.counter_sets.items()}
-            for s in (*pool.slices, *pool.elsewhere):
+            holds = self.state.holds
+            # The devices of the slices reaching the node are the pool's candidates (what they
+            # draw is parsed once); those of its other slices are parsed here.
+            held = [cand for row in pool.candidates for cand in row if holds(cand.id)]
+            for s in pool.elsewhere:
                 for d in slice_spec(s).get("devices") or ():
-                    if not self.state.holds((pool.driver, pool.name, str(d.get("name", "")))):
-                        continue
-                    for set_name, c, value in Candidate((pool.driver, pool.name, ""), d, s).uses:
-                        counters = left.get(set_name)
-                        if counters is not None and c in counters:
-                            counters[c] -= value
+                    dev = (pool.driver, pool.name, str(d.get("name", "")))
+                    if holds(dev):
+                        held.append(Candidate(dev, d, s))
+            for cand in held:
+                for set_name, c, value in cand.uses:
+                    counters = left.get(set_name)
+                    if counters is not None and c in counters:
+                        counters[c] -= value
             overdrawn = any(v < 0 for counters in left.values() for v in counters.values())
             have = (left, overdrawn)
             self._available[pool.key] = have

@@ -107,9 +107,22 @@ class AllocatedState:
             return
         self.devices.add(dev)
 
+    def merge(self, other: AllocatedState) -> None:
+        """Add what ``other`` holds (as if its claims' results were added here)."""
+        if other.devices:
+            self.devices |= other.devices
+        if other.shared:
+            self.shared |= other.shared
+        for dev, consumed in other.consumed.items():
+            cap.add_to(self.consumed.setdefault(dev, {}), consumed)
+
     def holds(self, dev: DeviceID) -> bool:
         """Upstream's IsDeviceAllocated: used whole, or by at least one share."""
         return dev in self.devices or dev in self.shared or dev in self.consumed
+
+
+def slice_spec(s: Mapping[str, Any]) -> Mapping[str, Any]:
+    return s.get("spec") or {}
 
 
 def claim_key(claim: Mapping[str, Any]) -> str:

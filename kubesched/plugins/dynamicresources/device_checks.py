@@ -24,9 +24,10 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     RuntimeFailure,
     device_id_str,
     kobj,
+    slice_spec,
 )
 from kubesched.plugins.dynamicresources.constraints import Constraint
-from kubesched.plugins.dynamicresources.pools import Candidate, Pool, node_matches, slice_spec
+from kubesched.plugins.dynamicresources.pools import Candidate, Pool, node_matches
 from kubesched.plugins.dynamicresources.taints import blocks
 
 
@@ -48,6 +49,10 @@ class Request:
     all_devices: list[Candidate] | None = None
     #: Per device (by identity), whether it is selectable for this request on this node.
     selectable: dict[int, bool] = field(default_factory=dict)
+    #: What the verdicts of its selectors are kept under (the class's identity, its own
+    #: selectors), and those of its capacity request (see PoolCache).
+    selection: tuple[int, tuple[str, ...]] = (0, ())
+    capacity_key: tuple[str, bool] = ("", False)
 
     @property
     def full_name(self) -> str:
@@ -105,9 +110,10 @@ class DeviceChecks:
         hit = self.memo.get(key)
         if hit is not None:
             return hit
-        # What the selectors say does not depend on the node: remembered for every node.
-        shared_key = (req.key, id(device))
-        ok = self.a.selected.get(shared_key)
+        # What the selectors say does not depend on the node, nor on the cycle: remembered.
+        shared_key = (req.selection, id(device))
+        verdicts = self.a.pool_cache.selected
+        ok = verdicts.get(shared_key)
         if ok is None:
             ok = True
             if req.class_obj is not None:
@@ -118,7 +124,7 @@ class DeviceChecks:
                 ok = self._selectors_match(req, req.class_obj, class_selectors, cand)
             if ok:
                 ok = self._selectors_match(req, None, req.selectors, cand)
-            self.a.selected[shared_key] = ok
+            verdicts[shared_key] = ok
         if ok and slice_spec(cand.slice).get("perDeviceNodeSelection"):
             try:
                 ok = node_matches(
@@ -153,10 +159,11 @@ class DeviceChecks:
     def _capacity_fits(self, req: Request, cand: Candidate) -> bool:
         in_use = self.a.state.consumed.get(cand.id)
         allocating = self.allocating_capacity.get(cand.id)
-        key = (req.key, id(cand.device))
+        key = (req.capacity_key, id(cand.device))
+        verdicts = self.a.pool_cache.capacity_fits
         if in_use is None and allocating is None:
             # Nothing taken of the device yet: the answer depends on the request and device alone.
-            hit = self.a.capacity_fits.get(key)
+            hit = verdicts.get(key)
             if hit is not None:
                 return hit
         try:
@@ -164,7 +171,7 @@ class DeviceChecks:
         except cap.CapacityError:
             ok = False
         if in_use is None and allocating is None:
-            self.a.capacity_fits[key] = ok
+            verdicts[key] = ok
         return ok
 
     def _take(self, ci: int, req: Request, cand: Candidate, must: bool) -> Callable[[], None] | None:

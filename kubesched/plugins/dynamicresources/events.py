@@ -8,7 +8,14 @@ from typing import Any
 
 from kubesched.framework import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, PodInfo, QueueingHint
 from kubesched.plugins.dynamicresources import extended_resources as ext
-from kubesched.plugins.dynamicresources.claims import ClaimProblem, Obj, allocation_of, meta_of, uid_of
+from kubesched.plugins.dynamicresources.claims import (
+    ClaimProblem,
+    Obj,
+    allocation_of,
+    claim_statuses,
+    meta_of,
+    uid_of,
+)
 from kubesched.plugins.dynamicresources.plugin_base import DynamicResourcesBase
 
 
@@ -50,11 +57,14 @@ class EventHints(DynamicResourcesBase):
         ]
 
     def is_schedulable_after_claim_change(self, pod: Obj, old: Obj | None, new: Obj) -> QueueingHint:
+        deallocated = old is not None and allocation_of(old) is not None and allocation_of(new) is None
+        if not deallocated and not _may_name(pod, new):
+            return QueueingHint.SKIP  # as below, without resolving every claim of the pod
         try:
             claims = self._pod_claims(pod)
         except ClaimProblem:
             return QueueingHint.SKIP
-        if old is not None and allocation_of(old) is not None and allocation_of(new) is None:
+        if deallocated:
             return QueueingHint.QUEUE  # deallocated: its devices are free for anyone
         if not any(uid_of(c) == uid_of(new) for c in claims):
             return QueueingHint.SKIP
@@ -70,3 +80,22 @@ class EventHints(DynamicResourcesBase):
         except ClaimProblem:
             return QueueingHint.SKIP
         return QueueingHint.QUEUE
+
+
+def _may_name(pod: Obj, claim: Obj) -> bool:
+    """Whether one of the pod's ``spec.resourceClaims`` entries stands for a claim of this
+    namespace and name (a claim of another name cannot be one of the pod's claims)."""
+    if (meta_of(claim).get("namespace") or "default") != (meta_of(pod).get("namespace") or "default"):
+        return False
+    name = meta_of(claim).get("name")
+    statuses: dict[Any, str] | None = None
+    for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
+        if entry.get("resourceClaimName"):
+            if entry["resourceClaimName"] == name:
+                return True
+        elif entry.get("resourceClaimTemplateName"):
+            if statuses is None:
+                statuses = claim_statuses(pod)
+            if statuses.get(entry.get("name")) == name:
+                return True
+    return False

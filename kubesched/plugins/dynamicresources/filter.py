@@ -10,6 +10,7 @@ import time
 
 from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
 from kubesched.plugins.dynamicresources import extended_resources as ext
+from kubesched.plugins.dynamicresources.allocator import Allocator
 from kubesched.plugins.dynamicresources.allocator_types import (
     AllocationError,
     AllocationFailedOnNode,
@@ -60,6 +61,14 @@ class Filtering(DynamicResourcesBase):
             made = s.node_claims[key] = (node_claim, mappings)
         return made[0], made[1], None
 
+    def _variant_allocator(self, s: State, node_claim: Obj, claims: list[Obj]) -> Allocator:
+        """The allocator of ``claims`` with this variant of the claim for extended resources,
+        made once per variant: the nodes that share the variant share it."""
+        allocator = s.variant_allocators.get(id(node_claim))
+        if allocator is None:
+            allocator = s.variant_allocators[id(node_claim)] = self._allocator(s, claims)
+        return allocator
+
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
         s: State | None = state.get(STATE_KEY)
         if s is None or not s.claims:
@@ -88,7 +97,7 @@ class Filtering(DynamicResourcesBase):
             found = NodeAllocation(indices, claims, [], node_claim, mappings)
             if claims:
                 # The node's own variant of the claim for extended resources needs its own.
-                allocator = s.allocator if node_claim is None else self._allocator(s, claims)
+                allocator = s.allocator if node_claim is None else self._variant_allocator(s, node_claim, claims)
                 deadline = None if self.filter_timeout is None else time.monotonic() + self.filter_timeout
                 try:
                     results = allocator.allocate(node.name, labels, deadline)

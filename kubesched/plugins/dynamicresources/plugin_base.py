@@ -14,8 +14,8 @@ from kubesched.framework import PodInfo
 from kubesched.framework.podgroup import pod_group_name
 from kubesched.plugins.dynamicresources import device_taints
 from kubesched.plugins.dynamicresources import extended_resources as ext
-from kubesched.plugins.dynamicresources.allocator import Allocator
-from kubesched.plugins.dynamicresources.allocator_types import CompileFailure, Features, RuntimeFailure
+from kubesched.plugins.dynamicresources.allocator import Allocator, PoolCache
+from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, CompileFailure, Features, RuntimeFailure
 from kubesched.plugins.dynamicresources.args import (
     BINDING_GATES,
     BINDING_TIMEOUT_DEFAULT,
@@ -82,6 +82,12 @@ class DynamicResourcesBase:
         self._matches: dict[tuple[str, str, int], bool | CELError] = {}
         #: the devices ``_matches`` is keyed by, kept alive so that their ids are not reused
         self._keep_alive: list[Obj] = []
+        #: claim id -> the claim, its allocation and what it holds (see PreFilter), for the
+        #: claims of the last cycle
+        self._held: dict[int, tuple[Obj, Obj, AllocatedState]] = {}
+        #: the pools built of the slices, for every cycle's allocator (a changed slice is a new
+        #: object: its pool is built anew)
+        self._pool_cache = PoolCache()
 
     # --- claims --------------------------------------------------------------------------
     def _claim(self, namespace: str, name: str) -> Obj | None:
@@ -168,6 +174,7 @@ class DynamicResourcesBase:
             features=self.allocator_features,
             shared=held.shared,
             consumed_capacity=held.consumed,
+            pool_cache=self._pool_cache,
         )
 
     def _selector_matches(self, expression: str, driver: str, device: Obj) -> bool:

@@ -1,8 +1,10 @@
 """The pools of devices that reach one node (upstream's GatherPools): the slices of each pool's
 newest generation that the node's name, labels or a device's own node selection select, and the
 checks that make a pool incomplete (slices missing) or invalid (duplicate device names, the
-shared counters of partitionable devices broken). :class:`PoolCache` keeps the pools built and
-the node selectors compiled from one node to the next."""
+shared counters of partitionable devices broken). :class:`PoolCache` keeps, from one node and one
+cycle to the next while the slices stay the same objects, the pools built, the node selectors
+compiled, each set of slices' :class:`Layout` (by node, the views, the pools of each view) and
+the answers about devices (selectors, capacity)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,14 @@ from typing import Any
 
 from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.plugins.dynamicresources import capacity as cap
-from kubesched.plugins.dynamicresources.allocator_types import AllocationError, DeviceID, Features, Obj
+from kubesched.plugins.dynamicresources.allocator_types import AllocationError, DeviceID, Features, Obj, slice_spec
+from kubesched.plugins.dynamicresources.node_views import NodeViews, ViewKey
+
+#: How many device answers (selectors, capacity) a PoolCache keeps before starting over.
+_VERDICTS_LIMIT = 400_000
+
+#: How many sets of slices a PoolCache keeps the layout of.
+_LAYOUTS_LIMIT = 8
 
 #: Compiled node selectors by the identity of the selector object (kept alive beside them).
 SelectorCache = dict[int, tuple[Any, "NodeSelector | None"]]
@@ -95,10 +104,6 @@ class Pool:
     @property
     def key(self) -> tuple[str, str]:
         return (self.driver, self.name)
-
-
-def slice_spec(s: Mapping[str, Any]) -> Mapping[str, Any]:
-    return s.get("spec") or {}
 
 
 def _pool_key(s: Mapping[str, Any]) -> tuple[str, str]:
@@ -184,11 +189,12 @@ def gather_pools(
         if cache is None:
             pool = _build_pool(key, slices, features, whole)
         else:
-            identity = (key, tuple(map(id, slices)), None if whole is None else tuple(map(id, whole)))
+            identity = (key, features, tuple(map(id, slices)), None if whole is None else tuple(map(id, whole)))
             hit = cache.pools.get(identity)
             if hit is None:
-                hit = cache.pools[identity] = _build_pool(key, slices, features, whole)
-            pool = hit
+                # The slices are kept beside the pool, so that their ids are not reused.
+                hit = cache.pools[identity] = (slices, whole, _build_pool(key, slices, features, whole))
+            pool = hit[2]
         if pool.binding_conditions:
             with_binding_conditions.append(pool)
         else:
@@ -198,12 +204,73 @@ def gather_pools(
     return result + with_binding_conditions
 
 
+class Layout:
+    """One set of slices (the same objects from one cycle to the next while none changes): the
+    slices of each node, the cluster-wide ones, the views of them (:class:`NodeViews`), and the
+    pools gathered for each view (filled by the allocators of the cycles that see this set)."""
+
+    def __init__(self, slices: Sequence[Any]) -> None:
+        #: The slices, kept alive: the set is known by their ids.
+        self.slices = list(slices)
+        self.on_node: dict[str, list[Any]] = {}
+        self.shared: list[Any] = []
+        for s in self.slices:
+            name = slice_spec(s).get("nodeName") or ""
+            if name:
+                self.on_node.setdefault(name, []).append(s)
+            else:
+                self.shared.append(s)
+        self.views = NodeViews(self.on_node, self.shared)
+        self.pools: dict[ViewKey, list[Pool]] = {}
+
+
 @dataclass
 class PoolCache:
-    """What :func:`gather_pools` may reuse from one node to the next (one Allocator's slices)."""
+    """What :func:`gather_pools` may reuse from one node to the next, and from one scheduling
+    cycle to the next: a pool built of the same slice objects is the same pool (a changed
+    ResourceSlice is a new object, so its pool is built anew), a selector object compiles the
+    same. :meth:`bound` keeps it from growing without end as slices change."""
 
-    pools: dict[Any, Pool] = field(default_factory=dict)
+    pools: dict[Any, tuple[list[Obj], list[Obj] | None, Pool]] = field(default_factory=dict)
     selectors: SelectorCache = field(default_factory=dict)
+    #: (DeviceClass identity, the request's CEL selectors; device identity) -> what they say
+    #: of the device. The device lives in a slice ``pools`` keeps, the class in ``classes``:
+    #: their ids are not reused while the answer is kept.
+    selected: dict[tuple[Any, int], bool] = field(default_factory=dict)
+    classes: dict[int, Obj] = field(default_factory=dict)
+    #: (capacity request as JSON, fractional ranges; device identity) -> whether the request
+    #: fits the device when nobody uses it yet.
+    capacity_fits: dict[tuple[Any, int], bool] = field(default_factory=dict)
+
+    #: (features, the slices' ids) -> their Layout (see :meth:`layout`).
+    layouts: dict[Any, Layout] = field(default_factory=dict)
+
+    def layout(self, slices: Sequence[Obj], features: Features) -> Layout:
+        """The :class:`Layout` of these slice objects (the same while none changes)."""
+        key = (features, tuple(map(id, slices)))
+        hit = self.layouts.get(key)
+        if hit is None:
+            if len(self.layouts) >= _LAYOUTS_LIMIT:
+                self.layouts.clear()  # of slice sets changed since
+            hit = self.layouts[key] = Layout(slices)
+        return hit
+
+    def bound(self, slices: int) -> None:
+        """Start over when a part holds more than the ``slices`` of a cycle can use (the rest
+        are of slices or classes changed or gone since)."""
+        limit = 4 * slices + 64
+        if (
+            len(self.pools) > limit
+            or len(self.selectors) > 4 * limit
+            or len(self.classes) > limit
+            or len(self.selected) + len(self.capacity_fits) > _VERDICTS_LIMIT
+        ):
+            self.pools.clear()
+            self.selectors.clear()
+            self.selected.clear()
+            self.classes.clear()
+            self.capacity_fits.clear()
+            self.layouts.clear()
 
 
 def _slices_in_pool(slices: Iterable[Obj], key: tuple[str, str], generation: int) -> tuple[bool, list[Obj]]:

@@ -165,19 +165,29 @@ class PreFiltering(DynamicResourcesBase):
         used = AllocatedState()
         seen: set[str] = set()
         consumable = self.gates.enabled("DRAConsumableCapacity")
+        # What a claim PreBind wrote or the informer has holds is worked out once per version
+        # (an updated claim is a new object, its allocation a new one too).
+        memo, self._held = self._held, {}
 
-        def add(claim: Mapping[str, Any]) -> None:
-            for r in ((allocation_of(claim) or {}).get("devices") or {}).get("results") or ():
-                used.add_result(r, consumable)
+        def add(claim: Obj) -> None:
+            allocation = allocation_of(claim)
+            if allocation is None:
+                return
+            hit = memo.get(id(claim))
+            if hit is None or hit[0] is not claim or hit[1] is not allocation:
+                hit = (claim, allocation, AllocatedState.from_claims((claim,), consumable))
+            self._held[id(claim)] = hit
+            used.merge(hit[2])
 
         for claim in self._in_flight.values():
             seen.add(uid_of(claim))
-            add(claim)
+            for r in ((allocation_of(claim) or {}).get("devices") or {}).get("results") or ():
+                used.add_result(r, consumable)
         for claim in self._assumed.values():
             if uid_of(claim) not in seen:
                 seen.add(uid_of(claim))
                 add(claim)
         for claim in self.handle.listers.list("ResourceClaim"):
-            if uid_of(claim) not in seen:
+            if not seen or uid_of(claim) not in seen:
                 add(claim)
         return used

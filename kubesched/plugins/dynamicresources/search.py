@@ -7,6 +7,7 @@ claim's devices; and the allocation results (devices, config, node selector) of 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -17,10 +18,11 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     AllocationTimeout,
     Obj,
     kobj,
+    slice_spec,
 )
 from kubesched.plugins.dynamicresources.constraints import Constraint, DistinctAttribute, MatchAttribute
 from kubesched.plugins.dynamicresources.device_checks import DeviceChecks, Picked, Request
-from kubesched.plugins.dynamicresources.pools import gather_pools, slice_spec
+from kubesched.plugins.dynamicresources.node_views import ViewKey
 
 
 class _TooManyDevices(Exception):
@@ -35,10 +37,11 @@ class Search(DeviceChecks):
     def _requests_of(self, ci: int) -> Sequence[Obj]:
         return self._requests[ci]
 
-    def run(self) -> list[Obj] | None:
+    def run(self, view: ViewKey) -> list[Obj] | None:
+        """The results for the node (``None``: the claims do not all fit); ``view``: the node's
+        view of the slices (:meth:`NodeViews.key <.node_views.NodeViews.key>`)."""
         a = self.a
-        slices_for_node = [*a._on_node.get(self.node_name, ()), *a._shared_slices]
-        self.pools = gather_pools(slices_for_node, self.node_name, self.labels, self.f, a.slices, a.pool_cache)
+        self.pools = a.pools_for(self.node_name, self.labels, view)
         for ci, claim in enumerate(a.claims):
             minimum = 0
             for ri, r in enumerate(self._requests_of(ci)):
@@ -87,6 +90,17 @@ class Search(DeviceChecks):
             return None
         return [self._result(ci, claim) for ci, claim in enumerate(a.claims)]
 
+    def replay(self, node_name: str) -> list[Obj]:
+        """The results of this (successful) search for another node of the same view: the same
+        devices; the node selector made for that node, and new share IDs, as a search there
+        would give."""
+        self.node_name = node_name
+        for picked in self.results:
+            for p in picked:
+                if p.share_id is not None:
+                    p.share_id = str(uuid.uuid4())
+        return [self._result(ci, claim) for ci, claim in enumerate(self.a.claims)]
+
     # --- requests ----------------------------------------------------------------------------
     def _validate(
         self, key: tuple[int, int, int], claim: Obj, name: str, parent: str, spec: Mapping[str, Any]
@@ -107,6 +121,7 @@ class Search(DeviceChecks):
                 f'{where}: could not retrieve device class {class_name}: deviceclass.resource.k8s.io "{class_name}" not found'
             )
         mode = spec.get("allocationMode") or "ExactCount"
+        self.a.pool_cache.classes[id(cls)] = cls
         req = Request(
             key,
             name,
@@ -117,6 +132,8 @@ class Search(DeviceChecks):
             [dict(t) for t in spec.get("tolerations") or ()],
             spec.get("capacity"),
             mode,
+            selection=(id(cls), tuple(selectors)),
+            capacity_key=self.a.capacity_key(key, spec.get("capacity")),
         )
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)

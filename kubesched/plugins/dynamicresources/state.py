@@ -35,6 +35,7 @@ class State:
         "pod_scalar",
         "class_mapping",
         "node_claims",
+        "variant_allocators",
         "allocator",
         "to_allocate",
         "classes",
@@ -61,6 +62,9 @@ class State:
         #: the resources DRA provides on a node -> that node's variant of the claim for extended
         #: resources, and the request mappings
         self.node_claims: dict[tuple[str, ...], tuple[Obj, list[Obj]]] = {}
+        #: per variant of that claim (by identity, kept alive in ``node_claims``): the allocator
+        #: of the claims with that variant, for every node that has it
+        self.variant_allocators: dict[int, Allocator] = {}
         self.allocator: Allocator | None = None
         #: indices of the claims the scheduler allocates
         self.to_allocate: list[int] = []
