@@ -222,7 +222,8 @@ class PodSchedulingCycle:
         if status is not None:
             raise CycleError(status)
         totals: list[int] | np.ndarray
-        raw: dict[str, np.ndarray] | None = {} if batch is not None else None
+        # Raw scores are kept only for a pod that can be batched: store ignores them otherwise.
+        raw: dict[str, np.ndarray] | None = {} if batch is not None and batch.signature is not None else None
         if not fw.has_score_plugins() and not self.extenders:
             totals = [1] * len(feasible)
         else:
