@@ -25,7 +25,7 @@ by pods at all: a pod being scheduled never requires them.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,19 +71,20 @@ class DeclaredFeature:
     max_version: Version | None = None
 
 
-def _containers(spec: Spec, *fields: str) -> Iterable[Mapping[str, Any]]:
-    for f in fields:
-        for c in spec.get(f) or ():
-            if isinstance(c, Mapping):
-                yield c
+def _is_mapping(value: Any) -> bool:
+    # A dict (what decoded JSON holds) is told at once; any other Mapping by the ABC.
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def requires_restart_all_containers(spec: Spec) -> bool:
-    return any(
-        isinstance(rule, Mapping) and rule.get("action") == "RestartAllContainers"
-        for c in _containers(spec, "containers", "initContainers")
-        for rule in c.get("restartPolicyRules") or ()
-    )
+    for f in ("containers", "initContainers"):
+        for c in spec.get(f) or ():
+            if not _is_mapping(c):
+                continue
+            for rule in c.get("restartPolicyRules") or ():
+                if _is_mapping(rule) and rule.get("action") == "RestartAllContainers":
+                    return True
+    return False
 
 
 def requires_user_namespaces_host_network(spec: Spec) -> bool:
@@ -91,11 +92,14 @@ def requires_user_namespaces_host_network(spec: Spec) -> bool:
 
 
 def requires_volume_bind_mount_options(spec: Spec) -> bool:
-    return any(
-        isinstance(m, Mapping) and bool(m.get("bindMountOptions"))
-        for c in _containers(spec, "containers", "initContainers", "ephemeralContainers")
-        for m in c.get("volumeMounts") or ()
-    )
+    for f in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(f) or ():
+            if not _is_mapping(c):
+                continue
+            for m in c.get("volumeMounts") or ():
+                if _is_mapping(m) and m.get("bindMountOptions"):
+                    return True
+    return False
 
 
 #: The features 1.37 registers that a pod can require when it is scheduled.
@@ -116,9 +120,17 @@ def infer_for_scheduling(
     """The names of the features ``spec`` requires of a node, for a scheduler at ``version``."""
     if version is None:
         raise _InferenceError("target version cannot be nil")
-    return frozenset(
-        f.name for f in features if (f.max_version is None or version <= f.max_version) and f.infer_for_scheduling(spec)
-    )
+    return _infer_active(spec, tuple(f for f in features if f.max_version is None or version <= f.max_version))
+
+
+def _infer_active(spec: Spec, active: Sequence[DeclaredFeature]) -> frozenset[str]:
+    """The names of the features of ``active`` (those still required at the target version)
+    that ``spec`` requires."""
+    names = [f.name for f in active if f.infer_for_scheduling(spec)]
+    return frozenset(names) if names else _NONE
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 def node_declared_features(node: Mapping[str, Any] | None) -> frozenset[str]:
@@ -163,9 +175,18 @@ class NodeDeclaredFeatures:
         self.skip_deferred_resize = gates.enabled("InPlacePodVerticalScalingSchedulerPreemption")
         self.features = tuple(features)
         self.version = version
+        #: The features still required at the target version (none when it is unset: inferring
+        #: is then an error).
+        self._active = (
+            tuple(f for f in self.features if f.max_version is None or version <= f.max_version)
+            if version is not None
+            else ()
+        )
 
     def _infer(self, pod: Mapping[str, Any]) -> frozenset[str]:
-        return infer_for_scheduling(pod.get("spec") or {}, self.features, self.version)
+        if self.version is None:
+            raise _InferenceError("target version cannot be nil")
+        return _infer_active(pod.get("spec") or {}, self._active)
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
         if self.skip_deferred_resize and is_pod_resize_deferred(pod.pod):

@@ -49,9 +49,11 @@ class BatchFilterResult:
     def __init__(self, fns: FilterFns, state: CycleState, pod: PodInfo, batch: NodeBatch) -> None:
         n = len(batch)
         #: Whether the node passed every Filter plugin.
-        self.ok = np.ones(n, bool)
+        self.ok = np.empty(n, bool)
+        self.ok.fill(True)
         #: The index in ``fns`` of the plugin that rejected the node first; -1 where it passed.
-        self.rejector = np.full(n, -1, np.int16)
+        self.rejector = np.empty(n, np.int16)
+        self.rejector.fill(-1)
         #: Statuses already known: from plugins that ran node by node, and errors.
         self.statuses: dict[int, Status] = {}
         self._fns = fns
@@ -165,7 +167,7 @@ def run_filter_batch(
         if not len(live):
             break
         sub = batch if len(live) == len(batch) else NodeBatch(batch.columns, batch.rows[live])
-        t0 = time.perf_counter()
+        t0 = time.perf_counter() if observer is not None else 0.0
         passed = _batch_verdicts(name, batch_fn, state, pod, sub) if batch_fn is not None else None
         if passed is None:
             passed = np.ones(len(live), bool)
@@ -177,16 +179,23 @@ def run_filter_batch(
                 if status is not None and status.code is not Code.SUCCESS:
                     passed[j] = False
                     result.statuses[int(live[j])] = filter_verdict(name, status)
-        rejected = live[~passed]
-        ok[rejected] = False
-        result.rejector[rejected] = k
+        everywhere = _all(passed)
+        if not everywhere:
+            rejected = live[~passed]
+            ok[rejected] = False
+            result.rejector[rejected] = k
         if observer is not None:
             per_call = (time.perf_counter() - t0) / len(live)
             for j in range(len(live)):
                 label = "Success" if passed[j] else _label(result.status(int(live[j])))
                 observer.plugin_execution(name, "Filter", label, per_call)
-        live = live[passed]
+        if not everywhere:
+            live = live[passed]
     return result
+
+
+#: Whether every element is true, straight from the ufunc (``ndarray.all`` wraps it in Python).
+_all = np.logical_and.reduce
 
 
 def _batch_verdicts(

@@ -15,7 +15,7 @@ from typing import Any
 from kubesched.framework.status import Code, Status
 
 #: What plain plugins return; never awaitable, so :meth:`BoundMethod.call` skips the check.
-_PLAIN_RESULTS = frozenset({type(None), Status, tuple, int, bool})
+PLAIN_RESULTS = frozenset({type(None), Status, tuple, int, bool})
 
 
 class BoundMethod:
@@ -40,7 +40,7 @@ class BoundMethod:
     async def call(self, *args: Any) -> Any:
         result = self.fn(*args)
         # What plain plugins return (None, a Status, a tuple) is never awaitable: skip the check.
-        if type(result) in _PLAIN_RESULTS and not self.is_async:
+        if type(result) in PLAIN_RESULTS and not self.is_async:
             return result
         if self.is_async or inspect.isawaitable(result):
             result = await result

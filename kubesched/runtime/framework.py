@@ -29,7 +29,7 @@ from kubesched.runtime.informers import SharedInformers
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
 from kubesched.runtime.scheduling_points import SchedulingPoints
-from kubesched.runtime.signing import pod_signature
+from kubesched.runtime.signing import PodSigner
 from kubesched.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
 from kubesched.tasks import TaskSet
 
@@ -235,6 +235,7 @@ class Framework(SchedulingPoints, BindingPoints):
         #: Whether every one of them can sign a pod: only then may pods of this profile share a
         #: batch (upstream's rule; extenders disable it too, which the scheduler checks).
         self.signable = all(callable(getattr(p, "sign_pod", None)) for p in self._signers.values())
+        self._signer = PodSigner(self._signers)
         self._normalizers = {
             b.name: _Bound(b.plugin, "normalize_score")
             for b in self.score_plugins
@@ -268,7 +269,7 @@ class Framework(SchedulingPoints, BindingPoints):
         ``sign_pod`` returned ``None``, or raised)."""
         if not self.signable:
             return None
-        return pod_signature(self._signers, pod)
+        return self._signer.sign(pod)
 
     # --- Handle ---------------------------------------------------------------------------------
     @property

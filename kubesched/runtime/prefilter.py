@@ -3,13 +3,14 @@ useful verdict wins), and the intersection of the nodes each plugin allows."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from kubesched.framework.interface import CycleState, PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.runtime.calls import BoundMethod, plugin_error, split_result, trace_value
+from kubesched.runtime.calls import PLAIN_RESULTS, BoundMethod, plugin_error, split_result, trace_value
 
 #: ``call(bound, point, state, pod)``: how the Framework calls a per-pod method (timed in sampled
 #: cycles).
@@ -22,16 +23,24 @@ async def run_pre_filter_plugins(
     state: CycleState,
     pod: PodInfo,
     trace: dict[str, Any] | None = None,
+    timed: bool = True,
 ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
     """Run ``plugins``' PreFilter in order. Returns the merged node restriction (None: all nodes),
     a non-success status when the pod cannot be scheduled, and the plugins that rejected it. A
-    plugin that Skips is added to ``state.skip_filter_plugins``."""
+    plugin that Skips is added to ``state.skip_filter_plugins``. Unless ``timed`` (a sampled
+    cycle), a plain plugin is called directly rather than through ``call``."""
     result: PreFilterResult | None = None
     with_nodes: list[str] = []
     unschedulable: Status | None = None
     for b in plugins:
         try:
-            r, status = split_result(await call(b, "PreFilter", state, pod))
+            if timed or b.is_async:
+                out = await call(b, "PreFilter", state, pod)
+            else:
+                out = b.fn(state, pod)
+                if type(out) not in PLAIN_RESULTS and inspect.isawaitable(out):
+                    out = await out
+            r, status = split_result(out)
         except Exception as exc:  # noqa: BLE001
             return None, plugin_error("PreFilter", b.name, exc), set()
         if trace is not None:

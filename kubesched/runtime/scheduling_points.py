@@ -5,6 +5,7 @@ PreScore and Score; and the points of a pod group's cycle (see :mod:`kubesched.r
 
 from __future__ import annotations
 
+import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,6 +25,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.batch_filter import BatchFilterResult, filter_verdict, run_filter_batch
 from kubesched.runtime.calls import (
+    PLAIN_RESULTS,
     BoundMethod,
     plugin_error,
     rejected_or_error,
@@ -98,7 +100,8 @@ class SchedulingPoints(TimedCalls):
     ) -> tuple[PreFilterResult | None, Status | None, set[str]]:
         """Run PreFilter plugins. Returns the merged node restriction (None: all nodes), a
         non-success status when the pod cannot be scheduled, and the plugins that rejected it."""
-        return await run_pre_filter_plugins(self.pre_filter_plugins, self._call, state, pod, trace)
+        timed = self.observer is not None and state.record_plugin_metrics
+        return await run_pre_filter_plugins(self.pre_filter_plugins, self._call, state, pod, trace, timed)
 
     def filter_plugins_in_play(self, state: CycleState) -> list[Any]:
         """The Filter plugins a cycle runs (those its PreFilter did not skip), in order."""
@@ -261,9 +264,17 @@ class SchedulingPoints(TimedCalls):
     async def run_pre_score(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo], trace: dict[str, Any] | None = None
     ) -> Status | None:
+        timed = self.observer is not None and state.record_plugin_metrics
         for b in self.pre_score_plugins:
             try:
-                status = split_result(await self._call(b, "PreScore", state, pod, nodes))[1]
+                if timed or b.is_async:
+                    out = await self._call(b, "PreScore", state, pod, nodes)
+                else:
+                    # A plain plugin, not timed: called directly (what _call would do, inline).
+                    out = b.fn(state, pod, nodes)
+                    if type(out) not in PLAIN_RESULTS and inspect.isawaitable(out):
+                        out = await out
+                status = split_result(out)[1]
             except Exception as exc:  # noqa: BLE001
                 return plugin_error("PreScore", b.name, exc)
             if trace is not None:

@@ -52,9 +52,11 @@ async def run_score_plugins(
         if skip and b.name in skip:
             continue
         try:
-            t0 = time.perf_counter()
-            values = score_values(b, state, pod, nodes)
-            if observer is not None:
+            if observer is None:
+                values = score_values(b, state, pod, nodes)
+            else:
+                t0 = time.perf_counter()
+                values = score_values(b, state, pod, nodes)
                 # One observation per node, as upstream records Score, whichever form ran.
                 per_call = (time.perf_counter() - t0) / max(1, len(nodes))
                 for _ in range(len(nodes)):
@@ -70,7 +72,19 @@ async def run_score_plugins(
                 raw.setdefault(name, {})[b.name] = v
         if raw_columns is not None:
             raw_columns[b.name] = np.array(values, dtype=np.int64)
-        values, status = await normalize_and_check(b, normalizers.get(b.name), state, pod, nodes, values)
+        norm = normalizers.get(b.name)
+        if norm is not None:
+            # The batch form without a coroutine when it answers; else node by node.
+            normalized = _batch_normalized(b, state, pod, values)
+            if isinstance(normalized, Status):
+                return totals, normalized
+            if normalized is not None:
+                values = normalized
+            else:
+                values, status = await _normalize_per_node(b, norm, state, pod, nodes, values)
+                if status is not None:
+                    return totals, status
+        status = range_error(b, values)
         if status is not None:
             return totals, status
         w = b.weight
@@ -95,31 +109,72 @@ async def normalize_and_check(
     """One plugin's raw scores over ``nodes`` (node infos or names) normalized by its
     NormalizeScore, if it has one, and held to 0..100; or the error, as upstream words it."""
     if norm is not None:
-        batch_norm = getattr(b.plugin, "normalize_scores", None)
-        try:
-            normalized = batch_norm(state, pod, values) if callable(batch_norm) else None
-            if normalized is not None:
-                values = np.asarray(normalized, dtype=np.int64)
-                status = None
-            else:
-                names = [ni if isinstance(ni, str) else ni.name for ni in nodes]
-                scores = [NodeScore(name, v) for name, v in zip(names, values.tolist())]
-                status = split_result(await norm.call(state, pod, scores))[1]
-                values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
-        except Exception as exc:  # noqa: BLE001
-            return values, plugin_error("NormalizeScore", b.name, exc)
-        if status is not None and not status.is_success():
-            return values, Status.as_error(
-                f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
-            )
-    if len(values) and (values.max() > MAX_NODE_SCORE or values.min() < MIN_NODE_SCORE):
-        bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
+        normalized = _batch_normalized(b, state, pod, values)
+        if isinstance(normalized, Status):
+            return values, normalized
+        if normalized is not None:
+            values = normalized
+        else:
+            values, status = await _normalize_per_node(b, norm, state, pod, nodes, values)
+            if status is not None:
+                return values, status
+    return values, range_error(b, values)
+
+
+def _batch_normalized(
+    b: BoundMethod, state: CycleState, pod: PodInfo, values: np.ndarray
+) -> np.ndarray | Status | None:
+    """``values`` normalized by the plugin's batch form (``normalize_scores``); ``None`` when it
+    has none or it declines; the error when it raises."""
+    batch_norm = getattr(b.plugin, "normalize_scores", None)
+    if not callable(batch_norm):
+        return None
+    try:
+        normalized = batch_norm(state, pod, values)
+        return None if normalized is None else np.asarray(normalized, dtype=np.int64)
+    except Exception as exc:  # noqa: BLE001
+        return plugin_error("NormalizeScore", b.name, exc)
+
+
+async def _normalize_per_node(
+    b: BoundMethod,
+    norm: BoundMethod,
+    state: CycleState,
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo] | Sequence[str],
+    values: np.ndarray,
+) -> tuple[np.ndarray, Status | None]:
+    """``values`` normalized by the plugin's per-node NormalizeScore; or the error."""
+    try:
+        names = [ni if isinstance(ni, str) else ni.name for ni in nodes]
+        scores = [NodeScore(name, v) for name, v in zip(names, values.tolist())]
+        status = split_result(await norm.call(state, pod, scores))[1]
+        values = np.fromiter((int(x.score) for x in scores), np.int64, len(scores))
+    except Exception as exc:  # noqa: BLE001
+        return values, plugin_error("NormalizeScore", b.name, exc)
+    if status is not None and not status.is_success():
         return values, Status.as_error(
+            f'running Normalize on Score plugins: plugin "{b.name}" failed with: {status.message()}', b.name
+        )
+    return values, None
+
+
+#: The largest and smallest of an array, straight from the ufuncs (``ndarray.max`` goes through
+#: Python wrappers first).
+_largest = np.maximum.reduce
+_smallest = np.minimum.reduce
+
+
+def range_error(b: BoundMethod, values: np.ndarray) -> Status | None:
+    """The error for a normalized score of ``b`` outside 0..100, as upstream words it; else None."""
+    if len(values) and (_largest(values) > MAX_NODE_SCORE or _smallest(values) < MIN_NODE_SCORE):
+        bad = int(values[(values > MAX_NODE_SCORE) | (values < MIN_NODE_SCORE)][0])
+        return Status.as_error(
             f'applying score defaultWeights on Score plugins: plugin "{b.name}" returns an invalid score '
             f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
             b.name,
         )
-    return values, None
+    return None
 
 
 def score_values(b: BoundMethod, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> np.ndarray:

@@ -4,11 +4,12 @@ which in a sampled cycle also times the call for the observer (the plugin execut
 
 from __future__ import annotations
 
+import inspect
 import time
 from typing import Any
 
 from kubesched.framework.interface import CycleState
-from kubesched.runtime.calls import BoundMethod, split_result, status_label
+from kubesched.runtime.calls import PLAIN_RESULTS, BoundMethod, split_result, status_label
 from kubesched.runtime.collaborators import PluginObserver
 
 
@@ -23,7 +24,11 @@ class TimedCalls:
         """Call a per-pod plugin method; in a sampled cycle, also time it for the observer."""
         observer = self.observer
         if observer is None or not state.record_plugin_metrics:
-            return await b.call(state, *args)
+            # BoundMethod.call inline: one coroutine less per plugin call.
+            result = b.fn(state, *args)
+            if b.is_async or (type(result) not in PLAIN_RESULTS and inspect.isawaitable(result)):
+                result = await result
+            return result
         t0 = time.perf_counter()
         try:
             result = await b.call(state, *args)

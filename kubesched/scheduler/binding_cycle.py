@@ -18,7 +18,7 @@ from kubesched.framework.events import ASSIGNED_POD_DELETE
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
-from kubesched.runtime.calls import plugin_error
+from kubesched.runtime.calls import PLAIN_RESULTS, plugin_error
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
@@ -64,7 +64,9 @@ async def run_pre_bind_pre_flights(fw: Framework, state: CycleState, pod: PodInf
             continue
         try:
             result = check(state, pod, node_name)
-            status: Status | None = (await result) if inspect.isawaitable(result) else result
+            # What plain plugins return is never awaitable: the check is skipped for it.
+            awaitable = type(result) not in PLAIN_RESULTS and inspect.isawaitable(result)
+            status: Status | None = (await result) if awaitable else result
         except Exception as exc:  # noqa: BLE001 - a plugin's exception is its Error status
             return plugin_error("PreBindPreFlight", b.name, exc)
         if status is None or status.is_success():

@@ -222,7 +222,8 @@ class PodSchedulingCycle:
         if status is not None:
             raise CycleError(status)
         totals: list[int] | np.ndarray
-        raw: dict[str, np.ndarray] | None = {} if batch is not None else None
+        # Raw scores are kept only for a pod that can be batched: store ignores them otherwise.
+        raw: dict[str, np.ndarray] | None = {} if batch is not None and batch.signature is not None else None
         if not fw.has_score_plugins() and not self.extenders:
             totals = [1] * len(feasible)
         else:
@@ -432,16 +433,21 @@ class PodSchedulingCycle:
         nominated: set[int] = set()
         if nominator:
             nominated = {cols.index[name] for name in nominator.nominated_nodes() if name in cols.index}
-        feasible: list[int] = []
+        #: The feasible rows found, chunk by chunk (arrays: most cycles need one chunk, and the
+        #: rows go back into an array at the end); ``found`` counts them.
+        feasible: list[np.ndarray] = []
+        found = 0
         rejected: list[tuple[BatchFilterResult, np.ndarray]] = []
         #: Nominated nodes the batch already rejected: they fail with the nominated pods too,
         #: and only a diagnosis needs their status (which the nominated-pods filter gives).
         deferred: list[tuple[BatchFilterResult, int, NodeInfo]] = []
         pos = 0
-        while pos < n and len(feasible) < want:
-            need = want - len(feasible)
+        while pos < n and found < want:
+            need = want - found
             size = min(n - pos, need if pos == 0 else max(2 * need, 128))
-            chunk = np.arange(start + pos, start + pos + size) % n  # in rotated order
+            chunk = np.arange(start + pos, start + pos + size)  # in rotated order
+            if start + pos + size > n:
+                chunk %= n
             if listed is not None:
                 chunk = listed[chunk]
             res = fw.run_filter_batch(state, pi, NodeBatch(cols, chunk))
@@ -464,7 +470,9 @@ class PodSchedulingCycle:
             cut = int(passed[need - 1]) + 1 if len(passed) >= need else size
             for j in sorted(j for j, st in res.statuses.items() if j < cut and st.code is Code.ERROR)[:1]:
                 raise CycleError(res.statuses[j])
-            feasible.extend(chunk[passed[passed < cut]].tolist())
+            rows = chunk[passed[passed < cut]]
+            feasible.append(rows)
+            found += len(rows)
             deferred.extend(d for d in chunk_deferred if d[1] < cut)
             if record is not None:
                 for j in range(cut):
@@ -474,7 +482,7 @@ class PodSchedulingCycle:
                 rejected.append((res, failed))
             pos += cut
         self.next_start_node_index = (start + pos) % num_all_nodes
-        if not feasible or self.extenders or record is not None:
+        if not found or self.extenders or record is not None:
             for res, j, node in deferred:
                 status = await fw.run_filter_with_nominated_pods(state, pi, node)
                 res.statuses[j] = status or Status.as_error(
@@ -489,7 +497,8 @@ class PodSchedulingCycle:
                     statuses[name] = status
                     if status.plugin:
                         plugins.add(status.plugin)
-        return NodeBatch(cols, np.asarray(feasible, dtype=np.intp))
+        rows = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else np.empty(0, np.intp)
+        return NodeBatch(cols, rows.astype(np.intp, copy=False))
 
     async def _post_filter_and_fail(
         self, fw: Framework, state: CycleState, qpi: QueuedPodInfo, fit: FitError, record: PodResult | None
