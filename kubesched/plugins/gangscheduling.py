@@ -209,17 +209,19 @@ class GangScheduling:
         root = groups.root_of(group_key(namespace, parent, COMPOSITE_POD_GROUP_KIND))
         if root is None:
             return Status.as_error(NO_COMPOSITE_IN_STATE.format(namespace, parent)), 0.0
-        leaves = [groups.state(*k.split("/", 2)[1:]) for k in groups.leaves_under(root)]
         if not self._group_ready(root, placed=True):
+            leaves = [groups.state(*k.split("/", 2)[1:]) for k in groups.leaves_under(root)]
             self.handle.activate(
                 [p for state in leaves for uid, p in state.members.items() if uid not in state.scheduled]
             )
             return Status(Code.WAIT, TREE_NOT_READY.format(root.split("/", 2)[2])), PERMIT_TIMEOUT_SECONDS
-        for state in leaves:
-            for uid in state.scheduled:
-                waiting = self.handle.get_waiting_pod(uid)
-                if waiting is not None:
-                    waiting.allow(self.name)
+        # As for a plain gang: with no pod waiting at Permit there is no one to let go.
+        if next(iter(self.handle.iterate_waiting_pods()), None) is not None:
+            for key in groups.leaves_under(root):
+                for uid in groups.state(*key.split("/", 2)[1:]).scheduled:
+                    waiting = self.handle.get_waiting_pod(uid)
+                    if waiting is not None:
+                        waiting.allow(self.name)
         return None, 0.0
 
     # --- PlacementFeasible ----------------------------------------------------------------------

@@ -348,7 +348,10 @@ class _PermitHandle(PodGroupHandle):
         self.activated.extend(p.name for p in pods)
 
     def get_waiting_pod(self, uid: str) -> Any:
-        return self.waiting.setdefault(uid, _Waiting())
+        return self.waiting.get(uid)
+
+    def iterate_waiting_pods(self) -> Any:
+        return iter(self.waiting.values())
 
 
 def _hierarchy(placed: list[str]) -> tuple[GangScheduling, _PermitHandle]:
@@ -362,7 +365,8 @@ def _hierarchy(placed: list[str]) -> tuple[GangScheduling, _PermitHandle]:
     )
     for name in ("a0", "a1", "b0", "b1"):
         if name in placed:
-            h.assume(pod(name, name[0]), "n1")
+            # assumed, and waiting at Permit for the tree
+            h.waiting[h.assume(pod(name, name[0]), "n1").uid] = _Waiting()
         else:
             h.add_pod(pod(name, name[0]))
     return GangScheduling(None, h), h  # type: ignore[arg-type]
