@@ -32,6 +32,7 @@ PodGroup whose policy is ``gang`` is placed with at least ``minCount`` members, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from kubesched.framework.events import (
@@ -192,14 +193,21 @@ class GangScheduling:
             group = groups.state(pod.namespace, pod.pod_group)
             self.handle.activate([p for uid, p in group.members.items() if uid not in group.scheduled])
             return Status(Code.WAIT, WAITING_AT_PERMIT), PERMIT_TIMEOUT_SECONDS
-        # With no pod waiting at Permit anywhere there is no one to let go (the group's cycle
-        # places a whole gang before its first Permit: none of its members ever waits).
-        if next(iter(self.handle.iterate_waiting_pods()), None) is not None:
-            for uid in groups.state(pod.namespace, pod.pod_group).scheduled:
+        self._let_placed_go([(pod.namespace, pod.pod_group)])
+        return None, 0.0
+
+    def _let_placed_go(self, groups_of: Iterable[tuple[str, str]]) -> None:
+        """Allow every placed member of these (namespace, name) groups that waits at Permit. With
+        no pod waiting anywhere there is no one to let go (the group's cycle places a whole gang
+        before its first Permit: none of its members ever waits), and the members are not walked."""
+        if next(iter(self.handle.iterate_waiting_pods()), None) is None:
+            return
+        groups = self.handle.pod_groups
+        for namespace, name in groups_of:
+            for uid in groups.state(namespace, name).scheduled:
                 waiting = self.handle.get_waiting_pod(uid)
                 if waiting is not None:
                     waiting.allow(self.name)
-        return None, 0.0
 
     def _permit_in_hierarchy(self, namespace: str, parent: str) -> tuple[Status | None, float]:
         """A member under a CompositePodGroup waits until its root's tree meets quorum with
@@ -215,13 +223,7 @@ class GangScheduling:
                 [p for state in leaves for uid, p in state.members.items() if uid not in state.scheduled]
             )
             return Status(Code.WAIT, TREE_NOT_READY.format(root.split("/", 2)[2])), PERMIT_TIMEOUT_SECONDS
-        # As for a plain gang: with no pod waiting at Permit there is no one to let go.
-        if next(iter(self.handle.iterate_waiting_pods()), None) is not None:
-            for key in groups.leaves_under(root):
-                for uid in groups.state(*key.split("/", 2)[1:]).scheduled:
-                    waiting = self.handle.get_waiting_pod(uid)
-                    if waiting is not None:
-                        waiting.allow(self.name)
+        self._let_placed_go((ns, name) for _, ns, name in (k.split("/", 2) for k in groups.leaves_under(root)))
         return None, 0.0
 
     # --- PlacementFeasible ----------------------------------------------------------------------
