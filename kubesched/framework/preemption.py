@@ -37,6 +37,7 @@ from typing import Any, Protocol, cast
 
 from kubesched.errors import ClusterError, KubeschedError
 from kubesched.framework.interface import CycleState, Handle, PostFilterResult
+from kubesched.framework.podgroup import PodGroupInfo
 from kubesched.framework.preemption_candidates import (
     Candidate,
     CandidateList,
@@ -478,13 +479,23 @@ class PreemptionEvaluator:
         if observer is not None:
             observer.preemption_victims(len(c.victims))
 
-    async def preempt_pod(self, c: Candidate, preemptor: PodInfo, victim: PodInfo) -> None:
+    async def preempt_pod(
+        self, c: Candidate, preemptor: PodInfo, victim: PodInfo, group: PodGroupInfo | None = None
+    ) -> None:
         """Evict one victim: a pod waiting at Permit is rejected in memory; any other gets the
         ``DisruptionTarget`` condition and is deleted (gone already is fine); then the
-        ``Preempted`` event."""
+        ``Preempted`` event.
+
+        With ``group`` the preemptor is that pod group (workload-aware preemption): the event
+        says ``Preempted by podgroup <uid> on node <c.name>`` (``compositepodgroup`` for a
+        hierarchy) and the condition a higher priority ``podgroup``, as 1.37's executor writes."""
         handle = self.handle
         cluster = handle.cluster
-        message = f"Preempted by pod {preemptor.uid} on node {c.name}"
+        kind, uid = "pod", preemptor.uid
+        if group is not None:
+            kind = "compositepodgroup" if group.is_composite else "podgroup"
+            uid = ((group.obj or {}).get("metadata") or {}).get("uid") or ""
+        message = f"Preempted by {kind} {uid} on node {c.name}"
         waiting = handle.get_waiting_pod(victim.uid)
         if waiting is not None and waiting.preempt(self.plugin_name, "preempted"):
             # Taken in memory: the victim was never bound; it backs off and is retried (1.36).
@@ -494,7 +505,7 @@ class PreemptionEvaluator:
                 "type": DISRUPTION_TARGET,
                 "status": "True",
                 "reason": PREEMPTION_BY_SCHEDULER,
-                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority pod",
+                "message": f"{preemptor.scheduler_name}: preempting to accommodate a higher priority {kind}",
             }
             update = getattr(cluster, "update_pod_condition", None)
             try:

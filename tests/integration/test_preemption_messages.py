@@ -5,7 +5,8 @@
   (the PostFilter message appended as it is: no period after it);
 * a pod group: its ``PodGroupInitiallyScheduled`` condition (False, Unschedulable) and its
   waiting members' messages end ``pod group preemption: found a placement for podgroup,
-  preempting K victims``, after the group's own reasons.
+  preempting K victims``, after the group's own reasons; its victims' events say ``Preempted by
+  podgroup <uid> on node cluster`` (the group preempts over the whole cluster).
 
 The real loop (``Scheduler.run``) over the in-memory cluster, default profile.
 """
@@ -143,3 +144,13 @@ async def test_a_pod_group_that_preempts_says_so_on_its_condition() -> None:
         )
         # The member waited nominated with the group's message.
         assert r.failed_scheduling("w0") == [waiting[2]]
+        # The victim was taken for the group, over the whole cluster, and says so.
+        group_uid = r.store.get("PodGroup", "default", "train")["metadata"]["uid"]
+        victim = [obj for _, _, k, obj, _ in r.store.events_since(0, ["Pod"]) if obj["metadata"]["name"] == "low"]
+        assert {c["message"] for c in victim[-1]["status"]["conditions"] if c["type"] == "DisruptionTarget"} == {
+            "default-scheduler: preempting to accommodate a higher priority podgroup"
+        }
+        events = r.cluster.events_for(victim[-1])
+        assert [e["message"] for e in events if e["reason"] == "Preempted"] == [
+            f"Preempted by podgroup {group_uid} on node cluster"
+        ]

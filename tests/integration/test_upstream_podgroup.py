@@ -322,11 +322,6 @@ async def test_pod_group_scheduling(steps: list[Step]) -> None:
             await step(h)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the victims' Preempted event reads 'Preempted by pod <uid> on node <node>', "
-    "upstream's 'Preempted by podgroup ...'",
-)
 async def test_workload_aware_preemption_invocation() -> None:
     """TestWorkloadAwarePreemptionInvocation: a gang of three (priority 100, disruptionMode
     PodGroup) over four 1-CPU pods of priority 10 on a 4-CPU node: a victim gets a Preempted

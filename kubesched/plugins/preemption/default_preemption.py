@@ -71,6 +71,9 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
 WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
+#: A pod group preempts over the whole cluster: 1.37 names that candidate "cluster", and the
+#: victims' events say so ("Preempted by podgroup <uid> on node cluster").
+GROUP_DOMAIN = "cluster"
 
 __all__ = [
     "DISRUPTION_TARGET",
@@ -172,7 +175,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
                 if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
                     continue
                 try:
-                    await self.preempt_pod(Candidate(victim.node_name, [victim]), preemptor, victim)
+                    await self.preempt_pod(Candidate(GROUP_DOMAIN, [victim]), preemptor, victim, group)
                 except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
                     return None, Status(Code.ERROR, f"pod group preemption: {exc}")
         if status.is_success():

@@ -90,6 +90,7 @@ async def simulate(
     called as pods reach a decision, ``clock_progress(now, horizon)`` as simulated time passes."""
     settings = settings or SimulationSettings()
     store = Store(history=1000)
+    store.follow_gates(settings.feature_gates)
     cluster = InMemoryCluster(store)
     clock = ManualClock()
     options = settings.scheduler_options(
@@ -108,8 +109,11 @@ async def simulate(
     for pc in scenario.priority_classes:
         store.create("PriorityClass", pc)
     # Storage and disruption objects before nodes and pods: pods refer to them.
-    for obj in scenario.others:
-        store.create(obj["kind"], obj)
+    # Fixed uids, as the pods' below: a report that names an object's uid (a victim's
+    # "Preempted by podgroup <uid>") reads the same on every run.
+    for n, obj in enumerate(scenario.others, 1):
+        meta = obj.get("metadata") or {}
+        store.create(obj["kind"], {**obj, "metadata": {"uid": f"00000000-0000-0000-0001-{n:012d}", **meta}})
     # Custom resources' definitions, then their objects (plugins watch them through informers).
     load_custom_resources(store, scenario)
     for node in scenario.nodes:
