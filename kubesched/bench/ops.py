@@ -100,6 +100,7 @@ class OpRunner:
         self.progress = progress
         self.timeout = timeout
         self.store = Store(history=1000)
+        self.store.follow_gates(gates)
         self.cluster = InMemoryCluster(self.store)
         m = cfg.model
         self.sched = Scheduler(

@@ -20,10 +20,13 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.cluster.base import ClusterError, Conflict, Invalid, NotFound
 from kubesched.cluster.custom_resources import CRD_API_VERSION, CRD_KIND, CustomResourceRegistry
+
+if TYPE_CHECKING:
+    from kubesched.framework.features import FeatureGates
 
 Obj = dict[str, Any]
 WatchEvent = tuple[int, str, str, Obj, Obj | None]  # (rv, ADDED|MODIFIED|DELETED, kind, obj, old)
@@ -174,6 +177,14 @@ class Store:
         #: The custom resources the stored CustomResourceDefinitions declare; their objects are
         #: kept under ``plural.group`` (kubesched.cluster.custom_resources).
         self.custom_resources = CustomResourceRegistry()
+        #: kube-apiserver's ClearingNominatedNodeNameAfterBinding gate (beta, on since 1.35): a
+        #: binding clears ``status.nominatedNodeName``; with the gate off it is kept.
+        self.clear_nominated_on_bind = True
+
+    def follow_gates(self, gates: FeatureGates | None) -> None:
+        """Behave as kube-apiserver does under ``gates`` (``None``: 1.37's defaults)."""
+        if gates is not None:
+            self.clear_nominated_on_bind = gates.enabled("ClearingNominatedNodeNameAfterBinding")
 
     def cluster_scoped(self, kind: str) -> bool:
         """Whether objects of ``kind`` (a built-in kind or a custom resource's key) have no namespace."""
@@ -365,7 +376,8 @@ class Store:
             status["conditions"] = conds
             # kube-apiserver clears it on binding (ClearingNominatedNodeNameAfterBinding, on
             # since 1.35): the pod is where it is going.
-            status.pop("nominatedNodeName", None)
+            if self.clear_nominated_on_bind:
+                status.pop("nominatedNodeName", None)
 
         return self.mutate("Pod", namespace, name, assign)
 

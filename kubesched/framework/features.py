@@ -44,6 +44,8 @@ def _gate(name: str, stage: Stage, default: bool, locked: bool = False) -> GateS
 GATES: dict[str, GateSpec] = {
     g.name: g
     for g in (
+        # kube-apiserver's: a binding clears status.nominatedNodeName (the simulator's store).
+        _gate("ClearingNominatedNodeNameAfterBinding", "Beta", True),
         _gate("CompositePodGroup", "Alpha", False),
         # component-base's debugging pages, which kube-scheduler serves (/flagz, /statusz).
         _gate("ComponentFlagz", "Beta", True),

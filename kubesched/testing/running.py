@@ -432,6 +432,7 @@ async def running_scheduler(
     registry = registry_with(*classes)
     specs = list(profiles) if profiles is not None else _profiles(config, classes, registry, options.feature_gates)
     store = Store()
+    store.follow_gates(options.feature_gates)
     if scenario is not None:
         load_scenario_into(store, scenario if isinstance(scenario, Scenario) else load_scenario(scenario))
     cluster = InMemoryCluster(store)

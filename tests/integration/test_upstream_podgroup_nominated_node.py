@@ -11,7 +11,8 @@ cleared after binding with ClearingNominatedNodeNameAfterBinding on, kept with i
 
 Upstream runs each case with CompositePodGroup on and off (on only for the case with a
 CompositePodGroup), ClearingNominatedNodeNameAfterBinding on and off and SchedulerAsyncPreemption
-on and off; so does this file (the ids say which). PodLevelResources, GenericWorkload,
+on and off; so does this file (the ids say which). The last is kube-apiserver's gate: the
+in-memory store follows it. PodLevelResources, GenericWorkload,
 TopologyAwareWorkloadScheduling and PodGroupPreemptionPolicy are on."""
 
 from __future__ import annotations
@@ -68,16 +69,9 @@ CASES: dict[str, Case] = {
     ),
 }
 
-MESSAGE = (
-    "the victims' Preempted event reads 'Preempted by pod <uid> on node <node>', upstream's 'Preempted by podgroup ...'"
-)
 CPG_NO_PREEMPTION = (
     "a PodGroup under a CompositePodGroup does not preempt here (docs/not-yet-1.37.md): the members stay "
     "Unschedulable with no victim and no nomination, where upstream preempts the three low pods for the hierarchy"
-)
-NNN_ALWAYS_CLEARED = (
-    "ClearingNominatedNodeNameAfterBinding is no gate of kubesched's: the store always clears "
-    "status.nominatedNodeName on binding, where upstream with the gate off keeps it"
 )
 
 
@@ -89,11 +83,9 @@ def variants() -> list[Any]:
                 continue
             for clear in (True, False):
                 for asynchronous in (True, False):
-                    why = [MESSAGE]
+                    why = []
                     if case.composites:
                         why = [CPG_NO_PREEMPTION]
-                    if not clear:
-                        why.append(NNN_ALWAYS_CLEARED)
                     marks = [pytest.mark.xfail(strict=True, reason="; ".join(why))] if why else []
                     ident = f"{name} (CPG enabled: {cpg}, clear NNN after binding: {clear}, async preemption: {asynchronous})"
                     out.append(pytest.param(case, cpg, clear, asynchronous, id=ident, marks=marks))
@@ -112,6 +104,7 @@ async def test_clearing_nominated_node_name_after_binding(
         "PodGroupPreemptionPolicy": True,
         "CompositePodGroup": cpg,
         "SchedulerAsyncPreemption": asynchronous,
+        "ClearingNominatedNodeNameAfterBinding": clear,
     }
     misses: list[str] = []
     loop = asyncio.get_running_loop()

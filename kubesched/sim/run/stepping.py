@@ -75,6 +75,7 @@ class SteppedSimulation:
         conditions, as ``simulate`` does (a replay reads placements, not events)."""
         settings = settings or SimulationSettings()
         store = Store(history=100)
+        store.follow_gates(settings.feature_gates)
         for name in ("default", "kube-system"):
             store.create("Namespace", {"metadata": {"name": name}})
         for node in nodes:
