@@ -48,11 +48,6 @@ CPG_NO_PREEMPTION = (
     "a PodGroup under a CompositePodGroup does not preempt here (docs/not-yet-1.37.md): its members stay "
     "Unschedulable with no victim and no nomination, where upstream preempts for the hierarchy"
 )
-CPG_ALL_IGNORED = (
-    "a plain pod's preemption evicts its victims one by one, whatever their groups' disruptionMode: a victim "
-    "whose CompositePodGroup ancestor has disruptionMode 'all' goes alone (only low-1, on node1), where upstream "
-    "evicts that ancestor's whole subtree"
-)
 
 
 @dataclass
@@ -214,7 +209,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
     ),
     "CPG Victim Across Multiple Nodes, CPG DisruptionModeAll": (
         Case(across_nodes("all", ""), ["high-1"], L3, wap=3),
-        CPG_ALL_IGNORED,
+        None,
     ),
     "CPG Victim Across Multiple Nodes, CPG DisruptionModeSingle": (
         Case(across_nodes("single", "single"), ["high-1", "low-2", "low-3"], ["low-1"], wap=1),
@@ -287,7 +282,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
     ),
     "3-Level Nested CPG resolves DisruptionMode up to the grandparent": (
         Case(across_nodes("single", "single", "cpg-parent", grandparent="all"), ["high-1"], L3, wap=3),
-        CPG_ALL_IGNORED,
+        None,
     ),
     "Hierarchical DisruptionMode - Grandparent Single, Parent All": (
         Case(
@@ -296,7 +291,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             ["low-1", "low-2"],
             wap=2,
         ),
-        CPG_ALL_IGNORED,
+        None,
     ),
     "CPG with default preemption policy performs preemption, with PodGroupPreemptionPolicy enabled": (
         Case(

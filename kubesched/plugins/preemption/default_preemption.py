@@ -60,8 +60,10 @@ from kubesched.framework.preemption import (
     pod_terminating_by_preemption,
 )
 from kubesched.framework.preemption_candidates import NO_VICTIMS_FOUND, Candidate
+from kubesched.plugins.helper import feature_enabled
 from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
 from kubesched.plugins.preemption.podgroup import PodGroupPreemption, ScheduleFn, found_group_placement_message
+from kubesched.plugins.preemption.units import reprieve_units, units_on_node
 
 log = logging.getLogger(__name__)
 
@@ -247,10 +249,13 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         if arithmetic is None and lowest is None:
             return None
         priority = pod.priority
+        grouped = feature_enabled(self.handle, "GenericWorkload")
 
         def shortcut(
             node: NodeInfo, pdbs: Sequence[Mapping[str, Any]]
         ) -> tuple[list[PodInfo], int, Status | None] | None:
+            if grouped and self._units([p for p in node.pods if p.pod_group and p.priority < priority]) is not None:
+                return None  # victims go by units here: the full search
             got = arithmetic.select(node, pdbs) if arithmetic is not None else None
             if got is None and lowest is not None and ((low := lowest(node)) is None or low >= priority):
                 return [], 0, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS_FOUND)
@@ -293,7 +298,19 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         status = await self.handle.run_filter_with_nominated_pods(state, pod, node)
         if status is not None and status.code is not Code.SUCCESS:
             return [], 0, status
+        units = self._units(potential)
+        if units is not None:
+            # A victim whose group (or composite above it) says disruptionMode all goes with
+            # every placed pod of that group, on other nodes too (KEP-5710's units).
+            return await reprieve_units(self, state, pod, node, potential, pdbs, units)
         return await self.reprieve_victims(state, pod, node, potential, pdbs)
+
+    def _units(self, pods: Sequence[PodInfo]) -> dict[str, str] | None:
+        """The unit of each of ``pods`` that is disrupted with its group, by uid (``None``:
+        each goes alone, as always without GenericWorkload)."""
+        if not feature_enabled(self.handle, "GenericWorkload"):
+            return None
+        return units_on_node(self.handle.pod_groups, pods, feature_enabled(self.handle, "CompositePodGroup"))
 
 
 def _skip(pod: Any, old: Any, new: Any) -> QueueingHint:

@@ -8,7 +8,8 @@ DefaultPreemption's PodGroupPostFilter hands the group here:
    member's). ``Never`` is not eligible; nor is a group whose member's nominated node still has
    a lower-priority pod terminating by preemption.
 2. Victims are *units*: a lower-priority pod, or — when its PodGroup's ``disruptionMode`` is
-   ``all`` — every placed pod of that group, which goes as one. A pod of a group counts with its
+   ``all``, or a CompositePodGroup's above it — every placed pod under the topmost such group,
+   which goes as one. A pod of a group counts with its
    group's priority. None: ``No preemption victims found for incoming preemptor``.
 3. Every unit is taken off the snapshot and the group's placement is run again (the
    ``schedule`` the cycle gives); failing even so, that is the answer.
@@ -32,6 +33,8 @@ from typing import Any
 
 from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
+from kubesched.plugins.helper import feature_enabled
+from kubesched.plugins.preemption.units import unit_key
 
 NO_VICTIMS = "No preemption victims found for incoming preemptor"
 TOPOLOGY_NOT_SUPPORTED = "not supported with topology constraints"
@@ -70,11 +73,6 @@ class Unit:
 def _group_priority(obj: dict[str, Any] | None) -> int | None:
     p = ((obj or {}).get("spec") or {}).get("priority")
     return int(p) if p is not None else None
-
-
-def _disrupts_all(obj: dict[str, Any] | None) -> bool:
-    mode = ((obj or {}).get("spec") or {}).get("disruptionMode") or {}
-    return isinstance(mode, dict) and "all" in mode
 
 
 class PodGroupPreemption:
@@ -117,8 +115,11 @@ class PodGroupPreemption:
         return ""
 
     def victim_units(self, group: PodGroupInfo, priority: int) -> list[Unit]:
-        """Every lower-priority unit on the snapshot's nodes (the preemptor's own pods aside)."""
+        """Every lower-priority unit on the snapshot's nodes (the preemptor's own pods aside): a
+        pod alone, or with every placed pod under the topmost group of its chain that says
+        ``disruptionMode: all`` (:mod:`kubesched.plugins.preemption.units`)."""
         groups = self.handle.pod_groups
+        composites = feature_enabled(self.handle, "CompositePodGroup")
         units: dict[str, Unit] = {}
         for node in self.handle.snapshot().list():
             for p in node.pods:
@@ -129,8 +130,8 @@ class PodGroupPreemption:
                 prio = p.priority if prio is None else prio
                 if prio >= priority:
                     continue
-                if p.pod_group and _disrupts_all(obj):
-                    key = f"PodGroup/{p.namespace}/{p.pod_group}"
+                key = unit_key(groups, p.namespace, p.pod_group, composites) if p.pod_group else None
+                if key is not None:
                     unit = units.setdefault(key, Unit(key, prio, is_group=True))
                 else:
                     key = p.uid
