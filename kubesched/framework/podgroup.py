@@ -4,7 +4,7 @@
 A pod joins a group with ``spec.schedulingGroup.podGroupName``: a ``scheduling.k8s.io``
 PodGroup in its namespace. With the gate on, the queue pops a group's pending members together
 and the scheduler places them in one cycle, all of them or none (see
-:mod:`kubesched.scheduler.schedule_podgroup`). The cycle runs, beside the per-pod points, four
+:mod:`kubesched.scheduler.podgroup.cycle`). The cycle runs, beside the per-pod points, four
 points of its own:
 
 * **PlacementGenerate** (``generate_placements``): candidate node sets for the group;

@@ -16,6 +16,8 @@ with what it reads and the parts it calls:
   cache, snapshot, queue, frameworks, observer, results, extenders, the owners of tasks);
 * :mod:`.eventhandlers` -- what the informers' add/update/delete events do to cache and queue;
 * :mod:`.schedule_one` -- the pod's scheduling cycle: filter, score, select a host, reserve, permit;
+* :mod:`.podgroup` -- a pod group's scheduling cycle (a package): its members placed together,
+  each through the pod cycle's algorithm, all or none;
 * :mod:`.binding_cycle` -- the binding cycle: wait on permit, pre-bind, bind, post-bind;
 * :mod:`.failures` -- failure handling: requeue, FailedScheduling event and condition;
 * :mod:`.extenders` -- the loops over HTTP extenders (filter, prioritize, preempt, bind);

@@ -36,9 +36,9 @@ from kubesched.scheduler.gc_pacing import GcPacer
 from kubesched.scheduler.listers import ObjectCache
 from kubesched.scheduler.observer import NullObserver, Observer
 from kubesched.scheduler.options import SchedulerOptions
+from kubesched.scheduler.podgroup.cycle import PodGroupSchedulingCycle
 from kubesched.scheduler.results import PodResult
 from kubesched.scheduler.schedule_one import PodSchedulingCycle
-from kubesched.scheduler.schedule_podgroup import PodGroupSchedulingCycle
 from kubesched.scheduler.stats import Stats
 from kubesched.tasks import TaskSet
 

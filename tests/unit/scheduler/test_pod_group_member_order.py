@@ -11,7 +11,7 @@ from conftest import make_harness, profile
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.scheduler import SchedulerOptions
-from kubesched.scheduler.schedule_podgroup import first_tried_together, member_order
+from kubesched.scheduler.podgroup.cycle import first_tried_together, member_order
 from kubesched.testing import make_node, make_pod
 
 GATES = FeatureGates().replace(GenericWorkload=True)

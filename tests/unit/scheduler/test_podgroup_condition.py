@@ -9,7 +9,7 @@ from typing import Any
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.scheduler.podgroup_condition import with_condition, write_condition
+from kubesched.scheduler.podgroup.condition import with_condition, write_condition
 
 
 def group() -> dict[str, Any]:

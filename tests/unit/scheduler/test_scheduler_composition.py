@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 from pathlib import Path
@@ -25,12 +26,15 @@ from kubesched.scheduler.schedule_one import PodSchedulingCycle
 from kubesched.testing import make_node, make_pod
 
 PACKAGE = Path(kubesched.scheduler.__file__).parent
-MODULES = sorted(f"kubesched.scheduler.{m.name}" for m in pkgutil.iter_modules([str(PACKAGE)]))
+#: Every module of the package, those of its subpackages (and the subpackages) too.
+MODULES = sorted(m.name for m in pkgutil.walk_packages([str(PACKAGE)], "kubesched.scheduler."))
 
 
 def _imports_of(module: str) -> set[str]:
     """The kubesched modules ``module`` imports (at any level of its body)."""
-    path = PACKAGE / f"{module.rsplit('.', 1)[1]}.py"
+    spec = importlib.util.find_spec(module)
+    assert spec is not None and spec.origin is not None, module
+    path = Path(spec.origin)
     out: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("kubesched"):

@@ -5,7 +5,7 @@ When the queue pops a pod that names a PodGroup, the group's other pending membe
 from the queue with it (:meth:`~kubesched.backend.queue.SchedulingQueue.take_members`); the
 members are sorted (higher priority first, then the earlier first attempt, then the earlier
 creation and the name), checked (one ``schedulerName``, the group's priority), and handed to
-:class:`~kubesched.scheduler.podgroup_algorithm.PodGroupAlgorithm`. Then, as upstream submits
+:class:`~kubesched.scheduler.podgroup.algorithm.PodGroupAlgorithm`. Then, as upstream submits
 a group's result:
 
 * Success: every placed member runs Permit and starts its own binding cycle, as a single pod
@@ -24,7 +24,7 @@ Members of a group do not run the per-pod PostFilter: a group preempts as one.
 
 With ``CompositePodGroup`` (alpha), a member of a PodGroup under a CompositePodGroup brings the
 pending members of every PodGroup of its hierarchy (all the leaves under its root), and the
-hierarchy is placed by :class:`~kubesched.scheduler.podgroup_composite.CompositeAlgorithm`; the
+hierarchy is placed by :class:`~kubesched.scheduler.podgroup.composite.CompositeAlgorithm`; the
 result is submitted per leaf PodGroup as above (composite groups get no condition, as upstream).
 Workload-aware preemption does not run for a hierarchy in kubesched.
 """
@@ -52,9 +52,9 @@ from kubesched.runtime.framework import Framework
 from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
-from kubesched.scheduler.podgroup_algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
-from kubesched.scheduler.podgroup_composite import CompositeAlgorithm
-from kubesched.scheduler.podgroup_condition import (
+from kubesched.scheduler.podgroup.algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
+from kubesched.scheduler.podgroup.composite import CompositeAlgorithm
+from kubesched.scheduler.podgroup.condition import (
     REASON_SCHEDULED,
     REASON_SCHEDULER_ERROR,
     REASON_UNSCHEDULABLE,

@@ -1,6 +1,6 @@
 """Where a CompositePodGroup hierarchy's members go (``CompositePodGroup``, alpha): upstream's
 composite algorithm (kube-scheduler 1.37), over the leaf algorithm of
-:mod:`kubesched.scheduler.podgroup_algorithm`.
+:mod:`kubesched.scheduler.podgroup.algorithm`.
 
 A hierarchy is a root CompositePodGroup, composite groups below it and PodGroups (the leaves,
 which alone have members). A composite group always goes through placements:
@@ -40,7 +40,7 @@ from kubesched.framework.podgroup import (
 )
 from kubesched.framework.status import Code, Status
 from kubesched.runtime.framework import Framework
-from kubesched.scheduler.podgroup_algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
+from kubesched.scheduler.podgroup.algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
 
 #: ``results`` value of a group that was evaluated and succeeded (a missing key: not evaluated).
 Results = dict[str, Status | None]
