@@ -44,10 +44,6 @@ from upstream_workload_kit import (
 )
 
 PREFIXES = ("Preempted by compositepodgroup", "Preempted by podgroup", "Preempted by pod")
-CPG_NO_PREEMPTION = (
-    "a PodGroup under a CompositePodGroup does not preempt here (docs/not-yet-1.37.md): its members stay "
-    "Unschedulable with no victim and no nomination, where upstream preempts for the hierarchy"
-)
 
 
 @dataclass
@@ -205,7 +201,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             scores={"node1": 100, "node2": 0},
             policy_gate=True,
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "CPG Victim Across Multiple Nodes, CPG DisruptionModeAll": (
         Case(across_nodes("all", ""), ["high-1"], L3, wap=3),
@@ -307,7 +303,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             wap=3,
             policy_gate=True,
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "CPG with PreemptNever Policy": (
         Case(policy_three("Never", "Never"), L3, unschedulable=H3, policy_gate=True),
@@ -322,7 +318,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             wap=3,
             policy_gate=True,
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "CPG PreemptionPolicy PreemptNever prevents preemption": (
         Case(policy_two("Never", "preempt-never"), L3, unschedulable=["high-1", "high-2"], policy_gate=True),
@@ -337,7 +333,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             wap=3,
             policy_gate=True,
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "CPG with PreemptNever preemption policy in all pods does not perform preemption, with PodGroupPreemptionPolicy disabled": (
         Case(
@@ -365,7 +361,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             wap=1,
             policy_gate=True,
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "CPG Gang scheduling: preemption with pod node port": (
         Case(
@@ -375,7 +371,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             wap=1,
             policy_gate=True,
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "Reserve plugins are called during preemption simulation, so second pod fails": (
         Case(
@@ -397,11 +393,11 @@ CASES: dict[str, tuple[Case, str | None]] = {
     ),
     "Binding first before preemption for gang policy": (
         Case(victim_and_preemptor(1, True), ["high-1", "high-2", "high-3", "high-4"], ["low-1", "low-2"], wap=2),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "Binding first before preemption for CPG": (
         Case(victim_and_preemptor(None, False), ["high-1", "high-2", "high-3", "high-4"], ["low-1", "low-2"], wap=2),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "CPG Missing Parent Reference Fallback": (
         Case(
@@ -420,7 +416,7 @@ CASES: dict[str, tuple[Case, str | None]] = {
             ["low-1", "low-2"],
             wap=2,
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
 }
 

@@ -44,14 +44,6 @@ GATES = {
     "PodGroupPreemptionPolicy": True,
 }
 NODE1 = {"kubernetes.io/hostname": "node1"}
-CPG_NO_PREEMPTION = (
-    "a PodGroup under a CompositePodGroup does not preempt here (docs/not-yet-1.37.md): its pod stays "
-    "Unschedulable ('Insufficient cpu') with no victim, where upstream preempts for the hierarchy"
-)
-CPG_ALL_IGNORED = (
-    CPG_NO_PREEMPTION + "; and pod-group preemption takes its victim units from a PodGroup's own disruptionMode "
-    "only, never from a CompositePodGroup ancestor's 'all', where upstream evicts that ancestor's whole subtree"
-)
 NODE2 = {"kubernetes.io/hostname": "node2"}
 
 
@@ -112,7 +104,7 @@ NESTED: dict[str, tuple[Case, str | None]] = {
             ["victim-a1", "victim-a2"],
             ["victim-b1"],
         ),
-        CPG_ALL_IGNORED,
+        None,
     ),
     "3-Tier Hierarchy: Leaf PG has DisruptionModeAll, Root CPG and Mid CPG have DisruptionModeSingle - only leaf PG pods are evicted": (
         Case(
@@ -139,7 +131,7 @@ NESTED: dict[str, tuple[Case, str | None]] = {
             ["victim-a1-1", "victim-a1-2", "victim-filler-1"],
             ["victim-a2-1", "victim-b1"],
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
     "3-Tier Hierarchy: Root CPG has DisruptionModeAll, Mid CPGs and Leaf PGs have DisruptionModeSingle - entire 3-tier tree is evicted atomically": (
         Case(
@@ -158,7 +150,7 @@ NESTED: dict[str, tuple[Case, str | None]] = {
             ["preemptor-1"],
             ["victim-a1", "victim-b1"],
         ),
-        CPG_ALL_IGNORED,
+        None,
     ),
 }
 
@@ -203,7 +195,7 @@ PARTIAL: dict[str, tuple[Case, str | None]] = {
             ["victim-1"],
             ["victim-2"],
         ),
-        CPG_NO_PREEMPTION,
+        None,
     ),
 }
 

@@ -69,11 +69,6 @@ CASES: dict[str, Case] = {
     ),
 }
 
-CPG_NO_PREEMPTION = (
-    "a PodGroup under a CompositePodGroup does not preempt here (docs/not-yet-1.37.md): the members stay "
-    "Unschedulable with no victim and no nomination, where upstream preempts the three low pods for the hierarchy"
-)
-
 
 def variants() -> list[Any]:
     out = []
@@ -83,10 +78,7 @@ def variants() -> list[Any]:
                 continue
             for clear in (True, False):
                 for asynchronous in (True, False):
-                    why = []
-                    if case.composites:
-                        why = [CPG_NO_PREEMPTION]
-                    marks = [pytest.mark.xfail(strict=True, reason="; ".join(why))] if why else []
+                    marks: list[Any] = []
                     ident = f"{name} (CPG enabled: {cpg}, clear NNN after binding: {clear}, async preemption: {asynchronous})"
                     out.append(pytest.param(case, cpg, clear, asynchronous, id=ident, marks=marks))
     return out

@@ -62,7 +62,12 @@ from kubesched.framework.preemption import (
 from kubesched.framework.preemption_candidates import NO_VICTIMS_FOUND, Candidate
 from kubesched.plugins.helper import feature_enabled
 from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
-from kubesched.plugins.preemption.podgroup import PodGroupPreemption, ScheduleFn, found_group_placement_message
+from kubesched.plugins.preemption.podgroup import (
+    PodGroupPreemption,
+    ScheduleFn,
+    found_group_placement_message,
+    members_of,
+)
 from kubesched.plugins.preemption.units import reprieve_units, units_on_node
 
 log = logging.getLogger(__name__)
@@ -172,7 +177,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         if callable(record):
             record(status.code.upstream_name, len(victims) if status.is_success() else 0)
         if status.is_success() and victims:
-            preemptor = group.pods[0]
+            preemptor = members_of(group)[0]
             for victim in victims:
                 if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
                     continue

@@ -3,7 +3,8 @@ nowhere preempts as one preemptor, with victims chosen across the whole cluster.
 
 DefaultPreemption's PodGroupPostFilter hands the group here:
 
-1. The preemptor is the group: its priority (the PodGroup's ``spec.priority``, else its members'),
+1. The preemptor is the group — a PodGroup, or a CompositePodGroup hierarchy as one (its pods
+   every leaf's, its dry run the composite algorithm): its priority (the PodGroup's ``spec.priority``, else its members'),
    its preemption policy (the PodGroup's with ``PodGroupPreemptionPolicy``, else the first
    member's). ``Never`` is not eligible; nor is a group whose member's nominated node still has
    a lower-priority pod terminating by preemption.
@@ -75,6 +76,13 @@ def _group_priority(obj: dict[str, Any] | None) -> int | None:
     return int(p) if p is not None else None
 
 
+def members_of(group: PodGroupInfo) -> list[PodInfo]:
+    """The preemptor's pods: a PodGroup's members, or every leaf's under a CompositePodGroup."""
+    if not group.is_composite:
+        return group.pods
+    return [p for leaf in group.leaves() for p in leaf.pods]
+
+
 class PodGroupPreemption:
     """The evaluator of one DefaultPreemption instance (``handle`` is its profile)."""
 
@@ -86,7 +94,7 @@ class PodGroupPreemption:
         p = group.priority
         if p is not None:
             return p
-        return max((pi.priority for pi in group.pods), default=0)
+        return max((pi.priority for pi in members_of(group)), default=0)
 
     def preemption_policy(self, group: PodGroupInfo) -> str:
         gates = getattr(self.handle, "feature_gates", None)
@@ -94,14 +102,15 @@ class PodGroupPreemption:
             policy = group.spec.get("preemptionPolicy")
             if policy:
                 return str(policy)
-        return group.pods[0].preemption_policy if group.pods else "PreemptLowerPriority"
+        pods = members_of(group)
+        return pods[0].preemption_policy if pods else "PreemptLowerPriority"
 
     def eligible(self, group: PodGroupInfo, priority: int) -> str:
         """Why the group may not preempt (``""``: it may)."""
         if self.preemption_policy(group) == "Never":
             return NOT_ELIGIBLE_NEVER
         snapshot = self.handle.snapshot()
-        for pi in group.pods:
+        for pi in members_of(group):
             nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
             if not nominated:
                 continue
@@ -121,9 +130,10 @@ class PodGroupPreemption:
         groups = self.handle.pod_groups
         composites = feature_enabled(self.handle, "CompositePodGroup")
         units: dict[str, Unit] = {}
+        own = {leaf.name for leaf in group.leaves()}
         for node in self.handle.snapshot().list():
             for p in node.pods:
-                if p.pod_group and p.namespace == group.namespace and p.pod_group == group.name:
+                if p.pod_group and p.namespace == group.namespace and p.pod_group in own:
                     continue
                 obj = groups.get(p.namespace, p.pod_group) if p.pod_group else None
                 prio = _group_priority(obj)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
@@ -203,13 +203,16 @@ class PodGroupSchedulingCycle:
             outcome = await self.composite.run(fw, tree, members)
             self._observe_algorithm(fw, start, outcome.placements_tried, outcome.feasible_placements)
             results, status = outcome.leaves, outcome.status
+        nominated: dict[str, str] = {}
+        if problem is None and status is not None and status.is_rejected() and fw.pod_group_post_filter_plugins:
+            nominated = await self._post_filter_hierarchy(fw, tree, members, list(results.values()))
         if status is None:
             # Every leaf's placed members are in the cache before any runs Permit, which for a
             # member under a composite counts the whole hierarchy's placed members.
             for group in tree.leaves():
                 self._assume_placed(results[group.key])
         for group in tree.leaves():
-            await self._submit(fw, group, results[group.key], start, {}, assumed=status is None)
+            await self._submit(fw, group, results[group.key], start, nominated, assumed=status is None)
         self._decided(fw, status, len(taken), start)
 
     def _gather(self, first: QueuedPodInfo, uids: Iterable[str]) -> list[QueuedPodInfo]:
@@ -254,7 +257,6 @@ class PodGroupSchedulingCycle:
         node each member is nominated to, by ``namespace/name`` (empty when it cannot help). Its
         message, a success's too, is added to the group's reasons (so to the PodGroup's
         condition and the waiting members' messages), as upstream's."""
-        assert out.status is not None
 
         async def schedule() -> tuple[PodGroupAssignments | None, Status | None]:
             trial = [MemberOutcome(m.qpi) for m in out.members]
@@ -269,6 +271,34 @@ class PodGroupSchedulingCycle:
                 None,
             )
 
+        return await self._run_post_filter(fw, group, schedule, [out])
+
+    async def _post_filter_hierarchy(
+        self, fw: Framework, tree: PodGroupInfo, members: dict[str, list[MemberOutcome]], outs: list[GroupOutcome]
+    ) -> dict[str, str]:
+        """PodGroupPostFilter for a CompositePodGroup hierarchy that fits nowhere: the hierarchy
+        preempts as one preemptor (its root's priority and policy), its dry run the composite
+        algorithm over every leaf's members, undone after; every leaf's outcome gets the message."""
+
+        async def schedule() -> tuple[PodGroupAssignments | None, Status | None]:
+            trial = {key: [MemberOutcome(m.qpi) for m in ms] for key, ms in members.items()}
+            again = await self.composite.run(fw, tree, trial)
+            if again.status is not None:
+                return None, again.status
+            held = list(again.held)
+            await self.algorithm._revert(fw, held)
+            proposed = [ProposedAssignment(m.qpi.pod_info, m.node or "", m.state) for m in held]
+            return PodGroupAssignments(Placement("", []), proposed), None
+
+        return await self._run_post_filter(fw, tree, schedule, outs)
+
+    async def _run_post_filter(
+        self,
+        fw: Framework,
+        group: PodGroupInfo,
+        schedule: Callable[[], Awaitable[tuple[PodGroupAssignments | None, Status | None]]],
+        outs: list[GroupOutcome],
+    ) -> dict[str, str]:
         gstate = CycleState()
         gstate.pod_group = group
         t0 = time.perf_counter()
@@ -278,18 +308,21 @@ class PodGroupSchedulingCycle:
             log.warning(
                 "PodGroupPostFilter of pod group %s/%s failed: %s", group.namespace, group.name, status.message()
             )
-        if status.is_success() and result is not None:
+        helped = status.is_success() and result is not None
+        if helped:
             self.observer.preemption_attempt()
-            if status.message():
-                out.status = Status(out.status.code, *out.status.reasons, status.message(), plugin=out.status.plugin)
-            return result.nominated
         if status.message():
-            out.status = Status(out.status.code, *out.status.reasons, status.message(), plugin=out.status.plugin)
-            for m in out.members:
-                if m.fit is not None:
-                    # As a single pod's: the member's own reasons, then why preemption did not help.
-                    m.fit.diagnosis.post_filter_msg = status.message()
-        return {}
+            for out in outs:
+                if out.status is None:
+                    continue
+                out.status = Status(out.status.code, *out.status.reasons, status.message(), plugin=out.status.plugin)
+                if helped:
+                    continue
+                for m in out.members:
+                    if m.fit is not None:
+                        # As a single pod's: the member's own reasons, then why preemption did not help.
+                        m.fit.diagnosis.post_filter_msg = status.message()
+        return result.nominated if helped and result is not None else {}
 
     def _record(self, q: QueuedPodInfo) -> PodResult | None:
         if not self.options.record_results:
