@@ -93,6 +93,12 @@ class PodGroupInfo:
             return [self]
         return [leaf for child in self.children for leaf in child.leaves()]
 
+    def all_pods(self) -> list[PodInfo]:
+        """The pods to place: a PodGroup's own, or every leaf's under a CompositePodGroup."""
+        if not self.is_composite:
+            return self.pods
+        return [p for leaf in self.leaves() for p in leaf.pods]
+
     @property
     def spec(self) -> Obj:
         return (self.obj or {}).get("spec") or {}

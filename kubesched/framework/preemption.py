@@ -185,10 +185,24 @@ class PreemptionEvaluator:
         self.async_preemption = async_preemption
         #: Preemptors whose victims are being deleted in the background (by uid).
         self._preempting: set[str] = set()
+        #: The victim whose deletion a preemptor waits on last, by the preemptor's uid.
+        self._last_victim: dict[str, PodInfo] = {}
 
     def is_pod_running_preemption(self, uid: str) -> bool:
-        """Whether the pod's victims are still being evicted in the background."""
-        return uid in self._preempting
+        """Whether the pod's victims are still being evicted in the background: until the last
+        victim is gone from the scheduler's cache or being deleted (upstream's executor asks its
+        pod lister the same), so that the last victim's deletion event finds the preemptor free
+        to go however it races the API call's answer."""
+        if uid not in self._preempting:
+            return False
+        last = self._last_victim.get(uid)
+        if last is None:
+            return True
+        placed_pod = getattr(self.handle, "placed_pod", None)
+        if placed_pod is None:
+            return True
+        victim = placed_pod(last.uid)
+        return victim is not None and not victim.deleting
 
     def _async_enabled(self) -> bool:
         if self.async_preemption is not None:
@@ -400,20 +414,26 @@ class PreemptionEvaluator:
         await self.clear_lower_nominations(c, pod)
         return None
 
-    def prepare_candidate_async(self, c: Candidate, pod: PodInfo) -> None:
+    def prepare_candidate_async(self, c: Candidate, pod: PodInfo, group: PodGroupInfo | None = None) -> None:
         """:meth:`prepare_candidate` in the background (upstream's ``prepareCandidateAsync``).
 
         The preemptor is marked as preempting at once (see :meth:`is_pod_running_preemption`).
         Every victim but the last is deleted concurrently (at most ``parallelism`` at a time, the
-        rest abandoned after the first failure); then the mark is lifted and the last victim
-        deleted, so that its deletion event finds the preemptor free to go. After a failure
-        the preemptor is activated: no deletion event may ever come for it.
+        rest abandoned after the first failure); then the last victim is deleted, and the mark
+        holds only until that victim is gone or terminating. After a failure the last victim is
+        spared and the preemptor is activated: no deletion event may ever come for it.
+
+        With ``group`` (workload-aware preemption; ``pod`` is its first member) the preemptor is
+        the pod group: every member is marked, and activated after a failure.
         """
         self._observe_victims(c)
-        self._preempting.add(pod.uid)
-        self.handle.run_in_background(self._preempt_in_background(c, pod))
+        members = group.all_pods() if group is not None else [pod]
+        self._preempting.update(m.uid for m in members)
+        self.handle.run_in_background(self._preempt_in_background(c, pod, group, members))
 
-    async def _preempt_in_background(self, c: Candidate, pod: PodInfo) -> None:
+    async def _preempt_in_background(
+        self, c: Candidate, pod: PodInfo, group: PodGroupInfo | None, members: Sequence[PodInfo]
+    ) -> None:
         started = time.perf_counter()
         failed = False
         try:
@@ -422,22 +442,28 @@ class PreemptionEvaluator:
             if not victims:
                 return
             *first, last = victims
-            failed = not await self._preempt_concurrently(c, pod, first)
-            self._preempting.discard(pod.uid)
-            try:
-                await self.preempt_pod(c, pod, last)
-            except Exception:  # reported, and the preemptor is activated below
-                log.exception("async preemption for pod %s: cannot preempt %s", pod.key, last.key)
-                failed = True
+            failed = not await self._preempt_concurrently(c, pod, first, group)
+            if not failed:  # after a failure the last victim is spared: the preemptor goes again
+                for m in members:
+                    self._last_victim[m.uid] = last
+                try:
+                    await self.preempt_pod(c, pod, last, group)
+                except Exception:  # reported, and the preemptor is activated below
+                    log.exception("async preemption for pod %s: cannot preempt %s", pod.key, last.key)
+                    failed = True
         finally:
-            self._preempting.discard(pod.uid)
+            self._preempting.difference_update(m.uid for m in members)
+            for m in members:
+                self._last_victim.pop(m.uid, None)
             if failed:
-                self.handle.activate([pod])
+                self.handle.activate(list(members))
             observer = getattr(self.handle, "observer", None)
             if observer is not None:
                 observer.preemption_goroutine("error" if failed else "success", time.perf_counter() - started)
 
-    async def _preempt_concurrently(self, c: Candidate, pod: PodInfo, victims: Sequence[PodInfo]) -> bool:
+    async def _preempt_concurrently(
+        self, c: Candidate, pod: PodInfo, victims: Sequence[PodInfo], group: PodGroupInfo | None = None
+    ) -> bool:
         """Preempt ``victims``, ``parallelism`` at a time; stop starting new ones after the
         first failure. Whether all went well."""
         if not victims:
@@ -450,7 +476,7 @@ class PreemptionEvaluator:
                 if failures:
                     return
                 try:
-                    await self.preempt_pod(c, pod, victim)
+                    await self.preempt_pod(c, pod, victim, group)
                 except Exception as exc:  # noqa: BLE001 - collected, reported once
                     failures.append(exc)
 

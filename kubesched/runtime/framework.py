@@ -59,6 +59,11 @@ class _NoListers:
         return {}
 
 
+def _no_pod(uid: str) -> PodInfo | None:
+    """A standalone Framework caches no pods."""
+    return None
+
+
 class _NoNominator:
     def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
         return []
@@ -119,6 +124,7 @@ class Framework(SchedulingPoints, BindingPoints):
         feature_gates: FeatureGates | None = None,
         pod_groups: PodGroups | None = None,
         informers: SharedInformers | None = None,
+        placed_pod: Callable[[str], PodInfo | None] | None = None,
     ) -> None:
         """Build the profile ``spec`` from ``registry``'s plugins; each plugin is constructed
         here, with this Framework as its handle, so the collaborators are in place before any
@@ -159,6 +165,10 @@ class Framework(SchedulingPoints, BindingPoints):
         #: waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
         self.activator: Activator | None = activator
         self.spawner: Spawner | None = spawner
+        #: ``placed_pod(uid)``: the pod as the scheduler's cache holds it (bound or assumed), or
+        #: None once gone: what async preemption asks of its last victim, as upstream's
+        #: executor asks its pod lister.
+        self.placed_pod: Callable[[str], PodInfo | None] = placed_pod if placed_pod is not None else _no_pod
         self._background = TaskSet(f"framework {self.profile_name}")
         self.plugins: dict[str, Any] = {}
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score

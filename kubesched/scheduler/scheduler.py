@@ -22,7 +22,7 @@ from kubesched.cluster.kinds import handler_kind
 from kubesched.extender.client import HTTPExtender
 from kubesched.framework.events import Resource
 from kubesched.framework.informers import GroupVersionResource, ResourceNameError
-from kubesched.framework.types import QueuedPodInfo
+from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework, ProfileSpec, WaitingPods
 from kubesched.runtime.informers import SharedInformers
 from kubesched.runtime.registry import Registry, default_registry
@@ -110,6 +110,7 @@ class Scheduler:
                 feature_gates=options.feature_gates,
                 pod_groups=self.pod_groups,
                 informers=self.informers,
+                placed_pod=self._placed_pod,
             )
         if not self.frameworks:
             raise ValueError("at least one profile is needed")
@@ -198,6 +199,10 @@ class Scheduler:
     def _activate(self, uids: list[str]) -> None:
         """The profiles' activator: move the pods with ``uids`` to activeQ."""
         self.queue.activate(uids)
+
+    def _placed_pod(self, uid: str) -> PodInfo | None:
+        """The profiles' view of the cache: a bound or assumed pod by uid."""
+        return self.cache.get_pod(uid)
 
     # --- the parts' faces ---------------------------------------------------------------------
     def on_add(self, kind: str, obj: dict[str, Any]) -> None:

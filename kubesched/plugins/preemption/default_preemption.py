@@ -78,6 +78,7 @@ NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
 
 WAITING_FOR_PREEMPTION = "waiting for the preemption for this pod to be finished"
+WAITING_FOR_GROUP_PREEMPTION = "waiting for the preemption for this pod group to be finished"
 #: A pod group preempts over the whole cluster: 1.37 names that candidate "cluster", and the
 #: victims' events say so ("Preempted by podgroup <uid> on node cluster").
 GROUP_DOMAIN = "cluster"
@@ -150,7 +151,8 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
     def pre_enqueue(self, pod: PodInfo) -> Status | None:
         """Hold a preemptor back while its preemption is still deleting victims."""
         if self.is_pod_running_preemption(pod.uid):
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, WAITING_FOR_PREEMPTION)
+            why = WAITING_FOR_GROUP_PREEMPTION if pod.pod_group else WAITING_FOR_PREEMPTION
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, why)
         return None
 
     # --- PostFilter -------------------------------------------------------------------------
@@ -178,13 +180,18 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
             record(status.code.upstream_name, len(victims) if status.is_success() else 0)
         if status.is_success() and victims:
             preemptor = members_of(group)[0]
-            for victim in victims:
-                if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
-                    continue
-                try:
-                    await self.preempt_pod(Candidate(GROUP_DOMAIN, [victim]), preemptor, victim, group)
-                except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
-                    return None, Status(Code.ERROR, f"pod group preemption: {exc}")
+            if self._async_enabled():
+                # As a single pod's: the members are held at PreEnqueue until every victim but
+                # the last is deleted, in the background; the cycle nominates them at once.
+                self.prepare_candidate_async(Candidate(GROUP_DOMAIN, list(victims)), preemptor, group)
+            else:
+                for victim in victims:
+                    if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
+                        continue
+                    try:
+                        await self.preempt_pod(Candidate(GROUP_DOMAIN, [victim]), preemptor, victim, group)
+                    except Exception as exc:  # noqa: BLE001 - an API failure fails this attempt
+                        return None, Status(Code.ERROR, f"pod group preemption: {exc}")
         if status.is_success():
             status = Status(Code.SUCCESS, found_group_placement_message(victims))
         msg = status.message()

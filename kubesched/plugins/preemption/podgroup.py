@@ -17,13 +17,14 @@ DefaultPreemption's PodGroupPostFilter hands the group here:
 4. Units are then put back one by one, the most important first (higher priority; a group
    before a single pod; more pods; earlier start): a unit with which every proposed member still
    passes Filter on its node is spared, else it is taken off again and preempted.
-5. The victims get the ``DisruptionTarget`` condition and are deleted, and every member is
-   nominated to its proposed node; the Success says ``found a placement for podgroup,
-   preempting K victims``, which the cycle adds to the group's message.
+5. The victims get the ``DisruptionTarget`` condition and are deleted (with
+   SchedulerAsyncPreemption in the background, the members held at DefaultPreemption's
+   PreEnqueue meanwhile), and every member is nominated to its proposed node; the Success says
+   ``found a placement for podgroup, preempting K victims``, which the cycle adds to the
+   group's message.
 
 What is left out (see "Not yet as 1.37", docs/not-yet-1.37.md): PodDisruptionBudgets do not order the
-reprieve; victims are deleted within the cycle (never in the background); groups with a topology
-constraint are refused, as upstream does.
+reprieve; groups with a topology constraint are refused, as upstream does.
 """
 
 from __future__ import annotations
@@ -78,9 +79,7 @@ def _group_priority(obj: dict[str, Any] | None) -> int | None:
 
 def members_of(group: PodGroupInfo) -> list[PodInfo]:
     """The preemptor's pods: a PodGroup's members, or every leaf's under a CompositePodGroup."""
-    if not group.is_composite:
-        return group.pods
-    return [p for leaf in group.leaves() for p in leaf.pods]
+    return group.all_pods()
 
 
 class PodGroupPreemption:
