@@ -6,8 +6,14 @@ assume the pod there, run Reserve and Permit, and spawn its binding cycle; PostF
 count, where the next search starts, the tie-breaking random generator); what belongs to one
 cycle travels in a :class:`PodCycle`. It hands a reserved pod to the shared
 :class:`~kubesched.scheduler.binding_cycle.BindingCycle`, and a failed one to the shared
-:class:`~kubesched.scheduler.failures.FailureReporting`: a pod group's cycle can sit beside it
-and use the same two."""
+:class:`~kubesched.scheduler.failures.FailureReporting`: a pod group's cycle
+(:mod:`kubesched.scheduler.podgroup`) sits beside it and uses the same two.
+
+What a pod group's cycle uses of this one is the protocol :class:`PodPlacer`, and nothing else:
+:meth:`~PodPlacer.place` (the pod's algorithm, without PostFilter, over the snapshot or a
+placement's nodes), :meth:`~PodPlacer.reserve_tentatively` (the pod on a node in the snapshot
+alone, then Reserve) and :meth:`~PodPlacer.revert_tentative` (Unreserve, off the snapshot).
+:class:`PodSchedulingCycle` provides it."""
 
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -90,8 +97,57 @@ class PodCycle:
     nodes: list[NodeInfo] | None = None
 
 
+#: A pod placed tentatively (:meth:`PodPlacer.reserve_tentatively`): its cycle's state, the
+#: pod with its node set (as Reserve saw it), and the node.
+Tentative = tuple[CycleState, PodInfo, str]
+
+#: Why a profile's batch is dropped when tentative placements are undone.
+FLUSH_POD_GROUP_REVERT = "pod_group_revert"
+
+
+class PodPlacer(Protocol):
+    """The pod cycle as a pod group's cycle uses it: a member goes through the pod's algorithm,
+    is placed tentatively (in the snapshot alone, never in the cache) and reserved there, so the
+    next member sees it, and is taken off again when the group does not fit. The group's cycle
+    assumes the members of a group that fits in the cache itself, and runs their Permit."""
+
+    async def place(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        traces: PodResult | None,
+        nodes: list[NodeInfo] | None = None,
+    ) -> str:
+        """The node for ``pod``: a new scheduling cycle (numbered, its plugin calls sampled for
+        metrics as any pod's) through PreFilter, Filter, PreScore, Score and the choice of a
+        host, without PostFilter; raises :class:`~kubesched.scheduler.errors.FitError` when no
+        node fits, :class:`~kubesched.scheduler.errors.CycleError` when a plugin errs (or no node
+        is there). ``nodes``: the nodes to choose from (a placement's), as the snapshot has them
+        now; ``None``, every node of the snapshot -- and only then is the pod batched
+        (opportunistic batching keeps what a search over the whole cluster found). Per-plugin
+        results go to ``traces`` when given."""
+        ...
+
+    async def reserve_tentatively(
+        self, fw: Framework, state: CycleState, pod: PodInfo, node: str
+    ) -> tuple[PodInfo, Status | None]:
+        """Place ``pod`` on ``node`` in the snapshot and run Reserve: the pod as placed there,
+        and Reserve's status. On a failure it is undone already (Unreserve, off the snapshot).
+        Either way the pod is no longer counted as nominated anywhere (as an assumed pod is
+        not): its own nomination would stand beside its placement."""
+        ...
+
+    async def revert_tentative(self, fw: Framework, placed: Sequence[Tentative]) -> None:
+        """Undo tentative placements: Unreserve each (the last placed first) and take it off the
+        snapshot. The profile's batch is dropped: it was found with them in place."""
+        ...
+
+
 class PodSchedulingCycle:
-    """Scheduling cycles: serial, one pod at a time, against the snapshot taken at its start."""
+    """Scheduling cycles: serial, one pod at a time, against the snapshot taken at its start.
+
+    Also a :class:`PodPlacer`, for a pod group's cycle."""
 
     def __init__(
         self, ctx: SchedulerContext, binding: BindingCycle, failures: FailureReporting, rng: random.Random
@@ -159,13 +215,9 @@ class PodSchedulingCycle:
         self.cache.update_snapshot(self.snapshot)
         fw.set_snapshot(self.snapshot)
         state = CycleState()
-        self.cycles += 1
-        batch = BatchCycle(fw.sign_pod(pi)) if self.options.opportunistic_batching and fw in self.batchable else None
-        state.record_plugin_metrics = self.cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
         tr = self.ctx.traces(record)
-        cycle = PodCycle(fw, state, pi, tr, self.cycles, batch)
         try:
-            node_name = await self._schedule_pod(cycle)
+            node_name = await self.place(fw, state, pi, tr)
         except FitError as fit:
             # Nothing is stored for batching: the next pod finds the batch a cycle behind.
             await self._post_filter_and_fail(fw, state, qpi, fit, record)
@@ -200,6 +252,46 @@ class PodSchedulingCycle:
         self.stats.attempt_durations.append(time.perf_counter() - start)
         self.ctx.activate_requested(state)
         self.binding.spawn(PendingBinding(fw, state, qpi, assumed, node_name, record, start))
+
+    async def place(
+        self,
+        fw: Framework,
+        state: CycleState,
+        pod: PodInfo,
+        traces: PodResult | None,
+        nodes: list[NodeInfo] | None = None,
+    ) -> str:
+        """The node for ``pod`` (see :meth:`PodPlacer.place`)."""
+        self.cycles += 1
+        batch = (
+            BatchCycle(fw.sign_pod(pod))
+            if nodes is None and self.options.opportunistic_batching and fw in self.batchable
+            else None
+        )
+        state.record_plugin_metrics = self.cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
+        return await self._schedule_pod(PodCycle(fw, state, pod, traces, self.cycles, batch, nodes))
+
+    async def reserve_tentatively(
+        self, fw: Framework, state: CycleState, pod: PodInfo, node: str
+    ) -> tuple[PodInfo, Status | None]:
+        """``pod`` on ``node`` in the snapshot, reserved (see :meth:`PodPlacer.reserve_tentatively`)."""
+        placed = pod.with_node(node)
+        self.nominator.delete(pod.uid)
+        self.snapshot.add_pod(placed)
+        status = await fw.run_reserve(state, placed, node, None)
+        if status is not None:
+            await fw.run_unreserve(state, placed, node)
+            self.snapshot.remove_pod(placed)
+        return placed, status
+
+    async def revert_tentative(self, fw: Framework, placed: Sequence[Tentative]) -> None:
+        """Tentative placements undone (see :meth:`PodPlacer.revert_tentative`)."""
+        if not placed:
+            return
+        for state, pod, node in reversed(placed):
+            await fw.run_unreserve(state, pod, node)
+            self.snapshot.remove_pod(pod)
+        self.batching.flush(fw.profile_name, FLUSH_POD_GROUP_REVERT)
 
     async def _schedule_pod(self, c: PodCycle) -> str:
         fw, state, pi, record, batch = c.fw, c.state, c.pod, c.traces, c.batch

@@ -27,7 +27,8 @@ def test_the_layers_contract_names_every_module_of_the_package() -> None:
     import tomllib
 
     contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
-    (layers,) = [c for c in contracts if c["type"] == "layers"]
+    # The package's own contract (the layers within one of its parts have containers).
+    (layers,) = [c for c in contracts if c["type"] == "layers" and not c.get("containers")]
     named = {module.strip() for layer in layers["layers"] for module in layer.split("|")}
     package = ROOT / "kubesched"
     present = {

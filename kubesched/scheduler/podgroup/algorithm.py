@@ -48,15 +48,12 @@ from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.errors import CycleError, FitError
 from kubesched.scheduler.results import PodResult
-from kubesched.scheduler.schedule_one import PLUGIN_METRICS_SAMPLE_PERCENT, BatchCycle, PodCycle, PodSchedulingCycle
+from kubesched.scheduler.schedule_one import PodPlacer, Tentative
 
 log = logging.getLogger("kubesched.scheduler")
 
 #: Members placed between two yields of the event loop (see :meth:`PodGroupAlgorithm._evaluate`).
 YIELD_EVERY = 16
-
-#: Why a batch is dropped when a group's tentative placements are undone.
-FLUSH_POD_GROUP_REVERT = "pod_group_revert"
 
 
 @dataclass(eq=False)
@@ -91,14 +88,14 @@ class GroupOutcome:
 
 
 class PodGroupAlgorithm:
-    """Evaluates placements for a group's members with the pod cycle's per-pod algorithm."""
+    """Evaluates placements for a group's members with the pod cycle's per-pod algorithm, which
+    it uses through :class:`~kubesched.scheduler.schedule_one.PodPlacer` alone."""
 
-    def __init__(self, ctx: SchedulerContext, pod_cycle: PodSchedulingCycle, rng: random.Random) -> None:
+    def __init__(self, ctx: SchedulerContext, pod_cycle: PodPlacer, rng: random.Random) -> None:
         self.ctx = ctx
         self.pod_cycle = pod_cycle
         self.cache = ctx.cache
         self.snapshot = ctx.snapshot
-        self.nominator = ctx.nominator
         self.pod_groups: PodGroupIndex = ctx.pod_groups
         self.rng = rng
 
@@ -109,7 +106,7 @@ class PodGroupAlgorithm:
         ``dry_run`` (preemption's) undoes even a success: only the outcome says where they went."""
         out = await self._run(fw, group, members, resync=not dry_run)
         if dry_run and out.status is None:
-            await self._revert(fw, out.placed())
+            await self.revert(fw, out.placed())
         return out
 
     async def _run(
@@ -137,7 +134,7 @@ class PodGroupAlgorithm:
         the group fits."""
         out = await self._evaluate(fw, group, members, placement, restricted)
         if out.status is not None:
-            await self._revert(fw, out.placed())
+            await self.revert(fw, out.placed())
         out.placements_tried = 1
         return out
 
@@ -181,7 +178,7 @@ class PodGroupAlgorithm:
             if placement is nominated and out.status is None and out.placed():
                 out.placements_tried = out.feasible_placements = 1
                 return out
-            await self._revert(fw, out.placed())
+            await self.revert(fw, out.placed())
             if out.status is not None and out.status.code is Code.ERROR:
                 out.placements_tried = len(placements)
                 return out
@@ -283,16 +280,8 @@ class PodGroupAlgorithm:
             state = CycleState()
             state.pod_group = group
             state.placement = placement
-            pc.cycles += 1
-            state.record_plugin_metrics = pc.cycles % (100 // PLUGIN_METRICS_SAMPLE_PERCENT) == 0
-            batch = (
-                BatchCycle(fw.sign_pod(pi))
-                if not restricted and self.ctx.options.opportunistic_batching and fw in pc.batchable
-                else None
-            )
-            cycle = PodCycle(fw, state, pi, self.ctx.traces(m.record), pc.cycles, batch, nodes)
             try:
-                node = await pc._schedule_pod(cycle)
+                node = await pc.place(fw, state, pi, self.ctx.traces(m.record), nodes)
             except FitError as fit:
                 m.fit = fit
             except CycleError as err:
@@ -306,7 +295,7 @@ class PodGroupAlgorithm:
                     )
                     return out
             else:
-                status = await self._assume_and_reserve(fw, m, state, node)
+                status = await self.reserve(fw, m, state, node)
                 if status is not None and status.code is Code.ERROR:
                     out.status = status
                     return out
@@ -323,22 +312,17 @@ class PodGroupAlgorithm:
             out.status = Status(Code.UNSCHEDULABLE, "pod group is unschedulable")
         return out
 
-    async def _assume_and_reserve(self, fw: Framework, m: MemberOutcome, state: CycleState, node: str) -> Status | None:
-        """Place the member on ``node`` in the snapshot and run Reserve; a failure is the
-        member's (undone).
+    async def reserve(self, fw: Framework, m: MemberOutcome, state: CycleState, node: str) -> Status | None:
+        """Place the member on ``node`` in the snapshot and run Reserve
+        (:meth:`~kubesched.scheduler.schedule_one.PodPlacer.reserve_tentatively`); a failure is
+        the member's (undone).
 
         A member placed is no longer counted as nominated anywhere, as upstream's assume takes a
         pod out of the nominator: else its own nomination would stand beside its placement and
         the next members would see it twice. Its nomination is decided again when the group's
         result is submitted (kept while it waits on preemption, cleared when it fails)."""
-        pi = m.qpi.pod_info
-        assumed = pi.with_node(node)
-        self.nominator.delete(pi.uid)
-        self.snapshot.add_pod(assumed)
-        status = await fw.run_reserve(state, assumed, node, None)
+        assumed, status = await self.pod_cycle.reserve_tentatively(fw, state, m.qpi.pod_info, node)
         if status is not None:
-            await fw.run_unreserve(state, assumed, node)
-            self.snapshot.remove_pod(assumed)
             m.status = status
             return status
         m.node, m.assumed, m.state = node, assumed, state
@@ -351,22 +335,23 @@ class PodGroupAlgorithm:
         for m in out.placed():
             node, state = m.node, m.state
             assert node is not None and state is not None
-            status = await self._assume_and_reserve(fw, m, state, node)
+            status = await self.reserve(fw, m, state, node)
             if status is not None:
-                await self._revert(fw, done)
+                await self.revert(fw, done)
                 return Status(
                     Code.ERROR, f"failed to assume pod group placement: {status.message()}", plugin=status.plugin
                 )
             done.append(m)
         return None
 
-    async def _revert(self, fw: Framework, placed: list[MemberOutcome]) -> None:
-        """Undo the reservations of ``placed`` (Unreserve in reverse order, then forget); the
-        members keep their chosen nodes in the outcome. What was batched meanwhile is stale."""
+    async def revert(self, fw: Framework, placed: list[MemberOutcome]) -> None:
+        """Undo the reservations of ``placed`` (Unreserve in reverse order, then off the
+        snapshot); the members keep their chosen nodes in the outcome. What was batched
+        meanwhile is stale."""
         if not placed:
             return
-        for m in reversed(placed):
+        tentative: list[Tentative] = []
+        for m in placed:
             assert m.assumed is not None and m.state is not None and m.node is not None
-            await fw.run_unreserve(m.state, m.assumed, m.node)
-            self.snapshot.remove_pod(m.assumed)
-        self.ctx.batching.flush(fw.profile_name, FLUSH_POD_GROUP_REVERT)
+            tentative.append((m.state, m.assumed, m.node))
+        await self.pod_cycle.revert_tentative(fw, tentative)

@@ -104,7 +104,7 @@ class CompositeAlgorithm:
         top = await self._group(fw, root, whole, members, results, leaves)
         status = top.status
         if status is None and not top.any_scheduled:
-            await self.algorithm._revert(fw, top.held)
+            await self.algorithm.revert(fw, top.held)
             top.held = []
             status = Status(Code.UNSCHEDULABLE, "pod group is unschedulable")
         results[root.key] = status
@@ -155,7 +155,7 @@ class CompositeAlgorithm:
             started = time.perf_counter()
             pstate, ev = await self._children(fw, group, placement, members, sub_results, sub_leaves)
             self.algorithm.evaluated(fw, ev.status, started)
-            await self.algorithm._revert(fw, ev.held)
+            await self.algorithm.revert(fw, ev.held)
             self._tried += 1
             if ev.status is not None and ev.status.code is Code.ERROR:
                 results.update(sub_results)
@@ -209,9 +209,9 @@ class CompositeAlgorithm:
         for out in successful_leaves(group, sub_results, sub_leaves):
             for m in out.placed():
                 assert m.node is not None and m.state is not None
-                failed = await self.algorithm._assume_and_reserve(fw, m, m.state, m.node)
+                failed = await self.algorithm.reserve(fw, m, m.state, m.node)
                 if failed is not None:
-                    await self.algorithm._revert(fw, held)
+                    await self.algorithm.revert(fw, held)
                     status = Status(
                         Code.ERROR, f"failed to assume the subtree: {failed.message()}", plugin=failed.plugin
                     )
@@ -245,7 +245,7 @@ class CompositeAlgorithm:
         for child in group.children:
             ev = await self._group(fw, child, placement, members, results, leaves)
             if ev.status is not None and ev.status.code is Code.ERROR:
-                await self.algorithm._revert(fw, held)
+                await self.algorithm.revert(fw, held)
                 status = Status(
                     Code.ERROR,
                     f"composite pod group evaluation failed due to child error: {ev.status.message()}",
@@ -265,7 +265,7 @@ class CompositeAlgorithm:
         if status is not None and status.is_wait():
             status = Status(Code.UNSCHEDULABLE, *status.reasons, plugin=status.plugin)
         if status is not None:
-            await self.algorithm._revert(fw, held)
+            await self.algorithm.revert(fw, held)
             held, any_scheduled = [], False
         results[group.key] = status
         return pstate, _Evaluated(status, any_scheduled, held)

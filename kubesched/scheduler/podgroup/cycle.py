@@ -61,7 +61,7 @@ from kubesched.scheduler.podgroup.condition import (
     write_condition,
 )
 from kubesched.scheduler.results import PodResult
-from kubesched.scheduler.schedule_one import PodSchedulingCycle
+from kubesched.scheduler.schedule_one import PodPlacer
 
 log = logging.getLogger("kubesched.scheduler")
 
@@ -91,13 +91,15 @@ def member_order(q: QueuedPodInfo) -> tuple[int, float, float, str]:
 
 
 class PodGroupSchedulingCycle:
-    """Pod groups' scheduling cycles, beside :class:`PodSchedulingCycle` (whose per-pod
-    algorithm each member goes through) and sharing its binding cycle and failure reporting."""
+    """Pod groups' scheduling cycles, beside the pod's
+    (:class:`~kubesched.scheduler.schedule_one.PodSchedulingCycle`, whose per-pod algorithm each
+    member goes through, used as a :class:`~kubesched.scheduler.schedule_one.PodPlacer`) and
+    sharing its binding cycle and failure reporting."""
 
     def __init__(
         self,
         ctx: SchedulerContext,
-        pod_cycle: PodSchedulingCycle,
+        pod_cycle: PodPlacer,
         binding: BindingCycle,
         failures: FailureReporting,
         rng: random.Random,
