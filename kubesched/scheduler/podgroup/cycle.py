@@ -288,7 +288,7 @@ class PodGroupSchedulingCycle:
             if again.status is not None:
                 return None, again.status
             held = list(again.held)
-            await self.algorithm._revert(fw, held)
+            await self.algorithm.revert(fw, held)
             proposed = [ProposedAssignment(m.qpi.pod_info, m.node or "", m.state) for m in held]
             return PodGroupAssignments(Placement("", []), proposed), None
 
