@@ -14,17 +14,18 @@ DefaultPreemption's PodGroupPostFilter hands the group here:
    group's priority. None: ``No preemption victims found for incoming preemptor``.
 3. Every unit is taken off the snapshot and the group's placement is run again (the
    ``schedule`` the cycle gives); failing even so, that is the answer.
-4. Units are then put back one by one, the most important first (higher priority; a group
-   before a single pod; more pods; earlier start): a unit with which every proposed member still
-   passes Filter on its node is spared, else it is taken off again and preempted.
+4. Units are then put back one by one — those with a pod whose eviction would violate a
+   PodDisruptionBudget first, then the rest, each part the most important first (higher
+   priority; a group before a single pod; more pods; earlier start): a unit with which every
+   proposed member still passes Filter on its node is spared, else it is taken off again and
+   preempted.
 5. The victims get the ``DisruptionTarget`` condition and are deleted (with
    SchedulerAsyncPreemption in the background, the members held at DefaultPreemption's
    PreEnqueue meanwhile), and every member is nominated to its proposed node; the Success says
    ``found a placement for podgroup, preempting K victims``, which the cycle adds to the
    group's message.
 
-What is left out (see "Not yet as 1.37", docs/not-yet-1.37.md): PodDisruptionBudgets do not order the
-reprieve; groups with a topology constraint are refused, as upstream does.
+Groups with a topology constraint are refused, as 1.37 refuses them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from typing import Any
 
 from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
+from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation
 from kubesched.plugins.helper import feature_enabled
 from kubesched.plugins.preemption.units import unit_key
 
@@ -174,7 +176,7 @@ class PodGroupPreemption:
             return None, Status(Code.UNSCHEDULABLE, "no member could be placed even without the victims"), []
         spared: list[PodInfo] = []
         victims: list[PodInfo] = []
-        for unit in units:
+        for unit in self.reprieve_order(units):
             for p in unit.pods:
                 snapshot.add_pod(p)
             if await self._still_fits(assignments, [*spared, *unit.pods]):
@@ -185,6 +187,17 @@ class PodGroupPreemption:
                 victims.extend(unit.pods)
         nominated = {a.pod.key: a.node_name for a in assignments.assignments}
         return PodGroupPostFilterResult(nominated), Status(Code.SUCCESS), victims
+
+    def reprieve_order(self, units: list[Unit]) -> list[Unit]:
+        """The order units are put back in: those whose eviction would violate a
+        PodDisruptionBudget first (best-effort reprieve of PDB-protected victims, KEP-5710), each
+        part most important first, as a single pod's reprieve goes."""
+        pdbs = list(self.handle.listers.list("PodDisruptionBudget"))
+        if not pdbs:
+            return units
+        violating, _ = filter_pods_with_pdb_violation([p for u in units for p in u.pods], pdbs)
+        protected = {p.uid for p in violating}
+        return sorted(units, key=lambda u: 0 if any(p.uid in protected for p in u.pods) else 1)
 
     async def _still_fits(self, assignments: PodGroupAssignments, present: Sequence[PodInfo]) -> bool:
         """Whether every proposed member passes Filter on its node (with the pods nominated there,

@@ -116,3 +116,25 @@ async def test_no_lower_priority_pods_no_victims() -> None:
     assert "pod group preemption: No preemption victims found for incoming preemptor" in (
         h.scheduler.results["default/w0"].message
     )
+
+
+async def test_victims_a_budget_protects_are_given_back_first() -> None:
+    """One node of 2 CPUs holds ``guarded`` (priority 10, its PodDisruptionBudget allows no
+    disruption) and ``plain`` (priority 20); a gang of one 1-CPU pod needs one of them gone.
+    Most important first alone would spare ``plain`` and take ``guarded``, violating the budget;
+    budget-protected victims are given back first, so ``plain`` goes."""
+    nodes = [make_node("n0").capacity(cpu="2", pods=20).obj()]
+    guarded = pod("guarded", "1", 10, node="n0")
+    guarded["metadata"]["labels"] = {"app": "guarded"}
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "guard", "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "guarded"}}},
+        "status": {"disruptionsAllowed": 0},
+    }
+    gang = [pod("w0", "1", 100, group="train")]
+    h = await harness(*nodes, budget, guarded, pod("plain", "1", 20, node="n0"), pod_group("train", 1, 100), *gang)
+    await h.run_all()
+    assert alive(h, "guarded", "plain") == ["guarded"]
+    assert h.node_of("w0") == "n0"
