@@ -165,7 +165,7 @@ class PodGroupAlgorithm:
             return GroupOutcome(status, members)
         feasible: list[tuple[Placement, GroupOutcome]] = []
         first: GroupOutcome | None = None
-        nominated = self._nominated_placement(group, placements) if within is None else None
+        nominated = self.nominated_placement(group, placements) if within is None else None
         if nominated is not None:
             # Where preemption made room for the members: tried first, and taken when the group
             # fits there, without scoring the others.
@@ -235,10 +235,10 @@ class PodGroupAlgorithm:
             self.ctx.observer.placement_evaluated(fw.profile_name, status is None, time.perf_counter() - started)
 
     @staticmethod
-    def _nominated_placement(group: PodGroupInfo, placements: list[Placement]) -> Placement | None:
+    def nominated_placement(group: PodGroupInfo, placements: list[Placement]) -> Placement | None:
         """The placement holding most of the members' nominated nodes (the first on a tie), if
-        any member is nominated."""
-        nodes = [(p.pod.get("status") or {}).get("nominatedNodeName") for p in group.pods]
+        any member is nominated (a hierarchy's members: every leaf's)."""
+        nodes = [(p.pod.get("status") or {}).get("nominatedNodeName") for p in group.all_pods()]
         wanted = [n for n in nodes if n]
         if not wanted:
             return None

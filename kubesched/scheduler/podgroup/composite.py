@@ -20,7 +20,9 @@ which alone have members). A composite group always goes through placements:
    proposed assignments of every successful leaf under the composite; the winner's members are
    placed again so that the rest of the hierarchy sees them (``failed to assume the subtree: ...``).
 
-A root that succeeds without placing any new pod is Unschedulable. A failed composite
+At the root, the placement holding most of the hierarchy's nominated nodes (where its preemption
+made room) is tried first and taken when the hierarchy fits there, without scoring the others,
+as a standalone group's. A root that succeeds without placing any new pod is Unschedulable. A failed composite
 invalidates its children's successes (their members fail with its status). Results are per leaf.
 """
 
@@ -94,10 +96,13 @@ class CompositeAlgorithm:
         self.snapshot = algorithm.snapshot
         self._tried = 0
         self._feasible = 0
+        #: The key of the hierarchy's root in the current run.
+        self._root = ""
 
     async def run(self, fw: Framework, root: PodGroupInfo, members: dict[str, list[MemberOutcome]]) -> HierarchyOutcome:
         """Place the members of ``root``'s leaves (``members`` by leaf key, in order) or none."""
         self._tried = self._feasible = 0
+        self._root = root.key
         results: Results = {}
         leaves: dict[str, GroupOutcome] = {}
         whole = Placement("", self.snapshot.list())
@@ -149,6 +154,12 @@ class CompositeAlgorithm:
             return _Evaluated(status)
         successful: list[tuple[Placement, CycleState, _Evaluated, Results, dict[str, GroupOutcome]]] = []
         first: tuple[_Evaluated, Results, dict[str, GroupOutcome]] | None = None
+        # At the root, the placement holding most of the hierarchy's nominated nodes (where its
+        # preemption made room) is tried first, and taken when the hierarchy fits there, without
+        # scoring the others: as a standalone group's.
+        nominated = self.algorithm.nominated_placement(group, placements) if group.key == self._root else None
+        if nominated is not None:
+            placements = [nominated, *(p for p in placements if p is not nominated)]
         for placement in placements:
             sub_results: Results = {}
             sub_leaves: dict[str, GroupOutcome] = {}
@@ -166,6 +177,8 @@ class CompositeAlgorithm:
             if ev.status is None:
                 self._feasible += 1
                 successful.append((placement, pstate, ev, sub_results, sub_leaves))
+                if placement is nominated and ev.any_scheduled:
+                    break
         if not successful:
             if first is not None:
                 results.update(first[1])

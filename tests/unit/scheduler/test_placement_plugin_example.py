@@ -129,3 +129,39 @@ async def test_the_nominated_placement_is_tried_first_and_taken() -> None:
     h = await make_harness([prof], reg, options, objs=[*nodes, GANG, *pods])
     assert await h.run_all() == 1
     assert sorted(h.node_of(f"w{i}") for i in range(4)) == ["a0", "a1", "a2", "a3"]
+
+
+async def test_a_hierarchy_takes_its_nominated_placement_first() -> None:
+    """The same gang as a CompositePodGroup's only child: its members nominated to rack a go
+    there although FewestNodes prefers rack b, as a standalone group's would."""
+    ns = readme_plugins()
+    reg = registry_with(ns["ByRack"], ns["FewestNodes"])
+    nodes = [make_node(f"a{i}").label("example.com/rack", "a").capacity(cpu="1", pods=10).obj() for i in range(4)]
+    nodes.append(make_node("b0").label("example.com/rack", "b").capacity(cpu="4", pods=10).obj())
+    root = {
+        "apiVersion": "scheduling.k8s.io/v1alpha3",
+        "kind": "CompositePodGroup",
+        "metadata": {"name": "job", "namespace": "default", "uid": "cpg-job"},
+        "spec": {"schedulingPolicy": {"gang": {"minGroupCount": 1}}},
+    }
+    gang = {**GANG, "spec": {**GANG["spec"], "parentCompositePodGroupName": "job"}}
+    pods = [member(f"w{i}") for i in range(4)]
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        placementGenerate=["ByRack"],
+        placementFeasible=["GangScheduling"],
+        placementScore=[("FewestNodes", 1)],
+    )
+    gates = GATES.replace(CompositePodGroup=True, TopologyAwareWorkloadScheduling=True)
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=gates)
+    plain = await make_harness([prof], reg, options, objs=[*nodes, root, gang, *pods])
+    assert await plain.run_all() == 1
+    assert [plain.node_of(f"w{i}") for i in range(4)] == ["b0"] * 4  # without nominations: rack b
+    pods = [member(f"w{i}") for i in range(4)]
+    for i, p in enumerate(pods):
+        p["status"] = {"nominatedNodeName": f"a{i}"}
+    h = await make_harness([prof], reg, options, objs=[*nodes, root, gang, *pods])
+    assert await h.run_all() == 1
+    assert sorted(h.node_of(f"w{i}") for i in range(4)) == ["a0", "a1", "a2", "a3"]
