@@ -28,6 +28,7 @@ from typing import Any
 import cel
 
 from kubesched.sim.apiserver.validation import patterns
+from kubesched.sim.apiserver.validation.celcost.runtime import Budget
 from kubesched.sim.apiserver.validation.meta import Cause, quote
 
 Obj = dict[str, Any]
@@ -382,16 +383,18 @@ def validate_rules(value: Any, old: Any, schema: Schema | None, path: str = "") 
     (``old``, the stored object, for transition rules; ``None`` on create)."""
     causes: list[Cause] = []
     if schema is not None:
-        _rules(value, old, schema, path, causes, old is not None)
+        largest = len(json.dumps([value, old], default=str))
+        _rules(value, old, schema, path, causes, old is not None, Budget(largest))
     return causes
 
 
-def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause], has_old: bool) -> None:
-    if value is None:
+def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause], has_old: bool, budget: Budget) -> None:
+    if value is None or budget.stopped:
         return
     for rule in schema.get("x-kubernetes-validations") or ():
         if isinstance(rule, dict) and isinstance(rule.get("rule"), str):
-            _one_rule(rule, value, old, path, causes, has_old)
+            if not _one_rule(rule, value, old, path, causes, has_old, (schema, budget)):
+                return
     if isinstance(value, dict):
         props, extra = _properties(schema), _additional(schema)
         for key, sub in value.items():
@@ -405,6 +408,7 @@ def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause],
                     _child(path, key),
                     causes,
                     has_old and isinstance(old, dict) and key in old,
+                    budget,
                 )
     elif isinstance(value, list):
         items = _items(schema)
@@ -412,7 +416,7 @@ def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause],
             for i, item in enumerate(value):
                 # Old items are correlated only in a map list (by key), as upstream does.
                 old_item = _correlate(item, old, schema) if isinstance(old, list) else None
-                _rules(item, old_item, items, _index(path, i), causes, old_item is not None)
+                _rules(item, old_item, items, _index(path, i), causes, old_item is not None, budget)
 
 
 def _correlate(item: Any, old: list[Any], schema: Schema) -> Any:
@@ -425,11 +429,21 @@ def _correlate(item: Any, old: list[Any], schema: Schema) -> Any:
     return None
 
 
-def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], has_old: bool) -> None:
+def _one_rule(
+    rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], has_old: bool, scope: tuple[Schema, Budget]
+) -> bool:
+    """Check ``rule``; whether later rules may still run (not when the budget ran out)."""
     expression = rule["rule"]
     uses_old = _OLD_SELF.search(expression) is not None
     if uses_old and not has_old:
-        return  # a transition rule: not checked on create (nor for a field new in the update)
+        return True  # a transition rule: not checked on create (nor for a field new in the update)
+    schema, budget = scope
+    resource, values = not path or schema.get(_EMBEDDED) is True, {"self": value, "oldSelf": old}
+    shown = schema.get("type") if isinstance(schema.get("type"), str) else _cel_type(value)
+    over = budget.charge(rule, schema, resource, values)
+    if over is not None:
+        causes.append((path or _NIL, "FieldValueInvalid", f"Invalid value: {quote(shown)}: {over}"))
+        return False
     field = path
     extra = rule.get("fieldPath")
     if isinstance(extra, str) and extra:
@@ -449,9 +463,13 @@ def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], h
                 f'Invalid value: "object": rule {json.dumps(expression)} could not be evaluated: {str(exc).strip() or type(exc).__name__}',
             )
         )
-        return
+        return True
     if result is True:
-        return
+        return True
+    over = budget.charge_message(rule, schema, resource, values)
+    if over is not None:
+        causes.append((path or _NIL, "FieldValueInvalid", f"Invalid value: {quote(shown)}: {over}"))
+        return False
     message = _message_expression(rule, ctx) or rule.get("message")
     if not isinstance(message, str) or not message:
         message = f"failed rule: {expression}"
@@ -468,6 +486,7 @@ def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], h
         causes.append((field, reason, f"Duplicate value: {message}"))
     else:
         causes.append((field, reason, f'Invalid value: "{_cel_type(value)}": {message}'))
+    return True
 
 
 def _message_expression(rule: Obj, ctx: Any) -> str | None:
