@@ -15,7 +15,9 @@ The value validations are those of OpenAPI v3 as Kubernetes uses them: ``type`` 
 CEL rules are evaluated with the ``cel`` library the DRA plugin uses, with ``self`` (and
 ``oldSelf`` on update, a rule using it skipped on create as upstream does for transition
 rules). A rule the library cannot compile or evaluate is reported as a field error naming it;
-the Kubernetes CEL extension libraries (``quantity``, ``url``, ``ip``...) are not provided.
+the Kubernetes CEL extension libraries (``quantity``, ``url``, ``ip``...) are not provided. Each
+evaluation is first bounded in cost (:mod:`kubesched.sim.apiserver.validation.celcost.runtime`):
+past the per-call limit or the object's budget, it is not run.
 """
 
 from __future__ import annotations
