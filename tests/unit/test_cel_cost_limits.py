@@ -4,10 +4,14 @@ refusals worded and placed as kube-apiserver's."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
+from kubesched.cluster.custom_resources import CustomResourceRegistry
+from kubesched.sim.apiserver.customresources import admit_definition
+from kubesched.sim.apiserver.errors import APIError
 from kubesched.sim.apiserver.validation.celcost.limits import (
     STATIC_ESTIMATED_COST_LIMIT,
     cost_error_message,
@@ -19,6 +23,21 @@ ROOT = "spec.versions[0].schema.openAPIV3Schema"
 HINT = "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)"
 CONTRIBUTED = "Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema"
 TOTAL = "Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of"
+
+
+def definition(schema: Obj) -> Obj:
+    """The definition of ``things.example.io`` with ``schema`` as its one version's schema."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.io"},
+        "spec": {
+            "group": "example.io",
+            "names": {"plural": "things", "kind": "Thing"},
+            "scope": "Namespaced",
+            "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}],
+        },
+    }
 
 
 def spec(schema: Obj) -> Obj:
@@ -111,3 +130,27 @@ def test_rules_that_are_not_cel_or_on_untyped_schemas_are_left_to_compilation() 
     assert schema_cost_causes(schema, ROOT) == []
     untyped = spec({"x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-validations": [{"rule": "true"}]})
     assert schema_cost_causes(untyped, ROOT) == []
+
+
+def test_an_update_leaving_a_schema_as_it_was_is_held_to_the_total_alone() -> None:
+    # About 24 million: past the per-rule limit, within the total one.
+    pricey = spec(
+        with_rule(
+            {"type": "object", "properties": {"a": ints(200)}}, "self.a.all(x, self.a.all(y, self.a.all(z, true)))"
+        )
+    )
+    crd = definition(pricey)
+    with pytest.raises(APIError) as err:
+        admit_definition(copy.deepcopy(crd), None, CustomResourceRegistry())
+    assert err.value.code == 422 and "estimated rule cost exceeds budget by factor of 2.4x" in err.value.message
+    # A definition stored with it (as one stored before the limits were kept) may still be
+    # updated, as long as that schema stays as it was.
+    stored = copy.deepcopy(crd)
+    relabeled = copy.deepcopy(crd)
+    relabeled["metadata"]["labels"] = {"tier": "gold"}
+    assert admit_definition(relabeled, stored, CustomResourceRegistry())["metadata"]["labels"] == {"tier": "gold"}
+    changed = copy.deepcopy(crd)
+    changed["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["description"] = "now"
+    with pytest.raises(APIError) as err:
+        admit_definition(changed, stored, CustomResourceRegistry())
+    assert err.value.code == 422 and "estimated rule cost exceeds budget" in err.value.message

@@ -191,8 +191,10 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
             causes.append(required_cause(f"{where}.schema.openAPIV3Schema"))
         else:
             found = validate_schema(schema, f"{where}.schema.openAPIV3Schema")
-            # As upstream, the rules' cost is estimated only over a schema otherwise valid.
-            causes += found or schema_cost_causes(schema, f"{where}.schema.openAPIV3Schema")
+            # As upstream, the rules' cost is estimated only over a schema otherwise valid, and a
+            # version's schema an update leaves as it was is held to the total limit alone.
+            unchanged = old is not None and _stored_schema(old, name) == schema
+            causes += found or schema_cost_causes(schema, f"{where}.schema.openAPIV3Schema", not unchanged)
         for j, column in enumerate(v.get("additionalPrinterColumns") or ()):
             col_where = f"{where}.additionalPrinterColumns[{j}]"
             if not isinstance(column, dict):
@@ -233,6 +235,14 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
                     )
                 )
     return causes
+
+
+def _stored_schema(old: Obj, name: Any) -> Any:
+    """The ``openAPIV3Schema`` the stored definition ``old`` gives version ``name``."""
+    for v in (old.get("spec") or {}).get("versions") or ():
+        if isinstance(v, dict) and v.get("name") == name and isinstance(v.get("schema"), dict):
+            return v["schema"].get("openAPIV3Schema")
+    return None
 
 
 def _condition(kind: str, reason: str, message: str, old: Obj | None) -> Obj:

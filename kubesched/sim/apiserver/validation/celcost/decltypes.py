@@ -61,11 +61,17 @@ def map_of(elem: DeclType, max_entries: int, key: DeclType = STRING) -> DeclType
     return DeclType("map", max_elements=max_entries, min_size=2, elem=elem, key=key)
 
 
+#: the largest bound a schema can declare (its fields are Go int64s)
+_INT64_MAX = 2**63 - 1
+
+
 def _bound(schema: dict[str, Any], key: str) -> int | None:
     value = schema.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:
         return None
-    return max(int(value), 0)
+    if isinstance(value, float):
+        return min(int(max(min(value, 2.0**63), 0.0)), _INT64_MAX)
+    return max(min(value, _INT64_MAX), 0)
 
 
 def _max_string(schema: dict[str, Any]) -> int:

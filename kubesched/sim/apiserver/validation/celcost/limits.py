@@ -88,9 +88,9 @@ def _fan_out(schema: dict[str, Any]) -> int | None:
         bound = schema.get("maxItems")
     else:
         return 1
-    if isinstance(bound, bool) or not isinstance(bound, int | float):
+    if isinstance(bound, bool) or not isinstance(bound, int | float) or bound != bound:
         return None
-    return max(int(bound), 0)
+    return min(int(max(min(bound, 2.0**63), 0.0)) if isinstance(bound, float) else max(bound, 0), 2**63 - 1)
 
 
 @dataclass
@@ -107,8 +107,9 @@ class _Total:
         del self.dearest[4:]
 
 
-def schema_cost_causes(schema: dict[str, Any], path: str) -> list[Cause]:
-    """The cost errors of the rules of an ``openAPIV3Schema`` found at ``path``."""
+def schema_cost_causes(schema: dict[str, Any], path: str, per_expression: bool = True) -> list[Cause]:
+    """The cost errors of the rules of an ``openAPIV3Schema`` found at ``path`` (without
+    ``per_expression``, as for a schema an update leaves unchanged, only the total's)."""
     causes: list[Cause] = []
     total = _Total()
     # (node, its path, how often it may occur or None, whether it is a resource's root)
@@ -119,7 +120,7 @@ def schema_cost_causes(schema: dict[str, Any], path: str) -> list[Cause]:
             continue
         rules = node.get("x-kubernetes-validations")
         if isinstance(rules, list) and rules:
-            _node_costs(node, rules, where, cardinality, resource, causes, total)
+            _node_costs(node, rules, (where, cardinality, resource), causes if per_expression else [], total)
         fan_out = _fan_out(node)
         child = None if cardinality is None or fan_out is None else _times(cardinality, fan_out)
         props = node.get("properties")
@@ -140,13 +141,17 @@ def schema_cost_causes(schema: dict[str, Any], path: str) -> list[Cause]:
 def _node_costs(
     node: dict[str, Any],
     rules: list[Any],
-    where: str,
-    cardinality: int | None,
-    resource: bool,
+    at_node: tuple[str, int | None, bool],
     causes: list[Cause],
     total: _Total,
 ) -> None:
-    declared = t.decl_type(node, resource)
+    """The per-expression errors of the rules of ``node`` (found at a path, occurring so often,
+    a resource's root or not) into ``causes``, their costs into ``total``."""
+    where, cardinality, resource = at_node
+    try:
+        declared = t.decl_type(node, resource)
+    except RecursionError:  # a schema nested deeper than can be walked: left to the other checks
+        return
     if declared is None:
         return
     sizer = schema_sizer(declared)

@@ -91,7 +91,10 @@ def _declared(schema: dict[str, Any], resource: bool) -> t.DeclType | None:
     if kept is None or kept[0] is not schema:
         if len(_DECLARED) > 1024:
             _DECLARED.clear()
-        kept = (schema, t.decl_type(schema, resource))
+        try:
+            kept = (schema, t.decl_type(schema, resource))
+        except RecursionError:  # nested deeper than can be walked: not bounded
+            kept = (schema, None)
         _DECLARED[key] = kept
     return kept[1]
 
