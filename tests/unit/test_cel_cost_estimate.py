@@ -331,3 +331,15 @@ def test_literals(text: str, kind: str, value: Any) -> None:
 def test_what_is_not_cel_is_refused(text: str) -> None:
     with pytest.raises(CELSyntaxError):
         parse(text)
+
+
+def test_properties_are_found_by_their_escaped_names() -> None:
+    schema = {"type": "object", "properties": {"x-y": ints_bounded(10), "namespace": ints_bounded(10)}}
+    assert cost(schema, "self.x__dash__y.all(x, true)") == 2 + 1 + 10 * 3
+    assert cost(schema, "self.__namespace__.all(x, true)") == 33
+    # A name the schema does not declare has no known bound.
+    assert cost(schema, "self.other.all(x, true)") > 10**18
+
+
+def ints_bounded(most: int) -> Obj:
+    return array({"type": "integer"}, most)

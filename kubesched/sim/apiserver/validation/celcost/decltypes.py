@@ -16,6 +16,7 @@ fixed size for a ``duration``/``date``/``date-time`` format, or by the request s
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -51,6 +52,34 @@ NULL = DeclType("null")
 TYPE = DeclType("type")
 DURATION = DeclType("duration")
 TIMESTAMP = DeclType("timestamp")
+
+
+#: names a property may not have in CEL as it is: escaped to ``__<name>__``
+_RESERVED = frozenset(
+    "true false null in as break const continue else for function if import let loop package namespace return"
+    " var void while".split()
+)
+_ESCAPES = {"__": "__underscores__", ".": "__dot__", "-": "__dash__", "/": "__slash__"}
+_ESCAPED = re.compile(r"__|[-./]|[^a-zA-Z0-9_]")
+_UNESCAPED = re.compile(r"__(underscores|dot|dash|slash|[a-z]+)__")
+
+
+def escape(name: str) -> str | None:
+    """A property's name as CEL expressions name it (``x-y`` as ``x__dash__y``); ``None`` for a
+    name CEL cannot spell (the property is then not shown to CEL)."""
+    if not name or name[0].isdigit():
+        return None
+    if name in _RESERVED:
+        return f"__{name}__"
+    if any(c not in _ESCAPES and not (c.isascii() and (c.isalnum() or c == "_")) for c in name):
+        return None
+    return _ESCAPED.sub(lambda m: _ESCAPES[m.group()], name)
+
+
+def unescape(name: str) -> str:
+    """The property an escaped name stands for."""
+    back = {"underscores": "__", "dot": ".", "dash": "-", "slash": "/"}
+    return _UNESCAPED.sub(lambda m: back.get(m.group(1), m.group(1) if m.group(1) in _RESERVED else m.group()), name)
 
 
 def list_of(elem: DeclType, max_items: int) -> DeclType:
@@ -159,7 +188,9 @@ def decl_type(schema: Any, resource_root: bool = False) -> DeclType | None:
             ftype = decl_type(prop, isinstance(prop, dict) and prop.get("x-kubernetes-embedded-resource") is True)
             if ftype is None:
                 continue
-            fields[name] = ftype
+            spelled = escape(name) if isinstance(name, str) else None
+            if spelled is not None:
+                fields[spelled] = ftype
             if name in required and "default" not in prop:
                 min_size += len(name) + ftype.min_size + 4
         return DeclType("object", 0, min_size, fields=fields)

@@ -138,8 +138,10 @@ def value_sizer(declared: t.DeclType, values: dict[str, Any]) -> Sizer:
                     reached += v.values()
                 elif name == "@keys" and isinstance(v, dict):
                     reached += v.keys()
-                elif isinstance(v, dict) and name in v:
-                    reached.append(v[name])
+                elif isinstance(v, dict):
+                    key = name if name in v else t.unescape(name)
+                    if key in v:
+                        reached.append(v[key])
             current = reached
         seen[path] = (0, max((_size(v) for v in current), default=0))
         return seen[path]
