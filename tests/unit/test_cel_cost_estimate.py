@@ -343,3 +343,13 @@ def test_properties_are_found_by_their_escaped_names() -> None:
 
 def ints_bounded(most: int) -> Obj:
     return array({"type": "integer"}, most)
+
+
+def test_two_variable_forms_iterate_as_the_one_variable_ones() -> None:
+    ten = ints_bounded(10)
+    # per inner item: condition 2, accumulator 1, i == j 3 (two indices of size 1)
+    assert cost(ten, "self.all(i, x, self.all(j, y, i == j))") == 2 + 10 * (2 + 1 + (2 + 10 * (2 + 1 + 3)))
+    assert cost(ten, "self.all(i, x, true)") == cost(ten, "self.all(x, true)")
+    # transformList: self 1, [] 10, result 1, then per item append 1 + accumulator 1 + [...] 10 +
+    # v * 2 2; size() 1 and > 1 on top
+    assert cost(ten, "self.transformList(i, v, v * 2).size() > 0") == 1 + 10 + 1 + 10 * (1 + 1 + 10 + 2) + 1 + 1

@@ -194,14 +194,22 @@ class Estimator:
         )
         rng, entry = self.typ(e.iter_range), self.entry(e.iter_range)
         kind = entry.kind if entry is not None else rng.kind
-        if kind == "list":
-            sub, size, vtype = "@items", (entry.val if entry else None), rng.elem or t.DYN
-        else:
-            sub, size, vtype = "@keys", (entry.key if entry else None), rng.key or t.DYN
-        self._push(e.iter_var, _Var((*self.path(e.iter_range), sub), size, None, vtype))
+        path = self.path(e.iter_range)
+        keys = _Var((*path, "@indices" if kind == "list" else "@keys"), entry.key if entry else None, None, t.INT)
+        if kind != "list":
+            keys.typ = rng.key or t.DYN
+        values = _Var((*path, "@items" if kind == "list" else "@values"), entry.val if entry else None, None, t.DYN)
+        values.typ = rng.elem or t.DYN
+        if e.iter_var2 is not None:
+            self._push(e.iter_var, keys)
+            self._push(e.iter_var2, values)
+        else:  # one variable: a list's items, a map's keys
+            self._push(e.iter_var, values if kind == "list" else keys)
         loop = self.cost(e.condition)
         step = self.cost(e.step)
         self._pop(e.iter_var)
+        if e.iter_var2 is not None:
+            self._pop(e.iter_var2)
         total = add(total, self.cost(e.result))
         self._pop(e.accu_var)
         count = self.known(e.iter_range)

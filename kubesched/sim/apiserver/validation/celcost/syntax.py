@@ -315,7 +315,9 @@ def _macro(name: str, target: Expr | None, args: list[Expr]) -> Expr:
                 raise CELSyntaxError("invalid argument to has() macro")
             return Select(arg.operand, arg.field, test_only=True)
         return Call(name, args)
-    quantifier = name in ("all", "exists", "exists_one", "existsOne") and len(args) == 2
+    if (name in _QUANTIFIERS and len(args) == 3) or (name == "transformList" and len(args) in (3, 4)):
+        return _two_variables(name, target, args)
+    quantifier = name in _QUANTIFIERS and len(args) == 2
     mapping = (name == "map" and len(args) in (2, 3)) or (name == "filter" and len(args) == 2)
     if not (quantifier or mapping):
         return Call(name, args, target)
@@ -346,6 +348,27 @@ def _macro(name: str, target: Expr | None, args: list[Expr]) -> Expr:
     else:  # filter
         step = Call("_?_:_", [args[1], Call("_+_", [_accu(), ListLit([Ident(v)])]), _accu()])
     return Comprehension(v, target, ACCU, ListLit([]), Literal(True, "bool"), step, _accu())
+
+
+_QUANTIFIERS = ("all", "exists", "exists_one", "existsOne")
+
+
+def _two_variables(name: str, target: Expr, args: list[Expr]) -> Expr:
+    """The two-variable forms (``all(k, v, p)``, ``transformList(i, v, [p,] e)``): the same
+    expansions with an index or key beside each value."""
+    names = [a.name if isinstance(a, Ident) else None for a in args[:2]]
+    if names[0] is None or names[1] is None:
+        raise CELSyntaxError("argument must be a simple name")
+    key, value = names[0], names[1]
+    if name == "transformList":
+        step: Expr = Call("_+_", [_accu(), ListLit([args[-1]])])
+        if len(args) == 4:
+            step = Call("_?_:_", [args[2], step, _accu()])
+        return Comprehension(key, target, ACCU, ListLit([]), Literal(True, "bool"), step, _accu(), value)
+    one = _macro(name, target, [Ident(value), args[2]])
+    assert isinstance(one, Comprehension)
+    one.iter_var, one.iter_var2 = key, value
+    return one
 
 
 def parse(text: str) -> Expr:
