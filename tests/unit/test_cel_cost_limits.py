@@ -154,3 +154,16 @@ def test_an_update_leaving_a_schema_as_it_was_is_held_to_the_total_alone() -> No
     with pytest.raises(APIError) as err:
         admit_definition(changed, stored, CustomResourceRegistry())
     assert err.value.code == 422 and "estimated rule cost exceeds budget" in err.value.message
+
+
+def test_a_lookup_in_a_list_literal_is_unbounded_and_one_in_a_map_literal_is_not() -> None:
+    # As reported of kube-apiserver: indexOf over a list literal is refused, with or without
+    # maxLength (the literal's items have no bound it knows); the same lookup in a map is cheap.
+    for most in (None, 10):
+        size: Obj = {"type": "string"} if most is None else {"type": "string", "maxLength": most}
+        listed = spec(with_rule(size, "['small', 'medium', 'large'].indexOf(self) >= 0"))
+        assert [c[2] for c in schema_cost_causes(listed, ROOT)][0] == (
+            f"Forbidden: estimated rule cost exceeds budget by factor of more than 100x {HINT}"
+        )
+        mapped = spec(with_rule(size, "{'small': 0, 'medium': 1, 'large': 2}[self] >= 0"))
+        assert schema_cost_causes(mapped, ROOT) == []
