@@ -57,14 +57,21 @@ class _Var:
     typ: t.DeclType
 
 
+#: what reading the field a path names copies (evaluators that copy what they read), in cost units
+Copies = Callable[[tuple[str, ...]], int]
+
+
 class Estimator:
     """Estimates expressions over ``self`` (and ``oldSelf``) of type ``root``; ``sizer`` tells
-    the size of the field a path names."""
+    the size of the field a path names. With ``copies``, each field read (a selection or an
+    index) also costs what the evaluator copies to read it, and each step of a comprehension
+    building a list or map the accumulator it copies."""
 
-    def __init__(self, root: t.DeclType, sizer: Sizer, unknown: Range = UNKNOWN) -> None:
+    def __init__(self, root: t.DeclType, sizer: Sizer, unknown: Range = UNKNOWN, copies: Copies | None = None) -> None:
         self.root = root
         self.sizer = sizer
         self.unknown = unknown
+        self.copies = copies
         self.locals: dict[str, list[_Var]] = {}
         self.types: dict[int, t.DeclType] = {}
         self.paths: dict[int, tuple[str, ...]] = {}
@@ -154,7 +161,15 @@ class Estimator:
         else:
             self.types[id(e)] = t.DYN
         self.paths[id(e)] = (*self.path(e.operand), e.field)
-        return add(operand, (1, 1)) if typ.kind in ("object", "map") else operand
+        cost = add(operand, (1, 1)) if typ.kind in ("object", "map") else operand
+        return self._copied(e, cost)
+
+    def _copied(self, e: Expr, cost: Range) -> Range:
+        """``cost`` plus what reading the field ``e`` names copies, when copies are counted."""
+        if self.copies is None:
+            return cost
+        found = self.copies(self.path(e))
+        return add(cost, (found, found))
 
     def _list(self, e: ListLit) -> Range:
         total: Range = (0, 0)
@@ -214,6 +229,8 @@ class Estimator:
         self._pop(e.accu_var)
         count = self.known(e.iter_range)
         total = add(total, mul(count, add(step, loop)))
+        if self.copies is not None and isinstance(e.accu_init, ListLit | MapLit):
+            total = add(total, mul(count, count))  # each step copies the list built so far
         if isinstance(e.accu_init, Literal):
             init_size = self.size(e.accu_init)
             if init_size is not None:
@@ -251,6 +268,8 @@ class Estimator:
             result_size = self.size(e)
         if result_size is not None:
             self.sizes[id(e)] = result_size
+        if e.function == "_[_]" and id(e) in self.paths:
+            fn_cost = self._copied(e, fn_cost)
         return add(total, fn_cost)
 
 
@@ -265,10 +284,13 @@ _LITERAL_TYPES = {
 }
 
 
-def estimate(expression: Expr, root: t.DeclType, sizer: Sizer, unknown: Range = UNKNOWN) -> Range:
+def estimate(
+    expression: Expr, root: t.DeclType, sizer: Sizer, unknown: Range = UNKNOWN, copies: Copies | None = None
+) -> Range:
     """The (min, max) cost of ``expression`` over ``self`` of type ``root``; ``unknown`` stands
-    for a size nothing tells (anything, unless the caller knows better)."""
-    return Estimator(root, sizer, unknown).cost(expression)
+    for a size nothing tells (anything, unless the caller knows better); ``copies``, what reading
+    a field copies (nothing, for cel-go)."""
+    return Estimator(root, sizer, unknown, copies).cost(expression)
 
 
 def schema_sizer(root: t.DeclType) -> Sizer:

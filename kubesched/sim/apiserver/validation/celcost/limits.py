@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.sim.apiserver.validation.celcost import decltypes as t
-from kubesched.sim.apiserver.validation.celcost.estimate import Sizer, estimate, schema_sizer
+from kubesched.sim.apiserver.validation.celcost.estimate import Copies, Sizer, estimate, schema_sizer
 from kubesched.sim.apiserver.validation.celcost.ranges import U64, UNKNOWN, Range
 from kubesched.sim.apiserver.validation.celcost.syntax import CELSyntaxError, Expr, parse
 from kubesched.sim.apiserver.validation.meta import Cause, forbidden_cause
@@ -62,10 +62,12 @@ def parsed(expression: str) -> Expr | None:
     return _PARSED[expression]
 
 
-def most(tree: Expr, declared: t.DeclType, sizer: Sizer, unknown: Range = UNKNOWN) -> int | None:
+def most(
+    tree: Expr, declared: t.DeclType, sizer: Sizer, unknown: Range = UNKNOWN, copies: Copies | None = None
+) -> int | None:
     """The maximum of the estimate (``None`` for an expression nested too deep to walk)."""
     try:
-        return estimate(tree, declared, sizer, unknown)[1]
+        return estimate(tree, declared, sizer, unknown, copies)[1]
     except RecursionError:
         return None
 
