@@ -393,9 +393,10 @@ def validate_rules(value: Any, old: Any, schema: Schema | None, path: str = "") 
 def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause], has_old: bool, budget: Budget) -> None:
     if value is None or budget.stopped:
         return
+    shared: dict[str, Any] = {}  # the field's values, handed to the library once for its rules
     for rule in schema.get("x-kubernetes-validations") or ():
         if isinstance(rule, dict) and isinstance(rule.get("rule"), str):
-            if not _one_rule(rule, value, old, path, causes, has_old, (schema, budget)):
+            if not _one_rule(rule, value, old, path, causes, has_old, (schema, budget, shared)):
                 return
     if isinstance(value, dict):
         props, extra = _properties(schema), _additional(schema)
@@ -432,14 +433,20 @@ def _correlate(item: Any, old: list[Any], schema: Schema) -> Any:
 
 
 def _one_rule(
-    rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], has_old: bool, scope: tuple[Schema, Budget]
+    rule: Obj,
+    value: Any,
+    old: Any,
+    path: str,
+    causes: list[Cause],
+    has_old: bool,
+    scope: tuple[Schema, Budget, dict[str, Any]],
 ) -> bool:
     """Check ``rule``; whether later rules may still run (not when the budget ran out)."""
     expression = rule["rule"]
     uses_old = _OLD_SELF.search(expression) is not None
     if uses_old and not has_old:
         return True  # a transition rule: not checked on create (nor for a field new in the update)
-    schema, budget = scope
+    schema, budget, shared = scope
     resource, values = not path or schema.get(_EMBEDDED) is True, {"self": value, "oldSelf": old}
     shown = schema.get("type") if isinstance(schema.get("type"), str) else _cel_type(value)
     over = budget.charge(rule, schema, resource, values)
@@ -452,10 +459,13 @@ def _one_rule(
         field = (path + extra if extra.startswith((".", "[")) else _child(path, extra)).lstrip(".")
     field = field or _NIL  # a rule at the root: upstream's nil path
     try:
-        ctx = cel.Context()
-        ctx.add_variable("self", value)
-        if uses_old:
+        ctx = shared.get("ctx")
+        if ctx is None:
+            ctx = shared["ctx"] = cel.Context()
+            ctx.add_variable("self", value)
+        if uses_old and "old" not in shared:
             ctx.add_variable("oldSelf", old)
+            shared["old"] = True
         result = _compile(expression).execute(ctx)
     except Exception as exc:  # noqa: BLE001 - the binding raises its own error types
         causes.append(

@@ -16,7 +16,7 @@ in a loop, where this bound does not.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.sim.apiserver.validation.celcost import decltypes as t
@@ -41,6 +41,8 @@ class Budget:
     largest: int
     remaining: int = RUNTIME_CEL_COST_BUDGET
     stopped: bool = False
+    #: the values already handed to the library (converted once for all the rules of a field)
+    handed: set[int] = field(default_factory=set)
 
     def charge(
         self, rule: dict[str, Any], schema: dict[str, Any], resource: bool, values: dict[str, Any]
@@ -58,11 +60,22 @@ class Budget:
             message = rule.get("message")
             shown = message.strip() if isinstance(message, str) and message else str(rule["rule"]).strip()
             return _PER_CALL + shown
+        bound += self._hand_over(values, "oldSelf" in rule["rule"])
         if bound > self.remaining:
             self.stopped = True
             return OUT_OF_BUDGET
         self.remaining -= bound
         return None
+
+    def _hand_over(self, values: dict[str, Any], old: bool) -> int:
+        """What converting the variables not yet handed to the library costs (once per field: its
+        rules share them); counted in the object's budget, not in any one call's."""
+        cost = 0
+        for name in ("self", "oldSelf") if old else ("self",):
+            if id(values[name]) not in self.handed:
+                self.handed.add(id(values[name]))
+                cost += Reach(SIZED_NOTHING, values).copies((name,))
+        return cost
 
     def charge_message(
         self, rule: dict[str, Any], schema: dict[str, Any], resource: bool, values: dict[str, Any]
@@ -112,12 +125,11 @@ def rule_bound(
     if tree is None or declared is None:
         return None
     reach = Reach(declared, values)
-    found = most(tree, declared, reach.size, (0, largest), reach.copies)
-    if found is None:
-        return None
-    # The variables are handed to the library (converted) once per evaluation.
-    handed = reach.copies(("self",)) + (reach.copies(("oldSelf",)) if "oldSelf" in expression else 0)
-    return found + handed
+    return most(tree, declared, reach.size, (0, largest), reach.copies)
+
+
+#: a type of nothing, for a :class:`Reach` asked only what values copy
+SIZED_NOTHING = t.DYN
 
 
 #: characters of a string copied for one cost unit (a copy is a memcpy, not a traversal)
