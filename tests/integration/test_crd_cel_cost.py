@@ -8,16 +8,21 @@ evaluated; ``/healthz`` answers meanwhile."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from apiserver_thread import ServerThread
 from crds import thing_definition as definition
+
+from kubesched.testing import sim_serve_process
 
 Obj = dict[str, Any]
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -134,3 +139,55 @@ def test_with_max_items_the_rule_is_taken_and_each_call_is_bounded(served: Serve
     status, body, _ = send(served, "POST", THINGS, thing("toomany", [7] * 101))
     assert status == 422
     assert ("spec.a", "Too many: 101: must have at most 100 items") in causes(body)
+
+
+KUBECTL = shutil.which("kubectl")
+ISSUE_CRD = """
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: things.example.io}
+spec:
+  group: example.io
+  names: {plural: things, kind: Thing}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "self.a.all(x, self.a.all(y, self.a.all(z, x == y)))"
+            properties:
+              a: {type: array, items: {type: integer}}
+"""
+
+
+@pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
+def test_kubectl_shows_the_refusals(tmp_path: Path) -> None:
+    with sim_serve_process(tmp_path / "srv") as printed:
+        kc, cache = printed["kubeconfig"], tmp_path / "cache"
+
+        def kubectl(*args: str, stdin: str) -> subprocess.CompletedProcess[str]:
+            command = [KUBECTL or "kubectl", "--kubeconfig", kc, "--cache-dir", str(cache), *args]
+            return subprocess.run(command, capture_output=True, text=True, timeout=60, input=stdin)
+
+        refused = kubectl("apply", "-f", "-", stdin=ISSUE_CRD)
+        assert refused.returncode != 0
+        assert (
+            f"{ROOT}.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds "
+            f"budget by factor of more than 100x {HINT}"
+        ) in refused.stderr
+        bounded = ISSUE_CRD.replace("a: {type: array,", "a: {type: array, maxItems: 100,")
+        taken = kubectl("apply", "-f", "-", stdin=bounded)
+        assert taken.returncode == 0, taken.stderr
+        thing = "apiVersion: example.io/v1\nkind: Thing\nmetadata: {name: t}\nspec: {a: %s}\n"
+        created = kubectl("apply", "-f", "-", stdin=thing % json.dumps([3] * 5))
+        assert created.returncode == 0, created.stderr
+        many = kubectl("apply", "-f", "-", stdin=thing % json.dumps([3] * 100))
+        assert many.returncode != 0
+        assert "no further validation rules will be run due to call cost exceeds limit for rule" in many.stderr
