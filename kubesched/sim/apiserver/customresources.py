@@ -1,8 +1,9 @@
 """CustomResourceDefinitions and custom objects in the embedded API server.
 
 A definition (``apiextensions.k8s.io/v1``) is validated and defaulted as kube-apiserver's
-apiextensions part does, and given the status it reaches at once there: ``acceptedNames``, the
-``NamesAccepted`` and ``Established`` conditions, ``storedVersions``. Its resource is served
+apiextensions part does (the estimated cost of its CEL rules kept within upstream's limits too),
+and given the status it reaches at once there: ``acceptedNames``, the ``NamesAccepted`` and
+``Established`` conditions, ``storedVersions``. Its resource is served
 from then on (the store's :class:`~kubesched.cluster.custom_resources.CustomResourceRegistry`
 follows it). A custom object is pruned, defaulted and validated against the structural schema
 of its version (:mod:`kubesched.sim.apiserver.validation.structural`), kept in the storage
@@ -28,6 +29,7 @@ from kubesched.cluster.store import now_rfc3339
 from kubesched.sim.apiserver.discovery import Resource, custom_resource_list
 from kubesched.sim.apiserver.errors import invalid
 from kubesched.sim.apiserver.validation import structural
+from kubesched.sim.apiserver.validation.celcost.limits import schema_cost_causes
 from kubesched.sim.apiserver.validation.crd_schema import validate_schema
 from kubesched.sim.apiserver.validation.decode import check_decodable
 from kubesched.sim.apiserver.validation.meta import (
@@ -188,7 +190,11 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
         if not isinstance(schema, dict):
             causes.append(required_cause(f"{where}.schema.openAPIV3Schema"))
         else:
-            causes += validate_schema(schema, f"{where}.schema.openAPIV3Schema")
+            found = validate_schema(schema, f"{where}.schema.openAPIV3Schema")
+            # As upstream, the rules' cost is estimated only over a schema otherwise valid, and a
+            # version's schema an update leaves as it was is held to the total limit alone.
+            unchanged = old is not None and _stored_schema(old, name) == schema
+            causes += found or schema_cost_causes(schema, f"{where}.schema.openAPIV3Schema", not unchanged)
         for j, column in enumerate(v.get("additionalPrinterColumns") or ()):
             col_where = f"{where}.additionalPrinterColumns[{j}]"
             if not isinstance(column, dict):
@@ -229,6 +235,14 @@ def validate_definition(crd: Obj, old: Obj | None) -> list[Cause]:
                     )
                 )
     return causes
+
+
+def _stored_schema(old: Obj, name: Any) -> Any:
+    """The ``openAPIV3Schema`` the stored definition ``old`` gives version ``name``."""
+    for v in (old.get("spec") or {}).get("versions") or ():
+        if isinstance(v, dict) and v.get("name") == name and isinstance(v.get("schema"), dict):
+            return v["schema"].get("openAPIV3Schema")
+    return None
 
 
 def _condition(kind: str, reason: str, message: str, old: Obj | None) -> Obj:

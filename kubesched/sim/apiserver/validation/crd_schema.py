@@ -12,8 +12,10 @@ or rules (``anyOf`` of ``integer`` and ``string`` allowed for an int-or-string).
 field error worded and placed as upstream's (``spec.versions[0].schema.openAPIV3Schema.
 properties[spec].type: Unsupported value: "bogus": supported values: ...``).
 
-Not checked here: the estimated cost of CEL rules, ``default`` values against their schema,
-``x-kubernetes-list-map-keys`` against the item schema, ``metadata`` restrictions.
+The estimated cost of the CEL rules is checked next, over a schema found valid here
+(:mod:`kubesched.sim.apiserver.validation.celcost.limits`). Not checked: ``default`` values
+against their schema, ``x-kubernetes-list-map-keys`` against the item schema, ``metadata``
+restrictions.
 """
 
 from __future__ import annotations

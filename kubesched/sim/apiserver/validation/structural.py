@@ -15,7 +15,9 @@ The value validations are those of OpenAPI v3 as Kubernetes uses them: ``type`` 
 CEL rules are evaluated with the ``cel`` library the DRA plugin uses, with ``self`` (and
 ``oldSelf`` on update, a rule using it skipped on create as upstream does for transition
 rules). A rule the library cannot compile or evaluate is reported as a field error naming it;
-the Kubernetes CEL extension libraries (``quantity``, ``url``, ``ip``...) are not provided.
+the Kubernetes CEL extension libraries (``quantity``, ``url``, ``ip``...) are not provided. Each
+evaluation is first bounded in cost (:mod:`kubesched.sim.apiserver.validation.celcost.runtime`):
+past the per-call limit or the object's budget, it is not run.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 import cel
 
 from kubesched.sim.apiserver.validation import patterns
+from kubesched.sim.apiserver.validation.celcost.runtime import Budget
 from kubesched.sim.apiserver.validation.meta import Cause, quote
 
 Obj = dict[str, Any]
@@ -382,16 +385,19 @@ def validate_rules(value: Any, old: Any, schema: Schema | None, path: str = "") 
     (``old``, the stored object, for transition rules; ``None`` on create)."""
     causes: list[Cause] = []
     if schema is not None:
-        _rules(value, old, schema, path, causes, old is not None)
+        largest = len(json.dumps([value, old], default=str))
+        _rules(value, old, schema, path, causes, old is not None, Budget(largest))
     return causes
 
 
-def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause], has_old: bool) -> None:
-    if value is None:
+def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause], has_old: bool, budget: Budget) -> None:
+    if value is None or budget.stopped:
         return
+    shared: dict[str, Any] = {}  # the field's values, handed to the library once for its rules
     for rule in schema.get("x-kubernetes-validations") or ():
         if isinstance(rule, dict) and isinstance(rule.get("rule"), str):
-            _one_rule(rule, value, old, path, causes, has_old)
+            if not _one_rule(rule, value, old, path, causes, has_old, (schema, budget, shared)):
+                return
     if isinstance(value, dict):
         props, extra = _properties(schema), _additional(schema)
         for key, sub in value.items():
@@ -405,6 +411,7 @@ def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause],
                     _child(path, key),
                     causes,
                     has_old and isinstance(old, dict) and key in old,
+                    budget,
                 )
     elif isinstance(value, list):
         items = _items(schema)
@@ -412,7 +419,7 @@ def _rules(value: Any, old: Any, schema: Schema, path: str, causes: list[Cause],
             for i, item in enumerate(value):
                 # Old items are correlated only in a map list (by key), as upstream does.
                 old_item = _correlate(item, old, schema) if isinstance(old, list) else None
-                _rules(item, old_item, items, _index(path, i), causes, old_item is not None)
+                _rules(item, old_item, items, _index(path, i), causes, old_item is not None, budget)
 
 
 def _correlate(item: Any, old: list[Any], schema: Schema) -> Any:
@@ -425,21 +432,40 @@ def _correlate(item: Any, old: list[Any], schema: Schema) -> Any:
     return None
 
 
-def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], has_old: bool) -> None:
+def _one_rule(
+    rule: Obj,
+    value: Any,
+    old: Any,
+    path: str,
+    causes: list[Cause],
+    has_old: bool,
+    scope: tuple[Schema, Budget, dict[str, Any]],
+) -> bool:
+    """Check ``rule``; whether later rules may still run (not when the budget ran out)."""
     expression = rule["rule"]
     uses_old = _OLD_SELF.search(expression) is not None
     if uses_old and not has_old:
-        return  # a transition rule: not checked on create (nor for a field new in the update)
+        return True  # a transition rule: not checked on create (nor for a field new in the update)
+    schema, budget, shared = scope
+    resource, values = not path or schema.get(_EMBEDDED) is True, {"self": value, "oldSelf": old}
+    shown = schema.get("type") if isinstance(schema.get("type"), str) else _cel_type(value)
+    over = budget.charge(rule, schema, resource, values)
+    if over is not None:
+        causes.append((path or _NIL, "FieldValueInvalid", f"Invalid value: {quote(shown)}: {over}"))
+        return False
     field = path
     extra = rule.get("fieldPath")
     if isinstance(extra, str) and extra:
         field = (path + extra if extra.startswith((".", "[")) else _child(path, extra)).lstrip(".")
     field = field or _NIL  # a rule at the root: upstream's nil path
     try:
-        ctx = cel.Context()
-        ctx.add_variable("self", value)
-        if uses_old:
+        ctx = shared.get("ctx")
+        if ctx is None:
+            ctx = shared["ctx"] = cel.Context()
+            ctx.add_variable("self", value)
+        if uses_old and "old" not in shared:
             ctx.add_variable("oldSelf", old)
+            shared["old"] = True
         result = _compile(expression).execute(ctx)
     except Exception as exc:  # noqa: BLE001 - the binding raises its own error types
         causes.append(
@@ -449,9 +475,13 @@ def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], h
                 f'Invalid value: "object": rule {json.dumps(expression)} could not be evaluated: {str(exc).strip() or type(exc).__name__}',
             )
         )
-        return
+        return True
     if result is True:
-        return
+        return True
+    over = budget.charge_message(rule, schema, resource, values)
+    if over is not None:
+        causes.append((path or _NIL, "FieldValueInvalid", f"Invalid value: {quote(shown)}: {over}"))
+        return False
     message = _message_expression(rule, ctx) or rule.get("message")
     if not isinstance(message, str) or not message:
         message = f"failed rule: {expression}"
@@ -468,6 +498,7 @@ def _one_rule(rule: Obj, value: Any, old: Any, path: str, causes: list[Cause], h
         causes.append((field, reason, f"Duplicate value: {message}"))
     else:
         causes.append((field, reason, f'Invalid value: "{_cel_type(value)}": {message}'))
+    return True
 
 
 def _message_expression(rule: Obj, ctx: Any) -> str | None:
