@@ -42,7 +42,7 @@ def thawed() -> Iterator[None]:
 
 def test_busy_ticks_freeze_survivors_so_collections_pass_them_by() -> None:
     clock = Clock()
-    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock)
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock, floor=0)
     garbage = cycle()
     clock.t = 1
     pacer.tick(idle=False)
@@ -54,7 +54,7 @@ def test_busy_ticks_freeze_survivors_so_collections_pass_them_by() -> None:
 
 def test_an_idle_tick_collects_everything_but_not_more_often_than_asked() -> None:
     clock = Clock()
-    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock)
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock, floor=0)
     garbage = cycle()
     clock.t = 1
     pacer.tick(idle=False)
@@ -70,7 +70,7 @@ def test_an_idle_tick_collects_everything_but_not_more_often_than_asked() -> Non
 
 def test_uninterrupted_load_still_collects_every_busy_interval() -> None:
     clock = Clock()
-    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock)
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock, floor=0)
     garbage = cycle()
     for t in range(1, 600):
         clock.t = t
@@ -79,3 +79,35 @@ def test_uninterrupted_load_still_collects_every_busy_interval() -> None:
     clock.t = 600
     pacer.tick(idle=False)
     assert garbage() is None and pacer.full_collections == 1
+
+
+def test_no_full_collection_until_the_heap_has_grown() -> None:
+    """A full collection walks every object and holds the loop meanwhile: after one, the next
+    waits until the objects it would walk have doubled, however idle the scheduler is."""
+    clock = Clock()
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock, floor=0)
+    clock.t = 61
+    pacer.tick(idle=True)
+    assert pacer.full_collections == 1
+    live = gc.get_freeze_count()
+    assert pacer.goal == 2 * live
+    garbage = cycle()
+    for t in range(122, 2000, 61):
+        clock.t = t
+        pacer.tick(idle=True)
+    assert pacer.full_collections == 1 and garbage() is not None  # the heap has not doubled
+    grown = [[] for _ in range(live + 1000)]  # a heap twice as large
+    clock.t = 2100
+    pacer.tick(idle=True)
+    assert pacer.full_collections == 2 and garbage() is None
+    assert pacer.goal >= 2 * len(grown)
+
+
+def test_below_the_floor_nothing_is_walked() -> None:
+    clock = Clock()
+    pacer = GcPacer(idle_every=60, busy_every=600, clock=clock, floor=10**9)
+    garbage = cycle()
+    clock.t = 10_000
+    pacer.tick(idle=True)
+    pacer.tick(idle=False)
+    assert pacer.full_collections == 0 and garbage() is not None
