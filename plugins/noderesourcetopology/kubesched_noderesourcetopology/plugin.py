@@ -1,0 +1,163 @@
+"""NodeResourceTopologyMatch: NUMA-aware placement from each node's NodeResourceTopology.
+
+The scheduler-plugins plugin of that name, point by point:
+
+* **Filter** — a node whose kubelet runs the ``single-numa-node`` topology-manager policy is
+  refused when the pod (``pod`` scope) or one of its containers (``container`` scope) cannot get
+  all it requests from one NUMA cell: ``cannot align pod`` / ``cannot align container`` (``cannot
+  align init container`` / ``... sidecar container``). BestEffort pods that request no device
+  are not checked; a Burstable pod's CPUs, memory and hugepages come from the shared pool, so
+  only its devices are aligned. A node without a NodeResourceTopology passes; one whose object
+  cannot be used is refused (``invalid node topology data``).
+* **Score** — see :mod:`.score`; Guaranteed pods only.
+* **Reserve / Unreserve / PostBind** — the reserve cache's accounting (:mod:`.cache`).
+* **events** — a pod it refused is retried when a pod is deleted, a node is added or its
+  allocatable changes, or a NodeResourceTopology is added or updated
+  (``noderesourcetopologies.v1alpha2.topology.node.k8s.io``).
+
+The objects come from the cluster through ``handle.informer_for``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kubesched import (
+    MAX_NODE_SCORE,
+    ActionType,
+    ClusterEvent,
+    ClusterEventWithHint,
+    Code,
+    CycleState,
+    EventResource,
+    GroupVersionResource,
+    Handle,
+    NodeInfo,
+    PodInfo,
+    Status,
+)
+
+from . import filter as nrt_filter
+from . import score as nrt_score
+from .args import NodeResourceTopologyMatchArgs
+from .cache import DiscardReserved, OverReserve, Passthrough, TopologyCache
+from .topology import (
+    BEST_EFFORT,
+    GUARANTEED,
+    includes_non_native,
+    numa_nodes_of,
+    topology_manager_of,
+)
+
+NAME = "NodeResourceTopologyMatch"
+#: The NodeResourceTopology resource.
+NODE_RESOURCE_TOPOLOGIES = GroupVersionResource("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
+INVALID_TOPOLOGY = "invalid node topology data"
+
+
+class NodeResourceTopologyMatch:
+    """Filter, Score, Reserve/Unreserve and PostBind over the nodes' NUMA topology."""
+
+    name = NAME
+    Args = NodeResourceTopologyMatchArgs
+
+    def __init__(self, args: NodeResourceTopologyMatchArgs | None = None, handle: Handle | None = None) -> None:
+        self.args = args if args is not None else NodeResourceTopologyMatchArgs.model_validate({})
+        self.handle = handle
+        self.strategy_type = self.args.scoring_strategy.type
+        self.weights = self.args.scoring_strategy.weights()
+        #: NodeResourceTopology objects by node name, for a handle without informers (tests).
+        self.objects: dict[str, Mapping[str, Any]] = {}
+        self._lister: Any = None
+        informer_for = getattr(handle, "informer_for", None)
+        if informer_for is not None:
+            informer = informer_for(NODE_RESOURCE_TOPOLOGIES)
+            self._lister = informer.lister
+            informer.add_event_handler(
+                on_add=self._changed, on_update=lambda old, new: self._changed(new), on_delete=self._deleted
+            )
+        self.cache = self._make_cache()
+
+    def _make_cache(self) -> TopologyCache:
+        if self.args.discard_reserved_nodes:
+            return DiscardReserved(self.lookup)
+        if self.args.cache_resync_period_seconds <= 0:
+            return Passthrough(self.lookup)
+        return OverReserve(self.lookup, float(self.args.cache_resync_period_seconds))
+
+    def lookup(self, node_name: str) -> Mapping[str, Any] | None:
+        """The node's NodeResourceTopology object as the cluster has it now."""
+        if self._lister is not None:
+            found: Mapping[str, Any] | None = self._lister.get(None, node_name)
+            return found
+        return self.objects.get(node_name)
+
+    def add_topology(self, obj: Mapping[str, Any]) -> None:
+        """Give an object directly (a harness without informers)."""
+        self.objects[str((obj.get("metadata") or {}).get("name") or "")] = obj
+        self._changed(obj)
+
+    def _changed(self, obj: Mapping[str, Any]) -> None:
+        if isinstance(self.cache, OverReserve):
+            self.cache.retake(str((obj.get("metadata") or {}).get("name") or ""))
+
+    def _deleted(self, obj: Mapping[str, Any]) -> None:
+        if isinstance(self.cache, OverReserve):
+            self.cache.forget(str((obj.get("metadata") or {}).get("name") or ""))
+
+    # --- EnqueueExtensions ------------------------------------------------------------------
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return [
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE)),
+            ClusterEventWithHint(ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_ALLOCATABLE)),
+            ClusterEventWithHint(
+                ClusterEvent(NODE_RESOURCE_TOPOLOGIES.event_resource, ActionType.ADD | ActionType.UPDATE)
+            ),
+        ]
+
+    # --- Filter -----------------------------------------------------------------------------
+    def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
+        if node.node is None:
+            return Status(Code.ERROR, "node not found")
+        qos = pod.qos_class
+        if qos == BEST_EFFORT and not includes_non_native(pod.pod):
+            return None
+        cached = self.cache.get(node.name, pod.pod)
+        if not cached.fresh:
+            return Status(Code.UNSCHEDULABLE, INVALID_TOPOLOGY)
+        if cached.topology is None:
+            return None
+        names = {"cpu", "memory", "pods", "ephemeral-storage", *node.allocatable.names()}
+        names.update(str(k) for k in ((node.node.get("status") or {}).get("allocatable") or {}))
+        info = nrt_filter.FilterInfo(names, topology_manager_of(cached.topology), numa_nodes_of(cached.topology), qos)
+        status = nrt_filter.check(pod.pod, info)
+        if status is not None:
+            self.cache.node_maybe_over_reserved(node.name)
+        return status
+
+    # --- Score ------------------------------------------------------------------------------
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> tuple[int, Status | None]:
+        qos = pod.qos_class
+        if qos != GUARANTEED:
+            return MAX_NODE_SCORE, None
+        cached = self.cache.get(node.name, pod.pod)
+        if not cached.fresh or cached.topology is None:
+            return 0, None
+        conf = topology_manager_of(cached.topology)
+        numa_nodes = numa_nodes_of(cached.topology)
+        if self.strategy_type == nrt_score.LEAST_NUMA_NODES:
+            return nrt_score.least_numa_score(pod.pod, qos, conf, numa_nodes), None
+        strategy = nrt_score.STRATEGY_FUNCTIONS[self.strategy_type]
+        return nrt_score.allocation_score(pod.pod, conf, numa_nodes, strategy, self.weights), None
+
+    # --- Reserve / PostBind -------------------------------------------------------------------
+    def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        self.cache.reserve(node_name, pod.pod)
+        return None
+
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self.cache.unreserve(node_name, pod.pod)
+
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        self.cache.post_bind(node_name, pod.pod)
