@@ -165,7 +165,7 @@ def test_discard_reserved_refuses_a_node_with_a_pod_in_flight() -> None:
     plugin.reserve(CycleState(), small, "worker")
     status = plugin.filter(CycleState(), guaranteed({"cpu": "1", "memory": "1Gi"}), node)
     assert status is not None and status.code is Code.UNSCHEDULABLE
-    assert status.message() == "invalid node topology data"
+    assert status.message() == "invalid node topology data: a pod is reserved on the node and not bound yet"
     plugin.post_bind(CycleState(), small, "worker")
     assert plugin.filter(CycleState(), guaranteed({"cpu": "1", "memory": "1Gi"}), node) is None
 

@@ -125,7 +125,9 @@ class NodeResourceTopologyMatch:
             return None
         cached = self.cache.get(node.name, pod.pod)
         if not cached.fresh:
-            return Status(Code.UNSCHEDULABLE, INVALID_TOPOLOGY)
+            return Status(
+                Code.UNSCHEDULABLE, f"{INVALID_TOPOLOGY}: {cached.reason}" if cached.reason else INVALID_TOPOLOGY
+            )
         if cached.topology is None:
             return None
         names = {"cpu", "memory", "pods", "ephemeral-storage", *node.allocatable.names()}

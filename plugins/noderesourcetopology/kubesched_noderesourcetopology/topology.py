@@ -150,8 +150,8 @@ def _quantity(value: Any, where: str) -> Fraction:
         return Fraction(0)
     try:
         return parse_quantity(value)
-    except (ValueError, TypeError) as exc:
-        raise TopologyDataError(f"{where}: not a quantity: {value!r} ({exc})") from None
+    except (ValueError, TypeError):
+        raise TopologyDataError(f"{where}: not a quantity: {value!r}") from None
 
 
 # --- the topology manager's configuration ---------------------------------------------------------
