@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
+import yaml
 from nrt_cases import NIC, PACKAGE, guaranteed, node_info, node_of, nrt, res_info, zone
 from pydantic import ValidationError
 
@@ -230,3 +231,39 @@ def test_args_refuse_what_they_do_not_know_naming_the_field(raw: dict[str, Any],
         NodeResourceTopologyMatchArgs.model_validate(raw)
     locations = {".".join(str(p) for p in e["loc"]) for e in info.value.errors()}
     assert field in locations
+
+
+def test_scheduler_plugins_manifest_profile_loads(tmp_path: Any) -> None:
+    """scheduler-plugins' ``manifests/noderesourcetopology/scheduler-config.yaml``, its profile
+    under ``kubescheduler.config.k8s.io/v1``, with Reserve enabled as its cache needs."""
+    from kubesched.config import load_config
+    from kubesched.testing import registry_with
+
+    path = tmp_path / "config.yaml"
+    points = {
+        p: {"enabled": [{"name": "NodeResourceTopologyMatch"}]} for p in ("preFilter", "filter", "score", "reserve")
+    }
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "leaderElection": {"leaderElect": False},
+                "profiles": [
+                    {
+                        "schedulerName": "topo-aware-scheduler",
+                        "plugins": points,
+                        "pluginConfig": [
+                            {
+                                "name": "NodeResourceTopologyMatch",
+                                "args": {"scoringStrategy": {"type": "LeastAllocated"}},
+                            }
+                        ],
+                    }
+                ],
+            }
+        )
+    )
+    (profile,) = load_config(path, registry_with(NodeResourceTopologyMatch)).profiles
+    for point in ("preFilter", "filter", "score", "reserve"):
+        assert "NodeResourceTopologyMatch" in [r.name for r in profile.plugins[point]], point

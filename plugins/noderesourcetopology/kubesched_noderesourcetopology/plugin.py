@@ -2,6 +2,7 @@
 
 The scheduler-plugins plugin of that name, point by point:
 
+* **PreFilter** — nothing (see :meth:`NodeResourceTopologyMatch.pre_filter`).
 * **Filter** — a node whose kubelet runs the ``single-numa-node`` topology-manager policy is
   refused when the pod (``pod`` scope) or one of its containers (``container`` scope) cannot get
   all it requests from one NUMA cell: ``cannot align pod`` / ``cannot align container`` (``cannot
@@ -57,7 +58,7 @@ INVALID_TOPOLOGY = "invalid node topology data"
 
 
 class NodeResourceTopologyMatch:
-    """Filter, Score, Reserve/Unreserve and PostBind over the nodes' NUMA topology."""
+    """PreFilter, Filter, Score, Reserve/Unreserve and PostBind over the nodes' NUMA topology."""
 
     name = NAME
     Args = NodeResourceTopologyMatchArgs
@@ -115,6 +116,12 @@ class NodeResourceTopologyMatch:
                 ClusterEvent(NODE_RESOURCE_TOPOLOGIES.event_resource, ActionType.ADD | ActionType.UPDATE)
             ),
         ]
+
+    # --- PreFilter --------------------------------------------------------------------------
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
+        """Nothing to prepare (upstream's PreFilter only starts the preemption bookkeeping of
+        ``preemptionMode: Enabled``); there so that configurations enabling it here load."""
+        return None
 
     # --- Filter -----------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
