@@ -169,6 +169,11 @@ def nodes_avg_distance(numa_nodes: Sequence[NUMANode], indexes: Sequence[int]) -
     return Fraction(total, len(indexes) ** 2)
 
 
+def min_avg_distance(numa_nodes: Sequence[NUMANode], combinations: Sequence[Sequence[int]]) -> Fraction:
+    """The smallest average distance among the combinations (of list indexes); 255 at most."""
+    return min((nodes_avg_distance(numa_nodes, c) for c in combinations), default=Fraction(MAX_DISTANCE))
+
+
 def _combined(numa_nodes: Sequence[NUMANode], indexes: Sequence[int]) -> Quantities:
     out: Quantities = {}
     for i in indexes:
@@ -192,7 +197,7 @@ def numa_nodes_required(
     as close as any set of that size could be."""
     for size in range(1, len(numa_nodes) + 1):
         combinations = list(itertools.combinations(range(len(numa_nodes)), size))
-        min_avg = min((nodes_avg_distance(numa_nodes, c) for c in combinations), default=Fraction(MAX_DISTANCE))
+        min_avg = min_avg_distance(numa_nodes, combinations)
         best: tuple[int, ...] | None = None
         best_distance = Fraction(MAX_DISTANCE + 1)
         for combination in combinations:
