@@ -17,6 +17,7 @@ from fractions import Fraction
 from kubesched import Code, Status
 
 from .topology import (
+    GUARANTEED,
     MAX_NUMA_ID,
     POLICY_SINGLE_NUMA_NODE,
     SCOPE_POD,
@@ -76,13 +77,17 @@ def resources_available_in_any_numa_node(info: FilterInfo, resources: Mapping[st
     return min(candidates), True, "generic"
 
 
-def subtract_from_numa_node(info: FilterInfo, numa_id: int, requests: Mapping[str, Fraction]) -> str | None:
-    """Take a container's request from the cell chosen for it; a reason when it does not fit."""
-    for node in info.numa_nodes:
+def subtract_from_numa_node(
+    numa_nodes: list[NUMANode], numa_id: int, qos: str, requests: Mapping[str, Fraction]
+) -> str | None:
+    """Take a container's request from the cell chosen for it (a non-Guaranteed pod's CPUs,
+    memory and hugepages come from the shared pool; what the cell does not report is left
+    alone); a reason, and nothing more taken, when a request is more than the cell has."""
+    for node in numa_nodes:
         if node.numa_id != numa_id:
             continue
         for name, quantity in requests.items():
-            if info.qos != "Guaranteed" and is_numa_affine(name):
+            if qos != GUARANTEED and is_numa_affine(name):
                 continue
             if quantity == 0 or name not in node.resources:
                 continue
@@ -110,7 +115,7 @@ def single_numa_container_level(pod: Mapping[str, object], info: FilterInfo) -> 
         numa_id, ok, _ = resources_available_in_any_numa_node(info, requests)
         if not ok:
             return Status(Code.UNSCHEDULABLE, CANNOT_ALIGN_CONTAINER)
-        problem = subtract_from_numa_node(info, numa_id, requests)
+        problem = subtract_from_numa_node(info.numa_nodes, numa_id, info.qos, requests)
         if problem is not None:
             return Status(Code.ERROR, "inconsistent resource accounting: " + problem)
     return None
