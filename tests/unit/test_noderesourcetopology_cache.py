@@ -267,3 +267,23 @@ def test_scheduler_plugins_manifest_profile_loads(tmp_path: Any) -> None:
     (profile,) = load_config(path, registry_with(NodeResourceTopologyMatch)).profiles
     for point in ("preFilter", "filter", "score", "reserve"):
         assert "NodeResourceTopologyMatch" in [r.name for r in profile.plugins[point]], point
+
+
+def test_a_changed_kubelet_configuration_is_taken_in_at_the_next_resync() -> None:
+    """As upstream's attribute watch: the node need not have been refused."""
+    cluster = Cluster(default_test_topology(version="1"))
+    now = [0.0]
+    cache = OverReserve(cluster, 10, clock=lambda: now[0])
+    cache.reserve("node1", POD)
+    assert available(cache, "node1")[0]["cpu"] == 22
+    same_config = default_test_topology(version="2")
+    cache.updated(same_config)
+    assert cache.config_changed == set()  # only resources changed: nothing to do until marked
+    reconfigured = default_test_topology(version="3")
+    reconfigured["topologyPolicies"] = ["SingleNUMANodePodLevel"]
+    cluster.objs["node1"] = reconfigured
+    cache.updated(reconfigured)
+    assert cache.config_changed == {"node1"}
+    now[0] = 11
+    assert available(cache, "node1")[0]["cpu"] == 30  # taken in afresh, reservations forgotten
+    assert cache.config_changed == set() and cache.assumed == {}

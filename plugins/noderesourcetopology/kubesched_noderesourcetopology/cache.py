@@ -7,7 +7,9 @@
   minus the effective request of every pod reserved on the node since then, taken from *every*
   NUMA cell (pessimistic: the scheduler cannot know which cell the kubelet will choose). A node
   the filter refused is marked; a resync takes in the cluster's newer object for the marked nodes
-  and forgets their reservations.
+  and forgets their reservations. A node whose object now says its kubelet is configured
+  differently (topology-manager policy, scope, NUMA nodes) is taken in afresh at the next resync,
+  marked or not.
 * :class:`DiscardReserved` (``discardReservedNodes``): the object as the cluster has it, but a
   node with a pod reserved and not yet bound is refused altogether.
 """
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from .topology import NodeTopology, Quantities, TopologyDataError, pod_effective_request
+from .topology import NodeTopology, Quantities, TopologyDataError, pod_effective_request, topology_manager_of
 
 #: Looks a node's NodeResourceTopology object up in the cluster (None: it has none).
 Lookup = Callable[[str], Mapping[str, Any] | None]
@@ -111,6 +113,8 @@ class OverReserve:
         self.assumed: dict[str, dict[str, Quantities]] = {}
         #: nodes the filter refused since their last resync, and how often
         self.maybe_over_reserved: dict[str, int] = {}
+        #: nodes whose kubelet configuration changed since their object was taken in
+        self.config_changed: set[str] = set()
         self.generation = 0
         self._last_resync = clock()
 
@@ -177,8 +181,31 @@ class OverReserve:
             self.assumed.pop(node_name, None)
             del self.maybe_over_reserved[node_name]
             flushed = True
+        for node_name in sorted(self.config_changed):
+            read = _read(self.lookup, node_name)
+            if read.topology is not None:
+                self.topologies[node_name] = read.topology
+                self.assumed.pop(node_name, None)
+                self.maybe_over_reserved.pop(node_name, None)
+                flushed = True
+        self.config_changed.clear()
         if flushed:
             self.generation += 1
+
+    def updated(self, obj: Mapping[str, Any]) -> None:
+        """The cluster's object for a node changed: a node whose object was unreadable gets
+        another chance; one whose kubelet configuration changed is taken in at the next resync."""
+        name = str((obj.get("metadata") or {}).get("name") or "")
+        self.invalid.pop(name, None)
+        known = self.topologies.get(name)
+        if known is None:
+            return
+        try:
+            new = NodeTopology.of(obj)
+        except TopologyDataError:
+            return
+        if topology_manager_of(new) != topology_manager_of(known):
+            self.config_changed.add(name)
 
     def forget(self, node_name: str) -> None:
         """The node's object was deleted (or replaced by one that cannot be read)."""
@@ -186,10 +213,7 @@ class OverReserve:
         self.invalid.pop(node_name, None)
         self.assumed.pop(node_name, None)
         self.maybe_over_reserved.pop(node_name, None)
-
-    def retake(self, node_name: str) -> None:
-        """A node whose object was unreadable gets another chance when it changes."""
-        self.invalid.pop(node_name, None)
+        self.config_changed.discard(node_name)
 
 
 TopologyCache = Passthrough | DiscardReserved | OverReserve

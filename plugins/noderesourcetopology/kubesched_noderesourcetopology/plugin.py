@@ -101,7 +101,7 @@ class NodeResourceTopologyMatch:
 
     def _changed(self, obj: Mapping[str, Any]) -> None:
         if isinstance(self.cache, OverReserve):
-            self.cache.retake(str((obj.get("metadata") or {}).get("name") or ""))
+            self.cache.updated(obj)
 
     def _deleted(self, obj: Mapping[str, Any]) -> None:
         if isinstance(self.cache, OverReserve):
