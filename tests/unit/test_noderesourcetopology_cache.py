@@ -287,3 +287,17 @@ def test_a_changed_kubelet_configuration_is_taken_in_at_the_next_resync() -> Non
     now[0] = 11
     assert available(cache, "node1")[0]["cpu"] == 30  # taken in afresh, reservations forgotten
     assert cache.config_changed == set() and cache.assumed == {}
+
+
+def test_resync_scope_only_resources_leaves_a_reconfigured_node_alone() -> None:
+    args = NodeResourceTopologyMatchArgs.model_validate(
+        {"cacheResyncPeriodSeconds": 5, "cache": {"resyncScope": "OnlyResources"}}
+    )
+    plugin = NodeResourceTopologyMatch(args)
+    plugin.add_topology(default_test_topology(version="1"))
+    assert isinstance(plugin.cache, OverReserve)
+    plugin.cache.reserve("node1", POD)
+    reconfigured = default_test_topology(version="2")
+    reconfigured["topologyPolicies"] = ["SingleNUMANodePodLevel"]
+    plugin.add_topology(reconfigured)
+    assert plugin.cache.config_changed == set()

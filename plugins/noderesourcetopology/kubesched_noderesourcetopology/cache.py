@@ -103,8 +103,16 @@ class DiscardReserved(Passthrough):
 class OverReserve:
     """The object last taken in, minus what the pods reserved since then request."""
 
-    def __init__(self, lookup: Lookup, resync_period: float, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        lookup: Lookup,
+        resync_period: float,
+        clock: Callable[[], float] = time.monotonic,
+        watch_config: bool = True,
+    ) -> None:
         self.lookup = lookup
+        #: take in a node whose kubelet configuration changed (``resyncScope: All``)
+        self.watch_config = watch_config
         self.resync_period = resync_period
         self.clock = clock
         self.topologies: dict[str, NodeTopology] = {}
@@ -198,7 +206,7 @@ class OverReserve:
         name = str((obj.get("metadata") or {}).get("name") or "")
         self.invalid.pop(name, None)
         known = self.topologies.get(name)
-        if known is None:
+        if known is None or not self.watch_config:
             return
         try:
             new = NodeTopology.of(obj)

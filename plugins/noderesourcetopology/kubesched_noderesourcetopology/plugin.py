@@ -85,7 +85,11 @@ class NodeResourceTopologyMatch:
             return DiscardReserved(self.lookup)
         if self.args.cache_resync_period_seconds <= 0:
             return Passthrough(self.lookup)
-        return OverReserve(self.lookup, float(self.args.cache_resync_period_seconds))
+        return OverReserve(
+            self.lookup,
+            float(self.args.cache_resync_period_seconds),
+            watch_config=self.args.cache.resync_scope == "All",
+        )
 
     def lookup(self, node_name: str) -> Mapping[str, Any] | None:
         """The node's NodeResourceTopology object as the cluster has it now."""
