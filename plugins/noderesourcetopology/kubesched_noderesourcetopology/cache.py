@@ -9,7 +9,8 @@
   the filter refused is marked; a resync takes in the cluster's newer object for the marked nodes
   and forgets their reservations. A node whose object now says its kubelet is configured
   differently (topology-manager policy, scope, NUMA nodes) is taken in afresh at the next resync,
-  marked or not.
+  marked or not. A node where a pod of another scheduler runs (``cache.foreignPodsDetect``) is
+  refused until the resync takes in its agent's next report.
 * :class:`DiscardReserved` (``discardReservedNodes``): the object as the cluster has it, but a
   node with a pod reserved and not yet bound is refused altogether.
 """
@@ -23,6 +24,8 @@ from fractions import Fraction
 from typing import Any
 
 from .topology import NodeTopology, Quantities, TopologyDataError, pod_effective_request, topology_manager_of
+
+FOREIGN_PODS = "pods of another scheduler run on the node (not accounted for)"
 
 #: Looks a node's NodeResourceTopology object up in the cluster (None: it has none).
 Lookup = Callable[[str], Mapping[str, Any] | None]
@@ -123,6 +126,8 @@ class OverReserve:
         self.maybe_over_reserved: dict[str, int] = {}
         #: nodes whose kubelet configuration changed since their object was taken in
         self.config_changed: set[str] = set()
+        #: nodes where a pod of another scheduler was seen: their objects are not trusted
+        self.foreign: dict[str, int] = {}
         self.generation = 0
         self._last_resync = clock()
 
@@ -142,6 +147,8 @@ class OverReserve:
             self.resync()
         if node_name in self.invalid:
             return CachedTopology(None, fresh=False, reason=self.invalid[node_name])
+        if node_name in self.foreign:
+            return CachedTopology(None, fresh=False, reason=FOREIGN_PODS)
         known = self._known(node_name)
         if known is None:
             return CachedTopology(None, fresh=node_name not in self.invalid, reason=self.invalid.get(node_name, ""))
@@ -158,6 +165,13 @@ class OverReserve:
     def node_maybe_over_reserved(self, node_name: str) -> None:
         self.maybe_over_reserved[node_name] = self.maybe_over_reserved.get(node_name, 0) + 1
 
+    def node_has_foreign_pods(self, node_name: str) -> None:
+        """A pod this scheduler did not place runs on the node: until the node's agent reports
+        again, what the scheduler knows of its cells is wrong."""
+        if self._known(node_name) is None:
+            return
+        self.foreign[node_name] = self.foreign.get(node_name, 0) + 1
+
     def reserve(self, node_name: str, pod: Mapping[str, Any]) -> None:
         if self._known(node_name) is None:
             return  # a node without topology data has nothing to account
@@ -170,11 +184,11 @@ class OverReserve:
         pass  # a bound pod stays counted until its node's object is taken in again
 
     def resync(self) -> None:
-        """Take in the cluster's object for each marked node whose object changed since it was
+        """Take in the cluster's object for each marked node (refused, or with foreign pods) whose object changed since it was
         taken in (its agent has reported since), forgetting the node's reservations."""
         self._last_resync = self.clock()
         flushed = False
-        for node_name in list(self.maybe_over_reserved):
+        for node_name in sorted(set(self.maybe_over_reserved) | set(self.foreign)):
             read = _read(self.lookup, node_name)
             if read.topology is None:
                 continue
@@ -187,7 +201,8 @@ class OverReserve:
                 continue  # nothing new reported: the reservations still stand
             self.topologies[node_name] = read.topology
             self.assumed.pop(node_name, None)
-            del self.maybe_over_reserved[node_name]
+            self.maybe_over_reserved.pop(node_name, None)
+            self.foreign.pop(node_name, None)
             flushed = True
         for node_name in sorted(self.config_changed):
             read = _read(self.lookup, node_name)
@@ -222,6 +237,7 @@ class OverReserve:
         self.assumed.pop(node_name, None)
         self.maybe_over_reserved.pop(node_name, None)
         self.config_changed.discard(node_name)
+        self.foreign.pop(node_name, None)
 
 
 TopologyCache = Passthrough | DiscardReserved | OverReserve

@@ -34,6 +34,7 @@ from kubesched import (
     EventResource,
     GroupVersionResource,
     Handle,
+    KubeschedError,
     NodeInfo,
     PodInfo,
     Status,
@@ -46,6 +47,8 @@ from .cache import DiscardReserved, OverReserve, Passthrough, TopologyCache
 from .topology import (
     BEST_EFFORT,
     GUARANTEED,
+    NodeTopology,
+    has_exclusive_resources,
     includes_non_native,
     numa_nodes_of,
     topology_manager_of,
@@ -54,7 +57,12 @@ from .topology import (
 NAME = "NodeResourceTopologyMatch"
 #: The NodeResourceTopology resource.
 NODE_RESOURCE_TOPOLOGIES = GroupVersionResource("topology.node.k8s.io", "v1alpha2", "noderesourcetopologies")
+PODS = GroupVersionResource("", "v1", "pods")
 INVALID_TOPOLOGY = "invalid node topology data"
+
+#: The profiles that run the plugin with its over-reserve cache: pods they place are not foreign
+#: (one set for the process, as upstream keeps it).
+PROFILE_NAMES: set[str] = set()
 
 
 class NodeResourceTopologyMatch:
@@ -79,6 +87,14 @@ class NodeResourceTopologyMatch:
                 on_add=self._changed, on_update=lambda old, new: self._changed(new), on_delete=self._deleted
             )
         self.cache = self._make_cache()
+        self.foreign_pods_detect = self.args.cache.foreign_pods_detect
+        profile_name = getattr(handle, "profile_name", None)
+        if isinstance(self.cache, OverReserve) and self.foreign_pods_detect != "None" and isinstance(profile_name, str):
+            PROFILE_NAMES.add(profile_name)
+            if informer_for is not None:
+                informer_for(PODS).add_event_handler(
+                    on_add=self.pod_seen, on_update=lambda old, new: self.pod_seen(new), on_delete=self.pod_seen
+                )
 
     def _make_cache(self) -> TopologyCache:
         if self.args.discard_reserved_nodes:
@@ -102,6 +118,27 @@ class NodeResourceTopologyMatch:
         """Give an object directly (a harness without informers)."""
         self.objects[str((obj.get("metadata") or {}).get("name") or "")] = obj
         self._changed(obj)
+
+    def is_foreign(self, pod: Mapping[str, Any]) -> bool:
+        """A pod on a node, placed by a scheduler that is none of this plugin's profiles (with
+        ``foreignPodsDetect: OnlyExclusiveResources``, only one that has resources of its own:
+        whole CPUs of a Guaranteed pod, memory, hugepages, devices the node's topology reports)."""
+        spec = pod.get("spec") or {}
+        node_name = spec.get("nodeName")
+        if not node_name or (spec.get("schedulerName") or "default-scheduler") in PROFILE_NAMES:
+            return False
+        if self.foreign_pods_detect != "OnlyExclusiveResources":
+            return True
+        known = self.lookup(str(node_name))
+        try:
+            names = NodeTopology.of(known).resource_names() if known is not None else set()
+            return has_exclusive_resources(pod, PodInfo(dict(pod)).qos_class, names)
+        except (KubeschedError, ValueError):
+            return True  # what cannot be read cannot be ruled out
+
+    def pod_seen(self, pod: Mapping[str, Any]) -> None:
+        if isinstance(self.cache, OverReserve) and self.foreign_pods_detect != "None" and self.is_foreign(pod):
+            self.cache.node_has_foreign_pods(str((pod.get("spec") or {}).get("nodeName")))
 
     def _changed(self, obj: Mapping[str, Any]) -> None:
         if isinstance(self.cache, OverReserve):

@@ -299,3 +299,25 @@ def pod_effective_request(pod: Mapping[str, Any]) -> Quantities:
 def includes_non_native(pod: Mapping[str, Any]) -> bool:
     """Some container (init or app) requests a resource that is not native (a device)."""
     return any(not is_native(n) for c in init_containers(pod) + app_containers(pod) for n in container_requests(c))
+
+
+def is_exclusive(qos: str, name: str, quantity: Fraction, nrt_resources: set[str]) -> bool:
+    """Whether the kubelet gives the request resources of their own: a device the node's
+    NodeResourceTopology reports; for a Guaranteed pod, whole CPUs, memory and hugepages."""
+    if not is_native(name):
+        return name in nrt_resources
+    if qos != GUARANTEED:
+        return False
+    if name == "cpu":
+        return quantity.denominator == 1 and quantity > 0
+    return (name == "memory" or is_hugepages(name)) and quantity > 0
+
+
+def has_exclusive_resources(pod: Mapping[str, Any], qos: str, nrt_resources: set[str]) -> bool:
+    """Some app container, or sidecar (restartable init container), requests exclusive resources."""
+    sidecars = [c for c in init_containers(pod) if c.get("restartPolicy") == "Always"]
+    return any(
+        is_exclusive(qos, name, q, nrt_resources)
+        for c in sidecars + app_containers(pod)
+        for name, q in container_requests(c).items()
+    )
