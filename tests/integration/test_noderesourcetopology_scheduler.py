@@ -172,3 +172,15 @@ def test_simulate_and_compare_show_what_the_plugin_changes(nrt_installed: None) 
     numa = nodes(NUMA)
     assert numa["numa-job-0"] == "worker-b"
     assert "cannot align pod" in numa["numa-job-1"]
+
+
+def test_compare_gives_the_readme_table(nrt_installed: None) -> None:
+    """``kubesched compare`` over the example, both profiles, seed 42: the README's numbers."""
+    from kubesched.research.compare_scenario import compare_scenario
+
+    default, numa = asyncio.run(compare_scenario(SCENARIO, [DEFAULT, NUMA], [42]))
+    assert (default.name, numa.name) == ("default-scheduler", "numa-scheduler")
+    wanted = {"default-scheduler": (81.25, 2, 0), "numa-scheduler": (56.25, 1, 1)}
+    for run in (default, numa):
+        m = run.metrics
+        assert (m["allocation:cpu"], m["scheduled"], m["unschedulable"]) == wanted[run.name], m
