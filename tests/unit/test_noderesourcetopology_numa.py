@@ -174,3 +174,10 @@ ONLY_NON_NUMA_CELLS = [
 )
 def test_only_non_numa_resources(name: str, resources: list[str], want: bool) -> None:
     assert only_non_numa_resources(ONLY_NON_NUMA_CELLS, {r: parse_quantity(1) for r in resources}) is want
+
+
+def test_substract_numa_finds_cells_by_their_id() -> None:
+    """Cells 0, 2, 4, 6 (not upstream's case: its list is indexed by id)."""
+    nodes = [NUMANode(i, q(cpu="4")) for i in (0, 2, 4, 6)]
+    subtract_from_numas(q(cpu="6"), nodes, [4, 6])
+    assert [n.resources["cpu"] for n in nodes] == [4, 4, 0, 2]

@@ -216,15 +216,16 @@ def numa_nodes_required(
 
 
 def subtract_from_numas(resources: Quantities, numa_nodes: Sequence[NUMANode], numa_ids: Sequence[int]) -> None:
-    """Take the request from the cells, in order, each giving what it has."""
+    """Take the request from the cells of those NUMA ids, in order, each giving what it has."""
+    by_id = {node.numa_id: node for node in numa_nodes}
     for name, quantity in resources.items():
         left = quantity
         for numa_id in numa_ids:
             if left == 0:
                 break
-            if numa_id >= len(numa_nodes):
+            if numa_id not in by_id:
                 continue
-            cell = numa_nodes[numa_id].resources
+            cell = by_id[numa_id].resources
             if name in cell:
                 if left >= cell[name]:
                     left -= cell[name]
