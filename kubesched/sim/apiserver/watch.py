@@ -105,7 +105,10 @@ class _Watch:
         self._room.set()
 
     def offer(self, change: Change) -> bool:
-        """Hold ``change`` if there is room; whether there was."""
+        """Hold ``change`` if there is room; whether there was. A watch that is ending takes no
+        more: what came after its close is for the client's next watch."""
+        if self.ending:
+            return True
         if len(self.changes) >= self.capacity:
             return False
         self.changes.append(change)
