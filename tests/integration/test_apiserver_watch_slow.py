@@ -135,3 +135,30 @@ async def test_a_watch_that_is_not_read_is_closed_and_holds_bounded_memory(
     follower.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await follower
+
+
+async def _raw(port: int, request: bytes) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request)
+    try:
+        return await asyncio.wait_for(reader.read(), 10)
+    finally:
+        writer.close()
+
+
+async def test_a_watch_over_http_1_0_streams_until_the_close(server: APIServer, store: Store) -> None:
+    # HTTP/1.0 has no chunks: the events come as they are, and the stream ends with the connection
+    # (it was a 500, aiohttp refusing to chunk for HTTP/1.0).
+    store.create("Pod", {"metadata": {"name": "a", "namespace": "default"}, "spec": {"containers": []}})
+    got = await _raw(server.port, b"GET /api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1 HTTP/1.0\r\n\r\n")
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200") or head.startswith(b"HTTP/1.1 200"), head
+    assert b"chunked" not in head.lower()
+    events = [line for line in body.split(b"\n") if line]
+    assert len(events) == 1 and b'"type":"ADDED"' in events[0] and b'"name":"a"' in events[0], body[:300]
+    # Over HTTP/1.1 the same watch is chunked.
+    got = await _raw(
+        server.port,
+        b"GET /api/v1/namespaces/default/pods?watch=true&timeoutSeconds=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    assert b"transfer-encoding: chunked" in got.partition(b"\r\n\r\n")[0].lower()

@@ -327,8 +327,9 @@ class Watches:
         watch.transport = request.transport
         if error is None:
             self._register(watch)
+        # Chunked over HTTP/1.1; over HTTP/1.0 (no chunks there) the stream runs until the
+        # connection closes, as Go's server streams a response of no known length.
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-        resp.enable_chunked_encoding()
         try:
             await resp.prepare(request)
             if error is not None:
