@@ -224,6 +224,14 @@ class _Connection(web.RequestHandler):
         exc: BaseException | None = None,
         message: str | None = None,
     ) -> web.StreamResponse:
+        if isinstance(exc, ConnectionResetError) and (self.transport is None or self.transport.is_closing()):
+            # The client hung up while something was written to it (the 100 of an ``Expect``
+            # on a path no route serves, say): its choice, not the server's fault, and no one
+            # is left to answer.
+            log.debug("client %s gone: %s", request.remote, exc)
+            gone = web.Response(status=499)
+            gone.force_close()
+            return gone
         if not isinstance(exc, HttpProcessingError) or request.writer.output_size > 0:
             return super().handle_error(request, status, exc, message)
         log.debug("unreadable request from %s: %s", request.remote, exc)
