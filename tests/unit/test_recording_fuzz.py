@@ -177,3 +177,13 @@ def test_the_longest_go_duration_as_seconds_is_still_a_time() -> None:
     docs = copy.deepcopy(RECORDING)
     docs[-1]["steps"][0]["at"] = 9223372036.0
     assert parse_scenario(docs).steps[0].at == 9223372036.0
+
+
+@pytest.mark.parametrize("field", ["delete", "patch"])
+@pytest.mark.parametrize("value", [5, True, "n1"])
+def test_a_steps_delete_or_patch_that_is_no_list_is_refused_naming_it(field: str, value: Any) -> None:
+    # A number or a boolean was a TypeError; a string was read letter by letter.
+    docs = copy.deepcopy(RECORDING)
+    docs[-1]["steps"][0][field] = value
+    with pytest.raises(ScenarioError, match=rf"document \d+\.steps\[0\]\.{field}: a list of "):
+        parse_scenario(docs)

@@ -128,9 +128,14 @@ def parse_steps(doc: Obj, where: str, first_index: int = 0, after: float = 0.0) 
         if not isinstance(creates, list) or not all(isinstance(o, dict) for o in creates):
             raise TimelineError(f"{path}.create: a list of objects")
         step.create = creates
-        for j, d in enumerate(raw.get("delete") or []):
+        deletes, patches = raw.get("delete") or [], raw.get("patch") or []
+        if not isinstance(deletes, list):
+            raise TimelineError(f"{path}.delete: a list of objects to delete (kind, name, namespace)")
+        if not isinstance(patches, list):
+            raise TimelineError(f"{path}.patch: a list of patches (kind, name, namespace, patch)")
+        for j, d in enumerate(deletes):
             step.delete.append(_ref(d, f"{path}.delete[{j}]"))
-        for j, p in enumerate(raw.get("patch") or []):
+        for j, p in enumerate(patches):
             ref = _ref(p, f"{path}.patch[{j}]")
             if not isinstance(p.get("patch"), dict):
                 raise TimelineError(f"{path}.patch[{j}].patch: Required value: a merge patch (a mapping)")
