@@ -187,3 +187,14 @@ def test_a_steps_delete_or_patch_that_is_no_list_is_refused_naming_it(field: str
     docs[-1]["steps"][0][field] = value
     with pytest.raises(ScenarioError, match=rf"document \d+\.steps\[0\]\.{field}: a list of "):
         parse_scenario(docs)
+
+
+@pytest.mark.parametrize("value", [[None], "x", 5])
+@pytest.mark.parametrize("where", ["start", "step"])
+def test_annotations_that_are_no_mapping_are_refused_naming_the_field(where: str, value: Any) -> None:
+    # The lifetime was read from them first: a list was an AttributeError.
+    docs = copy.deepcopy(RECORDING)
+    pod = docs[1] if where == "start" else docs[-1]["steps"][0]["create"][0]
+    pod["metadata"]["annotations"] = value
+    with pytest.raises(ScenarioError, match=r"Go struct field ObjectMeta\.metadata\.annotations of type map"):
+        parse_scenario(docs)
