@@ -115,6 +115,7 @@ async def test_a_watch_that_is_not_read_is_closed_and_holds_bounded_memory(
                 slowest_healthz = max(slowest_healthz, await _healthz_seconds(s, server.url))
         # The watch that is not read is closed; the normal one goes on.
         await _until(lambda: len(server.watches._open) == 1)
+        assert server.watches.terminated == 1  # the normal watch was never closed for being slow
         expected = [(t, f"p{i}") for i in range(PODS) for t in ("ADDED", "DELETED")]
         await _until(lambda: len(seen) >= len(expected), 30)
         assert seen == expected
