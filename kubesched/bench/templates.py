@@ -87,6 +87,8 @@ def _check_meta(meta: Obj, path: Path) -> None:
     for key in ("labels", "annotations"):
         value = meta.get(key)
         if value is None:
+            if key in meta:
+                meta[key] = {}  # written empty (``labels:``): none, as the API reads it
             continue
         if not isinstance(value, dict):
             raise WorkloadError(f"{path}: metadata.{key}: expected a mapping, got {type_name(value)}")

@@ -255,3 +255,19 @@ def test_a_template_of_the_wrong_shape_is_refused_naming_its_field(
     with pytest.raises(WorkloadError) as err:
         asyncio.run(OpRunner(w, cfg, profile, gates, timeout=RUN_TIMEOUT).run())
     assert str(err.value).startswith(str(tmp_path)) and expected in str(err.value), str(err.value)
+
+
+def test_labels_written_empty_in_a_template_are_none(tmp_path: Path) -> None:
+    # ``labels:`` with nothing after it is null: it was an AttributeError when a node got its labels.
+    node = {**TEMPLATES["node.yaml"], "metadata": {"generateName": "n-", "labels": None, "annotations": None}}
+    path = _write(tmp_path, WORKLOADS, {**TEMPLATES, "node.yaml": node})
+    assert read_template(tmp_path / "node.yaml", "Node")["metadata"] == {
+        "generateName": "n-",
+        "labels": {},
+        "annotations": {},
+    }
+    (w,) = load_workloads(path)
+    gates = FeatureGates(w.feature_gates)
+    cfg, profile = default_subject().load(gates)
+    results = asyncio.run(OpRunner(w, cfg, profile, gates, timeout=RUN_TIMEOUT).run())
+    assert results and (results[0].nodes, results[0].measure_pods) == (3, 3)
