@@ -162,7 +162,7 @@ class _Watch:
             asyncio.get_running_loop().call_later(grace, self._let_go)
 
     def _let_go(self) -> None:
-        if not self.finished and self.transport is not None and not self.transport.is_closing():
+        if not self.finished and self.transport is not None:  # closing too: its bytes never leave
             log.debug("closing the connection of a closed %s watch: its client takes nothing", self.kind)
             abort = getattr(self.transport, "abort", None)
             if abort is not None:
