@@ -39,8 +39,8 @@ from kubesched.bench.model import (
     Workload,
     has_labels,
 )
-from kubesched.bench.templates import decode, is_templated, read_any, read_file, read_template
-from kubesched.cluster.base import NotFound
+from kubesched.bench.templates import decode, is_templated, read_any, read_file, read_template, type_name
+from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import API_VERSIONS, Store
@@ -259,7 +259,14 @@ class OpRunner:
         ``namespace`` if one is given, else in its own or ``default``. Returns its store kind,
         name and namespace (what deleting it takes)."""
         kind = obj.get("kind")
+        if not isinstance(kind, str):
+            raise WorkloadError(f"{where}.kind: expected a kind, got {kind!r}")
         meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise WorkloadError(f"{where}.metadata: expected a mapping, got {type_name(meta)}")
+        for field_name in ("name", "generateName", "namespace"):
+            if meta.get(field_name) is not None and not isinstance(meta[field_name], str):
+                raise WorkloadError(f"{where}.metadata.{field_name}: expected a string, got {meta[field_name]!r}")
         if kind == CRD_KIND:
             made = self.store.create(CRD_KIND, admit_definition(obj, None, self.store.custom_resources))
             return CRD_KIND, made["metadata"]["name"], None
@@ -280,7 +287,10 @@ class OpRunner:
             meta.pop("namespace", None)
         else:
             self._namespace(meta.setdefault("namespace", "default"))
-        made = self.store.create(str(kind), obj)
+        try:
+            made = self.store.create(str(kind), obj)
+        except ClusterError as exc:  # no name, or the name taken
+            raise WorkloadError(f"{where}: {exc}") from None
         return str(kind), made["metadata"]["name"], made["metadata"].get("namespace")
 
     def _namespace(self, name: str, labels: dict[str, str] | None = None) -> None:

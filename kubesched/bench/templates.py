@@ -67,9 +67,34 @@ def read_template(path: Path, kind: str, values: dict[str, Any] | None = None) -
         raise WorkloadError(f"{path}: expected a {kind} template, got kind {obj.get('kind')!r}")
     obj.setdefault("kind", kind)
     obj.setdefault("apiVersion", "v1")
-    obj.setdefault("metadata", {})
-    obj.setdefault("spec", {})
+    for part in ("metadata", "spec"):
+        if obj.setdefault(part, {}) is None:
+            obj[part] = {}
+        if not isinstance(obj[part], dict):
+            raise WorkloadError(f"{path}: {part}: expected a mapping, got {type_name(obj[part])}")
+    if obj.get("status") is not None and not isinstance(obj["status"], dict):
+        raise WorkloadError(f"{path}: status: expected a mapping, got {type_name(obj['status'])}")
+    _check_meta(obj["metadata"], path)
     return obj
+
+
+def _check_meta(meta: Obj, path: Path) -> None:
+    """A template's metadata as the objects made from it need it: names are strings, labels and
+    annotations mappings of strings."""
+    for key in ("name", "generateName", "namespace"):
+        if meta.get(key) is not None and not isinstance(meta[key], str):
+            raise WorkloadError(f"{path}: metadata.{key}: expected a string, got {meta[key]!r}")
+    for key in ("labels", "annotations"):
+        value = meta.get(key)
+        if value is None:
+            if key in meta:
+                meta[key] = {}  # written empty (``labels:``): none, as the API reads it
+            continue
+        if not isinstance(value, dict):
+            raise WorkloadError(f"{path}: metadata.{key}: expected a mapping, got {type_name(value)}")
+        for k, v in value.items():
+            if not isinstance(k, str) or not isinstance(v, str):
+                raise WorkloadError(f"{path}: metadata.{key}[{k!r}]: expected a string, got {v!r}")
 
 
 def _fill(text: str, values: dict[str, Any], path: Path) -> str:

@@ -272,6 +272,8 @@ def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: P
     if not isinstance(raw, dict):
         raise WorkloadError(f"{where}: an op must be a mapping, got {type_name(raw)}")
     opcode = raw.get("opcode")
+    if not isinstance(opcode, str):
+        raise WorkloadError(f"{where}.opcode: expected an opcode (one of: {', '.join(_FIELDS)}), got {opcode!r}")
     if opcode in _NOT_RUN:
         raise WorkloadError(f"{where}.opcode: {opcode} is not run by kubesched bench (it runs: {', '.join(_FIELDS)})")
     if opcode not in _FIELDS:
@@ -282,6 +284,8 @@ def _op(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: P
     for key, value in raw.items():
         if key == "opcode":
             continue
+        if not isinstance(key, str):
+            raise WorkloadError(f"{where}.{key!r}: unknown field (fields are strings)")
         target = key[: -len("Param")] if key.endswith("Param") and key[: -len("Param")] in fields else key
         if target not in fields:
             allowed = ", ".join(sorted(fields)) or "none"

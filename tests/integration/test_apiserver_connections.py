@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -240,3 +241,46 @@ async def test_system_masters_are_served_over_the_limit() -> None:
         assert (await _create(srv, "by-someone", "other-token")).status == 429
         assert (await _create(srv, "by-admin", "admin-token")).status == 201
         held.close()
+
+
+async def _send(port: int, data: bytes, read: bool = True) -> bytes:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(data)
+    try:
+        return await asyncio.wait_for(reader.read(), 5) if read else b""
+    finally:
+        writer.close()
+
+
+async def test_expect_is_answered_as_go_answers_it(server: APIServer) -> None:
+    head = b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    body = POD.encode()
+    got = await _send(
+        server.port,
+        head + b"Expect: 100-continue\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body),
+    )
+    assert got.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 201 "), got[:200]
+    got = await _send(server.port, head + b"Expect: tea\r\nContent-Length: 2\r\n\r\n{}")
+    status, _, rest = got.partition(b"\r\n")
+    assert status == b"HTTP/1.1 417 Expectation Failed" and rest.endswith(b"\r\n\r\n"), got
+    assert b"connection: close" in rest.lower()
+
+
+async def test_a_client_gone_before_100_continue_is_nobodys_error(
+    server: APIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The client sends its head and resets the connection at once: the 100 has no one to go to
+    # (``OPTIONS *``: a target no route serves, answered by aiohttp's own handlers).
+    heads = [
+        b"POST /api/v1/namespaces/default/pods HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+        b"Content-Length: 9\r\n\r\n",
+        b"OPTIONS * HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nContent-Length: 0\r\n\r\n",
+    ]
+    for i in range(40):
+        head = heads[i % 2]
+        sock = socket.create_connection(("127.0.0.1", server.port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.sendall(head)
+        sock.close()
+    await asyncio.sleep(0.3)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text

@@ -65,7 +65,7 @@ async def test_a_write_does_not_fan_out_to_the_watches_itself() -> None:
         assert len(store._subscribers) <= subscribers + 1
         store.create("Pod", _pod("a"))
         # The write has returned; no watch has the change yet (it is handed out after the writer yields).
-        assert all(w.queue.empty() for w in srv.watches._open)
+        assert all(not w.changes for w in srv.watches._open)
         events = [await _next_event(w) for w in watches]
         assert {(e["type"], e["object"]["metadata"]["name"]) for e in events} == {("ADDED", "a")}
         for w in watches:

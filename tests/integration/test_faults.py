@@ -256,6 +256,20 @@ async def test_gone_answers_a_resumed_watch_with_410_expired(server: APIServer, 
     assert got == [("ADDED", "a")]
 
 
+async def test_gone_answers_a_watch_over_http_1_0_without_chunks(server: APIServer, v1: client.CoreV1Api) -> None:
+    # HTTP/1.0 has no chunks: the ERROR event comes as it is and the connection closes (a 500 before).
+    rv = (await v1.list_namespaced_pod("default")).metadata.resource_version
+    await switch(server, {"kind": "gone"})
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    writer.write(f"GET /api/v1/pods?watch=true&resourceVersion={rv} HTTP/1.0\r\n\r\n".encode())
+    got = await asyncio.wait_for(reader.read(), 5)
+    writer.close()
+    head, _, body = got.partition(b"\r\n\r\n")
+    assert b" 200 " in head.split(b"\r\n")[0] and b"chunked" not in head.lower(), head
+    event = json.loads(body)
+    assert (event["type"], event["object"]["code"]) == ("ERROR", 410)
+
+
 async def test_stall_holds_requests_and_watch_events(server: APIServer, v1: client.CoreV1Api) -> None:
     w = watch.Watch()
     seen: list[float] = []

@@ -17,6 +17,10 @@ Time, as kube-apiserver's ``http.Server`` has it: a request's head must have com
 the connection is closed without an answer, as Go's server closes it; a connection with no
 request for :data:`IDLE_TIMEOUT` is closed (aiohttp's keep-alive timeout).
 
+``Expect: 100-continue`` on HTTP/1.1 is answered ``100 Continue`` before the body is read, any
+other expectation ``417 Expectation Failed`` with no body and the connection closed, as Go's server
+answers (:func:`expect_continue`); a client gone before the ``100`` is nobody's error.
+
 Connections are counted: past :attr:`Limits.max_connections` (by default what the process may
 open less a headroom of file descriptors) a new connection first closes the oldest one that is
 waiting for a request; when every connection is busy, :data:`PROBE_RESERVE` more are let in to
@@ -27,12 +31,14 @@ the connection closed), and one more still is closed at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import resource
 from dataclasses import dataclass, field
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
+from aiohttp.http import HttpVersion11
 from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError, LineTooLong
 from aiohttp.typedefs import Handler
 
@@ -140,6 +146,24 @@ async def over_cap(request: web.Request, handler: Handler) -> web.StreamResponse
     return resp
 
 
+async def expect_continue(request: web.Request) -> web.StreamResponse | None:
+    """The route's answer to an ``Expect`` header, before the handler (see the module's text):
+    None lets the handler answer."""
+    if request.version != HttpVersion11:
+        return None
+    if request.headers.get(hdrs.EXPECT, "").lower() != "100-continue":
+        resp = web.Response(status=417)
+        resp.force_close()
+        return resp
+    transport = request.transport
+    if transport is None or transport.is_closing():
+        return None  # the client is gone: nobody to tell
+    with contextlib.suppress(ConnectionResetError):
+        await request.writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+        request.writer.output_size = 0  # the answer's own bytes are still to come
+    return None
+
+
 class _Connection(web.RequestHandler):
     """aiohttp's connection, answering a request it cannot parse in Go's words, not Python's,
     and closed when a request's head takes longer than its server's ``read_header_timeout``."""
@@ -200,6 +224,14 @@ class _Connection(web.RequestHandler):
         exc: BaseException | None = None,
         message: str | None = None,
     ) -> web.StreamResponse:
+        if isinstance(exc, ConnectionResetError) and (self.transport is None or self.transport.is_closing()):
+            # The client hung up while something was written to it (the 100 of an ``Expect``
+            # on a path no route serves, say): its choice, not the server's fault, and no one
+            # is left to answer.
+            log.debug("client %s gone: %s", request.remote, exc)
+            gone = web.Response(status=499)
+            gone.force_close()
+            return gone
         if not isinstance(exc, HttpProcessingError) or request.writer.output_size > 0:
             return super().handle_error(request, status, exc, message)
         log.debug("unreadable request from %s: %s", request.remote, exc)

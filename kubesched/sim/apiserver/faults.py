@@ -425,8 +425,9 @@ class FaultInjector:
 
     async def _gate_stream(self, request: web.Request, response: web.StreamResponse) -> None:
         # Watch events are written long after the middleware let the request through: a stall
-        # holds them at each write.
-        if not response.chunked:
+        # holds them at each write (of a streamed answer: chunked over HTTP/1.1, until the close
+        # over HTTP/1.0; an answer whose body is whole goes out in one).
+        if isinstance(response, web.Response):
             return
         write = response.write
 
@@ -619,8 +620,7 @@ class FaultInjector:
         oldest = self._resource_version() if self._resource_version is not None else 0
         status = _status(410, "Expired", f"too old resource version: {rv} ({oldest})")
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-        resp.enable_chunked_encoding()
-        await resp.prepare(request)
+        await resp.prepare(request)  # chunked over HTTP/1.1, until the close over HTTP/1.0
         await resp.write(json.dumps({"type": "ERROR", "object": status}, separators=(",", ":")).encode() + b"\n")
         await resp.write_eof()
         return resp

@@ -40,7 +40,14 @@ from kubesched.server.serving.server import cannot_listen
 from kubesched.sim.apiserver import subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
 from kubesched.sim.apiserver.authn import Authenticator, UserInfo, subject_access_review, token_review
-from kubesched.sim.apiserver.connections import APIRunner, Limits, head_limit, over_cap, too_many_requests
+from kubesched.sim.apiserver.connections import (
+    APIRunner,
+    Limits,
+    expect_continue,
+    head_limit,
+    over_cap,
+    too_many_requests,
+)
 from kubesched.sim.apiserver.customresources import CustomResources
 from kubesched.sim.apiserver.discovery import (
     aggregated_discovery,
@@ -259,7 +266,7 @@ class APIServer:
             client_max_size=_client_max_size(MAX_REQUEST_BODY_BYTES),
             middlewares=[over_cap, head_limit, canonical_paths],
         )
-        app.router.add_route("*", "/{tail:.*}", self._handle)
+        app.router.add_route("*", "/{tail:.*}", self._handle, expect_handler=expect_continue)
         self.faults.install(app)
         # A watch opened while stopping must not hold shutdown for aiohttp's default 60 s.
         self._runner = APIRunner(app, self.limits, access_log=None, handle_signals=False, shutdown_timeout=1.0)

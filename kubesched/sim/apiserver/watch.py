@@ -9,7 +9,15 @@ selectors is sent as ``DELETED`` (or ``ADDED``).
 A write costs the same however many watches are open: the store calls one subscriber, which
 queues the change and wakes one dispatcher task; the dispatcher, off the writer's path, hands it
 to the queue of each watch on the change's kind, and watches that show it alike (same resource
-version, media and selector outcome) share one encoding of it."""
+version, media and selector outcome) share one encoding of it.
+
+A watch holds at most :data:`WATCH_QUEUE_LENGTH` changes not yet written, as kube-apiserver's
+cacher bounds each watcher's buffer. When a watch is full (its client reads slower than the
+changes come, or not at all), the dispatcher waits for room within a time budget shared by all
+watches (kube-apiserver's: 50 ms more each second, 100 ms at most); a watch still full then is
+closed — its held changes dropped, its stream ended after the write under way — and its client
+re-watches from the last version it saw. A client that takes nothing more for
+:data:`TERMINATED_GRACE` seconds has its connection closed, so that it holds nothing at all."""
 
 from __future__ import annotations
 
@@ -35,6 +43,17 @@ EMIT_BATCH = 256
 #: Watches the dispatcher hands a change to between two turns of the event loop: each wakes a
 #: watch's task, and a request that comes meanwhile waits behind the tasks already woken.
 DISPATCH_BATCH = 32
+#: The changes a watch holds not yet written to its client: kube-apiserver's bound on the
+#: buffer of a watch its cacher serves without an index (``maxWatchChanSizeWithoutIndex``).
+WATCH_QUEUE_LENGTH = 100
+#: The dispatcher's budget of time to wait for room in full watches (kube-apiserver's
+#: ``timeBudget``): it grows by this many seconds a second ...
+BUDGET_REFILL_PER_SECOND = 0.05
+#: ... up to this many (``maxBudget``).
+BUDGET_MAX = 0.1
+#: Seconds a closed slow watch has for the bytes already written to reach its client before its
+#: connection is closed; a client that reads again in time sees its stream end cleanly.
+TERMINATED_GRACE = 5.0
 
 log = logging.getLogger(__name__)
 
@@ -44,18 +63,112 @@ Obj = dict[str, Any]
 Change = tuple[str, Obj, Obj | None, dict[Any, bytes]]
 
 
-class _Watch:
-    """One open watch stream on ``kind``, of the changes after ``since``; :meth:`close` ends it
-    from outside. ``definition`` names the CustomResourceDefinition serving ``kind``, if any."""
+class _TimeBudget:
+    """Time the dispatcher may spend waiting on full watches: :meth:`take` all there is, and
+    :meth:`give_back` what was not spent; it refills at :data:`BUDGET_REFILL_PER_SECOND`."""
 
-    def __init__(self, kind: str, since: int, definition: str | None) -> None:
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._left = BUDGET_MAX
+        self._at = clock()
+
+    def take(self) -> float:
+        now = self._clock()
+        taken = min(BUDGET_MAX, self._left + (now - self._at) * BUDGET_REFILL_PER_SECOND)
+        self._left, self._at = 0.0, now
+        return taken
+
+    def give_back(self, unused: float) -> None:
+        self._left = min(BUDGET_MAX, self._left + max(0.0, unused))
+
+
+class _Watch:
+    """One open watch stream on ``kind``, of the changes after ``since``, holding at most
+    ``capacity`` changes not yet written; :meth:`close` ends it after those, :meth:`terminate`
+    without them. ``definition`` names the CustomResourceDefinition serving ``kind``, if any."""
+
+    def __init__(self, kind: str, since: int, definition: str | None, capacity: int) -> None:
         self.kind = kind
         self.since = since
         self.definition = definition
-        self.queue: asyncio.Queue[Change | None] = asyncio.Queue()
+        self.capacity = capacity
+        #: the changes handed to the watch, not yet taken to be written
+        self.changes: collections.deque[Change] = collections.deque()
+        #: set by close(): the stream ends once the changes held are written
+        self.ending = False
+        #: set when the stream's task is done with the connection
+        self.finished = False
+        #: the connection, closed if a terminated watch's client does not take what was written
+        self.transport: asyncio.BaseTransport | None = None
+        self._wake = asyncio.Event()
+        self._room = asyncio.Event()
+        self._room.set()
+
+    def offer(self, change: Change) -> bool:
+        """Hold ``change`` if there is room; whether there was. A watch that is ending takes no
+        more: what came after its close is for the client's next watch."""
+        if self.ending:
+            return True
+        if len(self.changes) >= self.capacity:
+            return False
+        self.changes.append(change)
+        self._wake.set()
+        return True
+
+    async def put(self, change: Change, timeout: float) -> bool:
+        """Hold ``change`` once there is room, waiting ``timeout`` seconds at most for it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not self.ending and len(self.changes) >= self.capacity:
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            self._room.clear()
+            try:
+                await asyncio.wait_for(self._room.wait(), left)
+            except TimeoutError:
+                return False
+        return self.ending or self.offer(change)
+
+    async def wait(self, timeout: float | None) -> bool:
+        """Wait for changes or the end (``timeout`` seconds at most); whether either came."""
+        if self.changes or self.ending:
+            return True
+        self._wake.clear()
+        try:
+            await asyncio.wait_for(self._wake.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def take(self) -> list[Change]:
+        """Every change held, to be written now."""
+        batch = list(self.changes)
+        self.changes.clear()
+        self._room.set()
+        return batch
 
     def close(self) -> None:
-        self.queue.put_nowait(None)
+        self.ending = True
+        self._wake.set()
+        self._room.set()
+
+    def terminate(self, grace: float) -> None:
+        """End the stream without the changes held, after the write under way; past ``grace``
+        seconds with that write not done, close the connection."""
+        self.changes.clear()
+        self.close()
+        if grace >= 0:
+            asyncio.get_running_loop().call_later(grace, self._let_go)
+
+    def _let_go(self) -> None:
+        if not self.finished and self.transport is not None:  # closing too: its bytes never leave
+            log.debug("closing the connection of a closed %s watch: its client takes nothing", self.kind)
+            abort = getattr(self.transport, "abort", None)
+            if abort is not None:
+                abort()
+            else:
+                self.transport.close()
 
 
 class Watches:
@@ -68,6 +181,13 @@ class Watches:
         self.bookmark_interval = 5.0
         #: set at shutdown: a watch opened after it is refused with 503
         self.stopping = False
+        #: the changes a watch may hold not yet written; one that stays full is closed
+        self.queue_length = WATCH_QUEUE_LENGTH
+        #: seconds a closed slow watch's client has to take what was already written
+        self.terminated_grace = TERMINATED_GRACE
+        #: slow watches closed so far (kube-apiserver's ``apiserver_terminated_watchers_total``)
+        self.terminated = 0
+        self._budget: _TimeBudget | None = None
         self._open: set[_Watch] = set()
         #: the open watches by kind, in the order they opened
         self._by_kind: dict[str, dict[_Watch, None]] = {}
@@ -132,12 +252,33 @@ class Watches:
                         if w.definition is not None and w.definition == name:
                             w.close()
                 change: Change = (etype, obj, old, {})
+                blocked: list[_Watch] = []
                 for w in list(self._by_kind.get(kind, ())):
-                    if rv > w.since:
-                        w.queue.put_nowait(change)
+                    if rv > w.since and not w.offer(change):
+                        blocked.append(w)
                     handed += 1
                     if handed % DISPATCH_BATCH == 0:
                         await asyncio.sleep(0)
+                if blocked:
+                    await self._wait_for_room(blocked, change)
+
+    async def _wait_for_room(self, blocked: list[_Watch], change: Change) -> None:
+        """Hand ``change`` to watches that were full, within the time budget; close those that
+        stay full (their clients re-watch from the last version they saw)."""
+        loop = asyncio.get_running_loop()
+        if self._budget is None:
+            self._budget = _TimeBudget(loop.time)
+        start = loop.time()
+        budget = self._budget.take()
+        for w in blocked:
+            if w not in self._open or w.ending:
+                continue
+            if not await w.put(change, budget - (loop.time() - start)):
+                log.debug("closing a %s watch whose client does not keep up (%d changes held)", w.kind, len(w.changes))
+                self.terminated += 1
+                self._unregister(w)
+                w.terminate(self.terminated_grace)
+        self._budget.give_back(budget - (loop.time() - start))
 
     async def serve(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
         """Stream the changes of ``req``'s kind that match its selectors until the client
@@ -181,11 +322,14 @@ class Watches:
                 initial = [(etype, obj, old) for _, etype, _, obj, old in self.store.events_since(start, [kind])]
             except Gone as exc:
                 error = expired(str(exc))
-        watch = _Watch(kind, since, req.res.custom.name if req.res.custom is not None else None)
+        definition = req.res.custom.name if req.res.custom is not None else None
+        watch = _Watch(kind, since, definition, self.queue_length)
+        watch.transport = request.transport
         if error is None:
             self._register(watch)
+        # Chunked over HTTP/1.1; over HTTP/1.0 (no chunks there) the stream runs until the
+        # connection closes, as Go's server streams a response of no known length.
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
-        resp.enable_chunked_encoding()
         try:
             await resp.prepare(request)
             if error is not None:
@@ -251,9 +395,7 @@ class Watches:
                     if left <= 0:
                         break
                     wait = left if wait is None else min(wait, left)
-                try:
-                    item = await asyncio.wait_for(watch.queue.get(), wait)
-                except TimeoutError:
+                if not await watch.wait(wait):
                     if bookmarks and (deadline is None or loop.time() < deadline):
                         bookmark = {
                             "kind": req.res.kind,
@@ -262,25 +404,18 @@ class Watches:
                         }
                         await resp.write(event_line("BOOKMARK", bookmark))
                     continue
-                if item is None:
-                    break
-                # Whatever else is queued already goes out in the same write: a burst of changes
-                # costs one write and one wake-up of the client, not one per change.
-                batch = [item]
-                closing = False
-                while not watch.queue.empty():
-                    more = watch.queue.get_nowait()
-                    if more is None:
-                        closing = True
-                        break
-                    batch.append(more)
-                await emit_all(batch)
-                if closing:
+                # Whatever is held already goes out in the same write: a burst of changes costs
+                # one write and one wake-up of the client, not one per change.
+                await emit_all(watch.take())
+                if watch.ending and not watch.changes:
                     break
         except (ConnectionResetError, ConnectionError):
             pass
         finally:
             self._unregister(watch)
-        with contextlib.suppress(ConnectionResetError, ConnectionError):
-            await resp.write_eof()
+        try:
+            with contextlib.suppress(ConnectionResetError, ConnectionError):
+                await resp.write_eof()
+        finally:
+            watch.finished = True
         return resp

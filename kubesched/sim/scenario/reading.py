@@ -280,7 +280,9 @@ def parse_scenario(
                     f"{prefix}{where}.spec.containers: Required value: a pod needs at least one container"
                 )
             _check_pod_fields(spec, f"{prefix}{where}.spec", f"Pod {ns}/{meta['name']}")
-            lifetime = (meta.get("annotations") or {}).get(LIFETIME)
+            annotations = meta.get("annotations")
+            # Annotations that are no mapping are refused with the object's types, below.
+            lifetime = annotations.get(LIFETIME) if isinstance(annotations, dict) else None
             if lifetime is not None:
                 try:
                     seconds(lifetime, f"{prefix}{where}.metadata.annotations[{LIFETIME}]")

@@ -7,6 +7,7 @@ The scenario loader (:mod:`kubesched.sim.scenario.reading`) reads steps with thi
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,12 +24,17 @@ class TimelineError(errors.ScenarioError):
 
 
 def seconds(value: Any, where: str) -> float:
-    """A Go duration (``90s``, ``1m30s``) or a number of seconds, not negative."""
-    from kubesched.config.models import parse_go_duration
+    """A Go duration (``90s``, ``1m30s``) or a number of seconds, not negative, no longer than
+    Go's longest duration (whichever way it is written)."""
+    from kubesched.config.models import INT64_MAX, MAX_DURATION, parse_go_duration
 
     if isinstance(value, bool):
         raise TimelineError(f"{where}: Invalid value: {value!r}: a duration (90s) or seconds")
     if isinstance(value, int | float):
+        if isinstance(value, float) and math.isnan(value):
+            raise TimelineError(f"{where}: Invalid value: {value!r}: a duration (90s) or seconds, not NaN")
+        if abs(value) > INT64_MAX / 1e9:
+            raise TimelineError(f"{where}: Invalid value: {value!r}: out of range (at most {MAX_DURATION})")
         out = float(value)
     elif isinstance(value, str):
         try:
@@ -122,9 +128,14 @@ def parse_steps(doc: Obj, where: str, first_index: int = 0, after: float = 0.0) 
         if not isinstance(creates, list) or not all(isinstance(o, dict) for o in creates):
             raise TimelineError(f"{path}.create: a list of objects")
         step.create = creates
-        for j, d in enumerate(raw.get("delete") or []):
+        deletes, patches = raw.get("delete") or [], raw.get("patch") or []
+        if not isinstance(deletes, list):
+            raise TimelineError(f"{path}.delete: a list of objects to delete (kind, name, namespace)")
+        if not isinstance(patches, list):
+            raise TimelineError(f"{path}.patch: a list of patches (kind, name, namespace, patch)")
+        for j, d in enumerate(deletes):
             step.delete.append(_ref(d, f"{path}.delete[{j}]"))
-        for j, p in enumerate(raw.get("patch") or []):
+        for j, p in enumerate(patches):
             ref = _ref(p, f"{path}.patch[{j}]")
             if not isinstance(p.get("patch"), dict):
                 raise TimelineError(f"{path}.patch[{j}].patch: Required value: a merge patch (a mapping)")
