@@ -18,11 +18,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubesched.errors import KubeschedError
+
 #: the accumulator variable of an expanded macro (CEL's parser names it so)
 ACCU = "@result"
 
 
-class CELSyntaxError(ValueError):
+class CELSyntaxError(KubeschedError, ValueError):
     """The expression is not CEL."""
 
 
