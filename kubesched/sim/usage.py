@@ -83,6 +83,11 @@ def _running_containers(pod: Mapping[str, Any]) -> list[tuple[str, Mapping[str, 
     return out
 
 
+def running_container_names(pod: Mapping[str, Any]) -> list[str]:
+    """The names of the pod's sidecars and regular containers (what runs once it started)."""
+    return [name for name, _, _ in _running_containers(pod)]
+
+
 def _requests(container: Mapping[str, Any], path: str) -> Amounts:
     """The container's requests of the measured resources, in usage units (defaulted from limits)."""
     res = container.get("resources") or {}

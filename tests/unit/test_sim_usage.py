@@ -195,3 +195,20 @@ def test_binary_quantities_print_as_go_prints_them(value: int, shown: str) -> No
 
 def test_a_usage_list_has_cpu_and_memory() -> None:
     assert usage_list({"cpu": 100 * MILLI}) == {"cpu": "100m", "memory": "0"}
+
+
+def _scenario_pod(usage: str) -> Obj:
+    p = pod("hot", "n1", [c("app", "100m", "64Mi")], usage=usage)
+    return {"apiVersion": "v1", "kind": "Pod", **p, "status": {}}
+
+
+def test_a_scenario_refuses_a_bad_usage_annotation_before_it_runs() -> None:
+    from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
+
+    scenario = parse_scenario([_scenario_pod('{"cpu": "1500m"}')], "scenario.yaml")
+    assert [p["metadata"]["name"] for p in scenario.running_pods] == ["hot"]
+    with pytest.raises(ScenarioError) as caught:
+        parse_scenario([_scenario_pod('{"cpu": "1500m", "disk": "1"}')], "scenario.yaml")
+    message = str(caught.value)
+    assert message.startswith("scenario.yaml")
+    assert "metadata.annotations[kubesched.io/usage][disk]: unsupported resource" in message
