@@ -242,6 +242,11 @@ async def test_a_bad_usage_annotation_leaves_its_pod_and_node_out_with_a_warning
         async with session.get(f"{base}/nodes/node-2", ssl=False) as resp:
             assert resp.status == 404
             assert (await resp.json())["message"] == 'nodemetrics.metrics.k8s.io "node-2" not found'
+    if KUBECTL is not None:
+        code, out, err = await cluster.kubectl("top", "nodes")
+        assert code == 0, err
+        assert table(out)["node-2"] == ["<unknown>"] * 4
+        assert "pod default/odd" in err  # the Warning header, as kubectl prints one
 
 
 SCENARIO = """\
