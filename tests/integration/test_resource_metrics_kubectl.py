@@ -214,6 +214,7 @@ async def test_custom_objects_api_reads_metrics(cluster: Cluster, tmp_path: Path
         with pytest.raises(ApiException) as caught:
             await api.get_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", "nope")
         assert caught.value.status == 404
+        assert caught.value.body is not None
         assert json.loads(caught.value.body)["message"] == 'node "nope" not found'
         with pytest.raises(ApiException) as caught:
             await api.delete_cluster_custom_object("metrics.k8s.io", "v1beta1", "nodes", "node-1")
