@@ -183,6 +183,24 @@ async def test_kubectl_top_unknown_names_and_pods_without_metrics(cluster: Clust
     assert 'podmetrics.metrics.k8s.io "default/waiting" not found' in err
 
 
+@needs_kubectl
+async def test_kubectl_get_shows_metrics_servers_columns(cluster: Cluster) -> None:
+    code, out, err = await cluster.kubectl("get", "nodes.metrics.k8s.io")
+    assert code == 0, err
+    assert [line.split() for line in out.splitlines()] == [
+        ["NAME", "CPU", "MEMORY", "WINDOW"],
+        ["node-1", "2", "3Gi", "15s"],
+        ["node-2", "3250m", "6272Mi", "15s"],
+    ]
+    code, out, err = await cluster.kubectl("get", "pods.metrics.k8s.io", "-l", "app=web")
+    assert code == 0, err
+    assert [line.split() for line in out.splitlines()] == [
+        ["NAME", "CPU", "MEMORY", "WINDOW"],
+        ["web-1", "500m", "1Gi", "15s"],
+        ["web-2", "1500m", "2Gi", "15s"],
+    ]
+
+
 async def test_custom_objects_api_reads_metrics(cluster: Cluster, tmp_path: Path) -> None:
     cfg = client.Configuration()
     await config.load_kube_config(config_file=cluster.kubeconfig, client_configuration=cfg)

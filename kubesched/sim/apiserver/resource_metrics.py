@@ -8,7 +8,8 @@ As metrics-server: an object carries the node's or pod's name, namespace and lab
 and ``window`` the span they cover (:data:`WINDOW`, metrics-server's deployed
 ``--metric-resolution``); cpu is reported in nanocores and memory in bytes as Go's quantities print
 them; lists are sorted by namespace and name and take label and field selectors (``metadata.name``,
-``metadata.namespace``). A pod that is not running has no metrics; a node or pod the cluster does
+``metadata.namespace``) and come as metrics-server's Table (Name, cpu, memory, Window) to
+``kubectl get``. A pod that is not running has no metrics; a node or pod the cluster does
 not have is a 404 in the lister's words (``node "x" not found``, ``pods "x" not found``), one
 without metrics a 404 for the metrics object (``podmetrics.metrics.k8s.io "ns/x" not found``).
 A pod whose usage annotation cannot be read is left out, with its node (whose sum is unknown then),
@@ -32,6 +33,7 @@ from kubesched.sim.apiserver.errors import method_not_allowed, not_found
 from kubesched.sim.apiserver.handlers import warning_header
 from kubesched.sim.apiserver.requests import ResourceRequest, selector, truthy
 from kubesched.sim.apiserver.responses import json_response
+from kubesched.sim.apiserver.tables import wants_table
 from kubesched.sim.usage import MEASURED, Amounts, ClusterUsage, cluster_usage
 
 Obj = dict[str, Any]
@@ -117,12 +119,13 @@ def node_metrics(node: Obj, usage: Amounts, now: str) -> Obj:
     }
 
 
-def pod_metrics(pod: Obj, usage: ClusterUsage, now: str) -> Obj | None:
+def pod_metrics(pod: Obj, usage: ClusterUsage, now: str) -> tuple[Obj, Amounts] | None:
+    """The pod's PodMetrics and its total usage; ``None`` for a pod that does not run."""
     meta = pod.get("metadata") or {}
     measured = usage.pods.get((meta.get("namespace", ""), meta.get("name", "")))
     if measured is None:
         return None
-    return {
+    obj = {
         "kind": "PodMetrics",
         "apiVersion": f"{GROUP}/{VERSION}",
         "metadata": _meta(pod, now, True),
@@ -130,10 +133,47 @@ def pod_metrics(pod: Obj, usage: ClusterUsage, now: str) -> Obj | None:
         "window": WINDOW,
         "containers": [{"name": name, "usage": usage_list(amounts)} for name, amounts in measured.containers],
     }
+    return obj, measured.total
 
 
-def _respond(body: Obj, usage: ClusterUsage) -> web.Response:
+def table(items: list[tuple[Obj, Amounts]], include_object: str | None) -> Obj:
+    """``items`` (each object with its usage, a pod's the sum over its containers) as the Table
+    metrics-server gives ``kubectl get``: Name, cpu, memory (the resources in alphabetical order)
+    and Window; no columns for no items."""
+    columns: list[Obj] = []
+    if items:
+        columns = [
+            {"name": "Name", "type": "string", "format": "name", "description": "Name of the resource", "priority": 0},
+            *({"name": n, "type": "string", "format": "quantity", "description": "", "priority": 0} for n in MEASURED),
+            {"name": "Window", "type": "string", "format": "duration", "description": "", "priority": 0},
+        ]
+    policy = include_object or "PartialObjectMetadata"
+    rows = []
+    for obj, amounts in items:
+        usage = usage_list(amounts)
+        row: Obj = {"cells": [obj["metadata"]["name"], *(usage[n] for n in MEASURED), obj["window"]]}
+        if policy == "Object":
+            row["object"] = obj
+        elif policy != "None":
+            row["object"] = {
+                "kind": "PartialObjectMetadata",
+                "apiVersion": "meta.k8s.io/v1",
+                "metadata": obj["metadata"],
+            }
+        rows.append(row)
+    return {"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": {}, "columnDefinitions": columns, "rows": rows}
+
+
+def _respond(request: web.Request, kind: str, items: list[tuple[Obj, Amounts]], usage: ClusterUsage) -> web.Response:
+    """One object (``kind`` empty) or a list of ``kind``, or their Table when asked for one."""
     shown = warning_header(list(usage.problems))
+    body: Obj
+    if wants_table(request.headers.get("Accept", "")):
+        body = table(items, request.query.get("includeObject"))
+    elif kind:
+        body = {"kind": kind, "apiVersion": f"{GROUP}/{VERSION}", "metadata": {}, "items": [o for o, _ in items]}
+    else:
+        body = items[0][0]
     return json_response(body, headers={"Warning": shown} if shown else None)
 
 
@@ -153,8 +193,9 @@ def _nodes(store: Store, request: web.Request, req: ResourceRequest, usage: Clus
     def measured(node: Obj) -> bool:
         return node["metadata"]["name"] not in usage.unknown_nodes
 
-    def item(node: Obj) -> Obj:
-        return node_metrics(node, usage.nodes.get(node["metadata"]["name"], {}), now)
+    def item(node: Obj) -> tuple[Obj, Amounts]:
+        amounts = usage.nodes.get(node["metadata"]["name"], {})
+        return node_metrics(node, amounts, now), amounts
 
     if req.name is not None:
         try:
@@ -163,13 +204,11 @@ def _nodes(store: Store, request: web.Request, req: ResourceRequest, usage: Clus
             raise not_found("node", "", req.name) from None
         if not measured(node):
             raise not_found("nodemetrics", GROUP, req.name)
-        return _respond(item(node), usage)
+        return _respond(request, "", [item(node)], usage)
     match = selector(request, req)
     nodes, _ = store.list("Node")
-    items = sorted((item(n) for n in nodes if match(n) and measured(n)), key=lambda o: o["metadata"]["name"])
-    return _respond(
-        {"kind": "NodeMetricsList", "apiVersion": f"{GROUP}/{VERSION}", "metadata": {}, "items": items}, usage
-    )
+    items = sorted((item(n) for n in nodes if match(n) and measured(n)), key=lambda i: i[0]["metadata"]["name"])
+    return _respond(request, "NodeMetricsList", items, usage)
 
 
 def _pods(store: Store, request: web.Request, req: ResourceRequest, usage: ClusterUsage, now: str) -> web.Response:
@@ -182,11 +221,9 @@ def _pods(store: Store, request: web.Request, req: ResourceRequest, usage: Clust
         found = pod_metrics(pod, usage, now)
         if found is None:
             raise not_found("podmetrics", GROUP, f"{namespace}/{req.name}")
-        return _respond(found, usage)
+        return _respond(request, "", [found], usage)
     match = selector(request, req)
     pods, _ = store.list("Pod", req.namespace)
     items = [m for p in pods if match(p) and (m := pod_metrics(p, usage, now)) is not None]
-    items.sort(key=lambda o: (o["metadata"]["namespace"], o["metadata"]["name"]))
-    return _respond(
-        {"kind": "PodMetricsList", "apiVersion": f"{GROUP}/{VERSION}", "metadata": {}, "items": items}, usage
-    )
+    items.sort(key=lambda i: (i[0]["metadata"]["namespace"], i[0]["metadata"]["name"]))
+    return _respond(request, "PodMetricsList", items, usage)
