@@ -66,18 +66,24 @@ class PodUsage:
 
 def is_running(pod: Mapping[str, Any]) -> bool:
     """Bound to a node and not finished."""
-    node = (pod.get("spec") or {}).get("nodeName")
-    return bool(node) and (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+    spec, status = pod.get("spec"), pod.get("status")
+    node = spec.get("nodeName") if isinstance(spec, dict) else None
+    phase = status.get("phase") if isinstance(status, dict) else None
+    return isinstance(node, str) and bool(node) and phase not in ("Succeeded", "Failed")
 
 
 def _running_containers(pod: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any], str]]:
     """``(name, container, path)`` of the sidecars, then the regular containers."""
     spec = pod.get("spec") or {}
+    lists = {key: spec.get(key) or [] for key in ("initContainers", "containers")}
+    for key, value in lists.items():
+        if not isinstance(value, list):
+            raise UsageError(f"spec.{key}: must be a list")
     out: list[tuple[str, Mapping[str, Any], str]] = []
-    for i, c in enumerate(spec.get("initContainers") or ()):
+    for i, c in enumerate(lists["initContainers"]):
         if isinstance(c, dict) and c.get("restartPolicy") == "Always":
             out.append((str(c.get("name", "")), c, f"spec.initContainers[{i}]"))
-    for i, c in enumerate(spec.get("containers") or ()):
+    for i, c in enumerate(lists["containers"]):
         if isinstance(c, dict):
             out.append((str(c.get("name", "")), c, f"spec.containers[{i}]"))
     return out

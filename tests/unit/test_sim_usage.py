@@ -148,6 +148,15 @@ def test_a_pod_whose_usage_cannot_be_read_makes_its_node_unknown_and_says_why() 
     assert "greater than or equal to 0" in problem
 
 
+def test_a_pod_whose_containers_are_not_a_list_is_a_usage_error_not_a_crash() -> None:
+    p = pod()
+    p["spec"]["containers"] = 3
+    with pytest.raises(UsageError, match=r"spec.containers: must be a list"):
+        pod_usage(p)
+    p["spec"] = "bound?"
+    assert is_running(p) is False
+
+
 @pytest.mark.parametrize(
     ("annotation", "message"),
     [
