@@ -10,7 +10,8 @@ delete and deletecollection; label and field selectors; Table output for ``kubec
 This module is the application: its lifecycle, authentication, and the routing of each path to
 the part that answers it — :mod:`~kubesched.sim.apiserver.handlers` (the verbs),
 :mod:`~kubesched.sim.apiserver.watch`, :mod:`~kubesched.sim.apiserver.subresources`, discovery,
-OpenAPI, the reviews, the web view, and an API mounted beside (the simulator's).
+OpenAPI, the reviews, the web view, the resource metrics API
+(:mod:`~kubesched.sim.apiserver.resource_metrics`), and an API mounted beside (the simulator's).
 """
 
 from __future__ import annotations
