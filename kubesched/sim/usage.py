@@ -189,7 +189,8 @@ def pod_usage(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING) -> 
         whole = amount * _NANO_PER_MILLI if name == CPU else amount
         for i, part in enumerate(share(whole, [r[name] for r in requests])):
             per[i][name] = part
-    annotation = ((pod.get("metadata") or {}).get("annotations") or {}).get(USAGE_ANNOTATION)
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotation = annotations.get(USAGE_ANNOTATION) if isinstance(annotations, dict) else None
     if annotation is not None:
         whole_pod, by_container = parse_usage_annotation(annotation, names)
         for name, amount in whole_pod.items():
