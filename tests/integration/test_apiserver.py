@@ -628,6 +628,7 @@ async def test_core_events_are_served_by_events_v1(api: client.ApiClient) -> Non
                     "resource.k8s.io",
                     "rbac.authorization.k8s.io",
                     "apiextensions.k8s.io",
+                    "metrics.k8s.io",
                 }
             ),
             id="groups",

@@ -145,6 +145,15 @@ def test_results_are_annotations_on_the_pod(served: tuple[Path, Path]) -> None:
     assert set(final[pod["spec"]["nodeName"]]) >= {"NodeResourcesFit", "TaintToleration"}
 
 
+def test_top_shows_the_load_of_running_pods(served: tuple[Path, Path]) -> None:
+    # hello asks for 250m and 64Mi and has no usage annotation: its requests are its usage.
+    assert kubectl(served, "top", "pod", "hello", "--no-headers").split() == ["hello", "250m", "64Mi"]
+    node = kubectl(served, "get", "pod", "hello", "-o", "jsonpath={.spec.nodeName}")
+    rows = {line.split()[0]: line.split()[1:] for line in kubectl(served, "top", "nodes", "--no-headers").splitlines()}
+    cpu = rows[node][0]
+    assert cpu.endswith("m") and int(cpu[:-1]) >= 250, rows[node]
+
+
 def test_delete_returns(served: tuple[Path, Path]) -> None:
     assert 'pod "hello" deleted' in kubectl(served, "delete", "pod", "hello")
     assert "hello" not in kubectl(served, "get", "pods", "--no-headers")

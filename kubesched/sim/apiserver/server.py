@@ -10,7 +10,8 @@ delete and deletecollection; label and field selectors; Table output for ``kubec
 This module is the application: its lifecycle, authentication, and the routing of each path to
 the part that answers it — :mod:`~kubesched.sim.apiserver.handlers` (the verbs),
 :mod:`~kubesched.sim.apiserver.watch`, :mod:`~kubesched.sim.apiserver.subresources`, discovery,
-OpenAPI, the reviews, the web view, and an API mounted beside (the simulator's).
+OpenAPI, the reviews, the web view, the resource metrics API
+(:mod:`~kubesched.sim.apiserver.resource_metrics`), and an API mounted beside (the simulator's).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.server.serving.certs import ServingError, self_signed_certificate, ssl_context_from_pem
 from kubesched.server.serving.server import cannot_listen
-from kubesched.sim.apiserver import subresources, webui
+from kubesched.sim.apiserver import resource_metrics, subresources, webui
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, SYSTEM_PRIORITY_CLASSES, admit_new
 from kubesched.sim.apiserver.authn import Authenticator, UserInfo, subject_access_review, token_review
 from kubesched.sim.apiserver.connections import (
@@ -404,7 +405,7 @@ class APIServer:
     async def _discovery_or_resource(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
         """``/api...`` and ``/apis...``: a discovery document, or a resource request."""
         accept = request.headers.get("Accept", "")
-        custom = self.custom.resources()
+        custom = (*self.custom.resources(), *resource_metrics.METRICS_RESOURCES)
         if parts[0] == "api":
             if len(parts) == 1:
                 media = wants_aggregated(accept)
@@ -450,6 +451,8 @@ class APIServer:
     async def _verb(self, request: web.Request, req: ResourceRequest) -> web.StreamResponse:
         method = request.method
         handlers = self.handlers
+        if isinstance(req.res, resource_metrics.MetricsResource):
+            return resource_metrics.serve(self.store, self.feature_gates, request, req)
         if req.res.plural == "bindings":
             return await subresources.bind_collection(self.store, request, req)
         if req.name is None:

@@ -40,6 +40,7 @@ from kubesched.sim.apiserver.validation.pods import drop_disabled_pod_fields
 from kubesched.sim.apiserver.validation.scheduling import default_group
 from kubesched.sim.scenario.custom import CustomObjectError, is_custom_kind, read_custom
 from kubesched.sim.scenario.steps import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
+from kubesched.sim.usage import USAGE_ANNOTATION, UsageError, parse_usage_annotation, running_container_names
 
 SUPPORTED_KINDS = (
     "Node",
@@ -288,6 +289,12 @@ def parse_scenario(
                     seconds(lifetime, f"{prefix}{where}.metadata.annotations[{LIFETIME}]")
                 except TimelineError as exc:
                     raise ScenarioError(str(exc)) from None
+            usage = (meta.get("annotations") or {}).get(USAGE_ANNOTATION)
+            if usage is not None:
+                try:
+                    parse_usage_annotation(usage, running_container_names(obj))
+                except UsageError as exc:
+                    raise ScenarioError(f"{prefix}{where}.{exc}") from None
             pod_where[id(obj)] = f"{prefix}{where}"
             meta["namespace"] = ns
             # Creation times advance one second per pod in document order, so that ordering
