@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubesched.errors import KubeschedError
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting, amounts_of, pod_level_resources
 from kubesched.framework.resources import CPU, MEMORY, QuantityError, parse_quantity
 
@@ -45,7 +46,7 @@ _NANO_PER_MILLI = 1_000_000
 Amounts = dict[str, int]
 
 
-class UsageError(ValueError):
+class UsageError(KubeschedError, ValueError):
     """A usage annotation that cannot be read; the message names the field and the reason."""
 
 
