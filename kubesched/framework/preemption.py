@@ -421,7 +421,9 @@ class PreemptionEvaluator:
         Every victim but the last is deleted concurrently (at most ``parallelism`` at a time, the
         rest abandoned after the first failure); then the last victim is deleted, and the mark
         holds only until that victim is gone or terminating. After a failure the last victim is
-        spared and the preemptor is activated: no deletion event may ever come for it.
+        spared. At the end the preemptor is activated either way: after a failure no deletion
+        event may ever come for it, and after a success the last victim's event may have met it
+        still held (kubesched's own: upstream leaves such a pod to its periodic flush).
 
         With ``group`` (workload-aware preemption; ``pod`` is its first member) the preemptor is
         the pod group: every member is marked, and activated after a failure.
@@ -455,8 +457,10 @@ class PreemptionEvaluator:
             self._preempting.difference_update(m.uid for m in members)
             for m in members:
                 self._last_victim.pop(m.uid, None)
-            if failed:
-                self.handle.activate(list(members))
+            # After a failure no deletion event may come for the preemptor; after a success the
+            # last victim's event may have met it still held (an event racing the API call's
+            # answer): either way it is let go now, not left gated until the periodic flush.
+            self.handle.activate(list(members))
             observer = getattr(self.handle, "observer", None)
             if observer is not None:
                 observer.preemption_goroutine("error" if failed else "success", time.perf_counter() - started)

@@ -219,3 +219,16 @@ def test_the_gang_with_nominations_from_the_report_binds() -> None:
             d["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
     data = simulate(docs)
     assert sorted((p["name"], p["node"]) for p in data["pods"]) == [("g-m0", "n1"), ("g-m1", "n0"), ("g-m2", "n1")]
+
+
+def test_two_groups_preempting_at_once_both_bind() -> None:
+    """A node of 6 CPUs full of priority-10 pods; two basic groups of one member (priority 50)
+    preempt in the background one after the other, the second counting the first's nomination.
+    The second's last victim's deletion once met its member still held at PreEnqueue, and
+    nothing woke it again: it waited with a CPU free."""
+    c = Cluster(
+        [6], [(0, 10)] * 6, [Group("g0", False, 0, 50, 1, [None], 0), Group("g1", False, 0, 50, 1, [None], 0)], 0
+    )
+    data = simulate(scenario(c))
+    check(c, data)
+    assert {p["name"] for p in data["pods"] if p.get("node") and not p.get("deleted")} >= {"g0-m0", "g1-m0"}
