@@ -17,19 +17,12 @@ Every pod asks for one CPU, so whether the hierarchy fits is a count of CPUs."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from kubesched.cli import main
+from test_pod_group_liveness import node, pod, simulate
 
 GATES = "GenericWorkload=true,CompositePodGroup=true,TopologyAwareWorkloadScheduling=true"
 
@@ -60,28 +53,6 @@ def clusters(draw: st.DrawFn) -> Cluster:
             room[i] -= 1
     children = draw(st.lists(st.integers(1, 3), min_size=1, max_size=2))
     return Cluster(cpus, victims, draw(st.sampled_from(["all", "single"])), draw(st.booleans()), standalone, children)
-
-
-def node(name: str, cpu: int) -> dict[str, Any]:
-    res = {"cpu": str(cpu), "memory": "64Gi", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "status": {"capacity": res, "allocatable": res},
-    }
-
-
-def pod(name: str, priority: int, node_name: str = "", group: str = "") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "priorityClassName": f"p{priority}",
-        "containers": [{"name": "c", "image": "i", "resources": {"requests": {"cpu": "1"}}}],
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    if group:
-        spec["schedulingGroup"] = {"podGroupName": group}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
 
 
 def group(kind: str, name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -123,18 +94,6 @@ def scenario(c: Cluster) -> list[dict[str, Any]]:
     return docs
 
 
-def simulate(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "scenario.yaml"
-        path.write_text(yaml.safe_dump_all(docs))
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            code = main(["simulate", "--scenario", str(path), "--feature-gates", GATES, "--output", "json"])
-    assert code == 0
-    result: dict[str, Any] = json.loads(out.getvalue())
-    return result
-
-
 def check(c: Cluster, data: dict[str, Any]) -> None:
     bound = {p["name"] for p in data["pods"] if p.get("node") and not p.get("deleted")}
     deleted = {p["name"] for p in data["pods"] if p.get("deleted")}
@@ -164,7 +123,7 @@ def check(c: Cluster, data: dict[str, Any]) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters())
 def test_a_hierarchy_is_bound_whole_or_not_and_never_waits_while_it_fits(c: Cluster) -> None:
-    check(c, simulate(scenario(c)))
+    check(c, simulate(scenario(c), GATES))
 
 
 def test_a_hierarchy_preempts_a_victim_group_whole() -> None:
@@ -172,7 +131,7 @@ def test_a_hierarchy_preempts_a_victim_group_whole() -> None:
     each, beside a standalone pod each; the hierarchy of one gang of 2 takes the group whole
     (preempting it frees the 2 CPUs it needs) and spares the standalone pods or takes them."""
     c = Cluster([2, 2], [0, 1], "all", True, [0, 1], [2])
-    data = simulate(scenario(c))
+    data = simulate(scenario(c), GATES)
     check(c, data)
     bound = {p["name"] for p in data["pods"] if p.get("node") and not p.get("deleted")}
     assert {"c0-m0", "c0-m1"} <= bound

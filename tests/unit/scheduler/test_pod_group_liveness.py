@@ -141,15 +141,14 @@ def scenario(c: Cluster) -> list[dict[str, Any]]:
     return docs
 
 
-def simulate(docs: list[dict[str, Any]]) -> dict[str, Any]:
+def simulate(docs: list[dict[str, Any]], gates: str = "GenericWorkload=true") -> dict[str, Any]:
+    """``docs`` through ``kubesched simulate --output json`` under ``gates``."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "scenario.yaml"
         path.write_text(yaml.safe_dump_all(docs))
         out = io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            code = main(
-                ["simulate", "--scenario", str(path), "--feature-gates", "GenericWorkload=true", "--output", "json"]
-            )
+            code = main(["simulate", "--scenario", str(path), "--feature-gates", gates, "--output", "json"])
     assert code == 0
     result: dict[str, Any] = json.loads(out.getvalue())
     return result
