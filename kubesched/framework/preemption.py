@@ -188,6 +188,14 @@ class PreemptionEvaluator:
         #: The victim whose deletion a preemptor waits on last, by the preemptor's uid.
         self._last_victim: dict[str, PodInfo] = {}
 
+    def _gone(self, victim: PodInfo) -> bool:
+        """Whether the scheduler's cache no longer holds ``victim``, or holds it being deleted."""
+        placed_pod = getattr(self.handle, "placed_pod", None)
+        if placed_pod is None:
+            return True
+        held = placed_pod(victim.uid)
+        return held is None or held.deleting
+
     def is_pod_running_preemption(self, uid: str) -> bool:
         """Whether the pod's victims are still being evicted in the background: until the last
         victim is gone from the scheduler's cache or being deleted (upstream's executor asks its
@@ -196,13 +204,9 @@ class PreemptionEvaluator:
         if uid not in self._preempting:
             return False
         last = self._last_victim.get(uid)
-        if last is None:
+        if last is None or getattr(self.handle, "placed_pod", None) is None:
             return True
-        placed_pod = getattr(self.handle, "placed_pod", None)
-        if placed_pod is None:
-            return True
-        victim = placed_pod(last.uid)
-        return victim is not None and not victim.deleting
+        return not self._gone(last)
 
     def _async_enabled(self) -> bool:
         if self.async_preemption is not None:
@@ -421,9 +425,10 @@ class PreemptionEvaluator:
         Every victim but the last is deleted concurrently (at most ``parallelism`` at a time, the
         rest abandoned after the first failure); then the last victim is deleted, and the mark
         holds only until that victim is gone or terminating. After a failure the last victim is
-        spared. At the end the preemptor is activated either way: after a failure no deletion
-        event may ever come for it, and after a success the last victim's event may have met it
-        still held (kubesched's own: upstream leaves such a pod to its periodic flush).
+        spared and the preemptor activated: no deletion event may ever come for it. After a
+        success whose last victim the cache has let go already, it is activated too: that
+        victim's event may have met it still held (kubesched's own; upstream leaves such a pod
+        to its periodic flush).
 
         With ``group`` (workload-aware preemption; ``pod`` is its first member) the preemptor is
         the pod group: every member is marked, and activated after a failure.
@@ -438,6 +443,7 @@ class PreemptionEvaluator:
     ) -> None:
         started = time.perf_counter()
         failed = False
+        last: PodInfo | None = None
         try:
             await self.clear_lower_nominations(c, pod)
             victims = [v for v in c.victims if not (v.pod.get("metadata") or {}).get("deletionTimestamp")]
@@ -457,10 +463,13 @@ class PreemptionEvaluator:
             self._preempting.difference_update(m.uid for m in members)
             for m in members:
                 self._last_victim.pop(m.uid, None)
-            # After a failure no deletion event may come for the preemptor; after a success the
-            # last victim's event may have met it still held (an event racing the API call's
-            # answer): either way it is let go now, not left gated until the periodic flush.
-            self.handle.activate(list(members))
+            if failed or (last is not None and self._gone(last)):
+                # After a failure no deletion event may come for the preemptor. After a success
+                # whose last victim the cache has already let go, its deletion event has been
+                # heard, possibly while the preemptor was still held: it is let go now rather
+                # than left gated until the periodic flush (kubesched's own). A victim still
+                # cached means its event is yet to come, and finds the preemptor free.
+                self.handle.activate(list(members))
             observer = getattr(self.handle, "observer", None)
             if observer is not None:
                 observer.preemption_goroutine("error" if failed else "success", time.perf_counter() - started)
