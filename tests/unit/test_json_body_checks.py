@@ -70,3 +70,34 @@ def test_the_limits_themselves():
         assert outcome(json_body, over) == outcome(rebuilt, over)
     assert outcome(json_body, nest([], MAX_BODY_DEPTH, False)) == ("ok", nest([], MAX_BODY_DEPTH, False))
     assert outcome(json_body, {"a": [1.0, float("-inf")]}) == ("error", "unsupported value: -inf")
+
+
+def test_a_request_body_is_refused_with_the_first_bound_it_breaks() -> None:
+    """Through the API server's body decoding: the decoder's own depth bound (200) speaks first,
+    then the stricter bound on bodies (100), then a number JSON cannot hold."""
+    import pytest
+
+    from kubesched.sim.apiserver.errors import APIError
+    from kubesched.sim.apiserver.requests import _decode_body
+
+    def refusal(text: str) -> str:
+        with pytest.raises(APIError) as err:
+            _decode_body(text.encode(), False)
+        return err.value.message
+
+    assert "nested too deeply: more than 200 levels" in refusal('{"x": ' + "[" * 250 + "1e999" + "]" * 250 + "}")
+    assert "nested more than 100 levels deep" in refusal('{"x": ' + "[" * 150 + "]" * 150 + "}")
+    assert "unsupported value: inf" in refusal('{"a": [1e999], "x": ' + "[" * 150 + "]" * 150 + "}")
+    assert _decode_body(b'{"a": [1, {"b": 2.5}]}', False) == {"a": [1, {"b": 2.5}]}
+
+
+def test_the_store_keeps_a_handed_over_object_itself_and_copies_any_other() -> None:
+    from kubesched.cluster.store import Store
+
+    store = Store()
+    mine = {"metadata": {"name": "a", "namespace": "default"}, "spec": {"containers": []}}
+    copied = store.create("Pod", mine)
+    assert copied is not mine and copied["spec"] is not mine["spec"] and "uid" not in mine["metadata"]
+    handed = {"metadata": {"name": "b", "namespace": "default"}, "spec": {"containers": []}}
+    kept = store.create("Pod", handed, owned=True)
+    assert kept is handed and kept["metadata"]["uid"] and store.get("Pod", "default", "b") is handed
