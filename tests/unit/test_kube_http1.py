@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kubesched.cluster.base import ClusterError
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.kube.http1 import ConnectionPool, ProtocolError
 from kubesched.cluster.store import Store
@@ -162,3 +163,29 @@ async def test_the_schedulers_writes_go_over_few_kept_connections(tmp_path: Path
             assert len(store.list("Event", "default")[0]) == 20
         finally:
             await cluster.stop()
+
+
+async def test_over_tls_with_a_token_the_writes_use_the_clients_own_tls_context(tmp_path: Path) -> None:
+    """Against a server that asks for a token over HTTPS (its self-signed CA in the kubeconfig):
+    binds go over the transport's own connections, verified and authenticated as the client's."""
+    store = Store()
+    store.create("Namespace", {"metadata": {"name": "default"}})
+    store.create("Pod", {"metadata": {"name": "p", "namespace": "default"}, "spec": {"containers": []}})
+    async with APIServer(store, token="s3cret", tls=True) as server:
+        cluster = KubeCluster(kubeconfig=server.write_kubeconfig(tmp_path / "kc"))
+        try:
+            await cluster.bind(store.get("Pod", "default", "p"), "node-a")
+            pool = cluster.transport._pool
+            assert pool is not None and pool.ssl_context is not None and pool.opened == 1
+            assert store.get("Pod", "default", "p")["spec"]["nodeName"] == "node-a"
+        finally:
+            await cluster.stop()
+        # A wrong token is refused over the same path: the credentials are the client's.
+        (tmp_path / "bad").write_text((tmp_path / "kc").read_text().replace("s3cret", "wrong"))
+        intruder = KubeCluster(kubeconfig=str(tmp_path / "bad"))
+        try:
+            with pytest.raises(ClusterError) as err:
+                await intruder.bind(store.get("Pod", "default", "p"), "node-b")
+            assert err.value.code == 401
+        finally:
+            await intruder.stop()
