@@ -189,3 +189,14 @@ async def test_over_tls_with_a_token_the_writes_use_the_clients_own_tls_context(
             assert err.value.code == 401
         finally:
             await intruder.stop()
+
+
+async def test_a_connection_whose_request_ends_after_the_pool_closed_is_closed_too(pool_for) -> None:
+
+    async with Scripted(lambda n: ok(b"late")) as srv:
+        pool = pool_for(srv)
+        pending = asyncio.create_task(pool.request("POST", "/x", {}, b""))
+        await asyncio.sleep(0)  # sent, not yet answered
+        pool.close()
+        assert (await pending).body == b"late"
+        assert pool._idle == []

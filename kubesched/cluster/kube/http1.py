@@ -255,6 +255,7 @@ class ConnectionPool:
         self.opened = 0
         self._idle: list[_Connection] = []
         self._slots: asyncio.Semaphore | None = None
+        self._closed = False
 
     async def request(self, method: str, target: str, headers: Mapping[str, str], body: bytes | None = None) -> Reply:
         """Send ``method target`` with ``headers`` and ``body``; the whole answer. Raises
@@ -278,7 +279,7 @@ class ConnectionPool:
             except BaseException:
                 conn.close()
                 raise
-            if conn.reusable and not conn.closed:
+            if conn.reusable and not conn.closed and not self._closed:
                 conn.idle_since = time.monotonic()
                 self._idle.append(conn)
             else:
@@ -311,6 +312,7 @@ class ConnectionPool:
 
     def close(self) -> None:
         """Close every idle connection (those in use close when their request ends)."""
+        self._closed = True
         idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
