@@ -86,7 +86,11 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
     # The pods are created through a client of their own, as upstream's createPods op creates
     # them with client-go beside the scheduler: the project's transport, not rate limited.
     creator = KubeCluster(
-        kubeconfig=server["kubeconfig"], qps=CLIENT_QPS, burst=int(CLIENT_QPS), user_agent="kubesched-bench/creator"
+        kubeconfig=server["kubeconfig"],
+        qps=CLIENT_QPS,
+        burst=int(CLIENT_QPS),
+        user_agent="kubesched-bench/creator",
+        connections=CREATE_CONCURRENCY,
     )
     try:
         expected_init = len(init)

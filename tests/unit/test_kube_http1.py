@@ -200,3 +200,28 @@ async def test_a_connection_whose_request_ends_after_the_pool_closed_is_closed_t
         pool.close()
         assert (await pending).body == b"late"
         assert pool._idle == []
+
+
+async def test_the_writes_connections_are_bounded_as_asked(tmp_path: Path) -> None:
+    """At most ``connections`` at once when given (the benchmark's pod creator asks for 64),
+    else as many as the client configuration's pool allows: requests beyond wait for one."""
+    store = Store()
+    store.create("Namespace", {"metadata": {"name": "default"}})
+    async with APIServer(store) as server:
+        kubeconfig = server.write_kubeconfig(tmp_path / "kc")
+        default, wide = KubeCluster(kubeconfig=kubeconfig), KubeCluster(kubeconfig=kubeconfig, connections=3)
+        try:
+            pods = [
+                {"metadata": {"name": f"p{i}"}, "spec": {"containers": [{"name": "c", "image": "i"}]}} for i in range(9)
+            ]
+            await asyncio.gather(*(wide.create_object("Pod", p) for p in pods))
+            await default.create_object(
+                "Pod", {"metadata": {"name": "q"}, "spec": {"containers": [{"name": "c", "image": "i"}]}}
+            )
+            assert wide.transport._pool is not None and default.transport._pool is not None
+            assert wide.transport._pool.limit == 3 and 1 <= wide.transport._pool.opened <= 3
+            assert default.transport._pool.limit == (await default._client()).configuration.connection_pool_maxsize
+            assert len(store.list("Pod", "default")[0]) == 10
+        finally:
+            await default.stop()
+            await wide.stop()

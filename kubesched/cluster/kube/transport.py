@@ -128,7 +128,9 @@ def _without_environment_lookups(api: ApiClient, host: str) -> aiohttp.ClientSes
     return trusting
 
 
-def _own_connections(api: ApiClient, host: str, configuration: Configuration) -> ConnectionPool | None:
+def _own_connections(
+    api: ApiClient, host: str, configuration: Configuration, limit: int | None = None
+) -> ConnectionPool | None:
     """Connections of our own (:mod:`~kubesched.cluster.kube.http1`) for the requests whose whole
     answer is read, where nothing but the server and its TLS settings decide how they go: no
     proxy (the environment's or the kubeconfig's) and the TLS context the client's own
@@ -151,7 +153,7 @@ def _own_connections(api: ApiClient, host: str, configuration: Configuration) ->
         url.port or (443 if context is not None else 80),
         ssl_context=context,
         server_hostname=rest.server_hostname or None,
-        limit=int(configuration.connection_pool_maxsize or 10),
+        limit=limit or int(configuration.connection_pool_maxsize or 10),
     )
 
 
@@ -233,8 +235,12 @@ class Transport:
         configuration: Configuration | None = None,
         request_timeout: float = 30.0,
         user_agent: str = "kubesched",
+        connections: int | None = None,
     ) -> None:
         self.kubeconfig = kubeconfig or None
+        #: The most of its own connections the writes use at once (None: the configuration's
+        #: ``connection_pool_maxsize``, what the client's session allows).
+        self.connections = connections
         self.context = context or None
         self._configuration = configuration
         self.limiter = TokenBucket(qps, burst)
@@ -268,7 +274,7 @@ class Transport:
                 self._headers = {"Accept": "application/json", **api.default_headers}
                 host = self._configuration.host or ""
                 self._connections = _without_environment_lookups(api, host)
-                self._pool = _own_connections(api, host, self._configuration)
+                self._pool = _own_connections(api, host, self._configuration, self.connections)
                 self._base_path = urllib.parse.urlsplit(host).path
                 self._api = api
         return self._api
