@@ -470,10 +470,11 @@ def _no_constant(name: str) -> Any:
     raise DecodeError(f"invalid character {_go_char(name[0])} looking for beginning of value")
 
 
-def load_json(data: str | bytes, limits: Limits = DEFAULT, *, constants: bool = False) -> Any:
+def load_json(data: str | bytes, limits: Limits = DEFAULT, *, constants: bool = False, walk: bool = True) -> Any:
     """A JSON document bounded by ``limits``. Bytes are read as UTF-8 as Go reads them
     (invalid sequences become U+FFFD); ``NaN`` and ``Infinity`` are refused unless
-    ``constants``. Every refusal is a :class:`DecodeError` in Go's words."""
+    ``constants``. Every refusal is a :class:`DecodeError` in Go's words. ``walk=False`` leaves
+    the walk over the value for its depth to the caller (:func:`check_depth`), which walks it anyway."""
     _check_size(data, limits)
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
     max_digits = limits.max_integer_digits
@@ -498,9 +499,15 @@ def load_json(data: str | bytes, limits: Limits = DEFAULT, *, constants: bool = 
         raise DecodeError(_go_json_message(exc), "", exc.lineno) from None
     except RecursionError:
         raise DecodeError(f"nested too deeply: more than {limits.max_depth} levels", "depth") from None
+    if walk:
+        check_depth(value, limits)
+    return value
+
+
+def check_depth(value: Any, limits: Limits = DEFAULT) -> None:
+    """:class:`DecodeError` when decoded JSON ``value`` nests deeper than ``limits`` allow."""
     if _depth(value) > limits.max_depth:
         raise DecodeError(f"nested too deeply: more than {limits.max_depth} levels", "depth")
-    return value
 
 
 def _depth(value: Any) -> int:

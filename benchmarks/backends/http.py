@@ -5,13 +5,15 @@ The in-memory backend hands the scheduler its events in-process; this one puts r
 between, as in a cluster: ``kubesched sim serve`` runs in a process of its own (plain HTTP on
 loopback) and serves the cluster, the scheduler talks to it through the same kubernetes_asyncio
 backend ``kubesched run`` uses (list+watch informers, the binding subresource, events, status
-patches), and the measured pods are created by a client over HTTP, ``CREATE_CONCURRENCY`` at a
-time. Measured, as in the in-memory backend: from the first create to the last bind the server
+patches), and the measured pods are created over HTTP by a client of their own in the
+scheduler's process (the same transport, as upstream's createPods uses client-go beside the
+scheduler), ``CREATE_CONCURRENCY`` at a time. Measured, as in the in-memory backend: from the first create to the last bind the server
 committed (its own clock, ``GET /kubesched/stats``). Nodes and init pods come in the server's
 start scenario (setup, not measured).
 
 The server has its own process, as `sim serve` and `kubesched run` have in use; the client that
-creates the measured pods shares the scheduler's. The scheduler's client is not rate limited
+creates the measured pods shares the scheduler's. ``cpu_ms_per_pod`` is the scheduler's process,
+``server_cpu_ms_per_pod`` the server's (read from /proc, where there is one). The scheduler's client is not rate limited
 (``clientConnection.qps`` is the cluster operator's choice; the default 50 would make this a
 measure of the limit).
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -81,6 +83,15 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
     sched = workload_scheduler(w, cfg, cluster, batch)
     runner = asyncio.create_task(sched.run())
     session = aiohttp.ClientSession(server["url"])
+    # The pods are created through a client of their own, as upstream's createPods op creates
+    # them with client-go beside the scheduler: the project's transport, not rate limited.
+    creator = KubeCluster(
+        kubeconfig=server["kubeconfig"],
+        qps=CLIENT_QPS,
+        burst=int(CLIENT_QPS),
+        user_agent="kubesched-bench/creator",
+        connections=CREATE_CONCURRENCY,
+    )
     try:
         expected_init = len(init)
         while not sched.synced or sched.stats.attempts < expected_init:
@@ -100,13 +111,14 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         names = {f"{p['metadata'].get('namespace') or 'default'}/{p['metadata']['name']}" for p in measured}
         lag = LoopLag()
         lag.start()
-        churn = Churn(w, lambda pod: _create_all(session, [pod]))
+        churn = Churn(w, lambda pod: _create_all(creator, [pod]))
         churn.start()
         attempts_goal = sched.stats.attempts + len(measured)
         bound_before = await _bound(session)
         cpu = cpu_seconds()
+        server_cpu = _process_cpu(server["pid"])
         t0 = time.time()
-        await _create_all(session, measured)
+        await _create_all(creator, measured)
 
         def settled(done: int) -> bool:
             if w.wait_bound:
@@ -136,8 +148,10 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
             await _check(runner)
         bound_at = [stats["pods"][key]["firstBoundAt"] for key in names if key in stats["pods"]]
         seconds = (max(bound_at) if bound_at else time.time()) - t0
-        # The server runs in this process: its CPU is counted with the scheduler's.
+        # The scheduler's process (the pods' creator in it); the server's process apart.
         cpu = cpu_seconds() - cpu
+        server_after = _process_cpu(server["pid"])
+        server_cpu = server_after - server_cpu if server_cpu is not None and server_after is not None else None
         lag.stop()
         await churn.stop()
         durations = list(sched.stats.attempt_durations)
@@ -150,13 +164,14 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
                         placements[f"{meta['namespace']}/{meta['name']}"] = pod["spec"]["nodeName"]
     finally:
         await session.close()
+        await creator.stop()
         await sched.stop()
         runner.cancel()
         await asyncio.gather(runner, return_exceptions=True)
         await cluster.stop()
         served.close()
         tmp.cleanup()
-    return measured_result(
+    result = measured_result(
         w,
         len(nodes),
         len(measured),
@@ -170,6 +185,19 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         group_cycles=cycles,
         cpu=cpu,
     )
+    if server_cpu is not None and measured:
+        result.server_cpu_ms_per_pod = round(server_cpu * 1000 / len(measured), 4)
+    return result
+
+
+def _process_cpu(pid: str) -> float | None:
+    """The CPU seconds (user and system) process ``pid`` has spent, where /proc tells (Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 async def _stats(session: Any) -> dict[str, Any]:
@@ -193,8 +221,10 @@ async def _check(runner: asyncio.Task[Any]) -> None:
         raise RuntimeError(f"scheduler stopped: {runner.exception()!r}")
 
 
-async def _create_all(session: Any, pods: list[dict[str, Any]]) -> None:
-    """POST every pod, ``CREATE_CONCURRENCY`` requests in flight."""
+async def _create_all(creator: Any, pods: list[dict[str, Any]]) -> None:
+    """Create every pod through ``creator`` (a KubeCluster), ``CREATE_CONCURRENCY`` at a time."""
+    from kubesched.cluster.base import ClusterError
+
     queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
     for pod in pods:
         queue.put_nowait(pod)
@@ -202,11 +232,9 @@ async def _create_all(session: Any, pods: list[dict[str, Any]]) -> None:
     async def worker() -> None:
         while not queue.empty():
             pod = queue.get_nowait()
-            ns = pod["metadata"].get("namespace") or "default"
-            async with session.post(
-                f"/api/v1/namespaces/{ns}/pods", data=json.dumps(pod), headers={"Content-Type": "application/json"}
-            ) as resp:
-                if resp.status != 201:
-                    raise RuntimeError(f"creating pod {pod['metadata']['name']}: {resp.status} {await resp.text()}")
+            try:
+                await creator.create_object("Pod", pod)
+            except ClusterError as exc:
+                raise RuntimeError(f"creating pod {pod['metadata']['name']}: {exc.code} {exc}") from exc
 
     await asyncio.gather(*(worker() for _ in range(CREATE_CONCURRENCY)))

@@ -62,6 +62,9 @@ class Result:
     #: milliseconds per measured pod (None when the run did not measure it).
     cpu_seconds: float = 0.0
     cpu_ms_per_pod: float | None = None
+    #: Over HTTP with the API server in a process of its own: that process's CPU milliseconds per
+    #: measured pod over the same window (None elsewhere).
+    server_cpu_ms_per_pod: float | None = None
 
 
 def with_floor(result: Result, floor: Floor | None) -> Result:

@@ -1,7 +1,9 @@
 """The ops of a workload, run against a scheduler on the in-memory cluster: :class:`OpRunner`.
 
 The scheduler gets its events from the store in-process (no HTTP, no serialization), as in
-``python -m benchmarks.run``: what is measured is the scheduler and its plugins. Every pod a
+``python -m benchmarks.run``: what is measured is the scheduler and its plugins. With
+``backend="http"`` the store is served by the embedded API server instead and the scheduler is
+its client over HTTP (:mod:`kubesched.bench.served`): the scheduler and the API between. Every pod a
 workload creates carries the measured profile's ``schedulerName``.
 
 When are pods done? A pod is *decided* once it is bound, or once it sits in the unschedulable
@@ -39,8 +41,9 @@ from kubesched.bench.model import (
     Workload,
     has_labels,
 )
+from kubesched.bench.served import ServedCluster
 from kubesched.bench.templates import decode, is_templated, read_any, read_file, read_template, type_name
-from kubesched.cluster.base import ClusterError, NotFound
+from kubesched.cluster.base import Cluster, ClusterError, Conflict, NotFound
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import API_VERSIONS, Store
@@ -94,18 +97,27 @@ class OpRunner:
         gates: FeatureGates,
         progress: Progress | None = None,
         timeout: float = 600.0,
+        backend: str = "memory",
     ) -> None:
         self.w = w
         self.scheduler_name = scheduler_name
         self.progress = progress
         self.timeout = timeout
+        self.backend = backend
         self.store = Store(history=1000)
         self.store.follow_gates(gates)
-        self.cluster = InMemoryCluster(self.store)
+        #: ``http``: the store behind an embedded API server, the scheduler its client over HTTP.
+        self.served = ServedCluster(self.store, gates) if backend == "http" else None
+        self.memory: InMemoryCluster | None = None
+        cluster: Cluster
+        if self.served is not None:
+            cluster = self.served.cluster
+        else:
+            cluster = self.memory = InMemoryCluster(self.store)
         m = cfg.model
         self.sched = Scheduler(
             cfg.profiles,
-            self.cluster,
+            cluster,
             SchedulerOptions(
                 parallelism=m.parallelism,
                 percentage_of_nodes_to_score=m.percentageOfNodesToScore,
@@ -140,6 +152,8 @@ class OpRunner:
     async def run(self) -> list[Result]:
         """Every op in order, then the churn stopped and the scheduler with it."""
         self._deadline = time.monotonic() + self.timeout
+        if self.served is not None:
+            await self.served.start()
         self._runner = asyncio.create_task(self.sched.run())
         await asyncio.sleep(0)
         try:
@@ -152,6 +166,8 @@ class OpRunner:
             await self.sched.stop()
             self._runner.cancel()
             await asyncio.gather(self._runner, return_exceptions=True)
+            if self.served is not None:
+                await self.served.stop()
             # What the windows froze is the collector's again (a run in a long-lived process).
             gc.unfreeze()
         if self.progress is not None:
@@ -293,11 +309,21 @@ class OpRunner:
             raise WorkloadError(f"{where}: {exc}") from None
         return str(kind), made["metadata"]["name"], made["metadata"].get("namespace")
 
+    async def _delivered(self) -> None:
+        """Until every change made so far has reached the scheduler (over its watches, over HTTP)."""
+        if self.served is not None:
+            await self.served.wait_delivered()
+        elif self.memory is not None:
+            await self.memory.wait_delivered()
+
     def _namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         if name not in self._namespaces:
             self._namespaces.add(name)
             meta: Obj = {"name": name, "labels": dict(labels)} if labels else {"name": name}
-            self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
+            try:
+                self.store.create("Namespace", {"apiVersion": "v1", "kind": "Namespace", "metadata": meta})
+            except Conflict:
+                pass  # one every API server has (default, kube-system): the served store has them
 
     def _pod(self, template: Obj, namespace: str) -> Obj:
         # The store copies what it is given: the template's nested parts may be shared here.
@@ -334,7 +360,7 @@ class OpRunner:
             window.keys.extend(k for k, p in zip(keys, pods) if has_labels(p, window.labels))
         await asyncio.sleep(0)
         if window is not None and not window.lag_started:
-            await self.cluster.wait_delivered()
+            await self._delivered()
             window.lag.start()
             window.lag_started = True
         if op.collect_metrics:
@@ -467,6 +493,7 @@ class OpRunner:
                 len(window.keys) - scheduled,
                 scheduled,
                 window.lag,
+                backend=self.backend,
                 cpu=cpu,
             )
         )
@@ -477,7 +504,7 @@ class OpRunner:
         remaining = keys
         # What the workload did last (nodes added, pods deleted) reaches the scheduler first, so
         # that pods it unblocks are not judged parked before it has seen it.
-        await self.cluster.wait_delivered()
+        await self._delivered()
         while True:
             # A pod a deletePods op took away is no longer waited for.
             remaining = [k for k in remaining if k not in self.bound and k in self.pods]

@@ -79,12 +79,15 @@ def default_subject() -> Subject:
     return Subject(DEFAULT_PROFILE)
 
 
-def run_here(w: Workload, subject: Subject, progress: Progress | None = None, timeout: float = 600.0) -> list[Result]:
-    """Run ``w`` once in this process under ``subject``; its results, upstream's threshold filled in."""
+def run_here(
+    w: Workload, subject: Subject, progress: Progress | None = None, timeout: float = 600.0, backend: str = "memory"
+) -> list[Result]:
+    """Run ``w`` once in this process under ``subject`` on ``backend`` (``memory`` or ``http``,
+    see :class:`OpRunner`); its results, upstream's threshold filled in."""
     gates = FeatureGates(w.feature_gates)
     cfg, name = subject.load(gates)
     runner, loop = _loop_runner()
-    results: list[Result] = runner(OpRunner(w, cfg, name, gates, progress, timeout).run())
+    results: list[Result] = runner(OpRunner(w, cfg, name, gates, progress, timeout, backend).run())
     floor = Floor(w.threshold, w.name) if w.threshold is not None else None
     for r in results:
         r.loop = loop
@@ -103,15 +106,15 @@ def _loop_runner() -> tuple[Callable[[Any], Any], str]:
 
 
 def run_profile(
-    w: Workload, subject: Subject, progress: Progress | None = None, timeout: float = 600.0
+    w: Workload, subject: Subject, progress: Progress | None = None, timeout: float = 600.0, backend: str = "memory"
 ) -> list[Result]:
     """Run ``w`` once under ``subject`` in a child process forked from this one (where fork is
     available; here otherwise), so that peak RSS and the collector's state are that run's own."""
     if "fork" not in multiprocessing.get_all_start_methods():
-        return run_here(w, subject, progress, timeout)
+        return run_here(w, subject, progress, timeout, backend)
     ctx = multiprocessing.get_context("fork")
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(w, subject, child, timeout), daemon=True)
+    proc = ctx.Process(target=_child, args=(w, subject, child, timeout, backend), daemon=True)
     proc.start()
     child.close()
     try:
@@ -136,13 +139,13 @@ def run_profile(
             proc.join()
 
 
-def _child(w: Workload, subject: Subject, conn: Connection, timeout: float) -> None:
+def _child(w: Workload, subject: Subject, conn: Connection, timeout: float, backend: str = "memory") -> None:
     from dataclasses import asdict
 
     from kubesched.errors import KubeschedError
 
     try:
-        results = run_here(w, subject, lambda done, total: conn.send(("progress", (done, total))), timeout)
+        results = run_here(w, subject, lambda done, total: conn.send(("progress", (done, total))), timeout, backend)
         conn.send(("results", [asdict(r) for r in results]))
     except KubeschedError as exc:
         conn.send(("error", str(exc)))

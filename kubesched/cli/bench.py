@@ -7,6 +7,7 @@ benchmarks.run`` measures (pods/s, attempt latency p50/p90/p99, peak RSS, the lo
     kubesched bench TopologySpreading/5000Nodes --config my.yaml --profile my-scheduler
     kubesched bench my-workloads.yaml --config my.yaml --json
     kubesched bench --list
+    kubesched bench --backend http                      # the scheduler over HTTP to the embedded API server
 
 With ``--config`` or ``--plugin`` the same workload also runs under the default profile and the
 table shows both, with a row of ratios (yours / default); ``--no-compare-default`` runs yours only.
@@ -53,7 +54,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         from kubesched.bench.report import print_profiles
 
-        print_profiles(rows, baseline, "kubesched bench (in-memory cluster)")
+        where = "in-memory cluster" if args.backend == "memory" else "over HTTP"
+        print_profiles(rows, baseline, f"kubesched bench ({where})")
     return 0
 
 
@@ -112,7 +114,7 @@ def _run(w: Any, label: str, subject: Any, args: argparse.Namespace) -> list[Any
 
     bar = _LazyBar(ProgressBar(f"{w.name} ({label})", show=wanted(args.no_progress)))
     try:
-        return run_profile(w, subject, bar if bar.shown else None, timeout=args.timeout)
+        return run_profile(w, subject, bar if bar.shown else None, timeout=args.timeout, backend=args.backend)
     finally:
         bar.close()
 
@@ -213,6 +215,14 @@ def add_parser(sub: Any) -> None:
     )
     p.add_argument("--list", action="store_true", help="list the shipped workloads")
     p.add_argument("--json", action="store_true", help="print JSON rows instead of the table")
+    p.add_argument(
+        "--backend",
+        choices=("memory", "http"),
+        default="memory",
+        help="memory: the scheduler on the in-memory cluster (default); http: the workload's cluster served by the "
+        "embedded API server on loopback, the scheduler its client over HTTP as `kubesched run` is a cluster's "
+        "(watches, binds, events), the server in the same process (its CPU counted)",
+    )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a run may take (default 600)")
     p.add_argument("--no-progress", action="store_true", help="draw no progress bar")
     p.set_defaults(func=cmd_bench)

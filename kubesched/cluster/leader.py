@@ -24,6 +24,7 @@ import copy
 import inspect
 import logging
 import random
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -75,7 +76,19 @@ class StoreLeaseClient:
 
 def micro_time(when: datetime | None = None) -> str:
     """A ``metav1.MicroTime`` as the API serializes it (RFC 3339 with microseconds)."""
-    return (when or datetime.now(UTC)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if when is not None:
+        return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # Now (an Event's time, one per pod scheduled): the second's text formatted once per second.
+    ns = time.time_ns()
+    second, micros = divmod(ns // 1000, 1_000_000)
+    if _micro_second[0] != second:
+        _micro_second[0] = second
+        _micro_second[1] = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{_micro_second[1]}.{micros:06d}Z"
+
+
+#: The last whole second :func:`micro_time` formatted, and its text.
+_micro_second: list[Any] = [None, ""]
 
 
 def _loop_time() -> float:

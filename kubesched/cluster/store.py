@@ -275,8 +275,11 @@ class Store:
         for sub in list(self._subscribers):
             sub(etype, kind, obj, old)
 
-    def create(self, kind: str, obj: Obj) -> Obj:
-        obj = json_copy(obj)
+    def create(self, kind: str, obj: Obj, *, owned: bool = False) -> Obj:
+        """Store a new object: a copy of ``obj``, or ``obj`` itself when the caller hands it over
+        (``owned``: nothing else holds or will change it, as a request's decoded body)."""
+        if not owned:
+            obj = json_copy(obj)
         meta = obj.setdefault("metadata", {})
         if not meta.get("name"):
             if meta.get("generateName"):

@@ -20,6 +20,7 @@ from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.errors import ConfigurationError
 from kubesched.framework.features import FeatureGates
+from kubesched.scheduler.gc_pacing import GcPacer
 from kubesched.sim.apiserver.authn import generate_token
 from kubesched.sim.apiserver.inflight import DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, DEFAULT_MAX_REQUESTS_INFLIGHT
 from kubesched.sim.apiserver.server import APIServer, ensure_defaults, write_private_file
@@ -188,6 +189,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     syncing: asyncio.Task[None] | None = None
     timing: asyncio.Task[None] | None = None
     saving: asyncio.Task[None] | None = None
+    pacing: asyncio.Task[None] | None = None
     try:
         kubeconfig, web_link = _write_files(server, args.kubeconfig_out)
         print(f"kubesched embedded API server on {server.url}", flush=True)
@@ -208,6 +210,9 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         timing = asyncio.create_task(timeline.run(stop, leads), name="simulated time")
         if recorder is not None:
             saving = asyncio.create_task(_save_now_and_then(recorder, args.record, stop), name="record")
+        if supervisor is None:
+            # The scheduler, when it runs here, paces the collector for the whole process.
+            pacing = asyncio.create_task(_pace_collector(server, stop), name="collector pacing")
         if supervisor is not None:
             supervisor.options = RunOptions(
                 kubeconfig=kubeconfig,
@@ -228,7 +233,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         stop.set()
         if syncing is not None:
             await asyncio.gather(syncing, return_exceptions=True)
-        for task in (timing, saving):
+        for task in (timing, saving, pacing):
             if task is not None:
                 await asyncio.gather(task, return_exceptions=True)
         if importer is not None:
@@ -239,6 +244,24 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         await server.stop()
         await controllers.stop()
     return code
+
+
+async def _pace_collector(
+    server: APIServer, stop: asyncio.Event, every: float = 1.0, pacer: GcPacer | None = None
+) -> None:
+    """The collector paced as ``kubesched run`` paces it (:class:`GcPacer`), until ``stop``: a
+    server holding a cluster of ten thousand pods and their events would otherwise pause for a
+    full collection over all of them again and again while it is busy, finding nothing to free
+    (stored objects hold no cycles). Busy is having answered a request in the last ``every``
+    seconds; everything is collected when idle, and in any case every ten minutes."""
+    pacer = pacer if pacer is not None else GcPacer()
+    seen = server.requests
+    while not stop.is_set():
+        try:
+            await asyncio.wait_for(stop.wait(), every)
+        except TimeoutError:
+            pacer.tick(idle=server.requests == seen)
+            seen = server.requests
 
 
 #: How often a recording is saved while it runs (a server that is killed loses at most this much).

@@ -14,7 +14,7 @@ from pathlib import Path
 def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
     """A ``kubesched sim serve --insecure --port 0`` process started in ``cwd`` with ``args``;
     yields ``url`` (the API, as it printed it), ``web`` (the web view's link, read from the file
-    it writes beside the kubeconfig) and ``kubeconfig``. SIGTERM at the end."""
+    it writes beside the kubeconfig), ``kubeconfig`` and ``pid`` (the process's). SIGTERM at the end."""
     cwd.mkdir(parents=True, exist_ok=True)
     kubeconfig = cwd / "kubeconfig"
     proc = subprocess.Popen(
@@ -38,7 +38,7 @@ def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
     )
     try:
         assert proc.stdout is not None
-        printed = {"kubeconfig": str(kubeconfig)}
+        printed = {"kubeconfig": str(kubeconfig), "pid": str(proc.pid)}
         for line in proc.stdout:
             if "embedded API server on" in line:
                 printed["url"] = line.split(" on ")[1].strip()

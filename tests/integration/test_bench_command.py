@@ -203,3 +203,27 @@ def test_a_module_alone_registers_its_plugins_and_no_compare_runs_it_alone(tmp_p
     (row,) = json.loads(out.stdout)
     assert (row["profile"], row["scheduled"], row["unschedulable"]) == ("kubesched-bench", 0, 10)
     assert "vs_default" not in row
+
+
+def test_over_http_the_scheduler_is_a_client_of_the_embedded_api_server() -> None:
+    """--backend http: the same decisions as in memory (every pod bound by default, none under
+    the refusing plugin, whose failures are written over HTTP as events and conditions), the
+    rows saying which backend measured them, the table's title too."""
+    out = _bench("SchedulingBasic/5Nodes", "--plugin", PLUGIN, "--backend", "http", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["profile"]: r for r in json.loads(out.stdout)}
+    mine, default = rows["kubesched-bench"], rows["default"]
+    assert mine["backend"] == default["backend"] == "http"
+    assert (mine["scheduled"], mine["unschedulable"]) == (0, 10)
+    assert (default["scheduled"], default["unschedulable"]) == (10, 0)
+    assert default["pods_per_second"] > 0 and default["cpu_ms_per_pod"] > 0
+    table = _bench("SchedulingBasic/5Nodes", "--backend", "http")
+    assert table.returncode == 0, table.stderr
+    assert "kubesched bench (over HTTP)" in table.stdout
+    header, cells = _table(table.stdout)
+    assert [dict(zip(header, c))["scheduled"] for c in cells] == ["10"]
+
+
+def test_an_unknown_backend_is_a_usage_error() -> None:
+    out = _bench("--backend", "grpc")
+    assert out.returncode == 2 and "--backend" in out.stderr

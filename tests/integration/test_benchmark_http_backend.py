@@ -17,6 +17,10 @@ async def test_a_workload_runs_through_the_embedded_api_server_over_http():
     assert len(placements) == 25
     assert set(placements.values()) <= {f"node-{i}" for i in range(10)}
     assert result.pods_per_second > 0 and result.attempt_p50_ms > 0
+    # Both processes' CPU over the measured window: the scheduler's (the creator in it) and the server's.
+    assert result.cpu_ms_per_pod is not None and result.cpu_ms_per_pod > 0
+    # (the server's in clock ticks of /proc: a tiny run may cost it less than one)
+    assert result.server_cpu_ms_per_pod is not None and result.server_cpu_ms_per_pod >= 0
 
 
 async def test_a_gang_workload_runs_over_http_one_cycle_per_gang():

@@ -111,3 +111,35 @@ def test_below_the_floor_nothing_is_walked() -> None:
     pacer.tick(idle=True)
     pacer.tick(idle=False)
     assert pacer.full_collections == 0 and garbage() is not None
+
+
+async def test_sim_serve_paces_the_collector_by_whether_requests_came() -> None:
+    """sim serve without a scheduler of its own ticks a pacer once a period: busy while requests
+    come, idle once they stop; nothing after it is told to stop."""
+    import asyncio
+
+    from kubesched.sim.serve import _pace_collector
+
+    class Server:
+        requests = 0
+
+    class Pacer:
+        def __init__(self) -> None:
+            self.ticks: list[bool] = []
+
+        def tick(self, idle: bool) -> None:
+            self.ticks.append(idle)
+
+    server, pacer, stop = Server(), Pacer(), asyncio.Event()
+    task = asyncio.create_task(_pace_collector(server, stop, every=0.02, pacer=pacer))  # type: ignore[arg-type]
+    for _ in range(8):
+        server.requests += 1
+        await asyncio.sleep(0.005)
+    await asyncio.sleep(0.1)
+    stop.set()
+    await asyncio.wait_for(task, 1)
+    ticks = len(pacer.ticks)
+    await asyncio.sleep(0.05)
+    assert len(pacer.ticks) == ticks
+    assert False in pacer.ticks and pacer.ticks[-1] is True
+    assert pacer.ticks.index(True) > pacer.ticks.index(False)

@@ -54,9 +54,24 @@ async def test_the_client_session_does_not_trust_the_environment_where_it_cannot
         assert api.rest_client.pool_manager.trust_env is False
         # The session it replaced still owns (and closes) the connections.
         assert cluster._connections is not None and cluster._connections.trust_env is True
+        # Whole requests other than GETs go over connections of the transport's own.
+        assert cluster.transport._pool is not None
     finally:
         await cluster.stop()
-    assert cluster._connections is None
+    assert cluster._connections is None and cluster.transport._pool is None
+
+
+async def test_a_proxy_for_the_server_keeps_every_request_on_the_client_session(clean_env, server):
+    from kubesched.cluster.kube.cluster import KubeCluster
+
+    clean_env.setenv("HTTP_PROXY", "http://proxy.invalid:3128")
+    clean_env.setenv("NO_PROXY", "")
+    cluster = KubeCluster(kubeconfig=server.write_kubeconfig(Path(clean_env_dir(clean_env)) / "kc"))
+    try:
+        await cluster._client()
+        assert cluster.transport._pool is None
+    finally:
+        await cluster.stop()
 
 
 def clean_env_dir(_: pytest.MonkeyPatch) -> str:

@@ -254,3 +254,18 @@ async def test_never_two_leaders_under_outages_and_latency(seed: int) -> None:
     intervals.sort(key=lambda iv: iv[1])
     for (_, _, end_prev), (_, start_next, _) in zip(intervals, intervals[1:]):
         assert start_next >= end_prev
+
+
+def test_micro_time_now_is_rfc3339_with_microseconds_and_moves_on() -> None:
+    from datetime import UTC, datetime
+
+    from kubesched.cluster.leader import micro_time
+
+    before = datetime.now(UTC)
+    stamps = [micro_time() for _ in range(3)]
+    after = datetime.now(UTC)
+    for text in stamps:
+        parsed = datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        assert before <= parsed <= after
+    assert stamps == sorted(stamps)
+    assert micro_time(datetime(2026, 1, 2, 3, 4, 5, 60, tzinfo=UTC)) == "2026-01-02T03:04:05.000060Z"

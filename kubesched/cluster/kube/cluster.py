@@ -61,6 +61,7 @@ class KubeCluster:
         stall_seconds: float = INFORMER_STALL_SECONDS,
         keep_from_collector: bool = False,
         watched_kinds: tuple[str, ...] = WATCHED_KINDS,
+        connections: int | None = None,
     ) -> None:
         self.transport = Transport(
             kubeconfig,
@@ -70,6 +71,7 @@ class KubeCluster:
             configuration=configuration,
             request_timeout=request_timeout,
             user_agent=user_agent,
+            connections=connections,
         )
         self.hostname = hostname or socket.gethostname()
         #: Every task this cluster runs (one per informer); :meth:`stop` cancels and awaits them.

@@ -13,6 +13,7 @@ import copy
 import re
 from typing import Any
 
+from kubesched.cluster.store import json_copy
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import forbidden, invalid
@@ -617,10 +618,10 @@ def event_to_v1(core: Obj) -> Obj:
     out: Obj = {"kind": "Event", "apiVersion": "events.k8s.io/v1"}
     for k in _SHARED_EVENT_FIELDS:
         if k in core:
-            out[k] = copy.deepcopy(core[k])
+            out[k] = json_copy(core[k])
     for old, new in _MOVED_TO_EVENTS_V1.items():
         if core.get(old) not in (None, "", {}):
-            out[new] = copy.deepcopy(core[old])
+            out[new] = json_copy(core[old])
     if not out.get("reportingController") and (core.get("source") or {}).get("component"):
         out["reportingController"] = core["source"]["component"]
     if not out.get("eventTime"):
@@ -637,10 +638,10 @@ def event_from_v1(ev: Obj) -> Obj:
     out: Obj = {"kind": "Event", "apiVersion": "v1"}
     for k in _SHARED_EVENT_FIELDS:
         if k in ev:
-            out[k] = copy.deepcopy(ev[k])
+            out[k] = json_copy(ev[k])
     for old, new in _MOVED_TO_EVENTS_V1.items():
         if ev.get(new) not in (None, "", {}):
-            out[old] = copy.deepcopy(ev[new])
+            out[old] = json_copy(ev[new])
     series = ev.get("series") or {}
     if "count" not in out and series.get("count"):
         out["count"] = series["count"]

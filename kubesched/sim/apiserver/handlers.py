@@ -253,7 +253,9 @@ class ResourceHandlers:
             return obj
         check_stored_size(obj)
         try:
-            return self.store.create(req.res.stored_as, obj)
+            # A built-in kind's object is the request's own, decoded and admitted here: stored as
+            # it is. (A custom one's defaults may come from its definition's schema: copied.)
+            return self.store.create(req.res.stored_as, obj, owned=req.res.custom is None)
         except Conflict:
             raise already_exists(req.res.plural, req.res.group, obj["metadata"].get("name", "")) from None
 

@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from kubesched.decoding import Limits, load_json, load_yaml
+from kubesched.decoding import Limits, check_depth, load_json, load_yaml
 from kubesched.framework.features import FeatureGates
 from kubesched.sim.apiserver.discovery import Resource, find, split_resource_path
 from kubesched.sim.apiserver.errors import (
@@ -96,7 +96,12 @@ def _decode_body(raw: bytes, yaml_source: bool) -> Any:
     try:
         if yaml_source:
             return json_body(load_yaml(raw, BODY_LIMITS), yaml_source=True)
-        return json_body(load_json(raw, BODY_LIMITS))
+        value = load_json(raw, BODY_LIMITS, walk=False)
+        try:
+            return json_body(value)  # a walk over the value, far stricter on depth
+        except ValueError:
+            check_depth(value, BODY_LIMITS)  # load_json's own bound is the first word, as ever
+            raise
     except (ValueError, yaml.YAMLError) as exc:
         # DecodeError (a ValueError) words its reason as Go's decoders do; json_body's are Go's too.
         raise bad_request(f"the object provided is unrecognized or malformed: {exc}") from None

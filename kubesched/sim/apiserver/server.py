@@ -240,6 +240,8 @@ class APIServer:
         self._unfollow: Callable[[], None] | None = None
         #: The simulator's own API (kubesched.sim.simulator_api), when ``sim serve`` sets one.
         self.simulator: MountedAPI | None = None
+        #: Requests answered or being answered so far (what tells a busy server from an idle one).
+        self.requests = 0
 
     @property
     def bookmark_interval(self) -> float:
@@ -345,6 +347,7 @@ class APIServer:
 
     # --- dispatch -----------------------------------------------------------------------------
     async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.requests += 1
         try:
             user = self.authn.check(request.path, request.headers.get("Authorization"))
             with self.inflight.slot(request, user):

@@ -197,11 +197,37 @@ def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bo
             _walk(typ[1:-1], item, struct, path, field, quantity)
 
 
+def _check_json(value: Any, depth: int) -> None:
+    """:func:`json_body`'s checks on a value decoded from JSON, in the same order with the same
+    errors, without rebuilding it: JSON's keys are strings already, its values nothing to convert."""
+    if depth > MAX_BODY_DEPTH:
+        raise ValueError(f"nested more than {MAX_BODY_DEPTH} levels deep")
+    children: Any
+    if isinstance(value, dict):
+        children = value.values()
+    elif isinstance(value, list):
+        children = value
+    else:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"unsupported value: {value}")
+        return
+    if depth + 1 > MAX_BODY_DEPTH and children:
+        raise ValueError(f"nested more than {MAX_BODY_DEPTH} levels deep")
+    for child in children:
+        if isinstance(child, dict | list):
+            _check_json(child, depth + 1)
+        elif isinstance(child, float) and not math.isfinite(child):
+            raise ValueError(f"unsupported value: {child}")
+
+
 def json_body(value: Any, yaml_source: bool = False, depth: int = 0) -> Any:
     """A decoded request body as the JSON kube-apiserver decodes: refused (``ValueError``) when
     nested more than :data:`MAX_BODY_DEPTH` levels, which deep copies and responses could not
     handle; from YAML, timestamps and binary become the strings they are in JSON, keys become
     strings; NaN or an infinity is refused, as JSON has no such number."""
+    if not yaml_source:
+        _check_json(value, depth)
+        return value
     if depth > MAX_BODY_DEPTH:
         raise ValueError(f"nested more than {MAX_BODY_DEPTH} levels deep")
     if isinstance(value, dict):
@@ -213,8 +239,6 @@ def json_body(value: Any, yaml_source: bool = False, depth: int = 0) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         # JSON has no NaN or infinity (1e999 overflows into one): Go's decoder refuses them.
         raise ValueError(f"unsupported value: {value}")
-    if not yaml_source:
-        return value
     if isinstance(value, datetime.datetime):
         return value.isoformat().replace("+00:00", "Z")
     if isinstance(value, datetime.date):
