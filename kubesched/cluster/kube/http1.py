@@ -27,13 +27,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import cast
 
+from kubesched.cluster.base import ClusterError
+
 #: An idle connection older than this is closed rather than used (aiohttp's keep-alive time).
 IDLE_SECONDS = 15.0
 #: The longest response head read: far above what an API server sends.
 MAX_HEAD_BYTES = 1 << 20
 
 
-class ProtocolError(ConnectionError):
+class ProtocolError(ClusterError, ConnectionError):
     """The server's answer is not HTTP/1.1 we can read, or the connection ended before it did."""
 
 

@@ -289,7 +289,7 @@ def parse_scenario(
                     seconds(lifetime, f"{prefix}{where}.metadata.annotations[{LIFETIME}]")
                 except TimelineError as exc:
                     raise ScenarioError(str(exc)) from None
-            usage = (meta.get("annotations") or {}).get(USAGE_ANNOTATION)
+            usage = annotations.get(USAGE_ANNOTATION) if isinstance(annotations, dict) else None
             if usage is not None:
                 try:
                     parse_usage_annotation(usage, running_container_names(obj))
