@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.bench.templates import read_template
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 
 @dataclass(frozen=True)

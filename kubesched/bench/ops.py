@@ -50,11 +50,11 @@ from kubesched.cluster.store import API_VERSIONS, Store
 from kubesched.config import SchedulerConfig
 from kubesched.errors import KubeschedError
 from kubesched.framework.features import FeatureGates
+from kubesched.objects import Obj
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.sim.apiserver.customresources import admit_definition
 from kubesched.sim.scenario.custom import is_custom_kind, read_custom
 
-Obj = dict[str, Any]
 #: ``progress(done, total)``: pods decided of the pods the workload creates (churn aside).
 Progress = Callable[[int, int], None]
 

@@ -15,9 +15,7 @@ from typing import Any
 
 from kubesched.bench.errors import WorkloadError
 from kubesched.decoding import MAX_DOCUMENT_BYTES, DecodeError, Limits, load_yaml, read_text
-
-Obj = dict[str, Any]
-
+from kubesched.objects import Obj
 
 #: The bounds of every file bench reads, and of a template's text once filled in.
 BENCH_LIMITS = Limits(max_bytes=MAX_DOCUMENT_BYTES)

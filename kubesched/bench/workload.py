@@ -84,7 +84,6 @@ DEFAULT_POD_TEMPLATE = SHIPPED_DIR / "templates" / "pod-default.yaml"
 #: What ``kubesched bench`` runs when no workload is named: small enough for well under a minute.
 DEFAULT_WORKLOAD = "SchedulingBasic/500Nodes"
 
-Obj = dict[str, Any]
 
 #: The most objects one workload makes (each op's ``count``, and all its ops' together; a
 #: churn's ``number`` of each template counts), as in a scenario: far above upstream's largest

@@ -14,12 +14,11 @@ to watch besides (:class:`WatchesResources`, plugins' informers): a built-in one
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from kubesched import errors
 from kubesched.framework.informers import GroupVersionResource
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 #: Delivered in this order at start: what pods refer to comes before the pods.
 WATCHED_KINDS = (

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 #: The kind (and store key) of the definitions themselves.
 CRD_KIND = "CustomResourceDefinition"

@@ -32,11 +32,11 @@ from typing import Any, Protocol
 
 from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import Store
+from kubesched.objects import Obj
 from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 #: client-go's ``JitterFactor`` for the acquire loop: each wait is ``retry_period × [1, 2.2)``.
 JITTER_FACTOR = 1.2

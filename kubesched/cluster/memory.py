@@ -19,8 +19,7 @@ from kubesched.cluster.base import EVERY_WATCHED_KIND, EventHandler, NotFound
 from kubesched.cluster.kinds import handler_kind, named_resource, store_kind
 from kubesched.cluster.store import Store, json_copy, now_rfc3339
 from kubesched.framework.informers import GroupVersionResource
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 _WATCHED = frozenset(EVERY_WATCHED_KIND)
 

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.cluster.base import ClusterError, Conflict, Invalid, NotFound
 from kubesched.cluster.custom_resources import CRD_API_VERSION, CRD_KIND, CustomResourceRegistry
+from kubesched.objects import Obj
 
 if TYPE_CHECKING:
     from kubesched.framework.features import FeatureGates
 
-Obj = dict[str, Any]
 WatchEvent = tuple[int, str, str, Obj, Obj | None]  # (rv, ADDED|MODIFIED|DELETED, kind, obj, old)
 Subscriber = Callable[[str, str, Obj, "Obj | None"], None]
 

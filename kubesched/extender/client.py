@@ -24,8 +24,8 @@ import aiohttp
 
 from kubesched import errors
 from kubesched.extender import wire
-from kubesched.extender.wire import Obj
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.objects import Obj
 
 __all__ = [
     "DEFAULT_EXTENDER_TIMEOUT",

@@ -16,7 +16,7 @@ from typing import Any
 from aiohttp import web
 
 from kubesched.extender import wire
-from kubesched.extender.wire import Obj
+from kubesched.objects import Obj
 
 __all__ = ["ExtenderServer", "make_extender_app", "run_extender", "serve_extender"]
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.objects import Obj
+
 __all__ = ["MAX_EXTENDER_PRIORITY", "MIN_EXTENDER_PRIORITY", "Obj", "as_int64", "field", "node_name", "string_map"]
 
 MIN_EXTENDER_PRIORITY = 0
 MAX_EXTENDER_PRIORITY = 10
 """An extender scores nodes 0..10; the scheduler scales that to its own 0..100 range."""
-
-Obj = dict[str, Any]
 
 
 def field(obj: Any, key: str) -> Any:

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from kubesched.errors import KubeschedError
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 
 class ResourceNameError(KubeschedError, ValueError):

@@ -25,14 +25,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.objects import Obj
 
 #: The kind of a leaf pod group (its members are pods).
 POD_GROUP_KIND = "PodGroup"
 #: The kind of a group of groups (``CompositePodGroup``, alpha): its children are PodGroups or
 #: CompositePodGroups that name it in ``spec.parentCompositePodGroupName``.
 COMPOSITE_POD_GROUP_KIND = "CompositePodGroup"
-
-Obj = dict[str, Any]
 
 
 def pod_group_name(pod: Mapping[str, Any]) -> str:

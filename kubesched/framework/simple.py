@@ -47,15 +47,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kubesched.framework import (
-    MAX_NODE_SCORE,
-    CycleState,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    QueuedPodInfo,
-    Status,
-)
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 __all__ = ["filter", "queue_sort", "score"]
 

@@ -25,8 +25,7 @@ from kubesched.framework.pod_requests import (
 )
 from kubesched.framework.resources import CPU, MEMORY, Resource, quantity_of
 from kubesched.framework.selectors import LabelSelector, NodeSelector, PreferredTerm, compile_preferred
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 _generation = itertools.count(1)
 

@@ -19,7 +19,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kubesched.errors import ClusterError
-from kubesched.framework import ClusterEventWithHint, CycleState, PodInfo, Status
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
 
 #: Status codes of a failed binding worth sending again.
 RETRIABLE_CODES = frozenset({409, 500, 503, 504})

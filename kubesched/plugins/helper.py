@@ -7,9 +7,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from kubesched.framework import NodeScore
 from kubesched.framework.features import FeatureGates
-from kubesched.framework.interface import PodGroups
+from kubesched.framework.interface import NodeScore, PodGroups
 from kubesched.framework.podgroup import PodGroupInfo
 from kubesched.framework.types import PodInfo
 

@@ -11,8 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, ClusterEventWithHint, CycleState, NodeInfo, PodInfo
 from kubesched.framework.columns import Array, columns_of
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState
+from kubesched.framework.types import NodeInfo, PodInfo
 
 MB = 1024 * 1024
 #: Bounds of the summed image score: a range typical of compressed registry images.

@@ -9,29 +9,19 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from kubesched.framework import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    PreFilterResult,
-    QueueingHint,
-    Status,
-)
 from kubesched.framework.batch_selectors import label_map_mask, node_selector_mask, term_mask
 from kubesched.framework.columns import Array, columns_of
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult
 from kubesched.framework.selectors import (
     NodeSelector,
     PreferredTerm,
     SelectorError,
     compile_preferred,
 )
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import default_normalize_score, default_normalize_scores
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"

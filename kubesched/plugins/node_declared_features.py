@@ -29,19 +29,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubesched.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 
 log = logging.getLogger(__name__)
 

@@ -7,20 +7,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from kubesched.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
 from kubesched.framework.columns import Array, columns_of
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState
 from kubesched.framework.selectors import tolerations_tolerate
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import pod_uid, tolerations_fragment
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"

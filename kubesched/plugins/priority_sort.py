@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.framework import ClusterEventWithHint, QueuedPodInfo
+from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.types import QueuedPodInfo
 
 
 class PrioritySort:

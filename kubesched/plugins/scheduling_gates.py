@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubesched.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    EventResource,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
 
 #: The pod's own update that removed its last gate.
 GATES_ELIMINATED = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_SCHEDULING_GATES_ELIMINATED)

@@ -13,22 +13,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from kubesched.framework import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
 from kubesched.framework.columns import Array, columns_of
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
 from kubesched.framework.selectors import find_untolerated_taint, tolerations_tolerate
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import (
     default_normalize_score,
     default_normalize_scores,

@@ -19,12 +19,10 @@ import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from kubesched.objects import Obj
 from kubesched.research.errors import ReplayError
 from kubesched.sim.scenario.openb import TraceError, node_objects, timed_pod_objects
-
-Obj = dict[str, Any]
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
 
 from kubesched.errors import PluginError
 from kubesched.framework.informers import (
@@ -21,11 +20,11 @@ from kubesched.framework.informers import (
     Lister,
     UpdateHandler,
 )
+from kubesched.objects import Obj
 from kubesched.runtime.objects import ObjectIndex, object_key
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 _Handlers = tuple[AddHandler | None, UpdateHandler | None, DeleteHandler | None]
 
 

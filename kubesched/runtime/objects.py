@@ -3,9 +3,7 @@ informers keep (Kubernetes JSON dicts, not to be changed)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 
 def object_key(obj: Obj) -> str:

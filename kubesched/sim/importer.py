@@ -21,15 +21,14 @@ import asyncio
 import copy
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from kubesched.cluster.base import Conflict, NotFound
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.store import Store
+from kubesched.objects import Obj
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 #: kind → (list path, whether --selector applies), in the order objects are created.
 IMPORTED: dict[str, tuple[str, bool]] = {

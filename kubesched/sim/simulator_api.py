@@ -34,12 +34,11 @@ from kubesched.cluster.store import Store
 from kubesched.decoding import DecodeError, load_yaml_all
 from kubesched.errors import KubeschedError
 from kubesched.framework.features import GATES, FeatureGates
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.errors import APIError, bad_request, method_not_allowed, not_found
 from kubesched.sim.apiserver.requests import BODY_LIMITS, INLINE_BODY_BYTES
 from kubesched.sim.apiserver.validation.meta import go_quote
 from kubesched.sim.scenario.reading import OTHER_KINDS
-
-Obj = dict[str, Any]
 
 #: The first path segment after ``/api/v1/`` that this API answers.
 PATHS = frozenset({"schedulerconfiguration", "reset", "export", "import", "results", "featuregates"})

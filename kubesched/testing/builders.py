@@ -12,8 +12,7 @@ from typing import Any, cast
 
 from kubesched.framework.podgroup import PodGroupInfo
 from kubesched.framework.types import NodeInfo, PodInfo
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 _uid = 0
 

@@ -16,11 +16,10 @@ from kubesched.cluster.custom_resources import CRD_KIND, parse_definition, split
 from kubesched.cluster.kinds import BUILTIN_RESOURCES
 from kubesched.cluster.store import Store
 from kubesched.framework.informers import GroupVersionResource
+from kubesched.objects import Obj
 from kubesched.runtime.informers import SharedInformers
 from kubesched.sim.scenario.custom import is_custom_kind
 from kubesched.testing.builders import NodeBuilder, PodBuilder
-
-Obj = dict[str, Any]
 
 
 def guess_plural(kind: str) -> str:

@@ -15,7 +15,7 @@ from polling import eventually
 
 from kubesched.config.models import Extender
 from kubesched.extender import ExtenderError, HTTPExtender, serve_extender
-from kubesched.framework import Status
+from kubesched.framework.status import Status
 from kubesched.scheduler.extenders import find_nodes_that_pass_extenders, prioritize_with_extenders
 from kubesched.testing import as_node_infos, make_node, make_pod, running_scheduler
 

@@ -27,7 +27,7 @@ from kubesched.extender import (
     make_extender_app,
     serve_extender,
 )
-from kubesched.framework import Code, Status
+from kubesched.framework.status import Code, Status
 from kubesched.scheduler.extenders import (
     binder_for,
     find_nodes_that_pass_extenders,

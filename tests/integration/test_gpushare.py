@@ -19,7 +19,8 @@ from gpushare_builders import CONFIGS, PACKAGE, PLUGINS, batch_of, cpu_node, gpu
 from polling import eventually_sync
 
 from kubesched.config import load_config, parse_config
-from kubesched.framework import Code, CycleState
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.sim.run.simulate import simulate
 from kubesched.sim.scenario.openb import TRACE_ABSENT, load_openb, trace_dir

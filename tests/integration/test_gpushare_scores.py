@@ -10,7 +10,7 @@ import pytest
 from gpushare_builders import batch_of, gpu_node, gpu_pod, gs, typical
 from test_gpushare import _random_cluster
 
-from kubesched.framework import CycleState, NodeScore
+from kubesched.framework.interface import CycleState, NodeScore
 from kubesched.framework.types import PodInfo
 from kubesched.testing import as_node_infos, framework_for, make_pod, score_nodes
 

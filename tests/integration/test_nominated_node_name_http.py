@@ -14,7 +14,7 @@ from polling import eventually
 
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.store import Store
-from kubesched.framework import Status
+from kubesched.framework.status import Status
 from kubesched.runtime.framework import PluginRef, ProfileSpec
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.sim.apiserver.server import APIServer

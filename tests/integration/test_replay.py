@@ -17,7 +17,7 @@ import pytest
 from gpushare_builders import gs
 
 from kubesched.cli import main
-from kubesched.framework import CycleState
+from kubesched.framework.interface import CycleState
 from kubesched.framework.types import PodInfo
 from kubesched.research import ReplayError, ReplayOptions, replay
 from kubesched.research.gpushare import Fragmentation, gpus_taken

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from conftest import make_harness, profile, registry_with
 
-from kubesched.framework import Code, CycleState, PreFilterResult, Status
+from kubesched.framework.interface import CycleState, PreFilterResult
+from kubesched.framework.status import Code, Status
 from kubesched.runtime.framework import Framework, FrameworkError, PluginRef, ProfileSpec
 from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import make_node, make_pod

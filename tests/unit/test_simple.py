@@ -7,8 +7,10 @@ import asyncio
 import pytest
 
 import kubesched.framework.simple as simple
-from kubesched.framework import Code, CycleState, NodeScore, QueuedPodInfo, Status
+from kubesched.framework.interface import CycleState, NodeScore
 from kubesched.framework.simple import filter, queue_sort, score
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import QueuedPodInfo
 from kubesched.plugins.helper import default_normalize_score
 from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry

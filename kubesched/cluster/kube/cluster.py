@@ -23,7 +23,7 @@ from typing import Any
 import aiohttp
 from kubernetes_asyncio.client import ApiClient, Configuration
 
-from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound, Obj
+from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound
 from kubesched.cluster.kinds import named_resource
 from kubesched.cluster.kube.events import EventRecorder
 from kubesched.cluster.kube.informer import INFORMER_STALL_SECONDS, Informers
@@ -33,6 +33,7 @@ from kubesched.cluster.kube.transport import Transport
 from kubesched.cluster.retry import on_error
 from kubesched.cluster.store import CLUSTER_SCOPED
 from kubesched.framework.informers import GroupVersionResource
+from kubesched.objects import Obj
 from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)

@@ -15,8 +15,7 @@ from typing import Any
 
 from kubesched.cluster.base import ClusterError
 from kubesched.cluster.kube.cluster import KubeCluster
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews"
 SUBJECT_ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"

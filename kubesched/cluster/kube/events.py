@@ -16,11 +16,12 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kubesched.cluster.base import ClusterError, Conflict, NotFound, Obj
+from kubesched.cluster.base import ClusterError, Conflict, NotFound
 from kubesched.cluster.kube.paths import ns_path
 from kubesched.cluster.kube.transport import Transport
 from kubesched.cluster.leader import micro_time
 from kubesched.cluster.store import now_rfc3339
+from kubesched.objects import Obj
 
 log = logging.getLogger(__name__)
 

@@ -25,9 +25,10 @@ from typing import Any
 
 import aiohttp
 
-from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound, Obj
+from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound
 from kubesched.cluster.kube.paths import RESOURCES, Resource
 from kubesched.cluster.kube.transport import Expired, Transport, api_error
+from kubesched.objects import Obj
 from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)

@@ -7,9 +7,9 @@ leader election its own client: renewals must never wait behind the scheduler's 
 
 from __future__ import annotations
 
-from kubesched.cluster.base import Obj
 from kubesched.cluster.kube.paths import ns_path
 from kubesched.cluster.kube.transport import Transport
+from kubesched.objects import Obj
 
 LEASES = "coordination.k8s.io/v1"
 

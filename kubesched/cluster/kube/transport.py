@@ -30,8 +30,9 @@ from kubernetes_asyncio.client import ApiClient, Configuration
 from kubernetes_asyncio.client.exceptions import OpenApiException
 from kubernetes_asyncio.config import ConfigException, load_incluster_config, load_kube_config
 
-from kubesched.cluster.base import ClusterError, Conflict, Invalid, NotFound, Obj
+from kubesched.cluster.base import ClusterError, Conflict, Invalid, NotFound
 from kubesched.cluster.kube.http1 import ConnectionPool, Reply
+from kubesched.objects import Obj
 
 log = logging.getLogger(__name__)
 

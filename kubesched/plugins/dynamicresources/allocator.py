@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources.allocator_base import AllocatorBase
 from kubesched.plugins.dynamicresources.allocator_types import (
     ALLOCATION_RESULTS_MAX_SIZE,
@@ -40,7 +41,6 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     CompileFailure,
     DeviceID,
     Features,
-    Obj,
     RuntimeFailure,
     claim_key,
     device_id_str,

@@ -12,14 +12,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from kubesched.plugins.dynamicresources.allocator_types import (
-    AllocatedState,
-    DeviceID,
-    Features,
-    Gates,
-    Obj,
-    slice_spec,
-)
+from kubesched.objects import Obj
+from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, DeviceID, Features, Gates, slice_spec
 from kubesched.plugins.dynamicresources.node_views import ViewKey
 from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, gather_pools
 from kubesched.plugins.dynamicresources.taints import RuleTaints

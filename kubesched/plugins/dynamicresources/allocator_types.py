@@ -11,8 +11,6 @@ from typing import Any, Protocol
 
 from kubesched.plugins.dynamicresources import capacity as cap
 
-Obj = dict[str, Any]
-
 DeviceID = tuple[str, str, str]  # driver, pool, device
 
 #: Upstream's limit on the devices of one claim (resourceapi.AllocationResultsMaxSize).

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 
 class BindingFailed(Exception):

@@ -26,8 +26,6 @@ from typing import Any
 
 from kubesched.framework.resources import QuantityError, parse_quantity
 
-Obj = dict[str, Any]
-
 _BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 
 

@@ -35,8 +35,7 @@ from typing import Any, cast
 import cel
 
 from kubesched.framework.resources import parse_quantity
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 #: Upstream's bound on the list ``includes`` looks through (ResourceSliceMaxAttributeValuesPerDevice).
 MAX_ATTRIBUTE_VALUES = 48

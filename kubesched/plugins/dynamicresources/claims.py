@@ -10,9 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.framework.podgroup import pod_group_name
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources.allocator_types import claim_key
-
-Obj = dict[str, Any]
 
 #: Upstream's finalizer on claims the scheduler allocated.
 FINALIZER = "resource.kubernetes.io/delete-protection"

@@ -14,13 +14,13 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.framework.selectors import SelectorError
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import capacity as cap
 from kubesched.plugins.dynamicresources.allocator_base import AllocatorBase
 from kubesched.plugins.dynamicresources.allocator_types import (
     AllocationError,
     CompileFailure,
     DeviceID,
-    Obj,
     RuntimeFailure,
     device_id_str,
     kobj,

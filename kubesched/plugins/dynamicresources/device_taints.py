@@ -14,9 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources.taints import rule_selects
-
-Obj = dict[str, Any]
 
 #: The gate, on by default in 1.37.
 GATE = "DRADeviceTaintRules"

@@ -6,16 +6,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, PodInfo, QueueingHint
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.types import PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import extended_resources as ext
-from kubesched.plugins.dynamicresources.claims import (
-    ClaimProblem,
-    Obj,
-    allocation_of,
-    claim_statuses,
-    meta_of,
-    uid_of,
-)
+from kubesched.plugins.dynamicresources.claims import ClaimProblem, allocation_of, claim_statuses, meta_of, uid_of
 from kubesched.plugins.dynamicresources.plugin_base import DynamicResourcesBase
 
 

@@ -25,11 +25,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
-from kubesched.framework import CycleState, NodeInfo, PodInfo
+from kubesched.framework.interface import CycleState
 from kubesched.framework.resources import QuantityError, is_extended_resource, parse_quantity
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.helper import feature_enabled
-
-Obj = dict[str, Any]
 
 #: The implicit extended resource name of a DeviceClass is this prefix and the class's name.
 DEVICE_CLASS_PREFIX = "deviceclass.resource.kubernetes.io/"

@@ -8,7 +8,10 @@ from __future__ import annotations
 import copy
 import time
 
-from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator import Allocator
 from kubesched.plugins.dynamicresources.allocator_types import (
@@ -21,7 +24,7 @@ from kubesched.plugins.dynamicresources.binding_conditions import (
     claim_ready_for_binding,
     claim_timed_out,
 )
-from kubesched.plugins.dynamicresources.claims import Obj, allocation_of, requests_of
+from kubesched.plugins.dynamicresources.claims import allocation_of, requests_of
 from kubesched.plugins.dynamicresources.plugin_base import DynamicResourcesBase
 from kubesched.plugins.dynamicresources.state import STATE_KEY, NodeAllocation, State
 

@@ -10,8 +10,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any, cast
 
-from kubesched.framework import PodInfo
 from kubesched.framework.podgroup import pod_group_name
+from kubesched.framework.types import PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import device_taints
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator import Allocator, PoolCache
@@ -29,7 +30,6 @@ from kubesched.plugins.dynamicresources.claims import (
     FINALIZER,
     WORKLOAD_CLAIMS_GATE,
     ClaimProblem,
-    Obj,
     claim_statuses,
     controlled_by_group,
     entry_claim_name,

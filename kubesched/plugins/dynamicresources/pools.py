@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.framework.selectors import NodeSelector, SelectorError
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import capacity as cap
-from kubesched.plugins.dynamicresources.allocator_types import AllocationError, DeviceID, Features, Obj, slice_spec
+from kubesched.plugins.dynamicresources.allocator_types import AllocationError, DeviceID, Features, slice_spec
 from kubesched.plugins.dynamicresources.node_views import NodeViews, ViewKey
 
 #: How many device answers (selectors, capacity) a PoolCache keeps before starting over.

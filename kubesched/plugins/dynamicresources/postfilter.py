@@ -9,8 +9,10 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework import CycleState, PodInfo, PostFilterResult, Status
+from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.podgroup import pod_group_name
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.claims import (
     ClaimProblem,

@@ -10,7 +10,10 @@ import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubesched.framework import CycleState, PodInfo, Status
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator_types import claim_key
 from kubesched.plugins.dynamicresources.binding_conditions import (
@@ -22,7 +25,6 @@ from kubesched.plugins.dynamicresources.binding_conditions import (
 )
 from kubesched.plugins.dynamicresources.claims import (
     FINALIZER,
-    Obj,
     allocation_of,
     is_group_ref,
     meta_of,

@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework import CycleState, PodInfo, Status
+from kubesched.framework.interface import CycleState
 from kubesched.framework.selectors import NodeSelector, SelectorError
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, claim_key
 from kubesched.plugins.dynamicresources.claims import (
     ClaimProblem,
-    Obj,
     allocation_of,
     bind_to,
     can_be_reserved,

@@ -9,7 +9,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubesched.framework import CycleState, PodInfo, Status
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator_types import claim_key
 from kubesched.plugins.dynamicresources.claims import (

@@ -8,8 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE, CycleState, NodeInfo, NodeScore, PodInfo, Status
 from kubesched.framework.columns import Array
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.dynamicresources.claims import requests_of
 from kubesched.plugins.dynamicresources.plugin_base import DynamicResourcesBase
 from kubesched.plugins.dynamicresources.state import STATE_KEY, State

@@ -11,12 +11,12 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources.allocator_types import (
     ALLOCATION_RESULTS_MAX_SIZE,
     AllocationError,
     AllocationFailedOnNode,
     AllocationTimeout,
-    Obj,
     kobj,
     slice_spec,
 )

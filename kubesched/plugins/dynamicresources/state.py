@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kubesched.framework.selectors import NodeSelector
+from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources.allocator import Allocator
 from kubesched.plugins.dynamicresources.allocator_types import AllocatedState
-from kubesched.plugins.dynamicresources.claims import Obj, uid_of
+from kubesched.plugins.dynamicresources.claims import uid_of
 
 STATE_KEY = "DynamicResources"
 

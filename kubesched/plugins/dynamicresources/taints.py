@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.selectors import tolerates
+from kubesched.objects import Obj
 
 __all__ = ["BLOCKING_EFFECTS", "RuleTaints", "blocks", "rule_selects", "tolerates"]
 
-Obj = dict[str, Any]
 DeviceID = tuple[str, str, str]
 
 #: The effects that keep a device from a request that does not tolerate them.

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import NodeInfo, PodInfo
 from kubesched.framework.columns import NodeColumns
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.interpodaffinity.terms import ResolvedTerm
 
 Counts = dict[str, dict[str, int]]

@@ -31,22 +31,12 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kubesched.framework import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
 from kubesched.framework.columns import MISSING, columns_of
-from kubesched.framework.types import AffinityTerm
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import AffinityTerm, NodeInfo, PodInfo
 from kubesched.plugins.helper import pod_uid
 from kubesched.plugins.interpodaffinity.counts import (
     NOTHING,

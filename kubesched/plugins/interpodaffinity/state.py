@@ -7,8 +7,8 @@ from typing import cast
 
 import numpy as np
 
-from kubesched.framework import PodInfo
 from kubesched.framework.columns import Categorical
+from kubesched.framework.types import PodInfo
 from kubesched.plugins.interpodaffinity.counts import Counts, bump, clone_counts
 from kubesched.plugins.interpodaffinity.terms import ResolvedTerm, pod_matches_all_terms
 

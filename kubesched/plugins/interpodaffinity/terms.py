@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kubesched.framework import PodInfo
 from kubesched.framework.selectors import LabelSelector
-from kubesched.framework.types import AffinityTerm
+from kubesched.framework.types import AffinityTerm, PodInfo
 
 
 class ResolvedTerm:

@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from kubesched.framework import CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.columns import Array, columns_of
+from kubesched.framework.interface import CycleState
 from kubesched.framework.pod_requests import Counting
+from kubesched.framework.status import Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import feature_gates_of, requests_fragment
 from kubesched.plugins.noderesources.resource_allocation import (
     Entry,

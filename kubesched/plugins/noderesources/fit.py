@@ -27,24 +27,16 @@ from typing import Any, Literal, cast
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kubesched.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    PodInfo,
-    QueueingHint,
-    Resource,
-    Status,
-)
 from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_of
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState
 from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting, PodResourcesOptions, fit_requests, pod_requests
 from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo
-from kubesched.framework.resources import is_extended_resource
+from kubesched.framework.resources import Resource, is_extended_resource
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.dynamicresources import extended_resources as dra_extended
 from kubesched.plugins.helper import feature_gates_of, requests_fragment
 from kubesched.plugins.noderesources.placement_score import placement_score

@@ -26,9 +26,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 
-from kubesched.framework import NodeInfo
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting
 from kubesched.framework.podgroup import PodGroupAssignments
+from kubesched.framework.types import NodeInfo
 from kubesched.plugins.noderesources.resource_allocation import (
     KIND_CPU,
     KIND_EPHEMERAL,

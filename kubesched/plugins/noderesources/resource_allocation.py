@@ -28,9 +28,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from kubesched.framework import MAX_NODE_SCORE, NodeInfo, PodInfo
+from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting
 from kubesched.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_extended_resource, is_hugepages
+from kubesched.framework.types import NodeInfo, PodInfo
 
 KIND_CPU = 0
 KIND_MEMORY = 1

@@ -17,8 +17,8 @@ from typing import cast
 
 import numpy as np
 
-from kubesched.framework import MAX_NODE_SCORE
 from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch
+from kubesched.framework.interface import MAX_NODE_SCORE
 from kubesched.plugins.noderesources.resource_allocation import (
     KIND_CPU,
     KIND_EPHEMERAL,

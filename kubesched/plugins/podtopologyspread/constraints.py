@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
-from kubesched.framework import NodeInfo, PodInfo
 from kubesched.framework.selectors import LabelSelector, NodeSelector, find_untolerated_taint
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.podtopologyspread.args import HONOR, IGNORE
 
 

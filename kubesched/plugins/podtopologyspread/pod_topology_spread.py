@@ -40,22 +40,13 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    NodeScore,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
 from kubesched.framework.columns import MISSING, columns_of
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
 from kubesched.framework.selectors import LabelSelector, SelectorError
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import feature_enabled, pod_uid
 from kubesched.plugins.podtopologyspread.args import (
     DO_NOT_SCHEDULE,

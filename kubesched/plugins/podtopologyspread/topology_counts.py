@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework import NodeInfo
 from kubesched.framework.columns import NodeColumns
+from kubesched.framework.types import NodeInfo
 
 #: One node's share for one pod's constraints: per constraint ``(topologyValue, matchingPods)``,
 #: or ``None`` where the node does not count for it; ``None`` as a whole when the node is skipped.

@@ -22,12 +22,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework.interface import CycleState
 from kubesched.framework.preemption_candidates import (
     NO_VICTIMS_FOUND,
     filter_pods_with_pdb_violation,
     sort_by_importance,
 )
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.node_affinity import NodeAffinity
 from kubesched.plugins.node_name import NodeName
 from kubesched.plugins.node_unschedulable import NodeUnschedulable

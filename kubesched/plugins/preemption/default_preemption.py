@@ -37,19 +37,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from kubesched.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    PodInfo,
-    PostFilterResult,
-    QueueingHint,
-    Status,
-)
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.podgroup import PodGroupInfo, PodGroupPostFilterResult
 from kubesched.framework.preemption import (
     DISRUPTION_TARGET,
@@ -60,6 +50,8 @@ from kubesched.framework.preemption import (
     pod_terminating_by_preemption,
 )
 from kubesched.framework.preemption_candidates import NO_VICTIMS_FOUND, Candidate
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import feature_enabled
 from kubesched.plugins.preemption.arithmetic import ArithmeticVictims
 from kubesched.plugins.preemption.podgroup import (

@@ -34,9 +34,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
+from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import feature_enabled
 from kubesched.plugins.preemption.units import unit_key
 

@@ -18,11 +18,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
-from kubesched.framework.interface import PodGroups
+from kubesched.framework.interface import CycleState, PodGroups
 from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, group_key, parent_name
 from kubesched.framework.preemption import PreemptionEvaluator
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation, sort_by_importance
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 
 #: Never more composites above a group than this are looked at (1.37's trees are three deep).
 MAX_CHAIN = 16

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework import QueueingHint
+from kubesched.framework.events import QueueingHint
 from kubesched.plugins.volume.helpers import (
     ANN_MIGRATED_PLUGINS,
     annotations_of,

@@ -3,7 +3,8 @@ the pod needs there (PVs to bind, claims to provision)."""
 
 from __future__ import annotations
 
-from kubesched.plugins.volume.helpers import Obj, name_of
+from kubesched.objects import Obj
+from kubesched.plugins.volume.helpers import name_of
 
 
 class PodVolumes:

@@ -7,11 +7,10 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubesched.framework import PodInfo, QueueingHint
+from kubesched.framework.events import QueueingHint
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.framework.selectors import NodeSelector, SelectorError
-
-Obj = dict[str, Any]
+from kubesched.framework.types import PodInfo
 
 # --- well-known names ---------------------------------------------------------------------------
 

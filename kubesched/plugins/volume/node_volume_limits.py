@@ -25,24 +25,17 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState
 from kubesched.framework.resources import QuantityError, parse_quantity
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.helper import feature_enabled, volumes_fragment
 from kubesched.plugins.volume.helpers import (
     ATTACHABLE_VOLUMES_PREFIX,
     IN_TREE_DRIVER_BY_PLUGIN,
-    Obj,
     csi_attach_limit_key,
     in_tree_source,
     is_csi_migration_on,

@@ -8,10 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from kubesched.framework.selectors import LabelSelector, SelectorError
+from kubesched.objects import Obj
 from kubesched.plugins.volume.helpers import (
     ANN_BIND_COMPLETED,
     ANN_BOUND_BY_CONTROLLER,
-    Obj,
     annotations_of,
     check_pv_node_affinity,
     meta,

@@ -41,19 +41,13 @@ from typing import Any, cast
 
 import numpy as np
 
-from kubesched.framework import (
-    MAX_NODE_SCORE,
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    PodInfo,
-    Status,
-)
 from kubesched.framework.columns import Array
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.objects import Obj
 from kubesched.plugins.helper import feature_enabled, volumes_fragment
 from kubesched.plugins.noderesources.resource_allocation import MAX_CUSTOM_PRIORITY_SCORE
 from kubesched.plugins.volume.binding_args import DEFAULT_SHAPE, STORAGE_CAPACITY_SCORING_GATE, VolumeBindingArgs
@@ -70,7 +64,6 @@ from kubesched.plugins.volume.helpers import (
     ANN_SELECTED_NODE,
     BINDING_WAIT_FOR_FIRST_CONSUMER,
     NOT_SUPPORTED_PROVISIONER,
-    Obj,
     annotations_of,
     check_pv_node_affinity,
     match_topology_selector_terms,

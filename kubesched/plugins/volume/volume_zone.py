@@ -12,18 +12,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework import (
-    ActionType,
-    ClusterEvent,
-    ClusterEventWithHint,
-    Code,
-    CycleState,
-    EventResource,
-    NodeInfo,
-    PodInfo,
-    QueueingHint,
-    Status,
-)
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import volumes_fragment
 from kubesched.plugins.volume.helpers import (
     BINDING_WAIT_FOR_FIRST_CONSUMER,

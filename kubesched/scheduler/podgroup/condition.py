@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.cluster.base import ClusterError, Conflict, NotFound
 from kubesched.cluster.store import now_rfc3339
+from kubesched.objects import Obj
 
 log = logging.getLogger("kubesched.scheduler")
 
@@ -28,8 +29,6 @@ REASON_SCHEDULER_ERROR = "SchedulerError"
 #: Tries after a Conflict, and the pause before each (for the informer to deliver the newer one).
 CONFLICT_RETRIES = 5
 CONFLICT_PAUSE = 0.1
-
-Obj = dict[str, Any]
 
 
 def with_condition(obj: Obj, value: str, reason: str, message: str) -> Obj | None:

@@ -32,9 +32,10 @@ from typing import Any, Protocol
 from aiohttp import web
 from aiohttp.typedefs import Handler, Middleware
 
+from kubesched.objects import Obj
+
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 
 #: Entries per cache: enough for every scraper and prober, bounded against token spraying.
 CACHE_SIZE = 4096

@@ -16,6 +16,7 @@ from typing import Any
 from kubesched.cluster.store import json_copy
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.resources import QuantityError, parse_quantity
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.errors import forbidden, invalid
 from kubesched.sim.apiserver.validation import dra, storage
 from kubesched.sim.apiserver.validation import scheduling as workloads
@@ -35,7 +36,6 @@ from kubesched.sim.apiserver.validation.resources import (
     validate_pod_resources,
 )
 
-Obj = dict[str, Any]
 Cause = tuple[str, str, str]
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.errors import ConfigurationError
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.errors import APIError, bad_request, invalid
 from kubesched.sim.apiserver.validation.decode import check_decodable
-
-Obj = dict[str, Any]
 
 ADMIN_USER = "kubesched-admin"
 MASTERS = "system:masters"

@@ -26,6 +26,7 @@ from kubesched.cluster.custom_resources import (
     parse_definition,
 )
 from kubesched.cluster.store import now_rfc3339
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import Resource, custom_resource_list
 from kubesched.sim.apiserver.errors import invalid
 from kubesched.sim.apiserver.validation import structural
@@ -40,8 +41,6 @@ from kubesched.sim.apiserver.validation.meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-
-Obj = dict[str, Any]
 
 
 class CustomResources:

@@ -10,12 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from kubesched.cluster.custom_resources import CRD_GROUP, CRD_KIND, CRD_PLURAL, CustomResource, CustomVersion
 from kubesched.framework.features import FeatureGates
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.meta import quote
-
-Obj = dict[str, Any]
 
 
 class APIError(Exception):

@@ -16,10 +16,9 @@ from typing import Any
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store, json_copy, now_rfc3339
 from kubesched.framework.selectors import LabelSelector, SelectorError
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.errors import APIError, bad_request, not_found
 from kubesched.sim.apiserver.validation.decode import check_decodable
-
-Obj = dict[str, Any]
 
 VIOLATES_BUDGET = "Cannot evict pod as it would violate the pod's disruption budget."
 MULTIPLE_BUDGETS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."

@@ -63,10 +63,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from kubesched.decoding import DecodeError, Limits, load_json, load_yaml, read_text
 from kubesched.errors import ConfigurationError
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import split_resource_path
 from kubesched.sim.apiserver.errors import APIError
 
-Obj = dict[str, Any]
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 #: The prefix of the injector's own endpoints; requests under it are never faulted.

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import unicodedata
-from typing import Any
 
 from aiohttp import web
 
@@ -15,6 +14,7 @@ from kubesched.cluster.base import Conflict, NotFound
 from kubesched.cluster.store import API_VERSIONS, BadContinue, Gone, Store, now_rfc3339
 from kubesched.decoding import load_json
 from kubesched.framework.features import FeatureGates
+from kubesched.objects import Obj
 from kubesched.sim.apiserver import customresources
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.admission import (
@@ -50,9 +50,6 @@ from kubesched.sim.apiserver.requests import (
 )
 from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.validation.decode import check_decodable, check_stored_size
-
-Obj = dict[str, Any]
-
 
 #: kube-apiserver's bounds on a response's warnings (endpoints/filters/warning.go): once their
 #: text passes 4096 characters in all, each is cut to 256, and none is added past 4096.

@@ -16,8 +16,7 @@ from __future__ import annotations
 import copy
 from typing import Any, cast
 
-Obj = dict[str, Any]
-
+from kubesched.objects import Obj
 
 #: The most of a value a patch error shows (as field errors: validation/meta.py).
 _MAX_SHOWN = 1024

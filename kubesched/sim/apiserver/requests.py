@@ -15,6 +15,7 @@ from aiohttp import web
 
 from kubesched.decoding import Limits, check_depth, load_json, load_yaml
 from kubesched.framework.features import FeatureGates
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import Resource, find, split_resource_path
 from kubesched.sim.apiserver.errors import (
     MAX_REQUEST_BODY_BYTES,
@@ -36,8 +37,6 @@ from kubesched.sim.apiserver.selectors import (
 from kubesched.sim.apiserver.validation import structural
 from kubesched.sim.apiserver.validation.decode import check_decodable, json_body
 from kubesched.sim.apiserver.validation.meta import go_quote
-
-Obj = dict[str, Any]
 
 MERGE = "application/merge-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"

@@ -19,7 +19,6 @@ and every answer carries a ``Warning`` header naming the pod, the field and the 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from aiohttp import web
 
@@ -28,6 +27,7 @@ from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.pod_requests import Counting
 from kubesched.framework.resources import CPU
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import Resource
 from kubesched.sim.apiserver.errors import method_not_allowed, not_found
 from kubesched.sim.apiserver.handlers import warning_header
@@ -35,8 +35,6 @@ from kubesched.sim.apiserver.requests import ResourceRequest, selector, truthy
 from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.tables import wants_table
 from kubesched.sim.usage import MEASURED, Amounts, ClusterUsage, cluster_usage
-
-Obj = dict[str, Any]
 
 GROUP = "metrics.k8s.io"
 VERSION = "v1beta1"

@@ -8,7 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 
 def json_response(

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.errors import APIError
-
-Obj = dict[str, Any]
 
 
 def selector_string(obj: Obj) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 
 class SelectorSyntaxError(ValueError):

@@ -36,6 +36,7 @@ from aiohttp import web
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
+from kubesched.objects import Obj
 from kubesched.server.serving.certs import ServingError, self_signed_certificate, ssl_context_from_pem
 from kubesched.server.serving.server import cannot_listen
 from kubesched.sim.apiserver import resource_metrics, subresources, webui
@@ -94,8 +95,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-Obj = dict[str, Any]
 
 
 def _client_max_size(limit: int) -> int:

@@ -27,8 +27,6 @@ from kubesched.sim.apiserver.responses import json_response, status_success
 from kubesched.sim.apiserver.scale import scale_view, scaled
 from kubesched.sim.apiserver.validation.decode import check_decodable
 
-Obj = dict[str, Any]
-
 
 def bind(store: Store, namespace: str, name: str, body: Any) -> web.Response:
     """Bind pod ``namespace/name`` to the node a Binding names: 201, or 404/409/422 as the

@@ -13,9 +13,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubesched.cluster.custom_resources import CustomVersion
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import Resource
 
-Obj = dict[str, Any]
 Column = tuple[str, str, int, Callable[[Obj], Any]]  # (name, type, priority, cell)
 
 NONE = "<none>"

@@ -32,6 +32,7 @@ from aiohttp import web
 
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.store import Gone, Store
+from kubesched.objects import Obj
 from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.errors import APIError, bad_request, expired
 from kubesched.sim.apiserver.handlers import view
@@ -57,7 +58,6 @@ TERMINATED_GRACE = 5.0
 
 log = logging.getLogger(__name__)
 
-Obj = dict[str, Any]
 #: One stored change as a watch receives it: (type, object, the object before, the lines already
 #: encoded of it, shared by the watches that show it alike).
 Change = tuple[str, Obj, Obj | None, dict[Any, bytes]]

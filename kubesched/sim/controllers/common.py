@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import copy
 import random
-from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.selectors import LabelSelector, SelectorError
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.admission import admit_new_pod
-
-Obj = dict[str, Any]
 
 #: The letters of upstream's random name suffixes (no vowels, no look-alikes).
 _SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

@@ -12,7 +12,8 @@ from typing import Any
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.selectors import NodeSelector, SelectorError, tolerations_tolerate
-from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, delete, owned, set_status
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import Names, bound, create_pod, delete, owned, set_status
 
 #: Tolerations upstream's DaemonSet controller adds to every daemon pod.
 DAEMON_TOLERATIONS: list[Obj] = [

@@ -11,7 +11,8 @@ import json
 import zlib
 
 from kubesched.cluster.store import Store
-from kubesched.sim.controllers.common import Obj, bound, controller_ref, owned, replicas, set_status
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import bound, controller_ref, owned, replicas, set_status
 
 TEMPLATE_HASH = "pod-template-hash"
 _SAFE = "bcdfghjklmnpqrstvwxz2456789"

@@ -17,7 +17,8 @@ from typing import Any
 
 from kubesched.cluster.store import Store
 from kubesched.framework.selectors import LabelSelector, SelectorError
-from kubesched.sim.controllers.common import Obj, bound, set_status
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import bound, set_status
 
 
 def _scaled(value: Any, total: int) -> int:

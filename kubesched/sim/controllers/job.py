@@ -34,7 +34,8 @@ from collections.abc import Callable
 
 from kubesched.cluster.store import Store, now_rfc3339
 from kubesched.framework.features import FeatureGates
-from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, owned, set_status
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import Names, bound, create_pod, owned, set_status
 from kubesched.sim.controllers.workloads import SchedulingBlocked, ensure_pod_group
 
 #: Where an Indexed Job's pod carries its index (an annotation and a label).

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store, now_rfc3339
 from kubesched.framework.features import FeatureGates
-from kubesched.sim.controllers.common import Names, Obj
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import Names
 from kubesched.sim.controllers.daemonset import reconcile_daemonset
 from kubesched.sim.controllers.deployment import reconcile_deployment
 from kubesched.sim.controllers.disruption import reconcile_budget

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
-from kubesched.sim.controllers.common import Names, Obj, bound, create_pod, delete, owned, replicas, set_status
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import Names, bound, create_pod, delete, owned, replicas, set_status
 
 
 def reconcile_replicaset(

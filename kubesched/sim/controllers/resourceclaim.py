@@ -21,7 +21,8 @@ from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.podgroup import pod_group_name
-from kubesched.sim.controllers.common import Obj, controller_ref, suffix
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import controller_ref, suffix
 
 #: Upstream's annotation naming the pod's claim a generated ResourceClaim is for (a PodGroup's
 #: generated claim carries it too, with the group's claim name).

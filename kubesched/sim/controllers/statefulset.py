@@ -8,7 +8,8 @@ from __future__ import annotations
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
-from kubesched.sim.controllers.common import Obj, bound, create_pod, delete, owned, replicas, set_status
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import bound, create_pod, delete, owned, replicas, set_status
 
 
 def reconcile_statefulset(store: Store, sts: Obj, gates: FeatureGates | None = None) -> None:

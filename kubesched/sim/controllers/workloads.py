@@ -36,7 +36,8 @@ from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store, now_rfc3339
-from kubesched.sim.controllers.common import Obj, controller_ref
+from kubesched.objects import Obj
+from kubesched.sim.controllers.common import controller_ref
 
 API_VERSION = "scheduling.k8s.io/v1beta1"
 WORKLOAD = "Workload"

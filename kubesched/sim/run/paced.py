@@ -16,7 +16,6 @@ import copy
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from kubesched.cluster.base import ClusterError, NotFound
 from kubesched.cluster.store import Store
@@ -28,8 +27,6 @@ from kubesched.sim.scenario.steps import Step
 from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace
 
 log = logging.getLogger(__name__)
-
-Obj = dict[str, Any]
 
 
 class PacedTimeline:

@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
+from kubesched.objects import Obj
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.scheduler import Scheduler
 from kubesched.sim.run.simulate import ManualClock, SimulationSettings
 from kubesched.sim.scenario.reading import admit_pod
-
-Obj = dict[str, Any]
 
 
 @dataclass

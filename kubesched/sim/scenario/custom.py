@@ -9,7 +9,6 @@ no definition of the scenario serves is refused, naming its kind and itself.
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from kubesched import errors
 from kubesched.cluster.custom_resources import (
@@ -20,13 +19,12 @@ from kubesched.cluster.custom_resources import (
     split_api_version,
 )
 from kubesched.cluster.store import API_VERSIONS
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.customresources import validate_definition
 from kubesched.sim.apiserver.openapi.documents import unknown_fields
 from kubesched.sim.apiserver.validation import structural
 from kubesched.sim.apiserver.validation.decode import decode_error
 from kubesched.sim.apiserver.validation.meta import go_quote, validate_object_meta
-
-Obj = dict[str, Any]
 
 #: The API groups of the built-in kinds (a kind in another group is a custom resource's).
 BUILT_IN_GROUPS = frozenset(split_api_version(v)[0] for v in API_VERSIONS.values()) - {CRD_GROUP}

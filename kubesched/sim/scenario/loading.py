@@ -5,18 +5,15 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.store import CLUSTER_SCOPED, Store
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.admission import DEFAULT_NAMESPACES, admit_new
 from kubesched.sim.apiserver.customresources import admit_definition
 from kubesched.sim.apiserver.validation.dra.taint_rules import default_device_taint_rule
 from kubesched.sim.scenario.reading import MAX_OBJECTS, SCENARIO_EPOCH, Scenario, admit_pod
-
-Obj = dict[str, Any]
-
 
 _STAMP = "%Y-%m-%dT%H:%M:%SZ"
 

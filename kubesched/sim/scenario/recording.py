@@ -34,9 +34,8 @@ from typing import Any
 
 import yaml
 
+from kubesched.objects import Obj
 from kubesched.sim.scenario.steps import LIFETIME, STEPS_KIND
-
-Obj = dict[str, Any]
 
 #: Where the live cluster ran the pod, and when it was seen bound (seconds since the start).
 OBSERVED_NODE = "kubesched.io/observed-node"

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched import errors
-
-Obj = dict[str, Any]
+from kubesched.objects import Obj
 
 STEPS_KIND = "Steps"
 LIFETIME = "kubesched.io/lifetime"

@@ -31,10 +31,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.cluster.base import NotFound
+from kubesched.objects import Obj
 from kubesched.sim.scenario.reading import object_problem
 from kubesched.sim.scenario.steps import LIFETIME, Step, StepProblem, seconds
-
-Obj = dict[str, Any]
 
 #: Workloads that replace a pod that ends: with a lifetime on their template, events never stop.
 RECREATING = ("ReplicaSet", "Deployment", "StatefulSet", "DaemonSet", "ReplicationController")

@@ -4,7 +4,8 @@ from typing import Any
 import pytest
 
 from kubesched.cluster.base import ClusterError
-from kubesched.framework import Code, CycleState
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.default_binder import DefaultBinder
 from kubesched.testing import framework_for, make_pod
 

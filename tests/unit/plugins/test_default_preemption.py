@@ -15,14 +15,16 @@ from pydantic import ValidationError
 from kubesched.backend.cache import Snapshot
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.framework import Code, CycleState, NodeInfo, PodInfo, Status
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
 from kubesched.framework.preemption_candidates import (
     Candidate,
     aggregate_errors,
     fit_error_message,
     pick_one_node_for_preemption,
 )
+from kubesched.framework.status import Code, Status
+from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.fit import NodeResourcesFit
 from kubesched.plugins.preemption.default_preemption import DefaultPreemption, DefaultPreemptionArgs
 from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec, WaitingPod

@@ -54,8 +54,9 @@ from dra_allocator_cases import (
     with_tolerations,
 )
 
-from kubesched.framework import Code, CycleState
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.dynamicresources import capacity as cap
 from kubesched.plugins.dynamicresources.allocator import (
     AllocatedState,

@@ -13,7 +13,8 @@ import pytest
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.framework import Code, CycleState, Status
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code, Status
 from kubesched.plugins.dynamicresources.dynamic_resources import (
     DynamicResources,
     DynamicResourcesArgs,

@@ -18,8 +18,9 @@ import pytest
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.framework import CycleState, Status
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Status
 from kubesched.plugins.dynamicresources.device_taints import TaintedSlices, apply_rules
 from kubesched.plugins.dynamicresources.dynamic_resources import (
     STATE_KEY,
@@ -889,7 +890,7 @@ def test_tainted_slices_are_remembered_while_nothing_changes() -> None:
 
 def test_events_to_register() -> None:
     events = {(e.event.resource.value, int(e.event.action)) for e in DynamicResources(None, None).events_to_register()}
-    from kubesched.framework import ActionType as A
+    from kubesched.framework.events import ActionType as A
 
     assert events == {
         ("Node", int(A.ADD | A.UPDATE_NODE_LABEL | A.UPDATE_NODE_ALLOCATABLE)),
@@ -991,7 +992,7 @@ HEALTHY = f'device.attributes["{DRIVER}"].healthy'
 def test_prioritized_list_scoring(
     claims: list[Obj], slices: list[Obj], want_filter: Obj, want_scores: Obj, want_normalized: Obj
 ) -> None:
-    from kubesched.framework import NodeScore
+    from kubesched.framework.interface import NodeScore
 
     names = [c["metadata"]["name"] for c in claims]
     nodes = [node(s["spec"]["nodeName"]) for s in slices]

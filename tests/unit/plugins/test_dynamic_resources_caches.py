@@ -8,7 +8,7 @@ import copy
 from types import SimpleNamespace
 from typing import Any
 
-from kubesched.framework import CycleState
+from kubesched.framework.interface import CycleState
 from kubesched.plugins.dynamicresources.dynamic_resources import DynamicResources
 from kubesched.plugins.dynamicresources.state import STATE_KEY, State
 from kubesched.testing import make_node

@@ -7,7 +7,7 @@ import copy
 from types import SimpleNamespace
 from typing import Any
 
-from kubesched.framework import QueueingHint
+from kubesched.framework.events import QueueingHint
 from kubesched.plugins.dynamicresources.dynamic_resources import DynamicResources
 from kubesched.testing.harness import ObjectListers
 

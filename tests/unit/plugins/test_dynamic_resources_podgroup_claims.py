@@ -17,9 +17,10 @@ import pytest
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.framework import CycleState, Status
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import PodGroupInfo, PodGroupState
+from kubesched.framework.status import Status
 from kubesched.plugins.dynamicresources.dynamic_resources import (
     ClaimProblem,
     DynamicResources,

@@ -1,6 +1,6 @@
 import pytest
 
-from kubesched.framework import NodeScore
+from kubesched.framework.interface import NodeScore
 from kubesched.plugins.helper import default_normalize_score, go_div
 
 CASES = [

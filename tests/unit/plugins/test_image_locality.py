@@ -3,7 +3,7 @@ import hashlib
 import pytest
 
 from kubesched.backend.cache import Cache
-from kubesched.framework import NodeInfo
+from kubesched.framework.types import NodeInfo
 from kubesched.plugins.image_locality import ImageLocality, calculate_priority, normalized_image_name
 from kubesched.testing import make_node, make_pod, score_nodes
 

@@ -4,7 +4,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
+from kubesched.framework.events import ActionType, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.interpodaffinity.inter_pod_affinity import (
     PRE_FILTER_STATE_KEY,
     InterPodAffinity,

@@ -1,7 +1,10 @@
 import pytest
 from pydantic import ValidationError
 
-from kubesched.framework import ActionType, Code, CycleState, EventResource, PreFilterResult, QueueingHint
+from kubesched.framework.events import ActionType, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState, PreFilterResult
+from kubesched.framework.status import Code
 from kubesched.plugins.node_affinity import NodeAffinity, NodeAffinityArgs
 from kubesched.testing import filter_nodes, make_node, make_pod, score_nodes
 

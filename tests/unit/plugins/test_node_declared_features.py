@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
-from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint, Status
-from kubesched.framework.events import node_update_actions
+from kubesched.framework.events import ActionType, QueueingHint, node_update_actions
+from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code, Status
 from kubesched.plugins.node_declared_features import (
     ERR_REASON_UNSATISFIED_REQUIREMENTS,
     FEATURES,

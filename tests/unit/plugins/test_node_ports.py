@@ -1,6 +1,9 @@
 import pytest
 
-from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
+from kubesched.framework.events import ActionType, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.node_ports import NodePorts
 from kubesched.testing import filter_nodes, make_node, make_pod
 

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kubesched.framework import Code, CycleState
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from kubesched.plugins.noderesources.resource_allocation import balanced_resource_scorer
 from kubesched.testing import make_node, make_pod

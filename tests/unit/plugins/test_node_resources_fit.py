@@ -8,7 +8,10 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
+from kubesched.framework.events import ActionType, QueueingHint
+from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.noderesources.fit import (
     NodeResourcesFit,
     is_schedulable_after_node_change,

@@ -14,9 +14,11 @@ import pytest
 import yaml
 
 from kubesched.backend.cache import Cache, Snapshot
-from kubesched.framework import Code, CycleState, QueueingHint
+from kubesched.framework.events import QueueingHint
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
 from kubesched.framework.pod_requests import Counting
+from kubesched.framework.status import Code
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.balanced_allocation import NodeResourcesBalancedAllocation
 from kubesched.plugins.noderesources.fit import NodeResourcesFit, NodeResourcesFitArgs, is_schedulable_after_pod_event

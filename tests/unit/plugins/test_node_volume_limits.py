@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 from volume_objects import claim_volumes, csi_node, pv, pvc, storage_class
 
-from kubesched.framework import ActionType, Code, EventResource, QueueingHint
+from kubesched.framework.events import ActionType, QueueingHint
+from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.status import Code
 from kubesched.plugins.volume.helpers import csi_attach_limit_key
 from kubesched.plugins.volume.node_volume_limits import NodeVolumeLimits, is_schedulable_after_csi_node_updated
 from kubesched.testing import filter_nodes, make_node, make_pod

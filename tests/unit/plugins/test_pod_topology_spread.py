@@ -9,8 +9,11 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
+from kubesched.framework.events import ActionType, QueueingHint
+from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.podtopologyspread.pod_topology_spread import (
     ERR_REASON_CONSTRAINTS_NOT_MATCH,
     ERR_REASON_NODE_LABEL_NOT_MATCH,

@@ -1,6 +1,6 @@
 import pytest
 
-from kubesched.framework import QueuedPodInfo
+from kubesched.framework.types import QueuedPodInfo
 from kubesched.plugins.priority_sort import PrioritySort
 from kubesched.testing import make_pod
 

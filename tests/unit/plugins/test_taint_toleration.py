@@ -2,10 +2,13 @@ import numpy as np
 import pytest
 
 from kubesched.backend.cache import Snapshot
-from kubesched.framework import ActionType, Code, CycleState, EventResource, QueueingHint
 from kubesched.framework.columns import NodeBatch
+from kubesched.framework.events import ActionType, QueueingHint
+from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
 from kubesched.framework.selectors import tolerates
+from kubesched.framework.status import Code
 from kubesched.plugins.taint_toleration import TaintToleration
 from kubesched.testing import filter_nodes, make_node, make_pod, score_nodes
 from kubesched.testing.harness import framework_for

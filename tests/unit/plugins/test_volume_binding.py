@@ -11,8 +11,10 @@ from volume_objects import claim_volumes, pv, pvc, storage_class
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.framework import Code, CycleState, QueueingHint
+from kubesched.framework.events import QueueingHint
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.volume.volume_binding import (
     VolumeBinding,
     VolumeBindingArgs,

@@ -7,7 +7,9 @@ import asyncio
 import pytest
 from volume_objects import claim_volumes, pvc
 
-from kubesched.framework import Code, CycleState, QueueingHint
+from kubesched.framework.events import QueueingHint
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.volume.volume_restrictions import VolumeRestrictions, is_schedulable_after_pod_deleted
 from kubesched.testing import as_node_infos, filter_nodes, framework_for, make_node, make_pod
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from volume_objects import claim_volumes, pv, pvc, storage_class
 
-from kubesched.framework import Code, QueueingHint
+from kubesched.framework.events import QueueingHint
+from kubesched.framework.status import Code
 from kubesched.plugins.volume.volume_zone import VolumeZone, is_schedulable_after_pv_change
 from kubesched.testing import filter_nodes, make_node, make_pod
 

@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from conftest import make_harness, profile, registry_with
 
-from kubesched.framework import CycleState, PodInfo, Status
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Status
+from kubesched.framework.types import PodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler import SchedulerOptions
 from kubesched.scheduler.binding_cycle import run_pre_bind_pre_flights

@@ -10,7 +10,7 @@ from typing import Any
 
 from conftest import make_harness, profile, registry_with
 
-from kubesched.framework import Status
+from kubesched.framework.status import Status
 from kubesched.testing import make_node, make_pod
 
 

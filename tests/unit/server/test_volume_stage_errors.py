@@ -8,7 +8,8 @@ from typing import Any
 
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
-from kubesched.framework import Code, CycleState
+from kubesched.framework.interface import CycleState
+from kubesched.framework.status import Code
 from kubesched.plugins.volume.volume_binding import VolumeBinding
 from kubesched.server.metrics import PrometheusObserver
 from kubesched.testing import as_node_infos, framework_for, make_node, make_pod

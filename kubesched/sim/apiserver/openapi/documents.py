@@ -15,12 +15,11 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import RESOURCES, Resource
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
 from kubesched.sim.apiserver.patching import MERGE_KEYS, MERGE_PRIMITIVE_LISTS
 from kubesched.sim.apiserver.version import GIT_VERSION
-
-Obj = dict[str, Any]
 
 _DEF_OF_KIND: dict[tuple[str, str], str] = {
     ("", "Pod"): "io.k8s.api.core.v1.Pod",

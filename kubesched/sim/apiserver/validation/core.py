@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.framework.names import dns1123_label_errors, dns1123_subdomain_errors, label_value_errors
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.meta import (
     Cause,
     forbidden_cause,
@@ -22,8 +23,6 @@ from kubesched.sim.apiserver.validation.meta import (
     validate_label_name,
     validate_labels,
 )
-
-Obj = dict[str, Any]
 
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 TOLERATION_OPERATORS = ("Equal", "Exists")

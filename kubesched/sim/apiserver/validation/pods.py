@@ -29,11 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.framework.features import FeatureGates
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.core import comparison_operators_allowed
 from kubesched.sim.apiserver.validation.meta import Cause, forbidden_cause, not_supported_cause, required_cause
 from kubesched.sim.apiserver.validation.scheduling import drop_pod_scheduling_group
-
-Obj = dict[str, Any]
 
 CONTAINER_RESTART_POLICIES = ("Always", "Never", "OnFailure")
 EXIT_CODE_OPERATORS = ("In", "NotIn")

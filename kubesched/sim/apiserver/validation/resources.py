@@ -13,9 +13,8 @@ from fractions import Fraction
 from typing import Any
 
 from kubesched.framework.resources import QuantityError, parse_quantity
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.meta import Cause, forbidden_cause, invalid_cause, not_supported_cause
-
-Obj = dict[str, Any]
 
 #: What pod-level ``spec.resources`` may name (component-helpers SupportedPodLevelResources, as
 #: the NotSupported error lists them, sorted): cpu, memory, and any ``hugepages-<size>``.

@@ -20,6 +20,7 @@ from typing import Any
 
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.names import dns1123_label_errors, dns1123_subdomain_errors, qualified_name_errors
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.meta import (
     forbidden_cause,
     invalid_cause,
@@ -29,7 +30,6 @@ from kubesched.sim.apiserver.validation.meta import (
     validate_label_name,
 )
 
-Obj = dict[str, Any]
 Cause = tuple[str, str, str]
 
 #: WorkloadMaxPodGroupTemplates (and the same bound on composite templates at each level).

@@ -14,11 +14,10 @@ from typing import Any
 
 from kubesched.framework.names import dns1123_subdomain_errors
 from kubesched.framework.resources import QuantityError, parse_quantity
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.core import validate_label_selector
 from kubesched.sim.apiserver.validation.meta import Cause, invalid_cause, not_supported_cause, required_cause
 from kubesched.sim.apiserver.validation.resources import quantity_string
-
-Obj = dict[str, Any]
 
 #: storage.FSGroupPolicy values, as NotSupported lists them (sorted).
 FS_GROUP_POLICIES = ("File", "None", "ReadWriteOnceWithFSType")

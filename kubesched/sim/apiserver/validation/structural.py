@@ -29,11 +29,11 @@ from typing import Any
 
 import cel
 
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation import patterns
 from kubesched.sim.apiserver.validation.celcost.runtime import Budget
 from kubesched.sim.apiserver.validation.meta import Cause, quote
 
-Obj = dict[str, Any]
 Schema = dict[str, Any]
 
 #: The fields an object's root keeps whatever its schema says.

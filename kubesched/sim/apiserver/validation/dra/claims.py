@@ -9,9 +9,9 @@ import uuid
 from typing import Any
 
 from kubesched.framework.names import dns1123_subdomain_errors, label_value_errors
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.dra.fields import (
     DEVICE_TAINT_EFFECTS,
-    Obj,
     as_obj,
     as_str,
     dns_label,

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from kubesched.framework.resources import is_extended_resource
-from kubesched.sim.apiserver.validation.dra.fields import Obj, as_obj, as_str
+from kubesched.objects import Obj
+from kubesched.sim.apiserver.validation.dra.fields import as_obj, as_str
 from kubesched.sim.apiserver.validation.meta import Cause, invalid_cause, validate_label_name
 
 

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from kubesched.framework.names import dns1123_label_errors, dns1123_subdomain_errors, label_value_errors
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.meta import (
     Cause,
     invalid_cause,
@@ -15,8 +16,6 @@ from kubesched.sim.apiserver.validation.meta import (
     required_cause,
     validate_label_name,
 )
-
-Obj = dict[str, Any]
 
 #: Device taint effects (validDeviceTaintEffects, as NotSupported lists them: sorted).
 DEVICE_TAINT_EFFECTS = ("NoExecute", "NoSchedule", "None")

@@ -10,9 +10,9 @@ from typing import Any
 
 from kubesched.framework.names import dns1123_subdomain_errors
 from kubesched.framework.resources import QuantityError, parse_quantity
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.core import validate_node_selector_term
 from kubesched.sim.apiserver.validation.dra.fields import (
-    Obj,
     as_obj,
     as_str,
     dns_label,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation.dra.fields import (
-    Obj,
     as_obj,
     as_str,
     dns_label,
