@@ -12,10 +12,13 @@ A document is refused, with a :class:`DecodeError` that names the limit and the 
   aliases may be at most 99% up to 400,000 nodes, falling linearly to 10% at 4,000,000. A
   "billion laughs" document is refused after a few thousand nodes.
 
-YAML is composed event by event without recursion, and each node's expanded size and height are
-computed once, when it closes: an alias then costs one addition, so a bomb is refused in the time
-it takes to read its few hundred bytes, before any Python object is built. Only a document that
-passes is constructed (PyYAML's safe constructor: aliases become shared objects).
+YAML is read event by event without recursion, and each collection's expanded size and height
+are computed once, when it closes: an alias then costs one addition (it is the anchor's own
+object, never a copy), so a bomb is refused in the time it takes to read its few hundred bytes.
+The values are built straight from the events, as PyYAML's safe constructor builds them, without
+its node graph (which held five times the memory of the values); a document holding what only
+that constructor builds or refuses (a merge key, ``!!set``, a local tag, a collection as a key)
+is read again as nodes and constructed by it, so its values and refusals are PyYAML's.
 
 Messages follow the decoders kube-apiserver uses (go-yaml's ``yaml: line 3: ...``, Go's JSON
 scanner's ``invalid character 'x' looking for beginning of value``); callers put their own
