@@ -12,10 +12,13 @@ A document is refused, with a :class:`DecodeError` that names the limit and the 
   aliases may be at most 99% up to 400,000 nodes, falling linearly to 10% at 4,000,000. A
   "billion laughs" document is refused after a few thousand nodes.
 
-YAML is composed event by event without recursion, and each node's expanded size and height are
-computed once, when it closes: an alias then costs one addition, so a bomb is refused in the time
-it takes to read its few hundred bytes, before any Python object is built. Only a document that
-passes is constructed (PyYAML's safe constructor: aliases become shared objects).
+YAML is read event by event without recursion, and each collection's expanded size and height
+are computed once, when it closes: an alias then costs one addition (it is the anchor's own
+object, never a copy), so a bomb is refused in the time it takes to read its few hundred bytes.
+The values are built straight from the events, as PyYAML's safe constructor builds them, without
+its node graph (which held five times the memory of the values); a document holding what only
+that constructor builds or refuses (a merge key, ``!!set``, a local tag, a collection as a key)
+is read again as nodes and constructed by it, so its values and refusals are PyYAML's.
 
 Messages follow the decoders kube-apiserver uses (go-yaml's ``yaml: line 3: ...``, Go's JSON
 scanner's ``invalid character 'x' looking for beginning of value``); callers put their own
@@ -214,58 +217,91 @@ def _yaml_text(data: str | bytes) -> str:
         raise DecodeError(f"yaml: {problem} at byte {exc.start}") from None
 
 
+#: The tags the direct construction builds, each as PyYAML's safe constructor does. Any other
+#: tag (``!!set``, ``!!omap``, a local ``!tag``, the ``<<`` merge key, ``=``), a tag on the
+#: wrong kind of node, a key that is a collection or a scalar the constructor refuses sends the
+#: document down the node path instead, which builds or refuses it exactly as PyYAML does.
+_MAP_TAG = "tag:yaml.org,2002:map"
+_SEQ_TAG = "tag:yaml.org,2002:seq"
+_STR_TAG = "tag:yaml.org,2002:str"
+_SCALAR_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("null", "bool", "int", "float", "binary", "timestamp"))
+#: A mapping being filled that waits for its next key; a sequence (whose frames hold no key).
+_NO_KEY: Any = object()
+_SEQUENCE: Any = object()
+
+
+class _Unusual(Exception):
+    """Something the direct construction leaves to the node path."""
+
+
+class _Anchored:
+    """What an anchor names: the node (or the value), the nodes decoded for it with aliases
+    expanded, its height in collections, and whether it is still open (being composed)."""
+
+    __slots__ = ("height", "open", "size", "value")
+
+    def __init__(self, value: Any, size: int, height: int, open_: bool) -> None:
+        self.value, self.size, self.height, self.open = value, size, height, open_
+
+
 class _Composer:
     """Composes YAML documents from the parser's events with the limits applied as each node
     opens or closes. Sizes count what go-yaml's decoder would visit: a node, its children, and
-    for an alias one node plus everything its anchor expands to."""
+    for an alias one node plus everything its anchor expands to.
 
-    def __init__(self, loader: Any, limits: Limits) -> None:
+    With ``objects`` it builds the Python values directly (dicts, lists, the safe constructor's
+    scalars; an alias is the anchor's own object), never holding a node: the node graph of a
+    large document, its marks and the constructor's table of every node took five times the
+    memory of the values it became. Whatever it does not build raises :class:`_Unusual`.
+    Without ``objects`` it makes PyYAML's nodes, for the safe constructor."""
+
+    def __init__(self, loader: Any, limits: Limits, objects: bool) -> None:
         # PyYAML's parser and resolver methods are untyped: the composer holds them as Any.
         self.loader: Any = loader
         self.limits = limits
+        self.objects = objects
         self.start = time.monotonic()
         self.events = 0
 
     def _fail(self, message: str, limit: str, line: int) -> DecodeError:
         return DecodeError(f"yaml: line {line}: {message}", limit, line)
 
-    def documents(self) -> list[Node]:
+    def documents(self) -> list[Any]:
         loader = self.loader
         loader.get_event()  # StreamStart
-        out: list[Node] = []
+        out: list[Any] = []
         while not loader.check_event(StreamEndEvent):
             out.append(self._document())
         loader.get_event()
         return out
 
-    def _document(self) -> Node:
-        loader, limits = self.loader, self.limits
+    def _document(self) -> Any:
+        loader, limits, objects = self.loader, self.limits, self.objects
         loader.get_event()  # DocumentStart
-        anchors: dict[str, Node] = {}
-        size: dict[int, int] = {}  # id(node) -> nodes decoded for it, aliases expanded
-        height: dict[int, int] = {}  # id(node) -> levels of collections under and including it
-        open_ids: set[int] = set()
+        anchors: dict[str, _Anchored] = {}
         decoded = aliased = 0
-        # each frame: the collection node, its children (a flat key, value, ... list for a
-        # mapping), and the nodes decoded so far inside it, and its tallest child
-        stack: list[tuple[Node, list[Node], list[int]]] = []
-        root: Node | None = None
-        while root is None:
+        # each frame: the collection (its node, or the dict or list being filled), its children
+        # (the node's flat key, value, ... list; a mapping's pending key when building values),
+        # the nodes decoded so far inside it, its tallest child, and its anchor's entry
+        stack: list[list[Any]] = []
+        root: Any = None
+        done = False
+        while not done:
             self.events += 1
             if self.events % _CLOCK_EVERY == 0 and limits.deadline is not None:
                 if time.monotonic() - self.start > limits.deadline:
                     raise DecodeError(f"yaml: decoding took longer than the limit of {limits.deadline:g}s", "deadline")
             event: Any = loader.get_event()
             line = event.start_mark.line + 1 if event.start_mark else 0
-            node: Node | None = None
+            value: Any
             if isinstance(event, AliasEvent):
                 target = anchors.get(event.anchor or "")
                 if target is None:
                     raise self._fail(f"unknown anchor '{event.anchor}' referenced", "", line)
-                if id(target) in open_ids:
+                if target.open:
                     raise self._fail(f"anchor '{event.anchor}' value contains itself", "", line)
-                expanded = size[id(target)]
-                if len(stack) + height[id(target)] > limits.max_depth:
+                expanded = target.size
+                if len(stack) + target.height > limits.max_depth:
                     raise self._fail(f"nested too deeply: more than {limits.max_depth} levels", "depth", line)
                 # go-yaml counts the alias node as decoded, and everything under it as aliased
                 decoded += 1 + expanded
@@ -281,7 +317,7 @@ class _Composer:
                         "aliases",
                         line,
                     )
-                self._add(stack, target, 1 + expanded, height[id(target)])
+                self._add(stack, target.value, 1 + expanded, target.height)
                 continue
             if isinstance(event, ScalarEvent):
                 tag = event.tag
@@ -294,59 +330,86 @@ class _Composer:
                         "digits",
                         line,
                     )
-                marks: Any = (event.start_mark, event.end_mark)
-                node = ScalarNode(tag, event.value, marks[0], marks[1], event.style)
-                size[id(node)], height[id(node)] = 1, 0
-                decoded += 1
-                self._anchor(anchors, event.anchor, node)
-                if not stack:
-                    root = node
+                if objects:
+                    value = event.value if tag == _STR_TAG else self._scalar(tag, event)
                 else:
-                    self._add(stack, node, 1, 0)
+                    marks: Any = (event.start_mark, event.end_mark)  # libyaml's or PyYAML's
+                    value = ScalarNode(tag, event.value, marks[0], marks[1], event.style)
+                decoded += 1
+                if event.anchor is not None:
+                    anchors[event.anchor] = _Anchored(value, 1, 0, False)
+                if stack:
+                    self._add(stack, value, 1, 0)
+                else:
+                    root, done = value, True
                 continue
             if isinstance(event, CollectionStartEvent):
                 if len(stack) >= limits.max_depth:
                     raise self._fail(f"nested too deeply: more than {limits.max_depth} levels", "depth", line)
                 tag = event.tag
-                cls: Any = SequenceNode if isinstance(event, SequenceStartEvent) else MappingNode
+                sequence = isinstance(event, SequenceStartEvent)
+                cls: Any = SequenceNode if sequence else MappingNode
                 if tag is None or tag == "!":
                     tag = loader.resolve(cls, None, event.implicit)
-                node = cls(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                children: Any
+                if not objects:
+                    value = cls(tag, [], event.start_mark, None, flow_style=event.flow_style)
+                    children = []
+                elif tag != (_SEQ_TAG if sequence else _MAP_TAG):
+                    raise _Unusual(tag)
+                else:
+                    value, children = ([], _SEQUENCE) if sequence else ({}, _NO_KEY)
                 decoded += 1
-                self._anchor(anchors, event.anchor, node)
-                open_ids.add(id(node))
-                stack.append((node, [], [1, 0]))
+                entry = None
+                if event.anchor is not None:
+                    entry = anchors[event.anchor] = _Anchored(value, 0, 0, True)
+                stack.append([value, children, 1, 0, entry])
                 continue
             if isinstance(event, SequenceEndEvent | MappingEndEvent):
-                node, children, (count, tallest) = stack.pop()
-                open_ids.discard(id(node))
-                node.end_mark = event.end_mark
-                if isinstance(node, MappingNode):
-                    node.value = list(zip(children[0::2], children[1::2], strict=True))
+                value, children, count, tallest, entry = stack.pop()
+                if not objects:
+                    value.end_mark = event.end_mark
+                    if isinstance(value, MappingNode):
+                        value.value = list(zip(children[0::2], children[1::2], strict=True))
+                    else:
+                        value.value = children
+                if entry is not None:
+                    entry.size, entry.height, entry.open = count, tallest + 1, False
+                if stack:
+                    self._add(stack, value, count, tallest + 1)
                 else:
-                    node.value = children
-                size[id(node)], height[id(node)] = count, tallest + 1
-                if not stack:
-                    root = node
-                else:
-                    self._add(stack, node, count, tallest + 1)
+                    root, done = value, True
                 continue
             raise self._fail(f"unexpected {type(event).__name__}", "", line)  # pragma: no cover
         end = loader.get_event()
         assert isinstance(end, DocumentEndEvent)
         return root
 
-    @staticmethod
-    def _anchor(anchors: dict[str, Node], anchor: str | None, node: Node) -> None:
-        if anchor is not None:
-            anchors[anchor] = node
+    def _scalar(self, tag: str, event: Any) -> Any:
+        """A scalar's value as the safe constructor makes it (the node it reads is dropped)."""
+        if tag not in _SCALAR_TAGS:
+            raise _Unusual(tag)
+        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        try:
+            return self.loader.yaml_constructors[tag](self.loader, node)
+        except Exception as exc:  # the constructor's refusal, in its words, from the node path
+            raise _Unusual(tag) from exc
 
-    @staticmethod
-    def _add(stack: list[tuple[Node, list[Node], list[int]]], child: Node, count: int, child_height: int) -> None:
-        _, children, tally = stack[-1]
-        children.append(child)
-        tally[0] += count
-        tally[1] = max(tally[1], child_height)
+    def _add(self, stack: list[list[Any]], child: Any, count: int, child_height: int) -> None:
+        frame = stack[-1]
+        if not self.objects:
+            frame[1].append(child)
+        elif frame[1] is _SEQUENCE:
+            frame[0].append(child)
+        elif frame[1] is _NO_KEY:
+            if isinstance(child, dict | list):  # unhashable: the constructor's error
+                raise _Unusual("key")
+            frame[1] = child
+        else:
+            frame[0][frame[1]] = child
+            frame[1] = _NO_KEY
+        frame[2] += count
+        frame[3] = max(frame[3], child_height)
 
 
 def _dismantle(nodes: list[Node]) -> None:
@@ -377,20 +440,32 @@ def load_yaml_all(data: str | bytes, limits: Limits = DEFAULT) -> list[Any]:
     _check_size(data, limits)
     text = _yaml_text(data)
     try:
-        return _load_all(_LOADER(text), limits, len(data))
+        return _load_all(_LOADER, text, limits, len(data))
     except DecodeError as exc:
         if _LOADER is yaml.SafeLoader or _LIBYAML_NESTING not in str(exc):
             raise
-    return _load_all(yaml.SafeLoader(text), limits, len(data))
+    return _load_all(yaml.SafeLoader, text, limits, len(data))
 
 
-def _load_all(loader: Any, limits: Limits, size: int) -> list[Any]:
+def _load_all(loader_class: Any, text: str, limits: Limits, size: int) -> list[Any]:
+    """The documents built directly; when they hold what only the node path builds (or
+    refuses), read again through PyYAML's nodes and safe constructor."""
+    with _collector_paused(size):
+        try:
+            return _decode(loader_class(text), limits, objects=True)
+        except _Unusual:
+            pass
+        return _decode(loader_class(text), limits, objects=False)
+
+
+def _decode(loader: Any, limits: Limits, objects: bool) -> list[Any]:
     try:
-        with _collector_paused(size):
-            nodes = _Composer(loader, limits).documents()
-            docs = [loader.construct_document(node) for node in nodes]
-            _dismantle(nodes)
-            return docs
+        if objects:
+            return _Composer(loader, limits, True).documents()
+        nodes = _Composer(loader, limits, False).documents()
+        docs = [loader.construct_document(node) for node in nodes]
+        _dismantle(nodes)
+        return docs
     except yaml.MarkedYAMLError as exc:
         # libyaml's problem (go-yaml's is a port of it) in go-yaml's form, not PyYAML's report
         mark = exc.problem_mark or exc.context_mark

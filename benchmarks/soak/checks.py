@@ -197,7 +197,7 @@ def judge(
             not missing,
             f"{len(bound) - len(missing) - len(excused)}/{len(bound)} have one"
             + (f"; {len(excused)} bound by the leader within {EVENT_GRACE:.0f} s of its kill" if excused else "")
-            + (f"; missing: {shown(missing)}" if missing else ""),
+            + (f"; missing: {shown([_bound_when(n, per_pod, killed_wall) for n in missing])}" if missing else ""),
         ),
         Check(
             "no false failure",
@@ -207,3 +207,13 @@ def judge(
         ),
     ]
     return checks
+
+
+def _bound_when(name: str, per_pod: Mapping[str, Obj], killed_wall: float | None) -> str:
+    """A pod named with when the server committed its binding, against the leader's kill: what
+    tells a lost event of the killed leader from one never sent."""
+    at = (per_pod.get(f"default/{name}") or {}).get("firstBoundAt")
+    if at is None or killed_wall is None:
+        return name if at is not None else f"{name} (no binding time)"
+    delta = at - killed_wall
+    return f"{name} (bound {abs(delta):.1f} s {'before' if delta < 0 else 'after'} the kill)"

@@ -144,6 +144,14 @@ def test_a_missing_scheduled_event_is_excused_only_just_before_the_kill() -> Non
     }
 
 
+def test_a_missing_scheduled_event_is_named_with_its_binding_time_against_the_kill() -> None:
+    state = clean()
+    state.update(events=_events_with(drop="soak-1"), killed_wall=BOUND_AT + EVENT_GRACE + 12.5)
+    (check,) = [c for c in judge(Report(2, 2, "default", 1), **state) if c.name == "Scheduled for each bound pod"]
+    assert not check.ok
+    assert "soak-1 (bound 22.5 s before the kill)" in check.detail
+
+
 # --- /healthz in a phase, tracebacks in the logs ------------------------------------------------
 
 
