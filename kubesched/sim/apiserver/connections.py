@@ -217,6 +217,16 @@ class _Connection(web.RequestHandler):
             )
             self.force_close()
 
+    def log_exception(self, *args: Any, **kw: Any) -> None:
+        """A client's unreadable bytes are its fault, not the server's: at debug. (aiohttp before
+        3.10 reports a malformed message after a finished one, a pipelined tail, here as an
+        unhandled exception; newer releases answer 400 through :meth:`handle_error`.)"""
+        exc = kw.get("exc_info")
+        if isinstance(exc, HttpProcessingError):
+            log.debug("unreadable bytes from a client: %s", exc)
+            return
+        super().log_exception(*args, **kw)
+
     def handle_error(
         self,
         request: web.BaseRequest,
