@@ -58,7 +58,6 @@ from kubesched.plugins.preemption.podgroup import (
     PodGroupPreemption,
     ScheduleFn,
     found_group_placement_message,
-    members_of,
 )
 from kubesched.plugins.preemption.units import reprieve_units, units_on_node
 
@@ -171,7 +170,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         if callable(record):
             record(status.code.upstream_name, len(victims) if status.is_success() else 0)
         if status.is_success() and victims:
-            preemptor = members_of(group)[0]
+            preemptor = group.all_pods()[0]
             if self._async_enabled():
                 # As a single pod's: the members are held at PreEnqueue until every victim but
                 # the last is deleted, in the background; the cycle nominates them at once.

@@ -81,11 +81,6 @@ def _group_priority(obj: dict[str, Any] | None) -> int | None:
     return int(p) if p is not None else None
 
 
-def members_of(group: PodGroupInfo) -> list[PodInfo]:
-    """The preemptor's pods: a PodGroup's members, or every leaf's under a CompositePodGroup."""
-    return group.all_pods()
-
-
 class PodGroupPreemption:
     """The evaluator of one DefaultPreemption instance (``handle`` is its profile)."""
 
@@ -97,7 +92,7 @@ class PodGroupPreemption:
         p = group.priority
         if p is not None:
             return p
-        return max((pi.priority for pi in members_of(group)), default=0)
+        return max((pi.priority for pi in group.all_pods()), default=0)
 
     def preemption_policy(self, group: PodGroupInfo) -> str:
         gates = getattr(self.handle, "feature_gates", None)
@@ -105,7 +100,7 @@ class PodGroupPreemption:
             policy = group.spec.get("preemptionPolicy")
             if policy:
                 return str(policy)
-        pods = members_of(group)
+        pods = group.all_pods()
         return pods[0].preemption_policy if pods else "PreemptLowerPriority"
 
     def eligible(self, group: PodGroupInfo, priority: int) -> str:
@@ -113,7 +108,7 @@ class PodGroupPreemption:
         if self.preemption_policy(group) == "Never":
             return NOT_ELIGIBLE_NEVER
         snapshot = self.handle.snapshot()
-        for pi in members_of(group):
+        for pi in group.all_pods():
             nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
             if not nominated:
                 continue

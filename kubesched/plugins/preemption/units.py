@@ -55,14 +55,6 @@ def unit_key(groups: PodGroups, namespace: str, pod_group: str, composites: bool
     return unit
 
 
-def unit_object(groups: PodGroups, key: str) -> dict[str, Any] | None:
-    """The PodGroup or CompositePodGroup object of a unit's key."""
-    kind, namespace, name = key.split("/", 2)
-    if kind == COMPOSITE_POD_GROUP_KIND:
-        return groups.composite(namespace, name)
-    return groups.get(namespace, name)
-
-
 def unit_pods(groups: PodGroups, key: str) -> list[PodInfo]:
     """Every placed pod under the unit ``key`` (bound or assumed), in a stable order."""
     namespace = key.split("/", 2)[1]
