@@ -101,7 +101,7 @@ class ActiveQueue:
         group = self._group_of.get(qpi.pod_info.scheduler_name, 0)
         entry = _ActiveEntry(qpi, self._less[group], self._seq, group)
         heapq.heappush(self._heaps[group], entry)
-        self._by_uid[qpi.pod_info.uid] = entry
+        self._by_uid[qpi.key] = entry
 
     def remove(self, uid: str) -> QueuedPodInfo | None:
         """Take the pod out, if it is here: its entry is marked removed, dropped later."""
@@ -118,7 +118,7 @@ class ActiveQueue:
         entry = self._next_entry()
         if entry is None:
             return None
-        del self._by_uid[entry.qpi.pod_info.uid]
+        del self._by_uid[entry.qpi.key]
         return entry.qpi
 
     # Heap entries are removed lazily (marked, dropped when popped), which keeps removal O(1);

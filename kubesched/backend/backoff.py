@@ -14,6 +14,12 @@ expiry's window, podBackoffQ orders the pods of one window as activeQ would (pri
 and the scheduler, finding activeQ empty, takes podBackoffQ's head at once instead of idling
 (:meth:`BackoffQueue.pop_head`). podErrorBackoffQ is never popped early.
 
+A pod group (:class:`~kubesched.framework.types.QueuedPodGroupInfo`) waits with the errored pods,
+out of an idle scheduler's reach: a group comes back to backoffQ after every failed attempt, no
+event needed, so taking it early would retry a group that cannot fit back to back (upstream
+does; kubesched lets the group wait its backoff out). Its backoff's cap is the maximum times the
+square root of its size.
+
 Entries are removed lazily (marked, dropped when they reach the top) and a heap is rebuilt once
 its dead entries are more than half of it, so what it holds stays bounded by the pods it waits on.
 """
@@ -25,7 +31,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterator
 
-from kubesched.framework.types import QueuedPodInfo
+from kubesched.framework.types import QueuedPodGroupInfo, QueuedPodInfo
 
 #: Seconds in one ordering window of podBackoffQ (upstream's backoffQOrderingWindowDuration).
 ORDERING_WINDOW = 1.0
@@ -96,16 +102,18 @@ class BackoffQueue:
         return qpi.consecutive_errors_count if qpi.consecutive_errors_count > 0 else qpi.unschedulable_count
 
     def duration(self, qpi: QueuedPodInfo) -> float:
-        """``initial * 2^(count-1)`` seconds, capped at the maximum; 0 for a count of 0."""
+        """``initial * 2^(count-1)`` seconds, capped at the maximum; 0 for a count of 0. A pod
+        group's cap is the maximum times the square root of its size, as upstream's."""
         n = self.count(qpi)
         if n == 0:
             return 0.0
+        cap = self.max_backoff * math.sqrt(qpi.size) if qpi.size > 1 else self.max_backoff
         d = self.initial_backoff
         for _ in range(1, n):
-            if d > self.max_backoff - d:
-                return self.max_backoff
+            if d > cap - d:
+                return cap
             d += d
-        return min(d, self.max_backoff)
+        return min(d, cap)
 
     def expiry(self, qpi: QueuedPodInfo) -> float:
         """When the pod's backoff ends (aligned to its window with ``windows``); 0.0 when it has
@@ -161,8 +169,8 @@ class BackoffQueue:
     def add(self, qpi: QueuedPodInfo) -> float:
         """Queue the pod: in podErrorBackoffQ when nothing rejected it (an error), else in
         podBackoffQ. Returns its expiry (also kept in ``qpi.backoff_expiry``)."""
-        self.remove(qpi.pod_info.uid)
-        error = not qpi.unschedulable_plugins and not qpi.pending_plugins
+        self.remove(qpi.key)
+        error = isinstance(qpi, QueuedPodGroupInfo) or (not qpi.unschedulable_plugins and not qpi.pending_plugins)
         expiry = self.expiry(qpi)
         qpi.backoff_expiry = expiry
         less: Less | None = None
@@ -171,7 +179,7 @@ class BackoffQueue:
             less, group = self.order(qpi)
         e = _Entry(qpi, expiry, next(self._seq), less, group, error)
         heapq.heappush(self._heaps[error], e)
-        self._entries[qpi.pod_info.uid] = e
+        self._entries[qpi.key] = e
         self._errors += error
         return expiry
 
@@ -202,7 +210,7 @@ class BackoffQueue:
 
     def _pop(self, which: int) -> QueuedPodInfo:
         e = heapq.heappop(self._heaps[which])
-        del self._entries[e.qpi.pod_info.uid]
+        del self._entries[e.qpi.key]
         self._errors -= e.error
         return e.qpi
 

@@ -215,6 +215,21 @@ class PodGroupIndex:
         """The keys of the groups naming composite ``key`` as their parent, sorted."""
         return sorted(self._children.get(key) or ())
 
+    def entity_of(self, pod: PodInfo, hierarchies: bool = False) -> str | None:
+        """The key the queue holds ``pod``'s group under (:func:`entity_key`): its PodGroup's,
+        or with ``hierarchies`` (CompositePodGroup) the root of its hierarchy where the whole
+        chain is known; None while the PodGroup itself is unseen."""
+        if not pod.pod_group:
+            return None
+        key = group_key(pod.namespace, pod.pod_group)
+        if key not in self._objects:
+            return None
+        if hierarchies and key in self._parent:
+            root = self.root_of(key)
+            if root is not None:
+                return entity_key(root)
+        return entity_key(key)
+
     def root_of(self, key: str) -> str | None:
         """The top of ``key``'s chain of parents (``key`` itself without a parent); ``None``
         when a composite on the way (``key`` included) has not been seen, or the chain loops."""

@@ -40,6 +40,7 @@ from kubesched.backend.active_queue import ActiveQueue, queue_sort_key
 from kubesched.backend.backoff import ORDERING_WINDOW, BackoffQueue, align_to_window
 from kubesched.backend.in_flight import Heard, InFlight
 from kubesched.backend.nominator import Nominator
+from kubesched.backend.pod_group_members import INCOMPLETE_Q, PENDING_Q, MemberSets, pod_group_key
 from kubesched.backend.queueing_hints import RESULT_ANNOTATION_PREFIX, EventHints, spec_changed
 from kubesched.backend.unschedulable_pods import POD_TOPOLOGY_SPREAD, NamespaceLabels, UnschedulablePods
 from kubesched.framework.events import (
@@ -52,7 +53,7 @@ from kubesched.framework.events import (
 )
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Status
-from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.framework.types import PodInfo, QueuedPodGroupInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.tasks import TaskSet
 
@@ -62,6 +63,8 @@ __all__ = [
     "BACKOFF_Q",
     "DEFAULT_MAX_UNSCHEDULABLE_DURATION",
     "GATED_Q",
+    "INCOMPLETE_Q",
+    "PENDING_Q",
     "POD_TOPOLOGY_SPREAD",
     "POP_FROM_BACKOFF_Q",
     "RESULT_ANNOTATION_PREFIX",
@@ -84,6 +87,10 @@ ACTIVE_Q = "active"
 BACKOFF_Q = "backoff"
 UNSCHEDULABLE_Q = "unschedulable"
 GATED_Q = "gated"
+
+#: The ``type`` of a queued entity (``scheduler_queued_entities``).
+POD_ENTITY = "pod"
+POD_GROUP_ENTITY = "podgroup"
 
 #: The incoming-pods event of a pod popped from backoffQ because activeQ was empty.
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
@@ -123,24 +130,75 @@ class SchedulingQueue:
         #: Async PreEnqueue checks in flight; :meth:`close` cancels them, :meth:`aclose` awaits them.
         self._gate_tasks = TaskSet("scheduling queue", log)
         self.incoming: dict[str, int] = {}
-        #: Told ``(queue, event)`` each time a pod enters a queue (the incoming-pods metric).
-        self.on_incoming: Callable[[str, str, int], None] | None = None
+        #: Told ``(queue, event, pods, type)`` each time an entity (a pod, or a pod group of
+        #: ``pods``) enters a queue (the incoming pods and entities metrics).
+        self.on_incoming: Callable[[str, str, int, str], None] | None = None
         #: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs (its metric);
         #: hints are timed only when it is set.
         self.on_hint: Callable[[str, str, str, float], None] | None = None
+        #: Workload-aware scheduling (GenericWorkload): the entity key of a pod group member's
+        #: group (its root with CompositePodGroup), None while the PodGroup is unseen. Set, the
+        #: queue holds each group as one entity (:class:`QueuedPodGroupInfo`), as upstream's.
+        self.group_entity: Callable[[PodInfo], str | None] | None = None
+        #: The groups in activeQ, backoffQ or the pool, by key, and each member's group key.
+        self._entities: dict[str, QueuedPodGroupInfo] = {}
+        self._member_of: dict[str, str] = {}
+        #: Members whose PodGroup is unseen, by its key; members that came while their group
+        #: was being scheduled, by the group's key.
+        self._incomplete = MemberSets()
+        self._pending = MemberSets()
+        #: The group being scheduled (popped, its attempt not reported yet).
+        self._popped: QueuedPodGroupInfo | None = None
 
     # --- introspection ------------------------------------------------------------------------
     def __len__(self) -> int:
-        return len(self._activeq) + len(self._backoffq) + len(self._unschedulable)
+        """The entities queued (a pod group counts once) and the members waiting apart."""
+        return (
+            len(self._activeq)
+            + len(self._backoffq)
+            + len(self._unschedulable)
+            + len(self._pending)
+            + len(self._incomplete)
+        )
 
     def counts(self) -> dict[str, int]:
+        """Pods by queue (``scheduler_pending_pods``): a group counts as its members, and the
+        members waiting apart as ``incomplete`` and ``pending``."""
         gated = self._unschedulable.gated_count()
-        return {
+        out = {
             ACTIVE_Q: len(self._activeq),
             BACKOFF_Q: len(self._backoffq),
             UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
             GATED_Q: gated,
         }
+        for e in self._entities.values():
+            queue = self._entity_where(e)
+            if queue is not None:
+                out[queue] += e.size - 1
+        out[INCOMPLETE_Q] = len(self._incomplete)
+        out[PENDING_Q] = len(self._pending)
+        return out
+
+    def entity_counts(self) -> dict[tuple[str, str], int]:
+        """Entities by (queue, type) (``scheduler_queued_entities``): ``pod`` for a pod outside
+        any group, ``podgroup`` for a group, however many members it holds."""
+        gated = self._unschedulable.gated_count()
+        total = {
+            ACTIVE_Q: len(self._activeq),
+            BACKOFF_Q: len(self._backoffq),
+            UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
+            GATED_Q: gated,
+        }
+        groups = dict.fromkeys(total, 0)
+        for e in self._entities.values():
+            queue = self._entity_where(e)
+            if queue is not None:
+                groups[queue] += 1
+        out: dict[tuple[str, str], int] = {}
+        for queue, n in total.items():
+            out[queue, POD_ENTITY] = n - groups[queue]
+            out[queue, POD_GROUP_ENTITY] = groups[queue]
+        return out
 
     def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
         """Pods in the unschedulable pool per (rejecting plugin, profile); a pod counts once for
@@ -170,28 +228,72 @@ class SchedulingQueue:
             "in_flight_events": len(self._in_flight.events),
             "gone": len(self._in_flight.gone),
             "latest": len(self._in_flight.latest),
+            "groups": len(self._entities),
+            "members": len(self._member_of),
+            "pending": len(self._pending),
+            "incomplete": len(self._incomplete),
         }
 
     def pending_pods(self) -> Iterator[tuple[str, QueuedPodInfo]]:
+        """Every pending pod with the queue it waits in (a group's members each)."""
         for qpi in self._activeq.pods():
-            yield ACTIVE_Q, qpi
+            yield from self._each(ACTIVE_Q, qpi)
         for q in self._backoffq.pods():
-            yield BACKOFF_Q, q
+            yield from self._each(BACKOFF_Q, q)
         for q in self._unschedulable.values():
-            yield (GATED_Q if q.gated else UNSCHEDULABLE_Q), q
+            yield from self._each(GATED_Q if q.gated else UNSCHEDULABLE_Q, q)
+        for q in self._pending.values():
+            yield PENDING_Q, q
+        for q in self._incomplete.values():
+            yield INCOMPLETE_Q, q
+
+    @staticmethod
+    def _each(queue: str, q: QueuedPodInfo) -> Iterator[tuple[str, QueuedPodInfo]]:
+        if isinstance(q, QueuedPodGroupInfo):
+            for m in q.members:
+                yield queue, m
+        else:
+            yield queue, q
 
     def where(self, uid: str) -> str | None:
-        if uid in self._activeq:
+        """The queue the pod waits in (its group's, for a member), or None."""
+        key = self._member_of.get(uid)
+        if key is not None:
+            return self._entity_where(self._entities[key])
+        if uid in self._pending:
+            return PENDING_Q
+        if uid in self._incomplete:
+            return INCOMPLETE_Q
+        return self._where_key(uid)
+
+    def _where_key(self, key: str) -> str | None:
+        if key in self._activeq:
             return ACTIVE_Q
-        if uid in self._backoffq:
+        if key in self._backoffq:
             return BACKOFF_Q
-        q = self._unschedulable.get(uid)
+        q = self._unschedulable.get(key)
         if q is not None:
             return GATED_Q if q.gated else UNSCHEDULABLE_Q
         return None
 
+    def _entity_where(self, e: QueuedPodGroupInfo) -> str | None:
+        return self._where_key(e.key)
+
+    def _queued(self, key: str) -> QueuedPodInfo | None:
+        """The entity filed under ``key`` in activeQ, backoffQ or the pool."""
+        return self._activeq.get(key) or self._backoffq.get(key) or self._unschedulable.get(key)
+
     def get(self, uid: str) -> QueuedPodInfo | None:
-        return self._activeq.get(uid) or self._backoffq.get(uid) or self._unschedulable.get(uid)
+        """The pending pod (a member of a queued group too, or one waiting apart)."""
+        key = self._member_of.get(uid)
+        if key is not None:
+            return self._entities[key].member(uid)
+        return self._queued(uid) or self._pending.get(uid) or self._incomplete.get(uid)
+
+    def group(self, uid: str) -> QueuedPodGroupInfo | None:
+        """The queued group the pod is a member of."""
+        key = self._member_of.get(uid)
+        return None if key is None else self._entities[key]
 
     def has_active(self) -> bool:
         return bool(self._activeq)
@@ -221,17 +323,19 @@ class SchedulingQueue:
             self._nonempty.set()
 
     def _push_active(self, qpi: QueuedPodInfo, event: str) -> None:
-        self._remove_everywhere(qpi.pod_info.uid)
-        qpi.gated = False
+        self._remove_everywhere(qpi.key)
+        self._ungate(qpi)
+        self._register(qpi)
         self._activeq.push(qpi)
-        self._count_incoming(ACTIVE_Q, event)
+        self._count_incoming(ACTIVE_Q, event, qpi)
         self._wake()
 
     def _push_backoff(self, qpi: QueuedPodInfo, event: str) -> None:
-        self._remove_everywhere(qpi.pod_info.uid)
-        qpi.gated = False
+        self._remove_everywhere(qpi.key)
+        self._ungate(qpi)
+        self._register(qpi)
         self._backoffq.add(qpi)
-        self._count_incoming(BACKOFF_Q, event)
+        self._count_incoming(BACKOFF_Q, event, qpi)
         if self.pop_from_backoff:
             self._wake()  # an idle pop takes it at once
 
@@ -244,14 +348,41 @@ class SchedulingQueue:
             self._push_backoff(qpi, event)
 
     def _push_unschedulable(self, qpi: QueuedPodInfo, event: str) -> None:
-        self._remove_everywhere(qpi.pod_info.uid)
-        self._unschedulable[qpi.pod_info.uid] = qpi
-        self._count_incoming(GATED_Q if qpi.gated else UNSCHEDULABLE_Q, event)
+        self._remove_everywhere(qpi.key)
+        self._register(qpi)
+        self._unschedulable[qpi.key] = qpi
+        self._count_incoming(GATED_Q if qpi.gated else UNSCHEDULABLE_Q, event, qpi)
 
-    def _count_incoming(self, queue: str, event: str, pods: int = 1) -> None:
+    @staticmethod
+    def _ungate(qpi: QueuedPodInfo) -> None:
+        qpi.gated = False
+        if isinstance(qpi, QueuedPodGroupInfo):
+            for m in qpi.members:
+                m.gated = False
+
+    def _register(self, qpi: QueuedPodInfo) -> None:
+        """A group entering a queue: it and its members are found by key and by member."""
+        if isinstance(qpi, QueuedPodGroupInfo) and self._entities.get(qpi.key) is not qpi:
+            self._entities[qpi.key] = qpi
+            for m in qpi.members:
+                self._member_of[m.pod_info.uid] = qpi.key
+
+    def _forget(self, e: QueuedPodGroupInfo) -> None:
+        """A group leaving the queues (popped, emptied, its PodGroup gone)."""
+        self._remove_everywhere(e.key)
+        if self._entities.get(e.key) is e:
+            del self._entities[e.key]
+        for m in e.members:
+            if self._member_of.get(m.pod_info.uid) == e.key:
+                del self._member_of[m.pod_info.uid]
+
+    def _count_incoming(self, queue: str, event: str, qpi: QueuedPodInfo) -> None:
+        pods = qpi.size
         self.incoming[event] = self.incoming.get(event, 0) + pods
         if self.on_incoming is not None:
-            self.on_incoming(queue, event, pods)
+            self.on_incoming(
+                queue, event, pods, POD_GROUP_ENTITY if isinstance(qpi, QueuedPodGroupInfo) else POD_ENTITY
+            )
 
     def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None:
         q = self._activeq.remove(uid)
@@ -269,23 +400,44 @@ class SchedulingQueue:
         else:
             self._push_active(qpi, event)
 
-    def _gate(self, qpi: QueuedPodInfo, event: str, place: Callable[[QueuedPodInfo, str], None] | None = None) -> None:
+    def _gate(
+        self,
+        qpi: QueuedPodInfo,
+        event: str,
+        place: Callable[[QueuedPodInfo, str], None] | None = None,
+        only: list[QueuedPodInfo] | None = None,
+    ) -> None:
         """Run PreEnqueue and place the pod: with ``place`` when it passes (by default activeQ,
         or backoffQ while it backs off), in the pool (gated) otherwise. Every move towards
         activeQ goes through here, as upstream's ``moveToActiveQ`` runs PreEnqueue on each.
-        Async PreEnqueue plugins are awaited in a task the queue owns."""
+        Async PreEnqueue plugins are awaited in a task the queue owns.
+
+        A group is gated when any member is: every member is asked (or those in ``only``, the
+        others having passed before), up to the first held."""
         place = place or self._requeue
         fw = self.frameworks.get(qpi.pod_info.scheduler_name)
         if fw is None or not fw.pre_enqueue_plugins:
             place(qpi, event)
             return
+        asked = only if only is not None else (qpi.members if isinstance(qpi, QueuedPodGroupInfo) else [qpi])
         if not fw.pre_enqueue_is_async:
-            self._apply_gate(qpi, fw.run_pre_enqueue_sync(qpi.pod_info), event, place)
+            status: Status | None = None
+            for m in asked:
+                status = fw.run_pre_enqueue_sync(m.pod_info)
+                if status is not None and not status.is_success():
+                    break
+            self._apply_gate(qpi, status, event, place)
             return
 
         async def gate() -> None:
-            status = await fw.run_pre_enqueue(qpi.pod_info)
-            if self.get(qpi.pod_info.uid) is qpi or qpi.pod_info.uid not in self._in_flight:
+            status: Status | None = None
+            for m in asked:
+                status = await fw.run_pre_enqueue(m.pod_info)
+                if status is not None and not status.is_success():
+                    break
+            if self._queued(qpi.key) is qpi or (
+                not isinstance(qpi, QueuedPodGroupInfo) and qpi.pod_info.uid not in self._in_flight
+            ):
                 self._apply_gate(qpi, status, event, place)
 
         # Hold the pod in the pool (gated) until its gate has answered.
@@ -293,7 +445,8 @@ class SchedulingQueue:
         self._push_unschedulable(qpi, event)
         if self._closed:
             return  # nothing pops any more: the pod stays gated, its check is not started
-        self._gate_tasks.spawn(gate(), name=f"pre-enqueue {qpi.pod_info.key}")
+        name = qpi.key if isinstance(qpi, QueuedPodGroupInfo) else qpi.pod_info.key
+        self._gate_tasks.spawn(gate(), name=f"pre-enqueue {name}")
 
     def _apply_gate(
         self,
@@ -309,6 +462,9 @@ class SchedulingQueue:
             qpi.gated = True
             qpi.gating_plugin = status.plugin
             qpi.last_failure = status.message()
+            if isinstance(qpi, QueuedPodGroupInfo):
+                for m in qpi.members:  # what a member's status and report show
+                    m.gated, m.gating_plugin, m.last_failure = True, status.plugin, qpi.last_failure
             self._push_unschedulable(qpi, event)
 
     # --- the informer side --------------------------------------------------------------------
@@ -318,11 +474,94 @@ class SchedulingQueue:
             self.update(pod)
             return
         qpi = QueuedPodInfo(pod, self.clock())
-        self._gate(qpi, "PodAdd")
+        if self._is_member(pod):
+            self._add_member(qpi, "PodAdd")
+        else:
+            self._gate(qpi, "PodAdd")
+
+    def _is_member(self, pod: PodInfo) -> bool:
+        return self.group_entity is not None and bool(pod.pod_group)
+
+    def _add_member(self, qpi: QueuedPodInfo, event: str) -> str:
+        """A member of a pod group comes to the queue: it waits apart while its PodGroup is
+        unseen (incomplete) or its group is being scheduled (pending); else it joins its group
+        where the group waits (PreEnqueue asked of it alone: the others passed before; in the
+        pool it just joins, and the event of its coming re-asks the group's gate), or starts
+        the group, in activeQ through PreEnqueue. Returns the queue it went to."""
+        assert self.group_entity is not None
+        pi = qpi.pod_info
+        key = self.group_entity(pi)
+        if key is None:
+            self._incomplete.add(pod_group_key(pi.namespace, pi.pod_group), qpi)
+            return INCOMPLETE_Q
+        e = self._entities.get(key)
+        if e is not None:
+            where = self._entity_where(e)
+            e.add(qpi)
+            self._member_of[pi.uid] = key
+            if where == ACTIVE_Q:
+                self._gate(e, event, self._push_active, only=[qpi])
+            elif where == BACKOFF_Q:
+                if self.pop_from_backoff:
+                    self._gate(e, event, self._push_backoff, only=[qpi])
+                else:
+                    self._push_backoff(e, event)
+            elif e.gated:
+                qpi.gated, qpi.gating_plugin, qpi.last_failure = True, e.gating_plugin, e.last_failure
+            return self.where(pi.uid) or ""
+        if self._popped is not None and self._popped.key == key:
+            self._pending.add(key, qpi)
+            return PENDING_Q
+        e = QueuedPodGroupInfo(key, [qpi], qpi.timestamp)
+        e.initial_attempt_timestamp = qpi.initial_attempt_timestamp
+        self._gate(e, event)
+        return self.where(pi.uid) or ""
+
+    def pod_group_added(self, namespace: str, name: str) -> None:
+        """A PodGroup was seen: its members waiting for it come to the queue as one group."""
+        for q in self._incomplete.clear(pod_group_key(namespace, name)):
+            self._add_member(q, "PodGroupAdd")
+
+    def pod_group_deleted(self, namespace: str, name: str) -> None:
+        """A PodGroup went: its queued or pending members wait, incomplete, for it to come back."""
+        key = pod_group_key(namespace, name)
+
+        def gone(q: QueuedPodInfo) -> bool:
+            return q.pod_info.namespace == namespace and q.pod_info.pod_group == name
+
+        for e in list(self._entities.values()):
+            if e.key == key or any(gone(m) for m in e.members):
+                leaving = [m for m in e.members if gone(m)]
+                for m in leaving:
+                    e.remove(m.pod_info.uid)
+                    self._member_of.pop(m.pod_info.uid, None)
+                    self._incomplete.add(key, m)
+                if not e.members:
+                    self._forget(e)
+        if self._popped is not None:
+            for m in self._pending.clear(self._popped.key):
+                (self._incomplete.add(key, m) if gone(m) else self._pending.add(self._popped.key, m))
 
     def update(self, pod: PodInfo) -> None:
         """A pending pod changed. A change that could affect scheduling moves it out of the pool."""
         uid = pod.uid
+        key = self._member_of.get(uid)
+        if key is not None:
+            e = self._entities[key]
+            m = e.member(uid)
+            assert m is not None
+            old = m.pod_info.pod
+            m.pod_info = pod
+            if spec_changed(old, pod.pod):
+                e.sort()
+                where = self._entity_where(e)
+                if where == ACTIVE_Q:
+                    self._push_active(e, "PodUpdate")
+                elif where in (UNSCHEDULABLE_Q, GATED_Q):
+                    self._gate(e, "PodUpdate")
+            return
+        if self._pending.update(pod) or self._incomplete.update(pod):
+            return
         active = self._activeq.get(uid)
         if active is not None:
             old = active.pod_info.pod
@@ -353,6 +592,14 @@ class SchedulingQueue:
             q.pod_info = q.pod_info.with_nomination(node_name)
 
     def delete(self, uid: str) -> None:
+        key = self._member_of.pop(uid, None)
+        if key is not None:
+            e = self._entities[key]
+            e.remove(uid)
+            if not e.members:
+                self._forget(e)
+        self._pending.delete(uid)
+        self._incomplete.delete(uid)
         self._remove_everywhere(uid)
         if uid in self._in_flight:
             self._in_flight.gone.add(uid)
@@ -375,61 +622,33 @@ class SchedulingQueue:
         if not self._hints.of_interest(event):
             return 0
         moved = 0
-        # Members of one pod group gated by a plugin whose verdict is the group's (GangScheduling
-        # waiting for its quorum): once the first has been asked again and is still held for the
-        # same reason, the others are held as asking would hold them, without asking.
-        held_groups: set[tuple[str, str, str, str]] = set()
-        held = 0
         pool = self._unschedulable
-        for q in list(pool.values() if candidates is None else candidates):
-            pi = q.pod_info
-            if skip_uid is not None and pi.uid == skip_uid:
+        for q in list(pool.values() if candidates is None else {c.key: c for c in candidates}.values()):
+            if skip_uid is not None and q.key == skip_uid:
                 continue
-            if q.gated:
-                if q.gating_plugin == SCHEDULING_GATES:
-                    continue  # only an update of the pod itself ungates it (upstream skips these too)
-                if (
-                    held_groups
-                    and (pi.scheduler_name, pi.namespace, pi.pod_group, q.gating_plugin) in held_groups
-                    and not q.unschedulable_plugins
-                    and not q.pending_plugins
-                ):
-                    # What a gate that holds it again does: to the pool's end, counted as gated.
-                    pool[pi.uid] = pool.pop(pi.uid)
-                    held += 1
-                    continue
-                group = self._group_gate(q)
-                # A pod gated after a failed attempt (its preemption still under way) also
-                # waits for what its rejecting plugins wait for.
-                plugins = q.unschedulable_plugins | q.pending_plugins
-                if q.gating_plugin:
-                    plugins = plugins | {q.gating_plugin}
-                if self._hints.may_help(q.pod, plugins, event, old, new, self.on_hint):
-                    if q.pod_info.scheduler_name in self.frameworks:
-                        reason = (q.gating_plugin, q.last_failure)
-                        self._gate(q, str(event))
-                        moved += q.pod_info.uid not in self._unschedulable
-                        if group is not None and q.gated and (q.gating_plugin, q.last_failure) == reason:
-                            held_groups.add(group)
-                continue
-            if self._hints.may_help(q.pod, q.unschedulable_plugins | q.pending_plugins, event, old, new, self.on_hint):
+            if q.gated and q.gating_plugin == SCHEDULING_GATES:
+                continue  # only an update of the pod itself ungates it (upstream skips these too)
+            if isinstance(q, QueuedPodGroupInfo):
+                # A group moves when its gate may now pass, or when any member may now fit.
+                helps = any(
+                    self._hints.may_help(m.pod, self._waits_for(q, m), event, old, new, self.on_hint) for m in q.members
+                )
+            else:
+                helps = self._hints.may_help(q.pod, self._waits_for(q, q), event, old, new, self.on_hint)
+            if helps and (not q.gated or q.pod_info.scheduler_name in self.frameworks):
                 self._gate(q, str(event))
-                moved += q.pod_info.uid not in self._unschedulable
-        if held:
-            self._count_incoming(GATED_Q, str(event), held)
+                moved += q.key not in pool
         return moved
 
-    def _group_gate(self, q: QueuedPodInfo) -> tuple[str, str, str, str] | None:
-        """For a gated pod held only by a plugin whose PreEnqueue verdict and queueing hints are
-        its pod group's (``pre_enqueue_by_pod_group``), and whose profile gates synchronously:
-        the key its fellow members share (profile, namespace, group, plugin); else None."""
-        pi = q.pod_info
-        if not pi.pod_group or q.unschedulable_plugins or q.pending_plugins:
-            return None
-        fw = self.frameworks.get(pi.scheduler_name)
-        if fw is None or fw.pre_enqueue_is_async or q.gating_plugin not in fw.pre_enqueue_by_pod_group:
-            return None
-        return (pi.scheduler_name, pi.namespace, pi.pod_group, q.gating_plugin)
+    @staticmethod
+    def _waits_for(entity: QueuedPodInfo, q: QueuedPodInfo) -> set[str]:
+        """The plugins whose events may move ``q`` (a pooled pod, or a member of a pooled group):
+        those that rejected it, and the gate holding it (a pod gated after a failed attempt, its
+        preemption still under way, waits for both)."""
+        plugins = q.unschedulable_plugins | q.pending_plugins
+        if entity.gated and entity.gating_plugin:
+            plugins = plugins | {entity.gating_plugin}
+        return plugins
 
     def assigned_pod_added(self, pod: PodInfo, ns_labels: NamespaceLabels | None = None) -> None:
         """A pod was bound (or found bound): as upstream, only pooled pods it could help across
@@ -452,45 +671,70 @@ class SchedulingQueue:
 
     # --- the scheduler side -------------------------------------------------------------------
     def _take(self) -> QueuedPodInfo | None:
-        qpi = self._activeq.pop()
-        if qpi is None:
-            if not self.pop_from_backoff:
-                return None
-            # Nothing is ready: rather than idle, try podBackoffQ's head now (upstream's
-            # SchedulerPopFromBackoffQ). Its PreEnqueue ran as it entered backoffQ.
-            qpi = self._backoffq.pop_head()
+        while True:
+            qpi = self._activeq.pop()
             if qpi is None:
-                return None
-            self._count_incoming(ACTIVE_Q, POP_FROM_BACKOFF_Q)
-        self._start_attempt(qpi)
-        return qpi
+                if not self.pop_from_backoff:
+                    return None
+                # Nothing is ready: rather than idle, try podBackoffQ's head now (upstream's
+                # SchedulerPopFromBackoffQ). Its PreEnqueue ran as it entered backoffQ.
+                qpi = self._backoffq.pop_head()
+                if qpi is None:
+                    return None
+                self._count_incoming(ACTIVE_Q, POP_FROM_BACKOFF_Q, qpi)
+            if self._start_attempt(qpi):
+                return qpi
 
-    def _start_attempt(self, qpi: QueuedPodInfo) -> None:
+    def _start_attempt(self, qpi: QueuedPodInfo) -> bool:
         """``qpi`` leaves the queue for a scheduling cycle: one more attempt, its first one's
-        time, and the cluster events seen from now on kept for it (in flight)."""
+        time, and the cluster events seen from now on kept for it (in flight). A group's
+        members each so, the group being scheduled till :meth:`add_attempted_pod_group`; a
+        member in flight already is left out (False: none was left)."""
+        now = self.clock()
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
-            qpi.initial_attempt_timestamp = self.clock()
-        self._in_flight.start(qpi.pod_info.uid)
+            qpi.initial_attempt_timestamp = now
+        if not isinstance(qpi, QueuedPodGroupInfo):
+            self._in_flight.start(qpi.pod_info.uid)
+            return True
+        self._forget(qpi)
+        qpi.members = [m for m in qpi.members if m.pod_info.uid not in self._in_flight]
+        if not qpi.members:
+            return False
+        for m in qpi.members:
+            m.attempts += 1
+            if m.initial_attempt_timestamp is None:
+                m.initial_attempt_timestamp = now
+            self._in_flight.start(m.pod_info.uid)
+        self._popped = qpi
+        return True
 
     def pooled(self, uid: str) -> QueuedPodInfo | None:
-        """The pod when it waits in the unschedulable pool (gated or not)."""
-        return self._unschedulable.get(uid)
+        """The pod when it waits in the unschedulable pool (gated or not); a member, its group."""
+        key = self._member_of.get(uid, uid)
+        return self._unschedulable.get(key)
 
     def take_members(self, uids: Iterable[str]) -> list[QueuedPodInfo]:
-        """Take the given pods out of the queue for a pod group's cycle beside the member just
-        popped: those in activeQ, backoffQ, or in the pool but not gated (a PreEnqueue gate
-        still holds a gated one). Each is then in flight, as a popped pod is: the group is
-        the unit, so a member waiting out a backoff or a cluster event comes along with it."""
+        """Take the given pods out of the queue for a pod group's cycle beside the group
+        popped (the other groups of a hierarchy): members of groups in activeQ, backoffQ, or
+        in the pool but not gated (a PreEnqueue gate still holds a gated one). Each is then in
+        flight, as a popped pod is: the hierarchy is the unit."""
         taken: list[QueuedPodInfo] = []
         for uid in uids:
             if uid in self._in_flight:
                 continue
-            q = self.get(uid)
-            if q is None or q.gated:
+            e = self.group(uid)
+            if e is None or e.gated:
                 continue
-            self._remove_everywhere(uid)
-            self._start_attempt(q)
+            q = e.remove(uid)
+            assert q is not None
+            del self._member_of[uid]
+            if not e.members:
+                self._forget(e)
+            q.attempts += 1
+            if q.initial_attempt_timestamp is None:
+                q.initial_attempt_timestamp = self.clock()
+            self._in_flight.start(uid)
             taken.append(q)
         return taken
 
@@ -526,13 +770,12 @@ class SchedulingQueue:
         """The pod's attempt is over (bound, or requeued): stop recording events for it."""
         self._in_flight.end(uid)
 
-    def add_unschedulable_if_not_present(
-        self, qpi: QueuedPodInfo, rejectors: set[str] | None = None, retry: bool = False
-    ) -> str:
+    def add_unschedulable_if_not_present(self, qpi: QueuedPodInfo, rejectors: set[str] | None = None) -> str:
         """A failed attempt: decide where the pod waits. Returns the queue it went to.
 
-        ``retry`` sends it to backoff whatever rejected it: a member left over by a group that
-        was placed in part, whose next cycle decides on preemption for it."""
+        A member of a pod group goes back to its group (:meth:`_member_failed`)."""
+        if self._is_member(qpi.pod_info):
+            return self._member_failed(qpi, rejectors)
         uid = qpi.pod_info.uid
         start = self._in_flight.started_at(uid)
         if uid in self._in_flight.gone:
@@ -550,8 +793,7 @@ class SchedulingQueue:
             qpi.pod_info = latest
         target: str
         if (
-            retry
-            or not qpi.unschedulable_plugins
+            not qpi.unschedulable_plugins
             or updated
             or (
                 start is not None
@@ -571,8 +813,66 @@ class SchedulingQueue:
         self.done(uid)
         return target
 
+    def _member_failed(self, qpi: QueuedPodInfo, rejectors: set[str] | None) -> str:
+        """A member's attempt failed (in its group's cycle, or binding after it): counted on
+        the member, which rejoins its group — pending while the group is being scheduled, to
+        be requeued with it by :meth:`add_attempted_pod_group`. No in-flight event is looked
+        at: the group's own outcome decides where it waits."""
+        uid = qpi.pod_info.uid
+        if uid in self._in_flight.gone or self.get(uid) is not None:
+            self.done(uid)
+            return "" if uid in self._in_flight.gone else self.where(uid) or ""
+        latest = self._in_flight.latest.get(uid)
+        if latest is not None:
+            qpi.pod_info = latest
+        qpi.timestamp = self.clock()
+        qpi.unschedulable_plugins = set(rejectors or ())
+        self._count_failure(qpi)
+        self.done(uid)
+        return self._add_member(qpi, "ScheduleAttemptFailure")
+
+    def add_attempted_pod_group(self, group: QueuedPodGroupInfo, status: Status | None) -> str:
+        """The group's cycle is over (``status`` None or Success: placed, at least in part):
+        the members that failed and those that came meanwhile (pending) are the group now,
+        requeued as upstream's AddAttemptedPodGroupIfNeeded — straight to activeQ after a
+        success (at its old place in line when members were left over), else with the
+        group's own backoff, to backoffQ or activeQ. Returns the queue (``""``: nothing left)."""
+        if self._popped is group:
+            self._popped = None
+        pending = self._pending.clear(group.key)
+        if not pending:
+            return ""
+        tried = {m.pod_info.uid for m in group.members}
+        left_over = any(m.pod_info.uid in tried for m in pending)
+        group.members = pending
+        group.sort()
+        assert self.group_entity is not None
+        if self.group_entity(group.pod_info) != group.key:
+            for m in pending:  # its PodGroup went meanwhile (or its hierarchy changed)
+                self._add_member(m, "ScheduleAttemptFailure")
+            return self.where(group.pod_info.uid) or ""
+        success = status is None or status.is_success()
+        if success:
+            group.unschedulable_count = group.consecutive_errors_count = 0
+        elif status is not None and status.is_rejected():
+            group.unschedulable_count += 1
+            group.consecutive_errors_count = 0
+        else:
+            group.consecutive_errors_count += 1
+        if not (success and left_over):
+            group.timestamp = self.clock()
+        group.unschedulable_plugins = set().union(*(m.unschedulable_plugins for m in pending))
+        if not success and self.is_backing_off(group):
+            self._to_backoff(group, "ScheduleAttemptFailure")
+        else:
+            self._gate(group, "ScheduleAttemptFailure", self._push_active)
+        return self._where_key(group.key) or ""
+
     def requeue_after_error(self, qpi: QueuedPodInfo) -> None:
         """Binding failed or the cluster erred: back off and try again."""
+        if self._is_member(qpi.pod_info):
+            self._member_failed(qpi, None)
+            return
         uid = qpi.pod_info.uid
         if uid not in self._in_flight.gone and self.get(uid) is None:
             latest = self._in_flight.latest.get(uid)
@@ -609,7 +909,7 @@ class SchedulingQueue:
                 self._push_active(qpi, "BackoffComplete")
             else:
                 self._gate(qpi, "BackoffComplete", self._push_active)
-            moved += qpi.pod_info.uid not in self._unschedulable
+            moved += qpi.key not in self._unschedulable
         return moved
 
     def seconds_to_next_window(self) -> float:
@@ -630,12 +930,18 @@ class SchedulingQueue:
 
     def activate(self, uids: Iterable[str]) -> None:
         """Move the given pods straight to activeQ (a plugin asked for it), through their
-        PreEnqueue gates. A pod being scheduled right now is moved when its attempt fails."""
+        PreEnqueue gates; a member, its whole group. A pod being scheduled right now is moved
+        when its attempt fails."""
+        seen: set[str] = set()
         for uid in uids:
-            q = self._unschedulable.get(uid)
-            if q is None and self.pop_from_backoff and (q := self._backoffq.get(uid)) is not None:
+            key = self._member_of.get(uid, uid)
+            if key in seen:
+                continue
+            seen.add(key)
+            q = self._unschedulable.get(key)
+            if q is None and self.pop_from_backoff and (q := self._backoffq.get(key)) is not None:
                 self._push_active(q, str(FORCE_ACTIVATE))  # its PreEnqueue ran on the way in
-            elif q is not None or (q := self._backoffq.get(uid)) is not None:
+            elif q is not None or (q := self._backoffq.get(key)) is not None:
                 self._gate(q, str(FORCE_ACTIVATE), self._push_active)
             elif uid in self._in_flight:
                 self._in_flight.record(FORCE_ACTIVATE, None, {"metadata": {"uid": uid}})

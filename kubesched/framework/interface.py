@@ -367,12 +367,8 @@ class PreEnqueuePlugin(Plugin, Protocol):
     """Called before a pod enters activeQ. Anything but Success keeps it gated (not scheduled)
     until an event its plugin registered for lets it in.
 
-    A plugin whose verdict for a pod, and whose queueing hints, depend only on the pod's pod
-    group (never on the pod itself) may say so with the class attribute
-    ``pre_enqueue_by_pod_group = True``: when one event reaches many members of a group it holds,
-    the queue asks again for the first and, if that one is still held for the same reason,
-    holds the others as asking would, without asking (a gang of n members arriving one by one
-    then costs n checks, not n²/2)."""
+    A pod group (workload-aware scheduling) is queued as one entity, gated while any member is:
+    the queue asks its members in turn up to the first held."""
 
     def pre_enqueue(self, pod: PodInfo) -> MaybeAwaitable: ...
 

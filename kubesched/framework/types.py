@@ -516,6 +516,7 @@ class QueuedPodInfo:
     """A pod in the scheduling queue, with its queueing history."""
 
     __slots__ = (
+        "key",
         "pod_info",
         "timestamp",
         "initial_attempt_timestamp",
@@ -531,6 +532,8 @@ class QueuedPodInfo:
     )
 
     def __init__(self, pod_info: PodInfo, timestamp: float) -> None:
+        #: What the queue files it under: the pod's UID (a pod group's entity key for a group).
+        self.key = pod_info.uid
         self.pod_info = pod_info
         self.timestamp = timestamp
         self.initial_attempt_timestamp: float | None = None
@@ -550,8 +553,61 @@ class QueuedPodInfo:
     def pod(self) -> Obj:
         return self.pod_info.pod
 
+    @property
+    def size(self) -> int:
+        """How many pods the queued entity holds: 1 for a pod."""
+        return 1
+
     def __repr__(self) -> str:
         return f"QueuedPodInfo({self.pod_info.key}, attempts={self.attempts})"
+
+
+class QueuedPodGroupInfo(QueuedPodInfo):
+    """A pod group queued as one entity (workload-aware scheduling), as upstream's
+    QueuedPodGroupInfo: its pending members, and queueing history of its own — the group's
+    timestamp, attempts and backoff, apart from its members'.
+
+    ``key`` is the group's entity key (``podgroup/<namespace>/<name>``, or the root
+    ``compositepodgroup/...`` of a hierarchy). ``members`` are kept in upstream's order: higher
+    priority first, then more attempts, then the earlier timestamp; ``pod_info`` is the first
+    member's, so a QueueSort plugin orders the group by it (every member carries the group's
+    priority) and the group's own ``timestamp``."""
+
+    __slots__ = ("members",)
+
+    def __init__(self, key: str, members: list[QueuedPodInfo], timestamp: float) -> None:
+        super().__init__(members[0].pod_info, timestamp)
+        self.key = key
+        self.members = members
+        self.sort()
+
+    @property
+    def size(self) -> int:
+        return len(self.members)
+
+    def sort(self) -> None:
+        """Back in order after members came or went (``pod_info`` follows the first)."""
+        self.members.sort(key=lambda q: (-q.pod_info.priority, -q.attempts, q.timestamp))
+        if self.members:
+            self.pod_info = self.members[0].pod_info
+
+    def member(self, uid: str) -> QueuedPodInfo | None:
+        return next((q for q in self.members if q.pod_info.uid == uid), None)
+
+    def add(self, qpi: QueuedPodInfo) -> None:
+        self.members = [q for q in self.members if q.pod_info.uid != qpi.pod_info.uid]
+        self.members.append(qpi)
+        self.sort()
+
+    def remove(self, uid: str) -> QueuedPodInfo | None:
+        q = self.member(uid)
+        if q is not None:
+            self.members.remove(q)
+            self.sort()
+        return q
+
+    def __repr__(self) -> str:
+        return f"QueuedPodGroupInfo({self.key}, pods={len(self.members)}, attempts={self.attempts})"
 
 
 def node_infos(nodes: Iterable[Obj], pods: Iterable[Obj] = ()) -> list[NodeInfo]:

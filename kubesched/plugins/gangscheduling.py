@@ -92,8 +92,6 @@ class GangScheduling:
     """All of a gang's minimum, or nothing (see the module docstring)."""
 
     name: ClassVar[str] = GANG_SCHEDULING
-    #: PreEnqueue's verdict and the queueing hints are the pod group's, whichever member asks.
-    pre_enqueue_by_pod_group: ClassVar[bool] = True
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle = handle

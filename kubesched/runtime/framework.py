@@ -357,14 +357,6 @@ class Framework(SchedulingPoints, BindingPoints):
         """Some PreEnqueue plugin is a coroutine function (the plugins are fixed per profile)."""
         return any(b.is_async for b in self.pre_enqueue_plugins)
 
-    @functools.cached_property
-    def pre_enqueue_by_pod_group(self) -> frozenset[str]:
-        """The PreEnqueue plugins whose verdict for a pod, and whose queueing hints, depend only
-        on the pod's pod group (they say so with ``pre_enqueue_by_pod_group = True``)."""
-        return frozenset(
-            b.name for b in self.pre_enqueue_plugins if getattr(b.plugin, "pre_enqueue_by_pod_group", False)
-        )
-
     def run_pre_enqueue_sync(self, pod: PodInfo) -> Status | None:
         """:meth:`run_pre_enqueue` for profiles whose PreEnqueue plugins are all plain functions."""
         for b in self.pre_enqueue_plugins:

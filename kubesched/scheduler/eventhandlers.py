@@ -175,6 +175,8 @@ class EventHandlers:
             self.listers.put(kind, obj)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.put_group(obj)
+                meta = obj.get("metadata") or {}
+                self.queue.pod_group_added(meta.get("namespace") or "default", meta.get("name", ""))
             elif kind == "CompositePodGroup" and self.composites:
                 assert self.pod_groups is not None
                 self.pod_groups.put_composite(obj)
@@ -220,6 +222,8 @@ class EventHandlers:
             self.listers.put(kind, new)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.put_group(new)
+                meta = new.get("metadata") or {}
+                self.queue.pod_group_added(meta.get("namespace") or "default", meta.get("name", ""))
             elif kind == "CompositePodGroup" and self.composites:
                 assert self.pod_groups is not None
                 self.pod_groups.put_composite(new)
@@ -250,6 +254,8 @@ class EventHandlers:
             self.listers.remove(kind, obj)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.remove_group(obj)
+                meta = obj.get("metadata") or {}
+                self.queue.pod_group_deleted(meta.get("namespace") or "default", meta.get("name", ""))
             elif kind == "CompositePodGroup" and self.composites:
                 assert self.pod_groups is not None
                 self.pod_groups.remove_composite(obj)

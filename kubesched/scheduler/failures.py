@@ -67,7 +67,6 @@ class FailureReporting:
         backoff: bool = False,
         attempt_start: float | None = None,
         nominated_set: bool = False,
-        retry: bool = False,
     ) -> None:
         """A failure outside Filter (Reserve, Permit, binding, a plugin error): requeue and report.
 
@@ -75,7 +74,6 @@ class FailureReporting:
         one node. ``backoff`` sends even a rejection to backoffQ (failures after Permit). As
         upstream, the pod's ``status.nominatedNodeName`` is cleared with the report, whether
         preemption, another component or the binding cycle (``nominated_set``) wrote it.
-        ``retry`` sends a rejection to backoff, whatever plugin rejected it.
         """
         pi = qpi.pod_info
         now = time.perf_counter()
@@ -98,7 +96,7 @@ class FailureReporting:
         else:
             self.stats.unschedulable += 1
             reason = "Unschedulable"
-            self.queue.add_unschedulable_if_not_present(qpi, {status.plugin} if status.plugin else set(), retry=retry)
+            self.queue.add_unschedulable_if_not_present(qpi, {status.plugin} if status.plugin else set())
         qpi.last_failure = message
         if record is not None:
             record.phase = "Error" if status.code is Code.ERROR else "Unschedulable"

@@ -23,7 +23,7 @@ class Observer(Protocol):
 
     def pod_scheduled(self, attempts: int, seconds: float) -> None: ...
 
-    def queue_incoming(self, queue: str, event: str, pods: int = 1) -> None: ...
+    def queue_incoming(self, queue: str, event: str, pods: int = 1, entity: str = "pod") -> None: ...
 
     def preemption_attempt(self) -> None: ...
 
@@ -35,7 +35,9 @@ class Observer(Protocol):
 
     def batch_flush(self, profile: str, reason: str) -> None: ...
 
-    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None: ...
+    def watch_pending(
+        self, counts: Callable[[], dict[str, int]], entities: Callable[[], dict[tuple[str, str], int]]
+    ) -> None: ...
 
     def permit_waited(self, result: str, seconds: float) -> None: ...
 
@@ -102,7 +104,7 @@ class NullObserver:
     def pod_scheduled(self, attempts: int, seconds: float) -> None:
         pass
 
-    def queue_incoming(self, queue: str, event: str, pods: int = 1) -> None:
+    def queue_incoming(self, queue: str, event: str, pods: int = 1, entity: str = "pod") -> None:
         pass
 
     def preemption_attempt(self) -> None:
@@ -120,7 +122,9 @@ class NullObserver:
     def batch_flush(self, profile: str, reason: str) -> None:
         pass
 
-    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
+    def watch_pending(
+        self, counts: Callable[[], dict[str, int]], entities: Callable[[], dict[tuple[str, str], int]]
+    ) -> None:
         pass
 
     def permit_waited(self, result: str, seconds: float) -> None:

@@ -125,9 +125,12 @@ class Scheduler:
             max_unschedulable_duration=options.max_unschedulable_duration,
             feature_gates=options.feature_gates,
         )
+        if options.feature_gates.enabled("GenericWorkload"):
+            hierarchies = options.feature_gates.enabled("CompositePodGroup")
+            self.queue.group_entity = lambda pi: self.pod_groups.entity_of(pi, hierarchies)
         if observer is not None:
             self.queue.on_incoming = observer.queue_incoming
-            observer.watch_pending(self.queue.counts)
+            observer.watch_pending(self.queue.counts, self.queue.entity_counts)
             observer.watch_unschedulable(self.queue.unschedulable_by_plugin)
             observer.watch_cache(
                 lambda: {
@@ -164,7 +167,7 @@ class Scheduler:
         self.binding = BindingCycle(self.ctx, self.failures)
         rng = random.Random(options.seed)
         self.pod_cycle = PodSchedulingCycle(self.ctx, self.binding, self.failures, rng)
-        #: Pod groups' cycles (GenericWorkload): a popped member brings its group's pending pods.
+        #: Pod groups' cycles (GenericWorkload): the queue pops a group whole.
         self.group_cycle: PodGroupSchedulingCycle | None = (
             PodGroupSchedulingCycle(self.ctx, self.pod_cycle, self.binding, self.failures, rng)
             if options.feature_gates.enabled("GenericWorkload")

@@ -112,8 +112,6 @@ FEASIBLE, INFEASIBLE = "feasible", "infeasible"
 #: What follows each placement family's help text (upstream's words).
 _RESULTS_HELP = "'feasible' means the pod group fit into the placement, while 'infeasible' means it did not."
 
-#: The ``type`` of every entity this scheduler queues (pod groups are not queued as one yet).
-POD_ENTITY = "pod"
 #: The in-flight "event" upstream counts for each pod popped and not done yet.
 POD_POPPED = "PodPopped"
 
@@ -542,9 +540,10 @@ class PrometheusObserver:
     def permit_waited(self, result: str, seconds: float) -> None:
         self.permit_wait.labels(result).observe(seconds)
 
-    def queue_incoming(self, queue: str, event: str, pods: int = 1) -> None:
+    def queue_incoming(self, queue: str, event: str, pods: int = 1, entity: str = "pod") -> None:
+        """An entity (a pod, or a pod group of ``pods``) entered ``queue``."""
         self.incoming.labels(queue, event).inc(pods)
-        self.incoming_entities.labels(queue, event, POD_ENTITY).inc(pods)
+        self.incoming_entities.labels(queue, event, entity).inc()
 
     def preemption_attempt(self) -> None:
         self.preemption_attempts.inc()
@@ -577,9 +576,12 @@ class PrometheusObserver:
         """The volume binder failed at ``operation`` (``predicate``, ``assume``, ``bind``)."""
         self.volume_stage_errors.labels(operation).inc()
 
-    def watch_pending(self, counts: Callable[[], dict[str, int]]) -> None:
-        """``scheduler_pending_pods{queue}`` and ``scheduler_queued_entities{queue,type}`` (every
-        entity here is a pod): ``counts()`` gives active, backoff, unschedulable and gated."""
+    def watch_pending(
+        self, counts: Callable[[], dict[str, int]], entities: Callable[[], dict[tuple[str, str], int]]
+    ) -> None:
+        """``scheduler_pending_pods{queue}`` and ``scheduler_queued_entities{queue,type}``:
+        ``counts()`` gives the pods by queue (active, backoff, unschedulable, gated, incomplete,
+        pending), ``entities()`` the entities by (queue, type)."""
         if self._pending is not None:
             return
         self._pending = _Gauge(
@@ -594,7 +596,7 @@ class PrometheusObserver:
                 "scheduler_queued_entities",
                 help_text(ALPHA, QUEUED_ENTITIES_HELP),
                 ["queue", "type"],
-                lambda: {(k, POD_ENTITY): v for k, v in counts().items()},
+                lambda: {(q, t): n for (q, t), n in entities().items()},
             )
         )
 

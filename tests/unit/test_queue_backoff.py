@@ -198,7 +198,7 @@ def test_pop_takes_the_backoff_head_when_active_is_empty() -> None:
     clock = Clock()
     q = make_queue(clock)
     incoming: list[tuple[str, str]] = []
-    q.on_incoming = lambda queue, event, pods: incoming.extend([(queue, event)] * pods)
+    q.on_incoming = lambda queue, event, pods, _type: incoming.extend([(queue, event)] * pods)
     low = fail_with_event_in_flight(q, "low", prio=1)
     high = fail_with_event_in_flight(q, "high", prio=10)
     assert q.is_backing_off(low) and q.is_backing_off(high)

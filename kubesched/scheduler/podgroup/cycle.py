@@ -1,9 +1,10 @@
 """The scheduling cycle of a pod group (workload-aware scheduling, ``GenericWorkload``): a
 group's pending members are placed together in one cycle, all of them or none.
 
-When the queue pops a pod that names a PodGroup, the group's other pending members are taken
-from the queue with it (:meth:`~kubesched.backend.queue.SchedulingQueue.take_members`); the
-members are sorted (higher priority first, then the earlier first attempt, then the earlier
+The queue holds a group as one entity (:class:`~kubesched.framework.types.QueuedPodGroupInfo`)
+and pops it whole; after the cycle the group goes back to the queue with its outcome
+(:meth:`~kubesched.backend.queue.SchedulingQueue.add_attempted_pod_group`), which requeues the
+members that failed and those that came meanwhile. The members are sorted (higher priority first, then the earlier first attempt, then the earlier
 creation and the name), checked (one ``schedulerName``, the group's priority), and handed to
 :class:`~kubesched.scheduler.podgroup.algorithm.PodGroupAlgorithm`. Then, as upstream submits
 a group's result:
@@ -47,7 +48,7 @@ from kubesched.framework.podgroup import (
     parent_name,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import QueuedPodInfo
+from kubesched.framework.types import QueuedPodGroupInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.binding_cycle import BindingCycle, PendingBinding
 from kubesched.scheduler.context import SchedulerContext
@@ -123,21 +124,29 @@ class PodGroupSchedulingCycle:
         self.outcomes: dict[str, int] = {}
 
     def is_group_member(self, qpi: QueuedPodInfo) -> bool:
-        """Whether ``qpi`` is decided by a pod group's cycle."""
-        return bool(qpi.pod_info.pod_group) and qpi.pod_info.scheduler_name in self.ctx.frameworks
+        """Whether ``qpi`` is decided by a pod group's cycle: a group the queue popped."""
+        return isinstance(qpi, QueuedPodGroupInfo) and qpi.pod_info.scheduler_name in self.ctx.frameworks
 
-    async def schedule(self, first: QueuedPodInfo) -> None:
-        """Schedule ``first``'s group: its pending members together, or none of them."""
+    async def schedule(self, group: QueuedPodInfo) -> None:
+        """Schedule the popped ``group``: its members together, or none of them; then hand it
+        back to the queue with the outcome, which requeues what is left of it."""
+        assert isinstance(group, QueuedPodGroupInfo)
+        status: Status | None = Status.as_error("the pod group's cycle did not finish")
+        try:
+            status = await self._schedule(group)
+        finally:
+            self.queue.add_attempted_pod_group(group, status)
+
+    async def _schedule(self, first: QueuedPodGroupInfo) -> Status | None:
         pi = first.pod_info
         fw = self.ctx.frameworks[pi.scheduler_name]
         ns, name = pi.namespace, pi.pod_group
         if self.hierarchies and parent_name(self.pod_groups.get(ns, name)):
-            await self._schedule_hierarchy(fw, first)
-            return
+            return await self._schedule_hierarchy(fw, first)
         start = time.perf_counter()
         members = self._gather(first, self.pod_groups.members(ns, name))
         if not members:
-            return
+            return None
         outcomes = [MemberOutcome(q, self._record(q)) for q in members]
         self.cache.update_snapshot(self.ctx.snapshot)
         fw.set_snapshot(self.ctx.snapshot)
@@ -158,8 +167,9 @@ class PodGroupSchedulingCycle:
                 nominated = await self._post_filter(fw, group, out)
         await self._submit(fw, group, out, start, nominated)
         self._decided(fw, out.status, len(members), start)
+        return out.status
 
-    async def _schedule_hierarchy(self, fw: Framework, first: QueuedPodInfo) -> None:
+    async def _schedule_hierarchy(self, fw: Framework, first: QueuedPodGroupInfo) -> Status | None:
         """Schedule the hierarchy of ``first``'s PodGroup (it names a CompositePodGroup): the
         pending members of every leaf under the root together, or none of them."""
         pi = first.pod_info
@@ -171,7 +181,7 @@ class PodGroupSchedulingCycle:
         start = time.perf_counter()
         taken = self._gather(first, uids)
         if not taken:
-            return
+            return None
         members: dict[str, list[MemberOutcome]] = {}
         for q in taken:
             members.setdefault(group_key(ns, q.pod_info.pod_group), []).append(MemberOutcome(q, self._record(q)))
@@ -216,11 +226,14 @@ class PodGroupSchedulingCycle:
         for group in tree.leaves():
             await self._submit(fw, group, results[group.key], start, nominated, assumed=status is None)
         self._decided(fw, status, len(taken), start)
+        return status
 
-    def _gather(self, first: QueuedPodInfo, uids: Iterable[str]) -> list[QueuedPodInfo]:
-        """``first`` and the pending pods among ``uids`` taken from the queue, in the order they
-        are tried; those being deleted or assumed already are done with and left out."""
-        queued = [first, *self.queue.take_members(uid for uid in uids if uid != first.pod_info.uid)]
+    def _gather(self, group: QueuedPodGroupInfo, uids: Iterable[str]) -> list[QueuedPodInfo]:
+        """The popped group's members, and those among ``uids`` the queue holds in other groups
+        (of the same hierarchy), in the order they are tried; those being deleted or assumed
+        already are done with and left out."""
+        popped = {m.pod_info.uid for m in group.members}
+        queued = [*group.members, *self.queue.take_members(uid for uid in uids if uid not in popped)]
         members: list[QueuedPodInfo] = []
         for q in queued:
             if q.pod_info.deleting or self.cache.is_assumed(q.pod_info.uid):
@@ -390,10 +403,10 @@ class PodGroupSchedulingCycle:
                 if m.node is not None:
                     await self._bind(fw, m, start)
                 else:
-                    # Placed in part: the members left over are tried again after their backoff,
-                    # in a cycle of their own that runs the group's PostFilter (preemption) for
-                    # them, as upstream binds first and preempts in the subsequent cycle.
-                    self._fail_member(fw, m, None, start, retry=True)
+                    # Placed in part: the members left over go back to the group, requeued at
+                    # once; their cycle runs the group's PostFilter (preemption) for them, as
+                    # upstream binds first and preempts in the subsequent cycle.
+                    self._fail_member(fw, m, None, start)
             self._condition(group, "True", REASON_SCHEDULED, "")
             return
         if status.code is Code.ERROR:
@@ -406,15 +419,14 @@ class PodGroupSchedulingCycle:
         outcome = "waiting_on_preemption" if nominated else "unschedulable"
         self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         # Members' nominations were counted where the others were tried, and the failure clears
-        # them: the room they held is free now, so the group is tried again after its backoff
-        # rather than left waiting for an event (once: the next cycle has none to clear).
+        # them (the group is tried again after its backoff, as every failed group is).
         released = [] if nominated else [m.qpi.pod_info for m in out.members if _nominated(m.qpi)]
         for m in out.members:
             node = nominated.get(m.qpi.pod_info.key)
             if node:
                 self._nominate(fw, m, status, node, start)
             else:
-                self._fail_member(fw, m, status, start, retry=bool(released))
+                self._fail_member(fw, m, status, start)
         # Other pods of lower or equal priority counted those nominations as placed: released,
         # they may fit now, as upstream retries them when a nominated pod is deleted.
         for pi in released:
@@ -436,11 +448,9 @@ class PodGroupSchedulingCycle:
         rejectors: set[str],
         start: float,
         nominated: str | None,
-        retry: bool = False,
     ) -> None:
-        """An unschedulable member: counted, recorded, back to the queue with the plugins that
-        rejected it (which decide when it is retried, unless ``retry`` sends it to backoff), and
-        reported with its nomination."""
+        """An unschedulable member: counted, recorded, back to its group in the queue with the
+        plugins that rejected it, and reported with its nomination."""
         qpi = m.qpi
         seconds = time.perf_counter() - start
         self.stats.unschedulable += 1
@@ -450,7 +460,7 @@ class PodGroupSchedulingCycle:
             m.record.phase = "Unschedulable"
             m.record.node = None
             m.record.message = message
-        self.queue.add_unschedulable_if_not_present(qpi, rejectors, retry=retry)
+        self.queue.add_unschedulable_if_not_present(qpi, rejectors)
         qpi.last_failure = message
         self.failures.report(fw, qpi.pod_info, "Unschedulable", message, m.record, nominated)
 
@@ -474,23 +484,21 @@ class PodGroupSchedulingCycle:
         self.ctx.activate_requested(state)
         self.binding.spawn(PendingBinding(fw, state, qpi, assumed, node, m.record, start))
 
-    def _fail_member(
-        self, fw: Framework, m: MemberOutcome, group_status: Status | None, start: float, retry: bool = False
-    ) -> None:
-        """A member left unplaced: with its own reason when it fit nowhere (its rejecting plugins
-        decide when it is retried, unless ``retry``), else with the group's."""
+    def _fail_member(self, fw: Framework, m: MemberOutcome, group_status: Status | None, start: float) -> None:
+        """A member left unplaced: with its own reason when it fit nowhere, else with the
+        group's."""
         qpi = m.qpi
         if m.fit is not None:
             nominated: str | None = None
             if _nominated(qpi):
                 nominated = ""  # cleared with the report, as a single pod's
                 self.ctx.nominator.delete(qpi.pod_info.uid)
-            self._held(fw, m, str(m.fit), m.fit.diagnosis.unschedulable_plugins, start, nominated, retry)
+            self._held(fw, m, str(m.fit), m.fit.diagnosis.unschedulable_plugins, start, nominated)
             return
         status = m.status if m.status is not None and m.node is None else group_status
         if status is None:
             status = Status(Code.UNSCHEDULABLE, "pod group is unschedulable")
-        self.failures.fail(fw, qpi, status, m.record, start, retry=retry)
+        self.failures.fail(fw, qpi, status, m.record, start)
 
     def _condition(self, group: PodGroupInfo, value: str, reason: str, message: str) -> None:
         """Set the PodGroup's ``PodGroupInitiallyScheduled`` condition (a side write)."""

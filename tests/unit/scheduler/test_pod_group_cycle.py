@@ -92,12 +92,14 @@ async def test_a_gang_waits_for_its_quorum_then_goes_as_one() -> None:
 
 
 async def test_a_member_waits_for_its_pod_group_object() -> None:
+    """A member whose PodGroup is unseen waits apart (incomplete), never tried; the PodGroup's
+    arrival brings it to the queue as its group."""
     nodes = [make_node("n0").capacity(cpu="8", pods=10).obj()]
     h = await harness(*nodes, member("w0", "late"))
     assert await h.run_all() == 0
-    assert h.scheduler.queue.pooled(h.pod("w0")["metadata"]["uid"]).last_failure == (
-        'waiting for pod\'s pod group "late" to appear in scheduling queue'
-    )
+    queue = h.scheduler.queue
+    assert queue.where(h.pod("w0")["metadata"]["uid"]) == "incomplete"
+    assert queue.counts()["incomplete"] == 1
     h.add(pod_group("late", 1))
     assert await h.run_all() == 1
     assert h.node_of("w0") == "n0"

@@ -33,7 +33,6 @@ from hypothesis import strategies as st
 
 from kubesched.backend.pod_groups import PodGroupIndex
 from kubesched.cli import main
-from kubesched.plugins.gangscheduling import GangScheduling
 
 PRIORITIES = (10, 50, 100, 500)
 
@@ -198,10 +197,7 @@ def test_the_group_shortcuts_change_nothing(c: Cluster) -> None:
     def counted(self: PodGroupIndex, namespace: str, name: str) -> int:
         return len(self.state(namespace, name).scheduled)
 
-    with (
-        patch.object(GangScheduling, "pre_enqueue_by_pod_group", False),
-        patch.object(PodGroupIndex, "scheduled_count", counted),
-    ):
+    with patch.object(PodGroupIndex, "scheduled_count", counted):
         slow = simulate(docs)
     for run in (fast, slow):  # wall-clock figures
         del run["summary"]["seconds"], run["summary"]["podsPerSecond"]

@@ -67,7 +67,8 @@ async def test_a_gang_preempts_just_enough_lower_priority_pods_then_binds() -> N
     assert len(alive(h, *names)) == 4
     survivors = {h.node_of(n) for n in alive(h, *names)}
     assert len(survivors) == 1
-    bound = {h.node_of("w0"), h.node_of("w1")}
+    # the gang, nominated, is tried again once its backoff is over: it binds there
+    bound = {await h.wait_for(lambda: h.node_of("w0")), await h.wait_for(lambda: h.node_of("w1"))}
     assert None not in bound and len(bound) == 2 and not bound & survivors
 
 
@@ -81,7 +82,7 @@ async def test_a_group_disrupted_as_a_whole_goes_as_one_unit() -> None:
     h = await harness(*nodes, low_group, *lows, pod_group("train", 1, priority=100), *gang)
     await h.run_all()
     assert alive(h, "l0", "l1") == []
-    assert h.node_of("w0") in ("n0", "n1")
+    assert await h.wait_for(lambda: h.node_of("w0")) in ("n0", "n1")
 
 
 async def test_a_single_disruption_group_loses_only_what_is_needed() -> None:
@@ -137,4 +138,4 @@ async def test_victims_a_budget_protects_are_given_back_first() -> None:
     h = await harness(*nodes, budget, guarded, pod("plain", "1", 20, node="n0"), pod_group("train", 1, 100), *gang)
     await h.run_all()
     assert alive(h, "guarded", "plain") == ["guarded"]
-    assert h.node_of("w0") == "n0"
+    assert await h.wait_for(lambda: h.node_of("w0")) == "n0"
