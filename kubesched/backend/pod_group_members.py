@@ -14,10 +14,6 @@ from kubesched.backend.pod_groups import entity_key
 from kubesched.framework.podgroup import group_key
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 
-#: The queue names of the two sets (``scheduler_pending_pods{queue}``).
-INCOMPLETE_Q = "incomplete"
-PENDING_Q = "pending"
-
 
 def pod_group_key(namespace: str, name: str) -> str:
     """A PodGroup's entity key: ``podgroup/<namespace>/<name>``."""

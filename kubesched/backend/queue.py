@@ -20,7 +20,8 @@ The parts live in modules of their own, as upstream's: activeQ in
 :mod:`kubesched.backend.active_queue`, backoffQ in :mod:`kubesched.backend.backoff`, the pool in
 :mod:`kubesched.backend.unschedulable_pods`, the pods in flight and the events they hear in
 :mod:`kubesched.backend.in_flight`, the events' queueing hints in
-:mod:`kubesched.backend.queueing_hints`, and the nominated pods in :mod:`kubesched.backend.nominator`.
+:mod:`kubesched.backend.queueing_hints`, the nominated pods in :mod:`kubesched.backend.nominator`,
+and pod groups, each queued as one entity, in :mod:`kubesched.backend.pod_group_queue`.
 This module moves pods between them.
 
 What it holds is bounded by the pods pending or in flight, on a replica that never pops (a
@@ -40,7 +41,17 @@ from kubesched.backend.active_queue import ActiveQueue, queue_sort_key
 from kubesched.backend.backoff import ORDERING_WINDOW, BackoffQueue, align_to_window
 from kubesched.backend.in_flight import Heard, InFlight
 from kubesched.backend.nominator import Nominator
-from kubesched.backend.pod_group_members import INCOMPLETE_Q, PENDING_Q, MemberSets, pod_group_key
+from kubesched.backend.pod_group_queue import PodGroupQueueing
+from kubesched.backend.queue_names import (
+    ACTIVE_Q,
+    BACKOFF_Q,
+    GATED_Q,
+    INCOMPLETE_Q,
+    PENDING_Q,
+    POD_ENTITY,
+    POD_GROUP_ENTITY,
+    UNSCHEDULABLE_Q,
+)
 from kubesched.backend.queueing_hints import RESULT_ANNOTATION_PREFIX, EventHints, spec_changed
 from kubesched.backend.unschedulable_pods import POD_TOPOLOGY_SPREAD, NamespaceLabels, UnschedulablePods
 from kubesched.framework.events import (
@@ -83,20 +94,11 @@ SCHEDULING_GATES = "SchedulingGates"
 
 DEFAULT_MAX_UNSCHEDULABLE_DURATION = 5 * 60.0
 
-ACTIVE_Q = "active"
-BACKOFF_Q = "backoff"
-UNSCHEDULABLE_Q = "unschedulable"
-GATED_Q = "gated"
-
-#: The ``type`` of a queued entity (``scheduler_queued_entities``).
-POD_ENTITY = "pod"
-POD_GROUP_ENTITY = "podgroup"
-
 #: The incoming-pods event of a pod popped from backoffQ because activeQ was empty.
 POP_FROM_BACKOFF_Q = "PopFromBackoffQ"
 
 
-class SchedulingQueue:
+class SchedulingQueue(PodGroupQueueing):
     def __init__(
         self,
         frameworks: Mapping[str, Framework],
@@ -136,19 +138,7 @@ class SchedulingQueue:
         #: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs (its metric);
         #: hints are timed only when it is set.
         self.on_hint: Callable[[str, str, str, float], None] | None = None
-        #: Workload-aware scheduling (GenericWorkload): the entity key of a pod group member's
-        #: group (its root with CompositePodGroup), None while the PodGroup is unseen. Set, the
-        #: queue holds each group as one entity (:class:`QueuedPodGroupInfo`), as upstream's.
-        self.group_entity: Callable[[PodInfo], str | None] | None = None
-        #: The groups in activeQ, backoffQ or the pool, by key, and each member's group key.
-        self._entities: dict[str, QueuedPodGroupInfo] = {}
-        self._member_of: dict[str, str] = {}
-        #: Members whose PodGroup is unseen, by its key; members that came while their group
-        #: was being scheduled, by the group's key.
-        self._incomplete = MemberSets()
-        self._pending = MemberSets()
-        #: The group being scheduled (popped, its attempt not reported yet).
-        self._popped: QueuedPodGroupInfo | None = None
+        self._init_pod_groups()
 
     # --- introspection ------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -161,43 +151,26 @@ class SchedulingQueue:
             + len(self._incomplete)
         )
 
-    def counts(self) -> dict[str, int]:
-        """Pods by queue (``scheduler_pending_pods``): a group counts as its members, and the
-        members waiting apart as ``incomplete`` and ``pending``."""
+    def _entity_totals(self) -> dict[str, int]:
+        """Entities by queue (a group counts once)."""
         gated = self._unschedulable.gated_count()
-        out = {
+        return {
             ACTIVE_Q: len(self._activeq),
             BACKOFF_Q: len(self._backoffq),
             UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
             GATED_Q: gated,
         }
+
+    def counts(self) -> dict[str, int]:
+        """Pods by queue (``scheduler_pending_pods``): a group counts as its members, and the
+        members waiting apart as ``incomplete`` and ``pending``."""
+        out = self._entity_totals()
         for e in self._entities.values():
             queue = self._entity_where(e)
             if queue is not None:
                 out[queue] += e.size - 1
         out[INCOMPLETE_Q] = len(self._incomplete)
         out[PENDING_Q] = len(self._pending)
-        return out
-
-    def entity_counts(self) -> dict[tuple[str, str], int]:
-        """Entities by (queue, type) (``scheduler_queued_entities``): ``pod`` for a pod outside
-        any group, ``podgroup`` for a group, however many members it holds."""
-        gated = self._unschedulable.gated_count()
-        total = {
-            ACTIVE_Q: len(self._activeq),
-            BACKOFF_Q: len(self._backoffq),
-            UNSCHEDULABLE_Q: len(self._unschedulable) - gated,
-            GATED_Q: gated,
-        }
-        groups = dict.fromkeys(total, 0)
-        for e in self._entities.values():
-            queue = self._entity_where(e)
-            if queue is not None:
-                groups[queue] += 1
-        out: dict[tuple[str, str], int] = {}
-        for queue, n in total.items():
-            out[queue, POD_ENTITY] = n - groups[queue]
-            out[queue, POD_GROUP_ENTITY] = groups[queue]
         return out
 
     def unschedulable_by_plugin(self) -> dict[tuple[str, str], int]:
@@ -290,11 +263,6 @@ class SchedulingQueue:
             return self._entities[key].member(uid)
         return self._queued(uid) or self._pending.get(uid) or self._incomplete.get(uid)
 
-    def group(self, uid: str) -> QueuedPodGroupInfo | None:
-        """The queued group the pod is a member of."""
-        key = self._member_of.get(uid)
-        return None if key is None else self._entities[key]
-
     def has_active(self) -> bool:
         return bool(self._activeq)
 
@@ -359,22 +327,6 @@ class SchedulingQueue:
         if isinstance(qpi, QueuedPodGroupInfo):
             for m in qpi.members:
                 m.gated = False
-
-    def _register(self, qpi: QueuedPodInfo) -> None:
-        """A group entering a queue: it and its members are found by key and by member."""
-        if isinstance(qpi, QueuedPodGroupInfo) and self._entities.get(qpi.key) is not qpi:
-            self._entities[qpi.key] = qpi
-            for m in qpi.members:
-                self._member_of[m.pod_info.uid] = qpi.key
-
-    def _forget(self, e: QueuedPodGroupInfo) -> None:
-        """A group leaving the queues (popped, emptied, its PodGroup gone)."""
-        self._remove_everywhere(e.key)
-        if self._entities.get(e.key) is e:
-            del self._entities[e.key]
-        for m in e.members:
-            if self._member_of.get(m.pod_info.uid) == e.key:
-                del self._member_of[m.pod_info.uid]
 
     def _count_incoming(self, queue: str, event: str, qpi: QueuedPodInfo) -> None:
         pods = qpi.size
@@ -478,69 +430,6 @@ class SchedulingQueue:
             self._add_member(qpi, "PodAdd")
         else:
             self._gate(qpi, "PodAdd")
-
-    def _is_member(self, pod: PodInfo) -> bool:
-        return self.group_entity is not None and bool(pod.pod_group)
-
-    def _add_member(self, qpi: QueuedPodInfo, event: str) -> str:
-        """A member of a pod group comes to the queue: it waits apart while its PodGroup is
-        unseen (incomplete) or its group is being scheduled (pending); else it joins its group
-        where the group waits (PreEnqueue asked of it alone: the others passed before; in the
-        pool it just joins, and the event of its coming re-asks the group's gate), or starts
-        the group, in activeQ through PreEnqueue. Returns the queue it went to."""
-        assert self.group_entity is not None
-        pi = qpi.pod_info
-        key = self.group_entity(pi)
-        if key is None:
-            self._incomplete.add(pod_group_key(pi.namespace, pi.pod_group), qpi)
-            return INCOMPLETE_Q
-        e = self._entities.get(key)
-        if e is not None:
-            where = self._entity_where(e)
-            e.add(qpi)
-            self._member_of[pi.uid] = key
-            if where == ACTIVE_Q:
-                self._gate(e, event, self._push_active, only=[qpi])
-            elif where == BACKOFF_Q:
-                if self.pop_from_backoff:
-                    self._gate(e, event, self._push_backoff, only=[qpi])
-                else:
-                    self._push_backoff(e, event)
-            elif e.gated:
-                qpi.gated, qpi.gating_plugin, qpi.last_failure = True, e.gating_plugin, e.last_failure
-            return self.where(pi.uid) or ""
-        if self._popped is not None and self._popped.key == key:
-            self._pending.add(key, qpi)
-            return PENDING_Q
-        e = QueuedPodGroupInfo(key, [qpi], qpi.timestamp)
-        e.initial_attempt_timestamp = qpi.initial_attempt_timestamp
-        self._gate(e, event)
-        return self.where(pi.uid) or ""
-
-    def pod_group_added(self, namespace: str, name: str) -> None:
-        """A PodGroup was seen: its members waiting for it come to the queue as one group."""
-        for q in self._incomplete.clear(pod_group_key(namespace, name)):
-            self._add_member(q, "PodGroupAdd")
-
-    def pod_group_deleted(self, namespace: str, name: str) -> None:
-        """A PodGroup went: its queued or pending members wait, incomplete, for it to come back."""
-        key = pod_group_key(namespace, name)
-
-        def gone(q: QueuedPodInfo) -> bool:
-            return q.pod_info.namespace == namespace and q.pod_info.pod_group == name
-
-        for e in list(self._entities.values()):
-            if e.key == key or any(gone(m) for m in e.members):
-                leaving = [m for m in e.members if gone(m)]
-                for m in leaving:
-                    e.remove(m.pod_info.uid)
-                    self._member_of.pop(m.pod_info.uid, None)
-                    self._incomplete.add(key, m)
-                if not e.members:
-                    self._forget(e)
-        if self._popped is not None:
-            for m in self._pending.clear(self._popped.key):
-                (self._incomplete.add(key, m) if gone(m) else self._pending.add(self._popped.key, m))
 
     def update(self, pod: PodInfo) -> None:
         """A pending pod changed. A change that could affect scheduling moves it out of the pool."""
@@ -694,49 +583,15 @@ class SchedulingQueue:
         qpi.attempts += 1
         if qpi.initial_attempt_timestamp is None:
             qpi.initial_attempt_timestamp = now
-        if not isinstance(qpi, QueuedPodGroupInfo):
-            self._in_flight.start(qpi.pod_info.uid)
-            return True
-        self._forget(qpi)
-        qpi.members = [m for m in qpi.members if m.pod_info.uid not in self._in_flight]
-        if not qpi.members:
-            return False
-        for m in qpi.members:
-            m.attempts += 1
-            if m.initial_attempt_timestamp is None:
-                m.initial_attempt_timestamp = now
-            self._in_flight.start(m.pod_info.uid)
-        self._popped = qpi
+        if isinstance(qpi, QueuedPodGroupInfo):
+            return self._start_group_attempt(qpi, now)
+        self._in_flight.start(qpi.pod_info.uid)
         return True
 
     def pooled(self, uid: str) -> QueuedPodInfo | None:
         """The pod when it waits in the unschedulable pool (gated or not); a member, its group."""
         key = self._member_of.get(uid, uid)
         return self._unschedulable.get(key)
-
-    def take_members(self, uids: Iterable[str]) -> list[QueuedPodInfo]:
-        """Take the given pods out of the queue for a pod group's cycle beside the group
-        popped (the other groups of a hierarchy): members of groups in activeQ, backoffQ, or
-        in the pool but not gated (a PreEnqueue gate still holds a gated one). Each is then in
-        flight, as a popped pod is: the hierarchy is the unit."""
-        taken: list[QueuedPodInfo] = []
-        for uid in uids:
-            if uid in self._in_flight:
-                continue
-            e = self.group(uid)
-            if e is None or e.gated:
-                continue
-            q = e.remove(uid)
-            assert q is not None
-            del self._member_of[uid]
-            if not e.members:
-                self._forget(e)
-            q.attempts += 1
-            if q.initial_attempt_timestamp is None:
-                q.initial_attempt_timestamp = self.clock()
-            self._in_flight.start(uid)
-            taken.append(q)
-        return taken
 
     def pop_nowait(self) -> QueuedPodInfo | None:
         return self._take()
@@ -812,61 +667,6 @@ class SchedulingQueue:
             target = UNSCHEDULABLE_Q
         self.done(uid)
         return target
-
-    def _member_failed(self, qpi: QueuedPodInfo, rejectors: set[str] | None) -> str:
-        """A member's attempt failed (in its group's cycle, or binding after it): counted on
-        the member, which rejoins its group — pending while the group is being scheduled, to
-        be requeued with it by :meth:`add_attempted_pod_group`. No in-flight event is looked
-        at: the group's own outcome decides where it waits."""
-        uid = qpi.pod_info.uid
-        if uid in self._in_flight.gone or self.get(uid) is not None:
-            self.done(uid)
-            return "" if uid in self._in_flight.gone else self.where(uid) or ""
-        latest = self._in_flight.latest.get(uid)
-        if latest is not None:
-            qpi.pod_info = latest
-        qpi.timestamp = self.clock()
-        qpi.unschedulable_plugins = set(rejectors or ())
-        self._count_failure(qpi)
-        self.done(uid)
-        return self._add_member(qpi, "ScheduleAttemptFailure")
-
-    def add_attempted_pod_group(self, group: QueuedPodGroupInfo, status: Status | None) -> str:
-        """The group's cycle is over (``status`` None or Success: placed, at least in part):
-        the members that failed and those that came meanwhile (pending) are the group now,
-        requeued as upstream's AddAttemptedPodGroupIfNeeded — straight to activeQ after a
-        success (at its old place in line when members were left over), else with the
-        group's own backoff, to backoffQ or activeQ. Returns the queue (``""``: nothing left)."""
-        if self._popped is group:
-            self._popped = None
-        pending = self._pending.clear(group.key)
-        if not pending:
-            return ""
-        tried = {m.pod_info.uid for m in group.members}
-        left_over = any(m.pod_info.uid in tried for m in pending)
-        group.members = pending
-        group.sort()
-        assert self.group_entity is not None
-        if self.group_entity(group.pod_info) != group.key:
-            for m in pending:  # its PodGroup went meanwhile (or its hierarchy changed)
-                self._add_member(m, "ScheduleAttemptFailure")
-            return self.where(group.pod_info.uid) or ""
-        success = status is None or status.is_success()
-        if success:
-            group.unschedulable_count = group.consecutive_errors_count = 0
-        elif status is not None and status.is_rejected():
-            group.unschedulable_count += 1
-            group.consecutive_errors_count = 0
-        else:
-            group.consecutive_errors_count += 1
-        if not (success and left_over):
-            group.timestamp = self.clock()
-        group.unschedulable_plugins = set().union(*(m.unschedulable_plugins for m in pending))
-        if not success and self.is_backing_off(group):
-            self._to_backoff(group, "ScheduleAttemptFailure")
-        else:
-            self._gate(group, "ScheduleAttemptFailure", self._push_active)
-        return self._where_key(group.key) or ""
 
     def requeue_after_error(self, qpi: QueuedPodInfo) -> None:
         """Binding failed or the cluster erred: back off and try again."""
