@@ -83,7 +83,7 @@ class PodGroupQueueing:
         already is left out (False: none was left). The group is being scheduled till
         :meth:`add_attempted_pod_group`."""
         self._forget(group)
-        group.members = [m for m in group.members if m.pod_info.uid not in self._in_flight]
+        group.set_members([m for m in group.members if m.pod_info.uid not in self._in_flight])
         if not group.members:
             return False
         for m in group.members:
@@ -248,8 +248,7 @@ class PodGroupQueueing:
             return ""
         tried = {m.pod_info.uid for m in group.members}
         left_over = any(m.pod_info.uid in tried for m in pending)
-        group.members = pending
-        group.sort()
+        group.set_members(pending)
         assert self.group_entity is not None
         if self.group_entity(group.pod_info) != group.key:
             for m in pending:  # its PodGroup went meanwhile (or its hierarchy changed)

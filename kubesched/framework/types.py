@@ -568,42 +568,67 @@ class QueuedPodGroupInfo(QueuedPodInfo):
     timestamp, attempts and backoff, apart from its members'.
 
     ``key`` is the group's entity key (``podgroup/<namespace>/<name>``, or the root
-    ``compositepodgroup/...`` of a hierarchy). ``members`` are kept in upstream's order: higher
-    priority first, then more attempts, then the earlier timestamp; ``pod_info`` is the first
-    member's, so a QueueSort plugin orders the group by it (every member carries the group's
+    ``compositepodgroup/...`` of a hierarchy). ``members`` are sorted in upstream's order when
+    the group is popped (:meth:`set_members`): higher priority first, then more attempts, then
+    the earlier timestamp; ``pod_info`` is always the first's in that order, so a QueueSort plugin orders the group by it (every member carries the group's
     priority) and the group's own ``timestamp``."""
 
-    __slots__ = ("members",)
+    __slots__ = ("members", "_by_uid", "_first")
 
     def __init__(self, key: str, members: list[QueuedPodInfo], timestamp: float) -> None:
         super().__init__(members[0].pod_info, timestamp)
         self.key = key
-        self.members = members
-        self.sort()
+        self.set_members(members)
 
     @property
     def size(self) -> int:
         return len(self.members)
 
+    @staticmethod
+    def _order(q: QueuedPodInfo) -> tuple[int, int, float]:
+        return -q.pod_info.priority, -q.attempts, q.timestamp
+
+    def set_members(self, members: list[QueuedPodInfo]) -> None:
+        """The group's members now, sorted (``pod_info`` follows the first)."""
+        self.members = sorted(members, key=self._order)
+        self._by_uid = {q.pod_info.uid: q for q in self.members}
+        self._lead()
+
     def sort(self) -> None:
-        """Back in order after members came or went (``pod_info`` follows the first)."""
-        self.members.sort(key=lambda q: (-q.pod_info.priority, -q.attempts, q.timestamp))
-        if self.members:
-            self.pod_info = self.members[0].pod_info
+        """Back in order (members' priorities or attempts changed)."""
+        self.set_members(self.members)
+
+    def _lead(self) -> None:
+        self._first = self.members[0] if self.members else None
+        if self._first is not None:
+            self.pod_info = self._first.pod_info
 
     def member(self, uid: str) -> QueuedPodInfo | None:
-        return next((q for q in self.members if q.pod_info.uid == uid), None)
+        return self._by_uid.get(uid)
 
     def add(self, qpi: QueuedPodInfo) -> None:
-        self.members = [q for q in self.members if q.pod_info.uid != qpi.pod_info.uid]
+        """One more member (or a member's newer entry): appended, the first kept in step; the
+        list is sorted again when the group is popped."""
+        uid = qpi.pod_info.uid
+        old = self._by_uid.get(uid)
+        if old is not None:
+            self.members.remove(old)
+        self._by_uid[uid] = qpi
         self.members.append(qpi)
-        self.sort()
+        if old is not None and old is self._first:
+            self._first = min(self.members, key=self._order)
+        elif self._first is None or self._order(qpi) < self._order(self._first):
+            self._first = qpi
+        self.pod_info = self._first.pod_info
 
     def remove(self, uid: str) -> QueuedPodInfo | None:
-        q = self.member(uid)
+        q = self._by_uid.pop(uid, None)
         if q is not None:
             self.members.remove(q)
-            self.sort()
+            if q is self._first:
+                self._first = min(self.members, key=self._order) if self.members else None
+                if self._first is not None:
+                    self.pod_info = self._first.pod_info
         return q
 
     def __repr__(self) -> str:
