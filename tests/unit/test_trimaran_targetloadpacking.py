@@ -72,6 +72,8 @@ def test_pods_placed_since_the_window_are_added() -> None:
     pl = TargetLoadPacking(TargetLoadPackingArgs.model_validate({"watcherAddress": "http://w"}), clock=lambda: now[0])
     pl.collector.set(answer({"node-1": cpu_latest(0)}, end=1000))
     busy = pod("busy", [{"name": "c", "resources": {"limits": {"cpu": "200m"}}}], nodeName="node-1")
+    pl._added(dict(busy, metadata={"name": "listed", "uid": "u0"}))  # listed at start: measured already
+    assert pl.score(CycleState(), PodInfo(pod()), node_info(node("node-1"))) == 40
     now[0] = 900.0  # 100 s before the window's end: measured already
     pl._added(busy)
     assert pl.score(CycleState(), PodInfo(pod()), node_info(node("node-1"))) == 40

@@ -43,6 +43,9 @@ class TargetLoadPacking(TrimaranPlugin):
         self.requests_milli_cores = self.args.requests_milli_cores
         self.requests_multiplier = self.args.requests_multiplier
         self.event_handler = PodAssignEventHandler(self.clock)
+        #: Whether a pod was scored yet: the pods the informer lists at start (before) ran
+        #: before the scheduler did, and are taken as measured already.
+        self.started = False
         informer_for = getattr(handle, "informer_for", None)
         if informer_for is not None and not self.collector.live:
             informer_for(PODS).add_event_handler(on_add=self._added, on_update=self._updated, on_delete=self._deleted)
@@ -53,7 +56,7 @@ class TargetLoadPacking(TrimaranPlugin):
         return bool((pod.get("spec") or {}).get("nodeName"))
 
     def _added(self, pod: Mapping[str, Any]) -> None:
-        if self._assigned(pod):
+        if self.started and self._assigned(pod):
             self.event_handler.on_add(pod)
 
     def _updated(self, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
@@ -85,6 +88,7 @@ class TargetLoadPacking(TrimaranPlugin):
 
     # --- Score ---------------------------------------------------------------------------------
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
+        self.started = True
         self.collector.poke()
         metrics, answer = self.collector.node_metrics(node)
         if metrics is None or answer is None or node.node is None:
