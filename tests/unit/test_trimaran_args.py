@@ -9,13 +9,6 @@ from typing import Any
 
 import pytest
 import yaml
-from pydantic import ValidationError
-from trimaran_cases import PACKAGE  # noqa: F401  (puts the package on the path)
-
-from kubesched.config import parse_config
-from kubesched.config.validation import validate_plugin_args
-from kubesched.errors import ConfigurationError
-from kubesched.runtime.registry import Registry, default_registry
 from kubesched_trimaran import (
     LoadVariationRiskBalancing,
     LoadVariationRiskBalancingArgs,
@@ -24,6 +17,13 @@ from kubesched_trimaran import (
     TargetLoadPacking,
     TargetLoadPackingArgs,
 )
+from pydantic import ValidationError
+from trimaran_cases import PACKAGE  # noqa: F401  (puts the package on the path)
+
+from kubesched.config import parse_config
+from kubesched.config.validation import validate_plugin_args
+from kubesched.errors import ConfigurationError
+from kubesched.runtime.registry import Registry, default_registry
 
 
 def tlp(raw: dict[str, Any]) -> TargetLoadPackingArgs:

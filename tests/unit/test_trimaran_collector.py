@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from trimaran_cases import node, node_info, pod
-
 from kubesched_trimaran import Collector, Metric, SimulatedUsage, WatcherService, parse_watcher_metrics
 from kubesched_trimaran.metrics import MetricsError, to_json
+from trimaran_cases import node, node_info, pod
 
 WATCHER_RESPONSE: dict[str, Any] = {
     "timestamp": 0,
@@ -34,7 +33,12 @@ WATCHER_RESPONSE: dict[str, Any] = {
         }
     },
 }
-EXPECTED = [Metric("CPU", "AVG", 80), Metric("CPU", "STD", 16), Metric("Memory", "AVG", 25), Metric("Memory", "STD", 6.25)]
+EXPECTED = [
+    Metric("CPU", "AVG", 80),
+    Metric("CPU", "STD", 16),
+    Metric("Memory", "AVG", 25),
+    Metric("Memory", "STD", 6.25),
+]
 
 
 class Watcher:

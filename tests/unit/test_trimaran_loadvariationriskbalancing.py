@@ -6,13 +6,13 @@ for case."""
 from __future__ import annotations
 
 import pytest
-from trimaran_cases import MEGA, answer, node, node_info, pod, pod_with_containers_and_overhead
-
-from kubesched import CycleState, PodInfo
 from kubesched_trimaran import LoadVariationRiskBalancing, LoadVariationRiskBalancingArgs, Metric
 from kubesched_trimaran.base import go_round
 from kubesched_trimaran.loadvariationriskbalancing import compute_score
 from kubesched_trimaran.resourcestats import ResourceStats
+from trimaran_cases import MEGA, answer, node, node_info, pod, pod_with_containers_and_overhead
+
+from kubesched import CycleState, PodInfo
 
 
 def metrics(**values: float) -> list[Metric]:
@@ -31,7 +31,12 @@ def metrics(**values: float) -> list[Metric]:
     [
         ("new node", pod(), metrics(cpu_avg=50), 75),
         ("hot node", pod(), metrics(cpu_avg=100), 50),
-        ("average and stDev metrics", pod_with_containers_and_overhead(0, 0, 0, [200], [256 * MEGA]), metrics(cpu_avg=30, cpu_std=16), 67),
+        (
+            "average and stDev metrics",
+            pod_with_containers_and_overhead(0, 0, 0, [200], [256 * MEGA]),
+            metrics(cpu_avg=30, cpu_std=16),
+            67,
+        ),
         (
             "CPU and Memory metrics",
             pod_with_containers_and_overhead(0, 0, 0, [100], [512 * MEGA]),

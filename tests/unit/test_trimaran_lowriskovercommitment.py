@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from trimaran_cases import answer, node, node_info, pod
-
-from kubesched import CycleState, PodInfo
 from kubesched_trimaran import LowRiskOverCommitment, LowRiskOverCommitmentArgs, Metric
 from kubesched_trimaran.beta import BetaDistribution, compute_probability, max_variance
 from kubesched_trimaran.lowriskovercommitment import POD_RESOURCES_KEY, pod_resources
 from kubesched_trimaran.resourcestats import NodeRequestsAndLimits, Res
+from trimaran_cases import answer, node, node_info, pod
+
+from kubesched import CycleState, PodInfo
 
 TOLERANCE = 1e-6
 

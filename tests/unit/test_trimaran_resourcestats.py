@@ -8,8 +8,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-from trimaran_cases import node, pod, pod_with_containers_and_overhead, with_limits
-
 from kubesched_trimaran import Metric, PodAssignEventHandler, ScheduledPod
 from kubesched_trimaran.resourcestats import (
     NodeRequestsAndLimits,
@@ -22,6 +20,7 @@ from kubesched_trimaran.resourcestats import (
     resource_requested,
     set_max_limits,
 )
+from trimaran_cases import node, pod, pod_with_containers_and_overhead, with_limits
 
 METRICS = [
     Metric("CPU", "", 40, name="no_name"),
@@ -50,13 +49,21 @@ def test_get_resource_requested() -> None:
 
 
 def test_get_resource_limits() -> None:
-    p = with_limits(pod_with_containers_and_overhead(10, 100, 512, [1000, 500], [2048, 1024]), 2000, 4096, [1000, 500], [2048, 1024])
+    p = with_limits(
+        pod_with_containers_and_overhead(10, 100, 512, [1000, 500], [2048, 1024]), 2000, 4096, [1000, 500], [2048, 1024]
+    )
     assert resource_limits(p) == Res(2010, 4096)
     p = with_limits(p, 2000, 4096, [4000], [2048, 1024])  # lengths differ: unchanged
     assert resource_limits(p) == Res(2010, 4096)
     p = with_limits(p, 2000, 4096, [1000, 2500], [4096, 2048])
     assert resource_limits(p) == Res(3510, 6144)
-    p0 = with_limits(pod_with_containers_and_overhead(0, 100, 512, [1000, 500, 0], [2048, 1024, 0]), 2000, 4096, [0, 0, 1000], [0, 2048, 0])
+    p0 = with_limits(
+        pod_with_containers_and_overhead(0, 100, 512, [1000, 500, 0], [2048, 1024, 0]),
+        2000,
+        4096,
+        [0, 0, 1000],
+        [0, 2048, 0],
+    )
     assert resource_limits(p0) == Res(2000, 4096)
 
 
@@ -77,7 +84,9 @@ def test_get_mu_sigma(name: str, rs: ResourceStats, mu: float, sigma: float) -> 
 
 
 def _pod(cpu_limits: list[int], mem_limits: list[int]) -> dict[str, object]:
-    return with_limits(pod_with_containers_and_overhead(0, 100, 2048, [1000, 500], [512, 1024]), 500, 2048, cpu_limits, mem_limits)
+    return with_limits(
+        pod_with_containers_and_overhead(0, 100, 2048, [1000, 500], [512, 1024]), 500, 2048, cpu_limits, mem_limits
+    )
 
 
 def test_get_node_requests_and_limits() -> None:
@@ -94,10 +103,18 @@ def test_get_node_requests_and_limits() -> None:
         return node_requests_and_limits(on_node, n, requests, limits)
 
     assert totals([pod1, pod2], test_node, p) == NodeRequestsAndLimits(
-        Res(3 * 1500, 3 * 2048), Res(3 * 2000, 3 * 2048), Res(2 * 1500, 2 * 2048), Res(2 * 2000, 2 * 2048), Res(8000, 6 * 1024)
+        Res(3 * 1500, 3 * 2048),
+        Res(3 * 2000, 3 * 2048),
+        Res(2 * 1500, 2 * 2048),
+        Res(2 * 2000, 2 * 2048),
+        Res(8000, 6 * 1024),
     )
     assert totals([pod3], test_node, p) == NodeRequestsAndLimits(
-        Res(2 * 1500, 2 * 2048), Res(2 * 2000, 2 * 2048 + 1024), Res(1500, 2048), Res(2000, 2048 + 1024), Res(8000, 6 * 1024)
+        Res(2 * 1500, 2 * 2048),
+        Res(2 * 2000, 2 * 2048 + 1024),
+        Res(1500, 2048),
+        Res(2000, 2048 + 1024),
+        Res(8000, 6 * 1024),
     )
     req, lim = resource_requested(p), resource_limits(p)
     assert totals([], low, p) == NodeRequestsAndLimits(
@@ -128,14 +145,24 @@ def entry(name: str, age: float | None) -> ScheduledPod:
 @pytest.mark.parametrize(
     ("name", "kept", "to_update", "expected"),
     [
-        ("OnUpdate doesn't add unassigned pods", [entry("Pod-1", None), entry("Pod-2", None), entry("Pod-3", None)], "Pod-4", ["Pod-4"]),
+        (
+            "OnUpdate doesn't add unassigned pods",
+            [entry("Pod-1", None), entry("Pod-2", None), entry("Pod-3", None)],
+            "Pod-4",
+            ["Pod-4"],
+        ),
         (
             "cleanupCache doesn't delete newly added pods",
             [entry("Pod-1", None), entry("Pod-2", None), entry("Pod-3", None), entry("Pod-4", 0)],
             "Pod-5",
             ["Pod-4", "Pod-5"],
         ),
-        ("cleanupCache deletes old pods", [entry("Pod-1", 300), entry("Pod-2", 10), entry("Pod-3", 5)], "", ["Pod-2", "Pod-3"]),
+        (
+            "cleanupCache deletes old pods",
+            [entry("Pod-1", 300), entry("Pod-2", 10), entry("Pod-3", 5)],
+            "",
+            ["Pod-2", "Pod-3"],
+        ),
     ],
 )
 def test_handler_cache_cleanup(name: str, kept: list[ScheduledPod], to_update: str, expected: list[str]) -> None:

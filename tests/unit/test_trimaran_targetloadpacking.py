@@ -5,10 +5,10 @@ case for case, and the pods placed since the measurements counted as upstream co
 from __future__ import annotations
 
 import pytest
+from kubesched_trimaran import Metric, TargetLoadPacking, TargetLoadPackingArgs
 from trimaran_cases import answer, node, node_info, pod, pod_with_containers_and_overhead
 
 from kubesched import CycleState, PodInfo
-from kubesched_trimaran import Metric, TargetLoadPacking, TargetLoadPackingArgs
 
 
 def plugin(**args: object) -> TargetLoadPacking:
@@ -25,11 +25,18 @@ def cpu_latest(value: float) -> list[Metric]:
     [
         ("new node", pod(), {"node-1": cpu_latest(0)}, 40),
         ("hot node", pod(), {"node-1": cpu_latest(40 + 10)}, 33),
-        ("excess utilization returns min score", pod_with_containers_and_overhead(0, None, None, [1000]), {"node-1": cpu_latest(30)}, 0),
+        (
+            "excess utilization returns min score",
+            pod_with_containers_and_overhead(0, None, None, [1000]),
+            {"node-1": cpu_latest(30)},
+            0,
+        ),
         ("404 resp from watcher", pod(), None, 0),
     ],
 )
-def test_target_load_packing_scoring(test: str, p: dict[str, object], nodes: dict[str, list[Metric]] | None, expected: int) -> None:
+def test_target_load_packing_scoring(
+    test: str, p: dict[str, object], nodes: dict[str, list[Metric]] | None, expected: int
+) -> None:
     pl = plugin()
     pl.collector.set(answer(nodes))
     assert pl.score(CycleState(), PodInfo(p), node_info(node("node-1"))) == expected, test
@@ -56,7 +63,9 @@ def test_predicted_utilisation_of_containers() -> None:
     assert pl.predict_utilisation({"resources": {"limits": {"cpu": "500m"}, "requests": {"cpu": "100m"}}}) == 500
     assert pl.predict_utilisation({"resources": {"requests": {"cpu": "250m"}}}) == 500
     assert pl.predict_utilisation({}) == 300
-    p = pod(containers=[{"name": "a"}, {"name": "b", "resources": {"requests": {"cpu": "100m"}}}], overhead={"cpu": "50m"})
+    p = pod(
+        containers=[{"name": "a"}, {"name": "b", "resources": {"requests": {"cpu": "100m"}}}], overhead={"cpu": "50m"}
+    )
     assert pl.pod_usage(p) == 300 + 200 + 50
 
 

@@ -241,6 +241,7 @@ class Collector:
                 return
             self.metrics = metrics
             self._last_read = self.clock()
+            log.debug("metrics of %d node(s) from %s", len(metrics.nodes or {}), metrics.source or "load-watcher")
 
     def poke(self) -> None:
         """Start a read in the background when one is due and none is under way."""
