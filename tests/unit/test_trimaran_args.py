@@ -5,10 +5,21 @@ configuration of ``apis/config/scheme/scheme_test.go`` loading unchanged, ``coll
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
 import yaml
+from pydantic import ValidationError
+from trimaran_cases import PACKAGE
+
+from kubesched.config import parse_config
+from kubesched.config.validation import validate_plugin_args
+from kubesched.errors import ConfigurationError
+from kubesched.runtime.registry import Registry, default_registry
+
+sys.path.insert(0, str(PACKAGE))  # the package is not installed for the suite
+
 from kubesched_trimaran import (
     LoadVariationRiskBalancing,
     LoadVariationRiskBalancingArgs,
@@ -17,13 +28,6 @@ from kubesched_trimaran import (
     TargetLoadPacking,
     TargetLoadPackingArgs,
 )
-from pydantic import ValidationError
-from trimaran_cases import PACKAGE  # noqa: F401  (puts the package on the path)
-
-from kubesched.config import parse_config
-from kubesched.config.validation import validate_plugin_args
-from kubesched.errors import ConfigurationError
-from kubesched.runtime.registry import Registry, default_registry
 
 
 def tlp(raw: dict[str, Any]) -> TargetLoadPackingArgs:

@@ -7,14 +7,18 @@ cluster's usage as NodeMetrics would report it."""
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from aiohttp import web
+from trimaran_cases import PACKAGE, node, node_info, pod
+
+sys.path.insert(0, str(PACKAGE))  # the package is not installed for the suite
+
 from kubesched_trimaran import Collector, Metric, SimulatedUsage, WatcherService, parse_watcher_metrics
 from kubesched_trimaran.metrics import MetricsError, to_json
-from trimaran_cases import node, node_info, pod
 
 WATCHER_RESPONSE: dict[str, Any] = {
     "timestamp": 0,

@@ -5,14 +5,19 @@ for case."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
+from trimaran_cases import MEGA, PACKAGE, answer, node, node_info, pod, pod_with_containers_and_overhead
+
+from kubesched import CycleState, PodInfo
+
+sys.path.insert(0, str(PACKAGE))  # the package is not installed for the suite
+
 from kubesched_trimaran import LoadVariationRiskBalancing, LoadVariationRiskBalancingArgs, Metric
 from kubesched_trimaran.base import go_round
 from kubesched_trimaran.loadvariationriskbalancing import compute_score
 from kubesched_trimaran.resourcestats import ResourceStats
-from trimaran_cases import MEGA, answer, node, node_info, pod, pod_with_containers_and_overhead
-
-from kubesched import CycleState, PodInfo
 
 
 def metrics(**values: float) -> list[Metric]:

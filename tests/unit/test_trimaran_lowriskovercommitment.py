@@ -7,15 +7,19 @@ its description), case for case."""
 from __future__ import annotations
 
 import math
+import sys
 
 import pytest
+from trimaran_cases import PACKAGE, answer, node, node_info, pod
+
+from kubesched import CycleState, PodInfo
+
+sys.path.insert(0, str(PACKAGE))  # the package is not installed for the suite
+
 from kubesched_trimaran import LowRiskOverCommitment, LowRiskOverCommitmentArgs, Metric
 from kubesched_trimaran.beta import BetaDistribution, compute_probability, max_variance
 from kubesched_trimaran.lowriskovercommitment import POD_RESOURCES_KEY, pod_resources
 from kubesched_trimaran.resourcestats import NodeRequestsAndLimits, Res
-from trimaran_cases import answer, node, node_info, pod
-
-from kubesched import CycleState, PodInfo
 
 TOLERANCE = 1e-6
 

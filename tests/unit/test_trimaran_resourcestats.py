@@ -6,8 +6,13 @@
 from __future__ import annotations
 
 import copy
+import sys
 
 import pytest
+from trimaran_cases import PACKAGE, node, pod, pod_with_containers_and_overhead, with_limits
+
+sys.path.insert(0, str(PACKAGE))  # the package is not installed for the suite
+
 from kubesched_trimaran import Metric, PodAssignEventHandler, ScheduledPod
 from kubesched_trimaran.resourcestats import (
     NodeRequestsAndLimits,
@@ -20,7 +25,6 @@ from kubesched_trimaran.resourcestats import (
     resource_requested,
     set_max_limits,
 )
-from trimaran_cases import node, pod, pod_with_containers_and_overhead, with_limits
 
 METRICS = [
     Metric("CPU", "", 40, name="no_name"),

@@ -4,11 +4,16 @@ case for case, and the pods placed since the measurements counted as upstream co
 
 from __future__ import annotations
 
+import sys
+
 import pytest
-from kubesched_trimaran import Metric, TargetLoadPacking, TargetLoadPackingArgs
-from trimaran_cases import answer, node, node_info, pod, pod_with_containers_and_overhead
+from trimaran_cases import PACKAGE, answer, node, node_info, pod, pod_with_containers_and_overhead
 
 from kubesched import CycleState, PodInfo
+
+sys.path.insert(0, str(PACKAGE))  # the package is not installed for the suite
+
+from kubesched_trimaran import Metric, TargetLoadPacking, TargetLoadPackingArgs
 
 
 def plugin(**args: object) -> TargetLoadPacking:
