@@ -32,7 +32,7 @@ TRIMARAN = EXAMPLES / "trimaran-scheduler.yaml"
 DEFAULT = EXAMPLES / "default-scheduler.yaml"
 sys.path.insert(0, str(PACKAGE))
 
-from kubesched_trimaran import TargetLoadPacking  # noqa: E402
+from kubesched_trimaran import LoadVariationRiskBalancing, LowRiskOverCommitment, TargetLoadPacking  # noqa: E402
 
 KUBECTL = shutil.which("kubectl")
 
@@ -43,6 +43,27 @@ async def test_target_load_packing_places_by_load_where_the_default_places_by_re
     async with running_scheduler(config=TRIMARAN, scenario=SCENARIO, plugins=[TargetLoadPacking]) as h:
         # worker-a: 25% used + web-0's predicted 15% = the 40% target
         assert await h.wait_bound("web-0") == "worker-a"
+
+
+def profile_with(tmp_path: Path, name: str) -> Path:
+    """The example profile with ``name`` in place of TargetLoadPacking, its default args."""
+    text = TRIMARAN.read_text().replace("TargetLoadPacking", name)
+    text = text[: text.index("    pluginConfig:")]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(text)
+    return path
+
+
+async def test_the_risk_plugins_run_in_the_loop_over_the_simulator_usage(tmp_path: Path) -> None:
+    """LowRiskOverCommitment: worker-c uses more than its pods request (80% against 25%): the
+    risk of its load is certain, and web-0 goes elsewhere. LoadVariationRiskBalancing: the lowest
+    mean of load plus request, worker-b (22.5% of its CPU with web-0)."""
+    config = profile_with(tmp_path, "LowRiskOverCommitment")
+    async with running_scheduler(config=config, scenario=SCENARIO, plugins=[LowRiskOverCommitment]) as h:
+        assert await h.wait_bound("web-0") in ("worker-a", "worker-b")
+    config = profile_with(tmp_path, "LoadVariationRiskBalancing")
+    async with running_scheduler(config=config, scenario=SCENARIO, plugins=[LoadVariationRiskBalancing]) as h:
+        assert await h.wait_bound("web-0") == "worker-b"
 
 
 def test_simulate_shows_the_same(trimaran_installed: None) -> None:

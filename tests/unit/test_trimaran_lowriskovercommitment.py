@@ -134,3 +134,31 @@ def test_compute_probability_edges() -> None:
     assert compute_probability(0.6, 0, 0.5) == (0.0, None)
     prob, dist = compute_probability(0.5, 0.1, 0.5)
     assert dist is not None and abs(prob - 0.5) < 1e-9  # a symmetric fit: half below its mean
+
+
+def test_scores_over_the_simulator_usage() -> None:
+    """The example's nodes (plugins/trimaran/examples): where the load stays within what the pods
+    request there is no risk (100); worker-c uses 3.2 CPUs of 4 against 1 requested: its load
+    risk is certain, half the total risk (50)."""
+    from kubesched_trimaran import SimulatedUsage
+    from kubesched_trimaran.sources import Collector
+
+    def running(name: str, cpu: str, memory: str, usage: str | None = None) -> dict[str, object]:
+        p = pod(name, [{"name": "app", "resources": {"requests": {"cpu": cpu, "memory": memory}}}])
+        if usage is not None:
+            p["metadata"]["annotations"] = {"kubesched.io/usage": usage}  # type: ignore[index]
+        return p
+
+    pl = plugin()
+    pl.collector = Collector(SimulatedUsage())
+    web = PodInfo(pod("web-0", [{"name": "app", "resources": {"requests": {"cpu": "400m", "memory": "256Mi"}}}]))
+    nodes = {
+        "worker-a": [running("batch-a", "3", "4Gi", '{"cpu": "1", "memory": "2Gi"}')],
+        "worker-b": [running("svc-b", "500m", "1Gi")],
+        "worker-c": [running("hot-c", "1", "2Gi", '{"cpu": "3200m", "memory": "3Gi"}')],
+    }
+    scores = {
+        name: pl.score(CycleState(), web, node_info(node(name, cpu="4", memory="16Gi"), pods))
+        for name, pods in nodes.items()
+    }
+    assert scores == {"worker-a": 100, "worker-b": 100, "worker-c": 50}
