@@ -14,11 +14,11 @@ expiry's window, podBackoffQ orders the pods of one window as activeQ would (pri
 and the scheduler, finding activeQ empty, takes podBackoffQ's head at once instead of idling
 (:meth:`BackoffQueue.pop_head`). podErrorBackoffQ is never popped early.
 
-A pod group (:class:`~kubesched.framework.types.QueuedPodGroupInfo`) waits with the errored pods,
-out of an idle scheduler's reach: a group comes back to backoffQ after every failed attempt, no
-event needed, so taking it early would retry a group that cannot fit back to back (upstream
-does; kubesched lets the group wait its backoff out). Its backoff's cap is the maximum times the
-square root of its size.
+A pod group (:class:`~kubesched.framework.types.QueuedPodGroupInfo`) backs off the same way, its
+cap the maximum times the square root of its size. A group comes back to backoffQ after every
+failed attempt, no event needed; until an event or an activation moves it (``held_back``) it
+waits with the errored pods, out of an idle scheduler's reach: taking it early would retry a
+group that cannot fit back to back (upstream does; kubesched lets it wait its backoff out).
 
 Entries are removed lazily (marked, dropped when they reach the top) and a heap is rebuilt once
 its dead entries are more than half of it, so what it holds stays bounded by the pods it waits on.
@@ -170,7 +170,9 @@ class BackoffQueue:
         """Queue the pod: in podErrorBackoffQ when nothing rejected it (an error), else in
         podBackoffQ. Returns its expiry (also kept in ``qpi.backoff_expiry``)."""
         self.remove(qpi.key)
-        error = isinstance(qpi, QueuedPodGroupInfo) or (not qpi.unschedulable_plugins and not qpi.pending_plugins)
+        error = (isinstance(qpi, QueuedPodGroupInfo) and qpi.held_back) or (
+            not qpi.unschedulable_plugins and not qpi.pending_plugins
+        )
         expiry = self.expiry(qpi)
         qpi.backoff_expiry = expiry
         less: Less | None = None

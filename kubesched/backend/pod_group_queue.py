@@ -240,21 +240,28 @@ class PodGroupQueueing:
         the members that failed and those that came meanwhile (pending) are the group now,
         requeued as upstream's AddAttemptedPodGroupIfNeeded — straight to activeQ after a
         success (at its old place in line when members were left over), else with the
-        group's own backoff, to backoffQ or activeQ. Returns the queue (``""``: nothing left)."""
+        group's own backoff, to backoffQ or activeQ (kubesched's own: also after a success
+        that placed none of the members tried). Returns the queue (``""``: nothing left)."""
         if self._popped is group:
             self._popped = None
         pending = self._pending.clear(group.key)
         if not pending:
             return ""
         tried = {m.pod_info.uid for m in group.members}
-        left_over = any(m.pod_info.uid in tried for m in pending)
+        back = {m.pod_info.uid for m in pending}
+        left_over = not tried.isdisjoint(back)
         group.set_members(pending)
         assert self.group_entity is not None
         if self.group_entity(group.pod_info) != group.key:
             for m in pending:  # its PodGroup went meanwhile (or its hierarchy changed)
                 self._add_member(m, "ScheduleAttemptFailure")
             return self.where(group.pod_info.uid) or ""
-        success = status is None or status.is_success()
+        # A success that placed none of the members tried (the group's minimum met by members
+        # placed before) is no progress: the group backs off as after a rejection, rather than
+        # coming straight back to fail the same way.
+        success = (status is None or status.is_success()) and not tried <= back
+        if not success and (status is None or status.is_success()):
+            status = Status.unschedulable("no member of the pod group could be placed")
         if success:
             group.unschedulable_count = group.consecutive_errors_count = 0
         elif status is not None and status.is_rejected():
@@ -266,6 +273,7 @@ class PodGroupQueueing:
             group.timestamp = self.clock()
         group.unschedulable_plugins = set().union(*(m.unschedulable_plugins for m in pending))
         if not success and self.is_backing_off(group):
+            group.held_back = True
             self._to_backoff(group, "ScheduleAttemptFailure")
         else:
             self._gate(group, "ScheduleAttemptFailure", self._push_active)

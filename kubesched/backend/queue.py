@@ -347,6 +347,8 @@ class SchedulingQueue(PodGroupQueueing):
 
     def _requeue(self, qpi: QueuedPodInfo, event: str) -> None:
         """Move a pod that may now fit: to backoffQ while it backs off, else activeQ."""
+        if isinstance(qpi, QueuedPodGroupInfo):
+            qpi.held_back = False  # moved by an event: an idle scheduler may take it early
         if self.is_backing_off(qpi):
             self._push_backoff(qpi, event)
         else:

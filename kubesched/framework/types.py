@@ -573,11 +573,14 @@ class QueuedPodGroupInfo(QueuedPodInfo):
     the earlier timestamp; ``pod_info`` is always the first's in that order, so a QueueSort plugin orders the group by it (every member carries the group's
     priority) and the group's own ``timestamp``."""
 
-    __slots__ = ("members", "_by_uid", "_first")
+    __slots__ = ("members", "_by_uid", "_first", "held_back")
 
     def __init__(self, key: str, members: list[QueuedPodInfo], timestamp: float) -> None:
         super().__init__(members[0].pod_info, timestamp)
         self.key = key
+        #: Backing off right after a failed attempt of its own, no event since: an idle
+        #: scheduler does not take it from backoffQ early.
+        self.held_back = False
         self.set_members(members)
 
     @property

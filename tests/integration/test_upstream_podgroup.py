@@ -314,9 +314,11 @@ def params() -> list[Any]:
 
 @pytest.mark.parametrize("steps", params())
 async def test_pod_group_scheduling(steps: list[Step]) -> None:
-    """TestPodGroupScheduling: one case's steps, in order, on a 4-CPU node."""
+    """TestPodGroupScheduling: one case's steps, in order, on a 4-CPU node. The backoff is
+    short but not none: a group that cannot fit backs off after each attempt (with none it
+    would be retried back to back, and the loop's virtual time here would never move)."""
     gates = {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}
-    async with scheduler(gates, max_backoff=0.0) as h:
+    async with scheduler(gates, initial_backoff=0.1, max_backoff=0.1) as h:
         h.add(node("node", "4", **{"topology.kubernetes.io/zone": "zone1"}))
         for step in steps:
             await step(h)
@@ -326,7 +328,7 @@ async def test_workload_aware_preemption_invocation() -> None:
     """TestWorkloadAwarePreemptionInvocation: a gang of three (priority 100, disruptionMode
     PodGroup) over four 1-CPU pods of priority 10 on a 4-CPU node: a victim gets a Preempted
     event whose message starts "Preempted by podgroup"."""
-    async with scheduler({"GenericWorkload": True}, max_backoff=0.0) as h:
+    async with scheduler({"GenericWorkload": True}, initial_backoff=0.1, max_backoff=0.1) as h:
         h.add(node("node", "4"))
         lows = [pod(f"low-{i}", "1", 10, grace=None) for i in (1, 2, 3, 4)]
         h.add(*lows)

@@ -29,7 +29,7 @@ GRACE_IGNORED = (
 )
 
 
-@pytest.mark.xfail(strict=True, reason=GRACE_IGNORED)
+@pytest.mark.xfail(strict=False, reason=GRACE_IGNORED + " (a race: seen either way since the group backs off)")
 async def test_pod_group_preemption_status() -> None:
     """TestPodGroupPreemptionStatus: a gang of one preempting a pod with a grace period; while the
     victim terminates, the PodGroup's condition is False/Unschedulable and says both that minCount

@@ -382,11 +382,12 @@ def states(h: Harness, names: Iterable[str]) -> dict[str, str]:
 
 
 def in_queue_waiting(h: Harness, name: str) -> bool:
-    """Upstream's "in the unschedulable pods pool": gated at PreEnqueue or parked unschedulable."""
+    """Upstream's "in the unschedulable pods pool": gated at PreEnqueue, parked unschedulable,
+    or (a member whose PodGroup is unseen) waiting incomplete for it."""
     if not exists(h, name):
         return False
     where = h.scheduler.queue.where(str(h.pod(name)["metadata"]["uid"]))
-    return where in ("gated", "unschedulable")
+    return where in ("gated", "unschedulable", "incomplete")
 
 
 def pdb(name: str, min_available: int, **match: str) -> Obj:
