@@ -1005,15 +1005,20 @@ def test_a_gang_of_identical_pods_one_a_node_is_placed_the_same_with_and_without
         return asyncio.run(simulate(GROUP_PROFILES, parse_scenario(copy.deepcopy(docs)), settings))
 
     # Five: the first member is a full cycle, the other four take hints. Eight: six hints fill
-    # the nodes, the eighth member fits nowhere (a full cycle) and the gang is undone.
+    # the nodes, the eighth member fits nowhere (a full cycle) and the gang is undone — in each
+    # of its attempts (it is tried again after each backoff, up to the simulation's horizon).
     for size, placed, hints_used in ((5, 5, 4), (8, 0, 6)):
         docs = gang(size)
         results = {(c, h): run(docs, c, h) for c in (False, True) for h in (False, True)}
         where = {k: {p["name"]: p.get("node") for p in r.pods} for k, r in results.items()}
         assert all(w == where[(False, False)] for w in where.values()), where
         assert sum(1 for n in where[(False, False)].values() if n is not None) == placed
-        hinted = results[(True, True)].scheduler.batching.stats.attempts.get("hint_used", 0)
-        assert hinted == hints_used
+        sched = results[(True, True)].scheduler
+        hinted = sched.batching.stats.attempts.get("hint_used", 0)
+        assert sched.group_cycle is not None
+        attempts = sum(sched.group_cycle.outcomes.values())
+        assert (attempts == 1) is (placed > 0)
+        assert hinted == hints_used * attempts
 
 
 # --- found by the tests above ------------------------------------------------------------------------
