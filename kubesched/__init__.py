@@ -99,6 +99,7 @@ if TYPE_CHECKING:
     from kubesched.framework.simple import filter, queue_sort, score
     from kubesched.framework.status import Code, Status
     from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+    from kubesched.framework.usage import UsageError, pod_usage
 
 #: Where each name of the face lives: it is imported when first asked for (PEP 562), so that
 #: ``import kubesched`` (and the command line, ``python -m kubesched --help``) does not load
@@ -174,6 +175,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "filter": ("kubesched.framework.simple", "filter"),
     "milli_value": ("kubesched.framework.resources", "milli_value"),
     "parse_quantity": ("kubesched.framework.resources", "parse_quantity"),
+    "pod_usage": ("kubesched.framework.usage", "pod_usage"),
+    "UsageError": ("kubesched.framework.usage", "UsageError"),
     "queue_sort": ("kubesched.framework.simple", "queue_sort"),
     "score": ("kubesched.framework.simple", "score"),
 }
@@ -269,6 +272,8 @@ __all__ = [
     "filter",
     "milli_value",
     "parse_quantity",
+    "pod_usage",
+    "UsageError",
     "queue_sort",
     "score",
 ]

@@ -1,6 +1,6 @@
-"""What the simulated cluster's pods use: the figures the resource metrics API
+"""What a pod uses, as the simulated cluster measures it: the figures its resource metrics API
 (``metrics.k8s.io``, :mod:`kubesched.sim.apiserver.resource_metrics`) reports, as metrics-server
-reports what the kubelets measured.
+reports what the kubelets measured, and plugins read through the face (``pod_usage``).
 
 A pod's usage is its annotation :data:`USAGE_ANNOTATION` where it has one, a JSON object in one
 of two forms:

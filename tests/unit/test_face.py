@@ -88,6 +88,8 @@ FACE = [
     "filter",
     "milli_value",
     "parse_quantity",
+    "pod_usage",
+    "UsageError",
     "queue_sort",
     "score",
 ]

@@ -1,4 +1,4 @@
-"""What the simulated cluster's pods and nodes use (kubesched.sim.usage): a pod's
+"""What the simulated cluster's pods and nodes use (kubesched.framework.usage, the face's pod_usage): a pod's
 ``kubesched.io/usage`` annotation, else its requests (pod-level ones honoured); running pods only;
 a node's usage the sum over its running pods; and the quantities as the metrics API prints them."""
 
@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting
-from kubesched.sim.apiserver.resource_metrics import binary_quantity, decimal_quantity, usage_list
-from kubesched.sim.usage import (
+from kubesched.framework.usage import (
     USAGE_ANNOTATION,
     UsageError,
     cluster_usage,
@@ -18,6 +17,7 @@ from kubesched.sim.usage import (
     pod_usage,
     share,
 )
+from kubesched.sim.apiserver.resource_metrics import binary_quantity, decimal_quantity, usage_list
 
 Obj = dict[str, Any]
 MILLI = 1_000_000  # nanocores in a millicore

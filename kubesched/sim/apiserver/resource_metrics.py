@@ -1,6 +1,6 @@
 """The resource metrics API, ``metrics.k8s.io/v1beta1``, as metrics-server serves it: NodeMetrics
 (``nodes``, cluster-scoped) and PodMetrics (``pods``, namespaced), verbs get and list, from the
-usage :mod:`kubesched.sim.usage` computes — what ``kubectl top nodes`` and ``kubectl top pods``
+usage :mod:`kubesched.framework.usage` computes — what ``kubectl top nodes`` and ``kubectl top pods``
 read, and what load-aware scoring reads on a real cluster.
 
 As metrics-server: an object carries the node's or pod's name, namespace and labels and a
@@ -27,6 +27,7 @@ from kubesched.cluster.store import Store
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.pod_requests import Counting
 from kubesched.framework.resources import CPU
+from kubesched.framework.usage import MEASURED, Amounts, ClusterUsage, cluster_usage
 from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import Resource
 from kubesched.sim.apiserver.errors import method_not_allowed, not_found
@@ -34,7 +35,6 @@ from kubesched.sim.apiserver.handlers import warning_header
 from kubesched.sim.apiserver.requests import ResourceRequest, selector, truthy
 from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.tables import wants_table
-from kubesched.sim.usage import MEASURED, Amounts, ClusterUsage, cluster_usage
 
 GROUP = "metrics.k8s.io"
 VERSION = "v1beta1"

@@ -32,6 +32,7 @@ from kubesched.cluster.custom_resources import CRD_KIND, CustomResourceRegistry
 from kubesched.cluster.store import API_VERSIONS, CLUSTER_SCOPED
 from kubesched.decoding import DecodeError, Limits, load_yaml_all, read_text
 from kubesched.framework.features import FeatureGates
+from kubesched.framework.usage import USAGE_ANNOTATION, UsageError, parse_usage_annotation, running_container_names
 from kubesched.sim.apiserver.openapi.documents import unknown_fields
 from kubesched.sim.apiserver.validation import scheduling_problems
 from kubesched.sim.apiserver.validation.decode import decode_error
@@ -40,7 +41,6 @@ from kubesched.sim.apiserver.validation.pods import drop_disabled_pod_fields
 from kubesched.sim.apiserver.validation.scheduling import default_group
 from kubesched.sim.scenario.custom import CustomObjectError, is_custom_kind, read_custom
 from kubesched.sim.scenario.steps import LIFETIME, STEPS_KIND, TimelineError, parse_steps, seconds
-from kubesched.sim.usage import USAGE_ANNOTATION, UsageError, parse_usage_annotation, running_container_names
 
 SUPPORTED_KINDS = (
     "Node",

@@ -11,7 +11,7 @@ Three sources, one shape (:class:`~kubesched_trimaran.metrics.WatcherMetrics`):
   load-watcher's metrics-server client does (``Latest`` values; no deviation).
 * :class:`SimulatedUsage` — the same provider in the in-memory cluster (``simulate``), which has
   no HTTP: each node's NodeMetrics computed as ``sim serve`` computes them
-  (:mod:`kubesched.sim.usage`: a pod's ``kubesched.io/usage`` annotation, else its requests),
+  (the face's ``pod_usage``: a pod's ``kubesched.io/usage`` annotation, else its requests),
   from the pods the scheduler holds on the node. It is live — the pods placed a moment ago are in
   it — so nothing is added for pods in flight.
 
@@ -32,7 +32,16 @@ from typing import Any, Protocol
 
 import aiohttp
 
-from kubesched import GroupVersionResource, Handle, KubeschedError, NodeInfo, milli_value, parse_quantity
+from kubesched import (
+    GroupVersionResource,
+    Handle,
+    KubeschedError,
+    NodeInfo,
+    UsageError,
+    milli_value,
+    parse_quantity,
+    pod_usage,
+)
 
 from .args import KUBERNETES_METRICS_SERVER, TrimaranSpec
 from .metrics import CPU, FIFTEEN_MINUTES, LATEST, MEMORY, Metric, MetricsError, WatcherMetrics, Window
@@ -140,9 +149,6 @@ class SimulatedUsage:
     live = True
 
     def __init__(self) -> None:
-        from kubesched.sim import usage
-
-        self._usage = usage
         #: Per pod (uid, resourceVersion): its cpu (nanocores) and memory (bytes), or None.
         self._pods: dict[tuple[str, str], tuple[int, int] | None] = {}
 
@@ -153,9 +159,9 @@ class SimulatedUsage:
             if len(self._pods) > 100_000:
                 self._pods.clear()
             try:
-                total = self._usage.pod_usage(pod.pod, pod.counting).total
+                total = pod_usage(pod.pod, pod.counting).total
                 self._pods[key] = (total.get("cpu", 0), total.get("memory", 0))
-            except self._usage.UsageError as exc:
+            except UsageError as exc:
                 log.warning("no usage for pod %s: %s", pod.key, exc)
                 self._pods[key] = None
         return self._pods[key]
