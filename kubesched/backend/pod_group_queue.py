@@ -16,7 +16,7 @@ defines them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from kubesched.backend.in_flight import InFlight
@@ -54,7 +54,6 @@ class PodGroupQueueing:
         def _to_backoff(self, qpi: QueuedPodInfo, event: str) -> None: ...
         def _remove_everywhere(self, uid: str) -> QueuedPodInfo | None: ...
         def _where_key(self, key: str) -> str | None: ...
-        def _entity_where(self, e: QueuedPodGroupInfo) -> str | None: ...
         def _entity_totals(self) -> dict[str, int]: ...
         @staticmethod
         def _count_failure(qpi: QueuedPodInfo) -> None: ...
@@ -87,27 +86,36 @@ class PodGroupQueueing:
         if not group.members:
             return False
         for m in group.members:
-            m.attempts += 1
-            if m.initial_attempt_timestamp is None:
-                m.initial_attempt_timestamp = now
-            self._in_flight.start(m.pod_info.uid)
+            self._start_member(m, now)
         self._popped = group
         return True
+
+    def _start_member(self, m: QueuedPodInfo, now: float) -> None:
+        """A member leaves the queue for a group's cycle: one attempt more, in flight."""
+        m.attempts += 1
+        if m.initial_attempt_timestamp is None:
+            m.initial_attempt_timestamp = now
+        self._in_flight.start(m.pod_info.uid)
 
     def entity_counts(self) -> dict[tuple[str, str], int]:
         """Entities by (queue, type) (``scheduler_queued_entities``): ``pod`` for a pod outside
         any group, ``podgroup`` for a group, however many members it holds."""
         total = self._entity_totals()
         groups = dict.fromkeys(total, 0)
-        for e in self._entities.values():
-            queue = self._entity_where(e)
-            if queue is not None:
-                groups[queue] += 1
+        for queue, _ in self._queued_groups():
+            groups[queue] += 1
         out: dict[tuple[str, str], int] = {}
         for queue, n in total.items():
             out[queue, POD_ENTITY] = n - groups[queue]
             out[queue, POD_GROUP_ENTITY] = groups[queue]
         return out
+
+    def _queued_groups(self) -> Iterator[tuple[str, QueuedPodGroupInfo]]:
+        """Each group in activeQ, backoffQ or the pool, with the queue it waits in."""
+        for e in self._entities.values():
+            queue = self._where_key(e.key)
+            if queue is not None:
+                yield queue, e
 
     def group(self, uid: str) -> QueuedPodGroupInfo | None:
         """The queued group the pod is a member of."""
@@ -147,7 +155,7 @@ class PodGroupQueueing:
             return INCOMPLETE_Q
         e = self._entities.get(key)
         if e is not None:
-            where = self._entity_where(e)
+            where = self._where_key(e.key)
             e.add(qpi)
             self._member_of[pi.uid] = key
             if where == ACTIVE_Q:
@@ -181,17 +189,19 @@ class PodGroupQueueing:
             return q.pod_info.namespace == namespace and q.pod_info.pod_group == name
 
         for e in list(self._entities.values()):
-            if e.key == key or any(gone(m) for m in e.members):
-                leaving = [m for m in e.members if gone(m)]
-                for m in leaving:
-                    e.remove(m.pod_info.uid)
-                    self._member_of.pop(m.pod_info.uid, None)
-                    self._incomplete.add(key, m)
-                if not e.members:
-                    self._forget(e)
+            for m in [m for m in e.members if gone(m)]:
+                e.remove(m.pod_info.uid)
+                self._member_of.pop(m.pod_info.uid, None)
+                self._incomplete.add(key, m)
+            if not e.members:
+                self._forget(e)
         if self._popped is not None:
-            for m in self._pending.clear(self._popped.key):
-                (self._incomplete.add(key, m) if gone(m) else self._pending.add(self._popped.key, m))
+            popped = self._popped.key
+            for m in self._pending.clear(popped):
+                if gone(m):
+                    self._incomplete.add(key, m)
+                else:
+                    self._pending.add(popped, m)
 
     def take_members(self, uids: Iterable[str]) -> list[QueuedPodInfo]:
         """Take the given pods out of the queue for a pod group's cycle beside the group
@@ -210,10 +220,7 @@ class PodGroupQueueing:
             del self._member_of[uid]
             if not e.members:
                 self._forget(e)
-            q.attempts += 1
-            if q.initial_attempt_timestamp is None:
-                q.initial_attempt_timestamp = self.clock()
-            self._in_flight.start(uid)
+            self._start_member(q, self.clock())
             taken.append(q)
         return taken
 
@@ -259,12 +266,11 @@ class PodGroupQueueing:
         # A success that placed none of the members tried (the group's minimum met by members
         # placed before) is no progress: the group backs off as after a rejection, rather than
         # coming straight back to fail the same way.
-        success = (status is None or status.is_success()) and not tried <= back
-        if not success and (status is None or status.is_success()):
-            status = Status.unschedulable("no member of the pod group could be placed")
+        placed = status is None or status.is_success()
+        success = placed and not tried <= back
         if success:
             group.unschedulable_count = group.consecutive_errors_count = 0
-        elif status is not None and status.is_rejected():
+        elif placed or (status is not None and status.is_rejected()):
             group.unschedulable_count += 1
             group.consecutive_errors_count = 0
         else:

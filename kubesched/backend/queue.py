@@ -165,10 +165,8 @@ class SchedulingQueue(PodGroupQueueing):
         """Pods by queue (``scheduler_pending_pods``): a group counts as its members, and the
         members waiting apart as ``incomplete`` and ``pending``."""
         out = self._entity_totals()
-        for e in self._entities.values():
-            queue = self._entity_where(e)
-            if queue is not None:
-                out[queue] += e.size - 1
+        for queue, e in self._queued_groups():
+            out[queue] += e.size - 1
         out[INCOMPLETE_Q] = len(self._incomplete)
         out[PENDING_Q] = len(self._pending)
         return out
@@ -232,7 +230,7 @@ class SchedulingQueue(PodGroupQueueing):
         """The queue the pod waits in (its group's, for a member), or None."""
         key = self._member_of.get(uid)
         if key is not None:
-            return self._entity_where(self._entities[key])
+            return self._where_key(key)
         if uid in self._pending:
             return PENDING_Q
         if uid in self._incomplete:
@@ -248,9 +246,6 @@ class SchedulingQueue(PodGroupQueueing):
         if q is not None:
             return GATED_Q if q.gated else UNSCHEDULABLE_Q
         return None
-
-    def _entity_where(self, e: QueuedPodGroupInfo) -> str | None:
-        return self._where_key(e.key)
 
     def _queued(self, key: str) -> QueuedPodInfo | None:
         """The entity filed under ``key`` in activeQ, backoffQ or the pool."""
@@ -445,7 +440,7 @@ class SchedulingQueue(PodGroupQueueing):
             m.pod_info = pod
             if spec_changed(old, pod.pod):
                 e.sort()
-                where = self._entity_where(e)
+                where = self._where_key(key)
                 if where == ACTIVE_Q:
                     self._push_active(e, "PodUpdate")
                 elif where in (UNSCHEDULABLE_Q, GATED_Q):
