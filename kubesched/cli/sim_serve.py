@@ -216,5 +216,12 @@ def add_parser(sub: Any) -> None:
         help="mutating requests (create, update, patch, delete) served at once, as kube-apiserver's flag; "
         "0: no limit; default 200, kube-apiserver's",
     )
+    serve.add_argument(
+        "--pod-termination",
+        choices=("immediate", "graceful"),
+        default="immediate",
+        help="how a deleted pod on a node ends: immediate (default; removed at once, as if its kubelet stopped it that moment) "
+        "or graceful (Terminating for its grace period of simulated time, holding its node, as on a cluster with kubelets)",
+    )
     serve.add_argument("-v", action="count", default=0, help="more logging")
     serve.set_defaults(func=cmd_sim_serve)

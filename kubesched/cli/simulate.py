@@ -62,6 +62,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         plugin_results=args.output == "json" and not args.outcomes_only,
         feature_gates=gates,
         until=until,
+        pod_termination=args.pod_termination,
     )
     extender_specs = list(model.extenders or [])
     try:
@@ -152,6 +153,13 @@ def add_parser(sub: Any) -> None:
         help="time horizon of a scenario in time (90s, 10m): no step or pod end after it is run. Default: the "
         "last step plus every finite lifetime in turn plus one round of the longest lifetime of a workload that "
         "recreates its pods; the report says where and why it stopped",
+    )
+    sim.add_argument(
+        "--pod-termination",
+        choices=("immediate", "graceful"),
+        default="immediate",
+        help="how a deleted pod on a node ends: immediate (default; removed at once, as if its kubelet stopped it that moment) "
+        "or graceful (Terminating for its grace period of simulated time, holding its node, as on a cluster with kubelets)",
     )
     sim.add_argument("--feature-gates", metavar="A=true,B=false", help=GATES_HELP)
     sim.add_argument("--plugin", action="append", metavar="MODULE:CLASS", help=PLUGIN_HELP)

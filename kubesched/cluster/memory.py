@@ -18,6 +18,7 @@ from typing import Any
 from kubesched.cluster.base import EVERY_WATCHED_KIND, EventHandler, NotFound
 from kubesched.cluster.kinds import handler_kind, named_resource, store_kind
 from kubesched.cluster.store import Store, json_copy, now_rfc3339
+from kubesched.cluster.termination import delete_pod
 from kubesched.framework.informers import GroupVersionResource
 from kubesched.objects import Obj
 
@@ -186,8 +187,10 @@ class InMemoryCluster:
             pass
 
     async def delete_pod(self, pod: Obj) -> None:
+        """DELETE as kube-apiserver answers it: gracefully when the store's ``pod_termination``
+        says so (:mod:`kubesched.cluster.termination`)."""
         meta = pod["metadata"]
-        self.store.delete("Pod", meta.get("namespace"), meta["name"])
+        delete_pod(self.store, meta.get("namespace"), meta["name"])
 
     async def set_nominated_node_name(self, pod: Obj, node_name: str) -> None:
         meta = pod["metadata"]

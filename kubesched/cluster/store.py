@@ -180,6 +180,10 @@ class Store:
         #: kube-apiserver's ClearingNominatedNodeNameAfterBinding gate (beta, on since 1.35): a
         #: binding clears ``status.nominatedNodeName``; with the gate off it is kept.
         self.clear_nominated_on_bind = True
+        #: How a deleted pod bound to a node ends (kubesched.cluster.termination): "immediate",
+        #: removed at once, as by a kubelet that stops it that moment; "graceful", marked and
+        #: kept Terminating for its grace period until something removes it.
+        self.pod_termination = "immediate"
 
     def follow_gates(self, gates: FeatureGates | None) -> None:
         """Behave as kube-apiserver does under ``gates`` (``None``: 1.37's defaults)."""

@@ -114,6 +114,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     # The API server validates under the scheduler's gates (TaintTolerationComparisonOperators).
     gates = getattr(args, "gates", None)
     store.follow_gates(gates)
+    store.pod_termination = getattr(args, "pod_termination", "immediate")
     # The flags' defaults are the server's own (the CLI does not import the server to show --help).
     most = getattr(args, "max_requests_inflight", None)
     most = DEFAULT_MAX_REQUESTS_INFLIGHT if most is None else most

@@ -406,6 +406,7 @@ async def running_scheduler(
     extenders: Iterable[Any] = (),
     loop: bool = True,
     feature_gates: Mapping[str, bool] | FeatureGates | None = None,
+    pod_termination: str = "immediate",
 ) -> AsyncIterator[Harness]:
     """A started scheduler over an in-memory cluster, stopped on the way out.
 
@@ -419,7 +420,9 @@ async def running_scheduler(
     (``kubesched.extender.HTTPExtender``) called after the plugins. ``loop=False`` leaves the
     stepping to the test. ``feature_gates``: ``{"GenericWorkload": True}`` sets those gates on
     top of the options' ones, a FeatureGates replaces them (pod groups are scheduled as groups
-    with ``GenericWorkload`` on)."""
+    with ``GenericWorkload`` on). ``pod_termination="graceful"``: a deleted pod on a node (a
+    victim) stays Terminating, holding its node, until the test removes it — no kubelet runs, as in
+    upstream's integration tests (:mod:`kubesched.cluster.termination`)."""
     classes = list(plugins)
     options = options or SchedulerOptions(seed=1, record_results=True)
     if feature_gates is not None:
@@ -433,6 +436,7 @@ async def running_scheduler(
     specs = list(profiles) if profiles is not None else _profiles(config, classes, registry, options.feature_gates)
     store = Store()
     store.follow_gates(options.feature_gates)
+    store.pod_termination = pod_termination
     if scenario is not None:
         load_scenario_into(store, scenario if isinstance(scenario, Scenario) else load_scenario(scenario))
     cluster = InMemoryCluster(store)

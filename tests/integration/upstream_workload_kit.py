@@ -298,7 +298,8 @@ async def scheduler(
     initial_backoff: float = 0.0,
 ) -> AsyncIterator[Harness]:
     """A running scheduler with upstream's backoff (initial ``initial_backoff``, 0 unless told;
-    max ``max_backoff`` seconds)."""
+    max ``max_backoff`` seconds), and no kubelet: a victim deleted with a grace period stays
+    Terminating on its node, as in upstream's integration tests."""
     RECORD.events.clear()
     RECORD.nominated_at_bind.clear()
     CountingReserve.reserved = 0
@@ -306,7 +307,11 @@ async def scheduler(
         seed=1, record_results=True, pod_initial_backoff=initial_backoff, pod_max_backoff=max_backoff
     )
     async with running_scheduler(
-        config=cfg, plugins=[*RECORDERS, PresetScore, CountingReserve, *plugins], options=options, feature_gates=gates
+        config=cfg,
+        plugins=[*RECORDERS, PresetScore, CountingReserve, *plugins],
+        options=options,
+        feature_gates=gates,
+        pod_termination="graceful",
     ) as h:
         yield h
 

@@ -18,6 +18,7 @@ from kubesched.cluster.store import Store, json_copy, now_rfc3339
 from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.objects import Obj
 from kubesched.sim.apiserver.errors import APIError, bad_request, not_found
+from kubesched.sim.apiserver.handlers import grace_seconds
 from kubesched.sim.apiserver.validation.decode import check_decodable
 
 VIOLATES_BUDGET = "Cannot evict pod as it would violate the pod's disruption budget."
@@ -58,6 +59,8 @@ def evict(store: Store, namespace: str, name: str, eviction: Any, remove: Any) -
     except NotFound:
         raise not_found("pods", "", name) from None
     options = eviction.get("deleteOptions") or {}
+    if not isinstance(options, dict):
+        raise bad_request("deleteOptions: must be DeleteOptions")
     if "All" in (options.get("dryRun") or ()):
         return _success()
     phase = (pod.get("status") or {}).get("phase")
@@ -66,14 +69,14 @@ def evict(store: Store, namespace: str, name: str, eviction: Any, remove: Any) -
         phase == "Pending" and not (pod.get("spec") or {}).get("nodeName")
     )
     if not_running or pod["metadata"].get("deletionTimestamp"):
-        remove("Pod", namespace, name)
+        remove("Pod", namespace, name, grace_seconds(None, options))
         return _success()
     budgets = _budgets_for(store, pod)
     if len(budgets) > 1:
         raise APIError(500, "InternalError", MULTIPLE_BUDGETS)
     if budgets:
         _take_one_disruption(store, budgets[0], name)
-    remove("Pod", namespace, name)
+    remove("Pod", namespace, name, grace_seconds(None, options))
     return _success()
 
 

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from kubesched.cluster.base import Conflict, NotFound
 from kubesched.cluster.store import API_VERSIONS, BadContinue, Gone, Store, now_rfc3339
+from kubesched.cluster.termination import delete_pod
 from kubesched.decoding import load_json
 from kubesched.framework.features import FeatureGates
 from kubesched.objects import Obj
@@ -127,6 +128,21 @@ def in_storage_version(res: Resource, obj: Obj) -> Obj:
 #: others go at once): a PodGroup keeps its protection finalizer while pods still name it.
 #: Custom objects honour them too (their controllers may hold them).
 FINALIZED_KINDS = frozenset({"PodGroup"})
+
+
+def grace_seconds(request: web.Request | None, options: Obj) -> int | None:
+    """DeleteOptions' ``gracePeriodSeconds`` (the body's, else the query's), None when not given."""
+    value = options.get("gracePeriodSeconds")
+    if value is None and request is not None:
+        value = request.query.get("gracePeriodSeconds")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise bad_request(f"gracePeriodSeconds: must be an integer, not {str(value)[:32]!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise bad_request(f"gracePeriodSeconds: must be an integer, not {str(value)[:32]!r}") from None
 
 
 def _mark_deleted(obj: Obj) -> None:
@@ -424,11 +440,15 @@ class ResourceHandlers:
             if not meta.get("deletionTimestamp"):
                 stored = self.store.mutate(req.res.stored_as, req.namespace, req.name, _mark_deleted)
             return json_response(view(req.res, stored))
-        gone = self.remove(req.res.stored_as, req.namespace, req.name)
+        gone = self.remove(req.res.stored_as, req.namespace, req.name, grace_seconds(request, opts))
         return json_response(view(req.res, gone))
 
-    def remove(self, kind: str, namespace: str | None, name: str) -> Obj:
-        """Delete one object; a namespace takes everything in it along."""
+    def remove(self, kind: str, namespace: str | None, name: str, grace: int | None = None) -> Obj:
+        """Delete one object; a namespace takes everything in it along. A pod is deleted
+        gracefully (``grace``: DeleteOptions' ``gracePeriodSeconds``; see
+        :mod:`kubesched.cluster.termination`): what is returned may still be stored, Terminating."""
+        if kind == "Pod":
+            return delete_pod(self.store, namespace, name, grace)
         gone = self.store.delete(kind, namespace, name)
         if kind == "Namespace":
             custom = [c.key for c in self.store.custom_resources if c.namespaced]

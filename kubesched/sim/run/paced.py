@@ -134,7 +134,7 @@ class PacedTimeline:
                 refused = self.life.apply_step(item)
                 event = item.describe() + "".join(f"; {p.action} {p.obj} refused: {p.reason}" for p in refused)
             else:
-                event = self.life.end(item)
+                event = self.life.happen(what, item)
         except Exception as exc:  # one bad event must not stop the clock
             log.exception("simulated time %s: event failed", format_seconds(at))
             event = f"{what} failed: {exc}"

@@ -60,6 +60,9 @@ class SimulationSettings:
     batch: bool = True
     #: Upstream's feature gates (see ``SchedulerOptions.feature_gates``).
     feature_gates: FeatureGates = field(default_factory=FeatureGates)
+    #: How a deleted pod on a node ends (``kubesched.cluster.termination``): "immediate", or
+    #: "graceful" — Terminating for its grace period of simulated time, holding its node.
+    pod_termination: str = "immediate"
 
     def scheduler_options(self, **simulation: Any) -> SchedulerOptions:
         """The scheduler's options under these settings, as a simulation runs it (results kept,
@@ -91,6 +94,7 @@ async def simulate(
     settings = settings or SimulationSettings()
     store = Store(history=1000)
     store.follow_gates(settings.feature_gates)
+    store.pod_termination = settings.pod_termination
     cluster = InMemoryCluster(store)
     clock = ManualClock()
     options = settings.scheduler_options(
@@ -253,7 +257,9 @@ async def simulate(
     while agenda:
         upcoming = agenda.next_time()
         assert upcoming is not None
-        if upcoming > horizon.at:
+        # A pod deleted gracefully terminates even past the default horizon (it happens once and
+        # frees what a preemptor waits for); --until is a hard stop.
+        if upcoming > horizon.at and (settings.until is not None or agenda.next_kind() != "terminated"):
             stopped = (
                 f"stopped at the horizon {format_seconds(horizon.at)} ({horizon.why}): "
                 f"{len(agenda)} event(s) still due, the next at {format_seconds(upcoming)}"
@@ -289,7 +295,7 @@ async def simulate(
             problems.extend(life.apply_step(item))
             event = item.describe() + "".join(f"; {p.action} {p.obj} refused" for p in problems[known:])
         else:
-            event = life.end(item)
+            event = life.happen(what, item)
         await cluster.wait_delivered()
         queue.flush_backoff_completed()
         await settle()

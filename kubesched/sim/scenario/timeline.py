@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubesched.cluster.base import NotFound
+from kubesched.cluster.termination import delete_pod, terminating
 from kubesched.objects import Obj
 from kubesched.sim.scenario.reading import object_problem
 from kubesched.sim.scenario.steps import LIFETIME, Step, StepProblem, seconds
@@ -50,6 +51,14 @@ class Agenda:
 
     def pod_ends(self, at: float, namespace: str, name: str, uid: str | None = None) -> None:
         heapq.heappush(self._heap, (at, next(self._seq), "end", (namespace, name, uid)))
+
+    def pod_terminated(self, at: float, namespace: str, name: str, uid: str | None = None) -> None:
+        """A pod deleted gracefully is stopped by its kubelet at ``at`` (its grace period is up)."""
+        heapq.heappush(self._heap, (at, next(self._seq), "terminated", (namespace, name, uid)))
+
+    def next_kind(self) -> str | None:
+        """What the next event is: ``"step"``, ``"end"`` (a lifetime) or ``"terminated"``."""
+        return self._heap[0][2] if self._heap else None
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -80,6 +89,8 @@ class Lives:
         #: pod key -> why a step removed it.
         self.removed: dict[str, str] = {}
         self.any = False
+        #: When each pod deleted gracefully was first marked, by uid.
+        self._marked: dict[str, float] = {}
         #: Uids of the pods whose lifetime runs (each starts once).
         self._running: set[str] = set()
         #: Called whenever a pod's end is put on the agenda (``sim serve`` wakes its clock).
@@ -111,12 +122,49 @@ class Lives:
     def on_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
         if kind != "Pod" or not (obj.get("spec") or {}).get("nodeName"):
             return
+        if etype == "MODIFIED" and old is not None:
+            period = terminating(obj)
+            if period is not None and period != terminating(old):
+                # Deleted gracefully (or its period shortened, which counts from the same moment,
+                # as kube-apiserver moves deletionTimestamp): its kubelet stops it when it is up.
+                meta = obj["metadata"]
+                marked = self._marked.setdefault(meta.get("uid") or "", self.clock())
+                self.agenda.pod_terminated(
+                    max(self.clock(), marked + period),
+                    meta.get("namespace") or "default",
+                    meta["name"],
+                    meta.get("uid"),
+                )
+                if self.on_change is not None:
+                    self.on_change()
+                return
         if etype == "ADDED" or (
             etype == "MODIFIED" and old is not None and not (old.get("spec") or {}).get("nodeName")
         ):
             self.started(obj)
         elif etype == "DELETED":
-            self._running.discard((obj.get("metadata") or {}).get("uid") or "")
+            uid = (obj.get("metadata") or {}).get("uid") or ""
+            self._running.discard(uid)
+            self._marked.pop(uid, None)
+
+    def happen(self, what: str, item: Any) -> str:
+        """An event of the agenda other than a step (:meth:`end`, :meth:`terminated`): what happened."""
+        return self.terminated(item) if what == "terminated" else self.end(item)
+
+    def terminated(self, ref: tuple[str, str, str | None]) -> str:
+        """A pod deleted gracefully has had its grace period: its kubelet stopped it, and it goes."""
+        ns, name, uid = ref
+        key = f"{ns}/{name}"
+        try:
+            pod = self.store.get("Pod", ns, name)
+        except NotFound:
+            return f"{key} would have terminated: gone already"
+        meta = pod["metadata"]
+        if (uid and meta.get("uid") != uid) or terminating(pod) is None:
+            return f"{key} would have terminated: replaced already"
+        self.store.delete("Pod", ns, name)
+        node = (pod.get("spec") or {}).get("nodeName") or ""
+        return f"{key} terminated on {node} after its grace period ({meta.get('deletionGracePeriodSeconds')}s)"
 
     def end(self, ref: tuple[str, str, str | None]) -> str:
         """A pod's lifetime is up: a Job's pod ends Succeeded, any other pod is deleted."""
@@ -161,7 +209,10 @@ class Lives:
         for ref in step.delete:
             ns = ref.namespace or ("default" if ref.kind == "Pod" else None)
             try:
-                self.store.delete(ref.kind, ns, ref.name)
+                if ref.kind == "Pod":
+                    delete_pod(self.store, ns, ref.name)
+                else:
+                    self.store.delete(ref.kind, ns, ref.name)
             except NotFound:
                 continue
             if ref.kind == "Pod":
