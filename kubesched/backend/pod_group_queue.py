@@ -16,6 +16,7 @@ defines them.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
@@ -24,10 +25,12 @@ from kubesched.backend.pod_group_members import MemberSets, pod_group_key
 from kubesched.backend.queue_names import (
     ACTIVE_Q,
     BACKOFF_Q,
+    GATED_Q,
     INCOMPLETE_Q,
     PENDING_Q,
     POD_ENTITY,
     POD_GROUP_ENTITY,
+    UNSCHEDULABLE_Q,
 )
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodGroupInfo, QueuedPodInfo
@@ -121,6 +124,22 @@ class PodGroupQueueing:
         """The queued group the pod is a member of."""
         key = self._member_of.get(uid)
         return None if key is None else self._entities[key]
+
+    def pooled_groups(self, keys: Iterable[str], besides: str) -> list[QueuedPodInfo]:
+        """The groups of these entity keys waiting in the unschedulable pool (gated or not), each once, that
+        hold a member other than pod ``besides``: what a member's arrival is news to, found
+        without walking the members."""
+        out: dict[str, QueuedPodInfo] = {}
+        for key in keys:
+            e = self._entities.get(key)
+            if (
+                e is not None
+                and key not in out
+                and self._where_key(key) in (UNSCHEDULABLE_Q, GATED_Q)
+                and any(m.pod_info.uid != besides for m in itertools.islice(e.members, 2))
+            ):
+                out[key] = e
+        return list(out.values())
 
     def _register(self, qpi: QueuedPodInfo) -> None:
         """A group entering a queue: it and its members are found by key and by member."""

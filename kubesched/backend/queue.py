@@ -408,10 +408,14 @@ class SchedulingQueue(PodGroupQueueing):
             qpi.gating_plugin = ""
             (place or self._requeue)(qpi, event)
         else:
+            message = status.message()
+            # Held again for the same reason (a gang short of its quorum hearing of each new
+            # member): its members show it already, those joining since were told on joining.
+            same = qpi.gated and qpi.gating_plugin == status.plugin and qpi.last_failure == message
             qpi.gated = True
             qpi.gating_plugin = status.plugin
-            qpi.last_failure = status.message()
-            if isinstance(qpi, QueuedPodGroupInfo):
+            qpi.last_failure = message
+            if isinstance(qpi, QueuedPodGroupInfo) and not same:
                 for m in qpi.members:  # what a member's status and report show
                     m.gated, m.gating_plugin, m.last_failure = True, status.plugin, qpi.last_failure
             self._push_unschedulable(qpi, event)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from kubesched.backend.pod_group_members import pod_group_key
+from kubesched.backend.pod_groups import entity_key
 from kubesched.framework.events import (
     NODE_ADD,
     NODE_DELETE,
@@ -264,20 +266,16 @@ class EventHandlers:
     def _group_member_added(self, pi: PodInfo) -> None:
         """A pending member of a pod group arrived: its fellow members waiting in the pool (a
         gang short of its quorum) hear of it; with CompositePodGroup, every member of its
-        hierarchy."""
+        hierarchy. The queue holds a group's members as one entity (its PodGroup's, or its
+        hierarchy's root's), so the entities are found by key, not member by member."""
         assert self.pod_groups is not None
-        groups = [pi.pod_group]
+        keys = [pod_group_key(pi.namespace, pi.pod_group)]
         if self.composites:
             # With CompositePodGroup the quorum is the hierarchy's: every member under the root hears.
             root = self.pod_groups.root_of(group_key(pi.namespace, pi.pod_group))
             if root is not None:
-                groups = [k.split("/", 2)[2] for k in self.pod_groups.leaves_under(root)]
-        pooled = [
-            q
-            for g in groups
-            for uid in self.pod_groups.members(pi.namespace, g)
-            if uid != pi.uid and (q := self.queue.pooled(uid)) is not None
-        ]
+                keys = [entity_key(root), *(entity_key(k) for k in self.pod_groups.leaves_under(root))]
+        pooled = self.queue.pooled_groups(keys, besides=pi.uid)
         if pooled:
             self.queue.on_event(UNSCHEDULED_POD_ADD, None, pi.pod, candidates=pooled)
 
