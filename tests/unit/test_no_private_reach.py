@@ -5,10 +5,11 @@ What the scan forbids, in every module:
 
 * ``from m import _name`` (and ``import m._name``): a private name of another module;
 * ``x._name`` (and ``getattr(x, "_name")``, ``setattr``, ``hasattr``, ``delattr``) on anything
-  but ``self`` or ``cls``, unless this module itself defines ``_name`` as a member of one of its
-  classes (``self._name = ...``, a class attribute or ``__slots__`` entry, a ``def``): an object
-  of the module's own class may read another's (``other._values`` in ``__eq__``, ``c._data`` in
-  ``clone``);
+  but ``self`` or ``cls``, unless ``x`` is a plain name and this module itself defines ``_name``
+  as a member of one of its classes (``self._name = ...``, a class attribute or ``__slots__``
+  entry, a ``def``): an object of the module's own class may read another's (``other._values``
+  in ``__eq__``, ``c._data`` in ``clone``), while ``self.transport._name`` reaches whatever
+  ``transport`` is, whatever the module defines;
 * ``super()._name``: a private hook of a base class.
 
 What a library offers only privately is read in one small documented helper each, allowed below
@@ -107,7 +108,9 @@ class _Scan(ast.NodeVisitor):
     def _reach(self, node: ast.AST, obj: ast.expr, name: str, what: str) -> None:
         if not _private(name) or _is_self(obj):
             return
-        if _is_super(obj) or name not in self.own:
+        # Another object of the module's own classes is named (``other``, ``c``); reached through
+        # an attribute or a call (``self.transport._x``) it may be any module's object.
+        if not (isinstance(obj, ast.Name) and name in self.own):
             self._report(node, what)
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
@@ -188,6 +191,9 @@ def test_the_scan_catches_each_forbidden_form() -> None:
         "    other.transport._connections\n"
         "    getattr(site, '_server', None)\n"
         "    hasattr(other, '_hidden')\n"
+        "class Cluster:\n"
+        "    def _client(self):\n"
+        "        return self.transport._client()\n"
     )
     found = [(scope, what) for _, scope, _, what in _reaches(source, "probe.py")]
     assert found == [
@@ -200,6 +206,7 @@ def test_the_scan_catches_each_forbidden_form() -> None:
         ("f", "other.transport._connections"),
         ("f", 'getattr(site, "_server")'),
         ("f", 'hasattr(other, "_hidden")'),
+        ("Cluster._client", "self.transport._client"),
     ]
 
 
@@ -219,7 +226,7 @@ def test_the_scan_passes_what_is_allowed() -> None:
         "        c = Gates()\n"
         "        c._values = dict(self._values)\n"
         "        c._helper()\n"
-        "        return c._table, type(self)._table, cls._table\n"
+        "        return c._table, cls._table\n"
         "    def _helper(self):\n"
         "        return self.__class__.__name__\n"
     )
