@@ -494,4 +494,12 @@ class Transport:
             await own.close()
 
 
-__all__ = ["MAX_RETRIES", "Expired", "TokenBucket", "Transport", "api_error", "load_configuration"]
+__all__ = [
+    "MAX_RETRIES",
+    "Expired",
+    "TokenBucket",
+    "Transport",
+    "api_error",
+    "client_tls_context",
+    "load_configuration",
+]
