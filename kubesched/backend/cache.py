@@ -77,9 +77,12 @@ class Snapshot:
         for ni in node_infos:
             self.node_info_map[ni.name] = ni
         if self.node_info_map:
-            self._relist(list(self.node_info_map))
+            self.relist(list(self.node_info_map))
 
-    def _relist(self, order: list[str]) -> None:
+    def relist(self, order: list[str]) -> None:
+        """List the nodes of :attr:`node_info_map` in ``order`` (their names, each once), and
+        rebuild what follows the list (the index, the columns, the (anti-)affinity indexes).
+        The cache calls it when nodes came, went or moved in its order."""
         self.node_info_list = [self.node_info_map[n] for n in order]
         self._index = {n: i for i, n in enumerate(order)}
         self._columns = None
@@ -90,9 +93,10 @@ class Snapshot:
         self._anti_affinity = {n.name: n for n in self.node_info_list if n.pods_with_required_anti_affinity}
         self._lists_stale = True
 
-    def _replace(self, clone: NodeInfo) -> None:
+    def replace_node(self, clone: NodeInfo) -> None:
         """Put a fresh clone of a node in its place: the list, the columns and the
-        (anti-)affinity indexes."""
+        (anti-)affinity indexes (the node keeps its place in the list; the caller has put it in
+        :attr:`node_info_map`). The cache calls it for each node changed since its last update."""
         name = clone.name
         i = self._index[name]
         self.node_info_list[i] = clone
@@ -130,7 +134,7 @@ class Snapshot:
 
     def _put(self, clone: NodeInfo) -> None:
         self.node_info_map[clone.name] = clone
-        self._replace(clone)
+        self.replace_node(clone)
         self.mutated.add(clone.name)
 
     def _fresh_lists(self) -> None:
@@ -402,10 +406,10 @@ class Cache:
                 self._order_changed = True
             snapshot.node_info_map[name] = clone
             if not self._order_changed:
-                snapshot._replace(clone)
+                snapshot.replace_node(clone)
         self._dirty.clear()
         if self._order_changed:
-            snapshot._relist([n for n in self._node_order() if n in snapshot.node_info_map])
+            snapshot.relist([n for n in self._node_order() if n in snapshot.node_info_map])
             self._order_changed = False
 
     def footprint(self) -> dict[str, int]:

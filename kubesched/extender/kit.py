@@ -204,9 +204,8 @@ async def serve_extender(
     await runner.setup()
     site = web.TCPSite(runner, host, port, ssl_context=ssl_context)
     await site.start()
-    server = getattr(site, "_server", None)
-    sockets = getattr(server, "sockets", None) or ()
-    bound = sockets[0].getsockname()[1] if sockets else port
+    addresses = runner.addresses  # the one site's sockets: the port the OS gave for port 0
+    bound = addresses[0][1] if addresses else port
     scheme = "https" if ssl_context is not None else "http"
     shown = f"[{host}]" if ":" in host else host
     return ExtenderServer(runner, f"{scheme}://{shown}:{bound}")

@@ -290,12 +290,21 @@ def go_duration(seconds: float) -> str:
     return sign + text
 
 
+def parser_actions(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Every argument of ``parser`` (its groups' included), in the order they were added.
+
+    argparse has no public way to list them (``add_argument`` returns each action, but nothing
+    gives them back), so this reads the parser's ``_actions``: the one place in kubesched that
+    does, allowed by name in ``tests/unit/test_no_private_reach.py``."""
+    return list(parser._actions)
+
+
 def flag_values(parser: argparse.ArgumentParser, args: argparse.Namespace, duration: Any) -> dict[str, str]:
     """Every long flag of ``parser`` with its value in ``args``, as /flagz lists them: booleans
     as ``true``/``false``, durations (flags parsed by ``duration``) as Go prints them, unset
     values as the empty string, lists joined with commas in brackets."""
     values: dict[str, str] = {}
-    for action in parser._actions:
+    for action in parser_actions(parser):
         longs = [o for o in action.option_strings if o.startswith("--")]
         if not longs or action.dest == "help":
             continue

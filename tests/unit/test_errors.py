@@ -58,6 +58,8 @@ EXEMPT = {
     "kubesched.plugins.dynamicresources.allocator_types.RuntimeFailure": "a plugin's Status",
     "kubesched.plugins.dynamicresources.cel.CELError": "a plugin's Status",
     "kubesched.plugins.dynamicresources.claims.ClaimProblem": "a plugin's Status",
+    # Control flow inside VolumeBinding's binder: it ends as the plugin's Error status.
+    "kubesched.plugins.volume.pv_binding.BinderError": "a plugin's Status",
 }
 
 

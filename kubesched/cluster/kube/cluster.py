@@ -109,11 +109,11 @@ class KubeCluster:
     @property
     def _connections(self) -> aiohttp.ClientSession | None:
         """The session that owns the transport's connections (diagnostics and tests)."""
-        return self.transport._connections
+        return self.transport.session
 
     async def _client(self) -> ApiClient:
         """The transport's client, made now if it was not (diagnostics and tests)."""
-        return await self.transport._client()
+        return await self.transport.client()
 
     async def open(
         self,

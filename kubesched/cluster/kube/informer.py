@@ -132,7 +132,10 @@ class _Informer:
     def _progressed(self) -> None:
         self.failing_since = None
 
-    def _failed(self, exc: BaseException) -> None:
+    def record_failure(self, exc: BaseException) -> None:
+        """Count ``exc`` as a failure of the informer (its list or watch, or its loop's end):
+        the time failing started, when this is the first since the last progress, and the
+        error as health checks report it."""
         if self.failing_since is None:
             self.failing_since = time.monotonic()
         self.last_error = str(exc) or type(exc).__name__
@@ -360,7 +363,7 @@ class _Informer:
                 if expired_in_a_row > 1:
                     await asyncio.sleep(self.backoff.next())
             except Exception as exc:  # whatever broke, the informer goes on (logged)
-                self._failed(exc)
+                self.record_failure(exc)
                 # Only a watch that broke while its events were read counts: one that could not
                 # even connect says nothing about the events (an outage resumes from its version).
                 if not need_list and (isinstance(exc, _WatchBroke) or not isinstance(exc, ClusterError)):
@@ -501,11 +504,11 @@ class Informers:
                 await inf.run()
             except Exception as exc:  # a bug must not end the kind's view (logged)
                 delay = inf.backoff.next()
-                inf._failed(exc)
+                inf.record_failure(exc)
                 log.error("%s informer crashed; restarting in %.1fs", inf.kind, delay, exc_info=exc)
             else:
                 delay = inf.backoff.next()
-                inf._failed(RuntimeError("informer ended"))
+                inf.record_failure(RuntimeError("informer ended"))
                 log.error("%s informer ended; restarting in %.1fs", inf.kind, delay)
             await asyncio.sleep(delay)
 

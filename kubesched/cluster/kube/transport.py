@@ -129,6 +129,17 @@ def _without_environment_lookups(api: ApiClient, host: str) -> aiohttp.ClientSes
     return trusting
 
 
+def client_tls_context(connector: Any) -> ssl.SSLContext | None:
+    """The TLS context of the client session's ``connector`` (an aiohttp ``TCPConnector``), or
+    None when it has no context of its own.
+
+    kubernetes_asyncio builds that context from the configuration and hands it to the connector
+    alone, and aiohttp's connector keeps it private with no public accessor: this is the one
+    place that reads it, allowed by name in ``tests/unit/test_no_private_reach.py``."""
+    context = getattr(connector, "_ssl", None)
+    return context if isinstance(context, ssl.SSLContext) else None
+
+
 def _own_connections(
     api: ApiClient, host: str, configuration: Configuration, limit: int | None = None
 ) -> ConnectionPool | None:
@@ -146,8 +157,8 @@ def _own_connections(
     if url.scheme == "https":
         # The very context kubernetes_asyncio made from the configuration (CA, client
         # certificate, verification): the same TLS either way, or none of ours.
-        context = getattr(rest.pool_manager.connector, "_ssl", None)
-        if not isinstance(context, ssl.SSLContext):
+        context = client_tls_context(rest.pool_manager.connector)
+        if context is None:
             return None
     return ConnectionPool(
         url.hostname,
@@ -263,7 +274,15 @@ class Transport:
         #: The server URL's path (a server behind a path prefix), which every request starts with.
         self._base_path = ""
 
-    async def _client(self) -> ApiClient:
+    @property
+    def session(self) -> aiohttp.ClientSession | None:
+        """The session that owns the client's connections, when the client uses another (None
+        until the client is made, and once closed): for diagnostics and tests."""
+        return self._connections
+
+    async def client(self) -> ApiClient:
+        """The kubernetes_asyncio client, made on first use from the configuration (loaded then
+        when none was given; raises :class:`ClusterError` when it cannot be)."""
         if self._api is not None:
             return self._api
         async with self._api_lock:
@@ -282,7 +301,7 @@ class Transport:
 
     async def connect(self) -> None:
         """Load the configuration and make the client now (raises :class:`ClusterError`)."""
-        await self._client()
+        await self.client()
 
     async def open(
         self,
@@ -300,7 +319,7 @@ class Transport:
         client-go does, a 429 or 5xx answer that carries ``Retry-After`` (the server did not
         process the request: priority and fairness, or a server going away) is retried after
         that many seconds, up to :data:`MAX_RETRIES` times, whatever the verb."""
-        api = await self._client()
+        api = await self.client()
         what = f"{method} {path}"
         payload = _encode_body(body)
         url = ((self._configuration.host if self._configuration else None) or "") + path
@@ -369,7 +388,7 @@ class Transport:
         through the client's session; the other verbs, where they may, through our own
         connections (:func:`_own_connections`), with the same rate limit, credentials, retries
         after Retry-After, timeout and errors."""
-        api = await self._client()
+        api = await self.client()
         if self._pool is not None and method != "GET":
             reply = await self._whole(api, self._pool, method, path, query, body, content_type, timeout)
             data, status = reply.body, reply.status
@@ -475,4 +494,12 @@ class Transport:
             await own.close()
 
 
-__all__ = ["MAX_RETRIES", "Expired", "TokenBucket", "Transport", "api_error", "load_configuration"]
+__all__ = [
+    "MAX_RETRIES",
+    "Expired",
+    "TokenBucket",
+    "Transport",
+    "api_error",
+    "client_tls_context",
+    "load_configuration",
+]

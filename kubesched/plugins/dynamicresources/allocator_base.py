@@ -40,7 +40,9 @@ class AllocatorBase:
         self.allocated = allocated
         self.classes = classes
         self.slices = slices
-        self._evaluate = evaluate
+        #: A CEL selector's verdict on a device, ``evaluate(expression, driver, device)``; it raises
+        #: :class:`~.allocator_types.CompileFailure` or :class:`~.allocator_types.RuntimeFailure`.
+        self.evaluate = evaluate
         if features is None:
             features = Features()
         elif not isinstance(features, Features):

@@ -145,7 +145,7 @@ class DeviceChecks:
         where = f"class {cls['metadata']['name']}" if cls is not None else f"claim {kobj(claim)}"
         for i, expression in enumerate(selectors):
             try:
-                ok = self.a._evaluate(expression, cand.id[0], cand.device)
+                ok = self.a.evaluate(expression, cand.id[0], cand.device)
             except CompileFailure as exc:
                 raise AllocationError(f"{where}: selector #{i}: CEL compile error: {exc}") from None
             except RuntimeFailure as exc:

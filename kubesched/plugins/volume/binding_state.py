@@ -29,7 +29,7 @@ class PodVolumes:
         return f"PodVolumes(static={pvs}, provision={[name_of(c) for c in self.dynamic_provisions]})"
 
 
-class _State:
+class BindingState:
     """Written by PreFilter, filled per node by Filter. Shared (not copied) by ``clone``: Filter
     results for the chosen node must reach Reserve whatever copies were made in between."""
 
@@ -50,5 +50,5 @@ class _State:
         self.has_static_bindings = False
         self.all_bound = False
 
-    def clone(self) -> _State:
+    def clone(self) -> BindingState:
         return self

@@ -25,8 +25,9 @@ from kubesched.plugins.volume.helpers import (
 )
 
 
-class _Unsatisfiable(Exception):
-    """An internal error of the binder (reported as an Error status)."""
+class BinderError(Exception):
+    """An internal error of the binder: a claim whose selector does not compile, a class that
+    is missing. VolumeBinding catches it and reports it as an Error status."""
 
 
 def is_volume_bound_to_claim(pv: Mapping[str, Any], pvc: Mapping[str, Any]) -> bool:
@@ -51,7 +52,7 @@ def find_matching_volume(
     try:
         selector = LabelSelector.compile(pvc_spec.get("selector"))
     except SelectorError as exc:
-        raise _Unsatisfiable(
+        raise BinderError(
             f"error creating internal label selector for claim: {namespace_of(pvc)}/{name_of(pvc)}: {exc}"
         ) from exc
     want_mode = pvc_spec.get("volumeMode") or "Filesystem"
@@ -136,7 +137,8 @@ def bind_claim_to_volume(pvc: Obj, pv: Obj) -> Obj:
     return out
 
 
-def _with_phase(obj: Obj, phase: str) -> Obj:
+def with_phase(obj: Obj, phase: str) -> Obj:
+    """A copy of ``obj`` with ``status.phase`` set to ``phase`` (``obj`` is left as it was)."""
     out = copy.deepcopy(obj)
     out.setdefault("status", {})["phase"] = phase
     return out

@@ -29,7 +29,7 @@ def volume_limit(capacity: Mapping[str, Any]) -> Any:
     return capacity.get("capacity") if limit is None else limit
 
 
-def _node_has_access(capacity: Mapping[str, Any], node_labels: Mapping[str, str]) -> bool:
+def node_has_access(capacity: Mapping[str, Any], node_labels: Mapping[str, str]) -> bool:
     """A CSIStorageCapacity without ``nodeTopology`` is reachable from no node."""
     try:
         selector = LabelSelector.compile(capacity.get("nodeTopology"))
@@ -41,7 +41,10 @@ def _node_has_access(capacity: Mapping[str, Any], node_labels: Mapping[str, str]
 MAX_UTILIZATION = 100
 
 
-def _build_scorer(shape: list[tuple[int, int]]) -> Any:
+def build_scorer(shape: list[tuple[int, int]]) -> Any:
+    """The scorer of a node's storage from ``shape`` (utilization to score points): it scores
+    each class by the share of its capacity requested (full when the class has no capacity or
+    the request does not fit) and the node by the rounded mean of its classes (0 with none)."""
     raw = broken_linear_function(shape)
 
     def class_score(requested: int, capacity: int) -> int:

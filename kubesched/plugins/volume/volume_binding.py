@@ -58,7 +58,7 @@ from kubesched.plugins.volume.binding_hints import (
     is_schedulable_after_pvc_change,
     is_schedulable_after_storage_class_change,
 )
-from kubesched.plugins.volume.binding_state import PodVolumes, _State
+from kubesched.plugins.volume.binding_state import BindingState, PodVolumes
 from kubesched.plugins.volume.helpers import (
     ANN_BIND_COMPLETED,
     ANN_SELECTED_NODE,
@@ -83,13 +83,13 @@ from kubesched.plugins.volume.helpers import (
     volume_is_for_pod,
 )
 from kubesched.plugins.volume.pv_binding import (
-    _Unsatisfiable,
-    _with_phase,
+    BinderError,
     bind_claim_to_volume,
     bind_volume_to_claim,
     find_matching_volume,
+    with_phase,
 )
-from kubesched.plugins.volume.storage_capacity import _build_scorer, _node_has_access, quantity_value, volume_limit
+from kubesched.plugins.volume.storage_capacity import build_scorer, node_has_access, quantity_value, volume_limit
 
 NAME = "VolumeBinding"
 STATE_KEY = NAME
@@ -148,7 +148,7 @@ class VolumeBinding:
                 raise ValueError("shape: Required value: at least one point must be specified")
             raw = [(p.utilization, p.score) for p in shape] if shape is not None else list(DEFAULT_SHAPE)
             points = [(u, score * (MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE)) for u, score in raw]
-            self._scorer = _build_scorer(points)
+            self._scorer = build_scorer(points)
 
     # --- listers through the assume cache ----------------------------------------------------
     @property
@@ -244,13 +244,13 @@ class VolumeBinding:
                 continue
             pvc = self._pvc(ns, claim[0])
             if pvc is None:
-                raise _Unsatisfiable(
+                raise BinderError(
                     f'error getting PVC "{pvc_key(ns, claim[0])}": {not_found("PersistentVolumeClaim", claim[0])}'
                 )
             if claim[1]:
                 reason = volume_is_for_pod(pod, pvc)
                 if reason is not None:
-                    raise _Unsatisfiable(reason)
+                    raise BinderError(reason)
             if self._fully_bound(pvc):
                 bound.append(pvc)
             elif self._is_delay_binding(pvc) and not spec(pvc).get("volumeName"):
@@ -265,26 +265,26 @@ class VolumeBinding:
         if err is not None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, err)
         if not has_pvc:
-            state.write(STATE_KEY, _State([], [], {}))
+            state.write(STATE_KEY, BindingState([], [], {}))
             return Status(Code.SKIP)
         try:
             bound, delay, immediate = self._claims(pod.pod)
-        except _Unsatisfiable as exc:
+        except BinderError as exc:
             return Status.as_error(str(exc))
         if immediate:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_UNBOUND_IMMEDIATE)
         pvs_by_class = {pvc_class(c): self._pvs_of_class(pvc_class(c)) for c in delay}
-        state.write(STATE_KEY, _State(bound, delay, pvs_by_class))
+        state.write(STATE_KEY, BindingState(bound, delay, pvs_by_class))
         return None
 
     # --- Filter ---------------------------------------------------------------------------------
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if s is None:
             return Status.as_error(f"reading {STATE_KEY!r} from cycleState: not found")
         try:
             pod_volumes, reasons = self._find_pod_volumes(s, node)
-        except _Unsatisfiable as exc:
+        except BinderError as exc:
             self._stage_error("predicate")
             return Status.as_error(str(exc))
         if reasons:
@@ -294,7 +294,7 @@ class VolumeBinding:
             s.has_static_bindings = True
         return None
 
-    def _find_pod_volumes(self, s: _State, node: NodeInfo) -> tuple[PodVolumes, list[str]]:
+    def _find_pod_volumes(self, s: BindingState, node: NodeInfo) -> tuple[PodVolumes, list[str]]:
         bound_ok = True
         unbound_ok = True
         sufficient_storage = True
@@ -373,10 +373,10 @@ class VolumeBinding:
         for claim in claims:
             class_name = pvc_class(claim)
             if not class_name:
-                raise _Unsatisfiable(f'no class for claim "{pvc_key(namespace_of(claim), name_of(claim))}"')
+                raise BinderError(f'no class for claim "{pvc_key(namespace_of(claim), name_of(claim))}"')
             sc = self._storage_class(class_name)
             if sc is None:
-                raise _Unsatisfiable(f'failed to find storage class "{class_name}"')
+                raise BinderError(f'failed to find storage class "{class_name}"')
             provisioner = sc.get("provisioner") or ""
             if not provisioner or provisioner == NOT_SUPPORTED_PROVISIONER:
                 return False, True, [], {}
@@ -409,7 +409,7 @@ class VolumeBinding:
             limit = volume_limit(capacity)
             if limit is None or quantity_value(limit) < size:
                 continue
-            if _node_has_access(capacity, node_labels):
+            if node_has_access(capacity, node_labels):
                 return True, capacity
         return False, None
 
@@ -417,7 +417,7 @@ class VolumeBinding:
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         if self._scorer is None:
             return Status(Code.SKIP)
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if s is None:
             return Status.as_error(f"reading {STATE_KEY!r} from cycleState: not found")
         if s.has_static_bindings or self.storage_capacity_scoring:
@@ -427,7 +427,7 @@ class VolumeBinding:
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Array | None:
         """Zero for every node when there is nothing to score (no scorer, or a pod without volumes
         to bind: what :meth:`score` gives each node, without a call per node); else node by node."""
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if self._scorer is None or (s is not None and not s.pod_volumes_by_node):
             return np.zeros(len(nodes), dtype=np.int64)
         return None
@@ -435,7 +435,7 @@ class VolumeBinding:
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> int:
         if self._scorer is None:
             return 0
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if s is None:
             return 0
         pod_volumes = s.pod_volumes_by_node.get(node.name)
@@ -460,7 +460,7 @@ class VolumeBinding:
 
     # --- Reserve / Unreserve --------------------------------------------------------------------
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if s is None:
             return Status.as_error(f"reading {STATE_KEY!r} from cycleState: not found")
         pod_volumes = s.pod_volumes_by_node.get(node_name)
@@ -496,7 +496,7 @@ class VolumeBinding:
         return True
 
     def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if s is None:
             return
         pod_volumes = s.pod_volumes_by_node.get(node_name)
@@ -513,13 +513,13 @@ class VolumeBinding:
     # --- PreBind --------------------------------------------------------------------------------
     def pre_bind_pre_flight(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
         """Whether PreBind will bind anything: Skip when every claim of the pod is bound."""
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if s is None:
             return Status.as_error(f"reading {STATE_KEY!r} from cycleState: not found")
         return Status.skip() if s.all_bound else None
 
     async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
-        s: _State | None = state.get(STATE_KEY)
+        s: BindingState | None = state.get(STATE_KEY)
         if s is None:
             return Status.as_error(f"reading {STATE_KEY!r} from cycleState: not found")
         if s.all_bound:
@@ -534,7 +534,7 @@ class VolumeBinding:
         done_claims = 0
         try:
             for pv, pvc in bindings:
-                await cluster.update_object("PersistentVolume", _with_phase(pv, "Bound"))
+                await cluster.update_object("PersistentVolume", with_phase(pv, "Bound"))
                 # The PV controller's half of the binding: there is none in a simulated cluster.
                 live = self._listers.get("PersistentVolumeClaim", namespace_of(pvc), name_of(pvc)) or pvc
                 await cluster.update_object("PersistentVolumeClaim", bind_claim_to_volume(live, pv))

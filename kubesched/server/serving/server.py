@@ -93,13 +93,15 @@ class Serving:
     async def _listen(self, port: int, ssl_context: ssl.SSLContext | None) -> int:
         assert self._runner is not None
         site = web.TCPSite(self._runner, self.options.bind_address, port, ssl_context=ssl_context)
+        # The runner lists the addresses of its sites in the order they started: this one's last.
+        before = len(self._runner.addresses)
         try:
             await site.start()
         except OSError as exc:
             raise ServingError(cannot_listen(self.options.bind_address, port, exc)) from exc
         # Port 0 asks the OS for a free one; report the one we got.
-        sockets = getattr(site._server, "sockets", None)
-        return int(sockets[0].getsockname()[1]) if sockets else port
+        addresses = self._runner.addresses[before:]
+        return int(addresses[0][1]) if addresses else port
 
     async def stop(self) -> None:
         """Stop listening and close the reviewer's client."""

@@ -296,12 +296,25 @@ class APIRunner(web.AppRunner):
         super().__init__(app, **PARSER_LIMITS, keepalive_timeout=self.limits.idle_timeout, **kwargs)
 
     async def _make_server(self) -> web.Server:
+        # aiohttp's hook for the server a runner serves through (no public way to choose it):
+        # the server its runner would have made, made again as a _Server with the same settings.
         made = await super()._make_server()
+        loop, kwargs = connection_settings(made)
         return _Server(
             made.request_handler,
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
-            loop=made._loop,
+            loop=loop,
             limits=self.limits,
-            **made._kwargs,
+            **kwargs,
         )
+
+
+def connection_settings(server: web.Server) -> tuple[asyncio.AbstractEventLoop, dict[str, Any]]:
+    """The loop and the keyword arguments ``server`` makes each of its connections with.
+
+    aiohttp's ``web.Server`` keeps both private and its runner gathers the arguments in private
+    code (the runner's settings, the application's debug flag and handler arguments, the access
+    logger), with no public accessor: this is the one place that reads them, allowed by name in
+    ``tests/unit/test_no_private_reach.py``."""
+    return server._loop, dict(server._kwargs)

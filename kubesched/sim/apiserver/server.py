@@ -279,9 +279,10 @@ class APIServer:
         except OSError as exc:
             await self._runner.cleanup()
             raise ServingError(f"sim serve: {cannot_listen(self.host, self.port, exc)}") from exc
-        sockets = getattr(site._server, "sockets", None)
-        if sockets:
-            self.port = sockets[0].getsockname()[1]
+        # The runner's one site: the port the OS gave when port 0 asked for a free one.
+        addresses = self._runner.addresses
+        if addresses:
+            self.port = addresses[0][1]
         self.retention.start()
         self._unfollow = self.store.subscribe(self.faults.on_store_write)
 
