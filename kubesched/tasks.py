@@ -37,7 +37,8 @@ log = logging.getLogger("kubesched.tasks")
 
 
 class TaskSet:
-    """The tasks of one owner (``owner`` names it in logs), each named, crashes logged."""
+    """The tasks of one owner (``owner`` names it in logs), each named, crashes logged; as an
+    ``async with`` scope, its tasks end when the scope is left."""
 
     def __init__(self, owner: str, logger: logging.Logger | None = None) -> None:
         self.owner = owner

@@ -1,7 +1,9 @@
 """The house's tasks: every task kubesched starts has an owner. ``asyncio.create_task``,
 ``ensure_future`` and the ``Task`` constructor are called in ``kubesched/tasks.py`` alone; the
 rest of the package starts tasks through a :class:`kubesched.tasks.TaskSet` (an ``async with``
-scope, or an object's own set closed at its stop).
+scope, or an object's own set closed at its stop). A TaskSet a function keeps in a variable of
+its own is entered with ``async with`` there, or handed on (to an object, an attribute, a
+call): one that is neither is a scope nobody closes.
 
 A method named so on anything (``loop.create_task``, ``group.create_task``) counts: the rule is
 about where tasks come from, not which object is asked.
@@ -20,7 +22,7 @@ BARE = frozenset({"create_task", "ensure_future"})
 
 def bare_task_calls(source: str) -> list[int]:
     """The lines of ``source`` that start a task without a TaskSet."""
-    lines = []
+    lines: list[int] = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call):
             continue
@@ -35,6 +37,35 @@ def bare_task_calls(source: str) -> list[int]:
         if name in BARE or constructs:
             lines.append(node.lineno)
     return lines
+
+
+def unscoped_task_sets(source: str) -> list[int]:
+    """The lines where a function keeps a TaskSet in a variable it neither enters with
+    ``async with`` nor hands on."""
+    lines: list[int] = []
+    for func in ast.walk(ast.parse(source)):
+        if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        made: dict[str, int] = {}
+        for node in ast.walk(func):
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and isinstance(node.value.func, ast.Name)
+                and node.value.func.id == "TaskSet"
+            ):
+                made.update({t.id: node.lineno for t in node.targets if isinstance(t, ast.Name)})
+        kept: set[str] = set()
+        for node in ast.walk(func):
+            if isinstance(node, ast.AsyncWith):
+                kept.update(i.context_expr.id for i in node.items if isinstance(i.context_expr, ast.Name))
+            elif isinstance(node, ast.Call):
+                args = [*node.args, *(k.value for k in node.keywords)]
+                kept.update(a.id for a in args if isinstance(a, ast.Name))
+            elif isinstance(node, ast.Assign) and not all(isinstance(t, ast.Name) for t in node.targets):
+                kept.update(v.id for v in ast.walk(node.value) if isinstance(v, ast.Name))
+        lines.extend(line for name, line in made.items() if name not in kept)
+    return sorted(lines)
 
 
 def test_no_task_is_started_outside_a_task_set() -> None:
@@ -69,3 +100,30 @@ def test_the_owner_module_is_where_tasks_are_started() -> None:
     assert bare_task_calls(OWNER.read_text(encoding="utf-8")), (
         "kubesched/tasks.py no longer starts tasks: move the rule"
     )
+
+
+def test_every_task_set_in_a_variable_is_a_scope_or_handed_on() -> None:
+    offenders = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}"
+        for path in sorted((ROOT / "kubesched").rglob("*.py"))
+        for line in unscoped_task_sets(path.read_text(encoding="utf-8"))
+    ]
+    assert not offenders, "TaskSets nobody closes (use `async with`): " + ", ".join(offenders)
+
+
+def test_the_scope_scan_tells_a_forgotten_set_from_a_kept_one() -> None:
+    source = """
+async def f(ctx):
+    forgotten = TaskSet("a")
+    forgotten.spawn(work(), name="w")
+    scoped = TaskSet("b")
+    async with scoped:
+        pass
+    handed = TaskSet("c")
+    ctx.run(handed)
+    kept = TaskSet("d")
+    ctx.tasks = kept
+    async with TaskSet("e") as inline:
+        inline.spawn(work(), name="w")
+"""
+    assert unscoped_task_sets(source) == [3]
