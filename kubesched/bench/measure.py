@@ -20,6 +20,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from kubesched.tasks import TaskSet
+
 
 @dataclass(frozen=True)
 class Floor:
@@ -103,9 +105,13 @@ class LoopLag:
     def __init__(self) -> None:
         self.max = 0.0
         self._task: asyncio.Task[None] | None = None
+        self._tasks = TaskSet("loop lag")
 
-    def start(self) -> None:
-        self._task = asyncio.create_task(self._watch())
+    def start(self, tasks: TaskSet | None = None) -> None:
+        """Watch, until :meth:`stop`, as a task of ``tasks`` (the run's, which awaits it when the
+        run ends) or else of this watch's own set."""
+        owner = tasks if tasks is not None else self._tasks
+        self._task = owner.spawn(self._watch(), name="loop lag")
 
     def stop(self) -> None:
         if self._task is not None:

@@ -54,6 +54,7 @@ from kubesched.objects import Obj
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.sim.apiserver.customresources import admit_definition
 from kubesched.sim.scenario.custom import is_custom_kind, read_custom
+from kubesched.tasks import TaskSet
 
 #: ``progress(done, total)``: pods decided of the pods the workload creates (churn aside).
 Progress = Callable[[int, int], None]
@@ -136,6 +137,9 @@ class OpRunner:
         self._namespaces: set[str] = set()
         self._window: _Window | None = None
         self._churn: list[asyncio.Task[None]] = []
+        #: The run's tasks (the scheduling loop, churn, deletions not waited for, the loop lag
+        #: watch): none outlives :meth:`run`.
+        self._tasks = TaskSet("benchmark run")
         self._runner: asyncio.Task[None] | None = None
         self._deadline = 0.0
         self._shown = -1.0
@@ -154,22 +158,23 @@ class OpRunner:
         self._deadline = time.monotonic() + self.timeout
         if self.served is not None:
             await self.served.start()
-        self._runner = asyncio.create_task(self.sched.run())
-        await asyncio.sleep(0)
-        try:
-            for index, op in enumerate(self.w.ops):
-                await self._do(op, index)
-        finally:
-            for task in self._churn:
-                task.cancel()
-            await asyncio.gather(*self._churn, return_exceptions=True)
-            await self.sched.stop()
-            self._runner.cancel()
-            await asyncio.gather(self._runner, return_exceptions=True)
-            if self.served is not None:
-                await self.served.stop()
-            # What the windows froze is the collector's again (a run in a long-lived process).
-            gc.unfreeze()
+        async with self._tasks:
+            self._runner = runner = self._tasks.spawn(self.sched.run(), name="scheduling loop")
+            await asyncio.sleep(0)
+            try:
+                for index, op in enumerate(self.w.ops):
+                    await self._do(op, index)
+            finally:
+                for task in self._churn:
+                    task.cancel()
+                await asyncio.gather(*self._churn, return_exceptions=True)
+                await self.sched.stop()
+                runner.cancel()
+                await asyncio.gather(runner, return_exceptions=True)
+                if self.served is not None:
+                    await self.served.stop()
+                # What the windows froze is the collector's again (a run in a long-lived process).
+                gc.unfreeze()
         if self.progress is not None:
             self.progress(self.total, self.total)
         return self.results
@@ -189,14 +194,13 @@ class OpRunner:
                 self._in_time(i, "createAny")
                 self._create_any(op, i)
         elif isinstance(op, DeletePods):
-            deleting = asyncio.create_task(self._delete_pods(op))
             if op.skip_wait:
-                self._churn.append(deleting)
+                self._churn.append(self._tasks.spawn(self._delete_pods(op), name="deletePods"))
             else:
-                await deleting
+                await self._delete_pods(op)
         elif isinstance(op, Churn):
             templates = [_churn_template(p) for p in op.templates]
-            self._churn.append(asyncio.create_task(self._churn_loop(templates, op)))
+            self._churn.append(self._tasks.spawn(self._churn_loop(templates, op), name="churn"))
         elif isinstance(op, Barrier):
             keys = [k for k in self.pods if not op.namespaces or k.split("/", 1)[0] in op.namespaces]
             if op.labels:
@@ -361,7 +365,7 @@ class OpRunner:
         await asyncio.sleep(0)
         if window is not None and not window.lag_started:
             await self._delivered()
-            window.lag.start()
+            window.lag.start(self._tasks)
             window.lag_started = True
         if op.collect_metrics:
             await self._stop_window()

@@ -174,8 +174,6 @@ class Scheduler:
             else None
         )
         self.handlers = EventHandlers(self.ctx, self.failures)
-        #: The loop's own tasks (the queue's periodic flush): they end with :meth:`run`.
-        self._loop_tasks = TaskSet("scheduling loop", log)
         #: A scheduling cycle is under way (it may await async plugins): the snapshot is its own.
         self._in_cycle = False
         self._stopping = False
@@ -267,8 +265,9 @@ class Scheduler:
         """
         if start:
             await self.start()
-        self._loop_tasks.spawn(self._flush_periodically(), name="queue-flush")
-        try:
+        # The loop's own tasks (the queue's periodic flush) end with it.
+        async with TaskSet("scheduling loop", log) as loop_tasks:
+            loop_tasks.spawn(self._flush_periodically(), name="queue-flush")
             while not self._stopping:
                 qpi = await self.queue.pop()
                 if qpi is None:
@@ -282,8 +281,6 @@ class Scheduler:
                 # renewals and health checks: give it back between pods, or a burst of pods
                 # starves all of them until the queue drains.
                 await asyncio.sleep(0)
-        finally:
-            await self._loop_tasks.cancel()
 
     async def _flush_periodically(self) -> None:
         last_pool_flush = self.clock()

@@ -15,7 +15,7 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from kubesched.server.health import HealthApp
 from kubesched.server.metrics import PrometheusObserver
 from kubesched.server.serving import Serving, ServingOptions
 from kubesched.server.zpages import ZPages
+from kubesched.tasks import TaskSet, stop_or
 
 log = logging.getLogger("kubesched")
 
@@ -136,68 +137,63 @@ async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None
     serving = Serving(health.app, opts.serving, _reviews(cluster))
     elector = None
     lost = asyncio.Event()
-    loop_task: asyncio.Task[None] | None = None
     try:
-        await serving.start()
-        le = m.leaderElection
-        if le.leaderElect:
-            sched.set_leading(False)
-        await _until(sched.start(), stop, "scheduler start")
-        if stop.is_set():
-            return 0
-        log.info("informers synced: %d nodes, %d pods cached", len(sched.cache.nodes), sched.cache.pod_count())
-        # What the informers listed lives as long as the process: keep the collector from
-        # rescanning it, or a full collection pauses the loop for tens of milliseconds.
-        gc.freeze()
-        if le.leaderElect:
-            from kubesched.cluster.leader import LeaderElector
-
-            identity = opts.identity or default_identity()
-            elector = LeaderElector(
-                cluster.leases(renew_deadline=float(le.renewDeadline)),
-                identity=identity,
-                namespace=le.resourceNamespace,
-                name=le.resourceName,
-                lease_duration=float(le.leaseDuration),
-                renew_deadline=float(le.renewDeadline),
-                retry_period=float(le.retryPeriod),
-            )
-            log.info("attempting to acquire leader lease %s/%s as %s", le.resourceNamespace, le.resourceName, identity)
-            await _until(elector.acquire(), stop, "acquire the leader lease")
-            if stop.is_set():
+        # The scheduling loop is this scope's: leaving it (a return, an error) cancels the loop
+        # if it still runs and waits until it has ended, before the lease, the informers and
+        # the health server stop below.
+        async with TaskSet("kubesched run", log) as tasks:
+            await serving.start()
+            le = m.leaderElection
+            if le.leaderElect:
+                sched.set_leading(False)
+            if await stop_or(stop, sched.start(), name="scheduler start"):
                 return 0
-            log.info("successfully acquired lease %s/%s", le.resourceNamespace, le.resourceName)
-            elector.start_renewing(on_lost=lost.set)
-            sched.set_leading(True)
-        loop_task = asyncio.create_task(sched.run(start=False), name="scheduling-loop")
-        waiters = [
-            asyncio.create_task(stop.wait(), name="wait for stop"),
-            asyncio.create_task(lost.wait(), name="wait for a lost lease"),
-        ]
-        await asyncio.wait([loop_task, *waiters], return_when=asyncio.FIRST_COMPLETED)
-        for w in waiters:
-            w.cancel()
-        await asyncio.gather(*waiters, return_exceptions=True)
-        if lost.is_set():
-            # Another replica may already be scheduling: not one more pod from us.
-            log.error("leaderelection lost")
-            loop_task.cancel()
+            log.info("informers synced: %d nodes, %d pods cached", len(sched.cache.nodes), sched.cache.pod_count())
+            # What the informers listed lives as long as the process: keep the collector from
+            # rescanning it, or a full collection pauses the loop for tens of milliseconds.
+            gc.freeze()
+            if le.leaderElect:
+                from kubesched.cluster.leader import LeaderElector
+
+                identity = opts.identity or default_identity()
+                elector = LeaderElector(
+                    cluster.leases(renew_deadline=float(le.renewDeadline)),
+                    identity=identity,
+                    namespace=le.resourceNamespace,
+                    name=le.resourceName,
+                    lease_duration=float(le.leaseDuration),
+                    renew_deadline=float(le.renewDeadline),
+                    retry_period=float(le.retryPeriod),
+                )
+                log.info(
+                    "attempting to acquire leader lease %s/%s as %s", le.resourceNamespace, le.resourceName, identity
+                )
+                if await stop_or(stop, elector.acquire(), name="acquire the leader lease"):
+                    return 0
+                log.info("successfully acquired lease %s/%s", le.resourceNamespace, le.resourceName)
+                elector.start_renewing(on_lost=lost.set)
+                sched.set_leading(True)
+            loop_task = tasks.spawn(sched.run(start=False), name="scheduling-loop")
+            # Until a stop, a lost lease, or the loop's end (asyncio.wait only watches the loop:
+            # it is not cancelled with the wait).
+            await stop_or((stop, lost), asyncio.wait([loop_task]), name="wait for the scheduling loop")
+            if lost.is_set():
+                # Another replica may already be scheduling: not one more pod from us.
+                log.error("leaderelection lost")
+                loop_task.cancel()
+                await asyncio.gather(loop_task, return_exceptions=True)
+                return 1
+            if loop_task.done() and not stop.is_set():
+                exc = loop_task.exception()
+                log.error("the scheduling loop ended unexpectedly: %r", exc)
+                return 1
+            log.info("shutting down: letting %d binding cycle(s) finish", sched.in_flight())
+            await sched.stop(grace=SHUTDOWN_GRACE_SECONDS)
             await asyncio.gather(loop_task, return_exceptions=True)
-            return 1
-        if loop_task.done() and not stop.is_set():
-            exc = loop_task.exception()
-            log.error("the scheduling loop ended unexpectedly: %r", exc)
-            return 1
-        log.info("shutting down: letting %d binding cycle(s) finish", sched.in_flight())
-        await sched.stop(grace=SHUTDOWN_GRACE_SECONDS)
-        await asyncio.gather(loop_task, return_exceptions=True)
-        if elector is not None:
-            await elector.release()
-        return 0
+            if elector is not None:
+                await elector.release()
+            return 0
     finally:
-        if loop_task is not None and not loop_task.done():
-            loop_task.cancel()
-            await asyncio.gather(loop_task, return_exceptions=True)
         if elector is not None:
             await elector.stop_renewing()
         await cluster.stop()
@@ -222,17 +218,3 @@ def _reviews(cluster: Any) -> Any:
     from kubesched.cluster.kube.delegated_auth import reviews_for
 
     return reviews_for(cluster)
-
-
-async def _until(coro: Coroutine[Any, Any, Any], stop: asyncio.Event, name: str) -> None:
-    """Await ``coro`` as a task named ``name`` unless ``stop`` is set first (then cancel it)."""
-    task = asyncio.create_task(coro, name=name)
-    waiter = asyncio.create_task(stop.wait(), name="wait for stop")
-    done, _ = await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
-    waiter.cancel()
-    await asyncio.gather(waiter, return_exceptions=True)
-    if task not in done:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        return
-    task.result()

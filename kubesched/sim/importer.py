@@ -26,6 +26,7 @@ from kubesched.cluster.base import Conflict, NotFound
 from kubesched.cluster.kube.cluster import KubeCluster
 from kubesched.cluster.store import Store
 from kubesched.objects import Obj
+from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -184,17 +185,11 @@ class Importer:
 
     async def sync(self, stop: asyncio.Event) -> None:
         """Follow the source's changes (watches, re-listing when one ends) until ``stop``."""
-        tasks = [
-            asyncio.create_task(self._follow(kind, stop), name=f"import follow {kind}")
-            for kind in IMPORTED
-            if kind not in self.unserved
-        ]
-        try:
+        async with TaskSet("import sync", log) as tasks:
+            for kind in IMPORTED:
+                if kind not in self.unserved:
+                    tasks.spawn(self._follow(kind, stop), name=f"import follow {kind}")
             await stop.wait()
-        finally:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _follow(self, kind: str, stop: asyncio.Event) -> None:
         path, selected = IMPORTED[kind]

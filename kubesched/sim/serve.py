@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import signal
 import sys
 from datetime import UTC, datetime
@@ -30,6 +31,9 @@ from kubesched.sim.scenario.clock import PacedClock, stamp
 from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
 from kubesched.sim.simulator_api import SchedulerControl, SimulatorAPI
+from kubesched.tasks import TaskSet, stop_or
+
+log = logging.getLogger(__name__)
 
 
 class SchedulerSupervisor:
@@ -55,15 +59,7 @@ class SchedulerSupervisor:
 
     async def _relay(self, inner: asyncio.Event) -> None:
         """Set ``inner`` (the running scheduler's stop) on a stop or a restart."""
-        waits = [
-            asyncio.create_task(self.stop.wait(), name="wait for stop"),
-            asyncio.create_task(self._restart.wait(), name="wait for a restart"),
-        ]
-        try:
-            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for w in waits:
-                w.cancel()
+        await stop_or(self.stop, self._restart.wait(), name="wait for a restart")
         inner.set()
 
     async def run(self) -> int:
@@ -73,12 +69,10 @@ class SchedulerSupervisor:
             inner = asyncio.Event()
             self._restart.clear()
 
-            relay_task = asyncio.create_task(self._relay(inner), name="sim-serve scheduler relay")
-            try:
+            # The relay lives as long as this run of the scheduler.
+            async with TaskSet("sim-serve scheduler", log) as tasks:
+                tasks.spawn(self._relay(inner), name="sim-serve scheduler relay")
                 code = await run(self.cfg, self.options, inner)
-            finally:
-                relay_task.cancel()
-                await asyncio.gather(relay_task, return_exceptions=True)
             if self.stop.is_set() or not self._restart.is_set():
                 return int(code)
 
@@ -187,10 +181,8 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         )
     await server.start()
     code = 0
-    syncing: asyncio.Task[None] | None = None
-    timing: asyncio.Task[None] | None = None
-    saving: asyncio.Task[None] | None = None
-    pacing: asyncio.Task[None] | None = None
+    # The server's background work: each task ends once ``stop`` is set, and none outlives this.
+    tasks = TaskSet("sim serve", log)
     try:
         kubeconfig, web_link = _write_files(server, args.kubeconfig_out)
         print(f"kubesched embedded API server on {server.url}", flush=True)
@@ -204,16 +196,16 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         if importer is not None and getattr(args, "sync", False):
-            syncing = asyncio.create_task(importer.sync(stop), name="import sync")
+            tasks.spawn(importer.sync(stop), name="import sync")
         if clock.speed != 1.0 or until is not None:
             print(f"simulated time runs {clock.speed:g}x the wall clock", flush=True)
         leads = (lambda: _scheduler_leads(store, cfg, stop)) if cfg is not None else None
-        timing = asyncio.create_task(timeline.run(stop, leads), name="simulated time")
+        tasks.spawn(timeline.run(stop, leads), name="simulated time")
         if recorder is not None:
-            saving = asyncio.create_task(_save_now_and_then(recorder, args.record, stop), name="record")
+            tasks.spawn(_save_now_and_then(recorder, args.record, stop), name="record")
         if supervisor is None:
             # The scheduler, when it runs here, paces the collector for the whole process.
-            pacing = asyncio.create_task(_pace_collector(server, stop), name="collector pacing")
+            tasks.spawn(_pace_collector(server, stop), name="collector pacing")
         if supervisor is not None:
             supervisor.options = RunOptions(
                 kubeconfig=kubeconfig,
@@ -232,11 +224,10 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             await stop.wait()
     finally:
         stop.set()
-        if syncing is not None:
-            await asyncio.gather(syncing, return_exceptions=True)
-        for task in (timing, saving, pacing):
-            if task is not None:
-                await asyncio.gather(task, return_exceptions=True)
+        # Each task ends on its own once ``stop`` is set; should this wait be cut short (the
+        # server cancelled), leaving the scope cancels what is left and waits for it.
+        async with tasks:
+            await tasks.wait()
         if importer is not None:
             await importer.close()
         if recorder is not None:
@@ -257,12 +248,9 @@ async def _pace_collector(
     seconds; everything is collected when idle, and in any case every ten minutes."""
     pacer = pacer if pacer is not None else GcPacer()
     seen = server.requests
-    while not stop.is_set():
-        try:
-            await asyncio.wait_for(stop.wait(), every)
-        except TimeoutError:
-            pacer.tick(idle=server.requests == seen)
-            seen = server.requests
+    while not await stop_or(stop, timeout=every):
+        pacer.tick(idle=server.requests == seen)
+        seen = server.requests
 
 
 #: How often a recording is saved while it runs (a server that is killed loses at most this much).
@@ -272,14 +260,11 @@ RECORD_EVERY = 30.0
 async def _save_now_and_then(recorder: Any, path: str, stop: asyncio.Event) -> None:
     """Save the recording every :data:`RECORD_EVERY` seconds until ``stop`` (the last save is
     the server's, when it stops)."""
-    while not stop.is_set():
+    while not await stop_or(stop, timeout=RECORD_EVERY):
         try:
-            await asyncio.wait_for(stop.wait(), RECORD_EVERY)
-        except TimeoutError:
-            try:
-                recorder.write(path)
-            except OSError as exc:
-                print(f"kubesched: --record {path}: {exc}", file=sys.stderr, flush=True)
+            recorder.write(path)
+        except OSError as exc:
+            print(f"kubesched: --record {path}: {exc}", file=sys.stderr, flush=True)
 
 
 async def _scheduler_leads(store: Store, cfg: Any, stop: asyncio.Event, patience: float = 60.0) -> None:

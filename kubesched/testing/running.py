@@ -32,6 +32,7 @@ from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler import PodResult, Scheduler, SchedulerOptions
 from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import Scenario, load_scenario
+from kubesched.tasks import TaskSet
 from kubesched.testing.builders import NodeBuilder, PodBuilder
 from kubesched.testing.resources import put_objects, replace_objects
 
@@ -112,6 +113,8 @@ class Harness:
         self.cluster = cluster
         self.store = store
         self._loop_task: asyncio.Task[None] | None = None
+        #: The scheduling loop's owner, once :meth:`start_loop` has run it.
+        self._tasks = TaskSet("test harness")
 
     # --- the cluster ----------------------------------------------------------------------------
     def add(self, *objs: ObjectLike) -> None:
@@ -324,7 +327,7 @@ class Harness:
     def start_loop(self) -> None:
         """Run the scheduling loop as a task (the scheduler has started)."""
         if self._loop_task is None:
-            self._loop_task = asyncio.get_running_loop().create_task(self.scheduler.run(start=False))
+            self._loop_task = self._tasks.spawn(self.scheduler.run(start=False), name="scheduling loop")
 
     async def stop(self, grace: float = 5.0) -> None:
         """Stop the scheduler (and its loop): the pods waiting at Permit are rejected (the test

@@ -38,6 +38,7 @@ from kubesched.sim.apiserver.errors import APIError, bad_request, expired
 from kubesched.sim.apiserver.handlers import view
 from kubesched.sim.apiserver.requests import ResourceRequest, selector, truthy
 from kubesched.sim.apiserver.responses import event_line
+from kubesched.tasks import TaskSet
 
 #: Changes a watch encodes between two turns of the event loop.
 EMIT_BATCH = 256
@@ -195,6 +196,8 @@ class Watches:
         self._pending: collections.deque[tuple[int, str, str, Obj, Obj | None]] = collections.deque()
         self._wake: asyncio.Event | None = None
         self._dispatcher: asyncio.Task[None] | None = None
+        #: The dispatcher's owner: it runs from the first watch until :meth:`close`.
+        self._tasks = TaskSet("watches", log)
         self._unsubscribe: Callable[[], None] | None = None
 
     def drop_all(self) -> None:
@@ -215,18 +218,15 @@ class Watches:
             self._unsubscribe = self.store.subscribe(self._on_write)
         if self._dispatcher is None or self._dispatcher.done():
             self._wake = asyncio.Event()
-            self._dispatcher = asyncio.get_running_loop().create_task(self._dispatch(self._wake), name="watches")
+            self._dispatcher = self._tasks.spawn(self._dispatch(self._wake), name="watch dispatcher")
 
     async def close(self) -> None:
         """Stop following the store (at the server's stop, after :meth:`drop_all`)."""
         if self._unsubscribe is not None:
             self._unsubscribe()
             self._unsubscribe = None
-        if self._dispatcher is not None:
-            self._dispatcher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._dispatcher
-            self._dispatcher = None
+        await self._tasks.cancel()
+        self._dispatcher = None
         self._pending.clear()
 
     def _unregister(self, watch: _Watch) -> None:

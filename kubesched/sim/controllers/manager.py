@@ -30,6 +30,7 @@ from kubesched.sim.controllers.resourceclaim import (
 from kubesched.sim.controllers.statefulset import reconcile_statefulset
 from kubesched.sim.controllers.workloads import KINDS as SCHEDULING_KINDS
 from kubesched.sim.controllers.workloads import POD_GROUP, collect_garbage, dependents, pod_group_of, protect
+from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,8 @@ class ControllerManager:
         self.names = Names(store)
         self._queue: dict[tuple[str, str, str], None] = {}
         self._wake = asyncio.Event() if _has_loop() else None
-        self._task: asyncio.Task[None] | None = None
+        #: The reconciling task's owner (:meth:`start` to :meth:`stop`).
+        self._tasks = TaskSet("controllers", log)
         self._unsubscribe: Callable[[], None] | None = None
         self._reconcilers: dict[str, Callable[[Obj], None]] = {
             "Deployment": lambda o: reconcile_deployment(store, o),
@@ -240,14 +242,12 @@ class ControllerManager:
 
     def start(self) -> None:
         self.follow()
-        self._task = asyncio.get_running_loop().create_task(self.run(), name="controllers")
+        self._tasks.spawn(self.run(), name="controllers")
 
     async def stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        await self._tasks.cancel()
 
 
 def _has_loop() -> bool:

@@ -25,6 +25,7 @@ from kubesched.sim.scenario.loading import priority_class, ready_node
 from kubesched.sim.scenario.reading import admit_pod
 from kubesched.sim.scenario.steps import Step
 from kubesched.sim.scenario.timeline import Agenda, Horizon, Lives, create_or_replace
+from kubesched.tasks import stop_or
 
 log = logging.getLogger(__name__)
 
@@ -117,13 +118,7 @@ class PacedTimeline:
     async def _sleep(self, seconds: float | None, stop: asyncio.Event) -> None:
         """Until ``seconds`` pass, an event is added (a pod bound), or ``stop``."""
         self._wake.clear()
-        waits = [asyncio.ensure_future(self._wake.wait()), asyncio.ensure_future(stop.wait())]
-        try:
-            await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for w in waits:
-                w.cancel()
-            await asyncio.gather(*waits, return_exceptions=True)
+        await stop_or(stop, self._wake.wait(), timeout=seconds, name="wait for an event")
 
     def _fire(self) -> None:
         at, what, item = self.agenda.pop()
