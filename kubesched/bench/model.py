@@ -55,6 +55,9 @@ class CreatePods:
     volume_templates: tuple[Path, Path] | None = None
     #: templateParams: values the pod template's ``{{.name}}`` fields take besides Index and Count.
     params: tuple[tuple[str, Any], ...] = ()
+    #: steadyState with its duration (seconds): ``count`` pods kept pending for that long, each
+    #: one bound deleted and made again; None: the pods are made once.
+    steady_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,13 @@ class CreateResourceDriver:
     driver: str
     nodes: str
     max_claims: int
+
+
+@dataclass(frozen=True)
+class AllocClaims:
+    """Upstream's allocResourceClaims: the namespace's ResourceClaims allocated before pods come."""
+
+    namespace: str
 
 
 @dataclass(frozen=True)
@@ -139,6 +149,7 @@ Op = (
     | CreatePods
     | CreateAny
     | CreateResourceDriver
+    | AllocClaims
     | WaitForPodGroups
     | DeletePods
     | Churn

@@ -27,6 +27,7 @@ from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.measure import LoopLag, Result, cpu_seconds, make_result
 from kubesched.bench.model import (
+    AllocClaims,
     Barrier,
     Churn,
     CreateAny,
@@ -203,6 +204,11 @@ class OpRunner:
                 await self._delivered()
         elif isinstance(op, CreateResourceDriver):
             self._resource_driver(op)
+        elif isinstance(op, AllocClaims):
+            from kubesched.bench.claims import allocate_claims  # the DRA allocator: only where asked
+
+            await self._delivered()
+            allocate_claims(self.store, op.namespace, self._gates)
         elif isinstance(op, WaitForPodGroups):
             await self._delivered()
             have = len(self.store.list("PodGroup", op.namespace)[0])
@@ -392,6 +398,9 @@ class OpRunner:
         return {**template, "metadata": meta, "spec": {**template["spec"], "schedulerName": self.scheduler_name}}
 
     async def _create_pods(self, op: CreatePods) -> None:
+        if op.steady_seconds is not None:
+            await self._steady_pods(op, op.steady_seconds)
+            return
         self._namespace(op.namespace)
         # Made before the clock starts: the templates are the workload's doing, not the scheduler's.
         if is_templated(op.template):  # {{.Index}}, {{.Count}}: one rendering a pod
@@ -425,6 +434,54 @@ class OpRunner:
             await self._stop_window()
         elif not op.skip_wait:
             await self._wait(keys)
+
+    async def _steady_pods(self, op: CreatePods, seconds: float) -> None:
+        """Upstream's steady state: ``op.count`` pods pending at all times for ``seconds``, each
+        one bound deleted (its claims going with it) and a new one made; every pod made is
+        measured, the window ending once the last ones are decided."""
+        self._namespace(op.namespace)
+        params = dict(op.params)
+        made = 0
+        self._start_window(self.w.name, ())
+        window = self._window
+        assert window is not None
+        keys = window.keys
+
+        def make() -> str:
+            nonlocal made
+            values = {**params, "Index": made, "Count": op.count}
+            pod = self._pod(read_template(op.template, "Pod", values), op.namespace)
+            made += 1
+            key = f"{op.namespace}/{pod['metadata']['name']}"
+            self.pods[key] = self.store.create("Pod", pod)["metadata"].get("uid", "")
+            keys.append(key)
+            return key
+
+        live = [make() for _ in range(op.count)]
+        await self._delivered()
+        window.lag.start()
+        window.lag_started = True
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            for i, key in enumerate(live):
+                if key in self.bound:
+                    namespace, name = key.split("/", 1)
+                    self.pods.pop(key, None)
+                    try:
+                        self.store.delete("Pod", namespace, name)
+                    except NotFound:
+                        pass  # gone already
+                    live[i] = make()
+            self.total = max(self.total, made)
+            self._report()
+            await asyncio.sleep(_POLL)
+            if self._runner is not None and self._runner.done():
+                raise WorkloadError(f"{self.w.name}: the scheduler stopped: {self._runner.exception()!r}")
+            if time.monotonic() > self._deadline:
+                raise WorkloadError(
+                    f"{self.w.name}: steady state of {seconds:g} s went past {self.timeout:g} s (--timeout)"
+                )
+        await self._stop_window()
 
     def _bound_claims(self, op: CreatePods, pods: list[Obj]) -> None:
         """As upstream's createPods with volume templates: pod ``i``'s one volume is claim

@@ -18,6 +18,8 @@ the workload's params, and so does any value written ``$name``):
   Namespace whose labels each namespace gets, for a namespaceSelector to match);
 * ``createPods``: ``count`` (times ``countMultiplier``, if given), ``namespace`` (default
   ``namespace-<op index>``, as upstream), ``templateParams`` (values of the pod template's fields),
+  ``steadyState`` with ``duration`` (and ``collectMetrics``: ``count`` pods kept pending for that
+  long, each one bound deleted and a new one made, all of them measured),
   ``podTemplatePath`` (default the case's ``defaultPodTemplatePath``, else a 100m/500Mi pod),
   ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them),
   ``persistentVolumeTemplatePath`` with ``persistentVolumeClaimTemplatePath`` (pod ``i`` mounts
@@ -37,6 +39,8 @@ the workload's params, and so does any value written ``$name``):
   devices ``instance-<i>``. Once a workload stores DRA objects (this op, or createAny of a
   ``resource.k8s.io`` kind), the resource-claim controller runs beside the scheduler, as upstream's
   scheduler_perf runs it, making each pod's claims from its templates;
+* ``allocResourceClaims``: ``namespace``: its ResourceClaims allocated by the scheduler's DRA
+  allocator before the pods come (:mod:`kubesched.bench.claims`);
 * ``deletePods``: ``namespace``, ``labelSelector`` (labels the pods must have; none: every pod
   of the namespace), ``deletePodsPerSecond`` (0: all at once), ``skipWaitToCompletion``;
 * ``churn``: ``templatePaths`` (pods, nodes, or any kind ``createAny`` makes, e.g. a Service),
@@ -77,6 +81,7 @@ from typing import Any
 
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.model import (
+    AllocClaims,
     Barrier,
     Churn,
     CreateAny,
@@ -141,6 +146,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "createCompositePodGroups": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
     "waitForPodGroups": {"namespace": str, "count": int},
     "createResourceDriver": {"driverName": str, "nodes": str, "maxClaimsPerNode": int},
+    "allocResourceClaims": {"namespace": str},
     "deletePods": {"namespace": str, "labelSelector": dict, "deletePodsPerSecond": int, "skipWaitToCompletion": bool},
     "churn": {"mode": str, "number": int, "templatePaths": list, "intervalMilliseconds": int},
     "barrier": {"namespaces": list, "stageRequirement": str, "labelSelector": dict},
@@ -152,7 +158,6 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 _NOT_RUN = (
     "createResourceClaims",
     "updateAny",
-    "allocResourceClaims",
 )
 _CASE_FIELDS = {"name", "featureGates", "labels", "defaultPodTemplatePath", "workloadTemplate", "workloads"}
 _WORKLOAD_FIELDS = {"name", "params", "featureGates", "labels", "threshold"}
@@ -440,11 +445,17 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
                 _path(base, v["persistentVolumeTemplatePath"], f"{where}.persistentVolumeTemplatePath"),
                 _path(base, v["persistentVolumeClaimTemplatePath"], f"{where}.persistentVolumeClaimTemplatePath"),
             )
+        steady = None
         if v.get("steadyState"):
-            raise WorkloadError(
-                f"{where}.steadyState: steady-state createPods (pods deleted and made again for a duration) "
-                "is not run by kubesched bench"
-            )
+            if not v.get("collectMetrics"):
+                raise WorkloadError(f"{where}.steadyState: needs collectMetrics: true (the pods made are measured)")
+            steady = _seconds(v.get("duration"), f"{where}.duration")
+            if steady <= 0:
+                raise WorkloadError(
+                    f"{where}.duration: steadyState needs a positive duration, got {v.get('duration')!r}"
+                )
+        elif "duration" in v:
+            raise WorkloadError(f"{where}.duration: only with steadyState: true")
         count = _count(v, where, 0)
         if "countMultiplier" in v:
             multiplier = v["countMultiplier"]
@@ -464,6 +475,7 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             bool(v.get("skipWaitToCompletion", False)),
             volumes,
             _template_params(v, where),
+            steady,
         )
     if opcode == "createPodSets":
         if not v.get("namespacePrefix"):
@@ -477,10 +489,15 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         return CreateAny(
             _path(base, v["templatePath"], f"{where}.templatePath"),
             v.get("namespace", ""),
-            _count(v, where, 1) if "count" in v or opcode != "createAny" else 1,
+            # None is allowed, as upstream (initClaims: 0).
+            _count(v, where, 0) if "count" in v or opcode != "createAny" else 1,
             _template_params(v, where),
             _ANY_KINDS[opcode],
         )
+    if opcode == "allocResourceClaims":
+        if not v.get("namespace"):
+            raise WorkloadError(f"{where}.namespace: required")
+        return AllocClaims(v["namespace"])
     if opcode == "waitForPodGroups":
         if not v.get("namespace"):
             raise WorkloadError(f"{where}.namespace: required")
@@ -534,12 +551,7 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             _names(v.get("namespaces"), f"{where}.namespaces"), stage, _selector(v, f"{where}.labelSelector")
         )
     if opcode == "sleep":
-        from kubesched.config.models import parse_go_duration
-
-        try:
-            seconds = parse_go_duration(v.get("duration", ""))
-        except ValueError as exc:
-            raise WorkloadError(f"{where}.duration: {exc}") from None
+        seconds = _seconds(v.get("duration", ""), f"{where}.duration")
         if seconds < 0:
             raise WorkloadError(f"{where}.duration: must not be negative")
         return Sleep(seconds)
@@ -567,6 +579,18 @@ def _template_params(v: dict[str, Any], where: str) -> tuple[tuple[str, Any], ..
         if not isinstance(key, str) or not key.isidentifier():
             raise WorkloadError(f"{where}.templateParams.{key}: a parameter is named like a Go field (letters, digits)")
     return tuple(sorted(params.items()))
+
+
+def _seconds(value: Any, where: str) -> float:
+    """A Go duration (``500ms``, ``2s``) in seconds."""
+    from kubesched.config.models import parse_go_duration
+
+    if not isinstance(value, str):
+        raise WorkloadError(f"{where}: expected a duration such as 2s, got {value!r}")
+    try:
+        return float(parse_go_duration(value))
+    except ValueError as exc:
+        raise WorkloadError(f"{where}: {exc}") from None
 
 
 def _node_allocatable(raw: dict[str, Any], where: str) -> NodeAllocatable:
