@@ -2,8 +2,9 @@
 kubesched bench ships them: each case's small size run through the real runner under the default
 profile, what the case is about checked on the cluster it leaves (claims made and allocated from
 the templates, slices per node, taints tolerated, groups placed), and the runner's additions for
-them: createResourceDriver, createPodGroups, waitForPodGroups, countMultiplier and
-templateParams of createPods, template functions, per-topic thresholds."""
+them: createResourceDriver, allocResourceClaims, createPodGroups, waitForPodGroups, steady-state
+createPods, countMultiplier and templateParams of createPods, template functions, per-topic
+thresholds."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ DRA_CASES = [
     "SchedulingWithResourceClaimTemplateToleration",
     "SchedulingWithExtendedResource",
 ]
+STEADY_CASES = ["SteadyStateClusterResourceClaimTemplate", "SteadyStateClusterResourceClaimTemplateFirstAvailable"]
 POD_GROUP_CASES = ["GangScheduling", "BasicScheduling", "CPGBasicScheduling", "CPGGangScheduling"]
 
 
@@ -43,7 +45,7 @@ async def _run(w: Workload) -> OpRunner:
 
 def test_the_cases_are_shipped_with_upstreams_labels_and_thresholds() -> None:
     shipped = shipped_workloads()
-    for case in DRA_CASES:
+    for case in DRA_CASES + STEADY_CASES:
         assert {w.source for n, w in shipped.items() if n.startswith(case + "/")} == {"dra.yaml"}
     for case in POD_GROUP_CASES:
         sizes = {n: w for n, w in shipped.items() if n.startswith(case + "/")}
@@ -55,6 +57,7 @@ def test_the_cases_are_shipped_with_upstreams_labels_and_thresholds() -> None:
     assert shipped["SchedulingWithResourceClaimTemplate/5000pods_500nodes"].threshold == 120
     assert shipped["SchedulingWithResourceClaimTemplate/5000pods_500nodes"].labels == ("performance",)
     assert shipped["SchedulingWithResourceClaimTemplate/2000pods_100nodes"].threshold is None
+    assert shipped["SteadyStateClusterResourceClaimTemplate/empty_500nodes"].threshold == 64
     big = shipped["GangScheduling/5000Nodes_9Gangs_9000Pods_1000PerGroup"]
     assert (big.nodes, big.measured_pods) == (5000, 9000)
 
@@ -67,6 +70,63 @@ async def test_a_cases_small_size_binds_every_measured_pod(case: str) -> None:
     assert result.measure_pods == w.measured_pods > 0
     assert (result.scheduled, result.unschedulable) == (w.measured_pods, 0)
     assert result.pods_per_second > 0
+
+
+@pytest.mark.parametrize("case", STEADY_CASES)
+async def test_a_steady_state_keeps_its_pods_coming_for_its_duration(case: str) -> None:
+    """Ten pods pending for two seconds on one node of ten devices: each bound pod is deleted, its
+    claim with it, so the devices come back and many more than ten pods bind."""
+    w = _smallest(case)
+    runner = await _run(w)
+    (result,) = runner.results
+    assert result.scheduled > 3 * 10 and result.unschedulable <= 10
+    assert result.measure_pods == result.scheduled + result.unschedulable
+    assert result.seconds >= 2.0
+    pods, _ = runner.store.list("Pod", "test")
+    assert len(pods) == 10  # the last ten; the others were deleted once bound
+    claims, _ = runner.store.list("ResourceClaim", "test")
+    assert len(claims) <= 10  # the deleted pods' claims went with them
+
+
+async def test_alloc_resource_claims_takes_devices_before_the_pods_come(tmp_path: Path) -> None:
+    (tmp_path / "templates").symlink_to(SHIPPED_DIR / "templates")
+    case = {
+        "name": "Alloc",
+        "workloadTemplate": [
+            {"opcode": "createNodes", "count": 1, "nodeTemplatePath": "templates/node-with-dra-test-driver.yaml"},
+            {
+                "opcode": "createResourceDriver",
+                "driverName": "test-driver.cdi.k8s.io",
+                "nodes": "scheduler-perf-dra-*",
+                "maxClaimsPerNode": 10,
+            },
+            {"opcode": "createAny", "templatePath": "templates/deviceclass.yaml"},
+            {
+                "opcode": "createAny",
+                "templatePath": "templates/resourceclaim.yaml",
+                "namespace": "init",
+                "countParam": "$claims",
+            },
+            {"opcode": "allocResourceClaims", "namespace": "init"},
+            {"opcode": "createAny", "templatePath": "templates/resourceclaimtemplate.yaml", "namespace": "test"},
+            {
+                "opcode": "createPods",
+                "namespace": "test",
+                "count": 10,
+                "podTemplatePath": "templates/pod-with-claim-template.yaml",
+                "collectMetrics": True,
+            },
+        ],
+        "workloads": [{"name": "four", "params": {"claims": 4}}, {"name": "eleven", "params": {"claims": 11}}],
+    }
+    four, eleven = parse_workloads([case], tmp_path, "alloc.yaml")
+    runner = await _run(four)
+    claims, _ = runner.store.list("ResourceClaim", "init")
+    held = [r["device"] for c in claims for r in c["status"]["allocation"]["devices"]["results"]]
+    assert len(held) == len(set(held)) == 4
+    assert (runner.results[0].scheduled, runner.results[0].unschedulable) == (6, 4)
+    with pytest.raises(WorkloadError, match=r"allocResourceClaims: ResourceClaim init/test-claim-10 fits on no node"):
+        await _run(eleven)
 
 
 async def test_claims_are_made_from_the_template_and_allocated_on_the_driver_node() -> None:
@@ -218,9 +278,18 @@ def test_template_functions_compute_as_go_does(tmp_path: Path) -> None:
         ),
         (
             {"opcode": "createPods", "count": 1, "steadyState": True, "duration": "2s"},
-            r"\(createPods\)\.steadyState: steady-state createPods .* not run by kubesched bench",
+            r"\(createPods\)\.steadyState: needs collectMetrics: true",
         ),
-        ({"opcode": "allocResourceClaims", "namespace": "init"}, r"\.opcode: allocResourceClaims is not run"),
+        (
+            {"opcode": "createPods", "count": 1, "steadyState": True, "duration": "0s", "collectMetrics": True},
+            r"\(createPods\)\.duration: steadyState needs a positive duration",
+        ),
+        (
+            {"opcode": "createPods", "count": 1, "duration": "2s"},
+            r"\(createPods\)\.duration: only with steadyState: true",
+        ),
+        ({"opcode": "allocResourceClaims"}, r"\(allocResourceClaims\)\.namespace: required"),
+        ({"opcode": "updateAny"}, r"\.opcode: updateAny is not run by kubesched bench"),
     ],
 )
 def test_the_new_ops_name_the_field_they_refuse(op: dict[str, Any], error: str) -> None:
