@@ -53,6 +53,11 @@ class CreatePods:
     #: A PersistentVolume and a PersistentVolumeClaim template: each pod gets a claim of its own,
     #: bound to a volume of its own (persistentVolumeTemplatePath, persistentVolumeClaimTemplatePath).
     volume_templates: tuple[Path, Path] | None = None
+    #: templateParams: values the pod template's ``{{.name}}`` fields take besides Index and Count.
+    params: tuple[tuple[str, Any], ...] = ()
+    #: steadyState with its duration (seconds): ``count`` pods kept pending for that long, each
+    #: one bound deleted and made again; None: the pods are made once.
+    steady_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,35 @@ class CreateAny:
     namespace: str = ""
     count: int = 1
     params: tuple[tuple[str, Any], ...] = ()
+    #: createPodGroups, createCompositePodGroups: the kind every object must be; the op ends
+    #: once the scheduler has seen them all.
+    kind: str | None = None
+
+
+@dataclass(frozen=True)
+class CreateResourceDriver:
+    """Upstream's createResourceDriver: one ResourceSlice of ``max_claims`` plain devices
+    (``instance-<i>``) of ``driver`` for every node whose name matches ``nodes`` (a glob)."""
+
+    driver: str
+    nodes: str
+    max_claims: int
+
+
+@dataclass(frozen=True)
+class AllocClaims:
+    """Upstream's allocResourceClaims: the namespace's ResourceClaims allocated before pods come."""
+
+    namespace: str
+
+
+@dataclass(frozen=True)
+class WaitForPodGroups:
+    """Upstream's waitForPodGroups: until the scheduler has seen ``count`` PodGroups of
+    ``namespace``."""
+
+    namespace: str
+    count: int
 
 
 @dataclass(frozen=True)
@@ -114,6 +148,9 @@ Op = (
     | CreateNamespaces
     | CreatePods
     | CreateAny
+    | CreateResourceDriver
+    | AllocClaims
+    | WaitForPodGroups
     | DeletePods
     | Churn
     | Barrier
@@ -163,7 +200,8 @@ def _in_window(window: StartCollecting, op: CreatePods) -> bool:
         return False
     if not window.labels:
         return True
-    return has_labels(read_template(op.template, "Pod", {"Index": 0, "Count": op.count}), window.labels)
+    values = {"Index": 0, "Count": op.count, **dict(op.params)}
+    return has_labels(read_template(op.template, "Pod", values), window.labels)
 
 
 def has_labels(obj: Obj, labels: tuple[tuple[str, str], ...]) -> bool:

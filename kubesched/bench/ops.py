@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import fnmatch
 import gc
 import time
 from collections.abc import Callable
@@ -26,18 +27,21 @@ from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.measure import LoopLag, Result, cpu_seconds, make_result
 from kubesched.bench.model import (
+    AllocClaims,
     Barrier,
     Churn,
     CreateAny,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
+    CreateResourceDriver,
     DeletePods,
     NodeAllocatable,
     Op,
     Sleep,
     StartCollecting,
     StopCollecting,
+    WaitForPodGroups,
     Workload,
     has_labels,
 )
@@ -53,6 +57,7 @@ from kubesched.framework.features import FeatureGates
 from kubesched.objects import Obj
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.sim.apiserver.customresources import admit_definition
+from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.scenario.custom import is_custom_kind, read_custom
 from kubesched.tasks import TaskSet
 
@@ -65,6 +70,8 @@ CHURN_PREFIX = "churn-"
 _POLL = 0.005
 #: Objects an op makes between two looks at the run's deadline (``--timeout``).
 _CLOCK_EVERY = 256
+#: The API group of DRA's kinds: once a workload stores one, the resource-claim controller runs.
+_DRA_GROUP = "resource.k8s.io/"
 
 
 @dataclass
@@ -141,6 +148,9 @@ class OpRunner:
         #: watch): none outlives :meth:`run`.
         self._tasks = TaskSet("benchmark run")
         self._runner: asyncio.Task[None] | None = None
+        #: The resource-claim controller (claims from pods' templates), from the first DRA object on.
+        self._controllers: ControllerManager | None = None
+        self._gates = gates
         self._deadline = 0.0
         self._shown = -1.0
         self.store.subscribe(self._on_event)
@@ -169,6 +179,8 @@ class OpRunner:
                     task.cancel()
                 await asyncio.gather(*self._churn, return_exceptions=True)
                 await self.sched.stop()
+                if self._controllers is not None:
+                    await self._controllers.stop()
                 runner.cancel()
                 await asyncio.gather(runner, return_exceptions=True)
                 if self.served is not None:
@@ -193,6 +205,22 @@ class OpRunner:
             for i in range(op.count):
                 self._in_time(i, "createAny")
                 self._create_any(op, i)
+            if op.kind is not None:  # createPodGroups: done once the scheduler has them all
+                await self._delivered()
+        elif isinstance(op, CreateResourceDriver):
+            self._resource_driver(op)
+        elif isinstance(op, AllocClaims):
+            from kubesched.bench.claims import allocate_claims  # the DRA allocator: only where asked
+
+            await self._delivered()
+            allocate_claims(self.store, op.namespace, self._gates)
+        elif isinstance(op, WaitForPodGroups):
+            await self._delivered()
+            have = len(self.store.list("PodGroup", op.namespace)[0])
+            if have < op.count:
+                raise WorkloadError(
+                    f"{self.w.name}: waitForPodGroups: {op.count} PodGroups wanted in {op.namespace}, there are {have}"
+                )
         elif isinstance(op, DeletePods):
             if op.skip_wait:
                 self._churn.append(self._tasks.spawn(self._delete_pods(op), name="deletePods"))
@@ -272,7 +300,40 @@ class OpRunner:
     def _create_any(self, op: CreateAny, index: int) -> None:
         """One object of ``op``'s template: checked as the API server checks it (a definition's
         fields; a custom object against its definition's schema) and stored."""
-        self._store_any(render_any(op, index), op.namespace, f"{op.template} (object {index})")
+        obj = render_any(op, index)
+        if op.kind is not None and obj.get("kind") != op.kind:
+            raise WorkloadError(f"{op.template}.kind: expected a {op.kind} template, got {obj.get('kind')!r}")
+        self._store_any(obj, op.namespace, f"{op.template} (object {index})")
+
+    def _resource_driver(self, op: CreateResourceDriver) -> None:
+        """As upstream's createResourceDriver: a slice of ``op.max_claims`` devices for each
+        matching node, in a pool of its own named after the node."""
+        nodes, _ = self.store.list("Node")
+        for i, node in enumerate(
+            n["metadata"]["name"] for n in nodes if fnmatch.fnmatchcase(n["metadata"]["name"], op.nodes)
+        ):
+            self._in_time(i, "createResourceDriver")
+            self._store_any(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{node}-{op.driver}"},
+                    "spec": {
+                        "driver": op.driver,
+                        "nodeName": node,
+                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": f"instance-{d}"} for d in range(op.max_claims)],
+                    },
+                },
+                "",
+                f"createResourceDriver (node {node})",
+            )
+
+    def _claim_controller(self) -> None:
+        """Start the resource-claim controller (upstream's scheduler_perf runs it with DRA)."""
+        if self._controllers is None:
+            self._controllers = ControllerManager(self.store, self._gates)
+            self._controllers.start()
 
     def _store_any(self, obj: Obj, namespace: str, where: str) -> tuple[str, str, str | None]:
         """``obj`` (any kind createAny makes) checked and stored: a namespaced kind in
@@ -307,6 +368,8 @@ class OpRunner:
             meta.pop("namespace", None)
         else:
             self._namespace(meta.setdefault("namespace", "default"))
+        if str(obj.get("apiVersion", "")).startswith(_DRA_GROUP):
+            self._claim_controller()
         try:
             made = self.store.create(str(kind), obj)
         except ClusterError as exc:  # no name, or the name taken
@@ -339,11 +402,15 @@ class OpRunner:
         return {**template, "metadata": meta, "spec": {**template["spec"], "schedulerName": self.scheduler_name}}
 
     async def _create_pods(self, op: CreatePods) -> None:
+        if op.steady_seconds is not None:
+            await self._steady_pods(op, op.steady_seconds)
+            return
         self._namespace(op.namespace)
         # Made before the clock starts: the templates are the workload's doing, not the scheduler's.
         if is_templated(op.template):  # {{.Index}}, {{.Count}}: one rendering a pod
+            params = dict(op.params)
             pods = [
-                self._pod(read_template(op.template, "Pod", {"Index": i, "Count": op.count}), op.namespace)
+                self._pod(read_template(op.template, "Pod", {**params, "Index": i, "Count": op.count}), op.namespace)
                 for i in range(op.count)
                 if self._in_time(i, "createPods")
             ]
@@ -371,6 +438,54 @@ class OpRunner:
             await self._stop_window()
         elif not op.skip_wait:
             await self._wait(keys)
+
+    async def _steady_pods(self, op: CreatePods, seconds: float) -> None:
+        """Upstream's steady state: ``op.count`` pods pending at all times for ``seconds``, each
+        one bound deleted (its claims going with it) and a new one made; every pod made is
+        measured, the window ending once the last ones are decided."""
+        self._namespace(op.namespace)
+        params = dict(op.params)
+        made = 0
+        self._start_window(self.w.name, ())
+        window = self._window
+        assert window is not None
+        keys = window.keys
+
+        def make() -> str:
+            nonlocal made
+            values = {**params, "Index": made, "Count": op.count}
+            pod = self._pod(read_template(op.template, "Pod", values), op.namespace)
+            made += 1
+            key = f"{op.namespace}/{pod['metadata']['name']}"
+            self.pods[key] = self.store.create("Pod", pod)["metadata"].get("uid", "")
+            keys.append(key)
+            return key
+
+        live = [make() for _ in range(op.count)]
+        await self._delivered()
+        window.lag.start()
+        window.lag_started = True
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            for i, key in enumerate(live):
+                if key in self.bound:
+                    namespace, name = key.split("/", 1)
+                    self.pods.pop(key, None)
+                    try:
+                        self.store.delete("Pod", namespace, name)
+                    except NotFound:
+                        pass  # gone already
+                    live[i] = make()
+            self.total = max(self.total, made)
+            self._report()
+            await asyncio.sleep(_POLL)
+            if self._runner is not None and self._runner.done():
+                raise WorkloadError(f"{self.w.name}: the scheduler stopped: {self._runner.exception()!r}")
+            if time.monotonic() > self._deadline:
+                raise WorkloadError(
+                    f"{self.w.name}: steady state of {seconds:g} s went past {self.timeout:g} s (--timeout)"
+                )
+        await self._stop_window()
 
     def _bound_claims(self, op: CreatePods, pods: list[Obj]) -> None:
         """As upstream's createPods with volume templates: pod ``i``'s one volume is claim

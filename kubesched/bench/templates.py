@@ -1,5 +1,7 @@
 """Template files of workloads: one object each, whose text may use Go text/template fields
-(``{{.Index}}``, ``{{.Count}}``, a createAny op's ``templateParams``) filled in before it is read.
+(``{{.Index}}``, ``{{.Count}}``, an op's ``templateParams``) filled in before it is read, and
+upstream scheduler_perf's integer functions of two of them or of numbers: ``{{DivideInt .Index
+.podsPerGroup}}`` (as Go's ``/``), ``MultiplyInt``, ``AddInt``, ``SubtractInt``, ``Mod``.
 
 Every file ``kubesched bench`` reads (a workload file, a template) is read within
 :data:`BENCH_LIMITS` by :mod:`kubesched.decoding`: at most 3 MiB (kube-apiserver's limit of one
@@ -10,6 +12,7 @@ template's text is checked again once its fields are filled in.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +23,25 @@ from kubesched.objects import Obj
 #: The bounds of every file bench reads, and of a template's text once filled in.
 BENCH_LIMITS = Limits(max_bytes=MAX_DOCUMENT_BYTES)
 
-#: A Go text/template field (``{{.Index}}``, ``{{ .Count }}``).
-TEMPLATE_FIELD = re.compile(r"{{\s*\.(\w+)\s*}}")
+#: A Go text/template field (``{{.Index}}``, ``{{ .Count }}``), or an integer function of two
+#: fields or numbers (``{{DivideInt .Index .podsPerGroup}}``): group 1 the field, or groups 2-4 the
+#: function and its arguments.
+TEMPLATE_FIELD = re.compile(r"{{\s*(?:\.(\w+)|(\w+)\s+(\.\w+|-?\d+)\s+(\.\w+|-?\d+))\s*}}")
+
+#: The integer functions a template may call, as upstream's (Go's integer division truncates).
+TEMPLATE_FUNCS: dict[str, Callable[[int, int], int]] = {
+    "AddInt": lambda a, b: a + b,
+    "SubtractInt": lambda a, b: a - b,
+    "MultiplyInt": lambda a, b: a * b,
+    "DivideInt": lambda a, b: _go_div(a, b),
+    "Mod": lambda a, b: a - b * _go_div(a, b),
+}
+
+
+def _go_div(a: int, b: int) -> int:
+    """``a / b`` as Go divides integers: towards zero."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
 
 
 def is_templated(path: Path) -> bool:
@@ -103,11 +123,10 @@ def _fill(text: str, values: dict[str, Any], path: Path) -> str:
 
     def put(m: re.Match[str]) -> str:
         nonlocal size
-        if m.group(1) not in values:
-            raise WorkloadError(
-                f"{path}: {m.group(0)} names no template value (there are: {', '.join(sorted(values))})"
-            )
-        value = values[m.group(1)]
+        if m.group(1) is not None:
+            value = _value(m.group(1), m.group(0))
+        else:
+            value = _call(m.group(2), m.group(3), m.group(4), m.group(0))
         out = value if isinstance(value, str) else str(value)
         size += len(out) - len(m.group(0))
         if size > limit:
@@ -115,6 +134,27 @@ def _fill(text: str, values: dict[str, Any], path: Path) -> str:
                 f"{path}: template is more than the limit of {limit} bytes once {m.group(0)} is filled in"
             )
         return out
+
+    def _value(name: str, text: str) -> Any:
+        if name not in values:
+            raise WorkloadError(f"{path}: {text} names no template value (there are: {', '.join(sorted(values))})")
+        return values[name]
+
+    def _call(func: str, a: str, b: str, text: str) -> int:
+        fn = TEMPLATE_FUNCS.get(func)
+        if fn is None:
+            raise WorkloadError(
+                f"{path}: {text}: unknown template function {func!r} (there are: {', '.join(sorted(TEMPLATE_FUNCS))})"
+            )
+        args = []
+        for arg in (a, b):
+            value = _value(arg[1:], text) if arg.startswith(".") else int(arg)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise WorkloadError(f"{path}: {text}: {func} takes integers, got {arg} = {value!r}")
+            args.append(value)
+        if func in ("DivideInt", "Mod") and args[1] == 0:
+            raise WorkloadError(f"{path}: {text}: division by zero")
+        return int(fn(args[0], args[1]))
 
     return TEMPLATE_FIELD.sub(put, text)
 

@@ -16,7 +16,10 @@ the workload's params, and so does any value written ``$name``):
   with their ``count`` and ``migratedPlugins`` in its migrated-plugins annotation);
 * ``createNamespaces``: ``prefix``, ``count`` (``<prefix>-0`` ...), ``namespaceTemplatePath`` (a
   Namespace whose labels each namespace gets, for a namespaceSelector to match);
-* ``createPods``: ``count``, ``namespace`` (default ``namespace-<op index>``, as upstream),
+* ``createPods``: ``count`` (times ``countMultiplier``, if given), ``namespace`` (default
+  ``namespace-<op index>``, as upstream), ``templateParams`` (values of the pod template's fields),
+  ``steadyState`` with ``duration`` (and ``collectMetrics``: ``count`` pods kept pending for that
+  long, each one bound deleted and a new one made, all of them measured),
   ``podTemplatePath`` (default the case's ``defaultPodTemplatePath``, else a 100m/500Mi pod),
   ``collectMetrics`` (measure these pods), ``skipWaitToCompletion`` (do not wait for them),
   ``persistentVolumeTemplatePath`` with ``persistentVolumeClaimTemplatePath`` (pod ``i`` mounts
@@ -27,6 +30,17 @@ the workload's params, and so does any value written ``$name``):
   kind, a ConfigMap...; the text may use ``{{.Index}}``, ``{{.Count}}`` and each of
   ``templateParams``, ``$name`` values resolved), ``namespace``, ``count`` (default 1): what a
   plugin reads besides pods and nodes, e.g. a quota;
+* ``createPodGroups``, ``createCompositePodGroups``: as ``createAny``, each object a PodGroup (a
+  CompositePodGroup), the op ending once the scheduler has seen them all;
+* ``waitForPodGroups``: ``namespace``, ``count``: until the scheduler has seen that many PodGroups
+  there;
+* ``createResourceDriver``: ``driverName``, ``nodes`` (a glob of node names, ``scheduler-perf-dra-*``),
+  ``maxClaimsPerNode``: one ResourceSlice a matching node, its pool the node's, of that many plain
+  devices ``instance-<i>``. Once a workload stores DRA objects (this op, or createAny of a
+  ``resource.k8s.io`` kind), the resource-claim controller runs beside the scheduler, as upstream's
+  scheduler_perf runs it, making each pod's claims from its templates;
+* ``allocResourceClaims``: ``namespace``: its ResourceClaims allocated by the scheduler's DRA
+  allocator before the pods come (:mod:`kubesched.bench.claims`);
 * ``deletePods``: ``namespace``, ``labelSelector`` (labels the pods must have; none: every pod
   of the namespace), ``deletePodsPerSecond`` (0: all at once), ``skipWaitToCompletion``;
 * ``churn``: ``templatePaths`` (pods, nodes, or any kind ``createAny`` makes, e.g. a Service),
@@ -41,8 +55,14 @@ the workload's params, and so does any value written ``$name``):
   ``stopCollectingMetrics``: measure every pod created between them (of those namespaces, with
   those labels).
 
-A pod template's text may use ``{{.Index}}`` (the pod's index in its createPods op) and
-``{{.Count}}``, as upstream's pod templates do.
+A pod template's text may use ``{{.Index}}`` (the pod's index in its createPods op),
+``{{.Count}}`` and the op's ``templateParams``, and the integer functions of
+:mod:`kubesched.bench.templates` (``{{DivideInt .Index .podsPerGroup}}``), as upstream's pod
+templates do.
+
+A workload's ``threshold`` is a number, or as upstream's per-topic form a mapping of topic names
+to numbers (``threshold: {dra: 120}``): the topic of a file is its name without ``.yaml``
+(``dra.yaml``: ``dra``), and a workload whose mapping names no entry for it has no threshold.
 
 Files (workloads and templates) are read within :data:`kubesched.bench.templates.BENCH_LIMITS`
 (3 MiB, UTF-8, 200 levels, aliases bounded). A ``count`` (or churn ``number``) is at most
@@ -61,18 +81,21 @@ from typing import Any
 
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.model import (
+    AllocClaims,
     Barrier,
     Churn,
     CreateAny,
     CreateNamespaces,
     CreateNodes,
     CreatePods,
+    CreateResourceDriver,
     DeletePods,
     NodeAllocatable,
     Op,
     Sleep,
     StartCollecting,
     StopCollecting,
+    WaitForPodGroups,
     Workload,
 )
 from kubesched.bench.templates import decode, read_file, type_name
@@ -89,6 +112,9 @@ DEFAULT_WORKLOAD = "SchedulingBasic/500Nodes"
 #: churn's ``number`` of each template counts), as in a scenario: far above upstream's largest
 #: workloads (5000 nodes, some 100,000 pods).
 MAX_OBJECTS = 1_000_000
+#: The most devices one ResourceSlice lists (resource.k8s.io/v1's limit): createResourceDriver's
+#: ``maxClaimsPerNode``.
+MAX_SLICE_DEVICES = 128
 
 
 #: Each op's fields and their types (a field ``xParam`` stands for ``x``).
@@ -109,9 +135,18 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
         "skipWaitToCompletion": bool,
         "persistentVolumeTemplatePath": str,
         "persistentVolumeClaimTemplatePath": str,
+        "countMultiplier": int,
+        "templateParams": dict,
+        "steadyState": bool,
+        "duration": str,
     },
     "createPodSets": {"count": int, "namespacePrefix": str, "createPodsOp": dict},
     "createAny": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
+    "createPodGroups": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
+    "createCompositePodGroups": {"templatePath": str, "namespace": str, "count": int, "templateParams": dict},
+    "waitForPodGroups": {"namespace": str, "count": int},
+    "createResourceDriver": {"driverName": str, "nodes": str, "maxClaimsPerNode": int},
+    "allocResourceClaims": {"namespace": str},
     "deletePods": {"namespace": str, "labelSelector": dict, "deletePodsPerSecond": int, "skipWaitToCompletion": bool},
     "churn": {"mode": str, "number": int, "templatePaths": list, "intervalMilliseconds": int},
     "barrier": {"namespaces": list, "stageRequirement": str, "labelSelector": dict},
@@ -122,9 +157,7 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
 #: Upstream ops kubesched bench does not run (yet): named in the error.
 _NOT_RUN = (
     "createResourceClaims",
-    "createResourceDriver",
     "updateAny",
-    "allocResourceClaims",
 )
 _CASE_FIELDS = {"name", "featureGates", "labels", "defaultPodTemplatePath", "workloadTemplate", "workloads"}
 _WORKLOAD_FIELDS = {"name", "params", "featureGates", "labels", "threshold"}
@@ -179,9 +212,7 @@ def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[
             params = wl.get("params") or {}
             if not isinstance(params, dict):
                 raise WorkloadError(f"{wwhere}.params: expected a mapping, got {type_name(params)}")
-            threshold = wl.get("threshold")
-            if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, int | float)):
-                raise WorkloadError(f"{wwhere}.threshold: expected a number, got {threshold!r}")
+            threshold = _threshold(wl.get("threshold"), _topic(source), f"{wwhere}.threshold")
             labels = wl.get("labels", case.get("labels")) or []
             if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
                 raise WorkloadError(f"{wwhere}.labels: expected a list of strings")
@@ -203,11 +234,36 @@ def parse_workloads(data: Any, base: Path, source: str = "<workloads>") -> list[
                     ops=ops,
                     feature_gates={**gates, **_gates(wl.get("featureGates"), f"{wwhere}.featureGates")},
                     labels=tuple(labels),
-                    threshold=float(threshold) if threshold is not None else None,
+                    threshold=threshold,
                     source=source,
                 )
             )
     return out
+
+
+def _topic(source: str) -> str:
+    """The topic a file's per-topic thresholds are read for: its name without ``.yaml``."""
+    name = Path(source).name
+    for suffix in (".yaml", ".yml"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def _threshold(value: Any, topic: str, where: str) -> float | None:
+    """A workload's ``threshold``: a number, or upstream's mapping of topics to numbers (the
+    entry for ``topic``, none if it has none)."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        for key, number in value.items():
+            if not isinstance(key, str) or isinstance(number, bool) or not isinstance(number, int | float):
+                raise WorkloadError(f"{where}.{key}: expected a number of pods/s for topic {key!r}, got {number!r}")
+        value = value.get(topic)
+        return None if value is None else float(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise WorkloadError(f"{where}: expected a number, or a mapping of topics to numbers, got {value!r}")
+    return float(value)
 
 
 def shipped_files() -> list[Path]:
@@ -238,6 +294,28 @@ def find_workloads(spec: str) -> list[Workload]:
     if not chosen:
         raise WorkloadError(f"no workload file or shipped workload {spec!r} (see kubesched bench --list)")
     return chosen
+
+
+def label_filter(spec: str) -> tuple[frozenset[str], frozenset[str]]:
+    """Upstream's label filter (``-perf-scheduling-label-filter``): labels separated by commas, each
+    one a workload must have (``name`` or ``+name``) or must not have (``-name``). Returns (must
+    have, must not have); a WorkloadError names an empty label."""
+    need: set[str] = set()
+    refuse: set[str] = set()
+    for part in spec.split(","):
+        label = part.strip()
+        into = refuse if label.startswith("-") else need
+        label = label.lstrip("+-")
+        if not label:
+            raise WorkloadError(f"--label {spec!r}: an empty label (labels are separated by commas, -label excludes)")
+        into.add(label)
+    return frozenset(need), frozenset(refuse)
+
+
+def select_labelled(workloads: list[Workload], spec: str) -> list[Workload]:
+    """Those of ``workloads`` that :func:`label_filter`'s ``spec`` selects."""
+    need, refuse = label_filter(spec)
+    return [w for w in workloads if need <= set(w.labels) and not refuse & set(w.labels)]
 
 
 def _ops(raw: Any, index: int, params: dict[str, Any], base: Path, default_pod: Path, where: str) -> list[Op]:
@@ -338,7 +416,8 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             if "nodeAllocatableStrategy" in v
             else None
         )
-        return CreateNodes(_count(v, where, 1), template, cycled, unique, allocatable)
+        # No nodes is allowed, as upstream (nodesWithoutDRA: 0).
+        return CreateNodes(_count(v, where, 0), template, cycled, unique, allocatable)
     if opcode == "createNamespaces":
         if "prefix" not in v:
             raise WorkloadError(f"{where}.prefix: required")
@@ -366,13 +445,37 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
                 _path(base, v["persistentVolumeTemplatePath"], f"{where}.persistentVolumeTemplatePath"),
                 _path(base, v["persistentVolumeClaimTemplatePath"], f"{where}.persistentVolumeClaimTemplatePath"),
             )
+        steady = None
+        if v.get("steadyState"):
+            if not v.get("collectMetrics"):
+                raise WorkloadError(f"{where}.steadyState: needs collectMetrics: true (the pods made are measured)")
+            steady = _seconds(v.get("duration"), f"{where}.duration")
+            if steady <= 0:
+                raise WorkloadError(
+                    f"{where}.duration: steadyState needs a positive duration, got {v.get('duration')!r}"
+                )
+        elif "duration" in v:
+            raise WorkloadError(f"{where}.duration: only with steadyState: true")
+        count = _count(v, where, 0)
+        if "countMultiplier" in v:
+            multiplier = v["countMultiplier"]
+            if multiplier < 0:
+                raise WorkloadError(f"{where}.countMultiplier: must not be negative, got {multiplier}")
+            count *= multiplier
+            if count > MAX_OBJECTS:
+                raise WorkloadError(
+                    f"{where}.countMultiplier: count times countMultiplier is {count}, more than the limit of "
+                    f"{MAX_OBJECTS}"
+                )
         return CreatePods(
-            _count(v, where, 0),
+            count,
             v.get("namespace", f"namespace-{index}"),
             template,
             bool(v.get("collectMetrics", False)),
             bool(v.get("skipWaitToCompletion", False)),
             volumes,
+            _template_params(v, where),
+            steady,
         )
     if opcode == "createPodSets":
         if not v.get("namespacePrefix"):
@@ -380,21 +483,35 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         if "createPodsOp" not in v:
             raise WorkloadError(f"{where}.createPodsOp: required (a createPods op)")
         return _PodSets(_count(v, where, 0), v["namespacePrefix"], v["createPodsOp"])
-    if opcode == "createAny":
+    if opcode in _ANY_KINDS:
         if "templatePath" not in v:
             raise WorkloadError(f"{where}.templatePath: required")
-        params = v.get("templateParams") or {}
-        for key in params:
-            if not isinstance(key, str) or not key.isidentifier():
-                raise WorkloadError(
-                    f"{where}.templateParams.{key}: a parameter is named like a Go field (letters, digits)"
-                )
         return CreateAny(
             _path(base, v["templatePath"], f"{where}.templatePath"),
             v.get("namespace", ""),
-            _count(v, where, 1) if "count" in v else 1,
-            tuple(sorted(params.items())),
+            # None is allowed, as upstream (initClaims: 0).
+            _count(v, where, 0) if "count" in v or opcode != "createAny" else 1,
+            _template_params(v, where),
+            _ANY_KINDS[opcode],
         )
+    if opcode == "allocResourceClaims":
+        if not v.get("namespace"):
+            raise WorkloadError(f"{where}.namespace: required")
+        return AllocClaims(v["namespace"])
+    if opcode == "waitForPodGroups":
+        if not v.get("namespace"):
+            raise WorkloadError(f"{where}.namespace: required")
+        return WaitForPodGroups(v["namespace"], _count(v, where, 0))
+    if opcode == "createResourceDriver":
+        for key in ("driverName", "nodes"):
+            if not v.get(key):
+                raise WorkloadError(f"{where}.{key}: required")
+        devices = _count(v, where, 0, "maxClaimsPerNode")
+        if devices > MAX_SLICE_DEVICES:
+            raise WorkloadError(
+                f"{where}.maxClaimsPerNode: a ResourceSlice holds at most {MAX_SLICE_DEVICES} devices, got {devices}"
+            )
+        return CreateResourceDriver(v["driverName"], v["nodes"], devices)
     if opcode == "deletePods":
         if not v.get("namespace"):
             raise WorkloadError(f"{where}.namespace: required")
@@ -434,12 +551,7 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             _names(v.get("namespaces"), f"{where}.namespaces"), stage, _selector(v, f"{where}.labelSelector")
         )
     if opcode == "sleep":
-        from kubesched.config.models import parse_go_duration
-
-        try:
-            seconds = parse_go_duration(v.get("duration", ""))
-        except ValueError as exc:
-            raise WorkloadError(f"{where}.duration: {exc}") from None
+        seconds = _seconds(v.get("duration", ""), f"{where}.duration")
         if seconds < 0:
             raise WorkloadError(f"{where}.duration: must not be negative")
         return Sleep(seconds)
@@ -450,6 +562,35 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             _selector(v, f"{where}.labelSelector"),
         )
     return StopCollecting()
+
+
+#: The ops that create objects from a template, and the kind each insists on (None: any).
+_ANY_KINDS: dict[str, str | None] = {
+    "createAny": None,
+    "createPodGroups": "PodGroup",
+    "createCompositePodGroups": "CompositePodGroup",
+}
+
+
+def _template_params(v: dict[str, Any], where: str) -> tuple[tuple[str, Any], ...]:
+    """An op's ``templateParams``, sorted; each named as a Go field is."""
+    params = v.get("templateParams") or {}
+    for key in params:
+        if not isinstance(key, str) or not key.isidentifier():
+            raise WorkloadError(f"{where}.templateParams.{key}: a parameter is named like a Go field (letters, digits)")
+    return tuple(sorted(params.items()))
+
+
+def _seconds(value: Any, where: str) -> float:
+    """A Go duration (``500ms``, ``2s``) in seconds."""
+    from kubesched.config.models import parse_go_duration
+
+    if not isinstance(value, str):
+        raise WorkloadError(f"{where}: expected a duration such as 2s, got {value!r}")
+    try:
+        return float(parse_go_duration(value))
+    except ValueError as exc:
+        raise WorkloadError(f"{where}: {exc}") from None
 
 
 def _node_allocatable(raw: dict[str, Any], where: str) -> NodeAllocatable:

@@ -7,6 +7,7 @@ benchmarks.run`` measures (pods/s, attempt latency p50/p90/p99, peak RSS, the lo
     kubesched bench TopologySpreading/5000Nodes --config my.yaml --profile my-scheduler
     kubesched bench my-workloads.yaml --config my.yaml --json
     kubesched bench --list
+    kubesched bench --label integration-test,short      # upstream's label filter over every shipped workload
     kubesched bench --backend http                      # the scheduler over HTTP to the embedded API server
 
 With ``--config`` or ``--plugin`` the same workload also runs under the default profile and the
@@ -30,12 +31,20 @@ BASELINE = "default"
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    from kubesched.bench.workload import DEFAULT_WORKLOAD, find_workloads, shipped_workloads
+    from kubesched.bench.workload import DEFAULT_WORKLOAD, find_workloads, select_labelled, shipped_workloads
 
     if args.list:
-        _print_list(list(shipped_workloads().values()))
+        listed = list(shipped_workloads().values())
+        _print_list(select_labelled(listed, args.label) if args.label is not None else listed)
         return 0
-    workloads = [w for spec in (args.workload or [DEFAULT_WORKLOAD]) for w in find_workloads(spec)]
+    if args.label is not None:
+        # As upstream's label filter: over the named workloads, or every shipped one.
+        named = [w for spec in args.workload for w in find_workloads(spec)] or list(shipped_workloads().values())
+        workloads = select_labelled(named, args.label)
+        if not workloads:
+            raise _usage(f"--label {args.label}: no workload has these labels (see kubesched bench --list)")
+    else:
+        workloads = [w for spec in (args.workload or [DEFAULT_WORKLOAD]) for w in find_workloads(spec)]
     subjects = _subjects(args)
     if args.repeat < 1:
         raise _usage(f"--repeat must be at least 1, got {args.repeat}")
@@ -212,6 +221,13 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="run each workload N times per profile, the profiles taking turns, and show each profile's run of "
         "median pods/s (a shared machine's noise)",
+    )
+    p.add_argument(
+        "--label",
+        metavar="FILTER",
+        help="run the workloads with these labels, as upstream's -perf-scheduling-label-filter: comma-separated, "
+        "label or +label must be present, -label absent (e.g. performance,-short; integration-test,short); "
+        "over the named workloads, or every shipped one; with --list, list them",
     )
     p.add_argument("--list", action="store_true", help="list the shipped workloads")
     p.add_argument("--json", action="store_true", help="print JSON rows instead of the table")

@@ -227,3 +227,20 @@ def test_over_http_the_scheduler_is_a_client_of_the_embedded_api_server() -> Non
 def test_an_unknown_backend_is_a_usage_error() -> None:
     out = _bench("--backend", "grpc")
     assert out.returncode == 2 and "--backend" in out.stderr
+
+
+def test_label_selects_workloads_as_upstreams_label_filter() -> None:
+    out = _bench("--list", "--label", "integration-test,short")
+    assert out.returncode == 0, out.stderr
+    names = {line.split()[0] for line in out.stdout.splitlines()}
+    assert {"GangScheduling/10Nodes_3Gangs", "SchedulingWithResourceClaimTemplate/fast"} <= names
+    assert "GangScheduling/100Nodes_10Gangs" not in names  # integration-test without short
+    out = _bench("--list", "--label", "performance,-short")
+    names = {line.split()[0] for line in out.stdout.splitlines()}
+    assert "SchedulingWithResourceClaimTemplate/5000pods_500nodes" in names and "SchedulingBasic/5Nodes" not in names
+    # Over the named workloads: of GangScheduling's eight sizes, the short one runs.
+    out = _bench("GangScheduling", "--label", "short", "--json", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert [row["workload"] for row in json.loads(out.stdout)] == ["GangScheduling/10Nodes_3Gangs"]
+    out = _bench("GangScheduling", "--label", "+short,-integration-test")
+    assert out.returncode == 2 and "--label +short,-integration-test: no workload has these labels" in out.stderr

@@ -78,6 +78,9 @@ class DynamicResourcesBase:
         self.workload_claims = gates.enabled(WORKLOAD_CLAIMS_GATE)
         #: claim uid -> the claim as PreBind wrote it, until the informer has it too
         self._assumed: dict[str, Obj] = {}
+        #: uids of assumed claims the informer has listed (a claim PreBind created is not, at
+        #: first): one of them missing from the informer since was deleted (see PreFilter)
+        self._assumed_listed: set[str] = set()
         #: (expression, driver, device JSON identity) -> verdict, or the CEL error
         self._matches: dict[tuple[str, str, int], bool | CELError] = {}
         #: the devices ``_matches`` is keyed by, kept alive so that their ids are not reused
@@ -98,6 +101,7 @@ class DynamicResourcesBase:
         if assumed is not None:
             if int(meta_of(live).get("resourceVersion") or 0) >= int(meta_of(assumed).get("resourceVersion") or 0):
                 self._assumed.pop(uid_of(live), None)
+                self._assumed_listed.discard(uid_of(live))
             else:
                 return assumed
         return cast("dict[str, Any] | None", live)

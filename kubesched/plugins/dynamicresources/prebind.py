@@ -132,6 +132,8 @@ class PreBinding(DynamicResourcesBase):
             what = "add allocation and reservation to" if allocation is not None else "add reservation to"
             raise RuntimeError(f"{what} claim {key}: {exc}") from exc
         self._assumed[uid_of(updated)] = updated
+        if live is not None:
+            self._assumed_listed.add(uid_of(updated))
         if is_extended:
             await self._write_extended_claim_status(s, pod, dict(updated), node_name)
         return dict(updated)

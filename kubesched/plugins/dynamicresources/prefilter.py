@@ -161,6 +161,24 @@ class PreFiltering(DynamicResourcesBase):
                 classes[class_name] = cls
         return None
 
+    def _assumed_is_stale(self, uid: str, claim: Obj) -> bool:
+        """Whether the claim PreBind wrote is no longer needed over the informer's copy: the
+        informer has caught up with it, or the claim, listed once, is gone (deleted with its pod);
+        dropped then, as upstream's assume cache drops an object on the informer's update or
+        delete. A claim deleted before it was looked up again would otherwise hold its devices for
+        good. A claim PreBind created (extended resources) the informer has not listed yet stays."""
+        meta = meta_of(claim)
+        live = self.handle.listers.get("ResourceClaim", meta.get("namespace") or "default", meta.get("name") or "")
+        if live is not None and uid_of(live) == uid:
+            self._assumed_listed.add(uid)
+            if int(meta_of(live).get("resourceVersion") or 0) < int(meta.get("resourceVersion") or 0):
+                return False
+        elif uid not in self._assumed_listed:
+            return False
+        self._assumed.pop(uid, None)
+        self._assumed_listed.discard(uid)
+        return True
+
     def _allocated_devices(self) -> AllocatedState:
         """What every allocated claim holds (but for admin access), in flight ones included:
         devices used whole, devices shared (``shareID``) and the capacity their shares consume."""
@@ -185,9 +203,11 @@ class PreFiltering(DynamicResourcesBase):
             seen.add(uid_of(claim))
             for r in ((allocation_of(claim) or {}).get("devices") or {}).get("results") or ():
                 used.add_result(r, consumable)
-        for claim in self._assumed.values():
-            if uid_of(claim) not in seen:
-                seen.add(uid_of(claim))
+        for uid, claim in list(self._assumed.items()):
+            if self._assumed_is_stale(uid, claim):
+                continue
+            if uid not in seen:
+                seen.add(uid)
                 add(claim)
         for claim in self.handle.listers.list("ResourceClaim"):
             if not seen or uid_of(claim) not in seen:

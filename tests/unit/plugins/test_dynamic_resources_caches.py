@@ -188,3 +188,27 @@ def test_a_changed_device_capacity_is_seen_by_the_next_cycle() -> None:
     assert cycle(plugin) == {}
     listers.replace(shareable_slice("32Gi"))
     assert cycle(plugin) == everywhere("gpu-a")
+
+
+def test_a_claim_prebind_wrote_holds_nothing_once_deleted() -> None:
+    """PreBind's copy of a claim it allocated (the assumed claim) stands until the informer has
+    caught up; a claim deleted with its pod before it was looked up again gives its device back
+    (upstream's assume cache drops an object the informer deletes)."""
+    slice_ = shared_slice(("gpu-a", "a"))
+    plugin, listers = plugin_over(claim(), device_class(ANY), slice_)
+    taken = claim_taking("gpu-a")
+    listers.replace({**taken, "status": {}})  # the informer's copy, not yet allocated
+    plugin._assumed["other-uid"] = {**taken, "metadata": {**taken["metadata"], "resourceVersion": "2"}}
+    assert cycle(plugin) == {}  # assumed allocated: the one device is taken
+    listers._by_kind["ResourceClaim"] = [
+        o for o in listers._by_kind["ResourceClaim"] if o["metadata"]["name"] != "other"
+    ]
+    assert cycle(plugin) == everywhere("gpu-a")
+    assert plugin._assumed == {}
+    # A claim PreBind created itself (for extended resources) that the informer has not listed
+    # yet holds its device until it has.
+    created = claim_taking("gpu-a")
+    created["metadata"].update(name="created", uid="created-uid")
+    plugin._assumed["created-uid"] = created
+    assert cycle(plugin) == {}
+    assert cycle(plugin) == {}
