@@ -6,10 +6,14 @@ import argparse
 import ipaddress
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubesched.cli.common import GATES_HELP, PLUGIN_HELP, event_loop_runner, register_local_plugins, setup_logging
 from kubesched.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from kubesched.sim.scenario.timeline import Horizon
+    from kubesched.sim.serve_options import SimServeOptions
 
 
 def _is_loopback(address: str) -> bool:
@@ -24,12 +28,47 @@ def _is_loopback(address: str) -> bool:
 def cmd_sim_serve(args: argparse.Namespace) -> int:
     """Check the flags and read the inputs, then serve until stopped; sim serve's own exit code."""
     from kubesched.config import load_config
-    from kubesched.config.feature_gates import parse_feature_gates
     from kubesched.sim.apiserver.authn import read_token_file
     from kubesched.sim.scenario.reading import load_scenario
 
+    options = serve_options(args)
     cfg = None
     users = {}
+    register_local_plugins(args)
+    # Under the options' gates: the scenario's pods are admitted as the API server would admit them.
+    scenario = load_scenario(args.scenario, options.feature_gates) if args.scenario else None
+    for warning in scenario.warnings if scenario is not None else ():
+        print(f"kubesched: warning: {warning}", file=sys.stderr)
+    if args.with_scheduler:
+        cfg = load_config(args.config if args.config else None, feature_gates=options.feature_gates)
+        for warning in unserved_scheduler_names(scenario, cfg, args.config):
+            print(f"kubesched: warning: {warning}", file=sys.stderr)
+    if args.token_auth_file:
+        users = read_token_file(args.token_auth_file)
+    setup_logging(args.v)
+    from kubesched.sim.serve import sim_serve
+
+    return int(event_loop_runner()(sim_serve(options, scenario, cfg, users)))
+
+
+#: The flags that are not options of the server, and what becomes of each: read here into the
+#: other inputs of ``sim_serve``, or process-wide.
+NOT_OPTIONS = {
+    "scenario": "read into the scenario sim_serve serves",
+    "with_scheduler": "a scheduler configuration for sim_serve",
+    "config": "read into that scheduler configuration",
+    "token_auth_file": "read into the users sim_serve's API server knows",
+    "plugin": "registered for the whole process",
+    "v": "the process's logging",
+}
+
+
+def serve_options(args: argparse.Namespace) -> SimServeOptions:
+    """The server's options from the parsed flags, each checked (the error names the flag), and
+    the files they name read (``--faults``); the one place flags become options."""
+    from kubesched.config.feature_gates import parse_feature_gates
+    from kubesched.sim.serve_options import SimServeOptions
+
     if args.token is not None and not args.token.strip():
         raise ConfigurationError("--token: must not be empty")
     if args.insecure:
@@ -42,54 +81,69 @@ def cmd_sim_serve(args: argparse.Namespace) -> int:
     if os.path.islink(args.kubeconfig_out):
         # It will hold the admin token: written through a link, it would land wherever the link points.
         raise ConfigurationError(f"--kubeconfig-out: {args.kubeconfig_out} is a symbolic link; give the file itself")
-    _time_flags(args)
-    register_local_plugins(args)
-    # The gates first: the scenario's pods are admitted under them, as the API server admits pods.
-    args.gates = parse_feature_gates(args.feature_gates)
-    scenario = load_scenario(args.scenario, args.gates) if args.scenario else None
-    for warning in scenario.warnings if scenario is not None else ():
-        print(f"kubesched: warning: {warning}", file=sys.stderr)
-    if args.with_scheduler:
-        cfg = load_config(args.config if args.config else None, feature_gates=args.gates)
-        for warning in unserved_scheduler_names(scenario, cfg, args.config):
-            print(f"kubesched: warning: {warning}", file=sys.stderr)
-    if args.token_auth_file:
-        users = read_token_file(args.token_auth_file)
+    until = _time_flags(args)
+    gates = parse_feature_gates(args.feature_gates)
+    faults = None
     if args.faults:
         from kubesched.sim.apiserver.faults import FaultConfigError
         from kubesched.sim.apiserver.faults import load_config as load_faults
 
         try:
-            args.fault_config = load_faults(args.faults)
+            faults = load_faults(args.faults)
         except FaultConfigError as exc:
             # Reworded, not reported: the message names the file, this names the flag.
             raise FaultConfigError(f"--faults {exc}") from exc
-    setup_logging(args.v)
-    from kubesched.sim.serve import sim_serve
+    defaults = SimServeOptions()
+    return SimServeOptions(
+        address=args.address,
+        port=args.port,
+        kubeconfig_out=args.kubeconfig_out,
+        token=args.token,
+        insecure=args.insecure,
+        feature_gates=gates,
+        # The flags' defaults are the server's own (the parser does not import the server to show --help).
+        max_requests_inflight=(
+            defaults.max_requests_inflight if args.max_requests_inflight is None else args.max_requests_inflight
+        ),
+        max_mutating_requests_inflight=(
+            defaults.max_mutating_requests_inflight
+            if args.max_mutating_requests_inflight is None
+            else args.max_mutating_requests_inflight
+        ),
+        pod_termination=args.pod_termination,
+        faults=faults,
+        speed=args.speed,
+        until=until,
+        import_from=args.import_from,
+        selector=args.selector,
+        import_context=args.import_context,
+        sync=args.sync,
+        record=args.record,
+        scheduler_port=args.scheduler_port,
+    )
 
-    return int(event_loop_runner()(sim_serve(args, scenario, cfg, users)))
 
-
-def _time_flags(args: argparse.Namespace) -> None:
-    """Check ``--speed``, ``--until`` and ``--record`` (which needs ``--import-from``)."""
+def _time_flags(args: argparse.Namespace) -> Horizon | None:
+    """Check ``--speed``, ``--until`` and ``--record`` (which needs ``--import-from``); the
+    horizon ``--until`` sets, if any."""
     from kubesched.sim.scenario.steps import TimelineError, seconds
     from kubesched.sim.scenario.timeline import Horizon
 
-    speed = getattr(args, "speed", 1.0)
-    if speed is not None and not speed > 0:
-        raise ConfigurationError(f"--speed: Invalid value: {speed}: must be above 0")
-    args.until_horizon = None
-    if getattr(args, "until", None) is not None:
+    if not args.speed > 0:
+        raise ConfigurationError(f"--speed: Invalid value: {args.speed}: must be above 0")
+    until = None
+    if args.until is not None:
         try:
-            args.until_horizon = Horizon(seconds(args.until, "--until"), "--until")
+            until = Horizon(seconds(args.until, "--until"), "--until")
         except TimelineError as exc:
             raise ConfigurationError(str(exc)) from None
-    if getattr(args, "record", None):
-        if not getattr(args, "import_from", None):
+    if args.record:
+        if not args.import_from:
             raise ConfigurationError("--record: records a live cluster: give it with --import-from (and --sync)")
         folder = os.path.dirname(os.path.abspath(args.record))
         if not os.path.isdir(folder):
             raise ConfigurationError(f"--record: {folder} is not a directory")
+    return until
 
 
 def unserved_scheduler_names(scenario: Any, cfg: Any, config_flag: str | None) -> list[str]:

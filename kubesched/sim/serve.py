@@ -23,13 +23,13 @@ from kubesched.errors import ConfigurationError
 from kubesched.framework.features import FeatureGates
 from kubesched.scheduler.gc_pacing import GcPacer
 from kubesched.sim.apiserver.authn import generate_token
-from kubesched.sim.apiserver.inflight import DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT, DEFAULT_MAX_REQUESTS_INFLIGHT
 from kubesched.sim.apiserver.server import APIServer, ensure_defaults, write_private_file
 from kubesched.sim.controllers import ControllerManager
 from kubesched.sim.run.paced import PacedTimeline
 from kubesched.sim.scenario.clock import PacedClock, stamp
 from kubesched.sim.scenario.loading import load_scenario_into
 from kubesched.sim.scenario.reading import ScenarioError, parse_scenario
+from kubesched.sim.serve_options import SimServeOptions
 from kubesched.sim.simulator_api import SchedulerControl, SimulatorAPI
 from kubesched.tasks import TaskSet, stop_or
 
@@ -77,17 +77,21 @@ class SchedulerSupervisor:
                 return int(code)
 
 
-async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
+async def sim_serve(options: SimServeOptions, scenario: Any, cfg: Any, users: Any) -> int:
+    """Serve ``scenario`` (None: an empty cluster) as ``options`` say until stopped (a signal or
+    ``options.until``), with a scheduler under ``cfg`` if given; ``users`` are the API server's
+    users beside the admin. The exit code: the scheduler's, 0 without one, 2 when the live
+    cluster to import cannot be read."""
     store = Store()
     if scenario is not None:
         load_scenario_into(store, scenario, now=datetime.now(UTC))
     importer = None
     recorder = None
-    if getattr(args, "import_from", None):
+    if options.import_from:
         from kubesched.sim.importer import Importer
 
-        importer = Importer(store, args.import_from, args.selector, getattr(args, "import_context", None))
-        if getattr(args, "record", None):
+        importer = Importer(store, options.import_from, options.selector, options.import_context)
+        if options.record:
             from kubesched.sim.scenario.recording import Recorder
 
             recorder = Recorder()
@@ -96,56 +100,51 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             n = await importer.run_once()
         except Exception as exc:  # noqa: BLE001 - the source cannot be read: say so, start nothing
             await importer.close()
-            print(f"kubesched: --import-from {args.import_from}: {exc}", file=sys.stderr, flush=True)
+            print(f"kubesched: --import-from {options.import_from}: {exc}", file=sys.stderr, flush=True)
             return 2
         if recorder is not None:
             recorder.begin()
-        print(f"imported {n} object(s) from {args.import_from}", flush=True)
+        print(f"imported {n} object(s) from {options.import_from}", flush=True)
     initial = {kind: copy.deepcopy(store.list(kind)[0]) for kind in store.kinds()}
     # A token always, loopback or not: every local user and process can reach loopback too. And
     # HTTPS, as kubectl sends no credentials over plain HTTP. --insecure (loopback only) is the
     # explicit way out, for load probes and tools that speak plain HTTP.
     # The API server validates under the scheduler's gates (TaintTolerationComparisonOperators).
-    gates = getattr(args, "gates", None)
+    gates = options.feature_gates
     store.follow_gates(gates)
-    store.pod_termination = getattr(args, "pod_termination", "immediate")
-    # The flags' defaults are the server's own (the CLI does not import the server to show --help).
-    most = getattr(args, "max_requests_inflight", None)
-    most = DEFAULT_MAX_REQUESTS_INFLIGHT if most is None else most
-    most_mutating = getattr(args, "max_mutating_requests_inflight", None)
-    most_mutating = DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT if most_mutating is None else most_mutating
-    if args.insecure:
+    store.pod_termination = options.pod_termination
+    if options.insecure:
         server = APIServer(
             store,
-            host=args.address,
-            port=args.port,
+            host=options.address,
+            port=options.port,
             feature_gates=gates,
-            max_requests_inflight=most,
-            max_mutating_requests_inflight=most_mutating,
+            max_requests_inflight=options.max_requests_inflight,
+            max_mutating_requests_inflight=options.max_mutating_requests_inflight,
         )
     else:
-        token = args.token or generate_token()
+        token = options.token or generate_token()
         server = APIServer(
             store,
-            host=args.address,
-            port=args.port,
+            host=options.address,
+            port=options.port,
             token=token,
             users=users,
             tls=True,
             feature_gates=gates,
-            max_requests_inflight=most,
-            max_mutating_requests_inflight=most_mutating,
+            max_requests_inflight=options.max_requests_inflight,
+            max_mutating_requests_inflight=options.max_mutating_requests_inflight,
         )
-    if getattr(args, "fault_config", None) is not None:
-        server.faults.configure(args.fault_config)
-        print(f"fault injection: {len(args.fault_config.faults)} rule(s), seed {args.fault_config.seed}", flush=True)
+    if options.faults is not None:
+        server.faults.configure(options.faults)
+        print(f"fault injection: {len(options.faults.faults)} rule(s), seed {options.faults.seed}", flush=True)
     # The simulated clock starts now: steps' times and lifetimes count from here.
-    clock = PacedClock(getattr(args, "speed", None) or 1.0)
-    until = getattr(args, "until_horizon", None)
+    clock = PacedClock(options.speed)
+    until = options.until
     timeline = PacedTimeline(
         store, list(scenario.steps) if scenario is not None else [], clock, until, lambda line: print(line, flush=True)
     )
-    controllers = ControllerManager(store, getattr(args, "gates", None), now=lambda: stamp(clock.started_at, clock)())
+    controllers = ControllerManager(store, gates, now=lambda: stamp(clock.started_at, clock)())
     controllers.start()
     stop = asyncio.Event()
     supervisor: SchedulerSupervisor | None = None
@@ -184,7 +183,7 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
     # The server's background work: each task ends once ``stop`` is set, and none outlives this.
     tasks = TaskSet("sim serve", log)
     try:
-        kubeconfig, web_link = _write_files(server, args.kubeconfig_out)
+        kubeconfig, web_link = _write_files(server, options.kubeconfig_out)
         print(f"kubesched embedded API server on {server.url}", flush=True)
         if server.token:
             # The link carries the admin token: stdout is often a log file others can read.
@@ -195,14 +194,14 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        if importer is not None and getattr(args, "sync", False):
+        if importer is not None and options.sync:
             tasks.spawn(importer.sync(stop), name="import sync")
         if clock.speed != 1.0 or until is not None:
             print(f"simulated time runs {clock.speed:g}x the wall clock", flush=True)
         leads = (lambda: _scheduler_leads(store, cfg, stop)) if cfg is not None else None
         tasks.spawn(timeline.run(stop, leads), name="simulated time")
-        if recorder is not None:
-            tasks.spawn(_save_now_and_then(recorder, args.record, stop), name="record")
+        if recorder is not None and options.record:
+            tasks.spawn(_save_now_and_then(recorder, options.record, stop), name="record")
         if supervisor is None:
             # The scheduler, when it runs here, paces the collector for the whole process.
             tasks.spawn(_pace_collector(server, stop), name="collector pacing")
@@ -210,9 +209,9 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             supervisor.options = RunOptions(
                 kubeconfig=kubeconfig,
                 # Secure serving as in a cluster, delegating to this server: the admin token reads /metrics.
-                serving=ServingOptions(bind_address=args.address, secure_port=args.scheduler_port),
+                serving=ServingOptions(bind_address=options.address, secure_port=options.scheduler_port),
                 record_results=True,
-                feature_gates=args.gates,
+                feature_gates=gates,
             )
             print(
                 f"scheduler running with {len(cfg.profiles)} profile(s): "
@@ -230,9 +229,9 @@ async def sim_serve(args: Any, scenario: Any, cfg: Any, users: Any) -> int:
             await tasks.wait()
         if importer is not None:
             await importer.close()
-        if recorder is not None:
-            docs = recorder.write(args.record)
-            print(f"recorded {docs} document(s) to {args.record}", flush=True)
+        if recorder is not None and options.record:
+            docs = recorder.write(options.record)
+            print(f"recorded {docs} document(s) to {options.record}", flush=True)
         await server.stop()
         await controllers.stop()
     return code
