@@ -7,7 +7,7 @@ import grimp
 import pytest
 
 #: Top to bottom: each may import only what is below it.
-SIM_LAYERS = ("serve", "simulator_api", "run", "importer", "controllers", "scenario", "apiserver")
+SIM_LAYERS = ("serve", "serve_options", "simulator_api", "run", "importer", "controllers", "scenario", "apiserver")
 
 
 @pytest.fixture(scope="module")
