@@ -174,7 +174,12 @@ def read_text(path: str | os.PathLike[str], max_bytes: int) -> str:
         size = os.fstat(fh.fileno()).st_size
         if size > max_bytes:
             raise _size_error(size, max_bytes)
-        data = fh.read(max_bytes + 1)  # a file that grows (or a pipe) is cut off at the limit too
+        # Its size and a byte more (not the limit: reading asks for that much memory at once);
+        # a file that grew meanwhile (or a pipe, of size 0) is read on, cut off at the limit too.
+        want = min(size, max_bytes) + 1
+        data = fh.read(want)
+        if len(data) == want and want <= max_bytes:
+            data += fh.read(max_bytes + 1 - want)
     if len(data) > max_bytes:
         raise _size_error(len(data), max_bytes)
     try:

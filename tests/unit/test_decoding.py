@@ -180,6 +180,46 @@ def test_size_is_checked_before_parsing_and_files_before_reading(tmp_path: Path)
     )
 
 
+def test_a_small_file_is_read_without_asking_for_the_limit(tmp_path: Path) -> None:
+    """Reading asks for the file's size, not the limit (512 MiB for a scenario) at once."""
+    import tracemalloc
+
+    small = tmp_path / "small.yaml"
+    small.write_text("a: 1\n" * 100)
+    tracemalloc.start()
+    try:
+        assert read_text(small, 512 * 2**20) == "a: 1\n" * 100
+        _, top = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert top < 2**20, top
+
+
+def test_a_pipe_is_read_whole_and_cut_off_at_the_limit(tmp_path: Path) -> None:
+    """A pipe has no size: it is read on until the limit, and a byte past it is refused."""
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+
+    def feed(data: bytes) -> None:
+        with fifo.open("wb") as fh:
+            fh.write(data)
+
+    for data, refused in ((b"x" * 1024, False), (b"x" * 1025, True)):
+        writer = threading.Thread(target=feed, args=(data,))
+        writer.start()
+        try:
+            if refused:
+                with pytest.raises(DecodeError, match="more than the limit of 1024 bytes"):
+                    read_text(fifo, 1024)
+            else:
+                assert read_text(fifo, 1024) == data.decode()
+        finally:
+            writer.join(5)
+
+
 def test_a_deadline_stops_a_long_decoding() -> None:
     with pytest.raises(DecodeError) as info:
         load_yaml("[" + ", ".join(["x"] * 5000) + "]", Limits(deadline=0.0))
