@@ -1,5 +1,5 @@
 """``pluginConfig`` args: scheduler-plugins' ``TargetLoadPackingArgs``,
-``LoadVariationRiskBalancingArgs`` and ``LowRiskOverCommitmentArgs``
+``LoadVariationRiskBalancingArgs``, ``LowRiskOverCommitmentArgs`` and ``PeaksArgs``
 (``kubescheduler.config.k8s.io/v1``), field for field, with upstream's defaulting
 (``apis/config/v1/defaults.go``):
 
@@ -11,7 +11,10 @@
 * LoadVariationRiskBalancing: ``safeVarianceMargin`` and ``safeVarianceSensitivity`` 1 (below 0:
   1);
 * LowRiskOverCommitment: ``smoothingWindowSize`` 5 (0 or below: 5), ``riskLimitWeights``
-  ``{cpu: 0.5, memory: 0.5}`` when none is given, a weight outside [0, 1] replaced by 0.5.
+  ``{cpu: 0.5, memory: 0.5}`` when none is given, a weight outside [0, 1] replaced by 0.5;
+* Peaks: ``watcherAddress`` and ``nodePowerModel`` only (no ``metricProvider``), no defaults;
+  upstream's Go names ``WatcherAddress`` and ``NodePowerModel`` are read as well (its v1 type's
+  JSON tags are malformed, so those are the keys its own example uses).
 
 Refused, naming the field: a ``metricProvider.type`` that is none of the three when no
 ``watcherAddress`` is given (upstream's ``invalid MetricProvider.Type``), a
@@ -25,7 +28,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, field_validator, model_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictFloat,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from kubesched import milli_value
 
@@ -193,3 +205,52 @@ class LowRiskOverCommitmentArgs(TrimaranSpec):
     def weights(self) -> dict[str, float]:
         """The weight of each resource's limit risk: cpu and memory 0.5 unless given."""
         return {**_default_weights(), **self.risk_limit_weights}
+
+
+class PowerModel(BaseModel):
+    """A node's power model (``PowerModel``): ``power = k0 + k1 * e^(k2 * utilisation)``, the
+    utilisation in percent; a missing constant is 0."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    k0: StrictFloat = 0.0
+    k1: StrictFloat = 0.0
+    k2: StrictFloat = 0.0
+
+    @field_validator("k0", "k1", "k2")
+    @classmethod
+    def _constant(cls, v: float) -> float:
+        if not math.isfinite(v):
+            raise ValueError(f"must be a finite number, got {v}")
+        return v
+
+
+class PeaksArgs(BaseModel):
+    """Peaks' args (``PeaksArgs``): a load-watcher service and the power model of each node by
+    name; an empty ``nodePowerModel`` means the JSON file ``$NODE_POWER_MODEL`` names (read when
+    the plugin is made, see :mod:`.peaks`)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    #: A load-watcher service (``http://host:2020``); without one, the metrics API as for the
+    #: other plugins (upstream refuses: ``invalid MetricProvider.Type, got``).
+    watcher_address: StrictStr | None = Field(
+        None, validation_alias=AliasChoices("watcherAddress", "WatcherAddress", "watcher_address")
+    )
+    node_power_model: dict[str, PowerModel] = Field(
+        default_factory=dict, validation_alias=AliasChoices("nodePowerModel", "NodePowerModel", "node_power_model")
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_spelling(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for names in (("watcherAddress", "WatcherAddress"), ("nodePowerModel", "NodePowerModel")):
+                if all(n in data for n in names):
+                    raise ValueError(f"{names[0]}: given twice, as {names[0]} and {names[1]}: give one")
+        return data
+
+    @property
+    def spec(self) -> TrimaranSpec:
+        """The load source as the other plugins' args name it."""
+        return TrimaranSpec.model_validate({"watcherAddress": self.watcher_address} if self.watcher_address else {})
