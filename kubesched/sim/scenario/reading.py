@@ -153,9 +153,7 @@ def load_scenario(path: str | os.PathLike[str], gates: FeatureGates | None = Non
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
     except DecodeError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
-    # The decoded documents are the loader's own: it lets go of each as it is copied, so that
-    # a large file is not held twice at once.
-    return parse_scenario(docs, str(path), gates=gates, owned=True)
+    return parse_scenario(docs, str(path), gates=gates)
 
 
 def count_objects(docs: Iterable[Any]) -> int:
@@ -184,17 +182,14 @@ def parse_scenario(
     known_classes: Iterable[dict[str, Any]] = (),
     known_definitions: Iterable[dict[str, Any]] = (),
     gates: FeatureGates | None = None,
-    owned: bool = False,
 ) -> Scenario:
     """A scenario from its documents; ``known_classes`` are PriorityClasses its pods may name
     besides its own (a step's objects may name the scenario's), ``known_definitions``
     CustomResourceDefinitions whose objects it may hold besides its own. Pods are checked as the
     API server checks them on create under the feature ``gates`` the scenario runs with (1.37's
     defaults when None): with ``gates`` given, the fields of gates that are off are dropped
-    first, as kube-apiserver drops them; what a gate refuses is refused either way. With ``owned`` (a list of documents nobody else
-    reads), each document and each step's objects are let go of once copied into the scenario
-    (the list is emptied), so that the decoded file and its copy are never both whole."""
-    docs = docs if owned and isinstance(docs, list) else list(docs)
+    first, as kube-apiserver drops them; what a gate refuses is refused either way."""
+    docs = list(docs)
     sc = Scenario(source=source)
     step_where: list[str] = []
     prefix = f"{source}: " if source else ""
@@ -348,8 +343,6 @@ def parse_scenario(
         if doc is None:
             continue
         add(doc, f"document {i + 1}")
-        if owned:
-            docs[i] = doc = None  # the loop's name would keep the last document alive
     # What admission would refuse (a priorityClassName naming no PriorityClass of the scenario)
     # is refused here, before anything runs, rather than half-way through a simulation.
     classes = {pc["metadata"]["name"]: pc for pc in [*known_classes, *sc.priority_classes]}
@@ -365,9 +358,6 @@ def parse_scenario(
         if step.create:  # a step that only patches or deletes has no scenario (None)
             where = f"{source} {where}".strip()
             step.scenario = parse_scenario(step.create, where, classes.values(), sc.custom_resource_definitions, gates)
-            if owned:
-                step.created = len(step.create)
-                step.create = []
     sc.warnings = _warnings(sc)
     return sc
 

@@ -63,14 +63,11 @@ class Step:
     patch: list[tuple[Ref, Obj]] = field(default_factory=list)
     #: ``create`` parsed as a scenario (set by the scenario loader).
     scenario: Any = None
-    #: How many objects ``create`` held, kept when the loader lets go of them once parsed.
-    created: int = 0
 
     def describe(self) -> str:
         parts = []
-        count = len(self.create) or self.created
-        if count:
-            parts.append(f"create {count}")
+        if self.create:
+            parts.append(f"create {len(self.create)}")
         if self.patch:
             parts.append("patch " + ", ".join(f"{r.kind} {r.name}" for r, _ in self.patch))
         if self.delete:
