@@ -27,9 +27,6 @@ from kubesched.objects import Obj
 #: ``spec.terminationGracePeriodSeconds`` when a pod leaves it unset (the API's default).
 DEFAULT_GRACE_SECONDS = 30
 
-#: How the simulated kubelets finish a deleted pod (see the module's docstring).
-POD_TERMINATION = ("immediate", "graceful")
-
 
 def grace_period(pod: Obj, requested: int | None = None) -> int:
     """The seconds ``pod`` is given to stop when deleted with ``requested`` (DeleteOptions'
@@ -47,9 +44,9 @@ def grace_period(pod: Obj, requested: int | None = None) -> int:
     return max(0, period)
 
 
-def _stamp(seconds_from_now: float) -> str:
-    """An RFC 3339 time ``seconds_from_now`` from now, in whole seconds as the API server writes it."""
-    return datetime.fromtimestamp(int(time.time() + seconds_from_now), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+def _stamp(epoch: float) -> str:
+    """The RFC 3339 time of ``epoch`` seconds, whole, as the API server writes it."""
+    return datetime.fromtimestamp(int(epoch), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _parse(stamp: str) -> float:
@@ -76,7 +73,7 @@ def delete_pod(store: Store, namespace: str | None, name: str, requested: int | 
         shortened = _parse(meta["deletionTimestamp"]) - current + requested
 
         def shorten(p: Obj) -> None:
-            p["metadata"]["deletionTimestamp"] = _stamp(shortened - time.time())
+            p["metadata"]["deletionTimestamp"] = _stamp(shortened)
             p["metadata"]["deletionGracePeriodSeconds"] = requested
 
         return store.mutate("Pod", namespace, name, shorten)
@@ -86,7 +83,7 @@ def delete_pod(store: Store, namespace: str | None, name: str, requested: int | 
 
     def mark(p: Obj) -> None:
         m = p["metadata"]
-        m["deletionTimestamp"] = _stamp(period)
+        m["deletionTimestamp"] = _stamp(time.time() + period)
         m["deletionGracePeriodSeconds"] = period
         if int(m.get("generation") or 0) > 0:
             m["generation"] = int(m["generation"]) + 1
