@@ -128,6 +128,8 @@ class Scenario:
     #: Objects of the scenario's (or a known) CustomResourceDefinitions, pruned, defaulted and
     #: validated against their schema, in their storage version; created after ``others``.
     custom_objects: list[dict[str, Any]] = field(default_factory=list)
+    #: Every object above as the scenario holds it, in document order (a step's ``create``).
+    objects: list[dict[str, Any]] = field(default_factory=list)
     #: ``kind: Steps`` documents' steps (kubesched.sim.scenario.timeline), each with its objects to
     #: create parsed as a scenario of their own (``step.scenario``; None when it creates nothing).
     steps: list[Any] = field(default_factory=list)
@@ -153,7 +155,9 @@ def load_scenario(path: str | os.PathLike[str], gates: FeatureGates | None = Non
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from exc
     except DecodeError as exc:
         raise ScenarioError(f"{path}: not valid YAML: {exc}") from None
-    return parse_scenario(docs, str(path), gates=gates)
+    # The decoded documents are the loader's own: it lets go of each as it is copied, so that a
+    # large file is not held twice at once.
+    return parse_scenario(docs, str(path), gates=gates, owned=True)
 
 
 def count_objects(docs: Iterable[Any]) -> int:
@@ -182,14 +186,18 @@ def parse_scenario(
     known_classes: Iterable[dict[str, Any]] = (),
     known_definitions: Iterable[dict[str, Any]] = (),
     gates: FeatureGates | None = None,
+    owned: bool = False,
 ) -> Scenario:
     """A scenario from its documents; ``known_classes`` are PriorityClasses its pods may name
     besides its own (a step's objects may name the scenario's), ``known_definitions``
     CustomResourceDefinitions whose objects it may hold besides its own. Pods are checked as the
     API server checks them on create under the feature ``gates`` the scenario runs with (1.37's
     defaults when None): with ``gates`` given, the fields of gates that are off are dropped
-    first, as kube-apiserver drops them; what a gate refuses is refused either way."""
-    docs = list(docs)
+    first, as kube-apiserver drops them; what a gate refuses is refused either way. With ``owned``
+    (a list of documents nobody else reads) each document is let go of once copied into the
+    scenario (the list is emptied), so that the decoded file and its copy are never both whole.
+    A step's ``create`` is replaced by the objects as its scenario holds them, in their order."""
+    docs = docs if owned and isinstance(docs, list) else list(docs)
     sc = Scenario(source=source)
     step_where: list[str] = []
     prefix = f"{source}: " if source else ""
@@ -238,6 +246,7 @@ def parse_scenario(
                 sc.custom_resource_definitions.append(custom)
             else:
                 sc.custom_objects.append(custom)
+            sc.objects.append(custom)
             return
         if kind not in SUPPORTED_KINDS:
             raise ScenarioError(
@@ -256,6 +265,7 @@ def parse_scenario(
             raise ScenarioError(f"{prefix}{where}: duplicate {kind} {(ns + '/') if ns else ''}{meta['name']}")
         seen.add(ident)
         index += 1
+        sc.objects.append(obj)
         if kind == "Node":
             _check_mapping(obj, "status", where, prefix, required=False)
             sc.nodes.append(obj)
@@ -343,6 +353,8 @@ def parse_scenario(
         if doc is None:
             continue
         add(doc, f"document {i + 1}")
+        if owned:
+            docs[i] = doc = None  # the loop's name would keep the last document alive
     # What admission would refuse (a priorityClassName naming no PriorityClass of the scenario)
     # is refused here, before anything runs, rather than half-way through a simulation.
     classes = {pc["metadata"]["name"]: pc for pc in [*known_classes, *sc.priority_classes]}
@@ -358,6 +370,7 @@ def parse_scenario(
         if step.create:  # a step that only patches or deletes has no scenario (None)
             where = f"{source} {where}".strip()
             step.scenario = parse_scenario(step.create, where, classes.values(), sc.custom_resource_definitions, gates)
+            step.create = step.scenario.objects
     sc.warnings = _warnings(sc)
     return sc
 
