@@ -39,9 +39,6 @@ VICTIM_SCORING = (
     "pod-group preemption does not score the candidate placements by their victims (upstream's victim-aware "
     "scoring): it preempts other pods than upstream"
 )
-NO_RESERVE_IN_SIMULATION = (
-    "pod-group preemption's simulation does not run Reserve plugins: upstream's does, so its second pod fails there"
-)
 NO_TOPOLOGY = (
     "pod-group preemption refuses groups with a topology constraint ('pod group preemption: not supported with "
     "topology constraints'), as 1.37's DefaultPreemption.PodGroupPostFilter does; this case comes from a later "
@@ -496,7 +493,7 @@ CASES: dict[str, tuple[Case, str]] = {
             preempted=1,
             reserve_max=2,
         ),
-        NO_RESERVE_IN_SIMULATION,
+        None,
     ),
     "Binding first before preemption for gang policy": (
         Case(

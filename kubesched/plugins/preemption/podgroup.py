@@ -17,8 +17,8 @@ DefaultPreemption's PodGroupPostFilter hands the group here:
 4. Units are then put back one by one — those with a pod whose eviction would violate a
    PodDisruptionBudget first, then the rest, each part the most important first (higher
    priority; a group before a single pod; more pods; earlier start): a unit with which every
-   proposed member still passes Filter on its node is spared, else it is taken off again and
-   preempted.
+   proposed member still passes Filter on its node, and its Reserve plugins with the members
+   before it reserved, is spared, else it is taken off again and preempted.
 5. The victims get the ``DisruptionTarget`` condition and are deleted (with
    SchedulerAsyncPreemption in the background, the members held at DefaultPreemption's
    PreEnqueue meanwhile), and every member is nominated to its proposed node; the Success says
@@ -199,10 +199,13 @@ class PodGroupPreemption:
     async def _still_fits(self, assignments: PodGroupAssignments, present: Sequence[PodInfo]) -> bool:
         """Whether every proposed member passes Filter on its node (with the pods nominated there,
         as upstream's reprieve filters), in order, with ``present`` (victims put back) told to
-        its PreFilter state and the earlier members placed."""
+        its PreFilter state and the earlier members placed and reserved: as 1.37's reprieve, the
+        Reserve plugins run for each member placed, so a plugin that keeps its own account (a
+        quota, a device) sees the members before it; every one is unreserved afterwards."""
         fw = self.handle
         snapshot = fw.snapshot()
         placed: list[PodInfo] = []
+        reserved: list[tuple[CycleState, PodInfo, str]] = []
         try:
             for a in assignments.assignments:
                 base: CycleState = a.state if a.state is not None else CycleState()
@@ -221,7 +224,15 @@ class PodGroupPreemption:
                 tentative = a.pod.with_node(a.node_name)
                 snapshot.add_pod(tentative)
                 placed.append(tentative)
+                # A failed Reserve is unreserved too, as a cycle's is: its plugins may have
+                # counted part of the pod before one refused it.
+                reserved.append((state, tentative, a.node_name))
+                status = await fw.run_reserve(state, tentative, a.node_name)
+                if status is not None and not status.is_success():
+                    return False
             return True
         finally:
+            for reserved_state, p, node_name in reversed(reserved):
+                await fw.run_unreserve(reserved_state, p, node_name)
             for p in reversed(placed):
                 snapshot.remove_pod(p)
