@@ -37,7 +37,8 @@ from upstream_workload_kit import (
 
 VICTIM_SCORING = (
     "pod-group preemption does not score the candidate placements by their victims (upstream's victim-aware "
-    "scoring): it preempts other pods than upstream"
+    "scoring): it preempts other pods than upstream; 1.37 does not either (its documentation: one dry run, then "
+    "as many victims reprieved as possible), nor does 1.38.0-alpha.1"
 )
 NO_TOPOLOGY = (
     "pod-group preemption refuses groups with a topology constraint ('pod group preemption: not supported with "

@@ -57,7 +57,8 @@ async def test_pod_group_preemption_status() -> None:
     reason="the victims now stay Terminating on node2/node3, as upstream's, but once pod1 leaves the group is "
     "tried again: preemptor-1 fits node1 in the trial, the gang's quorum fails, and the failure clears its "
     "nomination; the newest upstream pod-group cycle tries a standalone group's nominated placement first and "
-    "keeps to it (nominatedPlacement), code later than 1.37's as read here",
+    "keeps to it (nominatedPlacement), which came in 1.38 (kubernetes#139472, in 1.38.0-alpha.1's notes: "
+    "'TAS placement selection now respects NominatedNodeName')",
 )
 async def test_pod_group_preemption_nominated_node_name_respected() -> None:
     """TestPodGroupPreemption_NominatedNodeNameRespected: a gang of two (priority 50) nominated to
