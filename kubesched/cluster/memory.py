@@ -121,10 +121,7 @@ class InMemoryCluster:
         digest = zlib.crc32(f"{meta.get('uid')}|{reason}|{message}".encode())
         name = f"{meta.get('name', '')}.{reason.lower()}.{digest:08x}"
         now = now_rfc3339()
-        try:
-            existing = self.store.get("Event", ns, name)
-        except NotFound:
-            existing = None
+        existing = self.store.find("Event", ns, name)
         if existing is not None:
             ev = json_copy(existing)
             ev["count"] = int(ev.get("count") or 1) + 1

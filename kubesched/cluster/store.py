@@ -211,6 +211,11 @@ class Store:
         except KeyError:
             raise NotFound(f'{kind.lower()}s "{name}" not found') from None
 
+    def find(self, kind: str, namespace: str | None, name: str) -> Obj | None:
+        """The object, or None when there is none (:meth:`get` without the exception, for
+        callers to whom absence is the usual answer)."""
+        return self._objects.get(kind, {}).get(self.object_key(kind, namespace, name))
+
     def list(self, kind: str, namespace: str | None = None) -> tuple[list[Obj], int]:
         objs = self._objects.get(kind, {})
         if namespace is None or self.cluster_scoped(kind):

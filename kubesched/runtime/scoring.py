@@ -48,6 +48,8 @@ async def run_score_plugins(
     names: list[str] | None = None
     if raw is not None or final is not None:
         names = [ni.name for ni in nodes]
+    #: Each plugin's normalized scores, for the 0..100 check.
+    scored: list[tuple[BoundMethod, np.ndarray]] = []
     for b in plugins:
         if skip and b.name in skip:
             continue
@@ -84,9 +86,7 @@ async def run_score_plugins(
                 values, status = await _normalize_per_node(b, norm, state, pod, nodes, values)
                 if status is not None:
                     return totals, status
-        status = range_error(b, values)
-        if status is not None:
-            return totals, status
+        scored.append((b, values))
         w = b.weight
         if w == 1:
             totals += values
@@ -95,7 +95,9 @@ async def run_score_plugins(
         if final is not None and names is not None:
             for name, v in zip(names, values.tolist()):
                 final.setdefault(name, {})[b.name] = v * w
-    return totals, None
+    # The 0..100 check after every plugin has scored, as upstream applies it with the weights
+    # once Score and NormalizeScore have run for all.
+    return totals, first_range_error(scored)
 
 
 async def normalize_and_check(
@@ -174,6 +176,22 @@ def range_error(b: BoundMethod, values: np.ndarray) -> Status | None:
             f"{bad}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
             b.name,
         )
+    return None
+
+
+def first_range_error(scored: Sequence[tuple[BoundMethod, np.ndarray]]) -> Status | None:
+    """The error for the first plugin of ``scored`` whose normalized scores leave 0..100; else
+    None. All plugins' scores are checked in one pass (one largest and one smallest), and only
+    when one is out of range plugin by plugin, for the error to name the first."""
+    if not scored:
+        return None
+    every = scored[0][1] if len(scored) == 1 else np.concatenate([v for _, v in scored])
+    if not len(every) or (_largest(every) <= MAX_NODE_SCORE and _smallest(every) >= MIN_NODE_SCORE):
+        return None
+    for b, values in scored:
+        status = range_error(b, values)
+        if status is not None:
+            return status
     return None
 
 

@@ -124,3 +124,14 @@ def test_scenario_definition_with_an_unknown_field_is_refused() -> None:
     bad["spec"]["scoop"] = "x"
     with pytest.raises(ScenarioError, match=r'strict decoding error: unknown field "spec.scoop"'):
         parse_scenario([bad], "s.yaml")
+
+
+def test_find_is_get_without_the_exception_for_every_scope() -> None:
+    store = Store()
+    store.create("Node", {"metadata": {"name": "n1"}})
+    store.create("Event", {"metadata": {"name": "e", "namespace": "ns"}})
+    assert store.find("Node", None, "n1") is store.get("Node", None, "n1")
+    assert store.find("Event", "ns", "e") is store.get("Event", "ns", "e")
+    assert store.find("Event", "other", "e") is None
+    assert store.find("Event", "ns", "missing") is None
+    assert store.find("NoSuchKind", None, "x") is None

@@ -228,6 +228,33 @@ async def test_score_out_of_range_after_normalize_is_an_error() -> None:
     assert 'plugin "S" returns an invalid score 101' in rec.message
 
 
+async def test_the_range_error_names_the_first_plugin_out_of_range_whichever_plugins_score_after_it() -> None:
+    # All plugins are checked in one pass; the error still names the first out of range, in
+    # the profile's order, and not one in range before it.
+    In = plugin("In", score=lambda self, s, p, n: 100)
+    Low = plugin("Low", score=lambda self, s, p, n: -1 if n.name == "n2" else 0)
+    High = plugin("High", score=lambda self, s, p, n: 101)
+    h = await make_harness(
+        [profile(score=["In", "Low", "High"])],
+        registry_with(In, Low, High),
+        objs=[*nodes("n1", "n2"), make_pod("p")],
+    )
+    await h.run_all()
+    rec = h.scheduler.results["default/p"]
+    assert rec.phase == "Error"
+    assert 'plugin "Low" returns an invalid score -1' in rec.message
+
+
+async def test_scores_at_the_bounds_are_in_range() -> None:
+    Zero = plugin("Zero", score=lambda self, s, p, n: 0)
+    Full = plugin("Full", score=lambda self, s, p, n: 100 if n.name == "n1" else 0)
+    h = await make_harness(
+        [profile(score=["Zero", "Full"])], registry_with(Zero, Full), objs=[*nodes("n1", "n2"), make_pod("p")]
+    )
+    await h.run_all()
+    assert h.node_of("p") == "n1"
+
+
 async def test_prescore_skip_skips_score() -> None:
     S = plugin("S", pre_score=lambda self, s, p, ns: Status.skip(), score=lambda self, s, p, n: 50)
     h = await make_harness(
