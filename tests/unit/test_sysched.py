@@ -15,14 +15,16 @@ from kubesched.testing import make_node, make_pod
 
 sys.path.insert(0, str(PACKAGE))  # the package is not installed for the suite
 
-from kubesched_sysched import SySched, SySchedArgs, calc_score, parse_name_ns, read_profile, remove  # noqa: E402
+from kubesched_sysched import SySched, SySchedArgs, calc_score, parse_name_ns, read_profile, remove
 
 Obj = dict[str, Any]
 
 
 def mock_sysched() -> SySched:
     """upstream's ``mockSysched``: the three profiles, ``full-seccomp`` the default."""
-    sys_ = SySched(SySchedArgs.model_validate({"defaultProfileNamespace": "default", "defaultProfileName": "full-seccomp"}))
+    sys_ = SySched(
+        SySchedArgs.model_validate({"defaultProfileNamespace": "default", "defaultProfileName": "full-seccomp"})
+    )
     for profile in PROFILES:
         sys_.add_profile(profile)
     return sys_
@@ -229,9 +231,7 @@ def test_pod_added_that_is_not_running_is_not_counted() -> None:
 def test_pod_updated_update_1_pod() -> None:
     sys_ = mock_sysched()
     sys_.hosts.add_pod(annotated("pod1", "z-seccomp").node("test").obj())
-    old = (
-        annotated("pod2", "x-seccomp").node("test").set("status.hostIP", "192.168.0.2").set("status.phase", "Pending")
-    )
+    old = annotated("pod2", "x-seccomp").node("test").set("status.hostIP", "192.168.0.2").set("status.phase", "Pending")
     sys_.pod_updated(old.obj(), None)
     assert len(sys_.hosts.host_to_pods["test"]) == 2
     assert len(sys_.hosts.host_syscalls["test"]) == len(set(Z_SECCOMP) | set(X_SECCOMP))

@@ -76,7 +76,7 @@ def parse_name_ns(profile_path: str) -> tuple[str, str]:
 def syscalls_of(profile: Mapping[str, Any]) -> set[str]:
     """The system calls a SeccompProfile object lets through (allowed or logged)."""
     meta = profile.get("metadata") or {}
-    where = f"{SECCOMP_PROFILES.qualified_name} \"{meta.get('name', '')}\""
+    where = f'{SECCOMP_PROFILES.qualified_name} "{meta.get("name", "")}"'
     spec = profile.get("spec")
     if spec is None:
         spec = {}
