@@ -120,3 +120,15 @@ def test_the_example_with_kubectl_and_kubesched_run(cluster: Cluster) -> None:
         timeout=30,
     )
     assert (placed["nginx-1"], placed["memcached-0"], placed["nginx-2"]) == ("mynode-1", "mynode-2", "mynode-1")
+    # the README's stand-in for a kubelet: the status subresource takes a host IP, twice
+    for ip in ("10.0.0.1", "10.0.0.2"):
+        cluster.ok(
+            "patch",
+            "pod",
+            "nginx-1",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+            json.dumps({"status": {"hostIP": ip}}),
+        )
+    assert cluster.ok("get", "pod", "nginx-1", "-o", "jsonpath={.status.hostIP}") == "10.0.0.2"
