@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from benchmarks.decode_memory import write_scenario
 
+from benchmarks.decode_memory import write_scenario
 from kubesched.decoding import load_yaml_all
 from kubesched.sim.scenario import reading
 from kubesched.sim.scenario.reading import SCENARIO_LIMITS, load_scenario, parse_scenario
