@@ -335,6 +335,16 @@ class Handle(Protocol):
         when it fits both ways."""
         ...
 
+    async def run_reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        """Run every Reserve plugin for ``pod`` on ``node_name``, in order, up to the first
+        that does not succeed (upstream's ``RunReservePluginsReserve``, which 1.37's Handle gives
+        a preemption's simulation); undo with :meth:`run_unreserve`, also after a failure."""
+        ...
+
+    async def run_unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> None:
+        """Run every Reserve plugin's Unreserve, in reverse order (failures are logged)."""
+        ...
+
     @property
     def feature_gates(self) -> FeatureGates:
         """Upstream's feature gates as this scheduler runs them (1.37's defaults unless
