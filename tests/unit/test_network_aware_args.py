@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import network_aware_cases
 import pytest
 import yaml
 from network_aware_cases import network_aware
@@ -173,3 +174,18 @@ def test_an_unknown_field_is_refused_by_name_through_the_configuration() -> None
     with pytest.raises(ConfigurationError) as exc:
         parse_config(data, registry=registry())
     assert "pluginConfig[0].args.namespaces" in str(exc.value), str(exc.value)
+
+
+def test_the_readme_configuration_loads() -> None:
+    """The README's Configuration block, as a user would copy it."""
+    readme = (network_aware_cases.PACKAGE / "README.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in readme.split("```yaml\n")[1:]]
+    (config,) = [yaml.safe_load(b) for b in blocks if "KubeSchedulerConfiguration" in b]
+    (profile,) = parse_config(config, registry=registry()).profiles
+    assert profile.scheduler_name == "network-aware-scheduler"
+    assert [r.name for r in profile.plugins["queueSort"]] == ["TopologicalSort"]
+    assert [(r.name, r.weight) for r in profile.plugins["score"] if r.name == "NetworkOverhead"] == [
+        ("NetworkOverhead", 5)
+    ]
+    overhead = profile.plugin_args["NetworkOverhead"]
+    assert (overhead.weights_name, overhead.network_topology_name) == ("UserDefined", "nt-default")

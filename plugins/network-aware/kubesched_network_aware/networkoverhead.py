@@ -51,6 +51,7 @@ from kubesched import (
     CycleState,
     GroupVersionResource,
     Handle,
+    KubeschedError,
     NodeInfo,
     NodeScore,
     PodInfo,
@@ -91,7 +92,7 @@ class PreFilterState:
         return self
 
 
-class NodeNotFound(LookupError):
+class NodeNotFound(KubeschedError, LookupError):
     """A placed pod's node is not in the snapshot."""
 
 
