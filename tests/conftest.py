@@ -133,3 +133,21 @@ def pytest_runtest_makereport(item: Any, call: Any) -> Any:
     outcome = yield
     report = outcome.get_result()
     setattr(item, f"rep_{report.when}", report)
+
+
+def compare_metrics(scenario: Any, *configs: Any) -> dict[str, dict[str, Any]]:
+    """``kubesched compare --output json`` over ``scenario`` with ``configs``, as a user runs it
+    (a process of its own, so an installed plugin package is found by its entry points): each
+    configuration's metrics by its profile name. A failing command fails the test with its
+    stderr."""
+    import json
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-m", "kubesched", "compare", "--no-progress", "--output", "json"]
+    argv += ["--scenario", str(scenario)]
+    for config in configs:
+        argv += ["--config", str(config)]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    return {c["name"]: c["metrics"] for c in json.loads(out.stdout)["configurations"]}

@@ -7,9 +7,7 @@ example run by ``simulate`` with both profiles and by ``kubesched compare``."""
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import installed_package
+from conftest import compare_metrics, installed_package
 
 from kubesched.config import load_config
 from kubesched.runtime.registry import default_registry
@@ -150,29 +148,7 @@ def test_simulate_keeps_the_dependent_pods_together(network_aware_installed: Non
 
 
 def test_compare_shows_the_difference(network_aware_installed: None) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "compare",
-            "--no-progress",
-            "--output",
-            "json",
-            "--scenario",
-            str(SCENARIO),
-            "--config",
-            str(DEFAULT),
-            "--config",
-            str(NETWORK_AWARE),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    metrics = {c["name"]: c["metrics"] for c in json.loads(out.stdout)["configurations"]}
+    metrics = compare_metrics(SCENARIO, DEFAULT, NETWORK_AWARE)
     # the same pods placed (the README's table), on fewer nodes: packed where they talk
     assert metrics["default-scheduler"]["scheduled"] == metrics["network-aware-scheduler"]["scheduled"] == 4
     assert (

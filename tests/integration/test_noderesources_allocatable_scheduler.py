@@ -7,15 +7,13 @@ node)."""
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import installed_package
+from conftest import compare_metrics, installed_package
 
 from kubesched.config import load_config
 from kubesched.testing import running_scheduler
@@ -66,29 +64,7 @@ def test_simulate_and_compare_show_the_readme_example(allocatable_installed: Non
     assert nodes_of(DEFAULT) == ["large"] * 3
     assert nodes_of(ALLOCATABLE) == ["small"] * 3
 
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "compare",
-            "--no-progress",
-            "--output",
-            "json",
-            "--scenario",
-            str(SCENARIO),
-            "--config",
-            str(DEFAULT),
-            "--config",
-            str(ALLOCATABLE),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    metrics = {c["name"]: c["metrics"] for c in json.loads(out.stdout)["configurations"]}
+    metrics = compare_metrics(SCENARIO, DEFAULT, ALLOCATABLE)
     # the same three pods on one node either way; on the large node (3 of 32 CPUs) or the small
     # one (3 of 4): the spread of the nodes' CPU allocation tells them apart
     assert metrics["default-scheduler"]["scheduled"] == metrics["allocatable-scheduler"]["scheduled"] == 3

@@ -7,16 +7,13 @@ over both."""
 from __future__ import annotations
 
 import asyncio
-import json
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import installed_package
+from conftest import compare_metrics, installed_package
 
 from kubesched.config import load_config
 
@@ -67,29 +64,7 @@ def test_simulate_spares_the_tolerant_pods_from_the_web_pod_not_from_the_urgent_
 
 
 def test_compare_shows_the_difference(toleration_installed: None) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "compare",
-            "--no-progress",
-            "--output",
-            "json",
-            "--scenario",
-            str(SCENARIO),
-            "--config",
-            str(DEFAULT),
-            "--config",
-            str(TOLERATION),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    metrics = {c["name"]: c["metrics"] for c in json.loads(out.stdout)["configurations"]}
+    metrics = compare_metrics(SCENARIO, DEFAULT, TOLERATION)
     # both end with two pods placed, but not the same two: web-0 (1 CPU) and urgent-0 (2) by
     # default, urgent-0 and a training pod (2 each) with the toleration
     assert metrics["default-scheduler"]["scheduled"] == metrics["preemption-toleration-scheduler"]["scheduled"] == 2

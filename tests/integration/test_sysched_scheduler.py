@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import installed_package
+from conftest import compare_metrics, installed_package
 
 from kubesched.config import load_config
 from kubesched.testing import running_scheduler
@@ -215,29 +213,7 @@ def test_simulate_keeps_pods_of_disjoint_system_calls_apart(sysched_installed: N
 
 
 def test_compare_shows_the_difference(sysched_installed: None) -> None:
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "kubesched",
-            "compare",
-            "--no-progress",
-            "--output",
-            "json",
-            "--scenario",
-            str(SCENARIO),
-            "--config",
-            str(DEFAULT),
-            "--config",
-            str(SYSCHED),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert out.returncode == 0, out.stderr
-    metrics = {c["name"]: c["metrics"] for c in json.loads(out.stdout)["configurations"]}
+    metrics = compare_metrics(SCENARIO, DEFAULT, SYSCHED)
     # the same three pods placed; by default 2.5 CPUs on each node, with SySched 2 and 3
     assert metrics["default-scheduler"]["scheduled"] == metrics["sysched-scheduler"]["scheduled"] == 3
     assert metrics["default-scheduler"]["nodeCpuAllocationStdev"] == 0
