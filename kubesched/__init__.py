@@ -23,6 +23,7 @@ change to it is a deliberate act.
 * preemption for a PostFilter (upstream's ``preemption.Evaluator``): :class:`PreemptionEvaluator`
   runs the generic flow over the hooks of a :class:`PreemptionInterface` (eligibility, victims on
   a node, how many candidates); it proposes :class:`PreemptionCandidate` nodes;
+  :class:`DefaultPreemptionArgs` are DefaultPreemption's args, for a plugin that takes the same;
 * queueing hints: :class:`ClusterEvent`, :class:`ClusterEventWithHint`, :class:`ActionType`,
   :class:`EventResource`, :class:`QueueingHint`;
 * the snapshot's columns for batch forms: :class:`NodeColumns`, :class:`NodeBatch`,
@@ -94,6 +95,7 @@ if TYPE_CHECKING:
         ProposedAssignment,
     )
     from kubesched.framework.preemption import PreemptionEvaluator, PreemptionInterface
+    from kubesched.framework.preemption_args import DefaultPreemptionArgs
     from kubesched.framework.preemption_candidates import Candidate as PreemptionCandidate
     from kubesched.framework.resources import Resource, milli_value, parse_quantity
     from kubesched.framework.simple import filter, queue_sort, score
@@ -158,6 +160,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PreScorePlugin": ("kubesched.framework.interface", "PreScorePlugin"),
     "PreemptionCandidate": ("kubesched.framework.preemption_candidates", "Candidate"),
     "PreemptionEvaluator": ("kubesched.framework.preemption", "PreemptionEvaluator"),
+    "DefaultPreemptionArgs": ("kubesched.framework.preemption_args", "DefaultPreemptionArgs"),
     "PreemptionInterface": ("kubesched.framework.preemption", "PreemptionInterface"),
     "ProposedAssignment": ("kubesched.framework.podgroup", "ProposedAssignment"),
     "QueueSortPlugin": ("kubesched.framework.interface", "QueueSortPlugin"),
@@ -212,6 +215,7 @@ __all__ = [
     "ClusterEventWithHint",
     "Code",
     "CycleState",
+    "DefaultPreemptionArgs",
     "EnqueueExtensions",
     "EventResource",
     "FilterPlugin",

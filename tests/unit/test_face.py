@@ -26,6 +26,7 @@ FACE = [
     "ClusterEventWithHint",
     "Code",
     "CycleState",
+    "DefaultPreemptionArgs",
     "EnqueueExtensions",
     "EventResource",
     "FilterPlugin",

@@ -35,8 +35,6 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.interface import CycleState, PostFilterResult
@@ -49,6 +47,7 @@ from kubesched.framework.preemption import (
     VictimShortcut,
     pod_terminating_by_preemption,
 )
+from kubesched.framework.preemption_args import DefaultPreemptionArgs
 from kubesched.framework.preemption_candidates import NO_VICTIMS_FOUND, Candidate
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -85,37 +84,6 @@ __all__ = [
     "DefaultPreemptionArgs",
     "pod_terminating_by_preemption",
 ]
-
-
-class DefaultPreemptionArgs(BaseModel):
-    """Upstream ``DefaultPreemptionArgs`` (kubescheduler.config.k8s.io/v1), defaults applied."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    min_candidate_nodes_percentage: int = Field(default=10, alias="minCandidateNodesPercentage")
-    min_candidate_nodes_absolute: int = Field(default=100, alias="minCandidateNodesAbsolute")
-
-    @model_validator(mode="after")
-    def _check(self) -> DefaultPreemptionArgs:
-        pct = self.min_candidate_nodes_percentage
-        absolute = self.min_candidate_nodes_absolute
-        errs: list[str] = []
-        if pct < 0 or pct > 100:
-            errs.append(f"minCandidateNodesPercentage: Invalid value: {pct}: not in valid range [0, 100]")
-        if absolute < 0:
-            errs.append(f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)")
-        if pct == 0 and absolute == 0:
-            errs.append(
-                "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
-                "minCandidateNodesAbsolute"
-            )
-            errs.append(
-                "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
-                "minCandidateNodesPercentage"
-            )
-        if errs:
-            raise ValueError("; ".join(errs))
-        return self
 
 
 class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
@@ -269,9 +237,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
     def calculate_num_candidates(self, num_nodes: int) -> int:
         """How many candidates to gather: the configured share of ``num_nodes``, at least the
         configured absolute number, never more than ``num_nodes``."""
-        n = num_nodes * self.args.min_candidate_nodes_percentage // 100
-        n = max(n, self.args.min_candidate_nodes_absolute)
-        return min(n, num_nodes)
+        return self.args.num_candidates(num_nodes)
 
     def get_offset_and_num_candidates(self, num_nodes: int, pod: PodInfo | None = None) -> tuple[int, int]:
         return self._random_offset(num_nodes, pod), self.calculate_num_candidates(num_nodes)

@@ -1,5 +1,6 @@
 """``pluginConfig`` args: scheduler-plugins' ``PreemptionTolerationArgs``, which is
-kube-scheduler's ``DefaultPreemptionArgs`` under another name, defaulted and validated as that:
+kube-scheduler's ``DefaultPreemptionArgs`` under another name, defaulted and validated as that
+(the face's :class:`kubesched.DefaultPreemptionArgs`):
 
 * ``minCandidateNodesPercentage`` (default 10) and ``minCandidateNodesAbsolute`` (default 100):
   how many nodes the dry run gathers as candidates before it stops, the larger of the share of
@@ -12,49 +13,8 @@ absolute number, and both zero at once.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
-
-DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE = 10
-DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE = 100
+from kubesched import DefaultPreemptionArgs
 
 
-class PreemptionTolerationArgs(BaseModel):
+class PreemptionTolerationArgs(DefaultPreemptionArgs):
     """The args of PreemptionToleration, defaults applied (see the module doc)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    min_candidate_nodes_percentage: StrictInt = Field(
-        DEFAULT_MIN_CANDIDATE_NODES_PERCENTAGE, alias="minCandidateNodesPercentage"
-    )
-    min_candidate_nodes_absolute: StrictInt = Field(
-        DEFAULT_MIN_CANDIDATE_NODES_ABSOLUTE, alias="minCandidateNodesAbsolute"
-    )
-
-    @model_validator(mode="after")
-    def _validate(self) -> PreemptionTolerationArgs:
-        pct = self.min_candidate_nodes_percentage
-        absolute = self.min_candidate_nodes_absolute
-        errs: list[str] = []
-        if not 0 <= pct <= 100:
-            errs.append(f"minCandidateNodesPercentage: Invalid value: {pct}: not in valid range [0, 100]")
-        if absolute < 0:
-            errs.append(f"minCandidateNodesAbsolute: Invalid value: {absolute}: not in valid range [0, inf)")
-        if pct == 0 and absolute == 0:
-            errs.append(
-                "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
-                "minCandidateNodesAbsolute"
-            )
-            errs.append(
-                "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
-                "minCandidateNodesPercentage"
-            )
-        if len(errs) == 1:
-            raise ValueError(errs[0])
-        if errs:
-            raise ValueError("[" + ", ".join(errs) + "]")
-        return self
-
-    def num_candidates(self, num_nodes: int) -> int:
-        """How many candidates a dry run over ``num_nodes`` potential nodes gathers."""
-        n = num_nodes * self.min_candidate_nodes_percentage // 100
-        return min(max(n, self.min_candidate_nodes_absolute), num_nodes)

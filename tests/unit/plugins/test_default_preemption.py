@@ -1218,3 +1218,20 @@ def test_aggregate_errors() -> None:
 
 def test_events_to_register_is_empty() -> None:
     assert DefaultPreemption(None, None).events_to_register() == []
+
+
+def test_args_are_the_faces_and_refuse_a_number_written_as_text() -> None:
+    import kubesched
+
+    assert kubesched.DefaultPreemptionArgs is DefaultPreemptionArgs
+    with pytest.raises(ValidationError, match="minCandidateNodesPercentage"):
+        DefaultPreemptionArgs.model_validate({"minCandidateNodesPercentage": "10"})
+
+
+def test_args_with_two_errors_read_as_upstreams_aggregate() -> None:
+    with pytest.raises(ValidationError) as err:
+        DefaultPreemptionArgs.model_validate({"minCandidateNodesPercentage": 101, "minCandidateNodesAbsolute": -1})
+    assert (
+        "[minCandidateNodesPercentage: Invalid value: 101: not in valid range [0, 100], "
+        "minCandidateNodesAbsolute: Invalid value: -1: not in valid range [0, inf)]"
+    ) in str(err.value)
