@@ -45,6 +45,7 @@ from kubesched import (
     ClusterEventWithHint,
     CycleState,
     EventResource,
+    GroupVersionResource,
     Handle,
     PodInfo,
     QueuedPodInfo,
@@ -58,6 +59,9 @@ POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"
 POD_GROUP_NAME_LABEL = "pod-group.scheduling.sigs.k8s.io/name"
 #: The minimum number of members that must be placed together.
 MIN_AVAILABLE_LABEL = "pod-group.scheduling.sigs.k8s.io/min-available"
+#: scheduler-plugins' PodGroup custom resource (``config/crds/scheduling.x-k8s.io_podgroups.yaml``):
+#: a group's ``spec.minMember`` when its pods carry no min-available label.
+POD_GROUPS = GroupVersionResource("scheduling.x-k8s.io", "v1alpha1", "podgroups")
 
 #: Upstream's PostFilter leaves a group alone when at most this share of its quorum is missing:
 #: a later member may still complete it.
@@ -204,10 +208,20 @@ class Coscheduling:
         self.args = args if args is not None else CoschedulingArgs.model_validate({})
         self.handle = handle
         self._groups: dict[str, _GroupState] = {}
+        #: scheduler-plugins' PodGroup objects, watched from the start (a handle without
+        #: informers, as in some tests, has none: the labels then say everything).
+        self._pod_groups: Any = None
+        informer_for = getattr(handle, "informer_for", None)
+        if informer_for is not None:
+            self._pod_groups = informer_for(POD_GROUPS).lister
 
     # --- groups -----------------------------------------------------------------------------------
     def _min_member(self, namespace: str, name: str) -> int | None:
-        pg = self.handle.listers.get("PodGroup", namespace, name)
+        """``spec.minMember`` of scheduler-plugins' PodGroup ``namespace/name``, if there is one
+        (a ``scheduling.k8s.io`` PodGroup of the same name never counts)."""
+        pg = self._pod_groups.get(namespace, name) if self._pod_groups is not None else None
+        if pg is None:
+            pg = self.handle.listers.get("PodGroup", namespace, name)
         if not pg or _is_upstream_pod_group(pg):
             return None
         value = (pg.get("spec") or {}).get("minMember")
@@ -381,6 +395,9 @@ class Coscheduling:
         return [
             ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ADD | ActionType.UPDATE), hint),
             ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD | ActionType.UPDATE), hint),
+            ClusterEventWithHint(
+                ClusterEvent(POD_GROUPS.event_resource, ActionType.ADD | ActionType.UPDATE), _group_event
+            ),
         ]
 
 
@@ -395,6 +412,18 @@ def _sibling_event(
         if obj is not None and name:
             if _pod_meta(obj)[0] == ns and label_group_name(obj) == name:
                 return QueueingHint.QUEUE
+    return QueueingHint.SKIP
+
+
+def _group_event(pod: Mapping[str, Any], old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> QueueingHint:
+    """Queue ``pod`` for a change of the scheduler-plugins PodGroup its label names (its
+    ``minMember`` is the group's minimum when no label gives one)."""
+    ns = _pod_meta(pod)[0]
+    name = label_group_name(pod)
+    for obj in (new, old):
+        meta = (obj or {}).get("metadata") or {}
+        if name and meta.get("name") == name and (meta.get("namespace") or "default") == ns:
+            return QueueingHint.QUEUE
     return QueueingHint.SKIP
 
 
