@@ -39,10 +39,12 @@ SMALL = "integration-test"
 KNOWN = {
     "capacity-scheduling",
     "coscheduling",
+    "network-aware",
     "noderesources-allocatable",
     "noderesourcetopology",
     "preemption-toleration",
     "qos-sort",
+    "sysched",
     "trimaran",
 }
 
