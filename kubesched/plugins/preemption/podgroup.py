@@ -204,8 +204,8 @@ class PodGroupPreemption:
         quota, a device) sees the members before it; every one is unreserved afterwards."""
         fw = self.handle
         snapshot = fw.snapshot()
-        placed: list[PodInfo] = []
-        reserved: list[tuple[CycleState, PodInfo, str]] = []
+        #: The members placed on the snapshot so far, each with the state it was reserved with.
+        placed: list[tuple[CycleState, PodInfo, str]] = []
         try:
             for a in assignments.assignments:
                 base: CycleState = a.state if a.state is not None else CycleState()
@@ -223,16 +223,16 @@ class PodGroupPreemption:
                     return False
                 tentative = a.pod.with_node(a.node_name)
                 snapshot.add_pod(tentative)
-                placed.append(tentative)
                 # A failed Reserve is unreserved too, as a cycle's is: its plugins may have
                 # counted part of the pod before one refused it.
-                reserved.append((state, tentative, a.node_name))
+                placed.append((state, tentative, a.node_name))
                 status = await fw.run_reserve(state, tentative, a.node_name)
                 if status is not None and not status.is_success():
                     return False
             return True
         finally:
-            for reserved_state, p, node_name in reversed(reserved):
-                await fw.run_unreserve(reserved_state, p, node_name)
-            for p in reversed(placed):
+            # Undone last first, each unreserved and then taken off, as the cycle reverts its
+            # tentative placements.
+            for placed_state, p, node_name in reversed(placed):
+                await fw.run_unreserve(placed_state, p, node_name)
                 snapshot.remove_pod(p)
