@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from benchmarks.soak.report import Check, Report
+from kubesched.cluster.kube.events import EVENT_RETRY_LOG
 
 Obj = dict[str, Any]
 #: A pod the leader bound this many seconds before it was killed may lack its Scheduled event.
@@ -80,6 +81,18 @@ def _parse_time(value: str | None) -> float | None:
         return None
 
 
+def events_retried(log: str) -> set[str]:
+    """The pods whose events a replica's ``log`` says it was to write again (the event names
+    ``namespace/pod.suffix``, as the recorder names them)."""
+    pods = set()
+    for line in log.splitlines():
+        _, found, rest = line.partition(EVENT_RETRY_LOG + " ")
+        if found:
+            event = rest.split(" ", 1)[0].rsplit("/", 1)[-1]
+            pods.add(event.rsplit(".", 1)[0])
+    return pods
+
+
 def judge(
     rep: Report,
     *,
@@ -92,11 +105,13 @@ def judge(
     rebinds: list[tuple[str, str, str]],
     killed_wall: float | None,
     takeover_wall: float | None = None,
+    killed_log: str = "",
 ) -> list[Check]:
     """The checks of a finished soak, from what the server shows at the end: ``pods`` (name →
     pod), ``per_pod`` (``/kubesched/stats`` pods), ``events`` (events.k8s.io/v1 items); and what
     the run saw: the pods ``created``, the node ``first_seen`` for each pod, the node changes
-    (``rebinds``) and when the leader was killed (wall clock). Fills the binding figures of ``rep``."""
+    (``rebinds``) and when the leader was killed (wall clock), with what it had logged
+    (``killed_log``). Fills the binding figures of ``rep``."""
     node_of = {n: (p.get("spec") or {}).get("nodeName") for n, p in pods.items()}
     bound = {n for n, node in node_of.items() if node}
     lost = sorted(created - set(pods))
@@ -124,6 +139,7 @@ def judge(
     def count(ev: Obj) -> int:
         return int((ev.get("series") or {}).get("count") or ev.get("deprecatedCount") or 1)
 
+    retried = events_retried(killed_log)
     bad_scheduled = []
     missing, excused = [], []
     for name in sorted(bound):
@@ -135,8 +151,11 @@ def judge(
             # leader bound may die with it, as they would with kube-scheduler. Until another
             # replica took the lease, a binding the server committed was the killed leader's
             # (a request it sent before dying, held up by a stall).
+            # Or earlier, when the killed leader's log shows the pod's event still being
+            # retried (a write that met the faults waits up to 10 s between tries).
             until = max(killed_wall or 0.0, takeover_wall or 0.0)
-            if killed_wall is not None and at is not None and killed_wall - EVENT_GRACE <= at <= until:
+            since = -float("inf") if name in retried else (killed_wall or 0.0) - EVENT_GRACE
+            if killed_wall is not None and at is not None and since <= at <= until:
                 excused.append(name)
             else:
                 missing.append(name)

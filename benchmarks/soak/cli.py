@@ -14,8 +14,8 @@ outcome checked:
 * no duplicate Scheduled: no pod has more than one ``Scheduled`` event (aggregated count 1), each
   names the node the pod is on, and no unbound pod has one;
 * Scheduled for each bound pod: every bound pod has its ``Scheduled`` event, except pods the
-  killed leader bound in its last 10 s (events are written after the binding and die with the
-  process, as kube-scheduler's would); the events are read once every bound pod's is there, or
+  killed leader bound in its last 10 s or whose event its log shows it was still retrying
+  (events are written after the binding and die with the process, as kube-scheduler's would); the events are read once every bound pod's is there, or
   30 s after the last binding (a burst's last events trail its bindings);
 * no false failure: no ``FailedScheduling`` event on a bound pod was recorded (``eventTime``,
   or a series' ``lastObservedTime``) at or after the moment the server committed its binding —

@@ -345,8 +345,16 @@ class Soak:
                 rebinds=self.rebinds,
                 killed_wall=self.killed_wall,
                 takeover_wall=self.takeover_wall,
+                killed_log=self._log_of(self.killed_name),
             )
         )
+
+    def _log_of(self, replica: str | None) -> str:
+        """What a replica has logged so far ("" for none)."""
+        proc = self.replicas.get(replica or "")
+        if proc is None or not proc.log.exists():
+            return ""
+        return proc.log.read_text(encoding="utf-8", errors="replace")
 
     async def _events_after_binds(self, api: API, pods: dict[str, Obj]) -> list[Obj]:
         """The namespace's events, once every bound pod's Scheduled event is there or

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from benchmarks.soak import EVENT_GRACE, Report, judge
-from benchmarks.soak.checks import HEALTH_LIMIT_MS, Probe, health_during, no_tracebacks
+from benchmarks.soak.checks import HEALTH_LIMIT_MS, Probe, events_retried, health_during, no_tracebacks
 
 Obj = dict[str, Any]
 BOUND_AT = 1_700_000_000.0
@@ -201,3 +201,46 @@ def test_a_traceback_in_any_log_fails_naming_the_process_and_the_exception() -> 
     check = no_tracebacks({"apiserver": "INFO serving\n", "soak-a1": LOG + LOG})
     assert not check.ok
     assert check.detail == "soak-a1: 2 (first: kubesched.cluster.base.ClusterError: Internal error occurred)"
+
+
+def test_a_missing_scheduled_event_still_retried_by_the_killed_leader_is_excused() -> None:
+    """An event write that met the faults may trail its binding by more than the window; the
+    killed leader's log names it, and only that pod is excused."""
+    events = _events_with(drop="soak-1")
+    late = BOUND_AT + EVENT_GRACE + 30
+    assert failing(events=events, killed_wall=late) == {"Scheduled for each bound pod"}
+    other = (
+        "INFO kubesched.cluster.kube.events: could not write the event default/soak-0.1a2b (503); trying again in 8.0s"
+    )
+    assert failing(events=events, killed_wall=late, killed_log=other) == {"Scheduled for each bound pod"}
+    own = other.replace("soak-0.1a2b", "soak-1.187f3c")
+    assert failing(events=events, killed_wall=late, killed_log=own) == set()
+    # Bound after the takeover: another replica's binding, never the killed leader's.
+    assert failing(events=events, killed_wall=BOUND_AT - 5, takeover_wall=BOUND_AT - 1, killed_log=own) == {
+        "Scheduled for each bound pod"
+    }
+
+
+async def test_the_recorder_logs_the_event_it_will_write_again(caplog: pytest.LogCaptureFixture) -> None:
+    """What :func:`events_retried` reads is what the recorder writes when a write fails with a
+    5xx (the fault is the server's answer; a transport that gives it once stands in for it)."""
+    from kubesched.cluster.base import ClusterError
+    from kubesched.cluster.kube.events import EventRecorder
+
+    class Flaky:
+        failed = False
+
+        async def request(self, method: str, path: str, body: Any = None, content_type: str = "") -> Any:
+            if path.endswith("/events") and not self.failed:
+                self.failed = True
+                raise ClusterError("etcdserver: request timed out", 503)
+            return body
+
+    transport = Flaky()
+    recorder = EventRecorder(lambda: transport, "host")  # type: ignore[arg-type,return-value]
+    recorder.retry_interval = 0.001
+    pod = {"kind": "Pod", "metadata": {"name": "soak-7.x", "namespace": "default", "uid": "u"}}
+    with caplog.at_level("INFO"):
+        await recorder.record(pod, "Normal", "Scheduled", "Binding", "assigned", "default-scheduler")
+    assert transport.failed
+    assert events_retried(caplog.text) == {"soak-7.x"}

@@ -34,6 +34,16 @@ EVENT_CACHE_SIZE = 4096
 EVENT_MAX_TRIES = 12
 #: The longest wait between two tries of an event write (client-go's sleep between tries).
 EVENT_RETRY_CAP = 10.0
+#: What the log says before the event (``namespace/name``) whose write is to be tried again.
+EVENT_RETRY_LOG = "could not write the event"
+
+
+def _event_named(path: str, body: Obj) -> str:
+    """``namespace/name`` of the event a write creates (``body``) or patches (``path``'s tail)."""
+    parts = path.rstrip("/").split("/")
+    ns = parts[parts.index("namespaces") + 1] if "namespaces" in parts[:-1] else ""
+    name = (body.get("metadata") or {}).get("name") if "metadata" in body else parts[-1]
+    return f"{ns}/{name}"
 
 
 @dataclass
@@ -106,7 +116,7 @@ class EventRecorder:
                 delay = min(EVENT_RETRY_CAP, self.retry_interval * 2 ** (attempt - 1))
                 if attempt == 1:
                     delay *= self._rng.random()
-                log.info("could not write an event (%s); trying again in %.1fs", exc, delay)
+                log.info("%s %s (%s); trying again in %.1fs", EVENT_RETRY_LOG, _event_named(path, body), exc, delay)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")
 
