@@ -3,7 +3,10 @@
 
 One job per module, each importing only those above it in this list:
 
-* :mod:`.catalogue`: the workloads (upstream's cases, node and pod templates, floors);
+* :mod:`.shipped`: the workloads ``kubesched bench`` ships (``kubesched/bench/workloads/*.yaml``,
+  their one definition), read for the catalogue; :mod:`.dra`: the DRA workloads' objects;
+* :mod:`.catalogue`: the workloads, each read from its shipped case or, where it has none,
+  written there (with the reason);
 * :mod:`.measure`: a run's :class:`~benchmarks.measure.Result` and the instruments (loop lag,
   percentiles, peak RSS), which are :mod:`kubesched.bench.measure`'s (``kubesched bench`` measures
   with them too);

@@ -1,12 +1,13 @@
-"""The workloads: upstream scheduler_perf's cases as data, with their node and pod templates and
-upstream's throughput floors.
+"""The workloads of ``python -m benchmarks.run``: what each creates and how it is judged; none
+runs anything (the backends, :mod:`benchmarks.backends`, do; :mod:`benchmarks.measure` turns a run
+into a :class:`~benchmarks.measure.Result`).
 
-A workload says what to create (nodes, init pods, measured pods, a churn) and how to judge it
-(its floor); it runs nothing. The backends (:mod:`benchmarks.backends`) run it, :mod:`benchmarks.measure`
-turns a run into a :class:`~benchmarks.measure.Result`.
-
-The node and pod templates follow upstream's scheduler_perf defaults (node: 4 CPU, 32Gi, 110
-pods; pod: 100m CPU, 500Mi memory).
+Where a workload is defined: every workload that is a size of a test case ``kubesched bench``
+ships (``kubesched/bench/workloads/*.yaml``, upstream scheduler_perf's YAML shape) takes its
+nodes, pods, counts, churn, feature gates, pod groups and upstream's floor from that case, read
+by :mod:`benchmarks.shipped` (``yaml_source`` names the file); to change one, change the YAML.
+Only the workloads with no such case are written here, each with the reason: the DRA ones
+(:mod:`benchmarks.dra`), pod-level resources, the batching case and the openb trace replays.
 """
 
 from __future__ import annotations
@@ -16,33 +17,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import dra, podgroups
+from benchmarks import dra, shipped
+from benchmarks.shipped import default_node, default_pod
 from kubesched.bench.measure import Floor
+
+__all__ = ["WORKLOADS", "Workload", "default_names", "default_node", "default_pod"]
 
 #: This folder: the configurations a workload names live beside the catalogue.
 HERE = Path(__file__).resolve().parent
 
-
-# Thresholds of kubernetes/kubernetes test/integration/scheduler_perf, the newest stored versions
-# of misc/, affinity/ and topology_spreading/performance-config.yaml (master after v1.34: the
-# configs already name v1.35's NodeDeclaredFeatures gate). Upstream sets a threshold only on its
-# large `performance` cases; a workload of ours with the same test and node count but fewer
-# measured pods carries that case's floor, named, so the table can say the sizes differ.
-# PreemptionBasic has no threshold upstream (570 belongs to PreemptionAsync: default pods measured
-# while a high-priority pod preempts every 200 ms).
-SCHEDULING_BASIC_FLOOR = Floor(680, "SchedulingBasic/5000Nodes_10000Pods")
-ANTI_AFFINITY_FLOOR = Floor(60, "SchedulingPodAntiAffinity/5000Nodes_2000Pods")
-AFFINITY_FLOOR = Floor(35, "SchedulingPodAffinity/5000Nodes_5000Pods")
-NODE_AFFINITY_FLOOR = Floor(220, "SchedulingNodeAffinity/5000Nodes_10000Pods")
-SPREADING_FLOOR = Floor(460, "TopologySpreading/5000Nodes_5000Pods")
-PREEMPTION_ASYNC_FLOOR = Floor(570, "PreemptionAsync/5000Nodes")
+#: Upstream's floor of SchedulingBasic (misc.yaml's 5000Nodes_10000Pods threshold), which
+#: PodLevelResources (SchedulingBasic with pod-level requests, no upstream case) carries.
+SCHEDULING_BASIC_FLOOR = shipped.floor("SchedulingBasic/5000Nodes_10000Pods")
 
 
 @dataclass
 class Workload:
     """One benchmark: ``nodes`` nodes, ``init_pods`` placed first (not measured), then
     ``measure_pods`` created at once and measured until each is decided (or, with
-    ``wait_bound``, bound). Templates left None are upstream's defaults."""
+    ``wait_bound``, bound). Templates left None are upstream's defaults (node-default.yaml,
+    pod-default.yaml). Made by :func:`from_yaml` where kubesched bench ships the workload."""
 
     name: str
     nodes: int
@@ -81,130 +75,13 @@ class Workload:
     #: Upstream's ``featureGates`` of the case: the scheduler runs with them (and its default
     #: profile is the one they give), as does the API server of the HTTP backend.
     feature_gates: dict[str, bool] = field(default_factory=dict)
-    #: The namespace and PodGroups the measured pods belong to (:mod:`benchmarks.podgroups`),
-    #: created before the init pods, no controllers running; ``groups`` of them are measured.
+    #: The namespace, CompositePodGroups and PodGroups the measured pods belong to (the shipped
+    #: case's), created before the init pods, no controllers running; ``groups`` PodGroups.
     pod_groups: Callable[[], list[dict[str, Any]]] | None = None
     groups: int = 0
-
-
-def default_node(i: int) -> dict[str, Any]:
-    name = f"node-{i}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-        "spec": {},
-        "status": {
-            "capacity": {"pods": "110", "cpu": "4", "memory": "32Gi"},
-            "allocatable": {"pods": "110", "cpu": "4", "memory": "32Gi"},
-        },
-    }
-
-
-def default_pod(prefix: str, i: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": f"{prefix}-{i}", "namespace": "default"},
-        "spec": {
-            "containers": [
-                {
-                    "name": "pause",
-                    "image": "registry.k8s.io/pause:3.10",
-                    "ports": [{"containerPort": 80}],
-                    "resources": {
-                        "requests": {"cpu": "100m", "memory": "500Mi"},
-                        "limits": {"cpu": "100m", "memory": "500Mi"},
-                    },
-                }
-            ]
-        },
-    }
-
-
-def zoned_node(zones: list[str]) -> Callable[[int], dict[str, Any]]:
-    """node-default with ``topology.kubernetes.io/zone`` cycling through ``zones`` (upstream's
-    labelNodePrepareStrategy)."""
-
-    def make(i: int) -> dict[str, Any]:
-        node = default_node(i)
-        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = zones[i % len(zones)]
-        return node
-
-    return make
-
-
-def _pod(
-    namespace: str = "default", labels: dict[str, str] | None = None, cpu: str = "100m", **spec: Any
-) -> Callable[[str, int], dict[str, Any]]:
-    def make(prefix: str, i: int) -> dict[str, Any]:
-        pod = default_pod(prefix, i)
-        pod["metadata"]["namespace"] = namespace
-        if labels:
-            pod["metadata"]["labels"] = dict(labels)
-        res = pod["spec"]["containers"][0]["resources"]
-        res["requests"]["cpu"] = res["limits"]["cpu"] = cpu
-        pod["spec"].update(spec)
-        return pod
-
-    return make
-
-
-def _anti_affinity(namespace: str) -> Callable[[str, int], dict[str, Any]]:
-    term = {
-        "labelSelector": {"matchLabels": {"color": "green"}},
-        "topologyKey": "kubernetes.io/hostname",
-        "namespaces": ["sched-0", "sched-1"],
-    }
-    return _pod(
-        namespace,
-        {"color": "green"},
-        affinity={"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
-    )
-
-
-def _affinity(namespace: str) -> Callable[[str, int], dict[str, Any]]:
-    term = {
-        "labelSelector": {"matchLabels": {"color": "blue"}},
-        "topologyKey": "topology.kubernetes.io/zone",
-        "namespaces": ["sched-0", "sched-1"],
-    }
-    return _pod(
-        namespace,
-        {"color": "blue"},
-        affinity={"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}},
-    )
-
-
-NODE_AFFINITY_POD = _pod(
-    affinity={
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {
-                        "matchExpressions": [
-                            {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["zone1", "zone2"]}
-                        ]
-                    }
-                ]
-            }
-        }
-    }
-)
-SPREADING_POD = _pod(
-    labels={"color": "blue"},
-    topologySpreadConstraints=[
-        {
-            "maxSkew": 5,
-            "topologyKey": "topology.kubernetes.io/zone",
-            "whenUnsatisfiable": "DoNotSchedule",
-            "labelSelector": {"matchLabels": {"color": "blue"}},
-        }
-    ],
-)
-LOW_PRIORITY_POD = _pod(cpu="900m", terminationGracePeriodSeconds=0)
-HIGH_PRIORITY_POD = _pod(cpu="3000m", priority=10)
-SATURATING_POD = _pod(cpu="3")
+    #: The shipped workload file this workload is read from (``misc.yaml``), or "" when it is
+    #: written here.
+    yaml_source: str = ""
 
 
 def _openb(pods: str) -> Callable[[], Any]:
@@ -222,169 +99,120 @@ def _openb_missing() -> str | None:
     return None if trace_dir() is not None else TRACE_ABSENT
 
 
-def _pod_group_workload(test: str, case: str, nodes: int, groups: int, per_group: int, **kw: Any) -> Workload:
-    """Upstream's GangScheduling (gangs of ``minCount: per_group``) or BasicScheduling case
-    ``case``: ``groups`` groups of ``per_group`` measured pods on ``nodes`` default nodes."""
-    gang = test == "GangScheduling"
-    kind = "gangs" if gang else "basic groups"
-    kw.setdefault("description", f"upstream {test}/{case}: {groups} {kind} of {per_group} pods (GenericWorkload)")
-    return Workload(
-        f"{test}/{case}",
-        nodes,
-        0,
-        groups * per_group,
-        make_pod=podgroups.member_pod(gang, per_group),
-        feature_gates=dict(podgroups.GATES),
-        pod_groups=podgroups.pod_group_objects(gang, groups, per_group),
-        groups=groups,
-        **kw,
+#: How benchmarks.run runs the sizes of a case, where not as the others: preemptors need a
+#: second attempt (measured until bound), and where they land depends on the wall clock.
+RUN_AS: dict[str, dict[str, Any]] = {
+    "PreemptionBasic": {"wait_bound": True, "timing_dependent": True},
+    "PreemptionAsync": {"wait_bound": True, "timing_dependent": True},
+}
+
+
+def from_yaml(name: str, description: str = "", **run: Any) -> Workload:
+    """Workload ``name`` as kubesched bench ships it (:func:`benchmarks.shipped.workload_fields`),
+    run as :data:`RUN_AS` says for its case; ``run`` says what else benchmarks.run needs to know
+    (``slow``)."""
+    how = {**RUN_AS.get(name.split("/", 1)[0], {}), **run}
+    return Workload(name, **shipped.workload_fields(name), description=description, **how)
+
+
+def _pod_groups(name: str, description: str = "", **run: Any) -> Workload:
+    """A pod-group workload of podgroups.yaml, described by its counts unless ``description``."""
+    w = from_yaml(name, description, **run)
+    test = name.split("/", 1)[0]
+    kind = "gangs" if "Gang" in test else "basic groups"
+    parents = " under CompositePodGroups" if test.startswith("CPG") else ""
+    w.description = w.description or (
+        f"upstream {name}: {w.groups} {kind} of {w.measure_pods // max(w.groups, 1)} pods{parents}"
     )
+    return w
 
 
-def _cpg_workload(test: str, case: str, nodes: int, cpgs: int, groups: int, per_group: int, **kw: Any) -> Workload:
-    """Upstream's ``cpg/`` CPGGangScheduling (composites of ``minGroupCount: groups // cpgs``
-    over gangs of ``minCount: per_group``) or CPGBasicScheduling case ``case``: ``cpgs``
-    CompositePodGroups over ``groups`` PodGroups of ``per_group`` measured pods on ``nodes``
-    default nodes. ``groups`` counts the PodGroups (each hierarchy's cycle decides all of them)."""
-    gang = test == "CPGGangScheduling"
-    per_cpg = groups // cpgs
-    kind = "gang" if gang else "basic"
-    kw.setdefault(
-        "description",
-        f"upstream {test}/{case}: {cpgs} {kind} CompositePodGroups of {per_cpg} groups of {per_group} pods",
-    )
-    return Workload(
-        f"{test}/{case}",
-        nodes,
-        0,
-        groups * per_group,
-        make_pod=podgroups.composite_member_pod(gang, per_group),
-        feature_gates=dict(podgroups.CPG_GATES),
-        pod_groups=podgroups.composite_objects(gang, cpgs, groups, per_cpg, per_cpg, per_group),
-        groups=groups,
-        **kw,
-    )
+#: Descriptions other than the counts: a size of an upstream case that upstream does not run.
+NOTES = {
+    "GangScheduling/2000Nodes_500Gangs_1500Pods": "GangScheduling at 2000 nodes (no upstream case), meant for "
+    "--backend http: 500 gangs of 3 pods",
+}
 
 
-#: Upstream's cpg/ shapes: (case, nodes, CompositePodGroups, PodGroups, pods per group); two
-#: PodGroups per composite throughout, and gangs ask for all their members.
-CPG_SHAPES: list[tuple[str, int, int, int, int]] = [
-    ("10Nodes_3CPGs_6Groups_18Pods", 10, 3, 6, 3),
-    ("100Nodes_10CPGs_20Groups_60Pods", 100, 10, 20, 3),
-    ("5000Nodes_500CPGs_1000Groups_3000Pods", 5000, 500, 1000, 3),
-    ("5000Nodes_1000CPGs_2000Groups_6000Pods", 5000, 1000, 2000, 3),
-    ("5000Nodes_1500CPGs_3000Groups_9000Pods", 5000, 1500, 3000, 3),
-    ("5000Nodes_3CPGs_6Groups_3000Pods", 5000, 3, 6, 500),
-    ("5000Nodes_3CPGs_6Groups_6000Pods", 5000, 3, 6, 1000),
-    ("5000Nodes_3CPGs_6Groups_9000Pods", 5000, 3, 6, 1500),
-]
+def _saturating_pod(prefix: str, i: int) -> dict[str, Any]:
+    """upstream's pod-default asking 3 CPU (requests and limits): one fits on a 4-CPU node."""
+    pod = default_pod(prefix, i)
+    resources = pod["spec"]["containers"][0]["resources"]
+    resources["requests"]["cpu"] = resources["limits"]["cpu"] = "3"
+    return pod
 
+
+#: The pod-group workloads (podgroups.yaml), and whether each is slow: each member's arrival
+#: runs GangScheduling's PreEnqueue again for every member waiting, and with hundreds of members
+#: a gang (or a hierarchy) that takes minutes.
+POD_GROUP_WORKLOADS: dict[str, bool] = {
+    "GangScheduling/10Nodes_3Gangs": False,
+    "GangScheduling/100Nodes_10Gangs": False,
+    "GangScheduling/5000Nodes_1000Gangs_3000Pods": False,
+    "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup": True,
+    "GangScheduling/2000Nodes_500Gangs_1500Pods": False,
+    "BasicScheduling/10Nodes_3Groups": False,
+    "BasicScheduling/100Nodes_10Groups": False,
+    "BasicScheduling/5000Nodes_1000Groups_3000Pods": False,
+    "BasicScheduling/5000Nodes_3Groups_3000Pods_1000PerGroup": False,
+    **{
+        f"{test}/{case}": test == "CPGGangScheduling" and per_group >= 500
+        for test in ("CPGBasicScheduling", "CPGGangScheduling")
+        for case, per_group in (
+            ("10Nodes_3CPGs_6Groups_18Pods", 3),
+            ("100Nodes_10CPGs_20Groups_60Pods", 3),
+            ("5000Nodes_500CPGs_1000Groups_3000Pods", 3),
+            ("5000Nodes_1000CPGs_2000Groups_6000Pods", 3),
+            ("5000Nodes_1500CPGs_3000Groups_9000Pods", 3),
+            ("5000Nodes_3CPGs_6Groups_3000Pods", 500),
+            ("5000Nodes_3CPGs_6Groups_6000Pods", 1000),
+            ("5000Nodes_3CPGs_6Groups_9000Pods", 1500),
+        )
+    },
+}
 
 WORKLOADS: dict[str, Workload] = {
     w.name: w
     for w in [
-        Workload("SchedulingBasic/500Nodes", 500, 500, 1000, description="upstream SchedulingBasic, 500 nodes"),
-        Workload(
-            "SchedulingBasic/5000Nodes",
-            5000,
-            1000,
-            1000,
-            floor=SCHEDULING_BASIC_FLOOR,
-            description="upstream SchedulingBasic, 5000 nodes",
-        ),
-        Workload(
-            "SchedulingBasic/5000Nodes_10000Pods",
-            5000,
-            1000,
-            10000,
-            floor=SCHEDULING_BASIC_FLOOR,
-            description="upstream SchedulingBasic, 5000 nodes, 10000 measured pods",
-        ),
-        Workload(
+        from_yaml("SchedulingBasic/500Nodes", "upstream SchedulingBasic, 500 nodes"),
+        from_yaml("SchedulingBasic/5000Nodes", "upstream SchedulingBasic, 5000 nodes"),
+        from_yaml("SchedulingBasic/5000Nodes_10000Pods", "upstream SchedulingBasic, 5000 nodes, 10000 measured pods"),
+        from_yaml(
             "SchedulingBasic/15000Nodes_50000Pods",
-            15000,
-            5000,
-            50000,
+            "SchedulingBasic at 15000 nodes (no upstream case): init and measured as 5000Nodes_50000Pods",
             slow=True,
-            description="SchedulingBasic at 15000 nodes (no upstream case): init and measured as 5000Nodes_50000Pods",
         ),
-        Workload(
+        from_yaml(
             "SchedulingPodAntiAffinity/5000Nodes",
-            5000,
-            1000,
-            1000,
-            make_init_pod=_anti_affinity("sched-0"),
-            make_pod=_anti_affinity("sched-1"),
-            floor=ANTI_AFFINITY_FLOOR,
-            description="upstream SchedulingPodAntiAffinity: required anti-affinity on hostname",
+            "upstream SchedulingPodAntiAffinity: required anti-affinity on hostname",
         ),
-        Workload(
-            "SchedulingPodAffinity/5000Nodes",
-            5000,
-            5000,
-            1000,
-            make_node=zoned_node(["zone1"]),
-            make_init_pod=_affinity("sched-0"),
-            make_pod=_affinity("sched-1"),
-            floor=AFFINITY_FLOOR,
-            description="upstream SchedulingPodAffinity: required affinity on zone",
+        from_yaml("SchedulingPodAffinity/5000Nodes", "upstream SchedulingPodAffinity: required affinity on zone"),
+        from_yaml("SchedulingNodeAffinity/5000Nodes", "upstream SchedulingNodeAffinity"),
+        from_yaml(
+            "TopologySpreading/5000Nodes", "upstream TopologySpreading: maxSkew 5 over three zones, DoNotSchedule"
         ),
-        Workload(
-            "SchedulingNodeAffinity/5000Nodes",
-            5000,
-            5000,
-            1000,
-            make_node=zoned_node(["zone1"]),
-            make_pod=NODE_AFFINITY_POD,
-            floor=NODE_AFFINITY_FLOOR,
-            description="upstream SchedulingNodeAffinity",
-        ),
-        Workload(
-            "TopologySpreading/5000Nodes",
-            5000,
-            5000,
-            2000,
-            make_node=zoned_node(["moon-1", "moon-2", "moon-3"]),
-            make_init_pod=default_pod,
-            make_pod=SPREADING_POD,
-            floor=SPREADING_FLOOR,
-            description="upstream TopologySpreading: maxSkew 5 over three zones, DoNotSchedule",
-        ),
-        Workload(
+        from_yaml(
             "PreemptionBasic/500Nodes",
-            500,
-            2000,
-            500,
-            make_init_pod=LOW_PRIORITY_POD,
-            make_pod=HIGH_PRIORITY_POD,
-            wait_bound=True,
-            timing_dependent=True,
-            description="upstream PreemptionBasic: every measured pod must preempt",
+            "upstream PreemptionBasic: every measured pod must preempt",
         ),
-        Workload(
+        from_yaml(
             "PreemptionAsync/5000Nodes",
-            5000,
-            20000,
-            5000,
-            make_init_pod=LOW_PRIORITY_POD,
-            make_churn_pod=HIGH_PRIORITY_POD,
-            churn_interval=0.2,
-            wait_bound=True,
-            timing_dependent=True,
-            floor=PREEMPTION_ASYNC_FLOOR,
-            description="upstream PreemptionAsync: default pods measured while a high-priority pod that "
+            "upstream PreemptionAsync: default pods measured while a high-priority pod that "
             "must preempt arrives every 200 ms (async preemption, as upstream's default)",
         ),
+        # Written here: it needs a scheduler configuration of its own (no default spreading),
+        # which a shipped case cannot name.
         Workload(
             "Batching/ResourceSaturation_5000Nodes",
             5000,
             0,
             5000,
-            make_pod=SATURATING_POD,
+            make_pod=_saturating_pod,
             config=str(HERE / "no-topology-defaults.yaml"),
             description="upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
             "no default spreading (which makes pods unsignable)",
         ),
+        # Written here: no upstream case (SchedulingBasic's pods, their requests at pod level).
         Workload(
             "PodLevelResources/5000Nodes",
             5000,
@@ -395,6 +223,9 @@ WORKLOADS: dict[str, Workload] = {
             description="SchedulingBasic with its requests at pod level (spec.resources, PodLevelResources; "
             "no upstream case: SchedulingBasic's floor)",
         ),
+        # The DRA workloads are written in benchmarks/dra.py (their pods from the shipped
+        # templates where one fits): their slices, claims and classes are not those of a
+        # shipped case's size (upstream runs most at 2 nodes and 10 pods, or steady state).
         Workload(
             "DRA/ExtendedResource_100Nodes",
             100,
@@ -453,29 +284,8 @@ WORKLOADS: dict[str, Workload] = {
             description="upstream dra/prioritizedlist at our size (upstream runs 2 nodes, 10 pods): "
             "firstAvailable whose first class matches no device",
         ),
-        _pod_group_workload("GangScheduling", "10Nodes_3Gangs", 10, 3, 3),
-        _pod_group_workload("GangScheduling", "100Nodes_10Gangs", 100, 10, 3),
-        _pod_group_workload("GangScheduling", "5000Nodes_1000Gangs_3000Pods", 5000, 1000, 3),
-        # Minutes: each member's arrival runs GangScheduling's PreEnqueue again for every
-        # member waiting, and that PreEnqueue counts the members the long way.
-        _pod_group_workload("GangScheduling", "5000Nodes_3Gangs_3000Pods_1000PerGroup", 5000, 3, 1000, slow=True),
-        _pod_group_workload(
-            "GangScheduling",
-            "2000Nodes_500Gangs_1500Pods",
-            2000,
-            500,
-            3,
-            description="GangScheduling at 2000 nodes (no upstream case), meant for --backend http: "
-            "500 gangs of 3 pods",
-        ),
-        _pod_group_workload("BasicScheduling", "10Nodes_3Groups", 10, 3, 3),
-        _pod_group_workload("BasicScheduling", "100Nodes_10Groups", 100, 10, 3),
-        _pod_group_workload("BasicScheduling", "5000Nodes_1000Groups_3000Pods", 5000, 1000, 3),
-        _pod_group_workload("BasicScheduling", "5000Nodes_3Groups_3000Pods_1000PerGroup", 5000, 3, 1000),
-        *(_cpg_workload("CPGBasicScheduling", *shape) for shape in CPG_SHAPES),
-        # Hundreds of members per gang: as GangScheduling's 1000PerGroup case, each arrival runs
-        # the waiting members' PreEnqueue again (over the whole hierarchy).
-        *(_cpg_workload("CPGGangScheduling", *shape, slow=shape[4] >= 500) for shape in CPG_SHAPES),
+        *(_pod_groups(name, NOTES.get(name, ""), slow=slow) for name, slow in POD_GROUP_WORKLOADS.items()),
+        # Written here: a trace replay (a simulate scenario), no template.
         Workload(
             "OpenbGPU/default",
             1523,
@@ -500,6 +310,20 @@ WORKLOADS: dict[str, Workload] = {
 
 #: SchedulingBasic at growing cluster sizes, for --scaling.
 SCALING = ["SchedulingBasic/500Nodes", "SchedulingBasic/5000Nodes_10000Pods", "SchedulingBasic/15000Nodes_50000Pods"]
+
+
+def workload(name: str) -> Workload:
+    """Workload ``name``: the catalogue's, else any other size of a shipped case the backends can
+    run (``-w SchedulingPodAntiAffinity/5000Nodes_2000Pods``), read as the catalogue reads its
+    own. KeyError, saying why, when there is neither."""
+    if name in WORKLOADS:
+        return WORKLOADS[name]
+    if name not in shipped.yaml_workloads():
+        raise KeyError(f"{name}: no such workload (see --list, or kubesched bench --list)")
+    try:
+        return from_yaml(name, f"shipped {name}")
+    except shipped.ShippedShapeError as exc:
+        raise KeyError(str(exc)) from None
 
 
 def default_names(everything: bool = False) -> list[str]:

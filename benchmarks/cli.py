@@ -40,7 +40,11 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m benchmarks.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument(
-        "-w", "--workload", action="append", help="workload name (repeatable); default: all but the slow ones"
+        "-w",
+        "--workload",
+        action="append",
+        help="workload name (repeatable): one of --list, or another size of a case kubesched bench ships; "
+        "default: all but the slow ones",
     )
     ap.add_argument("--all", action="store_true", help="every workload, the slow ones too")
     ap.add_argument(

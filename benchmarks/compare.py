@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from benchmarks.backends import runner_for
-from benchmarks.catalogue import WORKLOADS
+from benchmarks.catalogue import workload
 from benchmarks.launch import loop_runner, run_fresh
 from benchmarks.measure import Result
 
@@ -61,7 +61,7 @@ class Comparison:
 
 def compare_in_process(name: str, use_uvloop: bool = True, backend: str = "memory") -> Comparison:
     """Run workload ``name`` node by node, then in batches, here; compare where pods went."""
-    w = WORKLOADS[name]
+    w = workload(name)
     run = runner_for(backend)
     # The results keep ``loop`` empty, as they always have in a comparison's JSON.
     runner, _ = loop_runner(use_uvloop)

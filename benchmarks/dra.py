@@ -7,12 +7,20 @@ Upstream's ``createResourceDriver`` op gives every ``scheduler-perf-dra-*`` node
 of ``maxClaimsPerNode`` plain devices (``instance-<i>``); the slices of the partitionable and
 consumable-capacity cases reach nodes by a node selector instead. The v1 shapes of 1.37 are used:
 a counter set lives in a ResourceSlice of its own in the same pool (``resourceSliceCount: 2``).
+
+Why here and not in ``kubesched/bench/workloads/dra.yaml``: the catalogue's DRA workloads are
+not sizes of the shipped cases (upstream runs most at 2 nodes and 10 pods, or as steady-state
+clusters), and their objects are named otherwise (a slice per node named after the node, nodes
+labelled ``node-with-dra`` for the pool slices' node selector). Their claim-template pods are the
+shipped templates' (:func:`claim_template_pod`, :func:`extended_resource_pod`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+from benchmarks.shipped import template_pod
 
 Obj = dict[str, Any]
 
@@ -78,26 +86,10 @@ def claim_template(namespace: str, requests: list[Obj], constraints: list[Obj] |
 
 
 def claim_template_pod(namespace: str) -> Callable[[str, int], Obj]:
-    """upstream's pod-with-claim-template: one claim from :data:`TEMPLATE`, no CPU or memory asked."""
-
-    def make(prefix: str, i: int) -> Obj:
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"{prefix}-{i}", "namespace": namespace},
-            "spec": {
-                "containers": [
-                    {
-                        "name": "pause",
-                        "image": "registry.k8s.io/pause:3.10.1",
-                        "resources": {"claims": [{"name": "resource"}]},
-                    }
-                ],
-                "resourceClaims": [{"name": "resource", "resourceClaimTemplateName": TEMPLATE}],
-            },
-        }
-
-    return make
+    """upstream's pod-with-claim-template, as kubesched bench ships it
+    (``templates/pod-with-claim-template.yaml``): one claim from :data:`TEMPLATE`, no CPU or
+    memory asked."""
+    return template_pod("pod-with-claim-template.yaml", namespace)
 
 
 # --- SchedulingWithExtendedResource -------------------------------------------------------------
@@ -116,27 +108,10 @@ def extended_resource_objects(nodes: int, devices: int, classes: int) -> Callabl
 
 
 def extended_resource_pod(namespace: str) -> Callable[[str, int], Obj]:
-    """upstream's pod-with-extended-resource: pod ``i`` asks one ``example.com/gpu-<i>``, which no
-    node advertises: DynamicResources serves it from the class that names it."""
-
-    def make(prefix: str, i: int) -> Obj:
-        ask = {f"example.com/gpu-{i}": "1"}
-        return {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": f"{prefix}-{i}", "namespace": namespace},
-            "spec": {
-                "containers": [
-                    {
-                        "name": "pause",
-                        "image": "registry.k8s.io/pause:3.9",
-                        "resources": {"requests": dict(ask), "limits": dict(ask)},
-                    }
-                ]
-            },
-        }
-
-    return make
+    """upstream's pod-with-extended-resource, as kubesched bench ships it
+    (``templates/pod-with-extended-resource.yaml``): pod ``i`` asks one ``example.com/gpu-<i>``,
+    which no node advertises: DynamicResources serves it from the class that names it."""
+    return template_pod("pod-with-extended-resource.yaml", namespace)
 
 
 # --- SchedulingWithResourceClaimTemplateToleration -----------------------------------------------

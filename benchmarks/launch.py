@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.backends import runner_for
-from benchmarks.catalogue import WORKLOADS
+from benchmarks.catalogue import workload
 from benchmarks.measure import Result, with_floor
 
 #: The repository root: a fresh interpreter starts there, so ``benchmarks`` imports as here.
@@ -37,7 +37,7 @@ def loop_runner(use_uvloop: bool) -> tuple[LoopRunner, str]:
 
 def run_in_process(name: str, use_uvloop: bool = True, backend: str = "memory") -> Result:
     """Run workload ``name`` once here, with upstream's floor filled in."""
-    w = WORKLOADS[name]
+    w = workload(name)
     runner, loop = loop_runner(use_uvloop)
     result: Result = runner(runner_for(backend)(w))
     result.loop = loop

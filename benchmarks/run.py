@@ -15,7 +15,7 @@ import sys
 from dataclasses import asdict
 
 from benchmarks.against import Side, pair, prepare
-from benchmarks.catalogue import SCALING, WORKLOADS, default_names
+from benchmarks.catalogue import SCALING, WORKLOADS, default_names, workload
 from benchmarks.cli import parse
 from benchmarks.compare import compare_in_process, compare_isolated
 from benchmarks.launch import ROOT, run_in_process, run_isolated
@@ -60,13 +60,18 @@ def selected(args: argparse.Namespace) -> list[str] | None:
         print(f"--rounds must be at least 1, not {args.rounds}", file=sys.stderr)
         return None
     names = list(SCALING) if args.scaling else args.workload or default_names(args.all)
-    unknown = [n for n in names if n not in WORKLOADS]
+    unknown = []
+    for n in names:
+        try:
+            workload(n)
+        except KeyError as exc:
+            unknown.append(str(exc.args[0]))
     if unknown:
-        print(f"unknown workload(s): {', '.join(unknown)}; see --list", file=sys.stderr)
+        print(f"unknown workload(s): {'; '.join(unknown)}", file=sys.stderr)
         return None
     runnable = []
     for n in names:
-        check = WORKLOADS[n].unavailable
+        check = workload(n).unavailable
         why = check() if check is not None else None
         if why:
             print(f"skipping {n}: {why}", file=sys.stderr)

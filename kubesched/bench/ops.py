@@ -45,8 +45,9 @@ from kubesched.bench.model import (
     Workload,
     has_labels,
 )
+from kubesched.bench.render import node_object, render_any
 from kubesched.bench.served import ServedCluster
-from kubesched.bench.templates import decode, is_templated, read_any, read_file, read_template, type_name
+from kubesched.bench.templates import decode, is_templated, read_file, read_template, type_name
 from kubesched.cluster.base import Cluster, ClusterError, Conflict, NotFound
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
@@ -248,31 +249,13 @@ class OpRunner:
 
     def _create_nodes(self, op: CreateNodes) -> None:
         template = read_template(op.template, "Node")
-        prefix = template["metadata"].pop("generateName", None)
-        # A template with a fixed name and no generateName names its one node so (node-with-name).
-        fixed = template["metadata"].get("name") if prefix is None else None
         for i in range(op.count):
             self._in_time(i, "createNodes")
-            node = copy.deepcopy(template)
-            name = (
-                fixed if fixed and op.count == 1 else f"{fixed or prefix or 'node'}{'' if prefix else '-'}{self._nodes}"
-            )
+            node = node_object(template, op, i, self._nodes)
             self._nodes += 1
-            meta = node["metadata"]
-            meta["name"] = name
-            labels = meta.setdefault("labels", {})
-            labels.setdefault("kubernetes.io/hostname", name)
-            if op.cycled_label is not None:
-                key, values = op.cycled_label
-                labels[key] = values[i % len(values)]
-            if op.unique_label is not None:
-                labels[op.unique_label] = name
-            if op.allocatable is not None:
-                status = node.setdefault("status", {})
-                status["allocatable"] = {**(status.get("allocatable") or {}), **dict(op.allocatable.resources)}
             self.store.create("Node", node)
             if op.allocatable is not None:
-                self._csi_node(name, op.allocatable)
+                self._csi_node(node["metadata"]["name"], op.allocatable)
 
     def _in_time(self, done: int, op: str) -> bool:
         """True, or a WorkloadError once the run's ``--timeout`` has passed (looked at every
@@ -674,9 +657,3 @@ def _churn_template(path: Any) -> Obj:
         raise WorkloadError(f"{path}: a churn template is one object with apiVersion and kind")
     obj.setdefault("metadata", {})
     return obj
-
-
-def render_any(op: CreateAny, index: int) -> Obj:
-    """Object ``index`` of a createAny template: ``{{.Index}}``, ``{{.Count}}`` and the op's
-    ``templateParams`` put into its text, then read."""
-    return read_any(op.template, {"Index": index, "Count": op.count, **dict(op.params)})

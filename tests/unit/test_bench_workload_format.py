@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 import yaml
 
-from benchmarks.catalogue import WORKLOADS, default_pod
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.model import (
     Barrier,
@@ -223,30 +222,6 @@ def test_workloads_are_found_by_name_case_file_and_file_entry() -> None:
     misc = str(SHIPPED_DIR / "misc.yaml")
     assert "PreemptionAsync/5000Nodes" in [w.name for w in find_workloads(misc)]
     assert [w.name for w in find_workloads(misc + ":PreemptionBasic/5Nodes")] == ["PreemptionBasic/5Nodes"]
-
-
-def _shape(pod: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A pod without what the runner or the catalogue names: its labels and its spec."""
-    return (pod["metadata"].get("labels") or {}), pod["spec"]
-
-
-def _first_pod(op: CreatePods) -> dict[str, Any]:
-    """The first pod of ``op`` as the runner renders it (Index 0, its templateParams)."""
-    return read_template(op.template, "Pod", {**dict(op.params), "Index": 0, "Count": op.count})
-
-
-@pytest.mark.parametrize("name", sorted(set(shipped_workloads()) & set(WORKLOADS)))
-def test_the_shipped_yaml_agrees_with_the_benchmark_catalogue(name: str) -> None:
-    """One workload, two spellings: the sizes and the measured and init pods' templates match."""
-    w, c = shipped_workloads()[name], WORKLOADS[name]
-    assert (w.nodes, w.init_pods, w.measured_pods) == (c.nodes, c.init_pods, c.measure_pods)
-    pods = [op for op in w.ops if isinstance(op, CreatePods)]
-    measured = _first_pod(pods[-1])
-    assert _shape(measured) == _shape((c.make_pod or default_pod)("x", 0))
-    if c.init_pods:
-        init = _first_pod(pods[0])
-        assert _shape(init) == _shape((c.make_init_pod or c.make_pod or default_pod)("x", 0))
-    assert any(isinstance(op, Churn) for op in w.ops) == (c.make_churn_pod is not None)
 
 
 def test_templates_are_one_object_of_the_kind_asked_for(tmp_path: Path) -> None:

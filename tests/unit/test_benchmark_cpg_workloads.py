@@ -1,4 +1,4 @@
-"""The CompositePodGroup benchmark workloads (benchmarks/podgroups.py, upstream scheduler_perf's
+"""The CompositePodGroup benchmark workloads (podgroups.yaml's cases, upstream scheduler_perf's
 cpg/ CPGBasicScheduling and CPGGangScheduling): their shapes are upstream's, and at the smallest
 size on the in-memory backend each hierarchy is placed whole in one cycle."""
 

@@ -1,4 +1,4 @@
-"""The pod-group benchmark workloads (benchmarks/podgroups.py, upstream scheduler_perf's
+"""The pod-group benchmark workloads (podgroups.yaml's cases, upstream scheduler_perf's
 podgroup/gangscheduling and podgroup/basicscheduling) at their smallest sizes, on the in-memory
 backend: their PodGroups and members are as upstream's templates make them, each group is placed
 by one pod-group cycle under GenericWorkload and the default profile, and a gang that cannot fit

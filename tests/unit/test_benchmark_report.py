@@ -66,7 +66,9 @@ def test_table_prints_floor_ratio_dash_and_names_a_borrowed_floor(capsys: pytest
     exact = with_floor(
         result("SchedulingBasic/5000Nodes_10000Pods", 340.0, measured=10000), catalogue.SCHEDULING_BASIC_FLOOR
     )
-    borrowed = with_floor(result("SchedulingPodAntiAffinity/5000Nodes", 150.0), catalogue.ANTI_AFFINITY_FLOOR)
+    borrowed = with_floor(
+        result("SchedulingPodAntiAffinity/5000Nodes", 150.0), WORKLOADS["SchedulingPodAntiAffinity/5000Nodes"].floor
+    )
     none = with_floor(result("PreemptionBasic/500Nodes", 80.0, nodes=500), None)
     print_table([exact, borrowed, none])
     out = capsys.readouterr().out
@@ -134,4 +136,4 @@ def test_list_names_every_workload_and_marks_the_slow_ones(capsys: pytest.Captur
 
 def test_an_unknown_workload_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert run.main(["-w", "SchedulingBasic/500Nodes", "-w", "NoSuch/1Node"]) == 2
-    assert "unknown workload(s): NoSuch/1Node; see --list" in capsys.readouterr().err
+    assert "unknown workload(s): NoSuch/1Node: no such workload (see --list" in capsys.readouterr().err

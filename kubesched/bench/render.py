@@ -1,0 +1,82 @@
+"""One object of a workload's op, made from its template as ``kubesched bench`` makes it: a node of
+a ``createNodes`` op, a pod of a ``createPods`` op (its template filled in), an object of a
+``createAny`` op.
+
+The runner (:mod:`kubesched.bench.ops`) makes its nodes here, and so does ``python -m
+benchmarks.run``'s catalogue, which takes its workloads from the shipped files
+(``benchmarks/shipped.py``): one way from a template to an object for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kubesched.bench.model import CreateAny, CreateNodes, CreatePods
+from kubesched.bench.templates import is_templated, read_any, read_template
+from kubesched.objects import Obj
+
+
+def fresh(value: Any) -> Any:
+    """A copy of ``value`` (an object as YAML gives it: mappings, lists, scalars) sharing nothing
+    with it; several times quicker than :func:`copy.deepcopy` on such data."""
+    if isinstance(value, dict):
+        return {k: fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [fresh(v) for v in value]
+    return value
+
+
+def node_object(template: Obj, op: CreateNodes, index: int, number: int) -> Obj:
+    """Node ``index`` of ``op`` (the workload's ``number``-th node, counted over all its
+    createNodes ops) from ``op``'s ``template`` (read once, left as it is): named
+    ``<generateName><number>`` (``node-7``), or by its fixed name when the op makes one node
+    (else ``<name>-<number>``); labelled ``kubernetes.io/hostname``, and as the op's label
+    strategies and nodeAllocatableStrategy say."""
+    node: Obj = fresh(template)
+    meta = node["metadata"]
+    prefix = meta.pop("generateName", None)
+    # A template with a fixed name and no generateName names its one node so (node-with-name).
+    fixed = meta.get("name") if prefix is None else None
+    name = fixed if fixed and op.count == 1 else f"{fixed or prefix or 'node'}{'' if prefix else '-'}{number}"
+    meta["name"] = name
+    labels = meta.setdefault("labels", {})
+    labels.setdefault("kubernetes.io/hostname", name)
+    if op.cycled_label is not None:
+        key, values = op.cycled_label
+        labels[key] = values[index % len(values)]
+    if op.unique_label is not None:
+        labels[op.unique_label] = name
+    if op.allocatable is not None:
+        status = node.setdefault("status", {})
+        status["allocatable"] = {**(status.get("allocatable") or {}), **dict(op.allocatable.resources)}
+    return node
+
+
+def node_maker(op: CreateNodes) -> Callable[[int], Obj]:
+    """Node ``i`` of ``op`` when it is the workload's only createNodes op: a fresh object each call."""
+    template = read_template(op.template, "Node")
+    return lambda i: node_object(template, op, i, i)
+
+
+def pod_maker(template: Path, count: int = 1, params: tuple[tuple[str, object], ...] = ()) -> Callable[[int], Obj]:
+    """Pod ``i`` of the pod template file at ``template`` as written (``generateName`` and all;
+    no name, no namespace), its ``{{.Index}}`` ``i``, ``{{.Count}}`` ``count`` and ``params``
+    (an op's templateParams) filled in: a fresh object each call."""
+    if is_templated(template):
+        values = dict(params)
+        return lambda i: read_template(template, "Pod", {**values, "Index": i, "Count": count})
+    once = read_template(template, "Pod")
+    return lambda i: fresh(once)
+
+
+def op_pod_maker(op: CreatePods) -> Callable[[int], Obj]:
+    """Pod ``i`` of ``op``'s template, as :func:`pod_maker` renders it with the op's count and params."""
+    return pod_maker(op.template, op.count, op.params)
+
+
+def render_any(op: CreateAny, index: int) -> Obj:
+    """Object ``index`` of a createAny template: ``{{.Index}}``, ``{{.Count}}`` and the op's
+    ``templateParams`` put into its text, then read."""
+    return read_any(op.template, {"Index": index, "Count": op.count, **dict(op.params)})

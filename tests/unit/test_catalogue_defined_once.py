@@ -1,0 +1,205 @@
+"""Every benchmark workload is defined once: a workload of ``python -m benchmarks.run`` that is a
+size of a case ``kubesched bench`` ships takes its counts, templates, churn, gates, pod groups and
+floor from that YAML case (benchmarks/shipped.py), and no pod or node written in Python is a
+shipped template written again."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import shipped
+from benchmarks.backends.in_process import run_memory
+from benchmarks.catalogue import WORKLOADS, Workload, workload
+from kubesched.bench.errors import WorkloadError
+from kubesched.bench.model import Churn, CreateAny, CreateNodes, CreatePods
+from kubesched.bench.render import node_object, render_any
+from kubesched.bench.templates import is_templated, read_template
+from kubesched.bench.workload import SHIPPED_DIR, shipped_workloads
+
+SHIPPED = shipped_workloads()
+TWINS = sorted(set(WORKLOADS) & set(SHIPPED))
+#: Written in Python, each for a reason the catalogue states (no shipped case of that size).
+WRITTEN_HERE = {
+    "Batching/ResourceSaturation_5000Nodes",
+    "PodLevelResources/5000Nodes",
+    "DRA/ExtendedResource_100Nodes",
+    "DRA/DeviceTaints_100Nodes",
+    "DRA/PartitionableDevices_100Nodes",
+    "DRA/ConsumableCapacity_100Nodes",
+    "DRA/PrioritizedList_100Nodes",
+    "OpenbGPU/default",
+    "OpenbGPU/gpuspec33",
+}
+
+
+def _plain(value: Any) -> Any:
+    """``value`` with every scalar as a string: ``1`` and ``"1"`` are one quantity."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def _shape(obj: dict[str, Any]) -> Any:
+    """What an object is, its name and namespace (which each side gives) aside."""
+    labels = dict(obj["metadata"].get("labels") or {})
+    labels.pop("kubernetes.io/hostname", None)
+    return _plain([obj.get("kind"), labels, obj.get("spec") or {}, obj.get("status") or {}])
+
+
+def _yaml_pod(op: CreatePods, i: int) -> dict[str, Any]:
+    return read_template(op.template, "Pod", {**dict(op.params), "Index": i, "Count": op.count})
+
+
+def test_the_catalogue_is_split_between_shipped_cases_and_the_workloads_written_here() -> None:
+    assert set(WORKLOADS) - set(TWINS) == WRITTEN_HERE
+    assert len(TWINS) >= 30
+
+
+@pytest.mark.parametrize("name", TWINS)
+def test_a_workload_with_a_shipped_case_takes_everything_from_it(name: str) -> None:
+    c, y = WORKLOADS[name], SHIPPED[name]
+    assert c.yaml_source == y.source
+    assert (c.nodes, c.init_pods, c.measure_pods) == (y.nodes, y.init_pods, y.measured_pods)
+    assert c.feature_gates == y.feature_gates
+    assert c.floor == shipped.floor(name)
+    if y.threshold is not None:
+        assert c.floor is not None and (c.floor.pods_per_second, c.floor.upstream) == (y.threshold, name)
+    # The first and last node, as kubesched bench makes them.
+    (nodes,) = [op for op in y.ops if isinstance(op, CreateNodes)]
+    template = read_template(nodes.template, "Node")
+    assert c.make_node is not None
+    for i in (0, c.nodes - 1):
+        assert c.make_node(i) == node_object(template, nodes, i, i)
+    # Each pod is its op's template rendered for its index, named by the catalogue.
+    pods = [op for op in y.ops if isinstance(op, CreatePods)]
+    makers = [c.make_init_pod, c.make_pod] if c.init_pods else [c.make_pod]
+    assert len(pods) == len(makers)
+    for op, make in zip(pods, makers, strict=True):
+        assert make is not None
+        for i in (0, op.count - 1):
+            pod, want = make("x", i), _yaml_pod(op, i)
+            assert pod["metadata"]["name"] == f"x-{i}"
+            assert _shape(pod) == _shape(want) and pod["spec"] == want["spec"]
+    churn = [op for op in y.ops if isinstance(op, Churn)]
+    assert (c.make_churn_pod is not None) == bool(churn)
+    if churn and c.make_churn_pod is not None:
+        assert c.make_churn_pod("churn", 0)["spec"] == read_template(churn[0].templates[0], "Pod")["spec"]
+        assert c.churn_interval == churn[0].interval
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in TWINS if WORKLOADS[n].pod_groups is not None and WORKLOADS[n].nodes <= 100]
+)
+def test_the_pod_groups_are_the_shipped_cases_objects(name: str) -> None:
+    c, y = WORKLOADS[name], SHIPPED[name]
+    assert c.pod_groups is not None
+    made = [o for o in c.pod_groups() if o["kind"] != "Namespace"]
+    want = [render_any(op, i) for op in y.ops if isinstance(op, CreateAny) for i in range(op.count)]
+    assert [(o["metadata"]["name"], o["spec"]) for o in made] == [(o["metadata"]["name"], o["spec"]) for o in want]
+    assert c.groups == sum(1 for o in made if o["kind"] == "PodGroup") > 0
+
+
+def _shipped_shapes() -> dict[Any, str]:
+    """Every shipped pod and node template's object (templated ones as every shipped op fills
+    them in, at index 0), by shape."""
+    shapes: dict[Any, str] = {}
+    for w in SHIPPED.values():
+        for op in w.ops:
+            if isinstance(op, CreatePods):
+                shapes[repr(_shape(_yaml_pod(op, 0)))] = op.template.name
+            elif isinstance(op, CreateNodes):
+                shapes[repr(_shape(node_object(read_template(op.template, "Node"), op, 0, 0)))] = op.template.name
+    for path in sorted((SHIPPED_DIR / "templates").glob("*.yaml")):
+        if not is_templated(path):
+            if re.search(r"^kind: Pod\s*$", path.read_text(), re.MULTILINE):
+                shapes[repr(_shape(read_template(path, "Pod")))] = path.name
+    return shapes
+
+
+def _makers(w: Workload) -> list[tuple[str, Any]]:
+    return [
+        (field, maker)
+        for field, maker in (
+            ("make_node", w.make_node),
+            ("make_pod", w.make_pod),
+            ("make_init_pod", w.make_init_pod),
+            ("make_churn_pod", w.make_churn_pod),
+        )
+        if maker is not None
+    ]
+
+
+def test_no_pod_or_node_written_in_python_is_a_shipped_template_again() -> None:
+    shapes = _shipped_shapes()
+    assert len(shapes) > 20
+    again = []
+    for w in WORKLOADS.values():
+        for field, maker in _makers(w):
+            if isinstance(maker, shipped.ShippedPod | shipped.ShippedNode):
+                assert Path(maker.template).is_relative_to(SHIPPED_DIR), (w.name, field)
+                continue  # rendered from the shipped template itself
+            obj = maker(0) if field == "make_node" else maker("x", 0)
+            if repr(_shape(obj)) in shapes:
+                again.append(f"{w.name}.{field}: {shapes[repr(_shape(obj))]}")
+    assert again == []
+
+
+def test_the_duplicate_finder_finds_a_template_written_again() -> None:
+    shapes = _shipped_shapes()
+    written = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "x-0", "namespace": "default"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "pause",
+                    "image": "registry.k8s.io/pause:3.10",
+                    "ports": [{"containerPort": 80}],
+                    "resources": {
+                        "requests": {"cpu": "100m", "memory": "500Mi"},
+                        "limits": {"cpu": "100m", "memory": "500Mi"},
+                    },
+                }
+            ]
+        },
+    }
+    assert shapes.get(repr(_shape(written))) == "pod-default.yaml"
+    written["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3"
+    assert repr(_shape(written)) not in shapes
+
+
+def test_a_case_the_catalogue_cannot_run_is_refused_by_name() -> None:
+    # SchedulingWhileGated deletes pods and waits at a barrier: not the catalogue's shape.
+    with pytest.raises(shipped.ShippedShapeError, match=r"SchedulingWhileGated/1Node_10GatedPods"):
+        shipped.workload_fields("SchedulingWhileGated/1Node_10GatedPods")
+    with pytest.raises(WorkloadError, match=r"Nope/1Node: no shipped workload"):
+        shipped.workload_fields("Nope/1Node")
+
+
+def test_any_shipped_size_of_the_catalogues_shape_runs_by_name() -> None:
+    w = workload("SchedulingPodAntiAffinity/5000Nodes_2000Pods")
+    assert (w.nodes, w.init_pods, w.measure_pods, w.yaml_source) == (5000, 1000, 2000, "affinity.yaml")
+    assert w.floor is not None and (w.floor.pods_per_second, w.floor.upstream) == (60, w.name)
+    preempting = workload("PreemptionBasic/5Nodes")
+    assert (preempting.wait_bound, preempting.timing_dependent) == (True, True)
+    assert workload("SchedulingBasic/500Nodes") is WORKLOADS["SchedulingBasic/500Nodes"]
+    with pytest.raises(KeyError, match=r"SchedulingWhileGated/1Node_10GatedPods.*at most one createPods op"):
+        workload("SchedulingWhileGated/1Node_10GatedPods")
+    with pytest.raises(KeyError, match=r"Nope/1Node: no such workload"):
+        workload("Nope/1Node")
+
+
+async def test_a_small_shipped_size_runs_on_the_catalogues_backend() -> None:
+    w = workload("SchedulingPodAffinity/5Nodes")
+    placements: dict[str, str] = {}
+    result = await run_memory(w, placements=placements)
+    assert (result.nodes, result.measure_pods, result.scheduled, result.unschedulable) == (5, 10, 10, 0)
+    # Required affinity on one zone: every pod, init and measured, in sched-0 or sched-1 and bound.
+    assert sorted(k.split("/", 1)[0] for k in placements) == ["sched-0"] * 5 + ["sched-1"] * 10
