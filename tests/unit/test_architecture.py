@@ -116,6 +116,17 @@ def test_group_keys_are_typed_and_never_cut_back_out_of_text() -> None:
     assert defined == ["kubesched/framework/podgroup.py"]
 
 
+def test_an_objects_namespace_and_name_are_joined_in_one_place() -> None:
+    """``namespace/name`` of an object is :func:`kubesched.objects.namespaced_name` (and
+    ``object_key`` of an object's metadata): no other module of the package defines its own."""
+    defined = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "kubesched").rglob("*.py")
+        if re.search(r"^def (object_key|namespaced_name)\(", path.read_text(), re.MULTILINE)
+    )
+    assert defined == ["kubesched/objects.py"]
+
+
 def test_only_cluster_package_may_import_kubernetes_client() -> None:
     offenders = []
     for path in (ROOT / "kubesched").rglob("*.py"):
