@@ -17,7 +17,8 @@ change to it is a deliberate act.
 * the pod-group cycle (workload-aware scheduling): the points :class:`PlacementGeneratePlugin`,
   :class:`PlacementFeasiblePlugin`, :class:`PlacementScorePlugin` (with
   :class:`PlacementScoreExtensions`), :class:`PodGroupPostFilterPlugin`, and what they read:
-  :class:`PodGroupInfo`, :class:`PodGroupState`, :class:`Placement`, :class:`PlacementProgress`,
+  :class:`GroupKey` (which group: kind, namespace, name), :class:`PodGroupInfo`,
+  :class:`PodGroupState`, :class:`Placement`, :class:`PlacementProgress`,
   :class:`ProposedAssignment`, :class:`PodGroupAssignments`, :class:`PlacementScore`,
   :class:`PodGroupPostFilterResult`;
 * preemption for a PostFilter (upstream's ``preemption.Evaluator``): :class:`PreemptionEvaluator`
@@ -85,6 +86,7 @@ if TYPE_CHECKING:
         WaitingPod,
     )
     from kubesched.framework.podgroup import (
+        GroupKey,
         Placement,
         PlacementProgress,
         PlacementScore,
@@ -120,6 +122,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "EventResource": ("kubesched.framework.events", "Resource"),
     "FilterPlugin": ("kubesched.framework.interface", "FilterPlugin"),
     "FilterStatusesPlugin": ("kubesched.framework.interface", "FilterStatusesPlugin"),
+    "GroupKey": ("kubesched.framework.podgroup", "GroupKey"),
     "GroupVersionResource": ("kubesched.framework.informers", "GroupVersionResource"),
     "Handle": ("kubesched.framework.interface", "Handle"),
     "Informer": ("kubesched.framework.informers", "Informer"),
@@ -220,6 +223,7 @@ __all__ = [
     "EventResource",
     "FilterPlugin",
     "FilterStatusesPlugin",
+    "GroupKey",
     "GroupVersionResource",
     "Handle",
     "Informer",

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kubesched.backend.pod_groups import entity_key
 from kubesched.framework.podgroup import group_key
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 
 
 def pod_group_key(namespace: str, name: str) -> str:
-    """A PodGroup's entity key: ``podgroup/<namespace>/<name>``."""
-    return entity_key(group_key(namespace, name))
+    """A PodGroup's entity key (:attr:`~kubesched.framework.podgroup.GroupKey.entity`):
+    ``podgroup/<namespace>/<name>``."""
+    return group_key(namespace, name).entity
 
 
 class MemberSets:

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from kubesched.framework.podgroup import (
     COMPOSITE_POD_GROUP_KIND,
     POD_GROUP_KIND,
+    GroupKey,
     PodGroupState,
     group_key,
     parent_name,
@@ -46,35 +47,29 @@ class PlacementSource(Protocol):
 MAX_TREE_DEPTH = 4
 
 
-def entity_key(key: str) -> str:
-    """Upstream's ``EntityKey.String()`` of a group key: ``compositepodgroup/<ns>/<name>``."""
-    kind, rest = key.split("/", 1)
-    return f"{kind.lower()}/{rest}"
-
-
 def _meta(obj: dict[str, Any]) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return meta.get("namespace") or "default", meta.get("name", "")
 
 
 class PodGroupIndex:
-    """PodGroup objects and their members, by ``PodGroup/<namespace>/<name>``."""
+    """PodGroup objects and their members, by :class:`~kubesched.framework.podgroup.GroupKey`."""
 
     def __init__(self, placed: PlacedLookup | None = None) -> None:
         self._placed: PlacedLookup = placed if placed is not None else (lambda uid: None)
-        self._objects: dict[str, dict[str, Any]] = {}
-        self._members: dict[str, dict[str, PodInfo]] = {}
+        self._objects: dict[GroupKey, dict[str, Any]] = {}
+        self._members: dict[GroupKey, dict[str, PodInfo]] = {}
         #: Each member's group key, by UID (a pod's group never changes: the field is immutable).
-        self._group_of: dict[str, str] = {}
-        #: CompositePodGroup objects, by ``CompositePodGroup/<namespace>/<name>``.
-        self._composites: dict[str, dict[str, Any]] = {}
+        self._group_of: dict[str, GroupKey] = {}
+        #: CompositePodGroup objects, by their keys (kind ``CompositePodGroup``).
+        self._composites: dict[GroupKey, dict[str, Any]] = {}
         #: Each group's parent key (PodGroups and CompositePodGroups that name one).
-        self._parent: dict[str, str] = {}
+        self._parent: dict[GroupKey, GroupKey] = {}
         #: Each composite's children keys (kept while the composite itself is unseen).
-        self._children: dict[str, set[str]] = {}
+        self._children: dict[GroupKey, set[GroupKey]] = {}
         #: Following a cache (:meth:`follow`): each group's placed members, kept as they change.
         self._following = False
-        self._placed_members: dict[str, set[str]] = {}
+        self._placed_members: dict[GroupKey, set[str]] = {}
 
     def follow(self, cache: PlacementSource) -> None:
         """Ask ``cache`` which pods are placed, and hear from it whenever a pod it holds is
@@ -125,7 +120,7 @@ class PodGroupIndex:
         self._composites.pop(key, None)
         self._unlink(key)
 
-    def _link(self, key: str, obj: dict[str, Any]) -> None:
+    def _link(self, key: GroupKey, obj: dict[str, Any]) -> None:
         self._unlink(key)
         parent = parent_name(obj)
         if parent:
@@ -133,7 +128,7 @@ class PodGroupIndex:
             self._parent[key] = pkey
             self._children.setdefault(pkey, set()).add(key)
 
-    def _unlink(self, key: str) -> None:
+    def _unlink(self, key: GroupKey) -> None:
         pkey = self._parent.pop(key, None)
         if pkey is not None:
             siblings = self._children.get(pkey)
@@ -203,20 +198,21 @@ class PodGroupIndex:
         """The CompositePodGroup object, or ``None`` while it has not been seen."""
         return self._composites.get(group_key(namespace, name, COMPOSITE_POD_GROUP_KIND))
 
-    def object(self, key: str) -> dict[str, Any] | None:
+    def object(self, key: GroupKey) -> dict[str, Any] | None:
         """The PodGroup or CompositePodGroup object of ``key``."""
-        return self._composites.get(key) if key.startswith(COMPOSITE_POD_GROUP_KIND + "/") else self._objects.get(key)
+        return self._composites.get(key) if key.is_composite else self._objects.get(key)
 
-    def parent_of(self, key: str) -> str | None:
+    def parent_of(self, key: GroupKey) -> GroupKey | None:
         """The key of the composite ``key`` names as its parent, if any (seen or not)."""
         return self._parent.get(key)
 
-    def children(self, key: str) -> list[str]:
-        """The keys of the groups naming composite ``key`` as their parent, sorted."""
+    def children(self, key: GroupKey) -> list[GroupKey]:
+        """The keys of the groups naming composite ``key`` as their parent, sorted: composites
+        before PodGroups, then by name (all of them are in ``key``'s namespace)."""
         return sorted(self._children.get(key) or ())
 
     def entity_of(self, pod: PodInfo, hierarchies: bool = False) -> str | None:
-        """The key the queue holds ``pod``'s group under (:func:`entity_key`): its PodGroup's,
+        """The key the queue holds ``pod``'s group under (:attr:`GroupKey.entity`): its PodGroup's,
         or with ``hierarchies`` (CompositePodGroup) the root of its hierarchy where the whole
         chain is known; None while the PodGroup itself is unseen."""
         if not pod.pod_group:
@@ -227,13 +223,13 @@ class PodGroupIndex:
         if hierarchies and key in self._parent:
             root = self.root_of(key)
             if root is not None:
-                return entity_key(root)
-        return entity_key(key)
+                return root.entity
+        return key.entity
 
-    def root_of(self, key: str) -> str | None:
+    def root_of(self, key: GroupKey) -> GroupKey | None:
         """The top of ``key``'s chain of parents (``key`` itself without a parent); ``None``
         when a composite on the way (``key`` included) has not been seen, or the chain loops."""
-        if key.startswith(COMPOSITE_POD_GROUP_KIND + "/") and key not in self._composites:
+        if key.is_composite and key not in self._composites:
             return None
         seen = {key}
         while (parent := self._parent.get(key)) is not None:
@@ -243,9 +239,9 @@ class PodGroupIndex:
             key = parent
         return key
 
-    def snapshot_top(self, key: str) -> tuple[str, str]:
+    def snapshot_top(self, key: GroupKey) -> tuple[GroupKey | None, str]:
         """Where 1.37's hierarchy snapshot of PodGroup ``key`` (object seen) is built from, as
-        the cache's ``BuildHierarchySnapshotFromPod`` finds it: ``(top, "")``, or ``("", why)``
+        the cache's ``BuildHierarchySnapshotFromPod`` finds it: ``(top, "")``, or ``(None, why)``
         when it cannot be built. Up from the group's parent at most ``MAX_TREE_DEPTH - 1``
         composites are looked at; the first one unseen fails it, and past them the walk stops
         where it is (so a deeper hierarchy's snapshot is the subtree under that composite, which
@@ -256,8 +252,8 @@ class PodGroupIndex:
         for _ in range(MAX_TREE_DEPTH - 1):
             if top not in self._composites:
                 if top in self._children:  # a child names it: the cache holds its state
-                    return "", f"composite pod group object not found in state for {entity_key(top)}"
-                return "", f"parent composite pod group state not found for {entity_key(top)}"
+                    return None, f"composite pod group object not found in state for {top.entity}"
+                return None, f"parent composite pod group state not found for {top.entity}"
             parent = self._parent.get(top)
             if parent is None:
                 break
@@ -267,21 +263,21 @@ class PodGroupIndex:
         while stack:
             for child in self.children(stack.pop()):
                 if child in seen:
-                    return "", f"cycle detected in composite pod group hierarchy: {entity_key(child)}"
+                    return None, f"cycle detected in composite pod group hierarchy: {child.entity}"
                 seen.add(child)
                 stack.append(child)
         return top, ""
 
-    def leaves_under(self, key: str) -> list[str]:
+    def leaves_under(self, key: GroupKey) -> list[GroupKey]:
         """The PodGroup keys at or below ``key``, depth first in child order."""
-        out: list[str] = []
-        seen: set[str] = set()
+        out: list[GroupKey] = []
+        seen: set[GroupKey] = set()
 
-        def walk(k: str) -> None:
+        def walk(k: GroupKey) -> None:
             if k in seen:
                 return
             seen.add(k)
-            if k.startswith(POD_GROUP_KIND + "/"):
+            if k.kind == POD_GROUP_KIND:
                 out.append(k)
                 return
             for child in self.children(k):
@@ -290,7 +286,7 @@ class PodGroupIndex:
         walk(key)
         return out
 
-    def groups(self) -> Iterator[tuple[str, dict[str, Any]]]:
+    def groups(self) -> Iterator[tuple[GroupKey, dict[str, Any]]]:
         """Every PodGroup object, with its key."""
         return iter(self._objects.items())
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubesched.cluster.base import ClusterError, Conflict, Invalid, NotFound
 from kubesched.cluster.custom_resources import CRD_API_VERSION, CRD_KIND, CustomResourceRegistry
-from kubesched.objects import Obj
+from kubesched.objects import Obj, namespaced_name
 
 if TYPE_CHECKING:
     from kubesched.framework.features import FeatureGates
@@ -198,7 +198,7 @@ class Store:
     def object_key(self, kind: str, namespace: str | None, name: str) -> str:
         """Where an object is kept in its kind's bucket: its name (cluster scoped, custom
         resources' scope as their definitions say), else ``namespace/name``."""
-        return name if self.cluster_scoped(kind) else f"{namespace or 'default'}/{name}"
+        return name if self.cluster_scoped(kind) else namespaced_name(namespace or "default", name)
 
     def _key_of(self, kind: str, obj: Obj) -> str:
         meta = obj.get("metadata") or {}

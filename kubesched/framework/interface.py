@@ -23,6 +23,7 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.informers import GroupVersionResource, Informer
 from kubesched.framework.podgroup import (
+    GroupKey,
     Placement,
     PlacementProgress,
     PlacementScore,
@@ -231,7 +232,8 @@ class Nominator(Protocol):
 
 class PodGroups(Protocol):
     """The pod groups the scheduler knows (``GenericWorkload``): each PodGroup object and its
-    members, pending or placed."""
+    members, pending or placed. A group is named by namespace and name, or, in a hierarchy
+    (``CompositePodGroup``), by its :class:`~kubesched.framework.podgroup.GroupKey`."""
 
     def get(self, namespace: str, name: str) -> dict[str, Any] | None:
         """The PodGroup object, or ``None`` while the scheduler has not seen it."""
@@ -256,21 +258,21 @@ class PodGroups(Protocol):
         """The CompositePodGroup object (``CompositePodGroup`` gate), or ``None``."""
         ...
 
-    def root_of(self, key: str) -> str | None:
+    def root_of(self, key: GroupKey) -> GroupKey | None:
         """The key at the top of group ``key``'s hierarchy (``key`` itself without a parent);
         ``None`` while a parent is unseen."""
         ...
 
-    def snapshot_top(self, key: str) -> tuple[str, str]:
+    def snapshot_top(self, key: GroupKey) -> tuple[GroupKey | None, str]:
         """Where PodGroup ``key``'s hierarchy snapshot is built from (its root, or the composite
-        the walk up stopped at), or why it cannot be built (``("", why)``)."""
+        the walk up stopped at), or why it cannot be built (``(None, why)``)."""
         ...
 
-    def children(self, key: str) -> list[str]:
+    def children(self, key: GroupKey) -> list[GroupKey]:
         """The keys of composite ``key``'s children, sorted."""
         ...
 
-    def leaves_under(self, key: str) -> list[str]:
+    def leaves_under(self, key: GroupKey) -> list[GroupKey]:
         """The PodGroup keys at or below ``key``."""
         ...
 

@@ -13,16 +13,17 @@ points of its own:
 * **PlacementScore** (``score_placement``): ranks the feasible placements;
 * **PodGroupPostFilter** (``pod_group_post_filter``): after the group fits nowhere.
 
-The types here are what those points read: :class:`PodGroupInfo` (the group and its members in
-this cycle), :class:`PodGroupState` (its members the scheduler knows, placed or not),
-:class:`Placement`, :class:`PlacementProgress`, :class:`ProposedAssignment` and
-:class:`PodGroupAssignments`, :class:`PlacementScore`.
+The types here are what those points read: :class:`GroupKey` (which group: its kind, namespace
+and name), :class:`PodGroupInfo` (the group and its members in this cycle),
+:class:`PodGroupState` (its members the scheduler knows, placed or not), :class:`Placement`,
+:class:`PlacementProgress`, :class:`ProposedAssignment` and :class:`PodGroupAssignments`,
+:class:`PlacementScore`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.objects import Obj
@@ -42,10 +43,37 @@ def pod_group_name(pod: Mapping[str, Any]) -> str:
     return name if isinstance(name, str) else ""
 
 
-def group_key(namespace: str, name: str, kind: str = POD_GROUP_KIND) -> str:
-    """How the queue and the cycle key a pod group: ``PodGroup/<namespace>/<name>`` (or
-    ``CompositePodGroup/...`` for a composite one)."""
-    return f"{kind}/{namespace}/{name}"
+class GroupKey(NamedTuple):
+    """Which pod group: a PodGroup (``kind`` :data:`POD_GROUP_KIND`) or a CompositePodGroup
+    (:data:`COMPOSITE_POD_GROUP_KIND`), by namespace and name. What the pod-group index, the
+    queue and the cycle key groups by, and what :class:`PodGroupInfo` carries as ``key``.
+
+    Its parts are read as fields, never cut out of text: ``str(key)`` is the text form
+    ``<kind>/<namespace>/<name>`` (``PodGroup/ml/train``) for logs and messages only, and
+    :attr:`entity` upstream's ``EntityKey.String()`` (``podgroup/ml/train``)."""
+
+    kind: str
+    namespace: str
+    name: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}/{self.namespace}/{self.name}"
+
+    @property
+    def is_composite(self) -> bool:
+        """Whether the key is a CompositePodGroup's (a group of groups)."""
+        return self.kind == COMPOSITE_POD_GROUP_KIND
+
+    @property
+    def entity(self) -> str:
+        """Upstream's ``EntityKey.String()``: the kind in lower case, ``compositepodgroup/<ns>/<name>``
+        (what the queue files a group under, and what hierarchy messages name)."""
+        return f"{self.kind.lower()}/{self.namespace}/{self.name}"
+
+
+def group_key(namespace: str, name: str, kind: str = POD_GROUP_KIND) -> GroupKey:
+    """The key of PodGroup ``namespace/name`` (or, with ``kind``, of a CompositePodGroup)."""
+    return GroupKey(kind, namespace, name)
 
 
 def parent_name(obj: Mapping[str, Any] | None) -> str:
@@ -77,7 +105,7 @@ class PodGroupInfo:
         self.namespace = namespace
         self.name = name
         self.kind = kind
-        self.key = group_key(namespace, name, kind)
+        self.key = GroupKey(kind, namespace, name)
         self.obj = obj
         self.pods: list[PodInfo] = list(pods)
         self.children: list[PodGroupInfo] = list(children)

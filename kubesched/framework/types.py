@@ -25,7 +25,7 @@ from kubesched.framework.pod_requests import (
 )
 from kubesched.framework.resources import CPU, MEMORY, Resource, quantity_of
 from kubesched.framework.selectors import LabelSelector, NodeSelector, PreferredTerm, compile_preferred
-from kubesched.objects import Obj
+from kubesched.objects import Obj, namespaced_name
 
 _generation = itertools.count(1)
 
@@ -46,8 +46,10 @@ def parse_time(value: str | None) -> float:
 
 
 def pod_key(pod: Mapping[str, Any]) -> str:
+    """A pod's ``namespace/name`` (:func:`~kubesched.objects.namespaced_name`), its namespace
+    ``default`` when it names none, as :attr:`PodInfo.key`."""
     meta = pod.get("metadata") or {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name', '')}"
+    return namespaced_name(meta.get("namespace") or "default", str(meta.get("name", "")))
 
 
 class PodSpecError(ValueError):
@@ -197,7 +199,7 @@ class PodInfo:
         self.pod = pod
         self.name = meta.get("name", "")
         self.namespace = meta.get("namespace") or "default"
-        self.key = f"{self.namespace}/{self.name}"
+        self.key = namespaced_name(self.namespace, self.name)
         self.uid = meta.get("uid") or self.key
         self.labels: dict[str, str] = _mapping(meta, "labels", "metadata.labels")
         self.scheduler_name: str = spec.get("schedulerName") or "default-scheduler"

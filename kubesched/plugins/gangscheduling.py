@@ -47,6 +47,7 @@ from kubesched.framework.names import GANG_SCHEDULING
 from kubesched.framework.podgroup import (
     COMPOSITE_POD_GROUP_KIND,
     POD_GROUP_KIND,
+    GroupKey,
     PlacementProgress,
     PodGroupInfo,
     group_key,
@@ -128,24 +129,24 @@ class GangScheduling:
                 return None
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, QUORUM_NOT_MET)
         root, problem = groups.snapshot_top(group_key(ns, pod.pod_group))
-        if problem:
+        if root is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{SNAPSHOT_FAILED}{problem}")
-        top = groups.composite(*root.split("/", 2)[1:])
+        top = groups.composite(root.namespace, root.name)
         if top is None or parent_name(top):
             # The walk up stopped below the root (deeper than WorkloadMaxTreeDepth), at a
             # composite that is not seen or names a parent: the snapshot holds no root for it.
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_COMPOSITE_IN_STATE.format(ns, parent))
         if self._group_ready(root):
             return None
-        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, TREE_NOT_READY.format(root.split("/", 2)[2]))
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, TREE_NOT_READY.format(root.name))
 
-    def _group_ready(self, key: str, depth: int = 0, placed: bool = False) -> bool:
+    def _group_ready(self, key: GroupKey, depth: int = 0, placed: bool = False) -> bool:
         """A PodGroup with at least ``minCount`` known members (1 if basic; ``placed``: members
         bound or assumed); a composite with at least ``minGroupCount`` ready children (1 if
         basic)."""
         groups = self.handle.pod_groups
-        kind, ns, name = key.split("/", 2)
-        if kind == POD_GROUP_KIND:
+        ns, name = key.namespace, key.name
+        if key.kind == POD_GROUP_KIND:
             obj = groups.get(ns, name)
             if obj is None:
                 return False
@@ -164,7 +165,7 @@ class GangScheduling:
                     return True
         return ready >= need
 
-    def _same_hierarchy(self, namespace: str, pod_group: str, key: str) -> bool:
+    def _same_hierarchy(self, namespace: str, pod_group: str, key: GroupKey) -> bool:
         """Whether group ``key`` is the pod's group, or (CompositePodGroup) shares its root."""
         mine = group_key(namespace, pod_group)
         if not self.hierarchies:
@@ -216,12 +217,12 @@ class GangScheduling:
         if root is None:
             return Status.as_error(NO_COMPOSITE_IN_STATE.format(namespace, parent)), 0.0
         if not self._group_ready(root, placed=True):
-            leaves = [groups.state(*k.split("/", 2)[1:]) for k in groups.leaves_under(root)]
+            leaves = [groups.state(k.namespace, k.name) for k in groups.leaves_under(root)]
             self.handle.activate(
                 [p for state in leaves for uid, p in state.members.items() if uid not in state.scheduled]
             )
-            return Status(Code.WAIT, TREE_NOT_READY.format(root.split("/", 2)[2])), PERMIT_TIMEOUT_SECONDS
-        self._let_placed_go((ns, name) for _, ns, name in (k.split("/", 2) for k in groups.leaves_under(root)))
+            return Status(Code.WAIT, TREE_NOT_READY.format(root.name)), PERMIT_TIMEOUT_SECONDS
+        self._let_placed_go((k.namespace, k.name) for k in groups.leaves_under(root))
         return None, 0.0
 
     # --- PlacementFeasible ----------------------------------------------------------------------

@@ -104,6 +104,5 @@ def scheduled_pods(pod_groups: PodGroups, group: PodGroupInfo) -> list[PodInfo]:
     keys = pod_groups.leaves_under(group.key) if group.is_composite else [group.key]
     out: list[PodInfo] = []
     for key in keys:
-        _, ns, name = key.split("/", 2)
-        out.extend(pod_groups.state(ns, name).scheduled.values())
+        out.extend(pod_groups.state(key.namespace, key.name).scheduled.values())
     return out

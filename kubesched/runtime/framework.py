@@ -19,7 +19,7 @@ from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.informers import GroupVersionResource, Informer
 from kubesched.framework.interface import EXTENSION_POINTS, Listers, Nominator, PodGroups, SharedLister
-from kubesched.framework.podgroup import PodGroupState
+from kubesched.framework.podgroup import POD_GROUP_KIND, GroupKey, PodGroupState
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.binding_points import BindingPoints
@@ -90,17 +90,17 @@ class NoPodGroups:
     def composite(self, namespace: str, name: str) -> dict[str, Any] | None:
         return None
 
-    def root_of(self, key: str) -> str | None:
+    def root_of(self, key: GroupKey) -> GroupKey | None:
         return key
 
-    def snapshot_top(self, key: str) -> tuple[str, str]:
+    def snapshot_top(self, key: GroupKey) -> tuple[GroupKey | None, str]:
         return key, ""
 
-    def children(self, key: str) -> list[str]:
+    def children(self, key: GroupKey) -> list[GroupKey]:
         return []
 
-    def leaves_under(self, key: str) -> list[str]:
-        return [key] if key.startswith("PodGroup/") else []
+    def leaves_under(self, key: GroupKey) -> list[GroupKey]:
+        return [key] if key.kind == POD_GROUP_KIND else []
 
 
 class Framework(SchedulingPoints, BindingPoints):

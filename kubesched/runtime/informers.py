@@ -20,8 +20,8 @@ from kubesched.framework.informers import (
     Lister,
     UpdateHandler,
 )
-from kubesched.objects import Obj
-from kubesched.runtime.objects import ObjectIndex, object_key
+from kubesched.objects import Obj, object_key
+from kubesched.runtime.objects import ObjectIndex
 
 log = logging.getLogger(__name__)
 

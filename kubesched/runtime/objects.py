@@ -3,14 +3,7 @@ informers keep (Kubernetes JSON dicts, not to be changed)."""
 
 from __future__ import annotations
 
-from kubesched.objects import Obj
-
-
-def object_key(obj: Obj) -> str:
-    """``namespace/name``, or ``name`` for an object without a namespace."""
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
+from kubesched.objects import Obj, namespaced_name, object_key
 
 
 class ObjectIndex:
@@ -31,7 +24,7 @@ class ObjectIndex:
     def get(self, namespace: str | None, name: str) -> Obj | None:
         """The object ``namespace/name``, or the cluster-scoped one ``name``."""
         if namespace:
-            found = self._objects.get(f"{namespace}/{name}")
+            found = self._objects.get(namespaced_name(namespace, name))
             if found is not None:
                 return found
         return self._objects.get(name)
@@ -43,4 +36,4 @@ class ObjectIndex:
         return [o for o in self._objects.values() if ((o.get("metadata") or {}).get("namespace") or "") == namespace]
 
 
-__all__ = ["ObjectIndex", "object_key"]
+__all__ = ["ObjectIndex"]

@@ -7,7 +7,6 @@ import logging
 from typing import Any
 
 from kubesched.backend.pod_group_members import pod_group_key
-from kubesched.backend.pod_groups import entity_key
 from kubesched.framework.events import (
     NODE_ADD,
     NODE_DELETE,
@@ -274,7 +273,7 @@ class EventHandlers:
             # With CompositePodGroup the quorum is the hierarchy's: every member under the root hears.
             root = self.pod_groups.root_of(group_key(pi.namespace, pi.pod_group))
             if root is not None:
-                keys = [entity_key(root), *(entity_key(k) for k in self.pod_groups.leaves_under(root))]
+                keys = [root.entity, *(k.entity for k in self.pod_groups.leaves_under(root))]
         pooled = self.queue.pooled_groups(keys, besides=pi.uid)
         if pooled:
             self.queue.on_event(UNSCHEDULED_POD_ADD, None, pi.pod, candidates=pooled)

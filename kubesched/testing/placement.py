@@ -31,6 +31,7 @@ from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
     COMPOSITE_POD_GROUP_KIND,
     POD_GROUP_KIND,
+    GroupKey,
     Placement,
     PlacementProgress,
     PodGroupAssignments,
@@ -111,9 +112,9 @@ class PlacementPoints(DriverBase):
     def __init__(self, framework: Framework, nodes: Sequence[NodeInfo]) -> None:
         super().__init__(framework, nodes)
         #: Each group's cycle state, by group key.
-        self._group_states: dict[str, CycleState] = {}
+        self._group_states: dict[GroupKey, CycleState] = {}
         #: Each placement's state, by (group key, placement name).
-        self._placement_states: dict[tuple[str, str], CycleState] = {}
+        self._placement_states: dict[tuple[GroupKey, str], CycleState] = {}
 
     # --- groups, placements, their cycle states -------------------------------------------------
     def pod_group_info(self, group: GroupLike) -> PodGroupInfo:

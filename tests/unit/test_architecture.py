@@ -58,6 +58,75 @@ def test_the_object_alias_is_defined_once() -> None:
     assert offenders == []
 
 
+#: Where pod groups are keyed: the index, the queue's group entities, the pod-group cycle, the
+#: plugins that walk hierarchies. A group is named there by its ``GroupKey``, whose parts are fields.
+POD_GROUP_MODULES = [
+    "kubesched/framework/podgroup.py",
+    "kubesched/backend/pod_groups.py",
+    "kubesched/backend/pod_group_members.py",
+    "kubesched/backend/pod_group_queue.py",
+    "kubesched/scheduler/podgroup",
+    "kubesched/scheduler/eventhandlers.py",
+    "kubesched/plugins/gangscheduling.py",
+    "kubesched/plugins/helper.py",
+    "kubesched/plugins/preemption",
+    "kubesched/runtime/framework.py",
+    "kubesched/testing/placement.py",
+]
+
+
+def _slash_splits(path: Path) -> list[tuple[int, int | None]]:
+    """Each ``<text>.split("/", n)`` / ``.rsplit("/", n)`` in ``path``: its line and ``n``."""
+    found: list[tuple[int, int | None]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("split", "rsplit")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and node.args[0].value == "/"
+        ):
+            limit = node.args[1] if len(node.args) > 1 else None
+            found.append((node.lineno, limit.value if isinstance(limit, ast.Constant) else None))
+    return found
+
+
+def test_group_keys_are_typed_and_never_cut_back_out_of_text() -> None:
+    """``GroupKey`` (kubesched/framework/podgroup.py) is the one key of a pod group: defined once,
+    its parts read as fields. No code cuts a key's parts out of its text (``PodGroup/<ns>/<name>``):
+    no three-part ``split("/", 2)`` anywhere in the package or in plugins/, and no ``split("/")``
+    at all where pod groups are keyed."""
+    files = [*(ROOT / "kubesched").rglob("*.py"), *(ROOT / "plugins").rglob("*.py")]
+    three_part = [f"{p.relative_to(ROOT)}:{line}" for p in files for line, n in _slash_splits(p) if n == 2]
+    assert three_part == []
+    keyed = [
+        path
+        for entry in POD_GROUP_MODULES
+        for path in ([ROOT / entry] if entry.endswith(".py") else sorted((ROOT / entry).rglob("*.py")))
+    ]
+    assert all(p.is_file() for p in keyed) and len(keyed) > len(POD_GROUP_MODULES)
+    cut = [f"{p.relative_to(ROOT)}:{line}" for p in keyed for line, _ in _slash_splits(p)]
+    assert cut == []
+    defined = sorted(
+        str(path.relative_to(ROOT))
+        for path in files
+        if re.search(r"^(class GroupKey\b|def group_key\()", path.read_text(), re.MULTILINE)
+    )
+    assert defined == ["kubesched/framework/podgroup.py"]
+
+
+def test_an_objects_namespace_and_name_are_joined_in_one_place() -> None:
+    """``namespace/name`` of an object is :func:`kubesched.objects.namespaced_name` (and
+    ``object_key`` of an object's metadata): no other module of the package defines its own."""
+    defined = sorted(
+        str(path.relative_to(ROOT))
+        for path in (ROOT / "kubesched").rglob("*.py")
+        if re.search(r"^def (object_key|namespaced_name)\(", path.read_text(), re.MULTILINE)
+    )
+    assert defined == ["kubesched/objects.py"]
+
+
 def test_only_cluster_package_may_import_kubernetes_client() -> None:
     offenders = []
     for path in (ROOT / "kubesched").rglob("*.py"):

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from kubesched.backend.pod_groups import PodGroupIndex
-from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, PodGroupInfo, group_key
+from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, GroupKey, PodGroupInfo, group_key
 from tests.unit.plugins.pod_group_fakes import composite_pod_group, pod_group
 
 
-def _cpg(name: str) -> str:
+def _cpg(name: str) -> GroupKey:
     return group_key("default", name, COMPOSITE_POD_GROUP_KIND)
 
 
@@ -106,14 +106,14 @@ BUILD_HIERARCHY_SNAPSHOT_FROM_POD = [
     ("four levels, the most a Workload's templates allow", _index("pg c1 c2 r"), (_cpg("r"), "")),
     ("five levels: the walk stops at the root, three parents up", _index("pg c1 c2 c3 r"), (_cpg("r"), "")),
     ("six levels: the walk stops below the root", _index("pg c1 c2 c3 c4 r"), (_cpg("c4"), "")),
-    ("the parent not seen", _index("pg missing", "-missing"), ("", _missing("missing"))),
-    ("a grandparent not seen", _index("pg c1 missing", "-missing"), ("", _missing("missing"))),
-    ("the root not seen, three parents up", _index("pg c1 c2 missing", "-missing"), ("", _missing("missing"))),
+    ("the parent not seen", _index("pg missing", "-missing"), (None, _missing("missing"))),
+    ("a grandparent not seen", _index("pg c1 missing", "-missing"), (None, _missing("missing"))),
+    ("the root not seen, three parents up", _index("pg c1 c2 missing", "-missing"), (None, _missing("missing"))),
     ("the root not seen, past the walk", _index("pg c1 c2 c3 missing", "-missing"), (_cpg("missing"), "")),
-    ("a composite its own parent", _index("pg self", "self>self"), ("", _cycle("self"))),
-    ("two composites each other's parent", _index("pg c1", "c1>c2", "c2>c1"), ("", _cycle("c2"))),
-    ("three composites in a ring", _index("pg c1", "c1>c2", "c2>c3", "c3>c1"), ("", _cycle("c1"))),
-    ("a ring past the walk's end", _index("pg c1 c2 c3", "c3>c4", "c4>c5", "c5>c4"), ("", _cycle("c4"))),
+    ("a composite its own parent", _index("pg self", "self>self"), (None, _cycle("self"))),
+    ("two composites each other's parent", _index("pg c1", "c1>c2", "c2>c1"), (None, _cycle("c2"))),
+    ("three composites in a ring", _index("pg c1", "c1>c2", "c2>c3", "c3>c1"), (None, _cycle("c1"))),
+    ("a ring past the walk's end", _index("pg c1 c2 c3", "c3>c4", "c4>c5", "c5>c4"), (None, _cycle("c4"))),
     ("a ring out of the walk's reach", _index("pg c1 c2 c3", "c3>c4", "c4>c5", "c5>c6", "c6>c5"), (_cpg("c4"), "")),
 ]
 
@@ -123,5 +123,5 @@ BUILD_HIERARCHY_SNAPSHOT_FROM_POD = [
     [c[1:] for c in BUILD_HIERARCHY_SNAPSHOT_FROM_POD],
     ids=[c[0] for c in BUILD_HIERARCHY_SNAPSHOT_FROM_POD],
 )
-def test_build_hierarchy_snapshot_from_pod(idx: PodGroupIndex, want: tuple[str, str]) -> None:
+def test_build_hierarchy_snapshot_from_pod(idx: PodGroupIndex, want: tuple[GroupKey | None, str]) -> None:
     assert idx.snapshot_top(group_key("default", "pg")) == want

@@ -31,6 +31,7 @@ FACE = [
     "EventResource",
     "FilterPlugin",
     "FilterStatusesPlugin",
+    "GroupKey",
     "GroupVersionResource",
     "Handle",
     "Informer",

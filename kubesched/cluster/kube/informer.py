@@ -28,7 +28,7 @@ import aiohttp
 from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound
 from kubesched.cluster.kube.paths import RESOURCES, Resource
 from kubesched.cluster.kube.transport import Expired, Transport, api_error
-from kubesched.objects import Obj
+from kubesched.objects import Obj, object_key
 from kubesched.tasks import TaskSet
 
 log = logging.getLogger(__name__)
@@ -67,12 +67,6 @@ class Backoff:
 
     def reset(self) -> None:
         self._next = 0.0
-
-
-def _key(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    ns = meta.get("namespace")
-    return f"{ns}/{meta.get('name', '')}" if ns else str(meta.get("name", ""))
 
 
 def _rv(obj: Obj) -> str:
@@ -177,10 +171,10 @@ class _Informer:
         try:
             getattr(self.handler, method)(self.kind, *args)
         except Exception:  # a handler's bug must not stop the informer (logged)
-            log.exception("%s handler failed on %s of %s", method, self.kind, _key(args[-1]))
+            log.exception("%s handler failed on %s of %s", method, self.kind, object_key(args[-1]))
 
     def _upsert(self, obj: Obj) -> None:
-        key = _key(obj)
+        key = object_key(obj)
         old = self.objects.get(key)
         self.objects[key] = obj
         if old is None:
@@ -221,7 +215,7 @@ class _Informer:
         self.not_served = False
         fresh: dict[str, Obj] = {}
         for item in items:
-            fresh[_key(item)] = self._complete(item)
+            fresh[object_key(item)] = self._complete(item)
         if not self.synced.is_set():
             if self.deliver_after is not None:
                 await self.deliver_after.wait()
@@ -316,7 +310,7 @@ class _Informer:
         if etype in ("ADDED", "MODIFIED"):
             self._upsert(obj)
         elif etype == "DELETED":
-            old = self.objects.pop(_key(obj), None)
+            old = self.objects.pop(object_key(obj), None)
             self._call("on_delete", obj if obj.get("metadata") else (old or obj))
         else:
             log.warning("%s watch: unknown event type %r", self.kind, etype)

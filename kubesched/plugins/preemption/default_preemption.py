@@ -38,7 +38,7 @@ from typing import Any
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.interface import CycleState, PostFilterResult
-from kubesched.framework.podgroup import PodGroupInfo, PodGroupPostFilterResult
+from kubesched.framework.podgroup import GroupKey, PodGroupInfo, PodGroupPostFilterResult
 from kubesched.framework.preemption import (
     DISRUPTION_TARGET,
     PREEMPTION_BY_SCHEDULER,
@@ -274,7 +274,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
             return await reprieve_units(self, state, pod, node, potential, pdbs, units)
         return await self.reprieve_victims(state, pod, node, potential, pdbs)
 
-    def _units(self, pods: Sequence[PodInfo]) -> dict[str, str] | None:
+    def _units(self, pods: Sequence[PodInfo]) -> dict[str, GroupKey] | None:
         """The unit of each of ``pods`` that is disrupted with its group, by uid (``None``:
         each goes alone, as always without GenericWorkload)."""
         if not feature_enabled(self.handle, "GenericWorkload"):

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.framework.interface import CycleState
-from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
+from kubesched.framework.podgroup import GroupKey, PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -61,9 +61,10 @@ ScheduleFn = Callable[[], Awaitable[tuple[PodGroupAssignments | None, Status | N
 
 @dataclass(eq=False)
 class Unit:
-    """A victim as preemption counts them: one pod, or a whole group (disruptionMode ``all``)."""
+    """A victim as preemption counts them: one pod (``key`` its UID), or a whole group
+    (disruptionMode ``all``; ``key`` the group's)."""
 
-    key: str
+    key: str | GroupKey
     priority: int
     pods: list[PodInfo] = field(default_factory=list)
     is_group: bool = False
@@ -73,7 +74,7 @@ class Unit:
 
     def importance(self) -> tuple[int, int, int, float, str]:
         """Sort key, most important first."""
-        return (-self.priority, 0 if self.is_group else 1, -len(self.pods), self.start(), self.key)
+        return (-self.priority, 0 if self.is_group else 1, -len(self.pods), self.start(), str(self.key))
 
 
 def _group_priority(obj: dict[str, Any] | None) -> int | None:
@@ -127,7 +128,7 @@ class PodGroupPreemption:
         ``disruptionMode: all`` (:mod:`kubesched.plugins.preemption.units`)."""
         groups = self.handle.pod_groups
         composites = feature_enabled(self.handle, "CompositePodGroup")
-        units: dict[str, Unit] = {}
+        units: dict[str | GroupKey, Unit] = {}
         own = {leaf.name for leaf in group.leaves()}
         for node in self.handle.snapshot().list():
             for p in node.pods:
@@ -138,12 +139,11 @@ class PodGroupPreemption:
                 prio = p.priority if prio is None else prio
                 if prio >= priority:
                     continue
-                key = unit_key(groups, p.namespace, p.pod_group, composites) if p.pod_group else None
-                if key is not None:
-                    unit = units.setdefault(key, Unit(key, prio, is_group=True))
+                group_unit = unit_key(groups, p.namespace, p.pod_group, composites) if p.pod_group else None
+                if group_unit is not None:
+                    unit = units.setdefault(group_unit, Unit(group_unit, prio, is_group=True))
                 else:
-                    key = p.uid
-                    unit = units.setdefault(key, Unit(key, prio))
+                    unit = units.setdefault(p.uid, Unit(p.uid, prio))
                 unit.pods.append(p)
         return sorted(units.values(), key=Unit.importance)
 

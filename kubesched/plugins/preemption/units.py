@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.interface import CycleState, PodGroups
-from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, group_key, parent_name
+from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, GroupKey, group_key, parent_name
 from kubesched.framework.preemption import PreemptionEvaluator
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation, sort_by_importance
 from kubesched.framework.status import Code, Status
@@ -35,7 +35,7 @@ def disrupts_all(obj: Mapping[str, Any] | None) -> bool:
     return isinstance(mode, dict) and "all" in mode
 
 
-def unit_key(groups: PodGroups, namespace: str, pod_group: str, composites: bool) -> str | None:
+def unit_key(groups: PodGroups, namespace: str, pod_group: str, composites: bool) -> GroupKey | None:
     """The key of the group a member of ``pod_group`` is disrupted with (the topmost in its
     chain saying ``all``), or ``None``: it goes alone."""
     obj = groups.get(namespace, pod_group)
@@ -55,20 +55,19 @@ def unit_key(groups: PodGroups, namespace: str, pod_group: str, composites: bool
     return unit
 
 
-def unit_pods(groups: PodGroups, key: str) -> list[PodInfo]:
+def unit_pods(groups: PodGroups, key: GroupKey) -> list[PodInfo]:
     """Every placed pod under the unit ``key`` (bound or assumed), in a stable order."""
-    namespace = key.split("/", 2)[1]
     out: list[PodInfo] = []
     for leaf in groups.leaves_under(key):
-        placed = groups.state(namespace, leaf.split("/", 2)[2]).scheduled
+        placed = groups.state(leaf.namespace, leaf.name).scheduled
         out.extend(placed[uid] for uid in sorted(placed))
     return out
 
 
-def units_on_node(groups: PodGroups, potential: Sequence[PodInfo], composites: bool) -> dict[str, str] | None:
+def units_on_node(groups: PodGroups, potential: Sequence[PodInfo], composites: bool) -> dict[str, GroupKey] | None:
     """The unit key of each of ``potential`` that goes with a group, by uid; ``None`` when every
     one goes alone (the plain per-pod reprieve then applies)."""
-    found: dict[str, str] = {}
+    found: dict[str, GroupKey] = {}
     for p in potential:
         if p.pod_group:
             key = unit_key(groups, p.namespace, p.pod_group, composites)
@@ -84,7 +83,7 @@ async def reprieve_units(
     node: NodeInfo,
     potential: list[PodInfo],
     pdbs: Sequence[Mapping[str, Any]],
-    units: Mapping[str, str],
+    units: Mapping[str, GroupKey],
 ) -> tuple[list[PodInfo], int, Status | None]:
     """The evaluator's reprieve over units instead of pods: with ``potential`` taken off
     ``node`` (a copy) and the preemptor fitting, units are given back whole, those with a
@@ -94,7 +93,7 @@ async def reprieve_units(
     sort_by_importance(potential, time.time())
     violating, _ = filter_pods_with_pdb_violation(potential, pdbs)
     bad = {p.uid for p in violating}
-    batches: dict[str, list[PodInfo]] = {}
+    batches: dict[str | GroupKey, list[PodInfo]] = {}
     for p in potential:
         batches.setdefault(units.get(p.uid, p.uid), []).append(p)
     ordered = sorted(batches.items(), key=lambda kv: 0 if any(p.uid in bad for p in kv[1]) else 1)
@@ -115,7 +114,7 @@ async def reprieve_units(
             return [], 0, st
         victims.extend(pods)
         num_violating += sum(p.uid in bad for p in pods)
-        if key in units.values():
+        if isinstance(key, GroupKey):
             victims.extend(
                 p for p in unit_pods(handle.pod_groups, key) if p.uid not in here and p.node_name != node.name
             )

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
+    GroupKey,
     Placement,
     PlacementProgress,
     PodGroupAssignments,
@@ -45,7 +46,7 @@ from kubesched.runtime.framework import Framework
 from kubesched.scheduler.podgroup.algorithm import GroupOutcome, MemberOutcome, PodGroupAlgorithm
 
 #: ``results`` value of a group that was evaluated and succeeded (a missing key: not evaluated).
-Results = dict[str, Status | None]
+Results = dict[GroupKey, Status | None]
 
 
 @dataclass(eq=False)
@@ -65,17 +66,19 @@ class HierarchyOutcome:
 
     status: Status | None
     results: Results
-    leaves: dict[str, GroupOutcome]
+    leaves: dict[GroupKey, GroupOutcome]
     held: list[MemberOutcome] = field(default_factory=list)
     placements_tried: int = 0
     feasible_placements: int = 0
 
 
-def _succeeded(results: Results, key: str) -> bool:
+def _succeeded(results: Results, key: GroupKey) -> bool:
     return key in results and results[key] is None
 
 
-def successful_leaves(group: PodGroupInfo, results: Results, leaves: dict[str, GroupOutcome]) -> Iterator[GroupOutcome]:
+def successful_leaves(
+    group: PodGroupInfo, results: Results, leaves: dict[GroupKey, GroupOutcome]
+) -> Iterator[GroupOutcome]:
     """The outcomes of the leaves under ``group`` that succeeded with every ancestor up to it."""
     if not _succeeded(results, group.key):
         return
@@ -97,14 +100,16 @@ class CompositeAlgorithm:
         self._tried = 0
         self._feasible = 0
         #: The key of the hierarchy's root in the current run.
-        self._root = ""
+        self._root: GroupKey | None = None
 
-    async def run(self, fw: Framework, root: PodGroupInfo, members: dict[str, list[MemberOutcome]]) -> HierarchyOutcome:
+    async def run(
+        self, fw: Framework, root: PodGroupInfo, members: dict[GroupKey, list[MemberOutcome]]
+    ) -> HierarchyOutcome:
         """Place the members of ``root``'s leaves (``members`` by leaf key, in order) or none."""
         self._tried = self._feasible = 0
         self._root = root.key
         results: Results = {}
-        leaves: dict[str, GroupOutcome] = {}
+        leaves: dict[GroupKey, GroupOutcome] = {}
         whole = Placement("", self.snapshot.list())
         top = await self._group(fw, root, whole, members, results, leaves)
         status = top.status
@@ -121,9 +126,9 @@ class CompositeAlgorithm:
         fw: Framework,
         group: PodGroupInfo,
         parent: Placement,
-        members: dict[str, list[MemberOutcome]],
+        members: dict[GroupKey, list[MemberOutcome]],
         results: Results,
-        leaves: dict[str, GroupOutcome],
+        leaves: dict[GroupKey, GroupOutcome],
     ) -> _Evaluated:
         if not group.is_composite:
             trial = [MemberOutcome(m.qpi, m.record) for m in members.get(group.key, ())]
@@ -141,9 +146,9 @@ class CompositeAlgorithm:
         fw: Framework,
         group: PodGroupInfo,
         parent: Placement,
-        members: dict[str, list[MemberOutcome]],
+        members: dict[GroupKey, list[MemberOutcome]],
         results: Results,
-        leaves: dict[str, GroupOutcome],
+        leaves: dict[GroupKey, GroupOutcome],
     ) -> _Evaluated:
         gstate = CycleState()
         gstate.pod_group = group
@@ -152,8 +157,8 @@ class CompositeAlgorithm:
         if status is not None:
             results[group.key] = status
             return _Evaluated(status)
-        successful: list[tuple[Placement, CycleState, _Evaluated, Results, dict[str, GroupOutcome]]] = []
-        first: tuple[_Evaluated, Results, dict[str, GroupOutcome]] | None = None
+        successful: list[tuple[Placement, CycleState, _Evaluated, Results, dict[GroupKey, GroupOutcome]]] = []
+        first: tuple[_Evaluated, Results, dict[GroupKey, GroupOutcome]] | None = None
         # At the root, the placement holding most of the hierarchy's nominated nodes (where its
         # preemption made room) is tried first, and taken when the hierarchy fits there, without
         # scoring the others: as a standalone group's.
@@ -162,7 +167,7 @@ class CompositeAlgorithm:
             placements = [nominated, *(p for p in placements if p is not nominated)]
         for placement in placements:
             sub_results: Results = {}
-            sub_leaves: dict[str, GroupOutcome] = {}
+            sub_leaves: dict[GroupKey, GroupOutcome] = {}
             started = time.perf_counter()
             pstate, ev = await self._children(fw, group, placement, members, sub_results, sub_leaves)
             self.algorithm.evaluated(fw, ev.status, started)
@@ -240,9 +245,9 @@ class CompositeAlgorithm:
         fw: Framework,
         group: PodGroupInfo,
         placement: Placement,
-        members: dict[str, list[MemberOutcome]],
+        members: dict[GroupKey, list[MemberOutcome]],
         results: Results,
-        leaves: dict[str, GroupOutcome],
+        leaves: dict[GroupKey, GroupOutcome],
     ) -> tuple[CycleState, _Evaluated]:
         """The composite's children within one of its placements (its default algorithm)."""
         pstate = CycleState()
@@ -288,8 +293,8 @@ class CompositeAlgorithm:
         group: PodGroupInfo,
         parent_status: Status | None,
         results: Results,
-        leaves: dict[str, GroupOutcome],
-        members: dict[str, list[MemberOutcome]],
+        leaves: dict[GroupKey, GroupOutcome],
+        members: dict[GroupKey, list[MemberOutcome]],
     ) -> None:
         """Give every group of the hierarchy a result: one never evaluated, or one that
         succeeded under a failed parent, takes the parent's status."""

@@ -40,6 +40,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
     COMPOSITE_POD_GROUP_KIND,
+    GroupKey,
     Placement,
     PodGroupAssignments,
     PodGroupInfo,
@@ -177,12 +178,12 @@ class PodGroupSchedulingCycle:
         leaf = group_key(ns, pi.pod_group)
         root = self.pod_groups.root_of(leaf)
         keys = self.pod_groups.leaves_under(root) if root is not None else [leaf]
-        uids = [uid for k in keys for uid in self.pod_groups.members(ns, k.split("/", 2)[2])]
+        uids = [uid for k in keys for uid in self.pod_groups.members(k.namespace, k.name)]
         start = time.perf_counter()
         taken = self._gather(first, uids)
         if not taken:
             return None
-        members: dict[str, list[MemberOutcome]] = {}
+        members: dict[GroupKey, list[MemberOutcome]] = {}
         for q in taken:
             members.setdefault(group_key(ns, q.pod_info.pod_group), []).append(MemberOutcome(q, self._record(q)))
         self.cache.update_snapshot(self.ctx.snapshot)
@@ -258,14 +259,13 @@ class PodGroupSchedulingCycle:
         result = "scheduled" if status is None else "error" if status.code is Code.ERROR else "unschedulable"
         self.observer.pod_group_attempt(result, fw.profile_name, time.perf_counter() - start)
 
-    def _tree(self, key: str, members: dict[str, list[MemberOutcome]]) -> PodGroupInfo:
+    def _tree(self, key: GroupKey, members: dict[GroupKey, list[MemberOutcome]]) -> PodGroupInfo:
         """The PodGroupInfo of ``key`` with its children (leaves with their members to place)."""
-        kind, ns, name = key.split("/", 2)
         obj = self.pod_groups.object(key)
-        if kind == COMPOSITE_POD_GROUP_KIND:
+        if key.is_composite:
             children = [self._tree(c, members) for c in self.pod_groups.children(key)]
-            return PodGroupInfo(ns, name, obj, kind=COMPOSITE_POD_GROUP_KIND, children=children)
-        return PodGroupInfo(ns, name, obj, [m.qpi.pod_info for m in members.get(key, ())])
+            return PodGroupInfo(key.namespace, key.name, obj, kind=COMPOSITE_POD_GROUP_KIND, children=children)
+        return PodGroupInfo(key.namespace, key.name, obj, [m.qpi.pod_info for m in members.get(key, ())])
 
     async def _post_filter(self, fw: Framework, group: PodGroupInfo, out: GroupOutcome) -> dict[str, str]:
         """PodGroupPostFilter (workload-aware preemption) for a group that fits nowhere: the
@@ -289,7 +289,7 @@ class PodGroupSchedulingCycle:
         return await self._run_post_filter(fw, group, schedule, [out])
 
     async def _post_filter_hierarchy(
-        self, fw: Framework, tree: PodGroupInfo, members: dict[str, list[MemberOutcome]], outs: list[GroupOutcome]
+        self, fw: Framework, tree: PodGroupInfo, members: dict[GroupKey, list[MemberOutcome]], outs: list[GroupOutcome]
     ) -> dict[str, str]:
         """PodGroupPostFilter for a CompositePodGroup hierarchy that fits nowhere: the hierarchy
         preempts as one preemptor (its root's priority and policy), its dry run the composite

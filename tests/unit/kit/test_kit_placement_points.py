@@ -68,7 +68,7 @@ def test_the_builder_makes_a_pod_group_and_members_that_name_it() -> None:
     assert [p["spec"]["schedulingGroup"] for p in pods] == [{"podGroupName": "train"}] * 2
     assert {p["metadata"]["namespace"] for p in pods} == {"ml"}
     info = g.info()
-    assert (info.key, info.min_count, info.is_gang, info.topology_key, info.priority) == (
+    assert (str(info.key), info.min_count, info.is_gang, info.topology_key, info.priority) == (
         "PodGroup/ml/train",
         2,
         True,
@@ -198,8 +198,8 @@ def test_a_composite_pod_group_object_is_taken_as_one() -> None:
             "spec": {"schedulingPolicy": {"gang": {"minGroupCount": 2}}},
         }
         info = fw.pod_group_info(composite)
-        assert (info.key, info.is_composite, info.min_count) == ("CompositePodGroup/ml/job", True, 2)
-        assert fw.pod_group_info(make_pod_group("leaf").obj()).key == "PodGroup/default/leaf"
+        assert (str(info.key), info.is_composite, info.min_count) == ("CompositePodGroup/ml/job", True, 2)
+        assert fw.pod_group_info(make_pod_group("leaf").obj()).key == ("PodGroup", "default", "leaf")
 
 
 def test_without_a_generator_the_parent_is_the_one_placement() -> None:

@@ -137,7 +137,7 @@ async def test_a_composite_with_a_zone_constraint_keeps_both_children_in_one_zon
     original = PodGroupPodsCount.score_placement
 
     def spy(self: PodGroupPodsCount, state: Any, group: Any, assignments: Any) -> int:
-        scored.append((group.key, len(assignments.assignments)))
+        scored.append((str(group.key), len(assignments.assignments)))
         return original(self, state, group, assignments)
 
     monkeypatch.setattr(PodGroupPodsCount, "score_placement", spy)
