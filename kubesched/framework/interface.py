@@ -275,33 +275,60 @@ class PodGroups(Protocol):
         ...
 
 
+#: Preemption candidates: node name → (victims, PodDisruptionBudget violations).
+PreemptionCandidates = dict[str, tuple[list[PodInfo], int]]
+#: ``await preempt(pod, candidates)`` → the candidates the preempting extenders keep.
+PreemptWithExtenders = Callable[[PodInfo, PreemptionCandidates], Awaitable[PreemptionCandidates]]
+
+
 class Handle(Protocol):
-    """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings."""
+    """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings.
+
+    This is all a plugin is given: the runtime hands each plugin an object with these members
+    and no other, so a plugin cannot come to depend on how the runtime is built.
+    """
 
     @property
-    def listers(self) -> Listers: ...
+    def listers(self) -> Listers:
+        """The cluster objects the scheduler caches besides pods and nodes."""
+        ...
 
     @property
-    def nominator(self) -> Nominator: ...
+    def nominator(self) -> Nominator:
+        """The pods nominated to each node (by preemption), not yet bound there."""
+        ...
 
     @property
-    def profile_name(self) -> str: ...
+    def profile_name(self) -> str:
+        """The profile's ``schedulerName``."""
+        ...
 
-    def snapshot(self) -> SharedLister: ...
+    def snapshot(self) -> SharedLister:
+        """The nodes as the current scheduling cycle sees them (taken at its start)."""
+        ...
 
     @property
     def pod_groups(self) -> PodGroups:
         """The pod groups and their members (empty unless ``GenericWorkload`` is on)."""
         ...
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod held at Permit with this uid, if one is."""
+        ...
 
-    def iterate_waiting_pods(self) -> Iterable[WaitingPod]: ...
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
+        """Every pod held at Permit."""
+        ...
 
-    def reject_waiting_pod(self, uid: str) -> bool: ...
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject the pod held at Permit with this uid; False when none is."""
+        ...
 
     @property
-    def cluster(self) -> Any: ...
+    def cluster(self) -> Any:
+        """The cluster the scheduler reads and writes (the API server's client, or the
+        simulator's in-memory one): binding, events, status updates."""
+        ...
 
     def informer_for(self, gvr: GroupVersionResource | str) -> Informer:
         """An informer for any resource, built-in or custom (a CRD's), by group/version/resource
@@ -312,7 +339,9 @@ class Handle(Protocol):
         ...
 
     @property
-    def parallelism(self) -> int: ...
+    def parallelism(self) -> int:
+        """How many things a plugin may do at once, e.g. API calls (the scheduler's ``parallelism``)."""
+        ...
 
     # What upstream's Handle runs for plugins that simulate placements (preemption of their own,
     # e.g. CapacityScheduling's): the profile's PreFilter extensions and Filter plugins.
@@ -359,6 +388,44 @@ class Handle(Protocol):
     def run_in_background(self, coro: Coroutine[Any, Any, None]) -> None:
         """Run ``coro`` beside the scheduling loop (API calls a cycle must not wait for); the
         scheduler waits for it when it stops."""
+        ...
+
+    # Besides upstream's Handle: the scheduler's metrics, its preempting extenders and cache, and
+    # which plugins a cycle runs (what preemption, DRA and volume binding read).
+    @property
+    def observer(self) -> object | None:
+        """Where the scheduler records its metrics (``None`` when nothing observes). A plugin
+        records its own families there, looking each up with ``getattr`` as an observer may lack
+        it: ``preemption_victims``, ``preemption_goroutine``, ``workload_preemption``,
+        ``volume_stage_error``, ``dra_binding_conditions``, ``resource_claim_created``."""
+        ...
+
+    @property
+    def preempt_with_extenders(self) -> PreemptWithExtenders | None:
+        """Given when an HTTP extender takes part in preemption (``None`` otherwise):
+        ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the candidates
+        the extenders keep, possibly with fewer victims (upstream's ``callExtenders``)."""
+        ...
+
+    def placed_pod(self, uid: str) -> PodInfo | None:
+        """The pod as the scheduler's cache holds it (bound or assumed), or ``None`` once it is
+        gone: how async preemption tells when its last victim is gone (upstream's executor asks
+        its pod lister)."""
+        ...
+
+    def nominated_pods_counted(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name`` that ``pod``'s filters count as placed there (the
+        others of equal or higher priority): those :meth:`run_filter_with_nominated_pods` adds."""
+        ...
+
+    def filter_plugins_in_play(self, state: CycleState) -> Sequence[FilterPlugin]:
+        """The profile's Filter plugins a cycle runs (those its PreFilter did not skip), in
+        order: a preemption plugin that knows every one of them may choose victims by arithmetic
+        instead of dry runs."""
+        ...
+
+    def pre_filter_extensions_in_play(self, state: CycleState) -> bool:
+        """Whether some PreFilter plugin the cycle did not skip has AddPod/RemovePod extensions."""
         ...
 
 

@@ -1,6 +1,7 @@
 """What a :class:`~kubesched.runtime.framework.Framework` is given by the scheduler that runs it.
 
-A Framework is also its plugins' handle: through it they read the cached cluster objects and
+Its plugins reach the Framework through their handle
+(:class:`~kubesched.runtime.handle.PluginHandle`): through it they read the cached cluster objects and
 the pods nominated to nodes, move pods to activeQ, start background work and, when an
 extender takes part in preemption, have it narrow the candidates. The scheduler hands these in
 when it builds each profile's Framework; a Framework built alone (a test harness) gets inert
@@ -9,10 +10,10 @@ defaults. The types here say what each collaborator must offer, nothing more.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, Protocol
 
-from kubesched.framework.types import PodInfo
+from kubesched.framework.interface import PreemptionCandidates, PreemptWithExtenders
 
 __all__ = ["Activator", "PluginObserver", "PreemptionCandidates", "PreemptWithExtenders", "Spawner"]
 
@@ -33,7 +34,4 @@ class PluginObserver(Protocol):
 Activator = Callable[[list[str]], None]
 #: ``spawner(coro)`` runs ``coro`` as a task its owner waits for, and cancels, at stop.
 Spawner = Callable[[Coroutine[Any, Any, None]], None]
-#: Preemption candidates: node name → (victims, PodDisruptionBudget violations).
-PreemptionCandidates = dict[str, tuple[list[PodInfo], int]]
-#: ``await preempt(pod, candidates)`` → the candidates the preempting extenders keep.
-PreemptWithExtenders = Callable[[PodInfo, PreemptionCandidates], Awaitable[PreemptionCandidates]]
+# PreemptionCandidates and PreemptWithExtenders are the face's (the Handle offers the latter).

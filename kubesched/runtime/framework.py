@@ -4,8 +4,8 @@ One :class:`Framework` exists per profile. It instantiates every plugin the prof
 exactly once, knows which methods are coroutines (and awaits only those), and turns a
 plugin's exception into an ERROR status that names the plugin and the extension point.
 
-This module builds the profile and is the plugins' ``Handle``; the extension points' runners are
-its bases: :mod:`kubesched.runtime.scheduling_points` (PreEnqueue to Score, and a pod group's
+This module builds the profile; its plugins are given a :class:`~kubesched.runtime.handle.PluginHandle`
+over it (the face's ``Handle``, nothing more). The extension points' runners are its bases: :mod:`kubesched.runtime.scheduling_points` (PreEnqueue to Score, and a pod group's
 points) and :mod:`kubesched.runtime.binding_points` (Reserve to PostBind).
 """
 
@@ -25,6 +25,7 @@ from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.binding_points import BindingPoints
 from kubesched.runtime.calls import BoundMethod, plugin_error, rejected_or_error, split_result
 from kubesched.runtime.collaborators import Activator, PluginObserver, PreemptWithExtenders, Spawner
+from kubesched.runtime.handle import PluginHandle
 from kubesched.runtime.informers import SharedInformers
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
@@ -104,7 +105,8 @@ class NoPodGroups:
 
 
 class Framework(SchedulingPoints, BindingPoints):
-    """A profile's plugins and the code that runs them (also the plugins' ``Handle``)."""
+    """A profile's plugins and the code that runs them. The plugins reach it through
+    :attr:`handle`, which offers the face's ``Handle`` alone."""
 
     def __init__(
         self,
@@ -127,7 +129,7 @@ class Framework(SchedulingPoints, BindingPoints):
         placed_pod: Callable[[str], PodInfo | None] | None = None,
     ) -> None:
         """Build the profile ``spec`` from ``registry``'s plugins; each plugin is constructed
-        here, with this Framework as its handle, so the collaborators are in place before any
+        here, with :attr:`handle` (over this Framework), so the collaborators are in place before any
         plugin sees them. The scheduler gives them all; the defaults make a standalone Framework
         (a test harness) work: no cached objects, no nominated pods, no activation, background
         work in tasks of its own (see :meth:`wait_background`).
@@ -157,10 +159,6 @@ class Framework(SchedulingPoints, BindingPoints):
         #: The informers plugins ask for (:meth:`informer_for`), shared by every profile of a
         #: scheduler, which feeds them; a standalone Framework's are its own and stay empty.
         self.informers: SharedInformers = informers if informers is not None else SharedInformers()
-        #: Upstream's SchedulerAsyncPreemption: preemption's API calls run in the background
-        #: instead of inside the scheduling cycle. DefaultPreemption registers some events only
-        #: with it.
-        self.async_preemption = self.feature_gates.enabled("SchedulerAsyncPreemption")
         #: ``activator(uids)`` moves pods to activeQ, ``spawner(coro)`` runs work the scheduler
         #: waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
         self.activator: Activator | None = activator
@@ -171,6 +169,8 @@ class Framework(SchedulingPoints, BindingPoints):
         self.placed_pod: Callable[[str], PodInfo | None] = placed_pod if placed_pod is not None else _no_pod
         self._background = TaskSet(f"framework {self.profile_name}")
         self.plugins: dict[str, Any] = {}
+        #: What the plugins are given: the face's ``Handle`` over this Framework, and no more.
+        self.handle = PluginHandle(self)
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
 
         for point, refs in spec.plugins.items():
@@ -188,7 +188,7 @@ class Framework(SchedulingPoints, BindingPoints):
                 if args is None and args_model is not None:
                     args = args_model()
                 try:
-                    self.plugins[ref.name] = entry.cls(args, self)
+                    self.plugins[ref.name] = entry.cls(args, self.handle)
                 except Exception as exc:  # construction failure is a config error
                     raise FrameworkError(
                         f"profile {self.profile_name!r}: plugin {ref.name!r} failed to initialize: {exc}"
@@ -281,7 +281,7 @@ class Framework(SchedulingPoints, BindingPoints):
             return None
         return self._signer.sign(pod)
 
-    # --- Handle ---------------------------------------------------------------------------------
+    # --- what the plugins' handle passes on (kubesched.runtime.handle) ---------------------
     @property
     def pod_groups(self) -> PodGroups:
         return self._pod_groups

@@ -10,6 +10,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, cast
 
+from kubesched.framework.interface import Handle
 from kubesched.framework.podgroup import pod_group_name
 from kubesched.framework.types import PodInfo
 from kubesched.objects import Obj
@@ -50,7 +51,7 @@ class DynamicResourcesBase:
     extension point is a part of its own built on this."""
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+        self.handle: Handle = handle
         args = args if args is not None else DynamicResourcesArgs()
         gates = feature_gates_of(handle)
         check_args(args, gates)
