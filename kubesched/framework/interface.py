@@ -30,6 +30,19 @@ from kubesched.framework.podgroup import (
     PodGroupInfo,
     PodGroupState,
 )
+from kubesched.framework.results import NodeScore as NodeScore
+from kubesched.framework.results import (
+    PermitReturn,
+    PlacementGenerateReturn,
+    PlacementScoreReturn,
+    PodGroupPostFilterReturn,
+    PodGroupSchedule,
+    PostFilterReturn,
+    PreFilterReturn,
+    ScoreReturn,
+)
+from kubesched.framework.results import PostFilterResult as PostFilterResult
+from kubesched.framework.results import PreFilterResult as PreFilterResult
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
@@ -128,55 +141,6 @@ class CycleState:
         c.pod_group = self.pod_group
         c.placement = self.placement
         return c
-
-
-class PreFilterResult:
-    """Which nodes a PreFilter plugin allows; ``node_names=None`` means all of them.
-
-    The runtime intersects the results of all PreFilter plugins.
-    """
-
-    __slots__ = ("node_names",)
-
-    def __init__(self, node_names: Iterable[str] | None = None) -> None:
-        self.node_names: set[str] | None = None if node_names is None else set(node_names)
-
-    def all_nodes(self) -> bool:
-        return self.node_names is None
-
-    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
-        if other is None or other.node_names is None:
-            return PreFilterResult(self.node_names)
-        if self.node_names is None:
-            return PreFilterResult(other.node_names)
-        return PreFilterResult(self.node_names & other.node_names)
-
-    def __repr__(self) -> str:
-        return f"PreFilterResult({sorted(self.node_names) if self.node_names is not None else 'all'})"
-
-
-class NodeScore:
-    """One node's score from one plugin; NormalizeScore rewrites ``score`` in place."""
-
-    __slots__ = ("name", "score")
-
-    def __init__(self, name: str, score: int) -> None:
-        self.name = name
-        self.score = score
-
-    def __repr__(self) -> str:
-        return f"NodeScore({self.name}={self.score})"
-
-
-class PostFilterResult:
-    """What PostFilter (preemption) achieved: the node the pod is nominated to. An empty name
-    clears the pod's nomination (preemption can help nowhere); returning no result at all leaves
-    the nomination as it is (upstream's ModeOverride and ModeNoop)."""
-
-    __slots__ = ("nominated_node_name",)
-
-    def __init__(self, nominated_node_name: str = "") -> None:
-        self.nominated_node_name = nominated_node_name
 
 
 class WaitingPod(Protocol):
@@ -480,7 +444,7 @@ class PreFilterPlugin(Plugin, Protocol):
     A plugin may return a bare Status (or None) when it never narrows the nodes.
     """
 
-    def pre_filter(self, state: CycleState, pod: PodInfo) -> Any: ...
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> PreFilterReturn: ...
 
 
 @runtime_checkable
@@ -549,7 +513,9 @@ class PostFilterPlugin(Plugin, Protocol):
     """Runs only when no node fits. Returns ``(PostFilterResult | None, status)``; Success with a
     nominated node ends PostFilter (preemption made room)."""
 
-    def post_filter(self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]) -> Any: ...
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]
+    ) -> PostFilterReturn: ...
 
 
 @runtime_checkable
@@ -567,7 +533,7 @@ class ScorePlugin(Plugin, Protocol):
     After NormalizeScore every score must be within 0..100; the runtime multiplies by the
     plugin's weight."""
 
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any: ...
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> ScoreReturn: ...
 
 
 @runtime_checkable
@@ -615,7 +581,7 @@ class ReservePlugin(Plugin, Protocol):
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
 
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> object: ...
 
 
 @runtime_checkable
@@ -623,7 +589,7 @@ class PermitPlugin(Plugin, Protocol):
     """Returns ``(status, timeout_seconds)`` or a bare Status: Success, Wait (the binding cycle
     waits until allowed, rejected, or the timeout), or a rejection."""
 
-    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> PermitReturn: ...
 
 
 @runtime_checkable
@@ -654,7 +620,7 @@ class PostBindPlugin(Plugin, Protocol):
     """Informational, after a successful bind: what it returns is ignored and an exception is
     logged; the pod stays bound either way. May be ``async def``."""
 
-    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> object: ...
 
 
 # --- the pod-group cycle's points (workload-aware scheduling) ----------------------------------
@@ -666,7 +632,9 @@ class PlacementGeneratePlugin(Plugin, Protocol):
     a group at the top). Returns a list of :class:`Placement`, or ``(placements, status)``; an
     empty list means the group fits nowhere. The lists of several plugins are concatenated."""
 
-    def generate_placements(self, state: CycleState, group: PodGroupInfo, parent: Placement) -> Any: ...
+    def generate_placements(
+        self, state: CycleState, group: PodGroupInfo, parent: Placement
+    ) -> PlacementGenerateReturn: ...
 
 
 @runtime_checkable
@@ -689,7 +657,9 @@ class PlacementScorePlugin(Plugin, Protocol):
     score must be within 0..100; the runtime multiplies by the plugin's weight and the highest
     total wins."""
 
-    def score_placement(self, state: CycleState, group: PodGroupInfo, assignments: PodGroupAssignments) -> Any: ...
+    def score_placement(
+        self, state: CycleState, group: PodGroupInfo, assignments: PodGroupAssignments
+    ) -> PlacementScoreReturn: ...
 
 
 @runtime_checkable
@@ -708,7 +678,9 @@ class PodGroupPostFilterPlugin(Plugin, Protocol):
     re-runs the group's placement on the (changed) snapshot and returns ``(assignments,
     status)``. Returns ``(PodGroupPostFilterResult | None, status)``."""
 
-    def pod_group_post_filter(self, state: CycleState, group: PodGroupInfo, schedule: Any) -> Any: ...
+    def pod_group_post_filter(
+        self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedule
+    ) -> PodGroupPostFilterReturn: ...
 
 
 def plugin_extension_points(cls: type) -> list[str]:
