@@ -1,11 +1,11 @@
 """What a :class:`~kubesched.runtime.framework.Framework` is given by the scheduler that runs it.
 
-Its plugins reach the Framework through their handle
-(:class:`~kubesched.runtime.handle.PluginHandle`): through it they read the cached cluster objects and
-the pods nominated to nodes, move pods to activeQ, start background work and, when an
-extender takes part in preemption, have it narrow the candidates. The scheduler hands these in
-when it builds each profile's Framework; a Framework built alone (a test harness) gets inert
-defaults. The types here say what each collaborator must offer, nothing more.
+Its plugins reach them through their handle (:class:`~kubesched.runtime.handle.PluginHandle`):
+they read the cached cluster objects and the pods nominated to nodes, move pods to activeQ,
+start background work and, when an extender takes part in preemption, have it narrow the
+candidates. The scheduler hands these in when it builds each profile's Framework
+(:class:`Collaborators`); a Framework built alone (a test harness) gets inert defaults. The
+types here say what each collaborator must offer, nothing more.
 """
 
 from __future__ import annotations

@@ -4,9 +4,11 @@ One :class:`Framework` exists per profile. It instantiates every plugin the prof
 exactly once, knows which methods are coroutines (and awaits only those), and turns a
 plugin's exception into an ERROR status that names the plugin and the extension point.
 
-This module builds the profile; its plugins are given a :class:`~kubesched.runtime.handle.PluginHandle`
-over it (the face's ``Handle``, nothing more). The extension points' runners are its bases: :mod:`kubesched.runtime.scheduling_points` (PreEnqueue to Score, and a pod group's
-points) and :mod:`kubesched.runtime.binding_points` (Reserve to PostBind).
+This module builds the profile; its plugins are given a
+:class:`~kubesched.runtime.handle.PluginHandle` over it (the face's ``Handle``, nothing more).
+The extension points' runners are its bases: :mod:`kubesched.runtime.scheduling_points`
+(PreEnqueue to Score, and a pod group's points) and :mod:`kubesched.runtime.binding_points`
+(Reserve to PostBind).
 """
 
 from __future__ import annotations

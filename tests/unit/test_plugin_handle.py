@@ -82,7 +82,7 @@ def test_each_member_is_the_frameworks_when_asked() -> None:
     assert handle.cluster is fw.cluster and handle.preempt_with_extenders is None
     # Collaborators given to the Framework after the plugins were built reach them too.
     listers, nominator, observer = object(), object(), object()
-    fw.listers, fw.nominator, fw.observer = listers, nominator, observer  # type: ignore[assignment]
+    fw.listers, fw.nominator, fw.observer = listers, nominator, observer
     assert (handle.listers, handle.nominator, handle.observer) == (listers, nominator, observer)
     pod = make_pod("p").uid("p-uid").info()
     fw.placed_pod = lambda uid: pod if uid == "p-uid" else None

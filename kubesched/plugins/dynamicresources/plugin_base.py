@@ -159,7 +159,7 @@ class DynamicResourcesBase:
         group = self.handle.listers.get("PodGroup", ns, name)
         if group is None:
             raise ClaimProblem(f'podgroups.scheduling.k8s.io "{name}" not found')
-        return cast("Obj", group)
+        return group
 
     def _may_ask_extended(self, pod: PodInfo) -> bool:
         """Whether the pod asks for some resource a DeviceClass could stand for (a look at its
