@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.features import FeatureGates
@@ -398,9 +398,11 @@ class Handle(Protocol):
 
 @runtime_checkable
 class Plugin(Protocol):
-    """Every plugin has a ``name`` (the upstream name for in-tree plugins)."""
+    """Every plugin has a ``name`` (the upstream name for in-tree plugins), a class attribute
+    (``name = "MyPlugin"``): the profile enables the plugin by it."""
 
-    name: ClassVar[str]
+    @property
+    def name(self) -> str: ...
 
 
 @runtime_checkable
