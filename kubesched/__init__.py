@@ -11,7 +11,10 @@ change to it is a deliberate act.
 * outcomes: :class:`Status` and its :class:`Code`; what plugins share and read:
   :class:`CycleState`, :class:`PodInfo`, :class:`NodeInfo`, :class:`QueuedPodInfo`,
   :class:`Resource` and quantity parsing; results: :class:`NodeScore`, :class:`PreFilterResult`,
-  :class:`PostFilterResult`;
+  :class:`PostFilterResult`; and what each point's method may return, the type a plugin's method
+  is checked against: ``PreFilterReturn``, ``PostFilterReturn``, ``ScoreReturn``,
+  ``PermitReturn``, ``PlacementGenerateReturn``, ``PlacementScoreReturn``,
+  ``PodGroupPostFilterReturn`` (and ``PodGroupSchedule``, what PodGroupPostFilter is given);
 * what a plugin reaches through its handle: :class:`Handle`, :class:`SharedLister`,
   :class:`Listers`, :class:`Nominator`, :class:`WaitingPod`, :class:`PodGroups`;
 * the pod-group cycle (workload-aware scheduling): the points :class:`PlacementGeneratePlugin`,
@@ -100,6 +103,16 @@ if TYPE_CHECKING:
     from kubesched.framework.preemption_args import DefaultPreemptionArgs
     from kubesched.framework.preemption_candidates import Candidate as PreemptionCandidate
     from kubesched.framework.resources import Resource, milli_value, parse_quantity
+    from kubesched.framework.results import (
+        PermitReturn,
+        PlacementGenerateReturn,
+        PlacementScoreReturn,
+        PodGroupPostFilterReturn,
+        PodGroupSchedule,
+        PostFilterReturn,
+        PreFilterReturn,
+        ScoreReturn,
+    )
     from kubesched.framework.simple import filter, queue_sort, score
     from kubesched.framework.status import Code, Status
     from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -160,6 +173,14 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PreFilterExtensions": ("kubesched.framework.interface", "PreFilterExtensions"),
     "PreFilterPlugin": ("kubesched.framework.interface", "PreFilterPlugin"),
     "PreFilterResult": ("kubesched.framework.interface", "PreFilterResult"),
+    "PermitReturn": ("kubesched.framework.results", "PermitReturn"),
+    "PlacementGenerateReturn": ("kubesched.framework.results", "PlacementGenerateReturn"),
+    "PlacementScoreReturn": ("kubesched.framework.results", "PlacementScoreReturn"),
+    "PodGroupPostFilterReturn": ("kubesched.framework.results", "PodGroupPostFilterReturn"),
+    "PodGroupSchedule": ("kubesched.framework.results", "PodGroupSchedule"),
+    "PostFilterReturn": ("kubesched.framework.results", "PostFilterReturn"),
+    "PreFilterReturn": ("kubesched.framework.results", "PreFilterReturn"),
+    "ScoreReturn": ("kubesched.framework.results", "ScoreReturn"),
     "PreScorePlugin": ("kubesched.framework.interface", "PreScorePlugin"),
     "PreemptionCandidate": ("kubesched.framework.preemption_candidates", "Candidate"),
     "PreemptionEvaluator": ("kubesched.framework.preemption", "PreemptionEvaluator"),
@@ -259,6 +280,14 @@ __all__ = [
     "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
+    "PermitReturn",
+    "PlacementGenerateReturn",
+    "PlacementScoreReturn",
+    "PodGroupPostFilterReturn",
+    "PodGroupSchedule",
+    "PostFilterReturn",
+    "PreFilterReturn",
+    "ScoreReturn",
     "PreScorePlugin",
     "PreemptionCandidate",
     "PreemptionEvaluator",

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.features import FeatureGates
@@ -31,6 +31,19 @@ from kubesched.framework.podgroup import (
     PodGroupInfo,
     PodGroupState,
 )
+from kubesched.framework.results import NodeScore as NodeScore
+from kubesched.framework.results import (
+    PermitReturn,
+    PlacementGenerateReturn,
+    PlacementScoreReturn,
+    PodGroupPostFilterReturn,
+    PodGroupSchedule,
+    PostFilterReturn,
+    PreFilterReturn,
+    ScoreReturn,
+)
+from kubesched.framework.results import PostFilterResult as PostFilterResult
+from kubesched.framework.results import PreFilterResult as PreFilterResult
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
@@ -131,55 +144,6 @@ class CycleState:
         return c
 
 
-class PreFilterResult:
-    """Which nodes a PreFilter plugin allows; ``node_names=None`` means all of them.
-
-    The runtime intersects the results of all PreFilter plugins.
-    """
-
-    __slots__ = ("node_names",)
-
-    def __init__(self, node_names: Iterable[str] | None = None) -> None:
-        self.node_names: set[str] | None = None if node_names is None else set(node_names)
-
-    def all_nodes(self) -> bool:
-        return self.node_names is None
-
-    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
-        if other is None or other.node_names is None:
-            return PreFilterResult(self.node_names)
-        if self.node_names is None:
-            return PreFilterResult(other.node_names)
-        return PreFilterResult(self.node_names & other.node_names)
-
-    def __repr__(self) -> str:
-        return f"PreFilterResult({sorted(self.node_names) if self.node_names is not None else 'all'})"
-
-
-class NodeScore:
-    """One node's score from one plugin; NormalizeScore rewrites ``score`` in place."""
-
-    __slots__ = ("name", "score")
-
-    def __init__(self, name: str, score: int) -> None:
-        self.name = name
-        self.score = score
-
-    def __repr__(self) -> str:
-        return f"NodeScore({self.name}={self.score})"
-
-
-class PostFilterResult:
-    """What PostFilter (preemption) achieved: the node the pod is nominated to. An empty name
-    clears the pod's nomination (preemption can help nowhere); returning no result at all leaves
-    the nomination as it is (upstream's ModeOverride and ModeNoop)."""
-
-    __slots__ = ("nominated_node_name",)
-
-    def __init__(self, nominated_node_name: str = "") -> None:
-        self.nominated_node_name = nominated_node_name
-
-
 class WaitingPod(Protocol):
     """A pod held at Permit. Other plugins may allow or reject it through the handle."""
 
@@ -277,33 +241,60 @@ class PodGroups(Protocol):
         ...
 
 
+#: Preemption candidates: node name → (victims, PodDisruptionBudget violations).
+PreemptionCandidates = dict[str, tuple[list[PodInfo], int]]
+#: ``await preempt(pod, candidates)`` → the candidates the preempting extenders keep.
+PreemptWithExtenders = Callable[[PodInfo, PreemptionCandidates], Awaitable[PreemptionCandidates]]
+
+
 class Handle(Protocol):
-    """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings."""
+    """What a plugin can reach: the snapshot, waiting pods, the cluster, the profile's settings.
+
+    This is all a plugin is given: the runtime hands each plugin an object with these members
+    and no other, so a plugin cannot come to depend on how the runtime is built.
+    """
 
     @property
-    def listers(self) -> Listers: ...
+    def listers(self) -> Listers:
+        """The cluster objects the scheduler caches besides pods and nodes."""
+        ...
 
     @property
-    def nominator(self) -> Nominator: ...
+    def nominator(self) -> Nominator:
+        """The pods nominated to each node (by preemption), not yet bound there."""
+        ...
 
     @property
-    def profile_name(self) -> str: ...
+    def profile_name(self) -> str:
+        """The profile's ``schedulerName``."""
+        ...
 
-    def snapshot(self) -> SharedLister: ...
+    def snapshot(self) -> SharedLister:
+        """The nodes as the current scheduling cycle sees them (taken at its start)."""
+        ...
 
     @property
     def pod_groups(self) -> PodGroups:
         """The pod groups and their members (empty unless ``GenericWorkload`` is on)."""
         ...
 
-    def get_waiting_pod(self, uid: str) -> WaitingPod | None: ...
+    def get_waiting_pod(self, uid: str) -> WaitingPod | None:
+        """The pod held at Permit with this uid, if one is."""
+        ...
 
-    def iterate_waiting_pods(self) -> Iterable[WaitingPod]: ...
+    def iterate_waiting_pods(self) -> Iterable[WaitingPod]:
+        """Every pod held at Permit."""
+        ...
 
-    def reject_waiting_pod(self, uid: str) -> bool: ...
+    def reject_waiting_pod(self, uid: str) -> bool:
+        """Reject the pod held at Permit with this uid; False when none is."""
+        ...
 
     @property
-    def cluster(self) -> Any: ...
+    def cluster(self) -> Any:
+        """The cluster the scheduler reads and writes (the API server's client, or the
+        simulator's in-memory one): binding, events, status updates."""
+        ...
 
     def informer_for(self, gvr: GroupVersionResource | str) -> Informer:
         """An informer for any resource, built-in or custom (a CRD's), by group/version/resource
@@ -314,7 +305,9 @@ class Handle(Protocol):
         ...
 
     @property
-    def parallelism(self) -> int: ...
+    def parallelism(self) -> int:
+        """How many things a plugin may do at once, e.g. API calls (the scheduler's ``parallelism``)."""
+        ...
 
     # What upstream's Handle runs for plugins that simulate placements (preemption of their own,
     # e.g. CapacityScheduling's): the profile's PreFilter extensions and Filter plugins.
@@ -363,15 +356,55 @@ class Handle(Protocol):
         scheduler waits for it when it stops."""
         ...
 
+    # Besides upstream's Handle: the scheduler's metrics, its preempting extenders and cache, and
+    # which plugins a cycle runs (what preemption, DRA and volume binding read).
+    @property
+    def observer(self) -> object | None:
+        """Where the scheduler records its metrics (``None`` when nothing observes). A plugin
+        records its own families there, looking each up with ``getattr`` as an observer may lack
+        it: ``preemption_victims``, ``preemption_goroutine``, ``workload_preemption``,
+        ``volume_stage_error``, ``dra_binding_conditions``, ``resource_claim_created``."""
+        ...
+
+    @property
+    def preempt_with_extenders(self) -> PreemptWithExtenders | None:
+        """Given when an HTTP extender takes part in preemption (``None`` otherwise):
+        ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the candidates
+        the extenders keep, possibly with fewer victims (upstream's ``callExtenders``)."""
+        ...
+
+    def placed_pod(self, uid: str) -> PodInfo | None:
+        """The pod as the scheduler's cache holds it (bound or assumed), or ``None`` once it is
+        gone: how async preemption tells when its last victim is gone (upstream's executor asks
+        its pod lister)."""
+        ...
+
+    def nominated_pods_counted(self, pod: PodInfo, node_name: str) -> list[PodInfo]:
+        """The pods nominated to ``node_name`` that ``pod``'s filters count as placed there (the
+        others of equal or higher priority): those :meth:`run_filter_with_nominated_pods` adds."""
+        ...
+
+    def filter_plugins_in_play(self, state: CycleState) -> Sequence[FilterPlugin]:
+        """The profile's Filter plugins a cycle runs (those its PreFilter did not skip), in
+        order: a preemption plugin that knows every one of them may choose victims by arithmetic
+        instead of dry runs."""
+        ...
+
+    def pre_filter_extensions_in_play(self, state: CycleState) -> bool:
+        """Whether some PreFilter plugin the cycle did not skip has AddPod/RemovePod extensions."""
+        ...
+
 
 # --- one Protocol per extension point ---------------------------------------------------------
 
 
 @runtime_checkable
 class Plugin(Protocol):
-    """Every plugin has a ``name`` (the upstream name for in-tree plugins)."""
+    """Every plugin has a ``name`` (the upstream name for in-tree plugins), a class attribute
+    (``name = "MyPlugin"``): the profile enables the plugin by it."""
 
-    name: ClassVar[str]
+    @property
+    def name(self) -> str: ...
 
 
 @runtime_checkable
@@ -415,7 +448,7 @@ class PreFilterPlugin(Plugin, Protocol):
     A plugin may return a bare Status (or None) when it never narrows the nodes.
     """
 
-    def pre_filter(self, state: CycleState, pod: PodInfo) -> Any: ...
+    def pre_filter(self, state: CycleState, pod: PodInfo) -> PreFilterReturn: ...
 
 
 @runtime_checkable
@@ -484,7 +517,9 @@ class PostFilterPlugin(Plugin, Protocol):
     """Runs only when no node fits. Returns ``(PostFilterResult | None, status)``; Success with a
     nominated node ends PostFilter (preemption made room)."""
 
-    def post_filter(self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]) -> Any: ...
+    def post_filter(
+        self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]
+    ) -> PostFilterReturn: ...
 
 
 @runtime_checkable
@@ -502,7 +537,7 @@ class ScorePlugin(Plugin, Protocol):
     After NormalizeScore every score must be within 0..100; the runtime multiplies by the
     plugin's weight."""
 
-    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any: ...
+    def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> ScoreReturn: ...
 
 
 @runtime_checkable
@@ -550,7 +585,7 @@ class ReservePlugin(Plugin, Protocol):
 
     def reserve(self, state: CycleState, pod: PodInfo, node_name: str) -> MaybeAwaitable: ...
 
-    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+    def unreserve(self, state: CycleState, pod: PodInfo, node_name: str) -> object: ...
 
 
 @runtime_checkable
@@ -558,7 +593,7 @@ class PermitPlugin(Plugin, Protocol):
     """Returns ``(status, timeout_seconds)`` or a bare Status: Success, Wait (the binding cycle
     waits until allowed, rejected, or the timeout), or a rejection."""
 
-    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+    def permit(self, state: CycleState, pod: PodInfo, node_name: str) -> PermitReturn: ...
 
 
 @runtime_checkable
@@ -589,7 +624,7 @@ class PostBindPlugin(Plugin, Protocol):
     """Informational, after a successful bind: what it returns is ignored and an exception is
     logged; the pod stays bound either way. May be ``async def``."""
 
-    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Any: ...
+    def post_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> object: ...
 
 
 # --- the pod-group cycle's points (workload-aware scheduling) ----------------------------------
@@ -601,7 +636,9 @@ class PlacementGeneratePlugin(Plugin, Protocol):
     a group at the top). Returns a list of :class:`Placement`, or ``(placements, status)``; an
     empty list means the group fits nowhere. The lists of several plugins are concatenated."""
 
-    def generate_placements(self, state: CycleState, group: PodGroupInfo, parent: Placement) -> Any: ...
+    def generate_placements(
+        self, state: CycleState, group: PodGroupInfo, parent: Placement
+    ) -> PlacementGenerateReturn: ...
 
 
 @runtime_checkable
@@ -624,7 +661,9 @@ class PlacementScorePlugin(Plugin, Protocol):
     score must be within 0..100; the runtime multiplies by the plugin's weight and the highest
     total wins."""
 
-    def score_placement(self, state: CycleState, group: PodGroupInfo, assignments: PodGroupAssignments) -> Any: ...
+    def score_placement(
+        self, state: CycleState, group: PodGroupInfo, assignments: PodGroupAssignments
+    ) -> PlacementScoreReturn: ...
 
 
 @runtime_checkable
@@ -643,7 +682,9 @@ class PodGroupPostFilterPlugin(Plugin, Protocol):
     re-runs the group's placement on the (changed) snapshot and returns ``(assignments,
     status)``. Returns ``(PodGroupPostFilterResult | None, status)``."""
 
-    def pod_group_post_filter(self, state: CycleState, group: PodGroupInfo, schedule: Any) -> Any: ...
+    def pod_group_post_filter(
+        self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedule
+    ) -> PodGroupPostFilterReturn: ...
 
 
 def plugin_extension_points(cls: type) -> list[str]:

@@ -23,8 +23,9 @@ choose among candidates and phrase the "no candidate" message as kube-scheduler 
 evaluator offers them as static methods too, for plugins that import the face alone.
 
 Everything here reaches the scheduler through the :class:`~kubesched.framework.interface.Handle`
-protocol. Three attributes are read when a handle has them (a bare test handle may not):
-``async_preemption`` (SchedulerAsyncPreemption), ``preempt_with_extenders`` and ``observer``.
+protocol. What a bare test handle may lack is read only when it is there: ``feature_gates``
+(SchedulerAsyncPreemption: off without them), ``placed_pod``, ``preempt_with_extenders``,
+``observer`` and ``parallelism``.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ class PreemptionEvaluator:
     so a subclass defines them (the three without a default; TypeError otherwise), and
     ``candidates_to_victims_map``/``ordered_score_funcs`` when it wants other than upstream's
     defaults. ``async_preemption``: evict in the background (upstream's
-    SchedulerAsyncPreemption); None follows the handle's ``async_preemption`` at each attempt.
+    SchedulerAsyncPreemption); None follows the handle's feature gate at each attempt.
     A preemptor whose victims are being evicted in the background is reported by
     :meth:`is_pod_running_preemption` (a PreEnqueue plugin holds it back meanwhile).
 
@@ -211,7 +212,8 @@ class PreemptionEvaluator:
     def _async_enabled(self) -> bool:
         if self.async_preemption is not None:
             return self.async_preemption
-        return bool(getattr(self.handle, "async_preemption", False))
+        gates = getattr(self.handle, "feature_gates", None)
+        return gates is not None and bool(gates.enabled("SchedulerAsyncPreemption"))
 
     # --- the flow -------------------------------------------------------------------------------
     async def preempt(

@@ -20,7 +20,7 @@ from typing import Any
 
 from kubesched.errors import ClusterError
 from kubesched.framework.events import ClusterEventWithHint
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 
@@ -44,7 +44,7 @@ class DefaultBinder:
     name = "DefaultBinder"
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+        self.handle: Handle = handle
         #: How the waits between attempts are taken and jittered (tests replace them).
         self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self.rng = random.Random()

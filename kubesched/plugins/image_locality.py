@@ -13,7 +13,7 @@ import numpy as np
 
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.events import ClusterEventWithHint
-from kubesched.framework.interface import MAX_NODE_SCORE, CycleState
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle
 from kubesched.framework.types import NodeInfo, PodInfo
 
 MB = 1024 * 1024
@@ -68,7 +68,7 @@ class ImageLocality:
     name = "ImageLocality"
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+        self.handle: Handle = handle
 
     def _pod_data(self, state: CycleState, pod: PodInfo) -> tuple[list[str], int, int]:
         cached = state.get(_STATE_KEY)

@@ -13,7 +13,7 @@ from kubesched.framework.batch_selectors import label_map_mask, node_selector_ma
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore, PreFilterResult
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from kubesched.framework.selectors import (
     NodeSelector,
     PreferredTerm,
@@ -134,7 +134,7 @@ class NodeAffinity:
     name = "NodeAffinity"
     Args = NodeAffinityArgs
 
-    def __init__(self, args: NodeAffinityArgs | None, handle: Any = None) -> None:
+    def __init__(self, args: NodeAffinityArgs | None, handle: Handle | None = None) -> None:
         self.handle = handle
         args = args if args is not None else NodeAffinityArgs()
         self.added_node_selector, preferred = compile_added_affinity(args.addedAffinity)

@@ -32,7 +32,7 @@ from typing import Any
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.features import FeatureGates
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -158,7 +158,7 @@ class NodeDeclaredFeatures:
     def __init__(
         self,
         args: Any = None,
-        handle: Any = None,
+        handle: Handle | None = None,
         *,
         features: Sequence[DeclaredFeature] = FEATURES,
         version: Version | None = SCHEDULER_VERSION,

@@ -10,7 +10,7 @@ import numpy as np
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 
@@ -45,7 +45,7 @@ class NodePorts:
 
     name = "NodePorts"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self.handle = handle
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:

@@ -10,7 +10,7 @@ import numpy as np
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.selectors import tolerations_tolerate
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -41,7 +41,7 @@ class NodeUnschedulable:
 
     name = "NodeUnschedulable"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self.handle = handle
 
     def filter(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Status | None:

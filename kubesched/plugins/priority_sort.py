@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubesched.framework.events import ClusterEventWithHint
+from kubesched.framework.interface import Handle
 from kubesched.framework.types import QueuedPodInfo
 
 
@@ -14,7 +15,7 @@ class PrioritySort:
 
     name = "PrioritySort"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self.handle = handle
 
     def less(self, a: QueuedPodInfo, b: QueuedPodInfo) -> bool:

@@ -6,6 +6,7 @@ from typing import Any
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.interface import Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
 
@@ -19,7 +20,7 @@ class SchedulingGates:
 
     name = "SchedulingGates"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self.handle = handle
 
     def pre_enqueue(self, pod: PodInfo) -> Status | None:

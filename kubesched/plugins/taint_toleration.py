@@ -16,7 +16,7 @@ import numpy as np
 from kubesched.framework.columns import Array, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from kubesched.framework.selectors import find_untolerated_taint, tolerations_tolerate
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -65,7 +65,7 @@ class TaintToleration:
 
     name = "TaintToleration"
 
-    def __init__(self, args: Any = None, handle: Any = None) -> None:
+    def __init__(self, args: Any = None, handle: Handle | None = None) -> None:
         self.handle = handle
         self.comparison_operators = feature_enabled(handle, COMPARISON_OPERATORS_GATE)
 

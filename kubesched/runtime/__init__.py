@@ -1,7 +1,7 @@
 """Runs the plugin contract (upstream's ``pkg/scheduler/framework/runtime``).
 
-* ``framework``: a profile's :class:`Framework`, its plugins per extension point, and the
-  ``Handle`` they are given;
+* ``framework``: a profile's :class:`Framework` and its plugins per extension point;
+* ``handle``: the ``Handle`` its plugins are given (:class:`PluginHandle`: the protocol alone);
 * ``calls``: binding a plugin method and reading what it returns;
 * ``prefilter``: PreFilter, and the nodes it leaves;
 * ``scoring``: Score, NormalizeScore and weights over the feasible nodes;

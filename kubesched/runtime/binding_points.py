@@ -12,7 +12,14 @@ from typing import Any
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.runtime.calls import BoundMethod, plugin_error, rejected_or_error, split_result, trace_value
+from kubesched.runtime.calls import (
+    BoundMethod,
+    permit_parts,
+    plugin_error,
+    rejected_or_error,
+    split_result,
+    trace_value,
+)
 from kubesched.runtime.timed_calls import TimedCalls
 from kubesched.runtime.waiting_pods import MAX_PERMIT_TIMEOUT, WaitingPod, WaitingPods
 
@@ -66,11 +73,7 @@ class BindingPoints(TimedCalls):
                 r = await self._call(b, "Permit", state, pod, node_name)
             except Exception as exc:  # noqa: BLE001
                 return plugin_error("Permit", b.name, exc)
-            timeout = 0.0
-            if isinstance(r, tuple):
-                status, timeout = r[0], float(r[1] or 0)
-            else:
-                status = r
+            status, timeout = permit_parts(r)
             if trace is not None:
                 trace[b.name] = trace_value(status)
             if status is None or status.is_success():

@@ -4,14 +4,28 @@ A plugin method is bound once per profile (:class:`BoundMethod`), knowing whethe
 coroutine function, so the runtime awaits only those that are. What it returns is read with
 upstream's rules: ``(value, status)``, a bare Status, or ``None`` for Success; a non-success
 status of a per-pod point is either a rejection or becomes an error naming point and plugin.
+Each point that returns a value besides its status has a reader of its own, typed with the shapes
+the face declares for it (:mod:`kubesched.framework.results`); the points that return a status
+alone are read with :func:`split_result`.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Any, SupportsInt
 
+from kubesched.framework.podgroup import Placement, PodGroupPostFilterResult
+from kubesched.framework.results import (
+    PermitShape,
+    PlacementGenerateShape,
+    PlacementScoreShape,
+    PodGroupPostFilterShape,
+    PostFilterResult,
+    PostFilterShape,
+    PreFilterResult,
+    PreFilterShape,
+)
 from kubesched.framework.status import Code, Status
 
 #: What plain plugins return; never awaitable, so :meth:`BoundMethod.call` skips the check.
@@ -73,6 +87,58 @@ def split_result(result: Any) -> tuple[Any, Status | None]:
     if result is None or isinstance(result, Status):
         return None, result
     return result, None
+
+
+def pre_filter_parts(out: PreFilterShape) -> tuple[PreFilterResult | None, Status | None]:
+    """What a PreFilter plugin returned, as ``(result, status)``."""
+    if isinstance(out, tuple):
+        return out[0], out[1]
+    if out is None or isinstance(out, Status):
+        return None, out
+    return out, None
+
+
+def post_filter_parts(out: PostFilterShape) -> tuple[PostFilterResult | None, Status | None]:
+    """What a PostFilter plugin returned, as ``(result, status)``."""
+    if isinstance(out, tuple):
+        return out[0], out[1]
+    if out is None or isinstance(out, Status):
+        return None, out
+    return out, None
+
+
+def permit_parts(out: PermitShape) -> tuple[Status | None, float]:
+    """What a Permit plugin returned, as ``(status, timeout_seconds)`` (0 unless it gave one)."""
+    if isinstance(out, tuple):
+        return out[0], float(out[1] or 0)
+    return out, 0.0
+
+
+def placements_parts(out: PlacementGenerateShape) -> tuple[list[Placement] | None, Status | None]:
+    """What a PlacementGenerate plugin returned, as ``(placements, status)``."""
+    if isinstance(out, tuple):
+        return out[0], out[1]
+    if out is None or isinstance(out, Status):
+        return None, out
+    return out, None
+
+
+def placement_score_parts(out: PlacementScoreShape) -> tuple[SupportsInt | None, Status | None]:
+    """What a PlacementScore plugin returned, as ``(score, status)``."""
+    if isinstance(out, tuple):
+        return out[0], out[1]
+    if out is None or isinstance(out, Status):
+        return None, out
+    return out, None
+
+
+def pod_group_post_filter_parts(out: PodGroupPostFilterShape) -> tuple[PodGroupPostFilterResult | None, Status | None]:
+    """What a PodGroupPostFilter plugin returned, as ``(result, status)``."""
+    if isinstance(out, tuple):
+        return out[0], out[1]
+    if out is None or isinstance(out, Status):
+        return None, out
+    return out, None
 
 
 def status_label(status: Status | None) -> str:

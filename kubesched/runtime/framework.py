@@ -4,9 +4,11 @@ One :class:`Framework` exists per profile. It instantiates every plugin the prof
 exactly once, knows which methods are coroutines (and awaits only those), and turns a
 plugin's exception into an ERROR status that names the plugin and the extension point.
 
-This module builds the profile and is the plugins' ``Handle``; the extension points' runners are
-its bases: :mod:`kubesched.runtime.scheduling_points` (PreEnqueue to Score, and a pod group's
-points) and :mod:`kubesched.runtime.binding_points` (Reserve to PostBind).
+This module builds the profile; its plugins are given a
+:class:`~kubesched.runtime.handle.PluginHandle` over it (the face's ``Handle``, nothing more).
+The extension points' runners are its bases: :mod:`kubesched.runtime.scheduling_points`
+(PreEnqueue to Score, and a pod group's points) and :mod:`kubesched.runtime.binding_points`
+(Reserve to PostBind).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.binding_points import BindingPoints
 from kubesched.runtime.calls import BoundMethod, plugin_error, rejected_or_error, split_result
-from kubesched.runtime.collaborators import Activator, PluginObserver, PreemptWithExtenders, Spawner
+from kubesched.runtime.collaborators import Activator, Collaborators, PluginObserver, PreemptWithExtenders, Spawner
+from kubesched.runtime.handle import PluginHandle
 from kubesched.runtime.informers import SharedInformers
 from kubesched.runtime.profile import FrameworkError, PluginRef, ProfileSpec, weighted_plugins
 from kubesched.runtime.registry import Registry, RegistryError
@@ -35,6 +38,7 @@ from kubesched.tasks import TaskSet
 
 __all__ = [
     "MAX_PERMIT_TIMEOUT",
+    "Collaborators",
     "Framework",
     "FrameworkError",
     "PluginRef",
@@ -104,73 +108,63 @@ class NoPodGroups:
 
 
 class Framework(SchedulingPoints, BindingPoints):
-    """A profile's plugins and the code that runs them (also the plugins' ``Handle``)."""
+    """A profile's plugins and the code that runs them. The plugins reach it through
+    :attr:`handle`, which offers the face's ``Handle`` alone."""
 
     def __init__(
         self,
         spec: ProfileSpec,
         registry: Registry,
+        given: Collaborators | None = None,
         *,
-        cluster: Any = None,
-        waiting_pods: WaitingPods | None = None,
         parallelism: int = 16,
         partial: bool = False,
-        observer: PluginObserver | None = None,
-        listers: Listers | None = None,
-        nominator: Nominator | None = None,
-        activator: Activator | None = None,
-        spawner: Spawner | None = None,
-        preempt_with_extenders: PreemptWithExtenders | None = None,
         feature_gates: FeatureGates | None = None,
-        pod_groups: PodGroups | None = None,
-        informers: SharedInformers | None = None,
-        placed_pod: Callable[[str], PodInfo | None] | None = None,
     ) -> None:
         """Build the profile ``spec`` from ``registry``'s plugins; each plugin is constructed
-        here, with this Framework as its handle, so the collaborators are in place before any
-        plugin sees them. The scheduler gives them all; the defaults make a standalone Framework
-        (a test harness) work: no cached objects, no nominated pods, no activation, background
-        work in tasks of its own (see :meth:`wait_background`).
+        here, with :attr:`handle` (over this Framework), so the collaborators ``given`` are in
+        place before any plugin sees them. The scheduler gives them all; the defaults make a
+        standalone Framework (a test harness) work: no cached objects, no nominated pods, no
+        activation, background work in tasks of its own (see :meth:`wait_background`).
 
         ``partial`` skips the whole-profile checks (one QueueSort, a Bind plugin): for
         harnesses that run a single plugin."""
+        c = given if given is not None else Collaborators()
         self.spec = spec
         self.profile_name = spec.scheduler_name
-        self._cluster = cluster
+        self._cluster = c.cluster
         self._parallelism = parallelism
-        self.waiting_pods = waiting_pods if waiting_pods is not None else WaitingPods()
+        self.waiting_pods = c.waiting_pods if c.waiting_pods is not None else WaitingPods()
         self._snapshot: SharedLister | None = None
         #: Receives ``plugin_execution(plugin, point, status, seconds)`` in sampled cycles.
-        self.observer: PluginObserver | None = observer
+        self.observer: PluginObserver | None = c.observer
         #: Cached cluster objects, and pods nominated to nodes.
-        self.listers: Listers = listers if listers is not None else _NoListers()
-        self.nominator: Nominator = nominator if nominator is not None else _NoNominator()
+        self.listers: Listers = c.listers if c.listers is not None else _NoListers()
+        self.nominator: Nominator = c.nominator if c.nominator is not None else _NoNominator()
         #: Given when an extender takes part in preemption:
         #: ``await preempt_with_extenders(pod, {node: (victims, pdb_violations)})`` → the same,
         #: possibly narrowed.
-        self.preempt_with_extenders: PreemptWithExtenders | None = preempt_with_extenders
+        self.preempt_with_extenders: PreemptWithExtenders | None = c.preempt_with_extenders
         #: Upstream's feature gates (1.37's defaults unless given), known before the plugins are
         #: built: a plugin reads them in its constructor (``handle.feature_gates``).
         self.feature_gates: FeatureGates = feature_gates if feature_gates is not None else FeatureGates()
         #: The pod groups and their members (the scheduler's index; empty for a harness).
-        self._pod_groups: PodGroups = pod_groups if pod_groups is not None else NoPodGroups()
+        self._pod_groups: PodGroups = c.pod_groups if c.pod_groups is not None else NoPodGroups()
         #: The informers plugins ask for (:meth:`informer_for`), shared by every profile of a
         #: scheduler, which feeds them; a standalone Framework's are its own and stay empty.
-        self.informers: SharedInformers = informers if informers is not None else SharedInformers()
-        #: Upstream's SchedulerAsyncPreemption: preemption's API calls run in the background
-        #: instead of inside the scheduling cycle. DefaultPreemption registers some events only
-        #: with it.
-        self.async_preemption = self.feature_gates.enabled("SchedulerAsyncPreemption")
+        self.informers: SharedInformers = c.informers if c.informers is not None else SharedInformers()
         #: ``activator(uids)`` moves pods to activeQ, ``spawner(coro)`` runs work the scheduler
         #: waits for on stop. See :meth:`activate`, :meth:`run_in_background`.
-        self.activator: Activator | None = activator
-        self.spawner: Spawner | None = spawner
+        self.activator: Activator | None = c.activator
+        self.spawner: Spawner | None = c.spawner
         #: ``placed_pod(uid)``: the pod as the scheduler's cache holds it (bound or assumed), or
         #: None once gone: what async preemption asks of its last victim, as upstream's
         #: executor asks its pod lister.
-        self.placed_pod: Callable[[str], PodInfo | None] = placed_pod if placed_pod is not None else _no_pod
+        self.placed_pod: Callable[[str], PodInfo | None] = c.placed_pod if c.placed_pod is not None else _no_pod
         self._background = TaskSet(f"framework {self.profile_name}")
         self.plugins: dict[str, Any] = {}
+        #: What the plugins are given: the face's ``Handle`` over this Framework, and no more.
+        self.handle = PluginHandle(self)
         self.percentage_of_nodes_to_score = spec.percentage_of_nodes_to_score
 
         for point, refs in spec.plugins.items():
@@ -188,7 +182,7 @@ class Framework(SchedulingPoints, BindingPoints):
                 if args is None and args_model is not None:
                     args = args_model()
                 try:
-                    self.plugins[ref.name] = entry.cls(args, self)
+                    self.plugins[ref.name] = entry.cls(args, self.handle)
                 except Exception as exc:  # construction failure is a config error
                     raise FrameworkError(
                         f"profile {self.profile_name!r}: plugin {ref.name!r} failed to initialize: {exc}"
@@ -281,7 +275,7 @@ class Framework(SchedulingPoints, BindingPoints):
             return None
         return self._signer.sign(pod)
 
-    # --- Handle ---------------------------------------------------------------------------------
+    # --- what the plugins' handle passes on (kubesched.runtime.handle) ---------------------
     @property
     def pod_groups(self) -> PodGroups:
         return self._pod_groups

@@ -28,8 +28,17 @@ from kubesched.framework.podgroup import (
     PodGroupInfo,
     PodGroupPostFilterResult,
 )
+from kubesched.framework.results import PodGroupSchedule
 from kubesched.framework.status import Code, Status
-from kubesched.runtime.calls import BoundMethod, plugin_error, rejected_or_error, split_result
+from kubesched.runtime.calls import (
+    BoundMethod,
+    placement_score_parts,
+    placements_parts,
+    plugin_error,
+    pod_group_post_filter_parts,
+    rejected_or_error,
+    split_result,
+)
 
 #: ``await call(bound, point, state, *args)``: the Framework's timed plugin call.
 PluginCall = Callable[..., Any]
@@ -50,7 +59,7 @@ async def run_placement_generate(
     out: list[Placement] = []
     for b in plugins:
         try:
-            placements, status = split_result(await call(b, "PlacementGenerate", state, group, parent))
+            placements, status = placements_parts(await call(b, "PlacementGenerate", state, group, parent))
         except Exception as exc:  # noqa: BLE001 - a plugin's bug is the group's error
             return [], plugin_error("PlacementGenerate", b.name, exc)
         if status is not None and not status.is_success():
@@ -98,7 +107,7 @@ async def run_placement_score(
         scores: list[PlacementScore] = []
         for pstate, assignments in proposals:
             try:
-                value, status = split_result(await call(b, "PlacementScore", pstate, group, assignments))
+                value, status = placement_score_parts(await call(b, "PlacementScore", pstate, group, assignments))
             except Exception as exc:  # noqa: BLE001
                 return [], plugin_error("PlacementScore", b.name, exc)
             if status is not None and not status.is_success():
@@ -133,7 +142,11 @@ async def run_placement_score(
 
 
 async def run_pod_group_post_filter(
-    plugins: Sequence[BoundMethod], call: PluginCall, state: CycleState, group: PodGroupInfo, schedule: Any
+    plugins: Sequence[BoundMethod],
+    call: PluginCall,
+    state: CycleState,
+    group: PodGroupInfo,
+    schedule: PodGroupSchedule,
 ) -> tuple[PodGroupPostFilterResult | None, Status]:
     """Plugins in order until one succeeds (its result), one cannot help at all, or one errs;
     when all reject, Unschedulable with their reasons."""
@@ -141,7 +154,7 @@ async def run_pod_group_post_filter(
     rejectors: list[str] = []
     for b in plugins:
         try:
-            result, status = split_result(await call(b, "PodGroupPostFilter", state, group, schedule))
+            result, status = pod_group_post_filter_parts(await call(b, "PodGroupPostFilter", state, group, schedule))
         except Exception as exc:  # noqa: BLE001
             return None, plugin_error("PodGroupPostFilter", b.name, exc)
         if status is None or status.is_success():

@@ -10,7 +10,7 @@ from typing import Any
 from kubesched.framework.interface import CycleState, PreFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo
-from kubesched.runtime.calls import PLAIN_RESULTS, BoundMethod, plugin_error, split_result, trace_value
+from kubesched.runtime.calls import PLAIN_RESULTS, BoundMethod, plugin_error, pre_filter_parts, trace_value
 
 #: ``call(bound, point, state, pod)``: how the Framework calls a per-pod method (timed in sampled
 #: cycles).
@@ -40,7 +40,7 @@ async def run_pre_filter_plugins(
                 out = b.fn(state, pod)
                 if type(out) not in PLAIN_RESULTS and inspect.isawaitable(out):
                     out = await out
-            r, status = split_result(out)
+            r, status = pre_filter_parts(out)
         except Exception as exc:  # noqa: BLE001
             return None, plugin_error("PreFilter", b.name, exc), set()
         if trace is not None:

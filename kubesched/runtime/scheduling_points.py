@@ -21,6 +21,7 @@ from kubesched.framework.podgroup import (
     PodGroupInfo,
     PodGroupPostFilterResult,
 )
+from kubesched.framework.results import PodGroupSchedule
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.batch_filter import BatchFilterResult, filter_verdict, run_filter_batch
@@ -28,6 +29,7 @@ from kubesched.runtime.calls import (
     PLAIN_RESULTS,
     BoundMethod,
     plugin_error,
+    post_filter_parts,
     rejected_or_error,
     split_result,
     status_label,
@@ -236,7 +238,7 @@ class SchedulingPoints(TimedCalls):
         result: PostFilterResult | None = None
         for b in self.post_filter_plugins:
             try:
-                r, status = split_result(await self._call(b, "PostFilter", state, pod, statuses))
+                r, status = post_filter_parts(await self._call(b, "PostFilter", state, pod, statuses))
             except Exception as exc:  # noqa: BLE001
                 return None, plugin_error("PostFilter", b.name, exc)
             if trace is not None:
@@ -384,6 +386,6 @@ class SchedulingPoints(TimedCalls):
         )
 
     async def run_pod_group_post_filter(
-        self, state: CycleState, group: PodGroupInfo, schedule: Any
+        self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedule
     ) -> tuple[PodGroupPostFilterResult | None, Status]:
         return await run_pod_group_post_filter(self.pod_group_post_filter_plugins, self._call, state, group, schedule)

@@ -23,7 +23,7 @@ from kubesched.extender.client import HTTPExtender
 from kubesched.framework.events import Resource
 from kubesched.framework.informers import GroupVersionResource, ResourceNameError
 from kubesched.framework.types import PodInfo, QueuedPodInfo
-from kubesched.runtime.framework import Framework, ProfileSpec, WaitingPods
+from kubesched.runtime.framework import Collaborators, Framework, ProfileSpec, WaitingPods
 from kubesched.runtime.informers import SharedInformers
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.scheduler.batching import OpportunisticBatching
@@ -97,20 +97,22 @@ class Scheduler:
             self.frameworks[spec.scheduler_name] = Framework(
                 spec,
                 self.registry,
-                cluster=cluster,
-                waiting_pods=self.waiting_pods,
+                Collaborators(
+                    cluster=cluster,
+                    waiting_pods=self.waiting_pods,
+                    # Plugin timings only for a real observer: the null one would time for nothing.
+                    observer=observer,
+                    listers=self.listers,
+                    nominator=nominator,
+                    activator=self._activate,
+                    spawner=side_task_spawner(side_tasks, spec.scheduler_name),
+                    preempt_with_extenders=preempt,
+                    pod_groups=self.pod_groups,
+                    informers=self.informers,
+                    placed_pod=self._placed_pod,
+                ),
                 parallelism=options.parallelism,
-                # Plugin timings only for a real observer: the null one would time for nothing.
-                observer=observer,
-                listers=self.listers,
-                nominator=nominator,
-                activator=self._activate,
-                spawner=side_task_spawner(side_tasks, spec.scheduler_name),
-                preempt_with_extenders=preempt,
                 feature_gates=options.feature_gates,
-                pod_groups=self.pod_groups,
-                informers=self.informers,
-                placed_pod=self._placed_pod,
             )
         if not self.frameworks:
             raise ValueError("at least one profile is needed")

@@ -15,7 +15,7 @@ from kubesched.config.validation import validate_plugin_args
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import EXTENSION_POINTS
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec
+from kubesched.runtime.framework import Collaborators, Framework, PluginRef, ProfileSpec
 from kubesched.runtime.registry import Registry, default_registry
 from kubesched.testing.builders import NodeBuilder, PodBuilder
 from kubesched.testing.resources import feed_informers
@@ -128,11 +128,9 @@ def build_framework(
     fw = Framework(
         ProfileSpec("test-scheduler", points, args_out),
         registry,
-        cluster=cluster,
+        Collaborators(cluster=cluster, listers=ObjectListers(objects), pod_groups=pod_groups),
         partial=True,
-        listers=ObjectListers(objects),
         feature_gates=feature_gates,
-        pod_groups=pod_groups,
     )
     fw.set_snapshot(Snapshot(nodes))
     feed_informers(fw.informers, objects)

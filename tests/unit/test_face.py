@@ -7,7 +7,6 @@ import inspect
 import re
 import subprocess
 import sys
-import typing
 from pathlib import Path
 
 import pytest
@@ -69,6 +68,14 @@ FACE = [
     "PreFilterExtensions",
     "PreFilterPlugin",
     "PreFilterResult",
+    "PermitReturn",
+    "PlacementGenerateReturn",
+    "PlacementScoreReturn",
+    "PodGroupPostFilterReturn",
+    "PodGroupSchedule",
+    "PostFilterReturn",
+    "PreFilterReturn",
+    "ScoreReturn",
     "PreScorePlugin",
     "PreemptionCandidate",
     "PreemptionEvaluator",
@@ -126,6 +133,40 @@ POINTS = {
 }
 
 
+#: What a plugin reaches through its handle (the ``Handle`` protocol), member by member. Plugins
+#: are given an object with these members and no other (kubesched.runtime.handle): adding one
+#: here is a deliberate widening of what every plugin may depend on.
+HANDLE = [
+    # upstream's Handle, as this scheduler has it
+    "activate",
+    "cluster",
+    "feature_gates",
+    "get_waiting_pod",
+    "informer_for",
+    "iterate_waiting_pods",
+    "listers",
+    "nominator",
+    "parallelism",
+    "pod_groups",
+    "profile_name",
+    "reject_waiting_pod",
+    "run_filter_with_nominated_pods",
+    "run_in_background",
+    "run_pre_filter_add_pod",
+    "run_pre_filter_remove_pod",
+    "run_reserve",
+    "run_unreserve",
+    "snapshot",
+    # the scheduler's metrics, preempting extenders and cache; the cycle's plugins (preemption)
+    "filter_plugins_in_play",
+    "nominated_pods_counted",
+    "observer",
+    "placed_pod",
+    "pre_filter_extensions_in_play",
+    "preempt_with_extenders",
+]
+
+
 def test_the_face_is_exactly_the_pinned_set() -> None:
     assert sorted(kubesched.__all__) == sorted(FACE)
     assert len(set(kubesched.__all__)) == len(kubesched.__all__)
@@ -142,12 +183,21 @@ def test_star_import_gives_the_face_and_nothing_else() -> None:
     assert sorted(k for k in ns if k != "__builtins__") == sorted(FACE)
 
 
+def test_the_handle_offers_exactly_the_pinned_members() -> None:
+    members = {name for name in vars(kubesched.Handle) if not name.startswith("_")}
+    assert sorted(members) == sorted(HANDLE)
+    # each stated where it is declared: what it gives, in the words of this scheduler
+    undocumented = [name for name in HANDLE if not (getattr(kubesched.Handle, name).__doc__ or "").strip()]
+    assert undocumented == []
+
+
 @pytest.mark.parametrize("protocol", sorted(POINTS), ids=sorted(POINTS))
 def test_each_extension_point_is_a_protocol_extending_plugin_with_its_contract(protocol: str) -> None:
     cls = getattr(kubesched, protocol)
     assert getattr(cls, "_is_protocol", False), f"{protocol} is not a typing.Protocol"
     assert kubesched.Plugin in cls.__mro__
-    assert "name" in typing.get_type_hints(kubesched.Plugin)
+    # a read-only member, so that a plugin's plain class attribute (``name = "X"``) satisfies it
+    assert isinstance(inspect.getattr_static(kubesched.Plugin, "name"), property)
     method = POINTS[protocol]
     assert callable(getattr(cls, method, None)), f"{protocol} has no {method}"
     # The contract is stated where the Protocol is defined, not inherited from a parent.

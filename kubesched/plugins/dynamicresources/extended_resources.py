@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
 
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.resources import QuantityError, is_extended_resource, parse_quantity
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.objects import Obj
@@ -95,7 +95,7 @@ def _mapping(classes: list[Obj]) -> dict[str, Obj]:
     return mapping
 
 
-def dra_backed(requests: Iterable[tuple[str, int]], handle: Any) -> frozenset[str]:
+def dra_backed(requests: Iterable[tuple[str, int]], handle: Handle | None) -> frozenset[str]:
     """The names among ``requests`` (non-zero ones) that some DeviceClass stands for."""
     names = [n for n, q in requests if q and is_dra_extended_resource_name(n)]
     if not names or handle is None or not feature_enabled(handle, GATE):
@@ -107,7 +107,7 @@ def dra_backed(requests: Iterable[tuple[str, int]], handle: Any) -> frozenset[st
 # --- NodeResourcesFit's side ---------------------------------------------------------------
 
 
-def note_dra_backed(state: CycleState, pod: PodInfo, handle: Any) -> None:
+def note_dra_backed(state: CycleState, pod: PodInfo, handle: Handle | None) -> None:
     """NodeResourcesFit's PreFilter: remember which of the pod's extended resources DRA may
     provide (costs nothing for a pod that asks for no extended resource)."""
     backed = dra_backed(pod.requests.scalar.items(), handle) if pod.requests.scalar else frozenset()
@@ -185,7 +185,7 @@ def special_claim(pod: Mapping[str, Any]) -> Obj:
     }
 
 
-def observe_claim_created(handle: Any, succeeded: bool) -> None:
+def observe_claim_created(handle: Handle, succeeded: bool) -> None:
     """``dynamic_resource_allocation_resourceclaim_creates_total``, which kube-scheduler shares with
     kube-controller-manager: a claim for extended resources created (or not) in PreBind. Such a
     claim never asks for admin access."""

@@ -10,6 +10,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, cast
 
+from kubesched.framework.interface import Handle
 from kubesched.framework.podgroup import pod_group_name
 from kubesched.framework.types import PodInfo
 from kubesched.objects import Obj
@@ -50,7 +51,7 @@ class DynamicResourcesBase:
     extension point is a part of its own built on this."""
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+        self.handle: Handle = handle
         args = args if args is not None else DynamicResourcesArgs()
         gates = feature_gates_of(handle)
         check_args(args, gates)
@@ -158,7 +159,7 @@ class DynamicResourcesBase:
         group = self.handle.listers.get("PodGroup", ns, name)
         if group is None:
             raise ClaimProblem(f'podgroups.scheduling.k8s.io "{name}" not found')
-        return cast("Obj", group)
+        return group
 
     def _may_ask_extended(self, pod: PodInfo) -> bool:
         """Whether the pod asks for some resource a DeviceClass could stand for (a look at its

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from kubesched.framework.columns import MISSING, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AffinityTerm, NodeInfo, PodInfo
 from kubesched.plugins.helper import pod_uid
@@ -118,7 +118,7 @@ class InterPodAffinity:
 
     def __init__(self, args: InterPodAffinityArgs | None, handle: Any = None) -> None:
         self.args = args if args is not None else InterPodAffinityArgs()
-        self.handle = handle
+        self.handle: Handle = handle
         self._existing_anti_sums = SumsCache()
         self._incoming_sums = SumsCache(maps=2)
         self._score_sums = SumsCache()

@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework.columns import Array, columns_of
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.pod_requests import Counting
 from kubesched.framework.status import Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -67,7 +67,7 @@ class NodeResourcesBalancedAllocation:
     name = NAME
     Args = NodeResourcesBalancedAllocationArgs
 
-    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None, handle: Any = None) -> None:
+    def __init__(self, args: NodeResourcesBalancedAllocationArgs | None, handle: Handle | None = None) -> None:
         args = args if args is not None else NodeResourcesBalancedAllocationArgs()
         self.args = args
         self.handle = handle

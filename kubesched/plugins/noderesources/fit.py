@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting, PodResourcesOptions, fit_requests, pod_requests
 from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo
@@ -492,7 +492,7 @@ class NodeResourcesFit:
     name = NAME
     Args = NodeResourcesFitArgs
 
-    def __init__(self, args: NodeResourcesFitArgs | None, handle: Any = None) -> None:
+    def __init__(self, args: NodeResourcesFitArgs | None, handle: Handle | None = None) -> None:
         args = args if args is not None else NodeResourcesFitArgs()
         self.args = args
         self.handle = handle

@@ -43,7 +43,7 @@ import numpy as np
 from kubesched.framework.columns import MISSING, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, NodeScore
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from kubesched.framework.selectors import LabelSelector, SelectorError
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -150,7 +150,7 @@ class PodTopologySpread:
     Args = PodTopologySpreadArgs
 
     def __init__(self, args: PodTopologySpreadArgs | None = None, handle: Any = None) -> None:
-        self.handle = handle
+        self.handle: Handle = handle
         self.comparison_operators = feature_enabled(handle, "TaintTolerationComparisonOperators")
         self.match_label_keys = feature_enabled(handle, "MatchLabelKeysInPodTopologySpread")
         args = args if args is not None else PodTopologySpreadArgs()

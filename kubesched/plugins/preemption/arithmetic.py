@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.preemption_candidates import (
     NO_VICTIMS_FOUND,
     filter_pods_with_pdb_violation,
@@ -72,7 +72,7 @@ class ArithmeticVictims:
     @classmethod
     def for_cycle(
         cls,
-        handle: Any,
+        handle: Handle,
         state: CycleState,
         pod: PodInfo,
         allowed: Callable[[NodeInfo, PodInfo, PodInfo], bool],

@@ -162,7 +162,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         """With async preemption, pod deletions, hinted Skip: this plugin's PreEnqueue holds
         only preemptors, whose other rejecting plugins (the filters preemption works around)
         decide when a deletion lets them go. Without it the plugin rejects nothing."""
-        if not getattr(self.handle, "async_preemption", False):
+        if not self._async_enabled():
             return []
         return [ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.DELETE), _skip)]
 

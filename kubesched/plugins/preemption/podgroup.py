@@ -32,9 +32,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.podgroup import GroupKey, PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation
 from kubesched.framework.status import Code, Status
@@ -53,6 +53,18 @@ def found_group_placement_message(victims: Sequence[PodInfo]) -> str:
     many pods it preempts. It is added to the group's reasons, so the PodGroup's condition and
     its waiting members' messages end with it (after ``pod group preemption:``)."""
     return f"found a placement for podgroup, preempting {len(victims)} victims"
+
+
+@runtime_checkable
+class EditableSnapshot(Protocol):
+    """A snapshot that takes tentative changes (the scheduler's does): pods taken off and put
+    back on their nodes in it alone, as the pod group's cycle places its members."""
+
+    def get(self, name: str) -> NodeInfo: ...
+
+    def add_pod(self, pod: PodInfo) -> None: ...
+
+    def remove_pod(self, pod: PodInfo) -> bool: ...
 
 
 #: ``await schedule()``: the group's placement on the snapshot as it is now.
@@ -85,7 +97,7 @@ def _group_priority(obj: dict[str, Any] | None) -> int | None:
 class PodGroupPreemption:
     """The evaluator of one DefaultPreemption instance (``handle`` is its profile)."""
 
-    def __init__(self, handle: Any, terminating: Callable[[dict[str, Any]], bool]) -> None:
+    def __init__(self, handle: Handle, terminating: Callable[[dict[str, Any]], bool]) -> None:
         self.handle = handle
         self.terminating = terminating
 
@@ -161,7 +173,7 @@ class PodGroupPreemption:
         if not units:
             return None, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_VICTIMS), []
         snapshot = self.handle.snapshot()
-        if not callable(getattr(snapshot, "remove_pod", None)):
+        if not isinstance(snapshot, EditableSnapshot):
             return None, Status.as_error("pod group preemption: the snapshot cannot be changed"), []
         for unit in units:
             for p in unit.pods:
@@ -176,7 +188,7 @@ class PodGroupPreemption:
         for unit in self.reprieve_order(units):
             for p in unit.pods:
                 snapshot.add_pod(p)
-            if await self._still_fits(assignments, [*spared, *unit.pods]):
+            if await self._still_fits(snapshot, assignments, [*spared, *unit.pods]):
                 spared.extend(unit.pods)
             else:
                 for p in unit.pods:
@@ -196,14 +208,15 @@ class PodGroupPreemption:
         protected = {p.uid for p in violating}
         return sorted(units, key=lambda u: 0 if any(p.uid in protected for p in u.pods) else 1)
 
-    async def _still_fits(self, assignments: PodGroupAssignments, present: Sequence[PodInfo]) -> bool:
+    async def _still_fits(
+        self, snapshot: EditableSnapshot, assignments: PodGroupAssignments, present: Sequence[PodInfo]
+    ) -> bool:
         """Whether every proposed member passes Filter on its node (with the pods nominated there,
         as upstream's reprieve filters), in order, with ``present`` (victims put back) told to
         its PreFilter state and the earlier members placed and reserved: as 1.37's reprieve, the
         Reserve plugins run for each member placed, so a plugin that keeps its own account (a
         quota, a device) sees the members before it; every one is unreserved afterwards."""
         fw = self.handle
-        snapshot = fw.snapshot()
         #: The members placed on the snapshot so far, each with the state it was reserved with.
         placed: list[tuple[CycleState, PodInfo, str]] = []
         try:

@@ -27,7 +27,7 @@ from typing import Any
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -66,7 +66,7 @@ class NodeVolumeLimits:
     name = NAME
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+        self.handle: Handle = handle
         # Unbound claims have no volume handle yet: a per-instance random prefix keeps the
         # made-up handles from colliding with real ones.
         self.random_volume_id_prefix = secrets.token_hex(16)

@@ -44,7 +44,7 @@ import numpy as np
 from kubesched.framework.columns import Array
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import MAX_NODE_SCORE, CycleState
+from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.objects import Obj
@@ -128,7 +128,7 @@ class VolumeBinding:
 
     def __init__(self, args: VolumeBindingArgs | None = None, handle: Any = None) -> None:
         self.args = args or VolumeBindingArgs()
-        self.handle = handle
+        self.handle: Handle = handle
         # The assume cache: our own versions of PVs and PVCs, valid until the informer brings a
         # newer version of the object (a higher resourceVersion) or Unreserve reverts them.
         self._assumed_pvs: dict[str, Obj] = {}

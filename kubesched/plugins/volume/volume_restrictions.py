@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
 from kubesched.framework.events import Resource as EventResource
-from kubesched.framework.interface import CycleState
+from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import volumes_fragment
@@ -109,7 +109,7 @@ class VolumeRestrictions:
     name = NAME
 
     def __init__(self, args: Any = None, handle: Any = None) -> None:
-        self.handle = handle
+        self.handle: Handle = handle
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
         obj = pod.pod

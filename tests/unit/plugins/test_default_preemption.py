@@ -27,7 +27,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.noderesources.fit import NodeResourcesFit
 from kubesched.plugins.preemption.default_preemption import DefaultPreemption, DefaultPreemptionArgs
-from kubesched.runtime.framework import Framework, PluginRef, ProfileSpec, WaitingPod
+from kubesched.runtime.framework import Collaborators, Framework, PluginRef, ProfileSpec, WaitingPod
 from kubesched.runtime.registry import Registry
 from kubesched.testing import make_node, make_pod
 from kubesched.testing.harness import ObjectListers, as_node_infos
@@ -230,7 +230,7 @@ def build(
     fw = Framework(
         ProfileSpec("default-scheduler", points, plugin_args),
         registry,
-        cluster=cluster,
+        Collaborators(cluster=cluster),
         partial=True,
         feature_gates=FeatureGates({"SchedulerAsyncPreemption": async_preemption}),
     )

@@ -19,7 +19,7 @@ from kubesched.cluster.kube.paths import RESOURCES, resource_for
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import Store
 from kubesched.errors import PluginError
-from kubesched.runtime.framework import Framework
+from kubesched.runtime.framework import Collaborators, Framework
 from kubesched.runtime.informers import SharedInformers
 from kubesched.scheduler import Scheduler, SchedulerOptions
 from kubesched.testing import make_node, make_pod
@@ -317,7 +317,7 @@ async def test_an_informer_first_asked_for_after_start_is_refused() -> None:
         fw.informer_for(QUOTAS)
     # A standalone Framework (a test harness) has informers of its own that nothing feeds.
     informers = SharedInformers()
-    alone = Framework(fw.spec, registry_with(), informers=informers)
+    alone = Framework(fw.spec, registry_with(), Collaborators(informers=informers))
     inf = alone.informer_for("elasticquotas.v1alpha1.scheduling.x-k8s.io")
     assert inf is alone.informer_for(QUOTAS) and not inf.has_synced() and inf.lister.list() == []
     # Handlers added late still hear of what is known: delivered as adds.

@@ -121,12 +121,11 @@ def test_each_framework_has_its_collaborators_before_its_plugins_are_built() -> 
 
         def __init__(self, args: Any, handle: Any) -> None:
             seen.update(
+                handle=handle,
                 listers=handle.listers,
                 nominator=handle.nominator,
                 observer=handle.observer,
-                activator=handle.activator,
-                spawner=handle.spawner,
-                async_preemption=handle.async_preemption,
+                async_preemption=handle.feature_gates.enabled("SchedulerAsyncPreemption"),
                 preempt_with_extenders=handle.preempt_with_extenders,
             )
 
@@ -146,7 +145,8 @@ def test_each_framework_has_its_collaborators_before_its_plugins_are_built() -> 
     assert seen["listers"] is sched.listers is fw.listers
     assert seen["nominator"] is sched.ctx.nominator is fw.nominator
     assert seen["observer"] is observer
-    assert seen["activator"] is not None and seen["spawner"] is not None
+    assert seen["handle"] is fw.handle and seen["handle"] is not fw
+    assert fw.activator is not None and fw.spawner is not None
     assert seen["async_preemption"] is False
     assert seen["preempt_with_extenders"] == sched.ctx.extenders.preempt
 
