@@ -28,7 +28,7 @@ from kubesched.cluster.kinds import named_resource
 from kubesched.cluster.kube.events import EventRecorder
 from kubesched.cluster.kube.informer import INFORMER_STALL_SECONDS, Informers
 from kubesched.cluster.kube.leases import KubeLeases
-from kubesched.cluster.kube.paths import RESOURCES, Resource, ns_path, resource_for
+from kubesched.cluster.kube.paths import RESOURCES, ResourcePath, ns_path, resource_for
 from kubesched.cluster.kube.transport import Transport
 from kubesched.cluster.retry import on_error
 from kubesched.cluster.store import CLUSTER_SCOPED
@@ -265,7 +265,7 @@ class KubeCluster:
         await on_error(lambda: self.request("PATCH", path, body=patch, content_type=content_type))
 
     @staticmethod
-    def _resource(kind: str) -> Resource:
+    def _resource(kind: str) -> ResourcePath:
         """Where ``kind`` lives: a kind this backend watches, another built-in Kind, or any
         resource by ``<plural>.<version>.<group>`` (a CRD's, as its informer delivers it)."""
         res = RESOURCES.get(kind)
@@ -281,7 +281,7 @@ class KubeCluster:
         return resource_for(gvr)
 
     @staticmethod
-    def _namespace(kind: str, res: Resource, namespace: str | None) -> str | None:
+    def _namespace(kind: str, res: ResourcePath, namespace: str | None) -> str | None:
         """The namespace a path names: none for a cluster-scoped built-in, the object's own for
         a custom resource (whose scope only its CRD knows), ``default`` for a namespaced one."""
         if res.custom:

@@ -26,7 +26,7 @@ from typing import Any
 import aiohttp
 
 from kubesched.cluster.base import WATCHED_KINDS, ClusterError, EventHandler, NotFound
-from kubesched.cluster.kube.paths import RESOURCES, Resource
+from kubesched.cluster.kube.paths import RESOURCES, ResourcePath
 from kubesched.cluster.kube.transport import Expired, Transport, api_error
 from kubesched.objects import Obj, object_key
 from kubesched.tasks import TaskSet
@@ -87,7 +87,7 @@ class _Informer:
     def __init__(
         self,
         transport: Transport,
-        resource: Resource,
+        resource: ResourcePath,
         handler: EventHandler,
         deliver_after: asyncio.Event | None,
         backoff: Backoff,
@@ -444,7 +444,7 @@ class Informers:
         self.backoff_cap = backoff_cap
         self.stall_seconds = stall_seconds
         #: Resources watched besides ``kinds`` (plugins' informers), by the kind delivered.
-        self.extra: dict[str, Resource] = {}
+        self.extra: dict[str, ResourcePath] = {}
         self._by_kind: dict[str, _Informer] = {}
         self._rng = random.Random()
 
@@ -454,13 +454,13 @@ class Informers:
     def watch_timeout(self) -> float:
         return self.min_watch_timeout * (1.0 + self._rng.random())
 
-    def add_resources(self, resources: Iterable[Resource]) -> None:
+    def add_resources(self, resources: Iterable[ResourcePath]) -> None:
         """Watch these too, unless among the kinds watched already (before :meth:`start`)."""
         for res in resources:
             if res.kind not in self.kinds:
                 self.extra.setdefault(res.kind, res)
 
-    def _order(self) -> list[Resource]:
+    def _order(self) -> list[ResourcePath]:
         """What to list, in delivery order: the extra resources before nodes and pods."""
         order = [RESOURCES[k] for k in self.kinds]
         at = next((i for i, k in enumerate(self.kinds) if k in ("Node", "Pod")), len(order))

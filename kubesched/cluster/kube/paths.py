@@ -10,7 +10,7 @@ from kubesched.framework.informers import GroupVersionResource
 
 
 @dataclass(frozen=True)
-class Resource:
+class ResourcePath:
     """One kind the scheduler watches: its ``apiVersion`` and its cluster-wide collection."""
 
     kind: str
@@ -29,45 +29,49 @@ class Resource:
 
 
 RESOURCES = {
-    "Namespace": Resource("Namespace", "v1", "/api/v1/namespaces"),
-    "PriorityClass": Resource("PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1/priorityclasses"),
-    "StorageClass": Resource("StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"),
-    "CSINode": Resource("CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes"),
-    "CSIDriver": Resource("CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers"),
-    "CSIStorageCapacity": Resource(
+    "Namespace": ResourcePath("Namespace", "v1", "/api/v1/namespaces"),
+    "PriorityClass": ResourcePath(
+        "PriorityClass", "scheduling.k8s.io/v1", "/apis/scheduling.k8s.io/v1/priorityclasses"
+    ),
+    "StorageClass": ResourcePath("StorageClass", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/storageclasses"),
+    "CSINode": ResourcePath("CSINode", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csinodes"),
+    "CSIDriver": ResourcePath("CSIDriver", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csidrivers"),
+    "CSIStorageCapacity": ResourcePath(
         "CSIStorageCapacity", "storage.k8s.io/v1", "/apis/storage.k8s.io/v1/csistoragecapacities"
     ),
-    "PersistentVolume": Resource("PersistentVolume", "v1", "/api/v1/persistentvolumes"),
-    "PersistentVolumeClaim": Resource("PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"),
-    "PodDisruptionBudget": Resource("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),
-    "Service": Resource("Service", "v1", "/api/v1/services"),
-    "ReplicationController": Resource("ReplicationController", "v1", "/api/v1/replicationcontrollers"),
-    "ReplicaSet": Resource("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets"),
-    "StatefulSet": Resource("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets"),
-    "DeviceClass": Resource("DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses"),
-    "ResourceSlice": Resource("ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices"),
-    "ResourceClaim": Resource("ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims"),
-    "DeviceTaintRule": Resource("DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules"),
+    "PersistentVolume": ResourcePath("PersistentVolume", "v1", "/api/v1/persistentvolumes"),
+    "PersistentVolumeClaim": ResourcePath("PersistentVolumeClaim", "v1", "/api/v1/persistentvolumeclaims"),
+    "PodDisruptionBudget": ResourcePath("PodDisruptionBudget", "policy/v1", "/apis/policy/v1/poddisruptionbudgets"),
+    "Service": ResourcePath("Service", "v1", "/api/v1/services"),
+    "ReplicationController": ResourcePath("ReplicationController", "v1", "/api/v1/replicationcontrollers"),
+    "ReplicaSet": ResourcePath("ReplicaSet", "apps/v1", "/apis/apps/v1/replicasets"),
+    "StatefulSet": ResourcePath("StatefulSet", "apps/v1", "/apis/apps/v1/statefulsets"),
+    "DeviceClass": ResourcePath("DeviceClass", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/deviceclasses"),
+    "ResourceSlice": ResourcePath("ResourceSlice", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceslices"),
+    "ResourceClaim": ResourcePath("ResourceClaim", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/resourceclaims"),
+    "DeviceTaintRule": ResourcePath(
+        "DeviceTaintRule", "resource.k8s.io/v1", "/apis/resource.k8s.io/v1/devicetaintrules"
+    ),
     # Workload-aware scheduling (1.37), watched only with its gates (base.GATED_WATCHED_KINDS).
-    "Workload": Resource("Workload", "scheduling.k8s.io/v1beta1", "/apis/scheduling.k8s.io/v1beta1/workloads"),
-    "PodGroup": Resource("PodGroup", "scheduling.k8s.io/v1beta1", "/apis/scheduling.k8s.io/v1beta1/podgroups"),
-    "CompositePodGroup": Resource(
+    "Workload": ResourcePath("Workload", "scheduling.k8s.io/v1beta1", "/apis/scheduling.k8s.io/v1beta1/workloads"),
+    "PodGroup": ResourcePath("PodGroup", "scheduling.k8s.io/v1beta1", "/apis/scheduling.k8s.io/v1beta1/podgroups"),
+    "CompositePodGroup": ResourcePath(
         "CompositePodGroup", "scheduling.k8s.io/v1alpha3", "/apis/scheduling.k8s.io/v1alpha3/compositepodgroups"
     ),
-    "Node": Resource("Node", "v1", "/api/v1/nodes"),
-    "Pod": Resource("Pod", "v1", "/api/v1/pods"),
+    "Node": ResourcePath("Node", "v1", "/api/v1/nodes"),
+    "Pod": ResourcePath("Pod", "v1", "/api/v1/pods"),
 }
 
 
-def resource_for(gvr: GroupVersionResource) -> Resource:
+def resource_for(gvr: GroupVersionResource) -> ResourcePath:
     """Where ``gvr`` lives, delivered as its Kind (a built-in) or as ``<plural>.<version>.<group>``."""
     kind = builtin_kind(gvr)
     if kind is not None:
         known = RESOURCES.get(kind)
         if known is not None:
             return known
-        return Resource(kind, gvr.api_version, gvr.collection_path)
-    return Resource(gvr.event_resource, gvr.api_version, gvr.collection_path, custom=True)
+        return ResourcePath(kind, gvr.api_version, gvr.collection_path)
+    return ResourcePath(gvr.event_resource, gvr.api_version, gvr.collection_path, custom=True)
 
 
 def ns_path(group_version: str, namespace: str, plural: str, name: str | None = None, sub: str | None = None) -> str:
@@ -81,4 +85,4 @@ def ns_path(group_version: str, namespace: str, plural: str, name: str | None = 
     return path
 
 
-__all__ = ["RESOURCES", "Resource", "ns_path", "resource_for"]
+__all__ = ["RESOURCES", "ResourcePath", "ns_path", "resource_for"]

@@ -27,7 +27,7 @@ from kubesched.cluster.custom_resources import (
 )
 from kubesched.cluster.store import now_rfc3339
 from kubesched.objects import Obj
-from kubesched.sim.apiserver.discovery import Resource, custom_resource_list
+from kubesched.sim.apiserver.discovery import ServedResource, custom_resource_list
 from kubesched.sim.apiserver.errors import invalid
 from kubesched.sim.apiserver.validation import structural
 from kubesched.sim.apiserver.validation.celcost.limits import schema_cost_causes
@@ -44,22 +44,22 @@ from kubesched.sim.apiserver.validation.meta import (
 
 
 class CustomResources:
-    """The resources a registry's definitions serve, as :class:`Resource` rows (rebuilt when
+    """The resources a registry's definitions serve, as :class:`ServedResource` rows (rebuilt when
     the registry changes)."""
 
     def __init__(self, registry: CustomResourceRegistry) -> None:
         self.registry = registry
         self._generation = -1
-        self._resources: tuple[Resource, ...] = ()
+        self._resources: tuple[ServedResource, ...] = ()
 
-    def resources(self) -> tuple[Resource, ...]:
+    def resources(self) -> tuple[ServedResource, ...]:
         if self._generation != self.registry.generation:
             self._resources = custom_resource_list(list(self.registry))
             self._generation = self.registry.generation
         return self._resources
 
 
-def is_definition(res: Resource) -> bool:
+def is_definition(res: ServedResource) -> bool:
     return res.kind == CRD_KIND and res.group == CRD_GROUP
 
 
@@ -312,7 +312,7 @@ def prepare_definition_update(old: Obj, new: Obj, sub: str) -> Obj:
 # --- custom objects --------------------------------------------------------------------------------
 
 
-def _schema(res: Resource) -> Obj | None:
+def _schema(res: ServedResource) -> Obj | None:
     version = res.custom_version
     return version.schema if version is not None else None
 
@@ -321,7 +321,7 @@ def storage_api_version(custom: CustomResource) -> str:
     return f"{custom.group}/{custom.storage_version}"
 
 
-def served_view(res: Resource, obj: Obj) -> Obj:
+def served_view(res: ServedResource, obj: Obj) -> Obj:
     """A stored custom object as the version of ``res`` serves it: its ``apiVersion``, and the
     defaults of that version's schema applied (as the API server defaults what it reads)."""
     schema = _schema(res)
@@ -334,16 +334,16 @@ def served_view(res: Resource, obj: Obj) -> Obj:
     return shown
 
 
-def unknown_fields(res: Resource, obj: Obj) -> list[str]:
+def unknown_fields(res: ServedResource, obj: Obj) -> list[str]:
     """The fields of ``obj`` its version's schema prunes."""
     return structural.prune(copy.deepcopy(obj), _schema(res))
 
 
-def _invalid(res: Resource, name: str, causes: list[Cause]) -> Exception:
+def _invalid(res: ServedResource, name: str, causes: list[Cause]) -> Exception:
     return invalid(res.kind, res.group, name, causes)
 
 
-def admit_custom_new(res: Resource, obj: Obj) -> Obj:
+def admit_custom_new(res: ServedResource, obj: Obj) -> Obj:
     """A custom object as created: pruned, defaulted, validated, in the storage version; its
     status dropped when the status subresource is declared (create cannot set it)."""
     custom, version = res.custom, res.custom_version
@@ -361,7 +361,7 @@ def admit_custom_new(res: Resource, obj: Obj) -> Obj:
     return obj
 
 
-def admit_custom_update(res: Resource, old: Obj, new: Obj, sub: str) -> Obj:
+def admit_custom_update(res: ServedResource, old: Obj, new: Obj, sub: str) -> Obj:
     """A custom object as updated through the main resource or ``status``."""
     custom, version = res.custom, res.custom_version
     assert custom is not None and version is not None

@@ -19,7 +19,7 @@ VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update
 
 
 @dataclass(frozen=True)
-class Resource:
+class ServedResource:
     group: str
     version: str
     plural: str
@@ -62,10 +62,12 @@ _STATUS = ("get", "patch", "update")
 SUBRESOURCE_GROUPS: dict[str, tuple[str, str]] = {"Eviction": ("policy", "v1"), "Scale": ("autoscaling", "v1")}
 _SCALE = ("get", "patch", "update")
 
-RESOURCES: tuple[Resource, ...] = (
-    Resource("", "v1", "namespaces", "Namespace", False, ("ns",), subresources={"status": ("Namespace", _STATUS)}),
-    Resource("", "v1", "nodes", "Node", False, ("no",), subresources={"status": ("Node", _STATUS)}),
-    Resource(
+RESOURCES: tuple[ServedResource, ...] = (
+    ServedResource(
+        "", "v1", "namespaces", "Namespace", False, ("ns",), subresources={"status": ("Namespace", _STATUS)}
+    ),
+    ServedResource("", "v1", "nodes", "Node", False, ("no",), subresources={"status": ("Node", _STATUS)}),
+    ServedResource(
         "",
         "v1",
         "pods",
@@ -80,19 +82,19 @@ RESOURCES: tuple[Resource, ...] = (
             "status": ("Pod", _STATUS),
         },
     ),
-    Resource("", "v1", "bindings", "Binding", True, verbs=("create",)),
-    Resource("", "v1", "events", "Event", True, ("ev",)),
-    Resource("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
-    Resource("coordination.k8s.io", "v1", "leases", "Lease", True),
-    Resource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
+    ServedResource("", "v1", "bindings", "Binding", True, verbs=("create",)),
+    ServedResource("", "v1", "events", "Event", True, ("ev",)),
+    ServedResource("events.k8s.io", "v1", "events", "Event", True, ("ev",)),
+    ServedResource("coordination.k8s.io", "v1", "leases", "Lease", True),
+    ServedResource("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False, ("pc",)),
     # Workload-aware scheduling (1.37): Workload and PodGroup in v1beta1 and v1alpha3 (the same
     # fields, stored as v1beta1), CompositePodGroup in v1alpha3 behind its gate.
     *(
         r
         for version in ("v1beta1", "v1alpha3")
         for r in (
-            Resource("scheduling.k8s.io", version, "workloads", "Workload", True),
-            Resource(
+            ServedResource("scheduling.k8s.io", version, "workloads", "Workload", True),
+            ServedResource(
                 "scheduling.k8s.io",
                 version,
                 "podgroups",
@@ -102,7 +104,7 @@ RESOURCES: tuple[Resource, ...] = (
             ),
         )
     ),
-    Resource(
+    ServedResource(
         "scheduling.k8s.io",
         "v1alpha3",
         "compositepodgroups",
@@ -111,16 +113,16 @@ RESOURCES: tuple[Resource, ...] = (
         subresources={"status": ("CompositePodGroup", _STATUS)},
         gate="CompositePodGroup",
     ),
-    Resource("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",)),
-    Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
-    Resource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
-    Resource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
-    Resource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
-    Resource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
-    Resource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
-    Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
-    Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
-    Resource(
+    ServedResource("", "v1", "persistentvolumes", "PersistentVolume", False, ("pv",)),
+    ServedResource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True, ("pvc",)),
+    ServedResource("storage.k8s.io", "v1", "storageclasses", "StorageClass", False, ("sc",)),
+    ServedResource("storage.k8s.io", "v1", "csinodes", "CSINode", False),
+    ServedResource("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
+    ServedResource("storage.k8s.io", "v1", "csistoragecapacities", "CSIStorageCapacity", True),
+    ServedResource("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True, ("pdb",)),
+    ServedResource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass", False),
+    ServedResource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice", False),
+    ServedResource(
         "resource.k8s.io",
         "v1",
         "resourceclaims",
@@ -128,8 +130,8 @@ RESOURCES: tuple[Resource, ...] = (
         True,
         subresources={"status": ("ResourceClaim", _STATUS)},
     ),
-    Resource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
-    Resource(
+    ServedResource("resource.k8s.io", "v1", "resourceclaimtemplates", "ResourceClaimTemplate", True),
+    ServedResource(
         "resource.k8s.io",
         "v1",
         "devicetaintrules",
@@ -137,8 +139,8 @@ RESOURCES: tuple[Resource, ...] = (
         False,
         subresources={"status": ("DeviceTaintRule", _STATUS)},
     ),
-    Resource("", "v1", "services", "Service", True, ("svc",), ("all",)),
-    Resource(
+    ServedResource("", "v1", "services", "Service", True, ("svc",), ("all",)),
+    ServedResource(
         "",
         "v1",
         "replicationcontrollers",
@@ -148,7 +150,7 @@ RESOURCES: tuple[Resource, ...] = (
         ("all",),
         subresources={"scale": ("Scale", _SCALE), "status": ("ReplicationController", _STATUS)},
     ),
-    Resource(
+    ServedResource(
         "apps",
         "v1",
         "replicasets",
@@ -158,7 +160,7 @@ RESOURCES: tuple[Resource, ...] = (
         ("all",),
         subresources={"scale": ("Scale", _SCALE), "status": ("ReplicaSet", _STATUS)},
     ),
-    Resource(
+    ServedResource(
         "apps",
         "v1",
         "statefulsets",
@@ -168,7 +170,7 @@ RESOURCES: tuple[Resource, ...] = (
         ("all",),
         subresources={"scale": ("Scale", _SCALE), "status": ("StatefulSet", _STATUS)},
     ),
-    Resource(
+    ServedResource(
         "apps",
         "v1",
         "deployments",
@@ -178,7 +180,7 @@ RESOURCES: tuple[Resource, ...] = (
         ("all",),
         subresources={"scale": ("Scale", _SCALE), "status": ("Deployment", _STATUS)},
     ),
-    Resource(
+    ServedResource(
         "apps",
         "v1",
         "daemonsets",
@@ -188,17 +190,17 @@ RESOURCES: tuple[Resource, ...] = (
         ("all",),
         subresources={"status": ("DaemonSet", _STATUS)},
     ),
-    Resource("batch", "v1", "jobs", "Job", True, (), ("all",), subresources={"status": ("Job", _STATUS)}),
-    Resource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
-    Resource("", "v1", "secrets", "Secret", True),
+    ServedResource("batch", "v1", "jobs", "Job", True, (), ("all",), subresources={"status": ("Job", _STATUS)}),
+    ServedResource("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
+    ServedResource("", "v1", "secrets", "Secret", True),
     # What an installation's RBAC manifest creates: stored and served, not enforced (the server
     # authorizes by token alone).
-    Resource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
-    Resource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
-    Resource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
-    Resource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
-    Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
-    Resource(
+    ServedResource("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    ServedResource("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
+    ServedResource("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
+    ServedResource("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
+    ServedResource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
+    ServedResource(
         CRD_GROUP,
         "v1",
         CRD_PLURAL,
@@ -215,15 +217,15 @@ GROUPS: tuple[tuple[str, str], ...] = tuple(dict.fromkeys((r.group, r.version) f
 
 
 def find(
-    group: str, version: str, plural: str, gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
-) -> Resource | None:
+    group: str, version: str, plural: str, gates: FeatureGates | None = None, custom: Sequence[ServedResource] = ()
+) -> ServedResource | None:
     """The resource a path names; a gated one only when ``gates`` has its gate on. ``custom``
     are the custom resources served besides the built-in ones."""
     r = _lookup(group, version, plural, custom)
     return r if r is not None and r.served(gates) else None
 
 
-def _lookup(group: str, version: str, plural: str, custom: Sequence[Resource] = ()) -> Resource | None:
+def _lookup(group: str, version: str, plural: str, custom: Sequence[ServedResource] = ()) -> ServedResource | None:
     for r in RESOURCES:
         if r.group == group and r.version == version and r.plural == plural:
             return r
@@ -247,16 +249,16 @@ def version_priority(version: str) -> tuple[int, int, int, str]:
     return (level, -int(m.group(1)), -int(m.group(3) or 0), "")
 
 
-def custom_resource_list(resources: Sequence[CustomResource]) -> tuple[Resource, ...]:
-    """The served versions of ``resources`` as :class:`Resource` rows."""
-    out: list[Resource] = []
+def custom_resource_list(resources: Sequence[CustomResource]) -> tuple[ServedResource, ...]:
+    """The served versions of ``resources`` as :class:`ServedResource` rows."""
+    out: list[ServedResource] = []
     for c in resources:
         for v in sorted(c.served_versions, key=lambda v: version_priority(v.name)):
             subs: dict[str, tuple[str, tuple[str, ...]]] = {}
             if v.status:
                 subs["status"] = (c.kind, _STATUS)
             out.append(
-                Resource(
+                ServedResource(
                     c.group,
                     v.name,
                     c.plural,
@@ -274,12 +276,12 @@ def custom_resource_list(resources: Sequence[CustomResource]) -> tuple[Resource,
     return tuple(out)
 
 
-def _groups(custom: Sequence[Resource]) -> tuple[tuple[str, str], ...]:
+def _groups(custom: Sequence[ServedResource]) -> tuple[tuple[str, str], ...]:
     return GROUPS + tuple(dict.fromkeys((r.group, r.version) for r in custom if (r.group, r.version) not in GROUPS))
 
 
 def split_resource_path(
-    group: str, version: str, rest: list[str], custom: Sequence[Resource] = ()
+    group: str, version: str, rest: list[str], custom: Sequence[ServedResource] = ()
 ) -> tuple[bool, str | None, list[str]]:
     """The path of a resource request after ``/api/v1`` or ``/apis/GROUP/VERSION``: whether it
     is the legacy ``watch/`` form, the namespace (taken only for a namespaced kind), and what
@@ -306,28 +308,28 @@ def api_versions(server_address: str) -> Obj:
     }
 
 
-def _versions(group: str, custom: Sequence[Resource] = ()) -> list[str]:
+def _versions(group: str, custom: Sequence[ServedResource] = ()) -> list[str]:
     return [v for g, v in _groups(custom) if g == group]
 
 
-def _group_entry(group: str, custom: Sequence[Resource] = ()) -> Obj:
+def _group_entry(group: str, custom: Sequence[ServedResource] = ()) -> Obj:
     versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in _versions(group, custom)]
     return {"name": group, "versions": versions, "preferredVersion": versions[0]}
 
 
-def api_group_list(custom: Sequence[Resource] = ()) -> Obj:
+def api_group_list(custom: Sequence[ServedResource] = ()) -> Obj:
     names = dict.fromkeys(g for g, _ in _groups(custom))
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [_group_entry(g, custom) for g in names]}
 
 
-def api_group(group: str, custom: Sequence[Resource] = ()) -> Obj | None:
+def api_group(group: str, custom: Sequence[ServedResource] = ()) -> Obj | None:
     if not _versions(group, custom):
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group_entry(group, custom)}
 
 
 def api_resource_list(
-    group: str, version: str, gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
+    group: str, version: str, gates: FeatureGates | None = None, custom: Sequence[ServedResource] = ()
 ) -> Obj | None:
     items = [r for r in (*RESOURCES, *custom) if r.group == group and r.version == version and r.served(gates)]
     if not items:
@@ -383,7 +385,7 @@ def wants_aggregated(accept: str) -> str | None:
     return None
 
 
-def _discovery_resource(r: Resource) -> Obj:
+def _discovery_resource(r: ServedResource) -> Obj:
     entry: Obj = {
         "resource": r.plural,
         "responseKind": {"group": r.group, "version": r.version, "kind": r.kind},
@@ -412,7 +414,7 @@ def _discovery_resource(r: Resource) -> Obj:
 
 
 def aggregated_discovery(
-    core: bool, media_type: str, gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
+    core: bool, media_type: str, gates: FeatureGates | None = None, custom: Sequence[ServedResource] = ()
 ) -> Obj:
     """``/api`` (core) or ``/apis`` (named groups) as an APIGroupDiscoveryList."""
     version = "v2" if media_type == AGGREGATED_V2 else "v2beta1"

@@ -27,7 +27,7 @@ from kubesched.sim.apiserver.admission import (
     validate_event_v1,
     validate_update,
 )
-from kubesched.sim.apiserver.discovery import Resource
+from kubesched.sim.apiserver.discovery import ServedResource
 from kubesched.sim.apiserver.errors import (
     APIError,
     already_exists,
@@ -82,7 +82,7 @@ def warning_header(warnings: list[str]) -> str:
     return ", ".join('299 - "' + t.replace("\\", "\\\\").replace('"', '\\"') + '"' for t in kept)
 
 
-def view(res: Resource, obj: Obj) -> Obj:
+def view(res: ServedResource, obj: Obj) -> Obj:
     """The stored object as the endpoint of ``res`` serves it."""
     if res.custom is not None:
         return customresources.served_view(res, obj)
@@ -105,14 +105,14 @@ def _limit(value: str | None) -> int:
         raise bad_request(f"limit: invalid value {value[:32]!r}") from None
 
 
-def unview(res: Resource, obj: Obj) -> Obj:
+def unview(res: ServedResource, obj: Obj) -> Obj:
     """An object sent to the endpoint of ``res`` as the store keeps it."""
     if res.group == "events.k8s.io":
         return event_from_v1(obj)
     return in_storage_version(res, obj)
 
 
-def in_storage_version(res: Resource, obj: Obj) -> Obj:
+def in_storage_version(res: ServedResource, obj: Obj) -> Obj:
     """A kind served in more than one version (scheduling.k8s.io's Workload and PodGroup in
     v1beta1 and v1alpha3, the same fields) is kept in its storage version; so is a custom object."""
     if res.custom is not None:

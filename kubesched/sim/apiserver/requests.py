@@ -16,7 +16,7 @@ from aiohttp import web
 from kubesched.decoding import Limits, check_depth, load_json, load_yaml
 from kubesched.framework.features import FeatureGates
 from kubesched.objects import Obj
-from kubesched.sim.apiserver.discovery import Resource, find, split_resource_path
+from kubesched.sim.apiserver.discovery import ServedResource, find, split_resource_path
 from kubesched.sim.apiserver.errors import (
     MAX_REQUEST_BODY_BYTES,
     APIError,
@@ -50,7 +50,7 @@ class ResourceRequest:
     """A resource request, parsed from the URL: ``/api[s]/<group>/<version>[/watch]
     [/namespaces/<namespace>]/<plural>[/<name>[/<sub>]]``."""
 
-    res: Resource
+    res: ServedResource
     namespace: str | None
     name: str | None
     sub: str | None
@@ -58,7 +58,7 @@ class ResourceRequest:
 
 
 def parse_resource_path(
-    group: str, version: str, rest: list[str], gates: FeatureGates | None = None, custom: Sequence[Resource] = ()
+    group: str, version: str, rest: list[str], gates: FeatureGates | None = None, custom: Sequence[ServedResource] = ()
 ) -> ResourceRequest:
     """The request the path after ``<group>/<version>`` names; a 404 for any other path (and for
     a resource whose gate is off in ``gates``). ``custom``: the custom resources served."""

@@ -29,7 +29,7 @@ from kubesched.framework.pod_requests import Counting
 from kubesched.framework.resources import CPU
 from kubesched.framework.usage import MEASURED, Amounts, ClusterUsage, cluster_usage
 from kubesched.objects import Obj
-from kubesched.sim.apiserver.discovery import Resource
+from kubesched.sim.apiserver.discovery import ServedResource
 from kubesched.sim.apiserver.errors import method_not_allowed, not_found
 from kubesched.sim.apiserver.handlers import warning_header
 from kubesched.sim.apiserver.requests import ResourceRequest, selector, truthy
@@ -42,7 +42,7 @@ VERSION = "v1beta1"
 WINDOW = "15s"
 
 
-class MetricsResource(Resource):
+class MetricsResource(ServedResource):
     """A resource of the metrics API: served from usage, not from the store. Its singular name
     is empty, as metrics-server's storage declares it."""
 
@@ -54,7 +54,7 @@ class MetricsResource(Resource):
 NODES = MetricsResource(GROUP, VERSION, "nodes", "NodeMetrics", False, verbs=("get", "list"))
 PODS = MetricsResource(GROUP, VERSION, "pods", "PodMetrics", True, verbs=("get", "list"))
 #: What discovery lists for the group (beside the custom resources).
-METRICS_RESOURCES: tuple[Resource, ...] = (NODES, PODS)
+METRICS_RESOURCES: tuple[ServedResource, ...] = (NODES, PODS)
 
 _SUFFIXES = {-9: "n", -6: "u", -3: "m", 0: "", 3: "k", 6: "M", 9: "G", 12: "T", 15: "P", 18: "E"}
 _BINARY = (("Ei", 2**60), ("Pi", 2**50), ("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))

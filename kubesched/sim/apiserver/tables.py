@@ -14,7 +14,7 @@ from typing import Any
 
 from kubesched.cluster.custom_resources import CustomVersion
 from kubesched.objects import Obj
-from kubesched.sim.apiserver.discovery import Resource
+from kubesched.sim.apiserver.discovery import ServedResource
 
 Column = tuple[str, str, int, Callable[[Obj], Any]]  # (name, type, priority, cell)
 
@@ -472,7 +472,7 @@ def printer_columns(version: CustomVersion | None) -> tuple[Obj, ...]:
     return columns or _DEFAULT_COLUMNS
 
 
-def table_columns(res: Resource) -> list[Obj]:
+def table_columns(res: ServedResource) -> list[Obj]:
     """The Table's column definitions: Name, then the version's printer columns (Age when none)."""
     out: list[Obj] = [
         {
@@ -499,7 +499,7 @@ def table_columns(res: Resource) -> list[Obj]:
     return out
 
 
-def table_cells(res: Resource, obj: Obj) -> list[Any]:
+def table_cells(res: ServedResource, obj: Obj) -> list[Any]:
     """One row's cells for :func:`table_columns`."""
     cells: list[Any] = [_name(obj)]
     for c in printer_columns(res.custom_version):
@@ -507,7 +507,7 @@ def table_cells(res: Resource, obj: Obj) -> list[Any]:
     return cells
 
 
-def table(res: Resource, objs: list[Obj], resource_version: int, include_object: str | None) -> Obj:
+def table(res: ServedResource, objs: list[Obj], resource_version: int, include_object: str | None) -> Obj:
     """A Table of ``objs``; ``include_object`` is ``None``/``PartialObjectMetadata``/``Object``/``None``."""
     columns = COLUMNS_BY_KIND.get(res.kind, DEFAULT_COLUMNS) if res.custom is None else []
     policy = include_object or "PartialObjectMetadata"

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kubesched.objects import Obj
-from kubesched.sim.apiserver.discovery import RESOURCES, Resource
+from kubesched.sim.apiserver.discovery import RESOURCES, ServedResource
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
 from kubesched.sim.apiserver.patching import MERGE_KEYS, MERGE_PRIMITIVE_LISTS
 from kubesched.sim.apiserver.version import GIT_VERSION
@@ -172,7 +172,7 @@ def _definitions(ref_prefix: str, v3: bool) -> dict[str, Obj]:
 # --- paths --------------------------------------------------------------------------------------
 
 
-def _paths_of(r: Resource) -> list[tuple[str, str, bool]]:
+def _paths_of(r: ServedResource) -> list[tuple[str, str, bool]]:
     """(path, subresource, item) for the resource's URL forms."""
     root = f"/api/{r.version}" if not r.group else f"/apis/{r.group}/{r.version}"
     base = f"{root}/namespaces/{{namespace}}/{r.plural}" if r.namespaced else f"{root}/{r.plural}"
@@ -208,7 +208,7 @@ _PATCH_TYPES = (
 )
 
 
-def _operations(r: Resource, path: str, sub: str, item: bool) -> dict[str, str]:
+def _operations(r: ServedResource, path: str, sub: str, item: bool) -> dict[str, str]:
     if r.plural == "bindings":
         return {"post": "create"} if not item else {}
     if sub == "binding":
@@ -222,7 +222,7 @@ def _operations(r: Resource, path: str, sub: str, item: bool) -> dict[str, str]:
     return {"get": "list", "post": "create", "delete": "deletecollection"}
 
 
-def _op_id(verb: str, r: Resource, sub: str, path: str) -> str:
+def _op_id(verb: str, r: ServedResource, sub: str, path: str) -> str:
     scope = "Namespaced" if "{namespace}" in path else ""
     words = "".join(w.capitalize() for w in (r.group.split(".")[0] or "core", r.version))
     suffix = sub.capitalize()
@@ -231,7 +231,7 @@ def _op_id(verb: str, r: Resource, sub: str, path: str) -> str:
     return f"{verb}{words}{scope}{r.kind}{suffix}"
 
 
-def _paths(r: Resource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
+def _paths(r: ServedResource, v3: bool, ref_prefix: str) -> dict[str, Obj]:
     out: dict[str, Obj] = {}
     def_name = custom_definition_name(r) if r.custom is not None else definition_of(r.kind, r.group, r.version)
     has_list = def_name is not None and (r.custom is not None or f"{def_name}List" in DEFINITIONS)
@@ -294,13 +294,13 @@ _INFO = {"title": "Kubernetes", "version": GIT_VERSION}
 # --- custom resources ---------------------------------------------------------------------------
 
 
-def custom_definition_name(r: Resource) -> str:
+def custom_definition_name(r: ServedResource) -> str:
     """The definition name of a custom resource's version, as the API server names it: the
     group reversed, the version, the kind (``io.x-k8s.scheduling.v1alpha1.ElasticQuota``)."""
     return f"{'.'.join(reversed(r.group.split('.')))}.{r.version}.{r.kind}"
 
 
-def _custom_definitions(r: Resource, ref_prefix: str) -> dict[str, Obj]:
+def _custom_definitions(r: ServedResource, ref_prefix: str) -> dict[str, Obj]:
     """The schema of a custom resource's version (its ``openAPIV3Schema`` with ``apiVersion``,
     ``kind`` and ``metadata``) and of its list, tagged with their group, version and kind."""
     name = custom_definition_name(r)
@@ -356,7 +356,7 @@ def _v2_schema(schema: Any) -> Any:
 _CUSTOM_CACHE: list[Any] = [None, None]
 
 
-def _custom_documents(custom: Sequence[Resource]) -> tuple[Obj, dict[str, Obj], dict[str, str]]:
+def _custom_documents(custom: Sequence[ServedResource]) -> tuple[Obj, dict[str, Obj], dict[str, str]]:
     """The custom resources' share of the documents: (v2 paths and definitions, v3 documents by
     group/version, their hashes), built once per set of resources."""
     if _CUSTOM_CACHE[0] is custom and _CUSTOM_CACHE[1] is not None:
@@ -382,7 +382,7 @@ def _custom_documents(custom: Sequence[Resource]) -> tuple[Obj, dict[str, Obj], 
     return v2, docs, hashes
 
 
-def v2_document(custom: Sequence[Resource] = ()) -> Obj:
+def v2_document(custom: Sequence[ServedResource] = ()) -> Obj:
     """The OpenAPI v2 document: the built-in resources and the ``custom`` ones."""
     static = _v2_static()
     if not custom:
@@ -406,7 +406,7 @@ def _v2_static() -> Obj:
     return {"swagger": "2.0", "info": _INFO, "paths": paths, "definitions": definitions}
 
 
-def _group_key(r: Resource) -> str:
+def _group_key(r: ServedResource) -> str:
     return f"api/{r.version}" if not r.group else f"apis/{r.group}/{r.version}"
 
 
@@ -437,7 +437,7 @@ def _v3_hashes() -> dict[str, str]:
     }
 
 
-def v3_index(custom: Sequence[Resource] = ()) -> Obj:
+def v3_index(custom: Sequence[ServedResource] = ()) -> Obj:
     """``/openapi/v3``: each group/version's document and its hash (the custom ones' too)."""
     hashes = dict(_v3_hashes())
     if custom:
@@ -445,7 +445,7 @@ def v3_index(custom: Sequence[Resource] = ()) -> Obj:
     return {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={h}"} for key, h in hashes.items()}}
 
 
-def v3_document(key: str, custom: Sequence[Resource] = ()) -> Obj | None:
+def v3_document(key: str, custom: Sequence[ServedResource] = ()) -> Obj | None:
     """The v3 document of one group/version (``apis/<group>/<version>``), built-in or custom."""
     if custom:
         doc = _custom_documents(custom)[1].get(key)
