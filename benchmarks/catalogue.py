@@ -12,7 +12,8 @@ Only the workloads with no such case are written here, each with the reason: the
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,9 +27,13 @@ __all__ = ["WORKLOADS", "Workload", "default_names", "default_node", "default_po
 #: This folder: the configurations a workload names live beside the catalogue.
 HERE = Path(__file__).resolve().parent
 
+
 #: Upstream's floor of SchedulingBasic (misc.yaml's 5000Nodes_10000Pods threshold), which
 #: PodLevelResources (SchedulingBasic with pod-level requests, no upstream case) carries.
-SCHEDULING_BASIC_FLOOR = shipped.floor("SchedulingBasic/5000Nodes_10000Pods")
+def scheduling_basic_floor() -> Floor | None:
+    """SchedulingBasic/5000Nodes_10000Pods's floor (upstream's threshold), also borrowed by
+    workloads with no upstream case of their own."""
+    return shipped.floor("SchedulingBasic/5000Nodes_10000Pods")
 
 
 @dataclass
@@ -171,141 +176,176 @@ POD_GROUP_WORKLOADS: dict[str, bool] = {
     },
 }
 
-WORKLOADS: dict[str, Workload] = {
-    w.name: w
-    for w in [
-        from_yaml("SchedulingBasic/500Nodes", "upstream SchedulingBasic, 500 nodes"),
-        from_yaml("SchedulingBasic/5000Nodes", "upstream SchedulingBasic, 5000 nodes"),
-        from_yaml("SchedulingBasic/5000Nodes_10000Pods", "upstream SchedulingBasic, 5000 nodes, 10000 measured pods"),
-        from_yaml(
-            "SchedulingBasic/15000Nodes_50000Pods",
-            "SchedulingBasic at 15000 nodes (no upstream case): init and measured as 5000Nodes_50000Pods",
-            slow=True,
-        ),
-        from_yaml(
-            "SchedulingPodAntiAffinity/5000Nodes",
-            "upstream SchedulingPodAntiAffinity: required anti-affinity on hostname",
-        ),
-        from_yaml("SchedulingPodAffinity/5000Nodes", "upstream SchedulingPodAffinity: required affinity on zone"),
-        from_yaml("SchedulingNodeAffinity/5000Nodes", "upstream SchedulingNodeAffinity"),
-        from_yaml(
-            "TopologySpreading/5000Nodes", "upstream TopologySpreading: maxSkew 5 over three zones, DoNotSchedule"
-        ),
-        from_yaml(
-            "PreemptionBasic/500Nodes",
-            "upstream PreemptionBasic: every measured pod must preempt",
-        ),
-        from_yaml(
-            "PreemptionAsync/5000Nodes",
-            "upstream PreemptionAsync: default pods measured while a high-priority pod that "
-            "must preempt arrives every 200 ms (async preemption, as upstream's default)",
-        ),
-        # Written here: it needs a scheduler configuration of its own (no default spreading),
-        # which a shipped case cannot name.
-        Workload(
-            "Batching/ResourceSaturation_5000Nodes",
-            5000,
-            0,
-            5000,
-            make_pod=_saturating_pod,
-            config=str(HERE / "no-topology-defaults.yaml"),
-            description="upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
-            "no default spreading (which makes pods unsignable)",
-        ),
-        # Written here: no upstream case (SchedulingBasic's pods, their requests at pod level).
-        Workload(
-            "PodLevelResources/5000Nodes",
-            5000,
-            1000,
-            1000,
-            make_pod=dra.pod_level_resources_pod,
-            floor=SCHEDULING_BASIC_FLOOR,
-            description="SchedulingBasic with its requests at pod level (spec.resources, PodLevelResources; "
-            "no upstream case: SchedulingBasic's floor)",
-        ),
-        # The DRA workloads are written in benchmarks/dra.py (their pods from the shipped
-        # templates where one fits): their slices, claims and classes are not those of a
-        # shipped case's size (upstream runs most at 2 nodes and 10 pods, or steady state).
-        Workload(
-            "DRA/ExtendedResource_100Nodes",
-            100,
-            1000,
-            1000,
-            make_node=dra.dra_node,
-            make_init_pod=dra.extended_resource_pod("init"),
-            make_pod=dra.extended_resource_pod("test"),
-            objects=dra.extended_resource_objects(100, 10, 1000),
-            description="upstream dra/extendedresource SchedulingWithExtendedResource/2000pods_100nodes: "
-            "1000 classes backing example.com/gpu-<i>, 10 devices a node; the init pods take every device",
-        ),
-        Workload(
-            "DRA/DeviceTaints_100Nodes",
-            100,
-            500,
-            500,
-            make_node=dra.dra_node,
-            make_init_pod=dra.claim_template_pod("init"),
-            make_pod=dra.claim_template_pod("test"),
-            objects=dra.device_taints_objects(100, 10),
-            description="upstream dra/devicetaints SchedulingWithResourceClaimTemplateToleration at our size "
-            "(upstream runs 2 nodes, 10 pods): a DeviceTaintRule taints every device, claims tolerate it",
-        ),
-        Workload(
-            "DRA/PartitionableDevices_100Nodes",
-            100,
-            200,
-            200,
-            make_node=dra.dra_node,
-            make_init_pod=dra.claim_template_pod("init"),
-            make_pod=dra.claim_template_pod("test"),
-            objects=dra.partitionable_objects(200),
-            description="upstream dra/partitionabledevices (2000 slices, 2000 pods) at 200: each pool's "
-            "preallocated device taken by an init pod, two devices of one pool per measured pod",
-        ),
-        Workload(
-            "DRA/ConsumableCapacity_100Nodes",
-            100,
-            0,
-            500,
-            make_node=dra.dra_node,
-            make_pod=dra.claim_template_pod("test"),
-            objects=dra.consumable_capacity_objects(100),
-            description="upstream dra/consumablecapacity (2000 slices, 2000 pods) at 100 slices, 500 pods: "
-            "shareable devices of 80Gi, each claim asking 10Gi twice",
-        ),
-        Workload(
-            "DRA/PrioritizedList_100Nodes",
-            100,
-            0,
-            1000,
-            make_node=dra.dra_node,
-            make_pod=dra.claim_template_pod("test"),
-            objects=dra.prioritized_list_objects(100, 10),
-            description="upstream dra/prioritizedlist at our size (upstream runs 2 nodes, 10 pods): "
-            "firstAvailable whose first class matches no device",
-        ),
-        *(_pod_groups(name, NOTES.get(name, ""), slow=slow) for name, slow in POD_GROUP_WORKLOADS.items()),
-        # Written here: a trace replay (a simulate scenario), no template.
-        Workload(
-            "OpenbGPU/default",
-            1523,
-            0,
-            8152,
-            scenario=_openb("default"),
-            unavailable=_openb_missing,
-            description="Alibaba GPU trace: 1523 real nodes, 8152 real pods in arrival order (GPU sharing as gpu-milli)",
-        ),
-        Workload(
-            "OpenbGPU/gpuspec33",
-            1523,
-            0,
-            8152,
-            scenario=_openb("gpuspec33"),
-            unavailable=_openb_missing,
-            description="as OpenbGPU/default, a third of GPU pods constrained to GPU models (node affinity)",
-        ),
-    ]
+
+class Catalogue(Mapping[str, Workload]):
+    """Workloads by name, each made the first time it is asked for (then kept): a run reads the
+    shipped file and the templates of the workloads it runs, not every one's (which would be CPU
+    a paired run counts against the measured pods)."""
+
+    def __init__(self, makers: Mapping[str, Callable[[], Workload]]) -> None:
+        self._makers = dict(makers)
+        self._made: dict[str, Workload] = {}
+
+    def __getitem__(self, name: str) -> Workload:
+        w = self._made.get(name)
+        if w is None:
+            w = self._made[name] = self._makers[name]()
+            if w.name != name:
+                raise AssertionError(f"the catalogue's entry {name!r} made workload {w.name!r}")
+        return w
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+#: How to make each workload, by name: made when first asked for (:class:`Catalogue`), so a
+#: run reads the shipped file and templates of the workloads it runs and no others.
+_MAKERS: dict[str, Callable[[], Workload]] = {
+    "SchedulingBasic/500Nodes": lambda: from_yaml("SchedulingBasic/500Nodes", "upstream SchedulingBasic, 500 nodes"),
+    "SchedulingBasic/5000Nodes": lambda: from_yaml("SchedulingBasic/5000Nodes", "upstream SchedulingBasic, 5000 nodes"),
+    "SchedulingBasic/5000Nodes_10000Pods": lambda: from_yaml(
+        "SchedulingBasic/5000Nodes_10000Pods", "upstream SchedulingBasic, 5000 nodes, 10000 measured pods"
+    ),
+    "SchedulingBasic/15000Nodes_50000Pods": lambda: from_yaml(
+        "SchedulingBasic/15000Nodes_50000Pods",
+        "SchedulingBasic at 15000 nodes (no upstream case): init and measured as 5000Nodes_50000Pods",
+        slow=True,
+    ),
+    "SchedulingPodAntiAffinity/5000Nodes": lambda: from_yaml(
+        "SchedulingPodAntiAffinity/5000Nodes",
+        "upstream SchedulingPodAntiAffinity: required anti-affinity on hostname",
+    ),
+    "SchedulingPodAffinity/5000Nodes": lambda: from_yaml(
+        "SchedulingPodAffinity/5000Nodes", "upstream SchedulingPodAffinity: required affinity on zone"
+    ),
+    "SchedulingNodeAffinity/5000Nodes": lambda: from_yaml(
+        "SchedulingNodeAffinity/5000Nodes", "upstream SchedulingNodeAffinity"
+    ),
+    "TopologySpreading/5000Nodes": lambda: from_yaml(
+        "TopologySpreading/5000Nodes", "upstream TopologySpreading: maxSkew 5 over three zones, DoNotSchedule"
+    ),
+    "PreemptionBasic/500Nodes": lambda: from_yaml(
+        "PreemptionBasic/500Nodes",
+        "upstream PreemptionBasic: every measured pod must preempt",
+    ),
+    "PreemptionAsync/5000Nodes": lambda: from_yaml(
+        "PreemptionAsync/5000Nodes",
+        "upstream PreemptionAsync: default pods measured while a high-priority pod that "
+        "must preempt arrives every 200 ms (async preemption, as upstream's default)",
+    ),
+    # Written here: it needs a scheduler configuration of its own (no default spreading),
+    # which a shipped case cannot name.
+    "Batching/ResourceSaturation_5000Nodes": lambda: Workload(
+        "Batching/ResourceSaturation_5000Nodes",
+        5000,
+        0,
+        5000,
+        make_pod=_saturating_pod,
+        config=str(HERE / "no-topology-defaults.yaml"),
+        description="upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
+        "no default spreading (which makes pods unsignable)",
+    ),
+    # Written here: no upstream case (SchedulingBasic's pods, their requests at pod level).
+    "PodLevelResources/5000Nodes": lambda: Workload(
+        "PodLevelResources/5000Nodes",
+        5000,
+        1000,
+        1000,
+        make_pod=dra.pod_level_resources_pod,
+        floor=scheduling_basic_floor(),
+        description="SchedulingBasic with its requests at pod level (spec.resources, PodLevelResources; "
+        "no upstream case: SchedulingBasic's floor)",
+    ),
+    # The DRA workloads are written in benchmarks/dra.py (their pods from the shipped
+    # templates where one fits): their slices, claims and classes are not those of a
+    # shipped case's size (upstream runs most at 2 nodes and 10 pods, or steady state).
+    "DRA/ExtendedResource_100Nodes": lambda: Workload(
+        "DRA/ExtendedResource_100Nodes",
+        100,
+        1000,
+        1000,
+        make_node=dra.dra_node,
+        make_init_pod=dra.extended_resource_pod("init"),
+        make_pod=dra.extended_resource_pod("test"),
+        objects=dra.extended_resource_objects(100, 10, 1000),
+        description="upstream dra/extendedresource SchedulingWithExtendedResource/2000pods_100nodes: "
+        "1000 classes backing example.com/gpu-<i>, 10 devices a node; the init pods take every device",
+    ),
+    "DRA/DeviceTaints_100Nodes": lambda: Workload(
+        "DRA/DeviceTaints_100Nodes",
+        100,
+        500,
+        500,
+        make_node=dra.dra_node,
+        make_init_pod=dra.claim_template_pod("init"),
+        make_pod=dra.claim_template_pod("test"),
+        objects=dra.device_taints_objects(100, 10),
+        description="upstream dra/devicetaints SchedulingWithResourceClaimTemplateToleration at our size "
+        "(upstream runs 2 nodes, 10 pods): a DeviceTaintRule taints every device, claims tolerate it",
+    ),
+    "DRA/PartitionableDevices_100Nodes": lambda: Workload(
+        "DRA/PartitionableDevices_100Nodes",
+        100,
+        200,
+        200,
+        make_node=dra.dra_node,
+        make_init_pod=dra.claim_template_pod("init"),
+        make_pod=dra.claim_template_pod("test"),
+        objects=dra.partitionable_objects(200),
+        description="upstream dra/partitionabledevices (2000 slices, 2000 pods) at 200: each pool's "
+        "preallocated device taken by an init pod, two devices of one pool per measured pod",
+    ),
+    "DRA/ConsumableCapacity_100Nodes": lambda: Workload(
+        "DRA/ConsumableCapacity_100Nodes",
+        100,
+        0,
+        500,
+        make_node=dra.dra_node,
+        make_pod=dra.claim_template_pod("test"),
+        objects=dra.consumable_capacity_objects(100),
+        description="upstream dra/consumablecapacity (2000 slices, 2000 pods) at 100 slices, 500 pods: "
+        "shareable devices of 80Gi, each claim asking 10Gi twice",
+    ),
+    "DRA/PrioritizedList_100Nodes": lambda: Workload(
+        "DRA/PrioritizedList_100Nodes",
+        100,
+        0,
+        1000,
+        make_node=dra.dra_node,
+        make_pod=dra.claim_template_pod("test"),
+        objects=dra.prioritized_list_objects(100, 10),
+        description="upstream dra/prioritizedlist at our size (upstream runs 2 nodes, 10 pods): "
+        "firstAvailable whose first class matches no device",
+    ),
+    **{
+        name: functools.partial(_pod_groups, name, NOTES.get(name, ""), slow=slow)
+        for name, slow in POD_GROUP_WORKLOADS.items()
+    },
+    # Written here: a trace replay (a simulate scenario), no template.
+    "OpenbGPU/default": lambda: Workload(
+        "OpenbGPU/default",
+        1523,
+        0,
+        8152,
+        scenario=_openb("default"),
+        unavailable=_openb_missing,
+        description="Alibaba GPU trace: 1523 real nodes, 8152 real pods in arrival order (GPU sharing as gpu-milli)",
+    ),
+    "OpenbGPU/gpuspec33": lambda: Workload(
+        "OpenbGPU/gpuspec33",
+        1523,
+        0,
+        8152,
+        scenario=_openb("gpuspec33"),
+        unavailable=_openb_missing,
+        description="as OpenbGPU/default, a third of GPU pods constrained to GPU models (node affinity)",
+    ),
 }
+#: Every workload by name (each made on first use).
+WORKLOADS: Mapping[str, Workload] = Catalogue(_MAKERS)
 
 
 #: SchedulingBasic at growing cluster sizes, for --scaling.

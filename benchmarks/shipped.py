@@ -44,7 +44,14 @@ from kubesched.bench.model import (
 from kubesched.bench.model import Workload as YamlWorkload
 from kubesched.bench.render import fresh, node_maker, op_pod_maker, pod_maker, render_any
 from kubesched.bench.templates import read_template
-from kubesched.bench.workload import DEFAULT_NODE_TEMPLATE, DEFAULT_POD_TEMPLATE, SHIPPED_DIR, shipped_workloads
+from kubesched.bench.workload import (
+    DEFAULT_NODE_TEMPLATE,
+    DEFAULT_POD_TEMPLATE,
+    SHIPPED_DIR,
+    load_workloads,
+    shipped_files,
+    shipped_workloads,
+)
 
 Obj = dict[str, Any]
 PodMaker = Callable[[str, int], Obj]
@@ -66,10 +73,35 @@ def yaml_workloads() -> dict[str, YamlWorkload]:
     return shipped_workloads()
 
 
+@functools.cache
+def _case_files() -> dict[str, Path]:
+    """The shipped file each test case is written in, by case name, from the files' top-level
+    ``- name:`` lines (no YAML read): a run reads the one file its workload is in."""
+    out: dict[str, Path] = {}
+    for f in shipped_files():
+        for line in f.read_text(encoding="utf-8").splitlines():
+            if line.startswith("- name:"):
+                out.setdefault(line.split(":", 1)[1].strip().strip("'\""), f)
+    return out
+
+
+@functools.cache
+def _file_workloads(path: Path) -> dict[str, YamlWorkload]:
+    """The workloads of one shipped file by name, read once."""
+    return {w.name: w for w in load_workloads(path)}
+
+
+def case_workloads(name: str) -> dict[str, YamlWorkload]:
+    """The shipped workloads of the file that holds workload ``name``'s case (every file when
+    the case is not found by its line, so that the error below names what is missing)."""
+    path = _case_files().get(name.split("/", 1)[0])
+    return _file_workloads(path) if path is not None else yaml_workloads()
+
+
 def yaml_workload(name: str) -> YamlWorkload:
     """The shipped workload ``name`` (``SchedulingBasic/500Nodes``)."""
     try:
-        return yaml_workloads()[name]
+        return case_workloads(name)[name]
     except KeyError:
         raise WorkloadError(f"{name}: no shipped workload of that name in {SHIPPED_DIR}") from None
 
@@ -84,7 +116,7 @@ def floor(name: str) -> Floor | None:
     case = name.split("/", 1)[0]
     larger = [
         other
-        for other in yaml_workloads().values()
+        for other in case_workloads(name).values()
         if other.name.startswith(case + "/")
         and other.threshold is not None
         and other.nodes == w.nodes

@@ -64,7 +64,7 @@ def test_ratio_is_ours_over_the_floor() -> None:
 
 def test_table_prints_floor_ratio_dash_and_names_a_borrowed_floor(capsys: pytest.CaptureFixture[str]) -> None:
     exact = with_floor(
-        result("SchedulingBasic/5000Nodes_10000Pods", 340.0, measured=10000), catalogue.SCHEDULING_BASIC_FLOOR
+        result("SchedulingBasic/5000Nodes_10000Pods", 340.0, measured=10000), catalogue.scheduling_basic_floor()
     )
     borrowed = with_floor(
         result("SchedulingPodAntiAffinity/5000Nodes", 150.0), WORKLOADS["SchedulingPodAntiAffinity/5000Nodes"].floor

@@ -203,3 +203,22 @@ async def test_a_small_shipped_size_runs_on_the_catalogues_backend() -> None:
     assert (result.nodes, result.measure_pods, result.scheduled, result.unschedulable) == (5, 10, 10, 0)
     # Required affinity on one zone: every pod, init and measured, in sched-0 or sched-1 and bound.
     assert sorted(k.split("/", 1)[0] for k in placements) == ["sched-0"] * 5 + ["sched-1"] * 10
+
+
+def test_a_workload_is_made_from_its_own_file_alone() -> None:
+    """Running one workload reads the shipped file its case is in and no other: reading them all
+    is set-up work a paired run would count per measured pod."""
+    import subprocess
+    import sys
+
+    code = (
+        "import benchmarks.shipped as s, kubesched.bench.workload as kw\n"
+        "read = []\n"
+        "load = kw.load_workloads\n"
+        "s.load_workloads = kw.load_workloads = lambda p: (read.append(p.name), load(p))[1]\n"
+        "from benchmarks.catalogue import workload\n"
+        "w = workload('SchedulingBasic/500Nodes')\n"
+        "print(w.nodes, w.measure_pods, sorted(set(read)))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2])
+    assert out.stdout.split() == ["500", "1000", "['misc.yaml']"], out.stdout + out.stderr
