@@ -220,5 +220,11 @@ def test_a_workload_is_made_from_its_own_file_alone() -> None:
         "w = workload('SchedulingBasic/500Nodes')\n"
         "print(w.nodes, w.measure_pods, sorted(set(read)))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[2])
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert out.stdout.split() == ["500", "1000", "['misc.yaml']"], out.stdout + out.stderr
