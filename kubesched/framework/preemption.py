@@ -535,7 +535,7 @@ class PreemptionEvaluator:
         kind, uid = "pod", preemptor.uid
         if group is not None:
             kind = "compositepodgroup" if group.is_composite else "podgroup"
-            uid = ((group.obj or {}).get("metadata") or {}).get("uid") or ""
+            uid = group.view.uid
         message = f"Preempted by {kind} {uid} on node {c.name}"
         waiting = handle.get_waiting_pod(victim.uid)
         if waiting is not None and waiting.preempt(self.plugin_name, "preempted"):

@@ -35,7 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from kubesched.framework.interface import CycleState, Handle
-from kubesched.framework.podgroup import GroupKey, PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
+from kubesched.framework.podgroup import (
+    GroupKey,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+    PodGroupView,
+)
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -89,11 +95,6 @@ class Unit:
         return (-self.priority, 0 if self.is_group else 1, -len(self.pods), self.start(), str(self.key))
 
 
-def _group_priority(obj: dict[str, Any] | None) -> int | None:
-    p = ((obj or {}).get("spec") or {}).get("priority")
-    return int(p) if p is not None else None
-
-
 class PodGroupPreemption:
     """The evaluator of one DefaultPreemption instance (``handle`` is its profile)."""
 
@@ -110,9 +111,9 @@ class PodGroupPreemption:
     def preemption_policy(self, group: PodGroupInfo) -> str:
         gates = getattr(self.handle, "feature_gates", None)
         if gates is not None and gates.enabled("PodGroupPreemptionPolicy"):
-            policy = group.spec.get("preemptionPolicy")
+            policy = group.view.preemption_policy
             if policy:
-                return str(policy)
+                return policy
         pods = group.all_pods()
         return pods[0].preemption_policy if pods else "PreemptLowerPriority"
 
@@ -142,12 +143,19 @@ class PodGroupPreemption:
         composites = feature_enabled(self.handle, "CompositePodGroup")
         units: dict[str | GroupKey, Unit] = {}
         own = {leaf.name for leaf in group.leaves()}
+        #: Each group's priority (``None``: unset), read once per group.
+        group_priority: dict[tuple[str, str], int | None] = {}
         for node in self.handle.snapshot().list():
             for p in node.pods:
-                if p.pod_group and p.namespace == group.namespace and p.pod_group in own:
-                    continue
-                obj = groups.get(p.namespace, p.pod_group) if p.pod_group else None
-                prio = _group_priority(obj)
+                prio: int | None = None
+                if p.pod_group:
+                    if p.namespace == group.namespace and p.pod_group in own:
+                        continue
+                    where = (p.namespace, p.pod_group)
+                    if where in group_priority:
+                        prio = group_priority[where]
+                    else:
+                        prio = group_priority[where] = PodGroupView(groups.get(*where)).priority
                 prio = p.priority if prio is None else prio
                 if prio >= priority:
                     continue
