@@ -4,6 +4,8 @@ Objects arrive as Kubernetes JSON (plain dicts, camelCase). Everything a plugin 
 recompute per node — effective requests, tolerations, compiled affinity, host ports — is derived
 once when the object enters the scheduler. ``NodeInfo`` keeps running totals that are adjusted
 as pods come and go, and a ``generation`` that lets the snapshot copy only what changed.
+What ``PodInfo`` says of a pod's status (its nominated node, its phase) it reads off the object
+when asked: a status moves without a re-derive. Code reads these fields, not the object.
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     ``default`` when it names none, as :attr:`PodInfo.key`."""
     meta = pod.get("metadata") or {}
     return namespaced_name(meta.get("namespace") or "default", str(meta.get("name", "")))
+
+
+def pod_uid(pod: Mapping[str, Any]) -> str:
+    """A pod's ``metadata.uid``, its :func:`pod_key` without one: what :attr:`PodInfo.uid` is,
+    read off a pod not derived."""
+    uid: str = (pod.get("metadata") or {}).get("uid") or pod_key(pod)
+    return uid
 
 
 class PodSpecError(ValueError):
@@ -346,6 +355,25 @@ class PodInfo:
             status_qos = (self.pod.get("status") or {}).get("qosClass")
             self._qos = status_qos or _qos_class(self.pod.get("spec") or {})
         return self._qos
+
+    # The status moves without a re-derive (a nomination written, a phase reached): what is
+    # read of it is read from the object when asked, as cheap as the look-up it names.
+    @property
+    def nominated_node_name(self) -> str:
+        """``status.nominatedNodeName``, or ``""``."""
+        name: str = (self.pod.get("status") or {}).get("nominatedNodeName") or ""
+        return name
+
+    @property
+    def phase(self) -> str:
+        """``status.phase``, or ``""``."""
+        phase: str = (self.pod.get("status") or {}).get("phase") or ""
+        return phase
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the pod has finished: phase ``Succeeded`` or ``Failed``."""
+        return (self.pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
     @property
     def has_affinity(self) -> bool:

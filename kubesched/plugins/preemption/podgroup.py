@@ -123,7 +123,7 @@ class PodGroupPreemption:
             return NOT_ELIGIBLE_NEVER
         snapshot = self.handle.snapshot()
         for pi in group.all_pods():
-            nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+            nominated = pi.nominated_node_name
             if not nominated:
                 continue
             try:

@@ -82,7 +82,7 @@ def first_tried_together(members: list[QueuedPodInfo]) -> None:
 
 def _nominated(q: QueuedPodInfo) -> bool:
     """Whether the member carries a nomination (which a failure clears)."""
-    return bool((q.pod.get("status") or {}).get("nominatedNodeName"))
+    return bool(q.pod_info.nominated_node_name)
 
 
 def member_order(q: QueuedPodInfo) -> tuple[int, float, float, str]:
