@@ -54,6 +54,18 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     return namespaced_name(meta.get("namespace") or "default", str(meta.get("name", "")))
 
 
+def node_taints(node: Mapping[str, Any] | None) -> list[Obj]:
+    """A node's ``spec.taints`` (a new list), what :attr:`NodeInfo.taints` is, read off a node
+    object not derived (an informer's old or new node)."""
+    return list(((node or {}).get("spec") or {}).get("taints") or ())
+
+
+def node_unschedulable(node: Mapping[str, Any] | None) -> bool:
+    """Whether a node says ``spec.unschedulable``: :attr:`NodeInfo.unschedulable` of a node
+    object not derived."""
+    return bool(((node or {}).get("spec") or {}).get("unschedulable"))
+
+
 def pod_uid(pod: Mapping[str, Any]) -> str:
     """A pod's ``metadata.uid``, its :func:`pod_key` without one: what :attr:`PodInfo.uid` is,
     read off a pod not derived."""
@@ -426,6 +438,7 @@ class NodeInfo:
         "image_states",
         "images",
         "generation",
+        "_declared",
     )
 
     def __init__(self, node: Obj | None = None) -> None:
@@ -444,18 +457,18 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.images: dict[str, int] = {}
         self.generation = next_generation()
+        self._declared: frozenset[str] | None = None
         if node is not None:
             self.set_node(node)
 
     def set_node(self, node: Obj) -> None:
         meta = node.get("metadata") or {}
-        spec = node.get("spec") or {}
         status = node.get("status") or {}
         self.node = node
         self.name = meta.get("name", "")
         self.labels = meta.get("labels") or {}
-        self.taints = list(spec.get("taints") or ())
-        self.unschedulable = bool(spec.get("unschedulable"))
+        self.taints = node_taints(node)
+        self.unschedulable = node_unschedulable(node)
         self.allocatable = Resource.from_list(status.get("allocatable") or status.get("capacity") or {})
         images: dict[str, int] = {}
         for img in status.get("images") or ():
@@ -466,6 +479,16 @@ class NodeInfo:
                 images[n] = size
         self.images = images
         self.generation = next_generation()
+        self._declared = None
+
+    @property
+    def declared_features(self) -> frozenset[str]:
+        """The features the node's kubelet declares (``status.declaredFeatures``), read from the
+        node once (on first use: a node's features are read by few profiles)."""
+        if self._declared is None:
+            declared = ((self.node or {}).get("status") or {}).get("declaredFeatures") or ()
+            self._declared = frozenset(str(f) for f in declared)
+        return self._declared
 
     # --- pods ---------------------------------------------------------------------------------
     def add_pod(self, pi: PodInfo) -> None:
@@ -536,6 +559,7 @@ class NodeInfo:
         c.image_states = self.image_states
         c.images = self.images
         c.generation = self.generation
+        c._declared = self._declared
         return c
 
     def __repr__(self) -> str:
