@@ -143,23 +143,24 @@ class PodGroupPreemption:
         composites = feature_enabled(self.handle, "CompositePodGroup")
         units: dict[str | GroupKey, Unit] = {}
         own = {leaf.name for leaf in group.leaves()}
-        #: Each group's priority (``None``: unset), read once per group.
-        group_priority: dict[tuple[str, str], int | None] = {}
+        #: Each group's priority (``None``: unset) and unit, read once per group.
+        per_group: dict[tuple[str, str], tuple[int | None, GroupKey | None]] = {}
         for node in self.handle.snapshot().list():
             for p in node.pods:
-                prio: int | None = None
+                group_prio: int | None = None
+                group_unit: GroupKey | None = None
                 if p.pod_group:
                     if p.namespace == group.namespace and p.pod_group in own:
                         continue
                     where = (p.namespace, p.pod_group)
-                    if where in group_priority:
-                        prio = group_priority[where]
-                    else:
-                        prio = group_priority[where] = PodGroupView(groups.get(*where)).priority
-                prio = p.priority if prio is None else prio
+                    found = per_group.get(where)
+                    if found is None:
+                        view = PodGroupView(groups.get(*where))
+                        found = per_group[where] = (view.priority, unit_key(groups, *where, composites))
+                    group_prio, group_unit = found
+                prio = p.priority if group_prio is None else group_prio
                 if prio >= priority:
                     continue
-                group_unit = unit_key(groups, p.namespace, p.pod_group, composites) if p.pod_group else None
                 if group_unit is not None:
                     unit = units.setdefault(group_unit, Unit(group_unit, prio, is_group=True))
                 else:

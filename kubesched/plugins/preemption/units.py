@@ -63,9 +63,15 @@ def units_on_node(groups: PodGroups, potential: Sequence[PodInfo], composites: b
     """The unit key of each of ``potential`` that goes with a group, by uid; ``None`` when every
     one goes alone (the plain per-pod reprieve then applies)."""
     found: dict[str, GroupKey] = {}
+    #: Each group's unit, looked up once (a group's pods on a node share it).
+    unit_of: dict[tuple[str, str], GroupKey | None] = {}
     for p in potential:
         if p.pod_group:
-            key = unit_key(groups, p.namespace, p.pod_group, composites)
+            where = (p.namespace, p.pod_group)
+            if where in unit_of:
+                key = unit_of[where]
+            else:
+                key = unit_of[where] = unit_key(groups, p.namespace, p.pod_group, composites)
             if key is not None:
                 found[p.uid] = key
     return found or None
