@@ -20,8 +20,8 @@ change to it is a deliberate act.
 * the pod-group cycle (workload-aware scheduling): the points :class:`PlacementGeneratePlugin`,
   :class:`PlacementFeasiblePlugin`, :class:`PlacementScorePlugin` (with
   :class:`PlacementScoreExtensions`), :class:`PodGroupPostFilterPlugin`, and what they read:
-  :class:`GroupKey` (which group: kind, namespace, name), :class:`PodGroupInfo`,
-  :class:`PodGroupState`, :class:`Placement`, :class:`PlacementProgress`,
+  :class:`GroupKey` (which group: kind, namespace, name), :class:`PodGroupInfo` (with its
+  object read through a :class:`PodGroupView`), :class:`PodGroupState`, :class:`Placement`, :class:`PlacementProgress`,
   :class:`ProposedAssignment`, :class:`PodGroupAssignments`, :class:`PlacementScore`,
   :class:`PodGroupPostFilterResult`;
 * preemption for a PostFilter (upstream's ``preemption.Evaluator``): :class:`PreemptionEvaluator`
@@ -97,6 +97,7 @@ if TYPE_CHECKING:
         PodGroupInfo,
         PodGroupPostFilterResult,
         PodGroupState,
+        PodGroupView,
         ProposedAssignment,
     )
     from kubesched.framework.preemption import PreemptionEvaluator, PreemptionInterface
@@ -163,6 +164,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PodGroupPostFilterPlugin": ("kubesched.framework.interface", "PodGroupPostFilterPlugin"),
     "PodGroupPostFilterResult": ("kubesched.framework.podgroup", "PodGroupPostFilterResult"),
     "PodGroupState": ("kubesched.framework.podgroup", "PodGroupState"),
+    "PodGroupView": ("kubesched.framework.podgroup", "PodGroupView"),
     "PodGroups": ("kubesched.framework.interface", "PodGroups"),
     "PodInfo": ("kubesched.framework.types", "PodInfo"),
     "PostBindPlugin": ("kubesched.framework.interface", "PostBindPlugin"),
@@ -270,6 +272,7 @@ __all__ = [
     "PodGroupPostFilterPlugin",
     "PodGroupPostFilterResult",
     "PodGroupState",
+    "PodGroupView",
     "PodGroups",
     "PodInfo",
     "PostBindPlugin",

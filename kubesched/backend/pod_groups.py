@@ -26,8 +26,8 @@ from kubesched.framework.podgroup import (
     POD_GROUP_KIND,
     GroupKey,
     PodGroupState,
+    PodGroupView,
     group_key,
-    parent_name,
 )
 from kubesched.framework.types import PodInfo
 
@@ -48,8 +48,8 @@ MAX_TREE_DEPTH = 4
 
 
 def _meta(obj: dict[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return meta.get("namespace") or "default", meta.get("name", "")
+    view = PodGroupView(obj)
+    return view.namespace, view.name
 
 
 class PodGroupIndex:
@@ -122,9 +122,9 @@ class PodGroupIndex:
 
     def _link(self, key: GroupKey, obj: dict[str, Any]) -> None:
         self._unlink(key)
-        parent = parent_name(obj)
-        if parent:
-            pkey = group_key(_meta(obj)[0], parent, COMPOSITE_POD_GROUP_KIND)
+        view = PodGroupView(obj)
+        if view.parent:
+            pkey = group_key(view.namespace, view.parent, COMPOSITE_POD_GROUP_KIND)
             self._parent[key] = pkey
             self._children.setdefault(pkey, set()).add(key)
 

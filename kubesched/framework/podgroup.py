@@ -14,7 +14,8 @@ points of its own:
 * **PodGroupPostFilter** (``pod_group_post_filter``): after the group fits nowhere.
 
 The types here are what those points read: :class:`GroupKey` (which group: its kind, namespace
-and name), :class:`PodGroupInfo` (the group and its members in this cycle),
+and name), :class:`PodGroupView` (what is read of a PodGroup or CompositePodGroup object),
+:class:`PodGroupInfo` (the group and its members in this cycle),
 :class:`PodGroupState` (its members the scheduler knows, placed or not), :class:`Placement`,
 :class:`PlacementProgress`, :class:`ProposedAssignment` and :class:`PodGroupAssignments`,
 :class:`PlacementScore`.
@@ -76,11 +77,112 @@ def group_key(namespace: str, name: str, kind: str = POD_GROUP_KIND) -> GroupKey
     return GroupKey(kind, namespace, name)
 
 
-def parent_name(obj: Mapping[str, Any] | None) -> str:
-    """The CompositePodGroup a PodGroup or CompositePodGroup names as its parent
-    (``spec.parentCompositePodGroupName``), or ``""``."""
-    name = ((obj or {}).get("spec") or {}).get("parentCompositePodGroupName")
-    return name if isinstance(name, str) else ""
+class PodGroupView:
+    """What the scheduler reads of a PodGroup or CompositePodGroup object (its JSON, ``None``
+    for one not seen), read-only, each field named once. A part missing or empty reads as its
+    default (``default`` namespace, ``""``, 1, ``None``); a gang that is not an object reads as
+    no gang. ``metadata`` and ``spec`` are taken out once, the fields from them when read (a
+    dict look-up or two): a loop that reads one many times keeps the value."""
+
+    __slots__ = ("obj", "kind", "metadata", "spec")
+
+    def __init__(self, obj: Obj | None, kind: str = POD_GROUP_KIND) -> None:
+        self.obj = obj
+        self.kind = kind
+        self.metadata: Obj = (obj or {}).get("metadata") or {}
+        self.spec: Obj = (obj or {}).get("spec") or {}
+
+    @property
+    def is_composite(self) -> bool:
+        return self.kind == COMPOSITE_POD_GROUP_KIND
+
+    @property
+    def namespace(self) -> str:
+        """``metadata.namespace``, ``default`` when unset."""
+        return self.metadata.get("namespace") or "default"
+
+    @property
+    def name(self) -> str:
+        """``metadata.name``, or ``""``."""
+        return self.metadata.get("name") or ""
+
+    @property
+    def uid(self) -> str:
+        """``metadata.uid``, or ``""``."""
+        return self.metadata.get("uid") or ""
+
+    @property
+    def generation(self) -> Any:
+        """``metadata.generation`` as the object says it, ``None`` when unset."""
+        return self.metadata.get("generation")
+
+    @property
+    def parent(self) -> str:
+        """The CompositePodGroup it names as its parent (``spec.parentCompositePodGroupName``),
+        or ``""``."""
+        name = self.spec.get("parentCompositePodGroupName")
+        return name if isinstance(name, str) else ""
+
+    @property
+    def is_gang(self) -> bool:
+        """Whether the policy is ``gang`` (else ``basic``: members placed as they fit)."""
+        return "gang" in (self.spec.get("schedulingPolicy") or {})
+
+    @property
+    def gang_min_count(self) -> int | None:
+        """The gang's minimum (``schedulingPolicy.gang``): ``minCount`` members of a PodGroup,
+        ``minGroupCount`` children of a CompositePodGroup, 1 when unset or 0; ``None`` when the
+        policy is not gang."""
+        gang = (self.spec.get("schedulingPolicy") or {}).get("gang")
+        if not isinstance(gang, dict):
+            return None
+        return int(gang.get("minGroupCount" if self.kind == COMPOSITE_POD_GROUP_KIND else "minCount") or 1)
+
+    @property
+    def min_count(self) -> int:
+        """What must succeed together: :attr:`gang_min_count`, 1 for a basic group."""
+        need = self.gang_min_count
+        return 1 if need is None else need
+
+    @property
+    def topology(self) -> list[Any]:
+        """The topology constraints (``spec.schedulingConstraints.topology``), as written."""
+        return (self.spec.get("schedulingConstraints") or {}).get("topology") or []
+
+    @property
+    def topology_key(self) -> str:
+        """The node label all members must share one value of: the first topology constraint
+        with a key, or ``""``."""
+        for t in self.topology:
+            if isinstance(t, dict) and t.get("key"):
+                return str(t["key"])
+        return ""
+
+    @property
+    def priority(self) -> int | None:
+        """The group's resolved priority (``spec.priority``), ``None`` when unset."""
+        p = self.spec.get("priority")
+        return int(p) if p is not None else None
+
+    @property
+    def preemption_policy(self) -> str:
+        """``spec.preemptionPolicy``, or ``""`` when unset."""
+        policy = self.spec.get("preemptionPolicy")
+        return str(policy) if policy else ""
+
+    @property
+    def disrupts_all(self) -> bool:
+        """Whether ``spec.disruptionMode`` is ``all`` (its members evicted together)."""
+        mode = self.spec.get("disruptionMode") or {}
+        return isinstance(mode, dict) and "all" in mode
+
+    @property
+    def conditions(self) -> list[Any]:
+        """``status.conditions``, a new list (empty without any)."""
+        return list(((self.obj or {}).get("status") or {}).get("conditions") or ())
+
+    def __repr__(self) -> str:
+        return f"PodGroupView({self.kind}/{self.namespace}/{self.name})"
 
 
 class PodGroupInfo:
@@ -91,7 +193,7 @@ class PodGroupInfo:
     A CompositePodGroup (``kind`` :data:`COMPOSITE_POD_GROUP_KIND`) has no pods of its own: its
     ``children`` (PodGroups or CompositePodGroups, in the order they are tried) do."""
 
-    __slots__ = ("namespace", "name", "key", "obj", "pods", "kind", "children")
+    __slots__ = ("namespace", "name", "key", "view", "pods", "kind", "children")
 
     def __init__(
         self,
@@ -106,7 +208,8 @@ class PodGroupInfo:
         self.name = name
         self.kind = kind
         self.key = GroupKey(kind, namespace, name)
-        self.obj = obj
+        #: The object read once (:class:`PodGroupView`); what ``spec``, ``min_count`` ... read.
+        self.view = PodGroupView(obj, kind)
         self.pods: list[PodInfo] = list(pods)
         self.children: list[PodGroupInfo] = list(children)
 
@@ -127,37 +230,35 @@ class PodGroupInfo:
         return [p for leaf in self.leaves() for p in leaf.pods]
 
     @property
+    def obj(self) -> Obj | None:
+        """The PodGroup (or CompositePodGroup) object, ``None`` while the scheduler has not seen it."""
+        return self.view.obj
+
+    @property
     def spec(self) -> Obj:
-        return (self.obj or {}).get("spec") or {}
+        return self.view.spec
 
     @property
     def is_gang(self) -> bool:
         """Whether the group's policy is ``gang`` (else ``basic``: members placed as they fit)."""
-        return "gang" in (self.spec.get("schedulingPolicy") or {})
+        return self.view.is_gang
 
     @property
     def min_count(self) -> int:
         """Members that must be placed together: the gang's ``minCount``, 1 for a basic group.
         For a CompositePodGroup, children that must succeed: ``minGroupCount`` (1 if basic)."""
-        gang = (self.spec.get("schedulingPolicy") or {}).get("gang")
-        if isinstance(gang, dict):
-            return int(gang.get("minGroupCount" if self.is_composite else "minCount") or 1)
-        return 1
+        return self.view.min_count
 
     @property
     def topology_key(self) -> str:
         """The node label all members must share one value of (``schedulingConstraints.topology``),
         or ``""``."""
-        for t in (self.spec.get("schedulingConstraints") or {}).get("topology") or ():
-            if isinstance(t, dict) and t.get("key"):
-                return str(t["key"])
-        return ""
+        return self.view.topology_key
 
     @property
     def priority(self) -> int | None:
         """The group's resolved priority (``spec.priority``), ``None`` when unset."""
-        p = self.spec.get("priority")
-        return int(p) if p is not None else None
+        return self.view.priority
 
     def __repr__(self) -> str:
         if self.is_composite:

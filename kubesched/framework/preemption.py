@@ -220,7 +220,7 @@ class PreemptionEvaluator:
         self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status | None]
     ) -> tuple[PostFilterResult | None, Status]:
         """Upstream ``Evaluator.Preempt``: the nomination, or why there is none."""
-        nominated = ((pod.pod.get("status") or {}).get("nominatedNodeName")) or ""
+        nominated = pod.nominated_node_name
         eligible, why = self.interface.pod_eligible_to_preempt_others(pod, status_for(filtered_statuses, nominated))
         if not eligible:
             return None, Status(Code.UNSCHEDULABLE, why)
@@ -411,7 +411,7 @@ class PreemptionEvaluator:
         the node (they may no longer fit there; clearing it lets them look elsewhere sooner)."""
         self._observe_victims(c)
         for victim in c.victims:
-            if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
+            if victim.deleting:
                 continue  # graceful deletion already under way
             try:
                 await self.preempt_pod(c, pod, victim)
@@ -448,7 +448,7 @@ class PreemptionEvaluator:
         last: PodInfo | None = None
         try:
             await self.clear_lower_nominations(c, pod)
-            victims = [v for v in c.victims if not (v.pod.get("metadata") or {}).get("deletionTimestamp")]
+            victims = [v for v in c.victims if not v.deleting]
             if not victims:
                 return
             *first, last = victims
@@ -535,7 +535,7 @@ class PreemptionEvaluator:
         kind, uid = "pod", preemptor.uid
         if group is not None:
             kind = "compositepodgroup" if group.is_composite else "podgroup"
-            uid = ((group.obj or {}).get("metadata") or {}).get("uid") or ""
+            uid = group.view.uid
         message = f"Preempted by {kind} {uid} on node {c.name}"
         waiting = handle.get_waiting_pod(victim.uid)
         if waiting is not None and waiting.preempt(self.plugin_name, "preempted"):

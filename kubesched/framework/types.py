@@ -4,6 +4,8 @@ Objects arrive as Kubernetes JSON (plain dicts, camelCase). Everything a plugin 
 recompute per node — effective requests, tolerations, compiled affinity, host ports — is derived
 once when the object enters the scheduler. ``NodeInfo`` keeps running totals that are adjusted
 as pods come and go, and a ``generation`` that lets the snapshot copy only what changed.
+What ``PodInfo`` says of a pod's status (its nominated node, its phase) it reads off the object
+when asked: a status moves without a re-derive. Code reads these fields, not the object.
 """
 
 from __future__ import annotations
@@ -50,6 +52,25 @@ def pod_key(pod: Mapping[str, Any]) -> str:
     ``default`` when it names none, as :attr:`PodInfo.key`."""
     meta = pod.get("metadata") or {}
     return namespaced_name(meta.get("namespace") or "default", str(meta.get("name", "")))
+
+
+def node_taints(node: Mapping[str, Any] | None) -> list[Obj]:
+    """A node's ``spec.taints`` (a new list), what :attr:`NodeInfo.taints` is, read off a node
+    object not derived (an informer's old or new node)."""
+    return list(((node or {}).get("spec") or {}).get("taints") or ())
+
+
+def node_unschedulable(node: Mapping[str, Any] | None) -> bool:
+    """Whether a node says ``spec.unschedulable``: :attr:`NodeInfo.unschedulable` of a node
+    object not derived."""
+    return bool(((node or {}).get("spec") or {}).get("unschedulable"))
+
+
+def pod_uid(pod: Mapping[str, Any]) -> str:
+    """A pod's ``metadata.uid``, its :func:`pod_key` without one: what :attr:`PodInfo.uid` is,
+    read off a pod not derived."""
+    uid: str = (pod.get("metadata") or {}).get("uid") or pod_key(pod)
+    return uid
 
 
 class PodSpecError(ValueError):
@@ -347,6 +368,25 @@ class PodInfo:
             self._qos = status_qos or _qos_class(self.pod.get("spec") or {})
         return self._qos
 
+    # The status moves without a re-derive (a nomination written, a phase reached): what is
+    # read of it is read from the object when asked, as cheap as the look-up it names.
+    @property
+    def nominated_node_name(self) -> str:
+        """``status.nominatedNodeName``, or ``""``."""
+        name: str = (self.pod.get("status") or {}).get("nominatedNodeName") or ""
+        return name
+
+    @property
+    def phase(self) -> str:
+        """``status.phase``, or ``""``."""
+        phase: str = (self.pod.get("status") or {}).get("phase") or ""
+        return phase
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether the pod has finished: phase ``Succeeded`` or ``Failed``."""
+        return (self.pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+
     @property
     def has_affinity(self) -> bool:
         return bool(
@@ -398,6 +438,7 @@ class NodeInfo:
         "image_states",
         "images",
         "generation",
+        "_declared",
     )
 
     def __init__(self, node: Obj | None = None) -> None:
@@ -416,18 +457,18 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.images: dict[str, int] = {}
         self.generation = next_generation()
+        self._declared: frozenset[str] | None = None
         if node is not None:
             self.set_node(node)
 
     def set_node(self, node: Obj) -> None:
         meta = node.get("metadata") or {}
-        spec = node.get("spec") or {}
         status = node.get("status") or {}
         self.node = node
         self.name = meta.get("name", "")
         self.labels = meta.get("labels") or {}
-        self.taints = list(spec.get("taints") or ())
-        self.unschedulable = bool(spec.get("unschedulable"))
+        self.taints = node_taints(node)
+        self.unschedulable = node_unschedulable(node)
         self.allocatable = Resource.from_list(status.get("allocatable") or status.get("capacity") or {})
         images: dict[str, int] = {}
         for img in status.get("images") or ():
@@ -438,6 +479,16 @@ class NodeInfo:
                 images[n] = size
         self.images = images
         self.generation = next_generation()
+        self._declared = None
+
+    @property
+    def declared_features(self) -> frozenset[str]:
+        """The features the node's kubelet declares (``status.declaredFeatures``), read from the
+        node once (on first use: a node's features are read by few profiles)."""
+        if self._declared is None:
+            declared = ((self.node or {}).get("status") or {}).get("declaredFeatures") or ()
+            self._declared = frozenset(str(f) for f in declared)
+        return self._declared
 
     # --- pods ---------------------------------------------------------------------------------
     def add_pod(self, pi: PodInfo) -> None:
@@ -508,6 +559,7 @@ class NodeInfo:
         c.image_states = self.image_states
         c.images = self.images
         c.generation = self.generation
+        c._declared = self._declared
         return c
 
     def __repr__(self) -> str:

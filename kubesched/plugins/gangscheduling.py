@@ -50,8 +50,8 @@ from kubesched.framework.podgroup import (
     GroupKey,
     PlacementProgress,
     PodGroupInfo,
+    PodGroupView,
     group_key,
-    parent_name,
     pod_group_name,
 )
 from kubesched.framework.status import Code, Status
@@ -73,20 +73,9 @@ WAITING_AT_PERMIT = "waiting for minCount pods from a gang to be scheduled"
 PERMIT_TIMEOUT_SECONDS = 300.0
 
 
-def _ns(obj: dict[str, Any] | None) -> str:
-    return ((obj or {}).get("metadata") or {}).get("namespace") or "default"
-
-
-def _name(obj: dict[str, Any] | None) -> str:
-    return ((obj or {}).get("metadata") or {}).get("name") or ""
-
-
-def gang_min_count(pod_group: dict[str, Any] | None) -> int | None:
-    """A PodGroup's ``spec.schedulingPolicy.gang.minCount``; ``None`` when its policy is not gang."""
-    gang = (((pod_group or {}).get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
-    if not isinstance(gang, dict):
-        return None
-    return int(gang.get("minCount") or 1)
+def _ns(pod: dict[str, Any]) -> str:
+    """A pod's namespace (``default`` when unset)."""
+    return (pod.get("metadata") or {}).get("namespace") or "default"
 
 
 class GangScheduling:
@@ -110,7 +99,7 @@ class GangScheduling:
         obj = groups.get(pod.namespace, pod.pod_group)
         if obj is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, GROUP_NOT_FOUND.format(pod.pod_group))
-        min_count = gang_min_count(obj)
+        min_count = PodGroupView(obj).gang_min_count
         if min_count is None:
             return None
         if groups.member_count(pod.namespace, pod.pod_group) < min_count:
@@ -123,7 +112,7 @@ class GangScheduling:
         obj = groups.get(ns, pod.pod_group)
         if obj is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_GROUP_IN_STATE.format(ns, pod.pod_group))
-        parent = parent_name(obj)
+        parent = PodGroupView(obj).parent
         if not parent:
             if self._group_ready(group_key(ns, pod.pod_group)):
                 return None
@@ -132,7 +121,7 @@ class GangScheduling:
         if root is None:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"{SNAPSHOT_FAILED}{problem}")
         top = groups.composite(root.namespace, root.name)
-        if top is None or parent_name(top):
+        if top is None or PodGroupView(top, COMPOSITE_POD_GROUP_KIND).parent:
             # The walk up stopped below the root (deeper than WorkloadMaxTreeDepth), at a
             # composite that is not seen or names a parent: the snapshot holds no root for it.
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, NO_COMPOSITE_IN_STATE.format(ns, parent))
@@ -151,12 +140,11 @@ class GangScheduling:
             if obj is None:
                 return False
             count = groups.scheduled_count(ns, name) if placed else groups.member_count(ns, name)
-            return count >= (gang_min_count(obj) or 1)
+            return count >= PodGroupView(obj).min_count
         cpg = groups.composite(ns, name)
         if cpg is None or depth > 64:
             return False
-        gang = ((cpg.get("spec") or {}).get("schedulingPolicy") or {}).get("gang")
-        need = int(gang.get("minGroupCount") or 1) if isinstance(gang, dict) else 1
+        need = PodGroupView(cpg, COMPOSITE_POD_GROUP_KIND).min_count
         ready = 0
         for child in groups.children(key):
             if self._group_ready(child, depth + 1, placed):
@@ -182,10 +170,11 @@ class GangScheduling:
         obj = groups.get(pod.namespace, pod.pod_group)
         if obj is None:
             return Status.as_error(f"failed to get podGroup {pod.namespace}/{pod.pod_group}: not found"), 0.0
-        parent = parent_name(obj) if self.hierarchies else ""
+        view = PodGroupView(obj)
+        parent = view.parent if self.hierarchies else ""
         if parent:
             return self._permit_in_hierarchy(pod.namespace, parent)
-        min_count = gang_min_count(obj)
+        min_count = view.gang_min_count
         if min_count is None:
             return None, 0.0
         if groups.scheduled_count(pod.namespace, pod.pod_group) < min_count:
@@ -272,7 +261,8 @@ class GangScheduling:
         group = pod_group_name(pod)
         if not group or new is None:
             return SKIP
-        return QUEUE if self._same_hierarchy(_ns(pod), group, group_key(_ns(new), _name(new))) else SKIP
+        added = PodGroupView(new)
+        return QUEUE if self._same_hierarchy(_ns(pod), group, group_key(added.namespace, added.name)) else SKIP
 
     def after_pod_group_updated(
         self, pod: dict[str, Any], old: dict[str, Any] | None, new: dict[str, Any] | None
@@ -281,9 +271,10 @@ class GangScheduling:
         group = pod_group_name(pod)
         if not group or new is None:
             return SKIP
-        if not self._same_hierarchy(_ns(pod), group, group_key(_ns(new), _name(new))):
+        now = PodGroupView(new)
+        if not self._same_hierarchy(_ns(pod), group, group_key(now.namespace, now.name)):
             return SKIP
-        before, after = gang_min_count(old), gang_min_count(new)
+        before, after = PodGroupView(old).gang_min_count, now.gang_min_count
         if before is None or after is None:
             return SKIP
         return QUEUE if after < before else SKIP
@@ -295,5 +286,6 @@ class GangScheduling:
         group = pod_group_name(pod)
         if not group or new is None:
             return SKIP
-        key = group_key(_ns(new), _name(new), COMPOSITE_POD_GROUP_KIND)
+        added = PodGroupView(new, COMPOSITE_POD_GROUP_KIND)
+        key = group_key(added.namespace, added.name, COMPOSITE_POD_GROUP_KIND)
         return QUEUE if self._same_hierarchy(_ns(pod), group, key) else SKIP

@@ -126,11 +126,6 @@ def _infer_active(spec: Spec, active: Sequence[DeclaredFeature]) -> frozenset[st
 _NONE: frozenset[str] = frozenset()
 
 
-def node_declared_features(node: Mapping[str, Any] | None) -> frozenset[str]:
-    declared = ((node or {}).get("status") or {}).get("declaredFeatures") or ()
-    return frozenset(str(f) for f in declared)
-
-
 def is_pod_resize_deferred(pod: Mapping[str, Any]) -> bool:
     """A resize of the pod the kubelet deferred (condition ``PodResizePending``, ``Deferred``)."""
     return any(
@@ -201,7 +196,7 @@ class NodeDeclaredFeatures:
         reqs = state.get(PRE_FILTER_STATE_KEY)
         if reqs is None:
             return Status.as_error(f'error reading "{PRE_FILTER_STATE_KEY}" from cycle-state: not found')
-        if not reqs <= node_declared_features(node.node):
+        if not reqs <= node.declared_features:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_UNSATISFIED_REQUIREMENTS)
         return None
 

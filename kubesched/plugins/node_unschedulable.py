@@ -13,7 +13,7 @@ from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.selectors import tolerations_tolerate
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, node_unschedulable
 from kubesched.plugins.helper import pod_uid, tolerations_fragment
 
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -29,10 +29,6 @@ def tolerates_unschedulable(tolerations: Any) -> bool:
     """A pod that tolerates the ``node.kubernetes.io/unschedulable:NoSchedule`` taint also
     tolerates ``spec.unschedulable``."""
     return tolerations_tolerate(list(tolerations or ()), _UNSCHEDULABLE_TAINT)
-
-
-def _unschedulable(node: Mapping[str, Any] | None) -> bool:
-    return bool(((node or {}).get("spec") or {}).get("unschedulable"))
 
 
 class NodeUnschedulable:
@@ -74,8 +70,8 @@ class NodeUnschedulable:
         if not isinstance(new, Mapping):
             return QueueingHint.QUEUE
         if old is None:
-            return QueueingHint.SKIP if _unschedulable(new) else QueueingHint.QUEUE
-        if _unschedulable(old) and not _unschedulable(new):
+            return QueueingHint.SKIP if node_unschedulable(new) else QueueingHint.QUEUE
+        if node_unschedulable(old) and not node_unschedulable(new):
             return QueueingHint.QUEUE
         return QueueingHint.SKIP
 

@@ -19,7 +19,7 @@ from kubesched.framework.events import Resource as EventResource
 from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from kubesched.framework.selectors import find_untolerated_taint, tolerations_tolerate
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, node_taints
 from kubesched.plugins.helper import (
     default_normalize_score,
     default_normalize_scores,
@@ -34,10 +34,6 @@ COMPARISON_OPERATORS_GATE = "TaintTolerationComparisonOperators"
 
 NODE_ADD_OR_TAINT = ClusterEvent(EventResource.NODE, ActionType.ADD | ActionType.UPDATE_NODE_TAINT)
 POD_TOLERATIONS = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_TOLERATIONS)
-
-
-def _taints(node: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
-    return list(((node or {}).get("spec") or {}).get("taints") or ())
 
 
 def _tolerations(pod: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
@@ -142,9 +138,10 @@ class TaintToleration:
         tolerations = _tolerations(pod)
         compare = comparison_operators
         was_untolerated = (
-            old is None or find_untolerated_taint(_taints(old), tolerations, comparison_operators=compare) is not None
+            old is None
+            or find_untolerated_taint(node_taints(old), tolerations, comparison_operators=compare) is not None
         )
-        is_untolerated = find_untolerated_taint(_taints(new), tolerations, comparison_operators=compare) is not None
+        is_untolerated = find_untolerated_taint(node_taints(new), tolerations, comparison_operators=compare) is not None
         return QueueingHint.QUEUE if was_untolerated and not is_untolerated else QueueingHint.SKIP
 
     @staticmethod

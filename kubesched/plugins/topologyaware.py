@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from kubesched.errors import PluginError
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import TOPOLOGY_PLACEMENT_GENERATOR
-from kubesched.framework.podgroup import Placement, PodGroupInfo
+from kubesched.framework.podgroup import Placement, PodGroupInfo, PodGroupView
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import scheduled_pods
@@ -42,10 +42,9 @@ class DomainError(PluginError):
     """Why the placed members do not name one topology domain (turned into an Error status)."""
 
 
-def topology_key(pod_group: dict[str, Any] | None) -> str | None:
+def topology_key(pod_group: PodGroupView) -> str | None:
     """The label key of the group's first topology constraint, ``None`` without one."""
-    constraints = ((pod_group or {}).get("spec") or {}).get("schedulingConstraints") or {}
-    topology = constraints.get("topology") or []
+    topology = pod_group.topology
     if not topology or not isinstance(topology[0], dict):
         return None
     return str(topology[0].get("key") or "")
@@ -62,18 +61,19 @@ class TopologyPlacementGenerator:
     def generate_placements(
         self, state: CycleState, group: PodGroupInfo, parent: Placement
     ) -> tuple[list[Placement], Status | None]:
-        obj = group.obj
-        if obj is None:
+        view = group.view
+        if view.obj is None:
             groups = self.handle.pod_groups
             obj = (
                 groups.composite(group.namespace, group.name)
                 if group.is_composite
                 else groups.get(group.namespace, group.name)
             )
-        if obj is None:
-            kind = "compositepodgroup" if group.is_composite else "podgroup"
-            return [], Status(Code.ERROR, f'{kind}.scheduling.k8s.io "{group.name}" not found')
-        key = topology_key(obj)
+            if obj is None:
+                kind = "compositepodgroup" if group.is_composite else "podgroup"
+                return [], Status(Code.ERROR, f'{kind}.scheduling.k8s.io "{group.name}" not found')
+            view = PodGroupView(obj, group.kind)
+        key = topology_key(view)
         if key is None:
             return [parent], None
         placed = scheduled_pods(self.handle.pod_groups, group)

@@ -167,7 +167,7 @@ class BindingCycle:
             return status
         if status is not None and fw.waiting_pods.get(assumed.uid) is None:
             return None
-        if (assumed.pod.get("status") or {}).get("nominatedNodeName") == node_name:
+        if assumed.nominated_node_name == node_name:
             return None
         try:
             await self.cluster.set_nominated_node_name(assumed.pod, node_name)

@@ -18,8 +18,8 @@ from kubesched.framework.events import (
     pod_update_actions,
 )
 from kubesched.framework.pod_requests import Counting
-from kubesched.framework.podgroup import group_key
-from kubesched.framework.types import PodInfo, PodSpecError, pod_key
+from kubesched.framework.podgroup import PodGroupView, group_key
+from kubesched.framework.types import PodInfo, PodSpecError, pod_key, pod_uid
 from kubesched.runtime.informers import SharedInformer
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.failures import FailureReporting
@@ -47,10 +47,6 @@ _EVENT_RESOURCES = {
 #: The kinds whose events the scheduler turns into cluster events of its own.
 _SCHEDULER_KINDS = frozenset({"Pod", "Node", "DeviceTaintRule", *_EVENT_RESOURCES})
 _ACTION_NAMES = {ActionType.ADD: "Add", ActionType.UPDATE: "Update", ActionType.DELETE: "Delete"}
-
-
-def _terminal(pod: dict[str, Any]) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 class EventHandlers:
@@ -97,7 +93,7 @@ class EventHandlers:
         if old is not None:
             # An update of a pod the cache holds (most often: its bind confirmed) usually
             # changes nothing derived: keep what was derived.
-            known = self.cache.get_pod((obj.get("metadata") or {}).get("uid") or pod_key(obj))
+            known = self.cache.get_pod(pod_uid(obj))
             rebased = known.rebased(obj) if known is not None else None
             if rebased is not None:
                 return rebased
@@ -157,14 +153,14 @@ class EventHandlers:
             pi = self._pod_info(obj)
             if pi is None:
                 return
-            if self.pod_groups is not None and pi.pod_group and not _terminal(obj):
+            if self.pod_groups is not None and pi.pod_group and not pi.is_terminal:
                 self.pod_groups.put_pod(pi)
             if pi.node_name:
-                if _terminal(obj):
+                if pi.is_terminal:
                     return
                 self.cache.add_pod(pi)
                 self.queue.assigned_pod_added(pi, self.listers.namespace_labels)
-            elif self._responsible(pi) and not _terminal(obj) and not pi.deleting:
+            elif self._responsible(pi) and not pi.is_terminal and not pi.deleting:
                 self._nominate_from(pi)
                 self.queue.add(pi)
                 if self.pod_groups is not None and pi.pod_group:
@@ -176,8 +172,8 @@ class EventHandlers:
             self.listers.put(kind, obj)
             if kind == "PodGroup" and self.pod_groups is not None:
                 self.pod_groups.put_group(obj)
-                meta = obj.get("metadata") or {}
-                self.queue.pod_group_added(meta.get("namespace") or "default", meta.get("name", ""))
+                group = PodGroupView(obj)
+                self.queue.pod_group_added(group.namespace, group.name)
             elif kind == "CompositePodGroup" and self.composites:
                 assert self.pod_groups is not None
                 self.pod_groups.put_composite(obj)
@@ -189,7 +185,7 @@ class EventHandlers:
             if pi is None:
                 return
             if self.pod_groups is not None and pi.pod_group:
-                if _terminal(new):
+                if pi.is_terminal:
                     self.pod_groups.remove_pod(pi.uid)
                 else:
                     self.pod_groups.put_pod(pi)
@@ -198,7 +194,7 @@ class EventHandlers:
                 if was_pending:
                     self.queue.delete(pi.uid)
                     self.nominator.delete(pi.uid)
-                if _terminal(new):
+                if pi.is_terminal:
                     if self.cache.remove_pod(pi.uid) is not None:
                         self.queue.assigned_pod_deleted(pi)
                     return
@@ -232,7 +228,7 @@ class EventHandlers:
 
     def _delete(self, kind: str, obj: dict[str, Any]) -> None:
         if kind == "Pod":
-            uid = (obj.get("metadata") or {}).get("uid") or pod_key(obj)
+            uid = pod_uid(obj)
             self._unreported.pop(uid, None)
             if not self.options.keep_deleted_results:
                 self.results.pop(pod_key(obj), None)
@@ -280,7 +276,7 @@ class EventHandlers:
 
     def _nominate_from(self, pi: PodInfo) -> None:
         """Keep the nominator in step with ``status.nominatedNodeName`` of a pending pod."""
-        nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+        nominated = pi.nominated_node_name
         if nominated:
             self.nominator.add(pi, nominated)
         else:

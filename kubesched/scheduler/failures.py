@@ -103,7 +103,7 @@ class FailureReporting:
             record.node = None
             record.message = message
         clear: str | None = None
-        if nominated_set or (pi.pod.get("status") or {}).get("nominatedNodeName"):
+        if nominated_set or pi.nominated_node_name:
             clear = ""
             self.ctx.nominator.delete(pi.uid)
         self.report(fw, pi, reason, message, record, clear)

@@ -382,7 +382,7 @@ class PodSchedulingCycle:
                 if ni.name not in names:
                     diagnosis.node_to_status[ni.name] = absent
         t0 = time.perf_counter()
-        nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+        nominated = pi.nominated_node_name
         hint: NodeInfo | None = None
         if batch is not None:
             # Asked even for a nominated pod (which gets none, and flushes the batch), as upstream.
@@ -618,7 +618,7 @@ class PodSchedulingCycle:
                 nominated = ""
                 self.nominator.delete(pi.uid)
             self.observer.preemption_attempt()
-        elif (pi.pod.get("status") or {}).get("nominatedNodeName"):
+        elif pi.nominated_node_name:
             # Nothing can nominate it anywhere: its nomination is cleared with the report.
             nominated = ""
             self.nominator.delete(pi.uid)

@@ -58,6 +58,7 @@ FACE = [
     "PodGroupPostFilterPlugin",
     "PodGroupPostFilterResult",
     "PodGroupState",
+    "PodGroupView",
     "PodGroups",
     "PodInfo",
     "PostBindPlugin",

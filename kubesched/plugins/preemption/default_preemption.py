@@ -145,7 +145,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
                 self.prepare_candidate_async(Candidate(GROUP_DOMAIN, list(victims)), preemptor, group)
             else:
                 for victim in victims:
-                    if (victim.pod.get("metadata") or {}).get("deletionTimestamp"):
+                    if victim.deleting:
                         continue
                     try:
                         await self.preempt_pod(Candidate(GROUP_DOMAIN, [victim]), preemptor, victim, group)
@@ -176,7 +176,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
         """
         if pod.preemption_policy == "Never":
             return False, NOT_ELIGIBLE_NEVER
-        nominated = ((pod.pod.get("status") or {}).get("nominatedNodeName")) or ""
+        nominated = pod.nominated_node_name
         if nominated:
             if nominated_node_status is not None and nominated_node_status.code is Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
                 return True, ""

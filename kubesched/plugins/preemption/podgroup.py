@@ -35,7 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from kubesched.framework.interface import CycleState, Handle
-from kubesched.framework.podgroup import GroupKey, PodGroupAssignments, PodGroupInfo, PodGroupPostFilterResult
+from kubesched.framework.podgroup import (
+    GroupKey,
+    PodGroupAssignments,
+    PodGroupInfo,
+    PodGroupPostFilterResult,
+    PodGroupView,
+)
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -89,11 +95,6 @@ class Unit:
         return (-self.priority, 0 if self.is_group else 1, -len(self.pods), self.start(), str(self.key))
 
 
-def _group_priority(obj: dict[str, Any] | None) -> int | None:
-    p = ((obj or {}).get("spec") or {}).get("priority")
-    return int(p) if p is not None else None
-
-
 class PodGroupPreemption:
     """The evaluator of one DefaultPreemption instance (``handle`` is its profile)."""
 
@@ -110,9 +111,9 @@ class PodGroupPreemption:
     def preemption_policy(self, group: PodGroupInfo) -> str:
         gates = getattr(self.handle, "feature_gates", None)
         if gates is not None and gates.enabled("PodGroupPreemptionPolicy"):
-            policy = group.spec.get("preemptionPolicy")
+            policy = group.view.preemption_policy
             if policy:
-                return str(policy)
+                return policy
         pods = group.all_pods()
         return pods[0].preemption_policy if pods else "PreemptLowerPriority"
 
@@ -122,7 +123,7 @@ class PodGroupPreemption:
             return NOT_ELIGIBLE_NEVER
         snapshot = self.handle.snapshot()
         for pi in group.all_pods():
-            nominated = (pi.pod.get("status") or {}).get("nominatedNodeName")
+            nominated = pi.nominated_node_name
             if not nominated:
                 continue
             try:
@@ -142,16 +143,24 @@ class PodGroupPreemption:
         composites = feature_enabled(self.handle, "CompositePodGroup")
         units: dict[str | GroupKey, Unit] = {}
         own = {leaf.name for leaf in group.leaves()}
+        #: Each group's priority (``None``: unset) and unit, read once per group.
+        per_group: dict[tuple[str, str], tuple[int | None, GroupKey | None]] = {}
         for node in self.handle.snapshot().list():
             for p in node.pods:
-                if p.pod_group and p.namespace == group.namespace and p.pod_group in own:
-                    continue
-                obj = groups.get(p.namespace, p.pod_group) if p.pod_group else None
-                prio = _group_priority(obj)
-                prio = p.priority if prio is None else prio
+                group_prio: int | None = None
+                group_unit: GroupKey | None = None
+                if p.pod_group:
+                    if p.namespace == group.namespace and p.pod_group in own:
+                        continue
+                    where = (p.namespace, p.pod_group)
+                    found = per_group.get(where)
+                    if found is None:
+                        view = PodGroupView(groups.get(*where))
+                        found = per_group[where] = (view.priority, unit_key(groups, *where, composites))
+                    group_prio, group_unit = found
+                prio = p.priority if group_prio is None else group_prio
                 if prio >= priority:
                     continue
-                group_unit = unit_key(groups, p.namespace, p.pod_group, composites) if p.pod_group else None
                 if group_unit is not None:
                     unit = units.setdefault(group_unit, Unit(group_unit, prio, is_group=True))
                 else:

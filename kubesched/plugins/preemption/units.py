@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kubesched.framework.interface import CycleState, PodGroups
-from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, GroupKey, group_key, parent_name
+from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, GroupKey, PodGroupView, group_key
 from kubesched.framework.preemption import PreemptionEvaluator
 from kubesched.framework.preemption_candidates import filter_pods_with_pdb_violation, sort_by_importance
 from kubesched.framework.status import Code, Status
@@ -29,29 +29,24 @@ from kubesched.framework.types import NodeInfo, PodInfo
 MAX_CHAIN = 16
 
 
-def disrupts_all(obj: Mapping[str, Any] | None) -> bool:
-    """Whether a PodGroup or CompositePodGroup says ``disruptionMode: all``."""
-    mode = ((obj or {}).get("spec") or {}).get("disruptionMode") or {}
-    return isinstance(mode, dict) and "all" in mode
-
-
 def unit_key(groups: PodGroups, namespace: str, pod_group: str, composites: bool) -> GroupKey | None:
     """The key of the group a member of ``pod_group`` is disrupted with (the topmost in its
     chain saying ``all``), or ``None``: it goes alone."""
-    obj = groups.get(namespace, pod_group)
-    unit = group_key(namespace, pod_group) if disrupts_all(obj) else None
+    view = PodGroupView(groups.get(namespace, pod_group))
+    unit = group_key(namespace, pod_group) if view.disrupts_all else None
     if not composites:
         return unit
     seen: set[str] = set()
-    name = parent_name(obj)
+    name = view.parent
     while name and name not in seen and len(seen) < MAX_CHAIN:
         seen.add(name)
         parent = groups.composite(namespace, name)
         if parent is None:
             break
-        if disrupts_all(parent):
+        view = PodGroupView(parent, COMPOSITE_POD_GROUP_KIND)
+        if view.disrupts_all:
             unit = group_key(namespace, name, COMPOSITE_POD_GROUP_KIND)
-        name = parent_name(parent)
+        name = view.parent
     return unit
 
 
@@ -68,9 +63,15 @@ def units_on_node(groups: PodGroups, potential: Sequence[PodInfo], composites: b
     """The unit key of each of ``potential`` that goes with a group, by uid; ``None`` when every
     one goes alone (the plain per-pod reprieve then applies)."""
     found: dict[str, GroupKey] = {}
+    #: Each group's unit, looked up once (a group's pods on a node share it).
+    unit_of: dict[tuple[str, str], GroupKey | None] = {}
     for p in potential:
         if p.pod_group:
-            key = unit_key(groups, p.namespace, p.pod_group, composites)
+            where = (p.namespace, p.pod_group)
+            if where in unit_of:
+                key = unit_of[where]
+            else:
+                key = unit_of[where] = unit_key(groups, p.namespace, p.pod_group, composites)
             if key is not None:
                 found[p.uid] = key
     return found or None

@@ -238,7 +238,7 @@ class PodGroupAlgorithm:
     def nominated_placement(group: PodGroupInfo, placements: list[Placement]) -> Placement | None:
         """The placement holding most of the members' nominated nodes (the first on a tie), if
         any member is nominated (a hierarchy's members: every leaf's)."""
-        nodes = [(p.pod.get("status") or {}).get("nominatedNodeName") for p in group.all_pods()]
+        nodes = [p.nominated_node_name for p in group.all_pods()]
         wanted = [n for n in nodes if n]
         if not wanted:
             return None

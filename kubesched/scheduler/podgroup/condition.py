@@ -17,6 +17,7 @@ from typing import Any
 
 from kubesched.cluster.base import ClusterError, Conflict, NotFound
 from kubesched.cluster.store import now_rfc3339
+from kubesched.framework.podgroup import PodGroupView
 from kubesched.objects import Obj
 
 log = logging.getLogger("kubesched.scheduler")
@@ -34,7 +35,8 @@ CONFLICT_PAUSE = 0.1
 def with_condition(obj: Obj, value: str, reason: str, message: str) -> Obj | None:
     """``obj`` with its condition set so, or ``None`` when nothing is to be written (it says so
     already, or it is True and stays True)."""
-    conditions = list((obj.get("status") or {}).get("conditions") or ())
+    view = PodGroupView(obj)
+    conditions = view.conditions
     old = next((c for c in conditions if c.get("type") == INITIALLY_SCHEDULED), None)
     if old is not None:
         if old.get("status") == "True":
@@ -50,7 +52,7 @@ def with_condition(obj: Obj, value: str, reason: str, message: str) -> Obj | Non
         if old is not None and old.get("status") == value
         else now_rfc3339(),
     }
-    generation = (obj.get("metadata") or {}).get("generation")
+    generation = view.generation
     if generation is not None:
         cond["observedGeneration"] = generation
     new = copy.deepcopy(obj)
@@ -88,7 +90,7 @@ async def write_condition(
 
 
 def _warn(obj: Obj, why: str) -> None:
-    meta = obj.get("metadata") or {}
+    meta = PodGroupView(obj).metadata
     log.warning(
         "could not set the %s condition of pod group %s/%s: %s",
         INITIALLY_SCHEDULED,

@@ -44,9 +44,9 @@ from kubesched.framework.podgroup import (
     Placement,
     PodGroupAssignments,
     PodGroupInfo,
+    PodGroupView,
     ProposedAssignment,
     group_key,
-    parent_name,
 )
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import QueuedPodGroupInfo, QueuedPodInfo
@@ -82,7 +82,7 @@ def first_tried_together(members: list[QueuedPodInfo]) -> None:
 
 def _nominated(q: QueuedPodInfo) -> bool:
     """Whether the member carries a nomination (which a failure clears)."""
-    return bool((q.pod.get("status") or {}).get("nominatedNodeName"))
+    return bool(q.pod_info.nominated_node_name)
 
 
 def member_order(q: QueuedPodInfo) -> tuple[int, float, float, str]:
@@ -142,7 +142,7 @@ class PodGroupSchedulingCycle:
         pi = first.pod_info
         fw = self.ctx.frameworks[pi.scheduler_name]
         ns, name = pi.namespace, pi.pod_group
-        if self.hierarchies and parent_name(self.pod_groups.get(ns, name)):
+        if self.hierarchies and PodGroupView(self.pod_groups.get(ns, name)).parent:
             return await self._schedule_hierarchy(fw, first)
         start = time.perf_counter()
         members = self._gather(first, self.pod_groups.members(ns, name))
@@ -192,7 +192,7 @@ class PodGroupSchedulingCycle:
         if root is None:
             problem = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-                f"composite pod group {parent_name(self.pod_groups.get(ns, pi.pod_group))!r} of pod group "
+                f"composite pod group {PodGroupView(self.pod_groups.get(ns, pi.pod_group)).parent!r} of pod group "
                 f"{pi.pod_group!r} was not found in namespace {ns!r}",
             )
             tree = PodGroupInfo(ns, pi.pod_group, self.pod_groups.get(ns, pi.pod_group))
