@@ -22,10 +22,14 @@ def fresh(value: Any) -> Any:
     """A copy of ``value`` (an object as YAML gives it: mappings, lists, scalars) sharing nothing
     with it; several times quicker than :func:`copy.deepcopy` on such data."""
     if isinstance(value, dict):
-        return {k: fresh(v) for k, v in value.items()}
+        return {k: fresh(v) if isinstance(v, _CONTAINERS) else v for k, v in value.items()}
     if isinstance(value, list):
-        return [fresh(v) for v in value]
+        return [fresh(v) if isinstance(v, _CONTAINERS) else v for v in value]
     return value
+
+
+#: What :func:`fresh` copies; anything else (strings, numbers, booleans, None) is immutable and shared.
+_CONTAINERS = (dict, list)
 
 
 def node_object(template: Obj, op: CreateNodes, index: int, number: int) -> Obj:
