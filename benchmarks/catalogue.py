@@ -47,6 +47,8 @@ class Workload:
     nodes: int
     init_pods: int
     measure_pods: int
+    #: Node ``i`` and pod ``(prefix, i)``: a fresh object each call, which the caller may keep
+    #: and change (the in-memory backend hands it over to its store uncopied).
     make_node: Callable[[int], dict[str, Any]] | None = None
     make_pod: Callable[[str, int], dict[str, Any]] | None = None
     config: str | None = None

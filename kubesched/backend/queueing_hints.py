@@ -63,12 +63,19 @@ class EventHints:
             for plugin, regs in fw.events_to_register().items():
                 self._events_map.setdefault(plugin, regs)
         self._matching: dict[tuple[Any, int], dict[str, list[ClusterEventWithHint] | None]] = {}
+        #: :meth:`of_interest`'s answers, by the same key (they too never change).
+        self._interest: dict[tuple[Any, int], bool] = {}
 
     def of_interest(self, event: ClusterEvent) -> bool:
         """Upstream's isEventOfInterest: a wildcard, or an event some plugin registers for."""
         if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
             return True
-        return any(regs is None or regs for regs in self._matching_registrations(event).values())
+        key = (event.resource, event.bits)
+        known = self._interest.get(key)
+        if known is None:
+            registrations = self._matching_registrations(event).values()
+            known = self._interest[key] = any(regs is None or regs for regs in registrations)
+        return known
 
     def may_help(
         self, pod: Any, plugins: set[str], event: ClusterEvent, old: Any, new: Any, on_hint: HintObserver | None

@@ -154,6 +154,7 @@ class InMemoryCluster:
                 "eventTime": None,
                 "count": 1,
             },
+            owned=True,  # made here of plain values: nothing else holds it
         )
 
     async def update_pod_condition(self, pod: Obj, condition: Obj, nominated_node_name: str | None = None) -> None:

@@ -302,7 +302,7 @@ class Store:
         custom = self.custom_resources.kind_for_key(kind) if "." in kind else None
         obj.setdefault("kind", custom[1] if custom else kind)
         obj.setdefault("apiVersion", custom[0] if custom else API_VERSIONS.get(kind, "v1"))
-        key = self._key_of(kind, obj)
+        key = self.object_key(kind, meta.get("namespace"), meta["name"])
         bucket = self._objects.setdefault(kind, {})
         if key in bucket:
             raise Conflict(f'{kind.lower()}s "{meta["name"]}" already exists')
@@ -344,10 +344,13 @@ class Store:
 
     def mutate(self, kind: str, namespace: str | None, name: str, fn: Callable[[Obj], None]) -> Obj:
         """Read-modify-write one object with ``fn`` applied to a copy."""
-        old = self.get(kind, namespace, name)
+        key = self.object_key(kind, namespace, name)
+        old = self._objects.get(kind, {}).get(key)
+        if old is None:
+            raise NotFound(f'{kind.lower()}s "{name}" not found')
         obj = json_copy(old)
         fn(obj)
-        return self._replace(kind, self.object_key(kind, namespace, name), obj, old)
+        return self._replace(kind, key, obj, old)
 
     def delete(self, kind: str, namespace: str | None, name: str) -> Obj:
         if kind == CRD_KIND:
@@ -370,15 +373,12 @@ class Store:
 
     def bind(self, namespace: str, name: str, node_name: str) -> Obj:
         """The pods/binding subresource: set ``spec.nodeName`` once; a second bind conflicts."""
-        pod = self.get("Pod", namespace, name)
-        current = (pod.get("spec") or {}).get("nodeName")
-        if current:
-            raise Conflict(f'pod {name} is already assigned to node "{current}"')
-        if node_name not in self._objects.get("Node", {}):
-            # The API server accepts a binding to any name; kubelets never start such a pod.
-            pass
 
         def assign(p: Obj) -> None:
+            current = (p.get("spec") or {}).get("nodeName")
+            if current:
+                raise Conflict(f'pod {name} is already assigned to node "{current}"')
+            # The API server accepts a binding to any node name; kubelets never start such a pod.
             p["spec"]["nodeName"] = node_name
             status = p.setdefault("status", {})
             conds = [c for c in status.get("conditions") or () if c.get("type") != "PodScheduled"]

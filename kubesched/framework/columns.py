@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from typing import Any, cast, overload
+from typing import Any, overload
 
 import numpy as np
 
@@ -105,7 +105,8 @@ class Categorical:
 
     def mask(self, rows: Array, predicate: Callable[[Any], Any], missing: bool = False, key: Hashable = None) -> Array:
         """``predicate`` of each row's value (``missing`` where it has none)."""
-        return cast("np.ndarray", self.table(predicate, missing, key)[self.codes[rows]])
+        out: Array = self.table(predicate, missing, key)[self.codes[rows]]
+        return out
 
 
 class NodeColumns:

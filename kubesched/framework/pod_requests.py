@@ -567,8 +567,9 @@ def node_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING)
         overhead = amounts_of((pod.get("spec") or {}).get("overhead"), "spec.overhead")
         plain = _aggregate(containers, _spec_requests, False, {})
         defaulted = _aggregate(containers, _spec_requests, False, NON_ZERO_DEFAULTS)
-        _add(plain, overhead)
-        _add(defaulted, overhead)
+        if overhead:
+            _add(plain, overhead)
+            _add(defaulted, overhead)
         return to_resource(plain), to_resource(defaulted)
     # Without anything in the status, counting it changes nothing: leave it out (faster).
     use_status = has_status_resources(pod)

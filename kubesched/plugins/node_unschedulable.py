@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +53,8 @@ class NodeUnschedulable:
             return None
         if tolerates_unschedulable(pod.tolerations):
             return np.ones(len(batch), bool)
-        return cast("np.ndarray | None", ~batch.columns.unschedulable[batch.rows])
+        schedulable: Array = ~batch.columns.unschedulable[batch.rows]
+        return schedulable
 
     def sign_pod(self, pod: PodInfo) -> dict[str, Any]:
         return tolerations_fragment(pod)

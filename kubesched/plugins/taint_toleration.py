@@ -9,7 +9,7 @@ TaintTolerationComparisonOperators gate (alpha, off in 1.37) tolerations may use
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -106,7 +106,8 @@ class TaintToleration:
             np.int64,
             len(taints.values),
         )
-        return cast("np.ndarray | None", counts[taints.codes[batch.rows]])
+        scores: Array = counts[taints.codes[batch.rows]]
+        return scores
 
     def normalize_score(self, state: CycleState, pod: PodInfo, scores: list[NodeScore]) -> Status | None:
         default_normalize_score(MAX_NODE_SCORE, True, scores)

@@ -225,11 +225,6 @@ class BindingCycle:
             return _UNBOUND
         return _BOUND_HERE if bound_to == node_name else _ELSEWHERE
 
-    async def _record_scheduled(self, assumed: PodInfo, node_name: str, profile: str) -> None:
-        """The Scheduled event (a side task); a failure to write it is logged once, never raised."""
-        message = f"Successfully assigned {assumed.key} to {node_name}"
-        await self.failures.event(assumed.pod, "Normal", "Scheduled", "Binding", message, profile)
-
     async def _binding_failed(self, b: PendingBinding, status: Status, past_permit: bool, where: str) -> None:
         fw, state, assumed, node_name, record = b.fw, b.state, b.assumed, b.node_name, b.record
         await fw.run_unreserve(state, assumed, node_name)
@@ -269,16 +264,16 @@ class BindingCycle:
         if qpi.initial_attempt_timestamp is not None:
             self.observer.pod_scheduled(qpi.attempts, self.clock() - qpi.initial_attempt_timestamp)
         self.queue.done(assumed.uid)
+        message = f"Successfully assigned {assumed.key} to {node_name}"
         if record is not None:
             record.phase = "Scheduled"
             record.node = node_name
-            record.message = f"Successfully assigned {assumed.key} to {node_name}"
+            record.message = message
         if self.options.report_to_cluster:
-            # In its own task, as upstream's event recorder: a write the cluster keeps failing
-            # (and retrying) must not hold the binding cycle.
-            self.ctx.spawn_side(
-                self._record_scheduled(assumed, node_name, fw.profile_name), name=f"event Scheduled {assumed.key}"
-            )
+            # The Scheduled event, in its own task as upstream's event recorder writes it: a write
+            # the cluster keeps failing (and retrying) must not hold the binding cycle.
+            event = self.failures.event(assumed.pod, "Normal", "Scheduled", "Binding", message, fw.profile_name)
+            self.ctx.spawn_side(event, name=f"event Scheduled {assumed.key}")
         if record is not None and self.options.result_annotations:
             # A side task too: the cluster's retries of the write must not hold PostBind.
             self.ctx.spawn_side(self.failures.annotate(assumed, record), name=f"annotate {assumed.key}")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.backend.cache import Cache, Snapshot
@@ -30,7 +30,7 @@ from kubesched.runtime.informers import SharedInformers
 from kubesched.scheduler.batching import OpportunisticBatching
 from kubesched.scheduler.extenders import Extenders
 from kubesched.scheduler.listers import ObjectCache
-from kubesched.scheduler.observer import Observer
+from kubesched.scheduler.observer import NullObserver, Observer
 from kubesched.scheduler.options import SchedulerOptions
 from kubesched.scheduler.results import PodResult
 from kubesched.scheduler.stats import Stats
@@ -92,6 +92,12 @@ class SchedulerContext:
     pod_groups: PodGroupIndex
     #: The informers plugins asked for (``handle.informer_for``), fed by the event handlers.
     informers: SharedInformers
+    #: Whether anyone records what the scheduler reports: not with the default
+    #: :class:`~kubesched.scheduler.observer.NullObserver`, whose figures nobody reads.
+    observed: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.observed = type(self.observer) is not NullObserver
 
     def spawn_side(self, coro: Coroutine[Any, Any, None], name: str) -> None:
         """Run ``coro`` as a side task named ``name``."""
@@ -110,5 +116,7 @@ class SchedulerContext:
 
     def extension_point(self, point: str, status: Status | None, fw: Framework, t0: float) -> None:
         """Report how long ``point`` ran for ``fw``'s profile since ``t0`` and how it ended."""
+        if not self.observed:
+            return
         label = "Success" if status is None else status.code.upstream_name
         self.observer.extension_point(point, label, fw.profile_name, time.perf_counter() - t0)

@@ -164,12 +164,14 @@ class FailureReporting:
     ) -> None:
         """One event about ``pod``; a failure to write it is logged once, never raised."""
         failed = await _outcome(self.cluster.record_event(pod, event_type, reason, action, note, profile))
-        log_unwritten(f"record the {reason} event of pod {pod_key(pod)}", [(f"{reason} event", failed)])
+        if failed is not None:
+            log_unwritten(f"record the {reason} event of pod {pod_key(pod)}", [(f"{reason} event", failed)])
 
     async def annotate(self, pi: PodInfo, record: PodResult) -> None:
         """The pod's result annotations; a failure to write them is logged once, never raised."""
         failed = await _outcome(self.cluster.patch_pod_annotations(pi.pod, record.annotations()))
-        log_unwritten(f"annotate pod {pi.key}", [("result annotations", failed)])
+        if failed is not None:
+            log_unwritten(f"annotate pod {pi.key}", [("result annotations", failed)])
 
 
 async def _outcome(write: Awaitable[None]) -> Exception | None:

@@ -310,7 +310,8 @@ class PodSchedulingCycle:
         t0 = time.perf_counter()
         status = await fw.run_pre_score(state, pi, feasible, record.prescore if record else None)
         self.ctx.extension_point("PreScore", status, fw, t0)
-        self.observer.plugins_evaluated(fw.profile_name, "PreScore", (b.name for b in fw.pre_score_plugins), 1)
+        if self.ctx.observed:
+            self.observer.plugins_evaluated(fw.profile_name, "PreScore", (b.name for b in fw.pre_score_plugins), 1)
         if status is not None:
             raise CycleError(status)
         totals: list[int] | np.ndarray
@@ -324,12 +325,13 @@ class PodSchedulingCycle:
                 state, pi, feasible, record.score if record else None, record.final_score if record else None, raw
             )
             self.ctx.extension_point("Score", status, fw, t0)
-            self.observer.plugins_evaluated(
-                fw.profile_name,
-                "Score",
-                (b.name for b in fw.score_plugins if b.name not in state.skip_score_plugins),
-                len(feasible),
-            )
+            if self.ctx.observed:
+                self.observer.plugins_evaluated(
+                    fw.profile_name,
+                    "Score",
+                    (b.name for b in fw.score_plugins if b.name not in state.skip_score_plugins),
+                    len(feasible),
+                )
             if status is not None:
                 raise CycleError(status)
             if self.extenders:
@@ -361,7 +363,8 @@ class PodSchedulingCycle:
         t0 = time.perf_counter()
         result, status, rejectors = await fw.run_pre_filter(state, pi, record.prefilter if record else None)
         self.ctx.extension_point("PreFilter", status, fw, t0)
-        self.observer.plugins_evaluated(fw.profile_name, "PreFilter", (b.name for b in fw.pre_filter_plugins), 1)
+        if self.ctx.observed:
+            self.observer.plugins_evaluated(fw.profile_name, "PreFilter", (b.name for b in fw.pre_filter_plugins), 1)
         if status is not None:
             if status.code is Code.ERROR:
                 raise CycleError(status)
@@ -420,12 +423,13 @@ class PodSchedulingCycle:
         feasible = await self._find_nodes_that_pass_filters(c, nodes, diagnosis, len(all_nodes))
         # The start index moved past the nodes processed (all of them when it came full circle).
         processed = (self.next_start_node_index - first) % len(all_nodes) or len(nodes)
-        self.observer.plugins_evaluated(
-            fw.profile_name,
-            "Filter",
-            (b.name for b in fw.filter_plugins if b.name not in state.skip_filter_plugins),
-            processed,
-        )
+        if self.ctx.observed:
+            self.observer.plugins_evaluated(
+                fw.profile_name,
+                "Filter",
+                (b.name for b in fw.filter_plugins if b.name not in state.skip_filter_plugins),
+                processed,
+            )
         if self.extenders and feasible:
             try:
                 after = await self.extenders.filter(

@@ -26,11 +26,12 @@ from __future__ import annotations
 
 from collections import Counter as Tally
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 import prometheus_client
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.registry import Collector
 
 from kubesched.framework.features import FeatureGates
@@ -38,6 +39,8 @@ from kubesched.framework.features import FeatureGates
 prometheus_client.disable_created_metrics()
 
 ALPHA, BETA, STABLE = "ALPHA", "BETA", "STABLE"
+
+_Family = TypeVar("_Family", bound=MetricWrapperBase)
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> list[float]:
@@ -167,6 +170,8 @@ class PrometheusObserver:
         """``feature_gates`` (1.37's defaults when None) decide which gated families are
         registered, as upstream's Register does (DRADeviceBindingConditions)."""
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
+        #: The series :meth:`_series` looked up, by family and label values.
+        self._labelled: dict[tuple[MetricWrapperBase, tuple[str, ...]], Any] = {}
         r = self.registry
         gates = feature_gates if feature_gates is not None else FeatureGates()
         self.schedule_attempts = Counter(
@@ -474,10 +479,19 @@ class PrometheusObserver:
             registry=r,
         )
 
+    def _series(self, family: _Family, *values: str) -> _Family:
+        """``family.labels(*values)``, kept for the next time: the families told of every cycle
+        and every event find their series in a dict, much cheaper than ``labels()``."""
+        key = (family, values)
+        series: _Family | None = self._labelled.get(key)
+        if series is None:
+            series = self._labelled[key] = family.labels(*values)
+        return series
+
     # --- the Observer interface (see kubesched.scheduler.Observer) ----------------------------
     def schedule_attempt(self, result: str, profile: str, seconds: float) -> None:
-        self.schedule_attempts.labels(result, profile).inc()
-        self.attempt_duration.labels(result, profile).observe(seconds)
+        self._series(self.schedule_attempts, result, profile).inc()
+        self._series(self.attempt_duration, result, profile).observe(seconds)
 
     def scheduling_algorithm(self, seconds: float) -> None:
         self.algorithm_duration.observe(seconds)
@@ -516,25 +530,25 @@ class PrometheusObserver:
             self.resource_claim_creates.labels(status, "true" if admin_access else "false").inc()
 
     def event_handled(self, event: str, seconds: float) -> None:
-        self.event_handling.labels(event).observe(seconds)
+        self._series(self.event_handling, event).observe(seconds)
 
     def extension_point(self, point: str, status: str, profile: str, seconds: float) -> None:
-        self.extension_point_duration.labels(point, status, profile).observe(seconds)
+        self._series(self.extension_point_duration, point, status, profile).observe(seconds)
 
     def plugin_execution(self, plugin: str, point: str, status: str, seconds: float) -> None:
-        self.plugin_duration.labels(plugin, point, status).observe(seconds)
+        self._series(self.plugin_duration, plugin, point, status).observe(seconds)
 
     def plugins_evaluated(self, profile: str, point: str, plugins: Iterable[str], count: int) -> None:
         if count <= 0:
             return
         for plugin in plugins:
-            self.plugin_evaluations.labels(plugin, point, profile).inc(count)
+            self._series(self.plugin_evaluations, plugin, point, profile).inc(count)
 
     def queueing_hint(self, plugin: str, event: str, hint: str, seconds: float) -> None:
-        self.hint_duration.labels(plugin, event, hint).observe(seconds)
+        self._series(self.hint_duration, plugin, event, hint).observe(seconds)
 
     def pod_scheduled(self, attempts: int, seconds: float) -> None:
-        self.sli_duration.labels(str(attempts)).observe(seconds)
+        self._series(self.sli_duration, str(attempts)).observe(seconds)
         self.scheduling_attempts.observe(attempts)
 
     def permit_waited(self, result: str, seconds: float) -> None:
@@ -542,8 +556,8 @@ class PrometheusObserver:
 
     def queue_incoming(self, queue: str, event: str, pods: int = 1, entity: str = "pod") -> None:
         """An entity (a pod, or a pod group of ``pods``) entered ``queue``."""
-        self.incoming.labels(queue, event).inc(pods)
-        self.incoming_entities.labels(queue, event, entity).inc()
+        self._series(self.incoming, queue, event).inc(pods)
+        self._series(self.incoming_entities, queue, event, entity).inc()
 
     def preemption_attempt(self) -> None:
         self.preemption_attempts.inc()
@@ -556,16 +570,16 @@ class PrometheusObserver:
         self.preemption_goroutines_total.labels(result).inc()
 
     def batch_attempt(self, profile: str, result: str) -> None:
-        self.batch_attempts.labels(profile, result).inc()
+        self._series(self.batch_attempts, profile, result).inc()
 
     def batch_flush(self, profile: str, reason: str) -> None:
         self.batch_flushes.labels(profile, reason).inc()
 
     def batch_hint(self, profile: str, hinted: bool, seconds: float) -> None:
-        self.get_node_hint_duration.labels("hint" if hinted else "no_hint", profile).observe(seconds)
+        self._series(self.get_node_hint_duration, "hint" if hinted else "no_hint", profile).observe(seconds)
 
     def batch_stored(self, profile: str, seconds: float) -> None:
-        self.store_results_duration.labels(profile).observe(seconds)
+        self._series(self.store_results_duration, profile).observe(seconds)
 
     def dra_binding_conditions(self, profile: str, driver: str, status: str, seconds: float) -> None:
         if self.dra_binding_allocations is not None and self.dra_binding_wait is not None:

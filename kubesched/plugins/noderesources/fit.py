@@ -22,7 +22,7 @@ see :mod:`kubesched.plugins.noderesources.placement_score`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -408,7 +408,7 @@ def fits_batch(req: FitRequest, batch: NodeBatch) -> Array | None:
     ):
         return None
     rows = batch.rows
-    ok = cols.num_pods[rows] + 1 <= cols.alloc_pods[rows]
+    ok: Array = cols.num_pods[rows] + 1 <= cols.alloc_pods[rows]
     for amount, alloc, used in (
         (req.milli_cpu, cols.alloc_cpu, cols.req_cpu),
         (req.memory, cols.alloc_memory, cols.req_memory),
@@ -419,7 +419,7 @@ def fits_batch(req: FitRequest, batch: NodeBatch) -> Array | None:
     for name, qty in req.scalar:
         alloc, used = cols.scalar(name)
         ok &= qty <= alloc[rows] - used[rows]
-    return cast("np.ndarray | None", ok)
+    return ok
 
 
 def statuses_batch(req: FitRequest, batch: NodeBatch) -> list[Status | None] | None:

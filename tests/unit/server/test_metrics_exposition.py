@@ -178,3 +178,35 @@ def test_deprecated_help_text() -> None:
 )
 def test_event_labels(kind: str, action: str, obj: dict[str, object], label: str) -> None:
     assert event_label(kind, action, obj) == label
+
+
+def test_observations_of_one_series_add_up_and_other_labels_make_their_own() -> None:
+    """The per-cycle families find their series again (kept by label values): repeated
+    observations land in one series, another label value in another, counts exact."""
+    obs = PrometheusObserver()
+    for _ in range(3):
+        obs.extension_point("Filter", "Success", "default-scheduler", 0.001)
+    obs.extension_point("Filter", "Unschedulable", "default-scheduler", 0.002)
+    obs.plugins_evaluated("default-scheduler", "Filter", ["NodeName", "TaintToleration"], 5)
+    obs.plugins_evaluated("default-scheduler", "Filter", ["NodeName"], 2)
+    family = "scheduler_framework_extension_point_duration_seconds_count"
+    labels = {"extension_point": "Filter", "profile": "default-scheduler"}
+    assert sample(obs, family, status="Success", **labels) == 3
+    assert sample(obs, family, status="Unschedulable", **labels) == 1
+    evaluations = "scheduler_plugin_evaluation_total"
+    where = {"extension_point": "Filter", "profile": "default-scheduler"}
+    assert sample(obs, evaluations, plugin="NodeName", **where) == 7
+    assert sample(obs, evaluations, plugin="TaintToleration", **where) == 5
+
+
+def test_the_null_observer_is_not_timed_and_a_real_one_is() -> None:
+    """Extension-point durations are worked out only for an observer that records them."""
+    quiet = Scheduler(load_config(None).profiles, InMemoryCluster())
+    assert not quiet.ctx.observed
+    obs = PrometheusObserver()
+    sched = default_scheduler(obs)
+    assert sched.ctx.observed
+    fw = next(iter(sched.ctx.frameworks.values()))
+    sched.ctx.extension_point("Reserve", None, fw, 0.0)
+    family = "scheduler_framework_extension_point_duration_seconds_count"
+    assert sample(obs, family, extension_point="Reserve", status="Success", profile=fw.profile_name) == 1
