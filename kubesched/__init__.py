@@ -45,8 +45,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kubesched.errors import KubeschedError
     from kubesched.framework.columns import NodeBatch, NodeColumns, columns_of
-    from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-    from kubesched.framework.events import Resource as EventResource
+    from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
     from kubesched.framework.informers import GroupVersionResource, Informer, Lister
     from kubesched.framework.interface import (
         MAX_NODE_SCORE,
@@ -133,7 +132,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Code": ("kubesched.framework.status", "Code"),
     "CycleState": ("kubesched.framework.interface", "CycleState"),
     "EnqueueExtensions": ("kubesched.framework.interface", "EnqueueExtensions"),
-    "EventResource": ("kubesched.framework.events", "Resource"),
+    "EventResource": ("kubesched.framework.events", "EventResource"),
     "FilterPlugin": ("kubesched.framework.interface", "FilterPlugin"),
     "FilterStatusesPlugin": ("kubesched.framework.interface", "FilterStatusesPlugin"),
     "GroupKey": ("kubesched.framework.podgroup", "GroupKey"),

@@ -15,8 +15,8 @@ from kubesched.framework.events import (
     UNSCHEDULABLE_TIMEOUT,
     ClusterEvent,
     ClusterEventWithHint,
+    EventResource,
     QueueingHint,
-    Resource,
 )
 from kubesched.runtime.framework import Framework
 
@@ -68,7 +68,7 @@ class EventHints:
 
     def of_interest(self, event: ClusterEvent) -> bool:
         """Upstream's isEventOfInterest: a wildcard, or an event some plugin registers for."""
-        if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
+        if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is EventResource.WILDCARD:
             return True
         key = (event.resource, event.bits)
         known = self._interest.get(key)
@@ -85,7 +85,7 @@ class EventHints:
         if event is FORCE_ACTIVATE:
             # Activation names one pod (in ``new``); it is not a broadcast.
             return new is None or (new.get("metadata") or {}).get("uid") == (pod.get("metadata") or {}).get("uid")
-        if event is UNSCHEDULABLE_TIMEOUT or event.resource is Resource.WILDCARD:
+        if event is UNSCHEDULABLE_TIMEOUT or event.resource is EventResource.WILDCARD:
             return True
         if not plugins:
             return True

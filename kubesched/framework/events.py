@@ -51,7 +51,7 @@ class ActionType(IntFlag):
     ALL = ADD | DELETE | UPDATE
 
 
-class Resource(str, Enum):
+class EventResource(str, Enum):
     """Kinds of objects events are about. ``POD`` means pods bound to a node (assigned)."""
 
     POD = "Pod"
@@ -80,12 +80,12 @@ _ALL_BITS = int(ActionType.ALL)
 
 @dataclass(frozen=True)
 class ClusterEvent:
-    """Something that happened to objects of one resource. ``resource`` is a :class:`Resource`
+    """Something that happened to objects of one resource. ``resource`` is a :class:`EventResource`
     for the kinds the scheduler knows, or upstream's name of any other resource,
     ``<resource>.<version>.<group>`` (``GroupVersionResource.event_resource``), e.g. a CRD's
     ``"elasticquotas.v1alpha1.scheduling.x-k8s.io"``."""
 
-    resource: Resource | str
+    resource: EventResource | str
     action: ActionType
     label: str = ""
     #: ``action`` as a plain int: flag arithmetic on IntFlag members is slow, and the queue
@@ -97,12 +97,12 @@ class ClusterEvent:
 
     def matches(self, other: ClusterEvent) -> bool:
         """Whether a registration (``self``) covers an event that happened (``other``)."""
-        if self.resource is Resource.WILDCARD:
+        if self.resource is EventResource.WILDCARD:
             return self.bits == _ALL_BITS or bool(self.bits & other.bits)
         return self.resource == other.resource and bool(self.bits & other.bits)
 
     def __str__(self) -> str:
-        resource = self.resource.value if isinstance(self.resource, Resource) else self.resource
+        resource = self.resource.value if isinstance(self.resource, EventResource) else self.resource
         return self.label or f"{resource}{self.action.name}"
 
 
@@ -122,17 +122,17 @@ class ClusterEventWithHint:
 
 
 # Events upstream names, for reuse.
-NODE_ADD = ClusterEvent(Resource.NODE, ActionType.ADD, "NodeAdd")
-NODE_DELETE = ClusterEvent(Resource.NODE, ActionType.DELETE, "NodeDelete")
-ASSIGNED_POD_ADD = ClusterEvent(Resource.POD, ActionType.ADD, "AssignedPodAdd")
-ASSIGNED_POD_UPDATE = ClusterEvent(Resource.POD, ActionType.UPDATE, "AssignedPodUpdate")
-ASSIGNED_POD_DELETE = ClusterEvent(Resource.POD, ActionType.DELETE, "AssignedPodDelete")
-UNSCHEDULED_POD_UPDATE = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.UPDATE, "UnscheduledPodUpdate")
+NODE_ADD = ClusterEvent(EventResource.NODE, ActionType.ADD, "NodeAdd")
+NODE_DELETE = ClusterEvent(EventResource.NODE, ActionType.DELETE, "NodeDelete")
+ASSIGNED_POD_ADD = ClusterEvent(EventResource.POD, ActionType.ADD, "AssignedPodAdd")
+ASSIGNED_POD_UPDATE = ClusterEvent(EventResource.POD, ActionType.UPDATE, "AssignedPodUpdate")
+ASSIGNED_POD_DELETE = ClusterEvent(EventResource.POD, ActionType.DELETE, "AssignedPodDelete")
+UNSCHEDULED_POD_UPDATE = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE, "UnscheduledPodUpdate")
 #: A pending pod of a pod group was added: its pooled fellow members hear of it (a gang's quorum).
-UNSCHEDULED_POD_ADD = ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd")
-WILDCARD_EVENT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "WildCardEvent")
-UNSCHEDULABLE_TIMEOUT = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
-FORCE_ACTIVATE = ClusterEvent(Resource.WILDCARD, ActionType.ALL, "ForceActivate")
+UNSCHEDULED_POD_ADD = ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD, "UnscheduledPodAdd")
+WILDCARD_EVENT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "WildCardEvent")
+UNSCHEDULABLE_TIMEOUT = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "UnschedulableTimeout")
+FORCE_ACTIVATE = ClusterEvent(EventResource.WILDCARD, ActionType.ALL, "ForceActivate")
 
 
 def node_update_actions(old: dict[str, Any], new: dict[str, Any]) -> ActionType:

@@ -39,8 +39,8 @@ from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    EventResource,
     QueueingHint,
-    Resource,
 )
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import GANG_SCHEDULING
@@ -232,15 +232,18 @@ class GangScheduling:
     # --- events ---------------------------------------------------------------------------------
     def events_to_register(self) -> list[ClusterEventWithHint]:
         events = [
-            ClusterEventWithHint(ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD), self.after_pod_added),
-            ClusterEventWithHint(ClusterEvent(Resource.POD, ActionType.ADD), self.after_pod_added),
-            ClusterEventWithHint(ClusterEvent(Resource.POD_GROUP, ActionType.ADD), self.after_pod_group_added),
-            ClusterEventWithHint(ClusterEvent(Resource.POD_GROUP, ActionType.UPDATE), self.after_pod_group_updated),
+            ClusterEventWithHint(ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD), self.after_pod_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD, ActionType.ADD), self.after_pod_added),
+            ClusterEventWithHint(ClusterEvent(EventResource.POD_GROUP, ActionType.ADD), self.after_pod_group_added),
+            ClusterEventWithHint(
+                ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE), self.after_pod_group_updated
+            ),
         ]
         if self.hierarchies:
             events.append(
                 ClusterEventWithHint(
-                    ClusterEvent(Resource.COMPOSITE_POD_GROUP, ActionType.ADD), self.after_composite_pod_group_added
+                    ClusterEvent(EventResource.COMPOSITE_POD_GROUP, ActionType.ADD),
+                    self.after_composite_pod_group_added,
                 )
             )
         return events

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from kubesched.framework.batch_selectors import label_map_mask, node_selector_mask, term_mask
 from kubesched.framework.columns import Array, columns_of
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore, PreFilterResult
 from kubesched.framework.selectors import (
     NodeSelector,

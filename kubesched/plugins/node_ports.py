@@ -8,8 +8,7 @@ from typing import Any, cast
 import numpy as np
 
 from kubesched.framework.columns import Array, columns_of
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from kubesched.framework.columns import Array, columns_of
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from kubesched.framework.selectors import find_untolerated_taint, tolerations_tolerate
 from kubesched.framework.status import Code, Status

@@ -13,7 +13,7 @@ from kubesched.framework.events import (
     UNSCHEDULED_POD_ADD,
     ActionType,
     ClusterEvent,
-    Resource,
+    EventResource,
     node_update_actions,
     pod_update_actions,
 )
@@ -30,19 +30,19 @@ from kubesched.scheduler.results import PodResult
 log = logging.getLogger("kubesched.scheduler")
 
 _EVENT_RESOURCES = {
-    "Namespace": Resource.NAMESPACE,
-    "PersistentVolume": Resource.PERSISTENT_VOLUME,
-    "PersistentVolumeClaim": Resource.PERSISTENT_VOLUME_CLAIM,
-    "StorageClass": Resource.STORAGE_CLASS,
-    "CSINode": Resource.CSI_NODE,
-    "CSIDriver": Resource.CSI_DRIVER,
-    "CSIStorageCapacity": Resource.CSI_STORAGE_CAPACITY,
-    "PodDisruptionBudget": Resource.POD_DISRUPTION_BUDGET,
-    "ResourceClaim": Resource.RESOURCE_CLAIM,
-    "ResourceSlice": Resource.RESOURCE_SLICE,
-    "DeviceClass": Resource.DEVICE_CLASS,
-    "PodGroup": Resource.POD_GROUP,
-    "CompositePodGroup": Resource.COMPOSITE_POD_GROUP,
+    "Namespace": EventResource.NAMESPACE,
+    "PersistentVolume": EventResource.PERSISTENT_VOLUME,
+    "PersistentVolumeClaim": EventResource.PERSISTENT_VOLUME_CLAIM,
+    "StorageClass": EventResource.STORAGE_CLASS,
+    "CSINode": EventResource.CSI_NODE,
+    "CSIDriver": EventResource.CSI_DRIVER,
+    "CSIStorageCapacity": EventResource.CSI_STORAGE_CAPACITY,
+    "PodDisruptionBudget": EventResource.POD_DISRUPTION_BUDGET,
+    "ResourceClaim": EventResource.RESOURCE_CLAIM,
+    "ResourceSlice": EventResource.RESOURCE_SLICE,
+    "DeviceClass": EventResource.DEVICE_CLASS,
+    "PodGroup": EventResource.POD_GROUP,
+    "CompositePodGroup": EventResource.COMPOSITE_POD_GROUP,
 }
 #: The kinds whose events the scheduler turns into cluster events of its own.
 _SCHEDULER_KINDS = frozenset({"Pod", "Node", "DeviceTaintRule", *_EVENT_RESOURCES})
@@ -81,7 +81,7 @@ class EventHandlers:
             for fw in self.frameworks.values()
             for regs in fw.events_to_register().values()
             for reg in regs or ()
-            if not isinstance(reg.event.resource, Resource)
+            if not isinstance(reg.event.resource, EventResource)
         }
         #: Malformed pods seen while not leading, reported once leadership is ours: by UID.
         self._unreported: dict[str, tuple[dict[str, Any], str]] = {}
@@ -141,7 +141,7 @@ class EventHandlers:
     ) -> None:
         """The queue hears of a change to a resource a plugin asked an informer for as upstream's
         dynamic informers tell it: ``ClusterEvent("<plural>.<version>.<group>", action)``. For
-        the kinds the scheduler handles itself (pods, nodes, the kinds of :class:`Resource`),
+        the kinds the scheduler handles itself (pods, nodes, the kinds of :class:`EventResource`),
         only when some plugin registers events by that name."""
         resource = informer.gvr.event_resource
         if informer.kind in _SCHEDULER_KINDS and resource not in self._registered_names:
@@ -202,7 +202,7 @@ class EventHandlers:
                 if was_pending:
                     self.queue.assigned_pod_added(pi, self.listers.namespace_labels)
                 else:
-                    event = ClusterEvent(Resource.POD, pod_update_actions(old, new), "AssignedPodUpdate")
+                    event = ClusterEvent(EventResource.POD, pod_update_actions(old, new), "AssignedPodUpdate")
                     self.queue.assigned_pod_updated(old, pi, event, self.listers.namespace_labels)
             elif self._responsible(pi):
                 if not self.cache.is_assumed(pi.uid):
@@ -214,7 +214,7 @@ class EventHandlers:
             self.cache.update_node(old, new)
             actions = node_update_actions(old, new)
             if actions:
-                self.queue.on_event(ClusterEvent(Resource.NODE, actions, "NodeUpdate"), old, new)
+                self.queue.on_event(ClusterEvent(EventResource.NODE, actions, "NodeUpdate"), old, new)
         else:
             self.listers.put(kind, new)
             if kind == "PodGroup" and self.pod_groups is not None:
@@ -289,7 +289,7 @@ class EventHandlers:
         if kind == "DeviceTaintRule":
             # A rule reaches plugins as the ResourceSlices whose devices it taints, as upstream's
             # slice tracker delivers it: whatever happened to the rule, slices were updated.
-            resource, action = Resource.RESOURCE_SLICE, ActionType.UPDATE
+            resource, action = EventResource.RESOURCE_SLICE, ActionType.UPDATE
         if resource is not None:
             self.queue.on_event(ClusterEvent(resource, action, f"{kind}{_ACTION_NAMES[action]}"), old, new)
 

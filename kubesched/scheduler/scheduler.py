@@ -20,7 +20,7 @@ from kubesched.backend.queue import Nominator, SchedulingQueue
 from kubesched.cluster.base import Cluster, WatchesResources
 from kubesched.cluster.kinds import handler_kind
 from kubesched.extender.client import HTTPExtender
-from kubesched.framework.events import Resource
+from kubesched.framework.events import EventResource
 from kubesched.framework.informers import GroupVersionResource, ResourceNameError
 from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Collaborators, Framework, ProfileSpec, WaitingPods
@@ -190,7 +190,7 @@ class Scheduler:
             for plugin, regs in fw.events_to_register().items():
                 for reg in regs or ():
                     resource = reg.event.resource
-                    if isinstance(resource, Resource):
+                    if isinstance(resource, EventResource):
                         continue
                     try:
                         gvr = GroupVersionResource.parse(resource)

@@ -15,8 +15,8 @@ from kubesched.framework.events import (
     ActionType,
     ClusterEvent,
     ClusterEventWithHint,
+    EventResource,
     QueueingHint,
-    Resource,
 )
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Status
@@ -81,7 +81,8 @@ class PodAdded:
         return [
             ClusterEventWithHint(ASSIGNED_POD_ADD, lambda pod, old, new: QueueingHint.QUEUE),
             ClusterEventWithHint(
-                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_SCALE_DOWN), lambda pod, old, new: QueueingHint.QUEUE
+                ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN),
+                lambda pod, old, new: QueueingHint.QUEUE,
             ),
         ]
 
@@ -212,7 +213,7 @@ def test_pool_is_flushed_after_five_minutes() -> None:
     q.add(make_pod("p").info())
     qpi = q.pop_nowait()
     q.add_unschedulable_if_not_present(qpi, {"Silent"})  # type: ignore[arg-type]
-    assert q.on_event(ClusterEvent(Resource.NODE, ActionType.UPDATE_NODE_LABEL)) == 0
+    assert q.on_event(ClusterEvent(EventResource.NODE, ActionType.UPDATE_NODE_LABEL)) == 0
     clock.t += 299
     assert q.flush_unschedulable_left_over() == 0
     clock.t += 2
@@ -367,11 +368,11 @@ def test_a_bound_pod_scaling_down_moves_every_pod_its_hints_accept() -> None:
     plain = pooled(q, make_pod("plain"), {"PodAdded"})
     old = make_pod("big").node("n1").req(cpu="2").obj()
     new = make_pod("big").node("n1").req(cpu="1").info()
-    scaled_down = ClusterEvent(Resource.POD, ActionType.UPDATE_POD_SCALE_DOWN, "AssignedPodUpdate")
+    scaled_down = ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_SCALE_DOWN, "AssignedPodUpdate")
     q.assigned_pod_updated(old, new, scaled_down, lambda ns: {})
     assert q.where(plain) == "backoff"
     relabelled = pooled(q, make_pod("relabelled"), {"PodAdded"})
-    q.assigned_pod_updated(old, new, ClusterEvent(Resource.POD, ActionType.UPDATE_POD_LABEL), lambda ns: {})
+    q.assigned_pod_updated(old, new, ClusterEvent(EventResource.POD, ActionType.UPDATE_POD_LABEL), lambda ns: {})
     assert q.where(relabelled) == "unschedulable"  # not across nodes, and nobody registered it
 
 

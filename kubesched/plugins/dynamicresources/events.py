@@ -6,8 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.types import PodInfo
 from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import extended_resources as ext

@@ -32,8 +32,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kubesched.framework.columns import MISSING, columns_of
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle, NodeScore
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import AffinityTerm, NodeInfo, PodInfo

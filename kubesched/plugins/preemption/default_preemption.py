@@ -35,8 +35,7 @@ import zlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.podgroup import GroupKey, PodGroupInfo, PodGroupPostFilterResult
 from kubesched.framework.preemption import (

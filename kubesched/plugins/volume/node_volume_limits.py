@@ -25,8 +25,7 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.framework.status import Code, Status

@@ -42,8 +42,7 @@ from typing import Any, cast
 import numpy as np
 
 from kubesched.framework.columns import Array
-from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource
 from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo

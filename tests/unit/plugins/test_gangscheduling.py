@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pod_group_fakes import PodGroupHandle, grouped_pod, pod_group
 
-from kubesched.framework.events import ActionType, ClusterEvent, QueueingHint, Resource
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import PlacementProgress, PodGroupInfo
 from kubesched.framework.status import Code, Status
@@ -162,10 +162,10 @@ def test_events_to_register() -> None:
     """Unscheduled and assigned pod Add, PodGroup Add and Update; no CompositePodGroup event."""
     events = [e.event for e in plugin().events_to_register()]
     assert events == [
-        ClusterEvent(Resource.UNSCHEDULED_POD, ActionType.ADD),
-        ClusterEvent(Resource.POD, ActionType.ADD),
-        ClusterEvent(Resource.POD_GROUP, ActionType.ADD),
-        ClusterEvent(Resource.POD_GROUP, ActionType.UPDATE),
+        ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.ADD),
+        ClusterEvent(EventResource.POD, ActionType.ADD),
+        ClusterEvent(EventResource.POD_GROUP, ActionType.ADD),
+        ClusterEvent(EventResource.POD_GROUP, ActionType.UPDATE),
     ]
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from pod_group_fakes import PodGroupHandle, composite_pod_group, grouped_pod, pod_group
 
-from kubesched.framework.events import ActionType, ClusterEvent, QueueingHint, Resource
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import COMPOSITE_POD_GROUP_KIND, PlacementProgress, PodGroupInfo
 from kubesched.framework.status import Code, Status
@@ -33,7 +33,7 @@ def pod(name: str, group: str | None, namespace: str = "default", node: str = ""
 
 
 def test_events_include_composite_pod_group_add() -> None:
-    assert ClusterEvent(Resource.COMPOSITE_POD_GROUP, ActionType.ADD) in [
+    assert ClusterEvent(EventResource.COMPOSITE_POD_GROUP, ActionType.ADD) in [
         e.event for e in plugin().events_to_register()
     ]
 

@@ -1,8 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from kubesched.framework.events import ActionType, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState, PreFilterResult
 from kubesched.framework.status import Code
 from kubesched.plugins.node_affinity import NodeAffinity, NodeAffinityArgs

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.framework.events import ActionType, QueueingHint, node_update_actions
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint, node_update_actions
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Code, Status

@@ -1,7 +1,6 @@
 import pytest
 
-from kubesched.framework.events import ActionType, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Code
 from kubesched.plugins.node_ports import NodePorts

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from kubesched.framework.events import ActionType, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState
 from kubesched.framework.status import Code
 from kubesched.plugins.noderesources.fit import (

@@ -1,7 +1,6 @@
 import pytest
 
-from kubesched.framework.events import ActionType, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.status import Code
 from kubesched.plugins.node_unschedulable import NodeUnschedulable
 from kubesched.testing import filter_nodes, make_node, make_pod

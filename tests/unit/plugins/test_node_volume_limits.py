@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from volume_objects import claim_volumes, csi_node, pv, pvc, storage_class
 
-from kubesched.framework.events import ActionType, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Code
 from kubesched.plugins.volume.helpers import csi_attach_limit_key

@@ -2,8 +2,7 @@ import asyncio
 
 import pytest
 
-from kubesched.framework.events import ActionType, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.status import Code
 from kubesched.plugins.scheduling_gates import SchedulingGates
 from kubesched.testing import framework_for, make_pod

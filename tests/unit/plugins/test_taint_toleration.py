@@ -3,8 +3,7 @@ import pytest
 
 from kubesched.backend.cache import Snapshot
 from kubesched.framework.columns import NodeBatch
-from kubesched.framework.events import ActionType, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, EventResource, QueueingHint
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import CycleState
 from kubesched.framework.selectors import tolerates

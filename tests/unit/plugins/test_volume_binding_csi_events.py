@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from kubesched.framework.events import ActionType, ClusterEvent, QueueingHint
-from kubesched.framework.events import Resource as EventResource
+from kubesched.framework.events import ActionType, ClusterEvent, EventResource, QueueingHint
 from kubesched.plugins.volume.node_volume_limits import NodeVolumeLimits
 from kubesched.plugins.volume.volume_binding import (
     VolumeBinding,
