@@ -4,9 +4,9 @@ A plugin method is bound once per profile (:class:`BoundMethod`), knowing whethe
 coroutine function, so the runtime awaits only those that are. What it returns is read with
 upstream's rules: ``(value, status)``, a bare Status, or ``None`` for Success; a non-success
 status of a per-pod point is either a rejection or becomes an error naming point and plugin.
-Each point that returns a value besides its status has a reader of its own, typed with the shapes
-the face declares for it (:mod:`kubesched.framework.results`); the points that return a status
-alone are read with :func:`split_result`.
+Every point is read by :func:`split_result`; each point that returns a value besides its status
+reads it under a name of its own, typed with the shapes the face declares for it
+(:mod:`kubesched.framework.results`), and Permit by :func:`permit_parts` (its timeout).
 """
 
 from __future__ import annotations
@@ -89,22 +89,15 @@ def split_result(result: Any) -> tuple[Any, Status | None]:
     return result, None
 
 
-def pre_filter_parts(out: PreFilterShape) -> tuple[PreFilterResult | None, Status | None]:
-    """What a PreFilter plugin returned, as ``(result, status)``."""
-    if isinstance(out, tuple):
-        return out[0], out[1]
-    if out is None or isinstance(out, Status):
-        return None, out
-    return out, None
-
-
-def post_filter_parts(out: PostFilterShape) -> tuple[PostFilterResult | None, Status | None]:
-    """What a PostFilter plugin returned, as ``(result, status)``."""
-    if isinstance(out, tuple):
-        return out[0], out[1]
-    if out is None or isinstance(out, Status):
-        return None, out
-    return out, None
+# The points that return a value besides their status read it by :func:`split_result` itself,
+# each name typed with the shapes the face declares for its point (one body, no extra call).
+pre_filter_parts: Callable[[PreFilterShape], tuple[PreFilterResult | None, Status | None]] = split_result
+post_filter_parts: Callable[[PostFilterShape], tuple[PostFilterResult | None, Status | None]] = split_result
+placements_parts: Callable[[PlacementGenerateShape], tuple[list[Placement] | None, Status | None]] = split_result
+placement_score_parts: Callable[[PlacementScoreShape], tuple[SupportsInt | None, Status | None]] = split_result
+pod_group_post_filter_parts: Callable[
+    [PodGroupPostFilterShape], tuple[PodGroupPostFilterResult | None, Status | None]
+] = split_result
 
 
 def permit_parts(out: PermitShape) -> tuple[Status | None, float]:
@@ -112,33 +105,6 @@ def permit_parts(out: PermitShape) -> tuple[Status | None, float]:
     if isinstance(out, tuple):
         return out[0], float(out[1] or 0)
     return out, 0.0
-
-
-def placements_parts(out: PlacementGenerateShape) -> tuple[list[Placement] | None, Status | None]:
-    """What a PlacementGenerate plugin returned, as ``(placements, status)``."""
-    if isinstance(out, tuple):
-        return out[0], out[1]
-    if out is None or isinstance(out, Status):
-        return None, out
-    return out, None
-
-
-def placement_score_parts(out: PlacementScoreShape) -> tuple[SupportsInt | None, Status | None]:
-    """What a PlacementScore plugin returned, as ``(score, status)``."""
-    if isinstance(out, tuple):
-        return out[0], out[1]
-    if out is None or isinstance(out, Status):
-        return None, out
-    return out, None
-
-
-def pod_group_post_filter_parts(out: PodGroupPostFilterShape) -> tuple[PodGroupPostFilterResult | None, Status | None]:
-    """What a PodGroupPostFilter plugin returned, as ``(result, status)``."""
-    if isinstance(out, tuple):
-        return out[0], out[1]
-    if out is None or isinstance(out, Status):
-        return None, out
-    return out, None
 
 
 def status_label(status: Status | None) -> str:
