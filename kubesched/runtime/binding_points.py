@@ -45,7 +45,8 @@ class BindingPoints(TimedCalls):
     ) -> Status | None:
         for b in self.reserve_plugins:
             try:
-                status = split_result(await self._call(b, "Reserve", state, pod, node_name))[1]
+                out = await self._call(b, "Reserve", state, pod, node_name)
+                status = out if out is None or type(out) is Status else split_result(out)[1]
             except Exception as exc:  # noqa: BLE001
                 return plugin_error("Reserve", b.name, exc)
             if trace is not None:
@@ -110,7 +111,8 @@ class BindingPoints(TimedCalls):
     ) -> Status | None:
         for b in self.pre_bind_plugins:
             try:
-                status = split_result(await self._call(b, "PreBind", state, pod, node_name))[1]
+                out = await self._call(b, "PreBind", state, pod, node_name)
+                status = out if out is None or type(out) is Status else split_result(out)[1]
             except Exception as exc:  # noqa: BLE001
                 return plugin_error("PreBind", b.name, exc)
             if trace is not None:
@@ -125,7 +127,8 @@ class BindingPoints(TimedCalls):
         """The first Bind plugin that does not Skip decides; all skipping is an error."""
         for b in self.bind_plugins:
             try:
-                status = split_result(await self._call(b, "Bind", state, pod, node_name))[1]
+                out = await self._call(b, "Bind", state, pod, node_name)
+                status = out if out is None or type(out) is Status else split_result(out)[1]
             except Exception as exc:  # noqa: BLE001
                 return plugin_error("Bind", b.name, exc)
             if trace is not None:

@@ -355,7 +355,8 @@ class Framework(SchedulingPoints, BindingPoints):
         """:meth:`run_pre_enqueue` for profiles whose PreEnqueue plugins are all plain functions."""
         for b in self.pre_enqueue_plugins:
             try:
-                status = split_result(b.fn(pod))[1]
+                out = b.fn(pod)
+                status = out if out is None or type(out) is Status else split_result(out)[1]
             except Exception as exc:  # noqa: BLE001
                 return plugin_error("PreEnqueue", b.name, exc)
             if status is not None and not status.is_success():

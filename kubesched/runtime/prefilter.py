@@ -40,7 +40,13 @@ async def run_pre_filter_plugins(
                 out = b.fn(state, pod)
                 if type(out) not in PLAIN_RESULTS and inspect.isawaitable(out):
                     out = await out
-            r, status = pre_filter_parts(out)
+            # The usual shapes read inline (no call per plugin); the rest by the typed reader.
+            if out is None:
+                r = status = None
+            elif type(out) is tuple:
+                r, status = out
+            else:
+                r, status = pre_filter_parts(out)
         except Exception as exc:  # noqa: BLE001
             return None, plugin_error("PreFilter", b.name, exc), set()
         if trace is not None:

@@ -276,7 +276,7 @@ class SchedulingPoints(TimedCalls):
                     out = b.fn(state, pod, nodes)
                     if type(out) not in PLAIN_RESULTS and inspect.isawaitable(out):
                         out = await out
-                status = split_result(out)[1]
+                status = out if out is None or type(out) is Status else split_result(out)[1]
             except Exception as exc:  # noqa: BLE001
                 return plugin_error("PreScore", b.name, exc)
             if trace is not None:
