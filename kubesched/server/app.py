@@ -99,13 +99,19 @@ def scheduler_options(cfg: SchedulerConfig, opts: RunOptions) -> SchedulerOption
     return options
 
 
-async def run(cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None = None) -> int:
-    """Run until ``stop`` is set (or SIGTERM/SIGINT). Returns the process exit code."""
+async def run(
+    cfg: SchedulerConfig, opts: RunOptions, stop: asyncio.Event | None = None, *, signals: bool = True
+) -> int:
+    """Run until ``stop`` is set (or SIGTERM/SIGINT). Returns the process exit code.
+
+    ``signals=False`` leaves SIGTERM and SIGINT to the caller, which then stops the run through
+    ``stop`` (``sim serve``: its handlers stay in place across the scheduler's restarts, so a
+    signal that comes while one run ends and the next begins is not lost)."""
     cluster = opts.cluster if opts.cluster is not None else build_cluster(cfg, opts)
     stop = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in (signal.SIGTERM, signal.SIGINT) if signals else ():
         try:
             loop.add_signal_handler(sig, stop.set)
             installed.append(sig)

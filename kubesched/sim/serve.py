@@ -72,7 +72,8 @@ class SchedulerSupervisor:
             # The relay lives as long as this run of the scheduler.
             async with TaskSet("sim-serve scheduler", log) as tasks:
                 tasks.spawn(self._relay(inner), name="sim-serve scheduler relay")
-                code = await run(self.cfg, self.options, inner)
+                # sim serve's own signal handlers stop it (relayed to ``inner``).
+                code = await run(self.cfg, self.options, inner, signals=False)
             if self.stop.is_set() or not self._restart.is_set():
                 return int(code)
 

@@ -14,7 +14,8 @@ from pathlib import Path
 def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
     """A ``kubesched sim serve --insecure --port 0`` process started in ``cwd`` with ``args``;
     yields ``url`` (the API, as it printed it), ``web`` (the web view's link, read from the file
-    it writes beside the kubeconfig), ``kubeconfig`` and ``pid`` (the process's). SIGTERM at the end."""
+    it writes beside the kubeconfig), ``kubeconfig`` and ``pid`` (the process's). SIGTERM at the end; a process that is still running
+    10 s later is killed and, unless the body raised, reported as a RuntimeError."""
     cwd.mkdir(parents=True, exist_ok=True)
     kubeconfig = cwd / "kubeconfig"
     proc = subprocess.Popen(
@@ -54,5 +55,12 @@ def sim_serve_process(cwd: Path, *args: str) -> Iterator[dict[str, str]]:
         proc.send_signal(signal.SIGTERM)
         try:
             proc.wait(10)
+            hung = False
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+            hung = True
+    # Reached only when the body raised nothing: a server that ignores SIGTERM is a failure of
+    # its own (a user's Ctrl-C would hang too), not something to kill quietly.
+    if hung:
+        raise RuntimeError("sim serve did not stop within 10 s of SIGTERM (killed)")
