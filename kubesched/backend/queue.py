@@ -318,8 +318,8 @@ class SchedulingQueue(PodGroupQueueing):
 
     @staticmethod
     def _ungate(qpi: QueuedPodInfo) -> None:
-        qpi.gated = False
-        if isinstance(qpi, QueuedPodGroupInfo):
+        was, qpi.gated = qpi.gated, False
+        if was and isinstance(qpi, QueuedPodGroupInfo):  # an ungated group's members are ungated
             for m in qpi.members:
                 m.gated = False
 

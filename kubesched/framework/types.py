@@ -646,8 +646,11 @@ class QueuedPodGroupInfo(QueuedPodInfo):
         return -q.pod_info.priority, -q.attempts, q.timestamp
 
     def set_members(self, members: list[QueuedPodInfo]) -> None:
-        """The group's members now, sorted (``pod_info`` follows the first)."""
+        """The group's members now, sorted (``pod_info`` follows the first); each gated as the
+        group is."""
         self.members = sorted(members, key=self._order)
+        for q in self.members:
+            q.gated = self.gated
         self._by_uid = {q.pod_info.uid: q for q in self.members}
         self._lead()
 
@@ -664,9 +667,10 @@ class QueuedPodGroupInfo(QueuedPodInfo):
         return self._by_uid.get(uid)
 
     def add(self, qpi: QueuedPodInfo) -> None:
-        """One more member (or a member's newer entry): appended, the first kept in step; the
-        list is sorted again when the group is popped."""
+        """One more member (or a member's newer entry): appended, gated as the group is, the
+        first kept in step; the list is sorted again when the group is popped."""
         uid = qpi.pod_info.uid
+        qpi.gated = self.gated
         old = self._by_uid.get(uid)
         if old is not None:
             self.members.remove(old)
