@@ -62,3 +62,20 @@ def test_sim_serves_help_names_the_servers_in_flight_defaults() -> None:
     text = " ".join(done.stdout.split())
     assert f"default {DEFAULT_MAX_REQUESTS_INFLIGHT}," in text
     assert f"default {DEFAULT_MAX_MUTATING_REQUESTS_INFLIGHT}," in text
+
+
+def test_the_cel_library_is_loaded_by_the_first_expression_not_by_a_start() -> None:
+    """The scheduler, the API server and the DRA plugin start without the ``cel`` library (its
+    package brings its own command-line tool along); the first expression compiled loads it."""
+    code = (
+        "import sys\n"
+        "import kubesched.cli.main, kubesched.server.app, kubesched.sim.serve\n"
+        "import kubesched.plugins.dynamicresources\n"
+        "from kubesched.sim.apiserver.validation import structural\n"
+        "print('cel' in sys.modules)\n"
+        "from kubesched.plugins.dynamicresources.cel import compile_expression\n"
+        "compile_expression('device.driver == \"x\"')\n"
+        "print('cel' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["False", "True"]

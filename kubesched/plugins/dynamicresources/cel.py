@@ -32,10 +32,14 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, cast
 
-import cel
-
 from kubesched.framework.resources import parse_quantity
 from kubesched.objects import Obj
+
+#: Why ``cel`` is imported where an expression is first compiled or evaluated, not at the top:
+#: the library's package imports its command-line tool (prompt_toolkit, rich) on the way, 0.2 to
+#: 1 s of CPU at every start of ``simulate``, ``run`` or ``sim serve``, most of which never see a
+#: CEL expression. (A name to point at from the other importers.)
+LAZY_CEL = "cel"
 
 #: Upstream's bound on the list ``includes`` looks through (ResourceSliceMaxAttributeValuesPerDevice).
 MAX_ATTRIBUTE_VALUES = 48
@@ -151,6 +155,8 @@ def _includes(target: Any, value: Any) -> bool:
 
 
 def _context() -> Any:
+    import cel  # see LAZY_CEL
+
     ctx = cel.Context()
     ctx.add_function("quantity", _quantity)
     ctx.add_function("compareTo", _compare)
@@ -236,6 +242,8 @@ def with_empty_domains(expression: str) -> str:
 @functools.lru_cache(maxsize=256)
 def compile_expression(expression: str) -> Any:
     """The compiled program of ``expression``; raises :class:`CELError` if it does not compile."""
+    import cel  # see LAZY_CEL
+
     try:
         return cel.compile(with_empty_domains(expression))
     except Exception as exc:  # noqa: BLE001 - the binding raises its own parse errors

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import cel
-
 from kubesched.sim.apiserver.validation.meta import (
     Cause,
     forbidden_cause,
@@ -177,6 +175,8 @@ def _check_rules(rules: Any, where: str, causes: list[Cause]) -> None:
         for key, text in (("rule", expression), ("messageExpression", rule.get("messageExpression"))):
             if not isinstance(text, str) or not text.strip():
                 continue
+            import cel  # lazily: see kubesched.plugins.dynamicresources.cel.LAZY_CEL
+
             try:
                 cel.compile(text)
             except Exception as exc:  # noqa: BLE001 - the binding raises its own error types

@@ -27,8 +27,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import cel
-
 from kubesched.objects import Obj
 from kubesched.sim.apiserver.validation import patterns
 from kubesched.sim.apiserver.validation.celcost.runtime import Budget
@@ -461,6 +459,8 @@ def _one_rule(
     try:
         ctx = shared.get("ctx")
         if ctx is None:
+            import cel  # lazily: see kubesched.plugins.dynamicresources.cel.LAZY_CEL
+
             ctx = shared["ctx"] = cel.Context()
             ctx.add_variable("self", value)
         if uses_old and "old" not in shared:
@@ -526,6 +526,8 @@ _COMPILED: dict[str, Any] = {}
 def _compile(expression: str) -> Any:
     program = _COMPILED.get(expression)
     if program is None:
+        import cel  # lazily: see kubesched.plugins.dynamicresources.cel.LAZY_CEL
+
         program = cel.compile(expression)
         if len(_COMPILED) > 1024:
             _COMPILED.clear()
