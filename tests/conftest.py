@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ import pytest
 from kubernetes_asyncio import client as kube_client
 from kubernetes_asyncio import config as kube_config
 
+import kubesched
 from kubesched.cluster.store import Store
 from kubesched.sim.apiserver.server import APIServer
 
@@ -17,6 +19,17 @@ from kubesched.testing import pytest_plugin as kubesched_fixtures
 from kubesched.testing.running import Harness, Recorder, make_harness, profile, registry_with
 
 __all__ = ["Harness", "Recorder", "make_harness", "profile", "registry_with"]
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Byte-compile kubesched's own sources once, when Python is told not to write bytecode
+    (``PYTHONDONTWRITEBYTECODE``): the suite starts several hundred Python processes (``simulate``,
+    ``sim serve``, ``run``, kubectl's servers), and each would otherwise compile every module it
+    imports anew, about 0.2 s of CPU a start. Sources that did not change are skipped."""
+    if sys.dont_write_bytecode:
+        import compileall
+
+        compileall.compile_dir(Path(kubesched.__file__).parent, quiet=2)
 
 
 def pytest_configure(config: pytest.Config) -> None:
