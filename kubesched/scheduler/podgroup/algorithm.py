@@ -32,8 +32,10 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from kubesched.backend.pod_groups import PodGroupIndex
+from kubesched.framework.columns import NodeSubset
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
     Placement,
@@ -43,7 +45,7 @@ from kubesched.framework.podgroup import (
     ProposedAssignment,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
+from kubesched.framework.types import PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.errors import CycleError, FitError
@@ -138,10 +140,18 @@ class PodGroupAlgorithm:
         out.placements_tried = 1
         return out
 
-    def current_nodes(self, names: list[str]) -> list[NodeInfo]:
-        """The snapshot's nodes of ``names`` as they are now (tentative placements change them)."""
+    def current_nodes(self, names: list[str], rows_of: NodeSubset | None = None) -> NodeSubset:
+        """The snapshot's nodes of ``names`` as they are now (tentative placements change them);
+        ``rows_of``: the subset the same ``names`` gave before, whose rows it keeps."""
         found = self.snapshot.node_info_map
-        return [found[n] for n in names if n in found]
+        if rows_of is None or len(rows_of) != len(names):
+            rows_of = None
+        try:
+            if len(names) > 1:
+                return NodeSubset(itemgetter(*names)(found), rows_of)
+            return NodeSubset([found[n] for n in names], rows_of)
+        except KeyError:
+            return NodeSubset([found[n] for n in names if n in found])
 
     async def _run_placements(
         self,
@@ -266,6 +276,7 @@ class PodGroupAlgorithm:
             out.status = status
             return out
         names = placement.node_names() if restricted else None
+        nodes: NodeSubset | None = None
         pc = self.pod_cycle
         fw.set_snapshot(self.snapshot)
         for i, m in enumerate(members):
@@ -274,9 +285,8 @@ class PodGroupAlgorithm:
                 # events and lease renewals: give it back now and then, as between pods.
                 await asyncio.sleep(0)
             pi = m.qpi.pod_info
-            nodes = None
             if names is not None:
-                nodes = self.current_nodes(names)
+                nodes = self.current_nodes(names, nodes)
             state = CycleState()
             state.pod_group = group
             state.placement = placement
