@@ -17,7 +17,10 @@ room) is tried first and taken if the group fits there; otherwise each is evalua
 in turn; none feasible makes the group
 Unschedulable (``0/N placements are available, first placement status: ...``); several are
 ranked by PlacementScore (ties broken at random); the winner's members are assumed and
-reserved again.
+reserved again. A single placement where the group fits is kept as its evaluation left it (it
+would win unscored: undoing and redoing it changes nothing). Each member's cycle gets the
+placement's nodes as they are now, their rows in the snapshot's columns looked up once per
+evaluation; a placement of every node in the snapshot's order gets the snapshot's own list.
 
 Members are placed tentatively in the snapshot alone (as upstream's newest algorithm), never in
 the cache: the next member sees them, a revert takes them off again, and whatever a cycle leaves
@@ -45,7 +48,7 @@ from kubesched.framework.podgroup import (
     ProposedAssignment,
 )
 from kubesched.framework.status import Code, Status
-from kubesched.framework.types import PodInfo, QueuedPodInfo
+from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.errors import CycleError, FitError
@@ -153,6 +156,14 @@ class PodGroupAlgorithm:
         except KeyError:
             return NodeSubset([found[n] for n in names if n in found])
 
+    def _is_listed(self, placement: Placement) -> bool:
+        """Whether ``placement`` holds the snapshot's nodes, all of them, in its order."""
+        listed = self.snapshot.node_info_list
+        if len(placement.nodes) != len(listed):
+            return False
+        # The very NodeInfos (compared by identity), else the same names.
+        return placement.nodes == listed or placement.node_names() == self.snapshot.columns().names
+
     async def _run_placements(
         self,
         fw: Framework,
@@ -185,7 +196,9 @@ class PodGroupAlgorithm:
             started = time.perf_counter()
             out = await self._evaluate(fw, group, trial, placement, restricted=True)
             self.evaluated(fw, out.status, started)
-            if placement is nominated and out.status is None and out.placed():
+            if (placement is nominated or len(placements) == 1) and out.status is None and out.placed():
+                # Taken as it is: the nominated placement, or the one placement there is (which
+                # would win unscored). Undoing it to apply it again would change nothing.
                 out.placements_tried = out.feasible_placements = 1
                 return out
             await self.revert(fw, out.placed())
@@ -275,8 +288,11 @@ class PodGroupAlgorithm:
         if status is not None and not status.is_wait():
             out.status = status
             return out
-        names = placement.node_names() if restricted else None
-        nodes: NodeSubset | None = None
+        # A placement of every node in the snapshot's order (a group without a topology
+        # constraint) is handed the snapshot's own list, which it keeps current.
+        whole = self.snapshot.node_info_list if restricted and self._is_listed(placement) else None
+        names = placement.node_names() if restricted and whole is None else None
+        nodes: list[NodeInfo] | None = None
         pc = self.pod_cycle
         fw.set_snapshot(self.snapshot)
         for i, m in enumerate(members):
@@ -285,8 +301,12 @@ class PodGroupAlgorithm:
                 # events and lease renewals: give it back now and then, as between pods.
                 await asyncio.sleep(0)
             pi = m.qpi.pod_info
-            if names is not None:
-                nodes = self.current_nodes(names, nodes)
+            if whole is not None and self.snapshot.node_info_list is whole:
+                nodes = whole
+            elif restricted:
+                if names is None:  # the snapshot was listed anew meanwhile
+                    names = placement.node_names()
+                nodes = self.current_nodes(names, nodes if isinstance(nodes, NodeSubset) else None)
             state = CycleState()
             state.pod_group = group
             state.placement = placement
