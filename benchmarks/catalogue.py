@@ -126,8 +126,10 @@ def _pod_groups(name: str, description: str = "", **run: Any) -> Workload:
     """A pod-group workload of podgroups.yaml, described by its counts unless ``description``."""
     w = from_yaml(name, description, **run)
     test = name.split("/", 1)[0]
-    kind = "gangs" if "Gang" in test else "basic groups"
+    kind = "basic groups" if "Basic" in test else "gangs"
     parents = " under CompositePodGroups" if test.startswith("CPG") else ""
+    if test == "TopologyAwareScheduling":
+        parents = ", each in one rack (nodes in racks of 100)"
     w.description = w.description or (
         f"upstream {name}: {w.groups} {kind} of {w.measure_pods // max(w.groups, 1)} pods{parents}"
     )
