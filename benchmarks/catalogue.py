@@ -126,8 +126,10 @@ def _pod_groups(name: str, description: str = "", **run: Any) -> Workload:
     """A pod-group workload of podgroups.yaml, described by its counts unless ``description``."""
     w = from_yaml(name, description, **run)
     test = name.split("/", 1)[0]
-    kind = "gangs" if "Gang" in test else "basic groups"
+    kind = "basic groups" if "Basic" in test else "gangs"
     parents = " under CompositePodGroups" if test.startswith("CPG") else ""
+    if test == "TopologyAwareScheduling":
+        parents = ", each in one rack (nodes in racks of 100)"
     w.description = w.description or (
         f"upstream {name}: {w.groups} {kind} of {w.measure_pods // max(w.groups, 1)} pods{parents}"
     )
@@ -138,6 +140,8 @@ def _pod_groups(name: str, description: str = "", **run: Any) -> Workload:
 NOTES = {
     "GangScheduling/2000Nodes_500Gangs_1500Pods": "GangScheduling at 2000 nodes (no upstream case), meant for "
     "--backend http: 500 gangs of 3 pods",
+    "GangScheduling/5000Nodes_750Gangs_3000Pods": "GangScheduling in TopologyAwareScheduling's shape (no upstream "
+    "case): 750 gangs of 4 pods, no topology constraint, to price the one",
 }
 
 
@@ -158,6 +162,11 @@ POD_GROUP_WORKLOADS: dict[str, bool] = {
     "GangScheduling/5000Nodes_1000Gangs_3000Pods": False,
     "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup": True,
     "GangScheduling/2000Nodes_500Gangs_1500Pods": False,
+    "GangScheduling/5000Nodes_750Gangs_3000Pods": False,
+    "TopologyAwareScheduling/10Nodes_3Gangs": False,
+    "TopologyAwareScheduling/100Nodes_10Gangs": False,
+    "TopologyAwareScheduling/5000Nodes_750Gangs_3000Pods": False,
+    "TopologyAwareScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup": True,
     "BasicScheduling/10Nodes_3Groups": False,
     "BasicScheduling/100Nodes_10Groups": False,
     "BasicScheduling/5000Nodes_1000Groups_3000Pods": False,

@@ -45,7 +45,7 @@ from kubesched.bench.model import (
     Workload,
     has_labels,
 )
-from kubesched.bench.render import node_object, render_any
+from kubesched.bench.render import node_object, node_template, render_any
 from kubesched.bench.served import ServedCluster
 from kubesched.bench.templates import decode, is_templated, read_file, read_template, type_name
 from kubesched.cluster.base import Cluster, ClusterError, Conflict, NotFound
@@ -248,10 +248,10 @@ class OpRunner:
             await self._stop_window()
 
     def _create_nodes(self, op: CreateNodes) -> None:
-        template = read_template(op.template, "Node")
+        template = node_template(op)
         for i in range(op.count):
             self._in_time(i, "createNodes")
-            node = node_object(template, op, i, self._nodes)
+            node = node_object(template(i), op, i, self._nodes)
             self._nodes += 1
             self.store.create("Node", node)
             if op.allocatable is not None:

@@ -70,10 +70,20 @@ def node_object(template: Obj, op: CreateNodes, index: int, number: int) -> Obj:
     return node
 
 
+def node_template(op: CreateNodes) -> Callable[[int], Obj]:
+    """The template of ``op``'s node ``i``: the file read once, or, when it uses a
+    ``{{.Field}}`` (upstream's podgroup/tas node: ``rack-{{DivideInt .Index 100}}``), filled in
+    for each index (``{{.Index}}`` ``i``, ``{{.Count}}`` the op's count)."""
+    if is_templated(op.template):
+        return lambda i: read_template(op.template, "Node", {"Index": i, "Count": op.count})
+    once = read_template(op.template, "Node")
+    return lambda i: once
+
+
 def node_maker(op: CreateNodes) -> Callable[[int], Obj]:
     """Node ``i`` of ``op`` when it is the workload's only createNodes op: a fresh object each call."""
-    template = read_template(op.template, "Node")
-    return lambda i: node_object(template, op, i, i)
+    template = node_template(op)
+    return lambda i: node_object(template(i), op, i, i)
 
 
 def pod_maker(template: Path, count: int = 1, params: tuple[tuple[str, object], ...] = ()) -> Callable[[int], Obj]:

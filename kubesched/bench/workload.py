@@ -58,7 +58,8 @@ the workload's params, and so does any value written ``$name``):
 A pod template's text may use ``{{.Index}}`` (the pod's index in its createPods op),
 ``{{.Count}}`` and the op's ``templateParams``, and the integer functions of
 :mod:`kubesched.bench.templates` (``{{DivideInt .Index .podsPerGroup}}``), as upstream's pod
-templates do.
+templates do. A node template may use them too (``{{.Index}}`` the node's index in its
+createNodes op), as upstream's podgroup/tas node does for its zone and rack labels.
 
 A workload's ``threshold`` is a number, or as upstream's per-topic form a mapping of topic names
 to numbers (``threshold: {dra: 120}``): the topic of a file is its name without ``.yaml``

@@ -273,6 +273,29 @@ class NodeBatch(Sequence[NodeInfo]):
         return [names[r] for r in self.rows.tolist()]
 
 
+class NodeSubset(list[NodeInfo]):
+    """Some of the snapshot's nodes, as a list, that keeps their rows in the columns once they
+    have been looked up (:meth:`rows_in`): a pod group's placement hands the same nodes to each
+    of its members' cycles, whose Filter would otherwise look up every node's row again."""
+
+    __slots__ = ("_index", "_rows")
+
+    def __init__(self, nodes: Sequence[NodeInfo] = (), rows_of: NodeSubset | None = None) -> None:
+        """``nodes``; ``rows_of``: a subset of the same nodes in the same order, whose rows
+        (once known) this one takes over."""
+        super().__init__(nodes)
+        self._index: dict[str, int] | None = rows_of._index if rows_of is not None else None
+        self._rows: Array | None = rows_of._rows if rows_of is not None else None
+
+    def rows_in(self, columns: NodeColumns) -> Array:
+        """The rows of these nodes in ``columns``, looked up once per columns' name index."""
+        if self._index is not columns.index or self._rows is None:
+            index = columns.index
+            self._rows = np.fromiter((index[ni.name] for ni in self), dtype=np.intp, count=len(self))
+            self._index = index
+        return self._rows
+
+
 def columns_of(nodes: Sequence[NodeInfo]) -> NodeBatch | None:
     """``nodes`` as a batch over the snapshot's columns, when they are one; ``None`` for a plain
     list (a test, a preemption dry run on cloned nodes), which batch plugins must evaluate

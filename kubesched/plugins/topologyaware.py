@@ -37,6 +37,9 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import scheduled_pods
 
+#: What a node without the constraint's label gives for its domain (no label value is this).
+_ABSENT: Any = object()
+
 
 class DomainError(PluginError):
     """Why the placed members do not name one topology domain (turned into an Error status)."""
@@ -85,12 +88,14 @@ class TopologyPlacementGenerator:
                 return [], Status(Code.ERROR, f"cannot determine domain for already scheduled pods: {exc}")
         by_domain: dict[str, list[NodeInfo]] = {}
         for ni in parent.nodes:
-            labels = ni.labels
-            if key not in labels:
+            domain = ni.labels.get(key, _ABSENT)
+            if domain is _ABSENT or (required is not None and domain != required):
                 continue
-            domain = labels[key]
-            if required is None or domain == required:
-                by_domain.setdefault(domain, []).append(ni)
+            members = by_domain.get(domain)
+            if members is None:
+                by_domain[domain] = [ni]
+            else:
+                members.append(ni)
         return [Placement(domain, nodes) for domain, nodes in by_domain.items()], None
 
     def _domain_of(self, key: str, placed: list[PodInfo]) -> str:

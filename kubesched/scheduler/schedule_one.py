@@ -27,7 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.extender.client import ExtenderError
-from kubesched.framework.columns import NodeBatch
+from kubesched.framework.columns import NodeBatch, NodeSubset
 from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -524,7 +524,12 @@ class PodSchedulingCycle:
         n = len(nodes)
         cols = self.snapshot.columns()
         # Rows of the snapshot's columns, in the list's order (the snapshot's own list: the rows).
-        listed = None if nodes is self.snapshot.node_info_list else rows_of(nodes, cols.index)
+        if nodes is self.snapshot.node_info_list:
+            listed = None
+        elif isinstance(nodes, NodeSubset):
+            listed = nodes.rows_in(cols)
+        else:
+            listed = rows_of(nodes, cols.index)
         nominator = self.nominator
         nominated: set[int] = set()
         if nominator:

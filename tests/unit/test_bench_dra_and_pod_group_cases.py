@@ -27,7 +27,13 @@ DRA_CASES = [
     "SchedulingWithExtendedResource",
 ]
 STEADY_CASES = ["SteadyStateClusterResourceClaimTemplate", "SteadyStateClusterResourceClaimTemplateFirstAvailable"]
-POD_GROUP_CASES = ["GangScheduling", "BasicScheduling", "CPGBasicScheduling", "CPGGangScheduling"]
+POD_GROUP_CASES = [
+    "GangScheduling",
+    "BasicScheduling",
+    "TopologyAwareScheduling",
+    "CPGBasicScheduling",
+    "CPGGangScheduling",
+]
 
 
 def _smallest(case: str) -> Workload:
@@ -49,9 +55,10 @@ def test_the_cases_are_shipped_with_upstreams_labels_and_thresholds() -> None:
         assert {w.source for n, w in shipped.items() if n.startswith(case + "/")} == {"dra.yaml"}
     for case in POD_GROUP_CASES:
         sizes = {n: w for n, w in shipped.items() if n.startswith(case + "/")}
-        # GangScheduling also holds our 2000-node size (no upstream case), for benchmarks.run.
+        # GangScheduling also holds two sizes of ours (no upstream case), for benchmarks.run: 2000
+        # nodes, and TopologyAwareScheduling's 750 gangs of 4 without their rack.
         assert {w.source for w in sizes.values()} == {"podgroups.yaml"}
-        assert len(sizes) == (9 if case == "GangScheduling" else 8), case
+        assert len(sizes) == (10 if case == "GangScheduling" else 8), case
         assert sum("short" in w.labels for w in sizes.values()) == 1
         assert sum("performance" in w.labels for w in sizes.values()) == 6
         assert not any(w.threshold for w in sizes.values())
@@ -176,6 +183,18 @@ async def test_gang_members_are_made_per_group_and_each_group_is_placed() -> Non
         group = p["spec"]["schedulingGroup"]["podGroupName"]
         members[group] = members.get(group, 0) + 1
     assert members == {"gang-0": 3, "gang-1": 3, "gang-2": 3}  # DivideInt .Index .podsPerGroup
+
+
+async def test_topology_aware_gangs_are_placed_in_one_rack_of_the_templated_nodes() -> None:
+    """podgroup/tas: the node template's zone and rack come from each node's index."""
+    runner = await _run(_smallest("TopologyAwareScheduling"))
+    nodes, _ = runner.store.list("Node")
+    racks = {n["metadata"]["name"]: n["metadata"]["labels"]["topology.kubernetes.io/rack"] for n in nodes}
+    assert racks == {f"node-{i}": "rack-0" for i in range(10)}
+    groups, _ = runner.store.list("PodGroup", "tas-ns-0")
+    assert {g["spec"]["schedulingConstraints"]["topology"][0]["key"] for g in groups} == {"topology.kubernetes.io/rack"}
+    pods, _ = runner.store.list("Pod", "tas-ns-0")
+    assert len(pods) == 9 and all(racks[p["spec"]["nodeName"]] == "rack-0" for p in pods)
 
 
 async def test_composite_groups_hold_their_pod_groups() -> None:

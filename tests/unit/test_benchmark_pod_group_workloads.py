@@ -92,3 +92,31 @@ async def test_a_gang_that_cannot_fit_binds_none_while_a_basic_group_binds_what_
     )
     result = await run_memory(basic)
     assert (result.scheduled, result.unschedulable, result.group_cycles) == (2, 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("name", "nodes", "groups", "per_group"), [("TopologyAwareScheduling/100Nodes_10Gangs", 100, 10, 3)]
+)
+async def test_the_topology_aware_workload_places_each_gang_in_one_rack(
+    name: str, nodes: int, groups: int, per_group: int
+) -> None:
+    """Upstream's podgroup/tas: nodes in racks of 100, each gang constrained to one rack, under
+    TopologyAwareWorkloadScheduling; every gang is placed whole, by one group cycle."""
+    w = WORKLOADS[name]
+    assert (w.nodes, w.measure_pods, w.groups) == (nodes, groups * per_group, groups)
+    assert w.feature_gates == {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}
+    assert w.make_node is not None and w.pod_groups is not None
+    labels = [w.make_node(i)["metadata"]["labels"] for i in (0, 99, 100)]
+    assert [(n["topology.kubernetes.io/zone"], n["topology.kubernetes.io/rack"]) for n in labels] == [
+        ("zone-0", "rack-0"),
+        ("zone-0", "rack-0"),
+        ("zone-1", "rack-1"),
+    ]
+    pgs = w.pod_groups()[1:]
+    assert all(
+        o["spec"]["schedulingConstraints"] == {"topology": [{"key": "topology.kubernetes.io/rack"}]} for o in pgs
+    )
+    placements: dict[str, str] = {}
+    result = await run_memory(w, placements=placements)
+    assert (result.scheduled, result.unschedulable, result.group_cycles) == (w.measure_pods, 0, groups)
+    assert len(placements) == w.measure_pods

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kubesched.backend.cache import Cache, CacheError, Snapshot
+from kubesched.framework.columns import NodeColumns, NodeSubset
 from kubesched.framework.resources import DEFAULT_MEMORY_REQUEST, DEFAULT_MILLI_CPU_REQUEST
 from kubesched.testing import make_node, make_pod
 
@@ -168,3 +169,27 @@ def test_a_pod_placed_in_the_snapshot_alone_is_undone_by_the_next_update() -> No
     cache.update_snapshot(snap)
     assert [p.name for p in snap.get("n1").pods] == ["bound"]
     assert snap.get("n1").requested.milli_cpu == 1000 and int(snap.columns().req_cpu[0]) == 1000
+
+
+def test_a_node_subset_keeps_its_rows_while_the_columns_keep_their_names() -> None:
+    """A placement's nodes (NodeSubset) look their rows up once; a subset of the same nodes made
+    after a tentative placement takes them over; columns built anew are looked up again."""
+    from kubesched.framework.types import PodInfo
+
+    cache = Cache()
+    for name in ("n0", "n1", "n2"):
+        cache.add_node(make_node(name).capacity(cpu="4", pods="10").obj())
+    snap = Snapshot()
+    cache.update_snapshot(snap)
+    cols = snap.columns()
+    first = NodeSubset([snap.get("n2"), snap.get("n0")])
+    rows = first.rows_in(cols)
+    assert rows.tolist() == [cols.index["n2"], cols.index["n0"]]
+    assert first.rows_in(cols) is rows
+    snap.add_pod(PodInfo(make_pod("t").req(cpu="1").obj()).with_node("n2"))
+    second = NodeSubset([snap.get("n2"), snap.get("n0")], first)
+    assert second[0] is not first[0] and second.rows_in(cols) is rows
+    rebuilt = NodeColumns(snap.list())
+    again = second.rows_in(rebuilt)
+    assert again is not rows and again.tolist() == [rebuilt.index["n2"], rebuilt.index["n0"]]
+    assert NodeSubset(second).rows_in(cols) is not rows  # made without rows_of: looked up anew

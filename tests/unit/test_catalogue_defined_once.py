@@ -16,7 +16,7 @@ from benchmarks.backends.in_process import run_memory
 from benchmarks.catalogue import WORKLOADS, Workload, workload
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.model import Churn, CreateAny, CreateNodes, CreatePods
-from kubesched.bench.render import node_object, render_any
+from kubesched.bench.render import node_object, node_template, render_any
 from kubesched.bench.templates import is_templated, read_template
 from kubesched.bench.workload import SHIPPED_DIR, shipped_workloads
 
@@ -72,10 +72,9 @@ def test_a_workload_with_a_shipped_case_takes_everything_from_it(name: str) -> N
         assert c.floor is not None and (c.floor.pods_per_second, c.floor.upstream) == (y.threshold, name)
     # The first and last node, as kubesched bench makes them.
     (nodes,) = [op for op in y.ops if isinstance(op, CreateNodes)]
-    template = read_template(nodes.template, "Node")
     assert c.make_node is not None
     for i in (0, c.nodes - 1):
-        assert c.make_node(i) == node_object(template, nodes, i, i)
+        assert c.make_node(i) == node_object(node_template(nodes)(i), nodes, i, i)
     # Each pod is its op's template rendered for its index, named by the catalogue.
     pods = [op for op in y.ops if isinstance(op, CreatePods)]
     makers = [c.make_init_pod, c.make_pod] if c.init_pods else [c.make_pod]
@@ -114,7 +113,7 @@ def _shipped_shapes() -> dict[Any, str]:
             if isinstance(op, CreatePods):
                 shapes[repr(_shape(_yaml_pod(op, 0)))] = op.template.name
             elif isinstance(op, CreateNodes):
-                shapes[repr(_shape(node_object(read_template(op.template, "Node"), op, 0, 0)))] = op.template.name
+                shapes[repr(_shape(node_object(node_template(op)(0), op, 0, 0)))] = op.template.name
     for path in sorted((SHIPPED_DIR / "templates").glob("*.yaml")):
         if not is_templated(path):
             if re.search(r"^kind: Pod\s*$", path.read_text(), re.MULTILINE):

@@ -54,6 +54,22 @@ def _amounts(node: NodeInfo, kind: int, name: str) -> tuple[int, int]:
     return alloc.scalar.get(name, 0), node.requested.scalar.get(name, 0)
 
 
+def _totals(nodes: Sequence[NodeInfo], kind: int, name: str) -> tuple[int, int]:
+    """(allocatable, already requested) of one resource summed over ``nodes``, as
+    :func:`_amounts` reads each: cpu and memory summed attribute by attribute, the rest node by
+    node."""
+    if kind == KIND_CPU:
+        return sum([n.allocatable.milli_cpu for n in nodes]), sum([n.non_zero_requested.milli_cpu for n in nodes])
+    if kind == KIND_MEMORY:
+        return sum([n.allocatable.memory for n in nodes]), sum([n.non_zero_requested.memory for n in nodes])
+    total_alloc = total_used = 0
+    for node in nodes:
+        alloc, used = _amounts(node, kind, name)
+        total_alloc += alloc
+        total_used += used
+    return total_alloc, total_used
+
+
 def placement_score(
     resources: Sequence[ResourceSpec],
     assignments: PodGroupAssignments,
@@ -72,12 +88,9 @@ def placement_score(
     requested: list[int] = []
     allocatable: list[int] = []
     weights: list[int] = []
+    nodes = assignments.placement.nodes
     for kind, name, weight, group_request in compile_requests(resources, group):
-        total_alloc = total_used = 0
-        for node in assignments.placement.nodes:
-            alloc, used = _amounts(node, kind, name)
-            total_alloc += alloc
-            total_used += used
+        total_alloc, total_used = _totals(nodes, kind, name)
         if total_alloc == 0:
             continue
         requested.append(total_used + group_request)

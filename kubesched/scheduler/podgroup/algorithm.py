@@ -17,7 +17,10 @@ room) is tried first and taken if the group fits there; otherwise each is evalua
 in turn; none feasible makes the group
 Unschedulable (``0/N placements are available, first placement status: ...``); several are
 ranked by PlacementScore (ties broken at random); the winner's members are assumed and
-reserved again.
+reserved again. A single placement where the group fits is kept as its evaluation left it (it
+would win unscored: undoing and redoing it changes nothing). Each member's cycle gets the
+placement's nodes as they are now, their rows in the snapshot's columns looked up once per
+evaluation; a placement of every node in the snapshot's order gets the snapshot's own list.
 
 Members are placed tentatively in the snapshot alone (as upstream's newest algorithm), never in
 the cache: the next member sees them, a revert takes them off again, and whatever a cycle leaves
@@ -32,8 +35,10 @@ import logging
 import random
 import time
 from dataclasses import dataclass, field
+from operator import itemgetter
 
 from kubesched.backend.pod_groups import PodGroupIndex
+from kubesched.framework.columns import NodeSubset
 from kubesched.framework.interface import CycleState
 from kubesched.framework.podgroup import (
     Placement,
@@ -138,10 +143,26 @@ class PodGroupAlgorithm:
         out.placements_tried = 1
         return out
 
-    def current_nodes(self, names: list[str]) -> list[NodeInfo]:
-        """The snapshot's nodes of ``names`` as they are now (tentative placements change them)."""
+    def current_nodes(self, names: list[str], rows_of: NodeSubset | None = None) -> NodeSubset:
+        """The snapshot's nodes of ``names`` as they are now (tentative placements change them);
+        ``rows_of``: the subset the same ``names`` gave before, whose rows it keeps."""
         found = self.snapshot.node_info_map
-        return [found[n] for n in names if n in found]
+        if rows_of is None or len(rows_of) != len(names):
+            rows_of = None
+        try:
+            if len(names) > 1:
+                return NodeSubset(itemgetter(*names)(found), rows_of)
+            return NodeSubset([found[n] for n in names], rows_of)
+        except KeyError:
+            return NodeSubset([found[n] for n in names if n in found])
+
+    def _is_listed(self, placement: Placement) -> bool:
+        """Whether ``placement`` holds the snapshot's nodes, all of them, in its order."""
+        listed = self.snapshot.node_info_list
+        if len(placement.nodes) != len(listed):
+            return False
+        # The very NodeInfos (compared by identity), else the same names.
+        return placement.nodes == listed or placement.node_names() == self.snapshot.columns().names
 
     async def _run_placements(
         self,
@@ -175,7 +196,9 @@ class PodGroupAlgorithm:
             started = time.perf_counter()
             out = await self._evaluate(fw, group, trial, placement, restricted=True)
             self.evaluated(fw, out.status, started)
-            if placement is nominated and out.status is None and out.placed():
+            if (placement is nominated or len(placements) == 1) and out.status is None and out.placed():
+                # Taken as it is: the nominated placement, or the one placement there is (which
+                # would win unscored). Undoing it to apply it again would change nothing.
                 out.placements_tried = out.feasible_placements = 1
                 return out
             await self.revert(fw, out.placed())
@@ -265,7 +288,11 @@ class PodGroupAlgorithm:
         if status is not None and not status.is_wait():
             out.status = status
             return out
-        names = placement.node_names() if restricted else None
+        # A placement of every node in the snapshot's order (a group without a topology
+        # constraint) is handed the snapshot's own list, which it keeps current.
+        whole = self.snapshot.node_info_list if restricted and self._is_listed(placement) else None
+        names = placement.node_names() if restricted and whole is None else None
+        nodes: list[NodeInfo] | None = None
         pc = self.pod_cycle
         fw.set_snapshot(self.snapshot)
         for i, m in enumerate(members):
@@ -274,9 +301,12 @@ class PodGroupAlgorithm:
                 # events and lease renewals: give it back now and then, as between pods.
                 await asyncio.sleep(0)
             pi = m.qpi.pod_info
-            nodes = None
-            if names is not None:
-                nodes = self.current_nodes(names)
+            if whole is not None and self.snapshot.node_info_list is whole:
+                nodes = whole
+            elif restricted:
+                if names is None:  # the snapshot was listed anew meanwhile
+                    names = placement.node_names()
+                nodes = self.current_nodes(names, nodes if isinstance(nodes, NodeSubset) else None)
             state = CycleState()
             state.pod_group = group
             state.placement = placement

@@ -229,3 +229,55 @@ async def test_each_placement_evaluated_is_counted_and_timed(
         "scheduler_generated_placements_total", {"profile": "default-scheduler"}
     )
     assert generated == 2
+
+
+class ReserveCounter:
+    """Counts Reserve and Unreserve per pod."""
+
+    name = "ReserveCounter"
+    calls: list[tuple[str, str]] = []
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def reserve(self, state: Any, pod: Any, node_name: str) -> None:
+        type(self).calls.append(("reserve", pod.name))
+
+    def unreserve(self, state: Any, pod: Any, node_name: str) -> None:
+        type(self).calls.append(("unreserve", pod.name))
+
+
+@pytest.mark.parametrize(
+    ("zones", "expected"),
+    [
+        # One zone, one placement: kept as its evaluation left it.
+        (("a",), [("reserve", "w0"), ("reserve", "w1")]),
+        # Two zones: each evaluated and undone, the winner reserved again.
+        (("a", "b"), [("reserve", "w0"), ("reserve", "w1"), ("unreserve", "w1"), ("unreserve", "w0")] * 2),
+    ],
+    ids=["one-placement", "two-placements"],
+)
+async def test_the_one_placement_there_is_is_not_undone_and_applied_again(
+    zones: tuple[str, ...], expected: list[tuple[str, str]]
+) -> None:
+    ReserveCounter.calls = []
+    reg = registry()
+    reg.register(ReserveCounter)
+    prof = profile(
+        preEnqueue=["GangScheduling"],
+        preFilter=["NodeResourcesFit"],
+        filter=["NodeResourcesFit"],
+        reserve=["ReserveCounter"],
+        placementGenerate=["TopologyPlacementGenerator"],
+        placementFeasible=["GangScheduling"],
+        placementScore=[("PodGroupPodsCount", 1)],
+    )
+    nodes = [zone_node(f"{z}0", z, "4") for z in zones]
+    pods = [member(f"w{i}", "train") for i in range(2)]
+    options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
+    h = await make_harness([prof], registry=reg, options=options, objs=[*nodes, zoned_group("train", 2), *pods])
+    assert await h.run_all() == 1
+    placed = {zone_of(h, "w0"), zone_of(h, "w1")}
+    assert len(placed) == 1 and placed <= set(zones)
+    winner_reserved_again = [("reserve", "w0"), ("reserve", "w1")] if len(zones) > 1 else []
+    assert ReserveCounter.calls == expected + winner_reserved_again
