@@ -131,6 +131,31 @@ class _Rows:
         self.fit = np.zeros((n, t), np.int64)
         #: frag_terms of the node as it is.
         self.before = np.zeros((n, t), np.int64)
+        #: Scores kept per kind of pod (GPU count, milli-GPU, CPU).
+        self._kept: dict[tuple[int, int, int], _Kept] = {}
+
+    def kept(self, count: int, milli: int, cpu: int) -> _Kept:
+        key = (count, milli, cpu)
+        kept = self._kept.get(key)
+        if kept is None:
+            if len(self._kept) >= MAX_KEPT_KINDS:
+                self._kept.clear()
+            kept = self._kept[key] = _Kept(len(self.generation))
+        return kept
+
+
+#: Kinds of pods whose scores :class:`_Rows` keeps at once (beyond, it starts again).
+MAX_KEPT_KINDS = 1024
+
+
+class _Kept:
+    """FGD's score of every row for one kind of pod, and the node generation it was computed at."""
+
+    __slots__ = ("generation", "scores")
+
+    def __init__(self, n: int) -> None:
+        self.generation = np.full(n, -1, np.int64)
+        self.scores = np.zeros(n, np.int64)
 
 
 class FGD:
@@ -186,6 +211,17 @@ class FGD:
                 return None  # score() reports the error
         fr = self._refresh(table, rows)
         cpu = pod_cpu(pod)
+        # A node's score for a kind of pod changes only with the node: scores are kept per kind
+        # and recomputed for the rows whose node changed since.
+        kept = fr.kept(ask.count, ask.milli, cpu)
+        stale = rows[kept.generation[rows] != table.generation[rows]]
+        if len(stale):
+            kept.scores[stale] = self._rows_scores(table, fr, stale, ask, cpu)
+            kept.generation[stale] = table.generation[stale]
+        return kept.scores[rows]
+
+    def _rows_scores(self, table: GpuTable, fr: _Rows, rows: Array, ask: GpuAsk, cpu: int) -> Array:
+        """The score of each node row for a pod of ``ask`` taking ``cpu``."""
         if ask.wants_gpu and ask.shared:
             # One candidate per distinct amount of room that fits: GPUs with equal room leave
             # the node equally fragmented.
