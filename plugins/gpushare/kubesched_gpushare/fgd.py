@@ -99,12 +99,17 @@ def fgd_choice(node: NodeGpus, ask: GpuAsk, cpu: int, tp: TypicalPodTable) -> tu
     before = frag_terms(node.cpu_left, node.left, node.model, tp)
     if ask.wants_gpu and ask.shared:
         best: tuple[int, tuple[int, ...] | None] = (0, None)
+        # GPUs with equal room leave the node equally fragmented: one score per amount of room.
+        seen: dict[int, int] = {}
         for i, x in enumerate(node.left):
             if x < ask.milli:
                 continue
-            left = list(node.left)
-            left[i] -= ask.milli
-            s = sigmoid_score(_delta(before, frag_terms(node.cpu_left - cpu, left, node.model, tp), tp.shares))
+            s = seen.get(x)
+            if s is None:
+                left = list(node.left)
+                left[i] -= ask.milli
+                after = frag_terms(node.cpu_left - cpu, left, node.model, tp)
+                s = seen[x] = sigmoid_score(_delta(before, after, tp.shares))
             if best[1] is None or s > best[0]:
                 best = (s, (i,))
         return best
