@@ -67,13 +67,17 @@ def frag_terms(cpu_left: int, left: Sequence[int], model: str, tp: TypicalPodTab
     """Per typical pod, the node's idle milli-GPU it could not use (see the module docstring)."""
     total = sum(left)
     out = []
-    access = tp.access(model)
-    for t in range(len(tp)):
-        m = tp.milli_list[t]
-        if access[t] and cpu_left >= tp.cpu_list[t] and sum(1 for x in left if x >= m) >= tp.count_list[t]:
-            out.append(sum(x for x in left if x < m))
-        else:
-            out.append(total)
+    # Typical pods asking the same milli-GPU see the same GPUs fit and the same idle ones too small.
+    seen: dict[int, tuple[int, int]] = {}
+    for ok, cpu, m, count in zip(tp.access_list(model), tp.cpu_list, tp.milli_list, tp.count_list):
+        if ok and cpu_left >= cpu:
+            fit_small = seen.get(m)
+            if fit_small is None:
+                fit_small = seen[m] = (sum(1 for x in left if x >= m), sum(x for x in left if x < m))
+            if fit_small[0] >= count:
+                out.append(fit_small[1])
+                continue
+        out.append(total)
     return out
 
 
