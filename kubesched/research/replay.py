@@ -9,6 +9,7 @@ every one (:mod:`.metrics`) and the samples put on the paper's grid (:mod:`.grid
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 import time
 from collections import Counter
@@ -23,7 +24,7 @@ from kubesched.research.errors import ReplayError
 from kubesched.research.grid import curve
 from kubesched.research.metrics import ClusterGauge, Samples
 from kubesched.research.protocol import arrival_events, churn_events, inflated, shuffled
-from kubesched.research.trace import MILLI, read_nodes, read_pods
+from kubesched.research.trace import MILLI, TracePod, read_nodes, read_pods
 from kubesched.sim.run.simulate import SimulationSettings
 from kubesched.sim.run.stepping import SteppedSimulation
 
@@ -58,6 +59,26 @@ class ReplayResult:
         return {"curve": self.curve, "summary": self.summary}
 
 
+#: The typical pods of the workloads replayed in this process, by the pod list's bytes: a sweep's
+#: worker replays the same workload under every configuration and seed.
+_TYPICAL: dict[bytes, list[Any]] = {}
+_TYPICAL_KEPT = 8
+
+
+def _typical_pods(path: Path, pods: list[TracePod]) -> list[Any]:
+    """The workload's typical pods, built once per pod list in a process (they are immutable)."""
+    try:
+        key = hashlib.sha256(path.read_bytes()).digest()
+    except OSError:
+        return gpushare.typical_pods(pods)
+    typical = _TYPICAL.get(key)
+    if typical is None:
+        if len(_TYPICAL) >= _TYPICAL_KEPT:
+            _TYPICAL.clear()
+        typical = _TYPICAL[key] = gpushare.typical_pods(pods)
+    return list(typical)
+
+
 def _pct(part: float, whole: float) -> float | None:
     return round(100.0 * part / whole, 2) if whole else None
 
@@ -70,7 +91,7 @@ async def replay(options: ReplayOptions, progress: Callable[[int, int], None] | 
     nodes = read_nodes(options.nodes, gpu_only=not options.all_nodes)
     pods = read_pods(options.pods, churn=options.churn)
     # Typical pods come from the workload as given, before inflation, as in the artifact.
-    typical = gpushare.typical_pods(pods)
+    typical = _typical_pods(options.pods, pods)
     cfg, changed = experiment_config(options.config, typical, options.seed)
     profile = cfg.profiles[0].scheduler_name
     for p in pods:

@@ -108,15 +108,13 @@ class BatchFilterResult:
             if statuses is None or len(statuses) != len(where):
                 continue
             # Bulk forms share one Status among nodes rejected alike: judge each one once.
-            verdicts: dict[int, Status | None] = {}
-            for pos, status in zip(where.tolist(), statuses, strict=True):
-                if status is None:
-                    continue
-                key = id(status)
-                if key not in verdicts:
-                    # A node the bulk form lets through is left to the per-node form (the contract).
-                    verdicts[key] = None if status.code is Code.SUCCESS else filter_verdict(name, status)
-                verdict = verdicts[key]
+            verdicts: dict[int, Status | None] = {
+                key: None if status.code is Code.SUCCESS else filter_verdict(name, status)
+                for key, status in {id(status): status for status in statuses if status is not None}.items()
+            }
+            # A node the bulk form lets through is left to the per-node form (the contract).
+            for pos, key in zip(where.tolist(), map(id, statuses), strict=True):
+                verdict = verdicts.get(key)
                 if verdict is not None:
                     known[pos] = verdict
 

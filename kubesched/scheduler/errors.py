@@ -3,6 +3,7 @@ scheduling cycle early."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from kubesched.framework.status import Status
@@ -35,10 +36,14 @@ class FitError(Exception):
         if d.pre_filter_msg:
             msg += f" {d.pre_filter_msg}."
         else:
+            # Nodes rejected alike mostly share one Status: count each Status once, then its reasons.
+            statuses = d.node_to_status.values()
+            nodes = Counter(map(id, statuses))
+            distinct = {id(status): status for status in statuses}
             histogram: dict[str, int] = {}
-            for status in d.node_to_status.values():
-                for reason in status.reasons:
-                    histogram[reason] = histogram.get(reason, 0) + 1
+            for key, n in nodes.items():
+                for reason in distinct[key].reasons:
+                    histogram[reason] = histogram.get(reason, 0) + n
             if histogram:
                 msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in histogram.items())) + "."
         if d.post_filter_msg:

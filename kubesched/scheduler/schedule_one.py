@@ -592,12 +592,14 @@ class PodSchedulingCycle:
             statuses = diagnosis.node_to_status
             plugins = diagnosis.unschedulable_plugins
             for res, failed in rejected:
-                for name, status in res.rejected(failed.tolist()):
+                named = res.rejected(failed.tolist())
+                # Nodes rejected alike share one Status: each is judged once.
+                for status in {id(status): status for _, status in named}.values():
                     if status.code is Code.ERROR:
                         raise CycleError(status)
-                    statuses[name] = status
                     if status.plugin:
                         plugins.add(status.plugin)
+                statuses.update(named)
         rows = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else np.empty(0, np.intp)
         return NodeBatch(cols, rows.astype(np.intp, copy=False))
 

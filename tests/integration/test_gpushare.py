@@ -218,6 +218,32 @@ def test_batch_filter_agrees_with_the_per_node_filter(seed: int) -> None:
         assert {(name, True), (name, False)} <= seen, name
 
 
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_batch_filter_statuses_are_the_per_node_statuses(seed: int) -> None:
+    infos = _random_cluster(random.Random(seed), 40)
+    fw = framework_for(gs.GpuShare, nodes=infos)
+    plugin = fw.plugins["GpuShare"]
+    reasons: set[str] = set()
+    for builder in ASKS:
+        pod = PodInfo(builder.obj())
+        state = CycleState()
+        plugin.pre_filter(state, pod)
+        bulk = plugin.filter_statuses(state, pod, batch_of(infos))
+        per_node = [plugin.filter(state, pod, ni) for ni in infos]
+        assert [None if s is None else (s.code, s.reasons) for s in bulk] == [
+            None if s is None else (s.code, s.reasons) for s in per_node
+        ], pod.name
+        reasons.update(r for s in per_node if s is not None for r in s.reasons)
+    # Every reason the filter gives came up, so each was compared.
+    assert reasons == {
+        gs.gpushare.NO_GPU,
+        gs.gpushare.MODEL_MISMATCH,
+        gs.gpushare.TOO_FEW_GPUS,
+        gs.gpushare.NO_GPU_ROOM,
+        gs.gpushare.NO_FREE_GPUS,
+    }
+
+
 # --- Reserve / Unreserve ---------------------------------------------------------------------------
 
 # left per GPU [1000, 300, 600, 300]

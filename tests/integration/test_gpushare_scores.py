@@ -6,10 +6,12 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import numpy as np
 import pytest
 from gpushare_builders import batch_of, gpu_node, gpu_pod, gs, typical
 from test_gpushare import _random_cluster
 
+from kubesched.framework.columns import NodeBatch, NodeColumns
 from kubesched.framework.interface import CycleState, NodeScore
 from kubesched.framework.types import PodInfo
 from kubesched.testing import as_node_infos, framework_for, make_pod, score_nodes
@@ -388,3 +390,27 @@ def test_fgd_args_are_checked(args: dict[str, Any], message: str) -> None:
 def test_weights_are_scaled_to_shares() -> None:
     args = gs.FGDArgs.model_validate({"typicalPods": [{"cpu": "1", "weight": 3}, {"cpu": "2", "weight": 1}]})
     assert args.table.shares == [0.75, 0.25]
+
+
+def test_fgd_batch_scores_kept_per_kind_of_pod_follow_the_nodes_that_change() -> None:
+    infos = _random_cluster(random.Random(5), 30)
+    fw = framework_for(gs.FGD, SCORERS[0][1], nodes=infos)
+    p = fw.plugins["FGD"]
+    cols = NodeColumns(infos)
+    batch = NodeBatch(cols, np.arange(len(infos)))
+    pod = PodInfo(gpu_pod("s", 300).obj())
+    state = CycleState()
+    first = [int(x) for x in p.score_nodes(state, pod, batch)]
+    assert first == [p.score(state, pod, ni) for ni in infos]
+    # A pod of the same kind lands on every other node with room; the kept scores must follow.
+    changed = 0
+    for i, ni in enumerate(infos[::2]):
+        room = [g for g, x in enumerate(p.ledger.node(ni).left) if x >= 300]
+        if room:
+            ni.add_pod(PodInfo(gpu_pod(f"x{i}", 300, index=str(room[0]), node=ni.name, cpu="1").obj()))
+            cols.set_row(2 * i, ni)
+            changed += 1
+    second = [int(x) for x in p.score_nodes(state, pod, batch)]
+    assert changed >= 3
+    assert second == [p.score(state, pod, ni) for ni in infos]
+    assert second != first

@@ -67,13 +67,17 @@ def frag_terms(cpu_left: int, left: Sequence[int], model: str, tp: TypicalPodTab
     """Per typical pod, the node's idle milli-GPU it could not use (see the module docstring)."""
     total = sum(left)
     out = []
-    access = tp.access(model)
-    for t in range(len(tp)):
-        m = tp.milli_list[t]
-        if access[t] and cpu_left >= tp.cpu_list[t] and sum(1 for x in left if x >= m) >= tp.count_list[t]:
-            out.append(sum(x for x in left if x < m))
-        else:
-            out.append(total)
+    # Typical pods asking the same milli-GPU see the same GPUs fit and the same idle ones too small.
+    seen: dict[int, tuple[int, int]] = {}
+    for ok, cpu, m, count in zip(tp.access_list(model), tp.cpu_list, tp.milli_list, tp.count_list):
+        if ok and cpu_left >= cpu:
+            fit_small = seen.get(m)
+            if fit_small is None:
+                fit_small = seen[m] = (sum(1 for x in left if x >= m), sum(x for x in left if x < m))
+            if fit_small[0] >= count:
+                out.append(fit_small[1])
+                continue
+        out.append(total)
     return out
 
 
@@ -99,12 +103,17 @@ def fgd_choice(node: NodeGpus, ask: GpuAsk, cpu: int, tp: TypicalPodTable) -> tu
     before = frag_terms(node.cpu_left, node.left, node.model, tp)
     if ask.wants_gpu and ask.shared:
         best: tuple[int, tuple[int, ...] | None] = (0, None)
+        # GPUs with equal room leave the node equally fragmented: one score per amount of room.
+        seen: dict[int, int] = {}
         for i, x in enumerate(node.left):
             if x < ask.milli:
                 continue
-            left = list(node.left)
-            left[i] -= ask.milli
-            s = sigmoid_score(_delta(before, frag_terms(node.cpu_left - cpu, left, node.model, tp), tp.shares))
+            s = seen.get(x)
+            if s is None:
+                left = list(node.left)
+                left[i] -= ask.milli
+                after = frag_terms(node.cpu_left - cpu, left, node.model, tp)
+                s = seen[x] = sigmoid_score(_delta(before, after, tp.shares))
             if best[1] is None or s > best[0]:
                 best = (s, (i,))
         return best
@@ -131,6 +140,31 @@ class _Rows:
         self.fit = np.zeros((n, t), np.int64)
         #: frag_terms of the node as it is.
         self.before = np.zeros((n, t), np.int64)
+        #: Scores kept per kind of pod (GPU count, milli-GPU, CPU).
+        self._kept: dict[tuple[int, int, int], _Kept] = {}
+
+    def kept(self, count: int, milli: int, cpu: int) -> _Kept:
+        key = (count, milli, cpu)
+        kept = self._kept.get(key)
+        if kept is None:
+            if len(self._kept) >= MAX_KEPT_KINDS:
+                self._kept.clear()
+            kept = self._kept[key] = _Kept(len(self.generation))
+        return kept
+
+
+#: Kinds of pods whose scores :class:`_Rows` keeps at once (beyond, it starts again).
+MAX_KEPT_KINDS = 1024
+
+
+class _Kept:
+    """FGD's score of every row for one kind of pod, and the node generation it was computed at."""
+
+    __slots__ = ("generation", "scores")
+
+    def __init__(self, n: int) -> None:
+        self.generation = np.full(n, -1, np.int64)
+        self.scores = np.zeros(n, np.int64)
 
 
 class FGD:
@@ -186,6 +220,17 @@ class FGD:
                 return None  # score() reports the error
         fr = self._refresh(table, rows)
         cpu = pod_cpu(pod)
+        # A node's score for a kind of pod changes only with the node: scores are kept per kind
+        # and recomputed for the rows whose node changed since.
+        kept = fr.kept(ask.count, ask.milli, cpu)
+        stale = rows[kept.generation[rows] != table.generation[rows]]
+        if len(stale):
+            kept.scores[stale] = self._rows_scores(table, fr, stale, ask, cpu)
+            kept.generation[stale] = table.generation[stale]
+        return kept.scores[rows]
+
+    def _rows_scores(self, table: GpuTable, fr: _Rows, rows: Array, ask: GpuAsk, cpu: int) -> Array:
+        """The score of each node row for a pod of ``ask`` taking ``cpu``."""
         if ask.wants_gpu and ask.shared:
             # One candidate per distinct amount of room that fits: GPUs with equal room leave
             # the node equally fragmented.

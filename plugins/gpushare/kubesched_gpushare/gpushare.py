@@ -147,6 +147,34 @@ class GpuShare:
             ok &= table.fully_free[rows] >= ask.count
         return ok
 
+    def filter_statuses(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
+        """:meth:`filter`'s Status for every node of a batch, from the GPU columns (a pod that fits
+        nowhere needs one per node); nodes rejected alike share one Status."""
+        batch = columns_of(nodes)
+        if batch is None:
+            return None
+        ask = ask_of(state, pod)
+        out: list[Status | None] = [None] * len(batch)
+        if not ask.wants_gpu:
+            return out
+        table = self.ledger.table(batch.columns)
+        rows = batch.rows
+        table.refresh(rows)
+        count = table.count[rows]
+        accepted = np.ones(len(rows), bool)
+        if ask.models is not None:
+            accepted = np.array([ask.accepts(m) for m in self.ledger.models], bool)[table.model[rows]]
+        if ask.shared:
+            room = (table.left[rows] >= ask.milli).any(axis=1)
+            last = Status.unschedulable(NO_GPU_ROOM)
+        else:
+            room = table.fully_free[rows] >= ask.count
+            last = Status.unschedulable(NO_FREE_GPUS)
+        # The checks of check_node, in its order: the first that fails is the node's Status.
+        verdict = np.select([count == 0, ~accepted, count < ask.count, ~room], [1, 2, 3, 4], default=0).tolist()
+        statuses: list[Status | None] = [None, _NO_GPU, _MODEL, _TOO_FEW, last]
+        return [statuses[v] for v in verdict]
+
     # --- Reserve / Unreserve ---------------------------------------------------------------------
     def choose(self, node: NodeGpus, ask: GpuAsk, cpu: int) -> tuple[int, ...] | None:
         """The GPUs this plugin's policy gives ``ask`` on ``node`` (None: it does not fit)."""

@@ -17,13 +17,25 @@ any difference in order (``kubesched replay`` sets this up by itself).
 from __future__ import annotations
 
 import hashlib
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from kubesched import MAX_NODE_SCORE, MIN_NODE_SCORE, CycleState, Handle, NodeInfo, PodInfo, Status
+from kubesched import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    CycleState,
+    Handle,
+    NodeBatch,
+    NodeColumns,
+    NodeInfo,
+    PodInfo,
+    Status,
+    columns_of,
+)
 
 #: Places one score distinguishes (0..100).
 BASE = MAX_NODE_SCORE + 1
@@ -31,6 +43,8 @@ BASE = MAX_NODE_SCORE + 1
 COARSE_WEIGHT = BASE
 FINE_WEIGHT = 1
 POLICY_FACTOR = COARSE_WEIGHT * MAX_NODE_SCORE + FINE_WEIGHT * MAX_NODE_SCORE + 1
+
+Array = np.ndarray
 
 
 class NodeOrderArgs(BaseModel):
@@ -51,6 +65,7 @@ class NodeOrder:
     def __init__(self, args: NodeOrderArgs | None, handle: Handle) -> None:
         self.seed = (args or NodeOrderArgs()).seed
         self._keys: dict[str, int] = {}
+        self._by_columns: weakref.WeakKeyDictionary[NodeColumns, Array] = weakref.WeakKeyDictionary()
 
     def key(self, node_name: str) -> int:
         key = self._keys.get(node_name)
@@ -59,46 +74,89 @@ class NodeOrder:
             key = self._keys[node_name] = int.from_bytes(digest, "big") >> 1
         return key
 
+    def _column_keys(self, columns: NodeColumns) -> Array:
+        """The key of every row of ``columns`` (a snapshot's nodes: their names never change)."""
+        keys = self._by_columns.get(columns)
+        if keys is None:
+            keys = self._by_columns[columns] = np.fromiter((self.key(n) for n in columns.names), np.int64, columns.n)
+        return keys
+
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
-        names = list(nodes.names()) if hasattr(nodes, "names") else [n.name for n in nodes]
         # NodeOrder and NodeOrderFine of one seed share the ranks of a cycle.
         state_key = f"NodeOrder/{self.seed}"
-        held = state.get(state_key)
-        if held is not None and held[0] == names:
+        held: _Ranks | None = state.get(state_key)
+        batch = columns_of(nodes)
+        if held is not None and held.same(nodes, batch):
             return None
-        keys = np.fromiter((self.key(n) for n in names), np.int64, len(names))
-        ranks = np.empty(len(names), np.int64)
-        ranks[np.argsort(keys, kind="stable")] = np.arange(len(names))
-        # [names, their ranks, a name -> rank map made only when a per-node score asks]
-        state.write(state_key, [names, ranks, None])
+        if batch is not None:
+            keys = self._column_keys(batch.columns)[batch.rows]
+            ranked = _Ranks(None, batch)
+        else:
+            names = [n.name for n in nodes]
+            keys = np.fromiter((self.key(n) for n in names), np.int64, len(names))
+            ranked = _Ranks(names, None)
+        ranked.ranks = np.empty(len(keys), np.int64)
+        ranked.ranks[np.argsort(keys, kind="stable")] = np.arange(len(keys))
+        state.write(state_key, ranked)
         return None
-
-    def _ranks(self, state: CycleState) -> Any:
-        held = state.get(f"NodeOrder/{self.seed}")
-        if held is not None and held[2] is None:
-            held[2] = dict(zip(held[0], held[1].tolist()))
-        return held
 
     def _digits(self, ranks: Any) -> Any:
         return MAX_NODE_SCORE - np.minimum(ranks // BASE, MAX_NODE_SCORE)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
-        held = self._ranks(state)
-        if held is None or node.name not in held[2]:
+        held: _Ranks | None = state.get(f"NodeOrder/{self.seed}")
+        rank = held.rank_of().get(node.name) if held is not None else None
+        if rank is None:
             return MIN_NODE_SCORE, Status.as_error(f"reading 'NodeOrder/{self.seed}' from cycleState: not found")
-        return int(self._digits(np.int64(held[2][node.name])))
+        return int(self._digits(np.int64(rank)))
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
-        held = state.get(f"NodeOrder/{self.seed}")
+        held: _Ranks | None = state.get(f"NodeOrder/{self.seed}")
         if held is None:
             return None
-        names = list(nodes.names()) if hasattr(nodes, "names") else [n.name for n in nodes]
-        if names == held[0]:
-            return self._digits(held[1])
-        ranks = self._ranks(state)[2]
+        if held.same(nodes, columns_of(nodes)):
+            return self._digits(held.ranks)
+        ranks = held.rank_of()
+        names = _names(nodes)
         if any(n not in ranks for n in names):
             return None
         return self._digits(np.array([ranks[n] for n in names], np.int64))
+
+
+class _Ranks:
+    """The ranks of one cycle's feasible nodes, in their order; their names are listed only
+    when a per-node score or a different list of nodes asks."""
+
+    __slots__ = ("_names", "batch", "ranks", "_by_name")
+
+    def __init__(self, names: list[str] | None, batch: NodeBatch | None) -> None:
+        self._names = names
+        self.batch = batch
+        self.ranks: Array = np.empty(0, np.int64)
+        self._by_name: dict[str, int] | None = None
+
+    def names(self) -> list[str]:
+        if self._names is None:
+            assert self.batch is not None
+            self._names = self.batch.names()
+        return self._names
+
+    def same(self, nodes: Sequence[NodeInfo], batch: NodeBatch | None) -> bool:
+        """Whether ``nodes`` are the nodes ranked, in the same order."""
+        mine = self.batch
+        if batch is not None and mine is not None and batch.columns is mine.columns:
+            return batch.rows is mine.rows or bool(np.array_equal(batch.rows, mine.rows))
+        return _names(nodes) == self.names()
+
+    def rank_of(self) -> dict[str, int]:
+        if self._by_name is None:
+            self._by_name = dict(zip(self.names(), self.ranks.tolist()))
+        return self._by_name
+
+
+def _names(nodes: Sequence[NodeInfo]) -> list[str]:
+    batch = columns_of(nodes)
+    return batch.names() if batch is not None else [n.name for n in nodes]
 
 
 class NodeOrderFine(NodeOrder):

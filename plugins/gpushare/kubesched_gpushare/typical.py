@@ -177,6 +177,7 @@ class TypicalPodTable:
         self.p = np.array(self.shares, np.float64)
         self.gpu = self.milli > 0
         self._access: dict[str, np.ndarray] = {}
+        self._access_lists: dict[str, list[bool]] = {}
 
     def __len__(self) -> int:
         return len(self.pods)
@@ -186,4 +187,11 @@ class TypicalPodTable:
         row = self._access.get(model)
         if row is None:
             row = self._access[model] = self.gpu & np.array([accepts_model(m, model) for m in self.models], bool)
+        return row
+
+    def access_list(self, model: str) -> list[bool]:
+        """:meth:`access` as a list, for per-node loops."""
+        row = self._access_lists.get(model)
+        if row is None:
+            row = self._access_lists[model] = self.access(model).tolist()
         return row
