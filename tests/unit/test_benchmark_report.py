@@ -128,6 +128,7 @@ def test_list_names_every_workload_and_marks_the_slow_ones(capsys: pytest.Captur
     assert slow == [
         "SchedulingBasic/15000Nodes_50000Pods",
         "GangScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup",
+        "TopologyAwareScheduling/5000Nodes_3Gangs_3000Pods_1000PerGroup",
         "CPGGangScheduling/5000Nodes_3CPGs_6Groups_3000Pods",
         "CPGGangScheduling/5000Nodes_3CPGs_6Groups_6000Pods",
         "CPGGangScheduling/5000Nodes_3CPGs_6Groups_9000Pods",
