@@ -37,7 +37,9 @@ def _pending(w: Workload) -> int:
 
 
 def _results(claims: list[Obj]) -> list[list[Obj]]:
-    return [c["status"]["allocation"]["devices"]["results"] for c in claims if (c.get("status") or {}).get("allocation")]
+    return [
+        c["status"]["allocation"]["devices"]["results"] for c in claims if (c.get("status") or {}).get("allocation")
+    ]
 
 
 def test_the_cases_are_shipped_with_upstreams_sizes() -> None:
@@ -104,7 +106,10 @@ async def test_consumable_capacity_shares_one_device_in_two_halves(size: str) ->
     results = _results(claims)
     assert results
     for rs in results:
-        assert [(r["request"], r["device"]) for r in rs] == [("req-0", "shareable-device"), ("req-1", "shareable-device")]
+        assert [(r["request"], r["device"]) for r in rs] == [
+            ("req-0", "shareable-device"),
+            ("req-1", "shareable-device"),
+        ]
         assert [r["consumedCapacity"] for r in rs] == [{"memory": "40Gi"}, {"memory": "40Gi"}]
         assert all(r.get("shareID") for r in rs)
     # The test driver's own devices allow one allocation each: the class leaves them out.
