@@ -18,6 +18,7 @@ from kubesched.plugins.dynamicresources.allocator import (
     Allocator,
 )
 from kubesched.plugins.dynamicresources.cel import CELError, device_variables, evaluate
+from kubesched.plugins.dynamicresources.pools import PoolCache
 
 
 def _matches(expression: str, driver: str, device: Obj) -> bool:
@@ -37,9 +38,12 @@ def allocate_claims(store: Store, namespace: str, gates: FeatureGates) -> int:
     rules = store.list("DeviceTaintRule")[0]
     nodes = [(n["metadata"]["name"], n["metadata"].get("labels") or {}) for n in store.list("Node")[0]]
     claims = [c for c in store.list("ResourceClaim", namespace)[0] if not (c.get("status") or {}).get("allocation")]
+    # The pools and the selectors' verdicts on devices, built once for every claim (the slices
+    # do not change meanwhile) instead of once a claim.
+    cache = PoolCache()
     for claim in claims:
         name = f"{namespace}/{claim['metadata']['name']}"
-        allocation = _allocate(claim, held, classes, slices, rules, nodes, gates, name)
+        allocation = _allocate(claim, held, classes, slices, rules, nodes, gates, name, cache)
         if allocation is None:
             raise WorkloadError(f"allocResourceClaims: ResourceClaim {name} fits on no node")
         claim = {**claim, "status": {**(claim.get("status") or {}), "allocation": allocation}}
@@ -58,6 +62,7 @@ def _allocate(
     nodes: list[tuple[str, dict[str, str]]],
     gates: FeatureGates,
     name: str,
+    cache: PoolCache,
 ) -> Any:
     allocator = Allocator(
         [claim],
@@ -69,6 +74,7 @@ def _allocate(
         device_taint_rules=rules,
         shared=held.shared,
         consumed_capacity=held.consumed,
+        pool_cache=cache,
     )
     for node, labels in nodes:
         try:
