@@ -41,7 +41,8 @@ def _smallest(case: str) -> Workload:
     return min((w for w in sizes if "short" in w.labels), key=lambda w: w.measured_pods)
 
 
-async def _run(w: Workload) -> OpRunner:
+async def run_workload(w: Workload) -> OpRunner:
+    """``w`` run through the bench's op runner under the default profile (120 s at most)."""
     gates = FeatureGates(w.feature_gates)
     cfg, profile = default_subject().load(gates)
     runner = OpRunner(w, cfg, profile, gates, timeout=120)
@@ -74,7 +75,7 @@ def test_the_cases_are_shipped_with_upstreams_labels_and_thresholds() -> None:
 @pytest.mark.parametrize("case", DRA_CASES + POD_GROUP_CASES)
 async def test_a_cases_small_size_binds_every_measured_pod(case: str) -> None:
     w = _smallest(case)
-    runner = await _run(w)
+    runner = await run_workload(w)
     (result,) = runner.results
     assert result.measure_pods == w.measured_pods > 0
     assert (result.scheduled, result.unschedulable) == (w.measured_pods, 0)
@@ -86,7 +87,7 @@ async def test_a_steady_state_keeps_its_pods_coming_for_its_duration(case: str) 
     """Ten pods pending for two seconds on one node of ten devices: each bound pod is deleted, its
     claim with it, so the devices come back and many more than ten pods bind."""
     w = _smallest(case)
-    runner = await _run(w)
+    runner = await run_workload(w)
     (result,) = runner.results
     assert result.scheduled > 3 * 10 and result.unschedulable <= 10
     assert result.measure_pods == result.scheduled + result.unschedulable
@@ -129,17 +130,17 @@ async def test_alloc_resource_claims_takes_devices_before_the_pods_come(tmp_path
         "workloads": [{"name": "four", "params": {"claims": 4}}, {"name": "eleven", "params": {"claims": 11}}],
     }
     four, eleven = parse_workloads([case], tmp_path, "alloc.yaml")
-    runner = await _run(four)
+    runner = await run_workload(four)
     claims, _ = runner.store.list("ResourceClaim", "init")
     held = [r["device"] for c in claims for r in c["status"]["allocation"]["devices"]["results"]]
     assert len(held) == len(set(held)) == 4
     assert (runner.results[0].scheduled, runner.results[0].unschedulable) == (6, 4)
     with pytest.raises(WorkloadError, match=r"allocResourceClaims: ResourceClaim init/test-claim-10 fits on no node"):
-        await _run(eleven)
+        await run_workload(eleven)
 
 
 async def test_claims_are_made_from_the_template_and_allocated_on_the_driver_node() -> None:
-    runner = await _run(_smallest("SchedulingWithResourceClaimTemplate"))
+    runner = await run_workload(_smallest("SchedulingWithResourceClaimTemplate"))
     slices, _ = runner.store.list("ResourceSlice")
     # One node without DRA (node-0), one the driver serves: one slice, ten devices.
     assert [(s["spec"]["nodeName"], len(s["spec"]["devices"])) for s in slices] == [("scheduler-perf-dra-1", 10)]
@@ -152,7 +153,7 @@ async def test_claims_are_made_from_the_template_and_allocated_on_the_driver_nod
 
 
 async def test_without_the_toleration_the_tainted_devices_take_no_pod(tmp_path: Path) -> None:
-    runner = await _run(_smallest("SchedulingWithResourceClaimTemplateToleration"))
+    runner = await run_workload(_smallest("SchedulingWithResourceClaimTemplateToleration"))
     assert runner.results[0].scheduled == 10
     # The same case with the untolerating claim template: every device is tainted NoSchedule.
     text = (
@@ -167,12 +168,12 @@ async def test_without_the_toleration_the_tainted_devices_take_no_pod(tmp_path: 
         for x in load_workloads(tmp_path / "dra.yaml")
         if x.name == "SchedulingWithResourceClaimTemplateToleration/fast"
     ]
-    runner = await _run(w)
+    runner = await run_workload(w)
     assert (runner.results[0].scheduled, runner.results[0].unschedulable) == (0, 10)
 
 
 async def test_gang_members_are_made_per_group_and_each_group_is_placed() -> None:
-    runner = await _run(_smallest("GangScheduling"))
+    runner = await run_workload(_smallest("GangScheduling"))
     groups, _ = runner.store.list("PodGroup", "gang-ns-0")
     assert sorted(g["metadata"]["name"] for g in groups) == ["gang-0", "gang-1", "gang-2"]
     assert {g["spec"]["schedulingPolicy"]["gang"]["minCount"] for g in groups} == {3}
@@ -187,7 +188,7 @@ async def test_gang_members_are_made_per_group_and_each_group_is_placed() -> Non
 
 async def test_topology_aware_gangs_are_placed_in_one_rack_of_the_templated_nodes() -> None:
     """podgroup/tas: the node template's zone and rack come from each node's index."""
-    runner = await _run(_smallest("TopologyAwareScheduling"))
+    runner = await run_workload(_smallest("TopologyAwareScheduling"))
     nodes, _ = runner.store.list("Node")
     racks = {n["metadata"]["name"]: n["metadata"]["labels"]["topology.kubernetes.io/rack"] for n in nodes}
     assert racks == {f"node-{i}": "rack-0" for i in range(10)}
@@ -198,7 +199,7 @@ async def test_topology_aware_gangs_are_placed_in_one_rack_of_the_templated_node
 
 
 async def test_composite_groups_hold_their_pod_groups() -> None:
-    runner = await _run(_smallest("CPGGangScheduling"))
+    runner = await run_workload(_smallest("CPGGangScheduling"))
     cpgs, _ = runner.store.list("CompositePodGroup", "cpg-gang-ns-0")
     assert sorted(c["metadata"]["name"] for c in cpgs) == ["cpg-0", "cpg-1", "cpg-2"]
     groups, _ = runner.store.list("PodGroup", "cpg-gang-ns-0")
@@ -324,7 +325,7 @@ async def test_create_pod_groups_refuses_a_template_of_another_kind() -> None:
     with pytest.raises(
         WorkloadError, match=r"cpg-basic.yaml.kind: expected a PodGroup template, got 'CompositePodGroup'"
     ):
-        await _run(w)
+        await run_workload(w)
 
 
 async def test_wait_for_pod_groups_says_when_they_are_too_few() -> None:
@@ -335,4 +336,4 @@ async def test_wait_for_pod_groups_says_when_they_are_too_few() -> None:
     ]
     (w,) = parse_workloads([_case(ops)], SHIPPED_DIR)
     with pytest.raises(WorkloadError, match=r"waitForPodGroups: 3 PodGroups wanted in g, there are 2"):
-        await _run(w)
+        await run_workload(w)

@@ -7,12 +7,10 @@ one that overdraws the memory counter, two 40Gi shares of one device)."""
 from __future__ import annotations
 
 import pytest
+from test_bench_dra_and_pod_group_cases import run_workload
 
 from kubesched.bench.model import CreatePods, Workload
-from kubesched.bench.ops import OpRunner
-from kubesched.bench.runner import default_subject
 from kubesched.bench.workload import shipped_workloads
-from kubesched.framework.features import FeatureGates
 from kubesched.objects import Obj
 
 CASES = [
@@ -21,14 +19,6 @@ CASES = [
     "SteadyStateClusterResourceClaimTemplateConsumableCapacity",
 ]
 SMALL = sorted(n for n, w in shipped_workloads().items() if n.split("/")[0] in CASES and "short" in w.labels)
-
-
-async def _run(w: Workload) -> OpRunner:
-    gates = FeatureGates(w.feature_gates)
-    cfg, profile = default_subject().load(gates)
-    runner = OpRunner(w, cfg, profile, gates, timeout=120)
-    await runner.run()
-    return runner
 
 
 def _pending(w: Workload) -> int:
@@ -66,7 +56,7 @@ def test_the_cases_are_shipped_with_upstreams_sizes() -> None:
 @pytest.mark.parametrize("name", SMALL)
 async def test_a_small_size_keeps_binding_pods_for_its_duration(name: str) -> None:
     w = shipped_workloads()[name]
-    runner = await _run(w)
+    runner = await run_workload(w)
     (result,) = runner.results
     pending = _pending(w)
     assert result.scheduled > 3 * pending and result.unschedulable <= pending
@@ -78,7 +68,7 @@ async def test_a_small_size_keeps_binding_pods_for_its_duration(name: str) -> No
 
 
 async def test_partitionable_pods_get_the_two_small_devices_the_init_claims_leave() -> None:
-    runner = await _run(shipped_workloads()["SteadyStateClusterResourceClaimTemplatePartitionable/fast"])
+    runner = await run_workload(shipped_workloads()["SteadyStateClusterResourceClaimTemplatePartitionable/fast"])
     init, _ = runner.store.list("ResourceClaim", "init")
     held = sorted((r["pool"], r["device"]) for rs in _results(init) for r in rs)
     assert held == sorted((f"resourceslice-{i}", "device-2-counters-1") for i in range(10))
@@ -91,7 +81,9 @@ async def test_partitionable_pods_get_the_two_small_devices_the_init_claims_leav
 
 
 async def test_backtracking_finds_the_seven_devices_without_the_first() -> None:
-    runner = await _run(shipped_workloads()["SteadyStateClusterResourceClaimTemplatePartitionableBacktracking/fast"])
+    runner = await run_workload(
+        shipped_workloads()["SteadyStateClusterResourceClaimTemplatePartitionableBacktracking/fast"]
+    )
     claims, _ = runner.store.list("ResourceClaim", "test")
     results = _results(claims)
     assert results
@@ -101,7 +93,9 @@ async def test_backtracking_finds_the_seven_devices_without_the_first() -> None:
 
 @pytest.mark.parametrize("size", ["fast", "fast_with_DRAPartitionableDevices"])
 async def test_consumable_capacity_shares_one_device_in_two_halves(size: str) -> None:
-    runner = await _run(shipped_workloads()[f"SteadyStateClusterResourceClaimTemplateConsumableCapacity/{size}"])
+    runner = await run_workload(
+        shipped_workloads()[f"SteadyStateClusterResourceClaimTemplateConsumableCapacity/{size}"]
+    )
     claims, _ = runner.store.list("ResourceClaim", "test")
     results = _results(claims)
     assert results
