@@ -6,7 +6,9 @@ upstream's rules: ``(value, status)``, a bare Status, or ``None`` for Success; a
 status of a per-pod point is either a rejection or becomes an error naming point and plugin.
 Every point is read by :func:`split_result`; each point that returns a value besides its status
 reads it under a name of its own, typed with the shapes the face declares for it
-(:mod:`kubesched.framework.results`), and Permit by :func:`permit_parts` (its timeout).
+(:mod:`kubesched.framework.results`), and Permit by :func:`permit_parts` (its timeout). The points
+called for every pod (PreEnqueue, PreFilter, PreScore, Reserve, PreBind, Bind) read the usual
+answers — None, a bare Status, a PreFilter pair — inline, and only the rest through it.
 """
 
 from __future__ import annotations
