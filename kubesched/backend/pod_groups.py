@@ -269,21 +269,24 @@ class PodGroupIndex:
         return top, ""
 
     def leaves_under(self, key: GroupKey) -> list[GroupKey]:
-        """The PodGroup keys at or below ``key``, depth first in child order."""
+        """The PodGroup keys at or below ``key``, depth first in child order. (A loop over a
+        stack of child iterators: a recursive inner function would be a reference cycle left to
+        the collector on every call.)"""
         out: list[GroupKey] = []
         seen: set[GroupKey] = set()
-
-        def walk(k: GroupKey) -> None:
+        stack: list[Iterator[GroupKey]] = [iter((key,))]
+        while stack:
+            k = next(stack[-1], None)
+            if k is None:
+                stack.pop()
+                continue
             if k in seen:
-                return
+                continue
             seen.add(k)
             if k.kind == POD_GROUP_KIND:
                 out.append(k)
-                return
-            for child in self.children(k):
-                walk(child)
-
-        walk(key)
+            else:
+                stack.append(iter(self.children(k)))
         return out
 
     def groups(self) -> Iterator[tuple[GroupKey, dict[str, Any]]]:

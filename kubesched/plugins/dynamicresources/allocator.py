@@ -107,11 +107,15 @@ class Allocator(AllocatorBase):
             except AllocationTimeout:
                 raise
             except AllocationError as exc:
-                self.searched[view] = exc
+                # Its class and words, not the exception: its traceback holds this allocator.
+                self.searched[view] = (type(exc), exc.args)
                 raise
+            finally:
+                search.settle()
             self.searched[view] = search if results is not None else False
             return results
         # Another node of the same view was searched: the same answer (see NodeViews).
-        if isinstance(done, AllocationError):
-            raise type(done)(*done.args)
+        if isinstance(done, tuple):
+            kind, args = done
+            raise kind(*args)
         return done.replay(node_name) if isinstance(done, Search) else None

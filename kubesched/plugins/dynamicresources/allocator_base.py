@@ -64,7 +64,9 @@ class AllocatorBase:
         #: How many times the search looked for one device (upstream's NumAllocateOneInvocations).
         self.invocations = 0
         #: Per view: the search done for one of its nodes (``False``: the claims did not fit
-        #: there), or the AllocationError it raised; the others get the same answer.
+        #: there), or the class and arguments of the AllocationError it raised; the others get
+        #: the same answer. A kept search no longer refers to this allocator (see
+        #: ``Search.settle``): no reference cycle, so an allocator is freed with its cycle.
         self.searched: dict[ViewKey, object] = {}
         #: Per request: what its capacity answers are kept under (see PoolCache.capacity_fits).
         self._capacity_keys: dict[tuple[int, int, int], tuple[str, bool]] = {}

@@ -82,6 +82,7 @@ class DeviceChecks:
     def __init__(self, a: AllocatorBase, node_name: str, labels: Mapping[str, str], deadline: float | None) -> None:
         self.a = a
         self.f = a.features
+        self.claims = a.claims
         self.node_name = node_name
         self.labels = labels
         self.deadline = deadline
@@ -97,6 +98,23 @@ class DeviceChecks:
         self._requests: list[Sequence[Obj]] = [
             (((c.get("spec") or {}).get("devices")) or {}).get("requests") or () for c in a.claims
         ]
+
+    def settle(self) -> None:
+        """Done searching: drop what only the search used (what it said of each device, the
+        devices and counters it was trying, the pools) and the allocator itself, keeping what
+        the results are made of. An allocator keeps its searches to answer the other nodes of a
+        view; were they to refer back to it, every allocator would be a reference cycle, freed
+        only by a full collection, which a busy scheduler runs rarely (see GcPacer)."""
+        del self.a
+        self.pools = []
+        self.constraints = []
+        self.memo = {}
+        self.allocating = {}
+        self.allocating_capacity = {}
+        self.counters = {}
+        for req in self.requests.values():
+            req.selectable = {}
+            req.all_devices = None
 
     def _in_use(self, dev: DeviceID) -> bool:
         return dev in self.a.state.devices or bool(self.allocating.get(dev))

@@ -99,7 +99,7 @@ class Search(DeviceChecks):
             for p in picked:
                 if p.share_id is not None:
                     p.share_id = str(uuid.uuid4())
-        return [self._result(ci, claim) for ci, claim in enumerate(self.a.claims)]
+        return [self._result(ci, claim) for ci, claim in enumerate(self.claims)]
 
     # --- requests ----------------------------------------------------------------------------
     def _validate(
