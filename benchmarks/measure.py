@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from benchmarks.catalogue import Workload
 from kubesched.bench.measure import (
+    CyclicGarbage,
     Floor,
     LoopLag,
     Result,
@@ -16,7 +17,17 @@ from kubesched.bench.measure import (
     with_floor,
 )
 
-__all__ = ["Floor", "LoopLag", "Result", "cpu_seconds", "measured_result", "peak_rss_mib", "percentile", "with_floor"]
+__all__ = [
+    "CyclicGarbage",
+    "Floor",
+    "LoopLag",
+    "Result",
+    "cpu_seconds",
+    "measured_result",
+    "peak_rss_mib",
+    "percentile",
+    "with_floor",
+]
 
 
 def measured_result(
@@ -32,11 +43,12 @@ def measured_result(
     groups: int = 0,
     group_cycles: int = 0,
     cpu: float | None = None,
+    garbage: int = 0,
 ) -> Result:
     """The :class:`Result` of one run of ``w``: ``measured`` pods decided in ``seconds``, the
     scheduling-attempt ``durations`` (seconds) of the measured pods, the loop's ``lag``; with
     ``groups`` (the pod groups the measured pods make up), groups/s over the same time; ``cpu``
-    the process's CPU seconds over the same window."""
+    the process's CPU seconds over the same window; ``garbage`` what the collector freed meanwhile."""
     return make_result(
         w.name,
         nodes,
@@ -51,4 +63,5 @@ def measured_result(
         groups,
         group_cycles,
         cpu,
+        garbage,
     )

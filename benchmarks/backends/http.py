@@ -38,7 +38,7 @@ from benchmarks.backends.common import (
     workload_scheduler,
 )
 from benchmarks.catalogue import Workload, default_node, default_pod
-from benchmarks.measure import LoopLag, Result, cpu_seconds, measured_result
+from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, measured_result
 
 #: Pods the client creates at once.
 CREATE_CONCURRENCY = 64
@@ -103,6 +103,8 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
             await _check(runner)
         gc.collect()
         gc.freeze()
+        garbage = CyclicGarbage()
+        garbage.start()
         sched.stats.attempt_durations.clear()
         unschedulable_before = sched.stats.unschedulable
         measured = (
@@ -153,6 +155,7 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         server_after = _process_cpu(server["pid"])
         server_cpu = server_after - server_cpu if server_cpu is not None and server_after is not None else None
         lag.stop()
+        garbage.stop()
         await churn.stop()
         durations = list(sched.stats.attempt_durations)
         cycles = group_cycles(sched)
@@ -184,6 +187,7 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         groups=w.groups,
         group_cycles=cycles,
         cpu=cpu,
+        garbage=garbage.count,
     )
     if server_cpu is not None and measured:
         result.server_cpu_ms_per_pod = round(server_cpu * 1000 / len(measured), 4)

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks.backends.common import Churn, group_cycles, not_churn, workload_config, workload_scheduler
 from benchmarks.catalogue import Workload, default_node, default_pod
-from benchmarks.measure import LoopLag, Result, cpu_seconds, measured_result
+from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, measured_result
 
 
 async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str] | None = None) -> Result:
@@ -97,8 +97,12 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
         make_init = w.make_init_pod or make_pod
         await place([make_init("init", i) for i in range(w.init_pods)])
     # As ``kubesched run`` does once its informers have synced: what exists now lives on, and
-    # the collector no longer scans it (no pauses of tens of milliseconds mid-burst).
+    # the collector no longer scans it (no pauses of tens of milliseconds mid-burst); set-up's
+    # own garbage freed first, so that what CyclicGarbage counts is the scheduling's.
+    gc.collect()
     gc.freeze()
+    garbage = CyclicGarbage()
+    garbage.start()
     sched.stats.attempt_durations.clear()
     bound_before = bound.n
     unschedulable_before = sched.stats.unschedulable
@@ -115,6 +119,7 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
     seconds = await place(measured, w.wait_bound, on_queued=lag.start, owned=scenario is None)
     cpu = cpu_seconds() - cpu
     lag.stop()
+    garbage.stop()
     await churn.stop()
     durations = list(sched.stats.attempt_durations)
     cycles = group_cycles(sched)
@@ -135,6 +140,7 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
         groups=w.groups,
         group_cycles=cycles,
         cpu=cpu,
+        garbage=garbage.count,
     )
 
 

@@ -7,6 +7,8 @@
   pod: the figure a noisy machine still compares, where pods/s moves with the neighbours' load;
 * peak RSS of the process (each run has a process of its own, so it is that run's);
 * the event loop's largest lag while the measured pods are scheduled (:class:`LoopLag`);
+* the objects the garbage collector freed meanwhile (:class:`CyclicGarbage`): reference cycles
+  the scheduling path left behind, which a busy scheduler keeps until a full collection;
 * upstream's floor and our pods/s divided by it (:func:`with_floor`).
 
 ``python -m benchmarks.run`` and ``kubesched bench`` both measure with these.
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import resource
 import sys
 import time
@@ -67,6 +70,9 @@ class Result:
     #: Over HTTP with the API server in a process of its own: that process's CPU milliseconds per
     #: measured pod over the same window (None elsewhere).
     server_cpu_ms_per_pod: float | None = None
+    #: Objects in reference cycles the scheduling left behind while the measured pods were
+    #: scheduled (see :class:`CyclicGarbage`); 0 where it makes none.
+    cyclic_garbage: int = 0
 
 
 def with_floor(result: Result, floor: Floor | None) -> Result:
@@ -125,6 +131,39 @@ class LoopLag:
             self.max = max(self.max, loop.time() - t - 0.001)
 
 
+class CyclicGarbage:
+    """The objects the collector frees from :meth:`start` to :meth:`stop`: reference cycles.
+
+    The scheduling path is meant to make none (:class:`~kubesched.scheduler.gc_pacing.GcPacer`
+    counts on it: a busy scheduler freezes what survives once a second, so a cycle left behind is
+    kept until a full collection, which it runs rarely). Start it right after a full collection
+    and ``gc.freeze()``, so that what it counts is the window's own: :meth:`stop` unfreezes and
+    collects everything, then freezes again, counting what was frozen meanwhile too."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._on = False
+
+    def start(self) -> None:
+        self.count = 0
+        if not self._on:
+            gc.callbacks.append(self._collected)
+            self._on = True
+
+    def stop(self) -> None:
+        if not self._on:
+            return
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        gc.callbacks.remove(self._collected)
+        self._on = False
+
+    def _collected(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "stop":
+            self.count += info.get("collected", 0)
+
+
 def make_result(
     name: str,
     nodes: int,
@@ -139,11 +178,13 @@ def make_result(
     groups: int = 0,
     group_cycles: int = 0,
     cpu: float | None = None,
+    garbage: int = 0,
 ) -> Result:
     """The :class:`Result` of one measured set: ``measured`` pods decided in ``seconds``, the
     scheduling-attempt ``durations`` (seconds) meanwhile, the loop's ``lag``; with ``groups``
     (the pod groups the measured pods make up), groups/s over the same time; with ``cpu`` (the
-    CPU seconds the window cost, see :func:`cpu_seconds`), that per measured pod."""
+    CPU seconds the window cost, see :func:`cpu_seconds`), that per measured pod; ``garbage``:
+    what :class:`CyclicGarbage` counted over the window."""
     seconds = max(seconds, 1e-9)
     return Result(
         workload=name,
@@ -165,4 +206,5 @@ def make_result(
         group_cycles=group_cycles,
         cpu_seconds=round(cpu, 3) if cpu is not None else 0.0,
         cpu_ms_per_pod=round(cpu * 1000 / measured, 4) if cpu is not None and measured else None,
+        cyclic_garbage=garbage,
     )

@@ -25,7 +25,7 @@ from typing import Any
 
 from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
-from kubesched.bench.measure import LoopLag, Result, cpu_seconds, make_result
+from kubesched.bench.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, make_result
 from kubesched.bench.model import (
     AllocClaims,
     Barrier,
@@ -92,6 +92,8 @@ class _Window:
     labels: tuple[tuple[str, str], ...] = ()
     #: The process's CPU seconds when the window opened (:func:`cpu_seconds`).
     cpu0: float = 0.0
+    #: What the collector frees while the window is open.
+    garbage: CyclicGarbage = field(default_factory=CyclicGarbage)
 
 
 class OpRunner:
@@ -563,14 +565,26 @@ class OpRunner:
 
     def _start_window(self, name: str, namespaces: tuple[str, ...], labels: tuple[tuple[str, str], ...] = ()) -> None:
         # As `kubesched run` does once its informers have synced: what exists now lives on, and
-        # the collector no longer scans it.
+        # the collector no longer scans it. Set-up's own garbage is freed first, so that the
+        # window's (CyclicGarbage) is what the scheduling left.
+        gc.collect()
         gc.freeze()
+        garbage = CyclicGarbage()
+        garbage.start()
         self.sched.stats.attempt_durations.clear()
         # The lag is watched from when the window's first pods are in the queue (creating
         # thousands of pods in one go is the benchmark's own doing).
         lag = LoopLag()
         self._window = _Window(
-            name, namespaces, time.perf_counter(), self._nodes, len(self.pods), lag, labels=labels, cpu0=cpu_seconds()
+            name,
+            namespaces,
+            time.perf_counter(),
+            self._nodes,
+            len(self.pods),
+            lag,
+            labels=labels,
+            cpu0=cpu_seconds(),
+            garbage=garbage,
         )
 
     async def _stop_window(self) -> None:
@@ -580,6 +594,7 @@ class OpRunner:
         seconds = time.perf_counter() - window.t0
         cpu = cpu_seconds() - window.cpu0
         window.lag.stop()
+        window.garbage.stop()
         self._window = None
         # A pod a deletePods op took before it was bound is not measured.
         window.keys[:] = [k for k in window.keys if k in self.pods or k in self.bound]
@@ -597,6 +612,7 @@ class OpRunner:
                 window.lag,
                 backend=self.backend,
                 cpu=cpu,
+                garbage=window.garbage.count,
             )
         )
 

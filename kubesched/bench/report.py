@@ -76,6 +76,17 @@ def _print_borrowed(console: Console, borrowed: dict[str, str]) -> None:
             console.print(f"  {ours}: {theirs}")
 
 
+def _print_garbage(console: Console, results: Sequence[Result]) -> None:
+    """Name the runs whose scheduling left reference cycles: memory a busy scheduler keeps."""
+    for r in results:
+        if r.cyclic_garbage:
+            console.print(
+                f"{r.workload}: the collector freed {r.cyclic_garbage} objects in reference cycles "
+                f"while the measured pods were scheduled ({r.cyclic_garbage / max(r.measure_pods, 1):.0f} a pod); "
+                "a busy scheduler keeps them until a full collection"
+            )
+
+
 def print_table(results: list[Result], title: str | None = None) -> None:
     """The results table, upstream's floor beside our pods/s; a floor borrowed from an upstream
     case of another size is starred and named under the table."""
@@ -89,6 +100,7 @@ def print_table(results: list[Result], title: str | None = None) -> None:
     console = Console(color_system=None, width=200)
     console.print(t)
     _print_borrowed(console, borrowed)
+    _print_garbage(console, results)
 
 
 def _ratio(a: float, b: float) -> str:
@@ -135,3 +147,4 @@ def print_profiles(rows: list[tuple[str, Result]], baseline: str | None, title: 
     console = Console(color_system=None, width=220)
     console.print(t)
     _print_borrowed(console, borrowed)
+    _print_garbage(console, [r for _, r in rows])

@@ -138,3 +138,14 @@ def test_list_names_every_workload_and_marks_the_slow_ones(capsys: pytest.Captur
 def test_an_unknown_workload_is_refused_before_anything_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert run.main(["-w", "SchedulingBasic/500Nodes", "-w", "NoSuch/1Node"]) == 2
     assert "unknown workload(s): NoSuch/1Node: no such workload (see --list" in capsys.readouterr().err
+
+
+def test_the_table_names_a_run_whose_scheduling_left_reference_cycles(capsys: pytest.CaptureFixture[str]) -> None:
+    clean, leaky = result("Clean/1", 100.0), result("Leaky/1", 100.0)
+    leaky.cyclic_garbage = 5000
+    print_table([clean, leaky])
+    out = capsys.readouterr().out
+    assert "Leaky/1: the collector freed 5000 objects in reference cycles" in out
+    assert "(5 a pod)" in out
+    assert "Clean/1: the collector" not in out
+    assert asdict(leaky)["cyclic_garbage"] == 5000
