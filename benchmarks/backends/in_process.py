@@ -97,9 +97,7 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
         make_init = w.make_init_pod or make_pod
         await place([make_init("init", i) for i in range(w.init_pods)])
     # As ``kubesched run`` does once its informers have synced: what exists now lives on, and
-    # the collector no longer scans it (no pauses of tens of milliseconds mid-burst); set-up's
-    # own garbage freed first, so that what CyclicGarbage counts is the scheduling's.
-    gc.collect()
+    # the collector no longer scans it (no pauses of tens of milliseconds mid-burst).
     gc.freeze()
     garbage = CyclicGarbage()
     garbage.start()

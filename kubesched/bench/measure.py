@@ -136,16 +136,19 @@ class CyclicGarbage:
 
     The scheduling path is meant to make none (:class:`~kubesched.scheduler.gc_pacing.GcPacer`
     counts on it: a busy scheduler freezes what survives once a second, so a cycle left behind is
-    kept until a full collection, which it runs rarely). Start it right after a full collection
-    and ``gc.freeze()``, so that what it counts is the window's own: :meth:`stop` unfreezes and
-    collects everything, then freezes again, counting what was frozen meanwhile too."""
+    kept until a full collection, which it runs rarely). Start it right after ``gc.freeze()``, so
+    that what it counts is the window's own. :meth:`stop` ends with a collection of the young
+    generations; when something froze objects meanwhile (GcPacer), with a full one over what it
+    thaws (so a run that paces the collector must free its set-up's garbage before the freeze)."""
 
     def __init__(self) -> None:
         self.count = 0
         self._on = False
+        self._frozen = 0
 
     def start(self) -> None:
         self.count = 0
+        self._frozen = gc.get_freeze_count()
         if not self._on:
             gc.callbacks.append(self._collected)
             self._on = True
@@ -153,9 +156,12 @@ class CyclicGarbage:
     def stop(self) -> None:
         if not self._on:
             return
-        gc.unfreeze()
-        gc.collect()
-        gc.freeze()
+        if gc.get_freeze_count() > self._frozen:
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
+        else:
+            gc.collect(1)
         gc.callbacks.remove(self._collected)
         self._on = False
 

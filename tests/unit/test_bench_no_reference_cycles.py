@@ -84,5 +84,11 @@ def test_the_count_sees_cycles_made_in_the_window_even_when_frozen() -> None:
         garbage.start()
         garbage.stop()
         assert garbage.count == 0
+        # Nothing frozen meanwhile (no pacing): the young generations are collected at the end.
+        garbage.start()
+        for _ in range(4):
+            _cycle()
+        garbage.stop()
+        assert garbage.count == 8
     finally:
         gc.unfreeze()
