@@ -3,6 +3,7 @@ kube-controller-manager makes them, recorded in the pod's status, released when 
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -115,3 +116,64 @@ def test_a_deleted_pod_loses_its_generated_claim_and_its_reservations(env: tuple
     assert left["metadata"]["name"] == "shared"
     assert shared["status"]["reservedFor"] and "reservedFor" not in left["status"]
     assert "allocation" not in left["status"]  # deallocated once nobody uses it
+
+
+@pytest.mark.parametrize("follow_after_the_claims_are_made", [False, True])
+def test_a_claim_whose_status_write_was_lost_is_found_by_its_owner_not_made_twice(
+    follow_after_the_claims_are_made: bool,
+) -> None:
+    store = Store()
+    manager = ControllerManager(store)
+    if not follow_after_the_claims_are_made:
+        manager.follow()
+    store.create("ResourceClaimTemplate", template())
+    p = store.create("Pod", pod())
+    store.create("Pod", pod("other"))  # a claim of the same name, owned by another pod
+    if follow_after_the_claims_are_made:
+        first = ControllerManager(store)  # the claims are made by another manager, gone since
+        first.follow()
+        first.run_pending()
+        asyncio.run(first.stop())
+        manager.follow()
+    manager.run_pending()
+    (mine,) = [c for c in claims(store) if c["metadata"]["ownerReferences"][0]["uid"] == p["metadata"]["uid"]]
+    # The status write is lost: the pod no longer names its claim. A claim of another namespace
+    # names the pod's uid too: not the pod's.
+    live = store.get("Pod", "default", "trainer")
+    live["status"].pop("resourceClaimStatuses")
+    store.update("Pod", live)
+    store.create("ResourceClaim", {**mine, "metadata": {**mine["metadata"], "namespace": "elsewhere"}})
+    manager.run_pending()
+    assert len(claims(store)) == 2  # the pod's and the other pod's: none made again
+    status = store.get("Pod", "default", "trainer")["status"]["resourceClaimStatuses"]
+    assert status == [{"name": "gpus", "resourceClaimName": mine["metadata"]["name"]}]
+
+
+def test_claim_owners_follow_creates_owner_changes_and_deletes_in_the_stores_order() -> None:
+    from kubesched.sim.controllers.resourceclaim import ClaimOwners
+
+    store = Store()
+    owners = ClaimOwners()
+    store.subscribe(lambda etype, kind, obj, old: owners.observe(etype, obj) if kind == "ResourceClaim" else None)
+
+    def claim(name: str, *uids: str, namespace: str = "default") -> Obj:
+        refs = [{"apiVersion": "v1", "kind": "Pod", "name": u, "uid": u} for u in uids]
+        return {"metadata": {"name": name, "namespace": namespace, "ownerReferences": refs}, "spec": {}}
+
+    def names(uid: str, namespace: str = "default") -> list[str]:
+        return [c["metadata"]["name"] for c in owners.owned_by(store, namespace, uid)]
+
+    for name in ("a", "b", "c"):
+        store.create("ResourceClaim", claim(name, "u1"))
+    store.create("ResourceClaim", claim("d", "u1", "u2"))
+    store.create("ResourceClaim", claim("a", "u1", namespace="other"))
+    assert names("u1") == ["a", "b", "c", "d"] and names("u2") == ["d"] and names("u1", "other") == ["a"]
+    b = store.get("ResourceClaim", "default", "b")
+    store.update("ResourceClaim", {**b, "spec": {"changed": True}})
+    assert names("u1") == ["a", "b", "c", "d"]  # same owners: same place
+    store.update(
+        "ResourceClaim", {**store.get("ResourceClaim", "default", "c"), "metadata": claim("c", "u2")["metadata"]}
+    )
+    assert names("u1") == ["a", "b", "d"] and names("u2") == ["c", "d"]
+    store.delete("ResourceClaim", "default", "d")
+    assert names("u1") == ["a", "b"] and names("u2") == ["c"] and names("nobody") == []

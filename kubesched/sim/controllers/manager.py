@@ -20,6 +20,7 @@ from kubesched.sim.controllers.disruption import reconcile_budget
 from kubesched.sim.controllers.job import reconcile_job
 from kubesched.sim.controllers.replicaset import reconcile_replicaset
 from kubesched.sim.controllers.resourceclaim import (
+    ClaimOwners,
     claims_of_group,
     pod_group_needs_claims,
     pod_needs_claims,
@@ -69,6 +70,8 @@ class ControllerManager:
         #: The reconciling task's owner (:meth:`start` to :meth:`stop`).
         self._tasks = TaskSet("controllers", log)
         self._unsubscribe: Callable[[], None] | None = None
+        #: The claims of each owner, while following the store (see :meth:`_owners`).
+        self.claim_owners = ClaimOwners()
         self._reconcilers: dict[str, Callable[[Obj], None]] = {
             "Deployment": lambda o: reconcile_deployment(store, o),
             # Pods are admitted under the simulator's gates, as the API server admits them.
@@ -82,7 +85,7 @@ class ControllerManager:
             "PodDisruptionBudget": lambda o: reconcile_budget(store, o),
             # The resource-claim controller: claims from a pod's templates, reservations of
             # pods that are gone.
-            "Pod": lambda o: reconcile_pod_claims(store, o, self.feature_gates),
+            "Pod": lambda o: reconcile_pod_claims(store, o, self.feature_gates, self._owners()),
             "ResourceClaim": lambda o: reconcile_claim(store, o, self.feature_gates),
         }
         if self.workloads:
@@ -94,6 +97,8 @@ class ControllerManager:
     def follow(self) -> None:
         """Queue every workload the store holds now, and whatever changes from now on."""
         self._unsubscribe = self.store.subscribe(self._on_write)
+        for claim in self.store.list("ResourceClaim")[0]:
+            self.claim_owners.observe("ADDED", claim)
         kinds = (*WORKLOAD_KINDS, "PodDisruptionBudget", *(SCHEDULING_KINDS if self.workloads else ()))
         for kind in kinds:
             items, _ = self.store.list(kind)
@@ -109,7 +114,14 @@ class ControllerManager:
         if self._wake is not None:
             self._wake.set()
 
+    def _owners(self) -> ClaimOwners | None:
+        """The claims by owner, kept only while following the store (otherwise each lookup
+        reads the namespace's claims)."""
+        return self.claim_owners if self._unsubscribe is not None else None
+
     def _on_write(self, etype: str, kind: str, obj: Obj, old: Obj | None) -> None:
+        if kind == "ResourceClaim":
+            self.claim_owners.observe(etype, obj)
         if kind in WORKLOAD_KINDS or kind == "PodDisruptionBudget":
             self._enqueue(kind, obj)
         if self.workloads:
@@ -170,7 +182,7 @@ class ControllerManager:
             protect(self.store, current)
             if self.group_claims:
                 # The resource-claim controller's part: the group's claims from its templates.
-                reconcile_pod_group_claims(self.store, current, self.feature_gates)
+                reconcile_pod_group_claims(self.store, current, self.feature_gates, self._owners())
 
     def _on_pod_group_write(self, etype: str, group: Obj) -> None:
         """DRAWorkloadResourceClaims: a group gone takes its claims and reservations along; a
@@ -247,6 +259,8 @@ class ControllerManager:
     async def stop(self) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+            self._unsubscribe = None
+            self.claim_owners = ClaimOwners()
         await self._tasks.cancel()
 
 

@@ -86,7 +86,9 @@ def _terminal(pod: Obj) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def reconcile_pod_claims(store: Store, pod: Obj, gates: FeatureGates | None = None) -> None:
+def reconcile_pod_claims(
+    store: Store, pod: Obj, gates: FeatureGates | None = None, owners: ClaimOwners | None = None
+) -> None:
     """Make the claims of the pod's templates that do not exist yet, and record them. With
     DRAWorkloadResourceClaims, an entry the pod's PodGroup shares gets no claim of its own: it
     is recorded with the group's claim once that exists."""
@@ -104,11 +106,11 @@ def reconcile_pod_claims(store: Store, pod: Obj, gates: FeatureGates | None = No
             continue
         group = group_claim_of(store, pod, pod_claim) if _group_claims(gates) else None
         if group is not None:
-            existing = _group_claim(store, group, name)
+            existing = _group_claim(store, group, name, owners)
             if existing is None:
                 continue  # the group's claim comes first; this member waits for it
         else:
-            existing = _claim_for(store, pod, name)
+            existing = _claim_for(store, pod, name, owners)
         if existing is None:
             existing = _make_claim(store, pod, {**pod, "apiVersion": "v1", "kind": "Pod"}, ns, name, template_name)
             if existing is None:
@@ -119,7 +121,9 @@ def reconcile_pod_claims(store: Store, pod: Obj, gates: FeatureGates | None = No
         _record_claim_statuses(store, "Pod", pod, statuses)
 
 
-def reconcile_pod_group_claims(store: Store, group: Obj, gates: FeatureGates | None = None) -> None:
+def reconcile_pod_group_claims(
+    store: Store, group: Obj, gates: FeatureGates | None = None, owners: ClaimOwners | None = None
+) -> None:
     """With DRAWorkloadResourceClaims: make the claims of the PodGroup's templates that do not
     exist yet (one per group, owned by it) and record them in its
     ``status.resourceClaimStatuses``."""
@@ -134,7 +138,7 @@ def reconcile_pod_group_claims(store: Store, group: Obj, gates: FeatureGates | N
         name = entry.get("name", "")
         if not template_name or name in done:
             continue
-        existing = _claim_for(store, group, name)
+        existing = _claim_for(store, group, name, owners)
         if existing is None:
             owner = {**group, "apiVersion": group.get("apiVersion") or POD_GROUP_API_VERSION, "kind": "PodGroup"}
             existing = _make_claim(store, group, owner, ns, name, template_name)
@@ -167,7 +171,7 @@ def _record_claim_statuses(store: Store, kind: str, obj: Obj, statuses: list[Obj
         pass
 
 
-def _group_claim(store: Store, group: Obj, name: str) -> Obj | None:
+def _group_claim(store: Store, group: Obj, name: str, owners: ClaimOwners | None = None) -> Obj | None:
     """The claim made for the group's claim ``name``: the one its status names (when the group
     controls it), else one found by owner and annotation (a status write not seen yet)."""
     ns = group["metadata"].get("namespace") or "default"
@@ -179,9 +183,9 @@ def _group_claim(store: Store, group: Obj, name: str) -> Obj | None:
             claim = store.get("ResourceClaim", ns, entry["resourceClaimName"])
         except NotFound:
             return None
-        owners = (claim.get("metadata") or {}).get("ownerReferences") or ()
-        return claim if any(r.get("controller") and r.get("uid") == uid for r in owners) else None
-    return _claim_for(store, group, name)
+        refs = (claim.get("metadata") or {}).get("ownerReferences") or ()
+        return claim if any(r.get("controller") and r.get("uid") == uid for r in refs) else None
+    return _claim_for(store, group, name, owners)
 
 
 def claims_of_group(store: Store, group: Obj) -> list[Obj]:
@@ -197,11 +201,15 @@ def claims_of_group(store: Store, group: Obj) -> list[Obj]:
     return out
 
 
-def _claim_for(store: Store, owner: Obj, claim_name: str) -> Obj | None:
+def _claim_for(store: Store, owner: Obj, claim_name: str, owners: ClaimOwners | None = None) -> Obj | None:
     """A claim already generated for this pod's (or PodGroup's) claim (a previous status write
-    was lost)."""
+    was lost): among the claims ``owners`` says it owns, or else every claim of its namespace."""
     uid = owner["metadata"].get("uid")
-    items, _ = store.list("ResourceClaim", owner["metadata"].get("namespace") or "default")
+    namespace = owner["metadata"].get("namespace") or "default"
+    if owners is not None:
+        items = owners.owned_by(store, namespace, str(uid))
+    else:
+        items, _ = store.list("ResourceClaim", namespace)
     for claim in items:
         cm = claim.get("metadata") or {}
         if (cm.get("annotations") or {}).get(POD_CLAIM_NAME_ANNOTATION) != claim_name:
@@ -209,6 +217,60 @@ def _claim_for(store: Store, owner: Obj, claim_name: str) -> Obj | None:
         if any(r.get("controller") and r.get("uid") == uid for r in cm.get("ownerReferences") or ()):
             return claim
     return None
+
+
+class ClaimOwners:
+    """The ResourceClaims each owner (the uid of a pod or a PodGroup in their
+    ``ownerReferences``) has, kept from the store's writes (:meth:`observe`): how the controller
+    finds the claim it made for a pod without reading every claim of the namespace, as upstream's
+    asks its claim informer's owner index. An owner's claims come in the order the store lists
+    them (the order they were made)."""
+
+    def __init__(self) -> None:
+        self._claims: dict[str, dict[tuple[str, str], int]] = {}
+        self._owners: dict[tuple[str, str], tuple[str, ...]] = {}
+        #: When each claim was made, in the order of the store's list.
+        self._made: dict[tuple[str, str], int] = {}
+        self._next = 0
+
+    def observe(self, etype: str, claim: Obj) -> None:
+        meta = claim.get("metadata") or {}
+        key = (meta.get("namespace") or "default", meta.get("name", ""))
+        if etype == "DELETED":
+            uids: tuple[str, ...] = ()
+            self._made.pop(key, None)
+        else:
+            uids = tuple(str(r["uid"]) for r in meta.get("ownerReferences") or () if r.get("uid"))
+            if key not in self._made:
+                self._made[key] = self._next
+                self._next += 1
+        before = self._owners.get(key, ())
+        if uids == before:
+            return
+        for uid in before:
+            held = self._claims.get(uid)
+            if held is not None:
+                held.pop(key, None)
+                if not held:
+                    del self._claims[uid]
+        if uids:
+            self._owners[key] = uids
+            for uid in uids:
+                self._claims.setdefault(uid, {})[key] = self._made[key]
+        else:
+            self._owners.pop(key, None)
+
+    def owned_by(self, store: Store, namespace: str, uid: str) -> list[Obj]:
+        """The claims of ``namespace`` whose owner references name ``uid``."""
+        held = self._claims.get(uid)
+        if not held:
+            return []
+        keys = sorted(held, key=held.__getitem__) if len(held) > 1 else list(held)
+        out = []
+        for ns, name in keys:
+            if ns == namespace and (claim := store.find("ResourceClaim", ns, name)) is not None:
+                out.append(claim)
+        return out
 
 
 def _fresh_name(store: Store, owner: Obj, claim_name: str) -> str:
