@@ -80,17 +80,40 @@ class EventHints(DynamicResourcesBase):
 def _may_name(pod: Obj, claim: Obj) -> bool:
     """Whether one of the pod's ``spec.resourceClaims`` entries stands for a claim of this
     namespace and name (a claim of another name cannot be one of the pod's claims)."""
-    if (meta_of(claim).get("namespace") or "default") != (meta_of(pod).get("namespace") or "default"):
-        return False
-    name = meta_of(claim).get("name")
+    namespace, names = _claim_names(pod)
+    cmeta = claim.get("metadata") or {}
+    return (cmeta.get("namespace") or "default") == namespace and cmeta.get("name") in names
+
+
+#: Per pod version (uid, resourceVersion): its namespace and the names its
+#: ``spec.resourceClaims`` entries stand for. A claim event asks about every pod waiting in the
+#: queue, each the same version until it changes.
+_NAMES: dict[tuple[Any, Any], tuple[str, frozenset[Any]]] = {}
+#: How many pod versions :data:`_NAMES` keeps before starting over.
+_NAMES_LIMIT = 50_000
+
+
+def _claim_names(pod: Obj) -> tuple[str, frozenset[Any]]:
+    """The pod's namespace and the claim names its entries stand for: an entry's
+    ``resourceClaimName``, or for a template entry the claim its status names (``None`` when its
+    status names none yet, as a claim without a name would match it)."""
+    meta = meta_of(pod)
+    version = (meta.get("uid"), meta.get("resourceVersion"))
+    hit = _NAMES.get(version)
+    if hit is not None:
+        return hit
+    names: set[Any] = set()
     statuses: dict[Any, str] | None = None
     for entry in (pod.get("spec") or {}).get("resourceClaims") or ():
         if entry.get("resourceClaimName"):
-            if entry["resourceClaimName"] == name:
-                return True
+            names.add(entry["resourceClaimName"])
         elif entry.get("resourceClaimTemplateName"):
             if statuses is None:
                 statuses = claim_statuses(pod)
-            if statuses.get(entry.get("name")) == name:
-                return True
-    return False
+            names.add(statuses.get(entry.get("name")))
+    found = (meta.get("namespace") or "default", frozenset(names))
+    if version[0] and version[1]:  # an object without both is not known to stay the same
+        if len(_NAMES) >= _NAMES_LIMIT:
+            _NAMES.clear()
+        _NAMES[version] = found
+    return found

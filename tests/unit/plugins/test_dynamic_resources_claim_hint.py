@@ -73,3 +73,16 @@ def test_the_pods_own_claim_added_or_changed_queues_it() -> None:
 def test_any_claim_deallocated_queues_it_unless_its_claims_are_missing() -> None:
     assert hint(pod(), claim("other", allocated=True), claim("other")) is QueueingHint.QUEUE
     assert hint(pod(), claim("other", allocated=True), claim("other"), claim("unrelated")) is QueueingHint.SKIP
+
+
+def test_a_new_version_of_the_pod_is_read_anew() -> None:
+    """What a pod's entries stand for is kept per pod version: the version whose status names
+    the template's claim is not answered from the one before it."""
+    waiting = pod(True)
+    waiting["metadata"]["resourceVersion"] = "5"
+    made = copy.deepcopy(waiting)
+    waiting.pop("status")  # the claim is not made yet
+    assert hint(waiting, None, claim("mine")) is QueueingHint.SKIP
+    made["metadata"]["resourceVersion"] = "6"
+    assert hint(made, None, claim("mine")) is QueueingHint.QUEUE
+    assert hint(waiting, None, claim("mine")) is QueueingHint.SKIP  # the old version, still kept
