@@ -146,6 +146,51 @@ def violates_policy(amount: Amount, policy: Mapping[str, Any] | None, fractional
     return False
 
 
+#: What one request asks of each capacity of one device: (name, amount consumed, the device's
+#: total), or ``None`` when the request can never fit the device (see :func:`demand`).
+Demand = tuple[tuple[str, Fraction, Fraction], ...] | None
+
+
+def demand(capacity_requests: Mapping[str, Any] | None, device: Mapping[str, Any], fractional: bool) -> Demand:
+    """What the request consumes of each of the device's capacities, with each capacity's total:
+    the part of :func:`fits` that depends on the request and the device alone, so that it is
+    worked out once per request and device. ``None``: it never fits (an amount the policy
+    refuses, a quantity that does not parse). Raises :class:`CapacityError` when the request
+    names a capacity the device does not have."""
+    capacities = device.get("capacity") or {}
+    requests = _requests(capacity_requests)
+    for name in requests:
+        if name not in capacities:
+            raise CapacityError("some requested capacity has not been defined")
+    out = []
+    for name, cap in capacities.items():
+        if not isinstance(cap, Mapping):
+            continue
+        try:
+            amount = consumed(requests.get(name), cap, fractional)
+            total = parse_quantity(str(cap.get("value", "0")))
+        except QuantityError:
+            return None
+        if violates_policy(amount, cap.get("requestPolicy"), fractional):
+            return None
+        out.append((name, amount.value, total))
+    return tuple(out)
+
+
+def fits_demand(
+    wanted: Demand, in_use: Mapping[str, Fraction] | None, allocating: Mapping[str, Fraction] | None
+) -> bool:
+    """Whether a request's :func:`demand` fits beside what allocated claims (``in_use``) and this
+    allocation so far (``allocating``) consume of the device."""
+    if wanted is None:
+        return False
+    zero = Fraction(0)
+    for name, amount, total in wanted:
+        if amount + (in_use or {}).get(name, zero) + (allocating or {}).get(name, zero) > total:
+            return False
+    return True
+
+
 def fits(
     capacity_requests: Mapping[str, Any] | None,
     device: Mapping[str, Any],
@@ -156,25 +201,7 @@ def fits(
     """Whether the device can take this request beside what allocated claims (``in_use``) and
     this allocation so far (``allocating``) consume of it. Raises :class:`CapacityError` when the
     request names a capacity the device does not have."""
-    capacities = device.get("capacity") or {}
-    requests = _requests(capacity_requests)
-    for name in requests:
-        if name not in capacities:
-            raise CapacityError("some requested capacity has not been defined")
-    for name, cap in capacities.items():
-        if not isinstance(cap, Mapping):
-            continue
-        try:
-            amount = consumed(requests.get(name), cap, fractional)
-            total = parse_quantity(str(cap.get("value", "0")))
-        except QuantityError:
-            return False
-        if violates_policy(amount, cap.get("requestPolicy"), fractional):
-            return False
-        used = amount.value + (in_use or {}).get(name, Fraction(0)) + (allocating or {}).get(name, Fraction(0))
-        if used > total:
-            return False
-    return True
+    return fits_demand(demand(capacity_requests, device, fractional), in_use, allocating)
 
 
 def consumption(

@@ -30,6 +30,9 @@ from kubesched.plugins.dynamicresources.constraints import Constraint
 from kubesched.plugins.dynamicresources.pools import Candidate, Pool, node_matches
 from kubesched.plugins.dynamicresources.taints import blocks
 
+#: A capacity demand not worked out yet (``None`` is an answer: never fits).
+_UNKNOWN: Any = object()
+
 
 @dataclass
 class Request:
@@ -184,10 +187,16 @@ class DeviceChecks:
             hit = verdicts.get(key)
             if hit is not None:
                 return hit
-        try:
-            ok = cap.fits(req.capacity, cand.device, in_use, allocating, self.f.fractional_capacity_range)
-        except cap.CapacityError:
-            ok = False
+        # What the request asks of the device is worked out once (parsing quantities and
+        # policies); what is already used of a shared device changes from one check to the next.
+        demands = self.a.pool_cache.capacity_demands
+        wanted = demands.get(key, _UNKNOWN)
+        if wanted is _UNKNOWN:
+            try:
+                wanted = demands[key] = cap.demand(req.capacity, cand.device, self.f.fractional_capacity_range)
+            except cap.CapacityError:
+                wanted = demands[key] = None
+        ok = cap.fits_demand(wanted, in_use, allocating)
         if in_use is None and allocating is None:
             verdicts[key] = ok
         return ok

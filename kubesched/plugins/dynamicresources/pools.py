@@ -242,6 +242,10 @@ class PoolCache:
     #: (capacity request as JSON, fractional ranges; device identity) -> whether the request
     #: fits the device when nobody uses it yet.
     capacity_fits: dict[tuple[Any, int], bool] = field(default_factory=dict)
+    #: The same key -> what the request asks of each of the device's capacities
+    #: (:func:`~kubesched.plugins.dynamicresources.capacity.demand`; ``None``: never fits), for a
+    #: device some of whose capacity is taken already.
+    capacity_demands: dict[tuple[Any, int], Any] = field(default_factory=dict)
 
     #: (features, the slices' ids) -> their Layout (see :meth:`layout`).
     layouts: dict[Any, Layout] = field(default_factory=dict)
@@ -264,13 +268,14 @@ class PoolCache:
             len(self.pools) > limit
             or len(self.selectors) > 4 * limit
             or len(self.classes) > limit
-            or len(self.selected) + len(self.capacity_fits) > _VERDICTS_LIMIT
+            or len(self.selected) + len(self.capacity_fits) + len(self.capacity_demands) > _VERDICTS_LIMIT
         ):
             self.pools.clear()
             self.selectors.clear()
             self.selected.clear()
             self.classes.clear()
             self.capacity_fits.clear()
+            self.capacity_demands.clear()
             self.layouts.clear()
 
 
