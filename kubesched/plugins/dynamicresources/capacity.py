@@ -184,9 +184,13 @@ def fits_demand(
     allocation so far (``allocating``) consume of the device."""
     if wanted is None:
         return False
-    zero = Fraction(0)
     for name, amount, total in wanted:
-        if amount + (in_use or {}).get(name, zero) + (allocating or {}).get(name, zero) > total:
+        used = amount
+        if in_use and (taken := in_use.get(name)):
+            used = used + taken
+        if allocating and (held := allocating.get(name)):
+            used = used + held
+        if used > total:
             return False
     return True
 
