@@ -46,7 +46,6 @@ totals run on, and a pod bound more than once stays in ``podsBoundMoreThanOnce``
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import socket
 import struct
@@ -66,6 +65,7 @@ from kubesched.errors import ConfigurationError
 from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import split_resource_path
 from kubesched.sim.apiserver.errors import APIError
+from kubesched.sim.apiserver.responses import compact_json, event_line
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -306,7 +306,7 @@ def _status(code: int, reason: str, message: str, details: Obj | None = None) ->
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
-        body=json.dumps(body, separators=(",", ":")).encode(),
+        body=compact_json(body).encode(),
         status=status,
         headers={"Content-Type": "application/json", **(headers or {})},
     )
@@ -632,7 +632,7 @@ class FaultInjector:
         status = _status(410, "Expired", f"too old resource version: {rv} ({oldest})")
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
         await resp.prepare(request)  # chunked over HTTP/1.1, until the close over HTTP/1.0
-        await resp.write(json.dumps({"type": "ERROR", "object": status}, separators=(",", ":")).encode() + b"\n")
+        await resp.write(event_line("ERROR", status))
         await resp.write_eof()
         return resp
 

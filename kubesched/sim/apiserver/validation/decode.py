@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import json
 import math
 from typing import Any
 
@@ -28,6 +27,7 @@ from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import MAX_STORED_OBJECT_BYTES, bad_request, request_entity_too_large
 from kubesched.sim.apiserver.openapi.documents import definition_of
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
+from kubesched.sim.apiserver.responses import compact_json
 from kubesched.sim.apiserver.validation.schema_decode import SchemaDecodeError, check_schema, json_type
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -301,6 +301,6 @@ def check_stored_size(obj: dict[str, Any]) -> None:
     kube-apiserver passes etcd's "etcdserver: request is too large" through (as a 500 — upstream
     issue kubernetes#112152); the client sent the oversized object, so it is answered here as
     the client error it is."""
-    size = len(json.dumps(obj, separators=(",", ":")).encode())
+    size = len(compact_json(obj))  # ASCII: as many bytes as characters
     if size > MAX_STORED_OBJECT_BYTES:
         raise request_entity_too_large("etcdserver: request is too large")
