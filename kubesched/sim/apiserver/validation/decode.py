@@ -75,6 +75,10 @@ _QUANTITY_FIELDS = frozenset(
         ),
     }
 )
+#: the quantity fields of each definition
+_QUANTITIES_OF: dict[str, frozenset[str]] = {
+    definition: frozenset(f for d, f in _QUANTITY_FIELDS if d == definition) for definition, _ in _QUANTITY_FIELDS
+}
 #: integer fields that are int64 in Go; the others are int32
 _INT64_FIELDS = frozenset(
     {
@@ -142,6 +146,23 @@ def _check_quantity(value: Any) -> None:
         raise _DecodeError(_QUANTITY_ERROR) from None
 
 
+#: the int32 range: an integer within it fits every integer field
+_INT32_LOW, _INT32_HIGH = _INT_RANGES["int32"]
+
+
+def _leaf_ok(typ: str, value: Any) -> bool:
+    """Whether ``value`` is plainly right for a field of leaf type ``typ`` (not a quantity): a
+    string, a bool, an int32 as the field wants. False says only that :func:`_walk` must look."""
+    cls = value.__class__
+    if typ == "string":
+        return cls is str
+    if typ == "boolean":
+        return cls is bool
+    if typ == "integer":
+        return cls is int and _INT32_LOW <= value <= _INT32_HIGH
+    return False
+
+
 def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bool) -> None:
     if value is None:
         return
@@ -180,21 +201,30 @@ def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bo
         if props is None:
             return
         inner = name.rsplit(".", 1)[-1]
+        quantities = _QUANTITIES_OF.get(name, ())
         for key, sub in value.items():
             sub_typ = props.get(key)
             if sub_typ is None:
                 continue  # unknown fields are fieldValidation's business
-            _walk(sub_typ, sub, inner, f"{path}.{key}" if path else key, key, (name, key) in _QUANTITY_FIELDS)
+            if sub is None or (key not in quantities and _leaf_ok(sub_typ, sub)):
+                continue  # what _walk would pass, without the path it would make
+            _walk(sub_typ, sub, inner, f"{path}.{key}" if path else key, key, key in quantities)
     elif typ.startswith("["):
         if not isinstance(value, list):
             raise _fail(value, struct, path, typ, field)
+        item_typ = typ[1:-1]
         for item in value:
-            _walk(typ[1:-1], item, struct, path, field, quantity)
+            if item is None or (not quantity and _leaf_ok(item_typ, item)):
+                continue
+            _walk(item_typ, item, struct, path, field, quantity)
     elif typ.startswith("{"):
         if not isinstance(value, dict):
             raise _fail(value, struct, path, typ, field)
+        item_typ = typ[1:-1]
         for item in value.values():
-            _walk(typ[1:-1], item, struct, path, field, quantity)
+            if item is None or (not quantity and _leaf_ok(item_typ, item)):
+                continue
+            _walk(item_typ, item, struct, path, field, quantity)
 
 
 def _check_json(value: Any, depth: int) -> None:
