@@ -229,7 +229,7 @@ class APIServer:
         self.handlers = ResourceHandlers(store, self.feature_gates)
         #: the resources the store's CustomResourceDefinitions serve
         self.custom = CustomResources(store.custom_resources)
-        self.watches = Watches(store)
+        self.watches = Watches(store, self.handlers.encoded)
         self._runner: web.AppRunner | None = None
         #: fault injection and binding counts, served at /kubesched/faults and /kubesched/stats
         self.faults = FaultInjector(

@@ -331,6 +331,10 @@ def check_stored_size(obj: dict[str, Any]) -> None:
     kube-apiserver passes etcd's "etcdserver: request is too large" through (as a 500 — upstream
     issue kubernetes#112152); the client sent the oversized object, so it is answered here as
     the client error it is."""
-    size = len(compact_json(obj))  # ASCII: as many bytes as characters
+    check_stored_length(len(compact_json(obj)))  # ASCII: as many bytes as characters
+
+
+def check_stored_length(size: int) -> None:
+    """:func:`check_stored_size` for an object whose JSON is ``size`` bytes long."""
     if size > MAX_STORED_OBJECT_BYTES:
         raise request_entity_too_large("etcdserver: request is too large")
