@@ -426,7 +426,7 @@ class FaultInjector:
         return held
 
     async def _gate_stream(self, request: web.Request, response: web.StreamResponse) -> None:
-        # Watch events are written long after the middleware let the request through: a stall
+        # Watch events are written long after serve() let the request through: a stall
         # holds them at each write (of a streamed answer: chunked over HTTP/1.1, until the close
         # over HTTP/1.0; an answer whose body is whole goes out in one).
         if isinstance(response, web.Response):
