@@ -557,7 +557,34 @@ def load_json(data: str | bytes, limits: Limits = DEFAULT, *, constants: bool = 
     the walk over the value for its depth to the caller (:func:`check_depth`), which walks it anyway."""
     _check_size(data, limits)
     text = data.decode("utf-8", errors="replace") if isinstance(data, bytes) else data
-    max_digits = limits.max_integer_digits
+    decoder = _json_decoder(limits.max_integer_digits, constants)
+    try:
+        if text.startswith("\ufeff"):  # what json.loads refuses before decoding
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+        if len(text) < _PAUSE_COLLECTOR_BYTES:
+            value = decoder.decode(text)
+        else:
+            with _collector_paused(len(text)):
+                value = decoder.decode(text)
+    except json.JSONDecodeError as exc:
+        raise DecodeError(_go_json_message(exc), "", exc.lineno) from None
+    except RecursionError:
+        raise DecodeError(f"nested too deeply: more than {limits.max_depth} levels", "depth") from None
+    if walk:
+        check_depth(value, limits)
+    return value
+
+
+#: The decoders :func:`load_json` reads with, by (integer digits allowed, constants allowed):
+#: ``json.loads`` given hooks builds a decoder, and its scanner, at every call. A decoder keeps
+#: nothing from one document to the next (json's own module-level decoder is shared alike).
+_JSON_DECODERS: dict[tuple[int, bool], json.JSONDecoder] = {}
+
+
+def _json_decoder(max_digits: int, constants: bool) -> json.JSONDecoder:
+    decoder = _JSON_DECODERS.get((max_digits, constants))
+    if decoder is not None:
+        return decoder
 
     def parse_int(literal: str) -> int:
         digits = len(literal) - literal.startswith("-")
@@ -569,19 +596,11 @@ def load_json(data: str | bytes, limits: Limits = DEFAULT, *, constants: bool = 
             )
         return int(literal)
 
-    try:
-        with _collector_paused(len(text)):
-            if constants:
-                value = json.loads(text, parse_int=parse_int)
-            else:
-                value = json.loads(text, parse_int=parse_int, parse_constant=_no_constant)
-    except json.JSONDecodeError as exc:
-        raise DecodeError(_go_json_message(exc), "", exc.lineno) from None
-    except RecursionError:
-        raise DecodeError(f"nested too deeply: more than {limits.max_depth} levels", "depth") from None
-    if walk:
-        check_depth(value, limits)
-    return value
+    decoder = json.JSONDecoder(parse_int=parse_int, parse_constant=None if constants else _no_constant)
+    if len(_JSON_DECODERS) >= 64:  # limits are a handful; never let odd ones pile up
+        _JSON_DECODERS.clear()
+    _JSON_DECODERS[(max_digits, constants)] = decoder
+    return decoder
 
 
 def check_depth(value: Any, limits: Limits = DEFAULT) -> None:

@@ -40,7 +40,6 @@ from typing import Any
 from aiohttp import hdrs, web
 from aiohttp.http import HttpVersion11
 from aiohttp.http_exceptions import BadHttpMessage, HttpProcessingError, LineTooLong
-from aiohttp.typedefs import Handler
 
 log = logging.getLogger(__name__)
 
@@ -123,27 +122,30 @@ def head_bytes(request: web.BaseRequest) -> int:
     return line + sum(len(name) + len(value) + 4 for name, value in request.raw_headers) + 2
 
 
-@web.middleware
-async def head_limit(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """431 for a head longer than Go reads (each line within aiohttp's limits, all together not),
-    or of more fields than aiohttp's parser takes (which the oldest aiohttp the bounds allow does
-    not refuse itself: the same answer with every release)."""
-    if len(request.raw_headers) > MAX_HEADER_FIELDS or head_bytes(request) > MAX_HEAD_BYTES:
-        return _plain(HEAD_TOO_LARGE)
-    return await handler(request)
+def head_too_large(request: web.BaseRequest) -> bool:
+    """Whether the request's head is longer than Go reads (each line within aiohttp's limits, all
+    together not), or has more fields than aiohttp's parser takes (which the oldest aiohttp the
+    bounds allow does not refuse itself: the same answer with every release)."""
+    return len(request.raw_headers) > MAX_HEADER_FIELDS or head_bytes(request) > MAX_HEAD_BYTES
 
 
-@web.middleware
-async def over_cap(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """On a connection let in past the cap: a health probe answered, anything else 429; then closed."""
-    if not getattr(request.protocol, "probes_only", False):
-        return await handler(request)
+def head_too_large_answer() -> web.Response:
+    """The 431 for a head :func:`head_too_large` refuses (Go's words, the connection closed)."""
+    return _plain(HEAD_TOO_LARGE)
+
+
+def probe_refused(request: web.BaseRequest) -> web.Response | None:
+    """On a connection let in past the cap: None for a health probe (answered, then the
+    connection closed), else the 429 that closes it."""
     path = request.path.rstrip("/")
     if not any(path == p or path.startswith(p + "/") for p in PROBE_PATHS):
         return too_many_requests(close=True)
-    resp = await handler(request)
-    resp.force_close()
-    return resp
+    return None
+
+
+def probes_only(request: web.BaseRequest) -> bool:
+    """Whether the request came on a connection let in past the cap (health probes only)."""
+    return bool(getattr(request.protocol, "probes_only", False))
 
 
 async def expect_continue(request: web.Request) -> web.StreamResponse | None:

@@ -46,7 +46,6 @@ totals run on, and a pod bound more than once stays in ``podsBoundMoreThanOnce``
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import socket
 import struct
@@ -66,11 +65,13 @@ from kubesched.errors import ConfigurationError
 from kubesched.objects import Obj
 from kubesched.sim.apiserver.discovery import split_resource_path
 from kubesched.sim.apiserver.errors import APIError
+from kubesched.sim.apiserver.responses import compact_json, event_line
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 #: The prefix of the injector's own endpoints; requests under it are never faulted.
 ENDPOINT = "/kubesched"
+_UNDER_ENDPOINT = ENDPOINT + "/"
 
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 
@@ -305,7 +306,7 @@ def _status(code: int, reason: str, message: str, details: Obj | None = None) ->
 
 def _json(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
-        body=json.dumps(body, separators=(",", ":")).encode(),
+        body=compact_json(body).encode(),
         status=status,
         headers={"Content-Type": "application/json", **(headers or {})},
     )
@@ -336,7 +337,8 @@ def _reset(request: web.Request) -> web.Response:
 
 
 class FaultInjector:
-    """Applies a :class:`FaultConfig` to the requests of an aiohttp application (:meth:`install`)
+    """Applies a :class:`FaultConfig` to the requests an aiohttp application hands to
+    :meth:`serve` (its streamed answers gated by :meth:`install`)
     and serves ``/kubesched/faults`` and ``/kubesched/stats``.
 
     ``drop_watches`` ends every open watch (for ``POST /kubesched/faults/drop-watches``);
@@ -399,8 +401,8 @@ class FaultInjector:
         return bool(self.config.faults) or self._stall_until > time.monotonic()
 
     def install(self, app: web.Application) -> None:
-        """Add the middleware and the watch-stream gate to ``app`` (before it is started)."""
-        app.middlewares.append(self.middleware)
+        """Add the watch-stream gate to ``app`` (before it is started); the application hands
+        every request to :meth:`serve`."""
         app.on_response_prepare.append(self._gate_stream)
 
     # --- stalls --------------------------------------------------------------------------------
@@ -424,7 +426,7 @@ class FaultInjector:
         return held
 
     async def _gate_stream(self, request: web.Request, response: web.StreamResponse) -> None:
-        # Watch events are written long after the middleware let the request through: a stall
+        # Watch events are written long after serve() let the request through: a stall
         # holds them at each write (of a streamed answer: chunked over HTTP/1.1, until the close
         # over HTTP/1.0; an answer whose body is whole goes out in one).
         if isinstance(response, web.Response):
@@ -450,16 +452,25 @@ class FaultInjector:
 
         return rng
 
-    # --- middleware ----------------------------------------------------------------------------
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path == ENDPOINT or request.path.startswith(ENDPOINT + "/"):
+    # --- serving -------------------------------------------------------------------------------
+    async def serve(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Answer ``request``: the injector's own endpoints here, any other request by
+        ``handler``, the faults that fire applied and bindings counted."""
+        path = request.path
+        if path == ENDPOINT or path.startswith(_UNDER_ENDPOINT):
             return await self._endpoint(request)
-        info = request_info(request.method, request.path, request.query)
+        if not self.active:
+            # Nothing to inject: only a binding (a create of pods/binding or bindings, whose
+            # path names it) is looked at, to be counted.
+            if request.method != "POST" or "binding" not in path:
+                return await handler(request)
+            info = request_info(request.method, path, request.query)
+            if info is None:
+                return await handler(request)
+            return await self._observe(request, info, handler)
+        info = request_info(request.method, path, request.query)
         if info is None:
             return await handler(request)
-        if not self.active:
-            return await self._observe(request, info, handler)
         return await self._inject(request, info, handler)
 
     async def _inject(self, request: web.Request, info: RequestInfo, handler: Handler) -> web.StreamResponse:
@@ -621,7 +632,7 @@ class FaultInjector:
         status = _status(410, "Expired", f"too old resource version: {rv} ({oldest})")
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
         await resp.prepare(request)  # chunked over HTTP/1.1, until the close over HTTP/1.0
-        await resp.write(json.dumps({"type": "ERROR", "object": status}, separators=(",", ":")).encode() + b"\n")
+        await resp.write(event_line("ERROR", status))
         await resp.write_eof()
         return resp
 

@@ -49,8 +49,8 @@ from kubesched.sim.apiserver.requests import (
     read_body,
     selector,
 )
-from kubesched.sim.apiserver.responses import json_response
-from kubesched.sim.apiserver.validation.decode import check_decodable, check_stored_size
+from kubesched.sim.apiserver.responses import EncodedObjects, json_response, split_json, text_response
+from kubesched.sim.apiserver.validation.decode import check_decodable, check_stored_length, check_stored_size
 
 #: kube-apiserver's bounds on a response's warnings (endpoints/filters/warning.go): once their
 #: text passes 4096 characters in all, each is cut to 256, and none is added past 4096.
@@ -93,6 +93,17 @@ def view(res: ServedResource, obj: Obj) -> Obj:
     if obj.get("kind") != res.kind or obj.get("apiVersion") != res.group_version:
         obj = {**obj, "kind": res.kind, "apiVersion": res.group_version}
     return obj
+
+
+def _served_as_stored(res: ServedResource, obj: Obj) -> bool:
+    """Whether :func:`view` answers ``obj`` as it is (no conversion, no other kind or version)."""
+    return (
+        res.custom is None
+        and res.group != "events.k8s.io"
+        and res.kind != "Event"
+        and obj.get("kind") == res.kind
+        and obj.get("apiVersion") == res.group_version
+    )
 
 
 def _limit(value: str | None) -> int:
@@ -158,6 +169,8 @@ class ResourceHandlers:
         self.store = store
         #: The gates validation follows (TaintTolerationComparisonOperators); 1.37's defaults.
         self.feature_gates = feature_gates if feature_gates is not None else FeatureGates()
+        #: The JSON of the objects answered last, which their watch events reuse.
+        self.encoded = EncodedObjects()
 
     # --- reading ------------------------------------------------------------------------------
     def priority_classes(self) -> dict[str, Obj]:
@@ -195,7 +208,7 @@ class ResourceHandlers:
         if apitables.wants_table(request.headers.get("Accept", "")):
             table = apitables.table(req.res, [obj], self.store.resource_version, request.query.get("includeObject"))
             return json_response(table, status, headers=headers)
-        return json_response(obj, status, headers=headers)
+        return text_response(self.encoded.text(obj), status, headers=headers)
 
     def list_objects(self, request: web.Request, req: ResourceRequest) -> web.Response:
         """A list, paged as kube-apiserver pages it when asked (``limit``, ``continue``)."""
@@ -264,13 +277,24 @@ class ResourceHandlers:
             obj = copy.deepcopy(obj)
             obj["metadata"].setdefault("uid", "00000000-0000-0000-0000-000000000000")
             return obj
-        check_stored_size(obj)
+        # A built-in kind's object is the request's own, decoded and admitted here: stored as it
+        # is. (A custom one's defaults may come from its definition's schema: copied.)
+        owned = req.res.custom is None
+        # An object answered as it is stored is encoded once for its size and its answer:
+        # storing it stamps its metadata and changes nothing else, so only that is encoded again.
+        split = split_json(obj, "metadata") if owned and _served_as_stored(req.res, obj) else None
+        if split is None:
+            check_stored_size(obj)
+        else:
+            check_stored_length(split.length())
+        keys = list(obj)
         try:
-            # A built-in kind's object is the request's own, decoded and admitted here: stored as
-            # it is. (A custom one's defaults may come from its definition's schema: copied.)
-            return self.store.create(req.res.stored_as, obj, owned=req.res.custom is None)
+            created = self.store.create(req.res.stored_as, obj, owned=owned)
         except Conflict:
             raise already_exists(req.res.plural, req.res.group, obj["metadata"].get("name", "")) from None
+        if split is not None and created is obj:
+            self.encoded.remember_changed(created, split, keys)
+        return created
 
     def store_update(self, req: ResourceRequest, old: Obj, new: Obj, dry_run: bool) -> Obj:
         """``old`` replaced by ``new`` after the update's admission and validation; 409 when

@@ -33,10 +33,12 @@ class TooManyRequests(Exception):
     """The request's kind is at its limit."""
 
 
-def long_running(request: web.Request) -> bool:
+def long_running(request: web.Request, parts: list[str] | None = None) -> bool:
     """Whether ``request`` is a watch (``?watch=true`` or ``/watch/`` in its path) or on a
-    long-running subresource (a proxy path included)."""
-    parts = [p for p in request.path.split("/") if p]
+    long-running subresource (a proxy path included). ``parts``: its path's segments, when the
+    caller has them already."""
+    if parts is None:
+        parts = [p for p in request.path.split("/") if p]
     if parts[:1] == ["api"]:
         rest = parts[2:]
     elif parts[:1] == ["apis"]:
@@ -65,22 +67,32 @@ class InFlightLimit:
         #: requests being served now, by whether they mutate
         self.serving = {False: 0, True: 0}
 
-    @contextmanager
-    def slot(self, request: web.Request, user: UserInfo | None) -> Iterator[None]:
-        """Count ``request`` while the block runs; raises :class:`TooManyRequests` on entry
-        when its kind is at its limit (and its user not in ``system:masters``)."""
+    def enter(self, request: web.Request, user: UserInfo | None, parts: list[str] | None = None) -> bool | None:
+        """Count ``request`` in: the kind it is counted as (whether it mutates), to hand to
+        :meth:`leave` when it is answered, or None when it is not counted (long-running, no
+        limit, or a ``system:masters`` user over the limit). Raises :class:`TooManyRequests`
+        when its kind is at its limit. ``parts``: its path's segments, when the caller has them."""
         mutating = request.method not in _READ_ONLY_METHODS
         limit = self.limits[mutating]
-        if limit <= 0 or long_running(request):
-            yield
-            return
+        if limit <= 0 or long_running(request, parts):
+            return None
         if self.serving[mutating] >= limit:
             if user is None or SYSTEM_MASTERS not in user.groups:
                 raise TooManyRequests
-            yield  # served, and not counted
-            return
+            return None  # served, and not counted
         self.serving[mutating] += 1
+        return mutating
+
+    def leave(self, counted: bool | None) -> None:
+        """A request :meth:`enter` counted as ``counted`` is answered."""
+        if counted is not None:
+            self.serving[counted] -= 1
+
+    @contextmanager
+    def slot(self, request: web.Request, user: UserInfo | None) -> Iterator[None]:
+        """Count ``request`` while the block runs (:meth:`enter` and :meth:`leave`)."""
+        counted = self.enter(request, user)
         try:
             yield
         finally:
-            self.serving[mutating] -= 1
+            self.leave(counted)

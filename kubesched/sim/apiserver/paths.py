@@ -11,7 +11,6 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from aiohttp import web
-from aiohttp.typedefs import Handler
 from yarl import URL
 
 #: characters a path segment keeps unescaped when the canonical path is put back into the URL
@@ -32,13 +31,15 @@ def canonical_path(path: str) -> str:
     return "/" + "/".join(parts)
 
 
-@web.middleware
-async def canonical_paths(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Serve ``request`` as its canonical path (the first middleware: every later one sees it)."""
+def canonical_request(request: web.Request) -> web.Request:
+    """``request`` served as its canonical path: itself when its path is canonical already (no
+    empty, ``.`` or ``..`` segment, no trailing slash), else a clone with the path cleaned."""
     path = request.path
+    if path.startswith("/") and "//" not in path and "/." not in path and (path == "/" or path[-1] != "/"):
+        return request  # nothing canonical_path would change
     clean = canonical_path(path)
     if clean == path:
-        return await handler(request)
+        return request
     query = request.rel_url.raw_query_string
     url = URL(quote(clean, safe=_SEGMENT_SAFE) + (f"?{query}" if query else ""), encoded=True)
-    return await handler(request.clone(rel_url=url))
+    return request.clone(rel_url=url)

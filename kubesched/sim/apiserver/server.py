@@ -32,6 +32,7 @@ from typing import Any, Protocol
 import yaml
 from aiohttp import __version__ as aiohttp_version
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.store import Store
@@ -46,12 +47,15 @@ from kubesched.sim.apiserver.connections import (
     APIRunner,
     Limits,
     expect_continue,
-    head_limit,
-    over_cap,
+    head_too_large,
+    head_too_large_answer,
+    probe_refused,
+    probes_only,
     too_many_requests,
 )
 from kubesched.sim.apiserver.customresources import CustomResources
 from kubesched.sim.apiserver.discovery import (
+    ServedResource,
     aggregated_discovery,
     api_group,
     api_group_list,
@@ -76,7 +80,7 @@ from kubesched.sim.apiserver.inflight import (
     TooManyRequests,
 )
 from kubesched.sim.apiserver.openapi import documents as openapi
-from kubesched.sim.apiserver.paths import canonical_paths
+from kubesched.sim.apiserver.paths import canonical_request
 from kubesched.sim.apiserver.requests import ResourceRequest, parse_resource_path, read_body, truthy
 from kubesched.sim.apiserver.responses import json_response
 from kubesched.sim.apiserver.retention import Retention
@@ -225,7 +229,7 @@ class APIServer:
         self.handlers = ResourceHandlers(store, self.feature_gates)
         #: the resources the store's CustomResourceDefinitions serve
         self.custom = CustomResources(store.custom_resources)
-        self.watches = Watches(store)
+        self.watches = Watches(store, self.handlers.encoded)
         self._runner: web.AppRunner | None = None
         #: fault injection and binding counts, served at /kubesched/faults and /kubesched/stats
         self.faults = FaultInjector(
@@ -241,6 +245,8 @@ class APIServer:
         self.simulator: MountedAPI | None = None
         #: Requests answered or being answered so far (what tells a busy server from an idle one).
         self.requests = 0
+        self._besides_of: tuple[ServedResource, ...] | None = None
+        self._besides: tuple[ServedResource, ...] = ()
 
     @property
     def bookmark_interval(self) -> float:
@@ -261,12 +267,10 @@ class APIServer:
         self.ensure_defaults()
         # A body of exactly the limit passes and one byte more is a 413, as kube-apiserver's
         # limitedReadBody has it — at every door (aiohttp's own limit, see _client_max_size).
-        # A request's head is as long as Go's server reads it (kubesched.sim.apiserver.connections).
-        # Every path is made canonical first: authentication decides on the path the router serves.
-        # A connection let in past the cap answers health probes only.
+        # Every request passes _front (one middleware: a path no route serves passes it too).
         app = web.Application(
             client_max_size=_client_max_size(MAX_REQUEST_BODY_BYTES),
-            middlewares=[over_cap, head_limit, canonical_paths],
+            middlewares=[self._front],
         )
         app.router.add_route("*", "/{tail:.*}", self._handle, expect_handler=expect_continue)
         self.faults.install(app)
@@ -346,12 +350,37 @@ class APIServer:
         return write_private_file(path, yaml.safe_dump(config, sort_keys=False))
 
     # --- dispatch -----------------------------------------------------------------------------
+    @web.middleware
+    async def _front(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """What every request passes before its handler, in this order: a connection let in past
+        the cap answers health probes only (then closes); a head is as long as Go's server
+        reads it (:mod:`kubesched.sim.apiserver.connections`); the path is made canonical
+        (:mod:`kubesched.sim.apiserver.paths`: authentication decides on the path the router
+        serves); then the fault injector, which serves its own endpoints and hands the rest on."""
+        capped = probes_only(request)
+        if capped and (refused := probe_refused(request)) is not None:
+            return refused
+        if head_too_large(request):
+            resp: web.StreamResponse = head_too_large_answer()
+        else:
+            resp = await self.faults.serve(canonical_request(request), handler)
+        if capped:
+            resp.force_close()
+        return resp
+
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.requests += 1
         try:
-            user = self.authn.check(request.path, request.headers.get("Authorization"))
-            with self.inflight.slot(request, user):
-                return await self._route(request)
+            path = request.path
+            authn = self.authn
+            user = authn.check(path, request.headers.get("Authorization")) if authn.enabled else None
+            # The path is canonical (_front): no empty segment but the root's.
+            parts = path.split("/")[1:] if path != "/" else []
+            counted = self.inflight.enter(request, user, parts)
+            try:
+                return await self._route(request, path, parts)
+            finally:
+                self.inflight.leave(counted)
         except TooManyRequests:
             return too_many_requests()
         except APIError as exc:
@@ -375,9 +404,7 @@ class APIServer:
             log.exception("API server error on %s %s", request.method, request.path)
             return json_response(internal_error().status(), 500)
 
-    async def _route(self, request: web.Request) -> web.StreamResponse:
-        path = request.path.rstrip("/") or "/"
-        parts = [p for p in path.split("/") if p]
+    async def _route(self, request: web.Request, path: str, parts: list[str]) -> web.StreamResponse:
         if path == "/version":
             return json_response(version_info())
         if path in ("/healthz", "/readyz", "/livez") or (parts and parts[0] in ("healthz", "readyz", "livez")):
@@ -408,7 +435,7 @@ class APIServer:
     async def _discovery_or_resource(self, request: web.Request, parts: list[str]) -> web.StreamResponse:
         """``/api...`` and ``/apis...``: a discovery document, or a resource request."""
         accept = request.headers.get("Accept", "")
-        custom = (*self.custom.resources(), *resource_metrics.METRICS_RESOURCES)
+        custom = self._served_besides()
         if parts[0] == "api":
             if len(parts) == 1:
                 media = wants_aggregated(accept)
@@ -487,6 +514,15 @@ class APIServer:
                 raise method_not_allowed()
             return await handlers.delete(request, req)
         raise method_not_allowed()
+
+    def _served_besides(self) -> tuple[ServedResource, ...]:
+        """The resources served besides the built-in ones: the custom resources, then the
+        metrics API's (the tuple made again only when the custom resources change)."""
+        resources = self.custom.resources()
+        if resources is not self._besides_of:
+            self._besides_of = resources
+            self._besides = (*resources, *resource_metrics.METRICS_RESOURCES)
+        return self._besides
 
     def _openapi(self, rest: list[str]) -> web.Response:
         custom = self.custom.resources()

@@ -37,7 +37,7 @@ from kubesched.sim.apiserver import tables as apitables
 from kubesched.sim.apiserver.errors import APIError, bad_request, expired
 from kubesched.sim.apiserver.handlers import view
 from kubesched.sim.apiserver.requests import ResourceRequest, selector, truthy
-from kubesched.sim.apiserver.responses import event_line
+from kubesched.sim.apiserver.responses import EncodedObjects, event_line, event_line_of
 from kubesched.tasks import TaskSet
 
 #: Changes a watch encodes between two turns of the event loop.
@@ -176,7 +176,7 @@ class Watches:
     """The open watch streams on ``store``: :meth:`serve` streams one, :meth:`drop_all` ends
     them all (clients see the response end and must re-watch)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, encoded: EncodedObjects | None = None) -> None:
         self.store = store
         #: seconds between BOOKMARK events on watches that asked for them
         self.bookmark_interval = 5.0
@@ -199,6 +199,8 @@ class Watches:
         #: The dispatcher's owner: it runs from the first watch until :meth:`close`.
         self._tasks = TaskSet("watches", log)
         self._unsubscribe: Callable[[], None] | None = None
+        #: the JSON of objects answered last (the server's handlers'), reused by the events
+        self.encoded = encoded if encoded is not None else EncodedObjects()
 
     def drop_all(self) -> None:
         for w in list(self._open):
@@ -368,7 +370,9 @@ class Watches:
                 shown = view(req.res, obj)
                 if as_table:
                     shown = apitables.table(req.res, [shown], int(obj["metadata"].get("resourceVersion") or 0), include)
-                return event_line(etype, shown)
+                    return event_line(etype, shown)
+                # A stored object answered a moment ago (a pod just created) is not encoded again.
+                return event_line_of(etype, self.encoded.text(shown, remember=False))
 
             async def emit_all(changes: Iterable[tuple[Any, ...]]) -> None:
                 # In writes of EMIT_BATCH changes, each followed by a turn of the loop: a watch

@@ -85,6 +85,8 @@ def unknown_fields(kind: str, group: str, obj: Any) -> list[str]:
 
 
 def _walk(typ: str, value: Any, path: str, out: list[str]) -> None:
+    # Only a definition holds fields: a leaf type (and None) has nothing to look at, so it is
+    # not walked into at all.
     if value is None:
         return
     if typ.startswith("#"):
@@ -92,17 +94,25 @@ def _walk(typ: str, value: Any, path: str, out: list[str]) -> None:
         if props is None or not isinstance(value, dict):
             return
         for key, sub in value.items():
-            where = f"{path}.{key}" if path else key
-            if key not in props:
-                out.append(where)
-            else:
-                _walk(props[key], sub, where, out)
+            sub_typ = props.get(key)
+            if sub_typ is None:
+                out.append(f"{path}.{key}" if path else key)
+            elif sub is not None and sub_typ[:1] in _CONTAINERS:
+                _walk(sub_typ, sub, f"{path}.{key}" if path else key, out)
     elif typ.startswith("[") and isinstance(value, list):
-        for i, item in enumerate(value):
-            _walk(typ[1:-1], item, f"{path}[{i}]", out)
+        item_typ = typ[1:-1]
+        if item_typ[:1] in _CONTAINERS:
+            for i, item in enumerate(value):
+                _walk(item_typ, item, f"{path}[{i}]", out)
     elif typ.startswith("{") and isinstance(value, dict):
-        for key, item in value.items():
-            _walk(typ[1:-1], item, f"{path}[{key}]", out)
+        item_typ = typ[1:-1]
+        if item_typ[:1] in _CONTAINERS:
+            for key, item in value.items():
+                _walk(item_typ, item, f"{path}[{key}]", out)
+
+
+#: how a type that holds more starts: a definition, a list, a map
+_CONTAINERS = frozenset("#[{")
 
 
 # --- schemas ------------------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import json
 import math
 from typing import Any
 
@@ -28,6 +27,7 @@ from kubesched.framework.resources import QuantityError, parse_quantity
 from kubesched.sim.apiserver.errors import MAX_STORED_OBJECT_BYTES, bad_request, request_entity_too_large
 from kubesched.sim.apiserver.openapi.documents import definition_of
 from kubesched.sim.apiserver.openapi.types import DEFINITIONS
+from kubesched.sim.apiserver.responses import compact_json
 from kubesched.sim.apiserver.validation.schema_decode import SchemaDecodeError, check_schema, json_type
 
 _META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
@@ -75,6 +75,10 @@ _QUANTITY_FIELDS = frozenset(
         ),
     }
 )
+#: the quantity fields of each definition
+_QUANTITIES_OF: dict[str, frozenset[str]] = {
+    definition: frozenset(f for d, f in _QUANTITY_FIELDS if d == definition) for definition, _ in _QUANTITY_FIELDS
+}
 #: integer fields that are int64 in Go; the others are int32
 _INT64_FIELDS = frozenset(
     {
@@ -142,6 +146,23 @@ def _check_quantity(value: Any) -> None:
         raise _DecodeError(_QUANTITY_ERROR) from None
 
 
+#: the int32 range: an integer within it fits every integer field
+_INT32_LOW, _INT32_HIGH = _INT_RANGES["int32"]
+
+
+def _leaf_ok(typ: str, value: Any) -> bool:
+    """Whether ``value`` is plainly right for a field of leaf type ``typ`` (not a quantity): a
+    string, a bool, an int32 as the field wants. False says only that :func:`_walk` must look."""
+    cls = value.__class__
+    if typ == "string":
+        return cls is str
+    if typ == "boolean":
+        return cls is bool
+    if typ == "integer":
+        return cls is int and _INT32_LOW <= value <= _INT32_HIGH
+    return False
+
+
 def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bool) -> None:
     if value is None:
         return
@@ -180,21 +201,30 @@ def _walk(typ: str, value: Any, struct: str, path: str, field: str, quantity: bo
         if props is None:
             return
         inner = name.rsplit(".", 1)[-1]
+        quantities = _QUANTITIES_OF.get(name, ())
         for key, sub in value.items():
             sub_typ = props.get(key)
             if sub_typ is None:
                 continue  # unknown fields are fieldValidation's business
-            _walk(sub_typ, sub, inner, f"{path}.{key}" if path else key, key, (name, key) in _QUANTITY_FIELDS)
+            if sub is None or (key not in quantities and _leaf_ok(sub_typ, sub)):
+                continue  # what _walk would pass, without the path it would make
+            _walk(sub_typ, sub, inner, f"{path}.{key}" if path else key, key, key in quantities)
     elif typ.startswith("["):
         if not isinstance(value, list):
             raise _fail(value, struct, path, typ, field)
+        item_typ = typ[1:-1]
         for item in value:
-            _walk(typ[1:-1], item, struct, path, field, quantity)
+            if item is None or (not quantity and _leaf_ok(item_typ, item)):
+                continue
+            _walk(item_typ, item, struct, path, field, quantity)
     elif typ.startswith("{"):
         if not isinstance(value, dict):
             raise _fail(value, struct, path, typ, field)
+        item_typ = typ[1:-1]
         for item in value.values():
-            _walk(typ[1:-1], item, struct, path, field, quantity)
+            if item is None or (not quantity and _leaf_ok(item_typ, item)):
+                continue
+            _walk(item_typ, item, struct, path, field, quantity)
 
 
 def _check_json(value: Any, depth: int) -> None:
@@ -301,6 +331,10 @@ def check_stored_size(obj: dict[str, Any]) -> None:
     kube-apiserver passes etcd's "etcdserver: request is too large" through (as a 500 — upstream
     issue kubernetes#112152); the client sent the oversized object, so it is answered here as
     the client error it is."""
-    size = len(json.dumps(obj, separators=(",", ":")).encode())
+    check_stored_length(len(compact_json(obj)))  # ASCII: as many bytes as characters
+
+
+def check_stored_length(size: int) -> None:
+    """:func:`check_stored_size` for an object whose JSON is ``size`` bytes long."""
     if size > MAX_STORED_OBJECT_BYTES:
         raise request_entity_too_large("etcdserver: request is too large")
