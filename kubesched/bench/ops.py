@@ -569,8 +569,6 @@ class OpRunner:
         # window's (CyclicGarbage) is what the scheduling left.
         gc.collect()
         gc.freeze()
-        garbage = CyclicGarbage()
-        garbage.start()
         self.sched.stats.attempt_durations.clear()
         # The lag is watched from when the window's first pods are in the queue (creating
         # thousands of pods in one go is the benchmark's own doing).
@@ -584,8 +582,8 @@ class OpRunner:
             lag,
             labels=labels,
             cpu0=cpu_seconds(),
-            garbage=garbage,
         )
+        self._window.garbage.start()
 
     async def _stop_window(self) -> None:
         window = self._window

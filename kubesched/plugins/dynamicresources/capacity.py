@@ -153,8 +153,8 @@ Demand = tuple[tuple[str, Fraction, Fraction], ...] | None
 
 def demand(capacity_requests: Mapping[str, Any] | None, device: Mapping[str, Any], fractional: bool) -> Demand:
     """What the request consumes of each of the device's capacities, with each capacity's total:
-    the part of :func:`fits` that depends on the request and the device alone, so that it is
-    worked out once per request and device. ``None``: it never fits (an amount the policy
+    the part of whether it fits (:func:`fits_demand`) that depends on the request and the device
+    alone, so that it is worked out once per request and device. ``None``: it never fits (an amount the policy
     refuses, a quantity that does not parse). Raises :class:`CapacityError` when the request
     names a capacity the device does not have."""
     capacities = device.get("capacity") or {}
@@ -193,19 +193,6 @@ def fits_demand(
         if used > total:
             return False
     return True
-
-
-def fits(
-    capacity_requests: Mapping[str, Any] | None,
-    device: Mapping[str, Any],
-    in_use: Mapping[str, Fraction] | None,
-    allocating: Mapping[str, Fraction] | None,
-    fractional: bool,
-) -> bool:
-    """Whether the device can take this request beside what allocated claims (``in_use``) and
-    this allocation so far (``allocating``) consume of it. Raises :class:`CapacityError` when the
-    request names a capacity the device does not have."""
-    return fits_demand(demand(capacity_requests, device, fractional), in_use, allocating)
 
 
 def consumption(

@@ -227,7 +227,7 @@ class ClaimOwners:
     them (the order they were made)."""
 
     def __init__(self) -> None:
-        self._claims: dict[str, dict[tuple[str, str], int]] = {}
+        self._claims: dict[str, set[tuple[str, str]]] = {}
         self._owners: dict[tuple[str, str], tuple[str, ...]] = {}
         #: When each claim was made, in the order of the store's list.
         self._made: dict[tuple[str, str], int] = {}
@@ -250,13 +250,13 @@ class ClaimOwners:
         for uid in before:
             held = self._claims.get(uid)
             if held is not None:
-                held.pop(key, None)
+                held.discard(key)
                 if not held:
                     del self._claims[uid]
         if uids:
             self._owners[key] = uids
             for uid in uids:
-                self._claims.setdefault(uid, {})[key] = self._made[key]
+                self._claims.setdefault(uid, set()).add(key)
         else:
             self._owners.pop(key, None)
 
@@ -265,7 +265,7 @@ class ClaimOwners:
         held = self._claims.get(uid)
         if not held:
             return []
-        keys = sorted(held, key=held.__getitem__) if len(held) > 1 else list(held)
+        keys = sorted(held, key=self._made.__getitem__) if len(held) > 1 else list(held)
         out = []
         for ns, name in keys:
             if ns == namespace and (claim := store.find("ResourceClaim", ns, name)) is not None:
