@@ -10,9 +10,6 @@ is served over the limit; a limit of 0 is no limit. Requests are counted after a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-
 from aiohttp import web
 
 from kubesched.sim.apiserver.authn import UserInfo
@@ -87,12 +84,3 @@ class InFlightLimit:
         """A request :meth:`enter` counted as ``counted`` is answered."""
         if counted is not None:
             self.serving[counted] -= 1
-
-    @contextmanager
-    def slot(self, request: web.Request, user: UserInfo | None) -> Iterator[None]:
-        """Count ``request`` while the block runs (:meth:`enter` and :meth:`leave`)."""
-        counted = self.enter(request, user)
-        try:
-            yield
-        finally:
-            self.leave(counted)

@@ -35,11 +35,7 @@ def json_response(
     body: Any, status: int = 200, content_type: str = "application/json", headers: Any = None
 ) -> web.Response:
     """``body`` as a compact JSON response with ``status`` and any extra ``headers``."""
-    return web.Response(
-        body=compact_json(body).encode(),
-        status=status,
-        headers={"Content-Type": content_type, **headers} if headers else {"Content-Type": content_type},
-    )
+    return text_response(compact_json(body), status, headers, content_type)
 
 
 def status_success(code: int = 200, details: Obj | None = None) -> Obj:
@@ -55,12 +51,14 @@ def event_line(etype: str, obj: Obj) -> bytes:
     return compact_json({"type": etype, "object": obj}).encode() + b"\n"
 
 
-def text_response(text: str, status: int = 200, headers: Any = None) -> web.Response:
+def text_response(
+    text: str, status: int = 200, headers: Any = None, content_type: str = "application/json"
+) -> web.Response:
     """A JSON response whose body, ``text``, is encoded already."""
     return web.Response(
         body=text.encode(),
         status=status,
-        headers={"Content-Type": "application/json", **headers} if headers else {"Content-Type": "application/json"},
+        headers={"Content-Type": content_type, **headers} if headers else {"Content-Type": content_type},
     )
 
 

@@ -372,8 +372,7 @@ class APIServer:
         self.requests += 1
         try:
             path = request.path
-            authn = self.authn
-            user = authn.check(path, request.headers.get("Authorization")) if authn.enabled else None
+            user = self.authn.check(path, request.headers.get("Authorization"))
             # The path is canonical (_front): no empty segment but the root's.
             parts = path.split("/")[1:] if path != "/" else []
             counted = self.inflight.enter(request, user, parts)
