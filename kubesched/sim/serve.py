@@ -14,6 +14,7 @@ import copy
 import logging
 import signal
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -47,10 +48,36 @@ class SchedulerSupervisor:
         self.options = options
         self.stop = stop
         self._restart = asyncio.Event()
+        self._running = False
+        #: What to do while no scheduler runs, each with the future its caller awaits.
+        self._between: list[tuple[Callable[[], None], asyncio.Future[None]]] = []
 
-    async def apply(self, cfg: Any | None) -> None:
+    async def apply(self, cfg: Any | None, between: Callable[[], None] | None = None) -> None:
+        """Run the scheduler again under ``cfg`` (None: the one it started with). ``between``,
+        if given, is called after the running scheduler has stopped and before the next one
+        starts, and this returns once it has been (raising what it raised): a cluster reset
+        must not be half seen by a scheduler that places pods meanwhile."""
         self.cfg = cfg if cfg is not None else self.start_cfg
+        if between is None:
+            self._restart.set()
+            return
+        if not self._running:
+            between()
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._between.append((between, done))
         self._restart.set()
+        await done
+
+    def _run_between(self) -> None:
+        work, self._between = self._between, []
+        for call, done in work:
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001 - handed to the caller awaiting it
+                done.set_exception(exc)
+            else:
+                done.set_result(None)
 
     def current(self) -> dict[str, Any]:
         from kubesched.config import effective_config
@@ -65,17 +92,23 @@ class SchedulerSupervisor:
     async def run(self) -> int:
         from kubesched.server.app import run
 
-        while True:
-            inner = asyncio.Event()
-            self._restart.clear()
+        self._running = True
+        try:
+            while True:
+                inner = asyncio.Event()
+                self._restart.clear()
+                self._run_between()
 
-            # The relay lives as long as this run of the scheduler.
-            async with TaskSet("sim-serve scheduler", log) as tasks:
-                tasks.spawn(self._relay(inner), name="sim-serve scheduler relay")
-                # sim serve's own signal handlers stop it (relayed to ``inner``).
-                code = await run(self.cfg, self.options, inner, signals=False)
-            if self.stop.is_set() or not self._restart.is_set():
-                return int(code)
+                # The relay lives as long as this run of the scheduler.
+                async with TaskSet("sim-serve scheduler", log) as tasks:
+                    tasks.spawn(self._relay(inner), name="sim-serve scheduler relay")
+                    # sim serve's own signal handlers stop it (relayed to ``inner``).
+                    code = await run(self.cfg, self.options, inner, signals=False)
+                if self.stop.is_set() or not self._restart.is_set():
+                    return int(code)
+        finally:
+            self._running = False
+            self._run_between()
 
 
 async def sim_serve(options: SimServeOptions, scenario: Any, cfg: Any, users: Any) -> int:

@@ -54,10 +54,11 @@ RESULT_HISTORY = "kubesched.io/result-history"
 @dataclass
 class SchedulerControl:
     """What the API needs of the running scheduler: its configuration as a dict, and how to
-    replace it (``apply(cfg)`` with a parsed configuration; ``None`` for the start one)."""
+    replace it (``apply(cfg)`` with a parsed configuration; ``None`` for the start one;
+    ``apply(cfg, between)`` calls ``between()`` while no scheduler runs, between the two)."""
 
     current: Callable[[], Obj]
-    apply: Callable[[Any], Awaitable[None]]
+    apply: Callable[..., Awaitable[None]]
     parse: Callable[[Any], Any]
 
 
@@ -89,9 +90,13 @@ class SimulatorAPI:
         if head == "reset" and len(rest) == 1:
             if method != "PUT":
                 raise method_not_allowed()
-            self.reset_cluster()
-            if self.scheduler is not None:
-                await self.scheduler.apply(None)
+            if self.scheduler is None:
+                self.reset_cluster()
+            else:
+                # Reset while no scheduler runs: one that still ran would see the deletions and
+                # the objects made again in any order (each kind is its own watch), and could
+                # place a pod made again on a node about to go.
+                await self.scheduler.apply(None, self.reset_cluster)
             return 202, {"status": "reset"}, "application/json"
         if head == "export" and len(rest) == 1:
             if method != "GET":
