@@ -362,11 +362,21 @@ class OpRunner:
         return str(kind), made["metadata"]["name"], made["metadata"].get("namespace")
 
     async def _delivered(self) -> None:
-        """Until every change made so far has reached the scheduler (over its watches, over HTTP)."""
+        """Until every change made so far has reached the scheduler (over its watches, over HTTP),
+        or a WorkloadError once the run's ``--timeout`` has passed."""
         if self.served is not None:
-            await self.served.wait_delivered()
+            waiting = self.served.wait_delivered()
         elif self.memory is not None:
-            await self.memory.wait_delivered()
+            waiting = self.memory.wait_delivered()
+        else:
+            return
+        try:
+            await asyncio.wait_for(waiting, max(0.0, self._deadline - time.monotonic()))
+        except TimeoutError:
+            raise WorkloadError(
+                f"{self.w.name}: the scheduler had not seen the workload's changes when the run reached "
+                f"{self.timeout:g} s (--timeout)"
+            ) from None
 
     def _namespace(self, name: str, labels: dict[str, str] | None = None) -> None:
         if name not in self._namespaces:

@@ -29,9 +29,9 @@ class InMemoryCluster:
     def __init__(self, store: Store | None = None) -> None:
         self.store = store if store is not None else Store()
         self._unsubscribe: Any = None
-        self._pending = 0
-        self._idle = asyncio.Event()
-        self._idle.set()
+        #: Changes handed to the loop for the handler, and those the handler has had (in order).
+        self._sent = 0
+        self._delivered = 0
         #: Resources watched besides the usual kinds: the Store's kind → the kinds delivered.
         self._extra: dict[str, list[str]] = {}
 
@@ -72,8 +72,7 @@ class InMemoryCluster:
                     return
                 kinds = found
             for delivered in kinds:
-                self._pending += 1
-                self._idle.clear()
+                self._sent += 1
                 loop.call_soon(self._dispatch, handler, etype, delivered, obj, old)
 
         self._unsubscribe = self.store.subscribe(deliver)
@@ -87,14 +86,16 @@ class InMemoryCluster:
             else:
                 handler.on_delete(kind, obj)
         finally:
-            self._pending -= 1
-            if self._pending == 0:
-                self._idle.set()
+            self._delivered += 1
 
     async def wait_delivered(self) -> None:
-        """Return once every change made so far has reached the handler."""
-        while not self._idle.is_set():
-            await self._idle.wait()
+        """Return once every change made before this call has reached the handler. Changes made
+        meanwhile (the scheduler's own binds) are not waited for: waiting for a moment with none
+        in flight could wait as long as the scheduler keeps binding."""
+        target = self._sent
+        while self._delivered < target:
+            # Deliveries are the loop's callbacks in the order they were made: one turn of the
+            # loop runs those made before it.
             await asyncio.sleep(0)
 
     async def stop(self) -> None:
