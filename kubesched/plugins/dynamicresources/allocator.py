@@ -98,7 +98,7 @@ class Allocator(AllocatorBase):
         Past ``deadline`` (``time.monotonic()``), the search gives up: AllocationTimeout. Raises
         :class:`AllocationError` for what fails on every node, :class:`AllocationFailedOnNode`
         for what fails on this one."""
-        view = self.views.key(node_name, labels)
+        view = self.view(node_name, labels)
         done = self.searched.get(view)
         if done is None:
             search = Search(self, node_name, labels, deadline)

@@ -9,14 +9,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from fractions import Fraction
 from typing import Any
 
 from kubesched.objects import Obj
-from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, DeviceID, Features, Gates, slice_spec
+from kubesched.plugins.dynamicresources import capacity as cap
+from kubesched.plugins.dynamicresources.allocator_types import (
+    AllocatedState,
+    CompileFailure,
+    DeviceID,
+    Features,
+    Gates,
+    RuntimeFailure,
+    slice_spec,
+)
 from kubesched.plugins.dynamicresources.node_views import ViewKey
 from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, gather_pools
 from kubesched.plugins.dynamicresources.taints import RuleTaints
+
+#: How a request chooses devices: the key of its selector verdicts (the class's identity, its own
+#: CEL selectors), its DeviceClass, the class's selectors and its own.
+Selection = tuple[tuple[int, tuple[str, ...]], Obj, tuple[str, ...], tuple[str, ...]]
+#: At most this many answers to "are a node's own slices of no use to these requests" per layout.
+_OWN_UNUSED_LIMIT = 20_000
 
 
 class AllocatorBase:
@@ -33,7 +47,7 @@ class AllocatorBase:
         features: Features | Gates | None = None,
         device_taint_rules: Iterable[Mapping[str, Any]] = (),
         shared: Iterable[DeviceID] = (),
-        consumed_capacity: Mapping[DeviceID, Mapping[str, Fraction]] | None = None,
+        consumed_capacity: Mapping[DeviceID, Mapping[str, cap.Exact]] | None = None,
         pool_cache: PoolCache | None = None,
     ) -> None:
         self.claims = list(claims)
@@ -54,7 +68,7 @@ class AllocatorBase:
         self.pool_cache = PoolCache() if pool_cache is None else pool_cache
         self.pool_cache.bound(len(slices))
         #: The slices by node, their views and the pools of each: the same while no slice changes.
-        layout = self.pool_cache.layout(slices, features)
+        layout = self._layout = self.pool_cache.layout(slices, features)
         self._on_node = layout.on_node
         self._shared_slices = layout.shared
         self.views = layout.views
@@ -70,13 +84,97 @@ class AllocatorBase:
         self.searched: dict[ViewKey, object] = {}
         #: Per request: what its capacity answers are kept under (see PoolCache.capacity_fits).
         self._capacity_keys: dict[tuple[int, int, int], tuple[str, bool]] = {}
+        #: How each request and subrequest chooses devices (see :meth:`_selections`).
+        self._chosen_by: list[Selection] | None | bool = False
 
     # --- per view, shared by the nodes that see the same slices -------------------------------
+    def view(self, node_name: str, labels: Mapping[str, str]) -> ViewKey:
+        """The node's view for these claims: a node with slices of its own none of whose devices
+        any request can choose sees what a node without slices of its own sees (its own pools
+        are passed over by the search, device by device), so it shares that view's search."""
+        view = self.views.key(node_name, labels)
+        if view[0] is not None and not self.views.per_node and self._own_slices_unused(node_name, labels, view):
+            return None, view[1], view[2]
+        return view
+
+    def _own_slices_unused(self, node_name: str, labels: Mapping[str, str], view: ViewKey) -> bool:
+        selections = self._selections()
+        if selections is None:
+            return False  # the search reports what is wrong with a request
+        key = (view, tuple(sel[0] for sel in selections))
+        unused = self._layout.own_unused
+        hit = unused.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], (sel[1] for sel in selections), strict=True)):
+            return hit[1]
+        own = self.pools_for(node_name, labels, view)
+        shared = {p.key: p for p in self.pools_for(node_name, labels, (None, view[1], view[2]))}
+        verdict = self._unused(own, shared, selections)
+        if len(unused) >= _OWN_UNUSED_LIMIT:
+            unused.clear()
+        unused[key] = (tuple(sel[1] for sel in selections), verdict)
+        return verdict
+
+    def _unused(self, own: Sequence[Pool], shared: Mapping[tuple[str, str], Pool], selections: list[Selection]) -> bool:
+        """Whether the node's pools are the shared ones and pools of its own that are complete,
+        valid, and hold no device a request's class and selectors choose (a selector that fails
+        on a device counts as choosing it: the search reports the failure)."""
+        if sum(1 for p in own if p.key in shared) != len(shared):
+            return False
+        verdicts = self.pool_cache.selected
+        for pool in own:
+            if pool.key in shared:
+                if shared[pool.key] is not pool:
+                    return False  # a slice of its own is part of a shared pool
+                continue
+            if pool.incomplete or pool.invalid:
+                return False
+            for row in pool.candidates:
+                for cand in row:
+                    device = cand.device
+                    if not self.features.binding_conditions and device.get("bindingConditions"):
+                        continue  # never chosen
+                    for selection, cls, class_selectors, selectors in selections:
+                        ok = verdicts.get((selection, id(device)))
+                        if ok is None:
+                            try:
+                                ok = all(self.evaluate(e, cand.id[0], device) for e in class_selectors) and all(
+                                    self.evaluate(e, cand.id[0], device) for e in selectors
+                                )
+                            except (CompileFailure, RuntimeFailure):
+                                return False
+                            self.pool_cache.classes[id(cls)] = cls
+                            verdicts[(selection, id(device))] = ok
+                        if ok:
+                            return False
+        return True
+
+    def _selections(self) -> list[Selection] | None:
+        """Per request and subrequest of the claims: the key its selector verdicts are kept
+        under (as the search keeps them), its class, the class's and its own CEL selectors;
+        ``None`` when a request names no class, an unknown one, or an empty selector."""
+        if self._chosen_by is False:
+            self._chosen_by = self._gather_selections()
+        return self._chosen_by  # type: ignore[return-value]
+
+    def _gather_selections(self) -> list[Selection] | None:
+        out: list[Selection] = []
+        for claim in self.claims:
+            for r in (((claim.get("spec") or {}).get("devices")) or {}).get("requests") or ():
+                for spec in r.get("firstAvailable") or (r.get("exactly") or {},):
+                    cls = self.classes.get(spec.get("deviceClassName") or "")
+                    selectors = tuple(_expressions(spec))
+                    if cls is None or not all(selectors):
+                        return None
+                    out.append(((id(cls), selectors), cls, tuple(_expressions(cls.get("spec") or {})), selectors))
+        return out
+
     def pools_for(self, node_name: str, labels: Mapping[str, str], view: ViewKey) -> list[Pool]:
         """The pools reaching the node (upstream's GatherPools), gathered once per view."""
         pools = self._pools.get(view)
         if pools is None:
-            slices = [*self._on_node.get(node_name, ()), *self._shared_slices]
+            # A view without a node's name: the shared slices only (see :meth:`view`).
+            own = self._on_node.get(node_name, ()) if view[0] is not None else ()
+            slices = [*own, *self._shared_slices]
             pools = gather_pools(slices, node_name, labels, self.features, self.slices, self.pool_cache)
             self._pools[view] = pools
         return pools
@@ -123,3 +221,8 @@ class AllocatorBase:
             if added:
                 return [*own, *added]
         return own
+
+
+def _expressions(spec: Mapping[str, Any]) -> list[str]:
+    """The CEL expressions of a request's or a class's ``selectors``."""
+    return [str((s.get("cel") or {}).get("expression") or "") for s in spec.get("selectors") or ()]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any, Protocol
 
 from kubesched.plugins.dynamicresources import capacity as cap
@@ -79,7 +78,7 @@ class AllocatedState:
 
     devices: set[DeviceID] = field(default_factory=set)
     shared: set[DeviceID] = field(default_factory=set)
-    consumed: dict[DeviceID, dict[str, Fraction]] = field(default_factory=dict)
+    consumed: dict[DeviceID, dict[str, cap.Exact]] = field(default_factory=dict)
 
     @classmethod
     def from_claims(cls, claims: Iterable[Mapping[str, Any]], consumable_capacity: bool = True) -> AllocatedState:

@@ -146,9 +146,21 @@ def violates_policy(amount: Amount, policy: Mapping[str, Any] | None, fractional
     return False
 
 
+#: An exact amount: a whole number as an ``int`` (the common case, and adding ints is many times
+#: quicker than adding Fractions), any other as a ``Fraction``. Equal values compare and add alike.
+Exact = int | Fraction
+
+
+def exact(value: Exact) -> Exact:
+    """``value``, an ``int`` when it is whole."""
+    if type(value) is Fraction and value.denominator == 1:
+        return value.numerator
+    return value
+
+
 #: What one request asks of each capacity of one device: (name, amount consumed, the device's
 #: total), or ``None`` when the request can never fit the device (see :func:`demand`).
-Demand = tuple[tuple[str, Fraction, Fraction], ...] | None
+Demand = tuple[tuple[str, Exact, Exact], ...] | None
 
 
 def demand(capacity_requests: Mapping[str, Any] | None, device: Mapping[str, Any], fractional: bool) -> Demand:
@@ -173,13 +185,11 @@ def demand(capacity_requests: Mapping[str, Any] | None, device: Mapping[str, Any
             return None
         if violates_policy(amount, cap.get("requestPolicy"), fractional):
             return None
-        out.append((name, amount.value, total))
+        out.append((name, exact(amount.value), exact(total)))
     return tuple(out)
 
 
-def fits_demand(
-    wanted: Demand, in_use: Mapping[str, Fraction] | None, allocating: Mapping[str, Fraction] | None
-) -> bool:
+def fits_demand(wanted: Demand, in_use: Mapping[str, Exact] | None, allocating: Mapping[str, Exact] | None) -> bool:
     """Whether a request's :func:`demand` fits beside what allocated claims (``in_use``) and this
     allocation so far (``allocating``) consume of the device."""
     if wanted is None:
@@ -207,6 +217,7 @@ def consumption(
     return out
 
 
-def add_to(total: dict[str, Fraction], amounts: Mapping[str, Fraction], sign: int = 1) -> None:
+def add_to(total: dict[str, Exact], amounts: Mapping[str, Exact], sign: int = 1) -> None:
+    """Add ``amounts`` (times ``sign``) to ``total``, keeping whole amounts ``int``."""
     for name, value in amounts.items():
-        total[name] = total.get(name, Fraction(0)) + sign * value
+        total[name] = exact(total.get(name, 0) + sign * value)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from kubesched.framework.selectors import SelectorError
@@ -95,7 +94,7 @@ class DeviceChecks:
         self.constraints: list[list[Constraint]] = []
         self.memo: dict[tuple[tuple[int, int, int], DeviceID], bool] = {}
         self.allocating: dict[DeviceID, set[int]] = {}
-        self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
+        self.allocating_capacity: dict[DeviceID, dict[str, cap.Exact]] = {}
         self.counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.results: list[list[Picked]] = [[] for _ in a.claims]
         self._requests: list[Sequence[Obj]] = [
@@ -287,5 +286,5 @@ class DeviceChecks:
             taken[set_name][c] -= value
 
 
-def _values(amounts: Mapping[str, cap.Amount]) -> dict[str, Fraction]:
+def _values(amounts: Mapping[str, cap.Amount]) -> dict[str, cap.Exact]:
     return {k: v.value for k, v in amounts.items()}

@@ -223,6 +223,9 @@ class Layout:
                 self.shared.append(s)
         self.views = NodeViews(self.on_node, self.shared)
         self.pools: dict[ViewKey, list[Pool]] = {}
+        #: (view, the requests' selections) -> (their classes, whether no device of the view's own
+        #: pools is chosen by them): see ``AllocatorBase.view``.
+        self.own_unused: dict[Any, tuple[tuple[Any, ...], bool]] = {}
 
 
 @dataclass

@@ -13,9 +13,11 @@ from tests.unit.plugins.dra_allocator_cases import (
     ALL_NODES,
     CLAIM0,
     CLASS_A,
+    CLASS_B,
     CONSUMABLE,
     DEVICE1,
     DRIVER_A,
+    DRIVER_B,
     NODE1,
     NODE2,
     PARTITIONABLE,
@@ -26,10 +28,13 @@ from tests.unit.plugins.dra_allocator_cases import (
     REGION2,
     REGION_KEY,
     REQ0,
+    REQ1,
     SLICE1,
     SLICE2,
     Case,
+    all_request,
     allocator_for,
+    attrs,
     claim,
     claim_with_request,
     device,
@@ -144,3 +149,54 @@ def test_views_kept_across_cycles_follow_the_slices() -> None:
     assert _allocator(second, cache).allocate(*node(NODE1)) is None
     third = [slice_(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A, device("other"))]
     assert _devices(_allocator(third, cache).allocate(*node(NODE1))) == [["other"]]
+
+
+# --- a node whose own slices no request can use shares the view of nodes without any ----------
+B = klass(CLASS_B, DRIVER_B)
+
+
+def test_a_node_whose_own_devices_no_request_chooses_shares_the_search() -> None:
+    shared = slice_(SLICE1, ALL_NODES, POOL1, DRIVER_A, device(DEVICE1))
+    others = slice_(SLICE2, NODE2, POOL2, DRIVER_B, device("own-device"))  # class A chooses driver-a only
+    allocator = allocator_for(
+        Case(claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)], classes=[A, B], slices=[shared, others])
+    )
+    first = allocator.allocate(*node(NODE1))
+    searched = allocator.invocations
+    second = allocator.allocate(*node(NODE2))
+    assert allocator.invocations == searched
+    assert _devices(first) == _devices(second) == [[DEVICE1]]
+
+
+def test_own_devices_a_request_chooses_keep_the_node_on_its_own() -> None:
+    shared = slice_(SLICE1, ALL_NODES, POOL1, DRIVER_A, device(DEVICE1))
+    own = slice_(SLICE2, NODE2, POOL2, DRIVER_B, device("own-device"))
+    claims = [claim(CLAIM0, request(REQ0, CLASS_A), request(REQ1, CLASS_B))]
+    allocator = allocator_for(Case(claims=claims, classes=[A, B], slices=[shared, own]))
+    assert allocator.allocate(*node(NODE1)) is None  # no driver-b device reaches node 1
+    assert _devices(allocator.allocate(*node(NODE2))) == [[DEVICE1, "own-device"]]
+
+
+def test_an_own_pool_being_updated_keeps_the_node_on_its_own() -> None:
+    shared = slice_(SLICE1, ALL_NODES, POOL1, DRIVER_A, device(DEVICE1))
+    updating = slice_(SLICE2, NODE2, {"name": POOL2, "resourceSliceCount": 2, "generation": 1}, DRIVER_B, device("x"))
+    claims = [claim(CLAIM0, all_request(REQ0, CLASS_A))]
+    allocator = allocator_for(Case(claims=claims, classes=[A, B], slices=[shared, updating]))
+    assert _devices(allocator.allocate(*node(NODE1))) == [[DEVICE1]]
+    with pytest.raises(AllocationError, match="currently being updated"):
+        allocator.allocate(*node(NODE2))
+
+
+def test_a_selector_failing_on_an_own_device_is_that_nodes_error() -> None:
+    # The own pool comes first in the search (pool-0), and the class's selector fails on its device.
+    shared = slice_(SLICE1, ALL_NODES, POOL1, DRIVER_A, device(DEVICE1, attributes=attrs(numa=1)))
+    own = slice_(SLICE2, NODE2, "pool-0", DRIVER_A, device("no-numa"))
+    picky = klass(CLASS_A, DRIVER_A)
+    picky["spec"]["selectors"] = [sel(f'device.attributes["{DRIVER_A}"].numa == 1')]
+    case = Case(claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)], classes=[picky], slices=[shared, own])
+    with pytest.raises(AllocationError, match="CEL runtime error"):
+        allocator_for(case).allocate(*node(NODE2))  # node 2 alone
+    allocator = allocator_for(case)
+    assert _devices(allocator.allocate(*node(NODE1))) == [[DEVICE1]]
+    with pytest.raises(AllocationError, match="CEL runtime error"):
+        allocator.allocate(*node(NODE2))
