@@ -88,7 +88,9 @@ class Allocator(AllocatorBase):
     * ``shared``: devices with at least one share allocated (results with a ``shareID``);
     * ``consumed_capacity``: per device, the capacity those shares consume;
     * ``pool_cache``: a :class:`PoolCache` to build pools in, kept across allocators (default: one
-      of its own).
+      of its own);
+    * ``state``: an :class:`AllocatedState` to read instead of the three above (not copied: the
+      allocator never changes it).
 
     :meth:`AllocatedState.from_claims` computes ``allocated``, ``shared`` and
     ``consumed_capacity`` from the claims."""

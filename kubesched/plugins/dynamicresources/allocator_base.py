@@ -49,6 +49,7 @@ class AllocatorBase:
         shared: Iterable[DeviceID] = (),
         consumed_capacity: Mapping[DeviceID, Mapping[str, cap.Exact]] | None = None,
         pool_cache: PoolCache | None = None,
+        state: AllocatedState | None = None,
     ) -> None:
         self.claims = list(claims)
         self.allocated = allocated
@@ -62,7 +63,10 @@ class AllocatorBase:
         elif not isinstance(features, Features):
             features = Features.from_gates(features)
         self.features = features
-        self.state = AllocatedState(allocated, set(shared), {k: dict(v) for k, v in (consumed_capacity or {}).items()})
+        if state is None:
+            state = AllocatedState(allocated, set(shared), {k: dict(v) for k, v in (consumed_capacity or {}).items()})
+        #: What allocated claims hold: read, never changed (what this allocation takes is the search's).
+        self.state = state
         self.rule_taints = RuleTaints(device_taint_rules if features.device_taint_rules else ())
         #: The pools built (and node selectors compiled), kept by the caller across allocators.
         self.pool_cache = PoolCache() if pool_cache is None else pool_cache

@@ -177,9 +177,8 @@ class DynamicResourcesBase:
             s.slices,
             self._selector_matches,
             features=self.allocator_features,
-            shared=held.shared,
-            consumed_capacity=held.consumed,
             pool_cache=self._pool_cache,
+            state=held,
         )
 
     def _selector_matches(self, expression: str, driver: str, device: Obj) -> bool:
