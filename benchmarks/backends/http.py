@@ -38,7 +38,7 @@ from benchmarks.backends.common import (
     workload_scheduler,
 )
 from benchmarks.catalogue import Workload, default_node, default_pod
-from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, measured_result
+from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, import_lazy_modules, measured_result
 
 #: Pods the client creates at once.
 CREATE_CONCURRENCY = 64
@@ -101,6 +101,7 @@ async def run_http(w: Workload, batch: bool = True, placements: dict[str, str] |
         while (await _bound(session)) < expected_init - sched.stats.unschedulable:
             await asyncio.sleep(0.1)
             await _check(runner)
+        import_lazy_modules(dra=any(o.get("kind") == "DeviceClass" for o in objects))
         gc.collect()
         gc.freeze()
         garbage = CyclicGarbage()

@@ -15,7 +15,7 @@ from typing import Any
 
 from benchmarks.backends.common import Churn, group_cycles, not_churn, workload_config, workload_scheduler
 from benchmarks.catalogue import Workload, default_node, default_pod
-from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, measured_result
+from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, import_lazy_modules, measured_result
 
 
 async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str] | None = None) -> Result:
@@ -98,6 +98,7 @@ async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str]
         await place([make_init("init", i) for i in range(w.init_pods)])
     # As ``kubesched run`` does once its informers have synced: what exists now lives on, and
     # the collector no longer scans it (no pauses of tens of milliseconds mid-burst).
+    import_lazy_modules(dra=bool(store.list("DeviceClass")[0]))
     gc.freeze()
     garbage = CyclicGarbage()
     garbage.start()

@@ -25,7 +25,7 @@ from typing import Any
 
 from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
-from kubesched.bench.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, make_result
+from kubesched.bench.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, import_lazy_modules, make_result
 from kubesched.bench.model import (
     AllocClaims,
     Barrier,
@@ -577,6 +577,7 @@ class OpRunner:
         # As `kubesched run` does once its informers have synced: what exists now lives on, and
         # the collector no longer scans it. Set-up's own garbage is freed first, so that the
         # window's (CyclicGarbage) is what the scheduling left.
+        import_lazy_modules(dra=bool(self.store.list("DeviceClass")[0]))
         gc.collect()
         gc.freeze()
         self.sched.stats.attempt_durations.clear()

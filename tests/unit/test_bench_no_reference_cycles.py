@@ -6,19 +6,17 @@ searches that referred back to it, grew a 100-node steady state by ~10 MiB a sec
 in ten minutes). ``kubesched bench`` counts what the collector frees while the measured pods are
 scheduled (``cyclic_garbage``); over small runs of every kind of path (DRA's allocator in each of
 its modes, pod groups and composite groups, preemption, affinity, spreading, churn) it is zero.
+What the path imports on first use (the CEL library, numpy's masked arrays) leaves cycles once a
+process: the bench imports it before the window (``import_lazy_modules``), this test relies on it.
 """
 
 from __future__ import annotations
-
-import importlib
-from collections.abc import Iterator
 
 import pytest
 
 from kubesched.bench.measure import CyclicGarbage
 from kubesched.bench.runner import default_subject, run_here
 from kubesched.bench.workload import find_workloads
-from kubesched.plugins.dynamicresources.cel import LAZY_CEL
 
 WORKLOADS = [
     "SchedulingWithResourceClaimTemplate/fast",
@@ -36,16 +34,6 @@ WORKLOADS = [
     "TopologySpreading/5Nodes",
     "SchedulingWithMixedChurn/10Nodes",
 ]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def lazy_imports_done() -> Iterator[None]:
-    """What the scheduling path imports on first use leaves cycles of its own, once a process
-    (the CEL library at the first expression, numpy's masked arrays at the first
-    ``numpy.unique``): imported here first, so that they are not counted."""
-    for module in (LAZY_CEL, "numpy.ma"):
-        importlib.import_module(module)
-    yield
 
 
 @pytest.mark.parametrize("name", WORKLOADS)
