@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubesched.plugins.dynamicresources.pools import Candidate
+from kubesched.plugins.dynamicresources.pools import Candidate, Pool
 
 
 def _attribute(cand: Candidate, name: str) -> tuple[str, Any] | None:
@@ -118,3 +118,34 @@ class DistinctAttribute(Constraint):
         if self.applies(base, sub):
             self.values.pop(base, None)
             self.count -= 1
+
+
+def matched(constraints: Iterable[Constraint], base: str, sub: str) -> list[tuple[str, tuple[str, Any]]]:
+    """The (attribute, value) pairs every further device of this request must have: those of
+    the ``matchAttribute`` constraints on it that hold a device already."""
+    return [
+        (c.attribute, c.value)
+        for c in constraints
+        if isinstance(c, MatchAttribute) and c.count and c.value is not None and c.applies(base, sub)
+    ]
+
+
+def none_can_match(pool: Pool, fixed: Iterable[tuple[str, tuple[str, Any]]]) -> bool:
+    """Whether no device of ``pool`` has one of the values ``fixed`` (see :func:`matched`)
+    asks: then ``may_add`` refuses each of them."""
+    for attribute, value in fixed:
+        if not value[0]:
+            return True  # a value of a type not known matches nothing
+        values = pool.attribute_values.get(attribute, _UNSEEN)
+        if values is _UNSEEN:
+            try:
+                values = frozenset(_attribute(c, attribute) for row in pool.candidates for c in row)
+            except TypeError:  # a malformed value (a list, a map): look device by device
+                values = None
+            pool.attribute_values[attribute] = values
+        if values is not None and value not in values:
+            return True
+    return False
+
+
+_UNSEEN: Any = object()

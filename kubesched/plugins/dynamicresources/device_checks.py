@@ -160,6 +160,40 @@ class DeviceChecks:
         self.memo[key] = ok
         return ok
 
+    def _judged(self, pool: Pool, req: Request) -> bool:
+        """Whether passing over the pool's devices unvisited changes nothing the search would
+        report: the request's selectors answer on each of them without an error (a device they
+        fail on is an error of the search's when it is reached). Verdicts missing (devices in use
+        are not looked at) are worked out here, quietly; the answer is kept on the pool."""
+        key = (req.selection, self.f.binding_conditions)
+        cls = pool.judged.get(key)
+        if cls is not None and cls is req.class_obj:
+            return True
+        if req.class_obj is None or any(slice_spec(s).get("perDeviceNodeSelection") for s in pool.slices):
+            return False
+        verdicts = self.a.pool_cache.selected
+        class_selectors = [
+            ((s.get("cel") or {}).get("expression") or "")
+            for s in (req.class_obj.get("spec") or {}).get("selectors") or ()
+        ]
+        for row in pool.candidates:
+            for cand in row:
+                if not self.f.binding_conditions and cand.device.get("bindingConditions"):
+                    continue
+                shared_key = (req.selection, id(cand.device))
+                if shared_key in verdicts:
+                    continue
+                try:
+                    ok = all(self.a.evaluate(e, cand.id[0], cand.device) for e in class_selectors) and all(
+                        self.a.evaluate(e, cand.id[0], cand.device) for e in req.selectors
+                    )
+                except (CompileFailure, RuntimeFailure):
+                    return False
+                self.a.pool_cache.classes[id(req.class_obj)] = req.class_obj
+                verdicts[shared_key] = ok
+        pool.judged[key] = req.class_obj
+        return True
+
     def _selectors_match(self, req: Request, cls: Obj | None, selectors: Sequence[str], cand: Candidate) -> bool:
         claim = self.a.claims[req.key[0]]
         where = f"class {cls['metadata']['name']}" if cls is not None else f"claim {kobj(claim)}"

@@ -97,6 +97,12 @@ class Pool:
     candidates: list[list[Candidate]] = field(default_factory=list)
     #: Whether a device has binding conditions (such pools are tried last).
     binding_conditions: bool = False
+    #: Per attribute name, the values its devices have of it (``None``: one is not hashable):
+    #: see ``constraints.none_can_match``.
+    attribute_values: dict[str, frozenset[Any] | None] = field(default_factory=dict)
+    #: (a request's selection, binding conditions on) -> the DeviceClass of the selection, once
+    #: its selectors have answered on every device of the pool without an error.
+    judged: dict[Any, Obj] = field(default_factory=dict)
 
     @property
     def pool_id(self) -> str:

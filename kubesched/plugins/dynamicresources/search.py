@@ -20,7 +20,13 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     kobj,
     slice_spec,
 )
-from kubesched.plugins.dynamicresources.constraints import Constraint, DistinctAttribute, MatchAttribute
+from kubesched.plugins.dynamicresources.constraints import (
+    Constraint,
+    DistinctAttribute,
+    MatchAttribute,
+    matched,
+    none_can_match,
+)
 from kubesched.plugins.dynamicresources.device_checks import DeviceChecks, Picked, Request
 from kubesched.plugins.dynamicresources.node_views import ViewKey
 
@@ -219,9 +225,15 @@ class Search(DeviceChecks):
         consumable = self.f.consumable_capacity
         admin = req.admin_access
         base, sub = req.base, req.sub
+        # A pool none of whose devices has the value a matchAttribute constraint holds already
+        # is passed over whole (each of its devices would be refused), once its devices are known
+        # not to fail the request's selectors (an error the search would otherwise report).
+        fixed = matched(constraints, base, sub) if constraints else None
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
+                continue
+            if fixed and none_can_match(pool, fixed) and self._judged(pool, req):
                 continue
             first_slice = start[1] if pi == start[0] else 0
             for sli in range(first_slice, len(pool.candidates)):
