@@ -124,7 +124,6 @@ class AllocatorBase:
         on a device counts as choosing it: the search reports the failure)."""
         if sum(1 for p in own if p.key in shared) != len(shared):
             return False
-        verdicts = self.pool_cache.selected
         for pool in own:
             if pool.key in shared:
                 if shared[pool.key] is not pool:
@@ -134,23 +133,31 @@ class AllocatorBase:
                 return False
             for row in pool.candidates:
                 for cand in row:
-                    device = cand.device
-                    if not self.features.binding_conditions and device.get("bindingConditions"):
+                    if not self.features.binding_conditions and cand.device.get("bindingConditions"):
                         continue  # never chosen
-                    for selection, cls, class_selectors, selectors in selections:
-                        ok = verdicts.get((selection, id(device)))
-                        if ok is None:
-                            try:
-                                ok = all(self.evaluate(e, cand.id[0], device) for e in class_selectors) and all(
-                                    self.evaluate(e, cand.id[0], device) for e in selectors
-                                )
-                            except (CompileFailure, RuntimeFailure):
-                                return False
-                            self.pool_cache.classes[id(cls)] = cls
-                            verdicts[(selection, id(device))] = ok
-                        if ok:
+                    for selection in selections:
+                        if self.quiet_verdict(selection, cand) is not False:
                             return False
         return True
+
+    def quiet_verdict(self, selection: Selection, cand: Candidate) -> bool | None:
+        """What a request's class and selectors say of a device, kept where the search keeps it
+        (``PoolCache.selected``); ``None`` when a selector fails on it (an error the search
+        reports when it reaches the device; nothing is kept)."""
+        key, cls, class_selectors, selectors = selection
+        verdicts = self.pool_cache.selected
+        ok = verdicts.get((key, id(cand.device)))
+        if ok is None:
+            driver, device = cand.id[0], cand.device
+            try:
+                ok = all(self.evaluate(e, driver, device) for e in class_selectors) and all(
+                    self.evaluate(e, driver, device) for e in selectors
+                )
+            except (CompileFailure, RuntimeFailure):
+                return None
+            self.pool_cache.classes[id(cls)] = cls
+            verdicts[(key, id(device))] = ok
+        return ok
 
     def _selections(self) -> list[Selection] | None:
         """Per request and subrequest of the claims: the key its selector verdicts are kept
@@ -169,7 +176,7 @@ class AllocatorBase:
                     selectors = tuple(_expressions(spec))
                     if cls is None or not all(selectors):
                         return None
-                    out.append(((id(cls), selectors), cls, tuple(_expressions(cls.get("spec") or {})), selectors))
+                    out.append(selection_of(cls, selectors))
         return out
 
     def pools_for(self, node_name: str, labels: Mapping[str, str], view: ViewKey) -> list[Pool]:
@@ -225,6 +232,11 @@ class AllocatorBase:
             if added:
                 return [*own, *added]
         return own
+
+
+def selection_of(cls: Obj, selectors: Sequence[str]) -> Selection:
+    """The :data:`Selection` of a request of class ``cls`` with these CEL ``selectors``."""
+    return (id(cls), tuple(selectors)), cls, tuple(_expressions(cls.get("spec") or {})), tuple(selectors)
 
 
 def _expressions(spec: Mapping[str, Any]) -> list[str]:

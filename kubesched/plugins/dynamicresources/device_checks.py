@@ -15,7 +15,7 @@ from typing import Any
 from kubesched.framework.selectors import SelectorError
 from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import capacity as cap
-from kubesched.plugins.dynamicresources.allocator_base import AllocatorBase
+from kubesched.plugins.dynamicresources.allocator_base import AllocatorBase, selection_of
 from kubesched.plugins.dynamicresources.allocator_types import (
     AllocationError,
     CompileFailure,
@@ -171,26 +171,13 @@ class DeviceChecks:
             return True
         if req.class_obj is None or any(slice_spec(s).get("perDeviceNodeSelection") for s in pool.slices):
             return False
-        verdicts = self.a.pool_cache.selected
-        class_selectors = [
-            ((s.get("cel") or {}).get("expression") or "")
-            for s in (req.class_obj.get("spec") or {}).get("selectors") or ()
-        ]
+        selection = selection_of(req.class_obj, req.selectors)
         for row in pool.candidates:
             for cand in row:
                 if not self.f.binding_conditions and cand.device.get("bindingConditions"):
                     continue
-                shared_key = (req.selection, id(cand.device))
-                if shared_key in verdicts:
-                    continue
-                try:
-                    ok = all(self.a.evaluate(e, cand.id[0], cand.device) for e in class_selectors) and all(
-                        self.a.evaluate(e, cand.id[0], cand.device) for e in req.selectors
-                    )
-                except (CompileFailure, RuntimeFailure):
+                if self.a.quiet_verdict(selection, cand) is None:
                     return False
-                self.a.pool_cache.classes[id(req.class_obj)] = req.class_obj
-                verdicts[shared_key] = ok
         pool.judged[key] = req.class_obj
         return True
 
