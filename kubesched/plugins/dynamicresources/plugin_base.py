@@ -86,9 +86,9 @@ class DynamicResourcesBase:
         self._matches: dict[tuple[str, str, int], bool | CELError] = {}
         #: the devices ``_matches`` is keyed by, kept alive so that their ids are not reused
         self._keep_alive: list[Obj] = []
-        #: claim id -> the claim, its allocation and what it holds (see PreFilter), for the
-        #: claims of the last cycle
-        self._held: dict[int, tuple[Obj, Obj, AllocatedState]] = {}
+        #: claim id -> the claim, its allocation, what it holds and its uid (see PreFilter), for
+        #: the claims of the last cycle
+        self._held: dict[int, tuple[Obj, Obj, AllocatedState, str]] = {}
         #: the pools built of the slices, for every cycle's allocator (a changed slice is a new
         #: object: its pool is built anew)
         self._pool_cache = PoolCache()

@@ -189,15 +189,12 @@ class PreFiltering(DynamicResourcesBase):
         # (an updated claim is a new object, its allocation a new one too).
         memo, self._held = self._held, {}
 
-        def add(claim: Obj) -> None:
-            allocation = allocation_of(claim)
-            if allocation is None:
-                return
+        def held(claim: Obj, allocation: Obj) -> tuple[Obj, Obj, AllocatedState, str]:
             hit = memo.get(id(claim))
             if hit is None or hit[0] is not claim or hit[1] is not allocation:
-                hit = (claim, allocation, AllocatedState.from_claims((claim,), consumable))
+                hit = (claim, allocation, AllocatedState.from_claims((claim,), consumable), uid_of(claim))
             self._held[id(claim)] = hit
-            used.merge(hit[2])
+            return hit
 
         for claim in self._in_flight.values():
             seen.add(uid_of(claim))
@@ -208,8 +205,14 @@ class PreFiltering(DynamicResourcesBase):
                 continue
             if uid not in seen:
                 seen.add(uid)
-                add(claim)
+                allocation = allocation_of(claim)
+                if allocation is not None:
+                    used.merge(held(claim, allocation)[2])
         for claim in self.handle.listers.list("ResourceClaim"):
-            if not seen or uid_of(claim) not in seen:
-                add(claim)
+            allocation = allocation_of(claim)
+            if allocation is None:
+                continue  # holds nothing
+            hit = held(claim, allocation)
+            if not seen or hit[3] not in seen:
+                used.merge(hit[2])
         return used
