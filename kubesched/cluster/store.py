@@ -352,6 +352,24 @@ class Store:
         fn(obj)
         return self._replace(kind, key, obj, old)
 
+    def _mutate_members(
+        self, kind: str, namespace: str | None, name: str, members: tuple[str, ...], fn: Callable[[Obj], None]
+    ) -> Obj:
+        """:meth:`mutate` for an ``fn`` that changes only the object's own members and the own
+        members of ``members`` (a pod's binding): those are copied, what is below them is shared
+        with the object replaced, as nothing changes a stored object in place."""
+        key = self.object_key(kind, namespace, name)
+        old = self._objects.get(kind, {}).get(key)
+        if old is None:
+            raise NotFound(f'{kind.lower()}s "{name}" not found')
+        obj = dict(old)
+        for member in members:
+            if member in obj:
+                value = obj[member]
+                obj[member] = dict(value) if type(value) is dict else json_copy(value)
+        fn(obj)
+        return self._replace(kind, key, obj, old)
+
     def delete(self, kind: str, namespace: str | None, name: str) -> Obj:
         if kind == CRD_KIND:
             # As the API server's cleanup finalizer: a definition's objects go before it does.
@@ -391,7 +409,7 @@ class Store:
             if self.clear_nominated_on_bind:
                 status.pop("nominatedNodeName", None)
 
-        return self.mutate("Pod", namespace, name, assign)
+        return self._mutate_members("Pod", namespace, name, ("metadata", "spec", "status"), assign)
 
     # --- watch --------------------------------------------------------------------------------
     def kinds(self) -> builtins.list[str]:

@@ -208,7 +208,9 @@ class ResourceHandlers:
         if apitables.wants_table(request.headers.get("Accept", "")):
             table = apitables.table(req.res, [obj], self.store.resource_version, request.query.get("includeObject"))
             return json_response(table, status, headers=headers)
-        return text_response(self.encoded.text(obj), status, headers=headers)
+        # Kept for the watch events only when it is the stored object: an object converted for
+        # the answer (an events.k8s.io Event) is made anew for every watch, never found again.
+        return text_response(self.encoded.text(obj, remember=_served_as_stored(req.res, obj)), status, headers=headers)
 
     def list_objects(self, request: web.Request, req: ResourceRequest) -> web.Response:
         """A list, paged as kube-apiserver pages it when asked (``limit``, ``continue``)."""

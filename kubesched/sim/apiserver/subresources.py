@@ -23,9 +23,12 @@ from kubesched.sim.apiserver.eviction import evict
 from kubesched.sim.apiserver.handlers import ResourceHandlers
 from kubesched.sim.apiserver.patching import PatchError, json_patch, merge_patch
 from kubesched.sim.apiserver.requests import JSON_PATCH, MERGE, STRATEGIC, ResourceRequest, read_body
-from kubesched.sim.apiserver.responses import json_response, status_success
+from kubesched.sim.apiserver.responses import compact_json, json_response, status_success, text_response
 from kubesched.sim.apiserver.scale import scale_view, scaled
 from kubesched.sim.apiserver.validation.decode import check_decodable
+
+#: A binding's answer, the same for every one: encoded once.
+BOUND = compact_json(status_success(201))
 
 
 def bind(store: Store, namespace: str, name: str, body: Any) -> web.Response:
@@ -70,7 +73,7 @@ def bind(store: Store, namespace: str, name: str, body: Any) -> web.Response:
         raise conflict("pods/binding", "", name, str(exc)) from None
     except ClusterError as exc:
         raise APIError(exc.code, "InternalError", str(exc)) from None
-    return json_response(status_success(201), 201)
+    return text_response(BOUND, 201)
 
 
 async def bind_collection(store: Store, request: web.Request, req: ResourceRequest) -> web.Response:

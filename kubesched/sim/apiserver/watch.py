@@ -371,8 +371,9 @@ class Watches:
                 if as_table:
                     shown = apitables.table(req.res, [shown], int(obj["metadata"].get("resourceVersion") or 0), include)
                     return event_line(etype, shown)
-                # A stored object answered a moment ago (a pod just created) is not encoded again.
-                return event_line_of(etype, self.encoded.text(shown, remember=False))
+                # A stored object answered a moment ago (a pod just created) is not encoded again;
+                # nor is what a change of one (a pod bound) left as it was.
+                return event_line_of(etype, self.encoded.text(shown, remember=False, before=old))
 
             async def emit_all(changes: Iterable[tuple[Any, ...]]) -> None:
                 # In writes of EMIT_BATCH changes, each followed by a turn of the loop: a watch
