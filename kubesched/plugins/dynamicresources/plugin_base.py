@@ -37,6 +37,7 @@ from kubesched.plugins.dynamicresources.claims import (
     meta_of,
     uid_of,
 )
+from kubesched.plugins.dynamicresources.held_sum import HeldSum
 from kubesched.plugins.dynamicresources.state import State
 from kubesched.plugins.helper import feature_gates_of
 
@@ -89,6 +90,8 @@ class DynamicResourcesBase:
         #: claim id -> the claim, its allocation, what it holds and its uid (see PreFilter), for
         #: the claims of the last cycle
         self._held: dict[int, tuple[Obj, Obj, AllocatedState, str]] = {}
+        #: the sum of what those claims hold, kept up to date from one cycle to the next
+        self._held_sum = HeldSum()
         #: the pools built of the slices, for every cycle's allocator (a changed slice is a new
         #: object: its pool is built anew)
         self._pool_cache = PoolCache()

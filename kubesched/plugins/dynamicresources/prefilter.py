@@ -14,6 +14,7 @@ from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.objects import Obj
+from kubesched.plugins.dynamicresources import capacity as cap
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, claim_key
 from kubesched.plugins.dynamicresources.claims import (
@@ -182,12 +183,13 @@ class PreFiltering(DynamicResourcesBase):
     def _allocated_devices(self) -> AllocatedState:
         """What every allocated claim holds (but for admin access), in flight ones included:
         devices used whole, devices shared (``shareID``) and the capacity their shares consume."""
-        used = AllocatedState()
         seen: set[str] = set()
         consumable = self.gates.enabled("DRAConsumableCapacity")
         # What a claim PreBind wrote or the informer has holds is worked out once per version
-        # (an updated claim is a new object, its allocation a new one too).
+        # (an updated claim is a new object, its allocation a new one too), and the sum over the
+        # claims is kept from one attempt to the next (HeldSum): only what changed is added up.
         memo, self._held = self._held, {}
+        parts: dict[object, AllocatedState] = {}
 
         def held(claim: Obj, allocation: Obj) -> tuple[Obj, Obj, AllocatedState, str]:
             hit = memo.get(id(claim))
@@ -196,10 +198,11 @@ class PreFiltering(DynamicResourcesBase):
             self._held[id(claim)] = hit
             return hit
 
+        in_flight = AllocatedState()
         for claim in self._in_flight.values():
             seen.add(uid_of(claim))
             for r in ((allocation_of(claim) or {}).get("devices") or {}).get("results") or ():
-                used.add_result(r, consumable)
+                in_flight.add_result(r, consumable)
         for uid, claim in list(self._assumed.items()):
             if self._assumed_is_stale(uid, claim):
                 continue
@@ -207,12 +210,20 @@ class PreFiltering(DynamicResourcesBase):
                 seen.add(uid)
                 allocation = allocation_of(claim)
                 if allocation is not None:
-                    used.merge(held(claim, allocation)[2])
+                    parts[id(claim)] = held(claim, allocation)[2]
         for claim in self.handle.listers.list("ResourceClaim"):
             allocation = allocation_of(claim)
             if allocation is None:
                 continue  # holds nothing
             hit = held(claim, allocation)
             if not seen or hit[3] not in seen:
-                used.merge(hit[2])
+                parts[id(claim)] = hit[2]
+        self._held_sum.update(parts)
+        used = self._held_sum.snapshot()
+        used.devices |= in_flight.devices
+        used.shared |= in_flight.shared
+        for dev, amounts in in_flight.consumed.items():
+            total = dict(used.consumed.get(dev) or {})  # the sum's own dict is not to change
+            cap.add_to(total, amounts)
+            used.consumed[dev] = total
         return used
