@@ -367,7 +367,7 @@ class OpRunner:
         if self.served is not None:
             waiting = self.served.wait_delivered()
         elif self.memory is not None:
-            waiting = self.memory.wait_delivered()
+            waiting = self.memory.wait_delivered(meanwhile=False)
         else:
             return
         try:

@@ -1,6 +1,8 @@
-"""The in-memory cluster's ``wait_delivered``: it waits for the changes made before it was
-called, not for a moment with none in flight. A benchmark waited there while the scheduler kept
-binding (each bind a change of its own) and ran far past its ``--timeout``."""
+"""The in-memory cluster's ``wait_delivered``: by default until no change is in flight (what the
+deliveries led to included: the test kit steps the scheduler on it); with ``meanwhile=False``
+only for the changes made before it was called — a benchmark waited for a moment with none in
+flight while the scheduler kept binding (each bind a change of its own) and ran far past its
+``--timeout``."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ async def test_changes_made_meanwhile_are_not_waited_for() -> None:
     chain = Chain(store)
     await cluster.start(chain)
     store.create("Node", node("n0"))
-    await asyncio.wait_for(cluster.wait_delivered(), 5)
+    await asyncio.wait_for(cluster.wait_delivered(meanwhile=False), 5)
     assert chain.seen[0] == "n0"  # what was made before the call has arrived
     await cluster.stop()
 
@@ -60,4 +62,24 @@ async def test_every_change_made_before_the_call_has_arrived_when_it_returns() -
     await cluster.wait_delivered()
     assert names == [f"m{i}" for i in range(50)]
     await cluster.wait_delivered()  # nothing in flight: returns at once
+    await cluster.stop()
+
+
+async def test_by_default_what_the_deliveries_made_arrives_too() -> None:
+    store = Store()
+    cluster = InMemoryCluster(store)
+
+    class Five(Chain):
+        """Makes the next node for each of the first five it sees."""
+
+        def on_add(self, kind: str, obj: Any) -> None:
+            self.seen.append(obj["metadata"]["name"])
+            if len(self.seen) < 5:
+                self.store.create("Node", node(f"n{len(self.seen)}"))
+
+    five = Five(store)
+    await cluster.start(five)
+    store.create("Node", node("n0"))
+    await asyncio.wait_for(cluster.wait_delivered(), 5)
+    assert five.seen == ["n0", "n1", "n2", "n3", "n4"]
     await cluster.stop()
