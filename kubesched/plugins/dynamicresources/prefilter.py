@@ -14,7 +14,6 @@ from kubesched.framework.selectors import NodeSelector, SelectorError
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 from kubesched.objects import Obj
-from kubesched.plugins.dynamicresources import capacity as cap
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, claim_key
 from kubesched.plugins.dynamicresources.claims import (
@@ -218,12 +217,6 @@ class PreFiltering(DynamicResourcesBase):
             hit = held(claim, allocation)
             if not seen or hit[3] not in seen:
                 parts[id(claim)] = hit[2]
+        parts["in flight"] = in_flight  # made anew each attempt: taken away and added again
         self._held_sum.update(parts)
-        used = self._held_sum.snapshot()
-        used.devices |= in_flight.devices
-        used.shared |= in_flight.shared
-        for dev, amounts in in_flight.consumed.items():
-            total = dict(used.consumed.get(dev) or {})  # the sum's own dict is not to change
-            cap.add_to(total, amounts)
-            used.consumed[dev] = total
-        return used
+        return self._held_sum.snapshot()
