@@ -72,7 +72,7 @@ class AllocatorBase:
         self.pool_cache = PoolCache() if pool_cache is None else pool_cache
         self.pool_cache.bound(len(slices))
         #: The slices by node, their views and the pools of each: the same while no slice changes.
-        layout = self._layout = self.pool_cache.layout(slices, features)
+        layout = self.layout = self.pool_cache.layout(slices, features)
         self._on_node = layout.on_node
         self._shared_slices = layout.shared
         self.views = layout.views
@@ -106,7 +106,7 @@ class AllocatorBase:
         if selections is None:
             return False  # the search reports what is wrong with a request
         key = (view, tuple(sel[0] for sel in selections))
-        unused = self._layout.own_unused
+        unused = self.layout.own_unused
         hit = unused.get(key)
         if hit is not None and all(a is b for a, b in zip(hit[0], (sel[1] for sel in selections), strict=True)):
             return hit[1]

@@ -55,6 +55,9 @@ class Request:
     #: selectors), and those of its capacity request (see PoolCache).
     selection: tuple[int, tuple[str, ...]] = (0, ())
     capacity_key: tuple[str, bool] = ("", False)
+    #: The devices it may choose, per pool (:class:`~.walks.Walk`'s groups), where the search
+    #: may walk them instead of every device (``None``: every device).
+    steps: list[tuple[int, Pool, list[tuple[Candidate, Any]]]] | None = None
 
     @property
     def full_name(self) -> str:
@@ -117,6 +120,7 @@ class DeviceChecks:
         for req in self.requests.values():
             req.selectable = {}
             req.all_devices = None
+            req.steps = None
 
     def _in_use(self, dev: DeviceID) -> bool:
         return dev in self.a.state.devices or bool(self.allocating.get(dev))

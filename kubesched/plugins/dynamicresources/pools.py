@@ -232,6 +232,9 @@ class Layout:
         #: (view, the requests' selections) -> (their classes, whether no device of the view's own
         #: pools is chosen by them): see ``AllocatorBase.view``.
         self.own_unused: dict[Any, tuple[tuple[Any, ...], bool]] = {}
+        #: (pools, a request's selection and capacity request, features) -> its Walk (see
+        #: :mod:`.walks`).
+        self.walks: dict[Any, Any] = {}
 
 
 @dataclass

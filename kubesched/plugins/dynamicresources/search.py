@@ -20,6 +20,7 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     kobj,
     slice_spec,
 )
+from kubesched.plugins.dynamicresources.capacity import fits_demand
 from kubesched.plugins.dynamicresources.constraints import (
     Constraint,
     DistinctAttribute,
@@ -29,6 +30,7 @@ from kubesched.plugins.dynamicresources.constraints import (
 )
 from kubesched.plugins.dynamicresources.device_checks import DeviceChecks, Picked, Request
 from kubesched.plugins.dynamicresources.node_views import ViewKey
+from kubesched.plugins.dynamicresources.walks import walk_for
 
 
 class _TooManyDevices(Exception):
@@ -143,6 +145,7 @@ class Search(DeviceChecks):
         )
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
+            req.steps = walk_for(self.a, self.pools, cls, selectors, req.capacity, req.capacity_key).groups
         elif mode == "All":
             req.all_devices = []
             for pool in self.pools:
@@ -229,6 +232,8 @@ class Search(DeviceChecks):
         # is passed over whole (each of its devices would be refused), once its devices are known
         # not to fail the request's selectors (an error the search would otherwise report).
         fixed = matched(constraints, base, sub) if constraints else None
+        if req.steps is not None:
+            return self._walk(ci, ri, si, di, in_sub, start, req, fixed)
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
             if pool.incomplete or pool.invalid:
@@ -271,6 +276,58 @@ class Search(DeviceChecks):
                     if done:
                         return True
                     undo()
+        return False
+
+    def _walk(
+        self,
+        ci: int,
+        ri: int,
+        si: int,
+        di: int,
+        in_sub: bool,
+        start: tuple[int, int, int],
+        req: Request,
+        fixed: Sequence[tuple[str, tuple[str, Any]]] | None,
+    ) -> bool:
+        """The loop of :meth:`_one` over the request's walk (:mod:`.walks`): the devices its
+        selectors choose, in the same order; ``start`` is (pool of the walk, device in it, 0)."""
+        assert req.steps is not None
+        constraints = self.constraints[ci]
+        in_use = self.a.state.devices
+        consumed = self.a.state.consumed
+        allocating = self.allocating
+        allocating_capacity = self.allocating_capacity
+        admin = req.admin_access
+        base, sub = req.base, req.sub
+        groups = req.steps
+        for gi in range(start[0], len(groups)):
+            _, pool, steps = groups[gi]
+            # Its devices answered the selectors without an error: the pass-over of _one.
+            if fixed and none_can_match(pool, fixed):
+                continue
+            for si_ in range(start[1] if gi == start[0] else 0, len(steps)):
+                cand, wanted = steps[si_]
+                dev = cand.id
+                if admin:
+                    if ci in allocating.get(dev, ()):
+                        continue
+                elif dev in in_use or allocating.get(dev):
+                    continue
+                if wanted is not None and not fits_demand(wanted, consumed.get(dev), allocating_capacity.get(dev)):
+                    continue
+                if constraints and not all(c.may_add(base, sub, cand) for c in constraints):
+                    continue
+                undo = self._take(ci, req, cand, must=False)
+                if undo is None:
+                    continue
+                try:
+                    done = self._one(ci, ri, si, di + 1, in_sub, (gi, si_ + 1, 0))
+                except _TooManyDevices:
+                    undo()
+                    raise
+                if done:
+                    return True
+                undo()
         return False
 
     # --- the result --------------------------------------------------------------------------
