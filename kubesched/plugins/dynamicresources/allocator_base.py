@@ -204,6 +204,12 @@ class AllocatorBase:
         """The pool's counters left after the allocated devices (on any node), and whether one
         of them is overdrawn already (then no device drawing on the pool fits, as upstream)."""
         have = self._available.get(pool.key)
+        versions = self.state.versions
+        if have is None and versions is not None:
+            # What the pool's devices hold is as it was when they were last counted: kept.
+            kept = pool.counters_left
+            if kept is not None and kept[0] == versions.get(pool.key):
+                have = self._available[pool.key] = kept[1]
         if have is None:
             left = {name: dict(counters) for name, counters in pool.counter_sets.items()}
             holds = self.state.holds
@@ -223,6 +229,8 @@ class AllocatorBase:
             overdrawn = any(v < 0 for counters in left.values() for v in counters.values())
             have = (left, overdrawn)
             self._available[pool.key] = have
+            if versions is not None:
+                pool.counters_left = (versions.get(pool.key), have)
         return have
 
     def taints(self, cand: Candidate) -> Sequence[Obj]:

@@ -79,6 +79,11 @@ class AllocatedState:
     devices: set[DeviceID] = field(default_factory=set)
     shared: set[DeviceID] = field(default_factory=set)
     consumed: dict[DeviceID, dict[str, cap.Exact]] = field(default_factory=dict)
+    #: Per pool (driver, name): a number that changes whenever what its devices hold changes,
+    #: unique to that pool's state in the sum that made this state (``None`` for a pool of
+    #: which nothing was ever held there); what depends only on a pool's holdings may be kept
+    #: under it across attempts. ``None``: not known (a state made by adding claims up).
+    versions: dict[tuple[str, str], int] | None = field(default=None, compare=False)
 
     @classmethod
     def from_claims(cls, claims: Iterable[Mapping[str, Any]], consumable_capacity: bool = True) -> AllocatedState:

@@ -28,6 +28,7 @@ from kubesched.plugins.dynamicresources.allocator_types import (
 from kubesched.plugins.dynamicresources.constraints import Constraint
 from kubesched.plugins.dynamicresources.pools import Candidate, Pool, node_matches
 from kubesched.plugins.dynamicresources.taints import blocks
+from kubesched.plugins.dynamicresources.walks import Walk
 
 #: A capacity demand not worked out yet (``None`` is an answer: never fits).
 _UNKNOWN: Any = object()
@@ -55,9 +56,9 @@ class Request:
     #: selectors), and those of its capacity request (see PoolCache).
     selection: tuple[int, tuple[str, ...]] = (0, ())
     capacity_key: tuple[str, bool] = ("", False)
-    #: The devices it may choose, per pool (:class:`~.walks.Walk`'s groups), where the search
-    #: may walk them instead of every device (``None``: every device).
-    steps: list[tuple[int, Pool, list[tuple[Candidate, Any]]]] | None = None
+    #: The devices it may choose, where the search may walk them instead of every device
+    #: (``None``: every device; see :mod:`.walks`).
+    walk: Walk | None = None
 
     @property
     def full_name(self) -> str:
@@ -120,7 +121,7 @@ class DeviceChecks:
         for req in self.requests.values():
             req.selectable = {}
             req.all_devices = None
-            req.steps = None
+            req.walk = None
 
     def _in_use(self, dev: DeviceID) -> bool:
         return dev in self.a.state.devices or bool(self.allocating.get(dev))

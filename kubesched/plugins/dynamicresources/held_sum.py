@@ -6,6 +6,7 @@ leaves exactly what adding up the others would give."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
@@ -14,6 +15,10 @@ from kubesched.plugins.dynamicresources import capacity as cap
 from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, DeviceID
 
 K = TypeVar("K")
+
+#: The pools' version numbers (see ``AllocatedState.versions``): one count for every sum, so
+#: that a number names one state of one pool in one sum.
+_VERSIONS = itertools.count(1)
 
 
 class HeldSum:
@@ -30,6 +35,8 @@ class HeldSum:
         self._names: dict[DeviceID, Counter[str]] = {}
         #: What is summed: a key (the caller's) -> the state added under it.
         self.parts: dict[object, AllocatedState] = {}
+        #: Per pool: the version of what its devices hold (see ``AllocatedState.versions``).
+        self._versions: dict[tuple[str, str], int] = {}
 
     def update(self, parts: Mapping[object, AllocatedState]) -> None:
         """Make the sum that of ``parts``: the states no longer there (or another object now
@@ -45,9 +52,13 @@ class HeldSum:
 
     def snapshot(self) -> AllocatedState:
         """The sum now, as a state of its own (later updates do not change it)."""
-        return AllocatedState(set(self._whole), set(self._shares), dict(self._consumed))
+        return AllocatedState(set(self._whole), set(self._shares), dict(self._consumed), dict(self._versions))
 
     def _add(self, state: AllocatedState, sign: int) -> None:
+        versions = self._versions
+        for devices in (state.devices, state.shared, state.consumed):
+            for dev in devices:
+                versions[dev[0], dev[1]] = next(_VERSIONS)
         _count(self._whole, state.devices, sign)
         _count(self._shares, state.shared, sign)
         _count(self._consumers, state.consumed, sign)

@@ -103,6 +103,9 @@ class Pool:
     #: (a request's selection, binding conditions on) -> the DeviceClass of the selection, once
     #: its selectors have answered on every device of the pool without an error.
     judged: dict[Any, Obj] = field(default_factory=dict)
+    #: The pool's version in an allocated state (``AllocatedState.versions``), and its counters
+    #: left then (see ``AllocatorBase.available_counters``).
+    counters_left: tuple[int | None, tuple[dict[str, dict[str, int]], bool]] | None = None
 
     @property
     def pool_id(self) -> str:
@@ -232,8 +235,8 @@ class Layout:
         #: (view, the requests' selections) -> (their classes, whether no device of the view's own
         #: pools is chosen by them): see ``AllocatorBase.view``.
         self.own_unused: dict[Any, tuple[tuple[Any, ...], bool]] = {}
-        #: (pools, a request's selection and capacity request, features) -> its Walk (see
-        #: :mod:`.walks`).
+        #: (pools, a request's selection and capacity request, features) -> its Walk, or that
+        #: it was asked for once (see :mod:`.walks`).
         self.walks: dict[Any, Any] = {}
 
 

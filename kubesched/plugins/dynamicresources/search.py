@@ -30,7 +30,7 @@ from kubesched.plugins.dynamicresources.constraints import (
 )
 from kubesched.plugins.dynamicresources.device_checks import DeviceChecks, Picked, Request
 from kubesched.plugins.dynamicresources.node_views import ViewKey
-from kubesched.plugins.dynamicresources.walks import walk_for
+from kubesched.plugins.dynamicresources.walks import open_steps, walk_for
 
 
 class _TooManyDevices(Exception):
@@ -145,7 +145,8 @@ class Search(DeviceChecks):
         )
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
-            req.steps = walk_for(self.a, self.pools, cls, selectors, req.capacity, req.capacity_key).groups
+            walk = walk_for(self.a, self.pools, cls, selectors, req.capacity, req.capacity_key)
+            req.walk = walk if walk is not None and walk.groups is not None else None
         elif mode == "All":
             req.all_devices = []
             for pool in self.pools:
@@ -232,7 +233,7 @@ class Search(DeviceChecks):
         # is passed over whole (each of its devices would be refused), once its devices are known
         # not to fail the request's selectors (an error the search would otherwise report).
         fixed = matched(constraints, base, sub) if constraints else None
-        if req.steps is not None:
+        if req.walk is not None:
             return self._walk(ci, ri, si, di, in_sub, start, req, fixed)
         for pi in range(start[0], len(self.pools)):
             pool = self.pools[pi]
@@ -291,7 +292,8 @@ class Search(DeviceChecks):
     ) -> bool:
         """The loop of :meth:`_one` over the request's walk (:mod:`.walks`): the devices its
         selectors choose, in the same order; ``start`` is (pool of the walk, device in it, 0)."""
-        assert req.steps is not None
+        walk = req.walk
+        assert walk is not None and walk.groups is not None
         constraints = self.constraints[ci]
         in_use = self.a.state.devices
         consumed = self.a.state.consumed
@@ -299,12 +301,15 @@ class Search(DeviceChecks):
         allocating_capacity = self.allocating_capacity
         admin = req.admin_access
         base, sub = req.base, req.sub
-        groups = req.steps
+        groups = walk.groups
+        tracked = self.a.state.versions is not None
         for gi in range(start[0], len(groups)):
-            _, pool, steps = groups[gi]
+            pool = groups[gi][1]
             # Its devices answered the selectors without an error: the pass-over of _one.
             if fixed and none_can_match(pool, fixed):
                 continue
+            # Those of its devices what allocated claims hold leaves open (kept per pool version).
+            steps = open_steps(self.a, walk, gi, admin) if tracked else groups[gi][2]
             for si_ in range(start[1] if gi == start[0] else 0, len(steps)):
                 cand, wanted = steps[si_]
                 dev = cand.id

@@ -5,7 +5,10 @@ and the request's selectors choose the device, what the request would consume of
 A walk holds the devices they choose, with that demand, per pool; it is made once per view's
 pools and request (kept on the :class:`~.pools.Layout`, which lives while no slice changes),
 and the search then checks only what the attempt changes: whether a device is in use, whether
-its capacity left fits, the claim's constraints and counters.
+its capacity left fits, the claim's constraints and counters. Where the allocated state says
+which pools changed (``AllocatedState.versions``), the devices of a pool that what allocated
+claims hold leaves open to the request — not in use, capacity left, counters left for it alone —
+are kept too, per pool version, so a pool given out whole costs the search one look.
 
 A walk is made only where it gives the search's answers exactly: no pool selects its devices per
 node (``perDeviceNodeSelection``: the verdict depends on the node) and every selector answers
@@ -15,7 +18,7 @@ device; without a walk it still does)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.objects import Obj
@@ -39,9 +42,12 @@ class Walk:
     #: The pools it was made of (its key holds their list's identity), and the request's class.
     pools: Sequence[Pool]
     cls: Obj
-    #: Per pool that is complete, valid and has a device to choose: its index in ``pools``,
-    #: the pool, and its devices to choose in first-fit order. ``None``: no walk (see the module).
-    groups: list[tuple[int, Pool, list[Step]]] | None
+    #: Per pool that is complete, valid and has a device to choose: its key, the pool, and its
+    #: devices to choose in first-fit order. ``None``: no walk (see the module).
+    groups: list[tuple[tuple[str, str], Pool, list[Step]]] | None
+    #: Per group: the pool's version, whether for admin access, and its devices left open then
+    #: (see :func:`open_steps`).
+    open: dict[int, tuple[int | None, bool, list[Step]]] = field(default_factory=dict)
 
 
 def walk_for(
@@ -51,16 +57,24 @@ def walk_for(
     selectors: Sequence[str],
     capacity: Any,
     capacity_key: tuple[str, bool],
-) -> Walk:
+) -> Walk | None:
     """The walk of a request of class ``cls`` with these CEL ``selectors`` and ``capacity``
-    request over ``pools`` (kept on the allocator's layout)."""
+    request over ``pools`` (kept on the allocator's layout); ``None`` the first time it is
+    asked for. A walk looks at every device once, the search stops at the first that fits: it
+    pays only when asked for again (not where, say, every pod's request names a class of its own,
+    on nodes with slices of their own)."""
     f = a.features
     selection = selection_of(cls, selectors)
     key = (id(pools), selection[0], capacity_key, f.binding_conditions, f.consumable_capacity)
     walks = a.layout.walks
-    hit: Walk | None = walks.get(key)
-    if hit is not None and hit.pools is pools and hit.cls is cls:
-        return hit
+    hit = walks.get(key)
+    if hit is None:
+        if len(walks) >= _WALKS_LIMIT:
+            walks.clear()
+        walks[key] = _ASKED
+        return None
+    if hit is not _ASKED and hit.pools is pools and hit.cls is cls:
+        return hit  # type: ignore[no-any-return]
     walk = Walk(pools, cls, _groups(a, pools, selection, capacity, capacity_key))
     if len(walks) >= _WALKS_LIMIT:
         walks.clear()
@@ -70,11 +84,11 @@ def walk_for(
 
 def _groups(
     a: AllocatorBase, pools: Sequence[Pool], selection: Any, capacity: Any, capacity_key: tuple[str, bool]
-) -> list[tuple[int, Pool, list[Step]]] | None:
+) -> list[tuple[tuple[str, str], Pool, list[Step]]] | None:
     f = a.features
     demands = a.pool_cache.capacity_demands
-    groups: list[tuple[int, Pool, list[Step]]] = []
-    for pi, pool in enumerate(pools):
+    groups: list[tuple[tuple[str, str], Pool, list[Step]]] = []
+    for pool in pools:
         if pool.incomplete or pool.invalid:
             continue  # the search passes over it
         if any(slice_spec(s).get("perDeviceNodeSelection") for s in pool.slices):
@@ -104,9 +118,47 @@ def _groups(
                         continue  # never fits
                 steps.append((cand, wanted))
         if steps:
-            groups.append((pi, pool, steps))
+            groups.append((pool.key, pool, steps))
     return groups
+
+
+def open_steps(a: AllocatorBase, walk: Walk, gi: int, admin: bool) -> list[Step]:
+    """The devices of the walk's group ``gi`` that what allocated claims hold (``a.state``,
+    with versions) leaves open to the request: not used whole (unless for admin access), with
+    the capacity it asks left, and (partitionable devices) with the pool's counters left for the
+    device alone. The search checks each again with what it is taking itself, which only takes
+    more: a device left out here it would refuse."""
+    assert walk.groups is not None and a.state.versions is not None
+    key, pool, steps = walk.groups[gi]
+    version = a.state.versions.get(key)
+    kept = walk.open.get(gi)
+    if kept is not None and kept[0] == version and kept[1] is admin:
+        return kept[2]
+    state, f = a.state, a.features
+    in_use, consumed = state.devices, state.consumed
+    out: list[Step] = []
+    for step in steps:
+        cand, wanted = step
+        dev = cand.id
+        if not admin and dev in in_use:
+            continue
+        if wanted is not None and not cap.fits_demand(wanted, consumed.get(dev), None):
+            continue
+        device = cand.device
+        if device.get("consumesCounters"):
+            if not f.partitionable_devices:
+                continue  # never taken
+            # A shared device's counters are taken by its first share only: not judged here.
+            if not (f.consumable_capacity and device.get("allowMultipleAllocations") is True):
+                available, overdrawn = a.available_counters(pool)
+                if overdrawn or any(value > available.get(s, {}).get(c, 0) for s, c, value in cand.uses):
+                    continue
+        out.append(step)
+    walk.open[gi] = (version, admin, out)
+    return out
 
 
 #: A capacity demand not worked out yet (``None`` is an answer: never fits).
 _UNKNOWN: Any = object()
+#: A walk asked for once (see :func:`walk_for`).
+_ASKED: Any = object()

@@ -1,6 +1,8 @@
 """Property: the running sum of what allocated claims hold (HeldSum), after any sequence of
 claims added, changed and taken away, is what adding up the claims there now gives — devices
-used whole, devices shared, and the capacity consumed per device and name."""
+used whole, devices shared, and the capacity consumed per device and name; and a pool's version
+in two snapshots is the same only where what its devices hold is the same (what the search
+keeps across attempts is kept under it)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,25 @@ from kubesched.plugins.dynamicresources.allocator_types import AllocatedState
 from kubesched.plugins.dynamicresources.held_sum import HeldSum
 
 DEVICES = [f"device-{i}" for i in range(4)]
+POOLS = ["p", "q"]
+
+
+def holdings(state: AllocatedState, pool: str) -> Any:
+    """What the devices of one pool hold in ``state``."""
+    mine = {dev for dev in (*state.devices, *state.shared, *state.consumed) if dev[1] == pool}
+    return (
+        frozenset(mine & state.devices),
+        frozenset(mine & state.shared),
+        frozenset((dev, tuple(sorted(state.consumed[dev].items()))) for dev in mine if dev in state.consumed),
+    )
 
 
 @st.composite
 def claim(draw: Any) -> dict[str, Any]:
     results = []
     for _ in range(draw(st.integers(0, 3))):
-        r: dict[str, Any] = {"driver": "d", "pool": "p", "device": draw(st.sampled_from(DEVICES))}
+        pool = draw(st.sampled_from(POOLS))
+        r: dict[str, Any] = {"driver": "d", "pool": pool, "device": draw(st.sampled_from(DEVICES))}
         if draw(st.booleans()):
             r["shareID"] = "s"
             names = draw(st.lists(st.sampled_from(["memory", "cores"]), max_size=2, unique=True))
@@ -37,6 +51,7 @@ def test_the_sum_kept_up_to_date_is_the_sum_made_anew(steps: list[tuple[int, Any
     total = HeldSum()
     claims: dict[int, dict[str, Any]] = {}
     states: dict[int, AllocatedState] = {}
+    seen: dict[tuple[str, Any], Any] = {}
     for key, changed in steps:
         if changed is None:
             claims.pop(key, None)
@@ -49,6 +64,13 @@ def test_the_sum_kept_up_to_date_is_the_sum_made_anew(steps: list[tuple[int, Any
         assert got.devices == want.devices
         assert got.shared == want.shared
         assert got.consumed == want.consumed
+        assert got.versions is not None
+        for pool in POOLS:
+            have = holdings(got, pool)
+            version = got.versions.get(("d", pool))
+            if version is None:
+                assert have == (frozenset(), frozenset(), frozenset())
+            assert seen.setdefault((pool, version), have) == have
 
 
 def test_a_snapshot_does_not_change_with_later_updates() -> None:
