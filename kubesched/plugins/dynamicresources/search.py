@@ -145,7 +145,7 @@ class Search(DeviceChecks):
         )
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
-            walk = walk_for(self.a, self.pools, cls, selectors, req.capacity, req.capacity_key)
+            walk = walk_for(self.a, self.pools, cls, selectors, req.capacity, req.capacity_key, req.selection)
             req.walk = walk if walk is not None and walk.groups is not None else None
         elif mode == "All":
             req.all_devices = []

@@ -57,15 +57,15 @@ def walk_for(
     selectors: Sequence[str],
     capacity: Any,
     capacity_key: tuple[str, bool],
+    selection_key: tuple[int, tuple[str, ...]],
 ) -> Walk | None:
-    """The walk of a request of class ``cls`` with these CEL ``selectors`` and ``capacity``
-    request over ``pools`` (kept on the allocator's layout); ``None`` the first time it is
+    """The walk of a request of class ``cls`` with these CEL ``selectors`` (``selection_key``:
+    ``Request.selection``) and ``capacity`` request over ``pools`` (kept on the allocator's layout); ``None`` the first time it is
     asked for. A walk looks at every device once, the search stops at the first that fits: it
     pays only when asked for again (not where, say, every pod's request names a class of its own,
     on nodes with slices of their own)."""
     f = a.features
-    selection = selection_of(cls, selectors)
-    key = (id(pools), selection[0], capacity_key, f.binding_conditions, f.consumable_capacity)
+    key = (id(pools), selection_key, capacity_key, f.binding_conditions, f.consumable_capacity)
     walks = a.layout.walks
     hit = walks.get(key)
     if hit is None:
@@ -75,7 +75,7 @@ def walk_for(
         return None
     if hit is not _ASKED and hit.pools is pools and hit.cls is cls:
         return hit  # type: ignore[no-any-return]
-    walk = Walk(pools, cls, _groups(a, pools, selection, capacity, capacity_key))
+    walk = Walk(pools, cls, _groups(a, pools, selection_of(cls, selectors), capacity, capacity_key))
     if len(walks) >= _WALKS_LIMIT:
         walks.clear()
     walks[key] = walk
