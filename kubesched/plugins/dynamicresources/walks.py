@@ -27,6 +27,8 @@ from kubesched.plugins.dynamicresources.allocator_base import AllocatorBase, sel
 from kubesched.plugins.dynamicresources.allocator_types import slice_spec
 from kubesched.plugins.dynamicresources.pools import Candidate, Pool
 
+#: A view with one pool of fewer devices than this has no walk (see :func:`walk_for`).
+_FEW_DEVICES = 32
 #: At most this many walks per layout (of requests and classes changed since, when more).
 _WALKS_LIMIT = 1024
 
@@ -63,7 +65,9 @@ def walk_for(
     ``Request.selection``) and ``capacity`` request over ``pools`` (kept on the allocator's layout); ``None`` the first time it is
     asked for. A walk looks at every device once, the search stops at the first that fits: it
     pays only when asked for again (not where, say, every pod's request names a class of its own,
-    on nodes with slices of their own)."""
+    on nodes with slices of their own), and where there are many devices to pass over."""
+    if len(pools) < 2 and (not pools or sum(map(len, pools[0].candidates)) < _FEW_DEVICES):
+        return None  # a few devices: the search visits them as quickly
     f = a.features
     key = (id(pools), selection_key, capacity_key, f.binding_conditions, f.consumable_capacity)
     walks = a.layout.walks

@@ -71,7 +71,7 @@ def devices(draw: Any, pool: int, counters: bool) -> list[Any]:
 @st.composite
 def scenarios(draw: Any) -> dict[str, Any]:
     slices = []
-    for p in range(draw(st.integers(1, 5))):
+    for p in range(draw(st.integers(2, 5))):  # one pool of a few devices has no walk
         where = PER_DEVICE if draw(st.integers(0, 5)) == 0 else ALL_NODES
         counters = draw(st.booleans())
         name = pool(f"pool-{p}", 2 if counters else 1)
@@ -162,11 +162,15 @@ def test_walking_the_chosen_devices_changes_no_answer(s: dict[str, Any]) -> None
 
 
 def test_a_walk_is_made_and_kept_where_it_gives_the_same_answers() -> None:
-    """The property above compares nothing if no walk is ever made: one is, for a plain pool,
+    """The property above compares nothing if no walk is ever made: one is, for plain pools,
     the second time a request over the same slices asks (the first is answered device by
-    device), and the next allocation finds it kept; a pool selecting per device has none."""
+    device), and the next allocation finds it kept; a pool selecting per device has none, nor
+    has a view of one pool with a few devices."""
     cache = PoolCache()
-    slices = [slice_("slice-0", ALL_NODES, "pool-0", DRIVER_A, device("d0"), device("d1"))]
+    slices = [
+        slice_("slice-0", ALL_NODES, "pool-0", DRIVER_A, device("d0"), device("d1")),
+        slice_("slice-1", ALL_NODES, "pool-1", DRIVER_A, device("d2")),
+    ]
     classes = {CLASS_A: klass(CLASS_A, DRIVER_A)}
 
     def allocate(taken: set[Any], slices: Any = slices) -> Any:
@@ -180,14 +184,19 @@ def test_a_walk_is_made_and_kept_where_it_gives_the_same_answers() -> None:
     assert not any(isinstance(w, Walk) for w in a.layout.walks.values())
     a, got = allocate(set())
     (walk,) = a.layout.walks.values()
-    assert walk.groups is not None and [c.id[2] for c, _ in walk.groups[0][2]] == ["d0", "d1"]
-    a2, got = allocate({(DRIVER_A, "pool-0", "d0")})
+    assert walk.groups is not None and [[c.id[2] for c, _ in g[2]] for g in walk.groups] == [["d0", "d1"], ["d2"]]
+    a2, got = allocate({(DRIVER_A, "pool-0", "d0"), (DRIVER_A, "pool-0", "d1")})
     assert list(a2.layout.walks.values()) == [walk]
-    assert got is not None and got[0]["devices"]["results"][0]["device"] == "d1"
+    assert got is not None and got[0]["devices"]["results"][0]["device"] == "d2"
 
-    per_device = [slice_("slice-1", PER_DEVICE, "pool-1", DRIVER_A, device("d0", all_nodes=True))]
+    per_device = [*slices, slice_("slice-2", PER_DEVICE, "pool-2", DRIVER_A, device("d3", all_nodes=True))]
     allocate(set(), per_device)
     a3, got = allocate(set(), per_device)
     assert got is not None
     (walk,) = a3.layout.walks.values()
     assert walk.groups is None
+
+    few = slices[:1]
+    allocate(set(), few)
+    a4, got = allocate(set(), few)
+    assert got is not None and not a4.layout.walks
