@@ -28,7 +28,8 @@ one request) and :mod:`.search` (the search and its results).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 
 from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources.allocator_base import AllocatorBase
@@ -100,6 +101,15 @@ class Allocator(AllocatorBase):
         Past ``deadline`` (``time.monotonic()``), the search gives up: AllocationTimeout. Raises
         :class:`AllocationError` for what fails on every node, :class:`AllocationFailedOnNode`
         for what fails on this one."""
+        got = self.allocate_later(node_name, labels, deadline)
+        return got() if callable(got) else got
+
+    def allocate_later(
+        self, node_name: str, labels: Mapping[str, str], deadline: float | None = None
+    ) -> list[Obj] | Callable[[], list[Obj]] | None:
+        """As :meth:`allocate`, but where another node of the same view was searched already,
+        how to make this node's results rather than the results (the claims fit here): most
+        nodes a pod fits on are not the one it goes to."""
         view = self.view(node_name, labels)
         done = self.searched.get(view)
         if done is None:
@@ -120,4 +130,4 @@ class Allocator(AllocatorBase):
         if isinstance(done, tuple):
             kind, args = done
             raise kind(*args)
-        return done.replay(node_name) if isinstance(done, Search) else None
+        return functools.partial(done.replay, node_name) if isinstance(done, Search) else None

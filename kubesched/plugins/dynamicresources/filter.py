@@ -103,7 +103,7 @@ class Filtering(DynamicResourcesBase):
                 allocator = s.allocator if node_claim is None else self._variant_allocator(s, node_claim, claims)
                 deadline = None if self.filter_timeout is None else time.monotonic() + self.filter_timeout
                 try:
-                    results = allocator.allocate(node.name, labels, deadline)
+                    results = allocator.allocate_later(node.name, labels, deadline)
                 except AllocationTimeout:
                     # As upstream since the change to Error: a timeout may be transient, so the
                     # pod goes to backoff rather than waiting for a cluster event.
@@ -113,9 +113,9 @@ class Filtering(DynamicResourcesBase):
                     return Status.unresolvable(str(exc))
                 except AllocationError as exc:
                     return Status.as_error(exc)
-                if results is None or len(results) != len(claims):
+                if results is None or (not callable(results) and len(results) != len(claims)):
                     return Status.unresolvable("cannot allocate all claims")
-                found.results = results
+                found.later = results
         if unavailable:
             s.unavailable.update(unavailable)
             return Status.unresolvable("resourceclaim not available on the node")

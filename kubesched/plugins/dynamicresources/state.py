@@ -4,6 +4,7 @@ what Filter found per node (:class:`NodeAllocation`), what Reserve chose and Pre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubesched.framework.selectors import NodeSelector
@@ -18,14 +19,23 @@ STATE_KEY = "DynamicResources"
 @dataclass
 class NodeAllocation:
     """What Filter found for one node: the claims it allocated there (the claim for extended
-    resources in this node's variant), their results in the same order, and the pod's
-    container-to-request mappings for that claim."""
+    resources in this node's variant), their results in the same order (:attr:`results`), and
+    the pod's container-to-request mappings for that claim."""
 
     indices: list[int]
     claims: list[Obj]
-    results: list[Obj]
+    #: The results, or how to make them: Filter learns that the claims fit on every node, but
+    #: only the node Reserve takes (and Score, where a request has alternatives) needs them.
+    later: list[Obj] | Callable[[], list[Obj]]
     extended_claim: Obj | None = None
     mappings: list[Obj] = field(default_factory=list)
+
+    @property
+    def results(self) -> list[Obj]:
+        """One allocation result per claim of :attr:`claims` (made on first use)."""
+        if callable(self.later):
+            self.later = self.later()
+        return self.later
 
 
 class State:
