@@ -188,6 +188,19 @@ class Listers(Protocol):
     def namespace_labels(self, namespace: str) -> dict[str, str]: ...
 
 
+@runtime_checkable
+class ListerChanges(Protocol):
+    """What some :class:`Listers` also tell: which objects of a kind changed since a point, for
+    a plugin that keeps something per object (DynamicResources: what each allocated claim
+    holds) and would otherwise look at every object on every attempt."""
+
+    def changes(self, kind: str, since: int | None) -> tuple[int, list[str] | None]:
+        """A point to ask from next time, and the keys (``namespace/name``, or ``name``) of the
+        objects of ``kind`` put or removed since ``since`` (a point this returned), oldest
+        first; ``None`` when ``since`` is ``None`` or too far back: look at every object."""
+        ...
+
+
 class Nominator(Protocol):
     """Pods nominated to run on a node (by preemption), not yet bound there."""
 

@@ -5,21 +5,51 @@ from __future__ import annotations
 
 from kubesched.objects import Obj, namespaced_name, object_key
 
+#: The journal of changes keeps at least this many keys (and as many as there are objects).
+_JOURNAL_MIN = 1024
+
 
 class ObjectIndex:
-    """One kind's objects; a :class:`~kubesched.framework.informers.Lister`."""
+    """One kind's objects; a :class:`~kubesched.framework.informers.Lister`, and the keys of
+    the objects changed since a point (:meth:`changes`), for readers that keep something per
+    object and would otherwise look at every object again."""
 
     def __init__(self) -> None:
         self._objects: dict[str, Obj] = {}
+        #: The keys put or removed, in order; the first is change number ``_dropped``.
+        self._journal: list[str] = []
+        self._dropped = 0
 
     def __len__(self) -> int:
         return len(self._objects)
 
     def put(self, obj: Obj) -> None:
-        self._objects[object_key(obj)] = obj
+        key = object_key(obj)
+        self._objects[key] = obj
+        self._note(key)
 
     def remove(self, obj: Obj) -> None:
-        self._objects.pop(object_key(obj), None)
+        key = object_key(obj)
+        self._objects.pop(key, None)
+        self._note(key)
+
+    def _note(self, key: str) -> None:
+        journal = self._journal
+        journal.append(key)
+        if len(journal) > 2 * max(len(self._objects), _JOURNAL_MIN):
+            # Readers further behind than this look at every object again (changes: None).
+            half = len(journal) // 2
+            del journal[:half]
+            self._dropped += half
+
+    def changes(self, since: int | None) -> tuple[int, list[str] | None]:
+        """The number of the next change, and the keys (object_key) of the objects put or
+        removed since change ``since`` (a number this returned before), oldest first, a key once
+        per change; ``None`` when ``since`` is ``None`` or too far back."""
+        now = self._dropped + len(self._journal)
+        if since is None or since < self._dropped or since > now:
+            return now, None
+        return now, self._journal[since - self._dropped :]
 
     def get(self, namespace: str | None, name: str) -> Obj | None:
         """The object ``namespace/name``, or the cluster-scoped one ``name``."""

@@ -7,6 +7,8 @@ from typing import Any
 from kubesched.runtime.objects import ObjectIndex
 
 _EMPTY = ObjectIndex()
+#: The keys of changed objects (``ObjectIndex.changes``).
+_Keys = list[str]
 
 
 class ObjectCache:
@@ -30,6 +32,13 @@ class ObjectCache:
 
     def list(self, kind: str, namespace: str | None = None) -> list[dict[str, Any]]:
         return self._objects.get(kind, _EMPTY).list(namespace)
+
+    def changes(self, kind: str, since: int | None) -> tuple[int, _Keys | None]:
+        """See :class:`~kubesched.framework.interface.ListerChanges`."""
+        index = self._objects.get(kind)
+        if index is None:
+            index = self._objects[kind] = ObjectIndex()
+        return index.changes(since)
 
     def namespace_labels(self, namespace: str) -> dict[str, str]:
         ns = self._objects.get("Namespace", _EMPTY).get(None, namespace)

@@ -50,6 +50,20 @@ class HeldSum:
                 self._add(state, 1)
         self.parts = dict(parts)
 
+    def put(self, key: object, state: AllocatedState | None) -> None:
+        """Make ``state`` the one summed under ``key`` (``None``: none), the one there before
+        taken away."""
+        old = self.parts.get(key)
+        if old is state:
+            return
+        if old is not None:
+            self._add(old, -1)
+        if state is None:
+            del self.parts[key]
+        else:
+            self.parts[key] = state
+            self._add(state, 1)
+
     def snapshot(self) -> AllocatedState:
         """The sum now, as a state of its own (later updates do not change it)."""
         return AllocatedState(set(self._whole), set(self._shares), dict(self._consumed), dict(self._versions))

@@ -17,7 +17,7 @@ from kubesched.objects import Obj
 from kubesched.plugins.dynamicresources import device_taints
 from kubesched.plugins.dynamicresources import extended_resources as ext
 from kubesched.plugins.dynamicresources.allocator import Allocator, PoolCache
-from kubesched.plugins.dynamicresources.allocator_types import AllocatedState, CompileFailure, Features, RuntimeFailure
+from kubesched.plugins.dynamicresources.allocator_types import CompileFailure, Features, RuntimeFailure
 from kubesched.plugins.dynamicresources.args import (
     BINDING_GATES,
     BINDING_TIMEOUT_DEFAULT,
@@ -37,7 +37,7 @@ from kubesched.plugins.dynamicresources.claims import (
     meta_of,
     uid_of,
 )
-from kubesched.plugins.dynamicresources.held_sum import HeldSum
+from kubesched.plugins.dynamicresources.held_claims import HeldClaims
 from kubesched.plugins.dynamicresources.state import State
 from kubesched.plugins.helper import feature_gates_of
 
@@ -87,11 +87,8 @@ class DynamicResourcesBase:
         self._matches: dict[tuple[str, str, int], bool | CELError] = {}
         #: the devices ``_matches`` is keyed by, kept alive so that their ids are not reused
         self._keep_alive: list[Obj] = []
-        #: claim id -> the claim, its allocation, what it holds and its uid (see PreFilter), for
-        #: the claims of the last cycle
-        self._held: dict[int, tuple[Obj, Obj, AllocatedState, str]] = {}
-        #: the sum of what those claims hold, kept up to date from one cycle to the next
-        self._held_sum = HeldSum()
+        #: what allocated claims hold, kept up to date from one cycle to the next
+        self._held_claims = HeldClaims()
         #: the pools built of the slices, for every cycle's allocator (a changed slice is a new
         #: object: its pool is built anew)
         self._pool_cache = PoolCache()

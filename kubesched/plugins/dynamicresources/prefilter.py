@@ -181,42 +181,9 @@ class PreFiltering(DynamicResourcesBase):
 
     def _allocated_devices(self) -> AllocatedState:
         """What every allocated claim holds (but for admin access), in flight ones included:
-        devices used whole, devices shared (``shareID``) and the capacity their shares consume."""
-        seen: set[str] = set()
-        consumable = self.gates.enabled("DRAConsumableCapacity")
-        # What a claim PreBind wrote or the informer has holds is worked out once per version
-        # (an updated claim is a new object, its allocation a new one too), and the sum over the
-        # claims is kept from one attempt to the next (HeldSum): only what changed is added up.
-        memo, self._held = self._held, {}
-        parts: dict[object, AllocatedState] = {}
-
-        def held(claim: Obj, allocation: Obj) -> tuple[Obj, Obj, AllocatedState, str]:
-            hit = memo.get(id(claim))
-            if hit is None or hit[0] is not claim or hit[1] is not allocation:
-                hit = (claim, allocation, AllocatedState.from_claims((claim,), consumable), uid_of(claim))
-            self._held[id(claim)] = hit
-            return hit
-
-        in_flight = AllocatedState()
-        for claim in self._in_flight.values():
-            seen.add(uid_of(claim))
-            for r in ((allocation_of(claim) or {}).get("devices") or {}).get("results") or ():
-                in_flight.add_result(r, consumable)
-        for uid, claim in list(self._assumed.items()):
-            if self._assumed_is_stale(uid, claim):
-                continue
-            if uid not in seen:
-                seen.add(uid)
-                allocation = allocation_of(claim)
-                if allocation is not None:
-                    parts[id(claim)] = held(claim, allocation)[2]
-        for claim in self.handle.listers.list("ResourceClaim"):
-            allocation = allocation_of(claim)
-            if allocation is None:
-                continue  # holds nothing
-            hit = held(claim, allocation)
-            if not seen or hit[3] not in seen:
-                parts[id(claim)] = hit[2]
-        parts["in flight"] = in_flight  # made anew each attempt: taken away and added again
-        self._held_sum.update(parts)
-        return self._held_sum.snapshot()
+        devices used whole, devices shared (``shareID``) and the capacity their shares consume
+        (kept from one attempt to the next: :class:`~.held_claims.HeldClaims`)."""
+        assumed = [(uid, claim) for uid, claim in list(self._assumed.items()) if not self._assumed_is_stale(uid, claim)]
+        return self._held_claims.state(
+            self.handle.listers, assumed, self._in_flight.values(), self.gates.enabled("DRAConsumableCapacity")
+        )
