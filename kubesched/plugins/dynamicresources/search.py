@@ -30,6 +30,7 @@ from kubesched.plugins.dynamicresources.constraints import (
 )
 from kubesched.plugins.dynamicresources.device_checks import DeviceChecks, Picked, Request
 from kubesched.plugins.dynamicresources.node_views import ViewKey
+from kubesched.plugins.dynamicresources.pools import Candidate
 from kubesched.plugins.dynamicresources.walks import open_steps, walk_for
 
 
@@ -266,18 +267,34 @@ class Search(DeviceChecks):
                     # Cheap before the counters: a device another device's constraint rules out.
                     if constraints and not all(c.may_add(base, sub, cand) for c in constraints):
                         continue
-                    undo = self._take(ci, req, cand, must=False)
-                    if undo is None:
-                        continue
-                    try:
-                        done = self._one(ci, ri, si, di + 1, in_sub, (pi, sli, dvi + 1))
-                    except _TooManyDevices:
-                        undo()
-                        raise
-                    if done:
+                    if self._descend(ci, ri, si, di, in_sub, req, cand, (pi, sli, dvi + 1)):
                         return True
-                    undo()
         return False
+
+    def _descend(
+        self,
+        ci: int,
+        ri: int,
+        si: int,
+        di: int,
+        in_sub: bool,
+        req: Request,
+        cand: Candidate,
+        after: tuple[int, int, int],
+    ) -> bool:
+        """Take ``cand`` as device ``di`` of the request and search on (the next device from
+        ``after``); whether that found everything (if not, ``cand`` is given back)."""
+        undo = self._take(ci, req, cand, must=False)
+        if undo is None:
+            return False
+        try:
+            done = self._one(ci, ri, si, di + 1, in_sub, after)
+        except _TooManyDevices:
+            undo()
+            raise
+        if not done:
+            undo()
+        return done
 
     def _walk(
         self,
@@ -322,17 +339,8 @@ class Search(DeviceChecks):
                     continue
                 if constraints and not all(c.may_add(base, sub, cand) for c in constraints):
                     continue
-                undo = self._take(ci, req, cand, must=False)
-                if undo is None:
-                    continue
-                try:
-                    done = self._one(ci, ri, si, di + 1, in_sub, (gi, si_ + 1, 0))
-                except _TooManyDevices:
-                    undo()
-                    raise
-                if done:
+                if self._descend(ci, ri, si, di, in_sub, req, cand, (gi, si_ + 1, 0)):
                     return True
-                undo()
         return False
 
     # --- the result --------------------------------------------------------------------------
