@@ -30,9 +30,10 @@ class HeldClaims:
         self._sum = HeldSum()
         #: Where the informer's claims were last looked at (``ListerChanges.changes``).
         self._since: int | None = None
-        #: The informer's allocated claims by key, and their keys by uid.
+        #: The informer's allocated claims by key, and their keys by uid (one, but for a copy
+        #: listed under two names).
         self._listed: dict[str, Part] = {}
-        self._keys: dict[str, str] = {}
+        self._keys: dict[str, set[str]] = {}
         #: The informer's claims left out of the sum (an assumed or in-flight one counts instead).
         self._left_out: set[str] = set()
         #: The assumed claims' parts by uid, and the parts summed besides the informer's claims.
@@ -68,7 +69,7 @@ class HeldClaims:
                 part = self._assumed[uid] = _part(claim, allocation, consumable, kept.get(uid))
                 others[("assumed", uid)] = part[2]
         total = self._sum
-        left_out = {key for uid in seen if (key := self._keys.get(uid)) is not None}
+        left_out = {key for uid in seen for key in self._keys.get(uid, ())}
         for key in changed | left_out | self._left_out:
             mine = None if key in left_out else self._listed.get(key)
             total.put(("listed", key), None if mine is None else mine[2])
@@ -95,20 +96,25 @@ class HeldClaims:
                     fresh[key] = _part(claim, allocation, consumable, listed.get(key))
             changed = listed.keys() | fresh.keys()
             self._listed = fresh
-            self._keys = {part[3]: key for key, part in fresh.items()}
+            self._keys = {}
+            for key, part in fresh.items():
+                self._keys.setdefault(part[3], set()).add(key)
             return changed
         for key in keys:
             namespace, _, name = key.rpartition("/")
             claim = listers.get("ResourceClaim", namespace or None, name)
             allocation = None if claim is None else allocation_of(claim)
             old = listed.get(key)
-            if old is not None and self._keys.get(old[3]) == key:
-                del self._keys[old[3]]
+            if old is not None:
+                named = self._keys[old[3]]
+                named.discard(key)
+                if not named:
+                    del self._keys[old[3]]
             if claim is None or allocation is None:
                 listed.pop(key, None)
                 continue
             part = listed[key] = _part(claim, allocation, consumable, old)
-            self._keys[part[3]] = key
+            self._keys.setdefault(part[3], set()).add(key)
         return set(keys)
 
 
