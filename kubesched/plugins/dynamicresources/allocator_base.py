@@ -8,7 +8,7 @@ node."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from kubesched.objects import Obj
@@ -131,14 +131,20 @@ class AllocatorBase:
                 continue
             if pool.incomplete or pool.invalid:
                 return False
-            for row in pool.candidates:
-                for cand in row:
-                    if not self.features.binding_conditions and cand.device.get("bindingConditions"):
-                        continue  # never chosen
-                    for selection in selections:
-                        if self.quiet_verdict(selection, cand) is not False:
-                            return False
+            for selection in selections:
+                if any(verdict is not False for _, verdict in self.verdicts(selection, pool)):
+                    return False
         return True
+
+    def verdicts(self, selection: Selection, pool: Pool) -> Iterator[tuple[Candidate, bool | None]]:
+        """Each device of the pool a request may be given (one with binding conditions only
+        where they are on), with :meth:`quiet_verdict`'s answer."""
+        never = not self.features.binding_conditions
+        for row in pool.candidates:
+            for cand in row:
+                if never and cand.device.get("bindingConditions"):
+                    continue
+                yield cand, self.quiet_verdict(selection, cand)
 
     def quiet_verdict(self, selection: Selection, cand: Candidate) -> bool | None:
         """What a request's class and selectors say of a device, kept where the search keeps it

@@ -177,12 +177,8 @@ class DeviceChecks:
         if req.class_obj is None or any(slice_spec(s).get("perDeviceNodeSelection") for s in pool.slices):
             return False
         selection = selection_of(req.class_obj, req.selectors)
-        for row in pool.candidates:
-            for cand in row:
-                if not self.f.binding_conditions and cand.device.get("bindingConditions"):
-                    continue
-                if self.a.quiet_verdict(selection, cand) is None:
-                    return False
+        if any(verdict is None for _, verdict in self.a.verdicts(selection, pool)):
+            return False
         pool.judged[key] = req.class_obj
         return True
 

@@ -98,29 +98,25 @@ def _groups(
         if any(slice_spec(s).get("perDeviceNodeSelection") for s in pool.slices):
             return None
         steps: list[Step] = []
-        for row in pool.candidates:
-            for cand in row:
-                device = cand.device
-                if not f.binding_conditions and device.get("bindingConditions"):
-                    continue  # never chosen
-                verdict = a.quiet_verdict(selection, cand)
-                if verdict is None:
-                    return None
-                if not verdict:
-                    continue
-                wanted = None
-                if f.consumable_capacity and (capacity is not None or "capacity" in device):
-                    dkey = (capacity_key, id(device))
-                    wanted = demands.get(dkey, _UNKNOWN)
-                    if wanted is _UNKNOWN:
-                        try:
-                            wanted = cap.demand(capacity, device, f.fractional_capacity_range)
-                        except cap.CapacityError:
-                            wanted = None
-                        demands[dkey] = wanted
-                    if wanted is None:
-                        continue  # never fits
-                steps.append((cand, wanted))
+        for cand, verdict in a.verdicts(selection, pool):
+            if verdict is None:
+                return None
+            if not verdict:
+                continue
+            device = cand.device
+            wanted = None
+            if f.consumable_capacity and (capacity is not None or "capacity" in device):
+                dkey = (capacity_key, id(device))
+                wanted = demands.get(dkey, _UNKNOWN)
+                if wanted is _UNKNOWN:
+                    try:
+                        wanted = cap.demand(capacity, device, f.fractional_capacity_range)
+                    except cap.CapacityError:
+                        wanted = None
+                    demands[dkey] = wanted
+                if wanted is None:
+                    continue  # never fits
+            steps.append((cand, wanted))
         if steps:
             groups.append((pool.key, pool, steps))
     return groups
