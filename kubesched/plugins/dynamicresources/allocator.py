@@ -107,15 +107,14 @@ class Allocator(AllocatorBase):
     def allocate_later(
         self, node_name: str, labels: Mapping[str, str], deadline: float | None = None
     ) -> list[Obj] | Callable[[], list[Obj]] | None:
-        """As :meth:`allocate`, but where another node of the same view was searched already,
-        how to make this node's results rather than the results (the claims fit here): most
-        nodes a pod fits on are not the one it goes to."""
+        """As :meth:`allocate`, but how to make the node's results rather than the results
+        where the claims fit: most nodes a pod fits on are not the one it goes to."""
         view = self.view(node_name, labels)
         done = self.searched.get(view)
         if done is None:
             search = Search(self, node_name, labels, deadline)
             try:
-                results = search.run(view)
+                found = search.run(view)
             except AllocationTimeout:
                 raise
             except AllocationError as exc:
@@ -124,8 +123,8 @@ class Allocator(AllocatorBase):
                 raise
             finally:
                 search.settle()
-            self.searched[view] = search if results is not None else False
-            return results
+            self.searched[view] = search if found else False
+            return functools.partial(search.replay, node_name) if found else None
         # Another node of the same view was searched: the same answer (see NodeViews).
         if isinstance(done, tuple):
             kind, args = done

@@ -90,6 +90,12 @@ class AllocatorBase:
         self._capacity_keys: dict[tuple[int, int, int], tuple[str, bool]] = {}
         #: How each request and subrequest chooses devices (see :meth:`_selections`).
         self._chosen_by: list[Selection] | None | bool = False
+        #: Their verdicts' keys, and their classes (set with them).
+        self._selection_keys: tuple[tuple[Any, ...], tuple[Obj, ...]] = ((), ())
+        #: Per claim, its requests (the same for every node's search).
+        self.requests_of_claims: list[Sequence[Obj]] = [
+            (((c.get("spec") or {}).get("devices")) or {}).get("requests") or () for c in self.claims
+        ]
 
     # --- per view, shared by the nodes that see the same slices -------------------------------
     def view(self, node_name: str, labels: Mapping[str, str]) -> ViewKey:
@@ -105,17 +111,18 @@ class AllocatorBase:
         selections = self._selections()
         if selections is None:
             return False  # the search reports what is wrong with a request
-        key = (view, tuple(sel[0] for sel in selections))
+        keys, classes = self._selection_keys
+        key = (view, keys)
         unused = self.layout.own_unused
         hit = unused.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], (sel[1] for sel in selections), strict=True)):
+        if hit is not None and all(a is b for a, b in zip(hit[0], classes, strict=True)):
             return hit[1]
         own = self.pools_for(node_name, labels, view)
         shared = {p.key: p for p in self.pools_for(node_name, labels, (None, view[1], view[2]))}
         verdict = self._unused(own, shared, selections)
         if len(unused) >= _OWN_UNUSED_LIMIT:
             unused.clear()
-        unused[key] = (tuple(sel[1] for sel in selections), verdict)
+        unused[key] = (classes, verdict)
         return verdict
 
     def _unused(self, own: Sequence[Pool], shared: Mapping[tuple[str, str], Pool], selections: list[Selection]) -> bool:
@@ -170,7 +177,9 @@ class AllocatorBase:
         under (as the search keeps them), its class, the class's and its own CEL selectors;
         ``None`` when a request names no class, an unknown one, or an empty selector."""
         if self._chosen_by is False:
-            self._chosen_by = self._gather_selections()
+            chosen = self._chosen_by = self._gather_selections()
+            if chosen is not None:
+                self._selection_keys = (tuple(sel[0] for sel in chosen), tuple(sel[1] for sel in chosen))
         return self._chosen_by  # type: ignore[return-value]
 
     def _gather_selections(self) -> list[Selection] | None:

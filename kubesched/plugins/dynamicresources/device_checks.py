@@ -101,9 +101,7 @@ class DeviceChecks:
         self.allocating_capacity: dict[DeviceID, dict[str, cap.Exact]] = {}
         self.counters: dict[tuple[str, str], dict[str, dict[str, int]]] = {}
         self.results: list[list[Picked]] = [[] for _ in a.claims]
-        self._requests: list[Sequence[Obj]] = [
-            (((c.get("spec") or {}).get("devices")) or {}).get("requests") or () for c in a.claims
-        ]
+        self._requests: list[Sequence[Obj]] = a.requests_of_claims
 
     def settle(self) -> None:
         """Done searching: drop what only the search used (what it said of each device, the

@@ -46,9 +46,9 @@ class Search(DeviceChecks):
     def _requests_of(self, ci: int) -> Sequence[Obj]:
         return self._requests[ci]
 
-    def run(self, view: ViewKey) -> list[Obj] | None:
-        """The results for the node (``None``: the claims do not all fit); ``view``: the node's
-        view of the slices (:meth:`NodeViews.key <.node_views.NodeViews.key>`)."""
+    def run(self, view: ViewKey) -> bool:
+        """Whether the claims all fit on the node (:meth:`replay` then makes the results);
+        ``view``: the node's view of the slices (:meth:`NodeViews.key <.node_views.NodeViews.key>`)."""
         a = self.a
         self.pools = a.pools_for(self.node_name, self.labels, view)
         for ci, claim in enumerate(a.claims):
@@ -96,13 +96,13 @@ class Search(DeviceChecks):
         if not self._one(0, 0, 0, 0, False, (0, 0, 0)):
             if any(p.invalid for p in self.pools):
                 raise AllocationFailedOnNode("invalid resource pools were encountered")
-            return None
-        return [self._result(ci, claim) for ci, claim in enumerate(a.claims)]
+            return False
+        return True
 
     def replay(self, node_name: str) -> list[Obj]:
-        """The results of this (successful) search for another node of the same view: the same
-        devices; the node selector made for that node, and new share IDs, as a search there
-        would give."""
+        """The results of this (successful) search for a node of its view, the one searched or
+        another: the same devices; the node selector made for that node, and new share IDs, as
+        a search there would give."""
         self.node_name = node_name
         for picked in self.results:
             for p in picked:

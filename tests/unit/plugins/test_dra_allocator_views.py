@@ -71,14 +71,13 @@ def test_nodes_of_one_view_share_one_search_and_get_their_own_node_selector() ->
 
 def test_the_other_nodes_of_a_view_get_their_results_when_asked() -> None:
     """Filter learns a node fits from the view's search; the node's own results (its node
-    selector) are made when Reserve asks, in any order, each for its node."""
+    selector) are made when Reserve asks, in any order, each for its node — the node searched
+    too."""
     shared = slice_(SLICE1, label_selector(REGION_KEY, REGION1), POOL1, DRIVER_A, device(DEVICE1, binds_to_node=True))
     allocator = allocator_for(Case(claims=[claim_with_request(CLAIM0, REQ0, CLASS_A)], classes=[A], slices=[shared]))
-    first = allocator.allocate_later(*node(NODE1))
-    assert isinstance(first, list)  # the node searched: its results
-    later = {name: allocator.allocate_later(*node(name)) for name in ("node-3", NODE2, "node-4")}
+    later = {name: allocator.allocate_later(*node(name)) for name in (NODE1, "node-3", NODE2, "node-4")}
     assert allocator.allocate_later(*node("node-5", REGION2)) is None
-    for name in (NODE2, "node-4", "node-3"):
+    for name in (NODE2, "node-4", NODE1, "node-3"):
         make = later[name]
         assert callable(make)
         got = make()
