@@ -22,6 +22,7 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     RuntimeFailure,
     slice_spec,
 )
+from kubesched.plugins.dynamicresources.claims import requests_of
 from kubesched.plugins.dynamicresources.node_views import ViewKey
 from kubesched.plugins.dynamicresources.pools import Candidate, Pool, PoolCache, gather_pools
 from kubesched.plugins.dynamicresources.taints import RuleTaints
@@ -31,6 +32,8 @@ from kubesched.plugins.dynamicresources.taints import RuleTaints
 Selection = tuple[tuple[int, tuple[str, ...]], Obj, tuple[str, ...], tuple[str, ...]]
 #: At most this many answers to "are a node's own slices of no use to these requests" per layout.
 _OWN_UNUSED_LIMIT = 20_000
+#: A capacity demand not worked out yet (``None`` is an answer: never fits).
+_UNKNOWN: Any = object()
 
 
 class AllocatorBase:
@@ -93,9 +96,7 @@ class AllocatorBase:
         #: Their verdicts' keys, and their classes (set with them).
         self._selection_keys: tuple[tuple[Any, ...], tuple[Obj, ...]] = ((), ())
         #: Per claim, its requests (the same for every node's search).
-        self.requests_of_claims: list[Sequence[Obj]] = [
-            (((c.get("spec") or {}).get("devices")) or {}).get("requests") or () for c in self.claims
-        ]
+        self.requests_of_claims: list[Sequence[Obj]] = [requests_of(c) or () for c in self.claims]
 
     # --- per view, shared by the nodes that see the same slices -------------------------------
     def view(self, node_name: str, labels: Mapping[str, str]) -> ViewKey:
@@ -184,8 +185,8 @@ class AllocatorBase:
 
     def _gather_selections(self) -> list[Selection] | None:
         out: list[Selection] = []
-        for claim in self.claims:
-            for r in (((claim.get("spec") or {}).get("devices")) or {}).get("requests") or ():
+        for requests in self.requests_of_claims:
+            for r in requests:
                 for spec in r.get("firstAvailable") or (r.get("exactly") or {},):
                     cls = self.classes.get(spec.get("deviceClassName") or "")
                     selectors = tuple(_expressions(spec))
@@ -213,6 +214,21 @@ class AllocatorBase:
             text = "" if capacity is None else json.dumps(capacity, sort_keys=True)
             have = self._capacity_keys[key] = (text, self.features.fractional_capacity_range)
         return have
+
+    def demand(self, capacity: Mapping[str, Any] | None, capacity_key: tuple[str, bool], device: Obj) -> Any:
+        """What a request (its ``capacity`` request, kept under ``capacity_key``) asks of each of
+        the device's capacities (:func:`~.capacity.demand`; ``None``: never fits), worked out
+        once per request and device (parsing quantities and policies), across cycles."""
+        demands = self.pool_cache.capacity_demands
+        key = (capacity_key, id(device))
+        wanted = demands.get(key, _UNKNOWN)
+        if wanted is _UNKNOWN:
+            try:
+                wanted = cap.demand(capacity, device, self.features.fractional_capacity_range)
+            except cap.CapacityError:
+                wanted = None
+            demands[key] = wanted
+        return wanted
 
     # --- per pool, shared by every node ------------------------------------------------------
     def available_counters(self, pool: Pool) -> tuple[dict[str, dict[str, int]], bool]:

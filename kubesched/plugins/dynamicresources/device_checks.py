@@ -30,9 +30,6 @@ from kubesched.plugins.dynamicresources.pools import Candidate, Pool, node_match
 from kubesched.plugins.dynamicresources.taints import blocks
 from kubesched.plugins.dynamicresources.walks import Walk
 
-#: A capacity demand not worked out yet (``None`` is an answer: never fits).
-_UNKNOWN: Any = object()
-
 
 @dataclass
 class Request:
@@ -206,15 +203,9 @@ class DeviceChecks:
             hit = verdicts.get(key)
             if hit is not None:
                 return hit
-        # What the request asks of the device is worked out once (parsing quantities and
-        # policies); what is already used of a shared device changes from one check to the next.
-        demands = self.a.pool_cache.capacity_demands
-        wanted = demands.get(key, _UNKNOWN)
-        if wanted is _UNKNOWN:
-            try:
-                wanted = demands[key] = cap.demand(req.capacity, cand.device, self.f.fractional_capacity_range)
-            except cap.CapacityError:
-                wanted = demands[key] = None
+        # What is already used of a shared device changes from one check to the next; what the
+        # request asks of it does not.
+        wanted = self.a.demand(req.capacity, req.capacity_key, cand.device)
         ok = cap.fits_demand(wanted, in_use, allocating)
         if in_use is None and allocating is None:
             verdicts[key] = ok

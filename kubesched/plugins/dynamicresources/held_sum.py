@@ -41,14 +41,10 @@ class HeldSum:
     def update(self, parts: Mapping[object, AllocatedState]) -> None:
         """Make the sum that of ``parts``: the states no longer there (or another object now
         under their key) taken away, the new ones added."""
-        old = self.parts
-        for key, state in old.items():
-            if parts.get(key) is not state:
-                self._add(state, -1)
+        for key in self.parts.keys() - parts.keys():
+            self.put(key, None)
         for key, state in parts.items():
-            if old.get(key) is not state:
-                self._add(state, 1)
-        self.parts = dict(parts)
+            self.put(key, state)
 
     def put(self, key: object, state: AllocatedState | None) -> None:
         """Make ``state`` the one summed under ``key`` (``None``: none), the one there before

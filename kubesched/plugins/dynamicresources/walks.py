@@ -62,27 +62,27 @@ def walk_for(
     selection_key: tuple[int, tuple[str, ...]],
 ) -> Walk | None:
     """The walk of a request of class ``cls`` with these CEL ``selectors`` (``selection_key``:
-    ``Request.selection``) and ``capacity`` request over ``pools`` (kept on the allocator's layout); ``None`` the first time it is
-    asked for. A walk looks at every device once, the search stops at the first that fits: it
-    pays only when asked for again (not where, say, every pod's request names a class of its own,
-    on nodes with slices of their own), and where there are many devices to pass over."""
+    ``Request.selection``) and ``capacity`` request over ``pools`` (kept on the allocator's
+    layout); ``None`` the first time it is asked for. A walk looks at every device once, the
+    search stops at the first that fits: it pays only when asked for again (not where, say,
+    every pod's request names a class of its own, on nodes with slices of their own), and where
+    there are many devices to pass over."""
     if len(pools) < 2 and (not pools or sum(map(len, pools[0].candidates)) < _FEW_DEVICES):
         return None  # a few devices: the search visits them as quickly
     f = a.features
     key = (id(pools), selection_key, capacity_key, f.binding_conditions, f.consumable_capacity)
     walks = a.layout.walks
     hit = walks.get(key)
-    if hit is None:
-        if len(walks) >= _WALKS_LIMIT:
-            walks.clear()
-        walks[key] = _ASKED
-        return None
-    if hit is not _ASKED and hit.pools is pools and hit.cls is cls:
+    if hit is not None and hit is not _ASKED and hit.pools is pools and hit.cls is cls:
         return hit  # type: ignore[no-any-return]
-    walk = Walk(pools, cls, _groups(a, pools, selection_of(cls, selectors), capacity, capacity_key))
+    walk = (
+        None
+        if hit is None
+        else Walk(pools, cls, _groups(a, pools, selection_of(cls, selectors), capacity, capacity_key))
+    )
     if len(walks) >= _WALKS_LIMIT:
         walks.clear()
-    walks[key] = walk
+    walks[key] = _ASKED if walk is None else walk
     return walk
 
 
@@ -90,7 +90,6 @@ def _groups(
     a: AllocatorBase, pools: Sequence[Pool], selection: Any, capacity: Any, capacity_key: tuple[str, bool]
 ) -> list[tuple[tuple[str, str], Pool, list[Step]]] | None:
     f = a.features
-    demands = a.pool_cache.capacity_demands
     groups: list[tuple[tuple[str, str], Pool, list[Step]]] = []
     for pool in pools:
         if pool.incomplete or pool.invalid:
@@ -106,14 +105,7 @@ def _groups(
             device = cand.device
             wanted = None
             if f.consumable_capacity and (capacity is not None or "capacity" in device):
-                dkey = (capacity_key, id(device))
-                wanted = demands.get(dkey, _UNKNOWN)
-                if wanted is _UNKNOWN:
-                    try:
-                        wanted = cap.demand(capacity, device, f.fractional_capacity_range)
-                    except cap.CapacityError:
-                        wanted = None
-                    demands[dkey] = wanted
+                wanted = a.demand(capacity, capacity_key, device)
                 if wanted is None:
                     continue  # never fits
             steps.append((cand, wanted))
@@ -158,7 +150,5 @@ def open_steps(a: AllocatorBase, walk: Walk, gi: int, admin: bool) -> list[Step]
     return out
 
 
-#: A capacity demand not worked out yet (``None`` is an answer: never fits).
-_UNKNOWN: Any = object()
 #: A walk asked for once (see :func:`walk_for`).
 _ASKED: Any = object()
