@@ -19,7 +19,8 @@ change to it is a deliberate act.
   :class:`Listers`, :class:`Nominator`, :class:`WaitingPod`, :class:`PodGroups`;
 * the pod-group cycle (workload-aware scheduling): the points :class:`PlacementGeneratePlugin`,
   :class:`PlacementFeasiblePlugin`, :class:`PlacementScorePlugin` (with
-  :class:`PlacementScoreExtensions`), :class:`PodGroupPostFilterPlugin`, and what they read:
+  :class:`PlacementScoreExtensions` and :class:`PlacementScoreBounds`),
+  :class:`PodGroupPostFilterPlugin`, and what they read:
   :class:`GroupKey` (which group: kind, namespace, name), :class:`PodGroupInfo` (with its
   object read through a :class:`PodGroupView`), :class:`PodGroupState`, :class:`Placement`, :class:`PlacementProgress`,
   :class:`ProposedAssignment`, :class:`PodGroupAssignments`, :class:`PlacementScore`,
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
         PermitPlugin,
         PlacementFeasiblePlugin,
         PlacementGeneratePlugin,
+        PlacementScoreBounds,
         PlacementScoreExtensions,
         PlacementScorePlugin,
         Plugin,
@@ -155,6 +157,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "PlacementGeneratePlugin": ("kubesched.framework.interface", "PlacementGeneratePlugin"),
     "PlacementProgress": ("kubesched.framework.podgroup", "PlacementProgress"),
     "PlacementScore": ("kubesched.framework.podgroup", "PlacementScore"),
+    "PlacementScoreBounds": ("kubesched.framework.interface", "PlacementScoreBounds"),
     "PlacementScoreExtensions": ("kubesched.framework.interface", "PlacementScoreExtensions"),
     "PlacementScorePlugin": ("kubesched.framework.interface", "PlacementScorePlugin"),
     "Plugin": ("kubesched.framework.interface", "Plugin"),
@@ -263,6 +266,7 @@ __all__ = [
     "PlacementGeneratePlugin",
     "PlacementProgress",
     "PlacementScore",
+    "PlacementScoreBounds",
     "PlacementScoreExtensions",
     "PlacementScorePlugin",
     "Plugin",

@@ -287,6 +287,14 @@ class NodeSubset(list[NodeInfo]):
         self._index: dict[str, int] | None = rows_of._index if rows_of is not None else None
         self._rows: Array | None = rows_of._rows if rows_of is not None else None
 
+    @classmethod
+    def at_rows(cls, nodes: Sequence[NodeInfo], columns: NodeColumns, rows: Array) -> NodeSubset:
+        """``nodes``, which are ``columns``' rows ``rows`` (in order): nothing to look up."""
+        subset = cls(nodes)
+        subset._index = columns.index
+        subset._rows = rows
+        return subset
+
     def rows_in(self, columns: NodeColumns) -> Array:
         """The rows of these nodes in ``columns``, looked up once per columns' name index."""
         if self._index is not columns.index or self._rows is None:

@@ -690,6 +690,26 @@ class PlacementScoreExtensions(Plugin, Protocol):
 
 
 @runtime_checkable
+class PlacementScoreBounds(Plugin, Protocol):
+    """A PlacementScore plugin's promise about the scores it can give, which lets a pod group's
+    cycle leave out placements that cannot win (see :mod:`kubesched.scheduler.podgroup.ranking`).
+
+    ``placement_score_bounds`` returns, for each of ``placements``, the highest score (on
+    0..100, after its normalization, before its weight) the plugin gives that placement in any
+    set of feasible placements scored together; and that very score when every one of
+    ``members`` is proposed on the placement (on whichever of its nodes). A plugin whose class
+    sets ``partial_below_bound = True`` also promises that a placement where not every member is
+    proposed scores strictly below its bound whenever the set holds one where every member is.
+    (A feasible placement holds at least one member.) ``None``: no bounds this time. Only when
+    every PlacementScore plugin of a profile gives bounds, and one of them makes the second
+    promise, does the cycle use them."""
+
+    def placement_score_bounds(
+        self, state: CycleState, group: PodGroupInfo, placements: Sequence[Placement], members: Sequence[PodInfo]
+    ) -> list[int] | None: ...
+
+
+@runtime_checkable
 class PodGroupPostFilterPlugin(Plugin, Protocol):
     """Runs when a pod group fits nowhere (e.g. workload-aware preemption). ``schedule()``
     re-runs the group's placement on the (changed) snapshot and returns ``(assignments,

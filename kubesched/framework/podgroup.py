@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
+from kubesched.framework.columns import NodeSubset
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.objects import Obj
 
@@ -282,13 +283,15 @@ class PodGroupState:
 
 class Placement:
     """A candidate set of nodes for a group (e.g. the nodes of one topology domain). ``data`` is
-    what its generator attaches for the other placement plugins."""
+    what its generator attaches for the other placement plugins. ``nodes`` given as a
+    :class:`~kubesched.framework.columns.NodeSubset` is kept as it is (with the rows in the
+    snapshot's columns it knows); any other sequence is copied into a list."""
 
     __slots__ = ("name", "nodes", "data")
 
     def __init__(self, name: str, nodes: Sequence[NodeInfo], data: Mapping[str, Any] | None = None) -> None:
         self.name = name
-        self.nodes: list[NodeInfo] = list(nodes)
+        self.nodes: list[NodeInfo] = nodes if isinstance(nodes, NodeSubset) else list(nodes)
         self.data: dict[str, Any] = dict(data or {})
 
     def node_names(self) -> list[str]:

@@ -19,7 +19,9 @@ label (only the first entry counts; the API allows one):
 
 The PodGroup comes from the cycle's :class:`PodGroupInfo` (else the handle's pod groups); an
 unknown one is an error, as upstream's lister lookup is. Placements come out in the order their
-domain first appears among the parent's nodes (upstream leaves the order unspecified).
+domain first appears among the parent's nodes (upstream leaves the order unspecified). A parent
+whose nodes are rows of the snapshot's columns (the whole cluster, as the pod-group cycle hands
+it) is split by the label's codes in the columns, without a look at each node.
 
 For a CompositePodGroup (its own ``schedulingConstraints``) the placed members are those of
 every PodGroup below it.
@@ -27,9 +29,14 @@ every PodGroup below it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any, ClassVar
 
+import numpy as np
+
 from kubesched.errors import PluginError
+from kubesched.framework.columns import MISSING, Array, Categorical, NodeColumns, NodeSubset
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import TOPOLOGY_PLACEMENT_GENERATOR
 from kubesched.framework.podgroup import Placement, PodGroupInfo, PodGroupView
@@ -53,6 +60,52 @@ def topology_key(pod_group: PodGroupView) -> str | None:
     return str(topology[0].get("key") or "")
 
 
+class DomainSplit:
+    """How a parent's nodes (their rows in the snapshot's columns) fall into the domains of one
+    label: the domains in the order they first appear, each a run of positions in the parent.
+    It holds while the rows and their codes are the same; the NodeInfos are taken from the
+    parent each time (the snapshot replaces them as pods come and go)."""
+
+    __slots__ = ("labels", "rows", "codes", "runs", "pick", "positions", "run_rows")
+
+    def __init__(self, labels: Categorical, rows: Array, codes: Array) -> None:
+        self.labels = labels
+        self.rows = rows
+        self.codes = codes.copy()
+        at = np.flatnonzero(codes != MISSING)
+        by_code = at[np.argsort(codes[at], kind="stable")]
+        sorted_codes = codes[by_code]
+        cuts = (np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1).tolist()
+        starts, ends = [0, *cuts], [*cuts, len(by_code)]
+        #: ``(domain, start, end)`` in the order each domain first appears: its positions are
+        #: ``positions[start:end]``, its rows ``run_rows[start:end]``.
+        self.runs: list[tuple[str, int, int]] = sorted(
+            ((labels.values[int(sorted_codes[a])], a, b) for a, b in zip(starts, ends, strict=True) if b > a),
+            key=lambda run: int(by_code[run[1]]),
+        )
+        self.positions: list[int] = by_code.tolist()
+        self.run_rows: Array = rows[by_code]
+        self.pick: Callable[[Sequence[NodeInfo]], tuple[NodeInfo, ...]] | None = (
+            itemgetter(*self.positions) if len(self.positions) > 1 else None
+        )
+
+    def holds(self, labels: Categorical, rows: Array, codes: Array) -> bool:
+        return labels is self.labels and np.array_equal(rows, self.rows) and np.array_equal(codes, self.codes)
+
+    def placements(self, parent: Sequence[NodeInfo], columns: NodeColumns, required: str | None) -> list[Placement]:
+        out: list[Placement] = []
+        if required is not None:
+            for domain, a, b in self.runs:
+                if domain == required:
+                    picked = [parent[i] for i in self.positions[a:b]]
+                    out.append(Placement(domain, NodeSubset.at_rows(picked, columns, self.run_rows[a:b])))
+            return out
+        every = self.pick(parent) if self.pick is not None else tuple(parent[i] for i in self.positions)
+        for domain, a, b in self.runs:
+            out.append(Placement(domain, NodeSubset.at_rows(every[a:b], columns, self.run_rows[a:b])))
+        return out
+
+
 class TopologyPlacementGenerator:
     """One placement per topology domain (see the module docstring)."""
 
@@ -60,6 +113,7 @@ class TopologyPlacementGenerator:
 
     def __init__(self, args: Any, handle: Handle) -> None:
         self.handle = handle
+        self._splits: dict[str, DomainSplit] = {}
 
     def generate_placements(
         self, state: CycleState, group: PodGroupInfo, parent: Placement
@@ -86,6 +140,9 @@ class TopologyPlacementGenerator:
                 required = self._domain_of(key, placed)
             except DomainError as exc:
                 return [], Status(Code.ERROR, f"cannot determine domain for already scheduled pods: {exc}")
+        columns = getattr(self.handle.snapshot(), "columns", None)  # a test's lister may have none
+        if isinstance(parent.nodes, NodeSubset) and callable(columns):
+            return self._from_columns(key, required, parent.nodes, columns()), None
         by_domain: dict[str, list[NodeInfo]] = {}
         for ni in parent.nodes:
             domain = ni.labels.get(key, _ABSENT)
@@ -97,6 +154,20 @@ class TopologyPlacementGenerator:
             else:
                 members.append(ni)
         return [Placement(domain, nodes) for domain, nodes in by_domain.items()], None
+
+    def _from_columns(
+        self, key: str, required: str | None, parent: NodeSubset, columns: NodeColumns
+    ) -> list[Placement]:
+        """The same placements, from the label's codes in the snapshot's columns: each holds its
+        nodes in the parent's order, with their rows. How the parent splits is kept per label
+        key while the parent's rows and their codes stay the same."""
+        rows = parent.rows_in(columns)
+        labels = columns.labels(key)
+        codes = labels.codes[rows]
+        split = self._splits.get(key)
+        if split is None or not split.holds(labels, rows, codes):
+            split = self._splits[key] = DomainSplit(labels, rows, codes)
+        return split.placements(parent, columns, required)
 
     def _domain_of(self, key: str, placed: list[PodInfo]) -> str:
         """The one domain every placed member's node is in."""

@@ -10,6 +10,10 @@ Semantics, as upstream's runner has them:
   evaluation at once (the first one wins); otherwise Wait if any plugin waits, else Success.
 * PlacementScore: each plugin scores every feasible placement, normalizes its scores when it
   can, each score must then be within 0..100, and the weighted sum is the placement's total.
+* PlacementScore bounds (:func:`placement_score_bounds`, kubesched's own): the weighted sum of
+  every plugin's bound on each placement's score, when every plugin gives bounds and one
+  promises partial placements score below theirs; else none (see
+  :class:`~kubesched.framework.interface.PlacementScoreBounds`).
 * PodGroupPostFilter: plugins in order until one succeeds or one says the group cannot be
   helped (UnschedulableAndUnresolvable); an Error ends it.
 """
@@ -30,6 +34,7 @@ from kubesched.framework.podgroup import (
 )
 from kubesched.framework.results import PodGroupSchedule
 from kubesched.framework.status import Code, Status
+from kubesched.framework.types import PodInfo
 from kubesched.runtime.calls import (
     BoundMethod,
     placement_score_parts,
@@ -139,6 +144,39 @@ async def run_placement_score(
         if per_plugin is not None:
             per_plugin[b.name] = [s.score * weight for s in scores]
     return totals, None
+
+
+def placement_score_bounds(
+    plugins: Sequence[BoundMethod],
+    state: CycleState,
+    group: PodGroupInfo,
+    placements: Sequence[Placement],
+    members: Sequence[PodInfo],
+) -> list[int] | None:
+    """The highest weighted total each placement can score, or ``None`` when they cannot be
+    known: a plugin gives no bounds (or none this time), none promises that partial placements score below their
+    bounds, or a plugin's bounds are not one per placement on 0..100 (or it raises -- its
+    scoring, which every placement then goes through, reports what is wrong)."""
+    if not plugins or not any(getattr(b.plugin, "partial_below_bound", False) for b in plugins):
+        return None
+    totals = [0] * len(placements)
+    for b in plugins:
+        fn = getattr(b.plugin, "placement_score_bounds", None)
+        if not callable(fn):
+            return None
+        try:
+            given = fn(state, group, placements, members)
+        except Exception:  # noqa: BLE001 - scoring will report it
+            return None
+        if given is None:
+            return None
+        bounds = list(given)
+        if len(bounds) != len(placements) or not all(MIN_NODE_SCORE <= x <= MAX_NODE_SCORE for x in bounds):
+            return None
+        weight = b.weight or 1
+        for i, x in enumerate(bounds):
+            totals[i] += int(x) * weight
+    return totals
 
 
 async def run_pod_group_post_filter(

@@ -36,6 +36,7 @@ from kubesched.runtime.calls import (
     trace_value,
 )
 from kubesched.runtime.placement import (
+    placement_score_bounds,
     run_placement_feasible,
     run_placement_generate,
     run_placement_score,
@@ -384,6 +385,13 @@ class SchedulingPoints(TimedCalls):
         return await run_placement_score(
             self.placement_score_plugins, self._placement_normalizers, self._call, state, group, proposals, per_plugin
         )
+
+    def placement_score_bounds(
+        self, state: CycleState, group: PodGroupInfo, placements: Sequence[Placement], members: Sequence[PodInfo]
+    ) -> list[int] | None:
+        """The highest total each placement can score, when the plugins can tell
+        (:func:`~kubesched.runtime.placement.placement_score_bounds`)."""
+        return placement_score_bounds(self.placement_score_plugins, state, group, placements, members)
 
     async def run_pod_group_post_filter(
         self, state: CycleState, group: PodGroupInfo, schedule: PodGroupSchedule

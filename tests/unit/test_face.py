@@ -50,6 +50,7 @@ FACE = [
     "PlacementGeneratePlugin",
     "PlacementProgress",
     "PlacementScore",
+    "PlacementScoreBounds",
     "PlacementScoreExtensions",
     "PlacementScorePlugin",
     "Plugin",
@@ -130,6 +131,7 @@ POINTS = {
     "PlacementFeasiblePlugin": "placement_feasible",
     "PlacementScorePlugin": "score_placement",
     "PlacementScoreExtensions": "normalize_placement_scores",
+    "PlacementScoreBounds": "placement_score_bounds",
     "PodGroupPostFilterPlugin": "pod_group_post_filter",
 }
 

@@ -32,13 +32,13 @@ from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWit
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import qualified_name_errors
 from kubesched.framework.pod_requests import DEFAULT_COUNTING, Counting, PodResourcesOptions, fit_requests, pod_requests
-from kubesched.framework.podgroup import PodGroupAssignments, PodGroupInfo
+from kubesched.framework.podgroup import Placement, PodGroupAssignments, PodGroupInfo
 from kubesched.framework.resources import Resource, is_extended_resource
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.dynamicresources import extended_resources as dra_extended
 from kubesched.plugins.helper import feature_gates_of, requests_fragment
-from kubesched.plugins.noderesources.placement_score import placement_score
+from kubesched.plugins.noderesources.placement_score import placement_score, placement_score_bounds
 from kubesched.plugins.noderesources.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
     Entry,
@@ -560,6 +560,16 @@ class NodeResourcesFit:
         """How full the placement would be with the group's proposed members: MostAllocated over
         the placement's nodes as one bin (see :mod:`.placement_score`)."""
         return placement_score(self.scorer.resources, assignments, self._node_known, self.counting)
+
+    def placement_score_bounds(
+        self, state: CycleState, group: PodGroupInfo, placements: Sequence[Placement], members: Sequence[PodInfo]
+    ) -> list[int] | None:
+        """Each placement's score with every member on it: the most it can score (see
+        :mod:`.placement_score`); ``None`` when that cannot be told."""
+        # The snapshot's columns, if it has them (a test's lister may not).
+        of_snapshot = getattr(self.handle.snapshot(), "columns", None) if self.handle is not None else None
+        columns = of_snapshot() if callable(of_snapshot) else None
+        return placement_score_bounds(self.scorer.resources, placements, members, columns, self.counting)
 
     def _node_known(self, name: str) -> bool:
         if self.handle is None:

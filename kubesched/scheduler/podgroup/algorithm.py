@@ -17,7 +17,9 @@ room) is tried first and taken if the group fits there; otherwise each is evalua
 in turn; none feasible makes the group
 Unschedulable (``0/N placements are available, first placement status: ...``); several are
 ranked by PlacementScore (ties broken at random); the winner's members are assumed and
-reserved again. A single placement where the group fits is kept as its evaluation left it (it
+reserved again. When every PlacementScore plugin gives bounds on its scores, placements are
+evaluated highest bound first and the first where every member fits is taken as it is, the
+rest unevaluated: the same choice, with the same chances (:mod:`.ranking`). A single placement where the group fits is kept as its evaluation left it (it
 would win unscored: undoing and redoing it changes nothing). Each member's cycle gets the
 placement's nodes as they are now, their rows in the snapshot's columns looked up once per
 evaluation; a placement of every node in the snapshot's order gets the snapshot's own list.
@@ -37,6 +39,8 @@ import time
 from dataclasses import dataclass, field
 from operator import itemgetter
 
+import numpy as np
+
 from kubesched.backend.pod_groups import PodGroupIndex
 from kubesched.framework.columns import NodeSubset
 from kubesched.framework.interface import CycleState
@@ -52,6 +56,7 @@ from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
 from kubesched.scheduler.errors import CycleError, FitError
+from kubesched.scheduler.podgroup.ranking import ranked
 from kubesched.scheduler.results import PodResult
 from kubesched.scheduler.schedule_one import PodPlacer, Tentative
 
@@ -178,51 +183,65 @@ class PodGroupAlgorithm:
         gstate = CycleState()
         gstate.pod_group = group
         if within is None:
-            parent = Placement("", self.snapshot.list())
+            listed = self.snapshot.list()
+            parent = Placement("", NodeSubset.at_rows(listed, self.snapshot.columns(), np.arange(len(listed))))
         else:
             parent = Placement(within.name, self.current_nodes(within.node_names()), within.data)
         placements, status = await fw.run_placement_generate(gstate, group, parent)
         if status is not None:
             return GroupOutcome(status, members)
-        feasible: list[tuple[Placement, GroupOutcome]] = []
-        first: GroupOutcome | None = None
+        feasible: list[tuple[int, Placement, GroupOutcome]] = []
+        first: tuple[int, GroupOutcome] | None = None
         nominated = self.nominated_placement(group, placements) if within is None else None
         if nominated is not None:
             # Where preemption made room for the members: tried first, and taken when the group
             # fits there, without scoring the others.
             placements = [nominated, *(p for p in placements if p is not nominated)]
-        for placement in placements:
+        bounds = None
+        if nominated is None and len(placements) > 1:
+            bounds = fw.placement_score_bounds(gstate, group, placements, [m.qpi.pod_info for m in members])
+        # Highest bound first, the first placement where the whole group fits taken (see ranking).
+        order = range(len(placements)) if bounds is None else ranked(bounds, self.rng)
+        for at in order:
+            placement = placements[at]
             trial = [MemberOutcome(m.qpi, m.record) for m in members]
             started = time.perf_counter()
             out = await self._evaluate(fw, group, trial, placement, restricted=True)
             self.evaluated(fw, out.status, started)
-            if (placement is nominated or len(placements) == 1) and out.status is None and out.placed():
-                # Taken as it is: the nominated placement, or the one placement there is (which
-                # would win unscored). Undoing it to apply it again would change nothing.
-                out.placements_tried = out.feasible_placements = 1
+            if out.status is None and (
+                placement is nominated
+                or len(placements) == 1
+                or (bounds is not None and not feasible and len(out.placed()) == len(members))
+            ):
+                # Taken as it is: the nominated placement, the one placement there is (which
+                # would win unscored), or the first where every member fits of the highest
+                # bound reached. Undoing it to apply it again would change nothing.
+                out.placements_tried = 1 if placement is nominated else len(placements)
+                out.feasible_placements = 1
                 return out
             await self.revert(fw, out.placed())
             if out.status is not None and out.status.code is Code.ERROR:
                 out.placements_tried = len(placements)
                 return out
             if out.status is None:
-                feasible.append((placement, out))
-            elif first is None:
-                first = out
+                feasible.append((at, placement, out))
+            elif first is None or at < first[0]:
+                first = (at, out)
         if within is None and resync:
             # Every evaluation was undone; bring the snapshot in step with the cache. Inside a
             # hierarchy the snapshot holds the siblings' tentative placements: keep it as is.
             self.cache.update_snapshot(self.snapshot)
         if not feasible:
-            reason = first.status.message() if first is not None and first.status is not None else "no placement"
-            plugin = first.status.plugin if first is not None and first.status is not None else ""
+            status = first[1].status if first is not None else None
+            reason = status.message() if status is not None else "no placement"
             status = Status(
                 Code.UNSCHEDULABLE,
                 f"0/{len(placements)} placements are available, first placement status: {reason}",
-                plugin=plugin,
+                plugin=status.plugin if status is not None else "",
             )
-            base = first.members if first is not None else members
+            base = first[1].members if first is not None else members
             return GroupOutcome(status, base, placements_tried=len(placements))
+        feasible.sort(key=itemgetter(0))
         best = feasible[0]
         scores: dict[str, int] = {}
         if len(feasible) > 1:
@@ -233,7 +252,7 @@ class PodGroupAlgorithm:
                         p, [ProposedAssignment(m.qpi.pod_info, m.node or "", m.state) for m in out.placed()]
                     ),
                 )
-                for p, out in feasible
+                for _, p, out in feasible
             ]
             totals, status = await fw.run_placement_score(gstate, group, proposals)
             if status is not None:
@@ -241,8 +260,8 @@ class PodGroupAlgorithm:
             top = max(totals)
             ties = [i for i, t in enumerate(totals) if t == top]
             best = feasible[ties[0] if len(ties) == 1 else ties[self.rng.randrange(len(ties))]]
-            scores = {p.name: t for (p, _), t in zip(feasible, totals, strict=True)}
-        placement, out = best
+            scores = {p.name: t for (_, p, _), t in zip(feasible, totals, strict=True)}
+        _, placement, out = best
         status = await self._reapply(fw, out)
         if status is not None:
             return GroupOutcome(status, out.members, placement, placements_tried=len(placements))
@@ -293,6 +312,8 @@ class PodGroupAlgorithm:
         whole = self.snapshot.node_info_list if restricted and self._is_listed(placement) else None
         names = placement.node_names() if restricted and whole is None else None
         nodes: list[NodeInfo] | None = None
+        if restricted and isinstance(placement.nodes, NodeSubset):
+            nodes = placement.nodes  # the first member's nodes take its rows
         pc = self.pod_cycle
         fw.set_snapshot(self.snapshot)
         for i, m in enumerate(members):

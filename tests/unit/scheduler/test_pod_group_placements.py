@@ -209,12 +209,20 @@ def evaluations(observer: PrometheusObserver, result: str) -> tuple[float | None
 
 
 @pytest.mark.parametrize(
-    ("cpus", "min_count", "feasible", "infeasible"),
-    [((("a", "2"), ("b", "2"), ("b", "1")), 4, None, 2), ((("a", "4"), ("b", "2")), 2, 2, None)],
-    ids=["no-zone-holds-the-gang", "both-zones-fit"],
+    ("cpus", "min_count", "feasible", "infeasible", "generated"),
+    [
+        ((("a", "2"), ("b", "2"), ("b", "1")), 4, None, 2, 2),
+        # Each zone holds two of the four: feasible, not whole, so both are evaluated and scored
+        # (and the two left over are tried once more in the zone chosen, the one placement then
+        # generated: infeasible).
+        ((("a", "2"), ("b", "2")), 2, 2, 1, 3),
+        # Each zone holds all four: the first evaluated is taken, the other is not evaluated.
+        ((("a", "4"), ("b", "4")), 4, 1, None, 2),
+    ],
+    ids=["no-zone-holds-the-gang", "both-zones-fit-some", "both-zones-fit-all"],
 )
 async def test_each_placement_evaluated_is_counted_and_timed(
-    cpus: tuple[tuple[str, str], ...], min_count: int, feasible: int | None, infeasible: int | None
+    cpus: tuple[tuple[str, str], ...], min_count: int, feasible: int | None, infeasible: int | None, generated: int
 ) -> None:
     """The evaluation counter and the latency histogram move together, one sample per placement
     evaluated, by result; the two zones are the two placements generated."""
@@ -225,10 +233,10 @@ async def test_each_placement_evaluated_is_counted_and_timed(
     await h.run_all()
     assert evaluations(observer, "feasible") == (feasible, feasible)
     assert evaluations(observer, "infeasible") == (infeasible, infeasible)
-    generated = observer.registry.get_sample_value(
+    counted = observer.registry.get_sample_value(
         "scheduler_generated_placements_total", {"profile": "default-scheduler"}
     )
-    assert generated == 2
+    assert counted == generated
 
 
 class ReserveCounter:
@@ -247,22 +255,42 @@ class ReserveCounter:
         type(self).calls.append(("unreserve", pod.name))
 
 
+class CountsPlaced:
+    """A PlacementScore plugin without bounds: more members placed is better."""
+
+    name = "CountsPlaced"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        pass
+
+    def score_placement(self, state: Any, group: Any, assignments: Any) -> int:
+        return len(assignments.assignments)
+
+
 @pytest.mark.parametrize(
-    ("zones", "expected"),
+    ("zones", "scorer", "expected"),
     [
         # One zone, one placement: kept as its evaluation left it.
-        (("a",), [("reserve", "w0"), ("reserve", "w1")]),
-        # Two zones: each evaluated and undone, the winner reserved again.
-        (("a", "b"), [("reserve", "w0"), ("reserve", "w1"), ("unreserve", "w1"), ("unreserve", "w0")] * 2),
+        (("a",), "PodGroupPodsCount", [("reserve", "w0"), ("reserve", "w1")]),
+        # Two zones, a scorer without bounds: each evaluated and undone, the winner reserved again.
+        (
+            ("a", "b"),
+            "CountsPlaced",
+            [("reserve", "w0"), ("reserve", "w1"), ("unreserve", "w1"), ("unreserve", "w0")] * 2
+            + [("reserve", "w0"), ("reserve", "w1")],
+        ),
+        # Two zones, PodGroupPodsCount's bounds: the first where both fit is kept as it is.
+        (("a", "b"), "PodGroupPodsCount", [("reserve", "w0"), ("reserve", "w1")]),
     ],
-    ids=["one-placement", "two-placements"],
+    ids=["one-placement", "two-placements", "two-placements-bounded"],
 )
 async def test_the_one_placement_there_is_is_not_undone_and_applied_again(
-    zones: tuple[str, ...], expected: list[tuple[str, str]]
+    zones: tuple[str, ...], scorer: str, expected: list[tuple[str, str]]
 ) -> None:
     ReserveCounter.calls = []
     reg = registry()
     reg.register(ReserveCounter)
+    reg.register(CountsPlaced)
     prof = profile(
         preEnqueue=["GangScheduling"],
         preFilter=["NodeResourcesFit"],
@@ -270,7 +298,7 @@ async def test_the_one_placement_there_is_is_not_undone_and_applied_again(
         reserve=["ReserveCounter"],
         placementGenerate=["TopologyPlacementGenerator"],
         placementFeasible=["GangScheduling"],
-        placementScore=[("PodGroupPodsCount", 1)],
+        placementScore=[(scorer, 1)],
     )
     nodes = [zone_node(f"{z}0", z, "4") for z in zones]
     pods = [member(f"w{i}", "train") for i in range(2)]
@@ -279,5 +307,4 @@ async def test_the_one_placement_there_is_is_not_undone_and_applied_again(
     assert await h.run_all() == 1
     placed = {zone_of(h, "w0"), zone_of(h, "w1")}
     assert len(placed) == 1 and placed <= set(zones)
-    winner_reserved_again = [("reserve", "w0"), ("reserve", "w1")] if len(zones) > 1 else []
-    assert ReserveCounter.calls == expected + winner_reserved_again
+    assert ReserveCounter.calls == expected
