@@ -130,6 +130,9 @@ class NodeColumns:
         self.num_pods = np.zeros(n, i64)
         #: ``NodeInfo.generation`` of each row: what changed since a plugin last looked.
         self.generation = np.zeros(n, i64)
+        #: How many times each row was given a new NodeInfo (:meth:`set_row`): whoever keeps
+        #: a row's NodeInfo knows it is still the snapshot's while this count stays.
+        self.replaced = np.zeros(n, i64)
         self.unschedulable = np.zeros(n, bool)
         self.has_ports = np.zeros(n, bool)
         self.has_images = np.zeros(n, bool)
@@ -155,6 +158,7 @@ class NodeColumns:
     def set_row(self, i: int, ni: NodeInfo) -> None:
         """Row ``i`` now describes ``ni`` (a fresh clone of the same node)."""
         self._nodes[i] = ni
+        self.replaced[i] += 1
         self._fill(i, ni)
 
     def _fill(self, i: int, ni: NodeInfo) -> None:

@@ -62,11 +62,13 @@ def topology_key(pod_group: PodGroupView) -> str | None:
 
 class DomainSplit:
     """How a parent's nodes (their rows in the snapshot's columns) fall into the domains of one
-    label: the domains in the order they first appear, each a run of positions in the parent.
-    It holds while the rows and their codes are the same; the NodeInfos are taken from the
-    parent each time (the snapshot replaces them as pods come and go)."""
+    label: the domains in the order they first appear, each with the positions of its nodes in
+    the parent (a slice where they are consecutive). It holds while the rows and their codes
+    are the same. Each domain's node list is kept while none of its rows is given a new
+    NodeInfo (``NodeColumns.replaced``), and taken from the parent anew when one is (the
+    snapshot replaces a node's NodeInfo as pods come and go)."""
 
-    __slots__ = ("labels", "rows", "codes", "runs", "pick", "positions", "run_rows")
+    __slots__ = ("labels", "rows", "codes", "runs", "run_rows", "starts", "seen", "nodes")
 
     def __init__(self, labels: Categorical, rows: Array, codes: Array) -> None:
         self.labels = labels
@@ -76,34 +78,42 @@ class DomainSplit:
         by_code = at[np.argsort(codes[at], kind="stable")]
         sorted_codes = codes[by_code]
         cuts = (np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1).tolist()
-        starts, ends = [0, *cuts], [*cuts, len(by_code)]
-        #: ``(domain, start, end)`` in the order each domain first appears: its positions are
-        #: ``positions[start:end]``, its rows ``run_rows[start:end]``.
-        self.runs: list[tuple[str, int, int]] = sorted(
-            ((labels.values[int(sorted_codes[a])], a, b) for a, b in zip(starts, ends, strict=True) if b > a),
-            key=lambda run: int(by_code[run[1]]),
-        )
-        self.positions: list[int] = by_code.tolist()
-        self.run_rows: Array = rows[by_code]
-        self.pick: Callable[[Sequence[NodeInfo]], tuple[NodeInfo, ...]] | None = (
-            itemgetter(*self.positions) if len(self.positions) > 1 else None
-        )
+        positions: list[int] = by_code.tolist()
+        runs: list[tuple[int, str, Callable[[Sequence[NodeInfo]], Sequence[NodeInfo]], Array]] = []
+        for a, b in zip([0, *cuts], [*cuts, len(positions)], strict=True):
+            if b == a:
+                continue
+            first, last = positions[a], positions[b - 1]
+            # Positions within a run rise (the sort is stable): consecutive ones are a slice.
+            take = itemgetter(slice(first, last + 1)) if last - first == b - a - 1 else itemgetter(*positions[a:b])
+            runs.append((first, labels.values[int(sorted_codes[a])], take, rows[by_code[a:b]]))
+        runs.sort(key=itemgetter(0))
+        #: ``(domain, take)`` in the order each domain first appears: ``take(parent)`` gives
+        #: its nodes; ``run_rows[starts[k]:starts[k + 1]]`` are run ``k``'s rows.
+        self.runs = [(domain, take) for _, domain, take, _ in runs]
+        self.run_rows: Array = np.concatenate([r for *_, r in runs]) if runs else np.empty(0, np.intp)
+        self.starts: Array = np.cumsum([0, *(len(r) for *_, r in runs[:-1])]) if runs else np.empty(0, np.intp)
+        #: Per run, its rows' replacement counts when its nodes were taken (-1: not yet).
+        self.seen: Array = np.full(len(runs), -1, np.int64)
+        self.nodes: list[NodeSubset | None] = [None] * len(runs)
 
     def holds(self, labels: Categorical, rows: Array, codes: Array) -> bool:
         return labels is self.labels and np.array_equal(rows, self.rows) and np.array_equal(codes, self.codes)
 
     def placements(self, parent: Sequence[NodeInfo], columns: NodeColumns, required: str | None) -> list[Placement]:
-        out: list[Placement] = []
-        if required is not None:
-            for domain, a, b in self.runs:
-                if domain == required:
-                    picked = [parent[i] for i in self.positions[a:b]]
-                    out.append(Placement(domain, NodeSubset.at_rows(picked, columns, self.run_rows[a:b])))
-            return out
-        every = self.pick(parent) if self.pick is not None else tuple(parent[i] for i in self.positions)
-        for domain, a, b in self.runs:
-            out.append(Placement(domain, NodeSubset.at_rows(every[a:b], columns, self.run_rows[a:b])))
-        return out
+        if not self.runs:
+            return []
+        counts = np.add.reduceat(columns.replaced[self.run_rows], self.starts)
+        bounds = [*self.starts.tolist(), len(self.run_rows)]
+        for k in np.flatnonzero(counts != self.seen).tolist():
+            domain, take = self.runs[k]
+            self.nodes[k] = NodeSubset.at_rows(take(parent), columns, self.run_rows[bounds[k] : bounds[k + 1]])
+        self.seen = counts
+        return [
+            Placement(domain, nodes)
+            for (domain, _), nodes in zip(self.runs, self.nodes, strict=True)
+            if nodes is not None and (required is None or domain == required)
+        ]
 
 
 class TopologyPlacementGenerator:

@@ -181,8 +181,8 @@ def _column_scores(
         else:
             alloc, used = columns.scalar(name)
         alloc, used = alloc[every], used[every]
-        peak_alloc = int(np.abs(alloc).max(initial=0))
-        peak_used = int(np.abs(used).max(initial=0))
+        peak_alloc = max(int(alloc.max()), -int(alloc.min()))
+        peak_used = max(int(used.max()), -int(used.min()))
         if len(every) * peak_alloc * MAX_NODE_SCORE >= _INT64 or len(every) * peak_used + abs(group_request) >= _INT64:
             return None
         alloc_sums.append(np.add.reduceat(alloc, starts))

@@ -155,3 +155,28 @@ def test_a_parent_of_some_nodes_splits_into_the_same_domains_and_keeps_the_split
     ]
     # The nodes handed out are the snapshot's current ones.
     assert all(ni is snapshot.get(ni.name) for p in again for ni in p.nodes)
+
+
+def test_a_domain_whose_node_changed_is_handed_its_new_nodeinfo_the_others_are_kept() -> None:
+    """The split keeps each domain's node list while none of its nodes is replaced in the
+    snapshot: a pod bound in r1 gives r1 the node's new NodeInfo, r0 keeps its list."""
+    h = PodGroupHandle()
+    h.add_nodes(*(make_node(f"n{i}").capacity(cpu="4").label(RACK, f"r{i // 3}").obj() for i in range(6)))
+    generator = TopologyPlacementGenerator(None, h)
+    group = racked_group(h)
+
+    def generate() -> list[Placement]:
+        snapshot = h.snapshot()
+        listed = snapshot.list()
+        whole = Placement("", NodeSubset.at_rows(listed, snapshot.columns(), np.arange(len(listed))))
+        placements, _ = generator.generate_placements(CycleState(), group, whole)
+        assert all(ni is snapshot.get(ni.name) for p in placements for ni in p.nodes)
+        return placements
+
+    r0, r1 = generate()
+    h.add_pod(grouped_pod("p", None, node="n4", cpu="1"))
+    again = generate()
+    assert again[0].nodes is r0.nodes
+    assert again[1].nodes is not r1.nodes
+    assert again[1].nodes[1].requested.milli_cpu == 1000
+    assert generate()[1].nodes is again[1].nodes
