@@ -8,7 +8,7 @@ holds the call's state; the search (:mod:`.search`) builds on it."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,12 +70,17 @@ class Request:
         return self.name if self.parent else ""
 
 
-@dataclass
+@dataclass(slots=True)
 class Picked:
     req: Request
     cand: Candidate
     share_id: str | None = None
     consumed: dict[str, cap.Amount] | None = None
+
+
+#: What :meth:`DeviceChecks._take` held: the claim's index, the device as picked, and whether it
+#: took the device's counters.
+Taken = tuple[int, "Picked", bool]
 
 
 class DeviceChecks:
@@ -211,9 +216,9 @@ class DeviceChecks:
             verdicts[key] = ok
         return ok
 
-    def _take(self, ci: int, req: Request, cand: Candidate, must: bool) -> Callable[[], None] | None:
+    def _take(self, ci: int, req: Request, cand: Candidate, must: bool) -> Taken | None:
         """Upstream's allocateDevice: hold ``cand`` for ``req`` if it is free, tolerated, within
-        the counters and the constraints; the callable returned undoes it."""
+        the counters and the constraints; what :meth:`_give_back` takes to undo it."""
         device = cand.device
         multi = self.f.consumable_capacity and device.get("allowMultipleAllocations") is True
         if not multi and req.admin_access and ci in self.allocating.get(cand.id, ()):
@@ -252,21 +257,23 @@ class DeviceChecks:
             picked.share_id = str(uuid.uuid4())
             cap.add_to(self.allocating_capacity.setdefault(cand.id, {}), _values(picked.consumed))
         self.results[ci].append(picked)
+        return (ci, picked, took_counters)
 
-        def undo() -> None:
-            for c in constraints:
-                c.remove(req.base, req.sub, cand)
-            self.allocating.get(cand.id, set()).discard(ci)
-            if picked.consumed is not None:
-                held = self.allocating_capacity[cand.id]
-                cap.add_to(held, _values(picked.consumed), -1)
-                if not any(held.values()):
-                    del self.allocating_capacity[cand.id]
-            if took_counters:
-                self._give_counters(cand)
-            self.results[ci].pop()
-
-        return undo
+    def _give_back(self, taken: Taken) -> None:
+        """Undo a :meth:`_take` (the last one not undone yet)."""
+        ci, picked, took_counters = taken
+        req, cand = picked.req, picked.cand
+        for c in self.constraints[ci]:
+            c.remove(req.base, req.sub, cand)
+        self.allocating.get(cand.id, set()).discard(ci)
+        if picked.consumed is not None:
+            held = self.allocating_capacity[cand.id]
+            cap.add_to(held, _values(picked.consumed), -1)
+            if not any(held.values()):
+                del self.allocating_capacity[cand.id]
+        if took_counters:
+            self._give_counters(cand)
+        self.results[ci].pop()
 
     def _capacity_in_use(self, dev: DeviceID) -> bool:
         return dev in self.a.state.consumed or dev in self.allocating_capacity

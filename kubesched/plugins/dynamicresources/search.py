@@ -210,16 +210,16 @@ class Search(DeviceChecks):
             raise _TooManyDevices
 
         if req.all_devices is not None:
-            undo = self._take(ci, req, req.all_devices[di], must=True)
-            if undo is None:
+            taken = self._take(ci, req, req.all_devices[di], must=True)
+            if taken is None:
                 return False
             try:
                 done = self._one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
             except _TooManyDevices:
-                undo()
+                self._give_back(taken)
                 raise
             if not done:
-                undo()
+                self._give_back(taken)
             return done
 
         constraints = self.constraints[ci]
@@ -284,16 +284,16 @@ class Search(DeviceChecks):
     ) -> bool:
         """Take ``cand`` as device ``di`` of the request and search on (the next device from
         ``after``); whether that found everything (if not, ``cand`` is given back)."""
-        undo = self._take(ci, req, cand, must=False)
-        if undo is None:
+        taken = self._take(ci, req, cand, must=False)
+        if taken is None:
             return False
         try:
             done = self._one(ci, ri, si, di + 1, in_sub, after)
         except _TooManyDevices:
-            undo()
+            self._give_back(taken)
             raise
         if not done:
-            undo()
+            self._give_back(taken)
         return done
 
     def _walk(
