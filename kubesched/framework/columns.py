@@ -44,18 +44,102 @@ def _taint_key(taints: Sequence[Mapping[str, Any]]) -> Any:
     return tuple(json.dumps(t, sort_keys=True, default=repr) for t in taints)
 
 
+class KeptCounts(dict[Any, int]):
+    """A ``{value: count}`` map kept across cycles (a plugin's running sums), that keeps the
+    table :meth:`Categorical.by_code` last made of it and the values set or deleted since: the
+    next table redoes those alone. Any other change (``pop``, ``update``, ...) drops the table."""
+
+    __slots__ = ("_changed", "_table", "_of", "_dtype", "_coded")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._changed: set[Any] = set()
+        self._table: Array | None = None
+        self._of: Categorical | None = None
+        self._dtype: Any = None
+        #: How many of the column's codes the table covers.
+        self._coded = 0
+
+    def __setitem__(self, key: Any, value: int) -> None:
+        dict.__setitem__(self, key, value)
+        if self._table is not None:
+            self._changed.add(key)
+
+    def __delitem__(self, key: Any) -> None:
+        dict.__delitem__(self, key)
+        if self._table is not None:
+            self._changed.add(key)
+
+    def _forget(self) -> None:
+        self._table = None
+        self._changed.clear()
+
+    def pop(self, *args: Any) -> Any:
+        self._forget()
+        return dict.pop(self, *args)
+
+    def popitem(self) -> tuple[Any, int]:
+        self._forget()
+        return dict.popitem(self)
+
+    def clear(self) -> None:
+        self._forget()
+        dict.clear(self)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self._forget()
+        dict.update(self, *args, **kwargs)
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        self._forget()
+        return dict.setdefault(self, key, default)
+
+    def __ior__(self, other: Any) -> KeptCounts:  # type: ignore[override,misc]
+        self._forget()
+        dict.update(self, other)
+        return self
+
+    def table(self, column: Categorical, dtype: Any) -> Array:
+        """:meth:`Categorical.by_code` of this map (read-only): the last one, brought up to date."""
+        table = self._table
+        n = len(column.values)
+        if table is None or self._of is not column or self._dtype != dtype:
+            table = column.by_code(dict(self), dtype)
+            self._of, self._dtype = column, dtype
+        else:
+            if n != self._coded:  # codes added since: values appended to the column
+                grown = np.zeros(n + 1, dtype)
+                grown[: self._coded] = table[: self._coded]
+                keys = column.keys
+                for added in range(self._coded, n):
+                    grown[added] = self.get(keys[added], 0)
+                table = grown
+            for key in self._changed:
+                code = column.code_of(key)
+                if code is not None:
+                    table[code] = self.get(key, 0)
+        self._changed.clear()
+        self._table = table
+        self._coded = n
+        out = table.view()
+        out.flags.writeable = False
+        return out
+
+
 class Categorical:
     """One categorical column: an int32 code per row and the distinct values behind the codes."""
 
-    __slots__ = ("codes", "values", "_code_of", "_tables")
+    __slots__ = ("codes", "values", "keys", "_code_of", "_tables")
 
     #: Verdict tables kept per column (see :meth:`table`); beyond this many the cache restarts.
     MAX_TABLES = 256
 
     def __init__(self, n: int) -> None:
         self.codes: Array = np.full(n, MISSING, dtype=np.int32)
-        #: ``values[code]``: the value every row with that code has.
+        #: ``values[code]``: the value every row with that code has; ``keys[code]``: what it is
+        #: known by (the value itself for labels).
         self.values: list[Any] = []
+        self.keys: list[Any] = []
         self._code_of: dict[Any, int] = {}
         self._tables: dict[Hashable, Array] = {}
 
@@ -64,6 +148,7 @@ class Categorical:
         if c is None:
             c = self._code_of[key] = len(self.values)
             self.values.append(value)
+            self.keys.append(key)
         return c
 
     def code_of(self, key: Any) -> int | None:
@@ -95,7 +180,10 @@ class Categorical:
 
     def by_code(self, mapping: Mapping[Any, Any], dtype: Any = np.int64) -> Array:
         """``mapping[value]`` for every distinct value (0 for values it lacks), indexable by code;
-        the last entry, 0, is what a row without a value (code -1) reads."""
+        the last entry, 0, is what a row without a value (code -1) reads. A :class:`KeptCounts`
+        gives its kept table, brought up to date (read-only)."""
+        if type(mapping) is KeptCounts:
+            return mapping.table(self, dtype)
         out = np.zeros(len(self.values) + 1, dtype)
         for value, n in mapping.items():
             code = self._code_of.get(value)

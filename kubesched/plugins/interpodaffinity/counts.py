@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework.columns import NodeColumns
+from kubesched.framework.columns import KeptCounts, NodeColumns
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.interpodaffinity.terms import ResolvedTerm
 
@@ -108,7 +108,7 @@ class NodeSums:
             by_value = sums.get(key)
             if by_value is None:
                 by_value = sums[key] = {}
-                totals[key] = {}
+                totals[key] = KeptCounts()
             slot = by_value.get(value)
             if slot is None:
                 by_value[value] = [n, touches]
