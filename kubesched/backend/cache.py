@@ -157,6 +157,10 @@ class Snapshot:
         self._fresh_lists()
         return self.with_affinity
 
+    def has_pods_with_affinity(self) -> bool:
+        """Whether any node has a pod with affinity (without listing them)."""
+        return bool(self._affinity)
+
     def have_pods_with_required_anti_affinity(self) -> builtins.list[NodeInfo]:
         self._fresh_lists()
         return self.with_required_anti_affinity

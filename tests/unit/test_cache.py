@@ -116,7 +116,7 @@ def test_snapshot_affinity_lists_follow_incremental_updates() -> None:
         c.add_node(make_node(f"n{i}").obj())
     snap = Snapshot()
     c.update_snapshot(snap)
-    assert snap.have_pods_with_affinity() == []
+    assert snap.have_pods_with_affinity() == [] and not snap.has_pods_with_affinity()
 
     def anti(name: str, node: str):  # type: ignore[no-untyped-def]
         term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
@@ -132,7 +132,7 @@ def test_snapshot_affinity_lists_follow_incremental_updates() -> None:
     c.add_pod(a)
     c.add_pod(make_pod("plain").node("n2").info())
     c.update_snapshot(snap)
-    assert [n.name for n in snap.have_pods_with_affinity()] == ["n1"]
+    assert [n.name for n in snap.have_pods_with_affinity()] == ["n1"] and snap.has_pods_with_affinity()
     assert [n.name for n in snap.have_pods_with_required_anti_affinity()] == ["n1"]
     # The listed NodeInfo is the current clone, not a stale one.
     assert snap.have_pods_with_affinity()[0] is snap.get("n1")
@@ -144,6 +144,7 @@ def test_snapshot_affinity_lists_follow_incremental_updates() -> None:
     c.remove_pod(next(p.uid for p in snap.get("n1").pods if p.name == "b"))
     c.update_snapshot(snap)
     assert snap.have_pods_with_affinity() == [] and snap.have_pods_with_required_anti_affinity() == []
+    assert not snap.has_pods_with_affinity()
 
 
 def test_a_pod_placed_in_the_snapshot_alone_is_undone_by_the_next_update() -> None:

@@ -285,7 +285,7 @@ class InterPodAffinity:
         if self.args.ignore_preferred_terms_of_existing_pods and not has_constraints:
             return Status(Code.SKIP)
         snapshot = self.handle.snapshot()
-        if not has_constraints and not snapshot.have_pods_with_affinity():
+        if not has_constraints and not _any_pods_with_affinity(snapshot):
             return Status(Code.SKIP)  # no pod anywhere to score against: the sums would be empty
 
         listers = self._listers()
@@ -538,3 +538,10 @@ def _deleted_pod_repels(deleted: Mapping[str, Any], target: PodInfo, ns_labels: 
         if t.matches(target, ns_labels):
             return True
     return False
+
+
+def _any_pods_with_affinity(snapshot: Any) -> bool:
+    """Whether a node of ``snapshot`` has a pod with affinity: asked of the scheduler's snapshot
+    without listing those nodes (a list it rebuilds whenever one of them changed)."""
+    has = getattr(snapshot, "has_pods_with_affinity", None)
+    return bool(has()) if callable(has) else bool(snapshot.have_pods_with_affinity())
