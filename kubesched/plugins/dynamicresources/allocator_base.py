@@ -20,6 +20,7 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     Features,
     Gates,
     RuntimeFailure,
+    ValidatedRequest,
     slice_spec,
 )
 from kubesched.plugins.dynamicresources.claims import requests_of
@@ -97,6 +98,9 @@ class AllocatorBase:
         self._selection_keys: tuple[tuple[Any, ...], tuple[Obj, ...]] = ((), ())
         #: Per claim, its requests (the same for every node's search).
         self.requests_of_claims: list[Sequence[Obj]] = [requests_of(c) or () for c in self.claims]
+        #: Per (claim, request, subrequest) of an exact count: what validating it gave, kept by
+        #: the first node's search for the others.
+        self.validated: dict[tuple[int, int, int], ValidatedRequest] = {}
 
     # --- per view, shared by the nodes that see the same slices -------------------------------
     def view(self, node_name: str, labels: Mapping[str, str]) -> ViewKey:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from kubesched.plugins.dynamicresources import capacity as cap
 
@@ -68,6 +68,22 @@ class Features:
             consumable_capacity=gates.enabled("DRAConsumableCapacity"),
             fractional_capacity_range=gates.enabled("DRAFractionalCapacityRange"),
         )
+
+
+class ValidatedRequest(NamedTuple):
+    """What validating an exact-count request (or subrequest) gives that no node changes: kept
+    by an allocator once its first node's search validated it (see ``Search._validate``)."""
+
+    name: str
+    parent: str
+    class_obj: Any
+    selectors: list[str]
+    admin_access: bool
+    tolerations: list[Any]
+    capacity: Mapping[str, Any] | None
+    devices: int
+    selection: tuple[int, tuple[str, ...]]
+    capacity_key: tuple[str, bool]
 
 
 @dataclass

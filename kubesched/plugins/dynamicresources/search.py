@@ -17,6 +17,7 @@ from kubesched.plugins.dynamicresources.allocator_types import (
     AllocationError,
     AllocationFailedOnNode,
     AllocationTimeout,
+    ValidatedRequest,
     kobj,
     slice_spec,
 )
@@ -114,6 +115,16 @@ class Search(DeviceChecks):
     def _validate(
         self, key: tuple[int, int, int], claim: Obj, name: str, parent: str, spec: Mapping[str, Any]
     ) -> Request:
+        v = self.a.validated.get(key)
+        if v is not None:
+            # An exact count validated by an earlier node's search: only its walk is this node's.
+            req = Request(
+                key, v.name, v.parent, v.class_obj, v.selectors, v.admin_access, v.tolerations, v.capacity,
+                "ExactCount", v.devices, selection=v.selection, capacity_key=v.capacity_key,
+            )  # fmt: skip
+            walk = walk_for(self.a, self.pools, v.class_obj, v.selectors, v.capacity, v.capacity_key, v.selection)
+            req.walk = walk if walk is not None and walk.groups is not None else None
+            return req
         where = f"claim {kobj(claim)}, request {name}"
         selectors = []
         for i, s in enumerate(spec.get("selectors") or ()):
@@ -146,6 +157,10 @@ class Search(DeviceChecks):
         )
         if mode == "ExactCount":
             req.count = int(spec.get("count") or 1)
+            self.a.validated[key] = ValidatedRequest(
+                name, parent, cls, selectors, req.admin_access, req.tolerations, req.capacity, req.count,
+                req.selection, req.capacity_key,
+            )  # fmt: skip
             walk = walk_for(self.a, self.pools, cls, selectors, req.capacity, req.capacity_key, req.selection)
             req.walk = walk if walk is not None and walk.groups is not None else None
         elif mode == "All":
