@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from conftest import Harness, make_harness, profile, registry_with
+from placement_profile import placement_profile
 
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.status import Code, Status
@@ -124,15 +125,7 @@ async def test_a_composite_with_a_zone_constraint_keeps_both_children_in_one_zon
     cpg["spec"]["schedulingConstraints"] = {"topology": [{"key": "zone"}]}
     groups = [cpg, pod_group("x", 2, "job"), pod_group("y", 2, "job")]
     pods = [member(n, n[0]) for n in ("x0", "x1", "y0", "y1")]
-    prof = profile(
-        preEnqueue=["GangScheduling"],
-        preFilter=["NodeResourcesFit"],
-        filter=["NodeResourcesFit"],
-        placementGenerate=["TopologyPlacementGenerator"],
-        placementFeasible=["GangScheduling"],
-        placementScore=["PodGroupPodsCount"],
-        permit=["GangScheduling"],
-    )
+    prof = placement_profile("PodGroupPodsCount", permit=["GangScheduling"])
     scored: list[tuple[str, int]] = []
     original = PodGroupPodsCount.score_placement
 

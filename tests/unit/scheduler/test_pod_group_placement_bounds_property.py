@@ -17,6 +17,7 @@ from unittest.mock import patch
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from placement_profile import placement_profile
 
 from kubesched.framework.features import FeatureGates
 from kubesched.plugins.noderesources.fit import NodeResourcesFit
@@ -24,7 +25,7 @@ from kubesched.plugins.podgrouppodscount import PodGroupPodsCount
 from kubesched.runtime.scheduling_points import SchedulingPoints
 from kubesched.scheduler import SchedulerOptions
 from kubesched.testing import make_node, make_pod
-from kubesched.testing.running import make_harness, profile, registry_with
+from kubesched.testing.running import make_harness, registry_with
 
 GATES = FeatureGates().replace(GenericWorkload=True, TopologyAwareWorkloadScheduling=True)
 RACK = "topology.kubernetes.io/rack"
@@ -94,14 +95,7 @@ async def first_cycle(case: Case, bounded: bool) -> tuple[str | None, list[dict[
     """The rack the group's first cycle placed it in (``None``: nowhere), and the totals of
     every scoring of placements it made."""
     fit, count = ("NodeResourcesFit", "PodGroupPodsCount") if bounded else ("FitWithoutBounds", "CountWithoutBounds")
-    prof = profile(
-        preEnqueue=["GangScheduling"],
-        preFilter=["NodeResourcesFit"],
-        filter=["NodeResourcesFit"],
-        placementGenerate=["TopologyPlacementGenerator"],
-        placementFeasible=["GangScheduling"],
-        placementScore=[(fit, 1), (count, 1)],
-    )
+    prof = placement_profile((fit, 1), (count, 1))
     scorings: list[dict[str, int]] = []
     real = SchedulingPoints.run_placement_score
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Harness, make_harness, profile
+from conftest import Harness, make_harness
+from placement_profile import placement_profile
 
 from kubesched.framework.features import FeatureGates
 from kubesched.plugins.podgrouppodscount import PodGroupPodsCount
@@ -56,14 +57,7 @@ def zone_node(name: str, zone: str, cpu: str) -> dict[str, Any]:
 
 
 async def harness(*objs: Any, observer: Any = None) -> Harness:
-    prof = profile(
-        preEnqueue=["GangScheduling"],
-        preFilter=["NodeResourcesFit"],
-        filter=["NodeResourcesFit"],
-        placementGenerate=["TopologyPlacementGenerator"],
-        placementFeasible=["GangScheduling"],
-        placementScore=[("PodGroupPodsCount", 1), ("NodeResourcesFit", 1)],
-    )
+    prof = placement_profile(("PodGroupPodsCount", 1), ("NodeResourcesFit", 1))
     options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
     return await make_harness([prof], registry=registry(), options=options, objs=objs, observer=observer)
 
@@ -159,14 +153,7 @@ async def test_placement_scorers_see_the_cluster_without_the_undone_evaluations(
     SnapshotReadingScorer.seen = []
     reg = registry()
     reg.register(SnapshotReadingScorer)
-    prof = profile(
-        preEnqueue=["GangScheduling"],
-        preFilter=["NodeResourcesFit"],
-        filter=["NodeResourcesFit"],
-        placementGenerate=["TopologyPlacementGenerator"],
-        placementFeasible=["GangScheduling"],
-        placementScore=[("SnapshotReadingScorer", 1)],
-    )
+    prof = placement_profile(("SnapshotReadingScorer", 1))
     nodes = [zone_node(f"{z}0", z, "4") for z in ("a", "b")]
     pods = [member(f"w{i}", "train") for i in range(2)]
     options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
@@ -291,15 +278,7 @@ async def test_the_one_placement_there_is_is_not_undone_and_applied_again(
     reg = registry()
     reg.register(ReserveCounter)
     reg.register(CountsPlaced)
-    prof = profile(
-        preEnqueue=["GangScheduling"],
-        preFilter=["NodeResourcesFit"],
-        filter=["NodeResourcesFit"],
-        reserve=["ReserveCounter"],
-        placementGenerate=["TopologyPlacementGenerator"],
-        placementFeasible=["GangScheduling"],
-        placementScore=[(scorer, 1)],
-    )
+    prof = placement_profile((scorer, 1), reserve=["ReserveCounter"])
     nodes = [zone_node(f"{z}0", z, "4") for z in zones]
     pods = [member(f"w{i}", "train") for i in range(2)]
     options = SchedulerOptions(seed=1, record_results=True, feature_gates=GATES)
