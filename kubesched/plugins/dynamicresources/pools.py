@@ -106,6 +106,14 @@ class Pool:
     #: The pool's version in an allocated state (``AllocatedState.versions``), and its counters
     #: left then (see ``AllocatorBase.available_counters``).
     counters_left: tuple[int | None, tuple[dict[str, dict[str, int]], bool]] | None = None
+    #: How many devices reach the node (counted once: see :meth:`device_count`).
+    _devices: int = field(default=-1, repr=False, compare=False)
+
+    def device_count(self) -> int:
+        """How many devices of the pool reach the node (its candidates, built once)."""
+        if self._devices < 0:
+            self._devices = sum(map(len, self.candidates))
+        return self._devices
 
     @property
     def pool_id(self) -> str:

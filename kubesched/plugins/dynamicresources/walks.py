@@ -67,7 +67,7 @@ def walk_for(
     search stops at the first that fits: it pays only when asked for again (not where, say,
     every pod's request names a class of its own, on nodes with slices of their own), and where
     there are many devices to pass over."""
-    if len(pools) < 2 and (not pools or sum(map(len, pools[0].candidates)) < _FEW_DEVICES):
+    if len(pools) < 2 and (not pools or pools[0].device_count() < _FEW_DEVICES):
         return None  # a few devices: the search visits them as quickly
     f = a.features
     key = (id(pools), selection_key, capacity_key, f.binding_conditions, f.consumable_capacity)
