@@ -60,6 +60,10 @@ class KeptCounts(dict[Any, int]):
         #: How many of the column's codes the table covers.
         self._coded = 0
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A copy or a pickle is a plain map of the same counts, its table made anew.
+        return (KeptCounts, (dict(self),))
+
     def __setitem__(self, key: Any, value: int) -> None:
         dict.__setitem__(self, key, value)
         if self._table is not None:

@@ -97,3 +97,18 @@ def test_values_the_column_gains_are_read_from_the_map() -> None:
     coded(column, "b")
     coded(column, "c")
     assert column.by_code(kept).tolist() == [1, 2, 0, 0]
+
+
+def test_a_copy_or_a_pickle_holds_the_same_counts() -> None:
+    import copy
+    import pickle
+
+    column = Categorical(0)
+    coded(column, "a")
+    kept = KeptCounts({"a": 4})
+    column.by_code(kept)
+    for other in (copy.copy(kept), copy.deepcopy(kept), pickle.loads(pickle.dumps(kept))):
+        assert type(other) is KeptCounts and other == {"a": 4}
+        other["a"] = 1
+        assert column.by_code(other).tolist() == [1, 0]
+    assert column.by_code(kept).tolist() == [4, 0]
