@@ -108,7 +108,7 @@ class KeptCounts(dict[Any, int]):
         table = self._table
         n = len(column.values)
         if table is None or self._of is not column or self._dtype != dtype:
-            table = column.by_code(dict(self), dtype)
+            table = column.table_of(self, dtype)
             self._of, self._dtype = column, dtype
         else:
             if n != self._coded:  # codes added since: values appended to the column
@@ -188,6 +188,10 @@ class Categorical:
         gives its kept table, brought up to date (read-only)."""
         if type(mapping) is KeptCounts:
             return mapping.table(self, dtype)
+        return self.table_of(mapping, dtype)
+
+    def table_of(self, mapping: Mapping[Any, Any], dtype: Any) -> Array:
+        """:meth:`by_code` made anew from every entry of ``mapping`` (writable, the caller's)."""
         out = np.zeros(len(self.values) + 1, dtype)
         for value, n in mapping.items():
             code = self._code_of.get(value)

@@ -7,6 +7,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from kubesched.framework.columns import NodeColumns
 from kubesched.framework.features import FeatureGates
 from kubesched.framework.interface import NodeScore, PodGroups
 from kubesched.framework.podgroup import PodGroupInfo
@@ -106,3 +107,10 @@ def scheduled_pods(pod_groups: PodGroups, group: PodGroupInfo) -> list[PodInfo]:
     for key in keys:
         out.extend(pod_groups.state(key.namespace, key.name).scheduled.values())
     return out
+
+
+def snapshot_columns(snapshot: Any) -> NodeColumns | None:
+    """The snapshot's nodes as columns, when it has them (the scheduler's does; a test's lister
+    may not, and its plugins then read node by node)."""
+    columns = getattr(snapshot, "columns", None)
+    return columns() if callable(columns) else None

@@ -42,7 +42,7 @@ from kubesched.framework.names import TOPOLOGY_PLACEMENT_GENERATOR
 from kubesched.framework.podgroup import Placement, PodGroupInfo, PodGroupView
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
-from kubesched.plugins.helper import scheduled_pods
+from kubesched.plugins.helper import scheduled_pods, snapshot_columns
 
 #: What a node without the constraint's label gives for its domain (no label value is this).
 _ABSENT: Any = object()
@@ -68,7 +68,7 @@ class DomainSplit:
     NodeInfo (``NodeColumns.replaced``), and taken from the parent anew when one is (the
     snapshot replaces a node's NodeInfo as pods come and go)."""
 
-    __slots__ = ("labels", "rows", "codes", "runs", "run_rows", "starts", "seen", "nodes")
+    __slots__ = ("labels", "rows", "codes", "runs", "run_rows", "starts", "ends", "seen", "nodes")
 
     def __init__(self, labels: Categorical, rows: Array, codes: Array) -> None:
         self.labels = labels
@@ -89,10 +89,11 @@ class DomainSplit:
             runs.append((first, labels.values[int(sorted_codes[a])], take, rows[by_code[a:b]]))
         runs.sort(key=itemgetter(0))
         #: ``(domain, take)`` in the order each domain first appears: ``take(parent)`` gives
-        #: its nodes; ``run_rows[starts[k]:starts[k + 1]]`` are run ``k``'s rows.
+        #: its nodes; ``run_rows[starts[k]:ends[k]]`` are run ``k``'s rows.
         self.runs = [(domain, take) for _, domain, take, _ in runs]
         self.run_rows: Array = np.concatenate([r for *_, r in runs]) if runs else np.empty(0, np.intp)
         self.starts: Array = np.cumsum([0, *(len(r) for *_, r in runs[:-1])]) if runs else np.empty(0, np.intp)
+        self.ends: list[int] = [*self.starts.tolist()[1:], len(self.run_rows)]
         #: Per run, its rows' replacement counts when its nodes were taken (-1: not yet).
         self.seen: Array = np.full(len(runs), -1, np.int64)
         self.nodes: list[NodeSubset | None] = [None] * len(runs)
@@ -104,10 +105,10 @@ class DomainSplit:
         if not self.runs:
             return []
         counts = np.add.reduceat(columns.replaced[self.run_rows], self.starts)
-        bounds = [*self.starts.tolist(), len(self.run_rows)]
         for k in np.flatnonzero(counts != self.seen).tolist():
             domain, take = self.runs[k]
-            self.nodes[k] = NodeSubset.at_rows(take(parent), columns, self.run_rows[bounds[k] : bounds[k + 1]])
+            rows = self.run_rows[int(self.starts[k]) : self.ends[k]]
+            self.nodes[k] = NodeSubset.at_rows(take(parent), columns, rows)
         self.seen = counts
         return [
             Placement(domain, nodes)
@@ -150,9 +151,10 @@ class TopologyPlacementGenerator:
                 required = self._domain_of(key, placed)
             except DomainError as exc:
                 return [], Status(Code.ERROR, f"cannot determine domain for already scheduled pods: {exc}")
-        columns = getattr(self.handle.snapshot(), "columns", None)  # a test's lister may have none
-        if isinstance(parent.nodes, NodeSubset) and callable(columns):
-            return self._from_columns(key, required, parent.nodes, columns()), None
+        if isinstance(parent.nodes, NodeSubset):
+            columns = snapshot_columns(self.handle.snapshot())
+            if columns is not None:
+                return self._from_columns(key, required, parent.nodes, columns), None
         by_domain: dict[str, list[NodeInfo]] = {}
         for ni in parent.nodes:
             domain = ni.labels.get(key, _ABSENT)

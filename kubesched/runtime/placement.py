@@ -154,9 +154,9 @@ def placement_score_bounds(
     members: Sequence[PodInfo],
 ) -> list[int] | None:
     """The highest weighted total each placement can score, or ``None`` when they cannot be
-    known: a plugin gives no bounds (or none this time), none promises that partial placements score below their
-    bounds, or a plugin's bounds are not one per placement on 0..100 (or it raises -- its
-    scoring, which every placement then goes through, reports what is wrong)."""
+    known: a plugin gives no bounds (or none this time), none promises that partial placements
+    score below their bounds, or a plugin's bounds are not one per placement on 0..100 (or it
+    raises -- its scoring, which every placement then goes through, reports what is wrong)."""
     if not plugins or not any(getattr(b.plugin, "partial_below_bound", False) for b in plugins):
         return None
     totals = [0] * len(placements)

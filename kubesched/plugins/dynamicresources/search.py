@@ -122,8 +122,7 @@ class Search(DeviceChecks):
                 key, v.name, v.parent, v.class_obj, v.selectors, v.admin_access, v.tolerations, v.capacity,
                 "ExactCount", v.devices, selection=v.selection, capacity_key=v.capacity_key,
             )  # fmt: skip
-            walk = walk_for(self.a, self.pools, v.class_obj, v.selectors, v.capacity, v.capacity_key, v.selection)
-            req.walk = walk if walk is not None and walk.groups is not None else None
+            self._set_walk(req)
             return req
         where = f"claim {kobj(claim)}, request {name}"
         selectors = []
@@ -161,8 +160,7 @@ class Search(DeviceChecks):
                 name, parent, cls, selectors, req.admin_access, req.tolerations, req.capacity, req.count,
                 req.selection, req.capacity_key,
             )  # fmt: skip
-            walk = walk_for(self.a, self.pools, cls, selectors, req.capacity, req.capacity_key, req.selection)
-            req.walk = walk if walk is not None and walk.groups is not None else None
+            self._set_walk(req)
         elif mode == "All":
             req.all_devices = []
             for pool in self.pools:
@@ -184,6 +182,12 @@ class Search(DeviceChecks):
         else:
             raise AllocationError(f"{where}: unsupported count mode {mode}")
         return req
+
+    def _set_walk(self, req: Request) -> None:
+        """The walk an exact count may take over this node's pools (see :mod:`.walks`), if any."""
+        assert req.class_obj is not None
+        walk = walk_for(self.a, self.pools, req.class_obj, req.selectors, req.capacity, req.capacity_key, req.selection)
+        req.walk = walk if walk is not None and walk.groups is not None else None
 
     # --- the search (upstream's allocateOne) ----------------------------------------------------
     def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool, start: tuple[int, int, int]) -> bool:
@@ -225,17 +229,7 @@ class Search(DeviceChecks):
             raise _TooManyDevices
 
         if req.all_devices is not None:
-            taken = self._take(ci, req, req.all_devices[di], must=True)
-            if taken is None:
-                return False
-            try:
-                done = self._one(ci, ri, si, di + 1, in_sub, (0, 0, 0))
-            except _TooManyDevices:
-                self._give_back(taken)
-                raise
-            if not done:
-                self._give_back(taken)
-            return done
+            return self._descend(ci, ri, si, di, in_sub, req, req.all_devices[di], (0, 0, 0), must=True)
 
         constraints = self.constraints[ci]
         # The loop below runs for every device of every pool on every node: locals, not lookups.
@@ -296,10 +290,12 @@ class Search(DeviceChecks):
         req: Request,
         cand: Candidate,
         after: tuple[int, int, int],
+        must: bool = False,
     ) -> bool:
         """Take ``cand`` as device ``di`` of the request and search on (the next device from
-        ``after``); whether that found everything (if not, ``cand`` is given back)."""
-        taken = self._take(ci, req, cand, must=False)
+        ``after``); whether that found everything (if not, ``cand`` is given back). ``must``: an
+        "All" request's device, which a claim constraint refusing is an error (see ``_take``)."""
+        taken = self._take(ci, req, cand, must=must)
         if taken is None:
             return False
         if di + 1 >= req.count and ri + 1 >= len(self._requests_of(ci)) and ci + 1 >= len(self.a.claims):

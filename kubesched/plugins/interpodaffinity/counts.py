@@ -16,6 +16,7 @@ import numpy as np
 
 from kubesched.framework.columns import KeptCounts, NodeColumns
 from kubesched.framework.types import NodeInfo, PodInfo
+from kubesched.plugins.helper import snapshot_columns
 from kubesched.plugins.interpodaffinity.terms import ResolvedTerm
 
 Counts = dict[str, dict[str, int]]
@@ -156,10 +157,9 @@ class NodeSums:
         """:meth:`refresh` over ``nodes()``, the nodes of ``snapshot`` for which ``listed`` holds.
         With the snapshot's columns, the nodes changed since the last call are found by
         comparing generations in one vector operation, and only those are visited."""
-        columns = getattr(snapshot, "columns", None)
-        if not callable(columns):
+        cols = snapshot_columns(snapshot)
+        if cols is None:
             return self.refresh(nodes(), compute)
-        cols: NodeColumns = columns()
         if self.columns is not cols:
             totals = self.refresh(nodes(), compute)
             self.columns = cols

@@ -37,7 +37,7 @@ from kubesched.framework.resources import Resource, is_extended_resource
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.dynamicresources import extended_resources as dra_extended
-from kubesched.plugins.helper import feature_gates_of, requests_fragment
+from kubesched.plugins.helper import feature_gates_of, requests_fragment, snapshot_columns
 from kubesched.plugins.noderesources.placement_score import placement_score, placement_score_bounds
 from kubesched.plugins.noderesources.resource_allocation import (
     MAX_CUSTOM_PRIORITY_SCORE,
@@ -566,9 +566,7 @@ class NodeResourcesFit:
     ) -> list[int] | None:
         """Each placement's score with every member on it: the most it can score (see
         :mod:`.placement_score`); ``None`` when that cannot be told."""
-        # The snapshot's columns, if it has them (a test's lister may not).
-        of_snapshot = getattr(self.handle.snapshot(), "columns", None) if self.handle is not None else None
-        columns = of_snapshot() if callable(of_snapshot) else None
+        columns = snapshot_columns(self.handle.snapshot()) if self.handle is not None else None
         return placement_score_bounds(self.scorer.resources, placements, members, columns, self.counting)
 
     def _node_known(self, name: str) -> bool:

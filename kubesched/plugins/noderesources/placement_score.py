@@ -20,10 +20,10 @@ No normalization: the MostAllocated score is already on 0..100.
 :class:`~kubesched.framework.interface.PlacementScoreBounds`): the score with every member
 proposed. MostAllocated never falls as requests grow (an over-committed resource counts as
 full), so no placement scores above it, and one holding every member scores it exactly -- as
-long as fewer members count the same resources: with a scalar resource asked for by some members
-and not by others there are no bounds. The
-sums come from the snapshot's columns when the placements' nodes are rows of them (as
-TopologyPlacementGenerator makes them), else node by node as the score reads them.
+long as fewer members count the same resources: with a scalar resource asked for by some
+members and not by others there are no bounds. The sums come from the snapshot's columns when
+the placements' nodes are rows of them (as TopologyPlacementGenerator makes them), else node by
+node as the score reads them.
 
 Read in upstream's PlacementBinPacking plugin (1.36-era, since folded into NodeResourcesFit) and
 its test table; the strategy being always MostAllocated is what the "Topology-Aware Workload

@@ -19,6 +19,7 @@ import numpy as np
 
 from kubesched.framework.columns import NodeColumns
 from kubesched.framework.types import NodeInfo
+from kubesched.plugins.helper import snapshot_columns
 
 #: One node's share for one pod's constraints: per constraint ``(topologyValue, matchingPods)``,
 #: or ``None`` where the node does not count for it; ``None`` as a whole when the node is skipped.
@@ -90,12 +91,11 @@ class DomainCounts:
         """Per constraint, ``{topologyValue: matching pods}`` summed over every node of
         ``snapshot`` that counts. The dicts belong to the cache: copy before changing them."""
         nodes = snapshot.list()
-        columns = getattr(snapshot, "columns", None)
-        if not callable(columns):
+        cols = snapshot_columns(snapshot)
+        if cols is None:
             tally = Tally(k)
             tally.fill(nodes, compute)
             return tally.sums
-        cols: NodeColumns = columns()
         tally_or_none = self.entries.pop(key, None)
         if len(self.entries) >= self.size:
             del self.entries[next(iter(self.entries))]

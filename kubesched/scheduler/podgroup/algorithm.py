@@ -19,8 +19,9 @@ Unschedulable (``0/N placements are available, first placement status: ...``); s
 ranked by PlacementScore (ties broken at random); the winner's members are assumed and
 reserved again. When every PlacementScore plugin gives bounds on its scores, placements are
 evaluated highest bound first and the first where every member fits is taken as it is, the
-rest unevaluated: the same choice, with the same chances (:mod:`.ranking`). A single placement where the group fits is kept as its evaluation left it (it
-would win unscored: undoing and redoing it changes nothing). Each member's cycle gets the
+rest unevaluated: the same choice, with the same chances (:mod:`.ranking`). A single placement
+where the group fits is kept as its evaluation left it (it would win unscored: undoing and
+redoing it changes nothing). Each member's cycle gets the
 placement's nodes as they are now, their rows in the snapshot's columns looked up once per
 evaluation; a placement of every node in the snapshot's order gets the snapshot's own list.
 
