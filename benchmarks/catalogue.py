@@ -2,12 +2,13 @@
 runs anything (the backends, :mod:`benchmarks.backends`, do; :mod:`benchmarks.measure` turns a run
 into a :class:`~benchmarks.measure.Result`).
 
-Where a workload is defined: every workload that is a size of a test case ``kubesched bench``
-ships (``kubesched/bench/workloads/*.yaml``, upstream scheduler_perf's YAML shape) takes its
-nodes, pods, counts, churn, feature gates, pod groups and upstream's floor from that case, read
-by :mod:`benchmarks.shipped` (``yaml_source`` names the file); to change one, change the YAML.
-Only the workloads with no such case are written here, each with the reason: the DRA ones
-(:mod:`benchmarks.dra`), pod-level resources, the batching case and the openb trace replays.
+Where a workload is defined: every workload but the trace replays is a size of a test case
+``kubesched bench`` ships (``kubesched/bench/workloads/*.yaml``, upstream scheduler_perf's YAML
+shape; the cases of our own among them, each said so), and takes its nodes, pods, counts, churn,
+feature gates, cluster objects, pod groups and upstream's floor from that case, read by
+:mod:`benchmarks.shipped` (``yaml_source`` names the file); to change one, change the YAML. The
+catalogue adds how benchmarks.run runs it (until bound, a configuration of its own, a borrowed
+floor). The openb trace replays are :mod:`kubesched.sim.scenario.openb`'s scenarios.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks import dra, shipped
+from benchmarks import shipped
 from benchmarks.shipped import default_node, default_pod
 from kubesched.bench.measure import Floor
 
@@ -76,8 +77,9 @@ class Workload:
     make_churn_pod: Callable[[str, int], dict[str, Any]] | None = None
     churn_interval: float = 0.2
     #: Cluster objects created before the init pods (DeviceClasses, ResourceSlices, claim
-    #: templates, DeviceTaintRules: :mod:`benchmarks.dra`), with the namespaces ``init`` and
-    #: ``test`` and the simulator's controllers running (claims made from templates).
+    #: templates, DeviceTaintRules: the case's createAny and createResourceDriver ops), with the
+    #: namespaces ``init`` and ``test`` and the simulator's controllers running (claims made
+    #: from templates).
     objects: Callable[[], list[dict[str, Any]]] | None = None
     #: Upstream's ``featureGates`` of the case: the scheduler runs with them (and its default
     #: profile is the one they give), as does the API server of the HTTP backend.
@@ -117,9 +119,9 @@ RUN_AS: dict[str, dict[str, Any]] = {
 def from_yaml(name: str, description: str = "", **run: Any) -> Workload:
     """Workload ``name`` as kubesched bench ships it (:func:`benchmarks.shipped.workload_fields`),
     run as :data:`RUN_AS` says for its case; ``run`` says what else benchmarks.run needs to know
-    (``slow``)."""
-    how = {**RUN_AS.get(name.split("/", 1)[0], {}), **run}
-    return Workload(name, **shipped.workload_fields(name), description=description, **how)
+    (``slow``, ``config``, a ``floor`` borrowed)."""
+    fields = {**shipped.workload_fields(name), **RUN_AS.get(name.split("/", 1)[0], {}), **run}
+    return Workload(name, description=description, **fields)
 
 
 def _pod_groups(name: str, description: str = "", **run: Any) -> Workload:
@@ -143,14 +145,6 @@ NOTES = {
     "GangScheduling/5000Nodes_750Gangs_3000Pods": "GangScheduling in TopologyAwareScheduling's shape (no upstream "
     "case): 750 gangs of 4 pods, no topology constraint, to price the one",
 }
-
-
-def _saturating_pod(prefix: str, i: int) -> dict[str, Any]:
-    """upstream's pod-default asking 3 CPU (requests and limits): one fits on a 4-CPU node."""
-    pod = default_pod(prefix, i)
-    resources = pod["spec"]["containers"][0]["resources"]
-    resources["requests"]["cpu"] = resources["limits"]["cpu"] = "3"
-    return pod
 
 
 #: The pod-group workloads (podgroups.yaml), and whether each is slow: each member's arrival
@@ -247,90 +241,42 @@ _MAKERS: dict[str, Callable[[], Workload]] = {
         "upstream PreemptionAsync: default pods measured while a high-priority pod that "
         "must preempt arrives every 200 ms (async preemption, as upstream's default)",
     ),
-    # Written here: it needs a scheduler configuration of its own (no default spreading),
-    # which a shipped case cannot name.
-    "Batching/ResourceSaturation_5000Nodes": lambda: Workload(
+    # Cases of our own in misc.yaml: the batching case runs under a configuration of its own
+    # (no default spreading), which a shipped case cannot name; PodLevelResources, which has no
+    # upstream case, is judged by SchedulingBasic's floor.
+    "Batching/ResourceSaturation_5000Nodes": lambda: from_yaml(
         "Batching/ResourceSaturation_5000Nodes",
-        5000,
-        0,
-        5000,
-        make_pod=_saturating_pod,
-        config=str(HERE / "no-topology-defaults.yaml"),
-        description="upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
+        "upstream batching/ResourceSaturation: 3-CPU pods on 4-CPU nodes (one per node), "
         "no default spreading (which makes pods unsignable)",
+        config=str(HERE / "no-topology-defaults.yaml"),
     ),
-    # Written here: no upstream case (SchedulingBasic's pods, their requests at pod level).
-    "PodLevelResources/5000Nodes": lambda: Workload(
+    "PodLevelResources/5000Nodes": lambda: from_yaml(
         "PodLevelResources/5000Nodes",
-        5000,
-        1000,
-        1000,
-        make_pod=dra.pod_level_resources_pod,
-        floor=scheduling_basic_floor(),
-        description="SchedulingBasic with its requests at pod level (spec.resources, PodLevelResources; "
+        "SchedulingBasic with its requests at pod level (spec.resources, PodLevelResources; "
         "no upstream case: SchedulingBasic's floor)",
+        floor=scheduling_basic_floor(),
     ),
-    # The DRA workloads are written in benchmarks/dra.py (their pods from the shipped
-    # templates where one fits): their slices, claims and classes are not those of a
-    # shipped case's size (upstream runs most at 2 nodes and 10 pods, or steady state).
-    "DRA/ExtendedResource_100Nodes": lambda: Workload(
-        "DRA/ExtendedResource_100Nodes",
-        100,
-        1000,
-        1000,
-        make_node=dra.dra_node,
-        make_init_pod=dra.extended_resource_pod("init"),
-        make_pod=dra.extended_resource_pod("test"),
-        objects=dra.extended_resource_objects(100, 10, 1000),
-        description="upstream dra/extendedresource SchedulingWithExtendedResource/2000pods_100nodes: "
-        "1000 classes backing example.com/gpu-<i>, 10 devices a node; the init pods take every device",
-    ),
-    "DRA/DeviceTaints_100Nodes": lambda: Workload(
-        "DRA/DeviceTaints_100Nodes",
-        100,
-        500,
-        500,
-        make_node=dra.dra_node,
-        make_init_pod=dra.claim_template_pod("init"),
-        make_pod=dra.claim_template_pod("test"),
-        objects=dra.device_taints_objects(100, 10),
-        description="upstream dra/devicetaints SchedulingWithResourceClaimTemplateToleration at our size "
-        "(upstream runs 2 nodes, 10 pods): a DeviceTaintRule taints every device, claims tolerate it",
-    ),
-    "DRA/PartitionableDevices_100Nodes": lambda: Workload(
-        "DRA/PartitionableDevices_100Nodes",
-        100,
-        200,
-        200,
-        make_node=dra.dra_node,
-        make_init_pod=dra.claim_template_pod("init"),
-        make_pod=dra.claim_template_pod("test"),
-        objects=dra.partitionable_objects(200),
-        description="upstream dra/partitionabledevices (2000 slices, 2000 pods) at 200: each pool's "
-        "preallocated device taken by an init pod, two devices of one pool per measured pod",
-    ),
-    "DRA/ConsumableCapacity_100Nodes": lambda: Workload(
-        "DRA/ConsumableCapacity_100Nodes",
-        100,
-        0,
-        500,
-        make_node=dra.dra_node,
-        make_pod=dra.claim_template_pod("test"),
-        objects=dra.consumable_capacity_objects(100),
-        description="upstream dra/consumablecapacity (2000 slices, 2000 pods) at 100 slices, 500 pods: "
-        "shareable devices of 80Gi, each claim asking 10Gi twice",
-    ),
-    "DRA/PrioritizedList_100Nodes": lambda: Workload(
-        "DRA/PrioritizedList_100Nodes",
-        100,
-        0,
-        1000,
-        make_node=dra.dra_node,
-        make_pod=dra.claim_template_pod("test"),
-        objects=dra.prioritized_list_objects(100, 10),
-        description="upstream dra/prioritizedlist at our size (upstream runs 2 nodes, 10 pods): "
-        "firstAvailable whose first class matches no device",
-    ),
+    # DRA at 100 nodes (dra.yaml): upstream's cases at a size of ours, and (Partitionable,
+    # ConsumableCapacity, FirstAvailable) upstream's steady-state clusters with their pods made
+    # at once, which the catalogue's backends run.
+    **{
+        name: functools.partial(from_yaml, name, description)
+        for name, description in {
+            "SchedulingWithExtendedResource/2000pods_100nodes": "upstream dra/extendedresource: 1000 classes "
+            "backing example.com/gpu-<i>, 10 devices a node; the init pods take every device",
+            "SchedulingWithResourceClaimTemplateToleration/1000pods_100nodes": "upstream dra/devicetaints at "
+            "our size (upstream runs 2 nodes, 10 pods): a DeviceTaintRule taints every device, claims tolerate it",
+            "SchedulingWithResourceClaimTemplatePartitionable/400pods_100nodes": "upstream "
+            "dra/partitionabledevices' cluster at 200 pools, pods at once: each pool's preallocate device "
+            "taken by an init pod, two devices of one pool per measured pod",
+            "SchedulingWithResourceClaimTemplateConsumableCapacity/500pods_100nodes": "upstream "
+            "dra/consumablecapacity's cluster at 500 pools, pods at once: a shareable 80Gi device a pool, "
+            "each claim asking 40Gi twice",
+            "SchedulingWithResourceClaimTemplateFirstAvailable/1000pods_100nodes": "upstream "
+            "dra/prioritizedlist's cluster at our size, pods at once: firstAvailable whose first class "
+            "matches no device",
+        }.items()
+    },
     **{
         name: functools.partial(_pod_groups, name, NOTES.get(name, ""), slow=slow)
         for name, slow in POD_GROUP_WORKLOADS.items()

@@ -1,30 +1,36 @@
 """The catalogue's workloads that ``kubesched bench`` ships, read from their one definition: the
 test cases in upstream's YAML shape under ``kubesched/bench/workloads/`` (``misc.yaml``,
-``affinity.yaml``, ``topology_spreading.yaml``, ``podgroups.yaml``), loaded by
+``affinity.yaml``, ``topology_spreading.yaml``, ``podgroups.yaml``, ``dra.yaml``), loaded by
 :mod:`kubesched.bench.workload` and made into objects by :mod:`kubesched.bench.render`.
 
-From the YAML case and size come the node template and label strategies, the node, init-pod and
+From the YAML case and size come the node templates and label strategies, the node, init-pod and
 measured-pod counts, the pod templates, the churn (template and interval), the feature gates, the
-PodGroups and CompositePodGroups (with their namespace), and upstream's floor
-(:func:`floor`). Nothing of them is spelled again in Python; the catalogue adds only how
-``python -m benchmarks.run`` runs a workload (until bound, timing-dependent placements) and a
-description.
+cluster objects (createAny, createResourceDriver: DeviceClasses, ResourceSlices, claim
+templates, DeviceTaintRules), the PodGroups and CompositePodGroups (with their namespace), and
+upstream's floor (:func:`floor`). Nothing of them is spelled again in Python; the catalogue adds
+only how ``python -m benchmarks.run`` runs a workload (until bound, timing-dependent placements,
+a configuration of its own) and a description.
 
 The objects are named as the catalogue has always named them: nodes as ``kubesched bench`` names
-them (``node-<i>``), pods ``<prefix>-<i>`` (``init-<i>``, ``measured-<i>``, ``churn-<i>``) in the
-namespace their op names, or ``default`` where it names none (where upstream's runner makes
-``namespace-<op index>``).
+them (``node-<i>``, counted over the case's createNodes ops), pods ``<prefix>-<i>`` (``init-<i>``,
+``measured-<i>``, ``churn-<i>``) in the namespace their op names, or ``default`` where it names
+none (where upstream's runner makes ``namespace-<op index>``).
 
-A case the catalogue takes must be of the shape its backends run: one createNodes op, at most
-one createPods op of init pods before one measured createPods op, namespaces (``sched-*``, which
-the backends make, or a pod-group namespace), a churn of one pod template in ``create`` mode, and
-createPodGroups, createCompositePodGroups and waitForPodGroups for the pod groups. Any
-other op is refused by name (:class:`ShippedShapeError`).
+A case the catalogue takes must be of the shape its backends run: createNodes ops, at most one
+createPods op of init pods before one measured createPods op, namespaces (``sched-*``, which the
+backends make, or a pod-group namespace), cluster objects (createAny in ``init``, ``test`` or no
+namespace; createResourceDriver), made before the init pods, a churn of one pod template in
+``create`` mode, and createPodGroups, createCompositePodGroups and waitForPodGroups for the pod
+groups. Any other op (allocResourceClaims, steadyState, barriers, deletes) is refused by name
+(:class:`ShippedShapeError`): such a case runs in ``kubesched bench``.
 """
 
 from __future__ import annotations
 
+import bisect
+import fnmatch
 import functools
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,11 +44,21 @@ from kubesched.bench.model import (
     CreateNamespaces,
     CreateNodes,
     CreatePods,
+    CreateResourceDriver,
     Op,
     WaitForPodGroups,
 )
 from kubesched.bench.model import Workload as YamlWorkload
-from kubesched.bench.render import fresh, node_maker, op_pod_maker, pod_maker, render_any
+from kubesched.bench.render import (
+    driver_slice,
+    fresh,
+    node_maker,
+    node_object,
+    node_template,
+    op_pod_maker,
+    pod_maker,
+    render_any,
+)
 from kubesched.bench.templates import read_template
 from kubesched.bench.workload import (
     DEFAULT_NODE_TEMPLATE,
@@ -58,6 +74,9 @@ PodMaker = Callable[[str, int], Obj]
 
 #: The namespaces both backends make for every workload.
 BACKEND_NAMESPACES = ("sched-0", "sched-1")
+#: The namespaces the backends make for a workload with cluster objects (its createAny ops' own,
+#: and its pods'), "" for a cluster-scoped object.
+OBJECT_NAMESPACES = ("", "init", "test")
 #: The kinds of the createPodGroups and createCompositePodGroups ops: the pod groups the
 #: catalogue hands its backends.
 GROUP_KINDS = ("PodGroup", "CompositePodGroup")
@@ -181,13 +200,13 @@ default_pod: PodMaker = ShippedPod(pod_maker(DEFAULT_POD_TEMPLATE), "default", D
 
 def workload_fields(name: str) -> dict[str, Any]:
     """The fields of catalogue workload ``name`` that its shipped YAML workload of the same name
-    defines (``nodes``, ``init_pods``, ``measure_pods``, templates, churn, gates, pod groups,
-    ``floor``, ``yaml_source``): ``Workload(name, **workload_fields(name), ...)``."""
+    defines (``nodes``, ``init_pods``, ``measure_pods``, templates, churn, gates, cluster objects,
+    pod groups, ``floor``, ``yaml_source``): ``Workload(name, **workload_fields(name), ...)``."""
     w = yaml_workload(name)
     where = f"{w.source}: {name}"
     nodes = [op for op in w.ops if isinstance(op, CreateNodes)]
-    if len(nodes) != 1:
-        raise ShippedShapeError(f"{where}: the catalogue runs one createNodes op, the case has {len(nodes)}")
+    if not nodes:
+        raise ShippedShapeError(f"{where}: the catalogue runs at least one createNodes op, the case has none")
     pods = [(k, op) for k, op in enumerate(w.ops) if isinstance(op, CreatePods)]
     measured = [(k, op) for k, op in pods if op.collect_metrics]
     init = [(k, op) for k, op in pods if not op.collect_metrics]
@@ -195,28 +214,37 @@ def workload_fields(name: str) -> dict[str, Any]:
         raise ShippedShapeError(
             f"{where}: the catalogue runs at most one createPods op of init pods, then one measured createPods op"
         )
+    make_node = _nodes(nodes)
     fields: dict[str, Any] = {
-        "nodes": nodes[0].count,
+        "nodes": sum(op.count for op in nodes),
         "init_pods": init[0][1].count if init else 0,
         "measure_pods": measured[0][1].count,
-        "make_node": ShippedNode.of(nodes[0]),
-        "make_pod": _pods(*measured[0]),
-        "make_init_pod": _pods(*init[0]) if init else None,
+        "make_node": make_node,
+        "make_pod": _pods(*measured[0], where),
+        "make_init_pod": _pods(*init[0], where) if init else None,
         "feature_gates": dict(w.feature_gates),
         "floor": floor(name),
         "yaml_source": w.source,
     }
     namespaces: list[Obj] = []
     group_ops: list[CreateAny] = []
+    object_ops: list[CreateAny | CreateResourceDriver] = []
     for k, op in enumerate(w.ops):
+        at = f"{where}: workloadTemplate[{k}]"
         if isinstance(op, Churn):
-            fields.update(_churn(op, f"{where}: workloadTemplate[{k}] (churn)"))
+            fields.update(_churn(op, f"{at} (churn)"))
         elif isinstance(op, CreateNamespaces):
             namespaces += _namespaces(op)
         elif isinstance(op, CreateAny) and op.kind in GROUP_KINDS:
             group_ops.append(op)
+        elif isinstance(op, CreateAny) and op.namespace not in OBJECT_NAMESPACES:
+            raise ShippedShapeError(f"{at}: the catalogue makes objects in {', '.join(OBJECT_NAMESPACES[1:])} or none")
+        elif isinstance(op, CreateAny | CreateResourceDriver):
+            object_ops.append(op)
         elif not isinstance(op, CreateNodes | CreatePods | WaitForPodGroups):
-            raise ShippedShapeError(f"{where}: workloadTemplate[{k}]: the catalogue does not run {_opcode(op)}")
+            raise ShippedShapeError(f"{at}: the catalogue does not run {_opcode(op)}")
+    if object_ops:
+        fields["objects"] = _cluster_objects(object_ops, make_node, fields["nodes"])
     groups = sum(op.count for op in group_ops if op.kind == "PodGroup")
     if groups:
         fields["pod_groups"] = _group_objects(namespaces, group_ops)
@@ -226,12 +254,57 @@ def workload_fields(name: str) -> dict[str, Any]:
     return fields
 
 
-def _pods(index: int, op: CreatePods) -> PodMaker:
+def _nodes(ops: list[CreateNodes]) -> ShippedNode:
+    """Node ``i`` of the workload, counted over its createNodes ops in order and named as
+    kubesched bench names it (``node-<i>``, ``scheduler-perf-dra-<i>``)."""
+    made = [op for op in ops if op.count]
+    if len(made) <= 1:
+        return ShippedNode.of(made[0] if made else ops[0])
+    templates = [node_template(op) for op in made]
+    ends = list(itertools.accumulate(op.count for op in made))
+
+    def render(i: int) -> Obj:
+        k = bisect.bisect_right(ends, i)
+        index = i - (ends[k] - made[k].count)
+        return node_object(templates[k](index), made[k], index, i)
+
+    return ShippedNode(render, made[-1].template)
+
+
+def _cluster_objects(
+    ops: list[CreateAny | CreateResourceDriver], make_node: Callable[[int], Obj], nodes: int
+) -> Callable[[], list[Obj]]:
+    """The objects of the case's createAny ops (each in its op's namespace) and createResourceDriver
+    ops (a slice for each node whose name matches), in the case's order, made when called."""
+
+    def make() -> list[Obj]:
+        names = [make_node(i)["metadata"]["name"] for i in range(nodes)] if drivers else []
+        out: list[Obj] = []
+        for op in ops:
+            if isinstance(op, CreateResourceDriver):
+                matching = (n for n in names if fnmatch.fnmatchcase(n, op.nodes))
+                out += [driver_slice(op.driver, n, op.max_claims) for n in matching]
+                continue
+            for i in range(op.count):
+                obj = render_any(op, i)
+                if op.namespace:
+                    obj.setdefault("metadata", {})["namespace"] = op.namespace
+                out.append(obj)
+        return out
+
+    drivers = any(isinstance(op, CreateResourceDriver) for op in ops)
+    return make
+
+
+def _pods(index: int, op: CreatePods, where: str) -> PodMaker:
     # A createPods op naming no namespace: upstream's runner makes ``namespace-<op index>``, the
     # catalogue's pods have always gone to ``default``.
     namespace = "default" if op.namespace == f"namespace-{index}" else op.namespace
     if op.volume_templates is not None or op.steady_seconds is not None or op.skip_wait:
-        raise ShippedShapeError(f"createPods ({op.template.name}): volumes, steadyState, skipWaitToCompletion")
+        raise ShippedShapeError(
+            f"{where}: workloadTemplate[{index}] (createPods, {op.template.name}): the catalogue runs no "
+            "volumes, steadyState or skipWaitToCompletion"
+        )
     return ShippedPod(op_pod_maker(op), namespace, op.template)
 
 

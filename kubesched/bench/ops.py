@@ -45,7 +45,7 @@ from kubesched.bench.model import (
     Workload,
     has_labels,
 )
-from kubesched.bench.render import node_object, node_template, render_any
+from kubesched.bench.render import driver_slice, node_object, node_template, render_any
 from kubesched.bench.served import ServedCluster
 from kubesched.bench.templates import decode, is_templated, read_file, read_template, type_name
 from kubesched.cluster.base import Cluster, ClusterError, Conflict, NotFound
@@ -298,21 +298,7 @@ class OpRunner:
             n["metadata"]["name"] for n in nodes if fnmatch.fnmatchcase(n["metadata"]["name"], op.nodes)
         ):
             self._in_time(i, "createResourceDriver")
-            self._store_any(
-                {
-                    "apiVersion": "resource.k8s.io/v1",
-                    "kind": "ResourceSlice",
-                    "metadata": {"name": f"{node}-{op.driver}"},
-                    "spec": {
-                        "driver": op.driver,
-                        "nodeName": node,
-                        "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
-                        "devices": [{"name": f"instance-{d}"} for d in range(op.max_claims)],
-                    },
-                },
-                "",
-                f"createResourceDriver (node {node})",
-            )
+            self._store_any(driver_slice(op.driver, node, op.max_claims), "", f"createResourceDriver (node {node})")
 
     def _claim_controller(self) -> None:
         """Start the resource-claim controller (upstream's scheduler_perf runs it with DRA)."""

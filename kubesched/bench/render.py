@@ -1,6 +1,6 @@
 """One object of a workload's op, made from its template as ``kubesched bench`` makes it: a node of
 a ``createNodes`` op, a pod of a ``createPods`` op (its template filled in), an object of a
-``createAny`` op.
+``createAny`` op, a node's slice of a ``createResourceDriver`` op.
 
 The runner (:mod:`kubesched.bench.ops`) makes its nodes here, and so does ``python -m
 benchmarks.run``'s catalogue, which takes its workloads from the shipped files
@@ -106,3 +106,19 @@ def render_any(op: CreateAny, index: int) -> Obj:
     """Object ``index`` of a createAny template: ``{{.Index}}``, ``{{.Count}}`` and the op's
     ``templateParams`` put into its text, then read."""
     return read_any(op.template, {"Index": index, "Count": op.count, **dict(op.params)})
+
+
+def driver_slice(driver: str, node: str, devices: int) -> Obj:
+    """Upstream's createResourceDriver for one node: a ResourceSlice of ``devices`` plain devices
+    (``instance-<i>``) of ``driver``, in a pool of its own named after the node."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node}-{driver}"},
+        "spec": {
+            "driver": driver,
+            "nodeName": node,
+            "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+            "devices": [{"name": f"instance-{d}"} for d in range(devices)],
+        },
+    }

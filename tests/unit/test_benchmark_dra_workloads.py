@@ -1,17 +1,19 @@
-"""The DRA and pod-level-resources benchmark workloads (benchmarks/dra.py) at a small size: their
-objects load as a scenario and the scheduler places their pods as 1.37 would, so that a benchmark
-figure measures scheduling, not pods that fail for a broken template."""
+"""The DRA, pod-level-resources and batching workloads of ``python -m benchmarks.run``, read from
+their shipped cases (dra.yaml, misc.yaml) and run at their small sizes on the catalogue's
+in-memory backend: the scheduler places their pods as 1.37 would, so that a benchmark figure
+measures scheduling, not pods that fail for a broken template or a missing object."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import dataclasses
 from typing import Any
 
 import pytest
 
-from benchmarks import dra
-from benchmarks.catalogue import WORKLOADS
+from benchmarks.backends.in_process import run_memory
+from benchmarks.catalogue import WORKLOADS, workload
+from kubesched.bench.workload import SHIPPED_DIR
 from kubesched.config import load_config
 from kubesched.sim.run.simulate import simulate
 from kubesched.sim.scenario.reading import parse_scenario
@@ -19,63 +21,102 @@ from kubesched.sim.scenario.reading import parse_scenario
 Obj = dict[str, Any]
 
 
-def _run(nodes: int, objects: list[Obj], init: list[Obj], pods: list[Obj]) -> dict[str, str]:
-    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("init", "test")]
-    docs = [*namespaces, *(dra.dra_node(i) for i in range(nodes)), *objects, *init, *pods]
-    result = asyncio.run(simulate(load_config(None).profiles, parse_scenario(docs)))
-    return {f"{p['namespace']}/{p['name']}": p["phase"] for p in result.pods}
-
-
-def _pods(make: Callable[[str, int], Obj], n: int, prefix: str = "p") -> list[Obj]:
-    return [make(prefix, i) for i in range(n)]
+@pytest.mark.parametrize(
+    ("name", "scheduled", "unschedulable"),
+    [
+        # One DRA node of 10 devices: ten pods, each one device.
+        ("SchedulingWithResourceClaimTemplateToleration/fast", 10, 0),
+        # Ten classes back example.com/gpu-0..9 from the one node's ten devices.
+        ("SchedulingWithExtendedResource/fast", 10, 0),
+        # Two pools: init pods take each pool's preallocate device; a two-device claim fits on
+        # each pool's rest (after backtracking).
+        ("SchedulingWithResourceClaimTemplatePartitionable/fast", 2, 0),
+        # Two pools of one shareable 80Gi device: a claim of 2 x 40Gi fills one.
+        ("SchedulingWithResourceClaimTemplateConsumableCapacity/fast", 2, 0),
+        # The first alternative matches no device, the second does: the node's two devices.
+        ("SchedulingWithResourceClaimTemplateFirstAvailable/fast", 2, 0),
+        # Pod-level requests on five default nodes: all fit.
+        ("PodLevelResources/5Nodes", 10, 0),
+        # 3-CPU pods on 4-CPU nodes: one a node.
+        ("Batching/ResourceSaturation_5Nodes", 5, 0),
+    ],
+)
+def test_a_small_size_places_its_pods(name: str, scheduled: int, unschedulable: int) -> None:
+    w = workload(name)
+    placements: dict[str, str] = {}
+    # A pod that never gets its claim is never decided: a bound on the wait, not a hang.
+    result = asyncio.run(asyncio.wait_for(run_memory(w, placements=placements), 60))
+    assert (result.scheduled, result.unschedulable) == (scheduled, unschedulable), placements
+    measured = {k: v for k, v in placements.items() if k.split("/", 1)[1].startswith("measured-")}
+    if name.startswith("Batching/"):
+        assert len(set(measured.values())) == scheduled  # one pod a node
 
 
 @pytest.mark.parametrize(
-    ("objects", "init", "pods", "scheduled"),
+    ("name", "more"),
     [
-        # Two nodes of two devices: four classes back example.com/gpu-0..3, one pod each.
-        (dra.extended_resource_objects(2, 2, 4), [], _pods(dra.extended_resource_pod("test"), 4), 4),
-        # Every device tainted NoSchedule by a DeviceTaintRule; the claims tolerate it.
-        (dra.device_taints_objects(2, 2), [], _pods(dra.claim_template_pod("test"), 4), 4),
-        # Two pools: an init pod takes each pool's preallocated device; one two-device claim per
-        # pool fits on what is left (after backtracking), the third pod none.
-        (
-            dra.partitionable_objects(2),
-            _pods(dra.claim_template_pod("init"), 2, "i"),
-            _pods(dra.claim_template_pod("test"), 3),
-            4,
-        ),
-        # Two pools of two shareable 80Gi devices: four 20Gi claims share them.
-        (dra.consumable_capacity_objects(2), [], _pods(dra.claim_template_pod("test"), 4), 4),
-        # The first alternative matches no device, the second does.
-        (dra.prioritized_list_objects(2, 2), [], _pods(dra.claim_template_pod("test"), 4), 4),
+        # A third pod finds every pool's rest taken, and no pool has two devices left.
+        ("SchedulingWithResourceClaimTemplatePartitionable/fast", 1),
+        # A third claim of 2 x 40Gi finds both 80Gi devices full.
+        ("SchedulingWithResourceClaimTemplateConsumableCapacity/fast", 1),
+        # The node's two devices are taken, and the first alternative's class has none.
+        ("SchedulingWithResourceClaimTemplateFirstAvailable/fast", 2),
     ],
-    ids=["extended resources", "device taints", "partitionable devices", "consumable capacity", "prioritized list"],
 )
-def test_the_dra_workloads_place_their_pods(
-    objects: Callable[[], list[Obj]], init: list[Obj], pods: list[Obj], scheduled: int
-) -> None:
-    phases = _run(2, objects(), init, pods)
-    assert sorted(phases.values()).count("Scheduled") == scheduled, phases
+def test_past_the_devices_a_pod_fits_nowhere(name: str, more: int) -> None:
+    w = workload(name)
+    big = dataclasses.replace(w, name=name, measure_pods=w.measure_pods + more)
+    result = asyncio.run(asyncio.wait_for(run_memory(big), 60))
+    assert (result.scheduled, result.unschedulable) == (w.measure_pods, more)
+
+
+def test_the_benchmark_workloads_of_these_cases_are_their_shipped_sizes() -> None:
+    sizes = {
+        "SchedulingWithExtendedResource/2000pods_100nodes": (100, 1000, 1000),
+        "SchedulingWithResourceClaimTemplateToleration/1000pods_100nodes": (100, 500, 500),
+        "SchedulingWithResourceClaimTemplatePartitionable/400pods_100nodes": (100, 200, 200),
+        "SchedulingWithResourceClaimTemplateConsumableCapacity/500pods_100nodes": (100, 0, 500),
+        "SchedulingWithResourceClaimTemplateFirstAvailable/1000pods_100nodes": (100, 0, 1000),
+        "PodLevelResources/5000Nodes": (5000, 1000, 1000),
+        "Batching/ResourceSaturation_5000Nodes": (5000, 0, 5000),
+    }
+    for name, counts in sizes.items():
+        w = WORKLOADS[name]
+        assert (w.nodes, w.init_pods, w.measure_pods) == counts, name
+        assert w.yaml_source in ("dra.yaml", "misc.yaml")
+    # A DRA workload's slices: one per node of the driver (ten devices each), beside the pools.
+    slices = [o for o in WORKLOADS["SchedulingWithResourceClaimTemplateToleration/1000pods_100nodes"].objects()]
+    per_node = [o for o in slices if o["kind"] == "ResourceSlice"]
+    assert len(per_node) == 100 and {len(o["spec"]["devices"]) for o in per_node} == {10}
+    assert {o["spec"]["nodeName"] for o in per_node} == {f"scheduler-perf-dra-{i}" for i in range(100)}
+    assert WORKLOADS["PodLevelResources/5000Nodes"].floor is not None
+
+
+def _phases(docs: list[Obj]) -> list[str]:
+    result = asyncio.run(simulate(load_config(None).profiles, parse_scenario(docs)))
+    return [p["phase"] for p in result.pods]
 
 
 def test_a_device_taint_rule_keeps_the_devices_from_pods_that_do_not_tolerate_it() -> None:
-    objects = [o for o in dra.device_taints_objects(2, 2)() if o["kind"] != "ResourceClaimTemplate"]
-    intolerant = dra.claim_template("test", [{"name": "req-0", "exactly": {"deviceClassName": "test-class"}}])
-    phases = _run(2, [*objects, intolerant], [], _pods(dra.claim_template_pod("test"), 1))
-    assert list(phases.values()) == ["Unschedulable"]
+    w = workload("SchedulingWithResourceClaimTemplateToleration/fast")
+    assert w.objects is not None and w.make_node is not None
+    objects = w.objects()
+    intolerant = [o for o in objects if o["kind"] == "ResourceClaimTemplate" and o["metadata"]["namespace"] == "test"]
+    assert len(intolerant) == 1
+    del intolerant[0]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["tolerations"]
+    namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("init", "test")]
+    nodes = [w.make_node(i) for i in range(w.nodes)]
+    assert w.make_pod is not None
+    assert _phases([*namespaces, *nodes, *objects, w.make_pod("p", 0)]) == ["Unschedulable"]
 
 
 def test_pod_level_requests_are_what_the_node_counts() -> None:
     """Forty-one 100m pods at pod level do not fit a 4-CPU node: the fortieth fills it."""
-    node = dra.dra_node(0)
-    pods = _pods(dra.pod_level_resources_pod, 41)
-    result = asyncio.run(simulate(load_config(None).profiles, parse_scenario([node, *pods])))
-    phases = [p["phase"] for p in result.pods]
+    w = workload("PodLevelResources/5Nodes")
+    assert w.make_node is not None and w.make_pod is not None
+    pod = w.make_pod("p", 0)
+    assert pod["spec"]["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
+    assert all("resources" not in c for c in pod["spec"]["containers"])
+    phases = _phases([w.make_node(0), *(w.make_pod("p", i) for i in range(41))])
     assert phases.count("Scheduled") == 40 and phases.count("Unschedulable") == 1
-
-
-def test_the_workloads_are_in_the_catalogue() -> None:
-    names = {"PodLevelResources/5000Nodes", *(n for n in WORKLOADS if n.startswith("DRA/"))}
-    assert len(names) == 6 and names <= set(WORKLOADS)
-    assert all(WORKLOADS[n].objects is not None for n in names if n.startswith("DRA/"))
+    assert (SHIPPED_DIR / "templates" / "pod-with-pod-level-resources.yaml").is_file()

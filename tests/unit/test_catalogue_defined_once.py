@@ -15,25 +15,15 @@ from benchmarks import shipped
 from benchmarks.backends.in_process import run_memory
 from benchmarks.catalogue import WORKLOADS, Workload, workload
 from kubesched.bench.errors import WorkloadError
-from kubesched.bench.model import Churn, CreateAny, CreateNodes, CreatePods
-from kubesched.bench.render import node_object, node_template, render_any
+from kubesched.bench.model import Churn, CreateAny, CreateNodes, CreatePods, CreateResourceDriver
+from kubesched.bench.render import driver_slice, node_object, node_template, render_any
 from kubesched.bench.templates import is_templated, read_template
 from kubesched.bench.workload import SHIPPED_DIR, shipped_workloads
 
 SHIPPED = shipped_workloads()
 TWINS = sorted(set(WORKLOADS) & set(SHIPPED))
-#: Written in Python, each for a reason the catalogue states (no shipped case of that size).
-WRITTEN_HERE = {
-    "Batching/ResourceSaturation_5000Nodes",
-    "PodLevelResources/5000Nodes",
-    "DRA/ExtendedResource_100Nodes",
-    "DRA/DeviceTaints_100Nodes",
-    "DRA/PartitionableDevices_100Nodes",
-    "DRA/ConsumableCapacity_100Nodes",
-    "DRA/PrioritizedList_100Nodes",
-    "OpenbGPU/default",
-    "OpenbGPU/gpuspec33",
-}
+#: Not a shipped case: the trace replays (simulate scenarios of the openb trace).
+WRITTEN_HERE = {"OpenbGPU/default", "OpenbGPU/gpuspec33"}
 
 
 def _plain(value: Any) -> Any:
@@ -52,6 +42,20 @@ def _shape(obj: dict[str, Any]) -> Any:
     return _plain([obj.get("kind"), labels, obj.get("spec") or {}, obj.get("status") or {}])
 
 
+#: Cases of our own that the catalogue judges by another workload's floor.
+BORROWED = {"PodLevelResources/5000Nodes": "SchedulingBasic/5000Nodes_10000Pods"}
+
+
+def _object_ops(y: Any) -> list[CreateAny]:
+    return [op for op in y.ops if isinstance(op, CreateAny) and op.kind is None]
+
+
+def _with_namespace(obj: dict[str, Any], namespace: str) -> dict[str, Any]:
+    if namespace:
+        obj["metadata"]["namespace"] = namespace
+    return obj
+
+
 def _yaml_pod(op: CreatePods, i: int) -> dict[str, Any]:
     return read_template(op.template, "Pod", {**dict(op.params), "Index": i, "Count": op.count})
 
@@ -67,14 +71,24 @@ def test_a_workload_with_a_shipped_case_takes_everything_from_it(name: str) -> N
     assert c.yaml_source == y.source
     assert (c.nodes, c.init_pods, c.measure_pods) == (y.nodes, y.init_pods, y.measured_pods)
     assert c.feature_gates == y.feature_gates
-    assert c.floor == shipped.floor(name)
-    if y.threshold is not None:
+    assert c.floor == shipped.floor(BORROWED.get(name, name))
+    if y.threshold is not None and name not in BORROWED:
         assert c.floor is not None and (c.floor.pods_per_second, c.floor.upstream) == (y.threshold, name)
-    # The first and last node, as kubesched bench makes them.
-    (nodes,) = [op for op in y.ops if isinstance(op, CreateNodes)]
+    # The first and last node of each createNodes op, as kubesched bench makes them (numbered
+    # over all the case's createNodes ops).
     assert c.make_node is not None
-    for i in (0, c.nodes - 1):
-        assert c.make_node(i) == node_object(node_template(nodes)(i), nodes, i, i)
+    first = 0
+    for op in [op for op in y.ops if isinstance(op, CreateNodes)]:
+        for i in {0, op.count - 1} if op.count else ():
+            assert c.make_node(first + i) == node_object(node_template(op)(i), op, i, first + i)
+        first += op.count
+    # The cluster objects: each createAny op's, in its namespace, and a driver's slices.
+    made = c.objects() if c.objects is not None and c.nodes <= 100 else []
+    want = [_with_namespace(render_any(op, i), op.namespace) for op in _object_ops(y) for i in range(op.count)]
+    assert [o for o in made if o["kind"] != "ResourceSlice" or "nodeName" not in o["spec"]] == want
+    for op in [op for op in y.ops if isinstance(op, CreateResourceDriver)]:
+        slices = [o for o in made if o["kind"] == "ResourceSlice" and "nodeName" in o["spec"]]
+        assert slices and all(o == driver_slice(op.driver, o["spec"]["nodeName"], op.max_claims) for o in slices)
     # Each pod is its op's template rendered for its index, named by the catalogue.
     pods = [op for op in y.ops if isinstance(op, CreatePods)]
     makers = [c.make_init_pod, c.make_pod] if c.init_pods else [c.make_pod]
@@ -178,6 +192,12 @@ def test_a_case_the_catalogue_cannot_run_is_refused_by_name() -> None:
     # SchedulingWhileGated deletes pods and waits at a barrier: not the catalogue's shape.
     with pytest.raises(shipped.ShippedShapeError, match=r"SchedulingWhileGated/1Node_10GatedPods"):
         shipped.workload_fields("SchedulingWhileGated/1Node_10GatedPods")
+    # Claims allocated before the pods, then pods kept pending for a duration: kubesched bench's.
+    with pytest.raises(
+        shipped.ShippedShapeError,
+        match=r"SteadyStateClusterResourceClaimTemplate/fast: workloadTemplate\[7\].*steadyState",
+    ):
+        shipped.workload_fields("SteadyStateClusterResourceClaimTemplate/fast")
     with pytest.raises(WorkloadError, match=r"Nope/1Node: no shipped workload"):
         shipped.workload_fields("Nope/1Node")
 
