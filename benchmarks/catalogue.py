@@ -91,6 +91,10 @@ class Workload:
     #: The shipped workload file this workload is read from (``misc.yaml``), or "" when it is
     #: written here.
     yaml_source: str = ""
+    #: Run by ``kubesched bench``'s runner from its ops (:mod:`benchmarks.backends.ops`): a
+    #: shipped case of a shape the catalogue's backends do not build (steady states, claims
+    #: allocated before, barriers, deletes).
+    by_ops: bool = False
 
 
 def _openb(pods: str) -> Callable[[], Any]:
@@ -310,9 +314,10 @@ SCALING = ["SchedulingBasic/500Nodes", "SchedulingBasic/5000Nodes_10000Pods", "S
 
 
 def workload(name: str) -> Workload:
-    """Workload ``name``: the catalogue's, else any other size of a shipped case the backends can
-    run (``-w SchedulingPodAntiAffinity/5000Nodes_2000Pods``), read as the catalogue reads its
-    own. KeyError, saying why, when there is neither."""
+    """Workload ``name``: the catalogue's, else any other size of a shipped case
+    (``-w SchedulingPodAntiAffinity/5000Nodes_2000Pods``), read as the catalogue reads its own
+    where the backends can build it, else run by kubesched bench's runner (:func:`by_ops`).
+    KeyError, saying why, when there is no such workload."""
     if name in WORKLOADS:
         return WORKLOADS[name]
     if name not in shipped.yaml_workloads():
@@ -320,7 +325,24 @@ def workload(name: str) -> Workload:
     try:
         return from_yaml(name, f"shipped {name}")
     except shipped.ShippedShapeError as exc:
-        raise KeyError(str(exc)) from None
+        return by_ops(name, str(exc))
+
+
+def by_ops(name: str, why: str) -> Workload:
+    """Shipped workload ``name``, which the catalogue's backends cannot build (``why``), as
+    ``kubesched bench``'s runner runs it (:mod:`benchmarks.backends.ops`)."""
+    y = shipped.yaml_workload(name)
+    return Workload(
+        name,
+        y.nodes,
+        y.init_pods,
+        y.measured_pods,
+        feature_gates=dict(y.feature_gates),
+        floor=shipped.floor(name),
+        yaml_source=y.source,
+        description=f"shipped {name}, run by kubesched bench's runner ({why.rsplit(': ', 1)[-1]})",
+        by_ops=True,
+    )
 
 
 def default_names(everything: bool = False) -> list[str]:

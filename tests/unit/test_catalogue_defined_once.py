@@ -14,6 +14,8 @@ import pytest
 from benchmarks import shipped
 from benchmarks.backends.in_process import run_memory
 from benchmarks.catalogue import WORKLOADS, Workload, workload
+from benchmarks.launch import run_in_process
+from benchmarks.run import main as run_main
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.model import Churn, CreateAny, CreateNodes, CreatePods, CreateResourceDriver
 from kubesched.bench.render import driver_slice, node_object, node_template, render_any
@@ -209,10 +211,23 @@ def test_any_shipped_size_of_the_catalogues_shape_runs_by_name() -> None:
     preempting = workload("PreemptionBasic/5Nodes")
     assert (preempting.wait_bound, preempting.timing_dependent) == (True, True)
     assert workload("SchedulingBasic/500Nodes") is WORKLOADS["SchedulingBasic/500Nodes"]
-    with pytest.raises(KeyError, match=r"SchedulingWhileGated/1Node_10GatedPods.*at most one createPods op"):
-        workload("SchedulingWhileGated/1Node_10GatedPods")
     with pytest.raises(KeyError, match=r"Nope/1Node: no such workload"):
         workload("Nope/1Node")
+
+
+def test_a_case_of_another_shape_runs_by_kubesched_bench_s_runner() -> None:
+    """SchedulingWhileGated deletes pods and waits at a barrier: ``-w`` takes it all the same,
+    run by kubesched bench's runner (one path: no --compare), its floor borrowed as kubesched
+    bench borrows it."""
+    gated = workload("SchedulingWhileGated/1Node_10GatedPods")
+    assert gated.by_ops and not workload("SchedulingPodAffinity/5Nodes").by_ops
+    assert (gated.nodes, gated.init_pods, gated.measure_pods, gated.yaml_source) == (1, 20, 10, "misc.yaml")
+    assert "at most one createPods op" in gated.description
+    result = run_in_process("SchedulingWhileGated/1Node_10GatedPods")
+    assert (result.workload, result.measure_pods, result.scheduled, result.unschedulable) == (gated.name, 10, 10, 0)
+    assert result.cpu_ms_per_pod is not None and result.cpu_ms_per_pod > 0
+    assert (result.floor_pods_per_second, result.floor_source) == (910, "SchedulingWhileGated/1Node_10000GatedPods")
+    assert run_main(["--compare", "-w", "SchedulingWhileGated/1Node_10GatedPods"]) == 2
 
 
 async def test_a_small_shipped_size_runs_on_the_catalogues_backend() -> None:
