@@ -22,6 +22,10 @@ from kubesched.plugins.dynamicresources.node_views import NodeViews, ViewKey
 #: How many device answers (selectors, capacity) a PoolCache keeps before starting over.
 _VERDICTS_LIMIT = 400_000
 
+#: How many DeviceClasses a PoolCache keeps (by identity, beside the answers of their selectors)
+#: before starting over, at least.
+_CLASSES_LIMIT = 4096
+
 #: How many sets of slices a PoolCache keeps the layout of.
 _LAYOUTS_LIMIT = 8
 
@@ -284,22 +288,28 @@ class PoolCache:
         return hit
 
     def bound(self, slices: int) -> None:
-        """Start over when a part holds more than the ``slices`` of a cycle can use (the rest
-        are of slices or classes changed or gone since)."""
+        """Start over when a part holds more than a cycle can use (the rest are of slices or
+        classes changed or gone since): the pools (and what is keyed by their devices'
+        identity) past the ``slices`` of a cycle, the classes (and the answers keyed by theirs)
+        past as many classes as a cluster is likely to have, the answers past their own limit.
+        Each part is dropped alone, so that a cluster of a thousand DeviceClasses (one per
+        extended resource) does not rebuild its pools every few hundred pods."""
         limit = 4 * slices + 64
-        if (
-            len(self.pools) > limit
-            or len(self.selectors) > 4 * limit
-            or len(self.classes) > limit
-            or len(self.selected) + len(self.capacity_fits) + len(self.capacity_demands) > _VERDICTS_LIMIT
-        ):
+        if len(self.pools) > limit or len(self.selectors) > 4 * limit:
             self.pools.clear()
             self.selectors.clear()
-            self.selected.clear()
-            self.classes.clear()
-            self.capacity_fits.clear()
-            self.capacity_demands.clear()
             self.layouts.clear()
+            self._drop_answers()
+        if len(self.classes) > max(limit, _CLASSES_LIMIT):
+            self.classes.clear()
+            self.selected.clear()
+        if len(self.selected) + len(self.capacity_fits) + len(self.capacity_demands) > _VERDICTS_LIMIT:
+            self._drop_answers()
+
+    def _drop_answers(self) -> None:
+        self.selected.clear()
+        self.capacity_fits.clear()
+        self.capacity_demands.clear()
 
 
 def _slices_in_pool(slices: Iterable[Obj], key: tuple[str, str], generation: int) -> tuple[bool, list[Obj]]:
