@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import socket
 import tempfile
 import time
@@ -199,8 +200,14 @@ def _paths(value: Any, where: str, base: Path) -> tuple[Path, ...]:
     for item in items:
         if not isinstance(item, str) or not item:
             raise SweepError(f"{where}: {item!r}: not a file path")
-        p = Path(item).expanduser()
-        out.append(p if p.is_absolute() else base / p)
+        expanded = os.path.expandvars(item)
+        unset = re.search(r"\$\{?(\w+)", expanded)
+        if unset:
+            raise SweepError(f"{where}: {item}: ${unset.group(1)} is not set")
+        p = Path(expanded).expanduser()
+        # A path that names a variable is where the variable says (from the working folder, as
+        # on a command line); another relative path is the grid file's neighbour.
+        out.append(p if p.is_absolute() or expanded != item else base / p)
     return tuple(out)
 
 
@@ -222,7 +229,7 @@ def load_grid_file(path: Path) -> dict[str, Any]:
     """The fields of a grid file, its relative paths taken from the file's own folder::
 
     nodes: traces/openb_node_list_gpu_node.csv
-    workloads: [traces/openb_pod_list_default.csv]
+    workloads: [traces/openb_pod_list_default.csv]    # or $KUBESCHED_TRACES/..., as it is set
     configs: [config/gpushare/FGD.yaml, config/gpushare/BestFit.yaml]
     seeds: 42-51            # or a list: [42, 43], or "42,45,50-52"
     inflate: 1.3            # or a list of ratios

@@ -253,3 +253,40 @@ def test_a_failed_experiment_is_reported_and_the_others_complete(tmp_path: Path)
     assert failed.experiment == Experiment("wl_a", "FGD", 1.3, 2)
     assert failed.error == "RuntimeError: the worker died" and "the worker died" in (failed.detail or "")
     assert outcomes[2].summary == {"pods": "wl_b.csv", "config": "FGD.yaml"}
+
+
+def test_a_grid_file_path_may_name_a_variable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``$KUBESCHED_TRACES/...`` is where the variable says, a relative value taken from the
+    working folder as on a command line; an unset variable is named."""
+    traces = tmp_path / "traces"
+    traces.mkdir()
+    grid_file = tmp_path / "grid" / "paper.yaml"
+    grid_file.parent.mkdir()
+    grid_file.write_text(
+        "nodes: $KUBESCHED_TRACES/n.csv\nworkloads: [\"${KUBESCHED_TRACES}/a.csv\", b.csv]\nconfigs: [c.yaml]\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KUBESCHED_TRACES", "traces")
+    grid = make_grid(grid_file)
+    assert grid.nodes == Path("traces/n.csv")
+    assert grid.workloads == (Path("traces/a.csv"), grid_file.parent / "b.csv")
+    monkeypatch.setenv("KUBESCHED_TRACES", str(traces))
+    assert make_grid(grid_file).nodes == traces / "n.csv"
+    monkeypatch.delenv("KUBESCHED_TRACES")
+    with pytest.raises(SweepError, match=r"nodes: \$KUBESCHED_TRACES/n.csv: \$KUBESCHED_TRACES is not set"):
+        make_grid(grid_file)
+
+
+def test_the_papers_grid_is_its_1020_experiments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """config/gpushare/paper-grid.yaml: the artifact's seventeen workloads x six policies x ten
+    seeds at 1.3, the policies the shipped configurations."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.setenv("KUBESCHED_TRACES", "/traces")
+    grid = make_grid(root / "config" / "gpushare" / "paper-grid.yaml")
+    assert len(grid.experiments()) == 1020
+    assert len(grid.workloads) == 17 and grid.seeds == tuple(range(42, 52)) and grid.inflations == (1.3,)
+    assert {c.stem for c in grid.configs} == {"FGD", "BestFit", "GpuPacking", "GpuClustering", "DotProduct", "Random"}
+    assert all(c.is_file() for c in grid.configs)
+    assert grid.nodes == Path("/traces/alibaba-gpu-v2023/openb_node_list_gpu_node.csv")
+    kinds = {w.stem.removeprefix("openb_pod_list_").rstrip("0123456789") for w in grid.workloads}
+    assert kinds == {"default", "cpu", "gpushare", "gpuspec", "multigpu"}
