@@ -2,21 +2,23 @@
 
 Tables are rich tables rendered without colour at a fixed width, so their lines can be read by
 scripts and tests (``│``-separated cells); JSON rows are the dataclasses' fields, as
-``--save`` writes them.
+``--save`` writes them. rich is imported when a table is printed, not before: the fresh
+interpreter each measured run starts prints JSON, and its whole CPU time is what ``--against``
+compares with a revision that does not measure its window (importing rich cost it some 20 ms).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.catalogue import Workload
 from benchmarks.measure import Result
-from kubesched.bench.report import print_table
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 __all__ = [
     "print_against",
@@ -35,6 +37,25 @@ def print_workloads(workloads: list[Workload]) -> None:
     for w in workloads:
         slow = " (slow: only with -w or --all)" if w.slow else ""
         print(f"{w.name:45s} nodes={w.nodes} init={w.init_pods} measured={w.measure_pods}  {w.description}{slow}")
+
+
+def _table(title: str) -> Table:
+    from rich.table import Table
+
+    return Table(title=title)
+
+
+def _console(width: int) -> Console:
+    from rich.console import Console
+
+    return Console(color_system=None, width=width)
+
+
+def print_table(results: list[Result], title: str | None = None) -> None:
+    """The results as ``kubesched bench`` shows them (:func:`kubesched.bench.report.print_table`)."""
+    from kubesched.bench.report import print_table as table
+
+    table(results, title)
 
 
 def print_json(payload: Any) -> None:
@@ -70,7 +91,7 @@ def scaling_rows(results: list[Result]) -> list[dict[str, Any]]:
 
 def print_scaling(rows: list[dict[str, Any]]) -> None:
     """``--scaling``: the rows of :func:`scaling_rows` as a table."""
-    t = Table(title="SchedulingBasic: time per pod as the cluster grows")
+    t = _table("SchedulingBasic: time per pod as the cluster grows")
     for col in ("workload", "nodes", "measured", "pods/s", "ms per pod", "x smallest", "p50 ms", "peak RSS MiB"):
         t.add_column(col, justify="left" if col == "workload" else "right")
     for row in rows:
@@ -84,7 +105,7 @@ def print_scaling(rows: list[dict[str, Any]]) -> None:
             f"{row['attempt_p50_ms']:.3f}",
             f"{row['peak_rss_mib']:.1f}",
         )
-    Console(color_system=None, width=150).print(t)
+    _console(150).print(t)
 
 
 def _verdict(row: dict[str, Any]) -> str:
@@ -96,7 +117,7 @@ def _verdict(row: dict[str, Any]) -> str:
 def print_comparisons(rows: list[dict[str, Any]]) -> None:
     """``--compare``: both speeds and the placement verdict of each comparison row, then a few
     differing pods of each workload whose placements differ."""
-    t = Table(title="per-node path vs batch path (one process, same seed)")
+    t = _table("per-node path vs batch path (one process, same seed)")
     for col in (
         "workload",
         "per-node pods/s",
@@ -119,7 +140,7 @@ def print_comparisons(rows: list[dict[str, Any]]) -> None:
             f"{row['batch']['attempt_p99_ms']:.3f}",
             _verdict(row),
         )
-    console = Console(color_system=None, width=160)
+    console = _console(160)
     console.print(t)
     for row in rows:
         for example in row["examples"]:
@@ -135,7 +156,7 @@ def _spread(figure: dict[str, Any]) -> str:
 def print_against(rows: list[dict[str, Any]], rev: str) -> None:
     """``--against``: per workload, this side's figures over REV's: the median ratio of the rounds
     with the lowest and highest round in brackets, and each side's median beside it."""
-    t = Table(title=f"this checkout / {rev}: median ratio of the rounds (lowest-highest round)")
+    t = _table(f"this checkout / {rev}: median ratio of the rounds (lowest-highest round)")
     for col in (
         "workload",
         "rounds",
@@ -166,7 +187,7 @@ def print_against(rows: list[dict[str, Any]], rev: str) -> None:
             f"{row['pods_per_second']['ours_median']:.1f}",
             f"{row['pods_per_second']['theirs_median']:.1f}",
         )
-    console = Console(color_system=None, width=200)
+    console = _console(200)
     console.print(t)
     console.print("CPU and latency: below 1 is this checkout faster; pods/s: above 1 is.")
     if process_cpu:

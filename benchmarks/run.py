@@ -4,6 +4,9 @@ interpreter, here (:mod:`benchmarks.launch`, :mod:`benchmarks.compare`), and sho
 (:mod:`benchmarks.report`); with ``--against REV``, this checkout and REV in turn, paired
 (:mod:`benchmarks.against`).
 
+The pairing and the comparison are imported when asked for: a measured run is a fresh
+interpreter whose whole CPU time ``--against`` may compare, and it needs neither.
+
 Exit status: 0 when the runs finished (and, with --compare, every placement matched), 1 when a
 comparison's placements differ, 2 on a usage error.
 """
@@ -14,10 +17,8 @@ import argparse
 import sys
 from dataclasses import asdict
 
-from benchmarks.against import Side, pair, prepare
 from benchmarks.catalogue import SCALING, WORKLOADS, default_names, workload
 from benchmarks.cli import parse
-from benchmarks.compare import compare_in_process, compare_isolated
 from benchmarks.launch import ROOT, run_in_process, run_isolated
 from benchmarks.measure import Result
 from benchmarks.report import (
@@ -113,6 +114,8 @@ def measure(names: list[str], args: argparse.Namespace) -> int:
 
 def compare(names: list[str], args: argparse.Namespace) -> int:
     """Run each workload node by node and in batches; 1 when a placement differs."""
+    from benchmarks.compare import compare_in_process, compare_isolated
+
     rows = []
     for name in names:
         if args.in_process:
@@ -132,6 +135,7 @@ def compare(names: list[str], args: argparse.Namespace) -> int:
 
 def against(names: list[str], args: argparse.Namespace) -> int:
     """This checkout against ``args.against``, paired round by round; 2 when REV names no commit."""
+    from benchmarks.against import Side, pair, prepare
 
     def say(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
