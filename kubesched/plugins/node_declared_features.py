@@ -102,6 +102,20 @@ FEATURES: tuple[DeclaredFeature, ...] = (
 )
 
 
+def _may_require_any(spec: Spec) -> bool:
+    """False only when ``spec`` requires none of :data:`FEATURES`: no ``hostNetwork: true``, and
+    no container (init and ephemeral included) with volume mounts or restart policy rules — what
+    each feature's inference needs before it can say yes. Most pods are told by this one look
+    instead of a walk per feature."""
+    if spec.get("hostNetwork") is True:
+        return True
+    for f in ("containers", "initContainers", "ephemeralContainers"):
+        for c in spec.get(f) or ():
+            if not _is_mapping(c) or c.get("volumeMounts") or c.get("restartPolicyRules"):
+                return True
+    return False
+
+
 class _InferenceError(ValueError):
     """The requirements of a pod cannot be inferred."""
 
@@ -169,11 +183,17 @@ class NodeDeclaredFeatures:
             if version is not None
             else ()
         )
+        #: Whether every active feature is one of :data:`FEATURES`, so that
+        #: :func:`_may_require_any` saying no means none is required.
+        self._screened = all(f in FEATURES for f in self._active)
 
     def _infer(self, pod: Mapping[str, Any]) -> frozenset[str]:
         if self.version is None:
             raise _InferenceError("target version cannot be nil")
-        return _infer_active(pod.get("spec") or {}, self._active)
+        spec = pod.get("spec") or {}
+        if self._screened and not _may_require_any(spec):
+            return _NONE
+        return _infer_active(spec, self._active)
 
     def pre_filter(self, state: CycleState, pod: PodInfo) -> Status | None:
         if self.skip_deferred_resize and is_pod_resize_deferred(pod.pod):
