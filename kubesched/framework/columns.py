@@ -38,6 +38,13 @@ NO_TAINTS = 0
 Array = np.ndarray
 
 
+def positions(mask: Array) -> Array:
+    """The flat indices where ``mask`` is true (non-zero): ``np.flatnonzero(mask)`` for an
+    array, without the two Python-level wrappers numpy goes through first (some 0.6 us a call,
+    several calls in each scheduling cycle)."""
+    return mask.ravel().nonzero()[0]
+
+
 def _taint_key(taints: Sequence[Mapping[str, Any]]) -> Any:
     """A hashable identity of a taint list (the order matters: the first untolerated taint is
     the one reported). Values keep their type: ``null`` and ``"None"`` are different taints."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework.columns import Array, columns_of
+from kubesched.framework.columns import Array, columns_of, positions
 from kubesched.framework.events import ClusterEventWithHint
 from kubesched.framework.interface import MAX_NODE_SCORE, CycleState, Handle
 from kubesched.framework.types import NodeInfo, PodInfo
@@ -97,7 +97,7 @@ class ImageLocality:
             return None
         _, num_containers, _ = self._pod_data(state, pod)
         scores = np.full(len(batch), calculate_priority(0, num_containers), np.int64)
-        for j in np.flatnonzero(batch.columns.has_images[batch.rows]).tolist():
+        for j in positions(batch.columns.has_images[batch.rows]).tolist():
             scores[j] = self.score(state, pod, batch[j])
         return scores
 

@@ -27,7 +27,7 @@ from typing import Protocol
 import numpy as np
 
 from kubesched.extender.client import ExtenderError
-from kubesched.framework.columns import NodeBatch, NodeSubset
+from kubesched.framework.columns import NodeBatch, NodeSubset, positions
 from kubesched.framework.interface import CycleState, PostFilterResult
 from kubesched.framework.status import Code, Status
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
@@ -351,7 +351,7 @@ class PodSchedulingCycle:
     def _select_host(self, nodes: Sequence[NodeInfo], totals: Sequence[int] | np.ndarray) -> str:
         """The highest total; ties broken uniformly at random (seedable)."""
         scores = np.asarray(totals)
-        ties = np.flatnonzero(scores == scores.max())
+        ties = positions(scores == scores.max())
         chosen = int(ties[0]) if len(ties) == 1 else int(ties[self.rng.randrange(len(ties))])
         return nodes[chosen].name
 
@@ -555,7 +555,7 @@ class PodSchedulingCycle:
             traces: dict[int, dict[str, str]] = {}
             chunk_deferred: list[tuple[BatchFilterResult, int, NodeInfo]] = []
             if nominated:
-                for j in np.flatnonzero(np.isin(chunk, list(nominated))).tolist():
+                for j in positions(np.isin(chunk, list(nominated))).tolist():
                     node = cols.node(int(chunk[j]))
                     if record is None and not res.ok[j]:
                         chunk_deferred.append((res, j, node))
@@ -567,7 +567,7 @@ class PodSchedulingCycle:
                         res.statuses[j] = status
                     if trace is not None:
                         traces[j] = trace
-            passed = np.flatnonzero(res.ok)
+            passed = positions(res.ok)
             cut = int(passed[need - 1]) + 1 if len(passed) >= need else size
             for j in sorted(j for j, st in res.statuses.items() if j < cut and st.code is Code.ERROR)[:1]:
                 raise CycleError(res.statuses[j])
@@ -578,7 +578,7 @@ class PodSchedulingCycle:
             if record is not None:
                 for j in range(cut):
                     record.filter[cols.names[int(chunk[j])]] = traces[j] if j in traces else res.trace(j)
-            failed = np.flatnonzero(~res.ok[:cut])
+            failed = positions(~res.ok[:cut])
             if len(failed):
                 rejected.append((res, failed))
             pos += cut

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework.columns import KeptCounts, NodeColumns
+from kubesched.framework.columns import KeptCounts, NodeColumns, positions
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.plugins.helper import snapshot_columns
 from kubesched.plugins.interpodaffinity.terms import ResolvedTerm
@@ -166,7 +166,7 @@ class NodeSums:
             self.generation = cols.generation.copy()
             return totals
         per_node = self.per_node
-        changed = np.flatnonzero(cols.generation != self.generation)
+        changed = positions(cols.generation != self.generation)
         for r in changed.tolist():
             ni = cols.node(r)
             entry = per_node.pop(ni.name, None)

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from kubesched.framework.columns import NodeColumns
+from kubesched.framework.columns import NodeColumns, positions
 from kubesched.framework.types import NodeInfo
 from kubesched.plugins.helper import snapshot_columns
 
@@ -106,7 +106,7 @@ class DomainCounts:
         else:
             tally = tally_or_none
             seen = tally.generation
-            changed = np.flatnonzero(cols.generation != seen)
+            changed = positions(cols.generation != seen)
             moved = False
             for r in changed.tolist():
                 old = tally.shares[r]
