@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from itertools import filterfalse
 from typing import Any
 
 import numpy as np
@@ -63,18 +64,75 @@ class BatchFilterResult:
 
     def rejected(self, positions: Sequence[int]) -> list[tuple[str, Status]]:
         """``(node name, status)`` of each rejected node at ``positions``."""
+        names, statuses, _ = self.rejected_columns(positions)
+        return list(zip(names, statuses, strict=True))
+
+    def rejected_columns(self, positions: Sequence[int] | np.ndarray) -> tuple[list[str], list[Status], list[Status]]:
+        """What :meth:`rejected` pairs, as lists: the names and the statuses of the rejected
+        nodes at ``positions``, and the distinct statuses among them (each once; in the order
+        they first appear where one is an error, in no set order otherwise).
+
+        A pod that fits nowhere asks this for every node of the cluster, and nodes rejected
+        alike share one Status: where each rejecting plugin's bulk form answers for all its
+        nodes, its list is taken whole (no Python statement per node, no status kept per
+        position); otherwise statuses are kept per position and what no bulk form gave is
+        asked of the per-node ``filter``, in the order of ``positions``."""
+        at = np.asarray(positions, dtype=np.intp)
         cols = self._batch.columns
+        rows = self._batch.rows[at].tolist()
+        names = list(map(cols.names.__getitem__, rows))
+        whole = self._whole(at) if not self.statuses else None
+        if whole is not None:
+            statuses, distinct = whole
+        else:
+            statuses = self._per_position(at, rows)
+            distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
+        if any(status.code is Code.ERROR for status in distinct):
+            distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
+        return names, statuses, distinct
+
+    def _whole(self, at: np.ndarray) -> tuple[list[Status], list[Status]] | None:
+        """The statuses of the nodes at ``at`` (none known yet), each rejecting plugin's bulk
+        list taken whole; ``None`` when some plugin's bulk form leaves a node to its per-node
+        ``filter`` (what it did answer is kept per position)."""
+        if len(at) < 2:
+            return None
+        rejector = self.rejector[at]
+        plugins = np.unique(rejector).tolist()
+        if len(plugins) == 1:
+            return self._bulk_plugin(plugins[0], at)
+        out = np.empty(len(at), dtype=object)
+        distinct: list[Status] = []
+        answered: list[tuple[np.ndarray, list[Status]]] = []
+        for k in plugins:
+            sel = np.flatnonzero(rejector == k)
+            got = self._bulk_plugin(k, at[sel])
+            if got is None:
+                # Kept per position, the answers so far are not asked for again.
+                for done, statuses in answered:
+                    self.statuses.update(zip(at[done].tolist(), statuses, strict=True))
+                return None
+            answered.append((sel, got[0]))
+            out[sel] = np.fromiter(got[0], dtype=object, count=len(sel))
+            distinct += got[1]
+        return out.tolist(), distinct
+
+    def _per_position(self, at: np.ndarray, rows: list[int]) -> list[Status]:
+        """The statuses of the nodes at ``at``, kept per position: those known, then the bulk
+        forms' answers, then each node's per-node ``filter``."""
+        listed = at.tolist()
         known = self.statuses
-        self._bulk([pos for pos in positions if pos not in known])
-        names = cols.names
-        rows = self._batch.rows[np.asarray(positions, dtype=np.intp)].tolist()
-        out: list[tuple[str, Status]] = []
-        for pos, row in zip(positions, rows):
+        self._bulk(list(filterfalse(known.__contains__, listed)) if known else listed)
+        if all(map(known.__contains__, listed)):
+            return list(map(known.__getitem__, listed))
+        cols = self._batch.columns
+        statuses: list[Status] = []
+        for pos, row in zip(listed, rows, strict=True):
             status = known.get(pos)
             if status is None:
                 status = self._status(pos, int(self.rejector[pos]), cols.node(row))
-            out.append((names[row], status))
-        return out
+            statuses.append(status)
+        return statuses
 
     def status(self, pos: int) -> Status | None:
         """The node's Filter status (None: it passed), as the per-node path returns it."""
@@ -92,31 +150,47 @@ class BatchFilterResult:
             return
         at = np.asarray(positions, dtype=np.intp)
         rejector = self.rejector[at]
-        batch = self._batch
-        known = self.statuses
         for k in np.unique(rejector).tolist():
-            name, _, _, bulk = self._fns[k]
-            if bulk is None:
-                continue
             where = at[rejector == k]
-            sub = NodeBatch(batch.columns, batch.rows[where])
-            try:
-                statuses = bulk(self._state, self._pod, sub)
-            except Exception:  # the per-node filter answers instead
-                log.debug("%s: filter_statuses failed; asking node by node", name, exc_info=True)
-                continue
-            if statuses is None or len(statuses) != len(where):
-                continue
-            # Bulk forms share one Status among nodes rejected alike: judge each one once.
-            verdicts: dict[int, Status | None] = {
-                key: None if status.code is Code.SUCCESS else filter_verdict(name, status)
-                for key, status in {id(status): status for status in statuses if status is not None}.items()
-            }
-            # A node the bulk form lets through is left to the per-node form (the contract).
-            for pos, key in zip(where.tolist(), map(id, statuses), strict=True):
-                verdict = verdicts.get(key)
-                if verdict is not None:
-                    known[pos] = verdict
+            got = self._bulk_plugin(k, where)
+            if got is not None:
+                self.statuses.update(zip(where.tolist(), got[0], strict=True))
+
+    def _bulk_plugin(self, k: int, where: np.ndarray) -> tuple[list[Status], list[Status]] | None:
+        """Plugin ``k``'s bulk statuses of the nodes at ``where`` (all of which it rejected),
+        each judged (:func:`filter_verdict`), and the distinct ones; ``None`` when it has no bulk
+        form or its form cannot answer for every one of them, having kept per position the
+        answers it did give (a node it lets through is left to its per-node form: the
+        contract)."""
+        name, _, _, bulk = self._fns[k]
+        if bulk is None:
+            return None
+        try:
+            statuses = bulk(self._state, self._pod, NodeBatch(self._batch.columns, self._batch.rows[where]))
+        except Exception:  # the per-node filter answers instead
+            log.debug("%s: filter_statuses failed; asking node by node", name, exc_info=True)
+            return None
+        if statuses is None or len(statuses) != len(where):
+            return None
+        # Bulk forms share one Status among nodes rejected alike: judge each one once.
+        distinct = dict(zip(map(id, statuses), statuses, strict=True))
+        had_none = distinct.pop(id(None), 0) is None
+        verdicts: dict[int, Status | None] = {
+            key: None if status.code is Code.SUCCESS else filter_verdict(name, status)
+            for key, status in distinct.items()
+        }
+        if not had_none and all(verdict is not None for verdict in verdicts.values()):
+            if all(verdicts[key] is status for key, status in distinct.items()):
+                return list(statuses), list(distinct.values())
+            rejected: dict[int, Status] = {key: v for key, v in verdicts.items() if v is not None}
+            judged = list(map(rejected.__getitem__, map(id, statuses)))
+            return judged, list(dict(zip(map(id, judged), judged, strict=True)).values())
+        known = self.statuses
+        for pos, key in zip(where.tolist(), map(id, statuses), strict=True):
+            verdict = verdicts.get(key)
+            if verdict is not None:
+                known[pos] = verdict
+        return None
 
     def _status(self, pos: int, k: int, node: NodeInfo) -> Status:
         name, fn, _, _ = self._fns[k]

@@ -39,7 +39,7 @@ class FitError(Exception):
             # Nodes rejected alike mostly share one Status: count each Status once, then its reasons.
             statuses = d.node_to_status.values()
             nodes = Counter(map(id, statuses))
-            distinct = {id(status): status for status in statuses}
+            distinct = dict(zip(map(id, statuses), statuses, strict=True))
             histogram: dict[str, int] = {}
             for key, n in nodes.items():
                 for reason in distinct[key].reasons:

@@ -592,14 +592,14 @@ class PodSchedulingCycle:
             statuses = diagnosis.node_to_status
             plugins = diagnosis.unschedulable_plugins
             for res, failed in rejected:
-                named = res.rejected(failed.tolist())
-                # Nodes rejected alike share one Status: each is judged once.
-                for status in {id(status): status for _, status in named}.values():
+                names, judged, distinct = res.rejected_columns(failed)
+                # Nodes rejected alike share one Status: each distinct one is judged once.
+                for status in distinct:
                     if status.code is Code.ERROR:
                         raise CycleError(status)
                     if status.plugin:
                         plugins.add(status.plugin)
-                statuses.update(named)
+                statuses.update(zip(names, judged, strict=True))
         rows = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else np.empty(0, np.intp)
         return NodeBatch(cols, rows.astype(np.intp, copy=False))
 

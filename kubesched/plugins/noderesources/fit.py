@@ -456,22 +456,16 @@ def statuses_batch(req: FitRequest, batch: NodeBatch) -> list[Status | None] | N
         code |= short.astype(np.int64) << bit
         beyond |= short & over
     code = code * 2 + beyond
-    made: dict[int, Status | None] = {}
-    out: list[Status | None] = []
-    for value in code.tolist():
-        if value in made:
-            out.append(made[value])
-            continue
-        bits = value >> 1
-        reasons = [reason for bit, (reason, _, _) in enumerate(checks) if bits >> bit & 1]
-        status = (
-            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if value & 1 else Code.UNSCHEDULABLE, *reasons)
-            if reasons
-            else None
-        )
-        made[value] = status
-        out.append(status)
-    return out
+    # One Status per distinct value, made in the order the values first appear; each node then
+    # takes its value's Status in one C loop (a pod that fits nowhere asks for every node).
+    values, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    made: list[Status | None] = [None] * len(values)
+    for u in np.argsort(first, kind="stable").tolist():
+        value = int(values[u])
+        reasons = [reason for bit, (reason, _, _) in enumerate(checks) if value >> 1 >> bit & 1]
+        if reasons:
+            made[u] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if value & 1 else Code.UNSCHEDULABLE, *reasons)
+    return list(map(made.__getitem__, inverse.ravel().tolist()))
 
 
 def strategy_scorer(strategy: ScoringStrategy) -> Scorer:

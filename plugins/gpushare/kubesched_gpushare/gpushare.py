@@ -173,7 +173,7 @@ class GpuShare:
         # The checks of check_node, in its order: the first that fails is the node's Status.
         verdict = np.select([count == 0, ~accepted, count < ask.count, ~room], [1, 2, 3, 4], default=0).tolist()
         statuses: list[Status | None] = [None, _NO_GPU, _MODEL, _TOO_FEW, last]
-        return [statuses[v] for v in verdict]
+        return list(map(statuses.__getitem__, verdict))
 
     # --- Reserve / Unreserve ---------------------------------------------------------------------
     def choose(self, node: NodeGpus, ask: GpuAsk, cpu: int) -> tuple[int, ...] | None:
