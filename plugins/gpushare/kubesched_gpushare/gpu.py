@@ -108,11 +108,42 @@ def _annotation_int(annotations: Mapping[str, Any], key: str) -> int | None:
         raise GpuAskError(f"annotation {key}: not an integer: {value!r}") from None
 
 
+#: Asks already parsed, by their three annotations as written (strings or absent): every plugin
+#: reads a pod's ask, and every node's derivation reads its pods' asks, thousands of times over
+#: a handful of distinct values. A :class:`GpuAsk` is immutable, so one may be shared.
+_ASKS: dict[tuple[str | None, str | None, str | None], GpuAsk] = {}
+#: Distinct asks kept at once (beyond, the table starts again).
+_ASKS_KEPT = 4096
+
+
 def gpu_ask_of(pod: Mapping[str, Any]) -> GpuAsk:
     """The GPU ask in a pod's annotations; raises :class:`GpuAskError` on values that cannot be
     honoured. ``gpu-milli`` without ``gpu-count`` means one GPU; ``gpu-milli`` 0 (or a count of
     0) means no GPU."""
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    milli = annotations.get(GPU_MILLI_ANNOTATION)
+    count = annotations.get(GPU_COUNT_ANNOTATION)
+    model = annotations.get(GPU_MODEL_ANNOTATION)
+    # Only strings (and absent values) are kept: they are equal exactly when they read the same,
+    # where 1, 1.0 and True are equal keys that do not.
+    if (
+        (milli is None or type(milli) is str)
+        and (count is None or type(count) is str)
+        and (model is None or type(model) is str)
+    ):
+        key = (milli, count, model)
+        ask = _ASKS.get(key)
+        if ask is None:
+            ask = parse_gpu_ask(annotations)  # an error is raised each time, never kept
+            if len(_ASKS) >= _ASKS_KEPT:
+                _ASKS.clear()
+            _ASKS[key] = ask
+        return ask
+    return parse_gpu_ask(annotations)
+
+
+def parse_gpu_ask(annotations: Mapping[str, Any]) -> GpuAsk:
+    """:func:`gpu_ask_of` of a pod with these annotations, parsed anew."""
     milli = _annotation_int(annotations, GPU_MILLI_ANNOTATION)
     if milli is None or milli == 0:
         return NO_GPU
