@@ -306,8 +306,11 @@ class Store:
         bucket = self._objects.setdefault(kind, {})
         if key in bucket:
             raise Conflict(f'{kind.lower()}s "{meta["name"]}" already exists')
-        meta.setdefault("uid", str(uuid.uuid4()))
-        meta.setdefault("creationTimestamp", now_rfc3339())
+        # Made only when absent (setdefault would make them for every object, given or not).
+        if "uid" not in meta:
+            meta["uid"] = str(uuid.uuid4())
+        if "creationTimestamp" not in meta:
+            meta["creationTimestamp"] = now_rfc3339()
         rv = self._stamp(obj)
         bucket[key] = obj
         self._notify(rv, "ADDED", kind, obj, None)
