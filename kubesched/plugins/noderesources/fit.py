@@ -458,14 +458,16 @@ def statuses_batch(req: FitRequest, batch: NodeBatch) -> list[Status | None] | N
     code = code * 2 + beyond
     # One Status per distinct value, made in the order the values first appear; each node then
     # takes its value's Status in one C loop (a pod that fits nowhere asks for every node).
-    values, first, inverse = np.unique(code, return_index=True, return_inverse=True)
-    made: list[Status | None] = [None] * len(values)
-    for u in np.argsort(first, kind="stable").tolist():
-        value = int(values[u])
+    codes = code.tolist()
+    made: dict[int, Status | None] = {}
+    for value in dict.fromkeys(codes):
         reasons = [reason for bit, (reason, _, _) in enumerate(checks) if value >> 1 >> bit & 1]
-        if reasons:
-            made[u] = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if value & 1 else Code.UNSCHEDULABLE, *reasons)
-    return list(map(made.__getitem__, inverse.ravel().tolist()))
+        made[value] = (
+            Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if value & 1 else Code.UNSCHEDULABLE, *reasons)
+            if reasons
+            else None
+        )
+    return list(map(made.__getitem__, codes))
 
 
 def strategy_scorer(strategy: ScoringStrategy) -> Scorer:
