@@ -4,6 +4,7 @@ scheduling cycle early."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kubesched.framework.status import Status
@@ -39,7 +40,7 @@ class FitError(Exception):
             # Nodes rejected alike mostly share one Status: count each Status once, then its reasons.
             statuses = d.node_to_status.values()
             nodes = Counter(map(id, statuses))
-            distinct = dict(zip(map(id, statuses), statuses, strict=True))
+            distinct = _distinct(statuses, len(nodes))
             histogram: dict[str, int] = {}
             for key, n in nodes.items():
                 for reason in distinct[key].reasons:
@@ -49,6 +50,22 @@ class FitError(Exception):
         if d.post_filter_msg:
             msg += f" {d.post_filter_msg}"
         return msg
+
+
+def _distinct(statuses: Iterable[Status], count: int) -> dict[int, Status]:
+    """The first ``count`` distinct statuses among ``statuses`` (by identity): all of them when
+    ``count`` is how many there are. The walk ends when the last is found, which for a pod that
+    fits nowhere (a status per node of the cluster, a few distinct ones) is early on."""
+    found: dict[int, Status] = {}
+    if not count:
+        return found
+    for status in statuses:
+        key = id(status)
+        if key not in found:
+            found[key] = status
+            if len(found) == count:
+                break
+    return found
 
 
 class CycleError(Exception):
