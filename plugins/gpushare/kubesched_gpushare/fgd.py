@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import math
 import weakref
+from bisect import bisect_left
 from collections.abc import Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -67,13 +69,19 @@ def frag_terms(cpu_left: int, left: Sequence[int], model: str, tp: TypicalPodTab
     """Per typical pod, the node's idle milli-GPU it could not use (see the module docstring)."""
     total = sum(left)
     out = []
+    # The GPUs too small for a pod asking m are the first bisect_left(ordered, m) in order of
+    # room, their idle milli-GPU the sum of those (a bisection, not a walk over the GPUs per pod).
+    ordered = sorted(left)
+    below = [0, *accumulate(ordered)]
+    gpus = len(ordered)
     # Typical pods asking the same milli-GPU see the same GPUs fit and the same idle ones too small.
     seen: dict[int, tuple[int, int]] = {}
     for ok, cpu, m, count in zip(tp.access_list(model), tp.cpu_list, tp.milli_list, tp.count_list):
         if ok and cpu_left >= cpu:
             fit_small = seen.get(m)
             if fit_small is None:
-                fit_small = seen[m] = (sum(1 for x in left if x >= m), sum(x for x in left if x < m))
+                small = bisect_left(ordered, m)
+                fit_small = seen[m] = (gpus - small, below[small])
             if fit_small[0] >= count:
                 out.append(fit_small[1])
                 continue
