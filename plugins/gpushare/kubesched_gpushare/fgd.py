@@ -289,6 +289,9 @@ class FGD:
         fr = self._rows.get(table)
         if fr is None or len(fr.generation) != len(table.generation) or fr.small.shape[1] != len(self.tp):
             fr = self._rows[table] = _Rows(table, self.tp)
+        # As GpuTable.refresh: when no row of the table changed, none of the batch did.
+        if not (fr.generation != table.generation).any():
+            return fr
         stale = rows[fr.generation[rows] != table.generation[rows]]
         if len(stale):
             tp = self.tp
