@@ -11,7 +11,8 @@ from what it reports; it never reaches into the scheduler. One job per module:
 * :mod:`.metrics` keeps the cluster's GPU, CPU and memory use and fragmentation after every pod;
 * :mod:`.grid` puts those samples on the artifact's grid (arrived 0..130 % of GPU capacity);
 * :mod:`.configure` fixes in the configuration what the protocol fixes;
-* :mod:`.replay` runs one experiment; :mod:`.compare` several configurations side by side;
+* :mod:`.replay` runs one experiment (:mod:`.collector` keeps the garbage collector from walking
+  what it holds, over and over); :mod:`.compare` several configurations side by side;
   :mod:`.output` and :mod:`.plot` write what they found.
 """
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.research import gpushare
+from kubesched.research.collector import FrozenSurvivors
 from kubesched.research.configure import PERCENTAGE_OF_NODES_TO_SCORE, experiment_config
 from kubesched.research.errors import ReplayError
 from kubesched.research.grid import curve
@@ -120,25 +121,27 @@ async def replay(options: ReplayOptions, progress: Callable[[int, int], None] | 
     started = time.perf_counter()
     sim = await SteppedSimulation.start(cfg.profiles, [n.obj for n in node_order], settings)
     try:
-        for i, event in enumerate(events):
-            pod = event.pod
-            if event.time is not None:
-                sim.advance_to(event.time)  # churn: the trace's own seconds
-            if event.action == "create":
-                created += 1
-                gauge.arrive(pod)
-                placed = await sim.place(pod.obj)
-                if placed.node is not None:
-                    scheduled += 1
-                    gauge.placed(pod, placed.node, placed.pod)
-                else:
-                    failed[pod.kind] += 1
-                    reasons[placed.message] += 1
-            elif await sim.remove(pod.obj["metadata"]["namespace"], pod.name) is not None:
-                gauge.removed(pod)
-            gauge.record()
-            if progress is not None:
-                progress(i + 1, len(events))
+        with FrozenSurvivors() as survivors:
+            for i, event in enumerate(events):
+                survivors.step()
+                pod = event.pod
+                if event.time is not None:
+                    sim.advance_to(event.time)  # churn: the trace's own seconds
+                if event.action == "create":
+                    created += 1
+                    gauge.arrive(pod)
+                    placed = await sim.place(pod.obj)
+                    if placed.node is not None:
+                        scheduled += 1
+                        gauge.placed(pod, placed.node, placed.pod)
+                    else:
+                        failed[pod.kind] += 1
+                        reasons[placed.message] += 1
+                elif await sim.remove(pod.obj["metadata"]["namespace"], pod.name) is not None:
+                    gauge.removed(pod)
+                gauge.record()
+                if progress is not None:
+                    progress(i + 1, len(events))
     finally:
         await sim.close()
     elapsed = time.perf_counter() - started
