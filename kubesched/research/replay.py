@@ -86,6 +86,14 @@ def _pct(part: float, whole: float) -> float | None:
 
 async def replay(options: ReplayOptions, progress: Callable[[int, int], None] | None = None) -> ReplayResult:
     """Run one experiment; ``progress(done, total)`` after every event."""
+    # From the first object the experiment makes (the workload read) to the last.
+    with FrozenSurvivors() as survivors:
+        return await _replay(options, progress, survivors)
+
+
+async def _replay(
+    options: ReplayOptions, progress: Callable[[int, int], None] | None, survivors: FrozenSurvivors
+) -> ReplayResult:
     gpushare.require()
     if options.churn and options.inflate is not None:
         raise ReplayError("--inflate does not apply to --churn, which replays the trace's own pods at their own times")
@@ -121,27 +129,26 @@ async def replay(options: ReplayOptions, progress: Callable[[int, int], None] | 
     started = time.perf_counter()
     sim = await SteppedSimulation.start(cfg.profiles, [n.obj for n in node_order], settings)
     try:
-        with FrozenSurvivors() as survivors:
-            for i, event in enumerate(events):
-                survivors.step()
-                pod = event.pod
-                if event.time is not None:
-                    sim.advance_to(event.time)  # churn: the trace's own seconds
-                if event.action == "create":
-                    created += 1
-                    gauge.arrive(pod)
-                    placed = await sim.place(pod.obj)
-                    if placed.node is not None:
-                        scheduled += 1
-                        gauge.placed(pod, placed.node, placed.pod)
-                    else:
-                        failed[pod.kind] += 1
-                        reasons[placed.message] += 1
-                elif await sim.remove(pod.obj["metadata"]["namespace"], pod.name) is not None:
-                    gauge.removed(pod)
-                gauge.record()
-                if progress is not None:
-                    progress(i + 1, len(events))
+        for i, event in enumerate(events):
+            survivors.step()
+            pod = event.pod
+            if event.time is not None:
+                sim.advance_to(event.time)  # churn: the trace's own seconds
+            if event.action == "create":
+                created += 1
+                gauge.arrive(pod)
+                placed = await sim.place(pod.obj)
+                if placed.node is not None:
+                    scheduled += 1
+                    gauge.placed(pod, placed.node, placed.pod)
+                else:
+                    failed[pod.kind] += 1
+                    reasons[placed.message] += 1
+            elif await sim.remove(pod.obj["metadata"]["namespace"], pod.name) is not None:
+                gauge.removed(pod)
+            gauge.record()
+            if progress is not None:
+                progress(i + 1, len(events))
     finally:
         await sim.close()
     elapsed = time.perf_counter() - started
