@@ -28,7 +28,9 @@ def unfrozen() -> Iterator[None]:
 
 
 def test_survivors_are_frozen_every_few_steps_and_given_back(unfrozen: None) -> None:
+    before = gc.get_threshold()
     with collector.FrozenSurvivors(every=2) as survivors:
+        assert gc.get_threshold()[0] >= collector.YOUNG_THRESHOLD
         assert survivors.active and gc.get_freeze_count() > 0
         kept: list[Any] = []
         frozen = gc.get_freeze_count()
@@ -37,6 +39,7 @@ def test_survivors_are_frozen_every_few_steps_and_given_back(unfrozen: None) -> 
         survivors.step()
         assert gc.get_freeze_count() >= frozen + 100
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
 
 
 def test_objects_someone_else_froze_stay_frozen(unfrozen: None) -> None:
