@@ -74,12 +74,16 @@ class NodeOrder:
             key = self._keys[node_name] = int.from_bytes(digest, "big") >> 1
         return key
 
-    def _column_keys(self, columns: NodeColumns) -> Array:
-        """The key of every row of ``columns`` (a snapshot's nodes: their names never change)."""
-        keys = self._by_columns.get(columns)
-        if keys is None:
-            keys = self._by_columns[columns] = np.fromiter((self.key(n) for n in columns.names), np.int64, columns.n)
-        return keys
+    def _column_keys(self, columns: NodeColumns) -> tuple[Array, Array | None]:
+        """The key of every row of ``columns`` (a snapshot's nodes: their names never change),
+        and each row's place among all rows by key (``None`` when two rows share a key)."""
+        held = self._by_columns.get(columns)
+        if held is None:
+            keys = np.fromiter((self.key(n) for n in columns.names), np.int64, columns.n)
+            places = np.empty(len(keys), np.int64)
+            places[np.argsort(keys, kind="stable")] = np.arange(len(keys))
+            held = self._by_columns[columns] = (keys, places if len(np.unique(keys)) == len(keys) else None)
+        return held
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         # NodeOrder and NodeOrderFine of one seed share the ranks of a cycle.
@@ -88,15 +92,21 @@ class NodeOrder:
         batch = columns_of(nodes)
         if held is not None and held.same(nodes, batch):
             return None
+        ranks: Array | None = None
         if batch is not None:
-            keys = self._column_keys(batch.columns)[batch.rows]
+            keys, places = self._column_keys(batch.columns)
+            if places is not None:
+                ranks = ranks_among(places, batch.rows)
+            keys = keys[batch.rows]
             ranked = _Ranks(None, batch)
         else:
             names = [n.name for n in nodes]
             keys = np.fromiter((self.key(n) for n in names), np.int64, len(names))
             ranked = _Ranks(names, None)
-        ranked.ranks = np.empty(len(keys), np.int64)
-        ranked.ranks[np.argsort(keys, kind="stable")] = np.arange(len(keys))
+        if ranks is None:
+            ranks = np.empty(len(keys), np.int64)
+            ranks[np.argsort(keys, kind="stable")] = np.arange(len(keys))
+        ranked.ranks = ranks
         state.write(state_key, ranked)
         return None
 
@@ -121,6 +131,20 @@ class NodeOrder:
         if any(n not in ranks for n in names):
             return None
         return self._digits(np.array([ranks[n] for n in names], np.int64))
+
+
+def ranks_among(places: Array, rows: Array) -> Array | None:
+    """The rank of each of ``rows`` among them, given every row's place among all rows (distinct
+    keys): the rows' places counted, not sorted — a cycle ranks a thousand nodes. ``None`` when a
+    row comes twice (sorting ranks each copy apart)."""
+    mine = places[rows]
+    marked = np.zeros(len(places), bool)
+    marked[mine] = True
+    below = np.cumsum(marked)
+    if len(rows) and int(below[-1]) != len(rows):
+        return None
+    ranks: Array = below[mine] - 1
+    return ranks
 
 
 class _Ranks:
