@@ -15,7 +15,10 @@ are built by :mod:`kubesched.sim.scenario.openb`, as ``simulate`` builds them fr
 
 from __future__ import annotations
 
+import copy
 import csv
+import hashlib
+import marshal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,8 +161,43 @@ def read_nodes(path: Path, *, gpu_only: bool = True) -> list[TraceNode]:
     return nodes
 
 
+#: Pod lists read in this process, by their bytes and whether churn's columns were required: a
+#: sweep's worker replays one workload under every configuration and seed, and parsing it cost
+#: as much as a tenth of a second each time. What is kept is never handed out: each read gets
+#: its own copies of the pod objects (a replay writes into them).
+_PODS: dict[tuple[bytes, bool], list[TracePod]] = {}
+_PODS_KEPT = 4
+
+
 def read_pods(path: Path, *, churn: bool = False) -> list[TracePod]:
     """The pods of ``path`` in file order (churn needs ``creation_time`` on every row)."""
+    try:
+        key = (hashlib.sha256(path.read_bytes()).digest(), churn)
+    except OSError:
+        return _read_pods(path, churn=churn)  # says what is wrong with the path
+    kept = _PODS.get(key)
+    if kept is None:
+        kept = _read_pods(path, churn=churn)  # a list refused is refused again next time
+        if len(_PODS) >= _PODS_KEPT:
+            _PODS.clear()
+        _PODS[key] = kept
+    return [
+        TracePod(p.name, p.cpu_milli, p.memory_mib, p.gpu_count, p.gpu_milli, p.created, p.deleted, _copy(p.obj))
+        for p in kept
+    ]
+
+
+def _copy(obj: Obj) -> Obj:
+    """A deep copy of a pod object as the trace builds one (dicts, lists, strings, numbers):
+    ``marshal`` at version 2 copies such a tree without sharing any part, in C."""
+    try:
+        copied: Obj = marshal.loads(marshal.dumps(obj, 2))
+    except ValueError:  # something marshal cannot write: the general copy
+        return copy.deepcopy(obj)
+    return copied
+
+
+def _read_pods(path: Path, *, churn: bool = False) -> list[TracePod]:
     required = POD_COLUMNS + (CHURN_COLUMNS if churn else ())
     seen: dict[str, int] = {}
     rows: list[tuple[str, int, int, int, int, int | None, int | None]] = []
