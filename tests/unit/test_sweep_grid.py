@@ -263,7 +263,7 @@ def test_a_grid_file_path_may_name_a_variable(tmp_path: Path, monkeypatch: pytes
     grid_file = tmp_path / "grid" / "paper.yaml"
     grid_file.parent.mkdir()
     grid_file.write_text(
-        "nodes: $KUBESCHED_TRACES/n.csv\nworkloads: [\"${KUBESCHED_TRACES}/a.csv\", b.csv]\nconfigs: [c.yaml]\n"
+        'nodes: $KUBESCHED_TRACES/n.csv\nworkloads: ["${KUBESCHED_TRACES}/a.csv", b.csv]\nconfigs: [c.yaml]\n'
     )
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("KUBESCHED_TRACES", "traces")
