@@ -45,7 +45,7 @@ def measured_result(
     groups: int = 0,
     group_cycles: int = 0,
     cpu: float | None = None,
-    garbage: int = 0,
+    garbage: int | None = 0,
 ) -> Result:
     """The :class:`Result` of one run of ``w``: ``measured`` pods decided in ``seconds``, the
     scheduling-attempt ``durations`` (seconds) of the measured pods, the loop's ``lag``; with

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
+import os
 import resource
 import sys
 import time
@@ -72,8 +73,8 @@ class Result:
     #: measured pod over the same window (None elsewhere).
     server_cpu_ms_per_pod: float | None = None
     #: Objects in reference cycles the scheduling left behind while the measured pods were
-    #: scheduled (see :class:`CyclicGarbage`); 0 where it makes none.
-    cyclic_garbage: int = 0
+    #: scheduled (see :class:`CyclicGarbage`); 0 where it makes none, None where not counted.
+    cyclic_garbage: int | None = 0
 
 
 def with_floor(result: Result, floor: Floor | None) -> Result:
@@ -144,6 +145,14 @@ def import_lazy_modules(dra: bool) -> None:
         importlib.import_module(LAZY_CEL)
 
 
+#: Set (to anything but "") for a run whose process CPU is compared with another's
+#: (``--against`` sets it for both sides): :class:`CyclicGarbage` counts nothing. Its closing
+#: collection walks every object the scheduler froze during the window — the harness's own CPU,
+#: some 2-4% of a 5000-node workload's whole-process CPU per pod, which a revision that measures
+#: no window (and counts no cycles) does not spend.
+NO_CYCLE_COUNT = "KUBESCHED_BENCH_NO_CYCLE_COUNT"
+
+
 class CyclicGarbage:
     """The objects the collector frees from :meth:`start` to :meth:`stop`: reference cycles.
 
@@ -155,11 +164,16 @@ class CyclicGarbage:
     thaws (so a run that paces the collector must free its set-up's garbage before the freeze)."""
 
     def __init__(self) -> None:
-        self.count = 0
+        #: What was freed; None when not counted (:data:`NO_CYCLE_COUNT`).
+        self.count: int | None = 0
         self._on = False
         self._frozen = 0
+        self._counting = not os.environ.get(NO_CYCLE_COUNT)
 
     def start(self) -> None:
+        if not self._counting:
+            self.count = None
+            return
         self.count = 0
         self._frozen = gc.get_freeze_count()
         if not self._on:
@@ -179,7 +193,7 @@ class CyclicGarbage:
         self._on = False
 
     def _collected(self, phase: str, info: dict[str, int]) -> None:
-        if phase == "stop":
+        if phase == "stop" and self.count is not None:
             self.count += info.get("collected", 0)
 
 
@@ -197,7 +211,7 @@ def make_result(
     groups: int = 0,
     group_cycles: int = 0,
     cpu: float | None = None,
-    garbage: int = 0,
+    garbage: int | None = 0,
 ) -> Result:
     """The :class:`Result` of one measured set: ``measured`` pods decided in ``seconds``, the
     scheduling-attempt ``durations`` (seconds) meanwhile, the loop's ``lag``; with ``groups``
