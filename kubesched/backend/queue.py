@@ -53,7 +53,7 @@ from kubesched.backend.queue_names import (
     UNSCHEDULABLE_Q,
 )
 from kubesched.backend.queueing_hints import RESULT_ANNOTATION_PREFIX, EventHints, spec_changed
-from kubesched.backend.unschedulable_pods import POD_TOPOLOGY_SPREAD, NamespaceLabels, UnschedulablePods
+from kubesched.backend.unschedulable_pods import POD_TOPOLOGY_SPREAD, NamespaceLabels, UnschedulablePods, waits_for
 from kubesched.framework.events import (
     ASSIGNED_POD_ADD,
     ASSIGNED_POD_DELETE,
@@ -138,6 +138,7 @@ class SchedulingQueue(PodGroupQueueing):
         #: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs (its metric);
         #: hints are timed only when it is set.
         self.on_hint: Callable[[str, str, str, float], None] | None = None
+        self.screening = True  # on_event passes over pods the hints' screens rule out (else asks all)
         self._init_pod_groups()
 
     # --- introspection ------------------------------------------------------------------------
@@ -513,6 +514,7 @@ class SchedulingQueue(PodGroupQueueing):
             return 0
         moved = 0
         pool = self._unschedulable
+        screens = self._hints.screens(event, old, new) if self.screening else {}
         for q in list(pool.values() if candidates is None else {c.key: c for c in candidates}.values()):
             if skip_uid is not None and q.key == skip_uid:
                 continue
@@ -521,24 +523,16 @@ class SchedulingQueue(PodGroupQueueing):
             if isinstance(q, QueuedPodGroupInfo):
                 # A group moves when its gate may now pass, or when any member may now fit.
                 helps = any(
-                    self._hints.may_help(m.pod, self._waits_for(q, m), event, old, new, self.on_hint) for m in q.members
+                    self._hints.may_help(m.pod, waits_for(q, m), event, old, new, self.on_hint) for m in q.members
                 )
             else:
-                helps = self._hints.may_help(q.pod, self._waits_for(q, q), event, old, new, self.on_hint)
+                plugins = waits_for(q, q)  # passed over where every hint it waits on would SKIP
+                screened = bool(screens) and self._hints.screened_out(q.pod, plugins, screens)
+                helps = not screened and self._hints.may_help(q.pod, plugins, event, old, new, self.on_hint)
             if helps and (not q.gated or q.pod_info.scheduler_name in self.frameworks):
                 self._gate(q, str(event))
                 moved += q.key not in pool
         return moved
-
-    @staticmethod
-    def _waits_for(entity: QueuedPodInfo, q: QueuedPodInfo) -> set[str]:
-        """The plugins whose events may move ``q`` (a pooled pod, or a member of a pooled group):
-        those that rejected it, and the gate holding it (a pod gated after a failed attempt, its
-        preemption still under way, waits for both)."""
-        plugins = q.unschedulable_plugins | q.pending_plugins
-        if entity.gated and entity.gating_plugin:
-            plugins = plugins | {entity.gating_plugin}
-        return plugins
 
     def assigned_pod_added(self, pod: PodInfo, ns_labels: NamespaceLabels | None = None) -> None:
         """A pod was bound (or found bound): as upstream, only pooled pods it could help across

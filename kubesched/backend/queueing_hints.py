@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from kubesched.framework.events import (
@@ -16,12 +16,16 @@ from kubesched.framework.events import (
     ClusterEvent,
     ClusterEventWithHint,
     EventResource,
+    PodKeysFn,
     QueueingHint,
 )
 from kubesched.runtime.framework import Framework
 
 #: The queue's logger, which the hints' failures were logged to before they had a module of their own.
 log = logging.getLogger("kubesched.backend.queue")
+
+#: Per plugin, the (key, pod keys) pairs of its screened registrations for one event.
+Screens = dict[str, list[tuple[Hashable, PodKeysFn]]]
 
 #: Told ``(plugin, event, hint, seconds)`` each time a queueing hint runs.
 HintObserver = Callable[[str, str, str, float], None]
@@ -110,6 +114,47 @@ class EventHints:
                 if hint is QueueingHint.QUEUE:
                     return True
         return False
+
+    def screens(self, event: ClusterEvent, old: Any, new: Any) -> Screens:
+        """Per plugin whose every registration covering ``event`` screens it (see
+        ``ClusterEventWithHint.screen``), the keys a pod must hold for one of its hints to be
+        worth asking; a plugin absent here must be asked. Empty for the events every pod hears
+        (activation, the unschedulable timeout, wildcards)."""
+        if event is FORCE_ACTIVATE or event is UNSCHEDULABLE_TIMEOUT or event.resource is EventResource.WILDCARD:
+            return {}
+        out: Screens = {}
+        for plugin, regs in self._matching_registrations(event).items():
+            if regs is None:
+                continue
+            keys: list[tuple[Hashable, PodKeysFn]] = []
+            for reg in regs:
+                if reg.hint is None or reg.screen is None or reg.pod_keys is None:
+                    break
+                key = reg.screen(old, new)
+                if key is None:
+                    break
+                keys.append((key, reg.pod_keys))
+            else:
+                out[plugin] = keys
+        return out
+
+    @staticmethod
+    def screened_out(pod: Any, plugins: set[str], screens: Screens) -> bool:
+        """Whether every hint :meth:`may_help` would ask for ``pod`` (rejected by ``plugins``)
+        is one its screen says answers SKIP: then the pod is passed over unasked."""
+        if not plugins or not screens:
+            return False
+        for plugin in plugins:
+            keys = screens.get(plugin)
+            if keys is None:
+                return False
+            for key, pod_keys in keys:
+                try:
+                    if key in pod_keys(pod):
+                        return False
+                except Exception:  # noqa: BLE001 - the hint is asked then, and errs as it errs
+                    return False
+        return True
 
     def _matching_registrations(self, event: ClusterEvent) -> dict[str, list[ClusterEventWithHint] | None]:
         """Per plugin, its registrations that cover ``event`` (``None``: it registers for

@@ -19,6 +19,16 @@ NamespaceLabels = Callable[[str], Mapping[str, str]]
 POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 
 
+def waits_for(entity: QueuedPodInfo, q: QueuedPodInfo) -> set[str]:
+    """The plugins whose events may move ``q`` (a pooled pod, or a member of a pooled group
+    ``entity``): those that rejected it, and the gate holding it (a pod gated after a failed
+    attempt, its preemption still under way, waits for both). Read, not to be changed."""
+    plugins = q.unschedulable_plugins | q.pending_plugins if q.pending_plugins else q.unschedulable_plugins
+    if entity.gated and entity.gating_plugin:
+        plugins = plugins | {entity.gating_plugin}
+    return plugins
+
+
 class UnschedulablePods(dict[str, QueuedPodInfo]):
     """The pooled pods by uid."""
 
@@ -31,10 +41,7 @@ class UnschedulablePods(dict[str, QueuedPodInfo]):
         it, or gates it."""
         out: dict[tuple[str, str], int] = {}
         for q in self.values():
-            plugins = q.unschedulable_plugins | q.pending_plugins
-            if q.gated and q.gating_plugin:
-                plugins = plugins | {q.gating_plugin}
-            for plugin in plugins:
+            for plugin in waits_for(q, q):
                 key = (plugin, q.pod_info.scheduler_name)
                 out[key] = out.get(key, 0) + 1
         return out

@@ -7,7 +7,7 @@ optional hint function (``hint(pod, old, new) -> QueueingHint``) agrees.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Hashable
 from dataclasses import dataclass, field
 from enum import Enum, IntFlag
 from typing import Any
@@ -115,10 +115,25 @@ HintFn = Callable[[Any, Any, Any], QueueingHint]
 """``hint(pod, old_obj, new_obj)``: may the event make ``pod`` (a pod dict) schedulable?"""
 
 
+ScreenFn = Callable[[Any, Any], Hashable | None]
+"""``screen(old_obj, new_obj)``: a key of the event's object such that :attr:`hint` answers SKIP
+for every pod whose :data:`PodKeysFn` does not hold it; None where it cannot say so."""
+
+PodKeysFn = Callable[[Any], Container[Hashable]]
+"""``pod_keys(pod)``: the keys (see :data:`ScreenFn`) of the objects that may concern the pod."""
+
+
 @dataclass(frozen=True)
 class ClusterEventWithHint:
     event: ClusterEvent
     hint: HintFn | None = None
+    #: With :attr:`pod_keys`, a promise about :attr:`hint` that lets the queue pass over a pod
+    #: without asking it: where ``screen(old, new)`` gives a key that ``pod_keys(pod)`` lacks,
+    #: the hint would answer SKIP for that pod. An event on one object among thousands of
+    #: pending pods (a ResourceClaim made for one of them) then costs a set lookup per pod, not a
+    #: hint call. Decisions are the hint's alone: the queue skips only what it would skip.
+    screen: ScreenFn | None = None
+    pod_keys: PodKeysFn | None = None
 
 
 # Events upstream names, for reuse.

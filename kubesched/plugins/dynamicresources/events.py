@@ -39,7 +39,10 @@ class EventHints(DynamicResourcesBase):
                 )
             ),
             ClusterEventWithHint(
-                ClusterEvent(EventResource.RESOURCE_CLAIM, add_or_update), self.is_schedulable_after_claim_change
+                ClusterEvent(EventResource.RESOURCE_CLAIM, add_or_update),
+                self.is_schedulable_after_claim_change,
+                screen=claim_screen,
+                pod_keys=pod_claim_keys,
             ),
             ClusterEventWithHint(
                 ClusterEvent(EventResource.UNSCHEDULED_POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
@@ -77,26 +80,41 @@ class EventHints(DynamicResourcesBase):
         return QueueingHint.QUEUE
 
 
+def claim_screen(old: Obj | None, new: Obj) -> tuple[str, Any] | None:
+    """The claim's namespace and name, unless the change deallocated it: :meth:`EventHints.
+    is_schedulable_after_claim_change` answers SKIP for a pod none of whose entries may name it
+    (:func:`pod_claim_keys`), but QUEUE for any pod when devices are given back."""
+    if old is not None and allocation_of(old) is not None and allocation_of(new) is None:
+        return None
+    cmeta = new.get("metadata") or {}
+    return (cmeta.get("namespace") or "default", cmeta.get("name"))
+
+
+def pod_claim_keys(pod: Obj) -> frozenset[tuple[str, Any]]:
+    """The (namespace, name) of every claim the pod's entries may stand for (:func:`_may_name`)."""
+    return _claim_names(pod)[2]
+
+
 def _may_name(pod: Obj, claim: Obj) -> bool:
     """Whether one of the pod's ``spec.resourceClaims`` entries stands for a claim of this
     namespace and name (a claim of another name cannot be one of the pod's claims)."""
-    namespace, names = _claim_names(pod)
+    namespace, names, _ = _claim_names(pod)
     cmeta = claim.get("metadata") or {}
     return (cmeta.get("namespace") or "default") == namespace and cmeta.get("name") in names
 
 
-#: Per pod version (uid, resourceVersion): its namespace and the names its
-#: ``spec.resourceClaims`` entries stand for. A claim event asks about every pod waiting in the
-#: queue, each the same version until it changes.
-_NAMES: dict[tuple[Any, Any], tuple[str, frozenset[Any]]] = {}
+#: Per pod version (uid, resourceVersion): its namespace, the names its ``spec.resourceClaims``
+#: entries stand for, and those names as (namespace, name) keys. A claim event asks about every
+#: pod waiting in the queue, each the same version until it changes.
+_NAMES: dict[tuple[Any, Any], tuple[str, frozenset[Any], frozenset[tuple[str, Any]]]] = {}
 #: How many pod versions :data:`_NAMES` keeps before starting over.
 _NAMES_LIMIT = 50_000
 
 
-def _claim_names(pod: Obj) -> tuple[str, frozenset[Any]]:
+def _claim_names(pod: Obj) -> tuple[str, frozenset[Any], frozenset[tuple[str, Any]]]:
     """The pod's namespace and the claim names its entries stand for: an entry's
     ``resourceClaimName``, or for a template entry the claim its status names (``None`` when its
-    status names none yet, as a claim without a name would match it)."""
+    status names none yet, as a claim without a name would match it); and the names as keys."""
     meta = meta_of(pod)
     version = (meta.get("uid"), meta.get("resourceVersion"))
     hit = _NAMES.get(version)
@@ -111,7 +129,8 @@ def _claim_names(pod: Obj) -> tuple[str, frozenset[Any]]:
             if statuses is None:
                 statuses = claim_statuses(pod)
             names.add(statuses.get(entry.get("name")))
-    found = (meta.get("namespace") or "default", frozenset(names))
+    namespace = meta.get("namespace") or "default"
+    found = (namespace, frozenset(names), frozenset((namespace, n) for n in names))
     if version[0] and version[1]:  # an object without both is not known to stay the same
         if len(_NAMES) >= _NAMES_LIMIT:
             _NAMES.clear()
