@@ -56,8 +56,9 @@ def summary_without_time(result: Any) -> dict[str, Any]:
 
 
 @pytest.mark.skipif(TRACE is None, reason=TRACE_ABSENT)
-def test_freezing_decides_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unfrozen: None) -> None:
-    pytest.importorskip("kubesched_gpushare")
+def test_freezing_decides_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unfrozen: None, gpushare_installed: None
+) -> None:
     assert TRACE is not None
     nodes, pods = tmp_path / "nodes.csv", tmp_path / "pods.csv"
     nodes.write_text("\n".join((TRACE / "openb_node_list_gpu_node.csv").read_text().splitlines()[:41]) + "\n")
