@@ -20,16 +20,25 @@ from kubesched.testing import make_pod
 NAMES = ["n0", "n1", "n2", "n3"]
 
 
-class Screened:
-    """Only the node a pod names (label ``wants``) may help it; the screen says so."""
+class Rejecting:
+    """Rejects every pod; registers no event (the plugins below register their own)."""
 
-    name = "Screened"
+    name = "Deaf"
 
     def __init__(self, args: Any, handle: Any) -> None:
         pass
 
     def filter(self, state: Any, pod: Any, node: Any) -> Status:
         return Status.unschedulable("no")
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        return []
+
+
+class Screened(Rejecting):
+    """Only the node a pod names (label ``wants``) may help it; the screen says so."""
+
+    name = "Screened"
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         def hint(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
@@ -46,16 +55,10 @@ class Screened:
         ]
 
 
-class Unscreened:
+class Unscreened(Rejecting):
     """A node of an even number helps a pod that wants any node."""
 
     name = "Unscreened"
-
-    def __init__(self, args: Any, handle: Any) -> None:
-        pass
-
-    def filter(self, state: Any, pod: Any, node: Any) -> Status:
-        return Status.unschedulable("no")
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         def hint(pod: dict[str, Any], old: Any, new: Any) -> QueueingHint:
@@ -66,21 +69,8 @@ class Unscreened:
         return [ClusterEventWithHint(NODE_ADD, hint)]
 
 
-class Deaf:
-    name = "Deaf"
-
-    def __init__(self, args: Any, handle: Any) -> None:
-        pass
-
-    def filter(self, state: Any, pod: Any, node: Any) -> Status:
-        return Status.unschedulable("no")
-
-    def events_to_register(self) -> list[ClusterEventWithHint]:
-        return []
-
-
 def _queue(screening: bool) -> SchedulingQueue:
-    reg = registry_with(Screened, Unscreened, Deaf)
+    reg = registry_with(Screened, Unscreened, Rejecting)
     fw = Framework(profile(filter=["Screened", "Unscreened", "Deaf"]), reg)
     q = SchedulingQueue({"default-scheduler": fw}, clock=lambda: 1000.0)
     q.screening = screening
