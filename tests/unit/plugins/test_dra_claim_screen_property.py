@@ -7,6 +7,7 @@ or not. The queue passes over such pods unasked, so this promise is what keeps i
 from __future__ import annotations
 
 import copy
+import itertools
 from types import SimpleNamespace
 from typing import Any
 
@@ -20,6 +21,7 @@ from kubesched.testing.harness import ObjectListers
 
 Obj = dict[str, Any]
 NAMES = st.sampled_from(["a", "b", "c", "p-res-x"])
+_UIDS = itertools.count()
 NAMESPACES = st.sampled_from(["ns", "other", None])
 
 
@@ -28,7 +30,7 @@ def _claim(name: str, namespace: str | None, allocated: bool, owner: bool) -> Ob
     if namespace is not None:
         meta["namespace"] = namespace
     if owner:
-        meta["ownerReferences"] = [{"kind": "Pod", "uid": "pod-uid", "controller": True}]
+        meta["ownerReferences"] = [{"kind": "Pod", "uid": "owner", "controller": True}]
     c: Obj = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta, "spec": {}}
     if allocated:
         c["status"] = {"allocation": {"devices": {"results": []}}}
@@ -45,7 +47,9 @@ def pods(draw: st.DrawFn) -> Obj:
             entries.append({"name": f"e{i}", "resourceClaimTemplateName": "tpl"})
             if draw(st.booleans()):
                 statuses.append({"name": f"e{i}", "resourceClaimName": draw(NAMES)})
-    meta: Obj = {"name": "p", "uid": "pod-uid", "resourceVersion": str(draw(st.integers(1, 10**9)))}
+    # A uid of its own: the hint keeps what it read of a pod by (uid, resourceVersion), and
+    # another test's pod of the same uid and version must not find this one's.
+    meta: Obj = {"name": "p", "uid": f"screen-{next(_UIDS)}", "resourceVersion": "1"}
     namespace = draw(NAMESPACES)
     if namespace is not None:
         meta["namespace"] = namespace
@@ -74,6 +78,9 @@ def test_a_claim_the_screen_rules_out_is_one_the_hint_skips(
 ) -> None:
     old, new = change
     objects = [_claim(*p) for p in present] + [copy.deepcopy(new)]
+    for c in [*objects, new, *([old] if old is not None else [])]:
+        for ref in c["metadata"].get("ownerReferences") or ():
+            ref["uid"] = pod["metadata"]["uid"]  # made from the pod's template: the pod owns it
     plugin = DynamicResources(None, SimpleNamespace(listers=ObjectListers(objects), cluster=None))
     key = claim_screen(old, new)
     answer = plugin.is_schedulable_after_claim_change(pod, old, new)
