@@ -228,7 +228,7 @@ def workload_fields(name: str) -> dict[str, Any]:
     }
     namespaces: list[Obj] = []
     group_ops: list[CreateAny] = []
-    object_ops: list[CreateAny | CreateResourceDriver] = []
+    object_ops: list[tuple[int, CreateAny | CreateResourceDriver]] = []
     for k, op in enumerate(w.ops):
         at = f"{where}: workloadTemplate[{k}]"
         if isinstance(op, Churn):
@@ -240,11 +240,11 @@ def workload_fields(name: str) -> dict[str, Any]:
         elif isinstance(op, CreateAny) and op.namespace not in OBJECT_NAMESPACES:
             raise ShippedShapeError(f"{at}: the catalogue makes objects in {', '.join(OBJECT_NAMESPACES[1:])} or none")
         elif isinstance(op, CreateAny | CreateResourceDriver):
-            object_ops.append(op)
+            object_ops.append((sum(n.count for n in w.ops[:k] if isinstance(n, CreateNodes)), op))
         elif not isinstance(op, CreateNodes | CreatePods | WaitForPodGroups):
             raise ShippedShapeError(f"{at}: the catalogue does not run {_opcode(op)}")
     if object_ops:
-        fields["objects"] = _cluster_objects(object_ops, make_node, fields["nodes"])
+        fields["objects"] = _cluster_objects(object_ops, make_node)
     groups = sum(op.count for op in group_ops if op.kind == "PodGroup")
     if groups:
         fields["pod_groups"] = _group_objects(namespaces, group_ops)
@@ -272,28 +272,33 @@ def _nodes(ops: list[CreateNodes]) -> ShippedNode:
 
 
 def _cluster_objects(
-    ops: list[CreateAny | CreateResourceDriver], make_node: Callable[[int], Obj], nodes: int
+    ops: list[tuple[int, CreateAny | CreateResourceDriver]], make_node: Callable[[int], Obj]
 ) -> Callable[[], list[Obj]]:
     """The objects of the case's createAny ops (each in its op's namespace) and createResourceDriver
-    ops (a slice for each node whose name matches), in the case's order, made when called."""
+    ops (a slice for each node made before the op whose name matches, as kubesched bench finds
+    them), in the case's order, made when called; each op beside the nodes made before it."""
 
     def make() -> list[Obj]:
-        names = [make_node(i)["metadata"]["name"] for i in range(nodes)] if drivers else []
+        seen = max((made for made, op in ops if isinstance(op, CreateResourceDriver)), default=0)
+        names = [make_node(i)["metadata"]["name"] for i in range(seen)]
         out: list[Obj] = []
-        for op in ops:
+        for made, op in ops:
             if isinstance(op, CreateResourceDriver):
-                matching = (n for n in names if fnmatch.fnmatchcase(n, op.nodes))
+                matching = (n for n in names[:made] if fnmatch.fnmatchcase(n, op.nodes))
                 out += [driver_slice(op.driver, n, op.max_claims) for n in matching]
-                continue
-            for i in range(op.count):
-                obj = render_any(op, i)
-                if op.namespace:
-                    obj.setdefault("metadata", {})["namespace"] = op.namespace
-                out.append(obj)
+            else:
+                out += [_rendered(op, i) for i in range(op.count)]
         return out
 
-    drivers = any(isinstance(op, CreateResourceDriver) for op in ops)
     return make
+
+
+def _rendered(op: CreateAny, index: int) -> Obj:
+    """Object ``index`` of a createAny op, in the op's namespace if it names one."""
+    obj = render_any(op, index)
+    if op.namespace:
+        obj.setdefault("metadata", {})["namespace"] = op.namespace
+    return obj
 
 
 def _pods(index: int, op: CreatePods, where: str) -> PodMaker:
@@ -336,11 +341,9 @@ def _group_objects(namespaces: list[Obj], ops: list[CreateAny]) -> Callable[[], 
         out: list[Obj] = fresh(namespaces)
         for op in ops:
             for i in range(op.count):
-                obj = render_any(op, i)
+                obj = _rendered(op, i)
                 if obj.get("kind") != op.kind:
                     raise ShippedShapeError(f"{op.template}: expected a {op.kind} template, got {obj.get('kind')!r}")
-                if op.namespace:
-                    obj.setdefault("metadata", {})["namespace"] = op.namespace
                 out.append(obj)
         return out
 
