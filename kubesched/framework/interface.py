@@ -44,7 +44,7 @@ from kubesched.framework.results import (
 )
 from kubesched.framework.results import PostFilterResult as PostFilterResult
 from kubesched.framework.results import PreFilterResult as PreFilterResult
-from kubesched.framework.status import Status
+from kubesched.framework.status import Status, StatusTable
 from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
 
 if TYPE_CHECKING:
@@ -506,12 +506,14 @@ class FilterStatusesPlugin(FilterPlugin, Protocol):
 
     ``filter_statuses`` returns one ``Status | None`` per node of ``nodes`` (the ones a batch
     filter rejected, when a pod fits nowhere and each node's reason is reported), or ``None``
-    to decline. Nodes rejected alike may share one Status object (read-only). A Success or
-    ``None`` entry, and anything declined, is asked of ``filter`` node by node."""
+    to decline. Nodes rejected alike may share one Status object (read-only); a
+    :class:`~kubesched.framework.status.StatusTable` (a few statuses and each node's row among
+    them) says so outright, and spares the runtime a walk over the nodes to count them. A
+    Success or ``None`` entry, and anything declined, is asked of ``filter`` node by node."""
 
     def filter_statuses(
         self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]
-    ) -> Sequence[Status | None] | None: ...
+    ) -> Sequence[Status | None] | StatusTable | None: ...
 
 
 @runtime_checkable

@@ -16,7 +16,9 @@ kube-scheduler exactly, so a reason written here reads the same as upstream's:
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from enum import IntEnum
+from typing import Any
 
 
 class Code(IntEnum):
@@ -133,3 +135,26 @@ class Status:
 
 
 _REJECTED = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+
+
+class StatusTable:
+    """Statuses of many nodes as a small table and each node's row in it: what a bulk Filter
+    form (``filter_statuses``) may return instead of a list when nodes rejected alike share
+    one Status. ``index`` holds one row number per node (an integer array); the table is
+    read-only. It reads as the list it stands for (length, items, iteration), and the runtime
+    counts the nodes of each row without a walk over them."""
+
+    __slots__ = ("index", "table")
+
+    def __init__(self, table: Sequence[Status | None], index: Any) -> None:
+        self.table = table
+        self.index = index
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def __getitem__(self, i: int) -> Status | None:
+        return self.table[int(self.index[i])]
+
+    def __iter__(self) -> Iterator[Status | None]:
+        return map(self.table.__getitem__, self.index.tolist())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from itertools import filterfalse
 from typing import Any
@@ -22,7 +23,7 @@ import numpy as np
 
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.interface import CycleState
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import Code, Status, StatusTable
 from kubesched.framework.types import NodeInfo, PodInfo
 from kubesched.runtime.calls import plugin_error
 
@@ -77,24 +78,37 @@ class BatchFilterResult:
         nodes, its list is taken whole (no Python statement per node, no status kept per
         position); otherwise statuses are kept per position and what no bulk form gave is
         asked of the per-node ``filter``, in the order of ``positions``."""
+        names, statuses, distinct, _ = self.rejected_counted(positions)
+        return names, statuses, distinct
+
+    def rejected_counted(
+        self, positions: Sequence[int] | np.ndarray
+    ) -> tuple[list[str], list[Status], list[Status], list[int] | None]:
+        """:meth:`rejected_columns` and, where the bulk forms answered whole, how many of the
+        nodes have each distinct status (aligned with it; ``None`` otherwise) — what a
+        diagnosis's message counts, known here without another walk over the nodes."""
         at = np.asarray(positions, dtype=np.intp)
         cols = self._batch.columns
         rows = self._batch.rows[at].tolist()
         names = list(map(cols.names.__getitem__, rows))
         whole = self._whole(at) if not self.statuses else None
+        counts: list[int] | None
         if whole is not None:
-            statuses, distinct = whole
+            statuses, distinct, counts = whole
         else:
             statuses = self._per_position(at, rows)
             distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
+            counts = None
         if any(status.code is Code.ERROR for status in distinct):
             distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
-        return names, statuses, distinct
+            counts = None
+        return names, statuses, distinct, counts
 
-    def _whole(self, at: np.ndarray) -> tuple[list[Status], list[Status]] | None:
+    def _whole(self, at: np.ndarray) -> tuple[list[Status], list[Status], list[int]] | None:
         """The statuses of the nodes at ``at`` (none known yet), each rejecting plugin's bulk
-        list taken whole; ``None`` when some plugin's bulk form leaves a node to its per-node
-        ``filter`` (what it did answer is kept per position)."""
+        list taken whole, the distinct ones and how many nodes have each; ``None`` when some
+        plugin's bulk form leaves a node to its per-node ``filter`` (what it did answer is kept
+        per position)."""
         if len(at) < 2:
             return None
         rejector = self.rejector[at]
@@ -106,6 +120,7 @@ class BatchFilterResult:
             return self._bulk_plugin(plugins[0], at)
         out = np.empty(len(at), dtype=object)
         distinct: list[Status] = []
+        counts: list[int] = []
         answered: list[tuple[np.ndarray, list[Status]]] = []
         for k in plugins:
             sel = np.flatnonzero(rejector == k)
@@ -118,7 +133,8 @@ class BatchFilterResult:
             answered.append((sel, got[0]))
             out[sel] = np.fromiter(got[0], dtype=object, count=len(sel))
             distinct += got[1]
-        return out.tolist(), distinct
+            counts += got[2]
+        return out.tolist(), distinct, counts
 
     def _per_position(self, at: np.ndarray, rows: list[int]) -> list[Status]:
         """The statuses of the nodes at ``at``, kept per position: those known, then the bulk
@@ -159,12 +175,12 @@ class BatchFilterResult:
             if got is not None:
                 self.statuses.update(zip(where.tolist(), got[0], strict=True))
 
-    def _bulk_plugin(self, k: int, where: np.ndarray) -> tuple[list[Status], list[Status]] | None:
+    def _bulk_plugin(self, k: int, where: np.ndarray) -> tuple[list[Status], list[Status], list[int]] | None:
         """Plugin ``k``'s bulk statuses of the nodes at ``where`` (all of which it rejected),
-        each judged (:func:`filter_verdict`), and the distinct ones; ``None`` when it has no bulk
-        form or its form cannot answer for every one of them, having kept per position the
-        answers it did give (a node it lets through is left to its per-node form: the
-        contract)."""
+        each judged (:func:`filter_verdict`), the distinct ones and how many of the nodes have
+        each; ``None`` when it has no bulk form or its form cannot answer for every one of
+        them, having kept per position the answers it did give (a node it lets through is left
+        to its per-node form: the contract)."""
         name, _, _, bulk = self._fns[k]
         if bulk is None:
             return None
@@ -175,21 +191,29 @@ class BatchFilterResult:
             return None
         if statuses is None or len(statuses) != len(where):
             return None
+        if isinstance(statuses, StatusTable):
+            got = _judged_table(name, statuses)
+            if got is not None:
+                return got
+            statuses = list(statuses)
         # Bulk forms share one Status among nodes rejected alike: judge each one once.
-        distinct = dict(zip(map(id, statuses), statuses, strict=True))
+        ids = list(map(id, statuses))
+        distinct = dict(zip(ids, statuses, strict=True))
         had_none = distinct.pop(id(None), 0) is None
         verdicts: dict[int, Status | None] = {
             key: None if status.code is Code.SUCCESS else filter_verdict(name, status)
             for key, status in distinct.items()
         }
         if not had_none and all(verdict is not None for verdict in verdicts.values()):
+            counts = Counter(ids)
+            tally = [counts[key] for key in distinct]
             if all(verdicts[key] is status for key, status in distinct.items()):
-                return list(statuses), list(distinct.values())
+                return list(statuses), list(distinct.values()), tally
             rejected: dict[int, Status] = {key: v for key, v in verdicts.items() if v is not None}
-            judged = list(map(rejected.__getitem__, map(id, statuses)))
-            return judged, list(dict(zip(map(id, judged), judged, strict=True)).values())
+            # Each distinct status judged once: the judged ones are as distinct, in that order.
+            return list(map(rejected.__getitem__, ids)), list(rejected.values()), tally
         known = self.statuses
-        for pos, key in zip(where.tolist(), map(id, statuses), strict=True):
+        for pos, key in zip(where.tolist(), ids, strict=True):
             verdict = verdicts.get(key)
             if verdict is not None:
                 known[pos] = verdict
@@ -225,6 +249,23 @@ class BatchFilterResult:
                 break
             out[name] = "passed"
         return out
+
+
+def _judged_table(name: str, statuses: StatusTable) -> tuple[list[Status], list[Status], list[int]] | None:
+    """A :class:`StatusTable` judged (:func:`filter_verdict`): each node's status, the distinct
+    ones (the table's rows in use, in table order) and how many nodes have each, counted at
+    once; ``None`` where a row in use is a success, which the per-node form must answer."""
+    table = statuses.table
+    index = np.asarray(statuses.index, dtype=np.intp)
+    used = np.bincount(index, minlength=len(table))
+    rows = np.flatnonzero(used).tolist()
+    judged: dict[int, Status] = {}
+    for r in rows:
+        status = table[r]
+        if status is None or status.code is Code.SUCCESS:
+            return None
+        judged[r] = filter_verdict(name, status)
+    return list(map(judged.__getitem__, index.tolist())), list(judged.values()), used[rows].tolist()
 
 
 def run_filter_batch(

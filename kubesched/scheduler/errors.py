@@ -4,7 +4,7 @@ scheduling cycle early."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kubesched.framework.status import Status
@@ -17,6 +17,28 @@ class Diagnosis:
     unschedulable_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
+    #: Distinct statuses of ``node_to_status`` and how many nodes have each, as counted where
+    #: they were added (:meth:`add_counted`), for the first ``counted_nodes`` entries: the
+    #: message reads them when they cover every entry, and counts the map itself otherwise.
+    counted: list[tuple[Status, int]] = field(default_factory=list)
+    counted_nodes: int = 0
+
+    def add_counted(
+        self, names: Sequence[str], statuses: Sequence[Status], counted: Iterable[tuple[Status, int]]
+    ) -> None:
+        """Statuses of nodes not in the map yet, with their distinct ones counted."""
+        self.node_to_status.update(zip(names, statuses, strict=True))
+        self.counted.extend(counted)
+        self.counted_nodes += len(names)
+
+    def status_counts(self) -> Iterable[tuple[Status, int]]:
+        """Each distinct status (by identity) of ``node_to_status`` and its number of nodes."""
+        if self.counted_nodes == len(self.node_to_status):
+            return self.counted
+        statuses = self.node_to_status.values()
+        nodes = Counter(map(id, statuses))
+        distinct = _distinct(statuses, len(nodes))
+        return [(distinct[key], n) for key, n in nodes.items()]
 
 
 class FitError(Exception):
@@ -38,12 +60,9 @@ class FitError(Exception):
             msg += f" {d.pre_filter_msg}."
         else:
             # Nodes rejected alike mostly share one Status: count each Status once, then its reasons.
-            statuses = d.node_to_status.values()
-            nodes = Counter(map(id, statuses))
-            distinct = _distinct(statuses, len(nodes))
             histogram: dict[str, int] = {}
-            for key, n in nodes.items():
-                for reason in distinct[key].reasons:
+            for status, n in d.status_counts():
+                for reason in status.reasons:
                     histogram[reason] = histogram.get(reason, 0) + n
             if histogram:
                 msg += " " + ", ".join(sorted(f"{n} {r}" for r, n in histogram.items())) + "."

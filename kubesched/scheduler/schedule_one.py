@@ -381,9 +381,9 @@ class PodSchedulingCycle:
             absent = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]"
             )
-            for ni in all_nodes:
-                if ni.name not in names:
-                    diagnosis.node_to_status[ni.name] = absent
+            outside = [ni.name for ni in all_nodes if ni.name not in names]
+            if outside:
+                diagnosis.add_counted(outside, [absent] * len(outside), [(absent, len(outside))])
         t0 = time.perf_counter()
         nominated = pi.nominated_node_name
         hint: NodeInfo | None = None
@@ -592,14 +592,17 @@ class PodSchedulingCycle:
             statuses = diagnosis.node_to_status
             plugins = diagnosis.unschedulable_plugins
             for res, failed in rejected:
-                names, judged, distinct = res.rejected_columns(failed)
+                names, judged, distinct, counts = res.rejected_counted(failed)
                 # Nodes rejected alike share one Status: each distinct one is judged once.
                 for status in distinct:
                     if status.code is Code.ERROR:
                         raise CycleError(status)
                     if status.plugin:
                         plugins.add(status.plugin)
-                statuses.update(zip(names, judged, strict=True))
+                if counts is not None:
+                    diagnosis.add_counted(names, judged, zip(distinct, counts, strict=True))
+                else:
+                    statuses.update(zip(names, judged, strict=True))
         rows = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else np.empty(0, np.intp)
         return NodeBatch(cols, rows.astype(np.intp, copy=False))
 

@@ -11,6 +11,7 @@ must be those of the plain path: each node's first rejecting plugin's ``filter``
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from kubesched.backend.cache import Cache, Snapshot
 from kubesched.framework.columns import NodeBatch
 from kubesched.framework.interface import CycleState
-from kubesched.framework.status import Code, Status
+from kubesched.framework.status import Code, Status, StatusTable
 from kubesched.framework.types import PodInfo
 from kubesched.runtime.batch_filter import filter_verdict, run_filter_batch
 from kubesched.testing import make_node, make_pod
@@ -35,7 +36,8 @@ VERDICTS = [
     (Code.ERROR, "broken"),
 ]
 #: How a plugin's bulk form behaves.
-BULK = ["none", "shared", "own", "declines", "raises", "short", "lets-through"]
+#: "table": the shared statuses as a StatusTable (a row per verdict, a row number per node).
+BULK = ["none", "shared", "own", "table", "declines", "raises", "short", "lets-through"]
 
 
 def make_plugin(table: list[int], bulk: str, names: list[str]) -> tuple[Any, Any, Any]:
@@ -71,6 +73,8 @@ def make_plugin(table: list[int], bulk: str, names: list[str]) -> tuple[Any, Any
             return [None if j % 2 else shared[table[i]] for j, i in enumerate(at)]
         if bulk == "own":
             return [status_of(i) for i in at]
+        if bulk == "table":
+            return StatusTable(shared, np.array([table[i] for i in at], np.intp))
         return [shared[table[i]] for i in at]
 
     return filter_, filter_nodes, (None if bulk == "none" else filter_statuses)
@@ -93,7 +97,7 @@ def cases(draw: st.DrawFn) -> tuple[int, list[tuple[list[int], str, bool]], list
             st.tuples(
                 st.lists(st.sampled_from(range(len(VERDICTS))), min_size=n, max_size=n),
                 # Mostly bulk forms that answer for every node: the path that takes lists whole.
-                st.one_of(st.sampled_from(["shared", "own"]), st.sampled_from(BULK)),
+                st.one_of(st.sampled_from(["shared", "own", "table"]), st.sampled_from(BULK)),
                 st.one_of(st.just(True), st.booleans()),  # whether it has filter_nodes at all
             ),
             min_size=1,
@@ -153,3 +157,15 @@ def test_rejected_columns_are_the_per_node_statuses(
         zip(names, map(summary, statuses), strict=True)
     )
     assert [result.status(j) for j in failed.tolist()] == statuses
+    # Where the counts come with them, they are each distinct status's nodes.
+    again = run_filter_batch(fns, CycleState(), pod, NodeBatch(cols, rows))
+    names_c, statuses_c, distinct_c, counts = again.rejected_counted(failed)
+    assert names_c == names
+    assert [summary(s) for s in statuses_c] == [summary(s) for s in statuses]
+    if counts is not None:
+        assert len(counts) == len(distinct_c)
+        assert sorted((id(s), n) for s, n in zip(distinct_c, counts, strict=True)) == sorted(
+            Counter(map(id, statuses_c)).items()
+        )
+    elif len(failed) >= 2 and not errors and all(b in ("shared", "own", "table") and f for _, b, f in specs):
+        raise AssertionError("bulk forms answered every node, yet no counts came with them")

@@ -40,3 +40,24 @@ def test_reasons_are_counted_once_per_node(statuses: list[Status]) -> None:
     diagnosis = Diagnosis(node_to_status={f"n{i}": s for i, s in enumerate(statuses)})
     nodes = len(statuses) + 2
     assert str(FitError(make_pod("p").info(), nodes, diagnosis)) == node_by_node(statuses, nodes)
+
+
+@fuzz_settings(200)
+@given(st.lists(st.lists(STATUS, max_size=15), max_size=4), st.lists(STATUS, max_size=3))
+def test_counts_given_with_the_statuses_say_the_same(chunks: list[list[Status]], unc: list[Status]) -> None:
+    """Statuses added with their counts (as the batch Filter hands them) give the message that
+    counting node by node gives; statuses added to the map without counts make it count the
+    map again rather than miss them."""
+    diagnosis = Diagnosis()
+    everyone: list[Status] = []
+    for c, chunk in enumerate(chunks):
+        names = [f"c{c}-n{i}" for i in range(len(chunk))]
+        distinct = dict(zip(map(id, chunk), chunk, strict=True))
+        counted = [(s, sum(1 for x in chunk if x is s)) for s in distinct.values()]
+        diagnosis.add_counted(names, chunk, counted)
+        everyone += chunk
+    for i, status in enumerate(unc):
+        diagnosis.node_to_status[f"extra-{i}"] = status
+        everyone.append(status)
+    nodes = len(everyone) + 1
+    assert str(FitError(make_pod("p").info(), nodes, diagnosis)) == node_by_node(everyone, nodes)
