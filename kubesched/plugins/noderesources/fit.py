@@ -27,7 +27,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, columns_of
+from kubesched.framework.columns import EXACT_LIMIT, Array, NodeBatch, NodeColumns, columns_of
 from kubesched.framework.events import ActionType, ClusterEvent, ClusterEventWithHint, EventResource, QueueingHint
 from kubesched.framework.interface import CycleState, Handle
 from kubesched.framework.names import qualified_name_errors
@@ -407,6 +407,15 @@ def fits_batch(req: FitRequest, batch: NodeBatch) -> Array | None:
     ):
         return None
     rows = batch.rows
+    if len(rows) == cols.n:
+        # The whole cluster (in a rotated order): every row where the columns hold it, then
+        # one gather into the batch's order, rather than a gather per column.
+        whole: Array = _fits_at(req, cols, slice(None))[rows]
+        return whole
+    return _fits_at(req, cols, rows)
+
+
+def _fits_at(req: FitRequest, cols: NodeColumns, rows: Array | slice) -> Array:
     ok: Array = cols.num_pods[rows] + 1 <= cols.alloc_pods[rows]
     for amount, alloc, used in (
         (req.milli_cpu, cols.alloc_cpu, cols.req_cpu),
@@ -431,31 +440,37 @@ def statuses_batch(req: FitRequest, batch: NodeBatch) -> StatusTable | None:
     ):
         return None
     rows = batch.rows
+    # The whole cluster (in a rotated order, as for a pod that fits nowhere): the checks run
+    # over the columns as they are and the codes are gathered into the batch's order once.
+    at: Array | slice = slice(None) if len(rows) == cols.n else rows
+    size = cols.n if isinstance(at, slice) else len(rows)
     # One (short-of, beyond-allocatable) pair of masks per reason, in the per-node order.
     checks: list[tuple[str, Array, Array]] = []
-    too_many = cols.num_pods[rows] + 1 > cols.alloc_pods[rows]
-    checks.append((TOO_MANY_PODS, too_many, np.zeros(len(rows), bool)))
+    too_many = cols.num_pods[at] + 1 > cols.alloc_pods[at]
+    checks.append((TOO_MANY_PODS, too_many, np.zeros(size, bool)))
     for reason, amount, alloc, used in (
         (INSUFFICIENT_CPU, req.milli_cpu, cols.alloc_cpu, cols.req_cpu),
         (INSUFFICIENT_MEMORY, req.memory, cols.alloc_memory, cols.req_memory),
         (INSUFFICIENT_EPHEMERAL_STORAGE, req.ephemeral_storage, cols.alloc_ephemeral, cols.req_ephemeral),
     ):
         if amount > 0:
-            a = alloc[rows]
-            checks.append((reason, amount > a - used[rows], amount > a))
+            a = alloc[at]
+            checks.append((reason, amount > a - used[at], amount > a))
     for name, qty in req.scalar:
         alloc, used = cols.scalar(name)
-        a = alloc[rows]
-        checks.append((f"Insufficient {name}", qty > a - used[rows], qty > a))
+        a = alloc[at]
+        checks.append((f"Insufficient {name}", qty > a - used[at], qty > a))
     if len(checks) > 62:
         return None
     # A node's reasons as bits: one small integer per node, one Status per distinct value.
-    code = np.zeros(len(rows), np.int64)
-    beyond = np.zeros(len(rows), bool)
+    code = np.zeros(size, np.int64)
+    beyond = np.zeros(size, bool)
     for bit, (_, short, over) in enumerate(checks):
         code |= short.astype(np.int64) << bit
         beyond |= short & over
     code = code * 2 + beyond
+    if isinstance(at, slice):
+        code = code[rows]
     # One Status per distinct value; each node is given its value's row of that table (a pod
     # that fits nowhere asks for every node: nothing here walks them in Python).
     values, index = _distinct_codes(code)
