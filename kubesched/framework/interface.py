@@ -533,7 +533,7 @@ class PostFilterPlugin(Plugin, Protocol):
     nominated node ends PostFilter (preemption made room)."""
 
     def post_filter(
-        self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status]
     ) -> PostFilterReturn: ...
 
 

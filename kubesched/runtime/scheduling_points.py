@@ -229,7 +229,7 @@ class SchedulingPoints(TimedCalls):
 
     # --- PostFilter -----------------------------------------------------------------------------
     async def run_post_filter(
-        self, state: CycleState, pod: PodInfo, statuses: dict[str, Status], trace: dict[str, Any] | None = None
+        self, state: CycleState, pod: PodInfo, statuses: Mapping[str, Status], trace: dict[str, Any] | None = None
     ) -> tuple[PostFilterResult | None, Status]:
         """Run PostFilter plugins until one succeeds or one returns UnschedulableAndUnresolvable.
         When all reject, the last result any of them gave (e.g. DefaultPreemption's empty

@@ -4,16 +4,83 @@ scheduling cycle early."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, MutableMapping, Sequence, ValuesView
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
 
 
+class NodeStatuses(MutableMapping[str, Status]):
+    """Node name → the Filter status that rejected it: a diagnosis's map, which PostFilter and
+    the extenders read (read-only for PostFilter, as upstream's NodeToStatusReader). Statuses
+    of many nodes can be added as columns — names and statuses — which join the map when it is
+    first read: a pod that fits nowhere on a large cluster mostly needs only their counts (its
+    message), not a map entry per node."""
+
+    __slots__ = ("_map", "_columns", "_pending")
+
+    def __init__(self, statuses: Mapping[str, Status] | None = None) -> None:
+        self._map: dict[str, Status] = dict(statuses) if statuses else {}
+        self._columns: list[tuple[Sequence[str], Sequence[Status]]] = []
+        self._pending = 0
+
+    def add_columns(self, names: Sequence[str], statuses: Sequence[Status]) -> None:
+        """The statuses of nodes not in the map yet (one per name), joined when it is read."""
+        if len(names) != len(statuses):
+            raise ValueError(f"{len(names)} node names for {len(statuses)} statuses")
+        self._columns.append((names, statuses))
+        self._pending += len(names)
+
+    def _joined(self) -> dict[str, Status]:
+        if self._columns:
+            for names, statuses in self._columns:
+                self._map.update(zip(names, statuses, strict=True))
+            self._columns.clear()
+            self._pending = 0
+        return self._map
+
+    def __len__(self) -> int:
+        return len(self._map) + self._pending
+
+    def __getitem__(self, name: str) -> Status:
+        return self._joined()[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._joined().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._joined()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._joined())
+
+    def __setitem__(self, name: str, status: Status) -> None:
+        self._joined()[name] = status
+
+    def __delitem__(self, name: str) -> None:
+        del self._joined()[name]
+
+    def keys(self) -> KeysView[str]:
+        return self._joined().keys()
+
+    def values(self) -> ValuesView[Status]:
+        return self._joined().values()
+
+    def items(self) -> ItemsView[str, Status]:
+        return self._joined().items()
+
+    def copy(self) -> dict[str, Status]:
+        return dict(self._joined())
+
+    def __repr__(self) -> str:
+        return f"NodeStatuses({self._joined()!r})"
+
+
 @dataclass
 class Diagnosis:
-    node_to_status: dict[str, Status] = field(default_factory=dict)
+    node_to_status: NodeStatuses = field(default_factory=NodeStatuses)
     unschedulable_plugins: set[str] = field(default_factory=set)
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
@@ -23,11 +90,16 @@ class Diagnosis:
     counted: list[tuple[Status, int]] = field(default_factory=list)
     counted_nodes: int = 0
 
+    def __post_init__(self) -> None:
+        given: Mapping[str, Status] = self.node_to_status  # a plain mapping is taken as well
+        if not isinstance(given, NodeStatuses):
+            self.node_to_status = NodeStatuses(given)
+
     def add_counted(
         self, names: Sequence[str], statuses: Sequence[Status], counted: Iterable[tuple[Status, int]]
     ) -> None:
         """Statuses of nodes not in the map yet, with their distinct ones counted."""
-        self.node_to_status.update(zip(names, statuses, strict=True))
+        self.node_to_status.add_columns(names, statuses)
         self.counted.extend(counted)
         self.counted_nodes += len(names)
 

@@ -9,7 +9,7 @@ The client they call is :class:`kubesched.extender.HTTPExtender`.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 
 from kubesched.backend.cache import Snapshot
 from kubesched.extender.client import ExtenderError, HTTPExtender, NodeInfoLister, Victims
@@ -48,7 +48,7 @@ class Extenders:
         self,
         pod_info: PodInfo,
         feasible: Sequence[NodeInfo],
-        statuses: dict[str, Status],
+        statuses: MutableMapping[str, Status],
         trace: dict[str, dict[str, str]] | None = None,
     ) -> list[NodeInfo]:
         """:func:`find_nodes_that_pass_extenders` over these extenders."""
@@ -74,7 +74,7 @@ async def find_nodes_that_pass_extenders(
     extenders: Iterable[HTTPExtender],
     pod_info: PodInfo,
     feasible: Sequence[NodeInfo],
-    statuses: dict[str, Status],
+    statuses: MutableMapping[str, Status],
     trace: dict[str, dict[str, str]] | None = None,
 ) -> list[NodeInfo]:
     """Run the interested extenders' filters one after the other on the nodes still feasible.

@@ -19,7 +19,7 @@ from kubesched.framework.status import Code, Status
 from kubesched.framework.types import PodInfo, QueuedPodInfo, pod_key
 from kubesched.runtime.framework import Framework
 from kubesched.scheduler.context import SchedulerContext
-from kubesched.scheduler.errors import Diagnosis, FitError
+from kubesched.scheduler.errors import Diagnosis, FitError, NodeStatuses
 from kubesched.scheduler.results import PodResult
 
 # One logger for the whole package: log lines name the scheduler, whichever module writes them.
@@ -85,7 +85,7 @@ class FailureReporting:
             self.observer.schedule_attempt(result, fw.profile_name, now - began)
         message = status.message() or status.code.upstream_name
         if node is not None and status.is_rejected():
-            message = str(FitError(pi, 1, Diagnosis({node: status}, {status.plugin} - {""})))
+            message = str(FitError(pi, 1, Diagnosis(NodeStatuses({node: status}), {status.plugin} - {""})))
         if status.code is Code.ERROR or backoff:
             if status.code is Code.ERROR:
                 self.stats.errors += 1

@@ -370,8 +370,8 @@ class PodSchedulingCycle:
                 raise CycleError(status)
             diagnosis.pre_filter_msg = status.message()
             diagnosis.unschedulable_plugins = rejectors or ({status.plugin} if status.plugin else set())
-            for ni in all_nodes:
-                diagnosis.node_to_status[ni.name] = status
+            everyone = [ni.name for ni in all_nodes]
+            diagnosis.add_counted(everyone, [status] * len(everyone), [(status, len(everyone))])
             return [], diagnosis
         nodes = all_nodes
         if result is not None and result.node_names is not None:
@@ -602,7 +602,7 @@ class PodSchedulingCycle:
                 if counts is not None:
                     diagnosis.add_counted(names, judged, zip(distinct, counts, strict=True))
                 else:
-                    statuses.update(zip(names, judged, strict=True))
+                    statuses.add_columns(names, judged)
         rows = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else np.empty(0, np.intp)
         return NodeBatch(cols, rows.astype(np.intp, copy=False))
 

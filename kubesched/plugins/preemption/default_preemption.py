@@ -115,7 +115,7 @@ class DefaultPreemption(PreemptionEvaluator, PreemptionInterface):
 
     # --- PostFilter -------------------------------------------------------------------------
     async def post_filter(
-        self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         result, status = await self.preempt(state, pod, filtered_statuses)
         msg = status.message()

@@ -227,7 +227,7 @@ class CapacityScheduling:
 
     # --- PostFilter -----------------------------------------------------------------------------
     async def post_filter(
-        self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         return await QuotaPreemption(self.handle, state).preempt(pod, filtered_statuses)
 

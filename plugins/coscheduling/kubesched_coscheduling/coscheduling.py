@@ -335,7 +335,7 @@ class Coscheduling:
         return None
 
     # --- PostFilter -------------------------------------------------------------------------------
-    def post_filter(self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]) -> Any:
+    def post_filter(self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status]) -> Any:
         """A member fits nowhere: reject its waiting siblings so the group releases its room.
 
         Never nominates a node. For a pod outside any group it says nothing (upstream's

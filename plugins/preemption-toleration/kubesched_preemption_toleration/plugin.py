@@ -63,7 +63,7 @@ class PreemptionToleration(PreemptionEvaluator):
         self._calls = 0
 
     async def post_filter(
-        self, state: CycleState, pod: PodInfo, filtered_statuses: dict[str, Status]
+        self, state: CycleState, pod: PodInfo, filtered_statuses: Mapping[str, Status]
     ) -> tuple[PostFilterResult | None, Status]:
         """Preempt, tolerations considered: the nomination, or why there is none."""
         self.now = self.clock()
