@@ -177,7 +177,7 @@ class InMemoryCluster:
                 status["nominatedNodeName"] = nominated_node_name or None
 
         try:
-            self.store.mutate("Pod", meta.get("namespace"), meta["name"], set_condition)
+            self.store.mutate("Pod", meta.get("namespace"), meta["name"], set_condition, members=("status",))
         except NotFound:
             pass  # the pod was deleted meanwhile: nothing to report on
 
@@ -185,10 +185,11 @@ class InMemoryCluster:
         meta = pod["metadata"]
 
         def annotate(p: Obj) -> None:
-            p["metadata"].setdefault("annotations", {}).update(annotations)
+            # A new mapping: the stored one below metadata is shared with the object replaced.
+            p["metadata"]["annotations"] = {**(p["metadata"].get("annotations") or {}), **annotations}
 
         try:
-            self.store.mutate("Pod", meta.get("namespace"), meta["name"], annotate)
+            self.store.mutate("Pod", meta.get("namespace"), meta["name"], annotate, members=("metadata",))
         except NotFound:
             pass
 
@@ -209,7 +210,7 @@ class InMemoryCluster:
                 status.pop("nominatedNodeName", None)
 
         try:
-            self.store.mutate("Pod", meta.get("namespace"), meta["name"], nominate)
+            self.store.mutate("Pod", meta.get("namespace"), meta["name"], nominate, members=("status",))
         except NotFound:
             pass
 

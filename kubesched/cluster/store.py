@@ -345,8 +345,16 @@ class Store:
         self._notify(rv, "MODIFIED", kind, new, old)
         return new
 
-    def mutate(self, kind: str, namespace: str | None, name: str, fn: Callable[[Obj], None]) -> Obj:
-        """Read-modify-write one object with ``fn`` applied to a copy."""
+    def mutate(
+        self, kind: str, namespace: str | None, name: str, fn: Callable[[Obj], None], members: tuple[str, ...] = ()
+    ) -> Obj:
+        """Read-modify-write one object with ``fn`` applied to a copy. ``members``: ``fn``
+        changes only the object's own members and the own members of these (and of its
+        metadata): only those are copied, what is below them is shared (see
+        :meth:`_mutate_members`); by default the whole object is copied."""
+        if members:
+            shallow = members if "metadata" in members else ("metadata", *members)
+            return self._mutate_members(kind, namespace, name, shallow, fn)
         key = self.object_key(kind, namespace, name)
         old = self._objects.get(kind, {}).get(key)
         if old is None:
