@@ -556,6 +556,46 @@ def _status_options(
     )
 
 
+def _simple_container_requests(spec: Mapping[str, Any]) -> tuple[Amounts, Amounts] | None:
+    """The containers' requests without and with the non-zero defaults, for a spec of regular
+    containers only and no overhead, as :func:`_aggregate` counts them; ``None`` for any other
+    spec, and for anything that does not read as well-formed (the general path then counts it,
+    or says what is wrong and where)."""
+    containers = spec.get("containers") or ()
+    if spec.get("initContainers") or spec.get("overhead") or type(containers) is not list:
+        return None
+    plain: Amounts = {}
+    defaulted: Amounts = {}
+    try:
+        for c in containers:
+            if type(c) is not dict:
+                return None
+            res = c.get("resources")
+            requests: Amounts = {}
+            if res is not None:
+                if type(res) is not dict:
+                    return None
+                given, limited = res.get("requests"), res.get("limits")
+                if (given is not None and type(given) is not dict) or (
+                    limited is not None and type(limited) is not dict
+                ):
+                    return None
+                if given:
+                    requests = {name: quantity_of(name, value) for name, value in given.items()}
+                if limited:
+                    limits = {name: quantity_of(name, value) for name, value in limited.items()}
+                    requests = {**{k: v for k, v in limits.items() if k not in requests}, **requests}
+            for name, amount in requests.items():
+                plain[name] = plain.get(name, 0) + amount
+                defaulted[name] = defaulted.get(name, 0) + amount
+            for name, amount in NON_ZERO_DEFAULTS.items():
+                if name not in requests:
+                    defaulted[name] = defaulted.get(name, 0) + amount
+    except (ValueError, TypeError, AttributeError):
+        return None
+    return plain, defaulted
+
+
 def node_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING) -> tuple[Resource, Resource]:
     """What a pod takes on its node (NodeInfo's ``Requested``) and its non-zero cpu and memory
     (``NonZeroRequested``), as 1.37's NodeInfo accounts a pod: status resources counted; where
@@ -563,6 +603,9 @@ def node_requests(pod: Mapping[str, Any], counting: Counting = DEFAULT_COUNTING)
     the pod nor any container names."""
     if not has_status_resources(pod) and not (counting.pod_level_resources and _pod_level(pod)):
         # Only the containers' specs count (most pods): one pass over them for both counts.
+        simple = _simple_container_requests(pod.get("spec") or {})
+        if simple is not None:
+            return to_resource(simple[0]), to_resource(simple[1])
         containers = _container_infos(pod, False)
         overhead = amounts_of((pod.get("spec") or {}).get("overhead"), "spec.overhead")
         plain = _aggregate(containers, _spec_requests, False, {})
