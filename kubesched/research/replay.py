@@ -98,13 +98,14 @@ async def _replay(
     if options.churn and options.inflate is not None:
         raise ReplayError("--inflate does not apply to --churn, which replays the trace's own pods at their own times")
     nodes = read_nodes(options.nodes, gpu_only=not options.all_nodes)
-    pods = read_pods(options.pods, churn=options.churn)
+    # The pod objects are shared with the next read of the list: they are never changed here
+    # (the profile's name goes into new ones below; the simulation copies what it stores).
+    pods = read_pods(options.pods, churn=options.churn, shared=True)
     # Typical pods come from the workload as given, before inflation, as in the artifact.
     typical = _typical_pods(options.pods, pods)
     cfg, changed = experiment_config(options.config, typical, options.seed)
     profile = cfg.profiles[0].scheduler_name
-    for p in pods:
-        p.obj["spec"]["schedulerName"] = profile
+    pods = [p.scheduled_by(profile) for p in pods]
 
     rng = random.Random(options.seed)
     capacity = sum(n.gpus for n in nodes) * MILLI

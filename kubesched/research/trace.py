@@ -70,6 +70,13 @@ class TracePod:
             return "sharedGpu"
         return "oneGpu" if self.gpu_count == 1 else "multiGpu"
 
+    def scheduled_by(self, scheduler_name: str) -> TracePod:
+        """The same pod asking for ``scheduler_name`` (a new object; this one's is unchanged)."""
+        obj = {**self.obj, "spec": {**self.obj["spec"], "schedulerName": scheduler_name}}
+        return TracePod(
+            self.name, self.cpu_milli, self.memory_mib, self.gpu_count, self.gpu_milli, self.created, self.deleted, obj
+        )
+
     def renamed(self, name: str) -> TracePod:
         """The same pod under another name (a sample drawn again from the workload)."""
         meta = {**self.obj["metadata"], "name": name}
@@ -163,14 +170,18 @@ def read_nodes(path: Path, *, gpu_only: bool = True) -> list[TraceNode]:
 
 #: Pod lists read in this process, by their bytes and whether churn's columns were required: a
 #: sweep's worker replays one workload under every configuration and seed, and parsing it cost
-#: as much as a tenth of a second each time. What is kept is never handed out: each read gets
-#: its own copies of the pod objects (a replay writes into them).
+#: as much as a tenth of a second each time. What is kept is handed out only to a caller that
+#: says it changes nothing (``shared``); any other read gets its own copies of the pod objects.
 _PODS: dict[tuple[bytes, bool], list[TracePod]] = {}
 _PODS_KEPT = 4
 
 
-def read_pods(path: Path, *, churn: bool = False) -> list[TracePod]:
-    """The pods of ``path`` in file order (churn needs ``creation_time`` on every row)."""
+def read_pods(path: Path, *, churn: bool = False, shared: bool = False) -> list[TracePod]:
+    """The pods of ``path`` in file order (churn needs ``creation_time`` on every row).
+
+    ``shared``: the caller changes none of the pod objects (it makes new ones where it needs a
+    change, as :meth:`TracePod.scheduled_by`): they may be those kept for the next read, which
+    spares copying them all."""
     try:
         key = (hashlib.sha256(path.read_bytes()).digest(), churn)
     except OSError:
@@ -181,6 +192,8 @@ def read_pods(path: Path, *, churn: bool = False) -> list[TracePod]:
         if len(_PODS) >= _PODS_KEPT:
             _PODS.clear()
         _PODS[key] = kept
+    if shared:
+        return list(kept)
     return [
         TracePod(p.name, p.cpu_milli, p.memory_mib, p.gpu_count, p.gpu_milli, p.created, p.deleted, _copy(p.obj))
         for p in kept

@@ -50,3 +50,20 @@ def test_a_refused_list_is_refused_every_time(tmp_path: Path) -> None:
     for _ in range(2):
         with pytest.raises(ReplayError, match="gpu_milli"):
             read_pods(path)
+
+
+def test_a_shared_read_hands_out_the_kept_objects_and_scheduled_by_leaves_them_alone(tmp_path: Path) -> None:
+    path = tmp_path / "pods.csv"
+    path.write_text(HEADER + "\n".join(ROWS) + "\n")
+    trace_module._PODS.clear()
+    shared = read_pods(path, shared=True)
+    parsed = trace_module._read_pods(path)
+    assert fields(shared) == fields(parsed)
+    assert [p.obj for p in read_pods(path, shared=True)] == [p.obj for p in shared]
+    for p in shared:
+        mine = p.scheduled_by("elsewhere")
+        assert mine.obj["spec"]["schedulerName"] == "elsewhere"
+        assert fields([mine])[0][:7] == fields([p])[0][:7]
+    # Neither the kept objects nor a later copied read saw the scheduler's name.
+    assert fields(shared) == fields(parsed)
+    assert fields(read_pods(path)) == fields(parsed)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from kubesched.cluster.base import NotFound
 from kubesched.cluster.memory import InMemoryCluster
-from kubesched.cluster.store import Store
+from kubesched.cluster.store import Store, json_copy
 from kubesched.objects import Obj
 from kubesched.runtime.framework import ProfileSpec
 from kubesched.scheduler import Scheduler
@@ -91,16 +91,17 @@ class SteppedSimulation:
 
     async def place(self, pod: Obj) -> Placement:
         """Create ``pod`` (a copy), schedule it to a decision and finish its binding cycle."""
-        # The store keeps its own copy; admission only sets fields on the spec.
-        meta = dict(pod.get("metadata") or {})
-        pod = {**pod, "metadata": meta, "spec": dict(pod.get("spec") or {})}
+        # One copy, which admission completes and the store keeps (the caller's is untouched).
+        pod = json_copy(pod)
+        meta = pod["metadata"] = pod.get("metadata") or {}
+        pod["spec"] = pod.get("spec") or {}
         meta.setdefault("namespace", "default")
         self._uid += 1
         meta.setdefault("uid", f"00000000-0000-0000-0001-{self._uid:012d}")
         admit_pod(pod, {})
         ns, name = meta["namespace"], meta["name"]
         key = f"{ns}/{name}"
-        self.store.create("Pod", pod)
+        self.store.create("Pod", pod, owned=True)
         await self.cluster.wait_delivered()
         queue = self.scheduler.queue
         while (qpi := queue.pop_nowait()) is not None:
