@@ -115,7 +115,9 @@ def _mapping(obj: Mapping[str, Any], key: str, path: str) -> dict[str, Any]:
 
 def _mappings(spec: Mapping[str, Any], key: str) -> list[Obj]:
     """``spec[key]`` as a list of mappings (a null entry is an empty one, as Go decodes it)."""
-    value = spec.get(key) or ()
+    value = spec.get(key)
+    if not value:
+        return []
     if not isinstance(value, list | tuple):
         raise ValueError(f"spec.{key}: must be a list, got {_kind_of(value)}")
     out = [{} if v is None else v for v in value]
@@ -238,31 +240,16 @@ class PodInfo:
         self._counts: dict[tuple[Counting, int], Resource] = {}
         self.tolerations: list[Obj] = _mappings(spec, "tolerations")
         self.node_selector: dict[str, str] = _mapping(spec, "nodeSelector", "spec.nodeSelector")
-        affinity = spec.get("affinity") or {}
-        node_aff = affinity.get("nodeAffinity") or {}
-        self.required_node_affinity: NodeSelector | None = NodeSelector.compile(
-            node_aff.get("requiredDuringSchedulingIgnoredDuringExecution"), lazy=True
-        )
-        self.preferred_node_affinity: list[PreferredTerm] = compile_preferred(
-            node_aff.get("preferredDuringSchedulingIgnoredDuringExecution")
-        )
-        pod_aff = affinity.get("podAffinity") or {}
-        anti = affinity.get("podAntiAffinity") or {}
-        ns = self.namespace
-        self.required_affinity = [
-            AffinityTerm(t, ns) for t in pod_aff.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
-        ]
-        self.required_anti_affinity = [
-            AffinityTerm(t, ns) for t in anti.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
-        ]
-        self.preferred_affinity = [
-            AffinityTerm(t.get("podAffinityTerm") or {}, ns, int(t.get("weight", 0)))
-            for t in pod_aff.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
-        ]
-        self.preferred_anti_affinity = [
-            AffinityTerm(t.get("podAffinityTerm") or {}, ns, int(t.get("weight", 0)))
-            for t in anti.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
-        ]
+        affinity = spec.get("affinity")
+        if affinity:
+            self._derive_affinity(affinity)
+        else:  # what an empty one compiles to (most pods have none)
+            self.required_node_affinity: NodeSelector | None = None
+            self.preferred_node_affinity: list[PreferredTerm] = []
+            self.required_affinity: list[AffinityTerm] = []
+            self.required_anti_affinity: list[AffinityTerm] = []
+            self.preferred_affinity: list[AffinityTerm] = []
+            self.preferred_anti_affinity: list[AffinityTerm] = []
         self.topology_spread_constraints: list[Obj] = _mappings(spec, "topologySpreadConstraints")
         self.volumes: list[Obj] = _mappings(spec, "volumes")
         ports: list[tuple[str, str, int]] = []
@@ -283,6 +270,31 @@ class PodInfo:
         #: The pod group it belongs to (``spec.schedulingGroup.podGroupName``), or ``""``.
         self.pod_group: str = (group.get("podGroupName") or "") if isinstance(group, dict) else ""
         self._qos: str | None = None
+
+    def _derive_affinity(self, affinity: Mapping[str, Any]) -> None:
+        node_aff = affinity.get("nodeAffinity") or {}
+        required = node_aff.get("requiredDuringSchedulingIgnoredDuringExecution")
+        self.required_node_affinity = NodeSelector.compile(required, lazy=True)
+        self.preferred_node_affinity = compile_preferred(
+            node_aff.get("preferredDuringSchedulingIgnoredDuringExecution")
+        )
+        pod_aff = affinity.get("podAffinity") or {}
+        anti = affinity.get("podAntiAffinity") or {}
+        ns = self.namespace
+        self.required_affinity = [
+            AffinityTerm(t, ns) for t in pod_aff.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        self.required_anti_affinity = [
+            AffinityTerm(t, ns) for t in anti.get("requiredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        self.preferred_affinity = [
+            AffinityTerm(t.get("podAffinityTerm") or {}, ns, int(t.get("weight", 0)))
+            for t in pod_aff.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
+        self.preferred_anti_affinity = [
+            AffinityTerm(t.get("podAffinityTerm") or {}, ns, int(t.get("weight", 0)))
+            for t in anti.get("preferredDuringSchedulingIgnoredDuringExecution") or ()
+        ]
 
     def _twin(self) -> PodInfo:
         """A new PodInfo holding this one's every slot (the derived data shared): one load and
