@@ -48,25 +48,43 @@ def typical_pod_dicts(typical: Sequence[Any]) -> list[dict[str, Any]]:
     return [t.to_dict() for t in typical]
 
 
+#: A node state's fragmentation, by the typical-pod list it is measured against: a function of
+#: the two alone, kept for the process's next experiments (a sweep's worker measures one workload
+#: under every configuration and seed, whose nodes pass through many of the same states).
+_MEMOS: dict[tuple[Any, ...], tuple[Any, dict[tuple[str, int, tuple[int, ...]], float]]] = {}
+#: Typical-pod lists whose memos are kept, and the states kept of one (then it starts afresh).
+_MEMOS_KEPT = 4
+_MEMO_STATES = 200_000
+
+
 class Fragmentation:
     """A node's GPU fragmentation (milli-GPU) as the package defines it, against one typical-pod
-    list; memoized by the node's state, as the artifact memoizes it."""
+    list; memoized by the node's state, as the artifact memoizes it (the memo shared by every
+    measure of the same list in the process)."""
 
     def __init__(self, typical: Sequence[Any]) -> None:
         gs = require()
         if not typical:
             raise ReplayError("the workload has no typical pods: no pod to measure fragmentation against")
-        self._table = gs.TypicalPodTable(list(typical))
+        key = tuple(typical)
+        kept = _MEMOS.get(key)
+        if kept is None:
+            if len(_MEMOS) >= _MEMOS_KEPT:
+                _MEMOS.clear()
+            kept = _MEMOS[key] = (gs.TypicalPodTable(list(typical)), {})
+        self._table, self._memo = kept
         self._node_gpus: Callable[..., Any] = gs.NodeGpus
         self._measure: Callable[[Any, Any], float] = gs.node_fragmentation
-        self._memo: dict[tuple[str, int, tuple[int, ...]], float] = {}
 
     def __call__(self, model: str, cpu_left: int, left: Sequence[int]) -> float:
         key = (model, cpu_left, tuple(left))
         value = self._memo.get(key)
         if value is None:
             node = self._node_gpus("", 0, model, list(left), cpu_left)
-            value = self._memo[key] = float(self._measure(node, self._table))
+            value = float(self._measure(node, self._table))
+            if len(self._memo) >= _MEMO_STATES:
+                self._memo.clear()
+            self._memo[key] = value
         return value
 
 

@@ -77,6 +77,22 @@ def test_node_fragmentation_as_the_paper_defines_it(
     assert Fragmentation(pods)(model, cpu_left, left) == pytest.approx(expected)
 
 
+def test_measures_of_one_typical_list_share_their_memo_and_answer_as_a_fresh_one(monkeypatch: Any) -> None:
+    from kubesched.research import gpushare as research_gpushare
+
+    monkeypatch.setattr(research_gpushare, "_MEMOS", {})
+    states = [(model, cpu, left) for _, _, model, cpu, left, _ in FRAGMENTATION_CASES]
+    first = Fragmentation(typical((1000, 1, 500, 0.5), (1000, 1, 1000, 0.5)))
+    answers = [first(*state) for state in states]
+    second = Fragmentation(typical((1000, 1, 500, 0.5), (1000, 1, 1000, 0.5)))  # equal, not the same objects
+    assert second._memo is first._memo
+    assert [second(*state) for state in states] == answers
+    monkeypatch.setattr(research_gpushare, "_MEMOS", {})
+    assert [Fragmentation(HALF_AND_WHOLE)(*state) for state in states] == answers
+    other = Fragmentation(typical((1000, 1, 1000, 1.0)))
+    assert other._memo is not first._memo
+
+
 def test_cluster_fragmentation_is_the_sum_over_nodes_of_where_pods_went() -> None:
     nodes = [TraceNode(f"n{i}", 8000, 65536, 2, "V100", {}) for i in range(2)]
     gauge = ClusterGauge(nodes, Fragmentation(HALF_AND_WHOLE), gpus_taken)
