@@ -223,7 +223,7 @@ class FGD:
         rows = batch.rows
         table.refresh(rows)
         if ask.wants_gpu and ask.models is not None:
-            accepted = np.array([ask.accepts(m) for m in self.ledger.models], bool)
+            accepted = self.ledger.accepting(ask.models)
             if not accepted[table.model[rows]].all():
                 return None  # score() reports the error
         fr = self._refresh(table, rows)

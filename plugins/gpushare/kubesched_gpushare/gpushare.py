@@ -139,10 +139,10 @@ class GpuShare:
         count = table.count[rows]
         ok = count >= max(ask.count, 1)
         if ask.models is not None:
-            accepted = np.array([ask.accepts(m) for m in self.ledger.models], bool)
+            accepted = self.ledger.accepting(ask.models)
             ok &= accepted[table.model[rows]]
         if ask.shared:
-            ok &= (table.left[rows] >= ask.milli).any(axis=1)
+            ok &= table.max_left[rows] >= ask.milli
         else:
             ok &= table.fully_free[rows] >= ask.count
         return ok
@@ -163,9 +163,9 @@ class GpuShare:
         count = table.count[rows]
         accepted = np.ones(len(rows), bool)
         if ask.models is not None:
-            accepted = np.array([ask.accepts(m) for m in self.ledger.models], bool)[table.model[rows]]
+            accepted = self.ledger.accepting(ask.models)[table.model[rows]]
         if ask.shared:
-            room = (table.left[rows] >= ask.milli).any(axis=1)
+            room = table.max_left[rows] >= ask.milli
             last = Status.unschedulable(NO_GPU_ROOM)
         else:
             room = table.fully_free[rows] >= ask.count

@@ -15,7 +15,7 @@ import numpy as np
 
 from kubesched import Handle, NodeColumns, NodeInfo
 
-from .gpu import GPU_INDEX_ANNOTATION, SHARE_TAG, NodeGpus, derive_node_gpus, parse_indices
+from .gpu import GPU_INDEX_ANNOTATION, SHARE_TAG, NodeGpus, accepts_model, derive_node_gpus, parse_indices
 
 if TYPE_CHECKING:
     from .gpu import GpuAsk
@@ -42,6 +42,8 @@ class GpuLedger:
         self.model_codes: dict[str, int] = {}
         self.models: list[str] = []
         self.choosers: dict[str, GpuChooser] = {}
+        #: :meth:`accepting`'s answers, by the set of models asked for.
+        self._accepting: dict[frozenset[str] | None, Array] = {}
 
     # --- reservations ----------------------------------------------------------------------------
     def reserve(self, uid: str, node: str, indices: tuple[int, ...]) -> None:
@@ -86,11 +88,26 @@ class GpuLedger:
             self.models.append(model)
         return code
 
+    def accepting(self, models: frozenset[str] | None) -> Array:
+        """Per model code: whether a pod asking for one of ``models`` accepts a node of that model
+        (read-only; kept per set of models, made anew once a model has been added)."""
+        held = self._accepting.get(models)
+        if held is None or len(held) != len(self.models):
+            if len(self._accepting) >= _ACCEPTING_KEPT:
+                self._accepting.clear()
+            held = self._accepting[models] = np.array([accepts_model(models, m) for m in self.models], bool)
+            held.flags.writeable = False
+        return held
+
     def table(self, columns: NodeColumns) -> GpuTable:
         t = self._tables.get(columns)
         if t is None:
             t = self._tables[columns] = GpuTable(self, columns)
         return t
+
+
+#: Sets of models :meth:`GpuLedger.accepting` keeps answers for at once (beyond, it starts again).
+_ACCEPTING_KEPT = 256
 
 
 class GpuTable:
@@ -111,6 +128,8 @@ class GpuTable:
         self.left = np.zeros((n, width), np.int64)
         self.total_left = np.zeros(n, np.int64)
         self.fully_free = np.zeros(n, np.int64)
+        #: The most milli left on any one GPU (0 without GPUs): a GPU has room for m iff this ≥ m.
+        self.max_left = np.zeros(n, np.int64)
         #: GPU pods per kind: column 0 shared, column k whole pods of k GPUs.
         self.tags = np.zeros((n, width + 1), np.int64)
         self.kinds = np.zeros(n, np.int64)
@@ -118,12 +137,15 @@ class GpuTable:
     def refresh(self, rows: Array) -> None:
         cols = self.columns
         # Most calls find every row current (only the last pod's node changed, and an earlier
-        # call of the cycle caught it): one comparison of the whole columns says so without
-        # gathering the batch's rows.
-        current = self.generation.shape == cols.generation.shape and not (self.generation != cols.generation).any()
-        if current:
-            return
-        stale = rows[self.generation[rows] != cols.generation[rows]]
+        # call of the cycle caught it): one comparison of the whole columns says so, and says
+        # which of the batch's rows are stale otherwise.
+        if self.generation.shape != cols.generation.shape:
+            stale = rows[self.generation[rows] != cols.generation[rows]]
+        else:
+            changed = self.generation != cols.generation
+            if not changed.any():
+                return
+            stale = rows[changed[rows]]
         for r in stale.tolist():
             self._fill(r, self.ledger.node(cols.node(r)))
 
@@ -141,6 +163,7 @@ class GpuTable:
         row[: ng.count] = ng.left
         self.total_left[r] = ng.total_left
         self.fully_free[r] = ng.fully_free
+        self.max_left[r] = max(ng.left, default=0)
         tags = self.tags[r]
         tags[:] = 0
         for col, n in kinds.items():

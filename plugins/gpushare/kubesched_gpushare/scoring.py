@@ -86,7 +86,7 @@ def batch_table(
     table = ledger.table(batch.columns)
     table.refresh(batch.rows)
     if check_model and ask.wants_gpu and ask.models is not None:
-        accepted = np.array([ask.accepts(m) for m in ledger.models], bool)
+        accepted = ledger.accepting(ask.models)
         if not accepted[table.model[batch.rows]].all():
             return None
     return ask, batch, table
