@@ -175,6 +175,48 @@ class _Kept:
         self.scores = np.zeros(n, np.int64)
 
 
+#: Up to this many rows, :meth:`FGD._rows_scores` and :meth:`FGD._refresh` work in plain Python.
+FEW_ROWS = 8
+
+
+def candidate_diff(
+    small: list[int],
+    fit: list[int],
+    before: list[int],
+    access: list[bool],
+    tp: TypicalPodTable,
+    total: int,
+    cpu_left: int,
+    room: int,
+    after_room: int,
+    k: int,
+) -> list[int]:
+    """Per typical pod, ``before − after`` for one candidate of :meth:`FGD._scores` (its
+    arithmetic term for term, on one row): ``k`` GPUs of ``room`` milli left each keep
+    ``after_room``; the node keeps ``total`` idle milli-GPU and ``cpu_left``."""
+    out = []
+    for s, f, b, ok, m, count, cpu in zip(small, fit, before, access, tp.milli_list, tp.count_list, tp.cpu_list):
+        if room < m:
+            s -= k * room
+        else:
+            f -= k
+        if after_room < m:
+            s += k * after_room
+        else:
+            f += k
+        out.append(b - (s if ok and f >= count and cpu_left >= cpu else total))
+    return out
+
+
+def sigmoid_scores(diffs: Array, shares: Array) -> Array:
+    """``int(100 × sigmoid(Σ share × diff / 1000))`` for each row of ``diffs`` (int64)."""
+    delta = diffs @ shares
+    with np.errstate(over="ignore"):
+        sig = 1.0 / (1.0 + np.exp(-(delta / 1000.0)))
+    out: Array = (sig * float(MAX_NODE_SCORE)).astype(np.int64)
+    return out
+
+
 class FGD:
     """The FGD score (see the module docstring)."""
 
@@ -231,7 +273,7 @@ class FGD:
         # A node's score for a kind of pod changes only with the node: scores are kept per kind
         # and recomputed for the rows whose node changed since.
         kept = fr.kept(ask.count, ask.milli, cpu)
-        stale = rows[kept.generation[rows] != table.generation[rows]]
+        stale = rows[(kept.generation != table.generation)[rows]]
         if len(stale):
             kept.scores[stale] = self._rows_scores(table, fr, stale, ask, cpu)
             kept.generation[stale] = table.generation[stale]
@@ -239,6 +281,8 @@ class FGD:
 
     def _rows_scores(self, table: GpuTable, fr: _Rows, rows: Array, ask: GpuAsk, cpu: int) -> Array:
         """The score of each node row for a pod of ``ask`` taking ``cpu``."""
+        if len(rows) <= FEW_ROWS:
+            return self._few_rows_scores(table, fr, rows, ask, cpu)
         if ask.wants_gpu and ask.shared:
             # One candidate per distinct amount of room that fits: GPUs with equal room leave
             # the node equally fragmented.
@@ -258,6 +302,41 @@ class FGD:
         cpus = np.where(fits, cpu, 0).astype(np.int64)
         return self._scores(table, fr, rows, np.full(len(rows), MILLI, np.int64), MILLI, mult, cpus)
 
+    def _few_rows_scores(self, table: GpuTable, fr: _Rows, rows: Array, ask: GpuAsk, cpu: int) -> Array:
+        """:meth:`_rows_scores` of a few rows, the same candidates in the same order, each one's
+        terms worked out in plain Python: numpy's cost per call outweighs a handful of rows. The
+        terms are integers, and their weighted sum is the same one product as in :meth:`_scores`."""
+        tp = self.tp
+        owner: list[int] = []
+        diffs: list[list[int]] = []
+        shared = ask.wants_gpu and ask.shared
+        milli = ask.milli if shared else MILLI
+        k = ask.count
+        for i, r in enumerate(rows.tolist()):
+            cpu_left = int(table.cpu_left[r])
+            if shared:
+                rooms = sorted({x for x in table.left[r].tolist() if x >= milli})
+                mult, cpus = 1, cpu
+            else:
+                fits = cpu_left >= cpu and int(table.count[r]) >= k
+                rooms = [MILLI]
+                mult, cpus = (k, cpu) if fits else (0, 0)
+            if not rooms:
+                continue
+            small, fit, before = fr.small[r].tolist(), fr.fit[r].tolist(), fr.before[r].tolist()
+            access = self._access_list(int(table.model[r]))
+            total = int(table.total_left[r]) - mult * milli
+            cpu_after = cpu_left - cpus
+            for room in rooms:
+                owner.append(i)
+                diffs.append(candidate_diff(small, fit, before, access, tp, total, cpu_after, room, room - milli, mult))
+        out = [0] * len(rows)
+        if diffs:
+            for i, s in zip(owner, sigmoid_scores(np.array(diffs, np.int64), tp.p).tolist()):
+                if s > out[i]:
+                    out[i] = s
+        return np.array(out, np.int64)
+
     def _scores(
         self, table: GpuTable, fr: _Rows, rows: Array, room: Array, milli: int, mult: Array, cpu: Array
     ) -> Array:
@@ -274,10 +353,10 @@ class FGD:
         cpu_left = table.cpu_left[rows] - cpu
         ok = self._access_rows(table.model[rows]) & (fit >= tp.count) & (cpu_left[:, None] >= tp.cpu)
         after = np.where(ok, small, total[:, None])
-        delta = (fr.before[rows] - after) @ tp.p
-        with np.errstate(over="ignore"):
-            sig = 1.0 / (1.0 + np.exp(-(delta / 1000.0)))
-        return (sig * float(MAX_NODE_SCORE)).astype(np.int64)
+        return sigmoid_scores(fr.before[rows] - after, tp.p)
+
+    def _access_list(self, code: int) -> list[bool]:
+        return self.tp.access_list(self.ledger.models[code])
 
     def _access_rows(self, codes: Array) -> Array:
         models = self.ledger.models
@@ -290,20 +369,50 @@ class FGD:
         if fr is None or len(fr.generation) != len(table.generation) or fr.small.shape[1] != len(self.tp):
             fr = self._rows[table] = _Rows(table, self.tp)
         # As GpuTable.refresh: when no row of the table changed, none of the batch did.
-        if not (fr.generation != table.generation).any():
+        changed = fr.generation != table.generation
+        if not changed.any():
             return fr
-        stale = rows[fr.generation[rows] != table.generation[rows]]
-        if len(stale):
-            tp = self.tp
-            left = table.left[stale][:, :, None]
-            m = tp.milli[None, None, :]
-            too_small = left < m
-            small = (left * too_small).sum(axis=1)
-            # GPUs beyond the node's count are zero: they never fit a typical pod asking GPUs.
-            fit = (~too_small).sum(axis=1)
-            ok = self._access_rows(table.model[stale]) & (fit >= tp.count) & (table.cpu_left[stale][:, None] >= tp.cpu)
-            fr.small[stale] = small
-            fr.fit[stale] = fit
-            fr.before[stale] = np.where(ok, small, table.total_left[stale][:, None])
-            fr.generation[stale] = table.generation[stale]
+        stale = rows[changed[rows]]
+        if len(stale) > FEW_ROWS:
+            self._fill_rows(table, fr, stale)
+        elif len(stale):
+            self._fill_few_rows(table, fr, stale)
         return fr
+
+    def _fill_rows(self, table: GpuTable, fr: _Rows, stale: Array) -> None:
+        """What each typical pod sees of the nodes of rows ``stale`` now."""
+        tp = self.tp
+        left = table.left[stale][:, :, None]
+        m = tp.milli[None, None, :]
+        too_small = left < m
+        small = (left * too_small).sum(axis=1)
+        # GPUs beyond the node's count are zero: they never fit a typical pod asking GPUs.
+        fit = (~too_small).sum(axis=1)
+        ok = self._access_rows(table.model[stale]) & (fit >= tp.count) & (table.cpu_left[stale][:, None] >= tp.cpu)
+        fr.small[stale] = small
+        fr.fit[stale] = fit
+        fr.before[stale] = np.where(ok, small, table.total_left[stale][:, None])
+        fr.generation[stale] = table.generation[stale]
+
+    def _fill_few_rows(self, table: GpuTable, fr: _Rows, stale: Array) -> None:
+        """:meth:`_fill_rows` of a few rows, in plain Python (integers: the same values)."""
+        tp = self.tp
+        width = table.left.shape[1]
+        for r in stale.tolist():
+            # The GPUs too small for a pod asking m (padding GPUs of 0 included, as above) are the
+            # first bisect_left(ordered, m) in order of room, their idle milli-GPU the sum of those.
+            ordered = sorted(table.left[r].tolist())
+            below = [0, *accumulate(ordered)]
+            cuts = [bisect_left(ordered, m) for m in tp.milli_list]
+            small = [below[c] for c in cuts]
+            fit = [width - c for c in cuts]
+            cpu_left = int(table.cpu_left[r])
+            total = int(table.total_left[r])
+            access = self._access_list(int(table.model[r]))
+            fr.small[r] = small
+            fr.fit[r] = fit
+            fr.before[r] = [
+                s if ok and f >= count and cpu_left >= cpu else total
+                for s, f, ok, count, cpu in zip(small, fit, access, tp.count_list, tp.cpu_list)
+            ]
+            fr.generation[r] = table.generation[r]
