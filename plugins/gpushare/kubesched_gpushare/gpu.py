@@ -120,7 +120,11 @@ def gpu_ask_of(pod: Mapping[str, Any]) -> GpuAsk:
     """The GPU ask in a pod's annotations; raises :class:`GpuAskError` on values that cannot be
     honoured. ``gpu-milli`` without ``gpu-count`` means one GPU; ``gpu-milli`` 0 (or a count of
     0) means no GPU."""
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return _ask_in((pod.get("metadata") or {}).get("annotations") or {})
+
+
+def _ask_in(annotations: Mapping[str, Any]) -> GpuAsk:
+    """:func:`gpu_ask_of` of a pod with these annotations."""
     milli = annotations.get(GPU_MILLI_ANNOTATION)
     count = annotations.get(GPU_COUNT_ANNOTATION)
     model = annotations.get(GPU_MODEL_ANNOTATION)
@@ -171,12 +175,33 @@ def format_indices(indices: Sequence[int]) -> str:
 
 def parse_indices(text: Any) -> tuple[int, ...] | None:
     """``"2-3"`` → (2, 3); ``None`` for anything else."""
+    if type(text) is str:
+        # A node's pods carry a handful of distinct texts ("0", "2-3", ...), read at every
+        # derivation: each is parsed once (a tuple is immutable, so one may be shared).
+        held = _INDICES.get(text)
+        if held is not None or text in _INDICES:
+            return held
+        held = _parse_indices(text)
+        if len(_INDICES) >= _INDICES_KEPT:
+            _INDICES.clear()
+        _INDICES[text] = held
+        return held
+    return _parse_indices(text)
+
+
+def _parse_indices(text: Any) -> tuple[int, ...] | None:
+    """:func:`parse_indices`, parsed anew."""
     if not isinstance(text, str) or not text.strip():
         return None
     try:
         return tuple(int(part) for part in text.strip().split(GPU_INDEX_SEPARATOR))
     except ValueError:
         return None
+
+
+#: Index annotations already parsed, by their text (an entry of ``None``: not indices).
+_INDICES: dict[str, tuple[int, ...] | None] = {}
+_INDICES_KEPT = 4096
 
 
 # --- the GPUs of a node --------------------------------------------------------------------------
@@ -230,7 +255,18 @@ def _valid_indices(indices: tuple[int, ...] | None, ask: GpuAsk, count: int) -> 
     if indices is None:
         return False
     wanted = 1 if ask.shared else ask.count
-    return len(indices) == wanted and len(set(indices)) == wanted and all(0 <= i < count for i in indices)
+    key = (indices, wanted, count)
+    valid = _VALID.get(key)
+    if valid is None:
+        valid = len(indices) == wanted and len(set(indices)) == wanted and all(0 <= i < count for i in indices)
+        if len(_VALID) >= _INDICES_KEPT:
+            _VALID.clear()
+        _VALID[key] = valid
+    return valid
+
+
+#: :func:`_valid_indices` by (indices, GPUs wanted, GPUs of the node): a handful of distinct keys.
+_VALID: dict[tuple[tuple[int, ...], int, int], bool] = {}
 
 
 def derive_node_gpus(ni: NodeInfo, reserved: Mapping[str, tuple[str, tuple[int, ...]]]) -> NodeGpus:
@@ -241,18 +277,21 @@ def derive_node_gpus(ni: NodeInfo, reserved: Mapping[str, tuple[str, tuple[int, 
     left = [MILLI] * count
     tags: dict[str, int] = {}
     unplaced: list[GpuAsk] = []
+    name = ni.name
     for pi in ni.pods:
+        annotations = (pi.pod.get("metadata") or {}).get("annotations") or {}
         try:
-            ask = gpu_ask_of(pi.pod)
+            ask = _ask_in(annotations)
         except GpuAskError:
             continue
         if not ask.wants_gpu:
             continue
-        tags[ask.tag] = tags.get(ask.tag, 0) + 1
-        held = reserved.get(pi.uid)
-        indices = held[1] if held is not None and held[0] == ni.name else None
+        tag = ask.tag
+        tags[tag] = tags.get(tag, 0) + 1
+        held = reserved.get(pi.uid) if reserved else None
+        indices = held[1] if held is not None and held[0] == name else None
         if indices is None:
-            indices = parse_indices(((pi.pod.get("metadata") or {}).get("annotations") or {}).get(GPU_INDEX_ANNOTATION))
+            indices = parse_indices(annotations.get(GPU_INDEX_ANNOTATION))
         if not _valid_indices(indices, ask, count):
             unplaced.append(ask)
             continue
@@ -268,7 +307,7 @@ def derive_node_gpus(ni: NodeInfo, reserved: Mapping[str, tuple[str, tuple[int, 
     # Annotations written elsewhere may overcommit a GPU: it then has no room, not less than none.
     left = [max(0, x) for x in left]
     cpu_left = ni.allocatable.milli_cpu - ni.requested.milli_cpu
-    return NodeGpus(ni.name, ni.generation, node_gpu_model(ni), left, cpu_left, tags)
+    return NodeGpus(name, ni.generation, node_gpu_model(ni), left, cpu_left, tags)
 
 
 # --- choosing GPUs -------------------------------------------------------------------------------
