@@ -21,6 +21,7 @@ import weakref
 from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import accumulate
+from operator import mul, sub
 from pathlib import Path
 from typing import Any
 
@@ -91,7 +92,9 @@ def frag_terms(cpu_left: int, left: Sequence[int], model: str, tp: TypicalPodTab
 
 def node_fragmentation(node: NodeGpus, tp: TypicalPodTable) -> float:
     """The node's fragmentation: its idle milli-GPU that typical pods cannot use, by share."""
-    return sum(p * f for p, f in zip(tp.shares, frag_terms(node.cpu_left, node.left, node.model, tp)))
+    # Summed in order, from 0, as ``sum(p * f for ...)``.
+    total: float = sum(map(mul, tp.shares, frag_terms(node.cpu_left, node.left, node.model, tp)))
+    return total
 
 
 def sigmoid_score(delta: float) -> int:
@@ -103,7 +106,9 @@ def sigmoid_score(delta: float) -> int:
 
 
 def _delta(before: list[int], after: list[int], shares: list[float]) -> float:
-    return sum(p * (b - a) for p, b, a in zip(shares, before, after))
+    # Summed in order, from 0, as ``sum(p * (b - a) for ...)``.
+    total: float = sum(map(mul, shares, map(sub, before, after)))
+    return total
 
 
 def fgd_choice(node: NodeGpus, ask: GpuAsk, cpu: int, tp: TypicalPodTable) -> tuple[int, tuple[int, ...] | None]:
