@@ -64,6 +64,8 @@ class NodeOrder:
 
     def __init__(self, args: NodeOrderArgs | None, handle: Handle) -> None:
         self.seed = (args or NodeOrderArgs()).seed
+        #: NodeOrder and NodeOrderFine of one seed share the ranks of a cycle under this key.
+        self.state_key = f"NodeOrder/{self.seed}"
         self._keys: dict[str, int] = {}
         self._by_columns: weakref.WeakKeyDictionary[NodeColumns, Array] = weakref.WeakKeyDictionary()
 
@@ -87,7 +89,7 @@ class NodeOrder:
 
     def pre_score(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Status | None:
         # NodeOrder and NodeOrderFine of one seed share the ranks of a cycle.
-        state_key = f"NodeOrder/{self.seed}"
+        state_key = self.state_key
         held: _Ranks | None = state.get(state_key)
         batch = columns_of(nodes)
         if held is not None and held.same(nodes, batch):
@@ -97,7 +99,8 @@ class NodeOrder:
             keys, places = self._column_keys(batch.columns)
             if places is not None:
                 ranks = ranks_among(places, batch.rows)
-            keys = keys[batch.rows]
+            if ranks is None:
+                keys = keys[batch.rows]
             ranked = _Ranks(None, batch)
         else:
             names = [n.name for n in nodes]
@@ -114,14 +117,14 @@ class NodeOrder:
         return MAX_NODE_SCORE - np.minimum(ranks // BASE, MAX_NODE_SCORE)
 
     def score(self, state: CycleState, pod: PodInfo, node: NodeInfo) -> Any:
-        held: _Ranks | None = state.get(f"NodeOrder/{self.seed}")
+        held: _Ranks | None = state.get(self.state_key)
         rank = held.rank_of().get(node.name) if held is not None else None
         if rank is None:
             return MIN_NODE_SCORE, Status.as_error(f"reading 'NodeOrder/{self.seed}' from cycleState: not found")
         return int(self._digits(np.int64(rank)))
 
     def score_nodes(self, state: CycleState, pod: PodInfo, nodes: Sequence[NodeInfo]) -> Any:
-        held: _Ranks | None = state.get(f"NodeOrder/{self.seed}")
+        held: _Ranks | None = state.get(self.state_key)
         if held is None:
             return None
         if held.same(nodes, columns_of(nodes)):
@@ -138,9 +141,10 @@ def ranks_among(places: Array, rows: Array) -> Array | None:
     keys): the rows' places counted, not sorted — a cycle ranks a thousand nodes. ``None`` when a
     row comes twice (sorting ranks each copy apart)."""
     mine = places[rows]
-    marked = np.zeros(len(places), bool)
-    marked[mine] = True
-    below = np.cumsum(marked)
+    # Counted in int64 from the start: a cumulative sum of booleans converts them on the way.
+    marked = np.zeros(len(places), np.int64)
+    marked[mine] = 1
+    below = marked.cumsum()
     if len(rows) and int(below[-1]) != len(rows):
         return None
     ranks: Array = below[mine] - 1
