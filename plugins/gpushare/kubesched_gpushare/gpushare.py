@@ -170,10 +170,14 @@ class GpuShare:
         else:
             room = table.fully_free[rows] >= ask.count
             last = Status.unschedulable(NO_FREE_GPUS)
-        # The checks of check_node, in its order: the first that fails is the node's Status.
-        verdict = np.select([count == 0, ~accepted, count < ask.count, ~room], [1, 2, 3, 4], default=0).tolist()
+        # The checks of check_node, in its order: the first that fails is the node's Status (each
+        # check written over the later ones, the last check first).
+        verdict = np.where(room, 0, 4)
+        verdict[count < ask.count] = 3
+        verdict[~accepted] = 2
+        verdict[count == 0] = 1
         statuses: list[Status | None] = [None, _NO_GPU, _MODEL, _TOO_FEW, last]
-        return list(map(statuses.__getitem__, verdict))
+        return list(map(statuses.__getitem__, verdict.tolist()))
 
     # --- Reserve / Unreserve ---------------------------------------------------------------------
     def choose(self, node: NodeGpus, ask: GpuAsk, cpu: int) -> tuple[int, ...] | None:
