@@ -41,7 +41,9 @@ class GpuLedger:
         #: GPU model → a small integer, the same in every table.
         self.model_codes: dict[str, int] = {}
         self.models: list[str] = []
-        self.choosers: dict[str, GpuChooser] = {}
+        #: By profile, weakly: a chooser (a plugin) holds its handle, and so the cluster this
+        #: ledger is kept for — held strongly, the ledger would keep its own key alive.
+        self.choosers: weakref.WeakValueDictionary[str, GpuChooser] = weakref.WeakValueDictionary()
         #: :meth:`accepting`'s answers, by the set of models asked for.
         self._accepting: dict[frozenset[str] | None, Array] = {}
 
@@ -117,7 +119,9 @@ class GpuTable:
     def __init__(self, ledger: GpuLedger, columns: NodeColumns, width: int = 8) -> None:
         n = columns.n
         self.ledger = ledger
-        self.columns = columns
+        # Weakly: the ledger keeps this table by its columns, weakly, and a value that held its
+        # key would keep both (and the snapshot behind them) for as long as the ledger lives.
+        self._columns = weakref.ref(columns)
         self.width = width
         #: The node generation each row was derived from (-1: never).
         self.generation = np.full(n, -1, np.int64)
@@ -133,6 +137,13 @@ class GpuTable:
         #: GPU pods per kind: column 0 shared, column k whole pods of k GPUs.
         self.tags = np.zeros((n, width + 1), np.int64)
         self.kinds = np.zeros(n, np.int64)
+
+    @property
+    def columns(self) -> NodeColumns:
+        cols = self._columns()
+        if cols is None:
+            raise ReferenceError("the columns of this GPU table are gone")
+        return cols
 
     def refresh(self, rows: Array) -> None:
         cols = self.columns
