@@ -8,7 +8,7 @@ change to it is a deliberate act.
 * one ``typing.Protocol`` per extension point, each extending :class:`Plugin`, with the batch
   forms (:class:`BatchFilterPlugin`, :class:`FilterStatusesPlugin`, :class:`BatchScorePlugin`,
   :class:`BatchScoreExtensions`) beside the per-node contract;
-* outcomes: :class:`Status` and its :class:`Code`; what plugins share and read:
+* outcomes: :class:`Status` and its :class:`Code` (many nodes' at once: :class:`StatusTable`); what plugins share and read:
   :class:`CycleState`, :class:`PodInfo`, :class:`NodeInfo`, :class:`QueuedPodInfo`,
   :class:`Resource` and quantity parsing; results: :class:`NodeScore`, :class:`PreFilterResult`,
   :class:`PostFilterResult`; and what each point's method may return, the type a plugin's method
@@ -116,7 +116,7 @@ if TYPE_CHECKING:
         ScoreReturn,
     )
     from kubesched.framework.simple import filter, queue_sort, score
-    from kubesched.framework.status import Code, Status
+    from kubesched.framework.status import Code, Status, StatusTable
     from kubesched.framework.types import NodeInfo, PodInfo, QueuedPodInfo
     from kubesched.framework.usage import UsageError, pod_usage
 
@@ -201,6 +201,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "SharedLister": ("kubesched.framework.interface", "SharedLister"),
     "SignPlugin": ("kubesched.framework.interface", "SignPlugin"),
     "Status": ("kubesched.framework.status", "Status"),
+    "StatusTable": ("kubesched.framework.status", "StatusTable"),
     "WaitingPod": ("kubesched.framework.interface", "WaitingPod"),
     "columns_of": ("kubesched.framework.columns", "columns_of"),
     "filter": ("kubesched.framework.simple", "filter"),
@@ -309,6 +310,7 @@ __all__ = [
     "SharedLister",
     "SignPlugin",
     "Status",
+    "StatusTable",
     "WaitingPod",
     "__version__",
     "columns_of",

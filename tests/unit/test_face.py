@@ -93,6 +93,7 @@ FACE = [
     "SharedLister",
     "SignPlugin",
     "Status",
+    "StatusTable",
     "WaitingPod",
     "__version__",
     "columns_of",

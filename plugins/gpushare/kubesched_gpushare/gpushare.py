@@ -30,6 +30,7 @@ from kubesched import (
     NodeInfo,
     PodInfo,
     Status,
+    StatusTable,
     columns_of,
 )
 
@@ -176,8 +177,7 @@ class GpuShare:
         verdict[count < ask.count] = 3
         verdict[~accepted] = 2
         verdict[count == 0] = 1
-        statuses: list[Status | None] = [None, _NO_GPU, _MODEL, _TOO_FEW, last]
-        return list(map(statuses.__getitem__, verdict.tolist()))
+        return StatusTable([None, _NO_GPU, _MODEL, _TOO_FEW, last], verdict)
 
     # --- Reserve / Unreserve ---------------------------------------------------------------------
     def choose(self, node: NodeGpus, ask: GpuAsk, cpu: int) -> tuple[int, ...] | None:

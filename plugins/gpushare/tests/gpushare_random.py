@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import random
 
-from kubesched.framework.columns import NodeColumns
-from kubesched.framework.types import PodInfo
+from kubesched import NodeColumns, PodInfo
 from kubesched.testing import as_node_infos, make_node, make_pod
 
 MODELS = ["V100M16", "T4", "A10"]
