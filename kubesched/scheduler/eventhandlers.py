@@ -205,7 +205,13 @@ class EventHandlers:
                     event = ClusterEvent(EventResource.POD, pod_update_actions(old, new), "AssignedPodUpdate")
                     self.queue.assigned_pod_updated(old, pi, event, self.listers.namespace_labels)
             elif self._responsible(pi):
-                if not self.cache.is_assumed(pi.uid):
+                assumed = self.cache.is_assumed(pi.uid)
+                if assumed and not pi.deleting:
+                    # Its scheduling cycle is over and its binding cycle under way: what that
+                    # writes (a nominatedNodeName, annotations) concerns no queue, as upstream's
+                    # updatePodInSchedulingQueue returns for an assumed pod.
+                    return
+                if not assumed:
                     # An assumed pod is counted on its node already (a nominatedNodeName its
                     # binding cycle wrote must not count it twice), as upstream skips it.
                     self._nominate_from(pi)

@@ -248,3 +248,42 @@ async def test_run_pre_bind_pre_flights(answers: list[Any], want: str) -> None:
     assert (status.code.upstream_name if status is not None else "Success") == want
     if want == "Error":
         assert status is not None and status.plugin == classes[-1].name
+
+
+class Annotating:
+    """A PreBind that writes an annotation on the pod (as GPU-sharing plugins write their GPU
+    indices), with nothing to wait for."""
+
+    name = "Annotating"
+
+    def __init__(self, args: Any, handle: Any) -> None:
+        self.handle = handle
+
+    async def pre_bind(self, state: CycleState, pod: PodInfo, node_name: str) -> Status | None:
+        await self.handle.cluster.patch_pod_annotations(pod.pod, {"example.com/slot": "3"})
+        return None
+
+
+async def test_what_a_binding_cycle_writes_does_not_queue_the_pod_again() -> None:
+    # The annotation's update can arrive after the binding cycle is over but before the binding
+    # does: the pod is assumed then, and upstream's updatePodInSchedulingQueue returns for it.
+    h = await make_harness(
+        [profile(preBind=["Annotating"])], registry_with(Annotating), options(True), objs=[make_node("n1")]
+    )
+    sched = h.scheduler
+    added: list[str] = []
+    add = sched.queue.add
+
+    def counting(pod: PodInfo, *args: Any, **kwargs: Any) -> Any:
+        added.append(pod.name)
+        return add(pod, *args, **kwargs)
+
+    sched.queue.add = counting  # type: ignore[method-assign]
+    h.add(make_pod("p"))
+    await h.cluster.wait_delivered()
+    await h.run_all()
+    assert h.node_of("p") == "n1"
+    assert (h.pod("p")["metadata"].get("annotations") or {}).get("example.com/slot") == "3"
+    assert added == ["p"]
+    await sched.stop(grace=1)
+    await h.cluster.stop()
