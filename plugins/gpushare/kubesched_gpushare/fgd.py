@@ -105,7 +105,7 @@ def sigmoid_score(delta: float) -> int:
     return int(1.0 / (1.0 + math.exp(-x)) * float(MAX_NODE_SCORE))
 
 
-def _delta(before: list[int], after: list[int], shares: list[float]) -> float:
+def frag_delta(before: list[int], after: list[int], shares: list[float]) -> float:
     # Summed in order, from 0, as ``sum(p * (b - a) for ...)``.
     total: float = sum(map(mul, shares, map(sub, before, after)))
     return total
@@ -126,7 +126,7 @@ def fgd_choice(node: NodeGpus, ask: GpuAsk, cpu: int, tp: TypicalPodTable) -> tu
                 left = list(node.left)
                 left[i] -= ask.milli
                 after = frag_terms(node.cpu_left - cpu, left, node.model, tp)
-                s = seen[x] = sigmoid_score(_delta(before, after, tp.shares))
+                s = seen[x] = sigmoid_score(frag_delta(before, after, tp.shares))
             if best[1] is None or s > best[0]:
                 best = (s, (i,))
         return best
@@ -138,10 +138,10 @@ def fgd_choice(node: NodeGpus, ask: GpuAsk, cpu: int, tp: TypicalPodTable) -> tu
     for i in taken:
         left[i] -= MILLI
     after = frag_terms(node.cpu_left - cpu, left, node.model, tp)
-    return sigmoid_score(_delta(before, after, tp.shares)), chosen if ask.count else None
+    return sigmoid_score(frag_delta(before, after, tp.shares)), chosen if ask.count else None
 
 
-class _Rows:
+class RowTerms:
     """FGD's per-row arrays over one GpuTable: what each typical pod sees of the node now."""
 
     def __init__(self, table: GpuTable, tp: TypicalPodTable) -> None:
@@ -166,7 +166,7 @@ class _Rows:
         return kept
 
 
-#: Kinds of pods whose scores :class:`_Rows` keeps at once (beyond, it starts again).
+#: Kinds of pods whose scores :class:`RowTerms` keeps at once (beyond, it starts again).
 MAX_KEPT_KINDS = 1024
 
 
@@ -180,7 +180,7 @@ class _Kept:
         self.scores = np.zeros(n, np.int64)
 
 
-#: Up to this many rows, :meth:`FGD._rows_scores` and :meth:`FGD._refresh` work in plain Python.
+#: Up to this many rows, :meth:`FGD.rows_scores` and :meth:`FGD._refresh` work in plain Python.
 FEW_ROWS = 8
 
 
@@ -236,7 +236,7 @@ class FGD:
         self.ledger: GpuLedger = ledger_for(handle)
         # GpuShare's gpuSelection "FGD" asks this plugin of the same profile.
         self.ledger.choosers[handle.profile_name] = self
-        self._rows: weakref.WeakKeyDictionary[GpuTable, _Rows] = weakref.WeakKeyDictionary()
+        self._rows: weakref.WeakKeyDictionary[GpuTable, RowTerms] = weakref.WeakKeyDictionary()
         # The accepted-model rows of the typical pods, by the ledger's model codes.
         self._access = np.zeros((0, len(self.tp)), bool)
 
@@ -280,11 +280,11 @@ class FGD:
         kept = fr.kept(ask.count, ask.milli, cpu)
         stale = rows[(kept.generation != table.generation)[rows]]
         if len(stale):
-            kept.scores[stale] = self._rows_scores(table, fr, stale, ask, cpu)
+            kept.scores[stale] = self.rows_scores(table, fr, stale, ask, cpu)
             kept.generation[stale] = table.generation[stale]
         return kept.scores[rows]
 
-    def _rows_scores(self, table: GpuTable, fr: _Rows, rows: Array, ask: GpuAsk, cpu: int) -> Array:
+    def rows_scores(self, table: GpuTable, fr: RowTerms, rows: Array, ask: GpuAsk, cpu: int) -> Array:
         """The score of each node row for a pod of ``ask`` taking ``cpu``."""
         if len(rows) <= FEW_ROWS:
             return self._few_rows_scores(table, fr, rows, ask, cpu)
@@ -307,8 +307,8 @@ class FGD:
         cpus = np.where(fits, cpu, 0).astype(np.int64)
         return self._scores(table, fr, rows, np.full(len(rows), MILLI, np.int64), MILLI, mult, cpus)
 
-    def _few_rows_scores(self, table: GpuTable, fr: _Rows, rows: Array, ask: GpuAsk, cpu: int) -> Array:
-        """:meth:`_rows_scores` of a few rows, the same candidates in the same order, each one's
+    def _few_rows_scores(self, table: GpuTable, fr: RowTerms, rows: Array, ask: GpuAsk, cpu: int) -> Array:
+        """:meth:`rows_scores` of a few rows, the same candidates in the same order, each one's
         terms worked out in plain Python: numpy's cost per call outweighs a handful of rows. The
         terms are integers, and their weighted sum is the same one product as in :meth:`_scores`."""
         tp = self.tp
@@ -343,7 +343,7 @@ class FGD:
         return np.array(out, np.int64)
 
     def _scores(
-        self, table: GpuTable, fr: _Rows, rows: Array, room: Array, milli: int, mult: Array, cpu: Array
+        self, table: GpuTable, fr: RowTerms, rows: Array, room: Array, milli: int, mult: Array, cpu: Array
     ) -> Array:
         """The score of each candidate ``i``: node row ``rows[i]`` with ``mult[i]`` of its GPUs
         having ``room[i]`` milli left each give ``milli`` to the pod, which takes ``cpu[i]``."""
@@ -369,22 +369,22 @@ class FGD:
             self._access = np.array([self.tp.access(model) for model in models], bool).reshape(-1, len(self.tp))
         return self._access[codes]
 
-    def _refresh(self, table: GpuTable, rows: Array) -> _Rows:
+    def _refresh(self, table: GpuTable, rows: Array) -> RowTerms:
         fr = self._rows.get(table)
         if fr is None or len(fr.generation) != len(table.generation) or fr.small.shape[1] != len(self.tp):
-            fr = self._rows[table] = _Rows(table, self.tp)
+            fr = self._rows[table] = RowTerms(table, self.tp)
         # As GpuTable.refresh: when no row of the table changed, none of the batch did.
         changed = fr.generation != table.generation
         if not changed.any():
             return fr
         stale = rows[changed[rows]]
         if len(stale) > FEW_ROWS:
-            self._fill_rows(table, fr, stale)
+            self.fill_rows(table, fr, stale)
         elif len(stale):
-            self._fill_few_rows(table, fr, stale)
+            self.fill_few_rows(table, fr, stale)
         return fr
 
-    def _fill_rows(self, table: GpuTable, fr: _Rows, stale: Array) -> None:
+    def fill_rows(self, table: GpuTable, fr: RowTerms, stale: Array) -> None:
         """What each typical pod sees of the nodes of rows ``stale`` now."""
         tp = self.tp
         left = table.left[stale][:, :, None]
@@ -399,8 +399,8 @@ class FGD:
         fr.before[stale] = np.where(ok, small, table.total_left[stale][:, None])
         fr.generation[stale] = table.generation[stale]
 
-    def _fill_few_rows(self, table: GpuTable, fr: _Rows, stale: Array) -> None:
-        """:meth:`_fill_rows` of a few rows, in plain Python (integers: the same values)."""
+    def fill_few_rows(self, table: GpuTable, fr: RowTerms, stale: Array) -> None:
+        """:meth:`fill_rows` of a few rows, in plain Python (integers: the same values)."""
         tp = self.tp
         width = table.left.shape[1]
         for r in stale.tolist():

@@ -178,18 +178,18 @@ def parse_indices(text: Any) -> tuple[int, ...] | None:
     if type(text) is str:
         # A node's pods carry a handful of distinct texts ("0", "2-3", ...), read at every
         # derivation: each is parsed once (a tuple is immutable, so one may be shared).
-        held = _INDICES.get(text)
-        if held is not None or text in _INDICES:
+        held = KEPT_INDICES.get(text)
+        if held is not None or text in KEPT_INDICES:
             return held
-        held = _parse_indices(text)
-        if len(_INDICES) >= _INDICES_KEPT:
-            _INDICES.clear()
-        _INDICES[text] = held
+        held = read_indices(text)
+        if len(KEPT_INDICES) >= _INDICES_KEPT:
+            KEPT_INDICES.clear()
+        KEPT_INDICES[text] = held
         return held
-    return _parse_indices(text)
+    return read_indices(text)
 
 
-def _parse_indices(text: Any) -> tuple[int, ...] | None:
+def read_indices(text: Any) -> tuple[int, ...] | None:
     """:func:`parse_indices`, parsed anew."""
     if not isinstance(text, str) or not text.strip():
         return None
@@ -200,7 +200,7 @@ def _parse_indices(text: Any) -> tuple[int, ...] | None:
 
 
 #: Index annotations already parsed, by their text (an entry of ``None``: not indices).
-_INDICES: dict[str, tuple[int, ...] | None] = {}
+KEPT_INDICES: dict[str, tuple[int, ...] | None] = {}
 _INDICES_KEPT = 4096
 
 
@@ -251,22 +251,22 @@ class NodeGpus:
         return sum(1 for x in self.left if x == MILLI)
 
 
-def _valid_indices(indices: tuple[int, ...] | None, ask: GpuAsk, count: int) -> bool:
+def indices_fit(indices: tuple[int, ...] | None, ask: GpuAsk, count: int) -> bool:
     if indices is None:
         return False
     wanted = 1 if ask.shared else ask.count
     key = (indices, wanted, count)
-    valid = _VALID.get(key)
+    valid = KEPT_VERDICTS.get(key)
     if valid is None:
         valid = len(indices) == wanted and len(set(indices)) == wanted and all(0 <= i < count for i in indices)
-        if len(_VALID) >= _INDICES_KEPT:
-            _VALID.clear()
-        _VALID[key] = valid
+        if len(KEPT_VERDICTS) >= _INDICES_KEPT:
+            KEPT_VERDICTS.clear()
+        KEPT_VERDICTS[key] = valid
     return valid
 
 
-#: :func:`_valid_indices` by (indices, GPUs wanted, GPUs of the node): a handful of distinct keys.
-_VALID: dict[tuple[tuple[int, ...], int, int], bool] = {}
+#: :func:`indices_fit` by (indices, GPUs wanted, GPUs of the node): a handful of distinct keys.
+KEPT_VERDICTS: dict[tuple[tuple[int, ...], int, int], bool] = {}
 
 
 def derive_node_gpus(ni: NodeInfo, reserved: Mapping[str, tuple[str, tuple[int, ...]]]) -> NodeGpus:
@@ -292,7 +292,7 @@ def derive_node_gpus(ni: NodeInfo, reserved: Mapping[str, tuple[str, tuple[int, 
         indices = held[1] if held is not None and held[0] == name else None
         if indices is None:
             indices = parse_indices(annotations.get(GPU_INDEX_ANNOTATION))
-        if not _valid_indices(indices, ask, count):
+        if not indices_fit(indices, ask, count):
             unplaced.append(ask)
             continue
         assert indices is not None

@@ -1,5 +1,5 @@
 """FGD's plain-Python forms for a few rows give what its numpy forms give on the same rows: the
-per-row terms of the typical pods (FGD._refresh) and the scores of a batch (FGD._rows_scores),
+per-row terms of the typical pods (FGD._refresh) and the scores of a batch (FGD.rows_scores),
 for random nodes, bound pods, typical pods and asks."""
 
 from __future__ import annotations
@@ -53,21 +53,21 @@ def test_few_rows_are_worked_out_as_the_numpy_forms_work_them(seed: int, monkeyp
     table.refresh(np.arange(cols.n, dtype=np.intp))
     plugin = FGD(FGDArgs(typicalPods=_typical(rng)), handle=_Handle())  # type: ignore[arg-type]
     plugin.ledger = ledger
-    fr = fgd_module._Rows(table, plugin.tp)
-    few = fgd_module._Rows(table, plugin.tp)
+    fr = fgd_module.RowTerms(table, plugin.tp)
+    few = fgd_module.RowTerms(table, plugin.tp)
     every = np.arange(cols.n, dtype=np.intp)
-    plugin._fill_rows(table, fr, every)
+    plugin.fill_rows(table, fr, every)
     for chunk in np.array_split(every, max(1, cols.n // 3)):
-        plugin._fill_few_rows(table, few, chunk)
+        plugin.fill_few_rows(table, few, chunk)
     for name in ("small", "fit", "before", "generation"):
         assert getattr(few, name).tolist() == getattr(fr, name).tolist(), name
     for _ in range(30):
         rows = np.array(sorted(rng.sample(range(cols.n), rng.randint(1, min(cols.n, fgd_module.FEW_ROWS)))), np.intp)
         ask = _ask(rng)
         cpu = rng.choice([0, 1000, 4000, 16000, 64000])
-        quick = plugin._rows_scores(table, fr, rows, ask, cpu)
+        quick = plugin.rows_scores(table, fr, rows, ask, cpu)
         with monkeypatch.context() as m:
             m.setattr(fgd_module, "FEW_ROWS", -1)
-            slow = plugin._rows_scores(table, fr, rows, ask, cpu)
+            slow = plugin.rows_scores(table, fr, rows, ask, cpu)
         assert quick.dtype == slow.dtype
         assert quick.tolist() == slow.tolist(), (rows.tolist(), ask, cpu)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 from kubesched_gpushare import NodeGpus, TypicalPod, TypicalPodTable, node_fragmentation
-from kubesched_gpushare.fgd import _delta, frag_terms
+from kubesched_gpushare.fgd import frag_delta, frag_terms
 from kubesched_gpushare.gpu import accepts_model
 
 
@@ -48,4 +48,4 @@ def test_sums_are_the_defined_sums(seed: int) -> None:
         node = NodeGpus("n", 0, model, left, cpu_left)
         assert node_fragmentation(node, tp) == sum(p * f for p, f in zip(tp.shares, terms))
         after = frag_terms(cpu_left - 1000, [max(0, x - 100) for x in left], model, tp)
-        assert _delta(terms, after, tp.shares) == sum(p * (b - a) for p, b, a in zip(tp.shares, terms, after))
+        assert frag_delta(terms, after, tp.shares) == sum(p * (b - a) for p, b, a in zip(tp.shares, terms, after))

@@ -24,12 +24,12 @@ def _valid_anew(indices: tuple[int, ...] | None, ask: GpuAsk, count: int) -> boo
 @pytest.mark.parametrize("seed", range(20))
 def test_kept_indices_and_verdicts_are_the_ones_read_anew(seed: int) -> None:
     rng = random.Random(seed)
-    gpu._INDICES.clear()
-    gpu._VALID.clear()
+    gpu.KEPT_INDICES.clear()
+    gpu.KEPT_VERDICTS.clear()
     for _ in range(200):
         text = rng.choice(TEXTS)
         got = gpu.parse_indices(text)
-        assert got == gpu._parse_indices(text)
+        assert got == gpu.read_indices(text)
         ask = rng.choice([GpuAsk(1, 500), GpuAsk(1, 1000), GpuAsk(2, 1000), GpuAsk(4, 1000)])
         count = rng.choice([0, 1, 2, 4, 8])
-        assert gpu._valid_indices(got, ask, count) == _valid_anew(got, ask, count)
+        assert gpu.indices_fit(got, ask, count) == _valid_anew(got, ask, count)
