@@ -85,10 +85,9 @@ class Diagnosis:
     pre_filter_msg: str = ""
     post_filter_msg: str = ""
     #: Distinct statuses of ``node_to_status`` and how many nodes have each, as counted where
-    #: they were added (:meth:`add_counted`), for the first ``counted_nodes`` entries: the
-    #: message reads them when they cover every entry, and counts the map itself otherwise.
+    #: they were added (:meth:`add_counted`): the message reads them when they cover every
+    #: entry of the map, and counts the map itself otherwise.
     counted: list[tuple[Status, int]] = field(default_factory=list)
-    counted_nodes: int = 0
 
     def __post_init__(self) -> None:
         given: Mapping[str, Status] = self.node_to_status  # a plain mapping is taken as well
@@ -101,11 +100,15 @@ class Diagnosis:
         """Statuses of nodes not in the map yet, with their distinct ones counted."""
         self.node_to_status.add_columns(names, statuses)
         self.counted.extend(counted)
-        self.counted_nodes += len(names)
+
+    def add_alike(self, names: Sequence[str], status: Status) -> None:
+        """One status for every node of ``names`` (none in the map yet)."""
+        if names:
+            self.add_counted(names, [status] * len(names), [(status, len(names))])
 
     def status_counts(self) -> Iterable[tuple[Status, int]]:
         """Each distinct status (by identity) of ``node_to_status`` and its number of nodes."""
-        if self.counted_nodes == len(self.node_to_status):
+        if sum(n for _, n in self.counted) == len(self.node_to_status):
             return self.counted
         statuses = self.node_to_status.values()
         nodes = Counter(map(id, statuses))

@@ -370,8 +370,7 @@ class PodSchedulingCycle:
                 raise CycleError(status)
             diagnosis.pre_filter_msg = status.message()
             diagnosis.unschedulable_plugins = rejectors or ({status.plugin} if status.plugin else set())
-            everyone = [ni.name for ni in all_nodes]
-            diagnosis.add_counted(everyone, [status] * len(everyone), [(status, len(everyone))])
+            diagnosis.add_alike([ni.name for ni in all_nodes], status)
             return [], diagnosis
         nodes = all_nodes
         if result is not None and result.node_names is not None:
@@ -381,9 +380,7 @@ class PodSchedulingCycle:
             absent = Status(
                 Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(rejectors))}]"
             )
-            outside = [ni.name for ni in all_nodes if ni.name not in names]
-            if outside:
-                diagnosis.add_counted(outside, [absent] * len(outside), [(absent, len(outside))])
+            diagnosis.add_alike([ni.name for ni in all_nodes if ni.name not in names], absent)
         t0 = time.perf_counter()
         nominated = pi.nominated_node_name
         hint: NodeInfo | None = None
