@@ -24,7 +24,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from kubesched.research.engines import engine_for
     from kubesched.research.gpushare import require
     from kubesched.research.sweep import ExperimentOutcome, in_grid_order, iter_sweep, make_grid
-    from kubesched.research.sweep_output import allocation_csv, format_report, fragmentation_csv, summary_csv
+    from kubesched.research.sweep_output import TABLES, GrowingTable, format_report
 
     grid = make_grid(
         Path(args.grid) if args.grid else None,
@@ -39,17 +39,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         require()  # the local workers replay with this environment's packages
     engine = engine_for(args.address, args.workers)
     experiments = grid.experiments()
-    outputs = [(Path(args.output), allocation_csv)]
-    if args.frag_output:
-        outputs.append((Path(args.frag_output), fragmentation_csv))
-    if args.summary:
-        outputs.append((Path(args.summary), summary_csv))
+    wanted_tables = {"allocation": args.output, "fragmentation": args.frag_output, "summary": args.summary}
+    outputs = [(Path(path), GrowingTable(*TABLES[table])) for table, path in wanted_tables.items() if path]
     done: list[ExperimentOutcome] = []
+    failed = 0
 
     def save() -> None:
-        ordered = in_grid_order(done, experiments)
-        for path, render in outputs:
-            _write_atomically(path, render(ordered))
+        for path, table in outputs:
+            _write_atomically(path, table.text(experiments))
 
     print(f"kubesched sweep: {len(experiments)} experiments on {engine.description}", file=sys.stderr)
     started = time.perf_counter()
@@ -57,20 +54,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         with ProgressBar("sweep", len(experiments), show=wanted(args.no_progress), failures=True) as bar:
             for outcome in iter_sweep(grid, engine, files):
                 done.append(outcome)
+                for _, table in outputs:
+                    table.add(outcome)
                 # every completed experiment is on disk at once: an interrupted sweep keeps them
                 save()
                 if not outcome.ok:
+                    failed += 1
                     bar.print(f"FAILED {outcome.experiment.label}: {outcome.error}")
                     if outcome.detail:
                         bar.print(outcome.detail)
-                bar.advance(failed=sum(1 for o in done if not o.ok))
+                bar.advance(failed=failed)
     except KeyboardInterrupt:
         save()
         return fail(f"interrupted: {len(done)} of {len(experiments)} experiments done, in {args.output}", 130)
     save()
     ordered = in_grid_order(done, experiments)
     print(format_report(ordered, engine.description, time.perf_counter() - started), end="")
-    failed = sum(1 for o in done if not o.ok)
     if failed:
         return fail(
             f"{failed} of {len(experiments)} experiments failed (listed above); the others are in {args.output}", 1

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from kubesched.research.grid import POINTS
-from kubesched.research.sweep import ExperimentOutcome
+from kubesched.research.sweep import Experiment, ExperimentOutcome
 
 KEY_COLUMNS = ("workload", "policy", "tune", "seed")
 POINT_COLUMNS = tuple(str(k) for k in POINTS)
@@ -50,7 +50,13 @@ def _key(o: ExperimentOutcome) -> list[Any]:
     return [e.workload, e.policy, f"{e.tune:g}", e.seed]
 
 
-def _write(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def _lines(rows: Iterable[Sequence[Any]]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    return out.getvalue()
+
+
+def _write(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -58,43 +64,78 @@ def _write(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return out.getvalue()
 
 
+def allocation_row(o: ExperimentOutcome) -> list[Any] | None:
+    """An experiment's row of the allocation table; none for a failed one."""
+    return [*_key(o), o.summary["gpus"], *map(_cell, o.allocation)] if o.ok else None
+
+
+def fragmentation_row(o: ExperimentOutcome) -> list[Any] | None:
+    return [*_key(o), *map(_cell, o.fragmentation)] if o.ok else None
+
+
+def summary_row(o: ExperimentOutcome) -> list[Any]:
+    """Every experiment has one, a failed one with its error."""
+    s = o.summary
+    return [
+        *_key(o),
+        "ok" if o.ok else "failed",
+        *(
+            _cell(s.get(k))
+            for k in (
+                "gpus",
+                "pods",
+                "scheduled",
+                "unscheduled",
+                "gpuAllocationAt100",
+                "gpuAllocation",
+                "seconds",
+                "worker",
+            )
+        ),
+        _cell(o.error),
+    ]
+
+
 def allocation_csv(outcomes: Sequence[ExperimentOutcome]) -> str:
     """One row per successful experiment, in the order given."""
-    rows = [[*_key(o), o.summary["gpus"], *map(_cell, o.allocation)] for o in outcomes if o.ok]
-    return _write(ALLOCATION_COLUMNS, rows)
+    return _write(ALLOCATION_COLUMNS, filter(None, map(allocation_row, outcomes)))
 
 
 def fragmentation_csv(outcomes: Sequence[ExperimentOutcome]) -> str:
-    rows = [[*_key(o), *map(_cell, o.fragmentation)] for o in outcomes if o.ok]
-    return _write(FRAGMENTATION_COLUMNS, rows)
+    return _write(FRAGMENTATION_COLUMNS, filter(None, map(fragmentation_row, outcomes)))
 
 
 def summary_csv(outcomes: Sequence[ExperimentOutcome]) -> str:
     """Every experiment, failed ones with their error."""
-    rows = []
-    for o in outcomes:
-        s = o.summary
-        rows.append(
-            [
-                *_key(o),
-                "ok" if o.ok else "failed",
-                *(
-                    _cell(s.get(k))
-                    for k in (
-                        "gpus",
-                        "pods",
-                        "scheduled",
-                        "unscheduled",
-                        "gpuAllocationAt100",
-                        "gpuAllocation",
-                        "seconds",
-                        "worker",
-                    )
-                ),
-                _cell(o.error),
-            ]
-        )
-    return _write(SUMMARY_COLUMNS, rows)
+    return _write(SUMMARY_COLUMNS, map(summary_row, outcomes))
+
+
+class GrowingTable:
+    """A table rewritten as experiments complete: each row is formatted once, when its outcome
+    arrives, and :meth:`text` joins the rows in the grid's order — so a sweep that saves after
+    every experiment costs in proportion to its rows, not to their square."""
+
+    def __init__(self, header: Sequence[str], row: Callable[[ExperimentOutcome], Sequence[Any] | None]) -> None:
+        self.header = _lines((header,))
+        self.row = row
+        self._lines: dict[Experiment, str] = {}
+
+    def add(self, outcome: ExperimentOutcome) -> None:
+        row = self.row(outcome)
+        if row is not None:
+            self._lines[outcome.experiment] = _lines((row,))
+
+    def text(self, experiments: Sequence[Experiment]) -> str:
+        """The header, then the rows of ``experiments`` that have one, in that order."""
+        return self.header + "".join(self._lines[e] for e in experiments if e in self._lines)
+
+
+#: The tables ``kubesched sweep`` can write, by what they hold.
+TABLES: dict[str, tuple[Sequence[str], Callable[[ExperimentOutcome], Sequence[Any] | None]]] = {
+    "allocation": (ALLOCATION_COLUMNS, allocation_row),
+    "fragmentation": (FRAGMENTATION_COLUMNS, fragmentation_row),
+    "summary": (SUMMARY_COLUMNS, summary_row),
+}
 
 
 def format_report(outcomes: Sequence[ExperimentOutcome], engine: str, wall_seconds: float, width: int = 120) -> str:
@@ -144,8 +185,13 @@ __all__ = [
     "FRAGMENTATION_COLUMNS",
     "POINT_COLUMNS",
     "SUMMARY_COLUMNS",
+    "TABLES",
+    "GrowingTable",
     "allocation_csv",
+    "allocation_row",
     "format_report",
     "fragmentation_csv",
+    "fragmentation_row",
     "summary_csv",
+    "summary_row",
 ]

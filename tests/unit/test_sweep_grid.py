@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import random
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from kubesched.research.sweep import (
 from kubesched.research.sweep_output import (
     ALLOCATION_COLUMNS,
     FRAGMENTATION_COLUMNS,
+    TABLES,
+    GrowingTable,
     allocation_csv,
     format_report,
     fragmentation_csv,
@@ -202,6 +205,24 @@ def test_outcomes_merge_into_the_artifacts_table_shape() -> None:
     report = format_report(outcomes, "2 local processes", 3.0)
     assert "2 of 3 experiments done" in report
     assert "FAILED openb_pod_list_default / Random / inflate 1.3 / seed 42: boom" in report
+
+
+def test_a_growing_table_is_the_whole_table_at_every_step() -> None:
+    """The sweep formats each row once as outcomes arrive; at every step the text is what
+    formatting every outcome so far in the grid's order gives."""
+    declared = [Experiment("openb_pod_list_default", p, 1.3, s) for p in ("FGD", "Random") for s in (42, 43, 44)]
+    arrivals = [outcome(e.policy, e.seed, at=40.0 + e.seed, error="boom" if e.seed == 43 else None) for e in declared]
+    random.Random(7).shuffle(arrivals)
+    renders = {"allocation": allocation_csv, "fragmentation": fragmentation_csv, "summary": summary_csv}
+    tables = {name: GrowingTable(*TABLES[name]) for name in renders}
+    for i, o in enumerate(arrivals, 1):
+        for table in tables.values():
+            table.add(o)
+        so_far = in_grid_order(arrivals[:i], declared)
+        for name, render in renders.items():
+            assert tables[name].text(declared) == render(so_far), (name, i)
+    assert tables["summary"].text(declared).count("\n") == 1 + 6
+    assert tables["allocation"].text(declared).count("\n") == 1 + 4  # the failed have no row
 
 
 def test_in_grid_order_follows_the_declared_grid() -> None:
