@@ -23,7 +23,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """A grid of replays on local processes or a Dask cluster; the work is in kubesched.research."""
     from kubesched.research.engines import engine_for
     from kubesched.research.gpushare import require
-    from kubesched.research.sweep import ExperimentOutcome, in_grid_order, iter_sweep, make_grid
+    from kubesched.research.grid_plot import grid_points, outcome_rows, write_grid_plot
+    from kubesched.research.sweep import ExperimentOutcome, SweepError, in_grid_order, iter_sweep, make_grid
     from kubesched.research.sweep_output import TABLES, GrowingTable, format_report
 
     grid = make_grid(
@@ -34,6 +35,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         args.seeds,
         args.inflate or (),
     )
+    plot = Path(args.plot) if args.plot else None
+    if plot is not None:
+        if plot.suffix.lower() != ".svg":
+            raise SweepError(f"--plot: {plot}: writes .svg files, not {plot.suffix or 'files without a suffix'}")
+        if len(grid.inflations) != 1:
+            raise SweepError(f"--plot: draws one inflation ratio; this grid has {len(grid.inflations)}")
     files = grid.read_inputs()
     if args.address is None:
         require()  # the local workers replay with this environment's packages
@@ -69,6 +76,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         return fail(f"interrupted: {len(done)} of {len(experiments)} experiments done, in {args.output}", 130)
     save()
     ordered = in_grid_order(done, experiments)
+    if plot is not None:
+        seeds = f"seed {grid.seeds[0]}" if len(grid.seeds) == 1 else f"mean of {len(grid.seeds)} seeds"
+        title = f"{seeds}, arrived demand inflated to {grid.inflations[0]:g} x capacity"
+        write_grid_plot(plot, grid_points(outcome_rows(ordered)), title)
     print(format_report(ordered, engine.description, time.perf_counter() - started), end="")
     if failed:
         return fail(
@@ -110,6 +121,11 @@ def add_parser(sub: Any) -> None:
         "--frag-output", metavar="FILE.csv", help="also GPU fragmentation: workload, policy, tune, seed, 0..130"
     )
     sp.add_argument("--summary", metavar="FILE.csv", help="also one row per experiment: status, pods, seconds, error")
+    sp.add_argument(
+        "--plot",
+        metavar="FILE.svg",
+        help="also draw each workload's unallocated GPUs at arrived 100%% per policy (mean and range over the seeds)",
+    )
     sp.add_argument(
         "--address",
         metavar="tcp://HOST:8786",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -66,11 +67,13 @@ def test_local_pool_completes_the_grid_around_a_failed_experiment(
         "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n"
         "- schedulerName: default-scheduler\n  plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n"
     )
-    out, summary = tmp_path / "alloc.csv", tmp_path / "summary.csv"
+    out, summary, plot = tmp_path / "alloc.csv", tmp_path / "summary.csv", tmp_path / "grid.svg"
     args = ["sweep", "--nodes", str(nodes), "--pods", str(pods), "--config", str(CONFIGS / "FGD.yaml")]
     args += ["--config", str(broken), "--config", str(CONFIGS / "BestFit.yaml"), "--seeds", "1-2"]
     args += ["--output", str(out), "--summary", str(summary), "--workers", "2", "--no-progress"]
-    assert main(args) == 1
+    assert main([*args, "--plot", str(tmp_path / "grid.png")]) == 2  # refused before anything runs
+    assert "--plot: " in capsys.readouterr().err and not out.exists()
+    assert main([*args, "--plot", str(plot)]) == 1
     err = capsys.readouterr().err
     for seed in (1, 2):
         assert f"FAILED tiny_pods / Broken / inflate 1.3 / seed {seed}: " in err
@@ -80,6 +83,13 @@ def test_local_pool_completes_the_grid_around_a_failed_experiment(
     status = {(r["policy"], r["seed"]): (r["status"], r["error"]) for r in read_table(summary)}
     assert status[("FGD", "1")] == ("ok", "")
     assert status[("Broken", "2")][0] == "failed" and "NoSuchPlugin" in status[("Broken", "2")][1]
+    # the picture: a marker per policy that ran, at the mean of its seeds' unallocated share
+    summary_rows = read_table(summary)
+    tips = re.findall(r"<title>(.*?)</title>", plot.read_text())
+    for policy in ("FGD", "BestFit"):
+        seeds = [100 - float(r["alloc_at_100"]) for r in summary_rows if r["policy"] == policy]
+        assert f"tiny_pods / {policy}: {sum(seeds) / 2:.2f} ({min(seeds):.2f}" in " ".join(tips)
+    assert len(tips) == 2 and "Broken" not in plot.read_text()
 
 
 def test_address_without_the_distributed_extra_names_it(
