@@ -56,6 +56,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             _write_atomically(path, table.text(experiments))
 
     print(f"kubesched sweep: {len(experiments)} experiments on {engine.description}", file=sys.stderr)
+    for note in engine.notes:
+        print(f"kubesched sweep: note: {note}", file=sys.stderr)
     started = time.perf_counter()
     try:
         with ProgressBar("sweep", len(experiments), show=wanted(args.no_progress), failures=True) as bar:

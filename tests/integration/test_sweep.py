@@ -145,7 +145,9 @@ def dask_cluster(tmp_path: Path, gpushare_installed: None) -> Iterator[tuple[str
     procs: list[subprocess.Popen[bytes]] = []
 
     def start(*args: str) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen([*dask, *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        # Dask's default, whatever this environment says: the workers sample a profile of their tasks
+        env = {**os.environ, "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "True"}
+        proc = subprocess.Popen([*dask, *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         procs.append(proc)
         return proc
 
@@ -197,6 +199,9 @@ def test_a_grid_on_a_real_dask_cluster(tmp_path: Path, dask_cluster: tuple[str, 
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert run.returncode == 0, run.stderr
     assert f"Dask cluster at {address}" in run.stderr
+    # the workers were started with Dask's default: each samples a profile of its tasks, and is named
+    assert "2 of 2 Dask workers sample a profile of every task" in run.stderr
+    assert "DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED=False" in run.stderr
     rows = read_table(out)
     check_allocation_rows(rows, "tiny_pods", ["FGD", "Random"], [1, 2])
     frag_rows = read_table(frag)
