@@ -23,7 +23,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     """A grid of replays on local processes or a Dask cluster; the work is in kubesched.research."""
     from kubesched.research.engines import engine_for
     from kubesched.research.gpushare import require
-    from kubesched.research.grid_plot import grid_points, outcome_rows, write_grid_plot
+    from kubesched.research.grid_plot import grid_points, outcome_rows, require_svg, write_grid_plot
     from kubesched.research.sweep import ExperimentOutcome, SweepError, in_grid_order, iter_sweep, make_grid
     from kubesched.research.sweep_output import TABLES, GrowingTable, format_report
 
@@ -37,8 +37,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     )
     plot = Path(args.plot) if args.plot else None
     if plot is not None:
-        if plot.suffix.lower() != ".svg":
-            raise SweepError(f"--plot: {plot}: writes .svg files, not {plot.suffix or 'files without a suffix'}")
+        require_svg(plot)
         if len(grid.inflations) != 1:
             raise SweepError(f"--plot: draws one inflation ratio; this grid has {len(grid.inflations)}")
     files = grid.read_inputs()

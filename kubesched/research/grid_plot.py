@@ -137,14 +137,19 @@ def grid_svg(points: Sequence[GridPoint], title: str = "") -> str:
     return "\n".join(out) + "\n"
 
 
-def write_grid_plot(path: Path, points: Sequence[GridPoint], title: str = "") -> None:
-    """Write :func:`grid_svg` to ``path`` (an ``.svg`` file)."""
+def require_svg(path: Path) -> None:
+    """Refuse a ``path`` :func:`write_grid_plot` cannot write (before a sweep starts)."""
     if path.suffix.lower() != ".svg":
         raise ReplayError(f"{path}: sweep --plot writes .svg files, not {path.suffix or 'files without a suffix'}")
+
+
+def write_grid_plot(path: Path, points: Sequence[GridPoint], title: str = "") -> None:
+    """Write :func:`grid_svg` to ``path`` (an ``.svg`` file)."""
+    require_svg(path)
     try:
         path.write_text(grid_svg(points, title), encoding="utf-8")
     except OSError as exc:
         raise ReplayError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
-__all__ = ["STEM_PREFIX", "GridPoint", "grid_points", "grid_svg", "outcome_rows", "write_grid_plot"]
+__all__ = ["STEM_PREFIX", "GridPoint", "grid_points", "grid_svg", "outcome_rows", "require_svg", "write_grid_plot"]

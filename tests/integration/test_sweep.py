@@ -72,7 +72,7 @@ def test_local_pool_completes_the_grid_around_a_failed_experiment(
     args += ["--config", str(broken), "--config", str(CONFIGS / "BestFit.yaml"), "--seeds", "1-2"]
     args += ["--output", str(out), "--summary", str(summary), "--workers", "2", "--no-progress"]
     assert main([*args, "--plot", str(tmp_path / "grid.png")]) == 2  # refused before anything runs
-    assert "--plot: " in capsys.readouterr().err and not out.exists()
+    assert "grid.png: sweep --plot writes .svg files, not .png" in capsys.readouterr().err and not out.exists()
     assert main([*args, "--plot", str(plot)]) == 1
     err = capsys.readouterr().err
     for seed in (1, 2):
