@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -57,11 +58,7 @@ def _lines(rows: Iterable[Sequence[Any]]) -> str:
 
 
 def _write(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()
+    return _lines(itertools.chain((header,), rows))
 
 
 def allocation_row(o: ExperimentOutcome) -> list[Any] | None:
