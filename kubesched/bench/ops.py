@@ -10,6 +10,8 @@ When are pods done? A pod is *decided* once it is bound, or once it sits in the 
 pool (or is gated) with no nomination, the queue holding no active pod and no cycle in flight: a
 plugin that rejects pods ends a run instead of hanging it (upstream waits for every pod to be
 bound). A preemptor waiting for its victims stays nominated, so it is not decided until bound.
+A member of a pod group its cycle rejected backs off with its group rather than waiting in the
+pool (the group is tried again as it was): backing off so, found unschedulable, it is decided.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubesched.backend.queue import ACTIVE_Q, GATED_Q, UNSCHEDULABLE_Q
+from kubesched.backend.queue import ACTIVE_Q, BACKOFF_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, import_lazy_modules, make_result
 from kubesched.bench.model import (
@@ -51,7 +53,7 @@ from kubesched.bench.templates import decode, is_templated, read_file, read_temp
 from kubesched.cluster.base import Cluster, ClusterError, Conflict, NotFound
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
-from kubesched.cluster.store import API_VERSIONS, Store
+from kubesched.cluster.store import API_VERSIONS, Store, json_copy
 from kubesched.config import SchedulerConfig
 from kubesched.errors import KubeschedError
 from kubesched.framework.features import FeatureGates
@@ -94,6 +96,10 @@ class _Window:
     cpu0: float = 0.0
     #: What the collector frees while the window is open.
     garbage: CyclicGarbage = field(default_factory=CyclicGarbage)
+    #: The pod groups (``namespace/name``) the measured pods belong to, and the pod-group
+    #: cycles run before the window opened.
+    groups: set[str | None] = field(default_factory=set)
+    group_cycles0: int = 0
 
 
 class OpRunner:
@@ -109,8 +115,12 @@ class OpRunner:
         progress: Progress | None = None,
         timeout: float = 600.0,
         backend: str = "memory",
+        batch: bool = True,
+        placements: dict[str, str] | None = None,
     ) -> None:
         self.w = w
+        #: ``namespace/name`` -> node of every pod the workload made (churn aside) once bound.
+        self.placements = placements
         self.scheduler_name = scheduler_name
         self.progress = progress
         self.timeout = timeout
@@ -133,6 +143,7 @@ class OpRunner:
                 parallelism=m.parallelism,
                 percentage_of_nodes_to_score=m.percentageOfNodesToScore,
                 seed=1,
+                batch=batch,
                 feature_gates=gates,
                 gc_pacing=True,  # as `kubesched run` has it
             ),
@@ -140,6 +151,8 @@ class OpRunner:
         #: Pods created (churn aside): ``namespace/name`` -> uid, and those bound.
         self.pods: dict[str, str] = {}
         self.bound: set[str] = set()
+        #: How many of them were taken away (deleted) while still tracked.
+        self._taken = 0
         self.total = sum(op.count for op in w.ops if isinstance(op, CreatePods))
         self.results: list[Result] = []
         self._nodes = 0
@@ -165,6 +178,8 @@ class OpRunner:
                 key = f"{meta.get('namespace')}/{meta['name']}"
                 if key in self.pods:
                     self.bound.add(key)
+                    if self.placements is not None:
+                        self.placements[key] = obj["spec"]["nodeName"]
 
     async def run(self) -> list[Result]:
         """Every op in order, then the churn stopped and the scheduler with it."""
@@ -400,15 +415,21 @@ class OpRunner:
             pods = [self._pod(template, op.namespace) for i in range(op.count) if self._in_time(i, "createPods")]
         if op.volume_templates is not None:
             self._bound_claims(op, pods)
+        # Each pod whole and its own, handed over to the store as an API server hands over a
+        # request's decoded body: copying it is not the scheduler's work either.
+        pods = [json_copy(p) for p in pods]
         keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
         if op.collect_metrics:
             self._start_window(self.w.name, ())
+        window = self._window
+        measured = window is not None and (not window.namespaces or op.namespace in window.namespaces)
+        if window is not None and measured:
+            window.groups.update(_group_of(p) for p in pods if has_labels(p, window.labels))
         for i, (key, pod) in enumerate(zip(keys, pods)):
             self._in_time(i, "createPods")
-            created = self.store.create("Pod", pod)
+            created = self.store.create("Pod", pod, owned=True)
             self.pods[key] = created["metadata"].get("uid", "")
-        window = self._window
-        if window is not None and (not window.namespaces or op.namespace in window.namespaces):
+        if window is not None and measured:
             window.keys.extend(k for k, p in zip(keys, pods) if has_labels(p, window.labels))
         await asyncio.sleep(0)
         if window is not None and not window.lag_started:
@@ -451,7 +472,7 @@ class OpRunner:
             for i, key in enumerate(live):
                 if key in self.bound:
                     namespace, name = key.split("/", 1)
-                    self.pods.pop(key, None)
+                    self._untrack(key)
                     try:
                         self.store.delete("Pod", namespace, name)
                     except NotFound:
@@ -506,7 +527,7 @@ class OpRunner:
         pods, _ = self.store.list("Pod", op.namespace)
         doomed = [p["metadata"]["name"] for p in pods if has_labels(p, op.labels)]
         for name in doomed:
-            self.pods.pop(f"{op.namespace}/{name}", None)
+            self._untrack(f"{op.namespace}/{name}")
             try:
                 self.store.delete("Pod", op.namespace, name)
             except NotFound:
@@ -579,6 +600,7 @@ class OpRunner:
             lag,
             labels=labels,
             cpu0=cpu_seconds(),
+            group_cycles0=self._group_cycles(),
         )
         self._window.garbage.start()
 
@@ -606,10 +628,17 @@ class OpRunner:
                 scheduled,
                 window.lag,
                 backend=self.backend,
+                groups=len(window.groups - {None}),
+                group_cycles=self._group_cycles() - window.group_cycles0,
                 cpu=cpu,
                 garbage=window.garbage.count,
             )
         )
+
+    def _group_cycles(self) -> int:
+        """How many pod-group cycles the scheduler has run (0 without GenericWorkload)."""
+        cycle = getattr(self.sched, "group_cycle", None)
+        return sum(cycle.outcomes.values()) if cycle is not None else 0
 
     async def _wait(self, keys: list[str], attempted_only: bool = False) -> None:
         """Until every pod of ``keys`` is decided (see the module's docstring), or, with
@@ -618,14 +647,20 @@ class OpRunner:
         # What the workload did last (nodes added, pods deleted) reaches the scheduler first, so
         # that pods it unblocks are not judged parked before it has seen it.
         await self._delivered()
+        scanned = -1  # pods bound or taken away at the last look at ``remaining``
         while True:
-            # A pod a deletePods op took away is no longer waited for.
-            remaining = [k for k in remaining if k not in self.bound and k in self.pods]
             self._report()
-            if not remaining:
-                return
-            if attempted_only or (not self.sched.queue.has_active() and self.sched.in_flight() == 0):
-                if all(self._parked(k, attempted_only) for k in remaining):
+            idle = not self.sched.queue.has_active() and self.sched.in_flight() == 0
+            settled = len(self.bound) + self._taken
+            # A look costs a step a pod left, inside the measured window: taken once they may
+            # all be bound or taken away by now, or while pods may be parked (or only tried).
+            if attempted_only or idle or settled - scanned >= len(remaining):
+                scanned = settled
+                # A pod a deletePods op took away is no longer waited for.
+                remaining = [k for k in remaining if k not in self.bound and k in self.pods]
+                if not remaining:
+                    return
+                if (attempted_only or idle) and all(self._parked(k, attempted_only) for k in remaining):
                     return
             await asyncio.sleep(_POLL)
             if self._runner is not None and self._runner.done():
@@ -634,6 +669,11 @@ class OpRunner:
                 raise WorkloadError(
                     f"{self.w.name}: {len(remaining)} pods still undecided after {self.timeout:g} s (--timeout)"
                 )
+
+    def _untrack(self, key: str) -> None:
+        """Pod ``key`` is being deleted: no longer waited for."""
+        if self.pods.pop(key, None) is not None:
+            self._taken += 1
 
     def _parked(self, key: str, attempted_only: bool) -> bool:
         where = self.sched.queue.where(self.pods[key])
@@ -644,9 +684,14 @@ class OpRunner:
             return True  # deleted: nothing left to wait for
         if attempted_only:
             return where is not None and where != ACTIVE_Q
+        status = pod.get("status") or {}
+        if where == BACKOFF_Q and _group_of(pod) is not None and _rejected(status):
+            # A pod group its cycle rejected backs off and is tried again as it was (upstream's
+            # requeue of an attempted group): decided, as a single pod parked unschedulable is.
+            return not status.get("nominatedNodeName")
         if where not in (UNSCHEDULABLE_Q, GATED_Q):
             return False
-        return not (pod.get("status") or {}).get("nominatedNodeName")
+        return not status.get("nominatedNodeName")
 
     def _report(self) -> None:
         if self.progress is None:
@@ -655,6 +700,21 @@ class OpRunner:
         if now - self._shown >= 0.1:
             self._shown = now
             self.progress(len(self.bound), self.total)
+
+
+def _group_of(pod: Obj) -> str | None:
+    """``namespace/name`` of the pod group ``pod`` belongs to (spec.schedulingGroup), or None."""
+    group = (pod.get("spec") or {}).get("schedulingGroup") or {}
+    name = group.get("podGroupName")
+    return f"{pod['metadata'].get('namespace')}/{name}" if name else None
+
+
+def _rejected(status: Obj) -> bool:
+    """Whether a pod's status says its last attempt found it unschedulable."""
+    return any(
+        c.get("type") == "PodScheduled" and c.get("status") == "False" and c.get("reason") == "Unschedulable"
+        for c in status.get("conditions") or ()
+    )
 
 
 def _churn_template(path: Any) -> Obj:
