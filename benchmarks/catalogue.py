@@ -7,8 +7,8 @@ Where a workload is defined: every workload but the trace replays is a size of a
 shape; the cases of our own among them, each said so), and takes its nodes, pods, counts, churn,
 feature gates, cluster objects, pod groups and upstream's floor from that case, read by
 :mod:`benchmarks.shipped` (``yaml_source`` names the file); to change one, change the YAML. The
-catalogue adds how benchmarks.run runs it (until bound, a configuration of its own, a borrowed
-floor). The openb trace replays are :mod:`kubesched.sim.scenario.openb`'s scenarios.
+catalogue adds how benchmarks.run runs it (a configuration of its own, a borrowed floor; over
+HTTP, until bound). The openb trace replays are :mod:`kubesched.sim.scenario.openb`'s scenarios.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ class Workload:
     unavailable: Callable[[], str | None] | None = None
     #: Template of the init pods when it differs from the measured pods'.
     make_init_pod: Callable[[str, int], dict[str, Any]] | None = None
-    #: Measure until every measured pod is bound (preemption: pods need a second attempt).
+    #: Over HTTP, measure until every measured pod is bound (preemption: pods need a second
+    #: attempt); kubesched bench's runner waits for a nominated pod by itself.
     wait_bound: bool = False
     #: Upstream's throughput floor for this workload, or None where upstream sets none.
     floor: Floor | None = None
@@ -91,9 +92,9 @@ class Workload:
     #: The shipped workload file this workload is read from (``misc.yaml``), or "" when it is
     #: written here.
     yaml_source: str = ""
-    #: Run by ``kubesched bench``'s runner from its ops (:mod:`benchmarks.backends.ops`): a
-    #: shipped case of a shape the catalogue's backends do not build (steady states, claims
-    #: allocated before, barriers, deletes).
+    #: A shipped case of a shape the HTTP backend (:mod:`benchmarks.backends.http`) does not
+    #: build (steady states, claims allocated before, barriers, deletes): run by ``kubesched
+    #: bench``'s runner on that backend too, as on the in-memory one (:mod:`benchmarks.backends.ops`).
     by_ops: bool = False
 
 
@@ -262,7 +263,7 @@ _MAKERS: dict[str, Callable[[], Workload]] = {
     ),
     # DRA at 100 nodes (dra.yaml): upstream's cases at a size of ours, and (Partitionable,
     # ConsumableCapacity, FirstAvailable) upstream's steady-state clusters with their pods made
-    # at once, which the catalogue's backends run.
+    # at once, which the HTTP backend builds too.
     **{
         name: functools.partial(from_yaml, name, description)
         for name, description in {
@@ -316,7 +317,7 @@ SCALING = ["SchedulingBasic/500Nodes", "SchedulingBasic/5000Nodes_10000Pods", "S
 def workload(name: str) -> Workload:
     """Workload ``name``: the catalogue's, else any other size of a shipped case
     (``-w SchedulingPodAntiAffinity/5000Nodes_2000Pods``), read as the catalogue reads its own
-    where the backends can build it, else run by kubesched bench's runner (:func:`by_ops`).
+    where the HTTP backend can build it, else marked :func:`by_ops`.
     KeyError, saying why, when there is no such workload."""
     if name in WORKLOADS:
         return WORKLOADS[name]
@@ -329,8 +330,8 @@ def workload(name: str) -> Workload:
 
 
 def by_ops(name: str, why: str) -> Workload:
-    """Shipped workload ``name``, which the catalogue's backends cannot build (``why``), as
-    ``kubesched bench``'s runner runs it (:mod:`benchmarks.backends.ops`)."""
+    """Shipped workload ``name``, which the HTTP backend cannot build (``why``): run by
+    ``kubesched bench``'s runner on either backend (:mod:`benchmarks.backends.ops`)."""
     y = shipped.yaml_workload(name)
     return Workload(
         name,
@@ -340,7 +341,7 @@ def by_ops(name: str, why: str) -> Workload:
         feature_gates=dict(y.feature_gates),
         floor=shipped.floor(name),
         yaml_source=y.source,
-        description=f"shipped {name}, run by kubesched bench's runner ({why.rsplit(': ', 1)[-1]})",
+        description=f"shipped {name}, over HTTP too by kubesched bench's runner ({why.rsplit(': ', 1)[-1]})",
         by_ops=True,
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from benchmarks.backends import runner_for
+from benchmarks.backends import run_workload
 from benchmarks.catalogue import workload
 from benchmarks.launch import loop_runner, run_fresh
 from benchmarks.measure import Result
@@ -62,14 +62,13 @@ class Comparison:
 def compare_in_process(name: str, use_uvloop: bool = True, backend: str = "memory") -> Comparison:
     """Run workload ``name`` node by node, then in batches, here; compare where pods went."""
     w = workload(name)
-    run = runner_for(backend)
     # The results keep ``loop`` empty, as they always have in a comparison's JSON.
     runner, _ = loop_runner(use_uvloop)
     placements: dict[bool, dict[str, str]] = {}
     results: dict[bool, Result] = {}
     for batch in (False, True):
         placements[batch] = {}
-        results[batch] = runner(run(w, batch=batch, placements=placements[batch]))
+        results[batch] = runner(run_workload(w, backend, batch, placements[batch]))
     a, b = placements[False], placements[True]
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     return Comparison(

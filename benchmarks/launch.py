@@ -12,8 +12,7 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from benchmarks.backends import runner_for
-from benchmarks.backends.ops import run_ops
+from benchmarks.backends import run_workload
 from benchmarks.catalogue import workload
 from benchmarks.measure import Result, with_floor
 
@@ -40,7 +39,7 @@ def run_in_process(name: str, use_uvloop: bool = True, backend: str = "memory") 
     """Run workload ``name`` once here, with upstream's floor filled in."""
     w = workload(name)
     runner, loop = loop_runner(use_uvloop)
-    result: Result = runner(run_ops(w, backend) if w.by_ops else runner_for(backend)(w))
+    result: Result = runner(run_workload(w, backend))
     result.loop = loop
     return with_floor(result, w.floor)
 

@@ -70,10 +70,6 @@ def selected(args: argparse.Namespace) -> list[str] | None:
     if unknown:
         print(f"unknown workload(s): {'; '.join(unknown)}", file=sys.stderr)
         return None
-    one_path = [n for n in names if workload(n).by_ops]
-    if args.compare and one_path:
-        print(f"--compare: {', '.join(one_path)} run by kubesched bench's runner, which has one path", file=sys.stderr)
-        return None
     runnable = []
     for n in names:
         check = workload(n).unavailable

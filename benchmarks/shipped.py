@@ -9,20 +9,22 @@ cluster objects (createAny, createResourceDriver: DeviceClasses, ResourceSlices,
 templates, DeviceTaintRules), the PodGroups and CompositePodGroups (with their namespace), and
 upstream's floor (:func:`floor`). Nothing of them is spelled again in Python; the catalogue adds
 only how ``python -m benchmarks.run`` runs a workload (until bound, timing-dependent placements,
-a configuration of its own) and a description.
+a configuration of its own) and a description. On the in-memory cluster a workload runs from its
+ops by ``kubesched bench``'s runner; the objects made here are what the HTTP backend (whose API
+server has a process of its own) starts its server with and creates over HTTP.
 
 The objects are named as the catalogue has always named them: nodes as ``kubesched bench`` names
 them (``node-<i>``, counted over the case's createNodes ops), pods ``<prefix>-<i>`` (``init-<i>``,
 ``measured-<i>``, ``churn-<i>``) in the namespace their op names, or ``default`` where it names
 none (where upstream's runner makes ``namespace-<op index>``).
 
-A case the catalogue takes must be of the shape its backends run: createNodes ops, at most one
+A case the catalogue takes must be of the shape the HTTP backend runs: createNodes ops, at most one
 createPods op of init pods before one measured createPods op, namespaces (``sched-*``, which the
 backends make, or a pod-group namespace), cluster objects (createAny in ``init``, ``test`` or no
 namespace; createResourceDriver), made before the init pods, a churn of one pod template in
 ``create`` mode, and createPodGroups, createCompositePodGroups and waitForPodGroups for the pod
 groups. Any other op (allocResourceClaims, steadyState, barriers, deletes) is refused by name
-(:class:`ShippedShapeError`): such a case runs in ``kubesched bench``.
+(:class:`ShippedShapeError`): such a case runs by ``kubesched bench``'s runner on both backends.
 """
 
 from __future__ import annotations

@@ -1,29 +1,37 @@
-"""The two ways to run a workload once: ``memory`` (the in-memory cluster, :mod:`.in_process`)
-and ``http`` (the embedded API server over HTTP, :mod:`.http`).
+"""The two ways to run a workload once: ``memory`` (the in-memory cluster) and ``http`` (the
+embedded API server over HTTP): :func:`run_workload`.
 
-Each backend is a coroutine function ``run(w, batch=True, placements=None) -> Result``: ``batch``
-picks the scheduler's batch (columnar) or per-node Filter and Score, ``placements`` (when given)
-receives each bound pod's node as ``namespace/name``.
+On ``memory`` every shipped workload runs by ``kubesched bench``'s runner from its ops
+(:mod:`.ops`), a trace replay as a scenario (:mod:`.in_process`). On ``http`` the API server
+has a process of its own (:mod:`.http`); a shipped case of a shape that backend does not build
+(steady states, barriers, deletes, claims allocated before: :attr:`Workload.by_ops`) runs by
+``kubesched bench``'s runner, its server in the run's own process.
+
+``batch`` picks the scheduler's batch (columnar) or per-node Filter and Score, ``placements``
+(when given) receives each bound pod's node as ``namespace/name``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
-from typing import Any
-
 from benchmarks.backends.http import run_http
 from benchmarks.backends.in_process import run_memory
+from benchmarks.backends.ops import run_ops
+from benchmarks.catalogue import Workload
 from benchmarks.measure import Result
 
-#: A backend: runs a workload once and measures it.
-Backend = Callable[..., Coroutine[Any, Any, Result]]
-
-BACKENDS: dict[str, Backend] = {"memory": run_memory, "http": run_http}
+#: The backends ``--backend`` takes.
+BACKENDS = ("memory", "http")
 
 
-def runner_for(backend: str) -> Backend:
-    """The coroutine function that runs a workload once on ``backend`` (``memory`` or ``http``)."""
-    return BACKENDS[backend]
+async def run_workload(
+    w: Workload, backend: str = "memory", batch: bool = True, placements: dict[str, str] | None = None
+) -> Result:
+    """Run ``w`` once on ``backend`` and measure it."""
+    if backend == "memory":
+        return await run_memory(w, batch, placements)
+    if w.by_ops:
+        return await run_ops(w, backend, batch, placements)
+    return await run_http(w, batch, placements)
 
 
-__all__ = ["BACKENDS", "Backend", "run_http", "run_memory", "runner_for"]
+__all__ = ["BACKENDS", "run_http", "run_memory", "run_ops", "run_workload"]

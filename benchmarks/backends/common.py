@@ -1,4 +1,5 @@
-"""What both backends share: the scheduler a workload runs, and upstream's churn op."""
+"""What the backends share: a workload's gates and configuration, the scheduler a trace replay or
+an HTTP run makes, and upstream's churn op as the HTTP backend runs it."""
 
 from __future__ import annotations
 
@@ -51,10 +52,6 @@ def group_cycles(sched: Any) -> int:
     """How many pod-group cycles the scheduler has run (0 without GenericWorkload)."""
     cycle = getattr(sched, "group_cycle", None)
     return sum(cycle.outcomes.values()) if cycle is not None else 0
-
-
-def not_churn(pod: dict[str, Any]) -> bool:
-    return not pod["metadata"]["name"].startswith(CHURN_PREFIX)
 
 
 class Churn:

@@ -4,12 +4,16 @@ size on the in-memory backend each hierarchy is placed whole in one cycle."""
 
 from __future__ import annotations
 
-import dataclasses
+import asyncio
+from pathlib import Path
 
 import pytest
 
 from benchmarks.backends.in_process import run_memory
-from benchmarks.catalogue import WORKLOADS, default_node
+from benchmarks.backends.ops import run_yaml
+from benchmarks.catalogue import WORKLOADS
+from benchmarks.shipped import yaml_workload
+from tests.bench_shapes import reshaped, small_node_template
 
 SHAPES = [
     ("10Nodes_3CPGs_6Groups_18Pods", 10, 3, 6, 3),
@@ -66,28 +70,19 @@ async def test_each_hierarchy_is_placed_in_one_cycle(test: str, batch: bool) -> 
     assert len(placements) == 18
 
 
-def _four_pod_node(i: int) -> dict:
-    node = default_node(i)
-    node["status"]["allocatable"]["pods"] = node["status"]["capacity"]["pods"] = "4"
-    return node
-
-
-async def test_a_composite_gang_that_cannot_fit_binds_none() -> None:
+async def test_a_composite_gang_that_cannot_fit_binds_none(tmp_path: Path) -> None:
     """One node with room for four pods, one composite of two gangs of three: none is bound;
     the basic composite binds the first group (three pods) and one pod of the second; the two
-    members left over are tried once more (two failed attempts each)."""
-    gang = dataclasses.replace(
-        WORKLOADS["CPGGangScheduling/10Nodes_3CPGs_6Groups_18Pods"], nodes=1, make_node=_four_pod_node
+    members left over stay unbound."""
+    node = (1, small_node_template(tmp_path, 4))
+    counts = {"CompositePodGroup": 1, "PodGroup": 2}
+    gang = reshaped(
+        yaml_workload("CPGGangScheduling/10Nodes_3CPGs_6Groups_18Pods"), nodes=node, counts=counts, measured=6
     )
-    gang = dataclasses.replace(gang, measure_pods=6, groups=2)
-    result = await run_memory(gang)
-    assert (result.scheduled, result.unschedulable) == (0, 6)
-    basic = dataclasses.replace(
-        WORKLOADS["CPGBasicScheduling/10Nodes_3CPGs_6Groups_18Pods"],
-        nodes=1,
-        make_node=_four_pod_node,
-        measure_pods=6,
-        groups=2,
+    result = await asyncio.wait_for(run_yaml(gang), 60)
+    assert (result.scheduled, result.unschedulable, result.groups) == (0, 6, 2)
+    basic = reshaped(
+        yaml_workload("CPGBasicScheduling/10Nodes_3CPGs_6Groups_18Pods"), nodes=node, counts=counts, measured=6
     )
-    result = await run_memory(basic)
-    assert (result.scheduled, result.unschedulable) == (4, 4)
+    result = await asyncio.wait_for(run_yaml(basic), 60)
+    assert (result.scheduled, result.unschedulable, result.groups) == (4, 2, 2)

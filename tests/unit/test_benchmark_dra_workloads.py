@@ -6,17 +6,19 @@ measures scheduling, not pods that fail for a broken template or a missing objec
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from typing import Any
 
 import pytest
 
 from benchmarks.backends.in_process import run_memory
+from benchmarks.backends.ops import run_yaml
 from benchmarks.catalogue import WORKLOADS, workload
+from benchmarks.shipped import yaml_workload
 from kubesched.bench.workload import SHIPPED_DIR
 from kubesched.config import load_config
 from kubesched.sim.run.simulate import simulate
 from kubesched.sim.scenario.reading import parse_scenario
+from tests.bench_shapes import reshaped
 
 Obj = dict[str, Any]
 
@@ -47,9 +49,8 @@ def test_a_small_size_places_its_pods(name: str, scheduled: int, unschedulable: 
     # A pod that never gets its claim is never decided: a bound on the wait, not a hang.
     result = asyncio.run(asyncio.wait_for(run_memory(w, placements=placements), 60))
     assert (result.scheduled, result.unschedulable) == (scheduled, unschedulable), placements
-    measured = {k: v for k, v in placements.items() if k.split("/", 1)[1].startswith("measured-")}
-    if name.startswith("Batching/"):
-        assert len(set(measured.values())) == scheduled  # one pod a node
+    if name.startswith("Batching/"):  # its pods are all measured: one a node
+        assert len(placements) == len(set(placements.values())) == scheduled
 
 
 @pytest.mark.parametrize(
@@ -65,9 +66,13 @@ def test_a_small_size_places_its_pods(name: str, scheduled: int, unschedulable: 
 )
 def test_past_the_devices_a_pod_fits_nowhere(name: str, more: int) -> None:
     w = workload(name)
-    big = dataclasses.replace(w, name=name, measure_pods=w.measure_pods + more)
-    result = asyncio.run(asyncio.wait_for(run_memory(big), 60))
-    assert (result.scheduled, result.unschedulable) == (w.measure_pods, more)
+    big = reshaped(yaml_workload(name), measured=w.measure_pods + more)
+    result = asyncio.run(asyncio.wait_for(run_yaml(big), 60))
+    assert (result.measure_pods, result.scheduled, result.unschedulable) == (
+        w.measure_pods + more,
+        w.measure_pods,
+        more,
+    )
 
 
 def test_the_benchmark_workloads_of_these_cases_are_their_shipped_sizes() -> None:

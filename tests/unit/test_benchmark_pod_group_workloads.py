@@ -6,13 +6,17 @@ binds none, so that a figure measures group scheduling, not pods that went anoth
 
 from __future__ import annotations
 
-import dataclasses
+import asyncio
+from pathlib import Path
 
 import pytest
 
 from benchmarks.backends.common import workload_config
 from benchmarks.backends.in_process import run_memory
-from benchmarks.catalogue import WORKLOADS, default_node
+from benchmarks.backends.ops import run_yaml
+from benchmarks.catalogue import WORKLOADS
+from benchmarks.shipped import yaml_workload
+from tests.bench_shapes import reshaped, small_node_template
 
 GANG_CASES = [
     ("GangScheduling/10Nodes_3Gangs", 10, 3, 3),
@@ -74,24 +78,16 @@ async def test_each_group_is_placed_by_one_group_cycle(name: str, batch: bool) -
     assert set(placements.values()) <= {f"node-{i}" for i in range(w.nodes)}
 
 
-def _two_pod_node(i: int) -> dict:
-    node = default_node(i)
-    node["status"]["allocatable"]["pods"] = node["status"]["capacity"]["pods"] = "2"
-    return node
-
-
-async def test_a_gang_that_cannot_fit_binds_none_while_a_basic_group_binds_what_fits() -> None:
+async def test_a_gang_that_cannot_fit_binds_none_while_a_basic_group_binds_what_fits(tmp_path: Path) -> None:
     """One node with room for two pods, groups of three: the gang binds none, the basic group two;
     the member it left over is tried once more in a cycle of its own (which would preempt for it)."""
-    gang = dataclasses.replace(WORKLOADS["GangScheduling/10Nodes_3Gangs"], nodes=1, make_node=_two_pod_node)
-    gang = dataclasses.replace(gang, measure_pods=3, groups=1)
-    result = await run_memory(gang)
-    assert (result.scheduled, result.unschedulable, result.group_cycles) == (0, 3, 1)
-    basic = dataclasses.replace(
-        WORKLOADS["BasicScheduling/10Nodes_3Groups"], nodes=1, make_node=_two_pod_node, measure_pods=3, groups=1
-    )
-    result = await run_memory(basic)
-    assert (result.scheduled, result.unschedulable, result.group_cycles) == (2, 2, 2)
+    node = (1, small_node_template(tmp_path, 2))
+    gang = reshaped(yaml_workload("GangScheduling/10Nodes_3Gangs"), nodes=node, counts={"PodGroup": 1}, measured=3)
+    result = await asyncio.wait_for(run_yaml(gang), 60)
+    assert (result.scheduled, result.unschedulable, result.groups, result.group_cycles) == (0, 3, 1, 1)
+    basic = reshaped(yaml_workload("BasicScheduling/10Nodes_3Groups"), nodes=node, counts={"PodGroup": 1}, measured=3)
+    result = await asyncio.wait_for(run_yaml(basic), 60)
+    assert (result.scheduled, result.unschedulable, result.groups, result.group_cycles) == (2, 1, 1, 2)
 
 
 @pytest.mark.parametrize(
