@@ -19,9 +19,6 @@ from benchmarks.backends.ops import run_ops
 from benchmarks.catalogue import Workload
 from benchmarks.measure import Result
 
-#: The backends ``--backend`` takes.
-BACKENDS = ("memory", "http")
-
 
 async def run_workload(
     w: Workload, backend: str = "memory", batch: bool = True, placements: dict[str, str] | None = None
@@ -34,4 +31,4 @@ async def run_workload(
     return await run_http(w, batch, placements)
 
 
-__all__ = ["BACKENDS", "run_http", "run_memory", "run_ops", "run_workload"]
+__all__ = ["run_http", "run_memory", "run_ops", "run_workload"]

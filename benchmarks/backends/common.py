@@ -48,12 +48,6 @@ def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
     )
 
 
-def group_cycles(sched: Any) -> int:
-    """How many pod-group cycles the scheduler has run (0 without GenericWorkload)."""
-    cycle = getattr(sched, "group_cycle", None)
-    return sum(cycle.outcomes.values()) if cycle is not None else 0
-
-
 class Churn:
     """Upstream's ``churn`` op in ``create`` mode: ``create(pod)`` one pod of the workload's
     churn template every interval, from :meth:`start` to :meth:`stop` (nothing without one)."""

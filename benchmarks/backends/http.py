@@ -32,13 +32,20 @@ from typing import Any
 from benchmarks.backends.common import (
     CHURN_PREFIX,
     Churn,
-    group_cycles,
     workload_config,
     workload_gates,
     workload_scheduler,
 )
 from benchmarks.catalogue import Workload, default_node, default_pod
-from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, import_lazy_modules, measured_result
+from benchmarks.measure import (
+    CyclicGarbage,
+    LoopLag,
+    Result,
+    cpu_seconds,
+    group_cycles,
+    import_lazy_modules,
+    measured_result,
+)
 
 #: Pods the client creates at once.
 CREATE_CONCURRENCY = 64

@@ -16,10 +16,18 @@ import gc
 import time
 from typing import Any
 
-from benchmarks.backends.common import group_cycles, workload_config, workload_scheduler
+from benchmarks.backends.common import workload_config, workload_scheduler
 from benchmarks.backends.ops import run_ops
 from benchmarks.catalogue import Workload
-from benchmarks.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, import_lazy_modules, measured_result
+from benchmarks.measure import (
+    CyclicGarbage,
+    LoopLag,
+    Result,
+    cpu_seconds,
+    group_cycles,
+    import_lazy_modules,
+    measured_result,
+)
 
 
 async def run_memory(w: Workload, batch: bool = True, placements: dict[str, str] | None = None) -> Result:

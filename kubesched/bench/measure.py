@@ -24,6 +24,7 @@ import resource
 import sys
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubesched.tasks import TaskSet
 
@@ -131,6 +132,12 @@ class LoopLag:
             t = loop.time()
             await asyncio.sleep(0.001)
             self.max = max(self.max, loop.time() - t - 0.001)
+
+
+def group_cycles(sched: Any) -> int:
+    """How many pod-group cycles ``sched`` (a Scheduler) has run (0 without GenericWorkload)."""
+    cycle = getattr(sched, "group_cycle", None)
+    return sum(cycle.outcomes.values()) if cycle is not None else 0
 
 
 def import_lazy_modules(dra: bool) -> None:

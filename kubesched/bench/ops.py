@@ -27,7 +27,15 @@ from typing import Any
 
 from kubesched.backend.queue import ACTIVE_Q, BACKOFF_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
-from kubesched.bench.measure import CyclicGarbage, LoopLag, Result, cpu_seconds, import_lazy_modules, make_result
+from kubesched.bench.measure import (
+    CyclicGarbage,
+    LoopLag,
+    Result,
+    cpu_seconds,
+    group_cycles,
+    import_lazy_modules,
+    make_result,
+)
 from kubesched.bench.model import (
     AllocClaims,
     Barrier,
@@ -98,7 +106,7 @@ class _Window:
     garbage: CyclicGarbage = field(default_factory=CyclicGarbage)
     #: The pod groups (``namespace/name``) the measured pods belong to, and the pod-group
     #: cycles run before the window opened.
-    groups: set[str | None] = field(default_factory=set)
+    groups: set[str] = field(default_factory=set)
     group_cycles0: int = 0
 
 
@@ -151,7 +159,7 @@ class OpRunner:
         #: Pods created (churn aside): ``namespace/name`` -> uid, and those bound.
         self.pods: dict[str, str] = {}
         self.bound: set[str] = set()
-        #: How many of them were taken away (deleted) while still tracked.
+        #: How many of them were taken away (deleted) unbound.
         self._taken = 0
         self.total = sum(op.count for op in w.ops if isinstance(op, CreatePods))
         self.results: list[Result] = []
@@ -422,15 +430,17 @@ class OpRunner:
         if op.collect_metrics:
             self._start_window(self.w.name, ())
         window = self._window
-        measured = window is not None and (not window.namespaces or op.namespace in window.namespaces)
-        if window is not None and measured:
-            window.groups.update(_group_of(p) for p in pods if has_labels(p, window.labels))
+        # The window this op's pods are measured in (one naming namespaces measures theirs only).
+        measured_here = window is not None and (not window.namespaces or op.namespace in window.namespaces)
+        measuring = window if measured_here else None
+        if measuring is not None:
+            measuring.groups.update(g for p in pods if has_labels(p, measuring.labels) and (g := _group_of(p)))
         for i, (key, pod) in enumerate(zip(keys, pods)):
             self._in_time(i, "createPods")
             created = self.store.create("Pod", pod, owned=True)
             self.pods[key] = created["metadata"].get("uid", "")
-        if window is not None and measured:
-            window.keys.extend(k for k, p in zip(keys, pods) if has_labels(p, window.labels))
+        if measuring is not None:
+            measuring.keys.extend(k for k, p in zip(keys, pods) if has_labels(p, measuring.labels))
         await asyncio.sleep(0)
         if window is not None and not window.lag_started:
             await self._delivered()
@@ -600,7 +610,7 @@ class OpRunner:
             lag,
             labels=labels,
             cpu0=cpu_seconds(),
-            group_cycles0=self._group_cycles(),
+            group_cycles0=group_cycles(self.sched),
         )
         self._window.garbage.start()
 
@@ -628,17 +638,12 @@ class OpRunner:
                 scheduled,
                 window.lag,
                 backend=self.backend,
-                groups=len(window.groups - {None}),
-                group_cycles=self._group_cycles() - window.group_cycles0,
+                groups=len(window.groups),
+                group_cycles=group_cycles(self.sched) - window.group_cycles0,
                 cpu=cpu,
                 garbage=window.garbage.count,
             )
         )
-
-    def _group_cycles(self) -> int:
-        """How many pod-group cycles the scheduler has run (0 without GenericWorkload)."""
-        cycle = getattr(self.sched, "group_cycle", None)
-        return sum(cycle.outcomes.values()) if cycle is not None else 0
 
     async def _wait(self, keys: list[str], attempted_only: bool = False) -> None:
         """Until every pod of ``keys`` is decided (see the module's docstring), or, with
@@ -672,7 +677,7 @@ class OpRunner:
 
     def _untrack(self, key: str) -> None:
         """Pod ``key`` is being deleted: no longer waited for."""
-        if self.pods.pop(key, None) is not None:
+        if self.pods.pop(key, None) is not None and key not in self.bound:
             self._taken += 1
 
     def _parked(self, key: str, attempted_only: bool) -> bool:
@@ -685,11 +690,10 @@ class OpRunner:
         if attempted_only:
             return where is not None and where != ACTIVE_Q
         status = pod.get("status") or {}
-        if where == BACKOFF_Q and _group_of(pod) is not None and _rejected(status):
-            # A pod group its cycle rejected backs off and is tried again as it was (upstream's
-            # requeue of an attempted group): decided, as a single pod parked unschedulable is.
-            return not status.get("nominatedNodeName")
-        if where not in (UNSCHEDULABLE_Q, GATED_Q):
+        # A pod group its cycle rejected backs off and is tried again as it was (upstream's
+        # requeue of an attempted group): decided, as a single pod parked unschedulable is.
+        rejected_group = where == BACKOFF_Q and _group_of(pod) is not None and _rejected(status)
+        if where not in (UNSCHEDULABLE_Q, GATED_Q) and not rejected_group:
             return False
         return not status.get("nominatedNodeName")
 
