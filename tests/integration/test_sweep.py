@@ -134,6 +134,15 @@ def _address(scheduler_file: Path, scheduler: subprocess.Popen[bytes], log: Path
     )
 
 
+def _wait_for_workers(address: str, count: int) -> None:
+    """Return once ``count`` workers have joined the scheduler at ``address``: a test that names
+    every worker must not start while one is still connecting."""
+    from distributed import Client
+
+    with Client(address, timeout=30) as client:
+        client.wait_for_workers(count, timeout=60)
+
+
 @pytest.fixture
 def dask_cluster(tmp_path: Path, gpushare_installed: None) -> Iterator[tuple[str, list[int]]]:
     """A Dask scheduler and two single-thread workers as separate processes on 127.0.0.1:
@@ -182,6 +191,7 @@ def dask_cluster(tmp_path: Path, gpushare_installed: None) -> Iterator[tuple[str
             )
             for i in range(2)
         ]
+        _wait_for_workers(address, len(workers))
         yield address, [w.pid for w in workers]
     finally:
         for proc in reversed(procs):
