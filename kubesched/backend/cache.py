@@ -79,6 +79,12 @@ class Snapshot:
         if self.node_info_map:
             self.relist(list(self.node_info_map))
 
+    def clear(self) -> None:
+        """Hold no node any more (as a snapshot made empty)."""
+        self.node_info_map.clear()
+        self.mutated.clear()
+        self.relist([])
+
     def relist(self, order: list[str]) -> None:
         """List the nodes of :attr:`node_info_map` in ``order`` (their names, each once), and
         rebuild what follows the list (the index, the columns, the (anti-)affinity indexes).
@@ -193,6 +199,13 @@ class Cache:
         self._node_zone: dict[str, str] = {}
         #: Told the UID of every pod added, assumed or removed (the pod-group index listens).
         self.on_placement: Callable[[str], None] | None = None
+
+    def clear(self) -> None:
+        """Forget every node and pod (a scheduler that has stopped lets go of them)."""
+        for held in (self.nodes, self._pods, self._images, self._dirty, self._zones, self._node_zone):
+            held.clear()
+        self._all_dirty = False
+        self._order_changed = True
 
     # --- nodes --------------------------------------------------------------------------------
     def add_node(self, node: dict[str, Any]) -> NodeInfo:

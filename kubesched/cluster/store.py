@@ -446,6 +446,13 @@ class Store:
         wanted = set(kinds) if kinds is not None else None
         return [e for e in self._history if e[0] > resource_version and (wanted is None or e[2] in wanted)]
 
+    def discard(self) -> None:
+        """Forget every object, the watch history and the kept list pages, telling no subscriber:
+        for a store no one reads again (a finished simulation), whose objects so go at once."""
+        self._objects.clear()
+        self._history.clear()
+        self._snapshots.clear()
+
     def compact(self) -> int:
         """Forget the watch history up to now (as etcd compaction does); returns the revision
         below which watches now get :class:`Gone`."""

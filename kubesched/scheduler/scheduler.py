@@ -321,6 +321,15 @@ class Scheduler:
         for ts in tasks:
             await ts.cancel()
 
+    def release(self) -> None:
+        """After :meth:`stop`: let go of the nodes and pods it knows (its cache, snapshot and
+        results). A process that runs one scheduler after another (a sweep's worker) so frees
+        each one's pods by reference counting as it ends, rather than leaving them to a full
+        collection through the scheduler's own reference cycles."""
+        self.results.clear()
+        self.cache.clear()
+        self.snapshot.clear()
+
     async def wait_for_bindings(self, timeout: float | None = None) -> None:
         """Wait (up to ``timeout`` seconds) for the binding cycles and side tasks running now."""
         tasks = [*self.ctx.bindings, *self.ctx.side_tasks]

@@ -10,7 +10,7 @@ time::
     placed = await sim.place(pod)        # scheduled alone, its binding cycle finished
     placed.node, placed.pod              # the node (None: unschedulable), the pod as bound
     await sim.remove("default", "p1")    # a departure
-    await sim.close()
+    await sim.close()                    # everything it held let go
 
 A pod that gets no node is deleted again unless ``keep_unschedulable`` is set: it is never
 retried behind the next pods' backs, as a replay that reports each pod once needs (and as the
@@ -130,8 +130,12 @@ class SteppedSimulation:
         return pod
 
     async def close(self) -> None:
+        """Stop the scheduler and the cluster, then let go of what they hold: a process that
+        runs simulations one after another (a sweep's worker) frees each as it closes."""
         await self.scheduler.stop()
         await self.cluster.stop()
+        self.scheduler.release()
+        self.store.discard()
 
 
 __all__ = ["Placement", "SteppedSimulation"]
