@@ -88,27 +88,58 @@ class BatchFilterResult:
         nodes have each distinct status (aligned with it; ``None`` otherwise) — what a
         diagnosis's message counts, known here without another walk over the nodes."""
         at = np.asarray(positions, dtype=np.intp)
-        cols = self._batch.columns
+        deferred = self.rejected_deferred(at)
+        if deferred is not None:
+            distinct, counts, listed = deferred
+            names, statuses = listed()
+            return names, statuses, distinct, counts
         rows = self._batch.rows[at].tolist()
-        names = list(map(cols.names.__getitem__, rows))
-        whole = self._whole(at) if not self.statuses else None
-        counts: list[int] | None
-        if whole is not None:
-            statuses, distinct, counts = whole
-        else:
-            statuses = self._per_position(at, rows)
-            distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
-            counts = None
-        if any(status.code is Code.ERROR for status in distinct):
-            distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
-            counts = None
-        return names, statuses, distinct, counts
+        names = list(map(self._batch.columns.names.__getitem__, rows))
+        statuses = self._per_position(at, rows)
+        distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
+        return names, statuses, distinct, None
 
-    def _whole(self, at: np.ndarray) -> tuple[list[Status], list[Status], list[int]] | None:
+    def rejected_deferred(
+        self, positions: Sequence[int] | np.ndarray
+    ) -> tuple[list[Status], list[int], Callable[[], tuple[list[str], list[Status]]]] | None:
+        """Where every rejecting plugin's bulk form answers for all the nodes at ``positions``
+        (none of their statuses known yet, none an error): the distinct statuses, how many of
+        the nodes have each, and a callable listing the nodes' names and statuses when asked —
+        a pod that fits nowhere mostly needs only the counts (its message). ``None`` otherwise
+        (:meth:`rejected_counted` answers)."""
+        if self.statuses:
+            return None
+        at = np.asarray(positions, dtype=np.intp)
+        whole = self._whole(at)
+        if whole is None:
+            return None
+        parts, distinct, counts = whole
+        if any(status.code is Code.ERROR for status in distinct):
+            # Which error ends the cycle is the first among the nodes: the per-position path.
+            for sel, column in parts:
+                self.statuses.update(zip(at[sel].tolist() if sel is not None else at.tolist(), _listed(column)))
+            return None
+        rows = self._batch.rows[at]
+        names = self._batch.columns.names  # a snapshot's columns never rename their rows
+
+        def listed() -> tuple[list[str], list[Status]]:
+            if len(parts) == 1:
+                statuses = _listed(parts[0][1])
+            else:
+                out = np.empty(len(rows), dtype=object)
+                for sel, column in parts:
+                    assert sel is not None
+                    out[sel] = np.fromiter(_listed(column), dtype=object, count=len(sel))
+                statuses = out.tolist()
+            return list(map(names.__getitem__, rows.tolist())), statuses
+
+        return distinct, counts, listed
+
+    def _whole(self, at: np.ndarray) -> tuple[list[tuple[np.ndarray | None, _Column]], list[Status], list[int]] | None:
         """The statuses of the nodes at ``at`` (none known yet), each rejecting plugin's bulk
-        list taken whole, the distinct ones and how many nodes have each; ``None`` when some
-        plugin's bulk form leaves a node to its per-node ``filter`` (what it did answer is kept
-        per position)."""
+        answer taken whole — as ``(positions among at, or None for all; column)`` parts — the
+        distinct ones and how many nodes have each; ``None`` when some plugin's bulk form leaves
+        a node to its per-node ``filter`` (what it did answer is kept per position)."""
         if len(at) < 2:
             return None
         rejector = self.rejector[at]
@@ -117,24 +148,24 @@ class BatchFilterResult:
         # The plugins that rejected them, in profile order (np.unique costs more for so few).
         plugins = np.flatnonzero(np.bincount(rejector)).tolist()
         if len(plugins) == 1:
-            return self._bulk_plugin(plugins[0], at)
-        out = np.empty(len(at), dtype=object)
+            got = self._bulk_plugin(plugins[0], at)
+            return None if got is None else ([(None, got[0])], got[1], got[2])
         distinct: list[Status] = []
         counts: list[int] = []
-        answered: list[tuple[np.ndarray, list[Status]]] = []
+        answered: list[tuple[np.ndarray | None, _Column]] = []
         for k in plugins:
             sel = np.flatnonzero(rejector == k)
             got = self._bulk_plugin(k, at[sel])
             if got is None:
                 # Kept per position, the answers so far are not asked for again.
-                for done, statuses in answered:
-                    self.statuses.update(zip(at[done].tolist(), statuses, strict=True))
+                for done, column in answered:
+                    assert done is not None
+                    self.statuses.update(zip(at[done].tolist(), _listed(column), strict=True))
                 return None
             answered.append((sel, got[0]))
-            out[sel] = np.fromiter(got[0], dtype=object, count=len(sel))
             distinct += got[1]
             counts += got[2]
-        return out.tolist(), distinct, counts
+        return answered, distinct, counts
 
     def _per_position(self, at: np.ndarray, rows: list[int]) -> list[Status]:
         """The statuses of the nodes at ``at``, kept per position: those known, then the bulk
@@ -173,9 +204,9 @@ class BatchFilterResult:
             where = at[rejector == k]
             got = self._bulk_plugin(k, where)
             if got is not None:
-                self.statuses.update(zip(where.tolist(), got[0], strict=True))
+                self.statuses.update(zip(where.tolist(), _listed(got[0]), strict=True))
 
-    def _bulk_plugin(self, k: int, where: np.ndarray) -> tuple[list[Status], list[Status], list[int]] | None:
+    def _bulk_plugin(self, k: int, where: np.ndarray) -> tuple[_Column, list[Status], list[int]] | None:
         """Plugin ``k``'s bulk statuses of the nodes at ``where`` (all of which it rejected),
         each judged (:func:`filter_verdict`), the distinct ones and how many of the nodes have
         each; ``None`` when it has no bulk form or its form cannot answer for every one of
@@ -251,7 +282,7 @@ class BatchFilterResult:
         return out
 
 
-def _judged_table(name: str, statuses: StatusTable) -> tuple[list[Status], list[Status], list[int]] | None:
+def _judged_table(name: str, statuses: StatusTable) -> tuple[_TableColumn, list[Status], list[int]] | None:
     """A :class:`StatusTable` judged (:func:`filter_verdict`): each node's status, the distinct
     ones (the table's rows in use, in table order) and how many nodes have each, counted at
     once; ``None`` where a row in use is a success, which the per-node form must answer."""
@@ -265,7 +296,29 @@ def _judged_table(name: str, statuses: StatusTable) -> tuple[list[Status], list[
         if status is None or status.code is Code.SUCCESS:
             return None
         judged[r] = filter_verdict(name, status)
-    return list(map(judged.__getitem__, index.tolist())), list(judged.values()), used[rows].tolist()
+    return _TableColumn(judged, index), list(judged.values()), used[rows].tolist()
+
+
+class _TableColumn:
+    """A bulk answer's statuses in table form — each node's row of a few judged statuses —
+    listed node by node only when asked (:meth:`listed`)."""
+
+    __slots__ = ("judged", "index")
+
+    def __init__(self, judged: dict[int, Status], index: np.ndarray) -> None:
+        self.judged = judged
+        self.index = index
+
+    def listed(self) -> list[Status]:
+        return list(map(self.judged.__getitem__, self.index.tolist()))
+
+
+#: A bulk answer's statuses, node by node: a list, or a table listed when asked.
+_Column = list[Status] | _TableColumn
+
+
+def _listed(column: _Column) -> list[Status]:
+    return column if isinstance(column, list) else column.listed()
 
 
 def run_filter_batch(

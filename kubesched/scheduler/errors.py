@@ -4,12 +4,25 @@ scheduling cycle early."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, MutableMapping, Sequence, ValuesView
+from collections.abc import (
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    MutableMapping,
+    Sequence,
+    ValuesView,
+)
 from dataclasses import dataclass, field
 from typing import Any
 
 from kubesched.framework.status import Status
 from kubesched.framework.types import PodInfo
+
+#: Node names and their statuses, aligned.
+Columns = tuple[Sequence[str], Sequence[Status]]
 
 
 class NodeStatuses(MutableMapping[str, Status]):
@@ -23,7 +36,7 @@ class NodeStatuses(MutableMapping[str, Status]):
 
     def __init__(self, statuses: Mapping[str, Status] | None = None) -> None:
         self._map: dict[str, Status] = dict(statuses) if statuses else {}
-        self._columns: list[tuple[Sequence[str], Sequence[Status]]] = []
+        self._columns: list[Columns | Callable[[], Columns]] = []
         self._pending = 0
 
     def add_columns(self, names: Sequence[str], statuses: Sequence[Status]) -> None:
@@ -33,9 +46,18 @@ class NodeStatuses(MutableMapping[str, Status]):
         self._columns.append((names, statuses))
         self._pending += len(names)
 
+    def add_deferred(self, count: int, columns: Callable[[], Columns]) -> None:
+        """The statuses of ``count`` nodes not in the map yet, as ``columns()`` lists them (names
+        and statuses) when the map is first read — never, for most pods that fit nowhere."""
+        self._columns.append(columns)
+        self._pending += count
+
     def _joined(self) -> dict[str, Status]:
         if self._columns:
-            for names, statuses in self._columns:
+            for given in self._columns:
+                names, statuses = given() if callable(given) else given
+                if len(names) != len(statuses):
+                    raise ValueError(f"{len(names)} node names for {len(statuses)} statuses")
                 self._map.update(zip(names, statuses, strict=True))
             self._columns.clear()
             self._pending = 0
@@ -99,6 +121,14 @@ class Diagnosis:
     ) -> None:
         """Statuses of nodes not in the map yet, with their distinct ones counted."""
         self.node_to_status.add_columns(names, statuses)
+        self.counted.extend(counted)
+
+    def add_counted_deferred(
+        self, count: int, columns: Callable[[], Columns], counted: Iterable[tuple[Status, int]]
+    ) -> None:
+        """:meth:`add_counted` of ``count`` nodes whose names and statuses ``columns()`` lists
+        when the map is read (see :meth:`NodeStatuses.add_deferred`)."""
+        self.node_to_status.add_deferred(count, columns)
         self.counted.extend(counted)
 
     def add_alike(self, names: Sequence[str], status: Status) -> None:

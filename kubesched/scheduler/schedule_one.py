@@ -589,15 +589,21 @@ class PodSchedulingCycle:
             statuses = diagnosis.node_to_status
             plugins = diagnosis.unschedulable_plugins
             for res, failed in rejected:
-                names, judged, distinct, counts = res.rejected_counted(failed)
+                # Where the bulk forms answered for every node, the statuses are counted now and
+                # listed node by node only if someone reads the map (PostFilter, extenders).
+                lazy = res.rejected_deferred(failed)
+                if lazy is not None:
+                    distinct, counts, list_them = lazy
+                else:
+                    names, judged, distinct, _ = res.rejected_counted(failed)
                 # Nodes rejected alike share one Status: each distinct one is judged once.
                 for status in distinct:
                     if status.code is Code.ERROR:
                         raise CycleError(status)
                     if status.plugin:
                         plugins.add(status.plugin)
-                if counts is not None:
-                    diagnosis.add_counted(names, judged, zip(distinct, counts, strict=True))
+                if lazy is not None:
+                    diagnosis.add_counted_deferred(len(failed), list_them, zip(distinct, counts, strict=True))
                 else:
                     statuses.add_columns(names, judged)
         rows = feasible[0] if len(feasible) == 1 else np.concatenate(feasible) if feasible else np.empty(0, np.intp)
