@@ -92,9 +92,9 @@ class Workload:
     #: The shipped workload file this workload is read from (``misc.yaml``), or "" when it is
     #: written here.
     yaml_source: str = ""
-    #: A shipped case of a shape the HTTP backend (:mod:`benchmarks.backends.http`) does not
-    #: build (steady states, claims allocated before, barriers, deletes): run by ``kubesched
-    #: bench``'s runner on that backend too, as on the in-memory one (:mod:`benchmarks.backends.ops`).
+    #: A shipped case of a shape the catalogue's object makers (:func:`shipped.workload_fields`)
+    #: do not build (steady states, claims allocated before, barriers, deletes): only its counts
+    #: are here. Every shipped workload runs from its ops either way (:mod:`benchmarks.backends.ops`).
     by_ops: bool = False
 
 
@@ -317,7 +317,7 @@ SCALING = ["SchedulingBasic/500Nodes", "SchedulingBasic/5000Nodes_10000Pods", "S
 def workload(name: str) -> Workload:
     """Workload ``name``: the catalogue's, else any other size of a shipped case
     (``-w SchedulingPodAntiAffinity/5000Nodes_2000Pods``), read as the catalogue reads its own
-    where the HTTP backend can build it, else marked :func:`by_ops`.
+    where its object makers can build it, else marked :func:`by_ops`.
     KeyError, saying why, when there is no such workload."""
     if name in WORKLOADS:
         return WORKLOADS[name]
@@ -330,8 +330,8 @@ def workload(name: str) -> Workload:
 
 
 def by_ops(name: str, why: str) -> Workload:
-    """Shipped workload ``name``, which the HTTP backend cannot build (``why``): run by
-    ``kubesched bench``'s runner on either backend (:mod:`benchmarks.backends.ops`)."""
+    """Shipped workload ``name``, whose objects the catalogue's makers cannot build (``why``):
+    its counts, run from its ops as every shipped workload is (:mod:`benchmarks.backends.ops`)."""
     y = shipped.yaml_workload(name)
     return Workload(
         name,
@@ -341,7 +341,7 @@ def by_ops(name: str, why: str) -> Workload:
         feature_gates=dict(y.feature_gates),
         floor=shipped.floor(name),
         yaml_source=y.source,
-        description=f"shipped {name}, over HTTP too by kubesched bench's runner ({why.rsplit(': ', 1)[-1]})",
+        description=f"shipped {name} ({why.rsplit(': ', 1)[-1]})",
         by_ops=True,
     )
 

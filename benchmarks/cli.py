@@ -62,8 +62,8 @@ def parser() -> argparse.ArgumentParser:
         "--backend",
         choices=("memory", "http"),
         default="memory",
-        help="memory: the in-memory cluster; http: through the embedded API server over HTTP, "
-        "pods created by a client (see benchmarks/backends/http.py)",
+        help="memory: the in-memory cluster; http: the embedded API server over HTTP, the scheduler in a "
+        "process of its own (kubesched bench's runner; a trace replay runs in memory only)",
     )
     ap.add_argument(
         "--against",

@@ -1,11 +1,8 @@
 """The two ways to run a workload once: ``memory`` (the in-memory cluster) and ``http`` (the
-embedded API server over HTTP): :func:`run_workload`.
+embedded API server over HTTP, the scheduler in a process of its own): :func:`run_workload`.
 
-On ``memory`` every shipped workload runs by ``kubesched bench``'s runner from its ops
-(:mod:`.ops`), a trace replay as a scenario (:mod:`.in_process`). On ``http`` the API server
-has a process of its own (:mod:`.http`); a shipped case of a shape that backend does not build
-(steady states, barriers, deletes, claims allocated before: :attr:`Workload.by_ops`) runs by
-``kubesched bench``'s runner, its server in the run's own process.
+Every shipped workload runs by ``kubesched bench``'s runner from its ops (:mod:`.ops`) on either;
+a trace replay is a scenario, on the in-memory cluster only (:mod:`.in_process`).
 
 ``batch`` picks the scheduler's batch (columnar) or per-node Filter and Score, ``placements``
 (when given) receives each bound pod's node as ``namespace/name``.
@@ -13,8 +10,7 @@ has a process of its own (:mod:`.http`); a shipped case of a shape that backend 
 
 from __future__ import annotations
 
-from benchmarks.backends.http import run_http
-from benchmarks.backends.in_process import run_memory
+from benchmarks.backends.in_process import run_scenario
 from benchmarks.backends.ops import run_ops
 from benchmarks.catalogue import Workload
 from benchmarks.measure import Result
@@ -24,11 +20,11 @@ async def run_workload(
     w: Workload, backend: str = "memory", batch: bool = True, placements: dict[str, str] | None = None
 ) -> Result:
     """Run ``w`` once on ``backend`` and measure it."""
-    if backend == "memory":
-        return await run_memory(w, batch, placements)
-    if w.by_ops:
+    if w.scenario is None:
         return await run_ops(w, backend, batch, placements)
-    return await run_http(w, batch, placements)
+    if backend != "memory":
+        raise ValueError(f"{w.name}: a trace replay runs on the in-memory cluster only (--backend memory)")
+    return await run_scenario(w, batch, placements)
 
 
-__all__ = ["run_http", "run_memory", "run_ops", "run_workload"]
+__all__ = ["run_ops", "run_scenario", "run_workload"]

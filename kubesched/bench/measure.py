@@ -213,7 +213,7 @@ def make_result(
     durations: list[float],
     unschedulable: int,
     scheduled: int,
-    lag: LoopLag,
+    lag: LoopLag | float,
     backend: str = "memory",
     groups: int = 0,
     group_cycles: int = 0,
@@ -221,7 +221,8 @@ def make_result(
     garbage: int | None = 0,
 ) -> Result:
     """The :class:`Result` of one measured set: ``measured`` pods decided in ``seconds``, the
-    scheduling-attempt ``durations`` (seconds) meanwhile, the loop's ``lag``; with ``groups``
+    scheduling-attempt ``durations`` (seconds) meanwhile, the loop's ``lag`` (its watch, or
+    its longest in seconds); with ``groups``
     (the pod groups the measured pods make up), groups/s over the same time; with ``cpu`` (the
     CPU seconds the window cost, see :func:`cpu_seconds`), that per measured pod; ``garbage``:
     what :class:`CyclicGarbage` counted over the window."""
@@ -239,7 +240,7 @@ def make_result(
         attempt_p99_ms=round(percentile(durations, 99) * 1000, 3),
         peak_rss_mib=peak_rss_mib(),
         scheduled=scheduled,
-        loop_lag_max_ms=round(lag.max * 1000, 1),
+        loop_lag_max_ms=round((lag if isinstance(lag, float) else lag.max) * 1000, 1),
         backend=backend,
         groups=groups,
         groups_per_second=round(groups / seconds, 3) if groups else None,

@@ -2,9 +2,10 @@
 
 The scheduler gets its events from the store in-process (no HTTP, no serialization), as in
 ``python -m benchmarks.run``: what is measured is the scheduler and its plugins. With
-``backend="http"`` the store is served by the embedded API server instead and the scheduler is
-its client over HTTP (:mod:`kubesched.bench.served`): the scheduler and the API between. Every pod a
-workload creates carries the measured profile's ``schedulerName``.
+``backend="http"`` the store is served by the embedded API server instead and the scheduler, in
+a process of its own, is its client over HTTP (:mod:`kubesched.bench.served`,
+:mod:`kubesched.bench.scheduler_side`): the scheduler and the API between. Every pod a workload
+creates carries the measured profile's ``schedulerName``.
 
 When are pods done? A pod is *decided* once it is bound, or once it sits in the unschedulable
 pool (or is gated) with no nomination, the queue holding no active pod and no cycle in flight: a
@@ -27,15 +28,7 @@ from typing import Any
 
 from kubesched.backend.queue import ACTIVE_Q, BACKOFF_Q, GATED_Q, UNSCHEDULABLE_Q
 from kubesched.bench.errors import WorkloadError
-from kubesched.bench.measure import (
-    CyclicGarbage,
-    LoopLag,
-    Result,
-    cpu_seconds,
-    group_cycles,
-    import_lazy_modules,
-    make_result,
-)
+from kubesched.bench.measure import Result, cpu_seconds, make_result
 from kubesched.bench.model import (
     AllocClaims,
     Barrier,
@@ -56,9 +49,10 @@ from kubesched.bench.model import (
     has_labels,
 )
 from kubesched.bench.render import driver_slice, node_object, node_template, render_any
+from kubesched.bench.scheduler_side import LocalScheduler, SchedulerProcess
 from kubesched.bench.served import ServedCluster
 from kubesched.bench.templates import decode, is_templated, read_file, read_template, type_name
-from kubesched.cluster.base import Cluster, ClusterError, Conflict, NotFound
+from kubesched.cluster.base import ClusterError, Conflict, NotFound, watched_kinds
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
 from kubesched.cluster.store import API_VERSIONS, Store, json_copy
@@ -95,19 +89,15 @@ class _Window:
     t0: float
     nodes: int
     init_pods: int
-    lag: LoopLag
     keys: list[str] = field(default_factory=list)
     lag_started: bool = False
     #: Only pods with these labels are measured (startCollectingMetrics' labelSelector).
     labels: tuple[tuple[str, str], ...] = ()
-    #: The process's CPU seconds when the window opened (:func:`cpu_seconds`).
+    #: The run's process's CPU seconds when the window opened (:func:`cpu_seconds`): with the
+    #: scheduler apart, what the API server and the ops cost.
     cpu0: float = 0.0
-    #: What the collector frees while the window is open.
-    garbage: CyclicGarbage = field(default_factory=CyclicGarbage)
-    #: The pod groups (``namespace/name``) the measured pods belong to, and the pod-group
-    #: cycles run before the window opened.
+    #: The pod groups (``namespace/name``) the measured pods belong to.
     groups: set[str] = field(default_factory=set)
-    group_cycles0: int = 0
 
 
 class OpRunner:
@@ -135,27 +125,25 @@ class OpRunner:
         self.backend = backend
         self.store = Store(history=1000)
         self.store.follow_gates(gates)
-        #: ``http``: the store behind an embedded API server, the scheduler its client over HTTP.
+        m = cfg.model
+        options = SchedulerOptions(
+            parallelism=m.parallelism,
+            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
+            seed=1,
+            batch=batch,
+            feature_gates=gates,
+            gc_pacing=True,  # as `kubesched run` has it
+        )
+        #: ``http``: the store behind an embedded API server, the scheduler (a process of its
+        #: own, forked here while the store is empty) its client over HTTP.
         self.served = ServedCluster(self.store, gates) if backend == "http" else None
         self.memory: InMemoryCluster | None = None
-        cluster: Cluster
+        self.sched: LocalScheduler | SchedulerProcess
         if self.served is not None:
-            cluster = self.served.cluster
+            self.sched = SchedulerProcess(cfg.profiles, options, watched_kinds(gates))
         else:
-            cluster = self.memory = InMemoryCluster(self.store)
-        m = cfg.model
-        self.sched = Scheduler(
-            cfg.profiles,
-            cluster,
-            SchedulerOptions(
-                parallelism=m.parallelism,
-                percentage_of_nodes_to_score=m.percentageOfNodesToScore,
-                seed=1,
-                batch=batch,
-                feature_gates=gates,
-                gc_pacing=True,  # as `kubesched run` has it
-            ),
-        )
+            self.memory = InMemoryCluster(self.store)
+            self.sched = LocalScheduler(Scheduler(cfg.profiles, self.memory, options))
         #: Pods created (churn aside): ``namespace/name`` -> uid, and those bound.
         self.pods: dict[str, str] = {}
         self.bound: set[str] = set()
@@ -171,7 +159,6 @@ class OpRunner:
         #: The run's tasks (the scheduling loop, churn, deletions not waited for, the loop lag
         #: watch): none outlives :meth:`run`.
         self._tasks = TaskSet("benchmark run")
-        self._runner: asyncio.Task[None] | None = None
         #: The resource-claim controller (claims from pods' templates), from the first DRA object on.
         self._controllers: ControllerManager | None = None
         self._gates = gates
@@ -192,12 +179,15 @@ class OpRunner:
     async def run(self) -> list[Result]:
         """Every op in order, then the churn stopped and the scheduler with it."""
         self._deadline = time.monotonic() + self.timeout
-        if self.served is not None:
-            await self.served.start()
         async with self._tasks:
-            self._runner = runner = self._tasks.spawn(self.sched.run(), name="scheduling loop")
-            await asyncio.sleep(0)
             try:
+                if self.served is not None:
+                    await self.served.start()
+                    assert isinstance(self.sched, SchedulerProcess)
+                    await self.sched.start(str(self.served.kubeconfig))
+                else:
+                    assert isinstance(self.sched, LocalScheduler)
+                    await self.sched.start(self._tasks)
                 for index, op in enumerate(self.w.ops):
                     await self._do(op, index)
             finally:
@@ -207,8 +197,6 @@ class OpRunner:
                 await self.sched.stop()
                 if self._controllers is not None:
                     await self._controllers.stop()
-                runner.cancel()
-                await asyncio.gather(runner, return_exceptions=True)
                 if self.served is not None:
                     await self.served.stop()
                 # What the windows froze is the collector's again (a run in a long-lived process).
@@ -268,7 +256,7 @@ class OpRunner:
                     f"{self.w.name}: sleep of {op.seconds:g} s goes past {self.timeout:g} s (--timeout)"
                 )
         elif isinstance(op, StartCollecting):
-            self._start_window(op.name or self.w.name, op.namespaces, op.labels)
+            await self._start_window(op.name or self.w.name, op.namespaces, op.labels)
         elif isinstance(op, StopCollecting):
             await self._stop_window()
 
@@ -374,7 +362,8 @@ class OpRunner:
         """Until every change made so far has reached the scheduler (over its watches, over HTTP),
         or a WorkloadError once the run's ``--timeout`` has passed."""
         if self.served is not None:
-            waiting = self.served.wait_delivered()
+            assert isinstance(self.sched, SchedulerProcess)
+            waiting = self.served.wait_delivered(self.sched.informer_versions)
         elif self.memory is not None:
             waiting = self.memory.wait_delivered(meanwhile=False)
         else:
@@ -428,7 +417,7 @@ class OpRunner:
         pods = [json_copy(p) for p in pods]
         keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
         if op.collect_metrics:
-            self._start_window(self.w.name, ())
+            await self._start_window(self.w.name, ())
         window = self._window
         # The window this op's pods are measured in (one naming namespaces measures theirs only).
         measured_here = window is not None and (not window.namespaces or op.namespace in window.namespaces)
@@ -442,10 +431,8 @@ class OpRunner:
         if measuring is not None:
             measuring.keys.extend(k for k, p in zip(keys, pods) if has_labels(p, measuring.labels))
         await asyncio.sleep(0)
-        if window is not None and not window.lag_started:
-            await self._delivered()
-            window.lag.start(self._tasks)
-            window.lag_started = True
+        if window is not None:
+            await self._start_lag(window)
         if op.collect_metrics:
             await self._stop_window()
         elif not op.skip_wait:
@@ -458,7 +445,7 @@ class OpRunner:
         self._namespace(op.namespace)
         params = dict(op.params)
         made = 0
-        self._start_window(self.w.name, ())
+        await self._start_window(self.w.name, ())
         window = self._window
         assert window is not None
         keys = window.keys
@@ -474,9 +461,7 @@ class OpRunner:
             return key
 
         live = [make() for _ in range(op.count)]
-        await self._delivered()
-        window.lag.start()
-        window.lag_started = True
+        await self._start_lag(window)
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             for i, key in enumerate(live):
@@ -491,8 +476,7 @@ class OpRunner:
             self.total = max(self.total, made)
             self._report()
             await asyncio.sleep(_POLL)
-            if self._runner is not None and self._runner.done():
-                raise WorkloadError(f"{self.w.name}: the scheduler stopped: {self._runner.exception()!r}")
+            self._check_scheduler()
             if time.monotonic() > self._deadline:
                 raise WorkloadError(
                     f"{self.w.name}: steady state of {seconds:g} s went past {self.timeout:g} s (--timeout)"
@@ -590,29 +574,26 @@ class OpRunner:
         except NotFound:
             return False
 
-    def _start_window(self, name: str, namespaces: tuple[str, ...], labels: tuple[tuple[str, str], ...] = ()) -> None:
-        # As `kubesched run` does once its informers have synced: what exists now lives on, and
-        # the collector no longer scans it. Set-up's own garbage is freed first, so that the
-        # window's (CyclicGarbage) is what the scheduling left.
-        import_lazy_modules(dra=bool(self.store.list("DeviceClass")[0]))
-        gc.collect()
-        gc.freeze()
-        self.sched.stats.attempt_durations.clear()
-        # The lag is watched from when the window's first pods are in the queue (creating
-        # thousands of pods in one go is the benchmark's own doing).
-        lag = LoopLag()
+    async def _start_window(
+        self, name: str, namespaces: tuple[str, ...], labels: tuple[tuple[str, str], ...] = ()
+    ) -> None:
+        dra = bool(self.store.list("DeviceClass")[0])
+        if self.sched.apart:
+            # The run's own process (the API server, the ops) frees its set-up's garbage too.
+            gc.collect()
+            gc.freeze()
+        await self.sched.open_window(dra)
         self._window = _Window(
-            name,
-            namespaces,
-            time.perf_counter(),
-            self._nodes,
-            len(self.pods),
-            lag,
-            labels=labels,
-            cpu0=cpu_seconds(),
-            group_cycles0=group_cycles(self.sched),
+            name, namespaces, time.perf_counter(), self._nodes, len(self.pods), labels=labels, cpu0=cpu_seconds()
         )
-        self._window.garbage.start()
+
+    async def _start_lag(self, window: _Window) -> None:
+        """The lag is watched from when the window's first pods are in the queue (creating
+        thousands of pods in one go is the benchmark's own doing)."""
+        if not window.lag_started:
+            await self._delivered()
+            await self.sched.start_lag()
+            window.lag_started = True
 
     async def _stop_window(self) -> None:
         window = self._window
@@ -620,30 +601,33 @@ class OpRunner:
         await self._wait(window.keys)
         seconds = time.perf_counter() - window.t0
         cpu = cpu_seconds() - window.cpu0
-        window.lag.stop()
-        window.garbage.stop()
+        figures = await self.sched.close_window()
         self._window = None
         # A pod a deletePods op took before it was bound is not measured.
         window.keys[:] = [k for k in window.keys if k in self.pods or k in self.bound]
         scheduled = sum(1 for k in window.keys if k in self.bound)
-        self.results.append(
-            make_result(
-                window.name,
-                window.nodes,
-                window.init_pods,
-                len(window.keys),
-                seconds,
-                list(self.sched.stats.attempt_durations),
-                len(window.keys) - scheduled,
-                scheduled,
-                window.lag,
-                backend=self.backend,
-                groups=len(window.groups),
-                group_cycles=group_cycles(self.sched) - window.group_cycles0,
-                cpu=cpu,
-                garbage=window.garbage.count,
-            )
+        result = make_result(
+            window.name,
+            window.nodes,
+            window.init_pods,
+            len(window.keys),
+            seconds,
+            figures.durations,
+            len(window.keys) - scheduled,
+            scheduled,
+            figures.lag_max,
+            backend=self.backend,
+            groups=len(window.groups),
+            group_cycles=figures.group_cycles,
+            cpu=figures.cpu,
+            garbage=figures.garbage,
         )
+        if self.sched.apart:
+            # The scheduler's process is measured above; the run's (the API server) apart.
+            result.peak_rss_mib = figures.peak_rss_mib
+            if window.keys:
+                result.server_cpu_ms_per_pod = round(cpu * 1000 / len(window.keys), 4)
+        self.results.append(result)
 
     async def _wait(self, keys: list[str], attempted_only: bool = False) -> None:
         """Until every pod of ``keys`` is decided (see the module's docstring), or, with
@@ -655,7 +639,7 @@ class OpRunner:
         scanned = -1  # pods bound or taken away at the last look at ``remaining``
         while True:
             self._report()
-            idle = not self.sched.queue.has_active() and self.sched.in_flight() == 0
+            idle = await self.sched.idle()
             settled = len(self.bound) + self._taken
             # A look costs a step a pod left, inside the measured window: taken once they may
             # all be bound or taken away by now, or while pods may be parked (or only tried).
@@ -665,11 +649,10 @@ class OpRunner:
                 remaining = [k for k in remaining if k not in self.bound and k in self.pods]
                 if not remaining:
                     return
-                if (attempted_only or idle) and all(self._parked(k, attempted_only) for k in remaining):
+                if (attempted_only or idle) and await self._all_parked(remaining, attempted_only):
                     return
             await asyncio.sleep(_POLL)
-            if self._runner is not None and self._runner.done():
-                raise WorkloadError(f"{self.w.name}: the scheduler stopped: {self._runner.exception()!r}")
+            self._check_scheduler()
             if time.monotonic() > self._deadline:
                 raise WorkloadError(
                     f"{self.w.name}: {len(remaining)} pods still undecided after {self.timeout:g} s (--timeout)"
@@ -680,8 +663,16 @@ class OpRunner:
         if self.pods.pop(key, None) is not None and key not in self.bound:
             self._taken += 1
 
-    def _parked(self, key: str, attempted_only: bool) -> bool:
-        where = self.sched.queue.where(self.pods[key])
+    def _check_scheduler(self) -> None:
+        failure = self.sched.failure()
+        if failure is not None:
+            raise WorkloadError(f"{self.w.name}: the scheduler stopped: {failure}")
+
+    async def _all_parked(self, keys: list[str], attempted_only: bool) -> bool:
+        wheres = await self.sched.where([self.pods[k] for k in keys])
+        return all(self._parked(k, where, attempted_only) for k, where in zip(keys, wheres, strict=True))
+
+    def _parked(self, key: str, where: str | None, attempted_only: bool) -> bool:
         namespace, name = key.split("/", 1)
         try:
             pod = self.store.get("Pod", namespace, name)

@@ -236,8 +236,8 @@ def add_parser(sub: Any) -> None:
         choices=("memory", "http"),
         default="memory",
         help="memory: the scheduler on the in-memory cluster (default); http: the workload's cluster served by the "
-        "embedded API server on loopback, the scheduler its client over HTTP as `kubesched run` is a cluster's "
-        "(watches, binds, events), the server in the same process (its CPU counted)",
+        "embedded API server on loopback, the scheduler in a process of its own, its client over HTTP as "
+        "`kubesched run` is a cluster's (watches, binds, events); CPU ms/pod is the scheduler's process's",
     )
     p.add_argument("--timeout", type=float, default=600.0, help="seconds a run may take (default 600)")
     p.add_argument("--no-progress", action="store_true", help="draw no progress bar")

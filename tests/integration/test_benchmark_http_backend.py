@@ -1,36 +1,76 @@
-"""The benchmark runner's HTTP backend works end to end on a tiny workload (its speed is the
-benchmark's business, not a test's)."""
+"""The benchmark runner's HTTP backend works end to end on small workloads (its speed is the
+benchmark's business, not a test's): ``kubesched bench``'s runner with the store behind the
+embedded API server and the scheduler in a process of its own, its client over HTTP."""
 
 from __future__ import annotations
 
-from benchmarks.backends.http import run_http
-from benchmarks.catalogue import WORKLOADS, Workload
+import os
+
+import pytest
+
+from benchmarks.backends import run_workload
+from benchmarks.catalogue import WORKLOADS, workload
 
 
-async def test_a_workload_runs_through_the_embedded_api_server_over_http():
-    w = Workload("Tiny/http", nodes=10, init_pods=5, measure_pods=20)
+async def test_a_workload_runs_through_the_embedded_api_server_over_http() -> None:
+    w = workload("SchedulingBasic/5Nodes")
     placements: dict[str, str] = {}
-    result = await run_http(w, placements=placements)
+    result = await run_workload(w, "http", placements=placements)
+    memory: dict[str, str] = {}
+    await run_workload(w, "memory", placements=memory)
     assert result.backend == "http"
-    assert (result.scheduled, result.unschedulable, result.measure_pods) == (20, 0, 20)
-    # Every pod, init and measured, was bound by the server to one of the nodes.
-    assert len(placements) == 25
-    assert set(placements.values()) <= {f"node-{i}" for i in range(10)}
+    assert (result.scheduled, result.unschedulable) == (result.measure_pods, 0) and result.measure_pods > 0
+    # Every pod, init and measured, was bound by the server, where it went in memory.
+    assert placements == memory and len(placements) > result.measure_pods
     assert result.pods_per_second > 0 and result.attempt_p50_ms > 0
-    # Both processes' CPU over the measured window: the scheduler's (the creator in it) and the server's.
+    # Both processes' CPU over the measured window: the scheduler's own, and the run's (the
+    # API server and the ops) apart; the peak RSS is the scheduler's process's.
     assert result.cpu_ms_per_pod is not None and result.cpu_ms_per_pod > 0
-    # (the server's in clock ticks of /proc: a tiny run may cost it less than one)
-    assert result.server_cpu_ms_per_pod is not None and result.server_cpu_ms_per_pod >= 0
+    assert result.server_cpu_ms_per_pod is not None and result.server_cpu_ms_per_pod > 0
+    assert 0 < result.peak_rss_mib
 
 
-async def test_a_gang_workload_runs_over_http_one_cycle_per_gang():
+async def test_a_gang_workload_runs_over_http_one_cycle_per_gang() -> None:
     """The API server admits the members' spec.schedulingGroup (GenericWorkload, as the workload
     says), the scheduler watches the PodGroups and places each gang in one group cycle."""
     w = WORKLOADS["GangScheduling/10Nodes_3Gangs"]
     placements: dict[str, str] = {}
-    result = await run_http(w, placements=placements)
+    result = await run_workload(w, "http", placements=placements)
     assert (result.scheduled, result.unschedulable, result.measure_pods) == (9, 0, 9)
     assert (result.groups, result.group_cycles) == (3, 3)
     assert result.groups_per_second is not None and result.groups_per_second > 0
-    assert sorted(placements) == sorted(f"gang-ns-0/measured-{i}" for i in range(9))
+    measured = {k: v for k, v in placements.items() if k.startswith("gang-ns-0/")}
+    assert len(measured) == 9
     assert set(placements.values()) <= {f"node-{i}" for i in range(10)}
+
+
+async def test_the_scheduler_process_ends_with_the_run() -> None:
+    """No scheduler process outlives its run, whatever it measured."""
+    before = _children()
+    await run_workload(workload("SchedulingBasic/5Nodes"), "http")
+    assert _children() <= before
+
+
+async def test_a_trace_replay_is_refused_over_http() -> None:
+    traces = [w for w in WORKLOADS.values() if w.scenario is not None]
+    if not traces:
+        pytest.skip("no trace replay in the catalogue")
+    with pytest.raises(ValueError, match=r"a trace replay runs on the in-memory cluster only \(--backend memory\)"):
+        await run_workload(traces[0], "http")
+
+
+def _children() -> set[int]:
+    """This process's live children (Linux: /proc)."""
+    me = str(os.getpid())
+    out: set[int] = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == me and fields[0] != "Z":
+            out.add(int(pid))
+    return out

@@ -12,6 +12,7 @@ import pytest
 from benchmarks.backends import run_workload
 from benchmarks.catalogue import workload
 from kubesched.bench.ops import OpRunner
+from kubesched.bench.scheduler_side import LocalScheduler
 
 
 @pytest.mark.parametrize("batch", [True, False], ids=["batch", "per-node"])
@@ -20,7 +21,8 @@ async def test_each_path_of_compare_is_the_scheduler_s(batch: bool, monkeypatch:
     run = OpRunner.run
 
     async def spy(self: OpRunner) -> Any:
-        seen.append(self.sched.options.batch)
+        assert isinstance(self.sched, LocalScheduler)  # the in-memory cluster: in this process
+        seen.append(self.sched.sched.options.batch)
         return await run(self)
 
     monkeypatch.setattr(OpRunner, "run", spy)
