@@ -212,6 +212,10 @@ class SchedulerProcess:
         try:
             if self.exitcode() is None:
                 await self._ask("stop")
+        except WorkloadError:
+            if self.exitcode() is None:
+                raise
+            # Ended meanwhile (it was never started, say): nothing left to stop.
         finally:
             self._conn.close()
             loop = asyncio.get_running_loop()
@@ -266,6 +270,7 @@ def _child(conn: Connection, profiles: list[ProfileSpec], options: SchedulerOpti
     except EOFError:
         return
     if what != "start":
+        conn.send(("ok", None))  # stopped before it started
         return
     try:
         import uvloop

@@ -74,3 +74,17 @@ def _children() -> set[int]:
         if fields[1] == me and fields[0] != "Z":
             out.add(int(pid))
     return out
+
+
+async def test_a_scheduler_process_stopped_before_it_started_ends_at_once() -> None:
+    """A run that fails before its API server listens still ends its scheduler's process."""
+    import asyncio
+
+    from kubesched.bench.scheduler_side import SchedulerProcess
+    from kubesched.config import load_config
+    from kubesched.scheduler import SchedulerOptions
+
+    proc = SchedulerProcess(load_config(None).profiles, SchedulerOptions(), ("Pod", "Node"))
+    await asyncio.wait_for(proc.stop(), 15)
+    assert proc.exitcode() == 0
+    assert proc.pid not in _children()
