@@ -93,11 +93,20 @@ class BatchFilterResult:
             distinct, counts, listed = deferred
             names, statuses = listed()
             return names, statuses, distinct, counts
+        return *self.rejected_node_by_node(at), None
+
+    def rejected_node_by_node(
+        self, positions: Sequence[int] | np.ndarray
+    ) -> tuple[list[str], list[Status], list[Status]]:
+        """:meth:`rejected_columns` where :meth:`rejected_deferred` did not answer: each node's
+        status kept per position (see :meth:`_per_position`), the distinct ones in the order they
+        first appear."""
+        at = np.asarray(positions, dtype=np.intp)
         rows = self._batch.rows[at].tolist()
         names = list(map(self._batch.columns.names.__getitem__, rows))
         statuses = self._per_position(at, rows)
         distinct = list(dict(zip(map(id, statuses), statuses, strict=True)).values())
-        return names, statuses, distinct, None
+        return names, statuses, distinct
 
     def rejected_deferred(
         self, positions: Sequence[int] | np.ndarray

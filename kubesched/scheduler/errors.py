@@ -55,9 +55,12 @@ class NodeStatuses(MutableMapping[str, Status]):
     def _joined(self) -> dict[str, Status]:
         if self._columns:
             for given in self._columns:
-                names, statuses = given() if callable(given) else given
-                if len(names) != len(statuses):
-                    raise ValueError(f"{len(names)} node names for {len(statuses)} statuses")
+                if callable(given):
+                    names, statuses = given()
+                    if len(names) != len(statuses):  # columns added whole were checked when added
+                        raise ValueError(f"{len(names)} node names for {len(statuses)} statuses")
+                else:
+                    names, statuses = given
                 self._map.update(zip(names, statuses, strict=True))
             self._columns.clear()
             self._pending = 0

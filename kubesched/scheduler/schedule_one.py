@@ -595,7 +595,7 @@ class PodSchedulingCycle:
                 if lazy is not None:
                     distinct, counts, list_them = lazy
                 else:
-                    names, judged, distinct, _ = res.rejected_counted(failed)
+                    names, judged, distinct = res.rejected_node_by_node(failed)
                 # Nodes rejected alike share one Status: each distinct one is judged once.
                 for status in distinct:
                     if status.code is Code.ERROR:
