@@ -4,7 +4,7 @@
 One job per module, each importing only those above it in this list:
 
 * :mod:`.shipped`: the workloads ``kubesched bench`` ships (``kubesched/bench/workloads/*.yaml``,
-  their one definition), read for the catalogue; :mod:`.dra`: the DRA workloads' objects;
+  their one definition), read for the catalogue; upstream's default node and pod;
 * :mod:`.catalogue`: the workloads, each read from its shipped case or, where it has none,
   written there (with the reason);
 * :mod:`.measure`: a run's :class:`~benchmarks.measure.Result` and the instruments (loop lag,

@@ -1,14 +1,15 @@
-"""The workloads of ``python -m benchmarks.run``: what each creates and how it is judged; none
-runs anything (the backends, :mod:`benchmarks.backends`, do; :mod:`benchmarks.measure` turns a run
+"""The workloads of ``python -m benchmarks.run``: what each is and how it is judged; none runs
+anything (the backends, :mod:`benchmarks.backends`, do; :mod:`benchmarks.measure` turns a run
 into a :class:`~benchmarks.measure.Result`).
 
 Where a workload is defined: every workload but the trace replays is a size of a test case
 ``kubesched bench`` ships (``kubesched/bench/workloads/*.yaml``, upstream scheduler_perf's YAML
-shape; the cases of our own among them, each said so), and takes its nodes, pods, counts, churn,
-feature gates, cluster objects, pod groups and upstream's floor from that case, read by
-:mod:`benchmarks.shipped` (``yaml_source`` names the file); to change one, change the YAML. The
-catalogue adds how benchmarks.run runs it (a configuration of its own, a borrowed floor; over
-HTTP, until bound). The openb trace replays are :mod:`kubesched.sim.scenario.openb`'s scenarios.
+shape; the cases of our own among them, each said so), run from that case's ops by ``kubesched
+bench``'s runner; the catalogue takes its counts, feature gates, pod groups and upstream's floor
+from it, read by :mod:`benchmarks.shipped` (``yaml_source`` names the file): to change one, change
+the YAML. The catalogue adds how benchmarks.run runs it (a configuration of its own, a borrowed
+floor, placements that depend on the wall clock). The openb trace replays are
+:mod:`kubesched.sim.scenario.openb`'s scenarios.
 """
 
 from __future__ import annotations
@@ -40,29 +41,20 @@ def scheduling_basic_floor() -> Floor | None:
 @dataclass
 class Workload:
     """One benchmark: ``nodes`` nodes, ``init_pods`` placed first (not measured), then
-    ``measure_pods`` created at once and measured until each is decided (or, with
-    ``wait_bound``, bound). Templates left None are upstream's defaults (node-default.yaml,
-    pod-default.yaml). Made by :func:`from_yaml` where kubesched bench ships the workload."""
+    ``measure_pods`` measured until each is decided, as its shipped case's ops make them (or, a
+    trace replay, its scenario's nodes and pods). Made by :func:`from_yaml` where kubesched bench
+    ships the workload."""
 
     name: str
     nodes: int
     init_pods: int
     measure_pods: int
-    #: Node ``i`` and pod ``(prefix, i)``: a fresh object each call, which the caller may keep
-    #: and change (the in-memory backend hands it over to its store uncopied).
-    make_node: Callable[[int], dict[str, Any]] | None = None
-    make_pod: Callable[[str, int], dict[str, Any]] | None = None
     config: str | None = None
     description: str = ""
     #: A scenario (nodes + pending pods) instead of templates; its pods are all measured.
     scenario: Callable[[], Any] | None = None
     #: Why the workload cannot run here (e.g. trace data absent), or None.
     unavailable: Callable[[], str | None] | None = None
-    #: Template of the init pods when it differs from the measured pods'.
-    make_init_pod: Callable[[str, int], dict[str, Any]] | None = None
-    #: Over HTTP, measure until every measured pod is bound (preemption: pods need a second
-    #: attempt); kubesched bench's runner waits for a nominated pod by itself.
-    wait_bound: bool = False
     #: Upstream's throughput floor for this workload, or None where upstream sets none.
     floor: Floor | None = None
     #: Takes minutes: run only when named (-w), with --all or by --scaling.
@@ -73,29 +65,14 @@ class Workload:
     #: Where pods land depends on wall-clock timing (preemption: when a preemptor's backoff
     #: ends against when its victims are gone), so two runs may differ on any path.
     timing_dependent: bool = False
-    #: Upstream's ``churn`` op in ``create`` mode: while the measured pods are scheduled, one pod
-    #: of this template every ``churn_interval`` seconds (not measured; they may preempt).
-    make_churn_pod: Callable[[str, int], dict[str, Any]] | None = None
-    churn_interval: float = 0.2
-    #: Cluster objects created before the init pods (DeviceClasses, ResourceSlices, claim
-    #: templates, DeviceTaintRules: the case's createAny and createResourceDriver ops), with the
-    #: namespaces ``init`` and ``test`` and the simulator's controllers running (claims made
-    #: from templates).
-    objects: Callable[[], list[dict[str, Any]]] | None = None
     #: Upstream's ``featureGates`` of the case: the scheduler runs with them (and its default
-    #: profile is the one they give), as does the API server of the HTTP backend.
+    #: profile is the one they give).
     feature_gates: dict[str, bool] = field(default_factory=dict)
-    #: The namespace, CompositePodGroups and PodGroups the measured pods belong to (the shipped
-    #: case's), created before the init pods, no controllers running; ``groups`` PodGroups.
-    pod_groups: Callable[[], list[dict[str, Any]]] | None = None
+    #: The PodGroups the measured pods belong to (the case's createPodGroups ops make them).
     groups: int = 0
     #: The shipped workload file this workload is read from (``misc.yaml``), or "" when it is
     #: written here.
     yaml_source: str = ""
-    #: A shipped case of a shape the catalogue's object makers (:func:`shipped.workload_fields`)
-    #: do not build (steady states, claims allocated before, barriers, deletes): only its counts
-    #: are here. Every shipped workload runs from its ops either way (:mod:`benchmarks.backends.ops`).
-    by_ops: bool = False
 
 
 def _openb(pods: str) -> Callable[[], Any]:
@@ -113,11 +90,11 @@ def _openb_missing() -> str | None:
     return None if trace_dir() is not None else TRACE_ABSENT
 
 
-#: How benchmarks.run runs the sizes of a case, where not as the others: preemptors need a
-#: second attempt (measured until bound), and where they land depends on the wall clock.
+#: How benchmarks.run runs the sizes of a case, where not as the others: where preemptors land
+#: depends on the wall clock.
 RUN_AS: dict[str, dict[str, Any]] = {
-    "PreemptionBasic": {"wait_bound": True, "timing_dependent": True},
-    "PreemptionAsync": {"wait_bound": True, "timing_dependent": True},
+    "PreemptionBasic": {"timing_dependent": True},
+    "PreemptionAsync": {"timing_dependent": True},
 }
 
 
@@ -316,34 +293,13 @@ SCALING = ["SchedulingBasic/500Nodes", "SchedulingBasic/5000Nodes_10000Pods", "S
 
 def workload(name: str) -> Workload:
     """Workload ``name``: the catalogue's, else any other size of a shipped case
-    (``-w SchedulingPodAntiAffinity/5000Nodes_2000Pods``), read as the catalogue reads its own
-    where its object makers can build it, else marked :func:`by_ops`.
-    KeyError, saying why, when there is no such workload."""
+    (``-w SchedulingPodAntiAffinity/5000Nodes_2000Pods``, ``-w SchedulingWhileGated/1Node_10GatedPods``),
+    read as the catalogue reads its own. KeyError, saying why, when there is no such workload."""
     if name in WORKLOADS:
         return WORKLOADS[name]
     if name not in shipped.yaml_workloads():
         raise KeyError(f"{name}: no such workload (see --list, or kubesched bench --list)")
-    try:
-        return from_yaml(name, f"shipped {name}")
-    except shipped.ShippedShapeError as exc:
-        return by_ops(name, str(exc))
-
-
-def by_ops(name: str, why: str) -> Workload:
-    """Shipped workload ``name``, whose objects the catalogue's makers cannot build (``why``):
-    its counts, run from its ops as every shipped workload is (:mod:`benchmarks.backends.ops`)."""
-    y = shipped.yaml_workload(name)
-    return Workload(
-        name,
-        y.nodes,
-        y.init_pods,
-        y.measured_pods,
-        feature_gates=dict(y.feature_gates),
-        floor=shipped.floor(name),
-        yaml_source=y.source,
-        description=f"shipped {name} ({why.rsplit(': ', 1)[-1]})",
-        by_ops=True,
-    )
+    return from_yaml(name, f"shipped {name}")
 
 
 def default_names(everything: bool = False) -> list[str]:

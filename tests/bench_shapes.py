@@ -1,14 +1,17 @@
 """Smaller shapes of a shipped benchmark case, for tests that run one by ``kubesched bench``'s
-runner: the case's ops with fewer nodes of a smaller kind, fewer groups, fewer pods."""
+runner: the case's ops with fewer nodes of a smaller kind, fewer groups, fewer pods; and the
+objects a case's ops make, rendered as the runner renders them, for tests of their shapes."""
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from kubesched.bench.model import CreateAny, CreateNodes, CreatePods, Workload
+from kubesched.bench.render import node_object, node_template, render_any
 from kubesched.bench.templates import read_template
 from kubesched.bench.workload import DEFAULT_NODE_TEMPLATE
 
@@ -43,3 +46,41 @@ def reshaped(
             op = dataclasses.replace(op, count=measured)
         ops.append(op)
     return dataclasses.replace(w, ops=ops)
+
+
+def op_objects(w: Workload, kinds: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The objects of ``w``'s createAny ops (createPodGroups, createCompositePodGroups among them;
+    of ``kinds`` only, if given), each in its op's namespace, as the runner renders them."""
+    out = []
+    for op in w.ops:
+        if isinstance(op, CreateAny):
+            for i in range(op.count):
+                obj = render_any(op, i)
+                if op.namespace:
+                    obj.setdefault("metadata", {})["namespace"] = op.namespace
+                if not kinds or obj.get("kind") in kinds:
+                    out.append(obj)
+    return out
+
+
+def op_pod(w: Workload, i: int, measured: bool = True) -> dict[str, Any]:
+    """Pod ``i`` of ``w``'s measured createPods op (or, with ``measured`` False, its first other
+    one), its template filled in as the runner fills it in, named ``<generateName><i>`` in the
+    op's namespace."""
+    op = next(op for op in w.ops if isinstance(op, CreatePods) and op.collect_metrics == measured)
+    pod = read_template(op.template, "Pod", {**dict(op.params), "Index": i, "Count": op.count})
+    meta = pod["metadata"]
+    meta["name"] = f"{meta.pop('generateName', None) or meta.get('name', 'pod') + '-'}{i}"
+    meta["namespace"] = op.namespace
+    return pod
+
+
+def op_node(w: Workload, i: int) -> dict[str, Any]:
+    """Node ``i`` of ``w``, counted over its createNodes ops, as the runner makes it."""
+    first = 0
+    for op in w.ops:
+        if isinstance(op, CreateNodes):
+            if i < first + op.count:
+                return node_object(node_template(op)(i - first), op, i - first, i)
+            first += op.count
+    raise IndexError(f"{w.name} makes {first} nodes, not {i + 1}")

@@ -2,9 +2,9 @@
 a ``createNodes`` op, a pod of a ``createPods`` op (its template filled in), an object of a
 ``createAny`` op, a node's slice of a ``createResourceDriver`` op.
 
-The runner (:mod:`kubesched.bench.ops`) makes its nodes here, and so does ``python -m
-benchmarks.run``'s catalogue, which takes its workloads from the shipped files
-(``benchmarks/shipped.py``): one way from a template to an object for both.
+The runner (:mod:`kubesched.bench.ops`) makes its objects here, and so do the soak's and the
+loop-lag probe's default node and pod (``benchmarks/shipped.py``): one way from a template to an
+object.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from kubesched.bench.model import CreateAny, CreateNodes, CreatePods
+from kubesched.bench.model import CreateAny, CreateNodes
 from kubesched.bench.templates import is_templated, read_any, read_template
 from kubesched.objects import Obj
 
@@ -95,11 +95,6 @@ def pod_maker(template: Path, count: int = 1, params: tuple[tuple[str, object], 
         return lambda i: read_template(template, "Pod", {**values, "Index": i, "Count": count})
     once = read_template(template, "Pod")
     return lambda i: fresh(once)
-
-
-def op_pod_maker(op: CreatePods) -> Callable[[int], Obj]:
-    """Pod ``i`` of ``op``'s template, as :func:`pod_maker` renders it with the op's count and params."""
-    return pod_maker(op.template, op.count, op.params)
 
 
 def render_any(op: CreateAny, index: int) -> Obj:

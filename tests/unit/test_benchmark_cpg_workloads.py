@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.backends.in_process import run_memory
+from benchmarks.backends import run_workload
 from benchmarks.backends.ops import run_yaml
 from benchmarks.catalogue import WORKLOADS
 from benchmarks.shipped import yaml_workload
-from tests.bench_shapes import reshaped, small_node_template
+from tests.bench_shapes import op_objects, op_pod, reshaped, small_node_template
 
 SHAPES = [
     ("10Nodes_3CPGs_6Groups_18Pods", 10, 3, 6, 3),
@@ -36,8 +36,8 @@ def test_the_cpg_workloads_have_upstreams_shapes(
         "TopologyAwareWorkloadScheduling": True,
         "CompositePodGroup": True,
     }
-    assert w.pod_groups is not None and w.make_pod is not None
-    objs = w.pod_groups()
+    y = yaml_workload(w.name)
+    objs = op_objects(y)
     composites = [o for o in objs if o["kind"] == "CompositePodGroup"]
     pgs = [o for o in objs if o["kind"] == "PodGroup"]
     assert [o["metadata"]["name"] for o in composites] == [f"cpg-{i}" for i in range(cpgs)]
@@ -51,7 +51,7 @@ def test_the_cpg_workloads_have_upstreams_shapes(
         assert "priority" not in pgs[0]["spec"] and "priority" not in composites[0]["spec"]
     else:
         assert composites[0]["spec"]["schedulingPolicy"] == pgs[0]["spec"]["schedulingPolicy"] == {"basic": {}}
-    last = w.make_pod("measured", w.measure_pods - 1)
+    last = op_pod(y, w.measure_pods - 1)
     assert last["spec"]["schedulingGroup"]["podGroupName"] == pgs[-1]["metadata"]["name"]
     assert "priority" not in last["spec"]
     assert pgs[0]["spec"]["workloadRef"]["templateName"] == "pg-template"
@@ -63,7 +63,7 @@ def test_the_cpg_workloads_have_upstreams_shapes(
 async def test_each_hierarchy_is_placed_in_one_cycle(test: str, batch: bool) -> None:
     w = WORKLOADS[f"{test}/10Nodes_3CPGs_6Groups_18Pods"]
     placements: dict[str, str] = {}
-    result = await run_memory(w, batch=batch, placements=placements)
+    result = await run_workload(w, batch=batch, placements=placements)
     assert (result.scheduled, result.unschedulable, result.measure_pods) == (18, 0, 18)
     # Outcomes are counted per PodGroup: the six groups, decided by their three hierarchies.
     assert (result.groups, result.group_cycles) == (6, 6)

@@ -10,15 +10,17 @@ from typing import Any
 
 import pytest
 
-from benchmarks.backends.in_process import run_memory
+from benchmarks.backends import run_workload
 from benchmarks.backends.ops import run_yaml
 from benchmarks.catalogue import WORKLOADS, workload
 from benchmarks.shipped import yaml_workload
+from kubesched.bench.model import CreateResourceDriver
+from kubesched.bench.render import driver_slice
 from kubesched.bench.workload import SHIPPED_DIR
 from kubesched.config import load_config
 from kubesched.sim.run.simulate import simulate
 from kubesched.sim.scenario.reading import parse_scenario
-from tests.bench_shapes import reshaped
+from tests.bench_shapes import op_node, op_objects, op_pod, reshaped
 
 Obj = dict[str, Any]
 
@@ -47,7 +49,7 @@ def test_a_small_size_places_its_pods(name: str, scheduled: int, unschedulable: 
     w = workload(name)
     placements: dict[str, str] = {}
     # A pod that never gets its claim is never decided: a bound on the wait, not a hang.
-    result = asyncio.run(asyncio.wait_for(run_memory(w, placements=placements), 60))
+    result = asyncio.run(asyncio.wait_for(run_workload(w, placements=placements), 60))
     assert (result.scheduled, result.unschedulable) == (scheduled, unschedulable), placements
     if name.startswith("Batching/"):  # its pods are all measured: one a node
         assert len(placements) == len(set(placements.values())) == scheduled
@@ -90,10 +92,11 @@ def test_the_benchmark_workloads_of_these_cases_are_their_shipped_sizes() -> Non
         assert (w.nodes, w.init_pods, w.measure_pods) == counts, name
         assert w.yaml_source in ("dra.yaml", "misc.yaml")
     # A DRA workload's slices: one per node of the driver (ten devices each), beside the pools.
-    slices = [o for o in WORKLOADS["SchedulingWithResourceClaimTemplateToleration/1000pods_100nodes"].objects()]
-    per_node = [o for o in slices if o["kind"] == "ResourceSlice"]
-    assert len(per_node) == 100 and {len(o["spec"]["devices"]) for o in per_node} == {10}
-    assert {o["spec"]["nodeName"] for o in per_node} == {f"scheduler-perf-dra-{i}" for i in range(100)}
+    # A DRA workload's driver: ten devices on each of its nodes.
+    y = yaml_workload("SchedulingWithResourceClaimTemplateToleration/1000pods_100nodes")
+    drivers = [op for op in y.ops if isinstance(op, CreateResourceDriver)]
+    assert [(d.nodes, d.max_claims) for d in drivers] == [("scheduler-perf-dra-*", 10)]
+    assert {op_node(y, i)["metadata"]["name"] for i in range(100)} == {f"scheduler-perf-dra-{i}" for i in range(100)}
     assert WORKLOADS["PodLevelResources/5000Nodes"].floor is not None
 
 
@@ -103,25 +106,27 @@ def _phases(docs: list[Obj]) -> list[str]:
 
 
 def test_a_device_taint_rule_keeps_the_devices_from_pods_that_do_not_tolerate_it() -> None:
-    w = workload("SchedulingWithResourceClaimTemplateToleration/fast")
-    assert w.objects is not None and w.make_node is not None
-    objects = w.objects()
+    y = yaml_workload("SchedulingWithResourceClaimTemplateToleration/fast")
+    nodes = [op_node(y, i) for i in range(y.nodes)]
+    driver = next(op for op in y.ops if isinstance(op, CreateResourceDriver))
+    slices = [driver_slice(driver.driver, n["metadata"]["name"], driver.max_claims) for n in nodes]
+    objects = op_objects(y) + slices
     intolerant = [o for o in objects if o["kind"] == "ResourceClaimTemplate" and o["metadata"]["namespace"] == "test"]
     assert len(intolerant) == 1
     del intolerant[0]["spec"]["spec"]["devices"]["requests"][0]["exactly"]["tolerations"]
     namespaces = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": n}} for n in ("init", "test")]
-    nodes = [w.make_node(i) for i in range(w.nodes)]
-    assert w.make_pod is not None
-    assert _phases([*namespaces, *nodes, *objects, w.make_pod("p", 0)]) == ["Unschedulable"]
+    pod = op_pod(y, 0)
+    assert pod["metadata"]["namespace"] == "test"
+    assert _phases([*namespaces, *nodes, *objects, pod]) == ["Unschedulable"]
 
 
 def test_pod_level_requests_are_what_the_node_counts() -> None:
     """Forty-one 100m pods at pod level do not fit a 4-CPU node: the fortieth fills it."""
-    w = workload("PodLevelResources/5Nodes")
-    assert w.make_node is not None and w.make_pod is not None
-    pod = w.make_pod("p", 0)
+    y = yaml_workload("PodLevelResources/5Nodes")
+    pod = op_pod(y, 0)
     assert pod["spec"]["resources"]["requests"] == {"cpu": "100m", "memory": "500Mi"}
     assert all("resources" not in c for c in pod["spec"]["containers"])
-    phases = _phases([w.make_node(0), *(w.make_pod("p", i) for i in range(41))])
+    pods = [op_pod(y, i) for i in range(41)]
+    phases = _phases([op_node(y, 0), *pods])
     assert phases.count("Scheduled") == 40 and phases.count("Unschedulable") == 1
     assert (SHIPPED_DIR / "templates" / "pod-with-pod-level-resources.yaml").is_file()

@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.backends import run_workload
 from benchmarks.backends.common import workload_config
-from benchmarks.backends.in_process import run_memory
 from benchmarks.backends.ops import run_yaml
 from benchmarks.catalogue import WORKLOADS
 from benchmarks.shipped import yaml_workload
-from tests.bench_shapes import reshaped, small_node_template
+from kubesched.bench.model import CreateNamespaces
+from tests.bench_shapes import op_node, op_objects, op_pod, reshaped, small_node_template
 
 GANG_CASES = [
     ("GangScheduling/10Nodes_3Gangs", 10, 3, 3),
@@ -39,16 +40,16 @@ def test_the_pod_group_workloads_have_upstreams_shapes(name: str, nodes: int, gr
     gang = name.startswith("GangScheduling/")
     assert (w.nodes, w.init_pods, w.measure_pods, w.groups) == (nodes, 0, groups * per_group, groups)
     assert w.feature_gates == {"GenericWorkload": True} and w.floor is None
-    assert w.pod_groups is not None and w.make_pod is not None
-    objs = w.pod_groups()
+    y = yaml_workload(name)
     namespace = "gang-ns-0" if gang else "basic-ns-0"
-    assert objs[0] == {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-    pgs = objs[1:]
+    assert [(op.prefix, op.count) for op in y.ops if isinstance(op, CreateNamespaces)] == [(namespace[:-2], 1)]
+    pgs = op_objects(y)
     assert len(pgs) == groups and all(o["kind"] == "PodGroup" for o in pgs)
+    assert {o["metadata"]["namespace"] for o in pgs} == {namespace}
     policy = {"gang": {"minCount": per_group}} if gang else {"basic": {}}
     assert all(o["spec"]["schedulingPolicy"] == policy for o in pgs)
     # Pod i belongs to group i // per_group: the last pod to the last group.
-    last = w.make_pod("measured", w.measure_pods - 1)
+    last = op_pod(y, w.measure_pods - 1)
     assert last["metadata"]["namespace"] == namespace
     assert last["spec"]["schedulingGroup"]["podGroupName"] == pgs[-1]["metadata"]["name"]
     assert last["spec"]["containers"][0]["resources"] == {"requests": {"cpu": "100m", "memory": "100Mi"}}
@@ -69,7 +70,7 @@ def test_generic_workload_puts_gang_scheduling_in_the_default_profile() -> None:
 async def test_each_group_is_placed_by_one_group_cycle(name: str, batch: bool) -> None:
     w = WORKLOADS[name]
     placements: dict[str, str] = {}
-    result = await run_memory(w, batch=batch, placements=placements)
+    result = await run_workload(w, batch=batch, placements=placements)
     assert (result.scheduled, result.unschedulable, result.measure_pods) == (w.measure_pods, 0, w.measure_pods)
     assert (result.groups, result.group_cycles) == (w.groups, w.groups)
     assert result.groups_per_second is not None and result.groups_per_second > 0
@@ -101,18 +102,21 @@ async def test_the_topology_aware_workload_places_each_gang_in_one_rack(
     w = WORKLOADS[name]
     assert (w.nodes, w.measure_pods, w.groups) == (nodes, groups * per_group, groups)
     assert w.feature_gates == {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}
-    assert w.make_node is not None and w.pod_groups is not None
-    labels = [w.make_node(i)["metadata"]["labels"] for i in (0, 99, 100)]
+    y = yaml_workload(name)
+    # Racks of 100 nodes: the 5000-node size's node 100 is the second rack's first.
+    large = yaml_workload("TopologyAwareScheduling/5000Nodes_750Gangs_3000Pods")
+    labels = [op_node(y, 0), op_node(y, 99), op_node(large, 100)]
+    labels = [n["metadata"]["labels"] for n in labels]
     assert [(n["topology.kubernetes.io/zone"], n["topology.kubernetes.io/rack"]) for n in labels] == [
         ("zone-0", "rack-0"),
         ("zone-0", "rack-0"),
         ("zone-1", "rack-1"),
     ]
-    pgs = w.pod_groups()[1:]
-    assert all(
+    pgs = op_objects(y, ("PodGroup",))
+    assert len(pgs) == groups and all(
         o["spec"]["schedulingConstraints"] == {"topology": [{"key": "topology.kubernetes.io/rack"}]} for o in pgs
     )
     placements: dict[str, str] = {}
-    result = await run_memory(w, placements=placements)
+    result = await run_workload(w, placements=placements)
     assert (result.scheduled, result.unschedulable, result.group_cycles) == (w.measure_pods, 0, groups)
     assert len(placements) == w.measure_pods
