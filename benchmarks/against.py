@@ -181,16 +181,29 @@ def run_once(side: Side, workload: str, backend: str, use_uvloop: bool) -> dict[
         cmd.append("--no-uvloop")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     # No count of reference cycles on either side: its closing full collection is the
-    # harness's CPU, which a revision measured by its whole process does not spend.
-    env = {**os.environ, NO_CYCLE_COUNT: "1"}
+    # harness's CPU, which a revision measured by its whole process does not spend. Both sides
+    # replay the trace this checkout finds (the other's checkout lies elsewhere).
+    env = {**os.environ, NO_CYCLE_COUNT: "1", **_traces()}
     out = subprocess.run(cmd, cwd=side.root, env=env, capture_output=True, text=True, check=False)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if out.returncode != 0:
         raise RuntimeError(f"{workload} on {side.label} failed:\n{out.stderr[-4000:]}")
-    row: dict[str, Any] = json.loads(out.stdout)[0]
+    rows = json.loads(out.stdout)
+    if not rows:  # skipped: the reason is on its stderr
+        raise RuntimeError(f"{workload} on {side.label} did not run: {out.stderr.strip()[-2000:]}")
+    row: dict[str, Any] = rows[0]
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     row["process_cpu_ms_per_pod"] = round(cpu * 1000 / max(row["measure_pods"], 1), 4)
     return row
+
+
+def _traces() -> dict[str, str]:
+    """``KUBESCHED_TRACES`` for both sides: where this checkout finds the traces (none if it
+    finds none, or if it is set already)."""
+    from kubesched.sim.scenario.openb import trace_dir
+
+    found = trace_dir()
+    return {"KUBESCHED_TRACES": str(found.parent)} if found is not None and "KUBESCHED_TRACES" not in os.environ else {}
 
 
 def pair(

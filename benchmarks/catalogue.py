@@ -2,14 +2,14 @@
 anything (the backends, :mod:`benchmarks.backends`, do; :mod:`benchmarks.measure` turns a run
 into a :class:`~benchmarks.measure.Result`).
 
-Where a workload is defined: every workload but the trace replays is a size of a test case
-``kubesched bench`` ships (``kubesched/bench/workloads/*.yaml``, upstream scheduler_perf's YAML
-shape; the cases of our own among them, each said so), run from that case's ops by ``kubesched
-bench``'s runner; the catalogue takes its counts, feature gates, pod groups and upstream's floor
-from it, read by :mod:`benchmarks.shipped` (``yaml_source`` names the file): to change one, change
-the YAML. The catalogue adds how benchmarks.run runs it (a configuration of its own, a borrowed
-floor, placements that depend on the wall clock). The openb trace replays are
-:mod:`kubesched.sim.scenario.openb`'s scenarios.
+Where a workload is defined: every workload is a size of a test case ``kubesched bench`` ships
+(``kubesched/bench/workloads/*.yaml``, upstream scheduler_perf's YAML shape; the cases of our own
+among them, each said so, the trace replays of ``traces.yaml`` too), run from that case's ops by
+``kubesched bench``'s runner; the catalogue takes its counts, feature gates, pod groups, upstream's
+floor and whether it can run here (a trace absent) from it, read by :mod:`benchmarks.shipped`
+(``yaml_source`` names the file): to change one, change the YAML. The catalogue adds how
+benchmarks.run runs it (a configuration of its own, a borrowed floor, placements that depend on
+the wall clock).
 """
 
 from __future__ import annotations
@@ -41,9 +41,8 @@ def scheduling_basic_floor() -> Floor | None:
 @dataclass
 class Workload:
     """One benchmark: ``nodes`` nodes, ``init_pods`` placed first (not measured), then
-    ``measure_pods`` measured until each is decided, as its shipped case's ops make them (or, a
-    trace replay, its scenario's nodes and pods). Made by :func:`from_yaml` where kubesched bench
-    ships the workload."""
+    ``measure_pods`` measured until each is decided, as its shipped case's ops make them. Made
+    by :func:`from_yaml`."""
 
     name: str
     nodes: int
@@ -51,8 +50,6 @@ class Workload:
     measure_pods: int
     config: str | None = None
     description: str = ""
-    #: A scenario (nodes + pending pods) instead of templates; its pods are all measured.
-    scenario: Callable[[], Any] | None = None
     #: Why the workload cannot run here (e.g. trace data absent), or None.
     unavailable: Callable[[], str | None] | None = None
     #: Upstream's throughput floor for this workload, or None where upstream sets none.
@@ -70,24 +67,8 @@ class Workload:
     feature_gates: dict[str, bool] = field(default_factory=dict)
     #: The PodGroups the measured pods belong to (the case's createPodGroups ops make them).
     groups: int = 0
-    #: The shipped workload file this workload is read from (``misc.yaml``), or "" when it is
-    #: written here.
+    #: The shipped workload file this workload is read from (``misc.yaml``).
     yaml_source: str = ""
-
-
-def _openb(pods: str) -> Callable[[], Any]:
-    def load() -> Any:
-        from kubesched.sim.scenario.openb import load_openb
-
-        return load_openb(pods=pods)
-
-    return load
-
-
-def _openb_missing() -> str | None:
-    from kubesched.sim.scenario.openb import TRACE_ABSENT, trace_dir
-
-    return None if trace_dir() is not None else TRACE_ABSENT
 
 
 #: How benchmarks.run runs the sizes of a case, where not as the others: where preemptors land
@@ -103,7 +84,7 @@ def from_yaml(name: str, description: str = "", **run: Any) -> Workload:
     run as :data:`RUN_AS` says for its case; ``run`` says what else benchmarks.run needs to know
     (``slow``, ``config``, a ``floor`` borrowed)."""
     fields = {**shipped.workload_fields(name), **RUN_AS.get(name.split("/", 1)[0], {}), **run}
-    return Workload(name, description=description, **fields)
+    return Workload(name, description=description, unavailable=functools.partial(shipped.unavailable, name), **fields)
 
 
 def _pod_groups(name: str, description: str = "", **run: Any) -> Workload:
@@ -263,24 +244,14 @@ _MAKERS: dict[str, Callable[[], Workload]] = {
         name: functools.partial(_pod_groups, name, NOTES.get(name, ""), slow=slow)
         for name, slow in POD_GROUP_WORKLOADS.items()
     },
-    # Written here: a trace replay (a simulate scenario), no template.
-    "OpenbGPU/default": lambda: Workload(
+    # The openb trace (traces.yaml): where it is absent, skipped saying so.
+    "OpenbGPU/default": lambda: from_yaml(
         "OpenbGPU/default",
-        1523,
-        0,
-        8152,
-        scenario=_openb("default"),
-        unavailable=_openb_missing,
-        description="Alibaba GPU trace: 1523 real nodes, 8152 real pods in arrival order (GPU sharing as gpu-milli)",
+        "Alibaba GPU trace: 1523 real nodes, 8152 real pods in arrival order (GPU sharing as gpu-milli)",
     ),
-    "OpenbGPU/gpuspec33": lambda: Workload(
+    "OpenbGPU/gpuspec33": lambda: from_yaml(
         "OpenbGPU/gpuspec33",
-        1523,
-        0,
-        8152,
-        scenario=_openb("gpuspec33"),
-        unavailable=_openb_missing,
-        description="as OpenbGPU/default, a third of GPU pods constrained to GPU models (node affinity)",
+        "as OpenbGPU/default, a third of GPU pods constrained to GPU models (node affinity)",
     ),
 }
 #: Every workload by name (each made on first use).

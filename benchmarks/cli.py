@@ -63,7 +63,7 @@ def parser() -> argparse.ArgumentParser:
         choices=("memory", "http"),
         default="memory",
         help="memory: the in-memory cluster; http: the embedded API server over HTTP, the scheduler in a "
-        "process of its own (kubesched bench's runner; a trace replay runs in memory only)",
+        "process of its own (kubesched bench's runner)",
     )
     ap.add_argument(
         "--against",

@@ -74,8 +74,6 @@ def selected(args: argparse.Namespace) -> list[str] | None:
     for n in names:
         check = workload(n).unavailable
         why = check() if check is not None else None
-        if not why and args.backend == "http" and workload(n).scenario is not None:
-            why = "a trace replay runs on the in-memory cluster only (--backend memory)"
         if why:
             print(f"skipping {n}: {why}", file=sys.stderr)
         else:

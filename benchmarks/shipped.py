@@ -5,7 +5,8 @@ loaded by :mod:`kubesched.bench.workload`.
 
 A workload runs from its ops by ``kubesched bench``'s runner on either backend; what the catalogue
 takes from its case is what it shows and judges by: the node, init-pod and measured-pod counts, the
-feature gates, the PodGroups the measured pods make up, and upstream's floor (:func:`floor`).
+feature gates, the PodGroups the measured pods make up, upstream's floor (:func:`floor`) and
+whether it can run here (:func:`unavailable`: a trace it replays may be absent).
 Nothing of it is spelled again in Python; the catalogue adds only how ``python -m benchmarks.run``
 runs a workload (timing-dependent placements, a configuration of its own) and a description.
 
@@ -22,9 +23,10 @@ from typing import Any
 
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.measure import Floor
-from kubesched.bench.model import CreateAny, CreateNodes
+from kubesched.bench.model import CreateAny, CreateNodes, ReplayTrace
 from kubesched.bench.model import Workload as YamlWorkload
 from kubesched.bench.render import node_maker, pod_maker
+from kubesched.bench.trace import trace_missing
 from kubesched.bench.workload import (
     DEFAULT_NODE_TEMPLATE,
     DEFAULT_POD_TEMPLATE,
@@ -114,6 +116,14 @@ def default_pod(prefix: str, i: int) -> Obj:
     meta["name"] = f"{prefix}-{i}"
     meta["namespace"] = "default"
     return obj
+
+
+def unavailable(name: str) -> str | None:
+    """Why shipped workload ``name`` cannot run here (a trace it replays is absent), or None."""
+    for op in yaml_workload(name).ops:
+        if isinstance(op, ReplayTrace) and (why := trace_missing(op)):
+            return why
+    return None
 
 
 def workload_fields(name: str) -> dict[str, Any]:

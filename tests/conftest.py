@@ -113,6 +113,16 @@ def gpushare_installed(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 @pytest.fixture
+def small_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A trace of two nodes and five pods in the openb format (tests/small_trace.py), found
+    through KUBESCHED_TRACES; its folder."""
+    from tests.small_trace import write_small_trace
+
+    monkeypatch.setenv("KUBESCHED_TRACES", str(tmp_path))
+    return write_small_trace(tmp_path)
+
+
+@pytest.fixture
 def store() -> Store:
     """An empty in-memory cluster store (what :func:`server` serves)."""
     return Store()

@@ -1,5 +1,4 @@
-"""What the backends share: a workload's gates and configuration, and the scheduler a trace
-replay makes."""
+"""What the backends share: a workload's gates and configuration."""
 
 from __future__ import annotations
 
@@ -22,22 +21,3 @@ def workload_config(w: Workload) -> Any:
     from kubesched.config import load_config
 
     return load_config(w.config, feature_gates=workload_gates(w))
-
-
-def workload_scheduler(w: Workload, cfg: Any, cluster: Any, batch: bool) -> Any:
-    """The scheduler a workload runs: its configuration's profiles and options, seed 1."""
-    from kubesched.scheduler import Scheduler, SchedulerOptions
-
-    m = cfg.model
-    return Scheduler(
-        cfg.profiles,
-        cluster,
-        SchedulerOptions(
-            parallelism=m.parallelism,
-            percentage_of_nodes_to_score=m.percentageOfNodesToScore,
-            seed=1,
-            batch=batch,
-            feature_gates=workload_gates(w),
-            gc_pacing=True,  # as `kubesched run` has it
-        ),
-    )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kubesched.bench.templates import read_template
+from kubesched.bench.trace import trace_counts
 from kubesched.objects import Obj
 
 
@@ -131,6 +132,25 @@ class Sleep:
 
 
 @dataclass(frozen=True)
+class ReplayTrace:
+    """A cluster trace's nodes, then its pods all at once in order of creation (an op of ours:
+    upstream has none). ``trace`` names the trace (``openb``), ``pods`` and ``nodes`` its lists
+    (``default``, ``gpuspec33``; ``all_node``), the limits the first rows taken of each."""
+
+    trace: str
+    pods: str
+    nodes: str = "all_node"
+    node_limit: int | None = None
+    pod_limit: int | None = None
+    collect_metrics: bool = False
+
+    @property
+    def counts(self) -> tuple[int, int]:
+        """How many nodes and pods the op makes: (0, 0) when the trace is not here."""
+        return trace_counts(self.trace, self.nodes, self.pods, self.node_limit, self.pod_limit)
+
+
+@dataclass(frozen=True)
 class StartCollecting:
     name: str = ""
     namespaces: tuple[str, ...] = ()
@@ -155,6 +175,7 @@ Op = (
     | Churn
     | Barrier
     | Sleep
+    | ReplayTrace
     | StartCollecting
     | StopCollecting
 )
@@ -174,7 +195,8 @@ class Workload:
 
     @property
     def nodes(self) -> int:
-        return sum(op.count for op in self.ops if isinstance(op, CreateNodes))
+        made = sum(op.count for op in self.ops if isinstance(op, CreateNodes))
+        return made + sum(op.counts[0] for op in self.ops if isinstance(op, ReplayTrace))
 
     @property
     def measured_pods(self) -> int:
@@ -188,11 +210,14 @@ class Workload:
                 window = None
             elif isinstance(op, CreatePods) and (op.collect_metrics or (window and _in_window(window, op))):
                 n += op.count
+            elif isinstance(op, ReplayTrace) and (op.collect_metrics or window):
+                n += op.counts[1]
         return n
 
     @property
     def init_pods(self) -> int:
-        return sum(op.count for op in self.ops if isinstance(op, CreatePods)) - self.measured_pods
+        made = sum(op.count for op in self.ops if isinstance(op, CreatePods))
+        return made + sum(op.counts[1] for op in self.ops if isinstance(op, ReplayTrace)) - self.measured_pods
 
 
 def _in_window(window: StartCollecting, op: CreatePods) -> bool:

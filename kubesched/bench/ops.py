@@ -41,6 +41,7 @@ from kubesched.bench.model import (
     DeletePods,
     NodeAllocatable,
     Op,
+    ReplayTrace,
     Sleep,
     StartCollecting,
     StopCollecting,
@@ -48,10 +49,11 @@ from kubesched.bench.model import (
     Workload,
     has_labels,
 )
-from kubesched.bench.render import driver_slice, node_object, node_template, render_any
+from kubesched.bench.render import bound_volume, driver_slice, node_object, node_template, render_any
 from kubesched.bench.scheduler_side import LocalScheduler, SchedulerProcess
 from kubesched.bench.served import ServedCluster
 from kubesched.bench.templates import decode, is_templated, read_file, read_template, type_name
+from kubesched.bench.trace import trace_objects
 from kubesched.cluster.base import ClusterError, Conflict, NotFound, watched_kinds
 from kubesched.cluster.custom_resources import CRD_KIND
 from kubesched.cluster.memory import InMemoryCluster
@@ -98,6 +100,10 @@ class _Window:
     cpu0: float = 0.0
     #: The pod groups (``namespace/name``) the measured pods belong to.
     groups: set[str] = field(default_factory=set)
+
+    def takes(self, pod: Obj) -> bool:
+        """Whether ``pod`` is measured here: of the window's namespaces, with its labels."""
+        return (not self.namespaces or pod["metadata"]["namespace"] in self.namespaces) and has_labels(pod, self.labels)
 
 
 class OpRunner:
@@ -259,6 +265,8 @@ class OpRunner:
             await self._start_window(op.name or self.w.name, op.namespaces, op.labels)
         elif isinstance(op, StopCollecting):
             await self._stop_window()
+        elif isinstance(op, ReplayTrace):
+            await self._replay(op, index)
 
     def _create_nodes(self, op: CreateNodes) -> None:
         template = node_template(op)
@@ -412,30 +420,46 @@ class OpRunner:
             pods = [self._pod(template, op.namespace) for i in range(op.count) if self._in_time(i, "createPods")]
         if op.volume_templates is not None:
             self._bound_claims(op, pods)
+        await self._submit(pods, op.collect_metrics, op.skip_wait)
+
+    async def _replay(self, op: ReplayTrace, index: int) -> None:
+        """The trace's nodes, then its pods (read before the clock starts) all at once."""
+        nodes, pods = trace_objects(op, self.scheduler_name, f"{self.w.name}: workloadTemplate[{index}] (replayTrace)")
+        for i, node in enumerate(nodes):
+            self._in_time(i, "replayTrace")
+            self.store.create("Node", node)
+        self._nodes += len(nodes)
+        self.total += len(pods)
+        for namespace in {p["metadata"]["namespace"] for p in pods}:
+            self._namespace(namespace)
+        await self._submit(pods, op.collect_metrics, skip_wait=False)
+
+    async def _submit(self, pods: list[Obj], collect_metrics: bool, skip_wait: bool) -> None:
+        """Create ``pods`` (named, in their namespaces) at once: measured in a window of their own
+        with ``collect_metrics``, else in the window open (those of its namespaces and labels);
+        then waited for until decided unless ``skip_wait``."""
         # Each pod whole and its own, handed over to the store as an API server hands over a
         # request's decoded body: copying it is not the scheduler's work either.
         pods = [json_copy(p) for p in pods]
-        keys = [f"{op.namespace}/{p['metadata']['name']}" for p in pods]
-        if op.collect_metrics:
+        keys = [f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pods]
+        if collect_metrics:
             await self._start_window(self.w.name, ())
         window = self._window
-        # The window this op's pods are measured in (one naming namespaces measures theirs only).
-        measured_here = window is not None and (not window.namespaces or op.namespace in window.namespaces)
-        measuring = window if measured_here else None
-        if measuring is not None:
-            measuring.groups.update(g for p in pods if has_labels(p, measuring.labels) and (g := _group_of(p)))
+        measured = [(k, p) for k, p in zip(keys, pods) if window.takes(p)] if window is not None else []
+        if window is not None:
+            window.groups.update(g for _, p in measured if (g := _group_of(p)))
         for i, (key, pod) in enumerate(zip(keys, pods)):
             self._in_time(i, "createPods")
             created = self.store.create("Pod", pod, owned=True)
             self.pods[key] = created["metadata"].get("uid", "")
-        if measuring is not None:
-            measuring.keys.extend(k for k, p in zip(keys, pods) if has_labels(p, measuring.labels))
+        if window is not None:
+            window.keys.extend(k for k, _ in measured)
         await asyncio.sleep(0)
         if window is not None:
             await self._start_lag(window)
-        if op.collect_metrics:
+        if collect_metrics:
             await self._stop_window()
-        elif not op.skip_wait:
+        elif not skip_wait:
             await self._wait(keys)
 
     async def _steady_pods(self, op: CreatePods, seconds: float) -> None:
@@ -484,36 +508,19 @@ class OpRunner:
         await self._stop_window()
 
     def _bound_claims(self, op: CreatePods, pods: list[Obj]) -> None:
-        """As upstream's createPods with volume templates: pod ``i``'s one volume is claim
-        ``pvc-<i>``, stored bound to volume ``<namespace>-vol-<i>`` (in-tree AWS ``volumeID``
-        ``vol-<i>``, CSI ``volumeHandle`` the volume's name). Made before the pods, outside the
-        measured time."""
+        """As upstream's createPods with volume templates: pod ``i``'s one volume is its own claim,
+        stored bound to a volume of its own (:func:`bound_volume`). Made before the pods, outside
+        the measured time."""
         assert op.volume_templates is not None
         pv_template = read_template(op.volume_templates[0], "PersistentVolume")
         pvc_template = read_template(op.volume_templates[1], "PersistentVolumeClaim")
         for i, pod in enumerate(pods):
             self._in_time(i, "createPods (volumes)")
-            claim, volume = f"pvc-{i}", f"{op.namespace}-vol-{i}"
-            pvc = copy.deepcopy(pvc_template)
-            pvc["metadata"].update(name=claim, namespace=op.namespace)
-            pvc["spec"]["volumeName"] = volume
-            pvc["status"] = {"phase": "Bound"}
+            pvc, pv = bound_volume(pv_template, pvc_template, op.namespace, i)
             self.store.create("PersistentVolumeClaim", pvc)
-            pv = copy.deepcopy(pv_template)
-            pv["metadata"]["name"] = volume
-            if "csi" in pv["spec"]:
-                pv["spec"]["csi"]["volumeHandle"] = volume
-            elif "awsElasticBlockStore" in pv["spec"]:
-                pv["spec"]["awsElasticBlockStore"]["volumeID"] = f"vol-{i}"
-            pv["spec"]["claimRef"] = {
-                "kind": "PersistentVolumeClaim",
-                "apiVersion": "v1",
-                "namespace": op.namespace,
-                "name": claim,
-            }
-            pv["status"] = {"phase": "Bound"}
             self.store.create("PersistentVolume", pv)
-            pod["spec"] = {**pod["spec"], "volumes": [{"name": "vol", "persistentVolumeClaim": {"claimName": claim}}]}
+            claim = {"claimName": pvc["metadata"]["name"]}
+            pod["spec"] = {**pod["spec"], "volumes": [{"name": "vol", "persistentVolumeClaim": claim}]}
 
     async def _delete_pods(self, op: DeletePods) -> None:
         """Delete the namespace's pods that carry ``op``'s labels, all at once or at its rate;

@@ -1,6 +1,7 @@
 """One object of a workload's op, made from its template as ``kubesched bench`` makes it: a node of
-a ``createNodes`` op, a pod of a ``createPods`` op (its template filled in), an object of a
-``createAny`` op, a node's slice of a ``createResourceDriver`` op.
+a ``createNodes`` op, a pod of a ``createPods`` op (its template filled in) and the bound claim
+and volume its volume templates give it, an object of a ``createAny`` op, a node's slice of a
+``createResourceDriver`` op.
 
 The runner (:mod:`kubesched.bench.ops`) makes its objects here, and so do the soak's and the
 loop-lag probe's default node and pod (``benchmarks/shipped.py``): one way from a template to an
@@ -101,6 +102,31 @@ def render_any(op: CreateAny, index: int) -> Obj:
     """Object ``index`` of a createAny template: ``{{.Index}}``, ``{{.Count}}`` and the op's
     ``templateParams`` put into its text, then read."""
     return read_any(op.template, {"Index": index, "Count": op.count, **dict(op.params)})
+
+
+def bound_volume(pv_template: Obj, pvc_template: Obj, namespace: str, index: int) -> tuple[Obj, Obj]:
+    """As upstream's createPods with volume templates makes them for pod ``index``: claim
+    ``pvc-<index>`` in ``namespace``, bound to volume ``<namespace>-vol-<index>`` (in-tree AWS
+    ``volumeID`` ``vol-<index>``, CSI ``volumeHandle`` the volume's name); both fresh objects."""
+    claim, volume = f"pvc-{index}", f"{namespace}-vol-{index}"
+    pvc = fresh(pvc_template)
+    pvc["metadata"].update(name=claim, namespace=namespace)
+    pvc["spec"]["volumeName"] = volume
+    pvc["status"] = {"phase": "Bound"}
+    pv = fresh(pv_template)
+    pv["metadata"]["name"] = volume
+    if "csi" in pv["spec"]:
+        pv["spec"]["csi"]["volumeHandle"] = volume
+    elif "awsElasticBlockStore" in pv["spec"]:
+        pv["spec"]["awsElasticBlockStore"]["volumeID"] = f"vol-{index}"
+    pv["spec"]["claimRef"] = {
+        "kind": "PersistentVolumeClaim",
+        "apiVersion": "v1",
+        "namespace": namespace,
+        "name": claim,
+    }
+    pv["status"] = {"phase": "Bound"}
+    return pvc, pv
 
 
 def driver_slice(driver: str, node: str, devices: int) -> Obj:

@@ -53,7 +53,12 @@ the workload's params, and so does any value written ``$name``):
 * ``sleep``: ``duration`` (``500ms``, ``2s``);
 * ``startCollectingMetrics`` (``name``, ``namespaces``, ``labelSelector``) and
   ``stopCollectingMetrics``: measure every pod created between them (of those namespaces, with
-  those labels).
+  those labels);
+* ``replayTrace`` (ours; upstream has no such op): ``trace`` (``openb``, the Alibaba GPU trace,
+  not shipped: :mod:`kubesched.bench.trace`), ``pods`` (a pod list of it, ``default``),
+  ``nodes`` (``all_node``), ``nodeLimit``, ``podLimit`` (the first rows only), ``collectMetrics``:
+  the trace's nodes, then its pods all at once in order of creation, waited for until each is
+  decided. Where the trace is not here the op fails, saying so.
 
 A pod template's text may use ``{{.Index}}`` (the pod's index in its createPods op),
 ``{{.Count}}`` and the op's ``templateParams``, and the integer functions of
@@ -76,6 +81,7 @@ parameter $measurePods is not in the workload's params``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -93,6 +99,7 @@ from kubesched.bench.model import (
     DeletePods,
     NodeAllocatable,
     Op,
+    ReplayTrace,
     Sleep,
     StartCollecting,
     StopCollecting,
@@ -100,6 +107,7 @@ from kubesched.bench.model import (
     Workload,
 )
 from kubesched.bench.templates import decode, read_file, type_name
+from kubesched.bench.trace import TRACES
 
 #: The workload files shipped in the package, and their node and pod templates.
 SHIPPED_DIR = Path(__file__).resolve().parent / "workloads"
@@ -154,6 +162,14 @@ _FIELDS: dict[str, dict[str, type | tuple[type, ...]]] = {
     "sleep": {"duration": str},
     "startCollectingMetrics": {"name": str, "namespaces": list, "labelSelector": dict},
     "stopCollectingMetrics": {},
+    "replayTrace": {
+        "trace": str,
+        "pods": str,
+        "nodes": str,
+        "nodeLimit": int,
+        "podLimit": int,
+        "collectMetrics": bool,
+    },
 }
 #: Upstream ops kubesched bench does not run (yet): named in the error.
 _NOT_RUN = (
@@ -556,6 +572,8 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
         if seconds < 0:
             raise WorkloadError(f"{where}.duration: must not be negative")
         return Sleep(seconds)
+    if opcode == "replayTrace":
+        return _replay_trace(v, where)
     if opcode == "startCollectingMetrics":
         return StartCollecting(
             v.get("name", ""),
@@ -563,6 +581,21 @@ def _build(opcode: str, v: dict[str, Any], index: int, base: Path, default_pod: 
             _selector(v, f"{where}.labelSelector"),
         )
     return StopCollecting()
+
+
+def _replay_trace(v: dict[str, Any], where: str) -> ReplayTrace:
+    if v.get("trace") not in TRACES:
+        raise WorkloadError(f"{where}.trace: the trace to replay, one of: {', '.join(TRACES)}; got {v.get('trace')!r}")
+    lists = {"pods": v.get("pods", "default"), "nodes": v.get("nodes", "all_node")}
+    for key, name in lists.items():
+        if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+            raise WorkloadError(
+                f"{where}.{key}: the name of one of the trace's {key} lists (letters, digits, _), got {name!r}"
+            )
+    node_limit = _count(v, where, 1, "nodeLimit") if "nodeLimit" in v else None
+    pod_limit = _count(v, where, 1, "podLimit") if "podLimit" in v else None
+    collect = bool(v.get("collectMetrics", False))
+    return ReplayTrace(v["trace"], lists["pods"], lists["nodes"], node_limit, pod_limit, collect)
 
 
 #: The ops that create objects from a template, and the kind each insists on (None: any).
@@ -634,15 +667,17 @@ def _check_collecting(ops: list[Op], where: str) -> None:
             if not collecting:
                 raise WorkloadError(f"{where}: workloadTemplate[{k}]: stopCollectingMetrics without a start")
             collecting = False
-        elif isinstance(op, CreatePods) and op.collect_metrics:
+        elif isinstance(op, CreatePods | ReplayTrace) and op.collect_metrics:
             if collecting:
+                opcode = "createPods" if isinstance(op, CreatePods) else "replayTrace"
                 raise WorkloadError(
-                    f"{where}: workloadTemplate[{k}] (createPods).collectMetrics: already inside startCollectingMetrics"
+                    f"{where}: workloadTemplate[{k}] ({opcode}).collectMetrics: already inside startCollectingMetrics"
                 )
             measured = True
     if not measured:
         raise WorkloadError(
-            f"{where}: nothing is measured: no createPods with collectMetrics: true and no startCollectingMetrics"
+            f"{where}: nothing is measured: no createPods or replayTrace with collectMetrics: true and no "
+            "startCollectingMetrics"
         )
 
 

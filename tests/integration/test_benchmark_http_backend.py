@@ -5,8 +5,7 @@ embedded API server and the scheduler in a process of its own, its client over H
 from __future__ import annotations
 
 import os
-
-import pytest
+from pathlib import Path
 
 from benchmarks.backends import run_workload
 from benchmarks.catalogue import WORKLOADS, workload
@@ -51,12 +50,17 @@ async def test_the_scheduler_process_ends_with_the_run() -> None:
     assert _children() <= before
 
 
-async def test_a_trace_replay_is_refused_over_http() -> None:
-    traces = [w for w in WORKLOADS.values() if w.scenario is not None]
-    if not traces:
-        pytest.skip("no trace replay in the catalogue")
-    with pytest.raises(ValueError, match=r"a trace replay runs on the in-memory cluster only \(--backend memory\)"):
-        await run_workload(traces[0], "http")
+async def test_a_trace_replay_runs_over_http_as_in_memory(small_trace: Path) -> None:
+    """The replayTrace op by the same runner over HTTP: the trace's nodes and pods served by the
+    API server, each pod bound where the in-memory run binds it."""
+    w = workload("OpenbGPU/default")
+    placements: dict[str, str] = {}
+    result = await run_workload(w, "http", placements=placements)
+    memory: dict[str, str] = {}
+    await run_workload(w, "memory", placements=memory)
+    assert (result.backend, result.nodes, result.measure_pods) == ("http", 2, 5)
+    assert (result.scheduled, result.unschedulable) == (3, 2)
+    assert placements == memory and placements["default/whole-gpu"] == "gpu-node"
 
 
 def _children() -> set[int]:

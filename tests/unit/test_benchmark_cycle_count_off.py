@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.against import Side, run_once
-from benchmarks.backends.in_process import run_memory
+from benchmarks.backends import run_workload
 from benchmarks.catalogue import workload
 from kubesched.bench.measure import NO_CYCLE_COUNT, CyclicGarbage
 
@@ -51,7 +51,7 @@ def test_with_the_count_on_a_cycle_made_in_the_window_is_counted(monkeypatch: py
 
 def test_a_run_with_the_count_off_reports_none(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(NO_CYCLE_COUNT, "1")
-    result = asyncio.run(run_memory(workload("SchedulingBasic/5Nodes")))
+    result = asyncio.run(run_workload(workload("SchedulingBasic/5Nodes")))
     assert result.scheduled == 10 and result.cyclic_garbage is None
 
 
