@@ -45,9 +45,6 @@ class Workload:
     by :func:`from_yaml`."""
 
     name: str
-    nodes: int
-    init_pods: int
-    measure_pods: int
     config: str | None = None
     description: str = ""
     #: Why the workload cannot run here (e.g. trace data absent), or None.
@@ -69,6 +66,20 @@ class Workload:
     groups: int = 0
     #: The shipped workload file this workload is read from (``misc.yaml``).
     yaml_source: str = ""
+
+    # The counts are the case's, read when asked: a trace replay's are its trace's rows, which
+    # depend on the trace found then.
+    @property
+    def nodes(self) -> int:
+        return shipped.yaml_workload(self.name).nodes
+
+    @property
+    def init_pods(self) -> int:
+        return shipped.yaml_workload(self.name).init_pods
+
+    @property
+    def measure_pods(self) -> int:
+        return shipped.yaml_workload(self.name).measured_pods
 
 
 #: How benchmarks.run runs the sizes of a case, where not as the others: where preemptors land

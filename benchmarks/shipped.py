@@ -128,14 +128,11 @@ def unavailable(name: str) -> str | None:
 
 def workload_fields(name: str) -> dict[str, Any]:
     """The fields of catalogue workload ``name`` that its shipped YAML workload of the same name
-    defines (``nodes``, ``init_pods``, ``measure_pods``, ``feature_gates``, ``groups``: the
-    PodGroups its createPodGroups ops make, ``floor``, ``yaml_source``):
+    defines (``feature_gates``, ``groups``: the PodGroups its createPodGroups ops make, ``floor``,
+    ``yaml_source``; its counts the catalogue reads from it when asked):
     ``Workload(name, **workload_fields(name), ...)``."""
     w = yaml_workload(name)
     return {
-        "nodes": w.nodes,
-        "init_pods": w.init_pods,
-        "measure_pods": w.measured_pods,
         "feature_gates": dict(w.feature_gates),
         "groups": sum(op.count for op in w.ops if isinstance(op, CreateAny) and op.kind == "PodGroup"),
         "floor": floor(name),

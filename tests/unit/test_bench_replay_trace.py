@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks.backends import run_workload
 from benchmarks.backends.ops import run_yaml
-from benchmarks.catalogue import from_yaml, workload
+from benchmarks.catalogue import workload
 from benchmarks.run import main as run_main
 from kubesched.bench.errors import WorkloadError
 from kubesched.bench.model import ReplayTrace
@@ -62,7 +62,7 @@ def test_the_counts_are_the_trace_s_rows_within_the_limits(small_trace: Path) ->
     assert trace_counts("openb", "all_node", "default", None, None) == (2, 5)
     assert trace_counts("openb", "all_node", "default", 1, 3) == (1, 3)
     assert trace_counts("openb", "all_node", "nope", None, None) == (0, 0)
-    w = from_yaml("OpenbGPU/default")  # made afresh: the catalogue keeps what it made before
+    w = workload("OpenbGPU/default")
     assert (w.nodes, w.init_pods, w.measure_pods, w.yaml_source) == (2, 0, 5, "traces.yaml")
     assert w.unavailable is not None and w.unavailable() is None
 
@@ -101,7 +101,7 @@ def test_limits_take_the_first_rows(small_trace: Path) -> None:
 def test_without_the_trace_benchmarks_run_skips_it_and_the_runner_names_it(
     no_trace: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    w = from_yaml("OpenbGPU/gpuspec33")
+    w = workload("OpenbGPU/gpuspec33")
     assert w.unavailable is not None and "the openb trace is absent" in str(w.unavailable())
     assert (w.nodes, w.measure_pods) == (0, 0)
     assert run_main(["--in-process", "-w", "OpenbGPU/gpuspec33", "-w", "SchedulingBasic/5Nodes", "--json"]) == 0
