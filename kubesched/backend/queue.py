@@ -126,6 +126,7 @@ class SchedulingQueue(PodGroupQueueing):
             clock, initial_backoff, max_backoff, self.pop_from_backoff, self._activeq.order_of
         )
         self._unschedulable = UnschedulablePods()
+        self._unschedulable.index_keys(self._hints.screened_key_fns())
         self._in_flight = InFlight()
         self._nonempty: asyncio.Event | None = None
         self._closed = False
@@ -465,6 +466,7 @@ class SchedulingQueue(PodGroupQueueing):
         if q is not None:
             old = q.pod_info.pod
             q.pod_info = pod
+            self._unschedulable.refresh(uid)  # its keys may have changed
             if spec_changed(old, pod.pod):
                 if q.gated or uid in self._unschedulable:
                     self._gate(q, "PodUpdate")
@@ -481,6 +483,7 @@ class SchedulingQueue(PodGroupQueueing):
         q = self.get(uid)
         if q is not None:
             q.pod_info = q.pod_info.with_nomination(node_name)
+            self._unschedulable.refresh(q.key)
 
     def delete(self, uid: str) -> None:
         key = self._member_of.pop(uid, None)
@@ -515,7 +518,10 @@ class SchedulingQueue(PodGroupQueueing):
         moved = 0
         pool = self._unschedulable
         screens = self._hints.screens(event, old, new) if self.screening else {}
-        for q in list(pool.values() if candidates is None else {c.key: c for c in candidates}.values()):
+        if candidates is None:
+            # A screened event looks only at the pods it may concern (the pool's index of keys).
+            candidates = pool.screened_candidates(screens) if screens else list(pool.values())
+        for q in list({c.key: c for c in candidates}.values()):
             if skip_uid is not None and q.key == skip_uid:
                 continue
             if q.gated and q.gating_plugin == SCHEDULING_GATES:

@@ -138,6 +138,16 @@ class EventHints:
                 out[plugin] = keys
         return out
 
+    def screened_key_fns(self) -> dict[str, tuple[PodKeysFn, ...]]:
+        """Per plugin, the ``pod_keys`` of its registrations that screen (what a pool indexes its
+        pods by for :meth:`screens`)."""
+        out: dict[str, tuple[PodKeysFn, ...]] = {}
+        for plugin, regs in self._events_map.items():
+            fns = tuple(dict.fromkeys(r.pod_keys for r in regs or () if r.hint and r.screen and r.pod_keys))
+            if fns:
+                out[plugin] = fns
+        return out
+
     @staticmethod
     def screened_out(pod: Any, plugins: set[str], screens: Screens) -> bool:
         """Whether every hint :meth:`may_help` would ask for ``pod`` (rejected by ``plugins``)

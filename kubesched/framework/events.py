@@ -7,7 +7,7 @@ optional hint function (``hint(pod, old, new) -> QueueingHint``) agrees.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Hashable
+from collections.abc import Callable, Collection, Hashable
 from dataclasses import dataclass, field
 from enum import Enum, IntFlag
 from typing import Any
@@ -119,8 +119,9 @@ ScreenFn = Callable[[Any, Any], Hashable | None]
 """``screen(old_obj, new_obj)``: a key of the event's object such that :attr:`hint` answers SKIP
 for every pod whose :data:`PodKeysFn` does not hold it; None where it cannot say so."""
 
-PodKeysFn = Callable[[Any], Container[Hashable]]
-"""``pod_keys(pod)``: the keys (see :data:`ScreenFn`) of the objects that may concern the pod."""
+PodKeysFn = Callable[[Any], Collection[Hashable]]
+"""``pod_keys(pod)``: the keys (see :data:`ScreenFn`) of the objects that may concern the pod (a
+set, say: the queue indexes its waiting pods by them)."""
 
 
 @dataclass(frozen=True)
