@@ -518,10 +518,11 @@ class SchedulingQueue(PodGroupQueueing):
         moved = 0
         pool = self._unschedulable
         screens = self._hints.screens(event, old, new) if self.screening else {}
-        if candidates is None:
-            # A screened event looks only at the pods it may concern (the pool's index of keys).
-            candidates = pool.screened_candidates(screens) if screens else list(pool.values())
-        for q in list({c.key: c for c in candidates}.values()):
+        if candidates is not None:
+            looked = list({c.key: c for c in candidates}.values())
+        else:  # a screened event looks only at the pods it may concern (the pool's index of keys)
+            looked = pool.screened_candidates(screens) if screens else list(pool.values())
+        for q in looked:
             if skip_uid is not None and q.key == skip_uid:
                 continue
             if q.gated and q.gating_plugin == SCHEDULING_GATES:
