@@ -13,7 +13,8 @@ from benchmarks.backends import run_workload
 from benchmarks.backends.ops import run_yaml
 from benchmarks.catalogue import WORKLOADS
 from benchmarks.shipped import yaml_workload
-from tests.bench_shapes import op_objects, op_pod, reshaped, small_node_template
+from kubesched.bench.model import CreateNodes
+from tests.bench_shapes import op_node, op_objects, op_pod, reshaped, small_node_template
 
 SHAPES = [
     ("10Nodes_3CPGs_6Groups_18Pods", 10, 3, 6, 3),
@@ -86,3 +87,27 @@ async def test_a_composite_gang_that_cannot_fit_binds_none(tmp_path: Path) -> No
     )
     result = await asyncio.wait_for(run_yaml(basic), 60)
     assert (result.scheduled, result.unschedulable, result.groups) == (4, 2, 2)
+
+
+async def test_the_topology_aware_hierarchies_keep_a_composite_in_a_zone_and_a_group_in_a_rack() -> None:
+    """Upstream's cpg/ CPGTopologyAwareScheduling at 2500 nodes (zones of 1000 nodes, racks of
+    100): every composite placed whole in one zone, each of its PodGroups in one rack, by one
+    cycle a hierarchy."""
+    y = yaml_workload("CPGTopologyAwareScheduling/100Nodes_10CPGs_20Groups_60Pods")
+    node = next(op for op in y.ops if isinstance(op, CreateNodes))
+    assert node.template.name == "cpg-tas-node.yaml"
+    w = reshaped(y, nodes=(2500, node.template))
+    placements: dict[str, str] = {}
+    result = await asyncio.wait_for(run_yaml(w, placements=placements), 120)
+    assert (result.scheduled, result.unschedulable, result.groups, result.group_cycles) == (60, 0, 20, 20)
+    labels = {n["metadata"]["name"]: n["metadata"]["labels"] for n in (op_node(w, i) for i in range(2500))}
+    racks: dict[int, set[str]] = {}
+    zones: dict[int, set[str]] = {}
+    for key, node_name in placements.items():
+        index = int(key.rsplit("-", 1)[1])  # test-cpg-gang-pod-<i>: group i // 3, composite i // 6
+        racks.setdefault(index // 3, set()).add(labels[node_name]["topology.kubernetes.io/rack"])
+        zones.setdefault(index // 6, set()).add(labels[node_name]["topology.kubernetes.io/zone"])
+    assert len(racks) == 20 and all(len(r) == 1 for r in racks.values())
+    assert len(zones) == 10 and all(len(z) == 1 for z in zones.values())
+    # Without the constraints the default profile spreads them: more than one rack is used.
+    assert len(set().union(*racks.values())) > 1
